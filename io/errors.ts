@@ -1,0 +1,53 @@
+/**
+ * Typed errors shared by the `io/` readers. Every error carries the file it
+ * is about and a one-line description of what is wrong and where, so a
+ * command-line stage can print exactly one clear line.
+ *
+ * @module
+ */
+import { Data } from "effect";
+
+/**
+ * Bad input: a file that cannot be parsed or does not have the expected
+ * structure. `where` names the record (article title, paragraph index,
+ * question id) or the byte offset when known.
+ *
+ * @example
+ * ```ts
+ * import { InputError } from "./errors.ts";
+ * const e = new InputError({ file: "dev.json", where: "byte 17", message: "invalid JSON" });
+ * e.toString(); // "dev.json: byte 17: invalid JSON"
+ * ```
+ */
+export class InputError extends Data.TaggedError("InputError")<{
+  /** The file (or `-` for stdin). */
+  readonly file: string;
+  /** Where in the file: a record path or a byte offset; may be empty. */
+  readonly where: string;
+  /** What is wrong. */
+  readonly message: string;
+}> {
+  /** One line: `file: where: message`. */
+  override toString(): string {
+    return [this.file, this.where, this.message].filter((s) => s !== "").join(
+      ": ",
+    );
+  }
+}
+
+/**
+ * A file that cannot be opened, read or written (missing, permission denied,
+ * disk full). Distinct from {@linkcode InputError}: the bytes were never
+ * looked at.
+ */
+export class FileError extends Data.TaggedError("FileError")<{
+  /** The file. */
+  readonly file: string;
+  /** What the operating system said. */
+  readonly message: string;
+}> {
+  /** One line: `file: message`. */
+  override toString(): string {
+    return `${this.file}: ${this.message}`;
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * Python-compatible JSON: values that remember what Python's `json` module
+ * would remember (key order, the exact text of numbers) and a writer that
+ * formats them exactly like `json.dump`/`json.dumps` with default settings
+ * (`ensure_ascii=True`, separators `", "` and `": "`).
+ *
+ * @module
+ */
+
+/**
+ * A JSON number whose text does not survive a round trip through a JS
+ * `number` the way Python prints it: a float literal (`1.0`, `2e5`), an
+ * integer beyond 2^53, or `-0`. Python's `json.load` keeps ints exact and
+ * turns every literal with `.`/`e` into a float; {@linkcode pyNumberText}
+ * reproduces what `json.dump` then writes.
+ *
+ * @example
+ * ```ts
+ * import { RawNumber, pyDumps } from "./pyjson.ts";
+ * pyDumps(new RawNumber("1e5")); // "100000.0"
+ * ```
+ */
+export class RawNumber {
+  /** @param text the number exactly as it appeared in the JSON source */
+  constructor(readonly text: string) {}
+  /** The numeric value as a JS number (may lose precision for huge ints). */
+  valueOf(): number {
+    return Number(this.text);
+  }
+}
+
+/** A parsed JSON value that keeps everything Python's `json` keeps. */
+export type PyJson =
+  | null
+  | boolean
+  | number
+  | string
+  | RawNumber
+  | PyJson[]
+  | PyObject;
+
+/** A JSON object; key order is source order (see {@linkcode objectKeys}). */
+export interface PyObject {
+  [key: string]: PyJson;
+}
+
+/**
+ * Symbol under which an object whose source key order differs from
+ * JavaScript's own property order (integer-like keys come first in JS) keeps
+ * its keys in source order.
+ */
+export const KEY_ORDER: unique symbol = Symbol("phraseval.keyOrder");
+
+/**
+ * The keys of a parsed object in the order Python's `dict` would keep them
+ * (first occurrence; a repeated key keeps its first position and last value).
+ *
+ * @example
+ * ```ts
+ * import { objectKeys } from "./pyjson.ts";
+ * objectKeys({ b: 1, a: 2 }); // ["b", "a"]
+ * ```
+ */
+export function objectKeys(obj: PyObject): readonly string[] {
+  const order = (obj as { [KEY_ORDER]?: string[] })[KEY_ORDER];
+  return order ?? Object.keys(obj);
+}
+
+const INTEGER_LIKE = /^(?:0|[1-9][0-9]*)$/;
+
+/**
+ * Sets `key` on `obj` the way Python's dict does and records source order
+ * when JavaScript would reorder it (integer-like keys).
+ */
+export function setKey(obj: PyObject, key: string, value: PyJson): void {
+  const holder = obj as { [KEY_ORDER]?: string[] };
+  let order = holder[KEY_ORDER];
+  if (order === undefined && INTEGER_LIKE.test(key)) {
+    order = Object.keys(obj);
+    Object.defineProperty(obj, KEY_ORDER, { value: order, enumerable: false });
+  }
+  if (order !== undefined && !Object.hasOwn(obj, key)) order.push(key);
+  obj[key] = value;
+}
+
+/**
+ * Python's `repr(float)` (which `json.dumps` uses): shortest round-trip
+ * digits, fixed notation for 1e-4 <= |x| < 1e16 with a trailing `.0` for
+ * integral values, otherwise `d.ddde+XX` with at least two exponent digits.
+ * Non-finite values print as `NaN`, `Infinity`, `-Infinity` (as `json.dumps`).
+ *
+ * @example
+ * ```ts
+ * import { pyFloatRepr } from "./pyjson.ts";
+ * pyFloatRepr(100); // "100.0"
+ * pyFloatRepr(1e-5); // "1e-05"
+ * pyFloatRepr(81.20151371807) // "81.20151371807"
+ * ```
+ */
+export function pyFloatRepr(x: number): string {
+  if (Number.isNaN(x)) return "NaN";
+  if (x === Infinity) return "Infinity";
+  if (x === -Infinity) return "-Infinity";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const sign = x < 0 ? "-" : "";
+  const exp = Math.abs(x).toExponential(); // shortest round-trip digits
+  const eAt = exp.indexOf("e");
+  const digits = exp.slice(0, eAt).replace(".", "");
+  const e = Number(exp.slice(eAt + 1));
+  const decpt = e + 1; // value = 0.DIGITS * 10^decpt
+  if (decpt > -4 && decpt <= 16) {
+    if (decpt <= 0) return `${sign}0.${"0".repeat(-decpt)}${digits}`;
+    if (decpt >= digits.length) {
+      return `${sign}${digits}${"0".repeat(decpt - digits.length)}.0`;
+    }
+    return `${sign}${digits.slice(0, decpt)}.${digits.slice(decpt)}`;
+  }
+  const mant = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+  const ae = Math.abs(e);
+  return `${sign}${mant}e${e < 0 ? "-" : "+"}${ae < 10 ? "0" : ""}${ae}`;
+}
+
+/**
+ * What Python's `json.dumps(json.loads(text))` prints for a JSON number
+ * literal: integers exactly (`-0` becomes `0`), floats through
+ * {@linkcode pyFloatRepr}.
+ */
+export function pyNumberText(text: string): string {
+  if (/^-?[0-9]+$/.test(text)) return BigInt(text).toString();
+  return pyFloatRepr(Number(text));
+}
+
+const HEX = "0123456789abcdef";
+const ESCAPES: Record<number, string> = {
+  0x22: '\\"',
+  0x5c: "\\\\",
+  0x0a: "\\n",
+  0x0d: "\\r",
+  0x09: "\\t",
+  0x08: "\\b",
+  0x0c: "\\f",
+};
+// Characters json.dumps(ensure_ascii=True) writes as themselves.
+const PLAIN = /^[ !#-\[\]-~]*$/;
+
+/**
+ * A string as Python's `json.dumps(s)` writes it with `ensure_ascii=True`:
+ * printable ASCII as is, `"` and `\` escaped, `\n \r \t \b \f` short escapes,
+ * everything else `\uXXXX` (lower-case hex; astral characters as surrogate
+ * pairs, lone surrogates as themselves escaped).
+ *
+ * @example
+ * ```ts
+ * import { pyStringLiteral } from "./pyjson.ts";
+ * pyStringLiteral("24–10"); // "\"24\\u201310\""
+ * ```
+ */
+export function pyStringLiteral(s: string): string {
+  if (PLAIN.test(s)) return `"${s}"`;
+  let out = '"';
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x20 && c <= 0x7e && c !== 0x22 && c !== 0x5c) continue;
+    if (start < i) out += s.slice(start, i);
+    start = i + 1;
+    const short = ESCAPES[c];
+    if (short !== undefined) {
+      out += short;
+    } else {
+      out += "\\u" + HEX[(c >> 12) & 15] + HEX[(c >> 8) & 15] +
+        HEX[(c >> 4) & 15] + HEX[c & 15];
+    }
+  }
+  if (start < s.length) out += s.slice(start);
+  return out + '"';
+}
+
+/**
+ * Serialises a value exactly as Python's `json.dumps(value)` would print
+ * the value Python's `json.loads` made of the same source text.
+ * JS numbers are written as Python writes an int when they are integral
+ * (as `JSON.parse` loses the int/float distinction, keep floats as
+ * {@linkcode RawNumber}), otherwise through {@linkcode pyFloatRepr}.
+ *
+ * @example
+ * ```ts
+ * import { pyDumps } from "./pyjson.ts";
+ * pyDumps({ data: [1, "é"], version: "1.1" });
+ * // '{"data": [1, "\\u00e9"], "version": "1.1"}'
+ * ```
+ */
+export function pyDumps(value: PyJson): string {
+  const parts: string[] = [];
+  writeValue(value, parts);
+  return parts.join("");
+}
+
+/** Appends the `json.dumps` text of `value` to `out` (used by streaming writers). */
+export function writeValue(value: PyJson, out: string[]): void {
+  if (value === null) out.push("null");
+  else if (value === true) out.push("true");
+  else if (value === false) out.push("false");
+  else if (typeof value === "string") out.push(pyStringLiteral(value));
+  else if (typeof value === "number") {
+    out.push(
+      Number.isInteger(value) && !Object.is(value, -0) &&
+        Math.abs(value) < 1e21
+        ? BigInt(value).toString()
+        : pyFloatRepr(value),
+    );
+  } else if (value instanceof RawNumber) out.push(pyNumberText(value.text));
+  else if (Array.isArray(value)) {
+    out.push("[");
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out.push(", ");
+      writeValue(value[i], out);
+    }
+    out.push("]");
+  } else {
+    out.push("{");
+    let first = true;
+    for (const k of objectKeys(value)) {
+      if (!first) out.push(", ");
+      first = false;
+      out.push(pyStringLiteral(k), ": ");
+      writeValue(value[k], out);
+    }
+    out.push("}");
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * Opening inputs as byte streams: a path to a plain file, a `.gz` file
+ * (decompressed on the fly), or `-` for standard input. Output files are
+ * written atomically: to a temporary file beside the target, renamed into
+ * place only when complete.
+ *
+ * @module
+ */
+import { Effect } from "effect";
+import { FileError, InputError } from "./errors.ts";
+
+/** Bytes of an input file, with the name to use in error messages. */
+export interface ByteSource {
+  /** Display name: the path, or `-` for stdin. */
+  readonly name: string;
+  /** The (decompressed) bytes. */
+  readonly stream: ReadableStream<Uint8Array>;
+}
+
+function osMessage(e: unknown): string {
+  if (e instanceof Deno.errors.NotFound) return "no such file";
+  if (e instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (e instanceof Deno.errors.IsADirectory) return "is a directory";
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * Opens `path` for streaming: `-` is stdin; a name ending in `.gz` (or a
+ * file starting with the gzip magic bytes) is gunzipped as it is read.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { openSource } from "./source.ts";
+ * const src = await Effect.runPromise(openSource("data/dev-v1.1.json.gz"));
+ * for await (const chunk of src.stream) console.log(chunk.byteLength);
+ * ```
+ */
+export const openSource = (
+  path: string,
+): Effect.Effect<ByteSource, FileError> =>
+  Effect.tryPromise({
+    try: async () => {
+      if (path === "-") return { name: "-", stream: gunzipIfNeeded(Deno.stdin.readable, "-") };
+      const file = await Deno.open(path, { read: true });
+      const info = await file.stat();
+      if (info.isDirectory) {
+        file.close();
+        throw new Deno.errors.IsADirectory(path);
+      }
+      return { name: path, stream: gunzipIfNeeded(file.readable, path) };
+    },
+    catch: (e) => new FileError({ file: path, message: osMessage(e) }),
+  });
+
+/**
+ * Passes bytes through, gunzipping them when they start with the gzip magic
+ * number (so `.json.gz` works whatever it is called, and stdin may be gzip).
+ */
+export function gunzipIfNeeded(
+  input: ReadableStream<Uint8Array>,
+  name: string,
+): ReadableStream<Uint8Array> {
+  const reader = input.getReader();
+  let decided: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        if (decided === undefined) {
+          // Peek at the first bytes.
+          const head: Uint8Array[] = [];
+          let have = 0;
+          let done = false;
+          while (have < 2) {
+            const r = await reader.read();
+            if (r.done) {
+              done = true;
+              break;
+            }
+            head.push(r.value);
+            have += r.value.byteLength;
+          }
+          const first = concat(head);
+          const rest = new ReadableStream<Uint8Array>({
+            start(c) {
+              if (first.byteLength > 0) c.enqueue(first);
+              if (done) c.close();
+            },
+            async pull(c) {
+              const r = await reader.read();
+              if (r.done) c.close();
+              else c.enqueue(r.value);
+            },
+            cancel(reason) {
+              return reader.cancel(reason);
+            },
+          });
+          const gz = first.byteLength >= 2 && first[0] === 0x1f &&
+            first[1] === 0x8b;
+          decided = (gz
+            ? rest.pipeThrough(
+              new DecompressionStream("gzip") as unknown as TransformStream<
+                Uint8Array,
+                Uint8Array
+              >,
+            )
+            : rest).getReader();
+        }
+        const r = await decided.read();
+        if (r.done) controller.close();
+        else controller.enqueue(r.value);
+      } catch (e) {
+        controller.error(
+          new InputError({
+            file: name,
+            where: "",
+            message: `corrupt gzip data (${e instanceof Error ? e.message : e})`,
+          }),
+        );
+      }
+    },
+    cancel(reason) {
+      return (decided ?? reader).cancel(reason);
+    },
+  });
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const n = parts.reduce((s, p) => s + p.byteLength, 0);
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.byteLength;
+  }
+  return out;
+}
+
+/**
+ * A text sink that writes to `path` atomically: bytes go to a temporary file
+ * in the same folder, which is renamed onto `path` by `commit` and removed by
+ * `abort`. `-` writes to stdout directly (there is nothing to roll back).
+ */
+export interface AtomicWriter {
+  /** Appends text (UTF-8). */
+  write(text: string): Promise<void>;
+  /** Flushes, closes and renames into place. */
+  commit(): Promise<void>;
+  /** Closes and deletes the temporary file. Safe to call twice. */
+  abort(): Promise<void>;
+}
+
+/**
+ * Opens an {@linkcode AtomicWriter} for `path` (`-` for stdout). Writes are
+ * buffered into 1 MiB blocks.
+ *
+ * @example
+ * ```ts
+ * import { openAtomicWriter } from "./source.ts";
+ * const w = await openAtomicWriter("out.json");
+ * await w.write("{}");
+ * await w.commit();
+ * ```
+ */
+export async function openAtomicWriter(path: string): Promise<AtomicWriter> {
+  const enc = new TextEncoder();
+  const toStdout = path === "-";
+  const dir = toStdout ? "" : dirname(path);
+  const tmp = toStdout ? "" : await Deno.makeTempFile({
+    dir,
+    prefix: `.${basename(path)}.`,
+    suffix: ".tmp",
+  });
+  const file = toStdout ? undefined : await Deno.open(tmp, { write: true, truncate: true });
+  let pending: string[] = [];
+  let pendingLen = 0;
+  let closed = false;
+  const flush = async () => {
+    if (pendingLen === 0) return;
+    const bytes = enc.encode(pending.join(""));
+    pending = [];
+    pendingLen = 0;
+    if (file) await writeAll(file, bytes);
+    else await writeAll(Deno.stdout, bytes);
+  };
+  return {
+    async write(text: string) {
+      pending.push(text);
+      pendingLen += text.length;
+      if (pendingLen >= 1 << 20) await flush();
+    },
+    async commit() {
+      await flush();
+      if (file && !closed) {
+        closed = true;
+        file.close();
+        await Deno.rename(tmp, path);
+      }
+    },
+    async abort() {
+      pending = [];
+      pendingLen = 0;
+      if (file && !closed) {
+        closed = true;
+        file.close();
+        await Deno.remove(tmp).catch(() => {});
+      }
+    },
+  };
+}
+
+async function writeAll(
+  w: { write(p: Uint8Array): Promise<number> },
+  bytes: Uint8Array,
+): Promise<void> {
+  let off = 0;
+  while (off < bytes.byteLength) off += await w.write(bytes.subarray(off));
+}
+
+function dirname(p: string): string {
+  const i = p.lastIndexOf("/");
+  return i < 0 ? "." : i === 0 ? "/" : p.slice(0, i);
+}
+
+function basename(p: string): string {
+  return p.slice(p.lastIndexOf("/") + 1);
+}

@@ -1,0 +1,419 @@
+/**
+ * Lazy SQuAD reader. A SQuAD file (`.json`, `.json.gz`, or `-` for stdin) is
+ * parsed as it streams in and turned into a `Stream` of articles, each with
+ * its paragraphs and their questions, validated with Effect Schema. Only one
+ * article is held in memory at a time (an article whose `title` comes after
+ * its `paragraphs`, as in key-sorted files, is buffered until it is
+ * complete). Unknown fields and SQuAD v2.0 fields (`is_impossible`,
+ * `plausible_answers`) are kept: each record carries its `raw` object.
+ *
+ * Paragraph ids are PI-SQuAD's `'%s_%d' % (title, paragraph_index)`.
+ *
+ * @module
+ */
+import { Effect, Result, Schema, Stream } from "effect";
+import { FileError, InputError } from "./errors.ts";
+import { type JsonEvent, JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
+import type { PyJson, PyObject } from "./pyjson.ts";
+import { type ByteSource, openSource } from "./source.ts";
+
+/** One gold answer. */
+export interface SquadAnswer {
+  /** The answer text. */
+  readonly text: string;
+  /** Character offset into the context (kept as read; not checked). */
+  readonly answer_start?: unknown;
+}
+
+/** A question with its place in the dataset. */
+export interface SquadQuestion {
+  /** Record kind, for NDJSON streams. */
+  readonly kind: "question";
+  /** The SQuAD question id. */
+  readonly id: string;
+  /** The paragraph's PI-SQuAD id (`title_index`). */
+  readonly paragraphId: string;
+  /** The question text (`""` if the record has none). */
+  readonly question: string;
+  /** Gold answers, when the file has them. */
+  readonly answers?: readonly SquadAnswer[];
+  /** SQuAD v2.0: the question has no answer in its paragraph. */
+  readonly is_impossible?: boolean;
+  /** SQuAD v2.0: plausible but wrong answers of an impossible question. */
+  readonly plausible_answers?: readonly SquadAnswer[];
+  /** The record as read, every field in source order. */
+  readonly raw: PyObject;
+}
+
+/** A paragraph with its questions. */
+export interface SquadParagraph {
+  /** Record kind, for NDJSON streams. */
+  readonly kind: "paragraph";
+  /** PI-SQuAD paragraph id: `'%s_%d' % (title, index)`. */
+  readonly id: string;
+  /** The article title. */
+  readonly title: string;
+  /** Index of the article in the file. */
+  readonly articleIndex: number;
+  /** Index of the paragraph in its article. */
+  readonly index: number;
+  /** The context, when the file has it (a question-only file has not). */
+  readonly context?: string;
+  /** The questions (empty for a context-only file). */
+  readonly questions: readonly SquadQuestion[];
+  /** The record as read. */
+  readonly raw: PyObject;
+}
+
+/** An article with its paragraphs. */
+export interface SquadArticle {
+  /** Record kind, for NDJSON streams. */
+  readonly kind: "article";
+  /** The title. */
+  readonly title: string;
+  /** Index of the article in the file. */
+  readonly index: number;
+  /** The paragraphs. */
+  readonly paragraphs: readonly SquadParagraph[];
+  /** The record as read. */
+  readonly raw: PyObject;
+}
+
+/**
+ * A top-level field of the file other than `data` (`version`, ...), in
+ * source order relative to the articles.
+ */
+export interface SquadField {
+  /** Record kind. */
+  readonly kind: "field";
+  /** The key. */
+  readonly key: string;
+  /** The value as read. */
+  readonly value: PyJson;
+}
+
+/** Marks where the `data` list opens and closes among the fields. */
+export interface SquadDataMark {
+  /** Record kind. */
+  readonly kind: "data-start" | "data-end";
+}
+
+/** What {@linkcode squadRecords} emits, in source order. */
+export type SquadRecord = SquadArticle | SquadField | SquadDataMark;
+
+/** Which parts a reader requires; missing required parts are bad input. */
+export interface SquadReadOptions {
+  /** Paragraph `context`: required (default), optional, or ignored. */
+  readonly context?: "required" | "optional";
+  /** Paragraph `qas`: required (default) or optional (context-only files). */
+  readonly qas?: "required" | "optional";
+  /** Question `answers`: required, or optional (default; question-only files). */
+  readonly answers?: "required" | "optional";
+}
+
+const AnswerSchema = Schema.Struct({ text: Schema.String });
+const ArticleSchema = Schema.Struct({
+  title: Schema.String,
+  paragraphs: Schema.Array(Schema.Unknown),
+});
+const ObjectSchema = Schema.Record(Schema.String, Schema.Unknown);
+const QuestionSchema = Schema.Struct({
+  id: Schema.String,
+  question: Schema.optionalKey(Schema.String),
+  answers: Schema.optionalKey(Schema.Array(AnswerSchema)),
+  is_impossible: Schema.optionalKey(Schema.Boolean),
+  plausible_answers: Schema.optionalKey(Schema.Array(AnswerSchema)),
+});
+const ParagraphSchema = Schema.Struct({
+  context: Schema.optionalKey(Schema.String),
+  qas: Schema.optionalKey(Schema.Array(Schema.Unknown)),
+});
+
+function describeIssue(schema: Schema.Top, value: unknown): string {
+  const r = Schema.decodeUnknownResult(schema as Schema.Codec<unknown>)(value);
+  if (Result.isSuccess(r)) return "invalid record";
+  const msg = r.failure.message;
+  // "Missing key\n  at ["context"]" -> 'missing "context"'
+  const m = /^(.*)\n\s*at (.*)$/s.exec(msg);
+  if (!m) return msg.replace(/\s+/g, " ");
+  const path = m[2].replace(/\["([^"]*)"\]/g, ".$1").replace(/^\./, "");
+  if (m[1] === "Missing key") return `missing "${path}"`;
+  return `"${path}": ${m[1].toLowerCase().replace(/\s+/g, " ")}`;
+}
+
+const isArticle = Schema.is(ArticleSchema);
+const isObject = Schema.is(ObjectSchema);
+const isQuestion = Schema.is(QuestionSchema);
+const isParagraph = Schema.is(ParagraphSchema);
+
+/**
+ * Validates one article object and builds typed records from it. Throws
+ * {@linkcode InputError} naming the article, paragraph or question.
+ */
+export function decodeArticle(
+  file: string,
+  index: number,
+  value: PyJson,
+  opts: SquadReadOptions = {},
+): SquadArticle {
+  const fail = (where: string, message: string): never => {
+    throw new InputError({ file, where, message });
+  };
+  if (!isObject(value) || Array.isArray(value) || value === null) {
+    return fail(`article ${index}`, "not an object");
+  }
+  const raw = value as PyObject;
+  if (!isArticle(raw)) {
+    const t = typeof raw.title === "string" ? `article "${raw.title}"` : `article ${index}`;
+    return fail(t, describeIssue(ArticleSchema, raw));
+  }
+  const title = raw.title as string;
+  const paragraphs: SquadParagraph[] = [];
+  const rawParagraphs = raw.paragraphs as PyJson[];
+  for (let p = 0; p < rawParagraphs.length; p++) {
+    const pid = `${title}_${p}`;
+    const where = `article "${title}" paragraph ${p}`;
+    const rp = rawParagraphs[p];
+    if (!isObject(rp) || Array.isArray(rp) || rp === null) fail(where, "not an object");
+    const para = rp as PyObject;
+    if (!isParagraph(para)) fail(where, describeIssue(ParagraphSchema, para));
+    if (opts.context !== "optional" && para.context === undefined) {
+      fail(where, 'missing "context"');
+    }
+    if (opts.qas !== "optional" && para.qas === undefined) fail(where, 'missing "qas"');
+    const questions: SquadQuestion[] = [];
+    const qas = (para.qas ?? []) as PyJson[];
+    for (let q = 0; q < qas.length; q++) {
+      const rq = qas[q];
+      const qraw = rq as PyObject;
+      const qwhere = typeof qraw?.id === "string"
+        ? `${where} question "${qraw.id}"`
+        : `${where} question ${q}`;
+      if (!isObject(rq) || Array.isArray(rq) || rq === null) fail(qwhere, "not an object");
+      if (!isQuestion(qraw)) fail(qwhere, describeIssue(QuestionSchema, qraw));
+      if (opts.answers === "required" && qraw.answers === undefined) {
+        fail(qwhere, 'missing "answers"');
+      }
+      questions.push({
+        kind: "question",
+        id: qraw.id as string,
+        paragraphId: pid,
+        question: (qraw.question as string | undefined) ?? "",
+        answers: qraw.answers as SquadAnswer[] | undefined,
+        is_impossible: qraw.is_impossible as boolean | undefined,
+        plausible_answers: qraw.plausible_answers as SquadAnswer[] | undefined,
+        raw: qraw,
+      });
+    }
+    paragraphs.push({
+      kind: "paragraph",
+      id: pid,
+      title,
+      articleIndex: index,
+      index: p,
+      context: para.context as string | undefined,
+      questions,
+      raw: para,
+    });
+  }
+  return { kind: "article", title, index, paragraphs, raw };
+}
+
+/**
+ * Turns a byte stream into SQuAD records (articles, top-level fields and the
+ * `data` marks) as a Web `ReadableStream`; errors are {@linkcode InputError}.
+ */
+export function squadRecordStream(
+  source: ByteSource,
+  opts: SquadReadOptions = {},
+): ReadableStream<SquadRecord> {
+  const decoder = new JsonEventDecoder("data");
+  const convert = (events: JsonEvent[], out: SquadRecord[]) => {
+    for (const e of events) {
+      if (e.kind === "item") out.push(decodeArticle(source.name, e.index, e.value, opts));
+      else if (e.kind === "field") out.push({ kind: "field", key: e.key, value: e.value });
+      else out.push({ kind: e.kind === "array-start" ? "data-start" : "data-end" });
+    }
+  };
+  const toInputError = (e: unknown): unknown =>
+    e instanceof JsonSyntaxError
+      ? new InputError({
+        file: source.name,
+        where: e.offset >= 0 ? `byte ${e.offset}` : "",
+        message: e.message,
+      })
+      : e;
+  let sawData = false;
+  const track = (out: SquadRecord[]) => {
+    for (const r of out) if (r.kind === "data-start") sawData = true;
+    return out;
+  };
+  return source.stream.pipeThrough(
+    new TransformStream<Uint8Array, SquadRecord>({
+      transform(chunk, controller) {
+        const out: SquadRecord[] = [];
+        try {
+          convert(decoder.push(chunk), out);
+        } catch (e) {
+          throw toInputError(e);
+        }
+        for (const r of track(out)) controller.enqueue(r);
+      },
+      flush(controller) {
+        const out: SquadRecord[] = [];
+        try {
+          convert(decoder.end(), out);
+        } catch (e) {
+          throw toInputError(e);
+        }
+        for (const r of track(out)) controller.enqueue(r);
+        if (!sawData) {
+          throw new InputError({ file: source.name, where: "", message: 'missing "data"' });
+        }
+      },
+    }),
+  );
+}
+
+/** Errors of the SQuAD reader. */
+export type SquadReadError = InputError | FileError;
+
+const asReadError = (name: string) => (e: unknown): SquadReadError =>
+  e instanceof InputError || e instanceof FileError
+    ? e
+    : new InputError({ file: name, where: "", message: e instanceof Error ? e.message : String(e) });
+
+/**
+ * All records of a SQuAD file in source order: articles, top-level fields
+ * (`version`, ...) and the `data` marks. Use it when the file's other
+ * fields matter (split, version checks); otherwise use
+ * {@linkcode squadArticles}.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect";
+ * import { squadRecords } from "./squad.ts";
+ * const n = await Effect.runPromise(
+ *   Stream.runCount(squadRecords("data/dev-v1.1.json.gz")),
+ * );
+ * ```
+ */
+export const squadRecords = (
+  path: string,
+  opts: SquadReadOptions = {},
+): Stream.Stream<SquadRecord, SquadReadError> =>
+  Stream.unwrap(
+    Effect.map(openSource(path), (src) =>
+      Stream.fromReadableStream({
+        evaluate: () => squadRecordStream(src, opts),
+        onError: asReadError(path),
+      })),
+  );
+
+/**
+ * The articles of a SQuAD file, one at a time.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect";
+ * import { squadArticles } from "./squad.ts";
+ * const titles = await Effect.runPromise(
+ *   Stream.runCollect(Stream.map(squadArticles("data/dev-v1.1.json.gz"), (a) => a.title)),
+ * );
+ * ```
+ */
+export const squadArticles = (
+  path: string,
+  opts: SquadReadOptions = {},
+): Stream.Stream<SquadArticle, SquadReadError> =>
+  Stream.filter(
+    squadRecords(path, opts),
+    (r): r is SquadArticle => r.kind === "article",
+  );
+
+/**
+ * The paragraphs of a SQuAD file (each with its questions), lazily.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect";
+ * import { squadParagraphs } from "./squad.ts";
+ * await Effect.runPromise(Stream.runCount(squadParagraphs("data/dev-v1.1.json.gz"))); // 2067
+ * ```
+ */
+export const squadParagraphs = (
+  path: string,
+  opts: SquadReadOptions = {},
+): Stream.Stream<SquadParagraph, SquadReadError> =>
+  Stream.flattenIterable(Stream.map(squadArticles(path, opts), (a) => a.paragraphs));
+
+/**
+ * The questions of a SQuAD file, lazily, each with its paragraph id.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect";
+ * import { squadQuestions } from "./squad.ts";
+ * await Effect.runPromise(Stream.runCount(squadQuestions("data/dev-v1.1.json.gz"))); // 10570
+ * ```
+ */
+export const squadQuestions = (
+  path: string,
+  opts: SquadReadOptions = {},
+): Stream.Stream<SquadQuestion, SquadReadError> =>
+  Stream.flattenIterable(
+    Stream.map(squadArticles(path, opts), (a) => a.paragraphs.flatMap((p) => p.questions)),
+  );
+
+/** Counts of a SQuAD file. */
+export interface SquadCounts {
+  /** Articles. */
+  readonly articles: number;
+  /** Paragraphs. */
+  readonly paragraphs: number;
+  /** Questions. */
+  readonly questions: number;
+  /** Gold answers (all questions). */
+  readonly answers: number;
+  /** The `version` field, if any. */
+  readonly version?: string;
+}
+
+/**
+ * Counts articles, paragraphs, questions and answers of a SQuAD file in one
+ * streaming pass.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { countSquad } from "./squad.ts";
+ * const c = await Effect.runPromise(countSquad("data/dev-v1.1.json.gz"));
+ * // { articles: 48, paragraphs: 2067, questions: 10570, answers: 34726, version: "1.1" }
+ * ```
+ */
+export const countSquad = (
+  path: string,
+  opts: SquadReadOptions = { qas: "optional", context: "optional" },
+): Effect.Effect<SquadCounts, SquadReadError> =>
+  Stream.runFold(
+    squadRecords(path, opts),
+    (): SquadCounts => ({ articles: 0, paragraphs: 0, questions: 0, answers: 0 }),
+    (c, r) => {
+      if (r.kind === "field" && r.key === "version") {
+        return { ...c, version: typeof r.value === "string" ? r.value : String(r.value) };
+      }
+      if (r.kind !== "article") return c;
+      let questions = c.questions, answers = c.answers;
+      for (const p of r.paragraphs) {
+        questions += p.questions.length;
+        for (const q of p.questions) answers += q.answers?.length ?? 0;
+      }
+      return {
+        ...c,
+        articles: c.articles + 1,
+        paragraphs: c.paragraphs + r.paragraphs.length,
+        questions,
+        answers,
+      };
+    },
+  );

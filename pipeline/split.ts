@@ -1,0 +1,129 @@
+/**
+ * `split data.json context.json question.json`: the PI-SQuAD split. The
+ * context file holds every paragraph without its `qas`; the question file
+ * every paragraph without its `context` and every question without its
+ * `answers`; all other fields stay, in order. Both are written streaming and
+ * are byte-identical to the official tool's output (Python `json.dump`
+ * defaults). Outputs appear atomically: a failure leaves neither file.
+ *
+ * @module
+ */
+import { Effect, Stream } from "effect";
+import { FileError } from "../io/errors.ts";
+import { openAtomicWriter } from "../io/source.ts";
+import { squadRecords, type SquadReadError } from "../io/squad.ts";
+import { contextArticle, questionArticle, SquadJsonWriter } from "../io/squad_writer.ts";
+import { progress, runMain } from "./_cli.ts";
+
+/** Options of {@linkcode split}. */
+export interface SplitOptions {
+  /** The SQuAD file (`.json`, `.json.gz` or `-`). */
+  readonly data: string;
+  /** Where the context-only file goes (`-` for stdout). */
+  readonly context: string;
+  /** Where the question-only file goes (`-` for stdout). */
+  readonly question: string;
+}
+
+/** What {@linkcode split} wrote. */
+export interface SplitResult {
+  /** Articles written. */
+  readonly articles: number;
+  /** Paragraphs written. */
+  readonly paragraphs: number;
+  /** Questions written. */
+  readonly questions: number;
+}
+
+/**
+ * Splits a SQuAD file into PI-SQuAD context and question files.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { split } from "./split.ts";
+ * await Effect.runPromise(split({
+ *   data: "data/dev-v1.1.json.gz", context: "/tmp/c.json", question: "/tmp/q.json",
+ * })); // { articles: 48, paragraphs: 2067, questions: 10570 }
+ * ```
+ */
+export const split = (
+  opts: SplitOptions,
+): Effect.Effect<SplitResult, SquadReadError | FileError> =>
+  Effect.acquireUseRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const c = await openAtomicWriter(opts.context);
+        try {
+          return [c, await openAtomicWriter(opts.question)] as const;
+        } catch (e) {
+          await c.abort();
+          throw e;
+        }
+      },
+      catch: (e) =>
+        new FileError({
+          file: `${opts.context}, ${opts.question}`,
+          message: `cannot create output: ${e instanceof Error ? e.message : e}`,
+        }),
+    }),
+    ([cw, qw]) =>
+      Effect.gen(function* () {
+        const cOut = new SquadJsonWriter(cw, contextArticle);
+        const qOut = new SquadJsonWriter(qw, questionArticle);
+        const counts = { articles: 0, paragraphs: 0, questions: 0 };
+        const bar = progress("split");
+        const write = (file: string, f: () => Promise<void>) =>
+          Effect.tryPromise({
+            try: f,
+            catch: (e) => new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
+          });
+        yield* Stream.runForEach(
+          squadRecords(opts.data, { context: "required", qas: "required" }),
+          (r) =>
+            Effect.gen(function* () {
+              if (r.kind === "article") {
+                counts.articles++;
+                counts.paragraphs += r.paragraphs.length;
+                for (const p of r.paragraphs) counts.questions += p.questions.length;
+                bar.update(counts.paragraphs, "paragraphs");
+              }
+              yield* write(opts.context, () => cOut.write(r));
+              yield* write(opts.question, () => qOut.write(r));
+            }),
+        );
+        yield* write(opts.context, () => cOut.end());
+        yield* write(opts.question, () => qOut.end());
+        yield* write(opts.context, () => cw.commit());
+        yield* write(opts.question, () => qw.commit());
+        bar.done();
+        return counts as SplitResult;
+      }),
+    ([cw, qw], exit) =>
+      exit._tag === "Success"
+        ? Effect.void
+        : Effect.promise(() => Promise.all([cw.abort(), qw.abort()])),
+  );
+
+if (import.meta.main) {
+  await runMain(
+    {
+      name: "split",
+      summary:
+        "Split a SQuAD file into a PI-SQuAD context file (paragraphs without qas) and question file (no contexts, no answers), byte-identical to the official split.",
+      args: [
+        { name: "data.json", description: "SQuAD file (.json, .json.gz, or - for stdin)" },
+        { name: "context.json", description: "output: contexts only (- for stdout)" },
+        { name: "question.json", description: "output: questions only (- for stdout)" },
+      ],
+      flags: [],
+    },
+    Deno.args,
+    (a) =>
+      split({
+        data: a.positional["data.json"],
+        context: a.positional["context.json"],
+        question: a.positional["question.json"],
+      }),
+  );
+}
