@@ -116,8 +116,7 @@ export class JsonEventDecoder {
 
   /** @param arrayKey the top-level key whose array elements are streamed */
   constructor(readonly arrayKey: string) {
-    this.#tok.onToken = ({ token, value, offset }) =>
-      this.#onToken(token, value as PyJson, offset);
+    this.#tok.onToken = ({ token, value, offset }) => this.#onToken(token, value as PyJson, offset);
     this.#tok.onError = (err) => {
       throw err;
     };
@@ -320,9 +319,7 @@ export class JsonEventDecoder {
 function describeChar(ch: string): string {
   const c = ch.charCodeAt(0);
   if (c < 0x20 || c >= 0x7f) {
-    return `byte 0x${c.toString(16).padStart(2, "0")}${
-      c < 0x20 ? " (control character)" : ""
-    }`;
+    return `byte 0x${c.toString(16).padStart(2, "0")}${c < 0x20 ? " (control character)" : ""}`;
   }
   return `"${ch}"`;
 }

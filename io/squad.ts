@@ -279,9 +279,11 @@ export function squadRecordStream(
 export type SquadReadError = InputError | FileError;
 
 const asReadError = (name: string) => (e: unknown): SquadReadError =>
-  e instanceof InputError || e instanceof FileError
-    ? e
-    : new InputError({ file: name, where: "", message: e instanceof Error ? e.message : String(e) });
+  e instanceof InputError || e instanceof FileError ? e : new InputError({
+    file: name,
+    where: "",
+    message: e instanceof Error ? e.message : String(e),
+  });
 
 /**
  * All records of a SQuAD file in source order: articles, top-level fields

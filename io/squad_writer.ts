@@ -6,7 +6,14 @@
  *
  * @module
  */
-import { objectKeys, type PyJson, type PyObject, pyStringLiteral, setKey, writeValue } from "./pyjson.ts";
+import {
+  objectKeys,
+  type PyJson,
+  type PyObject,
+  pyStringLiteral,
+  setKey,
+  writeValue,
+} from "./pyjson.ts";
 import type { SquadArticle, SquadRecord } from "./squad.ts";
 import type { AtomicWriter } from "./source.ts";
 
@@ -37,10 +44,11 @@ export function omitKeys(
  * `qas`, everything else kept in order.
  */
 export function contextArticle(article: SquadArticle): PyObject {
-  return omitKeys(article.raw, [], (k, v) =>
-    k === "paragraphs"
-      ? (v as PyObject[]).map((p) => omitKeys(p, ["qas"]))
-      : v);
+  return omitKeys(
+    article.raw,
+    [],
+    (k, v) => k === "paragraphs" ? (v as PyObject[]).map((p) => omitKeys(p, ["qas"])) : v,
+  );
 }
 
 /**
@@ -48,15 +56,20 @@ export function contextArticle(article: SquadArticle): PyObject {
  * `context`, every question without `answers`, everything else kept.
  */
 export function questionArticle(article: SquadArticle): PyObject {
-  return omitKeys(article.raw, [], (k, v) =>
-    k === "paragraphs"
-      ? (v as PyObject[]).map((p) =>
-        omitKeys(p, ["context"], (pk, pv) =>
-          pk === "qas"
-            ? (pv as PyObject[]).map((q) => omitKeys(q, ["answers"]))
-            : pv)
-      )
-      : v);
+  return omitKeys(
+    article.raw,
+    [],
+    (k, v) =>
+      k === "paragraphs"
+        ? (v as PyObject[]).map((p) =>
+          omitKeys(
+            p,
+            ["context"],
+            (pk, pv) => pk === "qas" ? (pv as PyObject[]).map((q) => omitKeys(q, ["answers"])) : pv,
+          )
+        )
+        : v,
+  );
 }
 
 /**

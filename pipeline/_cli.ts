@@ -102,11 +102,17 @@ export function helpText(spec: CommandSpec): string {
   lines.push("Options:");
   const all: FlagSpec[] = [
     ...spec.flags,
-    { name: "debug", type: "boolean", description: "print the full error (stack trace) on failure" },
+    {
+      name: "debug",
+      type: "boolean",
+      description: "print the full error (stack trace) on failure",
+    },
     { name: "help", type: "boolean", description: "show this help and exit" },
   ];
   for (const f of all) {
-    const left = `--${f.name}${f.type === "boolean" ? "" : ` ${f.metavar ?? f.type.toUpperCase()}`}`;
+    const left = `--${f.name}${
+      f.type === "boolean" ? "" : ` ${f.metavar ?? f.type.toUpperCase()}`
+    }`;
     const extra = [
       f.choices ? `one of ${f.choices.join("|")}` : "",
       f.default !== undefined && f.type !== "boolean" ? `default ${f.default}` : "",

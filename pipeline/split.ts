@@ -11,7 +11,7 @@
 import { Effect, Stream } from "effect";
 import { FileError } from "../io/errors.ts";
 import { openAtomicWriter } from "../io/source.ts";
-import { squadRecords, type SquadReadError } from "../io/squad.ts";
+import { type SquadReadError, squadRecords } from "../io/squad.ts";
 import { contextArticle, questionArticle, SquadJsonWriter } from "../io/squad_writer.ts";
 import { progress, runMain } from "./_cli.ts";
 
@@ -76,7 +76,8 @@ export const split = (
         const write = (file: string, f: () => Promise<void>) =>
           Effect.tryPromise({
             try: f,
-            catch: (e) => new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
+            catch: (e) =>
+              new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
           });
         yield* Stream.runForEach(
           squadRecords(opts.data, { context: "required", qas: "required" }),

@@ -1,0 +1,91 @@
+/**
+ * Helpers shared by the test suites: running a stage as a subprocess the
+ * way a user would, hashing files, temporary folders.
+ *
+ * @module
+ */
+
+/** Repository root (absolute, no trailing slash). */
+export const ROOT: string = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+
+/** The bundled SQuAD v1.1 dev set. */
+export const DEV_GZ: string = `${ROOT}/data/dev-v1.1.json.gz`;
+
+/** The shared data folder beside the repository. */
+export const SHARED_DATA: string = `${ROOT}/../shared/data`;
+
+/** Result of a subprocess. */
+export interface RunResult {
+  /** Exit code. */
+  readonly code: number;
+  /** Standard output as text. */
+  readonly stdout: string;
+  /** Standard error as text. */
+  readonly stderr: string;
+}
+
+/**
+ * Runs `deno run -A <script> ...args` from the repository root; `stdin`
+ * is piped in when given.
+ */
+export async function runStage(
+  script: string,
+  args: readonly string[],
+  opts: { stdin?: Uint8Array | string; permissions?: readonly string[] } = {},
+): Promise<RunResult> {
+  const cmd = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...(opts.permissions ?? ["-A"]), `${ROOT}/${script}`, ...args],
+    cwd: ROOT,
+    stdin: opts.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  });
+  const child = cmd.spawn();
+  if (opts.stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(
+      typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin,
+    );
+    await w.close();
+  }
+  const out = await child.output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** Runs `python3 args...`; throws on a non-zero exit. */
+export async function python(args: readonly string[], stdin?: string): Promise<RunResult> {
+  const cmd = new Deno.Command("python3", {
+    args: [...args],
+    cwd: ROOT,
+    stdin: stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  });
+  const child = cmd.spawn();
+  if (stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(stdin));
+    await w.close();
+  }
+  const out = await child.output();
+  const dec = new TextDecoder();
+  const r = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  if (r.code !== 0) throw new Error(`python3 ${args.join(" ")} failed: ${r.stderr}`);
+  return r;
+}
+
+/** sha256 of a file, hex. */
+export async function sha256File(path: string): Promise<string> {
+  const bytes = await Deno.readFile(path);
+  const d = await crypto.subtle.digest("SHA-256", bytes);
+  return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Names in a folder, sorted. */
+export async function listDir(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(dir)) out.push(e.name);
+  return out.sort();
+}

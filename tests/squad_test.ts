@@ -1,0 +1,83 @@
+import { assert, assertEquals } from "./_assert.ts";
+import { Effect, Stream } from "effect";
+import { countSquad, squadParagraphs, squadQuestions } from "../io/squad.ts";
+import { split } from "../pipeline/split.ts";
+import { DEV_GZ, listDir, python, ROOT, runStage, sha256File, SHARED_DATA } from "./_util.ts";
+
+const OFFICIAL_CONTEXT_SHA = "6b16725c1d0b4be78594941e9a2dae494cadbe97a34307e5dd52220f157e1c8c";
+const OFFICIAL_QUESTION_SHA = "a236497f5a93db50f3825aa9f5c17155eba8db55bd7fd70f270c7765464115c4";
+const ODD = `${ROOT}/tests/fixtures/odd_squad.json`;
+
+Deno.test("countSquad: bundled dev has the official counts", async () => {
+  const c = await Effect.runPromise(countSquad(DEV_GZ));
+  assertEquals(c, {
+    articles: 48,
+    paragraphs: 2067,
+    questions: 10570,
+    answers: 34726,
+    version: "1.1",
+  });
+});
+
+Deno.test("squadParagraphs: PI-SQuAD ids, also when the title comes after the paragraphs", async () => {
+  const dev = await Effect.runPromise(Stream.runCollect(squadParagraphs(DEV_GZ)));
+  assertEquals(dev.length, 2067);
+  assertEquals(dev[0].id, "Super_Bowl_50_0");
+  assertEquals(dev[54].id, "Warsaw_0");
+  const odd = await Effect.runPromise(Stream.runCollect(squadParagraphs(ODD)));
+  assertEquals(odd.map((p) => p.id), ['A/B "t"_0', 'A/B "t"_1', "Second_0"]);
+  // Key-sorted train subset: "paragraphs" precedes "title" in every article.
+  const train = `${SHARED_DATA}/squad/train-subset-v1.1.json`;
+  const first = await Effect.runPromise(Stream.runHead(squadParagraphs(train)));
+  assert(first._tag === "Some");
+  assertEquals(first.value.id, "University_of_Notre_Dame_0");
+});
+
+Deno.test("squadQuestions: SQuAD v2.0 and unknown fields are kept", async () => {
+  const qs = await Effect.runPromise(Stream.runCollect(squadQuestions(ODD)));
+  assertEquals(qs.map((q) => q.id), ["q1", "q2", "q3"]);
+  assertEquals(qs[0].question, "Whére?");
+  assertEquals(qs[0].paragraphId, 'A/B "t"_0');
+  assertEquals(qs[1].is_impossible, true);
+  assertEquals(qs[1].plausible_answers?.[0].text, "y");
+  assertEquals(Object.keys(qs[0].raw), ["answers", "id", "question", "extra"]);
+});
+
+Deno.test("split: dev outputs are byte-identical to the official PI-SQuAD split", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const r = await Effect.runPromise(
+      split({ data: DEV_GZ, context: `${dir}/c.json`, question: `${dir}/q.json` }),
+    );
+    assertEquals(r, { articles: 48, paragraphs: 2067, questions: 10570 });
+    assertEquals(await sha256File(`${dir}/c.json`), OFFICIAL_CONTEXT_SHA);
+    assertEquals(await sha256File(`${dir}/q.json`), OFFICIAL_QUESTION_SHA);
+    assertEquals(await listDir(dir), ["c.json", "q.json"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("split: the script reads stdin and matches Python json.dump on odd input", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    for (const input of [ODD, `${SHARED_DATA}/squad/train-subset-v1.1.json`]) {
+      await python(["tests/py/split_ref.py", input, `${dir}/pc.json`, `${dir}/pq.json`]);
+      const r = await runStage("pipeline/split.ts", ["-", `${dir}/c.json`, `${dir}/q.json`], {
+        stdin: await Deno.readFile(input),
+      });
+      assertEquals(r.code, 0, r.stderr);
+      assertEquals(r.stderr, "");
+      assertEquals(
+        await Deno.readTextFile(`${dir}/c.json`),
+        await Deno.readTextFile(`${dir}/pc.json`),
+      );
+      assertEquals(
+        await Deno.readTextFile(`${dir}/q.json`),
+        await Deno.readTextFile(`${dir}/pq.json`),
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
