@@ -167,12 +167,13 @@ export async function openAtomicWriter(path: string): Promise<AtomicWriter> {
   const enc = new TextEncoder();
   const toStdout = path === "-";
   const dir = toStdout ? "" : dirname(path);
-  const tmp = toStdout ? "" : await Deno.makeTempFile({
-    dir,
-    prefix: `.${basename(path)}.`,
-    suffix: ".tmp",
-  });
-  const file = toStdout ? undefined : await Deno.open(tmp, { write: true, truncate: true });
+  const tmp = toStdout
+    ? ""
+    : `${dir}/.${basename(path)}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  // mode 0o666 is narrowed by the umask, like any file the user creates.
+  const file = toStdout
+    ? undefined
+    : await Deno.open(tmp, { write: true, createNew: true, mode: 0o666 });
   let pending: string[] = [];
   let pendingLen = 0;
   let closed = false;

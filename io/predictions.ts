@@ -1,0 +1,92 @@
+/**
+ * Prediction files (`pred.json`): a JSON object mapping question ids to
+ * answer strings, as the official SQuAD scripts read and PI-SQuAD's merge
+ * writes them.
+ *
+ * @module
+ */
+import { Effect } from "effect";
+import { FileError, InputError } from "./errors.ts";
+import { JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
+import { openSource } from "./source.ts";
+
+/**
+ * Reads a prediction file (`-` for stdin, `.gz` allowed) into a Map. Bad
+ * input (invalid JSON with its byte offset, a non-object, a non-string
+ * value with its question id) fails with {@linkcode InputError}. A repeated
+ * id keeps its last value, as Python's `json.load` does.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { readPredictions } from "./predictions.ts";
+ * const preds = await Effect.runPromise(readPredictions("pred.json"));
+ * preds.get("56be4db0acb8001400a502ec");
+ * ```
+ */
+export const readPredictions = (
+  path: string,
+): Effect.Effect<Map<string, string>, InputError | FileError> =>
+  Effect.flatMap(openSource(path), (src) =>
+    Effect.tryPromise({
+      try: async () => {
+        const chunks: Uint8Array[] = [];
+        let n = 0;
+        for await (const c of src.stream) {
+          chunks.push(c);
+          n += c.byteLength;
+        }
+        const bytes = new Uint8Array(n);
+        let o = 0;
+        for (const c of chunks) {
+          bytes.set(c, o);
+          o += c.byteLength;
+        }
+        return parsePredictions(bytes, path);
+      },
+      catch: (e) =>
+        e instanceof InputError || e instanceof FileError
+          ? e
+          : new InputError({ file: path, where: "", message: String(e) }),
+    }));
+
+/**
+ * Parses the bytes of a prediction file; throws {@linkcode InputError}.
+ */
+export function parsePredictions(bytes: Uint8Array, file: string): Map<string, string> {
+  const fail = (where: string, message: string): never => {
+    throw new InputError({ file, where, message });
+  };
+  let text: string;
+  let value: unknown;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    value = JSON.parse(text);
+  } catch {
+    // Locate the problem with the streaming decoder, which knows byte offsets.
+    try {
+      const d = new JsonEventDecoder("\0");
+      d.push(bytes);
+      d.end();
+    } catch (e) {
+      if (e instanceof JsonSyntaxError) {
+        const msg = e.message.startsWith("the top-level value")
+          ? "not a JSON object of question id → answer string"
+          : e.message;
+        fail(e.offset >= 0 ? `byte ${e.offset}` : "", msg);
+      }
+    }
+    return fail("", "invalid JSON");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return fail("", "not a JSON object of question id → answer string");
+  }
+  const out = new Map<string, string>();
+  for (const [id, v] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof v !== "string") {
+      fail(`question "${id}"`, `prediction is ${v === null ? "null" : typeof v}, not a string`);
+    }
+    out.set(id, v as string);
+  }
+  return out;
+}
