@@ -502,7 +502,7 @@ export function versionMismatchMessage(version: string): string {
 // ---------------------------------------------------------------------------
 
 /** One SQuAD question as the scorers need it: its id and gold answer texts. */
-export interface SquadQuestion {
+export interface ScoredQuestion {
   /** The SQuAD `id`. */
   readonly id: string;
   /** The `text` of every entry of `answers`, in order (duplicates kept). */
@@ -637,7 +637,7 @@ export class SquadV1Accumulator {
    * @throws {NoGoldAnswersError} when the question has a prediction and no
    * gold answer (nothing is added then).
    */
-  add(question: SquadQuestion, prediction: string | undefined): PerQuestionScore {
+  add(question: ScoredQuestion, prediction: string | undefined): PerQuestionScore {
     const index = this.#total;
     if (prediction === undefined) {
       this.#total++;
@@ -688,7 +688,7 @@ export class SquadV1Accumulator {
    * typed error at the first question without gold answers.
    */
   addAll(
-    questions: Iterable<SquadQuestion>,
+    questions: Iterable<ScoredQuestion>,
     predictions: Predictions,
     onRow?: (row: PerQuestionScore) => void,
   ): Effect.Effect<void, NoGoldAnswersError> {
@@ -751,7 +751,7 @@ export function formatV1(result: SquadV1Result): string {
  * ```
  */
 export function evaluateV1(
-  questions: Iterable<SquadQuestion>,
+  questions: Iterable<ScoredQuestion>,
   predictions: Predictions,
   onRow?: (row: PerQuestionScore) => void,
 ): Effect.Effect<SquadV1Result, NoGoldAnswersError | EmptyDatasetError> {
@@ -885,7 +885,7 @@ export class SquadV2Accumulator {
    * @throws {MissingNaProbError} when `naProbs` was given and lacks the id of
    * an answered question (nothing is added then).
    */
-  add(question: SquadQuestion, prediction: string | undefined): PerQuestionScoreV2 {
+  add(question: ScoredQuestion, prediction: string | undefined): PerQuestionScoreV2 {
     const id = question.id;
     const hasAns = question.answers.length > 0;
     if (prediction === undefined) {
@@ -937,7 +937,7 @@ export class SquadV2Accumulator {
    * Adds a chunk of questions (for `Stream.runForEachArray`).
    */
   addAll(
-    questions: Iterable<SquadQuestion>,
+    questions: Iterable<ScoredQuestion>,
     predictions: Predictions,
     onRow?: (row: PerQuestionScoreV2) => void,
   ): Effect.Effect<void, MissingNaProbError> {
@@ -1111,7 +1111,7 @@ export function formatV2(
  * ```
  */
 export function evaluateV2(
-  questions: Iterable<SquadQuestion>,
+  questions: Iterable<ScoredQuestion>,
   predictions: Predictions,
   options: SquadV2Options & {
     readonly onRow?: (row: PerQuestionScoreV2) => void;

@@ -29,7 +29,7 @@ import {
   normalizeAnswer,
   predictionLookup,
   pythonLower,
-  type SquadQuestion,
+  type ScoredQuestion,
   SquadV1Accumulator,
   SquadV2Accumulator,
   unansweredMessage,
@@ -117,8 +117,8 @@ interface SquadJson {
   }[];
 }
 
-function questionsOf(ds: SquadJson): SquadQuestion[] {
-  const out: SquadQuestion[] = [];
+function questionsOf(ds: SquadJson): ScoredQuestion[] {
+  const out: ScoredQuestion[] = [];
   for (const a of ds.data) {
     for (const p of a.paragraphs) {
       for (const q of p.qas) out.push({ id: q.id, answers: q.answers.map((x) => x.text) });
@@ -134,7 +134,7 @@ function dev(): SquadJson {
 }
 
 /** What `evaluate_v1.py` would print, computed in TypeScript. */
-function tsV1(questions: SquadQuestion[], predsText: string): { stdout: string; stderr: string } {
+function tsV1(questions: ScoredQuestion[], predsText: string): { stdout: string; stderr: string } {
   const get = predictionLookup(JSON.parse(predsText));
   const acc = new SquadV1Accumulator();
   let stderr = "";
