@@ -167,9 +167,7 @@ export async function openAtomicWriter(path: string): Promise<AtomicWriter> {
   const enc = new TextEncoder();
   const toStdout = path === "-";
   const dir = toStdout ? "" : dirname(path);
-  const tmp = toStdout
-    ? ""
-    : `${dir}/.${basename(path)}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  const tmp = toStdout ? "" : `${dir}/.${basename(path)}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   // mode 0o666 is narrowed by the umask, like any file the user creates.
   const file = toStdout
     ? undefined
