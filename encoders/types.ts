@@ -22,7 +22,7 @@ export interface Phrase {
   readonly end: number;
 }
 
-/** A dense row-major matrix. `f16` data holds IEEE half bits. */
+/** A dense row-major matrix (f32, or f16 as a `Float16Array`). */
 export interface DenseMatrix {
   /** Kind tag. */
   readonly kind: "dense";
@@ -32,8 +32,8 @@ export interface DenseMatrix {
   readonly cols: number;
   /** Element type. */
   readonly dtype: "f32" | "f16";
-  /** `rows * cols` values, row-major (`Uint16Array` of half bits for f16). */
-  readonly data: Float32Array | Uint16Array;
+  /** `rows * cols` values, row-major. */
+  readonly data: Float32Array | Float16Array;
 }
 
 /** A compressed sparse row matrix (scipy CSR). */

@@ -51,3 +51,9 @@ export class FileError extends Data.TaggedError("FileError")<{
     return `${this.file}: ${this.message}`;
   }
 }
+
+/** Bad usage of a command or an option that does not fit the input (exit code 2). */
+export class UsageError extends Error {
+  /** Tag for matching. */
+  readonly _tag = "UsageError";
+}

@@ -11,7 +11,9 @@
  * @module
  */
 import { Cause, Effect, Exit } from "effect";
-import { FileError, InputError } from "../io/errors.ts";
+import { FileError, InputError, UsageError } from "../io/errors.ts";
+
+export { UsageError };
 
 /** A flag of a stage. */
 export interface FlagSpec {
@@ -61,12 +63,6 @@ export interface ParsedArgs {
   readonly flags: Readonly<Record<string, string | number | boolean | undefined>>;
   /** `--debug` was given. */
   readonly debug: boolean;
-}
-
-/** Bad usage of a command line (exit code 2). */
-export class UsageError extends Error {
-  /** Tag for matching. */
-  readonly _tag = "UsageError";
 }
 
 /**
@@ -268,6 +264,8 @@ export async function runMain<E>(
   );
   if (Exit.isSuccess(exit)) Deno.exit(0);
   const err = Cause.squash(exit.cause);
+  // The reader of our stdout went away (`| head`): stop quietly, as Unix tools do.
+  if (/Broken pipe|BrokenPipe/.test(oneLine(err))) Deno.exit(0);
   if (parsed.debug) console.error(Cause.pretty(exit.cause));
   console.error(`${spec.name}: ${oneLine(err)}`);
   Deno.exit(exitCodeOf(err));

@@ -1,0 +1,292 @@
+/**
+ * The embedding runners behind `embed_context` and `embed_question`: stream
+ * paragraphs (or questions) from a SQuAD file or NDJSON records, encode them
+ * in batches with the {@linkcode ContextEncoder} / {@linkcode QuestionEncoder}
+ * service, and write each dump file atomically as soon as it is encoded.
+ * A rerun skips complete files (unless `overwrite`), so a killed run resumes
+ * where it stopped and ends with the same bytes as an uninterrupted one.
+ *
+ * @module
+ */
+import { Effect, Stream } from "effect";
+import { StemRegistry, unsafeIdReason } from "../io/dump_names.ts";
+import {
+  contextDumpComplete,
+  type DumpFormat,
+  questionDumpComplete,
+  writeContextDump,
+  writeQuestionDump,
+} from "../io/dump_writer.ts";
+import { FileError, InputError } from "../io/errors.ts";
+import { ndjsonRecords, sniffNdjson } from "../io/ndjson.ts";
+import { openSource } from "../io/source.ts";
+import { squadRecordStream } from "../io/squad.ts";
+import {
+  ContextEncoder,
+  type ContextInput,
+  EncoderError,
+  QuestionEncoder,
+  type QuestionInput,
+} from "./types.ts";
+
+/** Options shared by both runners. */
+export interface EmbedOptions {
+  /** Input: a SQuAD file (`.json`, `.json.gz`), or NDJSON records; `-` is stdin. */
+  readonly input: string;
+  /** Output folder (created if needed). */
+  readonly out: string;
+  /** Write scipy sparse CSR files (required for a sparse encoder). */
+  readonly sparse?: boolean;
+  /** Deflate the `.npz` entries. */
+  readonly compressed?: boolean;
+  /** Dense element type to store (default: the encoder's). */
+  readonly dtype?: "f32" | "f16";
+  /** Rewrite files that already exist. */
+  readonly overwrite?: boolean;
+  /** Paragraphs only: also write `<stem>.meta.json` (context, phrase offsets). */
+  readonly metadata?: boolean;
+  /** Items per encoder call (default 32). */
+  readonly batchSize?: number;
+  /** Called after each batch with the running counts (progress bars). */
+  readonly onProgress?: (done: number) => void;
+}
+
+/** What a runner did. */
+export interface EmbedResult {
+  /** Items encoded and written. */
+  readonly written: number;
+  /** Items skipped because their files were complete. */
+  readonly skipped: number;
+  /** Encoder name. */
+  readonly encoder: string;
+  /** Vector dimension. */
+  readonly dim: number;
+}
+
+/** Errors of the runners. */
+export type EmbedError = InputError | FileError | EncoderError;
+
+const mkdir = (dir: string) =>
+  Effect.tryPromise({
+    try: () => Deno.mkdir(dir, { recursive: true }),
+    catch: (e) => new FileError({ file: dir, message: e instanceof Error ? e.message : String(e) }),
+  });
+
+/**
+ * Removes temporary files left in `dir` by a killed run (older than
+ * `before`); files of a run still writing are younger and are kept.
+ */
+const removeStaleTemps = (dir: string, before: number) =>
+  Effect.promise(async () => {
+    for await (const e of Deno.readDir(dir)) {
+      if (!e.isFile || !/^\..+\.[0-9a-f]{8}\.tmp$/.test(e.name)) continue;
+      try {
+        const st = await Deno.lstat(`${dir}/${e.name}`);
+        if ((st.mtime?.getTime() ?? 0) < before) await Deno.remove(`${dir}/${e.name}`);
+      } catch { /* gone already */ }
+    }
+  });
+
+function formatFor(
+  opts: EmbedOptions,
+  info: { name: string; sparse: boolean },
+): Effect.Effect<DumpFormat, InputError> {
+  if (info.sparse && !opts.sparse) {
+    return Effect.fail(
+      new InputError({
+        file: opts.out,
+        where: "",
+        message: `encoder ${info.name} writes sparse vectors: pass --sparse`,
+      }),
+    );
+  }
+  return Effect.succeed({
+    sparse: opts.sparse ?? false,
+    compressed: opts.compressed ?? false,
+    dtype: opts.dtype,
+  });
+}
+
+function checkId(file: string, kind: string, id: string, reg: StemRegistry): void {
+  const why = unsafeIdReason(id);
+  if (why !== undefined) {
+    throw new InputError({ file, where: `${kind} ${JSON.stringify(id)}`, message: why });
+  }
+  const owner = reg.claim(id);
+  if (owner !== undefined) {
+    throw new InputError({
+      file,
+      where: `${kind} ${JSON.stringify(id)}`,
+      message: `same dump file name as ${kind} ${JSON.stringify(owner)} ('/' becomes '_')`,
+    });
+  }
+}
+
+const guard = <A>(f: () => A): Effect.Effect<A, InputError> =>
+  Effect.try({
+    try: f,
+    catch: (e) =>
+      e instanceof InputError ? e : new InputError({ file: "", where: "", message: String(e) }),
+  });
+
+/** Paragraphs of a SQuAD file or of NDJSON paragraph records. */
+export const contextInputs = (
+  path: string,
+): Stream.Stream<ContextInput, InputError | FileError> =>
+  Stream.unwrap(
+    Effect.flatMap(openSource(path), (src) =>
+      Effect.promise(() => sniffNdjson(src)).pipe(
+        Effect.map(([isNd, s]) =>
+          isNd
+            ? Stream.map(ndjsonRecords(s, "paragraph"), (r) => ({ id: r.id, context: r.context }))
+            : Stream.flattenIterable(
+              Stream.map(
+                Stream.filter(
+                  Stream.fromReadableStream({
+                    evaluate: () => squadRecordStream(s, { context: "required", qas: "optional" }),
+                    onError: (e) =>
+                      e instanceof InputError
+                        ? e
+                        : new InputError({ file: path, where: "", message: String(e) }),
+                  }),
+                  (r) => r.kind === "article",
+                ),
+                (a) =>
+                  a.kind === "article"
+                    ? a.paragraphs.map((p) => ({ id: p.id, context: p.context! }))
+                    : [],
+              ),
+            )
+        ),
+      )),
+  );
+
+/** Questions (id and text only) of a SQuAD file or of NDJSON question records. */
+export const questionInputs = (
+  path: string,
+): Stream.Stream<QuestionInput, InputError | FileError> =>
+  Stream.unwrap(
+    Effect.flatMap(openSource(path), (src) =>
+      Effect.promise(() => sniffNdjson(src)).pipe(
+        Effect.map(([isNd, s]) =>
+          isNd
+            ? Stream.map(ndjsonRecords(s, "question"), (r) => ({ id: r.id, question: r.question }))
+            : Stream.flattenIterable(
+              Stream.map(
+                Stream.filter(
+                  Stream.fromReadableStream({
+                    evaluate: () => squadRecordStream(s, { context: "optional", qas: "required" }),
+                    onError: (e) =>
+                      e instanceof InputError
+                        ? e
+                        : new InputError({ file: path, where: "", message: String(e) }),
+                  }),
+                  (r) => r.kind === "article",
+                ),
+                (a) =>
+                  a.kind === "article"
+                    ? a.paragraphs.flatMap((p) =>
+                      p.questions.map((q) => ({ id: q.id, question: q.question }))
+                    )
+                    : [],
+              ),
+            )
+        ),
+      )),
+  );
+
+/**
+ * Encodes every paragraph of `opts.input` into `opts.out/<stem>.npz` +
+ * `<stem>.json` with the {@linkcode ContextEncoder} in context.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { embedContexts } from "./embed.ts";
+ * // const r = await Effect.runPromise(
+ * //   embedContexts({ input: "context.json", out: "context_emb", sparse: true })
+ * //     .pipe(Effect.provide(layer)),
+ * // );
+ * ```
+ */
+export const embedContexts = (
+  opts: EmbedOptions,
+): Effect.Effect<EmbedResult, EmbedError, ContextEncoder> =>
+  Effect.gen(function* () {
+    const enc = yield* ContextEncoder;
+    const format = yield* formatFor(opts, enc.info);
+    const started = Date.now();
+    yield* mkdir(opts.out);
+    const reg = new StemRegistry();
+    let written = 0, skipped = 0;
+    const contexts = new Map<string, string>();
+    yield* contextInputs(opts.input).pipe(
+      Stream.mapEffect((p) =>
+        Effect.flatMap(guard(() => checkId(opts.input, "paragraph", p.id, reg)), () =>
+          opts.overwrite
+            ? Effect.succeed({ p, done: false })
+            : Effect.map(contextDumpComplete(opts.out, p.id), (done) => ({ p, done })))
+      ),
+      Stream.grouped(opts.batchSize ?? 32),
+      Stream.runForEach((group) =>
+        Effect.gen(function* () {
+          const todo = group.filter((g) =>
+            !g.done
+          ).map((g) => g.p);
+          skipped += group.length - todo.length;
+          if (todo.length === 0) return;
+          const encoded = yield* enc.encode(todo);
+          if (opts.metadata) { for (const p of todo) contexts.set(p.id, p.context); }
+          for (const e of encoded) {
+            yield* writeContextDump(opts.out, e, format, contexts.get(e.id));
+            contexts.delete(e.id);
+          }
+          written += todo.length;
+          opts.onProgress?.(written + skipped);
+        })
+      ),
+    );
+    yield* removeStaleTemps(opts.out, started);
+    return { written, skipped, encoder: enc.info.name, dim: enc.info.dim };
+  });
+
+/**
+ * Encodes every question of `opts.input` into `opts.out/<stem>.npz` with
+ * the {@linkcode QuestionEncoder} in context. The encoder sees ids and
+ * question texts only.
+ */
+export const embedQuestions = (
+  opts: EmbedOptions,
+): Effect.Effect<EmbedResult, EmbedError, QuestionEncoder> =>
+  Effect.gen(function* () {
+    const enc = yield* QuestionEncoder;
+    const format = yield* formatFor(opts, enc.info);
+    const started = Date.now();
+    yield* mkdir(opts.out);
+    const reg = new StemRegistry();
+    let written = 0, skipped = 0;
+    yield* questionInputs(opts.input).pipe(
+      Stream.mapEffect((q) =>
+        Effect.flatMap(guard(() => checkId(opts.input, "question", q.id, reg)), () =>
+          opts.overwrite
+            ? Effect.succeed({ q, done: false })
+            : Effect.map(questionDumpComplete(opts.out, q.id), (done) => ({ q, done })))
+      ),
+      Stream.grouped(opts.batchSize ?? 256),
+      Stream.runForEach((group) =>
+        Effect.gen(function* () {
+          const todo = group.filter((g) =>
+            !g.done
+          ).map((g) => g.q);
+          skipped += group.length - todo.length;
+          if (todo.length === 0) return;
+          const encoded = yield* enc.encode(todo);
+          for (const e of encoded) yield* writeQuestionDump(opts.out, e, format);
+          written += todo.length;
+          opts.onProgress?.(written + skipped);
+        })
+      ),
+    );
+    yield* removeStaleTemps(opts.out, started);
+    return { written, skipped, encoder: enc.info.name, dim: enc.info.dim };
+  });

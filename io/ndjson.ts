@@ -1,0 +1,187 @@
+/**
+ * NDJSON record streams, the format stages exchange through pipes: one JSON
+ * object a line, with a `kind` field first (`paragraph`, `question`,
+ * `prediction`, ...). A stage given `-` looks at the first bytes of stdin:
+ * `{"kind": ...` means NDJSON records, anything else a SQuAD JSON document.
+ *
+ * @module
+ */
+import { Effect, Result, Schema, Stream } from "effect";
+import { FileError, InputError } from "./errors.ts";
+import { type ByteSource, openSource } from "./source.ts";
+
+/** A paragraph record (what a context encoder needs). */
+export interface ParagraphRecord {
+  /** Record kind. */
+  readonly kind: "paragraph";
+  /** PI-SQuAD paragraph id. */
+  readonly id: string;
+  /** The context. */
+  readonly context: string;
+  /** Article title, when known. */
+  readonly title?: string;
+  /** Paragraph index in its article, when known. */
+  readonly index?: number;
+}
+
+/** A question record (what a question encoder needs; never a context). */
+export interface QuestionRecord {
+  /** Record kind. */
+  readonly kind: "question";
+  /** The SQuAD question id. */
+  readonly id: string;
+  /** The question text. */
+  readonly question: string;
+  /** Its paragraph's id, when known. */
+  readonly paragraphId?: string;
+}
+
+const ParagraphRecordSchema = Schema.Struct({
+  kind: Schema.Literal("paragraph"),
+  id: Schema.String,
+  context: Schema.String,
+  title: Schema.optionalKey(Schema.String),
+  index: Schema.optionalKey(Schema.Number),
+});
+const QuestionRecordSchema = Schema.Struct({
+  kind: Schema.Literal("question"),
+  id: Schema.String,
+  question: Schema.String,
+  paragraphId: Schema.optionalKey(Schema.String),
+});
+
+/** Schemas of the record kinds, by kind. */
+export const RecordSchemas = {
+  paragraph: ParagraphRecordSchema,
+  question: QuestionRecordSchema,
+} as const;
+
+const NDJSON_START = /^\s*\{\s*"kind"\s*:/;
+
+/**
+ * Reads the first bytes of a source and tells whether it is NDJSON records;
+ * returns the source with those bytes put back.
+ */
+export async function sniffNdjson(src: ByteSource): Promise<[boolean, ByteSource]> {
+  const reader = src.stream.getReader();
+  const head: Uint8Array[] = [];
+  let n = 0;
+  let done = false;
+  while (n < 64) {
+    const r = await reader.read();
+    if (r.done) {
+      done = true;
+      break;
+    }
+    head.push(r.value);
+    n += r.value.byteLength;
+  }
+  const first = new Uint8Array(n);
+  let o = 0;
+  for (const h of head) {
+    first.set(h, o);
+    o += h.byteLength;
+  }
+  const text = new TextDecoder().decode(first.subarray(0, 64));
+  const stream = new ReadableStream<Uint8Array>({
+    start(c) {
+      if (first.byteLength) c.enqueue(first);
+      if (done) c.close();
+    },
+    async pull(c) {
+      const r = await reader.read();
+      if (r.done) c.close();
+      else c.enqueue(r.value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  return [NDJSON_START.test(text), { name: src.name, stream }];
+}
+
+/**
+ * Parses NDJSON lines of one record kind from a byte source; a bad line
+ * fails with {@linkcode InputError} naming the line number.
+ */
+export function ndjsonRecords<K extends keyof typeof RecordSchemas>(
+  src: ByteSource,
+  kind: K,
+): Stream.Stream<Schema.Schema.Type<(typeof RecordSchemas)[K]>, InputError> {
+  const schema = RecordSchemas[kind] as unknown as Schema.Codec<
+    Schema.Schema.Type<(typeof RecordSchemas)[K]>
+  >;
+  const decode = Schema.decodeUnknownResult(schema);
+  let lineNo = 0;
+  let carry = "";
+  const dec = new TextDecoder("utf-8", { fatal: true });
+  const parse = (line: string, out: unknown[]) => {
+    lineNo++;
+    if (line.trim() === "") return;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch (e) {
+      throw new InputError({
+        file: src.name,
+        where: `line ${lineNo}`,
+        message: `invalid JSON (${e instanceof Error ? e.message : e})`,
+      });
+    }
+    if (typeof v === "object" && v !== null && (v as { kind?: unknown }).kind !== kind) {
+      // Other kinds pass through a pipe untouched by this stage.
+      return;
+    }
+    const r = decode(v);
+    if (Result.isFailure(r)) {
+      throw new InputError({
+        file: src.name,
+        where: `line ${lineNo}`,
+        message: `not a ${kind} record: ${r.failure.message.replace(/\s+/g, " ")}`,
+      });
+    }
+    out.push(r.success);
+  };
+  const lines = src.stream.pipeThrough(
+    new TransformStream<Uint8Array, unknown>({
+      transform(chunk, controller) {
+        let text: string;
+        try {
+          text = carry + dec.decode(chunk, { stream: true });
+        } catch {
+          throw new InputError({
+            file: src.name,
+            where: `line ${lineNo + 1}`,
+            message: "invalid UTF-8",
+          });
+        }
+        const parts = text.split("\n");
+        carry = parts.pop()!;
+        const out: unknown[] = [];
+        for (const p of parts) parse(p, out);
+        for (const r of out) controller.enqueue(r);
+      },
+      flush(controller) {
+        const out: unknown[] = [];
+        parse(carry + dec.decode(), out);
+        for (const r of out) controller.enqueue(r);
+      },
+    }),
+  );
+  return Stream.fromReadableStream({
+    evaluate: () => lines as ReadableStream<Schema.Schema.Type<(typeof RecordSchemas)[K]>>,
+    onError: (e) =>
+      e instanceof InputError
+        ? e
+        : new InputError({ file: src.name, where: "", message: String(e) }),
+  });
+}
+
+/**
+ * Opens `path` and streams its records of `kind` (NDJSON input only).
+ */
+export const readNdjson = <K extends keyof typeof RecordSchemas>(
+  path: string,
+  kind: K,
+): Stream.Stream<Schema.Schema.Type<(typeof RecordSchemas)[K]>, InputError | FileError> =>
+  Stream.unwrap(Effect.map(openSource(path), (src) => ndjsonRecords(src, kind)));
