@@ -24,7 +24,7 @@ import { squadRecordStream } from "../io/squad.ts";
 import {
   ContextEncoder,
   type ContextInput,
-  EncoderError,
+  type EncoderError,
   QuestionEncoder,
   type QuestionInput,
 } from "./types.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 import { Effect, Result, Schema, Stream } from "effect";
-import { FileError, InputError } from "./errors.ts";
+import { type FileError, InputError } from "./errors.ts";
 import { type ByteSource, openSource } from "./source.ts";
 
 /** A paragraph record (what a context encoder needs). */
