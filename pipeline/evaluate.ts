@@ -32,6 +32,10 @@ import {
   versionMismatchMessage,
 } from "../metrics/squad.ts";
 import { runMain } from "./_cli.ts";
+// --- BEM (--bem, --disagreements): begin; the logic is in metrics/bem.ts ---
+import { evaluateBemExtra } from "../metrics/bem.ts";
+import { UsageError } from "./_cli.ts";
+// --- BEM: end ---
 
 /** Options of {@linkcode evaluate}. */
 export interface EvaluateOptions {
@@ -332,6 +336,22 @@ if (import.meta.main) {
           metavar: "FILE",
           description: "write one NDJSON row per question (id, prediction, reference, em, f1)",
         },
+        // --- BEM (--bem, --disagreements): begin ---
+        {
+          name: "bem",
+          type: "string",
+          metavar: "FILE",
+          description:
+            "also score with BEM (ONNX model; v1.1 rules): prints a second JSON line, adds bem to --per-question rows",
+        },
+        {
+          name: "disagreements",
+          type: "string",
+          metavar: "FILE",
+          description:
+            "with --bem: write the questions with EM 0 and BEM > 0.5, or EM 1 and BEM <= 0.5",
+        },
+        // --- BEM: end ---
       ],
     },
     Deno.args,
@@ -344,16 +364,37 @@ if (import.meta.main) {
             message: "data.json and pred.json cannot both be stdin",
           });
         }
+        // --- BEM (--bem, --disagreements): begin ---
+        const bemModel = a.flags["bem"] as string | undefined;
+        if (a.flags["disagreements"] !== undefined && bemModel === undefined) {
+          return yield* Effect.fail(new UsageError("--disagreements needs --bem"));
+        }
+        // --- BEM: end ---
         const r = yield* evaluate({
           data: a.positional["data.json"],
           predictions: a.positional["pred.json"],
           v2: a.flags["v2"] === true,
           naProbFile: a.flags["na-prob-file"] as string | undefined,
           naProbThreshold: a.flags["na-prob-thresh"] as number,
-          perQuestion: a.flags["per-question"] as string | undefined,
+          // --- BEM: with --bem, the BEM pass writes the rows (with bem) ---
+          perQuestion: bemModel ? undefined : a.flags["per-question"] as string | undefined,
         });
+        // --- BEM (--bem, --disagreements): begin ---
+        const bemLine = bemModel === undefined
+          ? undefined
+          : r.rules !== "v1.1"
+          ? yield* Effect.fail(new UsageError("--bem scores with the SQuAD v1.1 rules only"))
+          : yield* evaluateBemExtra({
+            data: a.positional["data.json"],
+            predictions: a.positional["pred.json"],
+            model: bemModel,
+            rows: a.flags["per-question"] as string | undefined,
+            disagreements: a.flags["disagreements"] as string | undefined,
+          });
+        // --- BEM: end ---
         if (r.messages.length) console.error(r.messages.join("\n"));
         console.log(r.stdout);
+        if (bemLine !== undefined) console.log(bemLine); // --- BEM ---
       }),
   );
 }
