@@ -47,6 +47,11 @@ export interface EmbedOptions {
   readonly metadata?: boolean;
   /** Items per encoder call (default 32). */
   readonly batchSize?: number;
+  /**
+   * Only the items with index in `[start, end)` (0-based, in input order),
+   * so a run can be split into partitions.
+   */
+  readonly range?: readonly [number, number];
   /** Called after each batch with the running counts (progress bars). */
   readonly onProgress?: (done: number) => void;
 }
@@ -128,6 +133,16 @@ const guard = <A>(f: () => A): Effect.Effect<A, InputError> =>
     catch: (e) =>
       e instanceof InputError ? e : new InputError({ file: "", where: "", message: String(e) }),
   });
+
+/** The items of `s` whose index is in `[start, end)`; all of them without a range. */
+export function inRange<A, E>(
+  s: Stream.Stream<A, E>,
+  range: readonly [number, number] | undefined,
+): Stream.Stream<A, E> {
+  if (range === undefined) return s;
+  const [start, end] = range;
+  return s.pipe(Stream.drop(start), Stream.take(Math.max(0, end - start)));
+}
 
 /** Paragraphs of a SQuAD file or of NDJSON paragraph records. */
 export const contextInputs = (
@@ -220,7 +235,7 @@ export const embedContexts = (
     const reg = new StemRegistry();
     let written = 0, skipped = 0;
     const contexts = new Map<string, string>();
-    yield* contextInputs(opts.input).pipe(
+    yield* inRange(contextInputs(opts.input), opts.range).pipe(
       Stream.mapEffect((p) =>
         Effect.flatMap(guard(() => checkId(opts.input, "paragraph", p.id, reg)), () =>
           opts.overwrite
@@ -265,7 +280,7 @@ export const embedQuestions = (
     yield* mkdir(opts.out);
     const reg = new StemRegistry();
     let written = 0, skipped = 0;
-    yield* questionInputs(opts.input).pipe(
+    yield* inRange(questionInputs(opts.input), opts.range).pipe(
       Stream.mapEffect((q) =>
         Effect.flatMap(guard(() => checkId(opts.input, "question", q.id, reg)), () =>
           opts.overwrite

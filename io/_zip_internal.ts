@@ -305,6 +305,7 @@ function splitPath(path: string): { dir: string; base: string } {
 export function osMessage(e: unknown): string {
   if (e instanceof Deno.errors.NotFound) return "no such file or folder";
   if (e instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (e instanceof Deno.errors.NotCapable) return "permission denied (not granted to this process)";
   if (e instanceof Deno.errors.IsADirectory) return "is a directory";
   return e instanceof Error ? e.message : String(e);
 }

@@ -20,6 +20,7 @@ export interface ByteSource {
 function osMessage(e: unknown): string {
   if (e instanceof Deno.errors.NotFound) return "no such file";
   if (e instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (e instanceof Deno.errors.NotCapable) return "permission denied (not granted to this process)";
   if (e instanceof Deno.errors.IsADirectory) return "is a directory";
   return e instanceof Error ? e.message : String(e);
 }

@@ -1,19 +1,24 @@
 /**
- * `deno task full`: the main job on the bundled default, SQuAD v1.1 dev.
- * Splits the dataset the PI-SQuAD way (and checks the outputs against the
- * official split's sha256), counts it, and scores an oracle prediction file
- * (each question's first gold answer) with the official rules as a
- * self-check of the scorer. Everything goes to `outputs/<YYYYMMDD_HHMMSS>/`.
+ * `deno task full`: the PI-SQuAD pipeline end to end on the bundled SQuAD
+ * v1.1 dev set (or `--data`): split → embed_context and embed_question, each
+ * in its own Deno process whose permissions are narrowed to its own input,
+ * its model files and its output folder (the question encoder cannot read
+ * the context file) → validate → merge → evaluate. It prints each stage's
+ * time and the EM/F1, and leaves `outputs/<YYYYMMDD_HHMMSS>/` with the split
+ * files, the dumps (unless `--no-keep-dumps`), `pred.json` and
+ * `summary.json`.
  *
  * @module
  */
 import { Effect } from "effect";
 import { FileError } from "../io/errors.ts";
-import { countSquad, type SquadCounts, squadQuestions } from "../io/squad.ts";
-import { Stream } from "effect";
+import { countSquad, type SquadCounts } from "../io/squad.ts";
+import { type EncoderSpec, encoderSpec } from "../encoders/registry.ts";
 import { evaluate } from "./evaluate.ts";
+import { merge } from "./merge.ts";
 import { split } from "./split.ts";
-import { runMain } from "./_cli.ts";
+import { validate, type ValidateReport } from "./validate.ts";
+import { runMain, WorkError } from "./_cli.ts";
 
 /** sha256 of the official PI-SQuAD split of SQuAD v1.1 dev. */
 export const OFFICIAL_SPLIT_SHA256 = {
@@ -21,32 +26,57 @@ export const OFFICIAL_SPLIT_SHA256 = {
   question: "a236497f5a93db50f3825aa9f5c17155eba8db55bd7fd70f270c7765464115c4",
 } as const;
 
+const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+
 /** The bundled default dataset. */
-export const DEFAULT_DATA: string = new URL("../data/dev-v1.1.json.gz", import.meta.url).pathname;
+export const DEFAULT_DATA: string = `${ROOT}/data/dev-v1.1.json.gz`;
 
 /** Options of {@linkcode full}. */
 export interface FullOptions {
   /** Dataset (default: the bundled dev set). */
   readonly data?: string;
+  /** Encoder name (default `sparse-pi`). */
+  readonly encoder?: string;
   /** Output folder (default `outputs/<timestamp>`). */
   readonly out?: string;
+  /** Keep the dump folders (default true). */
+  readonly keepDumps?: boolean;
+  /** Called when a stage ends (name, seconds, one-line detail). */
+  readonly onStage?: (stage: string, seconds: number, detail: string) => void;
 }
 
-/** What {@linkcode full} did. */
-export interface FullReport {
+/** The permission flags an encoder process ran with. */
+export interface StagePermissions {
+  /** The stage. */
+  readonly stage: "embed_context" | "embed_question";
+  /** Deno permission flags, as passed. */
+  readonly flags: readonly string[];
+}
+
+/** `summary.json`. */
+export interface FullSummary {
+  /** Dataset path. */
+  readonly data: string;
   /** Output folder. */
   readonly out: string;
-  /** Dataset counts. */
-  readonly counts: SquadCounts;
-  /** sha256 of the two split files and whether they equal the official ones. */
-  readonly split: {
-    readonly context: string;
-    readonly question: string;
-    readonly officialMatch: boolean;
-    readonly seconds: number;
+  /** Encoder name and dimension. */
+  readonly encoder: { readonly name: string; readonly dim: number; readonly sparse: boolean };
+  /** EM and F1 (official SQuAD v1.1 rules). */
+  readonly exact_match: number;
+  /** F1. */
+  readonly f1: number;
+  /** Dataset and dump counts. */
+  readonly counts: SquadCounts & {
+    readonly contextFiles: number;
+    readonly questionFiles: number;
+    readonly answered: number;
   };
-  /** Oracle predictions scored by the official rules. */
-  readonly oracle: { readonly stdout: string; readonly seconds: number };
+  /** Whether the split equals the official PI-SQuAD split (dev only). */
+  readonly splitMatchesOfficial: boolean;
+  /** Seconds per stage. */
+  readonly timings: Readonly<Record<string, number>>;
+  /** The permission set each encoder process ran with. */
+  readonly permissions: readonly StagePermissions[];
 }
 
 /** `YYYYMMDD_HHMMSS` in UTC. */
@@ -57,6 +87,62 @@ export function timestamp(d = new Date()): string {
   }${p(d.getUTCSeconds())}`;
 }
 
+const abs = (p: string) => p.startsWith("/") ? p : `${Deno.cwd()}/${p}`;
+
+/**
+ * The Deno permission flags for an encoder process: read its input file,
+ * its model files and its own output folder (to skip complete files), write
+ * only its output folder. Nothing else: no network, no env, no other file.
+ *
+ * @example
+ * ```ts
+ * import { encoderPermissions } from "./full.ts";
+ * encoderPermissions({ input: "/r/question.json", out: "/r/question_emb", files: ["/m/q.json"] });
+ * // ["--allow-read=/r/question.json,/m/q.json,/r/question_emb", "--allow-write=/r/question_emb"]
+ * ```
+ */
+export function encoderPermissions(
+  p: { input: string; out: string; files: readonly string[] },
+): string[] {
+  return [
+    `--allow-read=${[p.input, ...p.files, p.out].map(abs).join(",")}`,
+    `--allow-write=${abs(p.out)}`,
+  ];
+}
+
+/** Runs a stage script in a subprocess with the given permission flags. */
+const runStageProcess = (
+  stage: string,
+  script: string,
+  permissions: readonly string[],
+  args: readonly string[],
+) =>
+  Effect.tryPromise({
+    try: async () => {
+      const cmd = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--no-prompt",
+          `--config=${ROOT}/deno.json`,
+          ...permissions,
+          `${ROOT}/pipeline/${script}`,
+          ...args,
+        ],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      });
+      const out = await cmd.output();
+      const stderr = new TextDecoder().decode(out.stderr);
+      if (out.code !== 0) {
+        const tail = stderr.trim().split("\n").slice(-3).join(" | ");
+        throw new WorkError(`${stage} failed (exit ${out.code}): ${tail}`);
+      }
+      return stderr.trim();
+    },
+    catch: (e) => e instanceof WorkError ? e : new WorkError(`${stage}: ${e}`),
+  });
+
 const sha256 = (path: string) =>
   Effect.tryPromise({
     try: async () => {
@@ -66,108 +152,206 @@ const sha256 = (path: string) =>
     catch: (e) => new FileError({ file: path, message: String(e) }),
   });
 
-const writeText = (path: string, text: string) =>
+const fsDo = <A>(file: string, f: () => Promise<A>) =>
   Effect.tryPromise({
-    try: () => Deno.writeTextFile(path, text),
-    catch: (e) => new FileError({ file: path, message: String(e) }),
+    try: f,
+    catch: (e) => new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
+  });
+
+const countFiles = (dir: string) =>
+  fsDo(dir, async () => {
+    let n = 0;
+    for await (const e of Deno.readDir(dir)) if (e.isFile && !e.name.startsWith(".")) n++;
+    return n;
   });
 
 /**
- * Runs the main job and returns its report.
+ * Runs the pipeline and returns its summary (also written to
+ * `<out>/summary.json`).
  *
  * @example
  * ```ts
  * import { Effect } from "effect";
  * import { full } from "./full.ts";
- * const r = await Effect.runPromise(full({ out: "/tmp/run" }));
- * r.split.officialMatch; // true
+ * const s = await Effect.runPromise(full({ out: "/tmp/run" }));
+ * console.log(s.exact_match, s.f1);
  * ```
  */
 export const full = (opts: FullOptions = {}) =>
   Effect.gen(function* () {
-    const data = opts.data ?? DEFAULT_DATA;
-    const out = opts.out ?? `outputs/${timestamp()}`;
-    yield* Effect.tryPromise({
-      try: () => Deno.mkdir(out, { recursive: true }),
-      catch: (e) => new FileError({ file: out, message: String(e) }),
-    });
+    const data = abs(opts.data ?? DEFAULT_DATA);
+    const out = abs(opts.out ?? `outputs/${timestamp()}`);
+    const spec: EncoderSpec = yield* encoderSpec(opts.encoder ?? "sparse-pi");
+    const timings: Record<string, number> = {};
+    const stage = <A, E>(name: string, eff: Effect.Effect<A, E>, detail: (a: A) => string) =>
+      Effect.gen(function* () {
+        const t = performance.now();
+        const a = yield* eff;
+        const s = (performance.now() - t) / 1000;
+        timings[name] = Math.round(s * 1000) / 1000;
+        opts.onStage?.(name, s, detail(a));
+        return a;
+      });
+    yield* fsDo(out, () => Deno.mkdir(`${out}/dumps`, { recursive: true }));
+    const contextFile = `${out}/context.json`;
+    const questionFile = `${out}/question.json`;
+    const contextEmb = `${out}/dumps/context_emb`;
+    const questionEmb = `${out}/dumps/question_emb`;
     const counts = yield* countSquad(data);
-    let t = performance.now();
-    yield* split({ data, context: `${out}/context.json`, question: `${out}/question.json` });
-    const splitSeconds = (performance.now() - t) / 1000;
-    const context = yield* sha256(`${out}/context.json`);
-    const question = yield* sha256(`${out}/question.json`);
-    // Oracle predictions: each question's first gold answer.
-    const oracle: Record<string, string> = {};
-    yield* Stream.runForEach(
-      squadQuestions(data),
-      (q) =>
-        Effect.sync(() => {
-          if (q.answers?.length) oracle[q.id] = q.answers[0].text;
-        }),
+    yield* stage(
+      "split",
+      split({ data, context: contextFile, question: questionFile }),
+      (r) => `${r.paragraphs} paragraphs, ${r.questions} questions`,
     );
-    yield* writeText(`${out}/oracle_pred.json`, JSON.stringify(oracle));
-    t = performance.now();
-    const ev = yield* evaluate({ data, predictions: `${out}/oracle_pred.json` });
-    const evalSeconds = (performance.now() - t) / 1000;
-    const report: FullReport = {
+    const splitMatchesOfficial = (yield* sha256(contextFile)) === OFFICIAL_SPLIT_SHA256.context &&
+      (yield* sha256(questionFile)) === OFFICIAL_SPLIT_SHA256.question;
+    const fmt = spec.sparse ? ["--sparse"] : [];
+    // spec.permissions: what the encoder's runtime needs (ONNX encoders: --allow-ffi=<addon>).
+    const cPerm = [
+      ...encoderPermissions({ input: contextFile, out: contextEmb, files: spec.contextFiles }),
+      ...(spec.permissions ?? []),
+    ];
+    const qPerm = [
+      ...encoderPermissions({ input: questionFile, out: questionEmb, files: spec.questionFiles }),
+      ...(spec.permissions ?? []),
+    ];
+    // The two encoders are independent processes; run them side by side.
+    yield* Effect.all([
+      stage(
+        "embed_context",
+        runStageProcess("embed_context", "embed_context.ts", cPerm, [
+          contextFile,
+          contextEmb,
+          `--encoder=${spec.name}`,
+          ...fmt,
+        ]),
+        (msg) => msg.replace(/^embed_context: /, ""),
+      ),
+      stage(
+        "embed_question",
+        runStageProcess("embed_question", "embed_question.ts", qPerm, [
+          questionFile,
+          questionEmb,
+          `--encoder=${spec.name}`,
+          ...fmt,
+        ]),
+        (msg) => msg.replace(/^embed_question: /, ""),
+      ),
+    ], { concurrency: 2 });
+    const report: ValidateReport = yield* stage(
+      "validate",
+      validate({ data, contextEmb, questionEmb, sparse: spec.sparse }),
+      (r) =>
+        `${r.contextFiles} context files, ${r.questionFiles} question files, d=${r.dim}, ${
+          r.violations.length === 0 ? "no violations" : `${r.violations.length} violations`
+        }`,
+    );
+    if (report.violations.length > 0) {
+      return yield* Effect.fail(new WorkError(`validate: ${report.violations[0]}`));
+    }
+    const predFile = `${out}/pred.json`;
+    const merged = yield* stage(
+      "merge",
+      merge({
+        data,
+        contextEmb,
+        questionEmb,
+        predictions: predFile,
+        sparse: spec.sparse,
+        onMissing: () => {},
+      }),
+      (r) => `${r.answered} questions answered`,
+    );
+    const ev = yield* stage(
+      "evaluate",
+      evaluate({ data, predictions: predFile }),
+      (r) => r.stdout,
+    );
+    const result = ev.result as { exact_match: number; f1: number };
+    const summary: FullSummary = {
+      data,
       out,
-      counts,
-      split: {
-        context,
-        question,
-        officialMatch: context === OFFICIAL_SPLIT_SHA256.context &&
-          question === OFFICIAL_SPLIT_SHA256.question,
-        seconds: splitSeconds,
+      encoder: { name: spec.name, dim: report.dim, sparse: spec.sparse },
+      exact_match: result.exact_match,
+      f1: result.f1,
+      counts: {
+        ...counts,
+        contextFiles: yield* countFiles(contextEmb),
+        questionFiles: yield* countFiles(questionEmb),
+        answered: merged.answered,
       },
-      oracle: { stdout: ev.stdout, seconds: evalSeconds },
+      splitMatchesOfficial,
+      timings,
+      permissions: [
+        { stage: "embed_context", flags: cPerm },
+        { stage: "embed_question", flags: qPerm },
+      ],
     };
-    yield* writeText(`${out}/report.json`, JSON.stringify(report, null, 2) + "\n");
-    return report;
+    if (opts.keepDumps === false) {
+      yield* fsDo(out, () => Deno.remove(`${out}/dumps`, { recursive: true }));
+    }
+    yield* fsDo(
+      `${out}/summary.json`,
+      () => Deno.writeTextFile(`${out}/summary.json`, JSON.stringify(summary, null, 2) + "\n"),
+    );
+    return summary;
   });
-
-/** The report as text for a terminal. */
-export function formatReport(r: FullReport, dataName: string): string {
-  const c = r.counts;
-  return [
-    `phraseval full: ${dataName}`,
-    `  dataset   ${c.articles} articles, ${c.paragraphs} paragraphs, ${c.questions} questions, ${c.answers} gold answers (version ${c.version})`,
-    `  split     context.json sha256 ${r.split.context}`,
-    `            question.json sha256 ${r.split.question}`,
-    `            ${
-      r.split.officialMatch
-        ? "identical to the official PI-SQuAD split"
-        : "differs from the official PI-SQuAD split of SQuAD v1.1 dev"
-    } (${r.split.seconds.toFixed(2)} s)`,
-    `  evaluate  oracle (first gold answer) ${r.oracle.stdout} (${r.oracle.seconds.toFixed(2)} s)`,
-    `  outputs   ${r.out}/`,
-  ].join("\n");
-}
 
 if (import.meta.main) {
   await runMain(
     {
       name: "full",
       summary:
-        "Run the main job on a SQuAD file (default: the bundled SQuAD v1.1 dev set): PI-SQuAD split, counts, official scoring.",
-      args: [{
-        name: "data.json",
-        description: "dataset (default data/dev-v1.1.json.gz)",
-        optional: true,
-      }],
-      flags: [{
-        name: "out",
-        type: "string",
-        metavar: "DIR",
-        description: "output folder (default outputs/<timestamp>)",
-      }],
+        "Run the PI-SQuAD pipeline end to end (split → embed_context ∥ embed_question in permission-narrowed processes → validate → merge → evaluate) and print EM/F1.",
+      args: [],
+      flags: [
+        {
+          name: "data",
+          type: "string",
+          metavar: "FILE",
+          description: "SQuAD file (default: the bundled data/dev-v1.1.json.gz)",
+        },
+        { name: "encoder", type: "string", default: "sparse-pi", description: "encoder name" },
+        {
+          name: "out",
+          type: "string",
+          metavar: "DIR",
+          description: "output folder (default outputs/<YYYYMMDD_HHMMSS>)",
+        },
+        { name: "no-keep-dumps", type: "boolean", description: "delete the dumps at the end" },
+      ],
     },
     Deno.args,
     (a) =>
       Effect.gen(function* () {
-        const data = a.positional["data.json"] ?? DEFAULT_DATA;
-        const r = yield* full({ data, out: a.flags["out"] as string | undefined });
-        console.log(formatReport(r, a.positional["data.json"] ?? "bundled SQuAD v1.1 dev"));
+        const t0 = performance.now();
+        const s = yield* full({
+          data: a.flags["data"] as string | undefined,
+          encoder: a.flags["encoder"] as string,
+          out: a.flags["out"] as string | undefined,
+          keepDumps: a.flags["no-keep-dumps"] !== true,
+          onStage: (name, sec, detail) =>
+            console.log(`  ${name.padEnd(15)} ${sec.toFixed(1).padStart(6)} s  ${detail}`),
+        });
+        console.log(
+          [
+            ``,
+            `encoder   ${s.encoder.name} (d=${s.encoder.dim}${s.encoder.sparse ? ", sparse" : ""})`,
+            `data      ${s.data} (${s.counts.paragraphs} paragraphs, ${s.counts.questions} questions)`,
+            `split     ${
+              s.splitMatchesOfficial
+                ? "identical to the official PI-SQuAD split"
+                : "written (not the official dev split)"
+            }`,
+            `dumps     ${s.counts.contextFiles} context files, ${s.counts.questionFiles} question files`,
+            `encoders  separate processes: embed_context ${s.permissions[0].flags.join(" ")}`,
+            `                              embed_question ${s.permissions[1].flags.join(" ")}`,
+            `EM        ${s.exact_match.toFixed(2)}`,
+            `F1        ${s.f1.toFixed(2)}`,
+            `total     ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+            `outputs   ${s.out}/ (summary.json, pred.json)`,
+          ].join("\n"),
+        );
       }),
   );
 }

@@ -1,0 +1,149 @@
+/**
+ * The encoders a stage can run by name (`--encoder NAME`), with the model
+ * files each half reads (so `full` can narrow each process's permissions to
+ * exactly those files).
+ *
+ * @module
+ */
+import { Effect, type Layer } from "effect";
+import { UsageError } from "../io/errors.ts";
+import {
+  SPARSE_PI_MODEL,
+  SparsePiContextEncoderLive,
+  SparsePiQuestionEncoderLive,
+} from "./sparse_pi.ts";
+import type { ContextEncoder, EncoderError, QuestionEncoder } from "./types.ts";
+import {
+  OnnxContextEncoderLive,
+  type OnnxDevice,
+  onnxFiles,
+  onnxPermissions,
+  OnnxQuestionEncoderLive,
+  PIQA_LSTM_MANIFEST,
+} from "./onnx.ts";
+import {
+  HYBRID_NAME,
+  HybridContextEncoderLive,
+  hybridFiles,
+  HybridQuestionEncoderLive,
+} from "./hybrid.ts";
+
+/** How to build both halves of a named encoder. */
+export interface EncoderSpec {
+  /** The name. */
+  readonly name: string;
+  /** One line for `--help` and reports. */
+  readonly description: string;
+  /** Whether it writes sparse (CSR) matrices. */
+  readonly sparse: boolean;
+  /** Files the context half reads. */
+  readonly contextFiles: readonly string[];
+  /** Files the question half reads (never a context or anything derived from one). */
+  readonly questionFiles: readonly string[];
+  /** The context half. */
+  contextLayer(): Layer.Layer<ContextEncoder, EncoderError>;
+  /** The question half. */
+  questionLayer(): Layer.Layer<QuestionEncoder, EncoderError>;
+  /**
+   * Deno permission flags each encoder process needs beyond reading its
+   * input, its files and its output folder, and writing its output folder
+   * (e.g. `--allow-ffi=<onnxruntime-node addon>`); absent: none.
+   */
+  readonly permissions?: readonly string[];
+}
+
+/** How to build an encoder: model artifact, device and threads. */
+export interface EncoderOptions {
+  /** Model artifact (manifest for ONNX encoders); default the bundled one. */
+  readonly model?: string;
+  /** Execution provider of ONNX encoders (default `cpu`; others ignore it). */
+  readonly device?: OnnxDevice;
+  /** Intra-op threads of ONNX encoders (default: ONNX Runtime's). */
+  readonly threads?: number;
+}
+
+/** Extra permission flags and read paths of an ONNX encoder process on `device`. */
+function onnxProcess(device: OnnxDevice = "cpu"): { flags: string[]; read: string[] } {
+  const p = onnxPermissions(device);
+  return {
+    flags: [p.ffi === "all" ? "--allow-ffi" : `--allow-ffi=${p.ffi.join(",")}`],
+    read: [...p.read],
+  };
+}
+
+const BUILDERS: Record<string, (o: EncoderOptions) => EncoderSpec> = {
+  "sparse-pi": ({ model = SPARSE_PI_MODEL }) => ({
+    name: "sparse-pi",
+    description:
+      "built-in linear sparse phrase encoder fitted on the SQuAD train subset (no download, no GPU)",
+    sparse: true,
+    contextFiles: [model],
+    questionFiles: [model],
+    contextLayer: () => SparsePiContextEncoderLive(model),
+    questionLayer: () => SparsePiQuestionEncoderLive(model),
+  }),
+  "piqa-lstm": ({ model = PIQA_LSTM_MANIFEST, device, threads }) => {
+    const proc = onnxProcess(device);
+    return {
+      name: "piqa-lstm",
+      description: "PIQA LSTM baseline (ONNX: BiLSTM over GloVe, start/end vectors per token, " +
+        "phrases of up to 10 tokens, d=256, f16 dumps), trained on the SQuAD train subset",
+      sparse: false,
+      contextFiles: [...onnxFiles(model, "context"), ...proc.read],
+      questionFiles: [...onnxFiles(model, "question"), ...proc.read],
+      permissions: proc.flags,
+      contextLayer: () => OnnxContextEncoderLive(model, { device, threads, name: "piqa-lstm" }),
+      questionLayer: () => OnnxQuestionEncoderLive(model, { device, threads, name: "piqa-lstm" }),
+    };
+  },
+  [HYBRID_NAME]: ({ model = PIQA_LSTM_MANIFEST, device, threads }) => {
+    const proc = onnxProcess(device);
+    const files = hybridFiles({ manifest: model });
+    return {
+      name: HYBRID_NAME,
+      description: "piqa-lstm's dense [start; end] vectors on sparse-pi's spans, joined with " +
+        "sparse-pi's vectors (CSR, dense block first, dense weight chosen on held-out train)",
+      sparse: true,
+      contextFiles: [...files.context, ...proc.read],
+      questionFiles: [...files.question, ...proc.read],
+      permissions: proc.flags,
+      contextLayer: () => HybridContextEncoderLive({ manifest: model, device, threads }),
+      questionLayer: () => HybridQuestionEncoderLive({ manifest: model, device, threads }),
+    };
+  },
+};
+
+/** Names accepted by `--encoder`. */
+export const ENCODER_NAMES: readonly string[] = Object.keys(BUILDERS);
+
+/**
+ * The spec of encoder `name`, with its model at `model` (default the
+ * bundled one), or with {@linkcode EncoderOptions} (model, device, threads).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { encoderSpec } from "./registry.ts";
+ * const spec = await Effect.runPromise(encoderSpec("sparse-pi"));
+ * spec.questionFiles; // [".../data/sparse-pi/model.json.gz"]
+ * ```
+ */
+export const encoderSpec = (
+  name: string,
+  model?: string | EncoderOptions,
+): Effect.Effect<EncoderSpec, UsageError> =>
+  Effect.suspend(() => {
+    const build = BUILDERS[name];
+    const opts: EncoderOptions = typeof model === "string" ? { model } : model ?? {};
+    return build ? Effect.succeed(build(opts)) : Effect.fail(
+      new UsageError(`unknown encoder "${name}" (known: ${ENCODER_NAMES.join(", ")})`),
+    );
+  });
+
+/** The context half of encoder `name` as a Layer. */
+export const contextEncoderLayer = (name: string, model?: string | EncoderOptions) =>
+  Effect.map(encoderSpec(name, model), (s) => s.contextLayer());
+
+/** The question half of encoder `name` as a Layer. */
+export const questionEncoderLayer = (name: string, model?: string | EncoderOptions) =>
+  Effect.map(encoderSpec(name, model), (s) => s.questionLayer());

@@ -1,0 +1,81 @@
+/**
+ * `embed_question question.json question_emb/ [--encoder NAME] [--sparse]
+ * [--compressed]`: runs a question encoder over every question (its id and
+ * text only; it never sees a context) and writes `<qid>.npz` (1×d) per
+ * question, atomically. A rerun skips complete files unless `--overwrite`.
+ * The input may be a SQuAD file, the split's question file, or NDJSON
+ * question records (`-` for stdin).
+ *
+ * @module
+ */
+import { Effect } from "effect";
+import { type EmbedOptions, embedQuestions } from "../encoders/embed.ts";
+import { questionEncoderLayer } from "../encoders/registry.ts";
+import { progress, runMain } from "./_cli.ts";
+import { EMBED_FLAGS, embedOptions, encoderOptions } from "./_embed_cli.ts";
+import type { OnnxDevice } from "../encoders/onnx.ts";
+
+/** Options of {@linkcode embedQuestion}: the runner's plus the encoder to use. */
+export interface EmbedQuestionOptions extends EmbedOptions {
+  /** Encoder name (see `encoders/registry.ts`). */
+  readonly encoder?: string;
+  /** Model artifact path (default: the encoder's bundled one). */
+  readonly model?: string;
+  /** ONNX encoders: execution provider (default `cpu`). */
+  readonly device?: OnnxDevice;
+  /** ONNX encoders: intra-op threads. */
+  readonly threads?: number;
+}
+
+/**
+ * Encodes the questions of a file with a registered encoder.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { embedQuestion } from "./embed_question.ts";
+ * await Effect.runPromise(embedQuestion({ input: "question.json", out: "question_emb", sparse: true }));
+ * ```
+ */
+export const embedQuestion = (opts: EmbedQuestionOptions) =>
+  Effect.gen(function* () {
+    const layer = yield* questionEncoderLayer(opts.encoder ?? "sparse-pi", {
+      model: opts.model,
+      device: opts.device,
+      threads: opts.threads,
+    });
+    return yield* embedQuestions(opts).pipe(Effect.provide(layer));
+  });
+
+if (import.meta.main) {
+  await runMain(
+    {
+      name: "embed_question",
+      summary:
+        "Encode every question (id and text only) into a 1×d vector: <qid>.npz per question, written atomically; complete files are skipped on a rerun.",
+      args: [
+        {
+          name: "question.json",
+          description: "SQuAD/question file or NDJSON question records (- for stdin)",
+        },
+        { name: "question_emb", description: "output folder" },
+      ],
+      flags: EMBED_FLAGS,
+    },
+    Deno.args,
+    (a) =>
+      Effect.gen(function* () {
+        const bar = progress("embed_question");
+        const r = yield* embedQuestion({
+          ...embedOptions(a, a.positional["question.json"], a.positional["question_emb"]),
+          encoder: a.flags["encoder"] as string,
+          ...encoderOptions(a),
+          onProgress: (n) => bar.update(n, "questions"),
+        });
+        bar.done();
+        console.error(
+          `embed_question: ${r.written} questions written, ${r.skipped} already complete (${r.encoder}, d=${r.dim})`,
+        );
+      }),
+  );
+}

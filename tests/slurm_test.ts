@@ -1,0 +1,289 @@
+/**
+ * `pipeline/run.ts --slurm` against a real Slurm cluster (`.ci/slurm_up.sh`
+ * brings one up on loopback; CI exports `SLURM_CONF`). Skipped, with a
+ * message, when `SLURM_CONF` is not set or `sinfo` does not answer.
+ *
+ * The same config (two models × two articles) runs locally and on Slurm
+ * and must give byte-identical predictions and results; a run in which one
+ * array task's process is killed mid-run must still end complete and
+ * identical (the task is resubmitted); and `-r` after the runner itself was
+ * killed must run exactly the missing tasks.
+ *
+ * @module
+ */
+import { assert, assertEquals, assertStringIncludes } from "./_assert.ts";
+import { ROOT } from "./_util.ts";
+
+const RUN_PERMS = ["--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
+const PARTITION = Deno.env.get("SLURM_TEST_PARTITION") ?? "debug";
+const dec = new TextDecoder();
+
+async function slurmStatus(): Promise<string | null> {
+  if (!Deno.env.get("SLURM_CONF")) {
+    return "SLURM_CONF is not set (start a cluster with .ci/slurm_up.sh)";
+  }
+  try {
+    const o = await new Deno.Command("sinfo", {
+      args: ["-h", "-o", "%P %t"],
+      stdout: "piped",
+      stderr: "piped",
+    })
+      .output();
+    if (o.code !== 0) return `sinfo failed: ${dec.decode(o.stderr).trim().split("\n").pop()}`;
+    return null;
+  } catch (e) {
+    return `sinfo cannot run: ${e instanceof Error ? e.message : e}`;
+  }
+}
+
+const skip = await slurmStatus();
+if (skip) console.log(`slurm_test: SKIPPED: ${skip}`);
+
+interface Out {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function runCmd(args: readonly string[]): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", ...RUN_PERMS, `${ROOT}/pipeline/run.ts`, ...args],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  });
+}
+
+async function runRun(args: readonly string[]): Promise<Out> {
+  const o = await runCmd(args).output();
+  return { code: o.code, stdout: dec.decode(o.stdout), stderr: dec.decode(o.stderr) };
+}
+
+function writeConfig(dir: string): string {
+  const file = `${dir}/two_models.ts`;
+  Deno.writeTextFileSync(
+    file,
+    `import { squadDev } from "${ROOT}/configs/datasets/squad_dev.ts";
+import { sparsePi, sparsePiSmallBatch } from "${ROOT}/configs/models/sparse_pi.ts";
+export const config = {
+  datasets: [{ ...squadDev, abbr: "dev-8-10", reader: { articles: [8, 10] } }],
+  models: [sparsePi, sparsePiSmallBatch],
+};
+`,
+  );
+  return file;
+}
+
+const runDir = (work: string) => {
+  const names = [...Deno.readDirSync(work)].map((e) => e.name).filter((n) =>
+    /^\d{8}_\d{6}/.test(n)
+  );
+  assertEquals(names.length, 1, `one run folder in ${work}`);
+  return `${work}/${names[0]}`;
+};
+const OUTPUTS = [
+  "predictions/sparse-pi/dev-8-10.json",
+  "predictions/sparse-pi-b8/dev-8-10.json",
+  "results/sparse-pi/dev-8-10.json",
+  "results/sparse-pi-b8/dev-8-10.json",
+];
+const outputsOf = (dir: string) =>
+  Object.fromEntries(OUTPUTS.map((p) => [p, Deno.readTextFileSync(`${dir}/${p}`)]));
+const lastRun = (dir: string) =>
+  Deno.readTextFileSync(`${dir}/runs.jsonl`).trim().split("\n").map((l) => JSON.parse(l)).pop();
+
+const logsOf = (dir: string, stage: string): string[] => {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    try {
+      for (const e of Deno.readDirSync(d)) {
+        if (e.isDirectory) walk(`${d}/${e.name}`);
+        else if (e.name.endsWith(".log")) out.push(`${d}/${e.name}`);
+      }
+    } catch { /* not yet */ }
+  };
+  walk(`${dir}/logs/${stage}`);
+  return out.sort();
+};
+
+let local: Record<string, string> | null = null;
+
+async function localReference(): Promise<Record<string, string>> {
+  if (local) return local;
+  const work = await Deno.makeTempDir({ prefix: "pv-slurm-local-" });
+  const r = await runRun([writeConfig(work), "--max-partition-size", "40", "--work-dir", work]);
+  assertEquals(r.code, 0, r.stderr);
+  local = outputsOf(runDir(work));
+  await Deno.remove(work, { recursive: true });
+  return local;
+}
+
+Deno.test({
+  name: "slurm: job arrays give the same predictions and results as the local runner",
+  ignore: skip !== null,
+  fn: async () => {
+    const ref = await localReference();
+    const work = await Deno.makeTempDir({ prefix: "pv-slurm-" });
+    const r = await runRun([
+      writeConfig(work),
+      "--slurm",
+      "--partition",
+      PARTITION,
+      "--max-partition-size",
+      "40",
+      "--work-dir",
+      work,
+    ]);
+    assertEquals(r.code, 0, r.stderr);
+    const dir = runDir(work);
+    assertEquals(outputsOf(dir), ref);
+    // One array per stage (context and question encodes are separate arrays;
+    // more when a stage has more tasks than MaxArraySize), one array task per
+    // partition: 2 × (2 context + 6 question) encode tasks.
+    const config = await new Deno.Command("scontrol", { args: ["show", "config"], stdout: "piped" })
+      .output();
+    const max = Number(/^MaxArraySize\s*=\s*(\d+)/m.exec(dec.decode(config.stdout))?.[1] ?? 1001);
+    const tasks = [...Deno.readDirSync(`${dir}/slurm`)].map((e) => e.name)
+      .filter((n) => n.endsWith(".tasks"));
+    const lines = (stage: string) =>
+      tasks.filter((t) => t.startsWith(stage + ".")).map((t) =>
+        Deno.readTextFileSync(`${dir}/slurm/${t}`).trim().split("\n").length
+      ).sort((a, b) => b - a);
+    assertEquals(lines("prepare"), [1]);
+    assertEquals(lines("encode_context"), [4]);
+    assertEquals(lines("encode_question"), max >= 12 ? [12] : [max, 12 - max]);
+    assertEquals(lines("merge"), [2]);
+    assertEquals(lines("eval"), [2]);
+    // Each task's log says where it ran and ends with its exit status.
+    for (const log of logsOf(dir, "encode_question")) {
+      const t = Deno.readTextFileSync(log);
+      assert(/^== encode_question\/\S+ attempt 1 slurm \d+_\d+ \(job \d+\) on /.test(t), log);
+      assert(t.trimEnd().endsWith("== exit 0"), log);
+    }
+    assertEquals(lastRun(dir).ran.length, 21);
+    await Deno.remove(work, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "slurm: an array task killed mid-run is resubmitted; the run ends complete and identical",
+  ignore: skip !== null,
+  fn: async () => {
+    const ref = await localReference();
+    const work = await Deno.makeTempDir({ prefix: "pv-slurm-kill-" });
+    const child = runCmd([
+      writeConfig(work),
+      "--slurm",
+      "--partition",
+      PARTITION,
+      "--max-partition-size",
+      "40",
+      "--work-dir",
+      work,
+    ]).spawn();
+    const errText = new Response(child.stderr).text();
+    const outText = new Response(child.stdout).text();
+    // Kill the deno process of the first encode task seen running (SIGKILL).
+    let killed: string | null = null;
+    const t0 = Date.now();
+    while (killed === null && Date.now() - t0 < 120000) {
+      await new Promise((r) => setTimeout(r, 50));
+      let dir: string;
+      try {
+        dir = runDir(work);
+      } catch {
+        continue;
+      }
+      for (const log of [...logsOf(dir, "encode_question"), ...logsOf(dir, "encode_context")]) {
+        const t = Deno.readTextFileSync(log);
+        const m = /^== pid (\d+)$/m.exec(t);
+        if (!m || t.includes("== exit")) continue;
+        try {
+          Deno.kill(Number(m[1]), "SIGKILL");
+          killed = log;
+          break;
+        } catch { /* it just ended: try another */ }
+      }
+    }
+    assert(killed !== null, "an encode task was killed");
+    const status = await child.status;
+    const stderr = await errText;
+    await outText;
+    assertEquals(status.code, 0, stderr);
+    assertStringIncludes(stderr, "run: retrying ");
+    const dir = runDir(work);
+    const log = Deno.readTextFileSync(killed!);
+    assert(/^== exit 137$/m.test(log), `the killed attempt: ${log}`);
+    assert(/ attempt 2 slurm \d+_\d+ /.test(log), `a second attempt: ${log}`);
+    assert(log.trimEnd().endsWith("== exit 0"), log);
+    const id = /^== (\S+) attempt 1/.exec(log)![1];
+    assertEquals(lastRun(dir).attempts[id], 2);
+    assertEquals(outputsOf(dir), ref);
+    await Deno.remove(work, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "slurm: -r after the runner was stopped runs only the missing tasks",
+  ignore: skip !== null,
+  fn: async () => {
+    const ref = await localReference();
+    const work = await Deno.makeTempDir({ prefix: "pv-slurm-resume-" });
+    const cfg = writeConfig(work);
+    const args = [
+      "--slurm",
+      "--partition",
+      PARTITION,
+      "--max-partition-size",
+      "40",
+      "--work-dir",
+      work,
+    ];
+    const child = runCmd([cfg, ...args, "--max-workers", "1"]).spawn();
+    const errText = new Response(child.stderr).text();
+    const outText = new Response(child.stdout).text();
+    const t0 = Date.now();
+    let done = 0;
+    while (Date.now() - t0 < 120000) {
+      await new Promise((r) => setTimeout(r, 100));
+      let dir: string;
+      try {
+        dir = runDir(work);
+      } catch {
+        continue;
+      }
+      done = [...logsOf(dir, "encode_context"), ...logsOf(dir, "encode_question")]
+        .filter((l) => Deno.readTextFileSync(l).includes("== exit 0")).length;
+      if (done >= 3) break;
+    }
+    assert(done >= 3, "some encode tasks finished");
+    child.kill("SIGTERM");
+    const status = await child.status;
+    const stderr = await errText;
+    await outText;
+    assertEquals(status.code, 1, stderr);
+    const dir = runDir(work);
+    assertEquals(lastRun(dir).interrupted, true);
+    // The runner cancelled its arrays: nothing of this run is left in the queue.
+    const q = await new Deno.Command("squeue", {
+      args: ["-h", "-n", "pv-encode_question,pv-encode_context"],
+      stdout: "piped",
+    }).output();
+    assertEquals(dec.decode(q.stdout).trim(), "", "no task of the stopped run is queued");
+    const plan = await runRun([cfg, "--dry-run", "-r", ...args]);
+    assertEquals(plan.code, 0, plan.stderr);
+    const rows = plan.stdout.trim().split("\n").slice(3).map((l) => l.trim().split(/\s+/));
+    const todo = rows.filter((x) => x[8] === "todo").length;
+    const complete = rows.filter((x) => x[8] === "complete").length;
+    assertEquals(todo + complete, 21);
+    assert(complete >= 4, `complete: ${complete}`);
+    const r = await runRun([cfg, "-r", ...args]);
+    assertEquals(r.code, 0, r.stderr);
+    const second = lastRun(dir);
+    assertEquals([second.ran.length, second.skipped.length], [todo, complete]);
+    assertEquals(outputsOf(dir), ref);
+    await Deno.remove(work, { recursive: true });
+  },
+});
