@@ -18,9 +18,14 @@ import {
   writeQuestionDump,
 } from "../io/dump_writer.ts";
 import { FileError, InputError } from "../io/errors.ts";
-import { ndjsonRecords, sniffNdjson } from "../io/ndjson.ts";
+import {
+  ndjsonRecords,
+  type ParagraphRecord,
+  type QuestionRecord,
+  sniffNdjson,
+} from "../io/ndjson.ts";
 import { openSource } from "../io/source.ts";
-import { squadRecordStream } from "../io/squad.ts";
+import { type SquadArticle, type SquadReadOptions, squadRecordStream } from "../io/squad.ts";
 import {
   ContextEncoder,
   type ContextInput,
@@ -144,70 +149,68 @@ export function inRange<A, E>(
   return s.pipe(Stream.drop(start), Stream.take(Math.max(0, end - start)));
 }
 
+/**
+ * Items of a SQuAD file, or of NDJSON records of `kind` when the input
+ * starts with `{"kind": ...}` (see `io/ndjson.ts`).
+ */
+const squadOrRecords = <K extends "paragraph" | "question", A>(
+  path: string,
+  kind: K,
+  read: SquadReadOptions,
+  fromRecord: (r: K extends "paragraph" ? ParagraphRecord : QuestionRecord) => A,
+  fromArticle: (a: SquadArticle) => A[],
+): Stream.Stream<A, InputError | FileError> =>
+  Stream.unwrap(
+    Effect.flatMap(openSource(path), (src) =>
+      Effect.map(
+        Effect.promise(() => sniffNdjson(src)),
+        ([isNd, s]) =>
+          isNd
+            ? Stream.map(
+              ndjsonRecords(s, kind) as Stream.Stream<
+                K extends "paragraph" ? ParagraphRecord : QuestionRecord,
+                InputError
+              >,
+              fromRecord,
+            )
+            : Stream.flattenIterable(
+              Stream.map(
+                Stream.fromReadableStream({
+                  evaluate: () => squadRecordStream(s, read),
+                  onError: (e) =>
+                    e instanceof InputError
+                      ? e
+                      : new InputError({ file: path, where: "", message: String(e) }),
+                }),
+                (r) => r.kind === "article" ? fromArticle(r) : [],
+              ),
+            ),
+      )),
+  );
+
 /** Paragraphs of a SQuAD file or of NDJSON paragraph records. */
 export const contextInputs = (
   path: string,
 ): Stream.Stream<ContextInput, InputError | FileError> =>
-  Stream.unwrap(
-    Effect.flatMap(openSource(path), (src) =>
-      Effect.promise(() => sniffNdjson(src)).pipe(
-        Effect.map(([isNd, s]) =>
-          isNd
-            ? Stream.map(ndjsonRecords(s, "paragraph"), (r) => ({ id: r.id, context: r.context }))
-            : Stream.flattenIterable(
-              Stream.map(
-                Stream.filter(
-                  Stream.fromReadableStream({
-                    evaluate: () => squadRecordStream(s, { context: "required", qas: "optional" }),
-                    onError: (e) =>
-                      e instanceof InputError
-                        ? e
-                        : new InputError({ file: path, where: "", message: String(e) }),
-                  }),
-                  (r) => r.kind === "article",
-                ),
-                (a) =>
-                  a.kind === "article"
-                    ? a.paragraphs.map((p) => ({ id: p.id, context: p.context! }))
-                    : [],
-              ),
-            )
-        ),
-      )),
+  squadOrRecords(
+    path,
+    "paragraph",
+    { context: "required", qas: "optional" },
+    (r) => ({ id: r.id, context: r.context }),
+    (a) => a.paragraphs.map((p) => ({ id: p.id, context: p.context! })),
   );
 
 /** Questions (id and text only) of a SQuAD file or of NDJSON question records. */
 export const questionInputs = (
   path: string,
 ): Stream.Stream<QuestionInput, InputError | FileError> =>
-  Stream.unwrap(
-    Effect.flatMap(openSource(path), (src) =>
-      Effect.promise(() => sniffNdjson(src)).pipe(
-        Effect.map(([isNd, s]) =>
-          isNd
-            ? Stream.map(ndjsonRecords(s, "question"), (r) => ({ id: r.id, question: r.question }))
-            : Stream.flattenIterable(
-              Stream.map(
-                Stream.filter(
-                  Stream.fromReadableStream({
-                    evaluate: () => squadRecordStream(s, { context: "optional", qas: "required" }),
-                    onError: (e) =>
-                      e instanceof InputError
-                        ? e
-                        : new InputError({ file: path, where: "", message: String(e) }),
-                  }),
-                  (r) => r.kind === "article",
-                ),
-                (a) =>
-                  a.kind === "article"
-                    ? a.paragraphs.flatMap((p) =>
-                      p.questions.map((q) => ({ id: q.id, question: q.question }))
-                    )
-                    : [],
-              ),
-            )
-        ),
-      )),
+  squadOrRecords(
+    path,
+    "question",
+    { context: "optional", qas: "required" },
+    (r) => ({ id: r.id, question: r.question }),
+    (a) =>
+      a.paragraphs.flatMap((p) => p.questions.map((q) => ({ id: q.id, question: q.question }))),
   );
 
 /**

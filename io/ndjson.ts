@@ -8,7 +8,7 @@
  */
 import { Effect, Result, Schema, Stream } from "effect";
 import { type FileError, InputError } from "./errors.ts";
-import { type ByteSource, openSource } from "./source.ts";
+import { type ByteSource, openSource, peekBytes } from "./source.ts";
 
 /** A paragraph record (what a context encoder needs). */
 export interface ParagraphRecord {
@@ -63,40 +63,8 @@ const NDJSON_START = /^\s*\{\s*"kind"\s*:/;
  * returns the source with those bytes put back.
  */
 export async function sniffNdjson(src: ByteSource): Promise<[boolean, ByteSource]> {
-  const reader = src.stream.getReader();
-  const head: Uint8Array[] = [];
-  let n = 0;
-  let done = false;
-  while (n < 64) {
-    const r = await reader.read();
-    if (r.done) {
-      done = true;
-      break;
-    }
-    head.push(r.value);
-    n += r.value.byteLength;
-  }
-  const first = new Uint8Array(n);
-  let o = 0;
-  for (const h of head) {
-    first.set(h, o);
-    o += h.byteLength;
-  }
+  const [first, stream] = await peekBytes(src.stream.getReader(), 64);
   const text = new TextDecoder().decode(first.subarray(0, 64));
-  const stream = new ReadableStream<Uint8Array>({
-    start(c) {
-      if (first.byteLength) c.enqueue(first);
-      if (done) c.close();
-    },
-    async pull(c) {
-      const r = await reader.read();
-      if (r.done) c.close();
-      else c.enqueue(r.value);
-    },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  });
   return [NDJSON_START.test(text), { name: src.name, stream }];
 }
 

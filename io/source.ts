@@ -55,6 +55,46 @@ export const openSource = (
   });
 
 /**
+ * Reads at least `n` bytes (fewer at the end of the stream) from `reader`
+ * and returns them with a stream of all the bytes, those first ones
+ * included, so a caller can look at the start of an input and still read
+ * it whole.
+ */
+export async function peekBytes(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  n: number,
+): Promise<[Uint8Array, ReadableStream<Uint8Array>]> {
+  const head: Uint8Array[] = [];
+  let have = 0;
+  let done = false;
+  while (have < n) {
+    const r = await reader.read();
+    if (r.done) {
+      done = true;
+      break;
+    }
+    head.push(r.value);
+    have += r.value.byteLength;
+  }
+  const first = concat(head);
+  const all = new ReadableStream<Uint8Array>({
+    start(c) {
+      if (first.byteLength > 0) c.enqueue(first);
+      if (done) c.close();
+    },
+    async pull(c) {
+      const r = await reader.read();
+      if (r.done) c.close();
+      else c.enqueue(r.value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  return [first, all];
+}
+
+/**
  * Passes bytes through, gunzipping them when they start with the gzip magic
  * number (so `.json.gz` works whatever it is called, and stdin may be gzip).
  */
@@ -68,34 +108,7 @@ export function gunzipIfNeeded(
     async pull(controller) {
       try {
         if (decided === undefined) {
-          // Peek at the first bytes.
-          const head: Uint8Array[] = [];
-          let have = 0;
-          let done = false;
-          while (have < 2) {
-            const r = await reader.read();
-            if (r.done) {
-              done = true;
-              break;
-            }
-            head.push(r.value);
-            have += r.value.byteLength;
-          }
-          const first = concat(head);
-          const rest = new ReadableStream<Uint8Array>({
-            start(c) {
-              if (first.byteLength > 0) c.enqueue(first);
-              if (done) c.close();
-            },
-            async pull(c) {
-              const r = await reader.read();
-              if (r.done) c.close();
-              else c.enqueue(r.value);
-            },
-            cancel(reason) {
-              return reader.cancel(reason);
-            },
-          });
+          const [first, rest] = await peekBytes(reader, 2);
           const gz = first.byteLength >= 2 && first[0] === 0x1f &&
             first[1] === 0x8b;
           decided = (gz
