@@ -301,6 +301,19 @@ function splitPath(path: string): { dir: string; base: string } {
   return { dir: i === 0 ? path.slice(0, 1) : path.slice(0, i), base: path.slice(i + 1) };
 }
 
+/**
+ * An archive entry name fit for an error line: control characters become
+ * `\xNN` escapes.
+ */
+export function escapeName(name: string): string {
+  let out = "";
+  for (const c of name) {
+    const code = c.charCodeAt(0);
+    out += code < 0x20 || code === 0x7f ? `\\x${code.toString(16).padStart(2, "0")}` : c;
+  }
+  return out;
+}
+
 /** Turns an operating-system error into a short phrase. */
 export function osMessage(e: unknown): string {
   if (e instanceof Deno.errors.NotFound) return "no such file or folder";

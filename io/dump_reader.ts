@@ -59,7 +59,7 @@ import {
   ZipError,
   type ZipLimits,
 } from "./zip.ts";
-import { decodeName, u16, u32, u64 } from "./_zip_internal.ts";
+import { decodeName, escapeName, osMessage, u16, u32, u64 } from "./_zip_internal.ts";
 import type { CsrMatrix, Matrix } from "../encoders/types.ts";
 
 // ---------------------------------------------------------------------------
@@ -137,23 +137,6 @@ export interface DumpSource {
 
 // ---------------------------------------------------------------------------
 // Helpers.
-
-function osMessage(e: unknown): string {
-  if (e instanceof Deno.errors.NotFound) return "no such file or folder";
-  if (e instanceof Deno.errors.PermissionDenied) return "permission denied";
-  if (e instanceof Deno.errors.NotCapable) return "permission denied (not granted to this process)";
-  if (e instanceof Deno.errors.IsADirectory) return "is a directory";
-  return e instanceof Error ? e.message : String(e);
-}
-
-function escapeName(name: string): string {
-  let out = "";
-  for (const c of name) {
-    const code = c.charCodeAt(0);
-    out += code < 0x20 || code === 0x7f ? `\\x${code.toString(16).padStart(2, "0")}` : c;
-  }
-  return out;
-}
 
 function joinPath(dir: string, name: string): string {
   return dir === "" ? name : dir.endsWith("/") ? dir + name : `${dir}/${name}`;

@@ -33,7 +33,7 @@
  */
 import { Data } from "effect";
 import { inflateSync } from "fflate";
-import { crc32, decodeName, encodeZipRaw, u16, u32, u64 } from "./_zip_internal.ts";
+import { crc32, decodeName, encodeZipRaw, escapeName, u16, u32, u64 } from "./_zip_internal.ts";
 
 /**
  * A ZIP archive that cannot be read or written safely. `message` is one line:
@@ -111,15 +111,6 @@ export interface ZipEntry {
   readonly dataOffset: number;
   /** Whether the name ends with `/` (a folder entry, no data). */
   readonly isDirectory: boolean;
-}
-
-function escapeName(name: string): string {
-  let out = "";
-  for (const c of name) {
-    const code = c.charCodeAt(0);
-    out += code < 0x20 || code === 0x7f ? `\\x${code.toString(16).padStart(2, "0")}` : c;
-  }
-  return out;
 }
 
 /**
