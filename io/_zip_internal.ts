@@ -2,14 +2,13 @@
  * Internals of the ZIP layer (`io/zip.ts`) and the NPY/NPZ writers: CRC-32,
  * little-endian field access, a ZIP writer that does not validate entry names
  * (used by the public writer after validation, and by tests to build hostile
- * archives), and an atomic byte-file writer.
+ * archives). No Effect here: the merge workers load this module.
  *
  * Not part of the public API: import from `io/zip.ts`, `io/npy.ts` or
  * `io/npz.ts` instead.
  *
  * @module
  */
-import { Effect, Exit } from "effect";
 import { deflateSync } from "fflate";
 
 // ---------------------------------------------------------------------------
@@ -293,13 +292,7 @@ export function encodeZipRaw(
 }
 
 // ---------------------------------------------------------------------------
-// Atomic file writes.
-
-function splitPath(path: string): { dir: string; base: string } {
-  const i = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
-  if (i < 0) return { dir: ".", base: path };
-  return { dir: i === 0 ? path.slice(0, 1) : path.slice(0, i), base: path.slice(i + 1) };
-}
+// Error text.
 
 /**
  * An archive entry name fit for an error line: control characters become
@@ -321,47 +314,4 @@ export function osMessage(e: unknown): string {
   if (e instanceof Deno.errors.NotCapable) return "permission denied (not granted to this process)";
   if (e instanceof Deno.errors.IsADirectory) return "is a directory";
   return e instanceof Error ? e.message : String(e);
-}
-
-/**
- * Writes `bytes` to `path` atomically: into a temporary file in the same
- * folder (`.<name>.<random>.tmp`, mode 0666 less the umask, like any new
- * file), then renamed onto `path`. On any failure
- * (or interruption) the temporary file is removed, so `path` is either the
- * old file or the complete new one. `onError` turns the OS error into the
- * caller's typed error.
- */
-export function writeFileAtomic<E>(
-  path: string,
-  bytes: Uint8Array,
-  onError: (reason: string) => E,
-  options: { readonly sync?: boolean } = {},
-): Effect.Effect<void, E> {
-  const { dir, base } = splitPath(path);
-  let tmp: string | undefined;
-  const cleanup = () =>
-    Effect.promise(async () => {
-      if (tmp !== undefined) await Deno.remove(tmp).catch(() => {});
-    });
-  return Effect.tryPromise({
-    try: async () => {
-      // Not Deno.makeTempFile: its 0600 mode would survive the rename.
-      const name = `${dir}/.${base}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-      const f = await Deno.open(name, { write: true, createNew: true, mode: 0o666 });
-      tmp = name;
-      try {
-        let off = 0;
-        while (off < bytes.length) off += await f.write(bytes.subarray(off));
-        if (options.sync) await f.syncData();
-      } finally {
-        f.close();
-      }
-      await Deno.rename(tmp, path);
-      tmp = undefined;
-    },
-    catch: (e) => onError(`cannot write file: ${osMessage(e)}`),
-  }).pipe(
-    Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : cleanup()),
-    Effect.uninterruptible,
-  );
 }

@@ -16,7 +16,7 @@ import { FileError } from "./errors.ts";
 import { ndarray } from "./npy.ts";
 import { encodeNpz, encodeSparseNpz } from "./npz.ts";
 import { pyStringLiteral } from "./pyjson.ts";
-import { writeFileAtomic } from "./_zip_internal.ts";
+import { writeFileAtomic } from "./_write_atomic.ts";
 
 /** How matrices are stored. */
 export interface DumpFormat {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Data } from "effect";
+import * as Data from "effect/Data";
 
 /**
  * Bad input: a file that cannot be parsed or does not have the expected

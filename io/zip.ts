@@ -31,7 +31,7 @@
  *
  * @module
  */
-import { Data } from "effect";
+import * as Data from "effect/Data";
 import { inflateSync } from "fflate";
 import { crc32, decodeName, encodeZipRaw, escapeName, u16, u32, u64 } from "./_zip_internal.ts";
 
