@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { FileError, InputError } from "./errors.ts";
 
 /** Bytes of an input file, with the name to use in error messages. */

@@ -11,10 +11,22 @@
  *
  * @module
  */
-import { Effect, Result, Schema, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Result from "effect/Result";
+import * as Schema from "effect/Schema";
+import * as Stream from "effect/Stream";
 import { FileError, InputError } from "./errors.ts";
 import { type JsonEvent, JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
 import type { PyJson, PyObject } from "./pyjson.ts";
+import {
+  ArticleSchema,
+  isArticle,
+  isObject,
+  isParagraph,
+  isQuestion,
+  ParagraphSchema,
+  QuestionSchema,
+} from "./_squad_schema.ts";
 import { type ByteSource, openSource } from "./source.ts";
 
 /** One gold answer. */
@@ -111,24 +123,6 @@ export interface SquadReadOptions {
   readonly answers?: "required" | "optional";
 }
 
-const AnswerSchema = Schema.Struct({ text: Schema.String });
-const ArticleSchema = Schema.Struct({
-  title: Schema.String,
-  paragraphs: Schema.Array(Schema.Unknown),
-});
-const ObjectSchema = Schema.Record(Schema.String, Schema.Unknown);
-const QuestionSchema = Schema.Struct({
-  id: Schema.String,
-  question: Schema.optionalKey(Schema.String),
-  answers: Schema.optionalKey(Schema.Array(AnswerSchema)),
-  is_impossible: Schema.optionalKey(Schema.Boolean),
-  plausible_answers: Schema.optionalKey(Schema.Array(AnswerSchema)),
-});
-const ParagraphSchema = Schema.Struct({
-  context: Schema.optionalKey(Schema.String),
-  qas: Schema.optionalKey(Schema.Array(Schema.Unknown)),
-});
-
 function describeIssue(schema: Schema.Top, value: unknown): string {
   const r = Schema.decodeUnknownResult(schema as Schema.Codec<unknown>)(value);
   if (Result.isSuccess(r)) return "invalid record";
@@ -140,11 +134,6 @@ function describeIssue(schema: Schema.Top, value: unknown): string {
   if (m[1] === "Missing key") return `missing "${path}"`;
   return `"${path}": ${m[1].toLowerCase().replace(/\s+/g, " ")}`;
 }
-
-const isArticle = Schema.is(ArticleSchema);
-const isObject = Schema.is(ObjectSchema);
-const isQuestion = Schema.is(QuestionSchema);
-const isParagraph = Schema.is(ParagraphSchema);
 
 /**
  * Validates one article object and builds typed records from it. Throws

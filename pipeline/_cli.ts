@@ -10,7 +10,9 @@
  *
  * @module
  */
-import { Cause, Effect, Exit } from "effect";
+import * as Cause from "effect/Cause";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
 import { FileError, InputError, UsageError } from "../io/errors.ts";
 
 export { UsageError };

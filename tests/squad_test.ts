@@ -1,6 +1,10 @@
 import { assert, assertEquals } from "./_assert.ts";
 import { Effect, Stream } from "effect";
+import * as Schema from "effect/Schema";
 import { countSquad, squadParagraphs, squadQuestions } from "../io/squad.ts";
+import * as schemas from "../io/_squad_schema.ts";
+import { isArticle, isObject, isParagraph, isQuestion } from "../io/_squad_schema.ts";
+import { type PyObject, RawNumber } from "../io/pyjson.ts";
 import { split } from "../pipeline/split.ts";
 import { DEV_GZ, listDir, python, ROOT, runStage, sha256File, SHARED_DATA } from "./_util.ts";
 
@@ -80,4 +84,63 @@ Deno.test("split: the script reads stdin and matches Python json.dump on odd inp
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("squad record checks: the written-out checks agree with the schemas", () => {
+  const { ArticleSchema, ObjectSchema, ParagraphSchema, QuestionSchema } = schemas;
+  const objectIs = Schema.is(ObjectSchema);
+  const pairs: [string, (v: unknown) => boolean, (v: PyObject) => boolean][] = [
+    ["article", Schema.is(ArticleSchema), isArticle],
+    ["paragraph", Schema.is(ParagraphSchema), isParagraph],
+    ["question", Schema.is(QuestionSchema), isQuestion],
+  ];
+  const odd: unknown[] = [
+    null,
+    1,
+    "s",
+    true,
+    false,
+    [],
+    ["x"],
+    {},
+    { text: "a" },
+    { text: 1 },
+    [{ text: "a" }],
+    [{ text: "a" }, { text: null }],
+    [{ text: "a" }, []],
+    [{}],
+    new RawNumber("1.0"),
+    [new RawNumber("1")],
+    undefined,
+  ];
+  // Every field of each record kind, replaced by each odd value, removed, or kept.
+  const base = {
+    article: { title: "T", paragraphs: [{}] },
+    paragraph: { context: "c", qas: [] },
+    question: {
+      id: "q",
+      question: "w?",
+      answers: [{ text: "a", answer_start: 0 }],
+      is_impossible: false,
+      plausible_answers: [{ text: "p" }],
+    },
+  } as Record<string, PyObject>;
+  let cases = 0;
+  for (const [kind, schemaIs, check] of pairs) {
+    const b = base[kind];
+    const variants: unknown[] = [b, { ...b, extra: 1 }, ...odd];
+    for (const key of Object.keys(b)) {
+      const { [key]: _, ...without } = b;
+      variants.push(without);
+      for (const v of odd) variants.push({ ...b, [key]: v });
+    }
+    for (const v of variants) {
+      if (Array.isArray(v)) continue; // callers only check values that are not lists
+      assertEquals(isObject(v), objectIs(v), `object ${String(v)}`);
+      if (!isObject(v)) continue;
+      assertEquals(check(v as PyObject), schemaIs(v), `${kind} ${JSON.stringify(v)}`);
+      cases++;
+    }
+  }
+  assertEquals(cases, 180); // every variant that is an object, all three kinds
 });
