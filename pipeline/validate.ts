@@ -16,8 +16,9 @@ import {
   decodeDumpMatrix,
   type DumpError,
   type DumpSource,
+  indexPhrases,
   openDump,
-  parsePhrases,
+  type PhraseList,
 } from "../io/dump_reader.ts";
 import { InputError } from "../io/errors.ts";
 import { squadParagraphs, type SquadReadError } from "../io/squad.ts";
@@ -122,9 +123,9 @@ const checkParagraph = (
     if (npz === undefined || json === undefined) return;
     acc.contextFiles += 2;
     const m = decode(acc, dump.label(`${stem}.npz`), npz, opts.sparse ?? false);
-    let phrases: string[] | undefined;
+    let phrases: PhraseList | undefined;
     try {
-      phrases = parsePhrases(json, dump.label(`${stem}.json`));
+      phrases = indexPhrases(json, dump.label(`${stem}.json`));
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
       acc.violations.push(e.toString());

@@ -1,0 +1,1119 @@
+/**
+ * The synchronous dump reader behind `io/dump_reader.ts` (which re-exports
+ * its public part and adds the Effect API). Free of Effect, so the merge
+ * workers start quickly.
+ *
+ * @module
+ */
+import * as zlib from "node:zlib";
+import { dumpStem, unsafeIdReason } from "./dump_names.ts";
+import { FileError, InputError } from "./errors.ts";
+import { indexPhrases, type PhraseList } from "./_phrase_index.ts";
+import { type NdArray, NpyError, parseNpy } from "./_npy_core.ts";
+import { NpzError, parseNpzContent } from "./_npz_core.ts";
+import {
+  checkEntryName,
+  DEFAULT_MAX_ENTRY_SIZE,
+  DEFAULT_MAX_RATIO,
+  readZipDirectory,
+  type ZipEntry,
+  ZipError,
+  type ZipLimits,
+} from "./zip.ts";
+import { decodeName, escapeName, osMessage, u16, u32, u64 } from "./_zip_internal.ts";
+import type { CsrMatrix, DenseMatrix, Matrix } from "../encoders/types.ts";
+
+// ---------------------------------------------------------------------------
+// Types.
+
+/** A file the dump does not have: `missing` is the path as PIQA's merge.py prints it. */
+export interface MissingFile {
+  /** `<folder>/<name>` (for a zip: the zip's path without `.zip`, then `/<name>`). */
+  readonly missing: string;
+}
+
+/** A paragraph's phrases and their vectors. */
+export interface ContextDump {
+  /** N×d phrase matrix (finite values). */
+  readonly matrix: Matrix;
+  /**
+   * The N phrases (validated as a whole, each decoded when asked for; with
+   * `reuseBuffers`, ask before the next `readContext` of the same source).
+   */
+  readonly phrases: PhraseList;
+  /**
+   * Dense f32 matrices: the sum of squares of each row (computed while
+   * checking that every value is finite, so a scorer need not pass over the
+   * matrix again). Absent for other matrices.
+   */
+  readonly rowSquares?: Float64Array;
+  /**
+   * Set when the reader was opened with {@linkcode DumpOptions.deferFiniteCheck}
+   * and the matrix is dense float32: its values are not checked yet. Returns
+   * the sum of squares of each row of `data` (the matrix's values, possibly
+   * through a newer view of the same memory) or throws the
+   * {@linkcode InputError} naming the first NaN or infinite value.
+   */
+  readonly checkFinite?: (data: Float32Array) => Float64Array;
+  /**
+   * Dense float32 matrices read into {@linkcode DumpOptions.contextBuffer}:
+   * where the values lie in that buffer (for a kernel over its memory).
+   */
+  readonly place?: MatrixPlace;
+}
+
+/** Errors of the dump reader: bad input, or a file that cannot be read. */
+export type DumpError = InputError | FileError;
+
+/** Options of {@linkcode openDumpSync} and `openDump`. */
+export interface DumpOptions {
+  /** Matrices are scipy sparse (CSR/CSC); without it they must be dense. */
+  readonly sparse?: boolean;
+  /** Limits applied to zip archives and to the `.npz` files. */
+  readonly limits?: ZipLimits;
+  /**
+   * Read paragraph files into buffers reused from one read to the next (no
+   * allocation per file). A {@linkcode ContextDump}'s matrix may then view
+   * that buffer: use it before the next `readContext` of the same source.
+   */
+  readonly reuseBuffers?: boolean;
+  /**
+   * With `reuseBuffers`: where paragraph `.npz` files are read, a buffer of
+   * at least `size` bytes (a view of the start of a WebAssembly memory, say,
+   * where a kernel then finds the matrix without a copy). Called for every
+   * read; may return a new view each time.
+   */
+  readonly contextBuffer?: (size: number) => Uint8Array;
+  /**
+   * Leave dense float32 paragraph matrices unchecked for NaN and infinite
+   * values: the {@linkcode ContextDump} carries `checkFinite` instead, and
+   * the caller must run it, or check the values on a pass of its own, before
+   * it trusts them. (Merge's scoring kernel sums each row's squares anyway.)
+   */
+  readonly deferFiniteCheck?: boolean;
+}
+
+// ---------------------------------------------------------------------------
+// Helpers.
+
+function joinPath(dir: string, name: string): string {
+  return dir === "" ? name : dir.endsWith("/") ? dir + name : `${dir}/${name}`;
+}
+
+/** Turns anything thrown by a read into a {@linkcode DumpError}. */
+export const asDumpError = (file: string) => (e: unknown): DumpError =>
+  e instanceof InputError || e instanceof FileError
+    ? e
+    : new FileError({ file, message: osMessage(e) });
+
+const crc32 = (zlib as unknown as { crc32(data: Uint8Array): number }).crc32;
+
+/**
+ * CRC-32 of `data` in the runtime's zlib (about 25 times faster than the
+ * JavaScript table version).
+ *
+ * @example
+ * ```ts
+ * import { nativeCrc32 } from "./dump_reader.ts";
+ * nativeCrc32(new TextEncoder().encode("123456789")); // 0xcbf43926
+ * ```
+ */
+export function nativeCrc32(data: Uint8Array): number {
+  return crc32(data) >>> 0;
+}
+
+/**
+ * Turns stored or deflated entry data into the entry's bytes, checking the
+ * size and the CRC-32 declared by the central directory. Throws the reason.
+ */
+function inflateChecked(
+  raw: Uint8Array,
+  method: 0 | 8,
+  size: number,
+  crc: number,
+): Uint8Array | string {
+  let out: Uint8Array;
+  if (method === 0) out = raw;
+  else {
+    try {
+      const r = zlib.inflateRawSync(raw, { maxOutputLength: Math.max(1, size) });
+      out = new Uint8Array(r.buffer, r.byteOffset, r.byteLength);
+    } catch (e) {
+      return `corrupt deflate data or more than the declared ${size} bytes (${
+        e instanceof Error ? e.message : String(e)
+      })`;
+    }
+    if (out.length !== size) {
+      return `inflated to ${out.length} bytes but the directory declares ${size}`;
+    }
+  }
+  const got = nativeCrc32(out);
+  if (got !== crc) {
+    return `CRC-32 mismatch (directory says ${crc.toString(16).padStart(8, "0")}, data has ${
+      got.toString(16).padStart(8, "0")
+    })`;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Matrices.
+
+function badNpz(label: string, e: unknown): InputError {
+  if (e instanceof ZipError || e instanceof NpyError || e instanceof NpzError) {
+    return new InputError({
+      file: label,
+      where: e.entry ?? "",
+      message: `unreadable npz: ${e.reason}`,
+    });
+  }
+  if (e instanceof InputError) return e;
+  throw e;
+}
+
+function shapeText(shape: readonly number[]): string {
+  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`;
+}
+
+/** Sum of squares of each row of a dense f32 matrix, in float64 (plain loop). */
+function sumSquaresF32(data: Float32Array, rows: number, cols: number): Float64Array {
+  const sq = new Float64Array(rows);
+  for (let i = 0, o = 0; i < rows; i++, o += cols) {
+    let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    let k = 0;
+    for (; k + 3 < cols; k += 4) {
+      const a = data[o + k], b = data[o + k + 1], c = data[o + k + 2], d = data[o + k + 3];
+      s0 += a * a;
+      s1 += b * b;
+      s2 += c * c;
+      s3 += d * d;
+    }
+    for (; k < cols; k++) s0 += data[o + k] * data[o + k];
+    sq[i] = (s0 + s1) + (s2 + s3);
+  }
+  return sq;
+}
+
+/** Sum of squares per row of a dense f32 matrix; fails on a non-finite value. */
+function checkDenseF32(
+  data: Float32Array,
+  rows: number,
+  cols: number,
+  label: string,
+): Float64Array {
+  const sq = sumSquaresF32(data, rows, cols);
+  for (let i = 0; i < rows; i++) {
+    // f32 squares cannot overflow float64: a non-finite sum means NaN or Inf.
+    if (Number.isFinite(sq[i])) continue;
+    for (let j = 0, o = i * cols; j < cols; j++) {
+      if (!Number.isFinite(data[o + j])) {
+        throw new InputError({
+          file: label,
+          where: `row ${i}`,
+          message: `${data[o + j]} at column ${j} (vectors must be finite)`,
+        });
+      }
+    }
+  }
+  return sq;
+}
+
+function checkHalf(bits: Uint16Array, cols: number, label: string): void {
+  for (let k = 0; k < bits.length; k++) {
+    if ((bits[k] & 0x7c00) === 0x7c00) {
+      const v = bits[k] & 0x3ff ? "NaN" : bits[k] & 0x8000 ? "-Infinity" : "Infinity";
+      throw new InputError({
+        file: label,
+        where: `row ${Math.floor(k / cols)}`,
+        message: `${v} at column ${k % cols} (vectors must be finite)`,
+      });
+    }
+  }
+}
+
+function toFloat32(arr: NdArray, label: string, what: string): Float32Array {
+  if (arr.dtype === "f4") return arr.data as Float32Array;
+  if (arr.dtype === "f2") return new Float32Array(arr.data as unknown as ArrayLike<number>);
+  throw new InputError({
+    file: label,
+    where: "",
+    message:
+      `${what} has dtype ${arr.dtype}; phrase and question vectors must be float32 or float16`,
+  });
+}
+
+function toInt32(arr: NdArray): Int32Array {
+  if (arr.data instanceof Int32Array) return arr.data;
+  const d = arr.data as ArrayLike<number | bigint>;
+  const out = new Int32Array(d.length);
+  for (let i = 0; i < d.length; i++) out[i] = Number(d[i]);
+  return out;
+}
+
+function rowOfNonFinite(data: Float32Array, indptr: Int32Array, label: string): void {
+  for (let k = 0; k < data.length; k++) {
+    if (!Number.isFinite(data[k])) {
+      let lo = 0, hi = indptr.length - 1; // last row r with indptr[r] <= k
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >> 1;
+        if (indptr[mid] <= k) lo = mid;
+        else hi = mid;
+      }
+      while (lo + 1 < indptr.length - 1 && indptr[lo + 1] <= k) lo++;
+      throw new InputError({
+        file: label,
+        where: `row ${lo}`,
+        message: `${data[k]} (vectors must be finite)`,
+      });
+    }
+  }
+}
+
+/** CSC (column-compressed) → CSR, a stable counting sort by row. */
+function cscToCsr(
+  rows: number,
+  cols: number,
+  data: Float32Array,
+  indices: Int32Array,
+  indptr: Int32Array,
+): CsrMatrix {
+  const nnz = data.length;
+  const ptr = new Int32Array(rows + 1);
+  for (let k = 0; k < nnz; k++) ptr[indices[k] + 1]++;
+  for (let r = 0; r < rows; r++) ptr[r + 1] += ptr[r];
+  const next = ptr.slice(0, rows);
+  const outData = new Float32Array(nnz);
+  const outIdx = new Int32Array(nnz);
+  for (let c = 0; c < cols; c++) {
+    for (let k = indptr[c]; k < indptr[c + 1]; k++) {
+      const at = next[indices[k]]++;
+      outData[at] = data[k];
+      outIdx[at] = c;
+    }
+  }
+  return { kind: "csr", rows, cols, data: outData, indices: outIdx, indptr: ptr };
+}
+
+/** A recently seen `.npy` header (magic to padding) and what it declares. */
+interface KnownHeader {
+  readonly bytes: Uint8Array;
+  readonly dtype: "f4" | "f2";
+  readonly shape: readonly [number, number];
+}
+
+const knownHeaders: KnownHeader[] = [];
+
+/**
+ * `parseNpy` (no copy), skipping the header parse when the header bytes are
+ * those of a recent file (dumps repeat a handful of headers: one per question
+ * shape, one per paragraph size). Only little-endian C-order float32/float16
+ * 2-d headers are remembered; the data size is checked every time. When
+ * the data is not aligned for its element type, it is copied; with `movable`
+ * "now", moved down a few bytes within `data` (over the end of the header,
+ * already parsed); with "later", left where it is: the array then views the
+ * aligned place, and `shift` says how far above it the values still lie (the
+ * caller moves them before the array is used).
+ */
+function parseNpyCached(
+  data: Uint8Array,
+  label: string,
+  entry: string,
+  movable: "now" | "later" | false,
+): { arr: NdArray; shift: number } {
+  for (const h of knownHeaders) {
+    const n = h.bytes.length;
+    if (data.length < n) continue;
+    let same = true;
+    for (let i = n - 1; i >= 0; i--) {
+      if (data[i] !== h.bytes[i]) {
+        same = false;
+        break;
+      }
+    }
+    if (!same) continue;
+    const size = h.dtype === "f4" ? 4 : 2;
+    const count = h.shape[0] * h.shape[1];
+    if (data.length - n !== count * size) break; // let parseNpy word the error
+    const at = data.byteOffset + n;
+    const Ctor = h.dtype === "f4" ? Float32Array : Float16Array;
+    const r = at % size;
+    if (r !== 0 && movable === "now") data.copyWithin(n - r, n);
+    const values = r === 0 || movable
+      ? new Ctor(data.buffer as ArrayBuffer, at - r, count)
+      : new Ctor(data.slice(n).buffer, 0, count);
+    const arr = {
+      dtype: h.dtype,
+      shape: h.shape,
+      data: values,
+      byteOrder: "<",
+      fortranOrder: false,
+    };
+    return { arr: arr as NdArray, shift: movable === "later" ? r : 0 };
+  }
+  const arr = parseNpy(data, label, { entry, copy: false });
+  if (
+    (arr.dtype === "f4" || arr.dtype === "f2") && arr.byteOrder === "<" && !arr.fortranOrder &&
+    arr.shape.length === 2
+  ) {
+    const start = npyDataStart(data);
+    if (start > 0 && start <= data.length) {
+      knownHeaders.unshift({
+        bytes: data.slice(0, start),
+        dtype: arr.dtype,
+        shape: [arr.shape[0], arr.shape[1]],
+      });
+      if (knownHeaders.length > 8) knownHeaders.pop();
+    }
+  }
+  return { arr, shift: 0 };
+}
+
+const SPARSE_KEYS = ["format.npy", "shape.npy", "data.npy"];
+
+/** Where a dense float32 matrix read into a `contextBuffer` lies in it. */
+export interface MatrixPlace {
+  /**
+   * The byte offset of the values in the buffer now: not a multiple of 4
+   * while they lie where the file put them (a kernel may read them there);
+   * reading `matrix.data` moves them into alignment first.
+   */
+  byteOffset(): number;
+  /** The buffer as it is now (a WebAssembly memory's buffer changes when it grows). */
+  buffer(): ArrayBufferLike;
+}
+
+/**
+ * A matrix whose values lie `shift` bytes above `view` in a `contextBuffer`:
+ * its `data` moves them into `view`'s place on first use, and views the
+ * buffer as it is then (a WebAssembly memory may have grown since).
+ */
+function placedMatrix(
+  view: Float32Array,
+  shift: number,
+  rows: number,
+  cols: number,
+  contextBuffer: (size: number) => Uint8Array,
+): { matrix: DenseMatrix; place: MatrixPlace } {
+  const at = view.byteOffset, count = view.length;
+  let pending = shift;
+  const buffer = () => view.buffer.byteLength > 0 ? view.buffer : contextBuffer(0).buffer;
+  const matrix: DenseMatrix = {
+    kind: "dense",
+    rows,
+    cols,
+    dtype: "f32",
+    get data(): Float32Array {
+      const buf = buffer();
+      if (pending !== 0) {
+        new Uint8Array(buf, at, count * 4 + pending).copyWithin(0, pending);
+        pending = 0;
+      }
+      return new Float32Array(buf, at, count);
+    },
+  };
+  return { matrix, place: { byteOffset: () => at + pending, buffer } };
+}
+
+/** Result of {@linkcode decodeDumpMatrix}. */
+export interface DecodedMatrix {
+  /** The matrix (finite values). */
+  readonly matrix: Matrix;
+  /** Dense f32: sum of squares of each row (absent with `deferFiniteCheck`). */
+  readonly rowSquares?: Float64Array;
+  /** Dense f32 with `deferFiniteCheck`: the check to run (see {@linkcode ContextDump}). */
+  readonly checkFinite?: (data: Float32Array) => Float64Array;
+  /** Dense f32 read into a `contextBuffer`: where it lies there. */
+  readonly place?: MatrixPlace;
+}
+
+/**
+ * Decodes and validates one dump `.npz` (see the module notes). `label`
+ * names the file in errors. A dense matrix may view `bytes` (no copy) when
+ * its data is aligned; with `movable` (the caller needs `bytes` for nothing
+ * else), misaligned data is moved into alignment within `bytes` instead of
+ * copied out.
+ *
+ * @throws {InputError} for anything wrong with the file.
+ *
+ * @example
+ * ```ts
+ * import { decodeDumpMatrix } from "./dump_reader.ts";
+ * const { matrix } = decodeDumpMatrix(await Deno.readFile("q.npz"), "q.npz", { sparse: false });
+ * matrix.rows; // 1
+ * ```
+ */
+export function decodeDumpMatrix(
+  bytes: Uint8Array,
+  label: string,
+  options: DumpOptions = {},
+  movable = false,
+): DecodedMatrix {
+  const limits = options.limits ?? {};
+  let entries: ZipEntry[];
+  try {
+    entries = readZipDirectory(bytes, label, limits);
+  } catch (e) {
+    throw badNpz(label, e);
+  }
+  const names = new Set(entries.map((e) => e.name));
+  const looksSparse = SPARSE_KEYS.every((k) => names.has(k));
+  if (looksSparse) {
+    let content;
+    try {
+      content = parseNpzContent(bytes, label, limits);
+    } catch (e) {
+      throw badNpz(label, e);
+    }
+    if (content.kind === "sparse") {
+      if (!options.sparse) {
+        throw new InputError({
+          file: label,
+          where: "",
+          message: "is a scipy sparse matrix; run merge with --sparse",
+        });
+      }
+      const m = content.matrix;
+      if (m.format === "coo") {
+        throw new InputError({
+          file: label,
+          where: "",
+          message: "sparse format coo is not supported (save CSR or CSC)",
+        });
+      }
+      const [rows, cols] = m.shape;
+      if (rows > 0x7fffffff || cols > 0x7fffffff) {
+        throw new InputError({
+          file: label,
+          where: "",
+          message: `shape ${shapeText(m.shape)} is too large`,
+        });
+      }
+      const data = toFloat32(m.data, label, "data");
+      const indices = toInt32(m.indices);
+      const indptr = toInt32(m.indptr);
+      const csr: CsrMatrix = m.format === "csr"
+        ? { kind: "csr", rows, cols, data, indices, indptr }
+        : cscToCsr(rows, cols, data, indices, indptr);
+      rowOfNonFinite(csr.data, csr.indptr, label);
+      return { matrix: csr };
+    }
+  }
+  if (options.sparse) {
+    throw new InputError({
+      file: label,
+      where: "",
+      message: "is a dense array; run merge without --sparse",
+    });
+  }
+  const entry = entries.find((e) => e.name === "arr_0.npy");
+  if (entry === undefined) {
+    throw new InputError({
+      file: label,
+      where: "",
+      message: "no arr_0 array (dense dumps are written with numpy.savez(path, matrix))",
+    });
+  }
+  const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
+  const data = inflateChecked(raw, entry.method, entry.uncompressedSize, entry.crc32);
+  if (typeof data === "string") {
+    throw new InputError({ file: label, where: entry.name, message: `unreadable npz: ${data}` });
+  }
+  let arr: NdArray, shift: number;
+  // Values read into the caller's buffer stay where they are until used.
+  const placed = movable && options.contextBuffer !== undefined && data.buffer === bytes.buffer;
+  try {
+    ({ arr, shift } = parseNpyCached(data, label, entry.name, placed ? "later" : movable && "now"));
+  } catch (e) {
+    throw badNpz(label, e);
+  }
+  if (arr.shape.length !== 2) {
+    throw new InputError({
+      file: label,
+      where: "",
+      message: `arr_0 has shape ${shapeText(arr.shape)}; expected a 2-d matrix`,
+    });
+  }
+  const [rows, cols] = arr.shape;
+  if (arr.dtype === "f4") {
+    const d = arr.data as Float32Array;
+    const { matrix, place } = placed && options.contextBuffer !== undefined
+      ? placedMatrix(d, shift, rows, cols, options.contextBuffer)
+      : { matrix: { kind: "dense", rows, cols, dtype: "f32", data: d } as const };
+    const checks = options.deferFiniteCheck
+      ? { checkFinite: (v: Float32Array) => checkDenseF32(v, rows, cols, label) }
+      : { rowSquares: checkDenseF32(matrix.data as Float32Array, rows, cols, label) };
+    return place === undefined ? { matrix, ...checks } : { matrix, place, ...checks };
+  }
+  if (shift !== 0) { // float16 left where it was read: move it into alignment now
+    const n = data.length - arr.data.byteLength;
+    data.copyWithin(n - shift, n);
+  }
+  if (arr.dtype === "f2") {
+    const h = arr.data as Float16Array;
+    checkHalf(new Uint16Array(h.buffer, h.byteOffset, h.length), cols, label);
+    return { matrix: { kind: "dense", rows, cols, dtype: "f16", data: h } };
+  }
+  throw new InputError({
+    file: label,
+    where: "",
+    message: `arr_0 has dtype ${arr.dtype}; phrase and question vectors must be float32 or float16`,
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Reusable read buffers.
+
+/**
+ * A growable read buffer, or one a `provider` lends (see
+ * {@linkcode DumpOptions.contextBuffer}). Files are read at its start
+ * (64-byte aligned: the kernel copies fastest there); a misaligned matrix is
+ * then moved into alignment in place (see `parseNpyCached`).
+ */
+class Scratch {
+  #buf: Uint8Array = new Uint8Array(0);
+  readonly #provider?: (size: number) => Uint8Array;
+
+  constructor(provider?: (size: number) => Uint8Array) {
+    this.#provider = provider;
+  }
+
+  /** A view of `size` bytes, growing the buffer as needed. */
+  take(size: number): Uint8Array {
+    if (this.#provider) this.#buf = this.#provider(size);
+    else if (this.#buf.length < size) {
+      this.#buf = new Uint8Array(Math.max(size, this.#buf.length * 2, 1 << 16));
+    }
+    return this.#buf.subarray(0, size);
+  }
+}
+
+/** Reads a whole file, into `scratch` when given; `undefined` when it does not exist. */
+function readFileSyncInto(path: string, scratch?: Scratch): Uint8Array | undefined {
+  if (scratch === undefined) {
+    // One call instead of open, stat, read and close (small files: the calls dominate).
+    try {
+      return Deno.readFileSync(path);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return undefined;
+      throw new FileError({ file: path, message: osMessage(e) });
+    }
+  }
+  let f: Deno.FsFile;
+  try {
+    f = Deno.openSync(path, { read: true });
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    throw new FileError({ file: path, message: osMessage(e) });
+  }
+  try {
+    const info = f.statSync();
+    if (info.isDirectory) throw new FileError({ file: path, message: "is a directory" });
+    const size = info.size;
+    const out = scratch ? scratch.take(size) : new Uint8Array(size);
+    let n = 0;
+    while (n < size) {
+      const r = f.readSync(out.subarray(n));
+      if (r === null || r === 0) break;
+      n += r;
+    }
+    return out.subarray(0, n);
+  } catch (e) {
+    if (e instanceof FileError) throw e;
+    throw new FileError({ file: path, message: osMessage(e) });
+  } finally {
+    f.close();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Zip archives read from the file.
+
+interface IndexedEntry {
+  readonly name: string;
+  readonly nameBytes: Uint8Array;
+  readonly method: 0 | 8;
+  readonly crc32: number;
+  readonly compressedSize: number;
+  readonly uncompressedSize: number;
+  /** Absolute offset of the local header in the file. */
+  readonly localHeaderOffset: number;
+  /** Where the next entry (or the central directory) starts. */
+  end: number;
+}
+
+function readAt(file: Deno.FsFile, pos: number, out: Uint8Array, path: string): Uint8Array {
+  file.seekSync(pos, Deno.SeekMode.Start);
+  let off = 0;
+  while (off < out.length) {
+    const n = file.readSync(out.subarray(off));
+    if (n === null || n === 0) {
+      throw new InputError({
+        file: path,
+        where: `byte ${pos + off}`,
+        message: "unexpected end of file (truncated zip?)",
+      });
+    }
+    off += n;
+  }
+  return out;
+}
+
+/** A zip archive on disk: its validated central directory, and entries read by offset. */
+class ZipFileIndex {
+  readonly #file: Deno.FsFile;
+  readonly entries: Map<string, IndexedEntry>;
+  readonly path: string;
+
+  constructor(path: string, file: Deno.FsFile, entries: Map<string, IndexedEntry>) {
+    this.path = path;
+    this.#file = file;
+    this.entries = entries;
+  }
+
+  close(): void {
+    try {
+      this.#file.close();
+    } catch {
+      // already closed
+    }
+  }
+
+  /** The checked bytes of an entry (read into `scratch` when given). */
+  extract(e: IndexedEntry, scratch?: Scratch): Uint8Array {
+    const fail = (reason: string) =>
+      new InputError({ file: this.path, where: `entry "${escapeName(e.name)}"`, message: reason });
+    // One read covers the local header and the data in the usual case.
+    const want = Math.min(
+      e.end - e.localHeaderOffset,
+      30 + e.nameBytes.length + 512 + e.compressedSize,
+    );
+    const buf = readAt(
+      this.#file,
+      e.localHeaderOffset,
+      scratch ? scratch.take(want) : new Uint8Array(want),
+      this.path,
+    );
+    if (buf.length < 30 || u32(buf, 0) !== 0x04034b50) {
+      throw fail(`no local header at offset ${e.localHeaderOffset}`);
+    }
+    const lName = u16(buf, 26), lExtra = u16(buf, 28);
+    if (lName !== e.nameBytes.length || 30 + lName > buf.length) {
+      throw fail("local header name differs from the central directory");
+    }
+    for (let i = 0; i < lName; i++) {
+      if (buf[30 + i] !== e.nameBytes[i]) {
+        throw fail("local header name differs from the central directory");
+      }
+    }
+    const dataStart = 30 + lName + lExtra;
+    if (e.localHeaderOffset + dataStart + e.compressedSize > e.end) {
+      throw fail(
+        `data (${e.compressedSize} bytes at offset ${
+          e.localHeaderOffset + dataStart
+        }) overlaps the next entry or the central directory`,
+      );
+    }
+    const raw = dataStart + e.compressedSize <= buf.length
+      ? buf.subarray(dataStart, dataStart + e.compressedSize)
+      : readAt(
+        this.#file,
+        e.localHeaderOffset + dataStart,
+        new Uint8Array(e.compressedSize),
+        this.path,
+      );
+    const out = inflateChecked(raw, e.method, e.uncompressedSize, e.crc32);
+    if (typeof out === "string") throw fail(out);
+    return out;
+  }
+}
+
+/** Opens a zip file and validates its central directory (read from the tail). */
+function openZipIndex(path: string, limits: ZipLimits): ZipFileIndex {
+  const file = Deno.openSync(path, { read: true });
+  try {
+    return new ZipFileIndex(path, file, readIndex(path, file, limits));
+  } catch (e) {
+    file.close();
+    throw e;
+  }
+}
+
+function readIndex(
+  path: string,
+  file: Deno.FsFile,
+  limits: ZipLimits,
+): Map<string, IndexedEntry> {
+  const fail = (reason: string, entry?: string) =>
+    new InputError({
+      file: path,
+      where: entry === undefined ? "" : `entry "${entry}"`,
+      message: reason,
+    });
+  const size = file.statSync().size;
+  const tailLen = Math.min(size, 22 + 0xffff + 20);
+  const base = size - tailLen;
+  const tail = readAt(file, base, new Uint8Array(tailLen), path);
+  let pos = -1;
+  for (let p = tail.length - 22; p >= 0; p--) {
+    if (
+      tail[p] === 0x50 && tail[p + 1] === 0x4b && tail[p + 2] === 5 && tail[p + 3] === 6 &&
+      p + 22 + u16(tail, p + 20) <= tail.length
+    ) {
+      pos = p;
+      break;
+    }
+  }
+  if (pos < 0) throw fail("not a ZIP archive (no end-of-central-directory record)");
+  const disk = u16(tail, pos + 4), cdDisk = u16(tail, pos + 6);
+  let countDisk = u16(tail, pos + 8);
+  let count = u16(tail, pos + 10);
+  let cdSize = u32(tail, pos + 12);
+  let cdOffset = u32(tail, pos + 16);
+  let end = base + pos;
+  const loc = pos - 20;
+  if (loc >= 0 && u32(tail, loc) === 0x07064b50) {
+    if (u32(tail, loc + 4) !== 0 || u32(tail, loc + 16) > 1) {
+      throw fail("multi-volume ZIP archives are not supported");
+    }
+    const declared = u64(tail, loc + 8);
+    let rec: Uint8Array | undefined;
+    let recAt = -1;
+    for (const cand of [declared, base + loc - 56]) {
+      if (cand === undefined || cand < 0 || cand + 56 > base + loc) continue;
+      const b = readAt(file, cand, new Uint8Array(56), path);
+      if (u32(b, 0) === 0x06064b50) {
+        rec = b;
+        recAt = cand;
+        break;
+      }
+    }
+    if (rec === undefined) {
+      throw fail("ZIP64 end-of-central-directory record is missing or corrupt");
+    }
+    if (u32(rec, 16) !== 0 || u32(rec, 20) !== 0) {
+      throw fail("multi-volume ZIP archives are not supported");
+    }
+    const c64d = u64(rec, 24), c64 = u64(rec, 32), s64 = u64(rec, 40), o64 = u64(rec, 48);
+    if (c64d === undefined || c64 === undefined || s64 === undefined || o64 === undefined) {
+      throw fail("ZIP64 end-of-central-directory record has impossible sizes");
+    }
+    countDisk = c64d;
+    count = c64;
+    cdSize = s64;
+    cdOffset = o64;
+    end = recAt;
+  } else {
+    if (count === 0xffff || cdSize === 0xffffffff || cdOffset === 0xffffffff) {
+      throw fail("ZIP64 archive without a ZIP64 end-of-central-directory locator");
+    }
+    if (disk !== 0 || cdDisk !== 0) throw fail("multi-volume ZIP archives are not supported");
+  }
+  if (countDisk !== count) throw fail("multi-volume ZIP archives are not supported");
+  const shift = end - cdSize - cdOffset;
+  if (shift < 0 || cdSize > end) {
+    throw fail(
+      `central directory (offset ${cdOffset}, ${cdSize} bytes) lies outside the archive (${size} bytes)`,
+    );
+  }
+  if (count > Math.floor(cdSize / 46)) {
+    throw fail(
+      `end record declares ${count} entries but the central directory has ${cdSize} bytes`,
+    );
+  }
+  const cdStart = cdOffset + shift;
+  const cd = readAt(file, cdStart, new Uint8Array(cdSize), path);
+  const maxEntry = limits.maxEntrySize ?? DEFAULT_MAX_ENTRY_SIZE;
+  const maxRatio = limits.maxRatio ?? DEFAULT_MAX_RATIO;
+  const list: IndexedEntry[] = [];
+  const byName = new Map<string, IndexedEntry>();
+  let o = 0;
+  for (let i = 0; i < count; i++) {
+    if (o + 46 > cd.length || u32(cd, o) !== 0x02014b50) {
+      throw fail(`central directory entry ${i} is corrupt (bad signature or truncated)`);
+    }
+    const flags = u16(cd, o + 8);
+    const method = u16(cd, o + 10);
+    const crc = u32(cd, o + 16);
+    let csize = u32(cd, o + 20);
+    let usize = u32(cd, o + 24);
+    const nameLen = u16(cd, o + 28), extraLen = u16(cd, o + 30), commentLen = u16(cd, o + 32);
+    let diskStart = u16(cd, o + 34);
+    let lho = u32(cd, o + 42);
+    const next = o + 46 + nameLen + extraLen + commentLen;
+    if (next > cd.length) throw fail(`central directory entry ${i} runs past the directory`);
+    const nameBytes = cd.slice(o + 46, o + 46 + nameLen);
+    const name = decodeName(nameBytes, (flags & 0x800) !== 0);
+    const shown = escapeName(name);
+    if (
+      usize === 0xffffffff || csize === 0xffffffff || lho === 0xffffffff || diskStart === 0xffff
+    ) {
+      let e = o + 46 + nameLen;
+      const eEnd = e + extraLen;
+      let found = false;
+      while (e + 4 <= eEnd) {
+        const id = u16(cd, e), sz = u16(cd, e + 2);
+        if (e + 4 + sz > eEnd) break;
+        if (id === 0x0001) {
+          let f = e + 4;
+          const fEnd = f + sz;
+          const take = (): number => {
+            if (f + 8 > fEnd) throw fail("ZIP64 extra field is too short", shown);
+            const v = u64(cd, f);
+            f += 8;
+            if (v === undefined) throw fail("ZIP64 extra field holds an impossible size", shown);
+            return v;
+          };
+          if (usize === 0xffffffff) usize = take();
+          if (csize === 0xffffffff) csize = take();
+          if (lho === 0xffffffff) lho = take();
+          if (diskStart === 0xffff) {
+            if (f + 4 > fEnd) throw fail("ZIP64 extra field is too short", shown);
+            diskStart = u32(cd, f);
+          }
+          found = true;
+          break;
+        }
+        e += 4 + sz;
+      }
+      if (!found) throw fail("sizes need a ZIP64 extra field, which is missing", shown);
+    }
+    const problem = checkEntryName(name);
+    if (problem !== undefined) throw fail(`${problem}; refusing the archive`, shown);
+    if (byName.has(name)) throw fail("duplicate entry name", shown);
+    if (diskStart !== 0) throw fail("multi-volume ZIP archives are not supported", shown);
+    if (flags & 0x41) throw fail("encrypted entries are not supported", shown);
+    if (method !== 0 && method !== 8) {
+      throw fail(`unsupported compression method ${method} (only stored and deflate)`, shown);
+    }
+    if (usize > maxEntry) {
+      throw fail(`declares ${usize} bytes uncompressed, above the limit of ${maxEntry}`, shown);
+    }
+    if (method === 0 && usize !== csize) {
+      throw fail(`stored entry declares ${csize} bytes stored but ${usize} uncompressed`, shown);
+    }
+    if (method === 8 && usize > csize * maxRatio + 1024) {
+      throw fail(
+        `declares ${usize} bytes uncompressed from ${csize} compressed, more than ${maxRatio}x (a zip bomb?)`,
+        shown,
+      );
+    }
+    const entry: IndexedEntry = {
+      name,
+      nameBytes,
+      method: method as 0 | 8,
+      crc32: crc,
+      compressedSize: csize,
+      uncompressedSize: usize,
+      localHeaderOffset: lho + shift,
+      end: cdStart,
+    };
+    list.push(entry);
+    byName.set(name, entry);
+    o = next;
+  }
+  // Entries may not overlap: each one must end before the next one (by offset) begins.
+  const sorted = [...list].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset);
+  for (let k = 0; k < sorted.length; k++) {
+    const cur = sorted[k];
+    cur.end = k + 1 < sorted.length ? sorted[k + 1].localHeaderOffset : cdStart;
+    if (cur.localHeaderOffset + 30 + cur.nameBytes.length + cur.compressedSize > cur.end) {
+      throw fail(
+        k + 1 < sorted.length
+          ? `overlaps entry '${escapeName(sorted[k + 1].name)}'`
+          : "data runs past the start of the central directory (truncated archive?)",
+        escapeName(cur.name),
+      );
+    }
+  }
+  return byName;
+}
+
+/** The folder all file entries sit under (`top/`), or `""` when they are not all under one. */
+function detectRoot(names: Iterable<string>): string {
+  let top: string | undefined;
+  for (const n of names) {
+    if (n.endsWith("/")) continue;
+    const i = n.indexOf("/");
+    if (i < 0) return "";
+    const t = n.slice(0, i + 1);
+    if (top === undefined) top = t;
+    else if (t !== top) return "";
+  }
+  return top ?? "";
+}
+
+// ---------------------------------------------------------------------------
+// Dump sources.
+
+/** An open dump read synchronously (the core under {@linkcode DumpSource}). */
+export interface DumpSourceSync {
+  /** The path given to {@linkcode openDumpSync}. */
+  readonly path: string;
+  /** Whether it is a folder or a zip. */
+  readonly kind: "folder" | "zip";
+  /** For a zip: the top folder its entries sit under (`context_emb/`), or `""`. */
+  readonly root: string;
+  /** Where PIQA's merge.py looks for `name` (used in `Missing` lines). */
+  shownPath(name: string): string;
+  /** How errors name the file `name` of this dump (`dir/name` or `x.zip:entry`). */
+  label(name: string): string;
+  /** The bytes of `name`, or `undefined` when the dump has no such file. */
+  readFile(name: string): Uint8Array | undefined;
+  /** A paragraph's matrix and phrases, or which of the two files is missing (`.npz` first). */
+  readContext(id: string): ContextDump | MissingFile;
+  /** A question's matrix (checked as any matrix; 1×d is the caller's check), or missing. */
+  readQuestion(id: string): Matrix | MissingFile;
+  /** The file names of the dump (its top level), sorted, side files included. */
+  list(): string[];
+  /** Releases the zip's file handle (no-op for folders). */
+  close(): void;
+}
+
+/** Reads the entries of an archive or the files of a folder. */
+interface Backend {
+  readonly kind: "folder" | "zip";
+  readonly root: string;
+  shownPath(name: string): string;
+  label(name: string): string;
+  read(name: string, scratch?: Scratch): Uint8Array | undefined;
+  names(): string[];
+  close(): void;
+}
+
+function stemOf(id: string, path: string): string {
+  const why = unsafeIdReason(id);
+  if (why !== undefined) {
+    throw new InputError({
+      file: path,
+      where: `id ${JSON.stringify(id)}`,
+      message: `${why}; it cannot name a dump file`,
+    });
+  }
+  return dumpStem(id);
+}
+
+/** Offset of the data of a `.npy` inside `bytes` (or -1 if the header is unreadable). */
+function npyDataStart(npy: Uint8Array): number {
+  if (npy.length < 12) return -1;
+  return npy[6] === 1 ? 10 + u16(npy, 8) : 12 + u32(npy, 8);
+}
+
+function sourceOf(path: string, b: Backend, options: DumpOptions): DumpSourceSync {
+  const reuse = options.reuseBuffers === true;
+  const matrixScratch = reuse ? new Scratch(options.contextBuffer) : undefined;
+  const jsonScratch = reuse ? new Scratch() : undefined;
+  // Question vectors are always checked here; only paragraph matrices may be deferred.
+  const questionOptions = { ...options, deferFiniteCheck: false };
+  const decode = (bytes: Uint8Array, name: string, o: DumpOptions, movable = false) =>
+    decodeDumpMatrix(bytes, b.label(name), o, movable);
+  return {
+    path,
+    kind: b.kind,
+    root: b.root,
+    shownPath: (name) => b.shownPath(name),
+    label: (name) => b.label(name),
+    readFile: (name) => b.read(name),
+    readContext(id) {
+      const stem = stemOf(id, path);
+      const npz = `${stem}.npz`, json = `${stem}.json`;
+      const m = b.read(npz, matrixScratch);
+      if (m === undefined) return { missing: b.shownPath(npz) };
+      const j = b.read(json, jsonScratch);
+      if (j === undefined) return { missing: b.shownPath(json) };
+      const phrases = indexPhrases(j, b.label(json));
+      const decoded = decode(m, npz, options, matrixScratch !== undefined);
+      const { matrix, rowSquares, checkFinite, place } = decoded;
+      return {
+        matrix,
+        phrases,
+        ...(rowSquares !== undefined ? { rowSquares } : {}),
+        ...(checkFinite !== undefined ? { checkFinite } : {}),
+        ...(place !== undefined ? { place } : {}),
+      };
+    },
+    readQuestion(id) {
+      const npz = `${stemOf(id, path)}.npz`;
+      const m = b.read(npz);
+      if (m === undefined) return { missing: b.shownPath(npz) };
+      return decode(m, npz, questionOptions).matrix;
+    },
+    list: () => b.names(),
+    close: () => b.close(),
+  };
+}
+
+function folderBackend(path: string): Backend {
+  return {
+    kind: "folder",
+    root: "",
+    shownPath: (name) => joinPath(path, name),
+    label: (name) => joinPath(path, name),
+    read: (name, scratch) => readFileSyncInto(joinPath(path, name), scratch),
+    names: () => {
+      const out: string[] = [];
+      try {
+        for (const e of Deno.readDirSync(path)) if (!e.isDirectory) out.push(e.name);
+      } catch (e) {
+        throw new FileError({ file: path, message: osMessage(e) });
+      }
+      return out.sort();
+    },
+    close: () => {},
+  };
+}
+
+function zipBackend(path: string, index: ZipFileIndex): Backend {
+  const root = detectRoot(index.entries.keys());
+  const shownDir = /\.zip$/i.test(path) ? path.slice(0, -4) : path;
+  return {
+    kind: "zip",
+    root,
+    shownPath: (name) => joinPath(shownDir, name),
+    label: (name) => `${path}:${root}${name}`,
+    read: (name, scratch) => {
+      const e = index.entries.get(root + name);
+      return e === undefined ? undefined : index.extract(e, scratch);
+    },
+    names: () => {
+      const out: string[] = [];
+      for (const n of index.entries.keys()) {
+        if (!n.startsWith(root)) continue;
+        const rest = n.slice(root.length);
+        if (rest !== "" && !rest.includes("/")) out.push(rest);
+      }
+      return out.sort();
+    },
+    close: () => index.close(),
+  };
+}
+
+/**
+ * Opens a dump folder or a zip of one, synchronously. For a zip, the central
+ * directory is read and validated now (an unsafe entry name refuses the
+ * archive). Methods throw {@linkcode InputError} / {@linkcode FileError}.
+ *
+ * @example
+ * ```ts
+ * import { openDumpSync } from "./dump_reader.ts";
+ * const ctx = openDumpSync("context_emb.zip");
+ * const c = ctx.readContext("Super_Bowl_50_0");
+ * if (!("missing" in c)) console.log(c.matrix.rows === c.phrases.length); // true
+ * ctx.close();
+ * ```
+ */
+export function openDumpSync(path: string, options: DumpOptions = {}): DumpSourceSync {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(path);
+  } catch (e) {
+    throw new FileError({ file: path, message: osMessage(e) });
+  }
+  if (info.isDirectory) return sourceOf(path, folderBackend(path), options);
+  let index: ZipFileIndex;
+  try {
+    index = openZipIndex(path, options.limits ?? {});
+  } catch (e) {
+    throw asDumpError(path)(e);
+  }
+  return sourceOf(path, zipBackend(path, index), options);
+}
