@@ -21,7 +21,7 @@ import {
   type ZipLimits,
 } from "./zip.ts";
 import { decodeName, escapeName, osMessage, u16, u32, u64 } from "./_zip_internal.ts";
-import type { CsrMatrix, DenseMatrix, Matrix } from "../encoders/types.ts";
+import type { CsrMatrix, Matrix } from "../encoders/types.ts";
 
 // ---------------------------------------------------------------------------
 // Types.
@@ -55,11 +55,6 @@ export interface ContextDump {
    * {@linkcode InputError} naming the first NaN or infinite value.
    */
   readonly checkFinite?: (data: Float32Array) => Float64Array;
-  /**
-   * Dense float32 matrices read into {@linkcode DumpOptions.contextBuffer}:
-   * where the values lie in that buffer (for a kernel over its memory).
-   */
-  readonly place?: MatrixPlace;
 }
 
 /** Errors of the dump reader: bad input, or a file that cannot be read. */
@@ -308,18 +303,16 @@ const knownHeaders: KnownHeader[] = [];
  * those of a recent file (dumps repeat a handful of headers: one per question
  * shape, one per paragraph size). Only little-endian C-order float32/float16
  * 2-d headers are remembered; the data size is checked every time. When
- * the data is not aligned for its element type, it is copied; with `movable`
- * "now", moved down a few bytes within `data` (over the end of the header,
- * already parsed); with "later", left where it is: the array then views the
- * aligned place, and `shift` says how far above it the values still lie (the
- * caller moves them before the array is used).
+ * the data is not aligned for its element type, it is copied, or with
+ * `movable` moved down a few bytes within `data` (over the end of the header,
+ * already parsed).
  */
 function parseNpyCached(
   data: Uint8Array,
   label: string,
   entry: string,
-  movable: "now" | "later" | false,
-): { arr: NdArray; shift: number } {
+  movable: boolean,
+): NdArray {
   for (const h of knownHeaders) {
     const n = h.bytes.length;
     if (data.length < n) continue;
@@ -337,18 +330,11 @@ function parseNpyCached(
     const at = data.byteOffset + n;
     const Ctor = h.dtype === "f4" ? Float32Array : Float16Array;
     const r = at % size;
-    if (r !== 0 && movable === "now") data.copyWithin(n - r, n);
+    if (r !== 0 && movable) data.copyWithin(n - r, n);
     const values = r === 0 || movable
       ? new Ctor(data.buffer as ArrayBuffer, at - r, count)
       : new Ctor(data.slice(n).buffer, 0, count);
-    const arr = {
-      dtype: h.dtype,
-      shape: h.shape,
-      data: values,
-      byteOrder: "<",
-      fortranOrder: false,
-    };
-    return { arr: arr as NdArray, shift: movable === "later" ? r : 0 };
+    return { dtype: h.dtype, shape: h.shape, data: values, byteOrder: "<", fortranOrder: false };
   }
   const arr = parseNpy(data, label, { entry, copy: false });
   if (
@@ -365,54 +351,10 @@ function parseNpyCached(
       if (knownHeaders.length > 8) knownHeaders.pop();
     }
   }
-  return { arr, shift: 0 };
+  return arr;
 }
 
 const SPARSE_KEYS = ["format.npy", "shape.npy", "data.npy"];
-
-/** Where a dense float32 matrix read into a `contextBuffer` lies in it. */
-export interface MatrixPlace {
-  /**
-   * The byte offset of the values in the buffer now: not a multiple of 4
-   * while they lie where the file put them (a kernel may read them there);
-   * reading `matrix.data` moves them into alignment first.
-   */
-  byteOffset(): number;
-  /** The buffer as it is now (a WebAssembly memory's buffer changes when it grows). */
-  buffer(): ArrayBufferLike;
-}
-
-/**
- * A matrix whose values lie `shift` bytes above `view` in a `contextBuffer`:
- * its `data` moves them into `view`'s place on first use, and views the
- * buffer as it is then (a WebAssembly memory may have grown since).
- */
-function placedMatrix(
-  view: Float32Array,
-  shift: number,
-  rows: number,
-  cols: number,
-  contextBuffer: (size: number) => Uint8Array,
-): { matrix: DenseMatrix; place: MatrixPlace } {
-  const at = view.byteOffset, count = view.length;
-  let pending = shift;
-  const buffer = () => view.buffer.byteLength > 0 ? view.buffer : contextBuffer(0).buffer;
-  const matrix: DenseMatrix = {
-    kind: "dense",
-    rows,
-    cols,
-    dtype: "f32",
-    get data(): Float32Array {
-      const buf = buffer();
-      if (pending !== 0) {
-        new Uint8Array(buf, at, count * 4 + pending).copyWithin(0, pending);
-        pending = 0;
-      }
-      return new Float32Array(buf, at, count);
-    },
-  };
-  return { matrix, place: { byteOffset: () => at + pending, buffer } };
-}
 
 /** Result of {@linkcode decodeDumpMatrix}. */
 export interface DecodedMatrix {
@@ -422,8 +364,6 @@ export interface DecodedMatrix {
   readonly rowSquares?: Float64Array;
   /** Dense f32 with `deferFiniteCheck`: the check to run (see {@linkcode ContextDump}). */
   readonly checkFinite?: (data: Float32Array) => Float64Array;
-  /** Dense f32 read into a `contextBuffer`: where it lies there. */
-  readonly place?: MatrixPlace;
 }
 
 /**
@@ -518,11 +458,9 @@ export function decodeDumpMatrix(
   if (typeof data === "string") {
     throw new InputError({ file: label, where: entry.name, message: `unreadable npz: ${data}` });
   }
-  let arr: NdArray, shift: number;
-  // Values read into the caller's buffer stay where they are until used.
-  const placed = movable && options.contextBuffer !== undefined && data.buffer === bytes.buffer;
+  let arr: NdArray;
   try {
-    ({ arr, shift } = parseNpyCached(data, label, entry.name, placed ? "later" : movable && "now"));
+    arr = parseNpyCached(data, label, entry.name, movable);
   } catch (e) {
     throw badNpz(label, e);
   }
@@ -536,17 +474,11 @@ export function decodeDumpMatrix(
   const [rows, cols] = arr.shape;
   if (arr.dtype === "f4") {
     const d = arr.data as Float32Array;
-    const { matrix, place } = placed && options.contextBuffer !== undefined
-      ? placedMatrix(d, shift, rows, cols, options.contextBuffer)
-      : { matrix: { kind: "dense", rows, cols, dtype: "f32", data: d } as const };
+    const matrix = { kind: "dense", rows, cols, dtype: "f32", data: d } as const;
     const checks = options.deferFiniteCheck
       ? { checkFinite: (v: Float32Array) => checkDenseF32(v, rows, cols, label) }
-      : { rowSquares: checkDenseF32(matrix.data as Float32Array, rows, cols, label) };
-    return place === undefined ? { matrix, ...checks } : { matrix, place, ...checks };
-  }
-  if (shift !== 0) { // float16 left where it was read: move it into alignment now
-    const n = data.length - arr.data.byteLength;
-    data.copyWithin(n - shift, n);
+      : { rowSquares: checkDenseF32(d, rows, cols, label) };
+    return { matrix, ...checks };
   }
   if (arr.dtype === "f2") {
     const h = arr.data as Float16Array;
@@ -1022,14 +954,12 @@ function sourceOf(path: string, b: Backend, options: DumpOptions): DumpSourceSyn
       if (j === undefined) return { missing: b.shownPath(json) };
       const phrases = indexPhrases(j, b.label(json));
       const decoded = decode(m, npz, options, matrixScratch !== undefined);
-      const { matrix, rowSquares, checkFinite, place } = decoded;
-      return {
-        matrix,
-        phrases,
-        ...(rowSquares !== undefined ? { rowSquares } : {}),
-        ...(checkFinite !== undefined ? { checkFinite } : {}),
-        ...(place !== undefined ? { place } : {}),
-      };
+      const { matrix, rowSquares, checkFinite } = decoded;
+      return rowSquares !== undefined
+        ? { matrix, phrases, rowSquares }
+        : checkFinite !== undefined
+        ? { matrix, phrases, checkFinite }
+        : { matrix, phrases };
     },
     readQuestion(id) {
       const npz = `${stemOf(id, path)}.npz`;

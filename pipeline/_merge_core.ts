@@ -15,7 +15,6 @@ import {
   type ContextDump,
   type DumpOptions,
   type DumpSourceSync,
-  type MatrixPlace,
   type MissingFile,
   openDumpSync,
 } from "../io/_dump_core.ts";
@@ -353,7 +352,7 @@ const section = (id: number, body: number[]) => [id, ...uleb(body.length), ...bo
 const name = (s: string) => vec([...s].map((c) => [c.charCodeAt(0)]));
 
 /** The kernels' module bytes. */
-function simdModuleBytes(): Uint8Array<ArrayBuffer> {
+function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
   const get = (i: number) => [0x20, ...uleb(i)];
   const set = (i: number) => [0x21, ...uleb(i)];
   const tee = (i: number) => [0x22, ...uleb(i)];
@@ -388,14 +387,13 @@ function simdModuleBytes(): Uint8Array<ArrayBuffer> {
     ...f32Add,
     ...f32Add,
   ];
-  const acc = (c: number, x: number, y: number) => [
-    ...get(c),
-    ...get(x),
-    ...get(y),
-    ...f32x4Mul,
-    ...f32x4Add,
-    ...set(c),
-  ];
+  // c += x·y: f32x4.relaxed_madd (one instruction where the CPU has FMA; fused or
+  // not, the error bound below holds), or f32x4.mul then f32x4.add.
+  const relaxedMadd = simd(0x105);
+  const acc = (c: number, x: number, y: number) =>
+    fused
+      ? [...get(x), ...get(y), ...get(c), ...relaxedMadd, ...set(c)]
+      : [...get(c), ...get(x), ...get(y), ...f32x4Mul, ...f32x4Add, ...set(c)];
   const loadAt = (base: number, k: number, into: number) => [
     ...get(base),
     ...get(k),
@@ -670,13 +668,17 @@ class SimdKernels {
 
   /** The kernels, or `undefined` where WebAssembly SIMD is not available. */
   static create(): SimdKernels | undefined {
-    try {
-      const bytes = simdModuleBytes();
-      if (!WebAssembly.validate(bytes)) return undefined;
-      return new SimdKernels(new WebAssembly.Instance(new WebAssembly.Module(bytes), {}));
-    } catch {
-      return undefined;
+    // Relaxed SIMD's fused multiply-add where the runtime has it, else plain SIMD.
+    for (const fused of [true, false]) {
+      try {
+        const bytes = simdModuleBytes(fused);
+        if (!WebAssembly.validate(bytes)) continue;
+        return new SimdKernels(new WebAssembly.Instance(new WebAssembly.Module(bytes), {}));
+      } catch {
+        // try the next
+      }
     }
+    return undefined;
   }
 
   #ensure(bytes: number): ArrayBuffer {
@@ -692,48 +694,36 @@ class SimdKernels {
   buffer = (size: number): Uint8Array => new Uint8Array(this.#ensure(size), 0, size);
 
   /**
-   * Float32 scores of every row of the n×d matrix against each question,
-   * in memory: `scores[j * n + i]`; float64 sums of squares of each row,
-   * `squares[i]`; `row(i, out)` copies row i out (for the exact re-scoring).
-   * The matrix is `src`: a byte offset in this memory (where the dump reader
-   * put it, see {@linkcode buffer}; any alignment), or an array, used where
-   * it lies when it views this memory, else copied to its start.
+   * Float32 scores of every row of `a` (n×d) against each question, in
+   * memory: `scores[j * n + i]`; float64 sums of squares of each row,
+   * `squares[i]`; `rows`, a view of the matrix in memory (for the exact
+   * re-scoring: `a` itself may have been detached by a growth of memory).
+   * A matrix already in memory (read there through {@linkcode buffer}) is
+   * used where it lies; any other is copied to the start of memory.
    */
   scores(
-    src: Float32Array | number,
+    a: Float32Array,
     n: number,
     d: number,
     qs: readonly Float32Array[],
-  ): {
-    scores: Float32Array;
-    squares: Float64Array;
-    row: (i: number, out: Float32Array) => void;
-  } {
+  ): { scores: Float32Array; rows: Float32Array; squares: Float64Array } {
     const nq = qs.length, d4 = d * 4;
-    const inPlace = typeof src === "number" ||
-      (src.buffer === this.#memory.buffer && src.byteOffset % 4 === 0);
-    const aPtr = typeof src === "number" ? src : inPlace ? src.byteOffset : 0;
+    const inPlace = a.buffer === this.#memory.buffer && a.byteOffset % 4 === 0;
+    const aPtr = inPlace ? a.byteOffset : 0;
     // Layout: the matrix, the questions, the scores, the squares.
     const qPtr = (aPtr + n * d4 + 63) & ~63;
     const outPtr = qPtr + nq * d4;
     const sqPtr = (outPtr + nq * n * 4 + 63) & ~63;
     const buf = this.#ensure(sqPtr + n * 8);
-    if (!inPlace) new Float32Array(buf, 0, n * d).set(src as Float32Array);
+    if (!inPlace) new Float32Array(buf, 0, n * d).set(a);
     const q = new Float32Array(buf, qPtr, nq * d);
     for (let j = 0; j < nq; j++) q.set(qs[j], j * d);
     this.#scores(aPtr, n, d4, qPtr, nq, outPtr, sqPtr);
     return {
       scores: new Float32Array(buf, outPtr, nq * n),
+      rows: new Float32Array(buf, aPtr, n * d),
       squares: new Float64Array(buf, sqPtr, n),
-      row: (i, out) =>
-        new Uint8Array(out.buffer, out.byteOffset, d4).set(new Uint8Array(buf, aPtr + i * d4, d4)),
     };
-  }
-
-  /** Whether a matrix at `place` (n×d float32) lies in this memory. */
-  holds(place: MatrixPlace, n: number, d: number): boolean {
-    const b = this.#memory.buffer;
-    return place.buffer() === b && place.byteOffset() + n * d * 4 <= b.byteLength;
   }
 }
 
@@ -775,19 +765,20 @@ const F32_SAFE = 2 ** 100;
 const U32 = 2 ** -24;
 
 /**
- * The best rows on the SIMD kernels: `{ best }`, or, when the values are out
- * of the float32 pass's range, `{}` (and the row squares) for the float64
+ * {@linkcode bestDenseRows} on the SIMD kernels: `{ best }`, or, when the
+ * values are out of the float32 pass's range, the matrix as it now lies in
+ * memory (`a` may have been detached) and its row squares, for the float64
  * pass. A non-finite row sum means a NaN or infinite value: `checkFinite`
  * then throws the reader's error.
  */
 function bestDenseRowsSimd(
   k: SimdKernels,
-  src: Float32Array | number,
+  a: Float32Array,
   n: number,
   d: number,
   qs: readonly Float32Array[],
-  checkFinite: (() => Float64Array) | undefined,
-): { best: Int32Array } | { squares?: Float64Array } {
+  checkFinite: ((data: Float32Array) => Float64Array) | undefined,
+): { best: Int32Array } | { rows: Float32Array; squares?: Float64Array } {
   const nq = qs.length;
   const qNorm = new Float64Array(nq);
   let maxQ = 0;
@@ -798,31 +789,31 @@ function bestDenseRowsSimd(
     qNorm[j] = Math.sqrt(s);
     if (qNorm[j] > maxQ) maxQ = qNorm[j];
   }
-  const { scores, squares, row } = k.scores(src, n, d, qs);
+  const { scores, rows, squares } = k.scores(a, n, d, qs);
   const norms = new Float64Array(n);
   let maxNorm = 0;
   for (let i = 0; i < n; i++) {
     const sq = squares[i];
     // Squares of float32 values cannot overflow float64: Inf or NaN comes from the data.
-    if (!Number.isFinite(sq)) return { squares: checkFinite?.() };
+    if (!Number.isFinite(sq)) return { rows, squares: checkFinite?.(rows) };
     norms[i] = Math.sqrt(sq);
     if (norms[i] > maxNorm) maxNorm = norms[i];
   }
-  if (!(maxNorm * maxQ <= F32_SAFE)) return { squares: squares.slice() };
+  if (!(maxNorm * maxQ <= F32_SAFE)) return { rows, squares: squares.slice() };
   const fast = new Float64Array(scores);
   const out = new Int32Array(nq);
   const prods = new Float64Array(d);
-  const r = new Float32Array(d);
-  // A lane sums d/4 rounded products, then two more additions: the error is at most
-  // γ(d/4+3)·Σ|a q| ≤ γ(d/4+3)·|a||q| (+ underflow); the bound is 4 times more than that.
+  // A lane sums d/4 products (each rounded, or fused into its addition), then two more
+  // additions: the error is at most γ(d/4+3)·Σ|a q| ≤ γ(d/4+3)·|a||q| (+ underflow);
+  // the bound is 4 times more than that.
   const factor = 4 * (d + 4) * U32;
   const tiny = (d + 8) * 2 ** -140;
   for (let j = 0; j < nq; j++) {
     const scale = factor * qNorm[j];
     const q = qs[j];
     out[j] = pickRow(fast, j * n, n, (i) => scale * norms[i] + tiny, (i) => {
-      row(i, r);
-      for (let t = 0; t < d; t++) prods[t] = r[t] * q[t];
+      const r = i * d;
+      for (let t = 0; t < d; t++) prods[t] = rows[r + t] * q[t];
       return fsum(prods, d);
     });
   }
@@ -912,48 +903,22 @@ export function bestDenseRows(
   questions: readonly DenseMatrix[],
   rowSquares?: Float64Array,
   options: ScoringOptions = {},
+  checkFinite?: (data: Float32Array) => Float64Array,
 ): Int32Array {
-  return bestDense({ matrix: c, rowSquares }, questions, options);
-}
-
-/** A paragraph's dense matrix and what the reader knows of it (see {@linkcode ContextDump}). */
-type DenseContext = Pick<ContextDump, "rowSquares" | "checkFinite" | "place"> & {
-  readonly matrix: DenseMatrix;
-};
-
-function checkedData(c: DenseMatrix): Float32Array {
-  const a = asFloat32(c);
-  if (a.length !== c.rows * c.cols) {
-    throw new RangeError(`matrix data has ${a.length} values, not ${c.rows}×${c.cols}`);
-  }
-  return a;
-}
-
-/** {@linkcode bestDenseRows} of a paragraph as the reader returns it. */
-function bestDense(
-  ctx: DenseContext,
-  questions: readonly DenseMatrix[],
-  options: ScoringOptions,
-): Int32Array {
-  const c = ctx.matrix;
   const n = c.rows, d = c.cols, nq = questions.length;
   const out = new Int32Array(nq).fill(-1);
   if (n === 0 || nq === 0) return out;
-  let sq = ctx.rowSquares;
-  const check = ctx.checkFinite;
+  let a = asFloat32(c);
+  if (a.length !== n * d) throw new RangeError(`matrix data has ${a.length} values, not ${n}×${d}`);
+  let sq = rowSquares;
   const k = options.simd === false || d < 4 || d % 4 !== 0 ? undefined : simdKernels();
   if (k !== undefined) {
-    // A matrix the reader put in the kernels' memory is scored where it lies.
-    const src = ctx.place !== undefined && k.holds(ctx.place, n, d)
-      ? ctx.place.byteOffset()
-      : checkedData(c);
-    const qs = questions.map(asFloat32);
-    const r = bestDenseRowsSimd(k, src, n, d, qs, check && (() => check(checkedData(c))));
+    const r = bestDenseRowsSimd(k, a, n, d, questions.map(asFloat32), checkFinite);
     if ("best" in r) return r.best;
+    a = r.rows;
     sq ??= r.squares;
   }
-  const a = checkedData(c);
-  sq ??= check ? check(a) : sumSquares(a, n, d);
+  sq ??= checkFinite ? checkFinite(a) : sumSquares(a, n, d);
   const norms = new Float64Array(n);
   for (let i = 0; i < n; i++) norms[i] = Math.sqrt(sq[i]);
   const q = new Float64Array(nq * d);
@@ -1108,7 +1073,7 @@ export function bestSparseRows(c: CsrMatrix, questions: readonly CsrMatrix[]): I
  * ```
  */
 export function bestRows(
-  context: Pick<ContextDump, "matrix" | "rowSquares" | "checkFinite" | "place">,
+  context: Pick<ContextDump, "matrix" | "rowSquares" | "checkFinite">,
   questions: readonly Matrix[],
   options: ScoringOptions = {},
 ): Int32Array {
@@ -1121,7 +1086,13 @@ export function bestRows(
     }
   }
   return c.kind === "dense"
-    ? bestDense({ ...context, matrix: c }, questions as DenseMatrix[], options)
+    ? bestDenseRows(
+      c,
+      questions as DenseMatrix[],
+      context.rowSquares,
+      options,
+      context.checkFinite,
+    )
     : bestSparseRows(c, questions as CsrMatrix[]);
 }
 
