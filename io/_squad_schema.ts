@@ -1,13 +1,11 @@
 /**
  * The shape of SQuAD records (internal to `io/squad.ts`): the schemas, which
- * word the errors, and their `is` checks written out in plain JavaScript,
- * which run on every record (the schema interpreter is several times slower;
- * `tests/squad_test.ts` checks that both agree).
+ * word the errors. Their `is` checks, written out in plain JavaScript, are in
+ * `io/_squad_checks.ts` (`tests/squad_test.ts` checks that both agree).
  *
  * @module
  */
 import * as Schema from "effect/Schema";
-import type { PyObject } from "./pyjson.ts";
 
 /** The `answer` record of a SQuAD file. */
 export const AnswerSchema = Schema.Struct({ text: Schema.String });
@@ -31,24 +29,3 @@ export const ParagraphSchema = Schema.Struct({
   context: Schema.optionalKey(Schema.String),
   qas: Schema.optionalKey(Schema.Array(Schema.Unknown)),
 });
-
-// The schemas' `is` checks, written out: they run on every question of a file, and
-// the schema interpreter is several times slower (tests/squad_test.ts checks that
-// both agree). The schemas still word the errors.
-/** `ObjectSchema`'s check (arrays pass too, as with the schema; callers exclude them). */
-export const isObject = (v: unknown): v is PyObject => typeof v === "object" && v !== null;
-const optional = (o: PyObject, key: string, ok: (v: unknown) => boolean): boolean =>
-  !(key in o) || ok(o[key]);
-const isString = (v: unknown): v is string => typeof v === "string";
-const isAnswer = (v: unknown): boolean => isObject(v) && isString(v.text);
-const isAnswers = (v: unknown): boolean => Array.isArray(v) && v.every(isAnswer);
-/** `ArticleSchema`'s check. */
-export const isArticle = (v: PyObject): boolean => isString(v.title) && Array.isArray(v.paragraphs);
-/** `QuestionSchema`'s check. */
-export const isQuestion = (v: PyObject): boolean =>
-  isString(v.id) && optional(v, "question", isString) && optional(v, "answers", isAnswers) &&
-  optional(v, "is_impossible", (x) => typeof x === "boolean") &&
-  optional(v, "plausible_answers", isAnswers);
-/** `ParagraphSchema`'s check. */
-export const isParagraph = (v: PyObject): boolean =>
-  optional(v, "context", isString) && optional(v, "qas", Array.isArray);

@@ -18,15 +18,8 @@ import * as Stream from "effect/Stream";
 import { FileError, InputError } from "./errors.ts";
 import { type JsonEvent, JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
 import type { PyJson, PyObject } from "./pyjson.ts";
-import {
-  ArticleSchema,
-  isArticle,
-  isObject,
-  isParagraph,
-  isQuestion,
-  ParagraphSchema,
-  QuestionSchema,
-} from "./_squad_schema.ts";
+import { isArticle, isObject, isParagraph, isQuestion } from "./_squad_checks.ts";
+import { ArticleSchema, ParagraphSchema, QuestionSchema } from "./_squad_schema.ts";
 import { type ByteSource, openSource } from "./source.ts";
 
 /** One gold answer. */

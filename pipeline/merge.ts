@@ -38,14 +38,10 @@ import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { type DumpError, type DumpSourceSync, openDump } from "../io/dump_reader.ts";
 import { FileError, InputError } from "../io/errors.ts";
-import { type PyJson, pyStringLiteral } from "../io/pyjson.ts";
+import { pyStringLiteral } from "../io/pyjson.ts";
 import { type AtomicWriter, openAtomicWriter, openSource } from "../io/source.ts";
-import {
-  decodeArticle,
-  type SquadArticle,
-  type SquadReadError,
-  squadRecordStream,
-} from "../io/squad.ts";
+import type { SquadArticle, SquadReadError } from "../io/squad.ts";
+import { isValidArticle } from "../io/_squad_checks.ts";
 import {
   mergeBatch,
   type MergeOutcome,
@@ -88,15 +84,23 @@ function addArticle(q2c: Map<string, string>, a: SquadArticle): void {
   for (const p of a.paragraphs) for (const q of p.questions) q2c.set(q.id, p.id);
 }
 
-/** JSON.parse path; `undefined` sends the caller to the streaming reader (exact errors). */
-function wholeQ2c(bytes: Uint8Array, name: string): Map<string, string> | undefined {
+/**
+ * JSON.parse path, for a dataset `decodeArticle` accepts whole; `undefined`
+ * sends the caller to the streaming reader (which words the error exactly,
+ * and which this module loads only then: the schemas take a while to load).
+ */
+function wholeQ2c(bytes: Uint8Array): Map<string, string> | undefined {
   try {
     const v = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
     if (typeof v !== "object" || v === null || !Array.isArray(v.data)) return undefined;
+    if (!v.data.every((a: unknown) => isValidArticle(a, SQUAD_OPTS))) return undefined;
     const q2c = new Map<string, string>();
-    v.data.forEach((a: PyJson, i: number) =>
-      addArticle(q2c, decodeArticle(name, i, a, SQUAD_OPTS))
-    );
+    for (const a of v.data as { title: string; paragraphs: { qas: { id: string }[] }[] }[]) {
+      a.paragraphs.forEach((p, i) => {
+        const pid = `${a.title}_${i}`;
+        for (const q of p.qas) q2c.set(q.id, pid);
+      });
+    }
     return q2c;
   } catch {
     return undefined;
@@ -133,7 +137,7 @@ const readQ2c = (path: string): Effect.Effect<Map<string, string>, SquadReadErro
             bytes.set(c, o);
             o += c.byteLength;
           }
-          const q2c = wholeQ2c(bytes, src.name);
+          const q2c = wholeQ2c(bytes);
           if (q2c !== undefined) return q2c;
         }
         const replay = new ReadableStream<Uint8Array>({
@@ -149,6 +153,7 @@ const readQ2c = (path: string): Effect.Effect<Map<string, string>, SquadReadErro
           },
           cancel: (reason) => reader.cancel(reason),
         });
+        const { squadRecordStream } = await import("../io/squad.ts");
         const q2c = new Map<string, string>();
         for await (const rec of squadRecordStream({ name: src.name, stream: replay }, SQUAD_OPTS)) {
           if (rec.kind === "article") addArticle(q2c, rec);

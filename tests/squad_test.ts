@@ -1,10 +1,23 @@
 import { assert, assertEquals } from "./_assert.ts";
 import { Effect, Stream } from "effect";
 import * as Schema from "effect/Schema";
-import { countSquad, squadParagraphs, squadQuestions } from "../io/squad.ts";
+import {
+  countSquad,
+  decodeArticle,
+  squadParagraphs,
+  squadQuestions,
+  type SquadReadOptions,
+} from "../io/squad.ts";
+import { InputError } from "../io/errors.ts";
 import * as schemas from "../io/_squad_schema.ts";
-import { isArticle, isObject, isParagraph, isQuestion } from "../io/_squad_schema.ts";
-import { type PyObject, RawNumber } from "../io/pyjson.ts";
+import {
+  isArticle,
+  isObject,
+  isParagraph,
+  isQuestion,
+  isValidArticle,
+} from "../io/_squad_checks.ts";
+import { type PyJson, type PyObject, RawNumber } from "../io/pyjson.ts";
 import { split } from "../pipeline/split.ts";
 import { DEV_GZ, listDir, python, ROOT, runStage, sha256File, SHARED_DATA } from "./_util.ts";
 
@@ -143,4 +156,50 @@ Deno.test("squad record checks: the written-out checks agree with the schemas", 
     }
   }
   assertEquals(cases, 180); // every variant that is an object, all three kinds
+});
+
+Deno.test("squad record checks: isValidArticle says exactly when decodeArticle throws", () => {
+  const odd: unknown[] = [null, 1, "s", true, [], {}, [{}], [{ text: 1 }], new RawNumber("2")];
+  const question = { id: "q", question: "w?", answers: [{ text: "a" }], is_impossible: false };
+  const paragraph = { context: "c", qas: [question] };
+  const article = { title: "T", paragraphs: [paragraph] };
+  const variants: unknown[] = [article, ...odd];
+  const mutate = (o: PyObject, wrap: (x: PyObject) => unknown) => {
+    for (const key of Object.keys(o)) {
+      const { [key]: _, ...without } = o;
+      variants.push(wrap(without));
+      for (const v of odd) variants.push(wrap({ ...o, [key]: v } as PyObject));
+    }
+    for (const v of odd) variants.push(wrap(v as PyObject));
+  };
+  mutate(article, (a) => a);
+  mutate(paragraph, (p) => ({ ...article, paragraphs: [paragraph, p] }));
+  mutate(question, (q) => ({ ...article, paragraphs: [{ ...paragraph, qas: [question, q] }] }));
+  const options: SquadReadOptions[] = [
+    {},
+    { context: "optional" },
+    { qas: "optional" },
+    { answers: "required" },
+    { context: "optional", qas: "optional", answers: "required" },
+  ];
+  let accepted = 0, refused = 0;
+  for (const opts of options) {
+    for (const v of variants) {
+      let decodes = true;
+      try {
+        decodeArticle("f.json", 0, v as PyJson, opts);
+      } catch (e) {
+        assert(e instanceof InputError, String(e));
+        decodes = false;
+      }
+      assertEquals(
+        isValidArticle(v, opts),
+        decodes,
+        `${JSON.stringify(opts)} ${JSON.stringify(v)}`,
+      );
+      if (decodes) accepted++;
+      else refused++;
+    }
+  }
+  assertEquals([accepted, refused], [66, 519]); // both kinds well represented
 });

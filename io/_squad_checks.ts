@@ -1,0 +1,66 @@
+/**
+ * The `is` checks of the SQuAD record schemas (`io/_squad_schema.ts`),
+ * written out in plain JavaScript: they run on every record, the schema
+ * interpreter is several times slower, and this module loads without it
+ * (`merge` parses its dataset with these alone unless something is wrong).
+ * `tests/squad_test.ts` checks that they agree with the schemas and with
+ * `decodeArticle`.
+ *
+ * @module
+ */
+import type { PyObject } from "./pyjson.ts";
+
+/** `ObjectSchema`'s check (arrays pass too, as with the schema; callers exclude them). */
+export const isObject = (v: unknown): v is PyObject => typeof v === "object" && v !== null;
+const optional = (o: PyObject, key: string, ok: (v: unknown) => boolean): boolean =>
+  !(key in o) || ok(o[key]);
+const isString = (v: unknown): v is string => typeof v === "string";
+const isAnswer = (v: unknown): boolean => isObject(v) && isString(v.text);
+const isAnswers = (v: unknown): boolean => Array.isArray(v) && v.every(isAnswer);
+/** `ArticleSchema`'s check. */
+export const isArticle = (v: PyObject): boolean => isString(v.title) && Array.isArray(v.paragraphs);
+/** `QuestionSchema`'s check. */
+export const isQuestion = (v: PyObject): boolean =>
+  isString(v.id) && optional(v, "question", isString) && optional(v, "answers", isAnswers) &&
+  optional(v, "is_impossible", (x) => typeof x === "boolean") &&
+  optional(v, "plausible_answers", isAnswers);
+/** `ParagraphSchema`'s check. */
+export const isParagraph = (v: PyObject): boolean =>
+  optional(v, "context", isString) && optional(v, "qas", Array.isArray);
+
+/** Which parts of a record are optional (as `SquadReadOptions` in `io/squad.ts`). */
+export interface ArticleParts {
+  /** Paragraph `qas` (default required). */
+  readonly qas?: "required" | "optional";
+  /** Paragraph `context` (default required). */
+  readonly context?: "required" | "optional";
+  /** Question `answers` (default optional). */
+  readonly answers?: "required" | "optional";
+}
+
+const isRecord = (v: unknown): v is PyObject => isObject(v) && !Array.isArray(v);
+
+/**
+ * Whether `decodeArticle` accepts `value` with these options (when it does
+ * not, it throws the error that says why).
+ *
+ * @example
+ * ```ts
+ * import { isValidArticle } from "./_squad_checks.ts";
+ * isValidArticle({ title: "T", paragraphs: [{ context: "c", qas: [] }] }, {}); // true
+ * isValidArticle({ title: "T", paragraphs: [{ qas: [] }] }, {}); // false: no context
+ * ```
+ */
+export function isValidArticle(value: unknown, opts: ArticleParts): boolean {
+  if (!isRecord(value) || !isArticle(value)) return false;
+  for (const p of value.paragraphs as unknown[]) {
+    if (!isRecord(p) || !isParagraph(p)) return false;
+    if (opts.context !== "optional" && p.context === undefined) return false;
+    if (opts.qas !== "optional" && p.qas === undefined) return false;
+    for (const q of (p.qas ?? []) as unknown[]) {
+      if (!isRecord(q) || !isQuestion(q)) return false;
+      if (opts.answers === "required" && q.answers === undefined) return false;
+    }
+  }
+  return true;
+}
