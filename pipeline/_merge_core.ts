@@ -19,6 +19,8 @@ import {
   openDumpSync,
 } from "../io/_dump_core.ts";
 import { FileError, InputError } from "../io/errors.ts";
+import { isValidArticle } from "../io/_squad_checks.ts";
+import * as zlib from "node:zlib";
 
 // ---------------------------------------------------------------------------
 // Exact summation.
@@ -1146,6 +1148,85 @@ export function planMerge(q2c: ReadonlyMap<string, string>): MergePlan {
   return { units, questions: slot };
 }
 
+/** The options `merge` reads the dataset with (as PIQA: paragraphs need no context). */
+export const SQUAD_OPTS = { context: "optional" } as const;
+
+/**
+ * The question → paragraph map of a whole dataset's bytes (`.json`, or
+ * gzipped), when `decodeArticle` accepts every article; `undefined`
+ * otherwise (the caller then reads it with the streaming reader, which
+ * words the error).
+ *
+ * @example
+ * ```ts
+ * import { datasetQ2c } from "./_merge_core.ts";
+ * const bytes = new TextEncoder().encode('{"data": [{"title": "T", "paragraphs": [{"qas": [{"id": "q"}]}]}]}');
+ * datasetQ2c(bytes); // Map { "q" => "T_0" }
+ * ```
+ */
+export function datasetQ2c(bytes: Uint8Array): Map<string, string> | undefined {
+  if (bytes.length > WHOLE_DATASET_LIMIT) return undefined;
+  try {
+    if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+      const r = zlib.gunzipSync(bytes, { maxOutputLength: WHOLE_DATASET_LIMIT + 1 });
+      if (r.byteLength > WHOLE_DATASET_LIMIT) return undefined;
+      bytes = new Uint8Array(r.buffer, r.byteOffset, r.byteLength);
+    }
+    const v = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    if (typeof v !== "object" || v === null || !Array.isArray(v.data)) return undefined;
+    if (!v.data.every((a: unknown) => isValidArticle(a, SQUAD_OPTS))) return undefined;
+    const q2c = new Map<string, string>();
+    for (const a of v.data as { title: string; paragraphs: { qas: { id: string }[] }[] }[]) {
+      a.paragraphs.forEach((p, i) => {
+        const pid = `${a.title}_${i}`;
+        for (const q of p.qas) q2c.set(q.id, pid);
+      });
+    }
+    return q2c;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Datasets up to this size (decompressed) are parsed in one go, larger ones streamed. */
+export const WHOLE_DATASET_LIMIT = 256 * 1024 * 1024;
+
+/** Paragraphs per batch for `workers` workers and `concurrency` paragraphs in flight. */
+export function batchSize(concurrency: number, workers: number): number {
+  // Two batches per worker in flight (one running, one waiting), as far as
+  // `concurrency` allows: few messages, and no worker idles.
+  return Math.max(1, Math.min(8, Math.floor(concurrency / Math.max(2, 2 * workers))));
+}
+
+/** The plan cut into batches of `size` paragraphs. */
+export function batchesOf(plan: MergePlan, size: number): MergeUnit[][] {
+  const out: MergeUnit[][] = [];
+  for (let i = 0; i < plan.units.length; i += size) out.push(plan.units.slice(i, i + size));
+  return out;
+}
+
+/**
+ * A fingerprint of a plan cut into batches (FNV-1a over its ids): two
+ * threads that made the same plan agree on it.
+ */
+export function planSignature(batches: readonly MergeUnit[][]): string {
+  let h = 0x811c9dc5;
+  let n = 0;
+  const mix = (s: string) => {
+    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+    h = Math.imul(h ^ 0xffff, 0x01000193);
+  };
+  for (const b of batches) {
+    mix(`batch ${b.length}`);
+    for (const u of b) {
+      mix(u.cid);
+      for (const q of u.qids) mix(q);
+      n += u.qids.length;
+    }
+  }
+  return `${batches.length}:${n}:${(h >>> 0).toString(16)}`;
+}
+
 // ---------------------------------------------------------------------------
 // One paragraph.
 
@@ -1334,12 +1415,29 @@ export interface WorkerInit {
   readonly questionEmb: string;
   readonly sparse: boolean;
   readonly simd: boolean;
+  /**
+   * A worker started before the main thread has read the dataset plans by
+   * itself: it reads `dataset` (a file), cuts the plan into batches of
+   * `batch` paragraphs, says its {@linkcode planSignature} (seq -2), then
+   * answers batch after batch, each taken from `counter` (an Int32 shared by
+   * all the workers: the next batch), the batch's index as seq.
+   */
+  readonly plan?: {
+    readonly dataset: string;
+    readonly batch: number;
+    readonly counter: SharedArrayBuffer;
+  };
 }
 
-/** A worker's reply: a paragraph's outcomes, its error, or "ready" (seq -1). */
+/**
+ * A worker's reply: a batch's outcomes and its error (seq: the batch's
+ * number), "ready" (seq -1), or the signature of the plan it made (seq -2;
+ * `null`: it could not make one).
+ */
 export type WorkerReply =
   | { readonly seq: number; readonly ok: MergeOutcome[][]; readonly err?: WireError }
-  | { readonly seq: -1; readonly ready: true };
+  | { readonly seq: -1; readonly ready: true }
+  | { readonly seq: -2; readonly plan: string | null };
 
 /** A message to a worker after its {@linkcode WorkerInit}: paragraphs to answer. */
 export interface WorkerBatch {
@@ -1347,6 +1445,38 @@ export interface WorkerBatch {
   readonly seq: number;
   /** The paragraphs and their questions, answered in this order. */
   readonly units: readonly { readonly cid: string; readonly qids: readonly string[] }[];
+}
+
+/** A planning worker's loop (see {@linkcode WorkerInit.plan}). */
+function answerAll(
+  init: NonNullable<WorkerInit["plan"]>,
+  dumps: { c: DumpSourceSync; q: DumpSourceSync; simd: boolean } | WireError,
+  post: (m: WorkerReply) => void,
+): void {
+  let batches: MergeUnit[][] | undefined;
+  try {
+    const q2c = datasetQ2c(Deno.readFileSync(init.dataset));
+    if (q2c !== undefined) batches = batchesOf(planMerge(q2c), init.batch);
+  } catch {
+    // the main thread reads the dataset too, and says what is wrong
+  }
+  post({ seq: -2, plan: batches === undefined ? null : planSignature(batches) });
+  if (batches === undefined) return;
+  const next = new Int32Array(init.counter);
+  for (;;) {
+    const b = Atomics.add(next, 0, 1);
+    if (b >= batches.length) return;
+    if ("tag" in dumps) {
+      post({ seq: b, ok: [], err: dumps });
+      continue;
+    }
+    try {
+      const r = mergeBatch(dumps.c, dumps.q, batches[b], { simd: dumps.simd });
+      post(r.err === undefined ? { seq: b, ok: r.ok } : { seq: b, ok: r.ok, err: toWire(r.err) });
+    } catch (e) {
+      post({ seq: b, ok: [], err: toWire(e) });
+    }
+  }
 }
 
 function isMergeWorker(): boolean {
@@ -1379,6 +1509,7 @@ function serveMergeWorker(): void {
         dumps = toWire(e);
       }
       scope.postMessage({ seq: -1, ready: true });
+      if (msg.init.plan !== undefined) answerAll(msg.init.plan, dumps, (m) => scope.postMessage(m));
       return;
     }
     if (dumps === undefined || "tag" in dumps) {

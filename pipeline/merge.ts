@@ -16,8 +16,11 @@
  * Unlike `merge.py`, each paragraph's dump is read once and all its questions
  * are scored together (a Q×d block against the N×d phrase matrix in one
  * pass). Paragraphs are read and scored by worker threads (`--workers`, one
- * per CPU up to 4), a few in flight at a time (`--concurrency`), so memory
- * stays flat: the dataset's ids, and a few paragraphs.
+ * per CPU up to 4), in batches, a few in flight at a time (`--concurrency`),
+ * so memory stays flat: the dataset's ids, and a few paragraphs. Run as a
+ * command, the stage starts its workers before the rest of it has loaded;
+ * they read the dataset and plan by themselves, and their answers are used
+ * once this thread has made the same plan (`pipeline/_merge_early.ts`).
  *
  * **Exact scores.** A score is the exact inner product. A fast pass scores
  * every row: in float64 (float32/float16 values and their products are exact
@@ -34,6 +37,8 @@
  *
  * @module
  */
+// First: when this module runs as a command, its workers start now (see there).
+import { defaultConcurrency, defaultWorkers, MERGE_SPEC, takeEarlyPool } from "./_merge_early.ts";
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { type DumpError, type DumpSourceSync, openDump } from "../io/dump_reader.ts";
@@ -41,21 +46,25 @@ import { FileError, InputError } from "../io/errors.ts";
 import { pyStringLiteral } from "../io/pyjson.ts";
 import { type AtomicWriter, openAtomicWriter, openSource } from "../io/source.ts";
 import type { SquadArticle, SquadReadError } from "../io/squad.ts";
-import { isValidArticle } from "../io/_squad_checks.ts";
 import {
+  batchesOf,
+  batchSize,
+  datasetQ2c,
   mergeBatch,
   type MergeOutcome,
   type MergeUnit,
   planMerge,
   type ScoringOptions,
   simdDumpOptions,
+  SQUAD_OPTS,
+  WHOLE_DATASET_LIMIT,
   type WireError,
   WORKER_NAME,
   type WorkerBatch,
   type WorkerInit,
   type WorkerReply,
 } from "./_merge_core.ts";
-import { type CommandSpec, progress, runMain, UsageError, WorkError } from "./_cli.ts";
+import { progress, runMain, UsageError, WorkError } from "./_cli.ts";
 
 export {
   bestDenseRows,
@@ -76,35 +85,8 @@ export type {
   ScoringOptions,
 } from "./_merge_core.ts";
 
-const SQUAD_OPTS = { context: "optional" } as const;
-/** Datasets up to this size (decompressed) are parsed in one go, larger ones streamed. */
-const WHOLE_DATASET_LIMIT = 256 * 1024 * 1024;
-
 function addArticle(q2c: Map<string, string>, a: SquadArticle): void {
   for (const p of a.paragraphs) for (const q of p.questions) q2c.set(q.id, p.id);
-}
-
-/**
- * JSON.parse path, for a dataset `decodeArticle` accepts whole; `undefined`
- * sends the caller to the streaming reader (which words the error exactly,
- * and which this module loads only then: the schemas take a while to load).
- */
-function wholeQ2c(bytes: Uint8Array): Map<string, string> | undefined {
-  try {
-    const v = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-    if (typeof v !== "object" || v === null || !Array.isArray(v.data)) return undefined;
-    if (!v.data.every((a: unknown) => isValidArticle(a, SQUAD_OPTS))) return undefined;
-    const q2c = new Map<string, string>();
-    for (const a of v.data as { title: string; paragraphs: { qas: { id: string }[] }[] }[]) {
-      a.paragraphs.forEach((p, i) => {
-        const pid = `${a.title}_${i}`;
-        for (const q of p.qas) q2c.set(q.id, pid);
-      });
-    }
-    return q2c;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -137,7 +119,7 @@ const readQ2c = (path: string): Effect.Effect<Map<string, string>, SquadReadErro
             bytes.set(c, o);
             o += c.byteLength;
           }
-          const q2c = wholeQ2c(bytes);
+          const q2c = datasetQ2c(bytes);
           if (q2c !== undefined) return q2c;
         }
         const replay = new ReadableStream<Uint8Array>({
@@ -187,6 +169,12 @@ function fromWire(w: WireError): MergeError | WorkError {
   return new WorkError(`merge worker failed: ${w.message}`);
 }
 
+/** A worker's reply as the stage handles it. */
+function fromReply(r: WorkerReply): Reply {
+  if (!("ok" in r)) return { ok: [], err: new WorkError("merge worker: unexpected reply") };
+  return r.err === undefined ? { ok: r.ok } : { ok: r.ok, err: fromWire(r.err) };
+}
+
 function inThread(c: DumpSourceSync, q: DumpSourceSync, options: ScoringOptions): UnitRunner {
   return { run: (units) => Promise.resolve(mergeBatch(c, q, units, options)), close() {} };
 }
@@ -224,11 +212,12 @@ function workerPool(n: number, init: WorkerInit, local: UnitRunner): UnitRunner 
         ready[i] = true;
         return;
       }
+      if (!("ok" in r)) return;
       const resolve = waiting.get(r.seq);
       waiting.delete(r.seq);
       owner.delete(r.seq);
       load[i]--;
-      resolve?.(r.err === undefined ? { ok: r.ok } : { ok: r.ok, err: fromWire(r.err) });
+      resolve?.(fromReply(r));
     };
     w.onerror = (ev: ErrorEvent) => {
       ev.preventDefault();
@@ -369,11 +358,6 @@ const writeError = (file: string) => (e: unknown): FileError | InputError =>
     ? e
     : new FileError({ file, message: e instanceof Error ? e.message : String(e) });
 
-function defaultWorkers(): number {
-  const n = typeof navigator !== "undefined" ? navigator.hardwareConcurrency ?? 1 : 1;
-  return Math.max(1, Math.min(4, n));
-}
-
 /**
  * Merges context and question dumps into predictions (see the module notes).
  *
@@ -398,6 +382,21 @@ export const merge = (
     const dumpOpts = { sparse: opts.sparse === true };
     const simd = opts.simd !== false;
     const requested = Math.max(0, opts.workers ?? defaultWorkers());
+    const init: WorkerInit = {
+      contextEmb: opts.contextEmb,
+      questionEmb: opts.questionEmb,
+      sparse: dumpOpts.sparse,
+      simd,
+    };
+    // Workers the command line started before this module loaded, if they fit.
+    const earlySize = batchSize(opts.concurrency ?? defaultConcurrency(requested), requested);
+    let early = requested === 0 ? undefined : takeEarlyPool({
+      data: opts.data,
+      ...init,
+      workers: requested,
+      batch: earlySize,
+    });
+    let pool: UnitRunner | undefined;
     return yield* Effect.acquireUseRelease(
       Effect.gen(function* () {
         // The dumps are opened here even when workers read them: a bad archive fails
@@ -416,34 +415,42 @@ export const merge = (
           () => Effect.all([c.close(), q.close()]),
         );
         const local = inThread(c.sync, q.sync, { simd });
-        const pool = requested === 0 ? undefined : workerPool(requested, {
-          contextEmb: opts.contextEmb,
-          questionEmb: opts.questionEmb,
-          sparse: dumpOpts.sparse,
-          simd,
-        }, local);
-        return { c, q, writer, pool, local };
+        if (requested > 0 && early === undefined) pool = workerPool(requested, init, local);
+        return { c, q, writer, local };
       }),
-      ({ writer, pool, local }) =>
+      ({ writer, local }) =>
         Effect.gen(function* () {
           const plan = planMerge(yield* readQ2c(opts.data));
+          let fetch: ((b: number, units: MergeUnit[]) => Promise<Reply>) | undefined;
+          let size = earlySize;
+          let batches = batchesOf(plan, size);
+          if (early !== undefined) {
+            const e = early;
+            if (yield* Effect.promise(() => e.agree(batches))) {
+              fetch = (b) => e.result(b).then(fromReply);
+            } else {
+              e.close();
+              early = undefined;
+              pool = workerPool(requested, init, local);
+            }
+          }
           // Small datasets are not worth the workers' start-up.
           const runner = pool === undefined || plan.units.length < 16 ? local : pool;
-          const workers = runner === local ? 0 : requested;
-          const concurrency = opts.concurrency ?? Math.max(2, 16 * workers);
-          // Two batches per worker in flight (one running, one waiting), as far as
-          // `concurrency` allows: few messages, and no worker idles.
-          const size = Math.max(1, Math.min(8, Math.floor(concurrency / Math.max(2, 2 * workers))));
-          const batches: MergeUnit[][] = [];
-          for (let i = 0; i < plan.units.length; i += size) {
-            batches.push(plan.units.slice(i, i + size));
+          const workers = fetch !== undefined || runner !== local ? requested : 0;
+          const concurrency = opts.concurrency ?? defaultConcurrency(workers);
+          if (fetch === undefined) {
+            size = batchSize(concurrency, workers);
+            batches = batchesOf(plan, size);
+            fetch = (_, units) => runner.run(units);
           }
+          const get = fetch;
           const out = new OrderedOutput(writer, onMissing);
           const bar = opts.progress ? progress("merge") : { update() {}, done() {} };
           let done = 0;
-          yield* Stream.fromIterable(batches).pipe(
+          yield* Stream.fromIterable(batches.map((units, b) => ({ units, b }))).pipe(
             Stream.mapEffect(
-              (units) => Effect.map(Effect.promise(() => runner.run(units)), (r) => ({ units, r })),
+              ({ units, b }) =>
+                Effect.map(Effect.promise(() => get(b, units)), (r) => ({ units, r })),
               { concurrency: Math.max(1, Math.floor(concurrency / size)) },
             ),
             Stream.runForEach(({ units, r }) =>
@@ -475,9 +482,12 @@ export const merge = (
             workers,
           } satisfies MergeResult;
         }),
-      ({ c, q, writer, pool }) =>
+      ({ c, q, writer }) =>
         Effect.all([
-          Effect.sync(() => pool?.close()),
+          Effect.sync(() => {
+            pool?.close();
+            early?.close();
+          }),
           c.close(),
           q.close(),
           Effect.promise(() => writer.abort()),
@@ -485,52 +495,8 @@ export const merge = (
     );
   });
 
-const SPEC: CommandSpec = {
-  name: "merge",
-  summary:
-    "Answers each question with the phrase of its paragraph whose vector has the largest inner " +
-    "product with the question vector (the first on a tie), as PIQA's merge.py, and writes the " +
-    "predictions (Python json.dump format). Missing dump files print 'Missing <path>' on stderr " +
-    "and leave the question unanswered. Scores are exact inner products (a fast pass, then the " +
-    "rows near the best re-scored with a correctly rounded sum), so ties and near-ties are " +
-    "decided the same way everywhere.",
-  args: [
-    { name: "data.json", description: "SQuAD dataset (.json, .json.gz, or - for stdin)" },
-    { name: "context_emb", description: "context dump: a folder or a .zip of one" },
-    { name: "question_emb", description: "question dump: a folder or a .zip of one" },
-    { name: "pred.json", description: "predictions to write (- for stdout)" },
-  ],
-  flags: [
-    {
-      name: "sparse",
-      type: "boolean",
-      description: "the dumps are scipy sparse matrices (CSR or CSC)",
-    },
-    { name: "progress", type: "boolean", description: "show progress on stderr (on a terminal)" },
-    {
-      name: "concurrency",
-      type: "int",
-      metavar: "N",
-      description: "paragraphs in flight (default: 16 per worker)",
-    },
-    {
-      name: "no-simd",
-      type: "boolean",
-      description: "score in plain float64 loops instead of WebAssembly SIMD (same results)",
-    },
-    {
-      name: "workers",
-      type: "int",
-      metavar: "N",
-      description: "threads reading and scoring paragraphs (default: CPUs, at most 4; 0: none)",
-    },
-  ],
-  epilog:
-    "Example:\n  merge data/dev-v1.1.json.gz out/context_emb out/question_emb.zip out/pred.json",
-};
-
 if (import.meta.main) {
-  await runMain<MergeError | WorkError | UsageError>(SPEC, Deno.args, (a) => {
+  await runMain<MergeError | WorkError | UsageError>(MERGE_SPEC, Deno.args, (a) => {
     const concurrency = a.flags.concurrency as number | undefined;
     const workers = a.flags.workers as number | undefined;
     if (concurrency !== undefined && concurrency < 1) {

@@ -17,9 +17,14 @@ import {
   bestDenseRows,
   bestSparseRows,
   fsum,
+  merge,
+  mergeBatch,
   planMerge,
   simdAvailable,
 } from "../pipeline/merge.ts";
+import { batchesOf, datasetQ2c } from "../pipeline/_merge_core.ts";
+import { EarlyPool } from "../pipeline/_merge_early.ts";
+import * as Effect from "effect/Effect";
 
 const MERGE = "pipeline/merge.ts";
 const REF = "bench/reference/merge.py";
@@ -703,6 +708,68 @@ Deno.test("dump reader: matrices are the encoders' Matrix type, f16 kept as Floa
   const s = decodeDumpMatrix(npzCsr([[0, 1.5], [2, 0]]), "s.npz", { sparse: true }).matrix;
   assert(s.kind === "csr" && s.indices instanceof Int32Array && s.data instanceof Float32Array);
   assertStringIncludes(JSON.stringify([...(s as CsrMatrix).indptr]), "[0,1,2]");
+});
+
+Deno.test("merge: the library's worker pool, and the CLI with other batch sizes", async () => {
+  const dir = await dumps("f32", ["--articles", "2", "--paragraphs", "20"]);
+  const ref = await reference(dir, []);
+  // In this process merge starts its own workers (the command line starts them early).
+  for (const workers of [1, 2]) {
+    const lines: string[] = [];
+    const r = await Effect.runPromise(merge({
+      data: `${dir}/data.json`,
+      contextEmb: `${dir}/context_emb`,
+      questionEmb: `${dir}/question_emb`,
+      predictions: `${dir}/lib.json`,
+      workers,
+      onMissing: (l) => lines.push(l),
+    }));
+    assertEquals(r.workers, workers);
+    assertEquals(await Deno.readTextFile(`${dir}/lib.json`), ref.pred);
+  }
+  for (const flags of [["--concurrency", "1"], ["--concurrency", "5", "--workers", "3"]]) {
+    const got = await ours(dir, [
+      "data.json",
+      "context_emb",
+      "question_emb",
+      "ours.json",
+      ...flags,
+    ]);
+    assertEquals(got.code, 0, got.stderr);
+    assert(got.pred === ref.pred, `${flags.join(" ")}: pred.json differs from the reference`);
+  }
+});
+
+Deno.test("merge: workers started early plan as merge does, or are not used", async () => {
+  const dir = await dumps("f32", ["--articles", "2", "--paragraphs", "20"]);
+  const key = {
+    data: `${dir}/data.json`,
+    contextEmb: `${dir}/context_emb`,
+    questionEmb: `${dir}/question_emb`,
+    sparse: false,
+    simd: true,
+    workers: 2,
+    batch: 3,
+  };
+  const q2c = datasetQ2c(await Deno.readFile(key.data));
+  assert(q2c !== undefined);
+  const batches = batchesOf(planMerge(q2c), 3);
+  const pool = new EarlyPool(key);
+  try {
+    assert(pool.matches(key) && !pool.matches({ ...key, batch: 4 }));
+    assert(await pool.agree(batches));
+    const c = openDumpSync(key.contextEmb), q = openDumpSync(key.questionEmb);
+    // Every batch, whichever worker took it, is what this thread answers.
+    for (let b = batches.length - 1; b >= 0; b--) {
+      const r = await pool.result(b);
+      assertEquals("ok" in r && r.ok, mergeBatch(c, q, batches[b]).ok);
+    }
+    assert(!(await pool.agree(batchesOf(planMerge(q2c), 4))), "another plan");
+  } finally {
+    pool.close();
+  }
+  const r = await pool.result(batches.length + 5);
+  assert("err" in r && r.err?.message === "merge workers stopped");
 });
 
 Deno.test("merge tests: clean up", async () => {
