@@ -101,7 +101,7 @@ export const asDumpError = (file: string) => (e: unknown): DumpError =>
     ? e
     : new FileError({ file, message: osMessage(e) });
 
-const crc32 = (zlib as unknown as { crc32(data: Uint8Array): number }).crc32;
+const crc32 = (zlib as unknown as { crc32(data: Uint8Array, value?: number): number }).crc32;
 
 /**
  * CRC-32 of `data` in the runtime's zlib (about 25 times faster than the
@@ -143,12 +143,7 @@ function inflateChecked(
     }
   }
   const got = nativeCrc32(out);
-  if (got !== crc) {
-    return `CRC-32 mismatch (directory says ${crc.toString(16).padStart(8, "0")}, data has ${
-      got.toString(16).padStart(8, "0")
-    })`;
-  }
-  return out;
+  return got === crc ? out : crcMessage(crc, got);
 }
 
 // ---------------------------------------------------------------------------
@@ -299,19 +294,50 @@ interface KnownHeader {
 const knownHeaders: KnownHeader[] = [];
 
 /**
+ * The CRC-32 of `data`, while its bytes from `from` on are moved down `r`
+ * bytes: a chunk at a time, summed then moved while it is in the cache (one
+ * pass over the memory instead of two).
+ */
+function crcMovingDown(data: Uint8Array, from: number, r: number): number {
+  const CHUNK = 1 << 15;
+  let crc = crc32(data.subarray(0, from));
+  for (let s = from; s < data.length; s += CHUNK) {
+    const e = Math.min(s + CHUNK, data.length);
+    crc = crc32(data.subarray(s, e), crc);
+    data.copyWithin(s - r, s, e);
+  }
+  return crc >>> 0;
+}
+
+function crcMismatch(label: string, entry: string, want: number, got: number): InputError {
+  return new InputError({
+    file: label,
+    where: entry,
+    message: `unreadable npz: ${crcMessage(want, got)}`,
+  });
+}
+
+function crcMessage(want: number, got: number): string {
+  const hex = (v: number) => v.toString(16).padStart(8, "0");
+  return `CRC-32 mismatch (directory says ${hex(want)}, data has ${hex(got)})`;
+}
+
+/**
  * `parseNpy` (no copy), skipping the header parse when the header bytes are
  * those of a recent file (dumps repeat a handful of headers: one per question
  * shape, one per paragraph size). Only little-endian C-order float32/float16
  * 2-d headers are remembered; the data size is checked every time. When
  * the data is not aligned for its element type, it is copied, or with
  * `movable` moved down a few bytes within `data` (over the end of the header,
- * already parsed).
+ * already parsed). With `crc`, the CRC-32 of `data` is checked too (while
+ * it is moved, when it is).
  */
 function parseNpyCached(
   data: Uint8Array,
   label: string,
   entry: string,
   movable: boolean,
+  crc?: number,
 ): NdArray {
   for (const h of knownHeaders) {
     const n = h.bytes.length;
@@ -330,11 +356,18 @@ function parseNpyCached(
     const at = data.byteOffset + n;
     const Ctor = h.dtype === "f4" ? Float32Array : Float16Array;
     const r = at % size;
-    if (r !== 0 && movable) data.copyWithin(n - r, n);
+    if (crc !== undefined) {
+      const got = r !== 0 && movable ? crcMovingDown(data, n, r) : nativeCrc32(data);
+      if (got !== crc) throw crcMismatch(label, entry, crc, got);
+    } else if (r !== 0 && movable) data.copyWithin(n - r, n);
     const values = r === 0 || movable
       ? new Ctor(data.buffer as ArrayBuffer, at - r, count)
       : new Ctor(data.slice(n).buffer, 0, count);
     return { dtype: h.dtype, shape: h.shape, data: values, byteOrder: "<", fortranOrder: false };
+  }
+  if (crc !== undefined) {
+    const got = nativeCrc32(data);
+    if (got !== crc) throw crcMismatch(label, entry, crc, got);
   }
   const arr = parseNpy(data, label, { entry, copy: false });
   if (
@@ -454,13 +487,18 @@ export function decodeDumpMatrix(
     });
   }
   const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
-  const data = inflateChecked(raw, entry.method, entry.uncompressedSize, entry.crc32);
+  // A stored entry in the reader's own buffer: its CRC is checked while its data is
+  // moved into alignment (parseNpyCached).
+  const crcLater = movable && entry.method === 0 && entry.compressedSize === entry.uncompressedSize;
+  const data = crcLater
+    ? raw
+    : inflateChecked(raw, entry.method, entry.uncompressedSize, entry.crc32);
   if (typeof data === "string") {
     throw new InputError({ file: label, where: entry.name, message: `unreadable npz: ${data}` });
   }
   let arr: NdArray;
   try {
-    arr = parseNpyCached(data, label, entry.name, movable);
+    arr = parseNpyCached(data, label, entry.name, movable, crcLater ? entry.crc32 : undefined);
   } catch (e) {
     throw badNpz(label, e);
   }

@@ -700,6 +700,29 @@ Deno.test("merge: a CRC mismatch inside a zipped dump is bad input", async () =>
   assertMatch(r.stderr, /^merge: ctx\.zip: entry "T_0\.npz": CRC-32 mismatch/);
 });
 
+Deno.test("merge bad input: a corrupt stored matrix in a folder (CRC-32)", async () => {
+  // The second paragraph's file has the first one's header (the cached path).
+  const bad = npzDense(C4);
+  const good = npzDense(C4);
+  const cd = bad.length - 22 - 46 - "arr_0.npy".length; // the central directory
+  bad[cd - 5] ^= 0x40; // the last float of the matrix
+  for (const workers of [[], ["--workers", "0"], ["--workers", "1"], ["--no-simd"]]) {
+    const dir = await fixture({
+      data: [["T", [["q1"], ["q2"]]]],
+      contexts: {
+        T_0: { npz: good, phrases: PHRASES },
+        T_1: { npz: bad, phrases: PHRASES },
+      },
+      questions: { q1: npzDense([[0, 1, 0, 0]]), q2: npzDense([[0, 1, 0, 0]]) },
+    });
+    await badInput(
+      dir,
+      workers,
+      /^merge: context_emb\/T_1\.npz: arr_0\.npy: unreadable npz: CRC-32 mismatch \(directory says [0-9a-f]{8}, data has [0-9a-f]{8}\)$/,
+    );
+  }
+});
+
 Deno.test("dump reader: matrices are the encoders' Matrix type, f16 kept as Float16Array", () => {
   const { matrix } = decodeDumpMatrix(npzDense([[1, 2], [3, 4]], "f16"), "x.npz");
   const m: Matrix = matrix;
