@@ -1191,15 +1191,22 @@ export function datasetQ2c(bytes: Uint8Array): Map<string, string> | undefined {
 /** Datasets up to this size (decompressed) are parsed in one go, larger ones streamed. */
 export const WHOLE_DATASET_LIMIT = 256 * 1024 * 1024;
 
-/** Paragraphs per batch for `workers` workers and `concurrency` paragraphs in flight. */
+/** The most paragraphs per batch for `workers` workers and `concurrency` paragraphs in flight. */
 export function batchSize(concurrency: number, workers: number): number {
   // Two batches per worker in flight (one running, one waiting), as far as
-  // `concurrency` allows: few messages, and no worker idles.
-  return Math.max(1, Math.min(8, Math.floor(concurrency / Math.max(2, 2 * workers))));
+  // `concurrency` allows: few messages (each costs the main thread), no worker idles.
+  return Math.max(1, Math.min(32, Math.floor(concurrency / Math.max(2, 2 * workers))));
 }
 
-/** The plan cut into batches of `size` paragraphs. */
-export function batchesOf(plan: MergePlan, size: number): MergeUnit[][] {
+/**
+ * The plan cut into batches of at most `most` paragraphs, and at least 8
+ * batches per worker (so the last ones do not leave workers idle long).
+ */
+export function batchesOf(plan: MergePlan, most: number, workers: number): MergeUnit[][] {
+  const size = Math.max(
+    1,
+    Math.min(most, Math.ceil(plan.units.length / (8 * Math.max(1, workers)))),
+  );
   const out: MergeUnit[][] = [];
   for (let i = 0; i < plan.units.length; i += size) out.push(plan.units.slice(i, i + size));
   return out;
@@ -1417,14 +1424,15 @@ export interface WorkerInit {
   readonly simd: boolean;
   /**
    * A worker started before the main thread has read the dataset plans by
-   * itself: it reads `dataset` (a file), cuts the plan into batches of
-   * `batch` paragraphs, says its {@linkcode planSignature} (seq -2), then
+   * itself: it reads `dataset` (a file), cuts the plan into batches as
+   * `batchesOf(plan, batch, workers)`, says its {@linkcode planSignature} (seq -2), then
    * answers batch after batch, each taken from `counter` (an Int32 shared by
    * all the workers: the next batch), the batch's index as seq.
    */
   readonly plan?: {
     readonly dataset: string;
     readonly batch: number;
+    readonly workers: number;
     readonly counter: SharedArrayBuffer;
   };
 }
@@ -1456,7 +1464,7 @@ function answerAll(
   let batches: MergeUnit[][] | undefined;
   try {
     const q2c = datasetQ2c(Deno.readFileSync(init.dataset));
-    if (q2c !== undefined) batches = batchesOf(planMerge(q2c), init.batch);
+    if (q2c !== undefined) batches = batchesOf(planMerge(q2c), init.batch, init.workers);
   } catch {
     // the main thread reads the dataset too, and says what is wrong
   }

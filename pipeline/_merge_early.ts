@@ -49,7 +49,7 @@ export const MERGE_SPEC: CommandSpec = {
       name: "concurrency",
       type: "int",
       metavar: "N",
-      description: "paragraphs in flight (default: 16 per worker)",
+      description: "paragraphs in flight (default: 64 per worker)",
     },
     {
       name: "no-simd",
@@ -75,7 +75,7 @@ export function defaultWorkers(): number {
 
 /** Paragraphs in flight when `concurrency` is not given. */
 export function defaultConcurrency(workers: number): number {
-  return Math.max(2, 16 * workers);
+  return Math.max(2, 64 * workers);
 }
 
 /** What must agree for `merge` to adopt workers started early. */
@@ -92,7 +92,7 @@ export interface EarlyKey {
   readonly simd: boolean;
   /** Worker threads. */
   readonly workers: number;
-  /** Paragraphs per batch. */
+  /** The most paragraphs per batch. */
   readonly batch: number;
 }
 
@@ -126,7 +126,7 @@ export class EarlyPool {
       questionEmb: key.questionEmb,
       sparse: key.sparse,
       simd: key.simd,
-      plan: { dataset: key.data, batch: key.batch, counter },
+      plan: { dataset: key.data, batch: key.batch, workers: key.workers, counter },
     };
     this.#plans = new Array(key.workers).fill(undefined);
     this.#workers = Array.from({ length: key.workers }, (_, i) => {

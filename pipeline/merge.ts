@@ -279,8 +279,8 @@ export interface MergeOptions {
    */
   readonly workers?: number;
   /**
-   * Paragraphs in flight: read or scored ahead of the output (default 16 per
-   * worker, at least 2). They travel in batches of up to 8.
+   * Paragraphs in flight: read or scored ahead of the output (default 64 per
+   * worker, at least 2). They travel in batches of up to 32.
    */
   readonly concurrency?: number;
   /**
@@ -422,8 +422,7 @@ export const merge = (
         Effect.gen(function* () {
           const plan = planMerge(yield* readQ2c(opts.data));
           let fetch: ((b: number, units: MergeUnit[]) => Promise<Reply>) | undefined;
-          let size = earlySize;
-          let batches = batchesOf(plan, size);
+          let batches = batchesOf(plan, earlySize, requested);
           if (early !== undefined) {
             const e = early;
             if (yield* Effect.promise(() => e.agree(batches))) {
@@ -439,10 +438,10 @@ export const merge = (
           const workers = fetch !== undefined || runner !== local ? requested : 0;
           const concurrency = opts.concurrency ?? defaultConcurrency(workers);
           if (fetch === undefined) {
-            size = batchSize(concurrency, workers);
-            batches = batchesOf(plan, size);
+            batches = batchesOf(plan, batchSize(concurrency, workers), workers);
             fetch = (_, units) => runner.run(units);
           }
+          const size = batches[0]?.length ?? 1;
           const get = fetch;
           const out = new OrderedOutput(writer, onMissing);
           const bar = opts.progress ? progress("merge") : { update() {}, done() {} };
