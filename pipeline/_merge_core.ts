@@ -19,6 +19,16 @@ import {
   openDumpSync,
 } from "../io/_dump_core.ts";
 import { FileError, InputError } from "../io/errors.ts";
+import { batchesOf, type MergePlan, planMerge, WORKER_NAME } from "./_merge_plan.ts";
+
+export {
+  batchesOf,
+  batchSize,
+  type MergePlan,
+  type MergeUnit,
+  planMerge,
+  WORKER_NAME,
+} from "./_merge_plan.ts";
 import { isValidArticle } from "../io/_squad_checks.ts";
 import * as zlib from "node:zlib";
 
@@ -1099,54 +1109,7 @@ export function bestRows(
 }
 
 // ---------------------------------------------------------------------------
-// The plan: PIQA's question → paragraph dict, grouped by paragraph.
-
-/** A paragraph and the questions that take their answer from it. */
-export interface MergeUnit {
-  /** The paragraph id (`title_index`). */
-  readonly cid: string;
-  /** Each question's position in the predictions (dataset order of first occurrence). */
-  readonly slots: readonly number[];
-  /** The question ids, in the same order. */
-  readonly qids: readonly string[];
-}
-
-/** The dataset's questions grouped by the paragraph that answers them. */
-export interface MergePlan {
-  /** Paragraphs in the order of their first question. */
-  readonly units: readonly MergeUnit[];
-  /** Distinct question ids. */
-  readonly questions: number;
-}
-
-/**
- * Groups a question → paragraph map (a `Map` has Python's dict semantics: a
- * repeated key keeps its first position and its last value) by paragraph, in
- * the order of each paragraph's first question.
- *
- * @example
- * ```ts
- * import { planMerge } from "./merge.ts";
- * const plan = planMerge(new Map([["q1", "T_0"], ["q2", "T_1"], ["q3", "T_0"]]));
- * plan.units.map((u) => [u.cid, u.slots]); // [["T_0", [0, 2]], ["T_1", [1]]]
- * ```
- */
-export function planMerge(q2c: ReadonlyMap<string, string>): MergePlan {
-  const units: { cid: string; slots: number[]; qids: string[] }[] = [];
-  const byCid = new Map<string, (typeof units)[number]>();
-  let slot = 0;
-  for (const [qid, cid] of q2c) {
-    let u = byCid.get(cid);
-    if (u === undefined) {
-      u = { cid, slots: [], qids: [] };
-      byCid.set(cid, u);
-      units.push(u);
-    }
-    u.slots.push(slot++);
-    u.qids.push(qid);
-  }
-  return { units, questions: slot };
-}
+// The dataset.
 
 /** The options `merge` reads the dataset with (as PIQA: paragraphs need no context). */
 export const SQUAD_OPTS = { context: "optional" } as const;
@@ -1190,49 +1153,6 @@ export function datasetQ2c(bytes: Uint8Array): Map<string, string> | undefined {
 
 /** Datasets up to this size (decompressed) are parsed in one go, larger ones streamed. */
 export const WHOLE_DATASET_LIMIT = 256 * 1024 * 1024;
-
-/** The most paragraphs per batch for `workers` workers and `concurrency` paragraphs in flight. */
-export function batchSize(concurrency: number, workers: number): number {
-  // Two batches per worker in flight (one running, one waiting), as far as
-  // `concurrency` allows: few messages (each costs the main thread), no worker idles.
-  return Math.max(1, Math.min(32, Math.floor(concurrency / Math.max(2, 2 * workers))));
-}
-
-/**
- * The plan cut into batches of at most `most` paragraphs, and at least 8
- * batches per worker (so the last ones do not leave workers idle long).
- */
-export function batchesOf(plan: MergePlan, most: number, workers: number): MergeUnit[][] {
-  const size = Math.max(
-    1,
-    Math.min(most, Math.ceil(plan.units.length / (8 * Math.max(1, workers)))),
-  );
-  const out: MergeUnit[][] = [];
-  for (let i = 0; i < plan.units.length; i += size) out.push(plan.units.slice(i, i + size));
-  return out;
-}
-
-/**
- * A fingerprint of a plan cut into batches (FNV-1a over its ids): two
- * threads that made the same plan agree on it.
- */
-export function planSignature(batches: readonly MergeUnit[][]): string {
-  let h = 0x811c9dc5;
-  let n = 0;
-  const mix = (s: string) => {
-    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-    h = Math.imul(h ^ 0xffff, 0x01000193);
-  };
-  for (const b of batches) {
-    mix(`batch ${b.length}`);
-    for (const u of b) {
-      mix(u.cid);
-      for (const q of u.qids) mix(q);
-      n += u.qids.length;
-    }
-  }
-  return `${batches.length}:${n}:${(h >>> 0).toString(16)}`;
-}
 
 // ---------------------------------------------------------------------------
 // One paragraph.
@@ -1413,9 +1333,6 @@ export function toWire(e: unknown): WireError {
   };
 }
 
-/** The name merge gives its workers (how this module knows it runs as one). */
-export const WORKER_NAME = "phraseval-merge-worker";
-
 /** The first message to a worker: which dumps to open, and how. */
 export interface WorkerInit {
   readonly contextEmb: string;
@@ -1423,29 +1340,34 @@ export interface WorkerInit {
   readonly sparse: boolean;
   readonly simd: boolean;
   /**
-   * A worker started before the main thread has read the dataset plans by
-   * itself: it reads `dataset` (a file), cuts the plan into batches as
-   * `batchesOf(plan, batch, workers)`, says its {@linkcode planSignature} (seq -2), then
-   * answers batch after batch, each taken from `counter` (an Int32 shared by
-   * all the workers: the next batch), the batch's index as seq.
+   * Workers started before the main thread has read the dataset plan by
+   * themselves. The first (`ports` set) reads `dataset` (a file), makes the
+   * plan and sends it to the main thread (seq -2; `null`: it could not) and
+   * through each of `ports` to the others (whose `ports` holds the one port
+   * they listen on). Then each cuts the plan into batches as
+   * `batchesOf(plan, batch, workers)` and answers batch after batch, each
+   * taken from `counter` (an Int32 shared by all: the next batch), the
+   * batch's index as seq.
    */
   readonly plan?: {
     readonly dataset: string;
     readonly batch: number;
     readonly workers: number;
     readonly counter: SharedArrayBuffer;
+    readonly planner: boolean;
+    readonly ports: readonly MessagePort[];
   };
 }
 
 /**
  * A worker's reply: a batch's outcomes and its error (seq: the batch's
- * number), "ready" (seq -1), or the signature of the plan it made (seq -2;
+ * number), "ready" (seq -1), or the plan the first worker made (seq -2;
  * `null`: it could not make one).
  */
 export type WorkerReply =
   | { readonly seq: number; readonly ok: MergeOutcome[][]; readonly err?: WireError }
   | { readonly seq: -1; readonly ready: true }
-  | { readonly seq: -2; readonly plan: string | null };
+  | { readonly seq: -2; readonly plan: MergePlan | null };
 
 /** A message to a worker after its {@linkcode WorkerInit}: paragraphs to answer. */
 export interface WorkerBatch {
@@ -1455,21 +1377,45 @@ export interface WorkerBatch {
   readonly units: readonly { readonly cid: string; readonly qids: readonly string[] }[];
 }
 
-/** A planning worker's loop (see {@linkcode WorkerInit.plan}). */
+/**
+ * A planning worker's part (see {@linkcode WorkerInit.plan}): the first makes
+ * the plan and hands it on; each answers batches until none are left.
+ */
 function answerAll(
   init: NonNullable<WorkerInit["plan"]>,
   dumps: { c: DumpSourceSync; q: DumpSourceSync; simd: boolean } | WireError,
   post: (m: WorkerReply) => void,
 ): void {
-  let batches: MergeUnit[][] | undefined;
+  if (!init.planner) {
+    const port = init.ports[0];
+    port.onmessage = (ev: MessageEvent<MergePlan | null>) => {
+      port.close();
+      if (ev.data !== null) answerBatches(init, ev.data, dumps, post);
+    };
+    return;
+  }
+  let plan: MergePlan | null = null;
   try {
     const q2c = datasetQ2c(Deno.readFileSync(init.dataset));
-    if (q2c !== undefined) batches = batchesOf(planMerge(q2c), init.batch, init.workers);
+    if (q2c !== undefined) plan = planMerge(q2c);
   } catch {
-    // the main thread reads the dataset too, and says what is wrong
+    // the main thread reads the dataset itself, and says what is wrong
   }
-  post({ seq: -2, plan: batches === undefined ? null : planSignature(batches) });
-  if (batches === undefined) return;
+  post({ seq: -2, plan });
+  for (const port of init.ports) {
+    port.postMessage(plan);
+    port.close();
+  }
+  if (plan !== null) answerBatches(init, plan, dumps, post);
+}
+
+function answerBatches(
+  init: NonNullable<WorkerInit["plan"]>,
+  plan: MergePlan,
+  dumps: { c: DumpSourceSync; q: DumpSourceSync; simd: boolean } | WireError,
+  post: (m: WorkerReply) => void,
+): void {
+  const batches = batchesOf(plan, init.batch, init.workers);
   const next = new Int32Array(init.counter);
   for (;;) {
     const b = Atomics.add(next, 0, 1);

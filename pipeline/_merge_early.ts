@@ -2,25 +2,22 @@
  * `merge`'s command line, and its workers started first thing when
  * `pipeline/merge.ts` runs as a command. That module imports this one
  * before anything else: while the main thread goes on loading the stage
- * (Effect, the CLI, ~70 ms) and then reads the dataset, the workers load
- * theirs (no Effect), read the dataset themselves, cut the same plan into
- * the same batches and start answering, each taking the next batch from a
- * counter they share. `merge` adopts them only when its options are those
- * read here and its own plan has the workers' {@linkcode planSignature};
- * otherwise it stops them and starts its own (the results are the same).
+ * (Effect, the CLI, ~70 ms), the workers load theirs (no Effect); the first
+ * reads the dataset and makes the plan, which it sends to the others and to
+ * the main thread; all cut it into the same batches and start answering,
+ * each taking the next batch from a counter they share. `merge` adopts them
+ * only when its options are those read here, and takes their plan instead
+ * of reading the dataset again; otherwise (or when the first worker could
+ * not make a plan: a dataset the main thread must read itself to say what
+ * is wrong with it) it stops them and works as usual.
  *
  * Without Effect, like the worker module.
  *
  * @module
  */
 import { type CommandSpec, parseArgs } from "./_args.ts";
-import {
-  batchSize,
-  planSignature,
-  WORKER_NAME,
-  type WorkerInit,
-  type WorkerReply,
-} from "./_merge_core.ts";
+import { batchSize, type MergePlan, WORKER_NAME } from "./_merge_plan.ts";
+import type { WorkerInit, WorkerReply } from "./_merge_core.ts";
 
 /** `merge`'s command line. */
 export const MERGE_SPEC: CommandSpec = {
@@ -113,23 +110,33 @@ export class EarlyPool {
   readonly #workers: Worker[];
   readonly #replies = new Map<number, WorkerReply>();
   readonly #waiting = new Map<number, (r: WorkerReply) => void>();
-  readonly #plans: (string | null | undefined)[];
-  #onPlans: (() => void) | undefined;
+  readonly #plan: Promise<MergePlan | null>;
+  #gotPlan: (p: MergePlan | null) => void = () => {};
   #failed: string | undefined;
 
   /** Starts `workers` workers on the dumps and the dataset of `key`. */
   constructor(key: EarlyKey) {
     this.#key = keyText(key);
     const counter = new SharedArrayBuffer(4);
-    const init: WorkerInit = {
-      contextEmb: key.contextEmb,
-      questionEmb: key.questionEmb,
-      sparse: key.sparse,
-      simd: key.simd,
-      plan: { dataset: key.data, batch: key.batch, workers: key.workers, counter },
-    };
-    this.#plans = new Array(key.workers).fill(undefined);
+    this.#plan = new Promise((resolve) => (this.#gotPlan = resolve));
+    // The first worker sends the plan to each other worker through a channel.
+    const channels = Array.from({ length: key.workers - 1 }, () => new MessageChannel());
     this.#workers = Array.from({ length: key.workers }, (_, i) => {
+      const ports = i === 0 ? channels.map((c) => c.port1) : [channels[i - 1].port2];
+      const init: WorkerInit = {
+        contextEmb: key.contextEmb,
+        questionEmb: key.questionEmb,
+        sparse: key.sparse,
+        simd: key.simd,
+        plan: {
+          dataset: key.data,
+          batch: key.batch,
+          workers: key.workers,
+          counter,
+          planner: i === 0,
+          ports,
+        },
+      };
       const w = new Worker(new URL("./_merge_core.ts", import.meta.url), {
         type: "module",
         name: WORKER_NAME,
@@ -139,7 +146,7 @@ export class EarlyPool {
         ev.preventDefault();
         this.#fail(`merge worker failed: ${ev.message}`);
       };
-      w.postMessage({ init });
+      w.postMessage({ init }, ports);
       return w;
     });
   }
@@ -147,8 +154,7 @@ export class EarlyPool {
   #take(i: number, r: WorkerReply): void {
     if (r.seq === -1) return;
     if ("plan" in r) {
-      this.#plans[i] = r.plan;
-      if (this.#plans.every((p) => p !== undefined)) this.#onPlans?.();
+      if (i === 0) this.#gotPlan(r.plan);
       return;
     }
     const resolve = this.#waiting.get(r.seq);
@@ -161,8 +167,7 @@ export class EarlyPool {
 
   #fail(message: string): void {
     this.#failed ??= message;
-    for (let i = 0; i < this.#plans.length; i++) this.#plans[i] ??= null;
-    this.#onPlans?.();
+    this.#gotPlan(null);
     for (const [seq, resolve] of this.#waiting) resolve(failure(seq, message));
     this.#waiting.clear();
   }
@@ -172,13 +177,13 @@ export class EarlyPool {
     return this.#key === keyText(key);
   }
 
-  /** Whether every worker made the plan with this signature (waits for them to say). */
-  async agree(batches: Parameters<typeof planSignature>[0]): Promise<boolean> {
-    if (this.#plans.some((p) => p === undefined)) {
-      await new Promise<void>((resolve) => (this.#onPlans = resolve));
-    }
-    const want = planSignature(batches);
-    return this.#failed === undefined && this.#plans.every((p) => p === want);
+  /**
+   * The plan the first worker made (when it says), or `null` when it could
+   * not make one or a worker failed.
+   */
+  async plan(): Promise<MergePlan | null> {
+    const p = await this.#plan;
+    return this.#failed === undefined ? p : null;
   }
 
   /** The reply for batch `b`, when it comes. */

@@ -420,19 +420,18 @@ export const merge = (
       }),
       ({ writer, local }) =>
         Effect.gen(function* () {
-          const plan = planMerge(yield* readQ2c(opts.data));
+          // The early workers' plan (they read the dataset as readQ2c would), or ours.
           let fetch: ((b: number, units: MergeUnit[]) => Promise<Reply>) | undefined;
-          let batches = batchesOf(plan, earlySize, requested);
-          if (early !== undefined) {
-            const e = early;
-            if (yield* Effect.promise(() => e.agree(batches))) {
-              fetch = (b) => e.result(b).then(fromReply);
-            } else {
-              e.close();
-              early = undefined;
-              pool = workerPool(requested, init, local);
-            }
+          const e = early;
+          let plan = e === undefined ? null : yield* Effect.promise(() => e.plan());
+          if (e !== undefined && plan !== null) fetch = (b) => e.result(b).then(fromReply);
+          else if (e !== undefined) {
+            e.close();
+            early = undefined;
+            pool = workerPool(requested, init, local);
           }
+          plan ??= planMerge(yield* readQ2c(opts.data));
+          let batches = batchesOf(plan, earlySize, requested);
           // Small datasets are not worth the workers' start-up.
           const runner = pool === undefined || plan.units.length < 16 ? local : pool;
           const workers = fetch !== undefined || runner !== local ? requested : 0;

@@ -763,7 +763,7 @@ Deno.test("merge: the library's worker pool, and the CLI with other batch sizes"
   }
 });
 
-Deno.test("merge: workers started early plan as merge does, or are not used", async () => {
+Deno.test("merge: workers started early make merge's plan and answer every batch", async () => {
   const dir = await dumps("f32", ["--articles", "2", "--paragraphs", "20"]);
   const key = {
     data: `${dir}/data.json`,
@@ -771,28 +771,36 @@ Deno.test("merge: workers started early plan as merge does, or are not used", as
     questionEmb: `${dir}/question_emb`,
     sparse: false,
     simd: true,
-    workers: 2,
+    workers: 3,
     batch: 3,
   };
   const q2c = datasetQ2c(await Deno.readFile(key.data));
   assert(q2c !== undefined);
-  const batches = batchesOf(planMerge(q2c), 3, 2);
+  const plan = planMerge(q2c);
+  const batches = batchesOf(plan, 3, 3);
   const pool = new EarlyPool(key);
   try {
     assert(pool.matches(key) && !pool.matches({ ...key, batch: 4 }));
-    assert(await pool.agree(batches));
+    assertEquals(await pool.plan(), plan);
     const c = openDumpSync(key.contextEmb), q = openDumpSync(key.questionEmb);
     // Every batch, whichever worker took it, is what this thread answers.
     for (let b = batches.length - 1; b >= 0; b--) {
       const r = await pool.result(b);
       assertEquals("ok" in r && r.ok, mergeBatch(c, q, batches[b]).ok);
     }
-    assert(!(await pool.agree(batchesOf(planMerge(q2c), 2, 2))), "another plan");
   } finally {
     pool.close();
   }
   const r = await pool.result(batches.length + 5);
   assert("err" in r && r.err?.message === "merge workers stopped");
+  // A dataset the workers cannot plan from: no plan, and the stage reads it itself.
+  await Deno.writeTextFile(`${dir}/bad.json`, '{"data": [{"title": 1}]}');
+  const bad = new EarlyPool({ ...key, data: `${dir}/bad.json` });
+  try {
+    assertEquals(await bad.plan(), null);
+  } finally {
+    bad.close();
+  }
 });
 
 Deno.test("merge tests: clean up", async () => {

@@ -1,0 +1,78 @@
+/**
+ * `merge`'s plan: the dataset's questions grouped by paragraph, cut into
+ * batches. A module of its own, with no imports,
+ * because `pipeline/_merge_early.ts` needs these before anything else loads.
+ *
+ * @module
+ */
+
+/** The name merge gives its workers (how this module knows it runs as one). */
+export const WORKER_NAME = "phraseval-merge-worker";
+
+/** A paragraph and the questions that take their answer from it. */
+export interface MergeUnit {
+  /** The paragraph id (`title_index`). */
+  readonly cid: string;
+  /** Each question's position in the predictions (dataset order of first occurrence). */
+  readonly slots: readonly number[];
+  /** The question ids, in the same order. */
+  readonly qids: readonly string[];
+}
+
+/** The dataset's questions grouped by the paragraph that answers them. */
+export interface MergePlan {
+  /** Paragraphs in the order of their first question. */
+  readonly units: readonly MergeUnit[];
+  /** Distinct question ids. */
+  readonly questions: number;
+}
+
+/**
+ * Groups a question → paragraph map (a `Map` has Python's dict semantics: a
+ * repeated key keeps its first position and its last value) by paragraph, in
+ * the order of each paragraph's first question.
+ *
+ * @example
+ * ```ts
+ * import { planMerge } from "./merge.ts";
+ * const plan = planMerge(new Map([["q1", "T_0"], ["q2", "T_1"], ["q3", "T_0"]]));
+ * plan.units.map((u) => [u.cid, u.slots]); // [["T_0", [0, 2]], ["T_1", [1]]]
+ * ```
+ */
+export function planMerge(q2c: ReadonlyMap<string, string>): MergePlan {
+  const units: { cid: string; slots: number[]; qids: string[] }[] = [];
+  const byCid = new Map<string, (typeof units)[number]>();
+  let slot = 0;
+  for (const [qid, cid] of q2c) {
+    let u = byCid.get(cid);
+    if (u === undefined) {
+      u = { cid, slots: [], qids: [] };
+      byCid.set(cid, u);
+      units.push(u);
+    }
+    u.slots.push(slot++);
+    u.qids.push(qid);
+  }
+  return { units, questions: slot };
+}
+
+/** The most paragraphs per batch for `workers` workers and `concurrency` paragraphs in flight. */
+export function batchSize(concurrency: number, workers: number): number {
+  // Two batches per worker in flight (one running, one waiting), as far as
+  // `concurrency` allows: few messages (each costs the main thread), no worker idles.
+  return Math.max(1, Math.min(32, Math.floor(concurrency / Math.max(2, 2 * workers))));
+}
+
+/**
+ * The plan cut into batches of at most `most` paragraphs, and at least 8
+ * batches per worker (so the last ones do not leave workers idle long).
+ */
+export function batchesOf(plan: MergePlan, most: number, workers: number): MergeUnit[][] {
+  const size = Math.max(
+    1,
+    Math.min(most, Math.ceil(plan.units.length / (8 * Math.max(1, workers)))),
+  );
+  const out: MergeUnit[][] = [];
+  for (let i = 0; i < plan.units.length; i += size) out.push(plan.units.slice(i, i + size));
+  return out;
+}
