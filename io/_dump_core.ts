@@ -339,20 +339,11 @@ function parseNpyCached(
   movable: boolean,
   crc?: number,
 ): NdArray {
-  for (const h of knownHeaders) {
-    const n = h.bytes.length;
-    if (data.length < n) continue;
-    let same = true;
-    for (let i = n - 1; i >= 0; i--) {
-      if (data[i] !== h.bytes[i]) {
-        same = false;
-        break;
-      }
-    }
-    if (!same) continue;
+  const h = knownHeader(data) ?? numpyHeader(data);
+  if (h !== undefined) {
+    const n = h.start;
     const size = h.dtype === "f4" ? 4 : 2;
     const count = h.shape[0] * h.shape[1];
-    if (data.length - n !== count * size) break; // let parseNpy word the error
     const at = data.byteOffset + n;
     const Ctor = h.dtype === "f4" ? Float32Array : Float16Array;
     const r = at % size;
@@ -385,6 +376,61 @@ function parseNpyCached(
     }
   }
   return arr;
+}
+
+/** A 2-d little-endian float array's header as far as the reader needs it. */
+interface PlainHeader {
+  readonly dtype: "f4" | "f2";
+  readonly shape: readonly [number, number];
+  /** Where the data starts. */
+  readonly start: number;
+}
+
+/** The header of `data` when it is byte for byte a recent file's, and the size fits. */
+function knownHeader(data: Uint8Array): PlainHeader | undefined {
+  for (const h of knownHeaders) {
+    const n = h.bytes.length;
+    if (data.length < n) continue;
+    let same = true;
+    for (let i = n - 1; i >= 0; i--) {
+      if (data[i] !== h.bytes[i]) {
+        same = false;
+        break;
+      }
+    }
+    if (!same) continue;
+    const size = h.dtype === "f4" ? 4 : 2;
+    if (data.length - n !== h.shape[0] * h.shape[1] * size) return undefined;
+    return { dtype: h.dtype, shape: h.shape, start: n };
+  }
+  return undefined;
+}
+
+/** A header exactly as `numpy.save` writes a 2-d C-order little-endian float32/16 array. */
+const NUMPY_HEADER =
+  /^\{'descr': '<(f4|f2)', 'fortran_order': False, 'shape': \((0|[1-9][0-9]{0,9}), (0|[1-9][0-9]{0,9})\), \} *\n$/;
+
+/**
+ * The header of `data` when it is written exactly as numpy writes a 2-d
+ * float array (paragraph matrices differ only in their row count, so they
+ * rarely match a recent header byte for byte), and the size fits; otherwise
+ * `undefined` (the full parser decides).
+ */
+function numpyHeader(data: Uint8Array): PlainHeader | undefined {
+  if (data.length < 12 || data[0] !== 0x93 || u32(data, 1) !== 0x504d554e || data[5] !== 0x59) {
+    return undefined; // not "\x93NUMPY"
+  }
+  const major = data[6];
+  if ((major !== 1 && major !== 2 && major !== 3) || data[7] !== 0) return undefined;
+  const from = major === 1 ? 10 : 12;
+  const start = npyDataStart(data);
+  if (start <= from || start > data.length || start - from > 4096) return undefined;
+  const m = NUMPY_HEADER.exec(String.fromCharCode(...data.subarray(from, start)));
+  if (m === null) return undefined;
+  const dtype = m[1] as "f4" | "f2";
+  const rows = Number(m[2]), cols = Number(m[3]);
+  if (data.length - start !== rows * cols * (dtype === "f4" ? 4 : 2)) return undefined;
+  return { dtype, shape: [rows, cols], start };
 }
 
 const SPARSE_KEYS = ["format.npy", "shape.npy", "data.npy"];

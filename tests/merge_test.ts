@@ -8,7 +8,8 @@
  */
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "./_assert.ts";
 import { DEV_GZ, listDir, python, ROOT, runStage } from "./_util.ts";
-import { ndarray } from "../io/npy.ts";
+import { ndarray, parseNpy } from "../io/npy.ts";
+import { extractZipEntry, readZipDirectory } from "../io/zip.ts";
 import { encodeNpz, encodeSparseNpz } from "../io/npz.ts";
 import { encodeZipRaw } from "../io/_zip_internal.ts";
 import { decodeDumpMatrix, openDumpSync } from "../io/dump_reader.ts";
@@ -720,6 +721,45 @@ Deno.test("merge bad input: a corrupt stored matrix in a folder (CRC-32)", async
       workers,
       /^merge: context_emb\/T_1\.npz: arr_0\.npy: unreadable npz: CRC-32 mismatch \(directory says [0-9a-f]{8}, data has [0-9a-f]{8}\)$/,
     );
+  }
+});
+
+Deno.test("dump reader: numpy's own headers read fast, as the full parser reads them", () => {
+  // Shapes and layouts: the fast header path takes 2-d C-order little-endian float32/16,
+  // the full parser everything else; both must give the same matrix or the same error.
+  const cases: [string, number[], "f4" | "f2", ">" | "<", boolean][] = [
+    ["f4 rows", [7, 8], "f4", "<", false],
+    ["f4 one row", [1, 256], "f4", "<", false],
+    ["f4 no rows", [0, 4], "f4", "<", false],
+    ["f2", [5, 4], "f2", "<", false],
+    ["f4 big-endian", [3, 4], "f4", ">", false],
+    ["f4 Fortran order", [3, 4], "f4", "<", true],
+    ["f4 3-d", [2, 2, 2], "f4", "<", false],
+  ];
+  for (const [name, shape, dtype, order, fortran] of cases) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    const values = Array.from({ length: n }, (_, i) => (i % 7) - 3 + i / 8);
+    const data = dtype === "f4" ? new Float32Array(values) : new Float16Array(values);
+    const arr = { ...ndarray(data, shape), byteOrder: order, fortranOrder: fortran };
+    const npz = encodeNpz({ arr_0: arr });
+    for (const movable of [false, true]) {
+      let got: string, want: string;
+      try {
+        const m = decodeDumpMatrix(npz.slice(), `${name}.npz`, {}, movable).matrix;
+        got = JSON.stringify([m.rows, m.cols, [...(m as DenseMatrix).data]]);
+      } catch (e) {
+        got = String(e);
+      }
+      try {
+        const a = parseNpy(extractZipEntry(npz, readZipDirectory(npz, "x")[0], "x"), "x");
+        if (a.shape.length !== 2) throw new Error(`shape ${a.shape}`);
+        want = JSON.stringify([a.shape[0], a.shape[1], [...(a.data as Float32Array)]]);
+      } catch {
+        want = "";
+      }
+      if (want === "") assertMatch(got, /expected a 2-d matrix/, name);
+      else assertEquals(got, want, `${name} (movable: ${movable})`);
+    }
   }
 });
 
