@@ -7,7 +7,14 @@
  */
 import * as Data from "effect/Data";
 import { bytesArray, encodeNpy, type NdArray, NpyError, parseNpy, stringsOf } from "./_npy_core.ts";
-import { encodeZip, extractZipEntry, readZipDirectory, ZipError, type ZipLimits } from "./zip.ts";
+import {
+  encodeZip,
+  extractZipEntry,
+  readZipDirectory,
+  type ZipCodec,
+  ZipError,
+  type ZipLimits,
+} from "./zip.ts";
 
 /**
  * An `.npz` file that cannot be read or written. `message` is one line:
@@ -54,7 +61,10 @@ export class NpzError extends Data.TaggedError("NpzError")<{
 }
 
 /** Options for reading archives: the ZIP limits (see {@linkcode ZipLimits}). */
-export interface NpzReadOptions extends ZipLimits {}
+export interface NpzReadOptions extends ZipLimits {
+  /** DEFLATE and CRC-32 to read entries with (default: fflate and a table CRC). */
+  readonly codec?: ZipCodec;
+}
 
 /** Options for writing archives. */
 export interface NpzWriteOptions {
@@ -116,7 +126,7 @@ export function parseNpz(
     for (const e of entries) {
       if (e.isDirectory) continue;
       if (!e.name.endsWith(".npy")) throw NpzError.of(file, e.name, "entry is not a .npy array");
-      const data = extractZipEntry(bytes, e, file);
+      const data = extractZipEntry(bytes, e, file, options.codec);
       // Inflated buffers are ours: let the array view them without a copy.
       out.set(e.name.slice(0, -4), parseNpy(data, file, { entry: e.name, copy: e.method === 0 }));
     }

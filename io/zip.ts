@@ -86,6 +86,19 @@ export interface ZipLimits {
   readonly maxRatio?: number;
 }
 
+/**
+ * Another implementation of DEFLATE decoding and CRC-32 for the readers
+ * (default: fflate and this module's table CRC), e.g. the runtime's zlib:
+ * `inflateRaw` returns the entry's bytes (throwing on corrupt data; at most
+ * `size` bytes), `crc32` the unsigned CRC-32.
+ */
+export interface ZipCodec {
+  /** Inflates raw DEFLATE data expected to give `size` bytes. */
+  inflateRaw(raw: Uint8Array, size: number): Uint8Array;
+  /** The CRC-32 of `data` (unsigned). */
+  crc32(data: Uint8Array): number;
+}
+
 /** Default for {@linkcode ZipLimits.maxEntrySize} and `maxTotalSize`: 4 GiB. */
 export const DEFAULT_MAX_ENTRY_SIZE: number = 4 * 1024 ** 3;
 /** Default for {@linkcode ZipLimits.maxRatio}: DEFLATE's maximum ratio. */
@@ -408,16 +421,21 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * extractZipEntry(zip, entry, "a.zip"); // Uint8Array [1, 2]
  * ```
  */
-export function extractZipEntry(bytes: Uint8Array, entry: ZipEntry, file: string): Uint8Array {
+export function extractZipEntry(
+  bytes: Uint8Array,
+  entry: ZipEntry,
+  file: string,
+  codec?: ZipCodec,
+): Uint8Array {
   const shown = escapeName(entry.name);
   const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
   let out: Uint8Array;
   if (entry.method === 0) {
     out = raw;
   } else {
-    const buf = new Uint8Array(entry.uncompressedSize);
+    const buf = codec ? new Uint8Array(0) : new Uint8Array(entry.uncompressedSize);
     try {
-      out = inflateSync(raw, { out: buf });
+      out = codec ? codec.inflateRaw(raw, entry.uncompressedSize) : inflateSync(raw, { out: buf });
     } catch (e) {
       throw ZipError.of(
         file,
@@ -433,7 +451,7 @@ export function extractZipEntry(bytes: Uint8Array, entry: ZipEntry, file: string
       );
     }
   }
-  const crc = crc32(out);
+  const crc = codec ? codec.crc32(out) : crc32(out);
   if (crc !== entry.crc32) {
     throw ZipError.of(
       file,

@@ -763,6 +763,30 @@ Deno.test("dump reader: numpy's own headers read fast, as the full parser reads 
   }
 });
 
+Deno.test("dump reader: a float16 NaN or infinity is found wherever it is", () => {
+  // 3 rows of 5: odd and even positions, first and last (the check reads two at a time).
+  const cases: [number, number, string][] = [
+    [0, Infinity, "row 0: Infinity at column 0"],
+    [1, -Infinity, "row 0: -Infinity at column 1"],
+    [7, NaN, "row 1: NaN at column 2"],
+    [14, NaN, "row 2: NaN at column 4"],
+  ];
+  for (const [at, v, where] of cases) {
+    const values = new Float16Array(15).fill(0.5);
+    values[at] = v;
+    const npz = encodeNpz({ arr_0: ndarray(values, [3, 5]) });
+    for (const movable of [false, true]) {
+      let msg = "";
+      try {
+        decodeDumpMatrix(npz.slice(), "h.npz", {}, movable);
+      } catch (e) {
+        msg = String(e);
+      }
+      assertEquals(msg, `h.npz: ${where} (vectors must be finite)`);
+    }
+  }
+});
+
 Deno.test("dump reader: matrices are the encoders' Matrix type, f16 kept as Float16Array", () => {
   const { matrix } = decodeDumpMatrix(npzDense([[1, 2], [3, 4]], "f16"), "x.npz");
   const m: Matrix = matrix;
