@@ -5,7 +5,8 @@
  * of bad list; and a seeded fuzz of byte mutations where both must agree.
  */
 import { assert, assertEquals } from "./_assert.ts";
-import { ROOT } from "./_util.ts";
+import { DEV_GZ } from "./_util.ts";
+import { gunzipSync } from "node:zlib";
 import { indexPhrases, type PhraseList } from "../io/_phrase_index.ts";
 import { parsePhrases } from "../io/dump_reader.ts";
 import { InputError } from "../io/errors.ts";
@@ -141,38 +142,47 @@ function longWith(middle: string | number[]): Uint8Array {
 }
 
 // ---------------------------------------------------------------------------
-// The real dumps.
+// Real phrase lists: every span of 1 to 7 words of the first dev paragraphs,
+// written as Python's json.dump writes them (ASCII, \u escapes) and as UTF-8.
 
-const DUMP_DIR = `${ROOT}/bench/out/merge_speed/dense_/context_emb`;
-const haveDumps = (() => {
-  try {
-    return Deno.statSync(DUMP_DIR).isDirectory;
-  } catch {
-    return false;
-  }
-})();
+/** What Python's json.dumps (ensure_ascii) writes for a list of strings. */
+function pythonJson(list: string[]): string {
+  const ascii = (x: string) =>
+    JSON.stringify(x).replace(
+      /[\u007f-\uffff]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+    );
+  return `[${list.map(ascii).join(", ")}]`;
+}
 
-Deno.test({
-  name: "phrase index: the first 50 real phrase lists equal JSON.parse element by element",
-  ignore: !haveDumps,
-  fn() {
-    const names = [...Deno.readDirSync(DUMP_DIR)]
-      .filter((e) => e.isFile && e.name.endsWith(".json"))
-      .map((e) => e.name)
-      .sort()
-      .slice(0, 50);
-    assert(names.length > 0, "no .json phrase lists");
-    for (const name of names) {
-      const bytes = Deno.readFileSync(`${DUMP_DIR}/${name}`);
-      const parsed = JSON.parse(new TextDecoder().decode(bytes)) as string[];
-      const list = indexPhrases(bytes, name);
-      assertEquals(list.length, parsed.length, name);
-      for (let i = 0; i < parsed.length; i++) {
-        assert(list.at(i) === parsed[i], `${name}: phrase ${i} differs`);
+Deno.test("phrase index: real phrase lists of dev paragraphs equal JSON.parse element by element", () => {
+  const dev = JSON.parse(new TextDecoder().decode(gunzipSync(Deno.readFileSync(DEV_GZ)))) as {
+    data: { paragraphs: { context: string }[] }[];
+  };
+  let lists = 0, nonAscii = 0;
+  for (const article of dev.data.slice(0, 3)) {
+    for (const { context } of article.paragraphs) {
+      const words = [...context.matchAll(/\S+/g)].map((m) => [m.index, m.index + m[0].length]);
+      const phrases: string[] = [];
+      for (let i = 0; i < words.length; i++) {
+        for (let n = 1; n <= 7 && i + n <= words.length; n++) {
+          phrases.push(context.slice(words[i][0], words[i + n - 1][1]));
+        }
       }
-      agree(bytes, name, 3);
+      if ([...context].some((ch) => ch.charCodeAt(0) > 0x7f)) nonAscii++;
+      for (const text of [pythonJson(phrases), JSON.stringify(phrases)]) {
+        const bytes = new TextEncoder().encode(text);
+        const list = indexPhrases(bytes, "p.json");
+        assertEquals(list.length, phrases.length);
+        for (let i = 0; i < phrases.length; i++) {
+          assert(list.at(i) === phrases[i], `phrase ${i} differs`);
+        }
+        agree(bytes, "p.json", 3);
+        lists++;
+      }
     }
-  },
+  }
+  assert(lists > 200 && nonAscii > 10, `${lists} lists, ${nonAscii} with non-ASCII text`);
 });
 
 // ---------------------------------------------------------------------------
