@@ -6,6 +6,7 @@
  * `evaluate`; and every bad input (exit 2, one line naming the file, no
  * pred.json left behind).
  */
+import { mulberry32 as rng } from "../bench/perturb.ts";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "./_assert.ts";
 import { DEV_GZ, listDir, python, ROOT, runStage } from "./_util.ts";
 import { ndarray, parseNpy } from "../io/npy.ts";
@@ -33,18 +34,6 @@ const enc = new TextEncoder();
 
 // ---------------------------------------------------------------------------
 // Exact summation.
-
-/** A deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Adversarial sums: wide exponents, cancellation, half-way cases, f32 products. */
 function fsumCases(): number[][] {

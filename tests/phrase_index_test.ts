@@ -4,6 +4,7 @@
  * lists, at every alignment of the bytes; the identical error on every kind
  * of bad list; and a seeded fuzz of byte mutations where both must agree.
  */
+import { mulberry32 as prng } from "../bench/perturb.ts";
 import { assert, assertEquals } from "./_assert.ts";
 import { DEV_GZ } from "./_util.ts";
 import { gunzipSync } from "node:zlib";
@@ -13,18 +14,6 @@ import { InputError } from "../io/errors.ts";
 
 const enc = new TextEncoder();
 const LABEL = "T_0.json";
-
-/** Deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** `bytes` copied to offset `shift` of a larger buffer full of garbage (`"`, `\`, 0xff). */
 function shifted(bytes: Uint8Array, shift: number): Uint8Array {
