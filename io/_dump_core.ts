@@ -13,16 +13,17 @@ import { indexPhrases, type PhraseList } from "./_phrase_index.ts";
 import { type NdArray, NpyError, parseNpy } from "./_npy_core.ts";
 import { NpzError, parseNpzContent } from "./_npz_core.ts";
 import {
-  checkEntryName,
-  DEFAULT_MAX_ENTRY_SIZE,
-  DEFAULT_MAX_RATIO,
+  type CentralEntry,
+  readCentralDirectory,
   readZipDirectory,
+  readZipEnd,
   type ZipCodec,
+  type ZipEnd,
   type ZipEntry,
   ZipError,
   type ZipLimits,
 } from "./zip.ts";
-import { decodeName, escapeName, osMessage, u16, u32, u64 } from "./_zip_internal.ts";
+import { escapeName, osMessage, u16, u32 } from "./_zip_internal.ts";
 import type { CsrMatrix, Matrix } from "../encoders/types.ts";
 
 // ---------------------------------------------------------------------------
@@ -794,171 +795,31 @@ function readIndex(
     });
   const size = file.statSync().size;
   const tailLen = Math.min(size, 22 + 0xffff + 20);
-  const base = size - tailLen;
-  const tail = readAt(file, base, new Uint8Array(tailLen), path);
-  let pos = -1;
-  for (let p = tail.length - 22; p >= 0; p--) {
-    if (
-      tail[p] === 0x50 && tail[p + 1] === 0x4b && tail[p + 2] === 5 && tail[p + 3] === 6 &&
-      p + 22 + u16(tail, p + 20) <= tail.length
-    ) {
-      pos = p;
-      break;
-    }
+  let end: ZipEnd, central: CentralEntry[];
+  try {
+    const tail = readAt(file, size - tailLen, new Uint8Array(tailLen), path);
+    end = readZipEnd(tail, size, (at, n) => readAt(file, at, new Uint8Array(n), path), path);
+    const cd = readAt(file, end.cdStart, new Uint8Array(end.cdSize), path);
+    central = readCentralDirectory(cd, end.count, path, limits);
+  } catch (e) {
+    if (e instanceof ZipError) throw fail(e.reason, e.entry);
+    throw e;
   }
-  if (pos < 0) throw fail("not a ZIP archive (no end-of-central-directory record)");
-  const disk = u16(tail, pos + 4), cdDisk = u16(tail, pos + 6);
-  let countDisk = u16(tail, pos + 8);
-  let count = u16(tail, pos + 10);
-  let cdSize = u32(tail, pos + 12);
-  let cdOffset = u32(tail, pos + 16);
-  let end = base + pos;
-  const loc = pos - 20;
-  if (loc >= 0 && u32(tail, loc) === 0x07064b50) {
-    if (u32(tail, loc + 4) !== 0 || u32(tail, loc + 16) > 1) {
-      throw fail("multi-volume ZIP archives are not supported");
-    }
-    const declared = u64(tail, loc + 8);
-    let rec: Uint8Array | undefined;
-    let recAt = -1;
-    for (const cand of [declared, base + loc - 56]) {
-      if (cand === undefined || cand < 0 || cand + 56 > base + loc) continue;
-      const b = readAt(file, cand, new Uint8Array(56), path);
-      if (u32(b, 0) === 0x06064b50) {
-        rec = b;
-        recAt = cand;
-        break;
-      }
-    }
-    if (rec === undefined) {
-      throw fail("ZIP64 end-of-central-directory record is missing or corrupt");
-    }
-    if (u32(rec, 16) !== 0 || u32(rec, 20) !== 0) {
-      throw fail("multi-volume ZIP archives are not supported");
-    }
-    const c64d = u64(rec, 24), c64 = u64(rec, 32), s64 = u64(rec, 40), o64 = u64(rec, 48);
-    if (c64d === undefined || c64 === undefined || s64 === undefined || o64 === undefined) {
-      throw fail("ZIP64 end-of-central-directory record has impossible sizes");
-    }
-    countDisk = c64d;
-    count = c64;
-    cdSize = s64;
-    cdOffset = o64;
-    end = recAt;
-  } else {
-    if (count === 0xffff || cdSize === 0xffffffff || cdOffset === 0xffffffff) {
-      throw fail("ZIP64 archive without a ZIP64 end-of-central-directory locator");
-    }
-    if (disk !== 0 || cdDisk !== 0) throw fail("multi-volume ZIP archives are not supported");
-  }
-  if (countDisk !== count) throw fail("multi-volume ZIP archives are not supported");
-  const shift = end - cdSize - cdOffset;
-  if (shift < 0 || cdSize > end) {
-    throw fail(
-      `central directory (offset ${cdOffset}, ${cdSize} bytes) lies outside the archive (${size} bytes)`,
-    );
-  }
-  if (count > Math.floor(cdSize / 46)) {
-    throw fail(
-      `end record declares ${count} entries but the central directory has ${cdSize} bytes`,
-    );
-  }
-  const cdStart = cdOffset + shift;
-  const cd = readAt(file, cdStart, new Uint8Array(cdSize), path);
-  const maxEntry = limits.maxEntrySize ?? DEFAULT_MAX_ENTRY_SIZE;
-  const maxRatio = limits.maxRatio ?? DEFAULT_MAX_RATIO;
-  const list: IndexedEntry[] = [];
-  const byName = new Map<string, IndexedEntry>();
-  let o = 0;
-  for (let i = 0; i < count; i++) {
-    if (o + 46 > cd.length || u32(cd, o) !== 0x02014b50) {
-      throw fail(`central directory entry ${i} is corrupt (bad signature or truncated)`);
-    }
-    const flags = u16(cd, o + 8);
-    const method = u16(cd, o + 10);
-    const crc = u32(cd, o + 16);
-    let csize = u32(cd, o + 20);
-    let usize = u32(cd, o + 24);
-    const nameLen = u16(cd, o + 28), extraLen = u16(cd, o + 30), commentLen = u16(cd, o + 32);
-    let diskStart = u16(cd, o + 34);
-    let lho = u32(cd, o + 42);
-    const next = o + 46 + nameLen + extraLen + commentLen;
-    if (next > cd.length) throw fail(`central directory entry ${i} runs past the directory`);
-    const nameBytes = cd.slice(o + 46, o + 46 + nameLen);
-    const name = decodeName(nameBytes, (flags & 0x800) !== 0);
-    const shown = escapeName(name);
-    if (
-      usize === 0xffffffff || csize === 0xffffffff || lho === 0xffffffff || diskStart === 0xffff
-    ) {
-      let e = o + 46 + nameLen;
-      const eEnd = e + extraLen;
-      let found = false;
-      while (e + 4 <= eEnd) {
-        const id = u16(cd, e), sz = u16(cd, e + 2);
-        if (e + 4 + sz > eEnd) break;
-        if (id === 0x0001) {
-          let f = e + 4;
-          const fEnd = f + sz;
-          const take = (): number => {
-            if (f + 8 > fEnd) throw fail("ZIP64 extra field is too short", shown);
-            const v = u64(cd, f);
-            f += 8;
-            if (v === undefined) throw fail("ZIP64 extra field holds an impossible size", shown);
-            return v;
-          };
-          if (usize === 0xffffffff) usize = take();
-          if (csize === 0xffffffff) csize = take();
-          if (lho === 0xffffffff) lho = take();
-          if (diskStart === 0xffff) {
-            if (f + 4 > fEnd) throw fail("ZIP64 extra field is too short", shown);
-            diskStart = u32(cd, f);
-          }
-          found = true;
-          break;
-        }
-        e += 4 + sz;
-      }
-      if (!found) throw fail("sizes need a ZIP64 extra field, which is missing", shown);
-    }
-    const problem = checkEntryName(name);
-    if (problem !== undefined) throw fail(`${problem}; refusing the archive`, shown);
-    if (byName.has(name)) throw fail("duplicate entry name", shown);
-    if (diskStart !== 0) throw fail("multi-volume ZIP archives are not supported", shown);
-    if (flags & 0x41) throw fail("encrypted entries are not supported", shown);
-    if (method !== 0 && method !== 8) {
-      throw fail(`unsupported compression method ${method} (only stored and deflate)`, shown);
-    }
-    if (usize > maxEntry) {
-      throw fail(`declares ${usize} bytes uncompressed, above the limit of ${maxEntry}`, shown);
-    }
-    if (method === 0 && usize !== csize) {
-      throw fail(`stored entry declares ${csize} bytes stored but ${usize} uncompressed`, shown);
-    }
-    if (method === 8 && usize > csize * maxRatio + 1024) {
-      throw fail(
-        `declares ${usize} bytes uncompressed from ${csize} compressed, more than ${maxRatio}x (a zip bomb?)`,
-        shown,
-      );
-    }
-    const entry: IndexedEntry = {
-      name,
-      nameBytes,
-      method: method as 0 | 8,
-      crc32: crc,
-      compressedSize: csize,
-      uncompressedSize: usize,
-      localHeaderOffset: lho + shift,
-      end: cdStart,
-    };
-    list.push(entry);
-    byName.set(name, entry);
-    o = next;
-  }
+  const list: IndexedEntry[] = central.map((c) => ({
+    name: c.name,
+    nameBytes: c.nameBytes,
+    method: c.method,
+    crc32: c.crc32,
+    compressedSize: c.compressedSize,
+    uncompressedSize: c.uncompressedSize,
+    localHeaderOffset: c.recordedOffset + end.shift,
+    end: end.cdStart,
+  }));
   // Entries may not overlap: each one must end before the next one (by offset) begins.
   const sorted = [...list].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset);
   for (let k = 0; k < sorted.length; k++) {
     const cur = sorted[k];
-    cur.end = k + 1 < sorted.length ? sorted[k + 1].localHeaderOffset : cdStart;
+    cur.end = k + 1 < sorted.length ? sorted[k + 1].localHeaderOffset : end.cdStart;
     if (cur.localHeaderOffset + 30 + cur.nameBytes.length + cur.compressedSize > cur.end) {
       throw fail(
         k + 1 < sorted.length
@@ -968,7 +829,7 @@ function readIndex(
       );
     }
   }
-  return byName;
+  return new Map(list.map((e) => [e.name, e]));
 }
 
 /** The folder all file entries sit under (`top/`), or `""` when they are not all under one. */

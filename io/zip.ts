@@ -166,24 +166,42 @@ export function isZip(bytes: Uint8Array): boolean {
   return sig === 0x04034b50 || sig === 0x06054b50;
 }
 
-interface EndRecord {
-  count: number;
-  cdSize: number;
-  cdOffset: number;
-  /** Where the central directory really starts (offset + bytes prepended). */
-  cdStart: number;
-  /** Bytes prepended to the archive (self-extractor stubs); added to offsets. */
-  shift: number;
+/** Where an archive's central directory lies (from its end records). */
+export interface ZipEnd {
+  /** Entries. */
+  readonly count: number;
+  /** Bytes of the central directory. */
+  readonly cdSize: number;
+  /** Where the end records say the central directory starts. */
+  readonly cdOffset: number;
+  /** Where it does start in these bytes (`cdOffset + shift`). */
+  readonly cdStart: number;
+  /** Bytes before the archive (a self-extracting stub, say): add to recorded offsets. */
+  readonly shift: number;
 }
 
-function findEnd(bytes: Uint8Array, file: string): EndRecord {
+/**
+ * Finds and checks the end records of an archive of `size` bytes: `tail`
+ * is its last bytes (at least the last 22 + 65,535, or all of it), and
+ * `read(at, length)` reads any other part (the ZIP64 record may lie before
+ * the tail). Used on whole archives (`readZipDirectory`) and on files read
+ * piecewise (`io/_dump_core.ts`).
+ *
+ * @throws {ZipError} when there is no end record or it is corrupt.
+ */
+export function readZipEnd(
+  tail: Uint8Array,
+  size: number,
+  read: (at: number, length: number) => Uint8Array,
+  file: string,
+): ZipEnd {
   const fail = (reason: string) => ZipError.of(file, undefined, reason);
-  const n = bytes.length;
+  const base = size - tail.length;
   let pos = -1;
-  for (let p = n - 22; p >= 0 && p >= n - 22 - 0xffff; p--) {
+  for (let p = tail.length - 22; p >= 0 && base + p >= size - 22 - 0xffff; p--) {
     if (
-      bytes[p] === 0x50 && bytes[p + 1] === 0x4b && bytes[p + 2] === 5 && bytes[p + 3] === 6 &&
-      p + 22 + u16(bytes, p + 20) <= n
+      tail[p] === 0x50 && tail[p + 1] === 0x4b && tail[p + 2] === 5 && tail[p + 3] === 6 &&
+      p + 22 + u16(tail, p + 20) <= tail.length
     ) {
       pos = p;
       break;
@@ -192,39 +210,40 @@ function findEnd(bytes: Uint8Array, file: string): EndRecord {
   if (pos < 0) {
     throw fail("not a ZIP archive (no end-of-central-directory record)");
   }
-  const disk = u16(bytes, pos + 4);
-  const cdDisk = u16(bytes, pos + 6);
-  let countDisk = u16(bytes, pos + 8);
-  let count = u16(bytes, pos + 10);
-  let cdSize = u32(bytes, pos + 12);
-  let cdOffset = u32(bytes, pos + 16);
-  let end = pos; // where the central directory (or ZIP64 record) must end
+  const disk = u16(tail, pos + 4);
+  const cdDisk = u16(tail, pos + 6);
+  let countDisk = u16(tail, pos + 8);
+  let count = u16(tail, pos + 10);
+  let cdSize = u32(tail, pos + 12);
+  let cdOffset = u32(tail, pos + 16);
+  let end = base + pos; // where the central directory (or ZIP64 record) must end
   const loc = pos - 20;
-  const hasLocator = loc >= 0 && u32(bytes, loc) === 0x07064b50;
-  if (hasLocator) {
-    if (u32(bytes, loc + 4) !== 0 || u32(bytes, loc + 16) > 1) {
+  if (loc >= 0 && u32(tail, loc) === 0x07064b50) {
+    if (u32(tail, loc + 4) !== 0 || u32(tail, loc + 16) > 1) {
       throw fail("multi-volume ZIP archives are not supported");
     }
-    const declared = u64(bytes, loc + 8);
-    let rec = -1;
-    for (
-      const cand of [declared, loc - 56]
-    ) {
-      if (
-        cand !== undefined && cand >= 0 && cand + 56 <= loc && u32(bytes, cand) === 0x06064b50
-      ) {
-        rec = cand;
+    const declared = u64(tail, loc + 8);
+    let rec: Uint8Array | undefined;
+    let recAt = -1;
+    for (const cand of [declared, base + loc - 56]) {
+      if (cand === undefined || cand < 0 || cand + 56 > base + loc) continue;
+      const b = read(cand, 56);
+      if (b.length === 56 && u32(b, 0) === 0x06064b50) {
+        rec = b;
+        recAt = cand;
         break;
       }
     }
-    if (rec < 0) throw fail("ZIP64 end-of-central-directory record is missing or corrupt");
-    if (u32(bytes, rec + 16) !== 0 || u32(bytes, rec + 20) !== 0) {
+    if (rec === undefined) {
+      throw fail("ZIP64 end-of-central-directory record is missing or corrupt");
+    }
+    if (u32(rec, 16) !== 0 || u32(rec, 20) !== 0) {
       throw fail("multi-volume ZIP archives are not supported");
     }
-    const c64d = u64(bytes, rec + 24);
-    const c64 = u64(bytes, rec + 32);
-    const s64 = u64(bytes, rec + 40);
-    const o64 = u64(bytes, rec + 48);
+    const c64d = u64(rec, 24);
+    const c64 = u64(rec, 32);
+    const s64 = u64(rec, 40);
+    const o64 = u64(rec, 48);
     if (c64d === undefined || c64 === undefined || s64 === undefined || o64 === undefined) {
       throw fail("ZIP64 end-of-central-directory record has impossible sizes");
     }
@@ -232,7 +251,7 @@ function findEnd(bytes: Uint8Array, file: string): EndRecord {
     count = c64;
     cdSize = s64;
     cdOffset = o64;
-    end = rec;
+    end = recAt;
   } else {
     if (count === 0xffff || cdSize === 0xffffffff || cdOffset === 0xffffffff) {
       throw fail("ZIP64 archive without a ZIP64 end-of-central-directory locator");
@@ -243,7 +262,7 @@ function findEnd(bytes: Uint8Array, file: string): EndRecord {
   const shift = end - cdSize - cdOffset;
   if (shift < 0 || cdSize > end) {
     throw fail(
-      `central directory (offset ${cdOffset}, ${cdSize} bytes) lies outside the archive (${n} bytes)`,
+      `central directory (offset ${cdOffset}, ${cdSize} bytes) lies outside the archive (${size} bytes)`,
     );
   }
   if (count > Math.floor(cdSize / 46)) {
@@ -254,51 +273,65 @@ function findEnd(bytes: Uint8Array, file: string): EndRecord {
   return { count, cdSize, cdOffset, cdStart: cdOffset + shift, shift };
 }
 
+/** An entry as the central directory describes it (see {@linkcode readCentralDirectory}). */
+export interface CentralEntry {
+  /** Entry name (UTF-8 or CP437 decoded), checked with {@linkcode checkEntryName}. */
+  readonly name: string;
+  /** The name's bytes. */
+  readonly nameBytes: Uint8Array;
+  /** General-purpose flags. */
+  readonly flags: number;
+  /** 0 = stored, 8 = deflate. */
+  readonly method: 0 | 8;
+  /** CRC-32 of the uncompressed data. */
+  readonly crc32: number;
+  /** Bytes of (compressed) data. */
+  readonly compressedSize: number;
+  /** Bytes once inflated. */
+  readonly uncompressedSize: number;
+  /** Offset of the local header as recorded (add {@linkcode ZipEnd.shift}). */
+  readonly recordedOffset: number;
+}
+
 /**
- * Reads and validates the central directory of `bytes` (named `file` in
- * errors). Every entry's local header is checked too (signature, same name)
- * and data ranges must lie inside the archive without overlapping.
+ * Reads the `count` entries of central directory `cd` with every rule that
+ * needs no other part of the archive: ZIP64 extra fields, safe and unique
+ * names, one volume, no encryption, stored or deflate, the size and ratio
+ * limits.
  *
- * @throws {ZipError} when the archive is not a ZIP, is corrupt, or an entry
- *   breaks a rule or a limit.
- *
- * @example
- * ```ts
- * import { encodeZip, readZipDirectory } from "./zip.ts";
- * const zip = encodeZip([{ name: "a.npy", data: new Uint8Array(3) }]);
- * readZipDirectory(zip, "a.zip").map((e) => e.name); // ["a.npy"]
- * ```
+ * @throws {ZipError} naming the entry that breaks a rule.
  */
-export function readZipDirectory(
-  bytes: Uint8Array,
+export function readCentralDirectory(
+  cd: Uint8Array,
+  count: number,
   file: string,
   limits: ZipLimits = {},
-): ZipEntry[] {
+): CentralEntry[] {
   const maxEntry = limits.maxEntrySize ?? DEFAULT_MAX_ENTRY_SIZE;
   const maxRatio = limits.maxRatio ?? DEFAULT_MAX_RATIO;
-  const end = findEnd(bytes, file);
-  const cdEnd = end.cdStart + end.cdSize;
-  const entries: ZipEntry[] = [];
+  const entries: CentralEntry[] = [];
   const seen = new Set<string>();
-  let o = end.cdStart;
-  for (let i = 0; i < end.count; i++) {
+  let o = 0;
+  for (let i = 0; i < count; i++) {
     const at = `central directory entry ${i}`;
-    if (o + 46 > cdEnd || u32(bytes, o) !== 0x02014b50) {
+    if (o + 46 > cd.length || u32(cd, o) !== 0x02014b50) {
       throw ZipError.of(file, undefined, `${at} is corrupt (bad signature or truncated)`);
     }
-    const flags = u16(bytes, o + 8);
-    const method = u16(bytes, o + 10);
-    const crc = u32(bytes, o + 16);
-    let csize = u32(bytes, o + 20);
-    let usize = u32(bytes, o + 24);
-    const nameLen = u16(bytes, o + 28);
-    const extraLen = u16(bytes, o + 30);
-    const commentLen = u16(bytes, o + 32);
-    let diskStart = u16(bytes, o + 34);
-    let lho = u32(bytes, o + 42);
+    const flags = u16(cd, o + 8);
+    const method = u16(cd, o + 10);
+    const crc = u32(cd, o + 16);
+    let csize = u32(cd, o + 20);
+    let usize = u32(cd, o + 24);
+    const nameLen = u16(cd, o + 28);
+    const extraLen = u16(cd, o + 30);
+    const commentLen = u16(cd, o + 32);
+    let diskStart = u16(cd, o + 34);
+    let lho = u32(cd, o + 42);
     const next = o + 46 + nameLen + extraLen + commentLen;
-    if (next > cdEnd) throw ZipError.of(file, undefined, `${at} runs past the central directory`);
-    const nameBytes = bytes.subarray(o + 46, o + 46 + nameLen);
+    if (next > cd.length) {
+      throw ZipError.of(file, undefined, `${at} runs past the central directory`);
+    }
+    const nameBytes = cd.subarray(o + 46, o + 46 + nameLen);
     const name = decodeName(nameBytes, (flags & 0x800) !== 0);
     const shown = escapeName(name);
     const fail = (reason: string) => ZipError.of(file, shown, reason);
@@ -310,15 +343,15 @@ export function readZipDirectory(
       const eEnd = e + extraLen;
       let found = false;
       while (e + 4 <= eEnd) {
-        const id = u16(bytes, e);
-        const size = u16(bytes, e + 2);
+        const id = u16(cd, e);
+        const size = u16(cd, e + 2);
         if (e + 4 + size > eEnd) break;
         if (id === 0x0001) {
           let f = e + 4;
           const fEnd = f + size;
           const take = (): number => {
             if (f + 8 > fEnd) throw fail("ZIP64 extra field is too short");
-            const v = u64(bytes, f);
+            const v = u64(cd, f);
             f += 8;
             if (v === undefined) throw fail("ZIP64 extra field holds an impossible size");
             return v;
@@ -328,7 +361,7 @@ export function readZipDirectory(
           if (lho === 0xffffffff) lho = take();
           if (diskStart === 0xffff) {
             if (f + 4 > fEnd) throw fail("ZIP64 extra field is too short");
-            diskStart = u32(bytes, f);
+            diskStart = u32(cd, f);
           }
           found = true;
           break;
@@ -357,34 +390,81 @@ export function readZipDirectory(
         `declares ${usize} bytes uncompressed from ${csize} compressed, more than ${maxRatio}x (a zip bomb?)`,
       );
     }
+    entries.push({
+      name,
+      nameBytes,
+      flags,
+      method,
+      crc32: crc,
+      compressedSize: csize,
+      uncompressedSize: usize,
+      recordedOffset: lho,
+    });
+    o = next;
+  }
+  return entries;
+}
+
+/**
+ * Reads and validates the central directory of `bytes` (named `file` in
+ * errors). Every entry's local header is checked too (signature, same name)
+ * and data ranges must lie inside the archive without overlapping.
+ *
+ * @throws {ZipError} when the archive is not a ZIP, is corrupt, or an entry
+ *   breaks a rule or a limit.
+ *
+ * @example
+ * ```ts
+ * import { encodeZip, readZipDirectory } from "./zip.ts";
+ * const zip = encodeZip([{ name: "a.npy", data: new Uint8Array(3) }]);
+ * readZipDirectory(zip, "a.zip").map((e) => e.name); // ["a.npy"]
+ * ```
+ */
+export function readZipDirectory(
+  bytes: Uint8Array,
+  file: string,
+  limits: ZipLimits = {},
+): ZipEntry[] {
+  const end = readZipEnd(
+    bytes.subarray(Math.max(0, bytes.length - 22 - 0xffff - 20)),
+    bytes.length,
+    (at, length) => bytes.subarray(at, at + length),
+    file,
+  );
+  const cd = bytes.subarray(end.cdStart, end.cdStart + end.cdSize);
+  const entries: ZipEntry[] = [];
+  for (const c of readCentralDirectory(cd, end.count, file, limits)) {
+    const fail = (reason: string) => ZipError.of(file, escapeName(c.name), reason);
     // Local header: signature, same name; its sizes are ignored.
-    const l = lho + end.shift;
+    const l = c.recordedOffset + end.shift;
     if (l + 30 > bytes.length || u32(bytes, l) !== 0x04034b50) {
-      throw fail(`no local header at offset ${lho}`);
+      throw fail(`no local header at offset ${c.recordedOffset}`);
     }
     const lNameLen = u16(bytes, l + 26);
     const lExtraLen = u16(bytes, l + 28);
     const dataOffset = l + 30 + lNameLen + lExtraLen;
-    if (lNameLen !== nameLen || !sameBytes(bytes.subarray(l + 30, l + 30 + lNameLen), nameBytes)) {
+    if (
+      lNameLen !== c.nameBytes.length ||
+      !sameBytes(bytes.subarray(l + 30, l + 30 + lNameLen), c.nameBytes)
+    ) {
       throw fail("local header name differs from the central directory");
     }
-    if (dataOffset + csize > end.cdStart) {
+    if (dataOffset + c.compressedSize > end.cdStart) {
       throw fail(
-        `data (${csize} bytes at offset ${dataOffset}) runs past the start of the central directory (truncated archive?)`,
+        `data (${c.compressedSize} bytes at offset ${dataOffset}) runs past the start of the central directory (truncated archive?)`,
       );
     }
     entries.push({
-      name,
-      method: method as 0 | 8,
-      flags,
-      crc32: crc,
-      compressedSize: csize,
-      uncompressedSize: usize,
+      name: c.name,
+      method: c.method,
+      flags: c.flags,
+      crc32: c.crc32,
+      compressedSize: c.compressedSize,
+      uncompressedSize: c.uncompressedSize,
       localHeaderOffset: l,
       dataOffset,
-      isDirectory: name.endsWith("/"),
+      isDirectory: c.name.endsWith("/"),
     });
-    o = next;
   }
   // No two entries may share bytes (overlapping entries are a zip-bomb trick).
   const order = entries.map((_, i) => i).sort((a, b) =>
