@@ -239,3 +239,20 @@ function dirname(p: string): string {
 function basename(p: string): string {
   return p.slice(p.lastIndexOf("/") + 1);
 }
+
+/**
+ * Reads a whole text file (UTF-8), gunzipping it when it starts with the
+ * gzip magic number; for small inputs such as a training subset read by a
+ * fitting script. Streams ({@linkcode openSource}) are for everything else.
+ *
+ * @example
+ * ```ts
+ * import { readTextMaybeGzip } from "./source.ts";
+ * const text = await readTextMaybeGzip("data/train-subset-v1.1.json.gz");
+ * if (!text.startsWith("{")) throw new Error("not JSON");
+ * ```
+ */
+export async function readTextMaybeGzip(path: string): Promise<string> {
+  const file = await Deno.open(path);
+  return await new Response(gunzipIfNeeded(file.readable, path)).text();
+}

@@ -246,7 +246,7 @@ function localImports(file: string, text: string): string[] {
  * @example
  * ```ts
  * import { findImportCycle } from "./_run_config.ts";
- * await findImportCycle("/work/main/configs/eval_two_models_mini.ts"); // undefined
+ * await findImportCycle("configs/eval_two_models_mini.ts"); // undefined
  * ```
  */
 export async function findImportCycle(file: string): Promise<string[] | undefined> {
@@ -371,7 +371,7 @@ const fileExists = (p: string) => {
  * import { Effect } from "effect";
  * import { validateRunConfig } from "./_run_config.ts";
  * await Effect.runPromise(validateRunConfig({
- *   datasets: [{ abbr: "d", path: "/work/main/data/dev-v1.1.json.gz" }],
+ *   datasets: [{ abbr: "d", path: "data/dev-v1.1.json.gz" }],
  *   models: [{ abbr: "m", encoder: "sparse-pi" }],
  * }, "/tmp/cfg.ts"));
  * ```

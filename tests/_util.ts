@@ -11,8 +11,41 @@ export const ROOT: string = new URL("..", import.meta.url).pathname.replace(/\/$
 /** The bundled SQuAD v1.1 dev set. */
 export const DEV_GZ: string = `${ROOT}/data/dev-v1.1.json.gz`;
 
-/** The shared data folder beside the repository. */
-export const SHARED_DATA: string = `${ROOT}/../shared/data`;
+/** The bundled SQuAD v1.1 train subset (44 articles; what the encoders were fitted on). */
+export const TRAIN_GZ: string = `${ROOT}/data/train-subset-v1.1.json.gz`;
+
+const plainCache = new Map<string, Promise<string>>();
+
+/**
+ * The plain JSON of a bundled `.json.gz` (for the Python references, which
+ * read plain files), written once per test process to a temporary folder
+ * that is removed when the process ends.
+ */
+export function plainJson(gz: string): Promise<string> {
+  let p = plainCache.get(gz);
+  if (p === undefined) {
+    p = (async () => {
+      const dir = await Deno.makeTempDir({ prefix: "phraseval-data-" });
+      globalThis.addEventListener("unload", () => {
+        try {
+          Deno.removeSync(dir, { recursive: true });
+        } catch { /* already gone */ }
+      });
+      const path = `${dir}/${gz.split("/").pop()!.replace(/\.gz$/, "")}`;
+      const src = await Deno.open(gz);
+      await Deno.writeFile(path, src.readable.pipeThrough(new DecompressionStream("gzip")));
+      return path;
+    })();
+    plainCache.set(gz, p);
+  }
+  return p;
+}
+
+/** The bundled dev set as plain JSON (byte-identical to the official `dev-v1.1.json`). */
+export const devJson = (): Promise<string> => plainJson(DEV_GZ);
+
+/** The bundled train subset as plain JSON. */
+export const trainJson = (): Promise<string> => plainJson(TRAIN_GZ);
 
 /** Result of a subprocess. */
 export interface RunResult {

@@ -4,9 +4,9 @@
  */
 import { assertEquals, assertMatch } from "./_assert.ts";
 import { writePerturbations } from "../bench/perturb.ts";
-import { listDir, python, ROOT, runStage, SHARED_DATA } from "./_util.ts";
+import { devJson, listDir, python, ROOT, runStage } from "./_util.ts";
 
-const DEV = `${SHARED_DATA}/squad/dev-v1.1.json`;
+const DEV = await devJson();
 const DEV_GZ = `${ROOT}/data/dev-v1.1.json.gz`;
 
 Deno.test("evaluate: first gold answers score exactly 100.0 / 100.0", async () => {

@@ -5,9 +5,9 @@
 import { assert, assertEquals, assertMatch } from "./_assert.ts";
 import { encoderPermissions } from "../pipeline/full.ts";
 import { SPARSE_PI_MODEL } from "../encoders/sparse_pi.ts";
-import { listDir, ROOT, runStage, SHARED_DATA } from "./_util.ts";
+import { devJson, listDir, ROOT, runStage } from "./_util.ts";
 
-const DEV = `${SHARED_DATA}/squad/dev-v1.1.json`;
+const DEV = await devJson();
 
 /** The first `n` articles of dev as a SQuAD file in `dir`. */
 async function devSubset(dir: string, n: number, from = 0): Promise<string> {

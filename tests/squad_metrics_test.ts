@@ -42,8 +42,9 @@ import {
   writePerturbations,
 } from "../bench/perturb.ts";
 import { expand, pythonTables } from "./fixtures/gen_squad_unicode.ts";
+import { devJson } from "./_util.ts";
 
-const DEV = "/work/shared/data/squad/dev-v1.1.json";
+const DEV = await devJson();
 const ROOT = new URL("..", import.meta.url).pathname;
 const V1 = `${ROOT}bench/reference/evaluate_v1.py`;
 const V2 = `${ROOT}bench/reference/evaluate_v2.py`;

@@ -19,7 +19,7 @@ import {
 } from "../io/_squad_checks.ts";
 import { type PyJson, type PyObject, RawNumber } from "../io/pyjson.ts";
 import { split } from "../pipeline/split.ts";
-import { DEV_GZ, listDir, python, ROOT, runStage, sha256File, SHARED_DATA } from "./_util.ts";
+import { DEV_GZ, listDir, python, ROOT, runStage, sha256File, trainJson } from "./_util.ts";
 
 const OFFICIAL_CONTEXT_SHA = "6b16725c1d0b4be78594941e9a2dae494cadbe97a34307e5dd52220f157e1c8c";
 const OFFICIAL_QUESTION_SHA = "a236497f5a93db50f3825aa9f5c17155eba8db55bd7fd70f270c7765464115c4";
@@ -44,7 +44,7 @@ Deno.test("squadParagraphs: PI-SQuAD ids, also when the title comes after the pa
   const odd = await Effect.runPromise(Stream.runCollect(squadParagraphs(ODD)));
   assertEquals(odd.map((p) => p.id), ['A/B "t"_0', 'A/B "t"_1', "Second_0"]);
   // Key-sorted train subset: "paragraphs" precedes "title" in every article.
-  const train = `${SHARED_DATA}/squad/train-subset-v1.1.json`;
+  const train = await trainJson();
   const first = await Effect.runPromise(Stream.runHead(squadParagraphs(train)));
   assert(first._tag === "Some");
   assertEquals(first.value.id, "University_of_Notre_Dame_0");
@@ -78,7 +78,7 @@ Deno.test("split: dev outputs are byte-identical to the official PI-SQuAD split"
 Deno.test("split: the script reads stdin and matches Python json.dump on odd input", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    for (const input of [ODD, `${SHARED_DATA}/squad/train-subset-v1.1.json`]) {
+    for (const input of [ODD, await trainJson()]) {
       await python(["tests/py/split_ref.py", input, `${dir}/pc.json`, `${dir}/pq.json`]);
       const r = await runStage("pipeline/split.ts", ["-", `${dir}/c.json`, `${dir}/q.json`], {
         stdin: await Deno.readFile(input),

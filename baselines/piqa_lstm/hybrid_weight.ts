@@ -28,6 +28,7 @@ import { hybridLayers } from "../../encoders/hybrid.ts";
 import { PIQA_LSTM_MANIFEST } from "../../encoders/onnx.ts";
 import { ContextEncoder, type CsrMatrix, QuestionEncoder } from "../../encoders/types.ts";
 import { exactMatchScore, f1Score } from "../../metrics/squad.ts";
+import { readTextMaybeGzip } from "../../io/source.ts";
 
 /** The weights tried (∞: dense only is reported separately). */
 export const WEIGHT_GRID: readonly number[] = [
@@ -151,7 +152,7 @@ if (import.meta.main) {
     const i = args.indexOf(name);
     return i >= 0 && i + 1 < args.length ? args[i + 1] : def;
   };
-  const train = opt("--train", "/work/shared/data/squad/train-subset-v1.1.json");
+  const train = opt("--train", `${ROOT}data/train-subset-v1.1.json.gz`);
   const work = opt("--work", `${ROOT}outputs/piqa_lstm_hybrid`);
   const out = opt("--out", `${ROOT}data/models/piqa-lstm/hybrid.json`);
   if (/dev-v1\.1/.test(train)) throw new Error("refusing to tune on dev");
@@ -159,7 +160,7 @@ if (import.meta.main) {
     await Deno.readTextFile(`${ROOT}data/models/piqa-lstm/training.json`),
   );
   const held = new Set<string>(training.heldout_articles);
-  const squad = JSON.parse(await Deno.readTextFile(train));
+  const squad = JSON.parse(await readTextMaybeGzip(train));
   let sparseModel = opt("--sparse-model", "");
   if (sparseModel === "") {
     await Deno.mkdir(work, { recursive: true });

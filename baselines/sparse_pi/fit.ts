@@ -23,6 +23,7 @@ import {
   type SparsePiArtifact,
 } from "../../encoders/sparse_pi.ts";
 import { DEFAULT_TRAIN, exportFeatures } from "./export_features.ts";
+import { readTextMaybeGzip } from "../../io/source.ts";
 
 /** Vector dimension of the artifact: 2^22 columns. */
 export const SPARSE_PI_DIM: number = 1 << 22;
@@ -41,8 +42,10 @@ function base64F32(values: Float32Array): string {
   return btoa(bin);
 }
 
+/** sha256 of a file's content (of the decompressed bytes for a `.gz`). */
 async function sha256(path: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(path));
+  const bytes = new TextEncoder().encode(await readTextMaybeGzip(path));
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -149,7 +152,7 @@ if (import.meta.main) {
   const artifact = await buildArtifact(`${work}/export`, `${work}/fit`, {
     made: "deno run -A baselines/sparse_pi/fit.ts",
     train: {
-      file: train.split("/").pop(),
+      file: train.split("/").pop()?.replace(/\.gz$/, ""),
       sha256: await sha256(train),
       licence: "CC BY-SA 4.0 (SQuAD v1.1, Rajpurkar et al. 2016)",
     },
