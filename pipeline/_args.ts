@@ -49,12 +49,46 @@ export interface CommandSpec {
   readonly epilog?: string;
 }
 
-/** Parsed command line. */
-export interface ParsedArgs {
+/**
+ * The value type of one flag: `boolean` for a boolean flag, `number` for an
+ * int or number flag, the union of its `choices` (else `string`) for a
+ * string flag; `| undefined` unless the flag is a boolean or has a default.
+ */
+export type FlagValue<F extends FlagSpec> = F["type"] extends "boolean" ? boolean
+  :
+    | (F["type"] extends "int" | "number" ? number
+      : F extends { readonly choices: readonly (infer C)[] } ? C
+      : string)
+    | (F extends { readonly default: string | number } ? never : undefined);
+
+/** The typed values of a list of flags: one property per flag, named as on the command line. */
+export type FlagValues<L extends readonly FlagSpec[]> = {
+  readonly [F in L[number] as F["name"]]: FlagValue<F>;
+};
+
+/** The typed flags of a spec. */
+export type FlagsOf<S extends CommandSpec> = FlagValues<S["flags"]>;
+
+/** The typed positional arguments of a spec (optional ones may be `undefined`). */
+export type PositionalOf<S extends CommandSpec> = {
+  readonly [A in S["args"][number] as A["name"]]: A extends { readonly optional: true }
+    ? string | undefined
+    : string;
+};
+
+/**
+ * Parsed command line. With a spec written inline (or `as const`), the
+ * flags and positional arguments are typed from it, so a stage reads
+ * `a.flags.batch` as a `number` without a cast.
+ */
+export interface ParsedArgs<S extends CommandSpec = CommandSpec> {
   /** Positional values by name (absent optional ones are missing). */
-  readonly positional: Readonly<Record<string, string>>;
+  readonly positional: CommandSpec extends S ? Readonly<Record<string, string>>
+    : PositionalOf<S>;
   /** Flag values by name (defaults applied). */
-  readonly flags: Readonly<Record<string, string | number | boolean | undefined>>;
+  readonly flags: CommandSpec extends S
+    ? Readonly<Record<string, string | number | boolean | undefined>>
+    : FlagsOf<S>;
   /** `--debug` was given. */
   readonly debug: boolean;
 }
@@ -122,12 +156,19 @@ export function helpText(spec: CommandSpec): string {
  * @example
  * ```ts
  * import { parseArgs } from "./_args.ts";
- * const spec = { name: "x", summary: "", args: [{ name: "in", description: "" }],
- *   flags: [{ name: "n", type: "int", description: "" } as const] };
- * parseArgs(spec, ["in.json", "--n", "3"]);
+ * const a = parseArgs({
+ *   name: "x",
+ *   summary: "",
+ *   args: [{ name: "in", description: "" }],
+ *   flags: [{ name: "n", type: "int", default: 1, description: "" }],
+ * }, ["in.json", "--n", "3"]);
+ * if (a === "help" || a.flags.n !== 3 || a.positional.in !== "in.json") throw new Error();
  * ```
  */
-export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArgs | "help" {
+export function parseArgs<const S extends CommandSpec>(
+  spec: S,
+  argv: readonly string[],
+): ParsedArgs<S> | "help" {
   const byName = new Map(spec.flags.map((f) => [f.name, f]));
   const flags: Record<string, string | number | boolean | undefined> = {};
   for (const f of spec.flags) {
@@ -201,5 +242,5 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
   spec.args.forEach((a, i) => {
     if (i < rest.length) positional[a.name] = rest[i];
   });
-  return { positional, flags, debug };
+  return { positional, flags, debug } as unknown as ParsedArgs<S>;
 }

@@ -52,12 +52,12 @@ function oneLine(e: unknown): string {
  * }
  * ```
  */
-export async function runMain<E>(
-  spec: CommandSpec,
+export async function runMain<const S extends CommandSpec>(
+  spec: S,
   argv: readonly string[],
-  program: (args: ParsedArgs) => Effect.Effect<unknown, E>,
+  program: (args: ParsedArgs<S>) => Effect.Effect<unknown, unknown>,
 ): Promise<never> {
-  let parsed: ParsedArgs | "help";
+  let parsed: ParsedArgs<S> | "help";
   try {
     parsed = parseArgs(spec, argv);
   } catch (e) {
@@ -69,7 +69,7 @@ export async function runMain<E>(
     Deno.exit(0);
   }
   const exit = await Effect.runPromiseExit(
-    Effect.suspend(() => program(parsed as ParsedArgs)),
+    Effect.suspend(() => program(parsed)),
   );
   if (Exit.isSuccess(exit)) Deno.exit(0);
   const err = Cause.squash(exit.cause);

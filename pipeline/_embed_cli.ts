@@ -4,12 +4,12 @@
  * @module
  */
 import type { EmbedOptions } from "../encoders/embed.ts";
-import { type FlagSpec, type ParsedArgs, UsageError } from "./_cli.ts";
+import { type FlagSpec, type FlagValues, UsageError } from "./_cli.ts";
 import { ENCODER_NAMES, type EncoderOptions } from "../encoders/registry.ts";
-import { ONNX_DEVICES, type OnnxDevice } from "../encoders/onnx.ts";
+import { ONNX_DEVICES } from "../encoders/onnx.ts";
 
 /** The flags both embedding stages take. */
-export const EMBED_FLAGS: readonly FlagSpec[] = [
+export const EMBED_FLAGS = [
   {
     name: "encoder",
     type: "string",
@@ -56,7 +56,13 @@ export const EMBED_FLAGS: readonly FlagSpec[] = [
     metavar: "A:B",
     description: "only items A (inclusive) to B (exclusive), 0-based in input order",
   },
-];
+] as const satisfies readonly FlagSpec[];
+
+/** The parsed values of {@linkcode EMBED_FLAGS} (plus `embed_context`'s `--metadata`). */
+export interface EmbedArgs {
+  /** Flag values. */
+  readonly flags: FlagValues<typeof EMBED_FLAGS> & { readonly metadata?: boolean };
+}
 
 /** Parses `A:B` into `[A, B]`; throws {@linkcode UsageError}. */
 export function parseRange(v: string | undefined): [number, number] | undefined {
@@ -69,29 +75,29 @@ export function parseRange(v: string | undefined): [number, number] | undefined 
 }
 
 /** Embedding options from parsed flags. */
-export function embedOptions(a: ParsedArgs, input: string, out: string): EmbedOptions {
+export function embedOptions(a: EmbedArgs, input: string, out: string): EmbedOptions {
   return {
     input,
     out,
-    sparse: a.flags["sparse"] === true,
-    compressed: a.flags["compressed"] === true,
-    dtype: a.flags["dtype"] as "f32" | "f16" | undefined,
-    overwrite: a.flags["overwrite"] === true,
-    metadata: a.flags["metadata"] === true,
-    batchSize: a.flags["batch"] as number | undefined,
-    range: parseRange(a.flags["range"] as string | undefined),
+    sparse: a.flags.sparse,
+    compressed: a.flags.compressed,
+    dtype: a.flags.dtype,
+    overwrite: a.flags.overwrite,
+    metadata: a.flags.metadata === true,
+    batchSize: a.flags.batch,
+    range: parseRange(a.flags.range),
   };
 }
 
 /** Encoder options (model, device, threads) from parsed flags; throws {@linkcode UsageError}. */
-export function encoderOptions(a: ParsedArgs): EncoderOptions {
-  const threads = a.flags["threads"] as number | undefined;
+export function encoderOptions(a: EmbedArgs): EncoderOptions {
+  const threads = a.flags.threads;
   if (threads !== undefined && threads < 1) {
     throw new UsageError(`--threads expects a positive integer, got ${threads}`);
   }
   return {
-    model: a.flags["model"] as string | undefined,
-    device: (a.flags["device"] as OnnxDevice | undefined) ?? "cpu",
+    model: a.flags.model,
+    device: a.flags.device,
     threads,
   };
 }

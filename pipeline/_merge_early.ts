@@ -20,7 +20,7 @@ import { batchSize, type MergePlan, WORKER_NAME } from "./_merge_plan.ts";
 import type { WorkerInit, WorkerReply } from "./_merge_core.ts";
 
 /** `merge`'s command line. */
-export const MERGE_SPEC: CommandSpec = {
+export const MERGE_SPEC = {
   name: "merge",
   summary:
     "Answers each question with the phrase of its paragraph whose vector has the largest inner " +
@@ -62,7 +62,7 @@ export const MERGE_SPEC: CommandSpec = {
   ],
   epilog:
     "Example:\n  merge data/dev-v1.1.json.gz out/context_emb out/question_emb.zip out/pred.json",
-};
+} as const satisfies CommandSpec;
 
 /** Worker threads when none are asked for: one per CPU, at most 4. */
 export function defaultWorkers(): number {

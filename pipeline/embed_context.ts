@@ -76,7 +76,7 @@ if (import.meta.main) {
         const bar = progress("embed_context");
         const r = yield* embedContext({
           ...embedOptions(a, a.positional["context.json"], a.positional["context_emb"]),
-          encoder: a.flags["encoder"] as string,
+          encoder: a.flags.encoder,
           ...encoderOptions(a),
           onProgress: (n) => bar.update(n, "paragraphs"),
         });

@@ -68,7 +68,7 @@ if (import.meta.main) {
         const bar = progress("embed_question");
         const r = yield* embedQuestion({
           ...embedOptions(a, a.positional["question.json"], a.positional["question_emb"]),
-          encoder: a.flags["encoder"] as string,
+          encoder: a.flags.encoder,
           ...encoderOptions(a),
           onProgress: (n) => bar.update(n, "questions"),
         });

@@ -494,9 +494,9 @@ export const merge = (
   });
 
 if (import.meta.main) {
-  await runMain<MergeError | WorkError | UsageError>(MERGE_SPEC, Deno.args, (a) => {
-    const concurrency = a.flags.concurrency as number | undefined;
-    const workers = a.flags.workers as number | undefined;
+  await runMain(MERGE_SPEC, Deno.args, (a) => {
+    const concurrency = a.flags.concurrency;
+    const workers = a.flags.workers;
     if (concurrency !== undefined && concurrency < 1) {
       return Effect.fail(new UsageError(`--concurrency must be at least 1, got ${concurrency}`));
     }
