@@ -47,8 +47,12 @@ const isRecord = (v: unknown): v is PyObject => isObject(v) && !Array.isArray(v)
  * @example
  * ```ts
  * import { isValidArticle } from "./_squad_checks.ts";
- * isValidArticle({ title: "T", paragraphs: [{ context: "c", qas: [] }] }, {}); // true
- * isValidArticle({ title: "T", paragraphs: [{ qas: [] }] }, {}); // false: no context
+ * if (!isValidArticle({ title: "T", paragraphs: [{ context: "c", qas: [] }] }, {})) throw new Error();
+ * // No context: refused unless the context is optional.
+ * if (isValidArticle({ title: "T", paragraphs: [{ qas: [] }] }, {})) throw new Error();
+ * if (!isValidArticle({ title: "T", paragraphs: [{ qas: [] }] }, { context: "optional" })) {
+ *   throw new Error();
+ * }
  * ```
  */
 export function isValidArticle(value: unknown, opts: ArticleParts): boolean {

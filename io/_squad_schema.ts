@@ -16,7 +16,18 @@ export const ArticleSchema = Schema.Struct({
 });
 /** Any JSON object. */
 export const ObjectSchema = Schema.Record(Schema.String, Schema.Unknown);
-/** The `question` record of a SQuAD file. */
+/**
+ * The `question` record of a SQuAD file.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect";
+ * import { QuestionSchema } from "./_squad_schema.ts";
+ * const is = Schema.is(QuestionSchema);
+ * if (!is({ id: "q1", question: "Who?", answers: [{ text: "x", answer_start: 0 }] })) throw new Error();
+ * if (is({ question: "no id" }) || is({ id: "q2", is_impossible: "yes" })) throw new Error();
+ * ```
+ */
 export const QuestionSchema = Schema.Struct({
   id: Schema.String,
   question: Schema.optionalKey(Schema.String),

@@ -24,6 +24,21 @@ function splitPath(path: string): { dir: string; base: string } {
  * (or interruption) the temporary file is removed, so `path` is either the
  * old file or the complete new one. `onError` turns the OS error into the
  * caller's typed error.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { writeFileAtomic } from "./_write_atomic.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Effect.runPromise(writeFileAtomic(`${dir}/a.bin`, new Uint8Array([1, 2]), (r) => r));
+ * if ((await Deno.readFile(`${dir}/a.bin`)).join() !== "1,2") throw new Error();
+ * // A folder that does not exist: the typed error, and nothing left behind.
+ * const exit = await Effect.runPromiseExit(
+ *   writeFileAtomic(`${dir}/no/a.bin`, new Uint8Array(1), (r) => `failed: ${r}`),
+ * );
+ * if (exit._tag !== "Failure") throw new Error();
+ * if ([...Deno.readDirSync(dir)].length !== 1) throw new Error();
+ * ```
  */
 export function writeFileAtomic<E>(
   path: string,

@@ -16,7 +16,9 @@ import * as Data from "effect/Data";
  * ```ts
  * import { InputError } from "./errors.ts";
  * const e = new InputError({ file: "dev.json", where: "byte 17", message: "invalid JSON" });
- * e.toString(); // "dev.json: byte 17: invalid JSON"
+ * if (e.toString() !== "dev.json: byte 17: invalid JSON") throw new Error(e.toString());
+ * const noWhere = new InputError({ file: "-", where: "", message: "empty file" });
+ * if (noWhere.toString() !== "-: empty file") throw new Error(noWhere.toString());
  * ```
  */
 export class InputError extends Data.TaggedError("InputError")<{
@@ -39,6 +41,13 @@ export class InputError extends Data.TaggedError("InputError")<{
  * A file that cannot be opened, read or written (missing, permission denied,
  * disk full). Distinct from {@linkcode InputError}: the bytes were never
  * looked at.
+ *
+ * @example
+ * ```ts
+ * import { FileError } from "./errors.ts";
+ * const e = new FileError({ file: "dev.json", message: "no such file" });
+ * if (e.toString() !== "dev.json: no such file" || e._tag !== "FileError") throw new Error();
+ * ```
  */
 export class FileError extends Data.TaggedError("FileError")<{
   /** The file. */
@@ -52,7 +61,16 @@ export class FileError extends Data.TaggedError("FileError")<{
   }
 }
 
-/** Bad usage of a command or an option that does not fit the input (exit code 2). */
+/**
+ * Bad usage of a command or an option that does not fit the input (exit code 2).
+ *
+ * @example
+ * ```ts
+ * import { UsageError } from "./errors.ts";
+ * const e = new UsageError("--k must be a positive integer");
+ * if (e._tag !== "UsageError" || e.message !== "--k must be a positive integer") throw new Error();
+ * ```
+ */
 export class UsageError extends Error {
   /** Tag for matching. */
   readonly _tag = "UsageError";

@@ -37,7 +37,22 @@ export type JsonEvent =
     readonly kind: "array-end";
   };
 
-/** A JSON syntax or encoding error at a byte offset. */
+/**
+ * A JSON syntax or encoding error at a byte offset.
+ *
+ * @example
+ * ```ts
+ * import { JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
+ * const d = new JsonEventDecoder("data");
+ * try {
+ *   d.push(new TextEncoder().encode('{"data": [1,]}'));
+ *   d.end();
+ *   throw new Error("not refused");
+ * } catch (e) {
+ *   if (!(e instanceof JsonSyntaxError) || e.offset !== 12) throw e;
+ * }
+ * ```
+ */
 export class JsonSyntaxError extends Error {
   /**
    * @param offset byte offset of the problem (-1 when unknown)
@@ -100,7 +115,8 @@ interface Frame {
  * const d = new JsonEventDecoder("data");
  * const ev = d.push(new TextEncoder().encode('{"data": [1, 2], "version": "1.1"}'));
  * ev.push(...d.end());
- * // array-start, item 1, item 2, array-end, field version
+ * const kinds = ev.map((e) => e.kind === "item" ? `item ${e.value}` : e.kind);
+ * if (kinds.join() !== "array-start,item 1,item 2,array-end,field") throw new Error(kinds.join());
  * ```
  */
 export class JsonEventDecoder {
@@ -327,6 +343,13 @@ function describeChar(ch: string): string {
 /**
  * Index of the first byte of `bytes` that starts an invalid UTF-8 sequence
  * (a sequence cut at the end of the chunk counts as valid).
+ *
+ * @example
+ * ```ts
+ * import { firstInvalidUtf8 } from "./json_events.ts";
+ * if (firstInvalidUtf8(new Uint8Array([0x61, 0xff, 0x62])) !== 1) throw new Error();
+ * if (firstInvalidUtf8(new Uint8Array([0x61, 0xc3])) !== 2) throw new Error(); // cut, not invalid
+ * ```
  */
 export function firstInvalidUtf8(bytes: Uint8Array): number {
   let i = 0;

@@ -61,6 +61,14 @@ const NDJSON_START = /^\s*\{\s*"kind"\s*:/;
 /**
  * Reads the first bytes of a source and tells whether it is NDJSON records;
  * returns the source with those bytes put back.
+ *
+ * @example
+ * ```ts
+ * import { sniffNdjson } from "./ndjson.ts";
+ * const text = '{"kind": "question", "id": "q1", "question": "Who?"}\n';
+ * const [isNdjson, src] = await sniffNdjson({ name: "-", stream: new Blob([text]).stream() });
+ * if (!isNdjson || (await new Response(src.stream).text()) !== text) throw new Error();
+ * ```
  */
 export async function sniffNdjson(src: ByteSource): Promise<[boolean, ByteSource]> {
   const [first, stream] = await peekBytes(src.stream.getReader(), 64);
@@ -70,7 +78,27 @@ export async function sniffNdjson(src: ByteSource): Promise<[boolean, ByteSource
 
 /**
  * Parses NDJSON lines of one record kind from a byte source; a bad line
- * fails with {@linkcode InputError} naming the line number.
+ * fails with {@linkcode InputError} naming the line number. Records of other
+ * kinds and blank lines are passed over.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect";
+ * import { ndjsonRecords } from "./ndjson.ts";
+ * const text = [
+ *   '{"kind": "paragraph", "id": "T_0", "context": "Paris."}',
+ *   "",
+ *   '{"kind": "question", "id": "q1", "question": "Where?", "paragraphId": "T_0"}',
+ * ].join("\n");
+ * const qs = await Effect.runPromise(
+ *   Stream.runCollect(ndjsonRecords({ name: "in.ndjson", stream: new Blob([text]).stream() }, "question")),
+ * );
+ * if (qs.length !== 1 || qs[0].id !== "q1" || qs[0].paragraphId !== "T_0") throw new Error();
+ * const bad = await Effect.runPromiseExit(
+ *   Stream.runCollect(ndjsonRecords({ name: "in.ndjson", stream: new Blob(["{oops"]).stream() }, "question")),
+ * );
+ * if (bad._tag !== "Failure" || !String(bad.cause).includes("line 1")) throw new Error(String(bad));
+ * ```
  */
 export function ndjsonRecords<K extends keyof typeof RecordSchemas>(
   src: ByteSource,
@@ -147,6 +175,16 @@ export function ndjsonRecords<K extends keyof typeof RecordSchemas>(
 
 /**
  * Opens `path` and streams its records of `kind` (NDJSON input only).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect";
+ * import { readNdjson } from "./ndjson.ts";
+ * const path = await Deno.makeTempFile({ suffix: ".ndjson" });
+ * await Deno.writeTextFile(path, '{"kind": "paragraph", "id": "T_0", "context": "Paris.", "index": 0}\n');
+ * const [p] = await Effect.runPromise(Stream.runCollect(readNdjson(path, "paragraph")));
+ * if (p.context !== "Paris." || p.index !== 0) throw new Error();
+ * ```
  */
 export const readNdjson = <K extends keyof typeof RecordSchemas>(
   path: string,

@@ -20,8 +20,11 @@ import { openSource } from "./source.ts";
  * ```ts
  * import { Effect } from "effect";
  * import { readPredictions } from "./predictions.ts";
- * const preds = await Effect.runPromise(readPredictions("pred.json"));
- * preds.get("56be4db0acb8001400a502ec");
+ * const path = await Deno.makeTempFile({ suffix: ".json" });
+ * await Deno.writeTextFile(path, '{"56be4db0acb8001400a502ec": "Denver Broncos", "q2": "x", "q2": "y"}');
+ * const preds = await Effect.runPromise(readPredictions(path));
+ * if (preds.get("56be4db0acb8001400a502ec") !== "Denver Broncos") throw new Error();
+ * if (preds.get("q2") !== "y") throw new Error("a repeated id keeps its last value");
  * ```
  */
 export const readPredictions = (
@@ -52,6 +55,21 @@ export const readPredictions = (
 
 /**
  * Parses the bytes of a prediction file; throws {@linkcode InputError}.
+ *
+ * @example
+ * ```ts
+ * import { InputError } from "./errors.ts";
+ * import { parsePredictions } from "./predictions.ts";
+ * const ok = parsePredictions(new TextEncoder().encode('{"q1": "Paris"}'), "pred.json");
+ * if (ok.get("q1") !== "Paris") throw new Error();
+ * try {
+ *   parsePredictions(new TextEncoder().encode('{"q1": 5}'), "pred.json");
+ *   throw new Error("not refused");
+ * } catch (e) {
+ *   if (!(e instanceof InputError)) throw e;
+ *   if (e.toString() !== 'pred.json: question "q1": prediction is number, not a string') throw e;
+ * }
+ * ```
  */
 export function parsePredictions(bytes: Uint8Array, file: string): Map<string, string> {
   const fail = (where: string, message: string): never => {

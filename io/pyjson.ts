@@ -17,7 +17,9 @@
  * @example
  * ```ts
  * import { RawNumber, pyDumps } from "./pyjson.ts";
- * pyDumps(new RawNumber("1e5")); // "100000.0"
+ * if (pyDumps(new RawNumber("1e5")) !== "100000.0") throw new Error();
+ * if (pyDumps(new RawNumber("-0")) !== "0") throw new Error();
+ * if (new RawNumber("2.5").valueOf() !== 2.5) throw new Error();
  * ```
  */
 export class RawNumber {
@@ -58,7 +60,7 @@ export const KEY_ORDER: unique symbol = Symbol("phraseval.keyOrder");
  * @example
  * ```ts
  * import { objectKeys } from "./pyjson.ts";
- * objectKeys({ b: 1, a: 2 }); // ["b", "a"]
+ * if (objectKeys({ b: 1, a: 2 }).join() !== "b,a") throw new Error();
  * ```
  */
 export function objectKeys(obj: PyObject): readonly string[] {
@@ -71,6 +73,16 @@ const INTEGER_LIKE = /^(?:0|[1-9][0-9]*)$/;
 /**
  * Sets `key` on `obj` the way Python's dict does and records source order
  * when JavaScript would reorder it (integer-like keys).
+ *
+ * @example
+ * ```ts
+ * import { objectKeys, type PyObject, setKey } from "./pyjson.ts";
+ * const o: PyObject = {};
+ * setKey(o, "b", 1);
+ * setKey(o, "10", 2); // JavaScript would list "10" first
+ * setKey(o, "b", 3); // a repeated key keeps its first position
+ * if (objectKeys(o).join() !== "b,10" || o.b !== 3) throw new Error();
+ * ```
  */
 export function setKey(obj: PyObject, key: string, value: PyJson): void {
   const holder = obj as { [KEY_ORDER]?: string[] };
@@ -92,9 +104,16 @@ export function setKey(obj: PyObject, key: string, value: PyJson): void {
  * @example
  * ```ts
  * import { pyFloatRepr } from "./pyjson.ts";
- * pyFloatRepr(100); // "100.0"
- * pyFloatRepr(1e-5); // "1e-05"
- * pyFloatRepr(81.20151371807) // "81.20151371807"
+ * const cases: [number, string][] = [
+ *   [100, "100.0"],
+ *   [1e-5, "1e-05"],
+ *   [81.20151371807, "81.20151371807"],
+ *   [1e16, "1e+16"],
+ *   [-0, "-0.0"],
+ * ];
+ * for (const [x, want] of cases) {
+ *   if (pyFloatRepr(x) !== want) throw new Error(`${x}: ${pyFloatRepr(x)}`);
+ * }
  * ```
  */
 export function pyFloatRepr(x: number): string {
@@ -124,6 +143,13 @@ export function pyFloatRepr(x: number): string {
  * What Python's `json.dumps(json.loads(text))` prints for a JSON number
  * literal: integers exactly (`-0` becomes `0`), floats through
  * {@linkcode pyFloatRepr}.
+ *
+ * @example
+ * ```ts
+ * import { pyNumberText } from "./pyjson.ts";
+ * if (pyNumberText("12345678901234567890") !== "12345678901234567890") throw new Error();
+ * if (pyNumberText("2.50") !== "2.5" || pyNumberText("1E5") !== "100000.0") throw new Error();
+ * ```
  */
 export function pyNumberText(text: string): string {
   if (/^-?[0-9]+$/.test(text)) return BigInt(text).toString();
@@ -152,7 +178,8 @@ const PLAIN = /^[ !#-\[\]-~]*$/;
  * @example
  * ```ts
  * import { pyStringLiteral } from "./pyjson.ts";
- * pyStringLiteral("24–10"); // "\"24\\u201310\""
+ * if (pyStringLiteral("24–10") !== '"24\\u201310"') throw new Error();
+ * if (pyStringLiteral('a"b\n😀') !== '"a\\"b\\n\\ud83d\\ude00"') throw new Error();
  * ```
  */
 export function pyStringLiteral(s: string): string {
@@ -186,8 +213,8 @@ export function pyStringLiteral(s: string): string {
  * @example
  * ```ts
  * import { pyDumps } from "./pyjson.ts";
- * pyDumps({ data: [1, "é"], version: "1.1" });
- * // '{"data": [1, "\\u00e9"], "version": "1.1"}'
+ * const text = pyDumps({ data: [1, "é", 0.5, null], version: "1.1" });
+ * if (text !== '{"data": [1, "\\u00e9", 0.5, null], "version": "1.1"}') throw new Error(text);
  * ```
  */
 export function pyDumps(value: PyJson): string {
@@ -196,7 +223,17 @@ export function pyDumps(value: PyJson): string {
   return parts.join("");
 }
 
-/** Appends the `json.dumps` text of `value` to `out` (used by streaming writers). */
+/**
+ * Appends the `json.dumps` text of `value` to `out` (used by streaming writers).
+ *
+ * @example
+ * ```ts
+ * import { writeValue } from "./pyjson.ts";
+ * const out: string[] = [];
+ * writeValue([true, { k: 1.5 }], out);
+ * if (out.join("") !== '[true, {"k": 1.5}]') throw new Error(out.join(""));
+ * ```
+ */
 export function writeValue(value: PyJson, out: string[]): void {
   if (value === null) out.push("null");
   else if (value === true) out.push("true");

@@ -33,8 +33,12 @@ function osMessage(e: unknown): string {
  * ```ts
  * import { Effect } from "effect";
  * import { openSource } from "./source.ts";
- * const src = await Effect.runPromise(openSource("data/dev-v1.1.json.gz"));
- * for await (const chunk of src.stream) console.log(chunk.byteLength);
+ * const path = await Deno.makeTempFile({ suffix: ".json.gz" });
+ * const gz = new Blob(["{}"]).stream().pipeThrough(new CompressionStream("gzip"));
+ * await Deno.writeFile(path, gz);
+ * const src = await Effect.runPromise(openSource(path));
+ * const text = await new Response(src.stream).text();
+ * if (src.name !== path || text !== "{}") throw new Error(text);
  * ```
  */
 export const openSource = (
@@ -172,9 +176,14 @@ export interface AtomicWriter {
  * @example
  * ```ts
  * import { openAtomicWriter } from "./source.ts";
- * const w = await openAtomicWriter("out.json");
+ * const dir = await Deno.makeTempDir();
+ * const w = await openAtomicWriter(`${dir}/out.json`);
  * await w.write("{}");
+ * // Nothing at the target until the commit.
+ * if (await Deno.stat(`${dir}/out.json`).then(() => true, () => false)) throw new Error();
  * await w.commit();
+ * if (await Deno.readTextFile(`${dir}/out.json`) !== "{}") throw new Error();
+ * if ([...Deno.readDirSync(dir)].length !== 1) throw new Error("temporary file left");
  * ```
  */
 export async function openAtomicWriter(path: string): Promise<AtomicWriter> {
@@ -248,8 +257,10 @@ function basename(p: string): string {
  * @example
  * ```ts
  * import { readTextMaybeGzip } from "./source.ts";
- * const text = await readTextMaybeGzip("data/train-subset-v1.1.json.gz");
- * if (!text.startsWith("{")) throw new Error("not JSON");
+ * const path = await Deno.makeTempFile(); // no .gz suffix: the magic bytes decide
+ * const gz = new Blob(["caf\u00e9"]).stream().pipeThrough(new CompressionStream("gzip"));
+ * await Deno.writeFile(path, gz);
+ * if (await readTextMaybeGzip(path) !== "caf\u00e9") throw new Error();
  * ```
  */
 export async function readTextMaybeGzip(path: string): Promise<string> {

@@ -277,9 +277,18 @@ const asReadError = (name: string) => (e: unknown): SquadReadError =>
  * ```ts
  * import { Effect, Stream } from "effect";
  * import { squadRecords } from "./squad.ts";
- * const n = await Effect.runPromise(
- *   Stream.runCount(squadRecords("data/dev-v1.1.json.gz")),
+ * const path = await Deno.makeTempFile({ suffix: ".json" });
+ * await Deno.writeTextFile(path, JSON.stringify({
+ *   version: "1.1",
+ *   data: [{ title: "T", paragraphs: [{ context: "Paris is big.", qas: [
+ *     { id: "q1", question: "Where?", answers: [{ text: "Paris", answer_start: 0 }] },
+ *     { id: "q2", question: "Size?", answers: [{ text: "big", answer_start: 9 }] },
+ *   ] }] }],
+ * }));
+ * const kinds = await Effect.runPromise(
+ *   Stream.runCollect(Stream.map(squadRecords(path), (r) => r.kind)),
  * );
+ * if (kinds.join() !== "field,data-start,article,data-end") throw new Error(kinds.join());
  * ```
  */
 export const squadRecords = (
@@ -301,9 +310,18 @@ export const squadRecords = (
  * ```ts
  * import { Effect, Stream } from "effect";
  * import { squadArticles } from "./squad.ts";
+ * const path = await Deno.makeTempFile({ suffix: ".json" });
+ * await Deno.writeTextFile(path, JSON.stringify({
+ *   version: "1.1",
+ *   data: [{ title: "T", paragraphs: [{ context: "Paris is big.", qas: [
+ *     { id: "q1", question: "Where?", answers: [{ text: "Paris", answer_start: 0 }] },
+ *     { id: "q2", question: "Size?", answers: [{ text: "big", answer_start: 9 }] },
+ *   ] }] }],
+ * }));
  * const titles = await Effect.runPromise(
- *   Stream.runCollect(Stream.map(squadArticles("data/dev-v1.1.json.gz"), (a) => a.title)),
+ *   Stream.runCollect(Stream.map(squadArticles(path), (a) => a.title)),
  * );
+ * if (titles.join() !== "T") throw new Error(titles.join());
  * ```
  */
 export const squadArticles = (
@@ -322,7 +340,16 @@ export const squadArticles = (
  * ```ts
  * import { Effect, Stream } from "effect";
  * import { squadParagraphs } from "./squad.ts";
- * await Effect.runPromise(Stream.runCount(squadParagraphs("data/dev-v1.1.json.gz"))); // 2067
+ * const path = await Deno.makeTempFile({ suffix: ".json" });
+ * await Deno.writeTextFile(path, JSON.stringify({
+ *   version: "1.1",
+ *   data: [{ title: "T", paragraphs: [{ context: "Paris is big.", qas: [
+ *     { id: "q1", question: "Where?", answers: [{ text: "Paris", answer_start: 0 }] },
+ *     { id: "q2", question: "Size?", answers: [{ text: "big", answer_start: 9 }] },
+ *   ] }] }],
+ * }));
+ * const [p] = await Effect.runPromise(Stream.runCollect(squadParagraphs(path)));
+ * if (p.id !== "T_0" || p.questions.length !== 2) throw new Error(p.id);
  * ```
  */
 export const squadParagraphs = (
@@ -338,7 +365,18 @@ export const squadParagraphs = (
  * ```ts
  * import { Effect, Stream } from "effect";
  * import { squadQuestions } from "./squad.ts";
- * await Effect.runPromise(Stream.runCount(squadQuestions("data/dev-v1.1.json.gz"))); // 10570
+ * const path = await Deno.makeTempFile({ suffix: ".json" });
+ * await Deno.writeTextFile(path, JSON.stringify({
+ *   version: "1.1",
+ *   data: [{ title: "T", paragraphs: [{ context: "Paris is big.", qas: [
+ *     { id: "q1", question: "Where?", answers: [{ text: "Paris", answer_start: 0 }] },
+ *     { id: "q2", question: "Size?", answers: [{ text: "big", answer_start: 9 }] },
+ *   ] }] }],
+ * }));
+ * const ids = await Effect.runPromise(
+ *   Stream.runCollect(Stream.map(squadQuestions(path), (q) => `${q.id}@${q.paragraphId}`)),
+ * );
+ * if (ids.join() !== "q1@T_0,q2@T_0") throw new Error(ids.join());
  * ```
  */
 export const squadQuestions = (
@@ -371,8 +409,19 @@ export interface SquadCounts {
  * ```ts
  * import { Effect } from "effect";
  * import { countSquad } from "./squad.ts";
- * const c = await Effect.runPromise(countSquad("data/dev-v1.1.json.gz"));
- * // { articles: 48, paragraphs: 2067, questions: 10570, answers: 34726, version: "1.1" }
+ * const path = await Deno.makeTempFile({ suffix: ".json" });
+ * await Deno.writeTextFile(path, JSON.stringify({
+ *   version: "1.1",
+ *   data: [{ title: "T", paragraphs: [{ context: "Paris is big.", qas: [
+ *     { id: "q1", question: "Where?", answers: [{ text: "Paris", answer_start: 0 }] },
+ *     { id: "q2", question: "Size?", answers: [{ text: "big", answer_start: 9 }] },
+ *   ] }] }],
+ * }));
+ * const c = await Effect.runPromise(countSquad(path));
+ * if (c.articles !== 1 || c.paragraphs !== 1 || c.questions !== 2 || c.answers !== 2) {
+ *   throw new Error(JSON.stringify(c));
+ * }
+ * if (c.version !== "1.1") throw new Error(c.version);
  * ```
  */
 export const countSquad = (

@@ -23,7 +23,9 @@ import type { AtomicWriter } from "./source.ts";
  * @example
  * ```ts
  * import { omitKeys } from "./squad_writer.ts";
- * omitKeys({ context: "c", qas: [] }, ["qas"]); // { context: "c" }
+ * import { pyDumps } from "./pyjson.ts";
+ * const out = omitKeys({ context: "c", qas: [], title: "T" }, ["qas"]);
+ * if (pyDumps(out) !== '{"context": "c", "title": "T"}') throw new Error(pyDumps(out));
  * ```
  */
 export function omitKeys(

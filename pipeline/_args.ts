@@ -107,7 +107,8 @@ export class WorkError extends Error {
  * @example
  * ```ts
  * import { helpText } from "./_args.ts";
- * helpText({ name: "x", summary: "Does x.", args: [], flags: [] });
+ * const help = helpText({ name: "x", summary: "Does x.", args: [], flags: [] });
+ * if (!help.startsWith("Usage: x\n\nDoes x.\n")) throw new Error(help);
  * ```
  */
 export function helpText(spec: CommandSpec): string {

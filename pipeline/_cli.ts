@@ -19,7 +19,18 @@ import { type CommandSpec, helpText, parseArgs, type ParsedArgs } from "./_args.
 
 export * from "./_args.ts";
 
-/** Exit code for an error value: 2 for bad usage/input, 1 otherwise. */
+/**
+ * Exit code for an error value: 2 for bad usage/input, 1 otherwise.
+ *
+ * @example
+ * ```ts
+ * import { exitCodeOf } from "./_cli.ts";
+ * import { InputError, UsageError } from "../io/errors.ts";
+ * if (exitCodeOf(new UsageError("bad flag")) !== 2) throw new Error();
+ * if (exitCodeOf(new InputError({ file: "x", where: "", message: "bad" })) !== 2) throw new Error();
+ * if (exitCodeOf(new Error("crash")) !== 1) throw new Error();
+ * ```
+ */
 export function exitCodeOf(e: unknown): 1 | 2 {
   if (e instanceof UsageError || e instanceof InputError || e instanceof FileError) return 2;
   if (typeof e === "object" && e !== null && (e as { exitCode?: number }).exitCode === 2) return 2;

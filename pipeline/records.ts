@@ -35,7 +35,19 @@ export interface RecordsOptions {
  * ```ts
  * import { Effect } from "effect";
  * import { records } from "./records.ts";
- * await Effect.runPromise(records({ input: "data/dev-v1.1.json.gz", kind: "question", out: "/tmp/q.ndjson" }));
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/data.json`, JSON.stringify({
+ *   version: "1.1",
+ *   data: [{ title: "T", paragraphs: [{ context: "Paris is big.", qas: [
+ *     { id: "q1", question: "Where?", answers: [{ text: "Paris", answer_start: 0 }] },
+ *   ] }] }],
+ * }));
+ * const n = await Effect.runPromise(
+ *   records({ input: `${dir}/data.json`, kind: "question", out: `${dir}/q.ndjson` }),
+ * );
+ * const text = await Deno.readTextFile(`${dir}/q.ndjson`);
+ * const want = '{"kind":"question","id":"q1","question":"Where?","paragraphId":"T_0"}\n';
+ * if (n !== 1 || text !== want) throw new Error(text);
  * ```
  */
 export const records = (opts: RecordsOptions): Effect.Effect<number, SquadReadError | FileError> =>
@@ -113,8 +125,8 @@ if (import.meta.main) {
     (a) =>
       records({
         input: a.positional["data.json"],
-        kind: a.flags["kind"] as "question" | "paragraph",
-        out: a.flags["out"] as string,
+        kind: a.flags.kind,
+        out: a.flags.out,
       }),
   );
 }

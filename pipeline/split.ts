@@ -42,9 +42,23 @@ export interface SplitResult {
  * ```ts
  * import { Effect } from "effect";
  * import { split } from "./split.ts";
- * await Effect.runPromise(split({
- *   data: "data/dev-v1.1.json.gz", context: "/tmp/c.json", question: "/tmp/q.json",
- * })); // { articles: 48, paragraphs: 2067, questions: 10570 }
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/data.json`, JSON.stringify({
+ *   version: "1.1",
+ *   data: [{ title: "T", paragraphs: [{ context: "Paris is big.", qas: [
+ *     { id: "q1", question: "Where?", answers: [{ text: "Paris", answer_start: 0 }] },
+ *   ] }] }],
+ * }));
+ * const n = await Effect.runPromise(split({
+ *   data: `${dir}/data.json`, context: `${dir}/c.json`, question: `${dir}/q.json`,
+ * }));
+ * if (n.articles !== 1 || n.paragraphs !== 1 || n.questions !== 1) throw new Error();
+ * const c = await Deno.readTextFile(`${dir}/c.json`);
+ * if (c !== '{"version": "1.1", "data": [{"title": "T", "paragraphs": [{"context": "Paris is big."}]}]}') {
+ *   throw new Error(c);
+ * }
+ * const q = await Deno.readTextFile(`${dir}/q.json`);
+ * if (q.includes("Paris")) throw new Error("the question file holds no context and no answers");
  * ```
  */
 export const split = (
