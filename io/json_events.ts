@@ -104,6 +104,17 @@ interface Frame {
   start: number;
 }
 
+/** The trailing bytes of `b` that begin a UTF-8 character not yet complete (valid input). */
+function incompleteSuffix(b: Uint8Array): Uint8Array {
+  for (let k = 1; k <= 3 && k <= b.byteLength; k++) {
+    const x = b[b.byteLength - k];
+    if ((x & 0xc0) === 0x80) continue; // a continuation byte: look further back
+    const need = x >= 0xf0 ? 4 : x >= 0xe0 ? 3 : x >= 0xc0 ? 2 : 1;
+    return need > k ? b.slice(b.byteLength - k) : new Uint8Array(0);
+  }
+  return new Uint8Array(0);
+}
+
 /**
  * Push-style decoder: feed byte chunks with {@linkcode JsonEventDecoder.push},
  * collect the events each call returns, call `end()` at the end. Throws
@@ -122,6 +133,8 @@ interface Frame {
 export class JsonEventDecoder {
   #tok = new RawNumberTokenizer();
   #utf8 = new TextDecoder("utf-8", { fatal: true });
+  /** The bytes of a character that the last chunk left incomplete (0 to 3). */
+  #tail: Uint8Array = new Uint8Array(0);
   #stack: Frame[] = [];
   #out: JsonEvent[] = [];
   #rootDone = false;
@@ -173,12 +186,22 @@ export class JsonEventDecoder {
   }
 
   #checkUtf8(chunk: Uint8Array, final: boolean): void {
+    const tail = this.#tail;
+    const joined = () => {
+      const all = new Uint8Array(tail.byteLength + chunk.byteLength);
+      all.set(tail);
+      all.set(chunk, tail.byteLength);
+      return all;
+    };
     try {
       this.#utf8.decode(chunk, { stream: !final });
     } catch {
-      const at = final ? this.#bytes : this.#bytes + firstInvalidUtf8(chunk);
+      // The bad sequence may have begun in the previous chunk: look from the
+      // first byte of the character that chunk left incomplete.
+      const at = final ? this.#bytes : this.#bytes - tail.byteLength + firstInvalidUtf8(joined());
       throw new JsonSyntaxError(at, "invalid UTF-8 byte sequence");
     }
+    this.#tail = incompleteSuffix(chunk.byteLength >= 3 ? chunk : joined());
   }
 
   #wrap(e: unknown): JsonSyntaxError {

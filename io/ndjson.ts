@@ -9,6 +9,7 @@
 import { Effect, Result, Schema, Stream } from "effect";
 import { type FileError, InputError } from "./errors.ts";
 import { type ByteSource, openSource, peekBytes } from "./source.ts";
+import { firstInvalidUtf8 } from "./json_events.ts";
 
 /** A paragraph record (what a context encoder needs). */
 export interface ParagraphRecord {
@@ -145,11 +146,11 @@ export function ndjsonRecords<K extends keyof typeof RecordSchemas>(
         try {
           text = carry + dec.decode(chunk, { stream: true });
         } catch {
-          throw new InputError({
-            file: src.name,
-            where: `line ${lineNo + 1}`,
-            message: "invalid UTF-8",
-          });
+          // Name the line the bad byte is on: count the newlines before it.
+          const bad = firstInvalidUtf8(chunk);
+          let line = lineNo + 1;
+          for (let i = 0; i < bad; i++) if (chunk[i] === 0x0a) line++;
+          throw new InputError({ file: src.name, where: `line ${line}`, message: "invalid UTF-8" });
         }
         const parts = text.split("\n");
         carry = parts.pop()!;

@@ -205,15 +205,13 @@ Deno.test("json events: invalid UTF-8 names the offending byte, inside a chunk",
   assertEquals(firstInvalidUtf8(enc.encode("ok é € 😀")), enc.encode("ok é € 😀").length);
 });
 
-Deno.test({
-  name: "json events: invalid UTF-8 cut by a chunk boundary names its first byte",
-  // io/json_events.ts reports the offset of the byte after the cut (15, not 13).
-  ignore: true,
-  fn() {
-    const head = enc.encode('{"data": ["ab');
-    const bad = new Uint8Array([...head, 0xc3, 0x28, ...enc.encode('"]}')]);
-    assertEquals(syntaxError(bad, 1).offset, head.length);
-  },
+Deno.test("json events: invalid UTF-8 cut by a chunk boundary names its first byte", () => {
+  const head = enc.encode('{"data": ["ab');
+  const bad = new Uint8Array([...head, 0xc3, 0x28, ...enc.encode('"]}')]);
+  for (const size of [1, 2, 3, 5, 64]) assertEquals(syntaxError(bad, size).offset, head.length);
+  // A four-byte character cut twice, its last byte wrong.
+  const four = new Uint8Array([...head, 0xf0, 0x9f, 0x98, 0x28, ...enc.encode('"]}')]);
+  for (const size of [1, 2, 3, 7]) assertEquals(syntaxError(four, size).offset, head.length);
 });
 
 Deno.test("json events: duplicate nested keys keep the first position and the last value (as Python)", () => {
