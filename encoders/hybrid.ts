@@ -38,14 +38,14 @@ import {
   onnxFiles,
   type OnnxSessionOptions,
   PIQA_LSTM_MANIFEST,
-} from "./onnx.ts";
+} from "./onnx/encoder.ts";
 import {
   encodeContext,
   encodeQuestion,
   loadContextModel,
   loadQuestionModel,
   SPARSE_PI_MODEL,
-} from "./sparse_pi.ts";
+} from "./sparse_pi/encoder.ts";
 import {
   ContextEncoder,
   type ContextInput,

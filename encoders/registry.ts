@@ -11,7 +11,7 @@ import {
   SPARSE_PI_MODEL,
   SparsePiContextEncoderLive,
   SparsePiQuestionEncoderLive,
-} from "./sparse_pi.ts";
+} from "./sparse_pi/encoder.ts";
 import type { ContextEncoder, EncoderError, QuestionEncoder } from "./types.ts";
 import {
   OnnxContextEncoderLive,
@@ -20,7 +20,7 @@ import {
   onnxPermissions,
   OnnxQuestionEncoderLive,
   PIQA_LSTM_MANIFEST,
-} from "./onnx.ts";
+} from "./onnx/encoder.ts";
 import {
   HYBRID_NAME,
   HybridContextEncoderLive,

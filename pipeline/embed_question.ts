@@ -13,7 +13,7 @@ import { type EmbedOptions, embedQuestions } from "../encoders/embed.ts";
 import { questionEncoderLayer } from "../encoders/registry.ts";
 import { progress, runMain } from "./_cli.ts";
 import { EMBED_FLAGS, embedOptions, encoderOptions } from "./_embed_cli.ts";
-import type { OnnxDevice } from "../encoders/onnx.ts";
+import type { OnnxDevice } from "../encoders/onnx/encoder.ts";
 
 /** Options of {@linkcode embedQuestion}: the runner's plus the encoder to use. */
 export interface EmbedQuestionOptions extends EmbedOptions {

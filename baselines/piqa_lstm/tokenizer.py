@@ -1,5 +1,5 @@
 """The word tokenizer shared by training (this file) and phraseval's TypeScript
-encoder (`encoders/_onnx_tokenizer.ts`, kind "word"). Both must give the same
+encoder (`encoders/onnx/tokenizer.ts`, kind "word"). Both must give the same
 tokens; `tests/piqa_lstm_test.ts` checks it on every dev question and context.
 
 A token is a maximal run of word characters (Unicode general category L*, M*

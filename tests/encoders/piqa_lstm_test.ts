@@ -6,19 +6,19 @@
  * Layers); the hybrid beats both of its parts there.
  */
 import { Effect, type Layer } from "effect";
-import { hybridLayers } from "../encoders/hybrid.ts";
-import { onnxLayers, PIQA_LSTM_MANIFEST } from "../encoders/onnx.ts";
-import { SPARSE_PI_MODEL, sparsePiLayers } from "../encoders/sparse_pi.ts";
-import { casingClass, wordTokenizer } from "../encoders/_onnx_tokenizer.ts";
+import { hybridLayers } from "../../encoders/hybrid.ts";
+import { onnxLayers, PIQA_LSTM_MANIFEST } from "../../encoders/onnx/encoder.ts";
+import { SPARSE_PI_MODEL, sparsePiLayers } from "../../encoders/sparse_pi/encoder.ts";
+import { casingClass, wordTokenizer } from "../../encoders/onnx/tokenizer.ts";
 import {
   ContextEncoder,
   type EncoderError,
   type Matrix,
   QuestionEncoder,
-} from "../encoders/types.ts";
-import { exactMatchScore, f1Score } from "../metrics/squad.ts";
-import { assert, assertEquals } from "./_assert.ts";
-import { DEV_GZ, python, ROOT } from "./_util.ts";
+} from "../../encoders/types.ts";
+import { exactMatchScore, f1Score } from "../../metrics/squad.ts";
+import { assert, assertEquals } from "../_assert.ts";
+import { DEV_GZ, python, ROOT } from "../_util.ts";
 
 const MODEL_DIR = `${ROOT}/data/models/piqa-lstm`;
 const VOCAB = Deno.readTextFileSync(`${MODEL_DIR}/vocab.txt`).split("\n").slice(0, -1);

@@ -8,7 +8,7 @@
  * @module
  */
 import { Result, Schema } from "effect";
-import { EncoderError } from "./types.ts";
+import { EncoderError } from "../types.ts";
 
 /** Manifest format tag. */
 export const ONNX_MANIFEST_FORMAT = "phraseval/onnx-encoder";
@@ -143,7 +143,7 @@ function dotted(path: string): string {
  *
  * @example
  * ```ts
- * import { decodeManifest } from "./_onnx_manifest.ts";
+ * import { decodeManifest } from "./manifest.ts";
  * try {
  *   decodeManifest({ format: "phraseval/onnx-encoder", version: 1 }, "/m/manifest.json");
  * } catch (e) {
@@ -225,7 +225,7 @@ export function halfFiles(m: OnnxManifest, half: OnnxHalf): { field: string; fil
  *
  * @example
  * ```ts ignore
- * import { readManifest } from "./_onnx_manifest.ts";
+ * import { readManifest } from "./manifest.ts";
  * const m = await readManifest("data/models/piqa-lstm/manifest.json", "question");
  * m.resolve(m.manifest.question.model); // ".../data/models/piqa-lstm/question.onnx"
  * ```
@@ -304,7 +304,7 @@ export interface GraphInterface {
  *
  * @example
  * ```ts
- * import { checkGraph, decodeManifest } from "./_onnx_manifest.ts";
+ * import { checkGraph, decodeManifest } from "./manifest.ts";
  * // checkGraph(rm, "question", { inputs: [...], outputs: [...] });
  * ```
  */

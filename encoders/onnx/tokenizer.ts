@@ -38,7 +38,7 @@ export interface Units {
  *
  * @example
  * ```ts
- * import { splitUnits } from "./_onnx_tokenizer.ts";
+ * import { splitUnits } from "./tokenizer.ts";
  * splitUnits("U.S. $5").texts; // ["U", ".", "S", ".", "$", "5"]
  * ```
  */
@@ -67,7 +67,7 @@ export function isWordUnit(unit: string): boolean {
  *
  * @example
  * ```ts
- * import { casingClass } from "./_onnx_tokenizer.ts";
+ * import { casingClass } from "./tokenizer.ts";
  * [casingClass("USA"), casingClass("Paris"), casingClass("1990s"), casingClass(".")]; // [3, 2, 4, 5]
  * ```
  */
@@ -123,7 +123,7 @@ export interface WordTokenizerOptions {
  *
  * @example
  * ```ts
- * import { wordTokenizer } from "./_onnx_tokenizer.ts";
+ * import { wordTokenizer } from "./tokenizer.ts";
  * const t = wordTokenizer({ vocab: ["<pad>", "<unk>", "paris"], lowercase: true, pad: 0, unk: 1 });
  * t.tokenize("Paris, France").ids; // [2, 1, 1]
  * ```
@@ -183,7 +183,7 @@ export interface WordpieceTokenizerOptions {
  *
  * @example
  * ```ts ignore
- * import { wordpieceTokenizer } from "./_onnx_tokenizer.ts";
+ * import { wordpieceTokenizer } from "./tokenizer.ts";
  * const t = wordpieceTokenizer({ tokenizerJson: JSON.parse(Deno.readTextFileSync("tokenizer.json")) });
  * t.tokenize("unaffable").ids; // [101, 4895, 10354, 3085, 102] with a BERT vocabulary
  * ```

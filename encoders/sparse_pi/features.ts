@@ -1,6 +1,6 @@
 /**
  * Feature extraction of the `sparse-pi` encoder, shared by the encoder
- * (`encoders/sparse_pi.ts`) and the fitting pipeline
+ * (`encoders/sparse_pi/encoder.ts`) and the fitting pipeline
  * (`baselines/sparse_pi/export_features.ts`), so training and inference see
  * exactly the same candidates and keys.
  *
@@ -33,7 +33,7 @@ import {
   type Tokens,
   WH_WORDS,
   WORD,
-} from "./_sparse_pi_text.ts";
+} from "./text.ts";
 
 /** Version of the feature definitions; an artifact must match it. */
 export const FEATURE_VERSION = 1;
@@ -158,7 +158,7 @@ const LOWER_RE = /^\p{Ll}/u;
  *
  * @example
  * ```ts
- * import { tokenClass } from "./_sparse_pi_features.ts";
+ * import { tokenClass } from "./features.ts";
  * tokenClass("1999", "1999", 0); // "YEAR"
  * tokenClass("NASA", "nasa", 0); // "ACAPS"
  * ```
@@ -209,7 +209,7 @@ export const FLAGS: readonly string[] = [
  *
  * @example
  * ```ts
- * import { shapeVocabulary } from "./_sparse_pi_features.ts";
+ * import { shapeVocabulary } from "./features.ts";
  * shapeVocabulary(["in"], ["ion"]).slice(0, 3); // ["len=1", "len=2", "len=3"]
  * ```
  */
@@ -244,7 +244,7 @@ export interface ContextResources {
  *
  * @example
  * ```ts
- * import { contextResources } from "./_sparse_pi_features.ts";
+ * import { contextResources } from "./features.ts";
  * contextResources(["in", "of"], ["ion"]).shapeIndex.get("len=1"); // 0
  * ```
  */
@@ -312,7 +312,7 @@ const QUOTES: ReadonlySet<string> = new Set(['"', "“", "”", "'", "‘", "’
  *
  * @example
  * ```ts
- * import { contextFeatures, contextResources } from "./_sparse_pi_features.ts";
+ * import { contextFeatures, contextResources } from "./features.ts";
  * const f = contextFeatures("The Broncos won in 2016.", contextResources([], []));
  * f.spanStart.length; // 7: Broncos, Broncos won, Broncos won in 2016, won, won in 2016, in 2016, 2016
  * ```
@@ -536,7 +536,7 @@ export interface QuestionFeatures {
  *
  * @example
  * ```ts
- * import { questionFeatures } from "./_sparse_pi_features.ts";
+ * import { questionFeatures } from "./features.ts";
  * const q = questionFeatures("In what year did Denver win?");
  * q.head; // "year"
  * q.classes.slice(0, 3); // ["*", "wh=what", "wh1=what year"]

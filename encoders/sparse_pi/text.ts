@@ -2,7 +2,7 @@
  * Text primitives of the `sparse-pi` encoder: a deterministic tokenizer with
  * UTF-16 offsets, a Porter stemmer, English stop-word lists, a rule-based
  * sentence splitter and the FNV-1a hash that places word keys in columns.
- * Internal to `encoders/sparse_pi.ts`; its rules are part of the model (a
+ * Internal to `encoders/sparse_pi/encoder.ts`; its rules are part of the model (a
  * change here changes the features and needs a refit).
  *
  * @module
@@ -35,7 +35,7 @@ const WORD_START_RE = /^[\p{L}\p{N}]/u;
  *
  * @example
  * ```ts
- * import { tokenize } from "./_sparse_pi_text.ts";
+ * import { tokenize } from "./text.ts";
  * tokenize("Denver's 1,000 fans.").text; // ["Denver", "'", "s", "1", ",", "000", "fans", "."]
  * ```
  */
@@ -173,7 +173,7 @@ const S5 = /^(.+?)e$/;
  *
  * @example
  * ```ts
- * import { porterStem } from "./_sparse_pi_text.ts";
+ * import { porterStem } from "./text.ts";
  * porterStem("relational"); // "relat"
  * porterStem("ponies"); // "poni"
  * ```
@@ -237,7 +237,7 @@ const stemCache = new Map<string, string>();
  *
  * @example
  * ```ts
- * import { stem } from "./_sparse_pi_text.ts";
+ * import { stem } from "./text.ts";
  * stem("universities"); // "univers"
  * stem("1999"); // "1999"
  * ```
@@ -275,7 +275,7 @@ const UPPER_START_RE = /^[\p{Lu}\p{N}]/u;
  *
  * @example
  * ```ts
- * import { sentenceIds, tokenize } from "./_sparse_pi_text.ts";
+ * import { sentenceIds, tokenize } from "./text.ts";
  * sentenceIds(tokenize("Dr. Who lives. He is 9.")); // Int32Array [0, 0, 0, 0, 0, 1, 1, 1, 1]
  * ```
  */
@@ -327,7 +327,7 @@ export function sentenceIds(tokens: Tokens): Int32Array {
  *
  * @example
  * ```ts
- * import { fnv1a32 } from "./_sparse_pi_text.ts";
+ * import { fnv1a32 } from "./text.ts";
  * fnv1a32(""); // 2166136261
  * fnv1a32("a"); // 3826002220
  * ```

@@ -27,7 +27,7 @@
  * - **Tokenizer**: `word` (a vocabulary file, one word a line, looked up
  *   lower-cased when `lowercase`; optional casing classes) or `wordpiece`
  *   (a `tokenizer.json` run by `@huggingface/tokenizers`). Both split texts
- *   into units first (see `_onnx_tokenizer.ts`); phrases are unit spans,
+ *   into units first (see `tokenizer.ts`); phrases are unit spans,
  *   exact substrings of the context.
  * - **Inputs** are fed by role: `ids`, `mask` (1 on tokens, 0 on padding),
  *   `lengths`, `casing`, `token_type` (zeros), and for `direct` models
@@ -48,8 +48,8 @@
  * @example
  * ```ts ignore
  * import { Effect } from "effect";
- * import { ContextEncoder, QuestionEncoder } from "./types.ts";
- * import { onnxLayers, PIQA_LSTM_MANIFEST } from "./onnx.ts";
+ * import { ContextEncoder, QuestionEncoder } from "../types.ts";
+ * import { onnxLayers, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const program = Effect.gen(function* () {
  *   const [c] = yield* (yield* ContextEncoder).encode([{ id: "T_0", context: "Paris is in France." }]);
  *   const [q] = yield* (yield* QuestionEncoder).encode([{ id: "q", question: "Where is Paris?" }]);
@@ -69,27 +69,21 @@ import {
   type OnnxInputSpec,
   readManifest,
   type ResolvedManifest,
-} from "./_onnx_manifest.ts";
-import {
-  asFloats,
-  enumerateSpans,
-  spanMatrix,
-  spanPhrases,
-  type SpanRule,
-} from "./_onnx_phrases.ts";
+} from "./manifest.ts";
+import { asFloats, enumerateSpans, spanMatrix, spanPhrases, type SpanRule } from "./phrases.ts";
 import {
   makeTensor,
   type OnnxSessionOptions,
   type OpenedSession,
   openSession,
   type OrtTensor,
-} from "./_onnx_session.ts";
+} from "./session.ts";
 import {
   type OnnxTokenizer,
   type Tokenized,
   wordpieceTokenizer,
   wordTokenizer,
-} from "./_onnx_tokenizer.ts";
+} from "./tokenizer.ts";
 import {
   ContextEncoder,
   type ContextInput,
@@ -100,7 +94,7 @@ import {
   type EncoderInfo,
   QuestionEncoder,
   type QuestionInput,
-} from "./types.ts";
+} from "../types.ts";
 
 export {
   checkGraph,
@@ -110,7 +104,7 @@ export {
   OnnxConfigError,
   type OnnxManifest,
   OnnxManifestSchema,
-} from "./_onnx_manifest.ts";
+} from "./manifest.ts";
 export {
   cudaProviderProblem,
   elfNeeded,
@@ -120,11 +114,11 @@ export {
   type OnnxSessionOptions,
   ortBindingPath,
   ortBinDir,
-} from "./_onnx_session.ts";
+} from "./session.ts";
 
 /** The bundled piqa-lstm baseline's manifest. */
 export const PIQA_LSTM_MANIFEST: string = decodeURIComponent(
-  new URL("../data/models/piqa-lstm/manifest.json", import.meta.url).pathname,
+  new URL("../../data/models/piqa-lstm/manifest.json", import.meta.url).pathname,
 );
 
 /** Options of the ONNX encoders. */
@@ -171,7 +165,7 @@ const toEncoderError = (name: string) => (e: unknown): EncoderError =>
  *
  * @example
  * ```ts
- * import { onnxFiles, PIQA_LSTM_MANIFEST } from "./onnx.ts";
+ * import { onnxFiles, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * onnxFiles(PIQA_LSTM_MANIFEST, "question").map((f) => f.split("/").pop());
  * // ["manifest.json", "question.onnx", "vocab.txt"]
  * ```
@@ -254,7 +248,7 @@ async function loadHalf(
  * @example
  * ```ts ignore
  * import { Effect } from "effect";
- * import { loadOnnxContext, PIQA_LSTM_MANIFEST } from "./onnx.ts";
+ * import { loadOnnxContext, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const model = await Effect.runPromise(loadOnnxContext(PIQA_LSTM_MANIFEST, { threads: 2 }));
  * model.opened.device; // "cpu"
  * ```
@@ -283,7 +277,7 @@ export const loadOnnxContext = (
  * @example
  * ```ts ignore
  * import { Effect } from "effect";
- * import { loadOnnxQuestion, PIQA_LSTM_MANIFEST } from "./onnx.ts";
+ * import { loadOnnxQuestion, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const model = await Effect.runPromise(loadOnnxQuestion(PIQA_LSTM_MANIFEST));
  * ```
  */
@@ -303,7 +297,7 @@ export const loadOnnxQuestion = (
  *
  * @example
  * ```ts
- * import { planRuns } from "./onnx.ts";
+ * import { planRuns } from "./encoder.ts";
  * planRuns([3, 10, 4, 9], 2, 100); // [[1, 3], [2, 0]]
  * ```
  */
@@ -423,7 +417,7 @@ function outputOf(
  *
  * @example
  * ```ts ignore
- * import { contextTokenVectors } from "./onnx.ts";
+ * import { contextTokenVectors } from "./encoder.ts";
  * const [v] = await contextTokenVectors(model, ["Paris is in France."]);
  * v.positions; // 5
  * ```
@@ -474,7 +468,7 @@ export async function contextTokenVectors(
  *
  * @example
  * ```ts ignore
- * import { encodeContexts } from "./onnx.ts";
+ * import { encodeContexts } from "./encoder.ts";
  * const [c] = await encodeContexts(model, [{ id: "T_0", context: "Paris is in France." }]);
  * c.phrases.map((p) => p.text); // ["Paris", "Paris is", ..., "France"]
  * ```
@@ -552,7 +546,7 @@ export async function encodeContexts(
  *
  * @example
  * ```ts ignore
- * import { encodeQuestions } from "./onnx.ts";
+ * import { encodeQuestions } from "./encoder.ts";
  * const [q] = await encodeQuestions(model, [{ id: "q1", question: "Where is Paris?" }]);
  * q.vector.cols; // 256
  * ```
@@ -614,7 +608,7 @@ export async function encodeQuestions(
  *
  * @example
  * ```ts ignore
- * import { OnnxContextEncoderLive, PIQA_LSTM_MANIFEST } from "./onnx.ts";
+ * import { OnnxContextEncoderLive, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const layer = OnnxContextEncoderLive(PIQA_LSTM_MANIFEST, { device: "cpu", threads: 2 });
  * ```
  */
@@ -639,7 +633,7 @@ export const OnnxContextEncoderLive = (
  *
  * @example
  * ```ts ignore
- * import { OnnxQuestionEncoderLive, PIQA_LSTM_MANIFEST } from "./onnx.ts";
+ * import { OnnxQuestionEncoderLive, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const layer = OnnxQuestionEncoderLive(PIQA_LSTM_MANIFEST, { threads: 2 });
  * ```
  */
@@ -664,7 +658,7 @@ export const OnnxQuestionEncoderLive = (
  *
  * @example
  * ```ts ignore
- * import { onnxLayers, PIQA_LSTM_MANIFEST } from "./onnx.ts";
+ * import { onnxLayers, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const layer = onnxLayers(PIQA_LSTM_MANIFEST, { threads: 2 });
  * ```
  */

@@ -40,8 +40,8 @@
  * @example
  * ```ts ignore
  * import { Effect } from "effect";
- * import { ContextEncoder, QuestionEncoder } from "./types.ts";
- * import { SPARSE_PI_MODEL, sparsePiLayers } from "./sparse_pi.ts";
+ * import { ContextEncoder, QuestionEncoder } from "../types.ts";
+ * import { SPARSE_PI_MODEL, sparsePiLayers } from "./encoder.ts";
  * const program = Effect.gen(function* () {
  *   const ctx = yield* ContextEncoder;
  *   const qst = yield* QuestionEncoder;
@@ -64,8 +64,8 @@ import {
   N_GROUPS,
   questionFeatures,
   shapeVocabulary,
-} from "./_sparse_pi_features.ts";
-import { fnv1a32 } from "./_sparse_pi_text.ts";
+} from "./features.ts";
+import { fnv1a32 } from "./text.ts";
 import {
   ContextEncoder,
   type ContextInput,
@@ -77,7 +77,7 @@ import {
   type Phrase,
   QuestionEncoder,
   type QuestionInput,
-} from "./types.ts";
+} from "../types.ts";
 
 /** Encoder name. */
 export const SPARSE_PI_NAME = "sparse-pi";
@@ -87,7 +87,7 @@ export const SPARSE_PI_FORMAT = "phraseval/sparse-pi";
 export const SPARSE_PI_VERSION = 1;
 /** The bundled model artifact. */
 export const SPARSE_PI_MODEL: string = decodeURIComponent(
-  new URL("../data/sparse-pi/model.json.gz", import.meta.url).pathname,
+  new URL("../../data/sparse-pi/model.json.gz", import.meta.url).pathname,
 );
 
 /** The artifact as stored (`data/sparse-pi/model.json.gz`, gzip of JSON). */
@@ -186,7 +186,7 @@ function checkHeader(a: SparsePiArtifact): void {
  *
  * @example
  * ```ts
- * import { keyColumn } from "./sparse_pi.ts";
+ * import { keyColumn } from "./encoder.ts";
  * keyColumn("IN", "denver", 1 << 22, 859) >= 859; // true
  * ```
  */
@@ -216,7 +216,7 @@ function stemColumns(
  *
  * @example
  * ```ts ignore
- * import { contextModelFromArtifact, SPARSE_PI_MODEL } from "./sparse_pi.ts";
+ * import { contextModelFromArtifact, SPARSE_PI_MODEL } from "./encoder.ts";
  * const m = contextModelFromArtifact(JSON.parse(Deno.readTextFileSync(SPARSE_PI_MODEL)));
  * ```
  */
@@ -247,7 +247,7 @@ function decodeF32(b64: string, length: number, what: string): Float32Array {
  *
  * @example
  * ```ts ignore
- * import { questionModelFromArtifact, SPARSE_PI_MODEL } from "./sparse_pi.ts";
+ * import { questionModelFromArtifact, SPARSE_PI_MODEL } from "./encoder.ts";
  * const m = questionModelFromArtifact(JSON.parse(Deno.readTextFileSync(SPARSE_PI_MODEL)));
  * ```
  */
@@ -273,7 +273,7 @@ export function questionModelFromArtifact(a: SparsePiArtifact): SparsePiQuestion
  *
  * @example
  * ```ts ignore
- * import { readArtifact, SPARSE_PI_MODEL } from "./sparse_pi.ts";
+ * import { readArtifact, SPARSE_PI_MODEL } from "./encoder.ts";
  * const artifact = await readArtifact(SPARSE_PI_MODEL);
  * ```
  */
@@ -301,7 +301,7 @@ const toEncoderError = (path: string) => (e: unknown): EncoderError =>
  * @example
  * ```ts ignore
  * import { Effect } from "effect";
- * import { loadContextModel, SPARSE_PI_MODEL } from "./sparse_pi.ts";
+ * import { loadContextModel, SPARSE_PI_MODEL } from "./encoder.ts";
  * const model = await Effect.runPromise(loadContextModel(SPARSE_PI_MODEL));
  * ```
  */
@@ -319,7 +319,7 @@ export const loadContextModel = (
  * @example
  * ```ts ignore
  * import { Effect } from "effect";
- * import { loadQuestionModel, SPARSE_PI_MODEL } from "./sparse_pi.ts";
+ * import { loadQuestionModel, SPARSE_PI_MODEL } from "./encoder.ts";
  * const model = await Effect.runPromise(loadQuestionModel(SPARSE_PI_MODEL));
  * ```
  */
@@ -372,7 +372,7 @@ function canonicalRows(
  *
  * @example
  * ```ts ignore
- * import { encodeContext, loadContextModel, SPARSE_PI_MODEL } from "./sparse_pi.ts";
+ * import { encodeContext, loadContextModel, SPARSE_PI_MODEL } from "./encoder.ts";
  * import { Effect } from "effect";
  * const model = await Effect.runPromise(loadContextModel(SPARSE_PI_MODEL));
  * const enc = encodeContext(model, { id: "T_0", context: "Paris is in France." });
@@ -415,7 +415,7 @@ export function encodeContext(model: SparsePiContextModel, input: ContextInput):
  *
  * @example
  * ```ts ignore
- * import { encodeQuestion, loadQuestionModel, SPARSE_PI_MODEL } from "./sparse_pi.ts";
+ * import { encodeQuestion, loadQuestionModel, SPARSE_PI_MODEL } from "./encoder.ts";
  * import { Effect } from "effect";
  * const model = await Effect.runPromise(loadQuestionModel(SPARSE_PI_MODEL));
  * encodeQuestion(model, { id: "q1", question: "Where is Paris?" }).vector.rows; // 1
@@ -501,7 +501,7 @@ const encodeError = (e: unknown): EncoderError =>
  *
  * @example
  * ```ts ignore
- * import { SPARSE_PI_MODEL, SparsePiContextEncoderLive } from "./sparse_pi.ts";
+ * import { SPARSE_PI_MODEL, SparsePiContextEncoderLive } from "./encoder.ts";
  * const layer = SparsePiContextEncoderLive(SPARSE_PI_MODEL);
  * ```
  */
@@ -523,7 +523,7 @@ export const SparsePiContextEncoderLive = (
  *
  * @example
  * ```ts ignore
- * import { SPARSE_PI_MODEL, SparsePiQuestionEncoderLive } from "./sparse_pi.ts";
+ * import { SPARSE_PI_MODEL, SparsePiQuestionEncoderLive } from "./encoder.ts";
  * const layer = SparsePiQuestionEncoderLive(SPARSE_PI_MODEL);
  * ```
  */
@@ -544,7 +544,7 @@ export const SparsePiQuestionEncoderLive = (
  *
  * @example
  * ```ts ignore
- * import { SPARSE_PI_MODEL, sparsePiLayers } from "./sparse_pi.ts";
+ * import { SPARSE_PI_MODEL, sparsePiLayers } from "./encoder.ts";
  * const layer = sparsePiLayers(SPARSE_PI_MODEL);
  * ```
  */

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { isWordUnit, type Tokenized } from "./_onnx_tokenizer.ts";
-import type { Phrase } from "./types.ts";
+import { isWordUnit, type Tokenized } from "./tokenizer.ts";
+import type { Phrase } from "../types.ts";
 
 /** Which spans are phrases. */
 export interface SpanRule {
@@ -33,8 +33,8 @@ export interface Spans {
  *
  * @example
  * ```ts
- * import { wordTokenizer } from "./_onnx_tokenizer.ts";
- * import { enumerateSpans } from "./_onnx_phrases.ts";
+ * import { wordTokenizer } from "./tokenizer.ts";
+ * import { enumerateSpans } from "./phrases.ts";
  * const t = wordTokenizer({ vocab: [], lowercase: true, pad: 0, unk: 1 }).tokenize("the big cat.");
  * const s = enumerateSpans(t, { maxTokens: 2, wordBoundary: true, noBoundary: new Set(["the"]) });
  * [...s.i].map((i, k) => [i, s.j[k]]); // [[1, 1], [1, 2], [2, 2]]
@@ -70,8 +70,8 @@ export function enumerateSpans(t: Tokenized, rule: SpanRule): Spans {
  *
  * @example
  * ```ts
- * import { splitUnits } from "./_onnx_tokenizer.ts";
- * import { spanPhrases } from "./_onnx_phrases.ts";
+ * import { splitUnits } from "./tokenizer.ts";
+ * import { spanPhrases } from "./phrases.ts";
  * const ctx = "big cat";
  * spanPhrases(ctx, splitUnits(ctx), { i: Int32Array.of(0), j: Int32Array.of(1) });
  * // [{ text: "big cat", start: 0, end: 7 }]
@@ -109,7 +109,7 @@ export function asFloats(data: FloatData): Float32Array | Float16Array {
  *
  * @example
  * ```ts
- * import { spanMatrix } from "./_onnx_phrases.ts";
+ * import { spanMatrix } from "./phrases.ts";
  * const start = Float32Array.of(1, 2, 3, 4); // B=1, T=2, dS=2
  * const end = Float32Array.of(5, 6); // B=1, T=2, dE=1
  * const m = spanMatrix(

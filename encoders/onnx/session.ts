@@ -1,10 +1,11 @@
 /**
- * ONNX Runtime sessions of the ONNX encoders: where onnxruntime-node's
- * native files are, which Deno permissions a process needs to load them,
+ * The one ONNX Runtime session module (the ONNX encoders and BEM's scorer
+ * use it): where onnxruntime-node's native files are, which Deno permissions a process needs to load them,
  * the execution provider (`--device cpu|cuda|webgpu|auto`), and the check
  * of the CUDA provider's libraries before a session is created, so that a
  * missing library is named (`libcublas.so.13 not found`) instead of
- * surfacing as an opaque provider error.
+ * surfacing as an opaque provider error ({@linkcode createSession}), and
+ * tensors of a manifest dtype ({@linkcode makeTensor}).
  *
  * onnxruntime-node 1.29.0 loads the CUDA provider the way ONNX Runtime
  * does on Linux: `libonnxruntime_providers_shared.so` and
@@ -17,7 +18,7 @@
  * @module
  */
 import type * as Ort from "onnxruntime-node";
-import { type GraphInterface, OnnxConfigError } from "./_onnx_manifest.ts";
+import { type GraphInterface, OnnxConfigError } from "./manifest.ts";
 
 let ortModule: typeof Ort | undefined;
 
@@ -63,7 +64,7 @@ const ARCH: Record<string, string> = { x86_64: "x64", aarch64: "arm64" };
  *
  * @example
  * ```ts
- * import { ortBinDir } from "./_onnx_session.ts";
+ * import { ortBinDir } from "./session.ts";
  * ortBinDir().endsWith("/bin/napi-v6/linux/x64"); // true on Linux x86-64
  * ```
  */
@@ -92,7 +93,7 @@ export function ortBindingPath(): string {
  *
  * @example
  * ```ts
- * import { onnxPermissions } from "./_onnx_session.ts";
+ * import { onnxPermissions } from "./session.ts";
  * onnxPermissions("cpu").ffi; // [".../onnxruntime-node/1.29.0/bin/napi-v6/linux/x64/onnxruntime_binding.node"]
  * ```
  */
@@ -123,7 +124,7 @@ const SYSTEM_LIBS = /^(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-
  *
  * @example
  * ```ts ignore
- * import { elfNeeded } from "./_onnx_session.ts";
+ * import { elfNeeded } from "./session.ts";
  * await elfNeeded("/usr/lib/x86_64-linux-gnu/libz.so.1"); // ["libc.so.6"]
  * ```
  */
@@ -200,7 +201,7 @@ const errMsg = (e: unknown) => (e instanceof Error ? e.message : String(e)).repl
  *
  * @example
  * ```ts ignore
- * import { cudaProviderProblem } from "./_onnx_session.ts";
+ * import { cudaProviderProblem } from "./session.ts";
  * await cudaProviderProblem(); // "libonnxruntime_providers_cuda.so not found in /root/.cache/deno/..."
  * ```
  */
@@ -252,7 +253,35 @@ export interface OpenedSession {
   readonly graph: GraphInterface;
 }
 
-function graphOf(s: Ort.InferenceSession): GraphInterface {
+/** What {@linkcode sessionGraph} needs of a session (a real one, or a test double). */
+export interface SessionLike {
+  /** Input names in graph order. */
+  readonly inputNames: readonly string[];
+  /** Output names in graph order. */
+  readonly outputNames: readonly string[];
+  /** Input metadata (onnxruntime-node 1.29+). */
+  readonly inputMetadata?: readonly unknown[];
+  /** Output metadata (onnxruntime-node 1.29+). */
+  readonly outputMetadata?: readonly unknown[];
+}
+
+/**
+ * A session's inputs and outputs as the graph declares them: name, element
+ * type and shape where ONNX Runtime reports metadata, the name alone where
+ * it does not.
+ *
+ * @example
+ * ```ts
+ * import { sessionGraph } from "./session.ts";
+ * const g = sessionGraph({
+ *   inputNames: ["ids"],
+ *   outputNames: ["out"],
+ *   inputMetadata: [{ name: "ids", type: "int64", shape: ["batch", 8] }],
+ * });
+ * if (g.inputs[0].type !== "int64" || g.outputs[0].type !== undefined) throw new Error("graph");
+ * ```
+ */
+export function sessionGraph(s: SessionLike): GraphInterface {
   const read = (names: readonly string[], meta: readonly unknown[] | undefined) =>
     names.map((name, i) => {
       const m = meta?.[i] as
@@ -266,19 +295,139 @@ function graphOf(s: Ort.InferenceSession): GraphInterface {
   };
 }
 
+/**
+ * Why {@linkcode createSession} could not create a session; each caller
+ * words it for its users (`reason` says which step failed, `detail` is
+ * ONNX Runtime's or the CUDA check's message on one line).
+ */
+export class SessionOpenError extends Error {
+  /**
+   * `runtime`: onnxruntime-node cannot be imported; `model`: the bytes or
+   * file are not a model the CPU provider can load; `cuda-unavailable`: a
+   * library of the CUDA provider is missing ({@linkcode cudaProviderProblem});
+   * `cuda-failed`: the CUDA session itself failed; `webgpu`: the WebGPU
+   * session failed.
+   */
+  readonly reason: "runtime" | "model" | "cuda-unavailable" | "cuda-failed" | "webgpu";
+  /** The underlying message, whitespace collapsed to single spaces. */
+  readonly detail: string;
+  /** The first line of the underlying message. */
+  readonly firstLine: string;
+
+  /** An error of a step, from what that step threw. */
+  constructor(reason: SessionOpenError["reason"], cause: unknown) {
+    const raw = cause instanceof Error ? cause.message : String(cause);
+    super(`${reason}: ${errMsg(cause)}`);
+    this.name = "SessionOpenError";
+    this.reason = reason;
+    this.detail = errMsg(cause);
+    this.firstLine = raw.split("\n")[0];
+  }
+}
+
+/** Options of {@linkcode createSession}. */
+export interface CreateSessionOptions {
+  /** Execution provider (default `cpu`). */
+  readonly device?: OnnxDevice;
+  /** Intra-op threads (ONNX Runtime's default, one per core, when absent). */
+  readonly threads?: number;
+  /** Folder of onnxruntime-node's native files (default: the installed package's). */
+  readonly binDir?: string;
+  /**
+   * Only fatal lines from ONNX Runtime's own logger (default: errors too).
+   * Set process-wide; it takes effect with the first session of a process.
+   */
+  readonly quiet?: boolean;
+  /** `auto` fell back to `cpu`: why (the CUDA check's line, or the failed session's). */
+  readonly onFallback?: (
+    why: { readonly reason: "unavailable" | "failed"; detail: string },
+  ) => void;
+}
+
+/**
+ * The one place an ONNX Runtime session is created (the encoders and BEM
+ * both come here): loads onnxruntime-node on first use, picks the execution
+ * provider (`cuda` checks the provider's libraries first, so that a missing
+ * one is named; `auto` falls back to `cpu`, through `opts.onFallback`), and
+ * throws a {@linkcode SessionOpenError} that says which step failed.
+ * `model` is the model's bytes (read by the caller) or a file path.
+ *
+ * @example
+ * ```ts ignore
+ * import { createSession } from "./session.ts";
+ * const { session, device, graph } = await createSession("bem.onnx", { device: "cpu", threads: 2 });
+ * ```
+ */
+export async function createSession(
+  model: Uint8Array | string,
+  opts: CreateSessionOptions = {},
+): Promise<OpenedSession> {
+  const device = opts.device ?? "cpu";
+  let ort: typeof Ort;
+  try {
+    ort = await loadOrt();
+  } catch (e) {
+    throw new SessionOpenError("runtime", e);
+  }
+  // The process-wide logger would print a provider's load failure as a
+  // multi-line error of its own; quiet callers say it in one line instead.
+  if (opts.quiet) ort.env.logLevel = "fatal";
+  const base: Ort.InferenceSession.SessionOptions = {
+    graphOptimizationLevel: "all",
+    logSeverityLevel: opts.quiet ? 4 : 3,
+    ...(opts.threads ? { intraOpNumThreads: opts.threads, interOpNumThreads: 1 } : {}),
+  };
+  const create = async (ep: "cpu" | "cuda" | "webgpu") => {
+    const options = { ...base, executionProviders: [ep] };
+    const session = typeof model === "string"
+      ? await ort.InferenceSession.create(model, options)
+      : await ort.InferenceSession.create(model, options);
+    return { session, device: ep, graph: sessionGraph(session) };
+  };
+  const onCpu = async () => {
+    try {
+      return await create("cpu");
+    } catch (e) {
+      throw new SessionOpenError("model", e);
+    }
+  };
+  if (device === "cpu") return await onCpu();
+  if (device === "webgpu") {
+    try {
+      return await create("webgpu");
+    } catch (e) {
+      throw new SessionOpenError("webgpu", e);
+    }
+  }
+  const problem = await cudaProviderProblem(opts.binDir);
+  if (problem === undefined) {
+    try {
+      return await create("cuda");
+    } catch (e) {
+      if (device === "cuda") throw new SessionOpenError("cuda-failed", e);
+      opts.onFallback?.({ reason: "failed", detail: errMsg(e) });
+    }
+  } else if (device === "cuda") {
+    throw new SessionOpenError("cuda-unavailable", problem);
+  } else {
+    opts.onFallback?.({ reason: "unavailable", detail: problem });
+  }
+  return await onCpu();
+}
+
 const deviceError = (encoder: string, message: string) =>
   new OnnxConfigError({ encoder, message: message });
 
 /**
- * Creates a session on a model's bytes (read by the caller, under Deno's
- * read permission) with the requested device. `cuda` checks the provider's
- * libraries first and fails with {@linkcode OnnxConfigError} (exit 2)
- * naming the missing one; `auto` falls back to `cpu` and says why through
- * `opts.log`.
+ * Creates an encoder's session on a model's bytes (read by the caller,
+ * under Deno's read permission) with the requested device
+ * ({@linkcode createSession}), its failures worded for the encoders: `cuda`
+ * fails with {@linkcode OnnxConfigError} (exit 2) naming the missing
+ * library; `auto` falls back to `cpu` and says why through `opts.log`.
  *
  * @example
  * ```ts ignore
- * import { openSession } from "./_onnx_session.ts";
+ * import { openSession } from "./session.ts";
  * const { session, device } = await openSession(
  *   await Deno.readFile("context.onnx"), "context.onnx", "piqa-lstm", { device: "cpu", threads: 2 });
  * ```
@@ -289,59 +438,39 @@ export async function openSession(
   encoder: string,
   opts: OnnxSessionOptions = {},
 ): Promise<OpenedSession> {
-  const device = opts.device ?? "cpu";
   const log = opts.log ?? ((l: string) => console.error(l));
-  const ort = await loadOrt().catch((e) => {
-    throw deviceError(encoder, `cannot load onnxruntime-node: ${errMsg(e)}`);
-  });
-  const base: Ort.InferenceSession.SessionOptions = {
-    graphOptimizationLevel: "all",
-    logSeverityLevel: 3,
-    ...(opts.threads ? { intraOpNumThreads: opts.threads, interOpNumThreads: 1 } : {}),
-  };
-  const create = async (ep: "cpu" | "cuda" | "webgpu") => {
-    const session = await ort.InferenceSession.create(bytes, { ...base, executionProviders: [ep] });
-    return { session, device: ep, graph: graphOf(session) };
-  };
-  if (device === "cpu") {
-    try {
-      return await create("cpu");
-    } catch (e) {
-      throw deviceError(encoder, `cannot load ${label}: ${errMsg(e)}`);
-    }
-  }
-  if (device === "webgpu") {
-    try {
-      return await create("webgpu");
-    } catch (e) {
-      throw deviceError(
-        encoder,
-        `--device webgpu: cannot create a WebGPU session for ${label}: ${errMsg(e)}`,
-      );
-    }
-  }
-  const problem = await cudaProviderProblem(opts.binDir);
-  if (problem === undefined) {
-    try {
-      return await create("cuda");
-    } catch (e) {
-      if (device === "cuda") {
+  try {
+    return await createSession(bytes, {
+      device: opts.device,
+      threads: opts.threads,
+      binDir: opts.binDir,
+      onFallback: ({ reason, detail }) =>
+        log(
+          reason === "unavailable"
+            ? `${encoder}: --device auto: CUDA unavailable (${detail}); using cpu`
+            : `${encoder}: --device auto: CUDA session failed (${detail}); using cpu`,
+        ),
+    });
+  } catch (e) {
+    if (!(e instanceof SessionOpenError)) throw e;
+    switch (e.reason) {
+      case "runtime":
+        throw deviceError(encoder, `cannot load onnxruntime-node: ${e.detail}`);
+      case "model":
+        throw deviceError(encoder, `cannot load ${label}: ${e.detail}`);
+      case "webgpu":
         throw deviceError(
           encoder,
-          `--device cuda: cannot create a CUDA session for ${label}: ${errMsg(e)}`,
+          `--device webgpu: cannot create a WebGPU session for ${label}: ${e.detail}`,
         );
-      }
-      log(`${encoder}: --device auto: CUDA session failed (${errMsg(e)}); using cpu`);
+      case "cuda-failed":
+        throw deviceError(
+          encoder,
+          `--device cuda: cannot create a CUDA session for ${label}: ${e.detail}`,
+        );
+      case "cuda-unavailable":
+        throw deviceError(encoder, `--device cuda: ${e.detail}`);
     }
-  } else if (device === "cuda") {
-    throw deviceError(encoder, `--device cuda: ${problem}`);
-  } else {
-    log(`${encoder}: --device auto: CUDA unavailable (${problem}); using cpu`);
-  }
-  try {
-    return await create("cpu");
-  } catch (e) {
-    throw deviceError(encoder, `cannot load ${label}: ${errMsg(e)}`);
   }
 }
 
@@ -349,11 +478,13 @@ export async function openSession(
 export type OrtTensor = Ort.Tensor;
 
 /**
- * Makes an integer/float/bool tensor of a manifest dtype from numbers.
+ * Makes an integer/float/bool tensor of a manifest dtype from numbers. An
+ * `Int32Array` for `int32` and a `Float32Array` for `float32` are used as
+ * they are (not copied).
  *
  * @example
  * ```ts ignore
- * import { loadOrt, makeTensor } from "./_onnx_session.ts";
+ * import { loadOrt, makeTensor } from "./session.ts";
  * await loadOrt();
  * makeTensor("int64", [1, 2], [1, 2]).dims; // [1, 2]
  * ```
@@ -372,9 +503,17 @@ export function makeTensor(
       return new ort.Tensor("int64", a, dims);
     }
     case "int32":
-      return new ort.Tensor("int32", Int32Array.from(values), dims);
+      return new ort.Tensor(
+        "int32",
+        values instanceof Int32Array ? values : Int32Array.from(values),
+        dims,
+      );
     case "float32":
-      return new ort.Tensor("float32", Float32Array.from(values), dims);
+      return new ort.Tensor(
+        "float32",
+        values instanceof Float32Array ? values : Float32Array.from(values),
+        dims,
+      );
     case "float16": {
       const f = Float16Array.from(values);
       return new ort.Tensor("float16", new Uint16Array(f.buffer), dims);
@@ -385,6 +524,6 @@ export function makeTensor(
 }
 
 if (import.meta.main) {
-  // `deno run encoders/_onnx_session.ts` prints the native folder (bench/gpu_check.sh uses it).
+  // `deno run encoders/onnx/session.ts` prints the native folder (bench/gpu_check.sh uses it).
   console.log(ortBinDir());
 }

@@ -19,11 +19,11 @@ import {
   ortBindingPath,
   ortBinDir,
   planRuns,
-} from "../encoders/onnx.ts";
-import { casingClass, splitUnits } from "../encoders/_onnx_tokenizer.ts";
-import type { DenseMatrix, EncodedContext, EncodedQuestion } from "../encoders/types.ts";
-import { assert, assertEquals } from "./_assert.ts";
-import { ROOT, runStage } from "./_util.ts";
+} from "../../encoders/onnx/encoder.ts";
+import { casingClass, splitUnits } from "../../encoders/onnx/tokenizer.ts";
+import type { DenseMatrix, EncodedContext, EncodedQuestion } from "../../encoders/types.ts";
+import { assert, assertEquals } from "../_assert.ts";
+import { ROOT, runStage } from "../_util.ts";
 
 const DIR = `${ROOT}/tests/fixtures/onnx_tiny`;
 const W = JSON.parse(Deno.readTextFileSync(`${DIR}/weights.json`)) as Record<string, number[][]>;

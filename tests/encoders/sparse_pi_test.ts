@@ -6,8 +6,8 @@
  * @module
  */
 import { Effect, Layer } from "effect";
-import { assert, assertEquals } from "./_assert.ts";
-import { DEV_GZ } from "./_util.ts";
+import { assert, assertEquals } from "../_assert.ts";
+import { DEV_GZ } from "../_util.ts";
 import {
   contextModelFromArtifact,
   encodeContext,
@@ -22,7 +22,7 @@ import {
   SparsePiContextEncoderLive,
   sparsePiLayers,
   SparsePiQuestionEncoderLive,
-} from "../encoders/sparse_pi.ts";
+} from "../../encoders/sparse_pi/encoder.ts";
 import {
   FEATURE_VERSION,
   GROUPS,
@@ -30,7 +30,7 @@ import {
   N_GROUPS,
   questionFeatures,
   shapeVocabulary,
-} from "../encoders/_sparse_pi_features.ts";
+} from "../../encoders/sparse_pi/features.ts";
 import {
   ARTICLES,
   fnv1a32,
@@ -40,15 +40,15 @@ import {
   STOP_WORDS,
   tokenize,
   WORD,
-} from "../encoders/_sparse_pi_text.ts";
+} from "../../encoders/sparse_pi/text.ts";
 import {
   ContextEncoder,
   type CsrMatrix,
   EncoderError,
   QuestionEncoder,
-} from "../encoders/types.ts";
-import { evaluateV1 } from "../metrics/squad.ts";
-import { firstMaxRow, readSquad, type SquadFile } from "../bench/sparse_pi_eval.ts";
+} from "../../encoders/types.ts";
+import { evaluateV1 } from "../../metrics/squad.ts";
+import { firstMaxRow, readSquad, type SquadFile } from "../../bench/sparse_pi_eval.ts";
 
 let devCache: SquadFile | undefined;
 async function dev(): Promise<SquadFile> {
