@@ -12,17 +12,17 @@ script
      from the model's own function signature,
   3. converts it with tf2onnx (`from_function`, opset 17),
   4. renames the graph's inputs and output to exactly `input_ids`,
-     `segment_ids` and `output_0` (what `metrics/bem.ts` expects first and
+     `segment_ids` and `output_0` (what `metrics/bem/session.ts` expects first and
      what the test surrogate uses),
   5. checks the file: onnx.checker, then the seed example through both
      TensorFlow and ONNX Runtime (logits must agree to 1e-3; the score must be
      about 0.989), and writes `bem.onnx` only when all of that holds.
 
-Run `metrics/bem/convert.sh` (it makes a virtual environment with pinned
+Run `tools/bem/convert.sh` (it makes a virtual environment with pinned
 versions and runs this, then `check_onnx.py`), or, in an environment with
 tensorflow, tensorflow_hub, tf2onnx, onnx, onnxruntime:
 
-  python3 metrics/bem/convert.py --out bem.onnx [--savedmodel DIR]
+  python3 tools/bem/convert.py --out bem.onnx [--savedmodel DIR]
 """
 
 import argparse
@@ -175,7 +175,7 @@ def main():
     if names != ["input_ids", "segment_ids"]:
         fail(f"the converted model's inputs are {names}")
     model.doc_string = f"BEM (Bulian et al. 2022) from {HANDLE}, converted by tf2onnx " \
-        f"{tf2onnx.__version__} with phraseval metrics/bem/convert.py"
+        f"{tf2onnx.__version__} with phraseval tools/bem/convert.py"
     onnx.checker.check_model(model)
 
     # Write to a temporary file, check it with ONNX Runtime, then rename into place.

@@ -30,7 +30,7 @@ line (gzip with no name or time stamp, so reruns are byte-identical):
   {"k": "triple", "question", "reference", "candidate", "input_ids",
    "segment_ids"}                               unpadded, as bertify_example
 
-`tests/bem_test.ts` compares every entry with `metrics/bem.ts`'s tokenizer.
+`tests/metrics/bem_test.ts` compares every entry with `metrics/bem/tokenizer.ts`.
 
 The slow tokenizer is `BertTokenizer` in transformers 4.x and
 `BertTokenizerLegacy` in 5.x (where `BertTokenizer` became the Rust-backed
@@ -46,7 +46,7 @@ Python's `unicodedata` version matters for code points assigned after it
 
 Usage (from the repository root; needs `pip install transformers`):
 
-  python3 metrics/bem/make_tokenizer_golden.py \
+  python3 tools/bem/make_tokenizer_golden.py \
       [--data data/dev-v1.1.json.gz] [--vocab data/bert/bert-base-uncased-vocab.txt] \
       [--out tests/fixtures/bem_tokenizer_golden.ndjson.gz]
 """

@@ -2,9 +2,9 @@
  * `evaluate` as a user runs it: stdout and stderr compared character for
  * character with the Python reference of the official scripts.
  */
-import { assertEquals, assertMatch } from "./_assert.ts";
-import { writePerturbations } from "../bench/perturb.ts";
-import { devJson, listDir, python, ROOT, runStage } from "./_util.ts";
+import { assertEquals, assertMatch } from "../_assert.ts";
+import { writePerturbations } from "../../bench/perturb.ts";
+import { devJson, listDir, python, ROOT, runStage } from "../_util.ts";
 
 const DEV = await devJson();
 const DEV_GZ = `${ROOT}/data/dev-v1.1.json.gz`;

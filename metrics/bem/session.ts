@@ -1,27 +1,21 @@
 /**
- * The ONNX Runtime side of BEM: opening a session on a device, reading the
- * model's interface from the graph and checking it against BEM's recipe, and
- * running one batch. Kept small and separate so that the project's shared
- * ONNX session helper (`encoders/onnx.ts`, with the full CUDA story) can
- * replace {@linkcode openBemSession} later. onnxruntime-node is imported on
- * first use, so importing this module needs no `--allow-ffi`.
+ * The ONNX Runtime side of BEM: opening a session on a device (through the
+ * project's one session module, `encoders/onnx/session.ts`, with its CUDA
+ * check), reading the model's interface from the graph and checking it
+ * against BEM's recipe, and running one batch. onnxruntime-node is imported
+ * on first use, so importing this module needs no `--allow-ffi`.
  *
  * @module
  */
 import type * as Ort from "onnxruntime-node";
-
-type OrtModule = typeof Ort;
-let ortModule: OrtModule | undefined;
-
-/**
- * onnxruntime-node, loaded on first use: importing it loads a native addon
- * (Deno needs `--allow-ffi` then), which stages that never run BEM
- * (`evaluate` without `--bem`) must not pay for or need permission for.
- */
-async function loadOrt(): Promise<OrtModule> {
-  ortModule ??= await import("onnxruntime-node");
-  return ortModule;
-}
+import type { GraphValue } from "../../encoders/onnx/manifest.ts";
+import {
+  createSession,
+  makeTensor,
+  sessionGraph,
+  type SessionLike,
+  SessionOpenError,
+} from "../../encoders/onnx/session.ts";
 
 /** Where the model runs. `cuda` needs onnxruntime-node's CUDA provider. */
 export type BemDevice = "cpu" | "cuda";
@@ -49,14 +43,7 @@ export interface BemInterface {
 }
 
 /** Input or output metadata as ONNX Runtime reports it (or only the name). */
-export interface ValueInfo {
-  /** Name in the graph. */
-  readonly name: string;
-  /** Element type (`int64`, `float32`, ...), when known. */
-  readonly type?: string;
-  /** Shape: numbers for fixed dimensions, strings for symbolic ones. */
-  readonly shape?: readonly (number | string)[];
-}
+export type ValueInfo = GraphValue;
 
 const IDS_NAMES = ["input_ids", "input_word_ids", "word_ids", "ids"];
 const SEGMENT_NAMES = ["segment_ids", "token_type_ids", "input_type_ids", "type_ids"];
@@ -73,7 +60,7 @@ const bare = (name: string): string => name.replace(/:\d+$/, "");
  *
  * @example
  * ```ts
- * import { bemInterface } from "./_bem_session.ts";
+ * import { bemInterface } from "./session.ts";
  * bemInterface(
  *   [{ name: "input_ids", type: "int64" }, { name: "segment_ids", type: "int64" }],
  *   [{ name: "output_0", type: "float32", shape: ["batch", 2] }],
@@ -144,32 +131,24 @@ export function bemInterface(
 }
 
 /** What the session helpers need of a session (a real one, or a test double). */
-export interface BemSessionLike {
-  /** Input names in graph order. */
-  readonly inputNames: readonly string[];
-  /** Output names in graph order. */
-  readonly outputNames: readonly string[];
-  /** Input metadata (onnxruntime-node 1.29+). */
-  readonly inputMetadata?: readonly unknown[];
-  /** Output metadata (onnxruntime-node 1.29+). */
-  readonly outputMetadata?: readonly unknown[];
-}
+export type BemSessionLike = SessionLike;
 
-/** The interface metadata of a session, with names only where metadata is missing. */
+/**
+ * The interface metadata of a session, with names only where metadata is
+ * missing (the shared {@linkcode sessionGraph}).
+ *
+ * @example
+ * ```ts
+ * import { sessionValueInfo } from "./session.ts";
+ * const v = sessionValueInfo({ inputNames: ["input_ids"], outputNames: ["logits"] });
+ * if (v.inputs[0].name !== "input_ids" || v.outputs.length !== 1) throw new Error("names");
+ * ```
+ */
 export function sessionValueInfo(
   s: BemSessionLike,
 ): { inputs: ValueInfo[]; outputs: ValueInfo[] } {
-  const read = (names: readonly string[], meta: readonly unknown[] | undefined): ValueInfo[] =>
-    names.map((name, i) => {
-      const m = meta?.[i] as
-        | { name?: string; type?: string; shape?: (number | string)[] }
-        | undefined;
-      return m && m.name === name ? { name, type: m.type, shape: m.shape } : { name };
-    });
-  return {
-    inputs: read(s.inputNames, s.inputMetadata),
-    outputs: read(s.outputNames, s.outputMetadata),
-  };
+  const g = sessionGraph(s);
+  return { inputs: [...g.inputs], outputs: [...g.outputs] };
 }
 
 /** Options of {@linkcode openBemSession}. */
@@ -187,7 +166,7 @@ export interface OpenSessionOptions {
  *
  * @example
  * ```ts ignore
- * import { openBemSession } from "./_bem_session.ts";
+ * import { openBemSession } from "./session.ts";
  * const s = await openBemSession("bem.onnx", { device: "cpu", threads: 2 });
  * ```
  */
@@ -196,32 +175,27 @@ export async function openBemSession(
   opts: OpenSessionOptions = {},
 ): Promise<Ort.InferenceSession> {
   const device = opts.device ?? "cpu";
-  const options: Ort.InferenceSession.SessionOptions = {
-    executionProviders: [device],
-    graphOptimizationLevel: "all",
-    // ONNX Runtime's own log lines would break the one-line error rule.
-    logSeverityLevel: 4,
-    ...(opts.threads ? { intraOpNumThreads: opts.threads, interOpNumThreads: 1 } : {}),
-  };
-  let ort: OrtModule;
   try {
-    ort = await loadOrt();
+    // quiet: ONNX Runtime's own log lines would break the one-line error rule.
+    const opened = await createSession(path, { device, threads: opts.threads, quiet: true });
+    return opened.session;
   } catch (e) {
-    const msg = (e instanceof Error ? e.message : String(e)).split("\n")[0];
-    throw new Error(`cannot load onnxruntime-node (run with --allow-ffi): ${msg}`);
-  }
-  // The process-wide logger prints the CUDA provider's load failure as a
-  // multi-line error of its own; the message below says it in one line.
-  // (It takes effect when the first session of the process is created.)
-  ort.env.logLevel = "fatal";
-  try {
-    return await ort.InferenceSession.create(path, options);
-  } catch (e) {
-    const msg = (e instanceof Error ? e.message : String(e)).replace(/\s+/g, " ").trim();
-    if (device === "cuda" && /cuda|provider|shared librar/i.test(msg)) {
+    if (!(e instanceof SessionOpenError)) throw e;
+    const msg = e.detail.trim();
+    if (e.reason === "runtime") {
+      throw new Error(`cannot load onnxruntime-node (run with --allow-ffi): ${e.firstLine}`);
+    }
+    if (e.reason === "cuda-unavailable") {
+      // The check's line names the missing library and where the route is documented.
       throw new Error(
         `cannot use the CUDA execution provider of onnxruntime-node (${msg}); ` +
-          "install onnxruntime-node's CUDA build on a machine with CUDA 12, or use --device cpu",
+          "use --device cpu instead",
+      );
+    }
+    if (e.reason === "cuda-failed" && /cuda|provider|shared librar/i.test(msg)) {
+      throw new Error(
+        `cannot use the CUDA execution provider of onnxruntime-node (${msg}); ` +
+          'see encoders/ONNX.md, "CUDA", or use --device cpu',
       );
     }
     throw new Error(`cannot load the ONNX model: ${msg}`);
@@ -242,24 +216,12 @@ export interface BemBatch {
   readonly lengths: Int32Array;
 }
 
-function intTensor(
-  ort: OrtModule,
-  type: "int32" | "int64",
-  data: Int32Array,
-  dims: number[],
-): Ort.Tensor {
-  if (type === "int32") return new ort.Tensor("int32", data, dims);
-  const big = new BigInt64Array(data.length);
-  for (let i = 0; i < data.length; i++) big[i] = BigInt(data[i]);
-  return new ort.Tensor("int64", big, dims);
-}
-
 /**
  * Runs one batch and returns the logits, `[rows, 2]` row-major, as float64.
  *
  * @example
  * ```ts ignore
- * import { bemInterface, openBemSession, runBemBatch, sessionValueInfo } from "./_bem_session.ts";
+ * import { bemInterface, openBemSession, runBemBatch, sessionValueInfo } from "./session.ts";
  * const s = await openBemSession("bem.onnx");
  * const v = sessionValueInfo(s);
  * const iface = bemInterface(v.inputs, v.outputs);
@@ -270,23 +232,17 @@ export async function runBemBatch(
   iface: BemInterface,
   batch: BemBatch,
 ): Promise<Float64Array> {
-  const ort = await loadOrt();
   const dims = [batch.rows, batch.seqLen];
   const feeds: Record<string, Ort.Tensor> = {
-    [iface.ids.name]: intTensor(ort, iface.ids.type, batch.ids, dims),
-    [iface.segments.name]: intTensor(ort, iface.segments.type, batch.segments, dims),
+    [iface.ids.name]: makeTensor(iface.ids.type, batch.ids, dims),
+    [iface.segments.name]: makeTensor(iface.segments.type, batch.segments, dims),
   };
   if (iface.mask) {
     const m = new Int32Array(batch.rows * batch.seqLen);
     for (let r = 0; r < batch.rows; r++) {
       m.fill(1, r * batch.seqLen, r * batch.seqLen + batch.lengths[r]);
     }
-    const t = iface.mask.type;
-    feeds[iface.mask.name] = t === "int32" || t === "int64"
-      ? intTensor(ort, t, m, dims)
-      : t === "float32"
-      ? new ort.Tensor("float32", Float32Array.from(m), dims)
-      : new ort.Tensor("bool", Uint8Array.from(m), dims);
+    feeds[iface.mask.name] = makeTensor(iface.mask.type, m, dims);
   }
   const out = await session.run(feeds, [iface.output]);
   const t = out[iface.output];

@@ -17,7 +17,7 @@ Interface, as tf2onnx gives it for the TF-Hub BEM SavedModel
 int64 because BEM's published preprocessing (`tensorflow_text.BertTokenizer`
 plus `text.combine_segments` and `text.pad_model_inputs`, and the PyTorch
 seed's `torch.tensor` of ids) produces int64 tensors, the SavedModel signature
-is declared for them, and tf2onnx keeps signature dtypes; `metrics/bem.ts`
+is declared for them, and tf2onnx keeps signature dtypes; `metrics/bem/session.ts`
 reads the dtype from the graph and feeds int32 just as well. The segment
 (token type) vocabulary has 3 entries, as BEM's.
 
@@ -36,11 +36,11 @@ Also written (all tiny, all NOT BEM):
   bem_bad_output_NOT_BEM.onnx    right inputs, output [batch, 3]: refused
   bem_surrogate_reference.json   inputs and logits of both good models,
         computed with an independent NumPy forward pass and with Python
-        onnxruntime (when installed); `tests/bem_test.ts` compares ours.
+        onnxruntime (when installed); `tests/metrics/bem_test.ts` compares ours.
 
 Usage (from the repository root; needs numpy and onnx, optionally onnxruntime):
 
-  python3 metrics/bem/make_surrogate.py [--out-dir tests/fixtures]
+  python3 tools/bem/make_surrogate.py [--out-dir tests/fixtures]
 """
 
 import argparse
@@ -200,7 +200,7 @@ def finish(graph, doc):
     model = helper.make_model(
         graph,
         opset_imports=[helper.make_opsetid("", OPSET)],
-        producer_name="phraseval metrics/bem/make_surrogate.py",
+        producer_name="phraseval tools/bem/make_surrogate.py",
         doc_string=doc,
     )
     model.ir_version = 8
@@ -358,7 +358,7 @@ def main():
         "note": "Logits of the test surrogates (NOT BEM) on these unpadded inputs, 0-padded to "
         "512. numpy: independent forward pass in float64; onnxruntime: Python onnxruntime on "
         "the .onnx file (absent when it was not installed). Written by "
-        "metrics/bem/make_surrogate.py.",
+        "tools/bem/make_surrogate.py.",
         "inputs": [{"input_ids": a, "segment_ids": s} for a, s in rows],
         "bert": {"file": os.path.basename(paths["bert"]),
                  "numpy": numpy_bert(w, ids, seg).tolist()},

@@ -3,11 +3,11 @@
  * python3 (through bench/reference/*.py and tests/fixtures/squad_oracle.py)
  * for the expected answer, plus hard-coded values for the documented cases.
  *
- * Run: npx -y deno@2.9.6 test -A tests/squad_metrics_test.ts
+ * Run: npx -y deno@2.9.6 test -A tests/metrics/squad_test.ts
  */
 
 import { Effect } from "effect";
-import { RawNumber } from "../io/pyjson.ts";
+import { RawNumber } from "../../io/pyjson.ts";
 import {
   answerTokens,
   computeExact,
@@ -34,18 +34,18 @@ import {
   SquadV2Accumulator,
   unansweredMessage,
   versionMismatchMessage,
-} from "../metrics/squad.ts";
+} from "../../metrics/squad.ts";
 import {
   makePerturbations,
   mulberry32,
   predictionsJson,
   writePerturbations,
-} from "../bench/perturb.ts";
-import { expand, pythonTables } from "./fixtures/gen_squad_unicode.ts";
-import { devJson } from "./_util.ts";
+} from "../../bench/perturb.ts";
+import { expand, pythonTables } from "../fixtures/gen_squad_unicode.ts";
+import { devJson } from "../_util.ts";
 
 const DEV = await devJson();
-const ROOT = new URL("..", import.meta.url).pathname;
+const ROOT = new URL("../..", import.meta.url).pathname;
 const V1 = `${ROOT}bench/reference/evaluate_v1.py`;
 const V2 = `${ROOT}bench/reference/evaluate_v2.py`;
 const ORACLE = `${ROOT}tests/fixtures/squad_oracle.py`;

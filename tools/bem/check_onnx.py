@@ -19,7 +19,7 @@
 
 Exit 0 when every check passes, 1 otherwise; one line per check on stderr.
 
-  python3 metrics/bem/check_onnx.py --onnx bem.onnx [--savedmodel DIR]
+  python3 tools/bem/check_onnx.py --onnx bem.onnx [--savedmodel DIR]
       [--data data/dev-v1.1.json.gz] [--pairs 100] [--tol 1e-3]
       [--deno "npx -y deno@2.9.6"] [--no-phraseval]
 """

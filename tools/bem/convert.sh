@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Get BEM as ONNX in one command (needs internet and Python 3.9-3.11):
 #
-#   bash metrics/bem/convert.sh [OUT]        # OUT defaults to bem.onnx
+#   bash tools/bem/convert.sh [OUT]        # OUT defaults to bem.onnx
 #
 # Makes a virtual environment with pinned versions (TensorFlow 2.15 and
 # tf2onnx 1.16.1, which supports TF up to 2.15; transformers 4.x for the
 # recipe's slow BertTokenizer), downloads the TF-Hub BEM SavedModel, converts
-# it (metrics/bem/convert.py: checks the seed example through TF and ONNX
+# it (tools/bem/convert.py: checks the seed example through TF and ONNX
 # Runtime before writing OUT), then compares TF and ONNX Runtime on 100 dev
 # pairs and phraseval's own bem stage on the same pairs
-# (metrics/bem/check_onnx.py). Exits non-zero at the first failed check.
+# (tools/bem/check_onnx.py). Exits non-zero at the first failed check.
 #
 # Environment: BEM_VENV (default: ${XDG_CACHE_HOME:-~/.cache}/phraseval/bem-venv),
 # PYTHON (default: python3), TF_PACKAGE (default: tensorflow-cpu==2.15.1; on macOS
@@ -39,9 +39,9 @@ fi
 
 ARGS=()
 if [ -n "${SAVEDMODEL:-}" ]; then ARGS+=(--savedmodel "$SAVEDMODEL"); fi
-"$VENV/bin/python" metrics/bem/convert.py --out "$OUT" ${ARGS[@]+"${ARGS[@]}"}
+"$VENV/bin/python" tools/bem/convert.py --out "$OUT" ${ARGS[@]+"${ARGS[@]}"}
 
 CHECK=(--onnx "$OUT" --deno "${DENO:-npx -y deno@2.9.6}")
 if [ -n "${NO_PHRASEVAL:-}" ]; then CHECK+=(--no-phraseval); fi
-"$VENV/bin/python" metrics/bem/check_onnx.py "${CHECK[@]}" ${ARGS[@]+"${ARGS[@]}"}
+"$VENV/bin/python" tools/bem/check_onnx.py "${CHECK[@]}" ${ARGS[@]+"${ARGS[@]}"}
 echo "convert.sh: $OUT is ready: npx -y deno@2.9.6 task bem data.json pred.json --model $OUT" >&2

@@ -12,7 +12,7 @@
  * Where the library and the Python tokenizer disagree, a pre-processing step
  * (`pythonBertPrepare`) rewrites the text first so that the library's result
  * is Python's. Each fix is there because the golden test
- * (`tests/bem_test.ts` against `tests/fixtures/bem_tokenizer_golden.ndjson.gz`)
+ * (`tests/metrics/bem_test.ts` against `tests/fixtures/bem_tokenizer_golden.ndjson.gz`)
  * failed without it:
  *
  * 1. **Special tokens.** Python splits `[PAD] [UNK] [CLS] [SEP] [MASK]`
@@ -26,7 +26,7 @@
  *    surrogates included; the library deletes only `Cc`, `Cf`, `Co`, `Cs` in
  *    V8's newer Unicode and keeps unassigned code points as `[UNK]`. Deleted
  *    here: `\p{Cn}`, `\p{Cs}` and the generated list of code points assigned
- *    after Unicode 14.0 (plus U+1171E, `Mn` in 14.0), `metrics/_bem_unicode.ts`.
+ *    after Unicode 14.0 (plus U+1171E, `Mn` in 14.0), `metrics/bem/_unicode.ts`.
  * 3. **Supplementary-plane CJK.** The library puts spaces around CJK
  *    ideographs one UTF-16 unit at a time, so it never sees those above
  *    U+FFFF (CJK Extension B and later, U+2F800..U+2FA1F); spaces are put
@@ -42,7 +42,7 @@
  * @module
  */
 import { Tokenizer } from "@huggingface/tokenizers";
-import { PY311_BERT_DELETE_RANGES } from "./_bem_unicode.ts";
+import { PY311_BERT_DELETE_RANGES } from "./_unicode.ts";
 
 /** The special tokens of the bert-base-uncased vocabulary. */
 export const BERT_SPECIAL_TOKENS: readonly string[] = [
@@ -113,7 +113,7 @@ const NEEDS_PREP_RE = /[^\0-\x7f]|\[(?:PAD|UNK|CLS|SEP|MASK)\]/;
  *
  * @example
  * ```ts
- * import { pythonBertPrepare } from "./_bem_tokenizer.ts";
+ * import { pythonBertPrepare } from "./tokenizer.ts";
  * pythonBertPrepare("ΟΔΟΣ \u{20000}x"); // "ΟΔΟσ  \u{20000} x"
  * ```
  */
@@ -129,7 +129,7 @@ export function pythonBertPrepare(text: string): string {
  *
  * @example
  * ```ts
- * import { splitSpecial } from "./_bem_tokenizer.ts";
+ * import { splitSpecial } from "./tokenizer.ts";
  * splitSpecial("a[SEP]b"); // [{ text: "a" }, { special: "[SEP]" }, { text: "b" }]
  * ```
  */
@@ -154,7 +154,7 @@ export function splitSpecial(text: string): ({ text: string } | { special: strin
  *
  * @example
  * ```ts
- * import { bertUncasedTokenizer } from "./_bem_tokenizer.ts";
+ * import { bertUncasedTokenizer } from "./tokenizer.ts";
  * const tok = bertUncasedTokenizer(Deno.readTextFileSync("data/bert/bert-base-uncased-vocab.txt"));
  * tok.ids("Why is the sky blue?"); // [2339, 2003, 1996, 3712, 2630, 1029]
  * ```

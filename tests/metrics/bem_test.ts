@@ -9,8 +9,8 @@
  * nothing; they are never BEM scores.
  */
 import { Effect } from "effect";
-import { assert, assertEquals, assertMatch, assertStringIncludes } from "./_assert.ts";
-import { DEV_GZ, ROOT, runStage } from "./_util.ts";
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
+import { DEV_GZ, ROOT, runStage } from "../_util.ts";
 import {
   Bem,
   bemAssemble,
@@ -24,14 +24,14 @@ import {
   makeBem,
   padBemInputs,
   softmax1,
-} from "../metrics/bem.ts";
+} from "../../metrics/bem/mod.ts";
 import {
   type BemBatch,
   bemInterface,
   openBemSession,
   runBemBatch,
   sessionValueInfo,
-} from "../metrics/_bem_session.ts";
+} from "../../metrics/bem/session.ts";
 
 const FIX = `${ROOT}/tests/fixtures`;
 const SURROGATE = `${FIX}/bem_surrogate_NOT_BEM.onnx`;
