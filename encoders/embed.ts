@@ -219,12 +219,23 @@ export const questionInputs = (
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Effect } from "effect";
  * import { embedContexts } from "./embed.ts";
- * // const r = await Effect.runPromise(
- * //   embedContexts({ input: "context.json", out: "context_emb", sparse: true })
- * //     .pipe(Effect.provide(layer)),
- * // );
+ * import { SPARSE_PI_MODEL, sparsePiLayers } from "./sparse_pi/encoder.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(
+ *   `${dir}/context.ndjson`,
+ *   JSON.stringify({ kind: "paragraph", id: "T_0", context: "Paris is in France." }) + "\n",
+ * );
+ * const r = await Effect.runPromise(
+ *   embedContexts({ input: `${dir}/context.ndjson`, out: `${dir}/context_emb`, sparse: true })
+ *     .pipe(Effect.provide(sparsePiLayers(SPARSE_PI_MODEL))),
+ * );
+ * const files = [...Deno.readDirSync(`${dir}/context_emb`)].map((e) => e.name).sort();
+ * await Deno.remove(dir, { recursive: true });
+ * assert.deepEqual([r.written, r.skipped, r.encoder], [1, 0, "sparse-pi"]);
+ * assert.deepEqual(files, ["T_0.json", "T_0.npz"]);
  * ```
  */
 export const embedContexts = (

@@ -93,8 +93,9 @@ export interface HybridOptions extends OnnxSessionOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hybridFiles } from "./hybrid.ts";
- * hybridFiles({}).question.length; // 5
+ * assert.deepEqual(hybridFiles({}).question.length, 5);
  * ```
  */
 export function hybridFiles(o: HybridOptions): { context: string[]; question: string[] } {
@@ -150,11 +151,12 @@ function unitIndex(length: number, start: Int32Array, end: Int32Array): Int32Arr
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { joinDenseSparse } from "./hybrid.ts";
  * const m = joinDenseSparse(Float32Array.of(1, 0), 2, {
  *   kind: "csr", rows: 1, cols: 3, data: Float32Array.of(5), indices: Int32Array.of(1), indptr: Int32Array.of(0, 1),
  * });
- * [m.cols, [...m.indices], [...m.data]]; // [5, [0, 3], [1, 5]]
+ * assert.deepEqual([m.cols, [...m.indices], [...m.data]], [5, [0, 3], [1, 5]]);
  * ```
  */
 export function joinDenseSparse(

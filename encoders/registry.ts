@@ -125,7 +125,10 @@ export const ENCODER_NAMES: readonly string[] = Object.keys(BUILDERS);
  * import { Effect } from "effect";
  * import { encoderSpec } from "./registry.ts";
  * const spec = await Effect.runPromise(encoderSpec("sparse-pi"));
- * spec.questionFiles; // [".../data/sparse-pi/model.json.gz"]
+ * const files = spec.questionFiles;
+ * if (files.length !== 1 || !files[0].endsWith("/data/sparse-pi/model.json.gz")) {
+ *   throw new Error(files.join());
+ * }
  * ```
  */
 export const encoderSpec = (

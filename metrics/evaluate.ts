@@ -130,10 +130,17 @@ const readPredictionsRaw = (path: string) =>
  * ```ts
  * import { Effect } from "effect";
  * import { evaluate } from "./evaluate.ts";
- * const r = await Effect.runPromise(
- *   evaluate({ data: "data/dev-v1.1.json.gz", predictions: "pred.json" }),
- * );
- * console.log(r.stdout); // {"exact_match": ..., "f1": ...}
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.json`, JSON.stringify({
+ *   version: "1.1",
+ *   data: [{ title: "t", paragraphs: [{ context: "Paris is in France.", qas: [
+ *     { id: "q1", question: "Where is Paris?", answers: [{ text: "France", answer_start: 12 }] },
+ *   ] }] }],
+ * }));
+ * await Deno.writeTextFile(`${dir}/p.json`, JSON.stringify({ q1: "france" }));
+ * const r = await Effect.runPromise(evaluate({ data: `${dir}/d.json`, predictions: `${dir}/p.json` }));
+ * await Deno.remove(dir, { recursive: true });
+ * if (r.stdout !== '{"exact_match": 100.0, "f1": 100.0}') throw new Error(r.stdout);
  * ```
  */
 export const evaluate = (opts: EvaluateOptions): Effect.Effect<EvaluateResult, EvaluateError> =>

@@ -23,11 +23,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatV1, SquadV1Accumulator } from "./squad.ts";
  * const acc = new SquadV1Accumulator();
  * acc.add({ id: "q1", answers: ["Denver Broncos"] }, "the Denver Broncos");
  * acc.add({ id: "q2", answers: ["1999", "in 1999"] }, "1998 or 1999");
- * formatV1(acc.result()); // '{"exact_match": 50.0, "f1": 75.0}'
+ * assert.deepEqual(formatV1(acc.result()), '{"exact_match": 50.0, "f1": 75.0}');
  * ```
  *
  * @module
@@ -105,9 +106,10 @@ const PY_SPACE_RE = new RegExp(`^[${PY_SPACE_CLASS}]$`);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isPythonWordChar } from "./squad.ts";
- * isPythonWordChar(0xe9); // true ("é")
- * isPythonWordChar(0x301); // false (combining acute accent)
+ * assert.deepEqual(isPythonWordChar(0xe9), true); // "é"
+ * assert.deepEqual(isPythonWordChar(0x301), false); // combining acute accent
  * ```
  */
 export function isPythonWordChar(cp: number): boolean {
@@ -120,9 +122,10 @@ export function isPythonWordChar(cp: number): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isPythonSpace } from "./squad.ts";
- * isPythonSpace(0x85); // true
- * isPythonSpace(0xfeff); // false
+ * assert.deepEqual(isPythonSpace(0x85), true);
+ * assert.deepEqual(isPythonSpace(0xfeff), false);
  * ```
  */
 export function isPythonSpace(cp: number): boolean {
@@ -175,9 +178,10 @@ function slowLower(s: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pythonLower } from "./squad.ts";
- * pythonLower("ΟΔΟΣ ẞ"); // "οδος ß"
- * pythonLower("\u{1C89}"); // "\u{1C89}" (unassigned in Unicode 14.0)
+ * assert.deepEqual(pythonLower("ΟΔΟΣ ẞ"), "οδος ß");
+ * assert.deepEqual(pythonLower("\u{1C89}"), "\u{1C89}"); // unassigned in Unicode 14.0
  * ```
  */
 export function pythonLower(s: string): string {
@@ -214,8 +218,9 @@ function splitPython(text: string, re: RegExp): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { answerTokens } from "./squad.ts";
- * answerTokens("The  Denver\u00a0Broncos!"); // ["denver", "broncos"]
+ * assert.deepEqual(answerTokens("The  Denver\u00a0Broncos!"), ["denver", "broncos"]);
  * ```
  */
 export function answerTokens(s: string): string[] {
@@ -237,9 +242,10 @@ export function answerTokens(s: string): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { normalizeAnswer } from "./squad.ts";
- * normalizeAnswer("The Denver Broncos!"); // "denver broncos"
- * normalizeAnswer("éthe an_ the\u0301"); // "éthe \u0301"
+ * assert.deepEqual(normalizeAnswer("The Denver Broncos!"), "denver broncos");
+ * assert.deepEqual(normalizeAnswer("éthe an_ the\u0301"), "éthe \u0301");
  * ```
  */
 export function normalizeAnswer(s: string): string {
@@ -280,8 +286,9 @@ function tokenF1(pred: readonly string[], gold: readonly string[]): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { exactMatchScore } from "./squad.ts";
- * exactMatchScore("the Broncos.", "Broncos"); // true
+ * assert.deepEqual(exactMatchScore("the Broncos.", "Broncos"), true);
  * ```
  */
 export function exactMatchScore(prediction: string, groundTruth: string): boolean {
@@ -294,9 +301,10 @@ export function exactMatchScore(prediction: string, groundTruth: string): boolea
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { f1Score } from "./squad.ts";
- * f1Score("Denver Broncos win", "Broncos"); // 0.5
- * f1Score("the", "a"); // 0
+ * assert.deepEqual(f1Score("Denver Broncos win", "Broncos"), 0.5);
+ * assert.deepEqual(f1Score("the", "a"), 0);
  * ```
  */
 export function f1Score(prediction: string, groundTruth: string): number {
@@ -310,10 +318,11 @@ export function f1Score(prediction: string, groundTruth: string): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { f1Score, metricMaxOverGroundTruths } from "./squad.ts";
  * metricMaxOverGroundTruths(f1Score, "Broncos", ["Panthers", "Denver Broncos"]);
  * // 0.6666666666666666
- * metricMaxOverGroundTruths(f1Score, "Broncos", []); // undefined
+ * assert.deepEqual(metricMaxOverGroundTruths(f1Score, "Broncos", []), undefined);
  * ```
  */
 export function metricMaxOverGroundTruths<T extends number | boolean>(
@@ -335,8 +344,9 @@ export function metricMaxOverGroundTruths<T extends number | boolean>(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { computeExact } from "./squad.ts";
- * computeExact("", "an"); // 1 (both normalise to "")
+ * assert.deepEqual(computeExact("", "an"), 1); // both normalise to ""
  * ```
  */
 export function computeExact(aGold: string, aPred: string): 0 | 1 {
@@ -357,10 +367,11 @@ function tokenF1V2(gold: readonly string[], pred: readonly string[]): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { computeF1 } from "./squad.ts";
- * computeF1("", "the"); // 1
- * computeF1("Broncos", ""); // 0
- * computeF1("Denver Broncos", "Broncos"); // 0.6666666666666666
+ * assert.deepEqual(computeF1("", "the"), 1);
+ * assert.deepEqual(computeF1("Broncos", ""), 0);
+ * assert.deepEqual(computeF1("Denver Broncos", "Broncos"), 0.6666666666666666);
  * ```
  */
 export function computeF1(aGold: string, aPred: string): number {
@@ -373,9 +384,10 @@ export function computeF1(aGold: string, aPred: string): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { goldAnswersV2 } from "./squad.ts";
- * goldAnswersV2(["The", "Broncos"]); // ["Broncos"]
- * goldAnswersV2([]); // [""]
+ * assert.deepEqual(goldAnswersV2(["The", "Broncos"]), ["Broncos"]);
+ * assert.deepEqual(goldAnswersV2([]), [""]);
  * ```
  */
 export function goldAnswersV2(answers: readonly string[]): string[] {
@@ -393,12 +405,12 @@ export function goldAnswersV2(answers: readonly string[]): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { NoGoldAnswersError, SquadV1Accumulator } from "./squad.ts";
- * try {
- *   new SquadV1Accumulator().add({ id: "q9", answers: [] }, "x");
- * } catch (e) {
- *   (e as NoGoldAnswersError).id; // "q9"
- * }
+ * assert.throws(
+ *   () => new SquadV1Accumulator().add({ id: "q9", answers: [] }, "x"),
+ *   (e) => e instanceof NoGoldAnswersError && e.id === "q9",
+ * );
  * ```
  */
 export class NoGoldAnswersError extends Data.TaggedError("NoGoldAnswersError")<{
@@ -420,7 +432,8 @@ export class NoGoldAnswersError extends Data.TaggedError("NoGoldAnswersError")<{
  * @example
  * ```ts
  * import { EmptyDatasetError } from "./squad.ts";
- * new EmptyDatasetError({ rules: "v1.1" }).message;
+ * const m = new EmptyDatasetError({ rules: "v1.1" }).message;
+ * if (m !== "the dataset has no questions; SQuAD v1.1 scores are undefined") throw new Error(m);
  * ```
  */
 export class EmptyDatasetError extends Data.TaggedError("EmptyDatasetError")<{
@@ -442,7 +455,8 @@ export class EmptyDatasetError extends Data.TaggedError("EmptyDatasetError")<{
  * @example
  * ```ts
  * import { MissingNaProbError } from "./squad.ts";
- * new MissingNaProbError({ id: "q1" }).message;
+ * const m = new MissingNaProbError({ id: "q1" }).message;
+ * if (!m.includes("q1")) throw new Error(m);
  * ```
  */
 export class MissingNaProbError extends Data.TaggedError("MissingNaProbError")<{
@@ -460,8 +474,9 @@ export class MissingNaProbError extends Data.TaggedError("MissingNaProbError")<{
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { unansweredMessage } from "./squad.ts";
- * unansweredMessage("q1"); // "Unanswered question q1 will receive score 0."
+ * assert.deepEqual(unansweredMessage("q1"), "Unanswered question q1 will receive score 0.");
  * ```
  */
 export function unansweredMessage(id: string): string {
@@ -474,8 +489,9 @@ export function unansweredMessage(id: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { missingPredictionMessage } from "./squad.ts";
- * missingPredictionMessage("q1"); // "Missing prediction for q1"
+ * assert.deepEqual(missingPredictionMessage("q1"), "Missing prediction for q1");
  * ```
  */
 export function missingPredictionMessage(id: string): string {
@@ -489,8 +505,8 @@ export function missingPredictionMessage(id: string): string {
  * @example
  * ```ts
  * import { versionMismatchMessage } from "./squad.ts";
- * versionMismatchMessage("2.0");
- * // "Evaluation expects v-1.1, but got dataset with v-2.0"
+ * const m = versionMismatchMessage("2.0");
+ * if (m !== "Evaluation expects v-1.1, but got dataset with v-2.0") throw new Error(m);
  * ```
  */
 export function versionMismatchMessage(version: string): string {
@@ -523,10 +539,11 @@ export type Predictions =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { predictionLookup } from "./squad.ts";
  * const get = predictionLookup({ q1: "Broncos" });
- * get("q1"); // "Broncos"
- * get("toString"); // undefined
+ * assert.deepEqual(get("q1"), "Broncos");
+ * assert.deepEqual(get("toString"), undefined);
  * ```
  */
 export function predictionLookup(
@@ -597,12 +614,13 @@ export interface SquadV1Result {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatV1, SquadV1Accumulator, unansweredMessage } from "./squad.ts";
  * const acc = new SquadV1Accumulator();
  * const row = acc.add({ id: "q1", answers: ["Broncos"] }, undefined);
  * if (!row.answered) console.error(unansweredMessage(row.id));
  * acc.add({ id: "q2", answers: ["Carolina Panthers"] }, "Panthers");
- * formatV1(acc.result()); // '{"exact_match": 0.0, "f1": 33.33333333333333}'
+ * assert.deepEqual(formatV1(acc.result()), '{"exact_match": 0.0, "f1": 33.33333333333333}');
  * ```
  */
 export class SquadV1Accumulator {
@@ -729,8 +747,8 @@ export class SquadV1Accumulator {
  * @example
  * ```ts
  * import { formatV1 } from "./squad.ts";
- * formatV1({ exact_match: 100, f1: 100, total: 1, answered: 1 });
- * // '{"exact_match": 100.0, "f1": 100.0}'
+ * const line = formatV1({ exact_match: 100, f1: 100, total: 1, answered: 1 });
+ * if (line !== '{"exact_match": 100.0, "f1": 100.0}') throw new Error(line);
  * ```
  */
 export function formatV1(result: SquadV1Result): string {
@@ -742,12 +760,13 @@ export function formatV1(result: SquadV1Result): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Effect } from "effect";
  * import { evaluateV1, formatV1 } from "./squad.ts";
  * const r = await Effect.runPromise(
  *   evaluateV1([{ id: "q1", answers: ["Broncos"] }], { q1: "broncos" }),
  * );
- * formatV1(r); // '{"exact_match": 100.0, "f1": 100.0}'
+ * assert.deepEqual(formatV1(r), '{"exact_match": 100.0, "f1": 100.0}');
  * ```
  */
 export function evaluateV1(
@@ -856,11 +875,12 @@ interface V2Entry {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatV2, SquadV2Accumulator } from "./squad.ts";
  * const acc = new SquadV2Accumulator();
  * acc.add({ id: "q1", answers: ["Broncos"] }, "Broncos");
  * acc.add({ id: "q2", answers: [] }, "");
- * JSON.parse(formatV2(acc.result())).NoAns_total; // 1
+ * assert.deepEqual(JSON.parse(formatV2(acc.result())).NoAns_total, 1);
  * ```
  */
 export class SquadV2Accumulator {
@@ -1073,8 +1093,8 @@ const V2_INT_KEYS: ReadonlySet<string> = new Set([
  * @example
  * ```ts
  * import { formatV2 } from "./squad.ts";
- * formatV2({ exact: 50, f1: 62.5, total: 2 });
- * // '{\n  "exact": 50.0,\n  "f1": 62.5,\n  "total": 2\n}'
+ * const text = formatV2({ exact: 50, f1: 62.5, total: 2 });
+ * if (text !== '{\n  "exact": 50.0,\n  "f1": 62.5,\n  "total": 2\n}') throw new Error(text);
  * ```
  */
 export function formatV2(
@@ -1102,12 +1122,13 @@ export function formatV2(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Effect } from "effect";
  * import { evaluateV2 } from "./squad.ts";
  * const r = await Effect.runPromise(
  *   evaluateV2([{ id: "q1", answers: [] }], { q1: "" }),
  * );
- * r.NoAns_exact; // 100
+ * assert.deepEqual(r.NoAns_exact, 100);
  * ```
  */
 export function evaluateV2(

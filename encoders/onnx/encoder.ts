@@ -166,8 +166,8 @@ const toEncoderError = (name: string) => (e: unknown): EncoderError =>
  * @example
  * ```ts
  * import { onnxFiles, PIQA_LSTM_MANIFEST } from "./encoder.ts";
- * onnxFiles(PIQA_LSTM_MANIFEST, "question").map((f) => f.split("/").pop());
- * // ["manifest.json", "question.onnx", "vocab.txt"]
+ * const names = onnxFiles(PIQA_LSTM_MANIFEST, "question").map((f) => f.split("/").pop());
+ * if (names.join() !== "manifest.json,question.onnx,vocab.txt") throw new Error(names.join());
  * ```
  */
 export function onnxFiles(manifestPath: string, half: OnnxHalf): string[] {
@@ -297,8 +297,9 @@ export const loadOnnxQuestion = (
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { planRuns } from "./encoder.ts";
- * planRuns([3, 10, 4, 9], 2, 100); // [[1, 3], [2, 0]]
+ * assert.deepEqual(planRuns([3, 10, 4, 9], 2, 100), [[1, 3], [2, 0]]);
  * ```
  */
 export function planRuns(

@@ -143,12 +143,12 @@ function dotted(path: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decodeManifest } from "./manifest.ts";
- * try {
- *   decodeManifest({ format: "phraseval/onnx-encoder", version: 1 }, "/m/manifest.json");
- * } catch (e) {
- *   (e as Error).message; // "manifest /m/manifest.json: name: missing key"
- * }
+ * assert.throws(
+ *   () => decodeManifest({ format: "phraseval/onnx-encoder", version: 1 }, "/m/manifest.json"),
+ *   { message: "manifest /m/manifest.json: name: missing key" },
+ * );
  * ```
  */
 export function decodeManifest(value: unknown, path: string): OnnxManifest {
@@ -304,8 +304,12 @@ export interface GraphInterface {
  *
  * @example
  * ```ts
- * import { checkGraph, decodeManifest } from "./manifest.ts";
- * // checkGraph(rm, "question", { inputs: [...], outputs: [...] });
+ * import assert from "node:assert/strict";
+ * import { PIQA_LSTM_MANIFEST } from "./encoder.ts";
+ * import { checkGraph, OnnxConfigError, readManifest } from "./manifest.ts";
+ * const rm = await readManifest(PIQA_LSTM_MANIFEST, "question");
+ * // A graph without the manifest's inputs is refused.
+ * assert.throws(() => checkGraph(rm, "question", { inputs: [], outputs: [] }), OnnxConfigError);
  * ```
  */
 export function checkGraph(rm: ResolvedManifest, half: OnnxHalf, g: GraphInterface): void {

@@ -33,11 +33,12 @@ export interface Spans {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { wordTokenizer } from "./tokenizer.ts";
  * import { enumerateSpans } from "./phrases.ts";
  * const t = wordTokenizer({ vocab: [], lowercase: true, pad: 0, unk: 1 }).tokenize("the big cat.");
  * const s = enumerateSpans(t, { maxTokens: 2, wordBoundary: true, noBoundary: new Set(["the"]) });
- * [...s.i].map((i, k) => [i, s.j[k]]); // [[1, 1], [1, 2], [2, 2]]
+ * assert.deepEqual([...s.i].map((i, k) => [i, s.j[k]]), [[1, 1], [1, 2], [2, 2]]);
  * ```
  */
 export function enumerateSpans(t: Tokenized, rule: SpanRule): Spans {
@@ -70,11 +71,12 @@ export function enumerateSpans(t: Tokenized, rule: SpanRule): Spans {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { splitUnits } from "./tokenizer.ts";
  * import { spanPhrases } from "./phrases.ts";
  * const ctx = "big cat";
- * spanPhrases(ctx, splitUnits(ctx), { i: Int32Array.of(0), j: Int32Array.of(1) });
- * // [{ text: "big cat", start: 0, end: 7 }]
+ * const p = spanPhrases(ctx, splitUnits(ctx), { i: Int32Array.of(0), j: Int32Array.of(1) });
+ * assert.deepEqual(p, [{ text: "big cat", start: 0, end: 7 }]);
  * ```
  */
 export function spanPhrases(
@@ -109,6 +111,7 @@ export function asFloats(data: FloatData): Float32Array | Float16Array {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { spanMatrix } from "./phrases.ts";
  * const start = Float32Array.of(1, 2, 3, 4); // B=1, T=2, dS=2
  * const end = Float32Array.of(5, 6); // B=1, T=2, dE=1
@@ -117,7 +120,7 @@ export function asFloats(data: FloatData): Float32Array | Float16Array {
  *   { i: Int32Array.of(0), j: Int32Array.of(1) },
  *   Int32Array.of(0, 1), Int32Array.of(0, 1), "f32",
  * );
- * [...m]; // [1, 2, 6]
+ * assert.deepEqual([...m], [1, 2, 6]);
  * ```
  */
 export function spanMatrix(

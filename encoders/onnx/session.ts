@@ -65,7 +65,10 @@ const ARCH: Record<string, string> = { x86_64: "x64", aarch64: "arm64" };
  * @example
  * ```ts
  * import { ortBinDir } from "./session.ts";
- * ortBinDir().endsWith("/bin/napi-v6/linux/x64"); // true on Linux x86-64
+ * if (!ortBinDir().includes("/onnxruntime-node/")) throw new Error(ortBinDir());
+ * if (Deno.build.os === "linux" && Deno.build.arch === "x86_64") {
+ *   if (!ortBinDir().endsWith("/bin/napi-v6/linux/x64")) throw new Error(ortBinDir());
+ * }
  * ```
  */
 export function ortBinDir(): string {
@@ -93,8 +96,10 @@ export function ortBindingPath(): string {
  *
  * @example
  * ```ts
- * import { onnxPermissions } from "./session.ts";
- * onnxPermissions("cpu").ffi; // [".../onnxruntime-node/1.29.0/bin/napi-v6/linux/x64/onnxruntime_binding.node"]
+ * import assert from "node:assert/strict";
+ * import { onnxPermissions, ortBindingPath } from "./session.ts";
+ * assert.deepEqual(onnxPermissions("cpu"), { ffi: [ortBindingPath()], read: [] });
+ * assert.equal(onnxPermissions("cuda").ffi, "all");
  * ```
  */
 export function onnxPermissions(

@@ -38,8 +38,9 @@ export interface Units {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { splitUnits } from "./tokenizer.ts";
- * splitUnits("U.S. $5").texts; // ["U", ".", "S", ".", "$", "5"]
+ * assert.deepEqual(splitUnits("U.S. $5").texts, ["U", ".", "S", ".", "$", "5"]);
  * ```
  */
 export function splitUnits(text: string): Units {
@@ -67,8 +68,9 @@ export function isWordUnit(unit: string): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { casingClass } from "./tokenizer.ts";
- * [casingClass("USA"), casingClass("Paris"), casingClass("1990s"), casingClass(".")]; // [3, 2, 4, 5]
+ * assert.deepEqual([casingClass("USA"), casingClass("Paris"), casingClass("1990s"), casingClass(".")], [3, 2, 4, 5]);
  * ```
  */
 export function casingClass(unit: string): number {
@@ -123,9 +125,10 @@ export interface WordTokenizerOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { wordTokenizer } from "./tokenizer.ts";
  * const t = wordTokenizer({ vocab: ["<pad>", "<unk>", "paris"], lowercase: true, pad: 0, unk: 1 });
- * t.tokenize("Paris, France").ids; // [2, 1, 1]
+ * assert.deepEqual(t.tokenize("Paris, France").ids, [2, 1, 1]);
  * ```
  */
 export function wordTokenizer(opts: WordTokenizerOptions): OnnxTokenizer {

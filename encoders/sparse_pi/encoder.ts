@@ -186,8 +186,9 @@ function checkHeader(a: SparsePiArtifact): void {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { keyColumn } from "./encoder.ts";
- * keyColumn("IN", "denver", 1 << 22, 859) >= 859; // true
+ * assert.deepEqual(keyColumn("IN", "denver", 1 << 22, 859) >= 859, true);
  * ```
  */
 export function keyColumn(group: string, stem: string, dim: number, shapeDim: number): number {

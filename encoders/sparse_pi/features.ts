@@ -158,9 +158,10 @@ const LOWER_RE = /^\p{Ll}/u;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { tokenClass } from "./features.ts";
- * tokenClass("1999", "1999", 0); // "YEAR"
- * tokenClass("NASA", "nasa", 0); // "ACAPS"
+ * assert.deepEqual(tokenClass("1999", "1999", 0), "YEAR");
+ * assert.deepEqual(tokenClass("NASA", "nasa", 0), "ACAPS");
  * ```
  */
 export function tokenClass(text: string, lower: string, kind: number): string {
@@ -209,8 +210,9 @@ export const FLAGS: readonly string[] = [
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { shapeVocabulary } from "./features.ts";
- * shapeVocabulary(["in"], ["ion"]).slice(0, 3); // ["len=1", "len=2", "len=3"]
+ * assert.deepEqual(shapeVocabulary(["in"], ["ion"]).slice(0, 3), ["len=1", "len=2", "len=3"]);
  * ```
  */
 export function shapeVocabulary(lex: readonly string[], suffixes: readonly string[]): string[] {
@@ -244,8 +246,9 @@ export interface ContextResources {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { contextResources } from "./features.ts";
- * contextResources(["in", "of"], ["ion"]).shapeIndex.get("len=1"); // 0
+ * assert.deepEqual(contextResources(["in", "of"], ["ion"]).shapeIndex.get("len=1"), 0);
  * ```
  */
 export function contextResources(
@@ -314,7 +317,8 @@ const QUOTES: ReadonlySet<string> = new Set(['"', "“", "”", "'", "‘", "’
  * ```ts
  * import { contextFeatures, contextResources } from "./features.ts";
  * const f = contextFeatures("The Broncos won in 2016.", contextResources([], []));
- * f.spanStart.length; // 7: Broncos, Broncos won, Broncos won in 2016, won, won in 2016, in 2016, 2016
+ * // Broncos, Broncos won, Broncos won in 2016, won, won in 2016, in 2016, 2016
+ * if (f.spanStart.length !== 7) throw new Error(`${f.spanStart.length} spans`);
  * ```
  */
 export function contextFeatures(context: string, res: ContextResources): ContextFeatures {
@@ -536,10 +540,11 @@ export interface QuestionFeatures {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { questionFeatures } from "./features.ts";
  * const q = questionFeatures("In what year did Denver win?");
- * q.head; // "year"
- * q.classes.slice(0, 3); // ["*", "wh=what", "wh1=what year"]
+ * assert.deepEqual(q.head, "year");
+ * assert.deepEqual(q.classes.slice(0, 3), ["*", "wh=what", "wh1=what year"]);
  * ```
  */
 export function questionFeatures(question: string): QuestionFeatures {

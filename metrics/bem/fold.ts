@@ -40,8 +40,9 @@ export interface BemQuestionScore {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bemOfQuestion } from "./fold.ts";
- * bemOfQuestion(["Denver", "Denver Broncos"], [0.7, 0.9]); // { bem: 0.9, reference: "Denver Broncos" }
+ * assert.deepEqual(bemOfQuestion(["Denver", "Denver Broncos"], [0.7, 0.9]), { bem: 0.9, reference: "Denver Broncos" });
  * ```
  */
 export function bemOfQuestion(
@@ -85,13 +86,16 @@ export interface BemSummary {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { BemAccumulator } from "./fold.ts";
  * const acc = new BemAccumulator();
  * acc.add(0.9, 0); // "em0_bem1": BEM accepts what EM rejects
  * acc.add(0.2, 0);
  * acc.add(undefined); // unanswered: 0
- * acc.result({ pairs: 2, uniquePairs: 2, truncated: 0, sessionRuns: 1 });
- * // { bem_score: 36.66..., bem_accuracy: 33.33..., questions: 3, answered: 2, ..., em0_bem1: 1 }
+ * const s = acc.result({ pairs: 2, uniquePairs: 2, truncated: 0, sessionRuns: 1 });
+ * assert.ok(Math.abs(s.bem_score - 110 / 3) < 1e-12);
+ * assert.ok(Math.abs(s.bem_accuracy - 100 / 3) < 1e-12);
+ * assert.deepEqual([s.questions, s.answered, s.em0_bem1, s.em1_bem0], [3, 2, 1, 0]);
  * ```
  */
 export class BemAccumulator {
@@ -396,11 +400,11 @@ export const bemEvaluate = (
  * @example
  * ```ts
  * import { formatBemSummary } from "./fold.ts";
- * formatBemSummary({
+ * const line = formatBemSummary({
  *   bem_score: 91.5, bem_accuracy: 93.2, questions: 10, answered: 10,
  *   pairs: 30, unique_pairs: 21, truncated: 0, em0_bem1: 1, em1_bem0: 0,
  * });
- * // '{"bem_score":91.5,"bem_accuracy":93.2,"questions":10,...}'
+ * if (!line.startsWith('{"bem_score":91.5,"bem_accuracy":93.2,"questions":10,')) throw new Error(line);
  * ```
  */
 export function formatBemSummary(s: BemSummary): string {

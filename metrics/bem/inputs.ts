@@ -65,8 +65,9 @@ let defaultTokenizer: BertTokenizer | undefined;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { defaultBemTokenizer } from "./inputs.ts";
- * defaultBemTokenizer().ids("scattering of light"); // [17501, 1997, 2422]
+ * assert.deepEqual(defaultBemTokenizer().ids("scattering of light"), [17501, 1997, 2422]);
  * ```
  */
 export function defaultBemTokenizer(): BertTokenizer {
@@ -82,9 +83,10 @@ export function defaultBemTokenizer(): BertTokenizer {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bemTokenizerFromFile } from "./inputs.ts";
  * const tok = bemTokenizerFromFile("data/bert/bert-base-uncased-vocab.txt");
- * tok.ids("light scattering"); // [2422, 17501]
+ * assert.deepEqual(tok.ids("light scattering"), [2422, 17501]);
  * ```
  */
 export function bemTokenizerFromFile(path: string): BertTokenizer {
@@ -98,9 +100,10 @@ export function bemTokenizerFromFile(path: string): BertTokenizer {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bemAssemble } from "./inputs.ts";
  * const x = bemAssemble([17501, 1997, 2422], [2422, 17501], [2339, 2003, 1996, 3712, 2630]);
- * Array.from(x.segmentIds); // [0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 2]
+ * assert.deepEqual(Array.from(x.segmentIds), [0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 2]);
  * ```
  */
 export function bemAssemble(
@@ -149,14 +152,17 @@ export function bemAssemble(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bemInputs } from "./inputs.ts";
  * const x = bemInputs({
  *   question: "why is the sky blue",
  *   reference: "light scattering",
  *   candidate: "scattering of light",
  * });
- * Array.from(x.inputIds);
- * // [101, 17501, 1997, 2422, 102, 2422, 17501, 102, 2339, 2003, 1996, 3712, 2630, 102]
+ * assert.deepEqual(
+ *   Array.from(x.inputIds),
+ *   [101, 17501, 1997, 2422, 102, 2422, 17501, 102, 2339, 2003, 1996, 3712, 2630, 102],
+ * );
  * ```
  */
 export function bemInputs(
@@ -178,9 +184,10 @@ export function bemInputs(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bemAssemble, padBemInputs } from "./inputs.ts";
  * const p = padBemInputs(bemAssemble([7], [8], [9]));
- * p.inputIds.length; // 512
+ * assert.deepEqual(p.inputIds.length, 512);
  * ```
  */
 export function padBemInputs(
@@ -199,9 +206,10 @@ export function padBemInputs(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { softmax1 } from "./inputs.ts";
- * softmax1(0, 0); // 0.5
- * softmax1(-1000, 1000); // 1
+ * assert.deepEqual(softmax1(0, 0), 0.5);
+ * assert.deepEqual(softmax1(-1000, 1000), 1);
  * ```
  */
 export function softmax1(l0: number, l1: number): number {

@@ -153,8 +153,10 @@ export type BemRunner = (batch: BemBatch) => Promise<Float64Array>;
  *   async (b) => new Float64Array(b.rows * 2), // logits (0, 0): score 0.5
  *   { model: "zeros", interface: {} as never, device: "cpu", batch: 8 },
  * );
- * await Effect.runPromise(bem.score([{ question: "q", reference: "r", candidate: "c" }]));
- * // Float64Array [0.5]
+ * const scores = await Effect.runPromise(
+ *   bem.score([{ question: "q", reference: "r", candidate: "c" }]),
+ * );
+ * if (scores.length !== 1 || scores[0] !== 0.5) throw new Error(String(scores));
  * ```
  */
 export function makeBem(

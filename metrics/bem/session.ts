@@ -60,11 +60,19 @@ const bare = (name: string): string => name.replace(/:\d+$/, "");
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bemInterface } from "./session.ts";
- * bemInterface(
+ * const iface = bemInterface(
  *   [{ name: "input_ids", type: "int64" }, { name: "segment_ids", type: "int64" }],
  *   [{ name: "output_0", type: "float32", shape: ["batch", 2] }],
- * ); // { ids: { name: "input_ids", type: "int64" }, segments: ..., output: "output_0" }
+ * );
+ * assert.deepEqual(iface, {
+ *   ids: { name: "input_ids", type: "int64" },
+ *   segments: { name: "segment_ids", type: "int64" },
+ *   output: "output_0",
+ * });
+ * // A model that does not fit gets one line saying why.
+ * assert.match(String(bemInterface([{ name: "features" }], [])), /does not feed \(features\)/);
  * ```
  */
 export function bemInterface(

@@ -113,8 +113,9 @@ const NEEDS_PREP_RE = /[^\0-\x7f]|\[(?:PAD|UNK|CLS|SEP|MASK)\]/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { pythonBertPrepare } from "./tokenizer.ts";
- * pythonBertPrepare("ΟΔΟΣ \u{20000}x"); // "ΟΔΟσ  \u{20000} x"
+ * assert.deepEqual(pythonBertPrepare("ΟΔΟΣ \u{20000}x"), "ΟΔΟσ  \u{20000} x");
  * ```
  */
 export function pythonBertPrepare(text: string): string {
@@ -129,8 +130,9 @@ export function pythonBertPrepare(text: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { splitSpecial } from "./tokenizer.ts";
- * splitSpecial("a[SEP]b"); // [{ text: "a" }, { special: "[SEP]" }, { text: "b" }]
+ * assert.deepEqual(splitSpecial("a[SEP]b"), [{ text: "a" }, { special: "[SEP]" }, { text: "b" }]);
  * ```
  */
 export function splitSpecial(text: string): ({ text: string } | { special: string })[] {
@@ -154,9 +156,10 @@ export function splitSpecial(text: string): ({ text: string } | { special: strin
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { bertUncasedTokenizer } from "./tokenizer.ts";
  * const tok = bertUncasedTokenizer(Deno.readTextFileSync("data/bert/bert-base-uncased-vocab.txt"));
- * tok.ids("Why is the sky blue?"); // [2339, 2003, 1996, 3712, 2630, 1029]
+ * assert.deepEqual(tok.ids("Why is the sky blue?"), [2339, 2003, 1996, 3712, 2630, 1029]);
  * ```
  */
 export function bertUncasedTokenizer(vocabText: string): BertTokenizer {
