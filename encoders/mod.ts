@@ -26,9 +26,13 @@ export {
 } from "./types.ts";
 export {
   contextInputs,
+  embedContext,
+  type EmbedContextOptions,
   embedContexts,
   type EmbedError,
   type EmbedOptions,
+  embedQuestion,
+  type EmbedQuestionOptions,
   embedQuestions,
   type EmbedResult,
   inRange,
