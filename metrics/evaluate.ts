@@ -46,8 +46,11 @@ import type { BemDevice } from "./bem/session.ts";
 export interface EvaluateOptions {
   /** The SQuAD dataset (`.json`, `.json.gz`, `-`). */
   readonly data: string;
-  /** The predictions (`.json`, `-`): an object of question id → answer. */
-  readonly predictions: string;
+  /**
+   * The predictions: a file (`.json`, `-`) holding an object of question
+   * id → answer, or the answers already in memory.
+   */
+  readonly predictions: string | ReadonlyMap<string, string>;
   /** Force SQuAD v2.0 rules (otherwise chosen from the file's `version`). */
   readonly v2?: boolean;
   /** v2.0: file of no-answer probabilities by question id. */
@@ -171,7 +174,9 @@ function asInputError(e: EvaluateError, opts: EvaluateOptions): EvaluateError {
 
 const evaluateRaw = (opts: EvaluateOptions): Effect.Effect<EvaluateResult, EvaluateError> =>
   Effect.gen(function* () {
-    const preds = yield* readPredictions(opts.predictions);
+    const preds = typeof opts.predictions === "string"
+      ? yield* readPredictions(opts.predictions)
+      : opts.predictions;
     const naProbs = opts.naProbFile ? yield* readNaProbs(opts.naProbFile) : undefined;
     const first = yield* scorePass(opts, preds, opts.v2 ? "v2.0" : undefined, naProbs);
     if (first.rules === "v1.1" && !opts.v2 && isV2Version(first.version)) {
@@ -213,7 +218,7 @@ function finish(p: Pass): EvaluateResult {
 
 const scorePass = (
   opts: EvaluateOptions,
-  preds: Map<string, string>,
+  preds: ReadonlyMap<string, string>,
   forced: "v2.0" | undefined,
   naProbs: Map<string, NaProb> | undefined,
 ): Effect.Effect<Pass, EvaluateError> =>
@@ -321,8 +326,8 @@ const scorePass = (
 export interface EvaluateBemOptions {
   /** SQuAD dataset (a file: it is read a second time). */
   readonly data: string;
-  /** Predictions (a file). */
-  readonly predictions: string;
+  /** Predictions (a file: it is read a second time; or the answers in memory). */
+  readonly predictions: string | ReadonlyMap<string, string>;
   /** The BEM ONNX model. */
   readonly model: string;
   /** Per-question rows with BEM (`evaluate --per-question`). */
@@ -433,7 +438,7 @@ export interface DatasetScores extends EvaluateResult {
 
 /**
  * EM/F1 with the official rules and, when `opts.bem` names a model, BEM,
- * for a dataset and a prediction file, in process: what `evaluate [--bem]`
+ * for a dataset and predictions (a file, or a map in memory), in process: what `evaluate [--bem]`
  * prints, as numbers. Fails with `UsageError` when BEM is asked for on a
  * SQuAD v2.0 file.
  *
@@ -451,7 +456,11 @@ export interface DatasetScores extends EvaluateResult {
  * }));
  * await Deno.writeTextFile(`${dir}/p.json`, JSON.stringify({ q1: "in France", q2: "Paris" }));
  * const s = await Effect.runPromise(scoreDataset({ data: `${dir}/d.json`, predictions: `${dir}/p.json` }));
+ * // Predictions already in memory work as well.
+ * const inMemory = new Map([["q1", "France"], ["q2", "Paris"]]);
+ * const all = await Effect.runPromise(scoreDataset({ data: `${dir}/d.json`, predictions: inMemory }));
  * await Deno.remove(dir, { recursive: true });
+ * if (all.exactMatch !== 100 || all.bem !== undefined) throw new Error(JSON.stringify(all));
  * if (s.exactMatch !== 50 || Math.abs(s.f1 - 250 / 3) > 1e-9 || s.questions !== 2) {
  *   throw new Error(JSON.stringify(s));
  * }

@@ -1,8 +1,11 @@
 /**
  * `evaluate` as a user runs it: stdout and stderr compared character for
- * character with the Python reference of the official scripts.
+ * character with the Python reference of the official scripts; and
+ * `scoreDataset`, the same scores as numbers in process.
  */
+import { Effect } from "effect";
 import { assertEquals, assertMatch } from "../_assert.ts";
+import { scoreDataset } from "../../metrics/evaluate.ts";
 import { writePerturbations } from "../../bench/perturb.ts";
 import { devJson, listDir, python, ROOT, runStage } from "../_util.ts";
 
@@ -214,6 +217,51 @@ Deno.test("evaluate: a question without gold answers is a clear error under v1.1
     assertEquals(r.stdout, "");
     assertEquals(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
     assertMatch(r.stderr, /^evaluate: \/.*\/d\.json: question "c": has no gold answers/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("scoreDataset: EM/F1 and BEM as numbers, the same as evaluate --bem prints", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const dev = JSON.parse(await Deno.readTextFile(DEV));
+    const a = dev.data[0];
+    const slice = { version: "1.1", data: [{ ...a, paragraphs: a.paragraphs.slice(0, 2) }] };
+    const qs: { id: string; answers: { text: string }[] }[] = slice.data[0].paragraphs
+      .flatMap((p: { qas: unknown[] }) => p.qas);
+    const pred: Record<string, string> = {};
+    qs.forEach((q, i) =>
+      pred[q.id] = i % 3 === 0 ? q.answers[0].text : qs[(i + 1) % qs.length].answers[0].text
+    );
+    await Deno.writeTextFile(`${dir}/d.json`, JSON.stringify(slice));
+    await Deno.writeTextFile(`${dir}/p.json`, JSON.stringify(pred));
+    const model = `${ROOT}/tests/fixtures/bem_surrogate_NOT_BEM.onnx`;
+    const cli = await runStage("pipeline/evaluate.ts", [
+      `${dir}/d.json`,
+      `${dir}/p.json`,
+      "--bem",
+      model,
+    ]);
+    assertEquals(cli.code, 0, cli.stderr);
+    const [official, bemLine] = cli.stdout.split("\n");
+    const s = await Effect.runPromise(
+      scoreDataset({ data: `${dir}/d.json`, predictions: `${dir}/p.json`, bem: { model } }),
+    );
+    assertEquals(s.rules, "v1.1");
+    assertEquals(s.stdout, official);
+    assertEquals(JSON.parse(official), { exact_match: s.exactMatch, f1: s.f1 });
+    assertEquals(s.questions, qs.length);
+    assertEquals(JSON.stringify(s.bem), bemLine);
+    // In-memory predictions give the same numbers.
+    const m = await Effect.runPromise(
+      scoreDataset({
+        data: `${dir}/d.json`,
+        predictions: new Map(Object.entries(pred)),
+        bem: { model },
+      }),
+    );
+    assertEquals([m.exactMatch, m.f1, m.bem], [s.exactMatch, s.f1, s.bem]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
