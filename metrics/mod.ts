@@ -1,7 +1,7 @@
 /**
- * The metrics room: the official SQuAD text rules, EM/F1 and the v1.1/v2.0
- * folds (`squad.ts`), scoring a prediction file (`evaluate.ts`, with BEM on
- * request), and BEM (`bem/`).
+ * The metrics room: the official SQuAD text rules (`squad_text.ts`), EM/F1
+ * (`squad_scores.ts`) and the v1.1/v2.0 folds (`squad.ts`), scoring a
+ * prediction file (`evaluate.ts`, with BEM on request), and BEM (`bem/`).
  *
  * @example
  * ```ts
@@ -13,31 +13,37 @@
  */
 export {
   answerTokens,
+  isPythonSpace,
+  isPythonWordChar,
+  normalizeAnswer,
+  PY311_CASE_IGNORABLE,
+  PY311_INERT_RANGES,
+  pythonLower,
+} from "./squad_text.ts";
+export {
   computeExact,
   computeF1,
+  exactMatchScore,
+  f1Score,
+  goldAnswersV2,
+  metricMaxOverGroundTruths,
+  tokenF1,
+  tokenF1V2,
+} from "./squad_scores.ts";
+export {
   EmptyDatasetError,
   evaluateV1,
   evaluateV2,
-  exactMatchScore,
-  f1Score,
   formatV1,
   formatV2,
-  goldAnswersV2,
-  isPythonSpace,
-  isPythonWordChar,
-  metricMaxOverGroundTruths,
   MissingNaProbError,
   missingPredictionMessage,
   type NaProb,
   NoGoldAnswersError,
-  normalizeAnswer,
   type PerQuestionScore,
   type PerQuestionScoreV2,
   predictionLookup,
   type Predictions,
-  PY311_CASE_IGNORABLE,
-  PY311_INERT_RANGES,
-  pythonLower,
   type ScoredQuestion,
   SquadV1Accumulator,
   type SquadV1Result,

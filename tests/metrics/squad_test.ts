@@ -1,5 +1,5 @@
 /**
- * metrics/squad.ts against CPython: every comparison here asks the installed
+ * metrics/squad.ts (with squad_text.ts and squad_scores.ts) against CPython: every comparison here asks the installed
  * python3 (through bench/reference/*.py and tests/fixtures/squad_oracle.py)
  * for the expected answer, plus hard-coded values for the documented cases.
  *
