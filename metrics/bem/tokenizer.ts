@@ -12,7 +12,7 @@
  * Where the library and the Python tokenizer disagree, a pre-processing step
  * (`pythonBertPrepare`) rewrites the text first so that the library's result
  * is Python's. Each fix is there because the golden test
- * (`tests/metrics/bem_test.ts` against `tests/fixtures/bem_tokenizer_golden.ndjson.gz`)
+ * (`tests/metrics/bem/tokenizer_test.ts` against `tests/fixtures/bem_tokenizer_golden.ndjson.gz`)
  * failed without it:
  *
  * 1. **Special tokens.** Python splits `[PAD] [UNK] [CLS] [SEP] [MASK]`

@@ -4,7 +4,7 @@
  * `@huggingface/tokenizers`' `BertNormalizer` keeps on this JavaScript
  * engine, because the two read different Unicode versions (CPython 3.11:
  * 14.0; V8 in Deno 2.9.6: newer). Run after a Deno or Python upgrade when the
- * code point sweep in `tests/metrics/bem_test.ts` fails:
+ * code point sweep in `tests/metrics/bem/tokenizer_test.ts` fails:
  *
  * ```sh
  * npx -y deno@2.9.6 run --allow-run=python3 --allow-write=metrics/bem/_unicode.ts \

@@ -36,7 +36,7 @@ Also written (all tiny, all NOT BEM):
   bem_bad_output_NOT_BEM.onnx    right inputs, output [batch, 3]: refused
   bem_surrogate_reference.json   inputs and logits of both good models,
         computed with an independent NumPy forward pass and with Python
-        onnxruntime (when installed); `tests/metrics/bem_test.ts` compares ours.
+        onnxruntime (when installed); `tests/metrics/bem/session_test.ts` compares ours.
 
 Usage (from the repository root; needs numpy and onnx, optionally onnxruntime):
 

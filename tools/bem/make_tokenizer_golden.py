@@ -30,7 +30,7 @@ line (gzip with no name or time stamp, so reruns are byte-identical):
   {"k": "triple", "question", "reference", "candidate", "input_ids",
    "segment_ids"}                               unpadded, as bertify_example
 
-`tests/metrics/bem_test.ts` compares every entry with `metrics/bem/tokenizer.ts`.
+`tests/metrics/bem/tokenizer_test.ts` compares every entry with `metrics/bem/tokenizer.ts`.
 
 The slow tokenizer is `BertTokenizer` in transformers 4.x and
 `BertTokenizerLegacy` in 5.x (where `BertTokenizer` became the Rust-backed
