@@ -17,14 +17,15 @@
  * articles of the training subset by `baselines/piqa_lstm/hybrid_weight.ts`.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { Effect } from "effect";
  * import { hybridLayers } from "./hybrid.ts";
  * import { ContextEncoder } from "./types.ts";
- * const n = await Effect.runPromise(Effect.provide(
+ * const [c] = await Effect.runPromise(Effect.provide(
  *   Effect.flatMap(ContextEncoder, (c) => c.encode([{ id: "T_0", context: "Paris is in France." }])),
  *   hybridLayers({ threads: 2 }),
  * ));
+ * if (c.matrix.kind !== "csr" || c.matrix.rows !== c.phrases.length) throw new Error("a CSR row a phrase");
  * ```
  *
  * @module
@@ -116,10 +117,11 @@ const toError = (e: unknown) =>
  * Reads the dense weight from a hybrid config file.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { Effect } from "effect";
- * import { readHybridWeight, PIQA_LSTM_HYBRID_CONFIG } from "./hybrid.ts";
- * await Effect.runPromise(readHybridWeight(PIQA_LSTM_HYBRID_CONFIG)); // e.g. 0.5
+ * import { PIQA_LSTM_HYBRID_CONFIG, readHybridWeight } from "./hybrid.ts";
+ * const w = await Effect.runPromise(readHybridWeight(PIQA_LSTM_HYBRID_CONFIG));
+ * if (!(w > 0)) throw new Error(`dense weight ${w}`);
  * ```
  */
 export const readHybridWeight = (path: string): Effect.Effect<number, EncoderError> =>
@@ -192,9 +194,11 @@ export function joinDenseSparse(
  * The hybrid's {@linkcode ContextEncoder}.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { Layer } from "effect";
  * import { HybridContextEncoderLive } from "./hybrid.ts";
- * const layer = HybridContextEncoderLive({ threads: 2 });
+ * const layer = HybridContextEncoderLive({ threads: 2 }); // nothing is loaded until the layer is built
+ * if (!Layer.isLayer(layer)) throw new Error("a Layer");
  * ```
  */
 export const HybridContextEncoderLive = (
@@ -247,9 +251,11 @@ export const HybridContextEncoderLive = (
  * The hybrid's {@linkcode QuestionEncoder}: `[w · q_dense ; q_sparse]`.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { Layer } from "effect";
  * import { HybridQuestionEncoderLive } from "./hybrid.ts";
- * const layer = HybridQuestionEncoderLive({ denseWeight: 0.5 });
+ * const layer = HybridQuestionEncoderLive({ denseWeight: 0.5 }); // nothing is loaded until the layer is built
+ * if (!Layer.isLayer(layer)) throw new Error("a Layer");
  * ```
  */
 export const HybridQuestionEncoderLive = (
@@ -289,9 +295,11 @@ export const HybridQuestionEncoderLive = (
  * Both halves of the hybrid as one Layer.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { Layer } from "effect";
  * import { hybridLayers } from "./hybrid.ts";
- * const layer = hybridLayers({ threads: 2 });
+ * const layer = hybridLayers({ threads: 2 }); // nothing is loaded until the layer is built
+ * if (!Layer.isLayer(layer)) throw new Error("a Layer");
  * ```
  */
 export const hybridLayers = (

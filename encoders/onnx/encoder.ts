@@ -46,7 +46,7 @@
  * (the test suite checks batch 1 against batch N).
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { Effect } from "effect";
  * import { ContextEncoder, QuestionEncoder } from "../types.ts";
  * import { onnxLayers, PIQA_LSTM_MANIFEST } from "./encoder.ts";
@@ -55,7 +55,10 @@
  *   const [q] = yield* (yield* QuestionEncoder).encode([{ id: "q", question: "Where is Paris?" }]);
  *   return [c.phrases.length, q.vector.cols];
  * });
- * await Effect.runPromise(Effect.provide(program, onnxLayers(PIQA_LSTM_MANIFEST, { threads: 2 })));
+ * const [phrases, cols] = await Effect.runPromise(
+ *   Effect.provide(program, onnxLayers(PIQA_LSTM_MANIFEST, { threads: 2 })),
+ * );
+ * if (phrases === 0 || cols !== 256) throw new Error(`${phrases} phrases, d=${cols}`);
  * ```
  *
  * @module
@@ -246,11 +249,11 @@ async function loadHalf(
  * and checks the graph against the manifest.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { Effect } from "effect";
  * import { loadOnnxContext, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const model = await Effect.runPromise(loadOnnxContext(PIQA_LSTM_MANIFEST, { threads: 2 }));
- * model.opened.device; // "cpu"
+ * if (model.opened.device !== "cpu") throw new Error(model.opened.device);
  * ```
  */
 export const loadOnnxContext = (
@@ -275,10 +278,11 @@ export const loadOnnxContext = (
  * Loads the question half of a manifest (never reads the context model).
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { Effect } from "effect";
  * import { loadOnnxQuestion, PIQA_LSTM_MANIFEST } from "./encoder.ts";
- * const model = await Effect.runPromise(loadOnnxQuestion(PIQA_LSTM_MANIFEST));
+ * const model = await Effect.runPromise(loadOnnxQuestion(PIQA_LSTM_MANIFEST, { threads: 2 }));
+ * if (model.opened.device !== "cpu") throw new Error(model.opened.device);
  * ```
  */
 export const loadOnnxQuestion = (
@@ -417,10 +421,12 @@ function outputOf(
  * phrases.
  *
  * @example
- * ```ts ignore
- * import { contextTokenVectors } from "./encoder.ts";
+ * ```ts
+ * import { Effect } from "effect";
+ * import { contextTokenVectors, loadOnnxContext, PIQA_LSTM_MANIFEST } from "./encoder.ts";
+ * const model = await Effect.runPromise(loadOnnxContext(PIQA_LSTM_MANIFEST, { threads: 2 }));
  * const [v] = await contextTokenVectors(model, ["Paris is in France."]);
- * v.positions; // 5
+ * if (v.positions !== 5) throw new Error(`${v.positions} positions`); // Paris, is, in, France, .
  * ```
  */
 export async function contextTokenVectors(
@@ -468,10 +474,13 @@ export async function contextTokenVectors(
  * matrix in the manifest's `store` type, in input order.
  *
  * @example
- * ```ts ignore
- * import { encodeContexts } from "./encoder.ts";
+ * ```ts
+ * import { Effect } from "effect";
+ * import { encodeContexts, loadOnnxContext, PIQA_LSTM_MANIFEST } from "./encoder.ts";
+ * const model = await Effect.runPromise(loadOnnxContext(PIQA_LSTM_MANIFEST, { threads: 2 }));
  * const [c] = await encodeContexts(model, [{ id: "T_0", context: "Paris is in France." }]);
- * c.phrases.map((p) => p.text); // ["Paris", "Paris is", ..., "France"]
+ * const texts = c.phrases.map((p) => p.text);
+ * if (texts[0] !== "Paris" || !texts.includes("France")) throw new Error(texts.join("|"));
  * ```
  */
 export async function encodeContexts(
@@ -546,10 +555,12 @@ export async function encodeContexts(
  * manifest's `store` type, in input order (an empty question gets zeros).
  *
  * @example
- * ```ts ignore
- * import { encodeQuestions } from "./encoder.ts";
+ * ```ts
+ * import { Effect } from "effect";
+ * import { encodeQuestions, loadOnnxQuestion, PIQA_LSTM_MANIFEST } from "./encoder.ts";
+ * const model = await Effect.runPromise(loadOnnxQuestion(PIQA_LSTM_MANIFEST, { threads: 2 }));
  * const [q] = await encodeQuestions(model, [{ id: "q1", question: "Where is Paris?" }]);
- * q.vector.cols; // 256
+ * if (q.vector.rows !== 1 || q.vector.cols !== 256) throw new Error("1×256");
  * ```
  */
 export async function encodeQuestions(
@@ -608,9 +619,11 @@ export async function encodeQuestions(
  * process, opened when the Layer is built).
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { Layer } from "effect";
  * import { OnnxContextEncoderLive, PIQA_LSTM_MANIFEST } from "./encoder.ts";
- * const layer = OnnxContextEncoderLive(PIQA_LSTM_MANIFEST, { device: "cpu", threads: 2 });
+ * const layer = OnnxContextEncoderLive(PIQA_LSTM_MANIFEST, { device: "cpu", threads: 2 }); // nothing is loaded until the layer is built
+ * if (!Layer.isLayer(layer)) throw new Error("a Layer");
  * ```
  */
 export const OnnxContextEncoderLive = (
@@ -633,9 +646,11 @@ export const OnnxContextEncoderLive = (
  * The {@linkcode QuestionEncoder} of an ONNX manifest.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { Layer } from "effect";
  * import { OnnxQuestionEncoderLive, PIQA_LSTM_MANIFEST } from "./encoder.ts";
- * const layer = OnnxQuestionEncoderLive(PIQA_LSTM_MANIFEST, { threads: 2 });
+ * const layer = OnnxQuestionEncoderLive(PIQA_LSTM_MANIFEST, { threads: 2 }); // nothing is loaded until the layer is built
+ * if (!Layer.isLayer(layer)) throw new Error("a Layer");
  * ```
  */
 export const OnnxQuestionEncoderLive = (
@@ -658,9 +673,11 @@ export const OnnxQuestionEncoderLive = (
  * Both halves of an ONNX manifest as one Layer.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { Layer } from "effect";
  * import { onnxLayers, PIQA_LSTM_MANIFEST } from "./encoder.ts";
- * const layer = onnxLayers(PIQA_LSTM_MANIFEST, { threads: 2 });
+ * const layer = onnxLayers(PIQA_LSTM_MANIFEST, { threads: 2 }); // nothing is loaded until the layer is built
+ * if (!Layer.isLayer(layer)) throw new Error("a Layer");
  * ```
  */
 export const onnxLayers = (

@@ -224,10 +224,12 @@ export function halfFiles(m: OnnxManifest, half: OnnxHalf): { field: string; fil
  * model). Throws {@linkcode OnnxConfigError}.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * import { readManifest } from "./manifest.ts";
- * const m = await readManifest("data/models/piqa-lstm/manifest.json", "question");
- * m.resolve(m.manifest.question.model); // ".../data/models/piqa-lstm/question.onnx"
+ * const m = await readManifest(PIQA_LSTM_MANIFEST, "question");
+ * const model = m.resolve(m.manifest.question.model);
+ * if (!model.endsWith("/data/models/piqa-lstm/question.onnx")) throw new Error(model);
  * ```
  */
 export async function readManifest(

@@ -128,9 +128,12 @@ const SYSTEM_LIBS = /^(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-
  * small reads (the CUDA provider is 230 MB).
  *
  * @example
- * ```ts ignore
- * import { elfNeeded } from "./session.ts";
- * await elfNeeded("/usr/lib/x86_64-linux-gnu/libz.so.1"); // ["libc.so.6"]
+ * ```ts
+ * import { elfNeeded, ortBinDir } from "./session.ts";
+ * if (Deno.build.os === "linux") {
+ *   const needed = await elfNeeded(`${ortBinDir()}/libonnxruntime.so.1`);
+ *   if (!needed.includes("libc.so.6")) throw new Error(needed.join());
+ * }
  * ```
  */
 export async function elfNeeded(path: string): Promise<string[]> {
@@ -205,9 +208,11 @@ const errMsg = (e: unknown) => (e instanceof Error ? e.message : String(e)).repl
  * then cuDNN 9.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { cudaProviderProblem } from "./session.ts";
- * await cudaProviderProblem(); // "libonnxruntime_providers_cuda.so not found in /root/.cache/deno/..."
+ * // e.g. "libonnxruntime_providers_shared.so not found in .../onnxruntime-node/1.29.0/bin/..."
+ * const problem = await cudaProviderProblem();
+ * if (problem !== undefined && (problem.includes("\n") || problem === "")) throw new Error(problem);
  * ```
  */
 export async function cudaProviderProblem(
@@ -358,9 +363,16 @@ export interface CreateSessionOptions {
  * `model` is the model's bytes (read by the caller) or a file path.
  *
  * @example
- * ```ts ignore
- * import { createSession } from "./session.ts";
- * const { session, device, graph } = await createSession("bem.onnx", { device: "cpu", threads: 2 });
+ * ```ts
+ * import { PIQA_LSTM_MANIFEST } from "./encoder.ts";
+ * import { createSession, SessionOpenError } from "./session.ts";
+ * const model = PIQA_LSTM_MANIFEST.replace(/manifest\.json$/, "question.onnx");
+ * const { session, device, graph } = await createSession(model, { device: "cpu", threads: 2 });
+ * await session.release();
+ * if (device !== "cpu" || graph.inputs.length === 0) throw new Error(device);
+ * // Not a model: the error says which step failed.
+ * const e = await createSession(new Uint8Array(8)).catch((e) => e);
+ * if (!(e instanceof SessionOpenError) || e.reason !== "model") throw e;
  * ```
  */
 export async function createSession(
@@ -431,10 +443,17 @@ const deviceError = (encoder: string, message: string) =>
  * library; `auto` falls back to `cpu` and says why through `opts.log`.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { PIQA_LSTM_MANIFEST } from "./encoder.ts";
+ * import { OnnxConfigError } from "./manifest.ts";
  * import { openSession } from "./session.ts";
+ * const file = PIQA_LSTM_MANIFEST.replace(/manifest\.json$/, "context.onnx");
  * const { session, device } = await openSession(
- *   await Deno.readFile("context.onnx"), "context.onnx", "piqa-lstm", { device: "cpu", threads: 2 });
+ *   await Deno.readFile(file), "context.onnx", "piqa-lstm", { device: "cpu", threads: 2 });
+ * await session.release();
+ * if (device !== "cpu") throw new Error(device);
+ * const e = await openSession(new Uint8Array(8), "x.onnx", "piqa-lstm").catch((e) => e);
+ * if (!(e instanceof OnnxConfigError) || !e.message.startsWith("cannot load x.onnx: ")) throw e;
  * ```
  */
 export async function openSession(
@@ -488,10 +507,12 @@ export type OrtTensor = Ort.Tensor;
  * they are (not copied).
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import assert from "node:assert/strict";
  * import { loadOrt, makeTensor } from "./session.ts";
  * await loadOrt();
- * makeTensor("int64", [1, 2], [1, 2]).dims; // [1, 2]
+ * const t = makeTensor("int64", [1, 2], [1, 2]);
+ * assert.deepEqual([t.type, t.dims, [...(t.data as BigInt64Array)]], ["int64", [1, 2], [1n, 2n]]);
  * ```
  */
 export function makeTensor(

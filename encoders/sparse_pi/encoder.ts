@@ -38,7 +38,7 @@
  * their weight rows); each half keeps only its own section.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { Effect } from "effect";
  * import { ContextEncoder, QuestionEncoder } from "../types.ts";
  * import { SPARSE_PI_MODEL, sparsePiLayers } from "./encoder.ts";
@@ -49,7 +49,10 @@
  *   const [q] = yield* qst.encode([{ id: "q", question: "What is the capital of France?" }]);
  *   return [c.phrases.length, q.vector.cols];
  * });
- * await Effect.runPromise(Effect.provide(program, sparsePiLayers(SPARSE_PI_MODEL)));
+ * const [phrases, cols] = await Effect.runPromise(
+ *   Effect.provide(program, sparsePiLayers(SPARSE_PI_MODEL)),
+ * );
+ * if (phrases === 0 || cols !== 1 << 22) throw new Error(`${phrases} phrases, d=${cols}`);
  * ```
  *
  * @module
@@ -216,9 +219,10 @@ function stemColumns(
  * `context` section). Throws {@linkcode EncoderError} on a bad artifact.
  *
  * @example
- * ```ts ignore
- * import { contextModelFromArtifact, SPARSE_PI_MODEL } from "./encoder.ts";
- * const m = contextModelFromArtifact(JSON.parse(Deno.readTextFileSync(SPARSE_PI_MODEL)));
+ * ```ts
+ * import { contextModelFromArtifact, readArtifact, SPARSE_PI_MODEL } from "./encoder.ts";
+ * const m = contextModelFromArtifact(await readArtifact(SPARSE_PI_MODEL));
+ * if (typeof m !== "object" || m === null) throw new Error("a context model");
  * ```
  */
 export function contextModelFromArtifact(a: SparsePiArtifact): SparsePiContextModel {
@@ -247,9 +251,10 @@ function decodeF32(b64: string, length: number, what: string): Float32Array {
  * `question` section). Throws {@linkcode EncoderError} on a bad artifact.
  *
  * @example
- * ```ts ignore
- * import { questionModelFromArtifact, SPARSE_PI_MODEL } from "./encoder.ts";
- * const m = questionModelFromArtifact(JSON.parse(Deno.readTextFileSync(SPARSE_PI_MODEL)));
+ * ```ts
+ * import { questionModelFromArtifact, readArtifact, SPARSE_PI_MODEL } from "./encoder.ts";
+ * const m = questionModelFromArtifact(await readArtifact(SPARSE_PI_MODEL));
+ * if (typeof m !== "object" || m === null) throw new Error("a question model");
  * ```
  */
 export function questionModelFromArtifact(a: SparsePiArtifact): SparsePiQuestionModel {
@@ -273,9 +278,10 @@ export function questionModelFromArtifact(a: SparsePiArtifact): SparsePiQuestion
  * Reads a model file (`.json`, or `.json.gz`) and parses it.
  *
  * @example
- * ```ts ignore
- * import { readArtifact, SPARSE_PI_MODEL } from "./encoder.ts";
+ * ```ts
+ * import { readArtifact, SPARSE_PI_FORMAT, SPARSE_PI_MODEL } from "./encoder.ts";
  * const artifact = await readArtifact(SPARSE_PI_MODEL);
+ * if (artifact.format !== SPARSE_PI_FORMAT) throw new Error(String(artifact.format));
  * ```
  */
 export async function readArtifact(path: string): Promise<SparsePiArtifact> {
@@ -300,10 +306,11 @@ const toEncoderError = (path: string) => (e: unknown): EncoderError =>
  * Loads the context half of a model file.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { Effect } from "effect";
  * import { loadContextModel, SPARSE_PI_MODEL } from "./encoder.ts";
  * const model = await Effect.runPromise(loadContextModel(SPARSE_PI_MODEL));
+ * if (typeof model !== "object" || model === null) throw new Error("a context model");
  * ```
  */
 export const loadContextModel = (
@@ -318,10 +325,11 @@ export const loadContextModel = (
  * Loads the question half of a model file.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { Effect } from "effect";
  * import { loadQuestionModel, SPARSE_PI_MODEL } from "./encoder.ts";
  * const model = await Effect.runPromise(loadQuestionModel(SPARSE_PI_MODEL));
+ * if (typeof model !== "object" || model === null) throw new Error("a question model");
  * ```
  */
 export const loadQuestionModel = (
@@ -372,12 +380,13 @@ function canonicalRows(
  * Synchronous, for hot paths.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import assert from "node:assert/strict";
  * import { encodeContext, loadContextModel, SPARSE_PI_MODEL } from "./encoder.ts";
  * import { Effect } from "effect";
  * const model = await Effect.runPromise(loadContextModel(SPARSE_PI_MODEL));
  * const enc = encodeContext(model, { id: "T_0", context: "Paris is in France." });
- * enc.phrases.map((p) => p.text); // ["Paris", "Paris is in France", "in France", "France"]
+ * assert.deepEqual(enc.phrases.map((p) => p.text), ["Paris", "Paris is in France", "in France", "France"]);
  * ```
  */
 export function encodeContext(model: SparsePiContextModel, input: ContextInput): EncodedContext {
@@ -415,11 +424,12 @@ export function encodeContext(model: SparsePiContextModel, input: ContextInput):
  * Synchronous, for hot paths.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { encodeQuestion, loadQuestionModel, SPARSE_PI_MODEL } from "./encoder.ts";
  * import { Effect } from "effect";
  * const model = await Effect.runPromise(loadQuestionModel(SPARSE_PI_MODEL));
- * encodeQuestion(model, { id: "q1", question: "Where is Paris?" }).vector.rows; // 1
+ * const rows = encodeQuestion(model, { id: "q1", question: "Where is Paris?" }).vector.rows;
+ * if (rows !== 1) throw new Error(`${rows} rows`);
  * ```
  */
 export function encodeQuestion(
@@ -501,9 +511,11 @@ const encodeError = (e: unknown): EncoderError =>
  * of the model at `modelPath`.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { Layer } from "effect";
  * import { SPARSE_PI_MODEL, SparsePiContextEncoderLive } from "./encoder.ts";
- * const layer = SparsePiContextEncoderLive(SPARSE_PI_MODEL);
+ * const layer = SparsePiContextEncoderLive(SPARSE_PI_MODEL); // nothing is loaded until the layer is built
+ * if (!Layer.isLayer(layer)) throw new Error("a Layer");
  * ```
  */
 export const SparsePiContextEncoderLive = (
@@ -523,9 +535,11 @@ export const SparsePiContextEncoderLive = (
  * of the model at `modelPath`.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { Layer } from "effect";
  * import { SPARSE_PI_MODEL, SparsePiQuestionEncoderLive } from "./encoder.ts";
- * const layer = SparsePiQuestionEncoderLive(SPARSE_PI_MODEL);
+ * const layer = SparsePiQuestionEncoderLive(SPARSE_PI_MODEL); // nothing is loaded until the layer is built
+ * if (!Layer.isLayer(layer)) throw new Error("a Layer");
  * ```
  */
 export const SparsePiQuestionEncoderLive = (
@@ -544,9 +558,11 @@ export const SparsePiQuestionEncoderLive = (
  * Both halves of `sparse-pi` as one Layer.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { Layer } from "effect";
  * import { SPARSE_PI_MODEL, sparsePiLayers } from "./encoder.ts";
- * const layer = sparsePiLayers(SPARSE_PI_MODEL);
+ * const layer = sparsePiLayers(SPARSE_PI_MODEL); // nothing is loaded until the layer is built
+ * if (!Layer.isLayer(layer)) throw new Error("a Layer");
  * ```
  */
 export const sparsePiLayers = (

@@ -94,14 +94,21 @@ export interface BemInfo {
  * The BEM scorer.
  *
  * @example
- * ```ts ignore
- * import { Effect } from "effect";
- * import { Bem } from "./service.ts";
+ * ```ts
+ * import { Effect, Layer } from "effect";
+ * import { Bem, makeBem } from "./service.ts";
  * const program = Effect.gen(function* () {
  *   const bem = yield* Bem;
  *   const [s] = yield* bem.score([{ question: "q", reference: "r", candidate: "c" }]);
  *   return { s, stats: bem.stats() };
  * });
+ * // A stand-in runner (logits 0, 0); BemLive runs an ONNX model instead.
+ * const zeros = makeBem(
+ *   (b) => Promise.resolve(new Float64Array(b.rows * 2)),
+ *   { model: "zeros", interface: {} as never, device: "cpu", batch: 8 },
+ * );
+ * const r = await Effect.runPromise(Effect.provide(program, Layer.succeed(Bem, zeros)));
+ * if (r.s !== 0.5 || r.stats.sessionRuns !== 1) throw new Error(JSON.stringify(r));
  * ```
  */
 export class Bem extends Context.Service<Bem, {
