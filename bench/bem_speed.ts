@@ -15,7 +15,7 @@
  */
 import { Effect, Stream } from "effect";
 import { squadQuestions } from "../io/squad.ts";
-import { Bem, BemLive, type BemTriple, defaultBemTokenizer } from "../metrics/bem.ts";
+import { Bem, BemLive, type BemTriple, defaultBemTokenizer } from "../metrics/bem/mod.ts";
 
 const arg = (name: string, dflt: string): string => {
   const i = Deno.args.indexOf(`--${name}`);

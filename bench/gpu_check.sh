@@ -43,7 +43,7 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,m
 
 if [[ " $DEVICES " == *" cuda "* ]]; then
 # 1. onnxruntime-node's native folder, and the provider files in it.
-BIN="$($RUN --allow-read encoders/_onnx_session.ts)"
+BIN="$($RUN --allow-read encoders/onnx/session.ts)"
 say "onnxruntime-node native folder: $BIN"
 if [[ ! -f "$BIN/libonnxruntime_providers_cuda.so" || ! -f "$BIN/libonnxruntime_providers_shared.so" ]]; then
   if [[ ! -f "$TGZ" ]]; then

@@ -22,7 +22,7 @@ import {
   loadOnnxContext,
   loadOnnxQuestion,
   PIQA_LSTM_MANIFEST,
-} from "../encoders/onnx.ts";
+} from "../encoders/onnx/encoder.ts";
 import type { ContextInput, QuestionInput } from "../encoders/types.ts";
 import { encodeMatrix, phrasesJson } from "../io/dump_writer.ts";
 

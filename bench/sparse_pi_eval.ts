@@ -21,9 +21,9 @@ import {
   questionModelFromArtifact,
   readArtifact,
   SPARSE_PI_MODEL,
-} from "../encoders/sparse_pi.ts";
-import { GROUPS } from "../encoders/_sparse_pi_features.ts";
-import { stem, STOP_WORDS, tokenize, WORD } from "../encoders/_sparse_pi_text.ts";
+} from "../encoders/sparse_pi/encoder.ts";
+import { GROUPS } from "../encoders/sparse_pi/features.ts";
+import { stem, STOP_WORDS, tokenize, WORD } from "../encoders/sparse_pi/text.ts";
 import type { CsrMatrix } from "../encoders/types.ts";
 import { evaluateV1 } from "../metrics/squad.ts";
 

@@ -5,6 +5,8 @@
  * service, and write each dump file atomically as soon as it is encoded.
  * A rerun skips complete files (unless `overwrite`), so a killed run resumes
  * where it stopped and ends with the same bytes as an uninterrupted one.
+ * {@linkcode embedContext} and {@linkcode embedQuestion} pick the encoder by
+ * its registered name (what the two stages run).
  *
  * @module
  */
@@ -17,7 +19,7 @@ import {
   writeContextDump,
   writeQuestionDump,
 } from "../io/dump_writer.ts";
-import { FileError, InputError } from "../io/errors.ts";
+import { FileError, InputError, type UsageError } from "../io/errors.ts";
 import {
   ndjsonRecords,
   type ParagraphRecord,
@@ -33,6 +35,7 @@ import {
   QuestionEncoder,
   type QuestionInput,
 } from "./types.ts";
+import { contextEncoderLayer, type EncoderOptions, questionEncoderLayer } from "./registry.ts";
 
 /** Options shared by both runners. */
 export interface EmbedOptions {
@@ -219,12 +222,23 @@ export const questionInputs = (
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Effect } from "effect";
  * import { embedContexts } from "./embed.ts";
- * // const r = await Effect.runPromise(
- * //   embedContexts({ input: "context.json", out: "context_emb", sparse: true })
- * //     .pipe(Effect.provide(layer)),
- * // );
+ * import { SPARSE_PI_MODEL, sparsePiLayers } from "./sparse_pi/encoder.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(
+ *   `${dir}/context.ndjson`,
+ *   JSON.stringify({ kind: "paragraph", id: "T_0", context: "Paris is in France." }) + "\n",
+ * );
+ * const r = await Effect.runPromise(
+ *   embedContexts({ input: `${dir}/context.ndjson`, out: `${dir}/context_emb`, sparse: true })
+ *     .pipe(Effect.provide(sparsePiLayers(SPARSE_PI_MODEL))),
+ * );
+ * const files = [...Deno.readDirSync(`${dir}/context_emb`)].map((e) => e.name).sort();
+ * await Deno.remove(dir, { recursive: true });
+ * assert.deepEqual([r.written, r.skipped, r.encoder], [1, 0, "sparse-pi"]);
+ * assert.deepEqual(files, ["T_0.json", "T_0.npz"]);
  * ```
  */
 export const embedContexts = (
@@ -307,4 +321,81 @@ export const embedQuestions = (
     );
     yield* removeStaleTemps(opts.out, started);
     return { written, skipped, encoder: enc.info.name, dim: enc.info.dim };
+  });
+
+/** Options of {@linkcode embedContext}: the runner's, plus the encoder and its options. */
+export interface EmbedContextOptions extends EmbedOptions, EncoderOptions {
+  /** Encoder name (see `ENCODER_NAMES` in `./registry.ts`; default `sparse-pi`). */
+  readonly encoder?: string;
+}
+
+/** Options of {@linkcode embedQuestion}: the runner's, plus the encoder and its options. */
+export interface EmbedQuestionOptions extends EmbedOptions, EncoderOptions {
+  /** Encoder name (see `ENCODER_NAMES` in `./registry.ts`; default `sparse-pi`). */
+  readonly encoder?: string;
+}
+
+/**
+ * Encodes the paragraphs of a file with a registered encoder (what
+ * `embed_context` runs): {@linkcode embedContexts} with that encoder's layer.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { embedContext } from "./embed.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(
+ *   `${dir}/context.ndjson`,
+ *   JSON.stringify({ kind: "paragraph", id: "T_0", context: "Paris is in France." }) + "\n",
+ * );
+ * const r = await Effect.runPromise(
+ *   embedContext({ input: `${dir}/context.ndjson`, out: `${dir}/emb`, sparse: true }),
+ * );
+ * await Deno.remove(dir, { recursive: true });
+ * if (r.written !== 1 || r.encoder !== "sparse-pi") throw new Error(JSON.stringify(r));
+ * ```
+ */
+export const embedContext = (
+  opts: EmbedContextOptions,
+): Effect.Effect<EmbedResult, EmbedError | UsageError> =>
+  Effect.gen(function* () {
+    const layer = yield* contextEncoderLayer(opts.encoder ?? "sparse-pi", {
+      model: opts.model,
+      device: opts.device,
+      threads: opts.threads,
+    });
+    return yield* embedContexts(opts).pipe(Effect.provide(layer));
+  });
+
+/**
+ * Encodes the questions of a file with a registered encoder (what
+ * `embed_question` runs): {@linkcode embedQuestions} with that encoder's
+ * layer.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { embedQuestion } from "./embed.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(
+ *   `${dir}/question.ndjson`,
+ *   JSON.stringify({ kind: "question", id: "q1", question: "Where is Paris?" }) + "\n",
+ * );
+ * const r = await Effect.runPromise(
+ *   embedQuestion({ input: `${dir}/question.ndjson`, out: `${dir}/emb`, sparse: true }),
+ * );
+ * await Deno.remove(dir, { recursive: true });
+ * if (r.written !== 1 || r.encoder !== "sparse-pi") throw new Error(JSON.stringify(r));
+ * ```
+ */
+export const embedQuestion = (
+  opts: EmbedQuestionOptions,
+): Effect.Effect<EmbedResult, EmbedError | UsageError> =>
+  Effect.gen(function* () {
+    const layer = yield* questionEncoderLayer(opts.encoder ?? "sparse-pi", {
+      model: opts.model,
+      device: opts.device,
+      threads: opts.threads,
+    });
+    return yield* embedQuestions(opts).pipe(Effect.provide(layer));
   });

@@ -17,14 +17,15 @@
  * articles of the training subset by `baselines/piqa_lstm/hybrid_weight.ts`.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { Effect } from "effect";
  * import { hybridLayers } from "./hybrid.ts";
  * import { ContextEncoder } from "./types.ts";
- * const n = await Effect.runPromise(Effect.provide(
+ * const [c] = await Effect.runPromise(Effect.provide(
  *   Effect.flatMap(ContextEncoder, (c) => c.encode([{ id: "T_0", context: "Paris is in France." }])),
  *   hybridLayers({ threads: 2 }),
  * ));
+ * if (c.matrix.kind !== "csr" || c.matrix.rows !== c.phrases.length) throw new Error("a CSR row a phrase");
  * ```
  *
  * @module
@@ -38,14 +39,14 @@ import {
   onnxFiles,
   type OnnxSessionOptions,
   PIQA_LSTM_MANIFEST,
-} from "./onnx.ts";
+} from "./onnx/encoder.ts";
 import {
   encodeContext,
   encodeQuestion,
   loadContextModel,
   loadQuestionModel,
   SPARSE_PI_MODEL,
-} from "./sparse_pi.ts";
+} from "./sparse_pi/encoder.ts";
 import {
   ContextEncoder,
   type ContextInput,
@@ -93,8 +94,9 @@ export interface HybridOptions extends OnnxSessionOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { hybridFiles } from "./hybrid.ts";
- * hybridFiles({}).question.length; // 5
+ * assert.deepEqual(hybridFiles({}).question.length, 5);
  * ```
  */
 export function hybridFiles(o: HybridOptions): { context: string[]; question: string[] } {
@@ -115,10 +117,11 @@ const toError = (e: unknown) =>
  * Reads the dense weight from a hybrid config file.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { Effect } from "effect";
- * import { readHybridWeight, PIQA_LSTM_HYBRID_CONFIG } from "./hybrid.ts";
- * await Effect.runPromise(readHybridWeight(PIQA_LSTM_HYBRID_CONFIG)); // e.g. 0.5
+ * import { PIQA_LSTM_HYBRID_CONFIG, readHybridWeight } from "./hybrid.ts";
+ * const w = await Effect.runPromise(readHybridWeight(PIQA_LSTM_HYBRID_CONFIG));
+ * if (!(w > 0)) throw new Error(`dense weight ${w}`);
  * ```
  */
 export const readHybridWeight = (path: string): Effect.Effect<number, EncoderError> =>
@@ -150,11 +153,12 @@ function unitIndex(length: number, start: Int32Array, end: Int32Array): Int32Arr
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { joinDenseSparse } from "./hybrid.ts";
  * const m = joinDenseSparse(Float32Array.of(1, 0), 2, {
  *   kind: "csr", rows: 1, cols: 3, data: Float32Array.of(5), indices: Int32Array.of(1), indptr: Int32Array.of(0, 1),
  * });
- * [m.cols, [...m.indices], [...m.data]]; // [5, [0, 3], [1, 5]]
+ * assert.deepEqual([m.cols, [...m.indices], [...m.data]], [5, [0, 3], [1, 5]]);
  * ```
  */
 export function joinDenseSparse(
@@ -190,9 +194,11 @@ export function joinDenseSparse(
  * The hybrid's {@linkcode ContextEncoder}.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { Layer } from "effect";
  * import { HybridContextEncoderLive } from "./hybrid.ts";
- * const layer = HybridContextEncoderLive({ threads: 2 });
+ * const layer = HybridContextEncoderLive({ threads: 2 }); // nothing is loaded until the layer is built
+ * if (!Layer.isLayer(layer)) throw new Error("a Layer");
  * ```
  */
 export const HybridContextEncoderLive = (
@@ -245,9 +251,11 @@ export const HybridContextEncoderLive = (
  * The hybrid's {@linkcode QuestionEncoder}: `[w · q_dense ; q_sparse]`.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { Layer } from "effect";
  * import { HybridQuestionEncoderLive } from "./hybrid.ts";
- * const layer = HybridQuestionEncoderLive({ denseWeight: 0.5 });
+ * const layer = HybridQuestionEncoderLive({ denseWeight: 0.5 }); // nothing is loaded until the layer is built
+ * if (!Layer.isLayer(layer)) throw new Error("a Layer");
  * ```
  */
 export const HybridQuestionEncoderLive = (
@@ -287,9 +295,11 @@ export const HybridQuestionEncoderLive = (
  * Both halves of the hybrid as one Layer.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { Layer } from "effect";
  * import { hybridLayers } from "./hybrid.ts";
- * const layer = hybridLayers({ threads: 2 });
+ * const layer = hybridLayers({ threads: 2 }); // nothing is loaded until the layer is built
+ * if (!Layer.isLayer(layer)) throw new Error("a Layer");
  * ```
  */
 export const hybridLayers = (

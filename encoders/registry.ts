@@ -11,7 +11,7 @@ import {
   SPARSE_PI_MODEL,
   SparsePiContextEncoderLive,
   SparsePiQuestionEncoderLive,
-} from "./sparse_pi.ts";
+} from "./sparse_pi/encoder.ts";
 import type { ContextEncoder, EncoderError, QuestionEncoder } from "./types.ts";
 import {
   OnnxContextEncoderLive,
@@ -20,7 +20,7 @@ import {
   onnxPermissions,
   OnnxQuestionEncoderLive,
   PIQA_LSTM_MANIFEST,
-} from "./onnx.ts";
+} from "./onnx/encoder.ts";
 import {
   HYBRID_NAME,
   HybridContextEncoderLive,
@@ -125,7 +125,10 @@ export const ENCODER_NAMES: readonly string[] = Object.keys(BUILDERS);
  * import { Effect } from "effect";
  * import { encoderSpec } from "./registry.ts";
  * const spec = await Effect.runPromise(encoderSpec("sparse-pi"));
- * spec.questionFiles; // [".../data/sparse-pi/model.json.gz"]
+ * const files = spec.questionFiles;
+ * if (files.length !== 1 || !files[0].endsWith("/data/sparse-pi/model.json.gz")) {
+ *   throw new Error(files.join());
+ * }
  * ```
  */
 export const encoderSpec = (

@@ -116,11 +116,14 @@ export interface EncoderInfo {
  * ```ts
  * import { Effect } from "effect";
  * import { ContextEncoder } from "./types.ts";
+ * import { SPARSE_PI_MODEL, sparsePiLayers } from "./sparse_pi/encoder.ts";
  * const program = Effect.gen(function* () {
  *   const enc = yield* ContextEncoder;
  *   const [c] = yield* enc.encode([{ id: "T_0", context: "Paris is in France." }]);
- *   return c.phrases.length;
+ *   return c.phrases.map((p) => p.text);
  * });
+ * const texts = await Effect.runPromise(Effect.provide(program, sparsePiLayers(SPARSE_PI_MODEL)));
+ * if (!texts.includes("France")) throw new Error(texts.join("|"));
  * ```
  */
 export class ContextEncoder extends Context.Service<ContextEncoder, {
@@ -138,11 +141,16 @@ export class ContextEncoder extends Context.Service<ContextEncoder, {
  * ```ts
  * import { Effect } from "effect";
  * import { QuestionEncoder } from "./types.ts";
+ * import { SPARSE_PI_MODEL, sparsePiLayers } from "./sparse_pi/encoder.ts";
  * const program = Effect.gen(function* () {
  *   const enc = yield* QuestionEncoder;
  *   const [q] = yield* enc.encode([{ id: "q1", question: "Where is Paris?" }]);
- *   return q.vector.cols;
+ *   return [q.vector.rows, q.vector.cols, enc.info.dim];
  * });
+ * const [rows, cols, dim] = await Effect.runPromise(
+ *   Effect.provide(program, sparsePiLayers(SPARSE_PI_MODEL)),
+ * );
+ * if (rows !== 1 || cols !== dim) throw new Error(`${rows}x${cols}, d=${dim}`);
  * ```
  */
 export class QuestionEncoder extends Context.Service<QuestionEncoder, {

@@ -1,33 +1,19 @@
 /**
  * The official SQuAD scoring rules (v1.1 `evaluate-v1.1.py` and v2.0
- * `evaluate-v2.0.py`), reproduced number for number: answer normalisation,
- * exact match, token F1, and folds that consume questions in dataset order and
- * print exactly what the official scripts print.
- *
- * The official scripts run on CPython, whose string rules are not
- * JavaScript's. This module follows CPython 3.11 (Unicode 14.0) everywhere:
- *
- * - `str.lower()` is `String.prototype.toLowerCase()` (same full mapping and
- *   the same Final_Sigma rule) except for code points that this JavaScript
- *   engine knows from a newer Unicode version and CPython 3.11 does not
- *   (see {@linkcode PY311_INERT_RANGES}); those are handled on a slow path.
- * - `\b` in `re.sub(r'\b(a|an|the)\b', ' ', text)` is Unicode-aware in Python
- *   (a word character is `str.isalnum()` or `_`), while JavaScript's `\b` is
- *   ASCII-only: explicit look-arounds over `[\p{L}\p{N}_]` minus the newer
- *   code points are used instead.
- * - `str.split()` splits on `str.isspace()` characters, which include
- *   U+001C..U+001F and U+0085 and exclude U+FEFF, U+200B and U+180E, unlike
- *   JavaScript's `\s`.
- *
- * Pure-ASCII strings take a fast path with the same results.
+ * `evaluate-v2.0.py`), reproduced number for number: folds that consume
+ * questions in dataset order and print exactly what the official scripts
+ * print, with the errors and messages of the scripts. The answer
+ * normalisation (CPython's string rules) is `./squad_text.ts`, exact match
+ * and F1 of one answer `./squad_scores.ts`; both are re-exported here.
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatV1, SquadV1Accumulator } from "./squad.ts";
  * const acc = new SquadV1Accumulator();
  * acc.add({ id: "q1", answers: ["Denver Broncos"] }, "the Denver Broncos");
  * acc.add({ id: "q2", answers: ["1999", "in 1999"] }, "1998 or 1999");
- * formatV1(acc.result()); // '{"exact_match": 50.0, "f1": 75.0}'
+ * assert.deepEqual(formatV1(acc.result()), '{"exact_match": 50.0, "f1": 75.0}');
  * ```
  *
  * @module
@@ -35,353 +21,28 @@
 
 import { Data, Effect } from "effect";
 import { pyFloatRepr, pyNumberText, RawNumber } from "../io/pyjson.ts";
+import { tokenF1, tokenF1V2 } from "./squad_scores.ts";
+import { answerTokens } from "./squad_text.ts";
 
-// ---------------------------------------------------------------------------
-// Python 3.11 character classes
-// ---------------------------------------------------------------------------
-
-// BEGIN GENERATED: tests/fixtures/gen_squad_unicode.ts
-/**
- * Inclusive code point ranges `[lo0, hi0, lo1, hi1, ...]` on which this
- * JavaScript engine (V8 15.0, Deno 2.9.6) and CPython 3.11 (Unicode 14.0)
- * disagree about `lower()`, the Final_Sigma context classes, or `\w`.
- * CPython treats every one of them as an unassigned character: it lowers to
- * itself, is no word character, no space, and neither cased nor
- * case-ignorable, except those listed in {@linkcode PY311_CASE_IGNORABLE}.
- * Regenerate with `deno run -A tests/fixtures/gen_squad_unicode.ts`.
- */
-// deno-fmt-ignore
-export const PY311_INERT_RANGES: readonly number[] = [
-  0x897, 0x897, 0xece, 0xece, 0x1c89, 0x1c8a, 0xa7cb, 0xa7cd, 0xa7da, 0xa7dc,
-  0x105c0, 0x105f3, 0x10d40, 0x10d65, 0x10d69, 0x10d6d, 0x10d6f, 0x10d85,
-  0x10ec2, 0x10ec4, 0x10efc, 0x10eff, 0x1123f, 0x11241, 0x11380, 0x11389,
-  0x1138b, 0x1138b, 0x1138e, 0x1138e, 0x11390, 0x113b5, 0x113b7, 0x113b7,
-  0x113bb, 0x113c0, 0x113ce, 0x113ce, 0x113d0, 0x113d3, 0x113e1, 0x113e2,
-  0x116d0, 0x116e3, 0x1171e, 0x1171e, 0x11bc0, 0x11be0, 0x11bf0, 0x11bf9,
-  0x11f00, 0x11f02, 0x11f04, 0x11f10, 0x11f12, 0x11f33, 0x11f36, 0x11f3a,
-  0x11f40, 0x11f40, 0x11f42, 0x11f42, 0x11f50, 0x11f5a, 0x1342f, 0x1342f,
-  0x13439, 0x13455, 0x13460, 0x143fa, 0x16100, 0x16129, 0x1612d, 0x16139,
-  0x16d40, 0x16d6c, 0x16d70, 0x16d79, 0x18cff, 0x18cff, 0x1b132, 0x1b132,
-  0x1b155, 0x1b155, 0x1ccf0, 0x1ccf9, 0x1d2c0, 0x1d2d3, 0x1df25, 0x1df2a,
-  0x1e030, 0x1e06d, 0x1e08f, 0x1e08f, 0x1e4d0, 0x1e4f9, 0x1e5d0, 0x1e5fa,
-  0x2b739, 0x2b739, 0x2ebf0, 0x2ee5d, 0x31350, 0x323af,
-];
-
-/**
- * Code points of {@linkcode PY311_INERT_RANGES} that CPython 3.11 treats as
- * case-ignorable in the Final_Sigma rule (U+1171E was `Mn` in Unicode 14.0).
- */
-export const PY311_CASE_IGNORABLE: readonly number[] = [0x1171e];
-// END GENERATED
-
-const hex = (cp: number): string => `\\u{${cp.toString(16)}}`;
-
-function rangesClass(ranges: readonly number[]): string {
-  let out = "";
-  for (let i = 0; i < ranges.length; i += 2) {
-    out += ranges[i] === ranges[i + 1] ? hex(ranges[i]) : `${hex(ranges[i])}-${hex(ranges[i + 1])}`;
-  }
-  return out;
-}
-
-const INERT_CLASS = rangesClass(PY311_INERT_RANGES);
-/** Python's `\w` for `str` patterns (set subtraction needs the `v` flag). */
-const PY_WORD_CLASS = `[[\\p{L}\\p{N}_]--[${INERT_CLASS}]]`;
-const PY_WORD_RE = new RegExp(`^${PY_WORD_CLASS}$`, "v");
-const INERT_RE = new RegExp(`[${INERT_CLASS}]`, "u");
-const INERT_ONE_RE = new RegExp(`^[${INERT_CLASS}]$`, "u");
-const PY_IGNORABLE_EXTRA: ReadonlySet<number> = new Set(PY311_CASE_IGNORABLE);
-const CASE_IGNORABLE_RE = /^\p{Case_Ignorable}$/u;
-const CASED_RE = /^\p{Cased}$/u;
-
-/** Python `str.isspace()` characters, as a character class body. */
-const PY_SPACE_CLASS =
-  "\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
-const PY_SPACE_RE = new RegExp(`^[${PY_SPACE_CLASS}]$`);
-
-/**
- * Whether CPython 3.11's `re` treats the code point as a word character
- * (`\w` for a `str` pattern: `str.isalnum()` or `_`). Marks (Mn, Mc) are not.
- *
- * @example
- * ```ts
- * import { isPythonWordChar } from "./squad.ts";
- * isPythonWordChar(0xe9); // true ("é")
- * isPythonWordChar(0x301); // false (combining acute accent)
- * ```
- */
-export function isPythonWordChar(cp: number): boolean {
-  return PY_WORD_RE.test(String.fromCodePoint(cp));
-}
-
-/**
- * Whether CPython's `str.isspace()` is true for the code point, i.e. whether
- * `str.split()` splits there.
- *
- * @example
- * ```ts
- * import { isPythonSpace } from "./squad.ts";
- * isPythonSpace(0x85); // true
- * isPythonSpace(0xfeff); // false
- * ```
- */
-export function isPythonSpace(cp: number): boolean {
-  return PY_SPACE_RE.test(String.fromCodePoint(cp));
-}
-
-/** Final_Sigma context classes of a code point. */
-const CaseClass = { Other: 0, Ignorable: 1, Cased: 2 } as const;
-type CaseClass = typeof CaseClass[keyof typeof CaseClass];
-
-function caseClass(ch: string, cp: number): CaseClass {
-  if (PY_IGNORABLE_EXTRA.has(cp)) return CaseClass.Ignorable;
-  if (INERT_ONE_RE.test(ch)) return CaseClass.Other;
-  if (CASE_IGNORABLE_RE.test(ch)) return CaseClass.Ignorable;
-  return CASED_RE.test(ch) ? CaseClass.Cased : CaseClass.Other;
-}
-
-/** CPython's `handle_capital_sigma` over code points. */
-function isFinalSigma(cps: readonly string[], i: number): boolean {
-  let j = i - 1;
-  let cls: CaseClass = CaseClass.Other;
-  for (; j >= 0; j--) {
-    cls = caseClass(cps[j], cps[j].codePointAt(0)!);
-    if (cls !== CaseClass.Ignorable) break;
-  }
-  if (j < 0 || cls !== CaseClass.Cased) return false;
-  for (j = i + 1; j < cps.length; j++) {
-    cls = caseClass(cps[j], cps[j].codePointAt(0)!);
-    if (cls !== CaseClass.Ignorable) break;
-  }
-  return j === cps.length || cls !== CaseClass.Cased;
-}
-
-function slowLower(s: string): string {
-  const cps = Array.from(s);
-  let out = "";
-  for (let i = 0; i < cps.length; i++) {
-    const ch = cps[i];
-    const cp = ch.codePointAt(0)!;
-    if (cp === 0x3a3) out += isFinalSigma(cps, i) ? "\u03c2" : "\u03c3";
-    else if (INERT_ONE_RE.test(ch)) out += ch;
-    else out += ch.toLowerCase();
-  }
-  return out;
-}
-
-/**
- * CPython 3.11's `str.lower()`: full lower-case mapping (`"İ"` becomes
- * `"i̇"`), Final_Sigma (`"ΟΔΟΣ"` becomes `"οδος"`), no locale.
- *
- * @example
- * ```ts
- * import { pythonLower } from "./squad.ts";
- * pythonLower("ΟΔΟΣ ẞ"); // "οδος ß"
- * pythonLower("\u{1C89}"); // "\u{1C89}" (unassigned in Unicode 14.0)
- * ```
- */
-export function pythonLower(s: string): string {
-  return INERT_RE.test(s) ? slowLower(s) : s.toLowerCase();
-}
-
-// ---------------------------------------------------------------------------
-// Normalisation
-// ---------------------------------------------------------------------------
-
-const ASCII_RE = /^[\0-\x7f]*$/;
-/** Python's `string.punctuation`. */
-const PUNCT_RE = /[!-\/:-@\[-`{-~]/g;
-/** In a lower-cased ASCII string, JavaScript's `\b` is Python's. */
-const ARTICLES_ASCII_RE = /\b(?:a|an|the)\b/g;
-const ARTICLES_RE = new RegExp(
-  `(?<!${PY_WORD_CLASS})(?:a|an|the)(?!${PY_WORD_CLASS})`,
-  "gv",
-);
-// deno-lint-ignore no-control-regex -- U+001C..U+001F are Python spaces
-const SPLIT_ASCII_RE = /[\t-\r\x1c- ]+/;
-const SPLIT_RE = new RegExp(`[${PY_SPACE_CLASS}]+`);
-
-function splitPython(text: string, re: RegExp): string[] {
-  const parts = text.split(re);
-  if (parts.length > 0 && parts[parts.length - 1] === "") parts.pop();
-  if (parts.length > 0 && parts[0] === "") parts.shift();
-  return parts;
-}
-
-/**
- * The tokens of `normalize_answer(s)`, i.e. Python's
- * `normalize_answer(s).split()`.
- *
- * @example
- * ```ts
- * import { answerTokens } from "./squad.ts";
- * answerTokens("The  Denver\u00a0Broncos!"); // ["denver", "broncos"]
- * ```
- */
-export function answerTokens(s: string): string[] {
-  if (ASCII_RE.test(s)) {
-    const t = s.toLowerCase().replace(PUNCT_RE, "").replace(
-      ARTICLES_ASCII_RE,
-      " ",
-    );
-    return splitPython(t, SPLIT_ASCII_RE);
-  }
-  const t = pythonLower(s).replace(PUNCT_RE, "").replace(ARTICLES_RE, " ");
-  return splitPython(t, SPLIT_RE);
-}
-
-/**
- * The official `normalize_answer`: lower case, drop ASCII punctuation, replace
- * the articles `a`, `an`, `the` (as whole Unicode words) by a space, collapse
- * whitespace.
- *
- * @example
- * ```ts
- * import { normalizeAnswer } from "./squad.ts";
- * normalizeAnswer("The Denver Broncos!"); // "denver broncos"
- * normalizeAnswer("éthe an_ the\u0301"); // "éthe \u0301"
- * ```
- */
-export function normalizeAnswer(s: string): string {
-  return answerTokens(s).join(" ");
-}
-
-/** Number of tokens two token lists share, as a multiset intersection. */
-function commonCount(
-  pred: readonly string[],
-  gold: readonly string[],
-): number {
-  if (pred.length === 0 || gold.length === 0) return 0;
-  if (pred.length === 1) return gold.includes(pred[0]) ? 1 : 0;
-  const counts = new Map<string, number>();
-  for (const t of gold) counts.set(t, (counts.get(t) ?? 0) + 1);
-  let same = 0;
-  for (const t of pred) {
-    const c = counts.get(t);
-    if (c !== undefined && c > 0) {
-      counts.set(t, c - 1);
-      same++;
-    }
-  }
-  return same;
-}
-
-/** F1 from token lists, in the official float order. */
-function tokenF1(pred: readonly string[], gold: readonly string[]): number {
-  const same = commonCount(pred, gold);
-  if (same === 0) return 0;
-  const precision = same / pred.length;
-  const recall = same / gold.length;
-  return (2 * precision * recall) / (precision + recall);
-}
-
-/**
- * The official v1.1 `exact_match_score`: normalised strings are equal.
- *
- * @example
- * ```ts
- * import { exactMatchScore } from "./squad.ts";
- * exactMatchScore("the Broncos.", "Broncos"); // true
- * ```
- */
-export function exactMatchScore(prediction: string, groundTruth: string): boolean {
-  return normalizeAnswer(prediction) === normalizeAnswer(groundTruth);
-}
-
-/**
- * The official v1.1 `f1_score` over normalised tokens (0 when no token is
- * shared, even if both normalise to nothing).
- *
- * @example
- * ```ts
- * import { f1Score } from "./squad.ts";
- * f1Score("Denver Broncos win", "Broncos"); // 0.5
- * f1Score("the", "a"); // 0
- * ```
- */
-export function f1Score(prediction: string, groundTruth: string): number {
-  return tokenF1(answerTokens(prediction), answerTokens(groundTruth));
-}
-
-/**
- * The official `metric_max_over_ground_truths`: the largest score (the first
- * one on ties, as Python's `max`). Python raises `ValueError` for an empty
- * list; this returns `undefined` instead.
- *
- * @example
- * ```ts
- * import { f1Score, metricMaxOverGroundTruths } from "./squad.ts";
- * metricMaxOverGroundTruths(f1Score, "Broncos", ["Panthers", "Denver Broncos"]);
- * // 0.6666666666666666
- * metricMaxOverGroundTruths(f1Score, "Broncos", []); // undefined
- * ```
- */
-export function metricMaxOverGroundTruths<T extends number | boolean>(
-  metric: (prediction: string, groundTruth: string) => T,
-  prediction: string,
-  groundTruths: readonly string[],
-): T | undefined {
-  let best: T | undefined;
-  for (const g of groundTruths) {
-    const s = metric(prediction, g);
-    if (best === undefined || s > best) best = s;
-  }
-  return best;
-}
-
-/**
- * The official v2.0 `compute_exact(a_gold, a_pred)` (note the argument order
- * of the official script: gold first).
- *
- * @example
- * ```ts
- * import { computeExact } from "./squad.ts";
- * computeExact("", "an"); // 1 (both normalise to "")
- * ```
- */
-export function computeExact(aGold: string, aPred: string): 0 | 1 {
-  return normalizeAnswer(aGold) === normalizeAnswer(aPred) ? 1 : 0;
-}
-
-/** v2 F1 from token lists. */
-function tokenF1V2(gold: readonly string[], pred: readonly string[]): number {
-  if (gold.length === 0 || pred.length === 0) {
-    return gold.length === pred.length ? 1 : 0;
-  }
-  return tokenF1(pred, gold);
-}
-
-/**
- * The official v2.0 `compute_f1(a_gold, a_pred)`: when either side has no
- * tokens, 1 if both have none and 0 otherwise; else the v1.1 token F1.
- *
- * @example
- * ```ts
- * import { computeF1 } from "./squad.ts";
- * computeF1("", "the"); // 1
- * computeF1("Broncos", ""); // 0
- * computeF1("Denver Broncos", "Broncos"); // 0.6666666666666666
- * ```
- */
-export function computeF1(aGold: string, aPred: string): number {
-  return tokenF1V2(answerTokens(aGold), answerTokens(aPred));
-}
-
-/**
- * The v2.0 gold answers of a question: the texts whose normalisation is not
- * empty, or `[""]` when there is none (an unanswerable question).
- *
- * @example
- * ```ts
- * import { goldAnswersV2 } from "./squad.ts";
- * goldAnswersV2(["The", "Broncos"]); // ["Broncos"]
- * goldAnswersV2([]); // [""]
- * ```
- */
-export function goldAnswersV2(answers: readonly string[]): string[] {
-  const out = answers.filter((a) => answerTokens(a).length > 0);
-  return out.length > 0 ? out : [""];
-}
+export {
+  answerTokens,
+  isPythonSpace,
+  isPythonWordChar,
+  normalizeAnswer,
+  PY311_CASE_IGNORABLE,
+  PY311_INERT_RANGES,
+  pythonLower,
+} from "./squad_text.ts";
+export {
+  computeExact,
+  computeF1,
+  exactMatchScore,
+  f1Score,
+  goldAnswersV2,
+  metricMaxOverGroundTruths,
+  tokenF1,
+  tokenF1V2,
+} from "./squad_scores.ts";
 
 // ---------------------------------------------------------------------------
 // Errors and messages
@@ -393,12 +54,12 @@ export function goldAnswersV2(answers: readonly string[]): string[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { NoGoldAnswersError, SquadV1Accumulator } from "./squad.ts";
- * try {
- *   new SquadV1Accumulator().add({ id: "q9", answers: [] }, "x");
- * } catch (e) {
- *   (e as NoGoldAnswersError).id; // "q9"
- * }
+ * assert.throws(
+ *   () => new SquadV1Accumulator().add({ id: "q9", answers: [] }, "x"),
+ *   (e) => e instanceof NoGoldAnswersError && e.id === "q9",
+ * );
  * ```
  */
 export class NoGoldAnswersError extends Data.TaggedError("NoGoldAnswersError")<{
@@ -420,7 +81,8 @@ export class NoGoldAnswersError extends Data.TaggedError("NoGoldAnswersError")<{
  * @example
  * ```ts
  * import { EmptyDatasetError } from "./squad.ts";
- * new EmptyDatasetError({ rules: "v1.1" }).message;
+ * const m = new EmptyDatasetError({ rules: "v1.1" }).message;
+ * if (m !== "the dataset has no questions; SQuAD v1.1 scores are undefined") throw new Error(m);
  * ```
  */
 export class EmptyDatasetError extends Data.TaggedError("EmptyDatasetError")<{
@@ -442,7 +104,8 @@ export class EmptyDatasetError extends Data.TaggedError("EmptyDatasetError")<{
  * @example
  * ```ts
  * import { MissingNaProbError } from "./squad.ts";
- * new MissingNaProbError({ id: "q1" }).message;
+ * const m = new MissingNaProbError({ id: "q1" }).message;
+ * if (!m.includes("q1")) throw new Error(m);
  * ```
  */
 export class MissingNaProbError extends Data.TaggedError("MissingNaProbError")<{
@@ -460,8 +123,9 @@ export class MissingNaProbError extends Data.TaggedError("MissingNaProbError")<{
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { unansweredMessage } from "./squad.ts";
- * unansweredMessage("q1"); // "Unanswered question q1 will receive score 0."
+ * assert.deepEqual(unansweredMessage("q1"), "Unanswered question q1 will receive score 0.");
  * ```
  */
 export function unansweredMessage(id: string): string {
@@ -474,8 +138,9 @@ export function unansweredMessage(id: string): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { missingPredictionMessage } from "./squad.ts";
- * missingPredictionMessage("q1"); // "Missing prediction for q1"
+ * assert.deepEqual(missingPredictionMessage("q1"), "Missing prediction for q1");
  * ```
  */
 export function missingPredictionMessage(id: string): string {
@@ -489,8 +154,8 @@ export function missingPredictionMessage(id: string): string {
  * @example
  * ```ts
  * import { versionMismatchMessage } from "./squad.ts";
- * versionMismatchMessage("2.0");
- * // "Evaluation expects v-1.1, but got dataset with v-2.0"
+ * const m = versionMismatchMessage("2.0");
+ * if (m !== "Evaluation expects v-1.1, but got dataset with v-2.0") throw new Error(m);
  * ```
  */
 export function versionMismatchMessage(version: string): string {
@@ -523,10 +188,11 @@ export type Predictions =
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { predictionLookup } from "./squad.ts";
  * const get = predictionLookup({ q1: "Broncos" });
- * get("q1"); // "Broncos"
- * get("toString"); // undefined
+ * assert.deepEqual(get("q1"), "Broncos");
+ * assert.deepEqual(get("toString"), undefined);
  * ```
  */
 export function predictionLookup(
@@ -597,12 +263,13 @@ export interface SquadV1Result {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatV1, SquadV1Accumulator, unansweredMessage } from "./squad.ts";
  * const acc = new SquadV1Accumulator();
  * const row = acc.add({ id: "q1", answers: ["Broncos"] }, undefined);
  * if (!row.answered) console.error(unansweredMessage(row.id));
  * acc.add({ id: "q2", answers: ["Carolina Panthers"] }, "Panthers");
- * formatV1(acc.result()); // '{"exact_match": 0.0, "f1": 33.33333333333333}'
+ * assert.deepEqual(formatV1(acc.result()), '{"exact_match": 0.0, "f1": 33.33333333333333}');
  * ```
  */
 export class SquadV1Accumulator {
@@ -729,8 +396,8 @@ export class SquadV1Accumulator {
  * @example
  * ```ts
  * import { formatV1 } from "./squad.ts";
- * formatV1({ exact_match: 100, f1: 100, total: 1, answered: 1 });
- * // '{"exact_match": 100.0, "f1": 100.0}'
+ * const line = formatV1({ exact_match: 100, f1: 100, total: 1, answered: 1 });
+ * if (line !== '{"exact_match": 100.0, "f1": 100.0}') throw new Error(line);
  * ```
  */
 export function formatV1(result: SquadV1Result): string {
@@ -742,12 +409,13 @@ export function formatV1(result: SquadV1Result): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Effect } from "effect";
  * import { evaluateV1, formatV1 } from "./squad.ts";
  * const r = await Effect.runPromise(
  *   evaluateV1([{ id: "q1", answers: ["Broncos"] }], { q1: "broncos" }),
  * );
- * formatV1(r); // '{"exact_match": 100.0, "f1": 100.0}'
+ * assert.deepEqual(formatV1(r), '{"exact_match": 100.0, "f1": 100.0}');
  * ```
  */
 export function evaluateV1(
@@ -856,11 +524,12 @@ interface V2Entry {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formatV2, SquadV2Accumulator } from "./squad.ts";
  * const acc = new SquadV2Accumulator();
  * acc.add({ id: "q1", answers: ["Broncos"] }, "Broncos");
  * acc.add({ id: "q2", answers: [] }, "");
- * JSON.parse(formatV2(acc.result())).NoAns_total; // 1
+ * assert.deepEqual(JSON.parse(formatV2(acc.result())).NoAns_total, 1);
  * ```
  */
 export class SquadV2Accumulator {
@@ -1073,8 +742,8 @@ const V2_INT_KEYS: ReadonlySet<string> = new Set([
  * @example
  * ```ts
  * import { formatV2 } from "./squad.ts";
- * formatV2({ exact: 50, f1: 62.5, total: 2 });
- * // '{\n  "exact": 50.0,\n  "f1": 62.5,\n  "total": 2\n}'
+ * const text = formatV2({ exact: 50, f1: 62.5, total: 2 });
+ * if (text !== '{\n  "exact": 50.0,\n  "f1": 62.5,\n  "total": 2\n}') throw new Error(text);
  * ```
  */
 export function formatV2(
@@ -1102,12 +771,13 @@ export function formatV2(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Effect } from "effect";
  * import { evaluateV2 } from "./squad.ts";
  * const r = await Effect.runPromise(
  *   evaluateV2([{ id: "q1", answers: [] }], { q1: "" }),
  * );
- * r.NoAns_exact; // 100
+ * assert.deepEqual(r.NoAns_exact, 100);
  * ```
  */
 export function evaluateV2(

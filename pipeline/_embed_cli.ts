@@ -6,7 +6,7 @@
 import type { EmbedOptions } from "../encoders/embed.ts";
 import { type FlagSpec, type FlagValues, UsageError } from "./_cli.ts";
 import { ENCODER_NAMES, type EncoderOptions } from "../encoders/registry.ts";
-import { ONNX_DEVICES } from "../encoders/onnx.ts";
+import { ONNX_DEVICES } from "../encoders/onnx/encoder.ts";
 
 /** The flags both embedding stages take. */
 export const EMBED_FLAGS = [

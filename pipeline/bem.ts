@@ -1,81 +1,19 @@
 /**
  * `bem data.json pred.json --model bem.onnx`: BEM answer-equivalence scores
- * of a prediction file (`metrics/bem.ts`). Per question, BEM = max over its
+ * of a prediction file (`metrics/bem/`). Per question, BEM = max over its
  * gold answers of score(candidate = prediction, reference = gold, question);
  * prints one JSON line: the mean BEM score and BEM accuracy (share of
  * questions above 0.5), both in percent, with the question and pair counts.
  *
  * @module
  */
-import { Effect, Layer } from "effect";
-import type { FileError, InputError } from "../io/errors.ts";
-import {
-  BEM_MODEL_HOWTO,
-  BemError,
-  bemEvaluate,
-  type BemEvaluateResult,
-  BemLive,
-  formatBemSummary,
-} from "../metrics/bem.ts";
-import type { BemDevice } from "../metrics/bem.ts";
+import { Effect } from "effect";
+import { bemEvaluateFile, formatBemSummary } from "../metrics/bem/fold.ts";
+import { BEM_MODEL_HOWTO, BemError } from "../metrics/bem/service.ts";
 import { progress, runMain, UsageError } from "./_cli.ts";
 
-/** Options of {@linkcode bem}. */
-export interface BemStageOptions {
-  /** SQuAD dataset (`.json`, `.json.gz`, `-`). */
-  readonly data: string;
-  /** Predictions (`.json`, `-`). */
-  readonly predictions: string;
-  /** The BEM ONNX model. */
-  readonly model: string;
-  /** Pairs per model run (default 32). */
-  readonly batch?: number;
-  /** `cpu` (default) or `cuda`. */
-  readonly device?: BemDevice;
-  /** Intra-op threads (ONNX Runtime's default when absent). */
-  readonly threads?: number;
-  /** Write every pair's padded model inputs (NDJSON). */
-  readonly dumpInputs?: string;
-  /** Write one row per question (NDJSON). */
-  readonly rows?: string;
-  /** Write the EM/BEM disagreements (NDJSON). */
-  readonly disagreements?: string;
-  /** Called after each article with the questions done so far. */
-  readonly onProgress?: (questions: number) => void;
-}
-
-/**
- * The `bem` stage as an Effect.
- *
- * @example
- * ```ts ignore
- * import { Effect } from "effect";
- * import { bem } from "./bem.ts";
- * const r = await Effect.runPromise(
- *   bem({ data: "data/dev-v1.1.json.gz", predictions: "pred.json", model: "bem.onnx" }),
- * );
- * console.log(r.summary.bem_accuracy);
- * ```
- */
-export const bem = (
-  opts: BemStageOptions,
-): Effect.Effect<BemEvaluateResult, BemError | InputError | FileError> =>
-  Effect.provide(
-    bemEvaluate({
-      data: opts.data,
-      predictions: opts.predictions,
-      rows: opts.rows,
-      disagreements: opts.disagreements,
-      dumpInputs: opts.dumpInputs,
-      onProgress: opts.onProgress,
-    }),
-    Layer.fresh(BemLive({
-      model: opts.model,
-      batch: opts.batch,
-      device: opts.device,
-      threads: opts.threads,
-    })),
-  );
+export { bemEvaluateFile as bem } from "../metrics/bem/fold.ts";
+export type { BemFileOptions as BemStageOptions } from "../metrics/bem/fold.ts";
 
 if (import.meta.main) {
   await runMain(
@@ -142,18 +80,18 @@ if (import.meta.main) {
     Deno.args,
     (a) =>
       Effect.gen(function* () {
-        const model = a.flags["model"] as string | undefined;
+        const model = a.flags.model;
         if (model === undefined) {
           return yield* new BemError({ message: BEM_MODEL_HOWTO, exitCode: 2 });
         }
         if (a.positional["data.json"] === "-" && a.positional["pred.json"] === "-") {
           return yield* Effect.fail(new UsageError("data.json and pred.json cannot both be stdin"));
         }
-        const batch = a.flags["batch"] as number;
+        const batch = a.flags.batch;
         if (batch < 1) {
           return yield* Effect.fail(new UsageError("--batch must be at least 1"));
         }
-        const threads = a.flags["threads"] as number | undefined;
+        const threads = a.flags.threads;
         if (threads !== undefined && threads < 1) {
           return yield* Effect.fail(new UsageError("--threads must be at least 1"));
         }
@@ -163,16 +101,16 @@ if (import.meta.main) {
           );
         }
         const bar = progress("bem");
-        const r = yield* bem({
+        const r = yield* bemEvaluateFile({
           data: a.positional["data.json"],
           predictions: a.positional["pred.json"],
           model,
           batch,
-          device: a.flags["device"] as BemDevice,
+          device: a.flags.device,
           threads,
-          dumpInputs: a.flags["dump-inputs"] as string | undefined,
-          rows: a.flags["rows"] as string | undefined,
-          disagreements: a.flags["disagreements"] as string | undefined,
+          dumpInputs: a.flags["dump-inputs"],
+          rows: a.flags.rows,
+          disagreements: a.flags.disagreements,
           onProgress: (n) => bar.update(n, "questions"),
         });
         bar.done();

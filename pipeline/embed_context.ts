@@ -4,48 +4,18 @@
  * and writes `<pid>.npz` + `<pid>.json` per paragraph, each file atomically
  * as soon as its paragraph is encoded. A rerun skips complete paragraphs
  * unless `--overwrite`. The input may be a SQuAD file, the split's context
- * file, or NDJSON paragraph records (`-` for stdin).
+ * file, or NDJSON paragraph records (`-` for stdin). The library part is
+ * `encoders/embed.ts`.
  *
  * @module
  */
 import { Effect } from "effect";
-import { embedContexts, type EmbedOptions } from "../encoders/embed.ts";
-import { contextEncoderLayer } from "../encoders/registry.ts";
+import { embedContext } from "../encoders/embed.ts";
 import { progress, runMain } from "./_cli.ts";
 import { EMBED_FLAGS, embedOptions, encoderOptions } from "./_embed_cli.ts";
-import type { OnnxDevice } from "../encoders/onnx.ts";
 
-/** Options of {@linkcode embedContext}: the runner's plus the encoder to use. */
-export interface EmbedContextOptions extends EmbedOptions {
-  /** Encoder name (see `encoders/registry.ts`). */
-  readonly encoder?: string;
-  /** Model artifact path (default: the encoder's bundled one). */
-  readonly model?: string;
-  /** ONNX encoders: execution provider (default `cpu`). */
-  readonly device?: OnnxDevice;
-  /** ONNX encoders: intra-op threads. */
-  readonly threads?: number;
-}
-
-/**
- * Encodes the paragraphs of a file with a registered encoder.
- *
- * @example
- * ```ts
- * import { Effect } from "effect";
- * import { embedContext } from "./embed_context.ts";
- * await Effect.runPromise(embedContext({ input: "context.json", out: "context_emb", sparse: true }));
- * ```
- */
-export const embedContext = (opts: EmbedContextOptions) =>
-  Effect.gen(function* () {
-    const layer = yield* contextEncoderLayer(opts.encoder ?? "sparse-pi", {
-      model: opts.model,
-      device: opts.device,
-      threads: opts.threads,
-    });
-    return yield* embedContexts(opts).pipe(Effect.provide(layer));
-  });
+export { embedContext } from "../encoders/embed.ts";
+export type { EmbedContextOptions } from "../encoders/embed.ts";
 
 if (import.meta.main) {
   await runMain(

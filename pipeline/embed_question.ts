@@ -4,48 +4,17 @@
  * text only; it never sees a context) and writes `<qid>.npz` (1×d) per
  * question, atomically. A rerun skips complete files unless `--overwrite`.
  * The input may be a SQuAD file, the split's question file, or NDJSON
- * question records (`-` for stdin).
+ * question records (`-` for stdin). The library part is `encoders/embed.ts`.
  *
  * @module
  */
 import { Effect } from "effect";
-import { type EmbedOptions, embedQuestions } from "../encoders/embed.ts";
-import { questionEncoderLayer } from "../encoders/registry.ts";
+import { embedQuestion } from "../encoders/embed.ts";
 import { progress, runMain } from "./_cli.ts";
 import { EMBED_FLAGS, embedOptions, encoderOptions } from "./_embed_cli.ts";
-import type { OnnxDevice } from "../encoders/onnx.ts";
 
-/** Options of {@linkcode embedQuestion}: the runner's plus the encoder to use. */
-export interface EmbedQuestionOptions extends EmbedOptions {
-  /** Encoder name (see `encoders/registry.ts`). */
-  readonly encoder?: string;
-  /** Model artifact path (default: the encoder's bundled one). */
-  readonly model?: string;
-  /** ONNX encoders: execution provider (default `cpu`). */
-  readonly device?: OnnxDevice;
-  /** ONNX encoders: intra-op threads. */
-  readonly threads?: number;
-}
-
-/**
- * Encodes the questions of a file with a registered encoder.
- *
- * @example
- * ```ts
- * import { Effect } from "effect";
- * import { embedQuestion } from "./embed_question.ts";
- * await Effect.runPromise(embedQuestion({ input: "question.json", out: "question_emb", sparse: true }));
- * ```
- */
-export const embedQuestion = (opts: EmbedQuestionOptions) =>
-  Effect.gen(function* () {
-    const layer = yield* questionEncoderLayer(opts.encoder ?? "sparse-pi", {
-      model: opts.model,
-      device: opts.device,
-      threads: opts.threads,
-    });
-    return yield* embedQuestions(opts).pipe(Effect.provide(layer));
-  });
+export { embedQuestion } from "../encoders/embed.ts";
+export type { EmbedQuestionOptions } from "../encoders/embed.ts";
 
 if (import.meta.main) {
   await runMain(

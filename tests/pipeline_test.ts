@@ -4,7 +4,7 @@
  */
 import { assert, assertEquals, assertMatch } from "./_assert.ts";
 import { encoderPermissions } from "../pipeline/full.ts";
-import { SPARSE_PI_MODEL } from "../encoders/sparse_pi.ts";
+import { SPARSE_PI_MODEL } from "../encoders/sparse_pi/encoder.ts";
 import { devJson, listDir, ROOT, runStage } from "./_util.ts";
 
 const DEV = await devJson();

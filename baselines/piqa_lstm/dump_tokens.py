@@ -4,7 +4,7 @@ Offsets are UTF-16 code units (as in TypeScript); ids are vocabulary ids (unknow
 
     python3 baselines/piqa_lstm/dump_tokens.py DATA(.json|.json.gz) VOCAB > tokens.ndjson
 
-tests/piqa_lstm_test.ts compares this with encoders/_onnx_tokenizer.ts on every dev text.
+tests/encoders/piqa_lstm_test.ts compares this with encoders/onnx/tokenizer.ts on every dev text.
 """
 import gzip
 import json

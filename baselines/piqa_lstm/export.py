@@ -1,7 +1,7 @@
 """Exports the trained piqa-lstm pair as two ONNX graphs built by hand (so the
 bidirectional LSTMs take `sequence_lens` and padding never leaks into a
 sequence), f16 initializers cast to f32 at load, plus vocab.txt and the
-manifest read by `encoders/onnx.ts`. Checks ONNX Runtime against PyTorch.
+manifest read by `encoders/onnx/encoder.ts`. Checks ONNX Runtime against PyTorch.
 """
 import json
 import os

@@ -1,5 +1,5 @@
 """Phrase formation of the piqa-lstm encoder (mirrored by the manifest's
-`phrases` section and `encoders/_onnx_phrases.ts`): spans of at most
+`phrases` section and `encoders/onnx/phrases.ts`): spans of at most
 MAX_TOKENS tokens (j - i < MAX_TOKENS) that start and end on a word token
 whose lower-cased form is not in NO_BOUNDARY. Articles cost nothing (SQuAD
 answer normalisation drops them); the function words cost ~0.5 % of dev

@@ -1,6 +1,6 @@
 """The word tokenizer shared by training (this file) and phraseval's TypeScript
-encoder (`encoders/_onnx_tokenizer.ts`, kind "word"). Both must give the same
-tokens; `tests/piqa_lstm_test.ts` checks it on every dev question and context.
+encoder (`encoders/onnx/tokenizer.ts`, kind "word"). Both must give the same
+tokens; `tests/encoders/piqa_lstm_test.ts` checks it on every dev question and context.
 
 A token is a maximal run of word characters (Unicode general category L*, M*
 or N*) or a single other character that is not white space (JavaScript `\\s`).

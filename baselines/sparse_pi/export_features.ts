@@ -1,6 +1,6 @@
 /**
  * Writes the training problem of the `sparse-pi` encoder: runs the encoder's
- * own feature code (`encoders/_sparse_pi_features.ts`) over the SQuAD v1.1
+ * own feature code (`encoders/sparse_pi/features.ts`) over the SQuAD v1.1
  * training subset and stores, for `baselines/sparse_pi/fit.py`:
  *
  * - per paragraph: its candidate spans, each with its word keys
@@ -31,8 +31,8 @@ import {
   SENT_REACH,
   shapeVocabulary,
   WINDOW,
-} from "../../encoders/_sparse_pi_features.ts";
-import { stem, STOP_WORDS, tokenize, WORD } from "../../encoders/_sparse_pi_text.ts";
+} from "../../encoders/sparse_pi/features.ts";
+import { stem, STOP_WORDS, tokenize, WORD } from "../../encoders/sparse_pi/text.ts";
 import { normalizeAnswer } from "../../metrics/squad.ts";
 import { readTextMaybeGzip } from "../../io/source.ts";
 

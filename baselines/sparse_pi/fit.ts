@@ -15,13 +15,13 @@
  *
  * @module
  */
-import { GROUPS, N_GROUPS, shapeVocabulary } from "../../encoders/_sparse_pi_features.ts";
+import { GROUPS, N_GROUPS, shapeVocabulary } from "../../encoders/sparse_pi/features.ts";
 import {
   SPARSE_PI_FORMAT,
   SPARSE_PI_MODEL,
   SPARSE_PI_VERSION,
   type SparsePiArtifact,
-} from "../../encoders/sparse_pi.ts";
+} from "../../encoders/sparse_pi/encoder.ts";
 import { DEFAULT_TRAIN, exportFeatures } from "./export_features.ts";
 import { readTextMaybeGzip } from "../../io/source.ts";
 

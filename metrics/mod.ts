@@ -1,0 +1,69 @@
+/**
+ * The metrics room: the official SQuAD text rules (`squad_text.ts`), EM/F1
+ * (`squad_scores.ts`) and the v1.1/v2.0 folds (`squad.ts`), scoring a
+ * prediction file (`evaluate.ts`, with BEM on request), and BEM (`bem/`).
+ *
+ * @example
+ * ```ts
+ * import { exactMatchScore } from "./mod.ts";
+ * if (!exactMatchScore("The Broncos", "broncos")) throw new Error("articles and case are ignored");
+ * ```
+ *
+ * @module
+ */
+export {
+  answerTokens,
+  isPythonSpace,
+  isPythonWordChar,
+  normalizeAnswer,
+  PY311_CASE_IGNORABLE,
+  PY311_INERT_RANGES,
+  pythonLower,
+} from "./squad_text.ts";
+export {
+  computeExact,
+  computeF1,
+  exactMatchScore,
+  f1Score,
+  goldAnswersV2,
+  metricMaxOverGroundTruths,
+  tokenF1,
+  tokenF1V2,
+} from "./squad_scores.ts";
+export {
+  EmptyDatasetError,
+  evaluateV1,
+  evaluateV2,
+  formatV1,
+  formatV2,
+  MissingNaProbError,
+  missingPredictionMessage,
+  type NaProb,
+  NoGoldAnswersError,
+  type PerQuestionScore,
+  type PerQuestionScoreV2,
+  predictionLookup,
+  type Predictions,
+  type ScoredQuestion,
+  SquadV1Accumulator,
+  type SquadV1Result,
+  SquadV2Accumulator,
+  type SquadV2Options,
+  type SquadV2Result,
+  unansweredMessage,
+  versionMismatchMessage,
+} from "./squad.ts";
+export {
+  type DatasetScores,
+  evaluate,
+  evaluateBem,
+  evaluateBemExtra,
+  type EvaluateBemOptions,
+  type EvaluateError,
+  type EvaluateOptions,
+  type EvaluateResult,
+  type QuestionRow,
+  scoreDataset,
+  type ScoreDatasetOptions,
+} from "./evaluate.ts";
+export * from "./bem/mod.ts";
