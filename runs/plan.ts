@@ -1,176 +1,25 @@
 /**
- * The planner of `pipeline/run.ts`: turns a validated run config into the
- * tasks of a run folder. For each dataset one `prepare` task (take the
- * configured articles, then the PI-SQuAD split); for each (model, dataset)
- * pair the encoding split into `encode_context` / `encode_question` tasks of
- * at most N paragraphs / questions each (`--range A:B`), then one `merge`
- * and one `eval` task. Every task is a Deno command line with permissions
- * narrowed to its inputs and its output folder, writes atomically and
- * skips complete files, so running it twice is safe. A task is complete
- * when its output files are (checked by {@linkcode taskComplete}).
+ * The planner of a run: turns a validated run config into the tasks of a
+ * run folder. For each dataset one `prepare` task (take the configured
+ * articles, then the PI-SQuAD split); for each (model, dataset) pair the
+ * encoding split into `encode_context` / `encode_question` tasks of at most
+ * N paragraphs / questions each (`--range A:B`), then one `merge` and one
+ * `eval` task. Every task is a Deno command line from `sandbox.ts` with
+ * permissions narrowed to its inputs and its output folder, writes
+ * atomically and skips complete files, so running it twice is safe. A task
+ * is complete when its output files are (see `complete.ts`).
  *
  * @module
  */
 import { Effect, Stream } from "effect";
-import { dumpStem } from "../io/dump_names.ts";
 import { InputError } from "../io/errors.ts";
+import { REPO_ROOT } from "../io/repo.ts";
 import { squadArticles } from "../io/squad.ts";
-import { encoderPermissions } from "./full.ts";
-import {
-  ORT_ADDON,
-  REPO_ROOT,
-  type ResolvedDataset,
-  type ResolvedRunConfig,
-} from "./_run_config.ts";
-
-/**
- * Whether an encoder process loads ONNX Runtime's native addon just by
- * importing the encoder registry (then every encoder process, ONNX or not,
- * needs `--allow-ffi=<that addon>`): a probe that runs `embed_context
- * --help` with no permission at all. Returns the addon path to allow, or
- * `undefined` when the probe needs nothing.
- *
- * @example
- * ```ts
- * import { probeOrtOnImport } from "./_run_plan.ts";
- * await probeOrtOnImport(); // undefined, or ".../onnxruntime_binding.node"
- * ```
- */
-export async function probeOrtOnImport(
-  deno: string = Deno.execPath(),
-): Promise<string | undefined> {
-  if (ORT_ADDON === null) return undefined;
-  const out = await new Deno.Command(deno, {
-    args: [
-      "run",
-      "--no-prompt",
-      `--config=${REPO_ROOT}/deno.json`,
-      `${REPO_ROOT}/pipeline/embed_context.ts`,
-      "--help",
-    ],
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return out.code !== 0 && /Requires ffi access/.test(new TextDecoder().decode(out.stderr))
-    ? ORT_ADDON
-    : undefined;
-}
-
-/** The stages, in run order. */
-export type Stage = "prepare" | "encode_context" | "encode_question" | "merge" | "eval";
-
-/** Stage groups run one after the other; the stages of a group run side by side. */
-export const STAGE_GROUPS: readonly (readonly Stage[])[] = [
-  ["prepare"],
-  ["encode_context", "encode_question"],
-  ["merge"],
-  ["eval"],
-];
-
-/** What `--mode` runs. */
-export type Mode = "all" | "encode" | "merge" | "eval";
-
-/** The stages of each `--mode`. */
-export const MODE_STAGES: Readonly<Record<Mode, readonly Stage[]>> = {
-  all: ["prepare", "encode_context", "encode_question", "merge", "eval"],
-  encode: ["prepare", "encode_context", "encode_question"],
-  merge: ["merge"],
-  eval: ["eval"],
-};
-
-/** How a task's completeness is checked from files. */
-export type OutputCheck =
-  | { readonly kind: "files"; readonly files: readonly string[] }
-  | { readonly kind: "context"; readonly dir: string; readonly ids: readonly string[] }
-  | { readonly kind: "question"; readonly dir: string; readonly ids: readonly string[] };
-
-/** One unit of work: a command line, its log and how to tell it is done. */
-export interface Task {
-  /** Unique id: `stage/model/dataset[/part]` (`prepare/dataset`). */
-  readonly id: string;
-  /** Its stage. */
-  readonly stage: Stage;
-  /** Model abbr (`null` for `prepare`). */
-  readonly model: string | null;
-  /** Dataset abbr. */
-  readonly dataset: string;
-  /** Partition number and count (encode tasks), else `null`. */
-  readonly part: { readonly index: number; readonly count: number } | null;
-  /** Item range `[start, end)` in input order (encode tasks), else `null`. */
-  readonly range: readonly [number, number] | null;
-  /** Items it handles (paragraphs, questions, or questions scored). */
-  readonly items: number;
-  /** What an item is. */
-  readonly unit: "articles" | "paragraphs" | "questions";
-  /** The command: `argv[0]` is the Deno binary. */
-  readonly argv: readonly string[];
-  /** Its log file (appended to, one header line per attempt). */
-  readonly log: string;
-  /** Paths whose modification means progress (log, output folder). */
-  readonly watch: readonly string[];
-  /** Completeness check. */
-  readonly check: OutputCheck;
-  /** Ids of the tasks whose outputs it reads. */
-  readonly deps: readonly string[];
-  /** Slurm `--gres` for the task, or `null`. */
-  readonly gres: string | null;
-}
-
-/** The paragraphs and questions of a dataset (after the article range). */
-export interface DatasetScan {
-  /** Dataset abbr. */
-  readonly abbr: string;
-  /** Articles taken. */
-  readonly articles: number;
-  /** Paragraph ids in input order. */
-  readonly paragraphIds: readonly string[];
-  /** Question ids in input order. */
-  readonly questionIds: readonly string[];
-}
-
-/** A run's plan. */
-export interface Plan {
-  /** The run folder. */
-  readonly runDir: string;
-  /** The config. */
-  readonly config: ResolvedRunConfig;
-  /** The datasets as scanned. */
-  readonly scans: readonly DatasetScan[];
-  /** All tasks, in stage order. */
-  readonly tasks: readonly Task[];
-  /** Partition size used. */
-  readonly maxPartitionSize: number;
-}
-
-/** The folders and files of a run folder. */
-export function runLayout(runDir: string): {
-  datasetDir(d: string): string;
-  data(ds: ResolvedDataset): string;
-  contextFile(d: string): string;
-  questionFile(d: string): string;
-  contextEmb(m: string, d: string): string;
-  questionEmb(m: string, d: string): string;
-  prediction(m: string, d: string): string;
-  result(m: string, d: string): string;
-  log(stage: Stage, m: string | null, d: string, part: number | null): string;
-} {
-  return {
-    datasetDir: (d) => `${runDir}/datasets/${d}`,
-    data: (ds) => ds.articles ? `${runDir}/datasets/${ds.abbr}/data.json` : ds.path,
-    contextFile: (d) => `${runDir}/datasets/${d}/context.json`,
-    questionFile: (d) => `${runDir}/datasets/${d}/question.json`,
-    contextEmb: (m, d) => `${runDir}/dumps/${m}/${d}/context_emb`,
-    questionEmb: (m, d) => `${runDir}/dumps/${m}/${d}/question_emb`,
-    prediction: (m, d) => `${runDir}/predictions/${m}/${d}.json`,
-    result: (m, d) => `${runDir}/results/${m}/${d}.json`,
-    log: (stage, m, d, part) =>
-      `${runDir}/logs/${stage}/${m === null ? "" : `${m}/`}${d}${
-        part === null ? "" : `.${part}`
-      }.log`,
-  };
-}
+import type { ResolvedDataset, ResolvedRunConfig } from "./config.ts";
+import { type RunLayout, runLayout } from "./layout.ts";
+import { partitions } from "./partition.ts";
+import { denoRunArgv, encoderGrants, type Grants } from "./sandbox.ts";
+import { type DatasetScan, type Plan, type Stage, STAGE_GROUPS, type Task } from "./task.ts";
 
 /**
  * Reads the paragraph and question ids of a dataset (its article range
@@ -179,12 +28,13 @@ export function runLayout(runDir: string): {
  * @example
  * ```ts
  * import { Effect } from "effect";
- * import { scanDataset } from "./_run_plan.ts";
+ * import { REPO_ROOT } from "../io/repo.ts";
+ * import { scanDataset } from "./plan.ts";
  * const s = await Effect.runPromise(scanDataset({
- *   abbr: "d", type: "squad", path: "data/dev-v1.1.json.gz", articles: [8, 10],
+ *   abbr: "d", type: "squad", path: `${REPO_ROOT}/data/dev-v1.1.json.gz`, articles: [8, 10],
  *   metrics: ["em", "f1"], bem: null,
  * }));
- * s.paragraphIds.length; // 47
+ * if (s.paragraphIds.length !== 47 || s.questionIds.length !== 232) throw new Error();
  * ```
  */
 export const scanDataset = (ds: ResolvedDataset): Effect.Effect<DatasetScan, InputError> =>
@@ -223,13 +73,6 @@ export const scanDataset = (ds: ResolvedDataset): Effect.Effect<DatasetScan, Inp
     return { abbr: ds.abbr, articles, paragraphIds, questionIds };
   });
 
-/** `[start, end)` partitions of `n` items, each at most `size`. */
-export function partitions(n: number, size: number): [number, number][] {
-  const out: [number, number][] = [];
-  for (let a = 0; a < n; a += size) out.push([a, Math.min(n, a + size)]);
-  return out.length ? out : [[0, 0]];
-}
-
 /** Options of {@linkcode planRun}. */
 export interface PlanOptions {
   /** The run folder (absolute). */
@@ -240,8 +83,10 @@ export interface PlanOptions {
   readonly deno?: string;
   /** BEM: the ONNX Runtime addon its process may load (`--allow-ffi=`). */
   readonly bemFfi?: string;
-  /** Encoders: the ONNX Runtime addon every encoder process must be allowed to load (see {@linkcode probeOrtOnImport}). */
+  /** Encoders: the ONNX Runtime addon every encoder process must be allowed to load (see `probeOrtOnImport` in `ort.ts`). */
   readonly ortFfi?: string;
+  /** Where the files go (default: {@linkcode runLayout} of `runDir`). */
+  readonly layout?: RunLayout;
 }
 
 /**
@@ -250,11 +95,15 @@ export interface PlanOptions {
  * @example
  * ```ts
  * import { Effect } from "effect";
- * import { loadRunConfig } from "./_run_config.ts";
- * import { planRun } from "./_run_plan.ts";
- * const cfg = await Effect.runPromise(loadRunConfig("configs/eval_two_models_mini.ts"));
+ * import { REPO_ROOT } from "../io/repo.ts";
+ * import { loadRunConfig } from "./load.ts";
+ * import { planRun } from "./plan.ts";
+ * const cfg = await Effect.runPromise(loadRunConfig(`${REPO_ROOT}/configs/eval_two_models_mini.ts`));
  * const plan = await Effect.runPromise(planRun(cfg, { runDir: "/tmp/r", maxPartitionSize: 32 }));
- * plan.tasks.length;
+ * // 1 prepare + 2 models × (3 context + 15 question partitions + merge + eval)
+ * if (plan.tasks.length !== 41 || plan.tasks[0].id !== "prepare/squad-dev-mini") {
+ *   throw new Error(`${plan.tasks.length} tasks`);
+ * }
  * ```
  */
 export const planRun = (
@@ -262,17 +111,10 @@ export const planRun = (
   opts: PlanOptions,
 ): Effect.Effect<Plan, InputError> =>
   Effect.gen(function* () {
-    const L = runLayout(opts.runDir);
+    const L = opts.layout ?? runLayout(opts.runDir);
     const deno = opts.deno ?? Deno.execPath();
-    const denoRun = (perms: readonly string[], script: string, args: readonly string[]) => [
-      deno,
-      "run",
-      "--no-prompt",
-      `--config=${REPO_ROOT}/deno.json`,
-      ...perms,
-      `${REPO_ROOT}/pipeline/${script}`,
-      ...args,
-    ];
+    const denoRun = (grants: Grants, script: string, args: readonly string[]) =>
+      denoRunArgv(`${REPO_ROOT}/pipeline/${script}`, args, grants, { deno });
     const scans: DatasetScan[] = [];
     for (const ds of config.datasets) scans.push(yield* scanDataset(ds));
     const tasks: Task[] = [];
@@ -293,7 +135,7 @@ export const planRun = (
         items: scan.articles,
         unit: "articles",
         argv: denoRun(
-          [`--allow-read=${ds.path},${dir}`, `--allow-write=${dir}`],
+          { read: [ds.path, dir], write: [dir] },
           "_run_task.ts",
           [
             "prepare",
@@ -346,13 +188,15 @@ export const planRun = (
               items: b - a,
               unit: half === "context" ? "paragraphs" : "questions",
               argv: denoRun(
-                [
-                  ...encoderPermissions({ input, out, files }),
-                  ...m.permissions,
-                  ...(opts.ortFfi && !m.permissions.some((p) => p.startsWith("--allow-ffi"))
-                    ? [`--allow-ffi=${opts.ortFfi}`]
-                    : []),
-                ],
+                {
+                  ...encoderGrants({ input, out, files }),
+                  flags: [
+                    ...m.permissions,
+                    ...(opts.ortFfi && !m.permissions.some((p) => p.startsWith("--allow-ffi"))
+                      ? [`--allow-ffi=${opts.ortFfi}`]
+                      : []),
+                  ],
+                },
                 `embed_${half}.ts`,
                 [
                   input,
@@ -386,7 +230,7 @@ export const planRun = (
           items: scan.questionIds.length,
           unit: "questions",
           argv: denoRun(
-            [`--allow-read=${data},${cEmb},${qEmb},${predDir}`, `--allow-write=${predDir}`],
+            { read: [data, cEmb, qEmb, predDir], write: [predDir] },
             "merge.ts",
             [data, cEmb, qEmb, pred, ...(m.sparse ? ["--sparse"] : [])],
           ),
@@ -409,11 +253,11 @@ export const planRun = (
           items: scan.questionIds.length,
           unit: "questions",
           argv: denoRun(
-            [
-              `--allow-read=${data},${pred},${resDir}${bem ? `,${deno}` : ""}`,
-              `--allow-write=${resDir}`,
-              ...(bem ? [`--allow-run=${deno}`] : []),
-            ],
+            {
+              read: [data, pred, resDir, ...(bem ? [deno] : [])],
+              write: [resDir],
+              run: bem ? [deno] : undefined,
+            },
             "_run_task.ts",
             [
               "eval",
@@ -441,53 +285,3 @@ export const planRun = (
     tasks.sort((x, y) => order(x.stage) - order(y.stage));
     return { runDir: opts.runDir, config, scans, tasks, maxPartitionSize: size };
   });
-
-const isFile = (p: string) => {
-  try {
-    return Deno.statSync(p).isFile;
-  } catch {
-    return false;
-  }
-};
-
-/**
- * The first missing output of `task`, or `undefined` when its outputs are
- * complete (then the task is skipped, not rerun).
- *
- * @example
- * ```ts
- * import { firstMissing } from "./_run_plan.ts";
- * firstMissing({ check: { kind: "files", files: ["/nonexistent"] } }); // "/nonexistent"
- * ```
- */
-export function firstMissing(task: Pick<Task, "check">): string | undefined {
-  const c = task.check;
-  if (c.kind === "files") return c.files.find((f) => !isFile(f));
-  for (const id of c.ids) {
-    const stem = `${c.dir}/${dumpStem(id)}`;
-    if (!isFile(`${stem}.npz`)) return `${stem}.npz`;
-    if (c.kind === "context" && !isFile(`${stem}.json`)) return `${stem}.json`;
-  }
-  return undefined;
-}
-
-/** Whether the outputs of `task` are complete. */
-export function taskComplete(task: Pick<Task, "check">): boolean {
-  return firstMissing(task) === undefined;
-}
-
-/** The folders a run creates before its tasks start (outputs of every task). */
-export function runFolders(plan: Plan): string[] {
-  const L = runLayout(plan.runDir);
-  const dirs = new Set<string>([
-    `${plan.runDir}/configs`,
-    `${plan.runDir}/summary`,
-  ]);
-  for (const t of plan.tasks) {
-    dirs.add(t.log.slice(0, t.log.lastIndexOf("/")));
-    if (t.stage === "prepare") dirs.add(L.datasetDir(t.dataset));
-    if (t.check.kind !== "files") dirs.add(t.check.dir);
-    else for (const f of t.check.files) dirs.add(f.slice(0, f.lastIndexOf("/")));
-  }
-  return [...dirs].filter((d) => d.startsWith(plan.runDir + "/"));
-}

@@ -1,5 +1,5 @@
 /**
- * What `pipeline/run.ts` shows: on a terminal a live table of the tasks
+ * What a run shows: on a terminal a live table of the tasks
  * (pending / running / done / failed, with elapsed time) redrawn in place on
  * stderr; otherwise one plain line per state change. A failed attempt
  * always prints its last log lines. Also the plan table of `--dry-run` and
@@ -7,9 +7,9 @@
  *
  * @module
  */
-import type { TaskEvent, TaskStatus } from "./_run_exec.ts";
-import { logTail } from "./_run_exec.ts";
-import type { Task } from "./_run_plan.ts";
+import { logTail } from "./logs.ts";
+import type { TaskEvent, TaskStatus } from "./status.ts";
+import type { Task } from "./task.ts";
 
 /** Seconds as `12.3s` / `4m05s` / `1h02m`. */
 export function formatElapsed(ms: number): string {
@@ -33,8 +33,9 @@ export function describeTask(t: Task): string {
  *
  * @example
  * ```ts
- * import { textTable } from "./_run_table.ts";
- * textTable(["a", "b"], [["1", "22"]]); // ["a  b", "-  --", "1  22"]
+ * import { textTable } from "./table.ts";
+ * const t = textTable(["a", "b"], [["1", "22"]]);
+ * if (t.join("|") !== "a  b|-  --|1  22") throw new Error(t.join("|"));
  * ```
  */
 export function textTable(head: readonly string[], rows: readonly (readonly string[])[]): string[] {
@@ -238,9 +239,9 @@ export interface SummaryRow {
  *
  * @example
  * ```ts
- * import { formatSummary } from "./_run_table.ts";
- * formatSummary([{ dataset: "d", model: "m", em: 50, f1: 60.5, bem: undefined }]).csv;
- * // "dataset,model,em,f1,bem\nd,m,50,60.5,-\n"
+ * import { formatSummary } from "./table.ts";
+ * const s = formatSummary([{ dataset: "d", model: "m", em: 50, f1: 60.5, bem: undefined }]);
+ * if (s.csv !== "dataset,model,em,f1,bem\nd,m,50,60.5,-\n") throw new Error(s.csv);
  * ```
  */
 export function formatSummary(rows: readonly SummaryRow[]): {
