@@ -17,14 +17,16 @@ import { REPO_ROOT } from "../io/repo.ts";
 import { countSquad } from "../io/squad.ts";
 import { DEFAULT_ENCODER, encoderSpec } from "../encoders/registry.ts";
 import {
+  formatSingleRunSummary,
   planSingleRun,
   runStages,
+  SINGLE_STAGE_NAMES,
   singleRunSummary,
   taskDetail,
   taskSeconds,
   timestamp,
 } from "../runs/mod.ts";
-import type { Stage, TaskStatus } from "../runs/mod.ts";
+import type { TaskStatus } from "../runs/mod.ts";
 import { validate } from "./validate.ts";
 import { runMain, WorkError } from "./_cli.ts";
 
@@ -47,15 +49,6 @@ export interface FullOptions {
   /** Called when a stage ends (name, seconds, one-line detail). */
   readonly onStage?: (stage: string, seconds: number, detail: string) => void;
 }
-
-/** The name of each run stage in `full`'s report. */
-const STAGE_NAME: Record<Stage, string> = {
-  prepare: "split",
-  encode_context: "embed_context",
-  encode_question: "embed_question",
-  merge: "merge",
-  eval: "evaluate",
-};
 
 const abs = (p: string) => p.startsWith("/") ? p : `${Deno.cwd()}/${p}`;
 
@@ -96,7 +89,7 @@ export const full = (opts: FullOptions = {}) =>
       opts.onStage?.(name, s, detail);
     };
     const onDone = (st: TaskStatus) =>
-      report(STAGE_NAME[st.task.stage], taskSeconds(st), taskDetail(st));
+      report(SINGLE_STAGE_NAMES[st.task.stage], taskSeconds(st), taskDetail(st));
     yield* runStages(plan, ["prepare"], onDone);
     // The counts for the summary are taken while the encoder processes work.
     const [, counts] = yield* Effect.all([
@@ -171,24 +164,7 @@ if (import.meta.main) {
           onStage: (name, sec, detail) =>
             console.log(`  ${name.padEnd(15)} ${sec.toFixed(1).padStart(6)} s  ${detail}`),
         });
-        const c = s.counts;
-        console.log([
-          ``,
-          `encoder   ${s.encoder.name} (d=${s.encoder.dim}${s.encoder.sparse ? ", sparse" : ""})`,
-          `data      ${s.data} (${c.paragraphs} paragraphs, ${c.questions} questions)`,
-          `split     ${
-            s.splitMatchesOfficial
-              ? "identical to the official PI-SQuAD split"
-              : "written (not the official dev split)"
-          }`,
-          `dumps     ${c.contextFiles} context files, ${c.questionFiles} question files`,
-          `encoders  separate processes: embed_context ${s.permissions[0].flags.join(" ")}`,
-          `                              embed_question ${s.permissions[1].flags.join(" ")}`,
-          `EM        ${s.exact_match.toFixed(2)}`,
-          `F1        ${s.f1.toFixed(2)}`,
-          `total     ${((performance.now() - t0) / 1000).toFixed(1)} s`,
-          `outputs   ${s.out}/ (summary.json, pred.json)`,
-        ].join("\n"));
+        console.log(formatSingleRunSummary(s, (performance.now() - t0) / 1000));
       }),
   );
 }

@@ -80,15 +80,16 @@ const cancelUnfinished = (statuses: Iterable<TaskStatus>, ctx: RunnerContext) =>
 /**
  * Runs the selected tasks (one status each, see `newStatus`) group by group
  * (prepare → encode → merge → eval). A task whose outputs are complete is
- * skipped; a task whose dependency failed (or is incomplete and not
- * selected) is blocked. When interrupted, the tasks that did not finish end
- * `cancelled`.
+ * skipped (unless `opts.skipComplete` is `false`); a task whose dependency
+ * failed (or is incomplete and not selected) is blocked. When interrupted,
+ * the tasks that did not finish end `cancelled`.
  */
 export const executePlan = (
   tasks: readonly Task[],
   selected: readonly TaskStatus[],
   runner: Runner,
   ctx: RunnerContext,
+  opts: { readonly skipComplete?: boolean } = {},
 ): Effect.Effect<ExecuteResult> => {
   const statuses = new Map<string, TaskStatus>(selected.map((st) => [st.task.id, st]));
   return Effect.gen(function* () {
@@ -100,7 +101,7 @@ export const executePlan = (
       return t !== undefined && firstMissing(t) === undefined;
     };
     for (const st of statuses.values()) {
-      if (firstMissing(st.task) === undefined) {
+      if (opts.skipComplete !== false && firstMissing(st.task) === undefined) {
         st.state = "skipped";
         ctx.notify(st, "skipped");
       }

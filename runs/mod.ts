@@ -91,25 +91,27 @@ export {
 export {
   describeTask,
   formatElapsed,
-  formatSummary,
   ProgressView,
   renderStatusTable,
   stderrSink,
-  type SummaryRow,
-  textTable,
   type ViewSink,
-} from "./table.ts";
+} from "./view.ts";
+export { planTable, textTable } from "./table.ts";
+export { formatSummary, readSummary, type SummaryRow } from "./summary.ts";
 export { RunError } from "./errors.ts";
-export { planTable, run, RUN_DEFAULTS, type RunOptions, type RunResult, timestamp } from "./run.ts";
+export { run, RUN_DEFAULTS, type RunOptions, type RunResult } from "./run.ts";
+export { chooseRunDir, timestamp } from "./run_dir.ts";
 export {
   planSingleRun,
   runStages,
+  SINGLE_STAGE_NAMES,
   singleRunConfig,
   singleRunLayout,
   taskDetail,
   taskSeconds,
 } from "./single.ts";
 export {
+  formatSingleRunSummary,
   type FullSummary,
   OFFICIAL_SPLIT_SHA256,
   type SingleRunFacts,

@@ -16,26 +16,21 @@
  */
 import { Effect, Exit, Fiber } from "effect";
 import { InputError, UsageError } from "../io/errors.ts";
-import { displayPath, isDir } from "./_fs.ts";
-import { firstMissing } from "./complete.ts";
+import { displayPath } from "./_fs.ts";
+import { chooseRunDir } from "./run_dir.ts";
 import type { ResolvedRunConfig } from "./config.ts";
 import { RunError } from "./errors.ts";
 import { executePlan } from "./execute.ts";
-import { runFolders, runLayout } from "./layout.ts";
+import { runFolders } from "./layout.ts";
 import { loadRunConfig } from "./load.ts";
 import { LocalRunner } from "./local.ts";
 import { ORT_ADDON, probeOrtOnImport } from "./ort.ts";
 import { planRun } from "./plan.ts";
 import { checkSlurm, SlurmRunner } from "./slurm.ts";
 import { newStatus, type Runner, type RunnerContext, type TaskStatus } from "./status.ts";
-import {
-  formatSummary,
-  ProgressView,
-  stderrSink,
-  type SummaryRow,
-  textTable,
-  type ViewSink,
-} from "./table.ts";
+import { formatSummary, readSummary, type SummaryRow } from "./summary.ts";
+import { planTable } from "./table.ts";
+import { ProgressView, stderrSink, type ViewSink } from "./view.ts";
 import { type Mode, MODE_STAGES, type Plan } from "./task.ts";
 
 /** Defaults of the runner flags (a config may override them, flags override both). */
@@ -94,104 +89,7 @@ export interface RunResult {
   readonly summary: readonly SummaryRow[];
 }
 
-const RUN_DIR_RE = /^\d{8}_\d{6}(_\d+)?$/;
-
 const abs = (p: string) => p.startsWith("/") ? p : `${Deno.cwd()}/${p}`;
-
-/**
- * `YYYYMMDD_HHMMSS` in UTC: the name of a new run folder.
- *
- * @example
- * ```ts
- * import { timestamp } from "./run.ts";
- * if (timestamp(new Date(Date.UTC(2025, 0, 2, 3, 4, 5))) !== "20250102_030405") throw new Error();
- * ```
- */
-export function timestamp(d: Date = new Date()): string {
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}_${p(d.getUTCHours())}${
-    p(d.getUTCMinutes())
-  }${p(d.getUTCSeconds())}`;
-}
-
-/** The run folder: reused (latest or named) or a new timestamped one (not created). */
-function chooseRunDir(workDir: string, reuse: string | undefined): string {
-  if (reuse === undefined) {
-    const base = `${workDir}/${timestamp()}`;
-    let dir = base;
-    for (let i = 2; isDir(dir); i++) dir = `${base}_${i}`;
-    return dir;
-  }
-  if (reuse === "latest") {
-    let names: string[] = [];
-    try {
-      names = [...Deno.readDirSync(workDir)].filter((e) => e.isDirectory && RUN_DIR_RE.test(e.name))
-        .map((e) => e.name);
-    } catch { /* no work dir */ }
-    if (names.length === 0) {
-      throw new UsageError(`-r: no earlier run in ${displayPath(workDir)}`);
-    }
-    names.sort((a, b) =>
-      a.slice(0, 15).localeCompare(b.slice(0, 15)) || a.length - b.length ||
-      a.localeCompare(b)
-    );
-    return `${workDir}/${names[names.length - 1]}`;
-  }
-  const dir = reuse.includes("/") ? abs(reuse) : `${workDir}/${reuse}`;
-  if (!isDir(dir)) throw new UsageError(`-r: no run folder ${displayPath(dir)}`);
-  return dir;
-}
-
-/** The `--dry-run` table of a plan. */
-export function planTable(plan: Plan, showComplete: boolean): string[] {
-  const rows = plan.tasks.map((t, i) => [
-    String(i),
-    t.stage,
-    t.model ?? "-",
-    t.dataset,
-    t.part ? `${t.part.index + 1}/${t.part.count}` : "-",
-    t.range ? `${t.range[0]}:${t.range[1]}` : "-",
-    String(t.items),
-    t.unit,
-    ...(showComplete ? [firstMissing(t) === undefined ? "complete" : "todo"] : []),
-  ]);
-  return textTable(
-    [
-      "#",
-      "stage",
-      "model",
-      "dataset",
-      "part",
-      "range",
-      "items",
-      "unit",
-      ...(showComplete ? ["status"] : []),
-    ],
-    rows,
-  );
-}
-
-function readSummary(plan: Plan): SummaryRow[] {
-  const L = runLayout(plan.runDir);
-  const rows: SummaryRow[] = [];
-  for (const ds of plan.config.datasets) {
-    for (const m of plan.config.models) {
-      let r: Record<string, unknown> | null = null;
-      try {
-        r = JSON.parse(Deno.readTextFileSync(L.result(m.abbr, ds.abbr)));
-      } catch { /* no result */ }
-      const num = (k: string) => typeof r?.[k] === "number" ? r[k] as number : null;
-      rows.push({
-        dataset: ds.abbr,
-        model: m.abbr,
-        em: num("exact_match"),
-        f1: num("f1"),
-        bem: ds.metrics.includes("bem") ? num("bem") : undefined,
-      });
-    }
-  }
-  return rows;
-}
 
 /** Succeeds when `signal` is aborted. */
 const aborted = (signal: AbortSignal): Effect.Effect<void> =>

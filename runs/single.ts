@@ -124,6 +124,15 @@ export const planSingleRun = (
     return plan;
   });
 
+/** The name of each run stage in a single run's report (`full`'s stage names). */
+export const SINGLE_STAGE_NAMES: Readonly<Record<Stage, string>> = {
+  prepare: "split",
+  encode_context: "embed_context",
+  encode_question: "embed_question",
+  merge: "merge",
+  eval: "evaluate",
+};
+
 /** The seconds a finished task ran. */
 export const taskSeconds = (st: TaskStatus): number =>
   st.started !== null && st.ended !== null ? (st.ended - st.started) / 1000 : 0;
@@ -177,9 +186,9 @@ export const runStages = (
       timeoutS,
       retries: 0,
       notify: (st, ev) => {
-        if (ev === "done" || ev === "skipped") onDone(st);
+        if (ev === "done") onDone(st);
       },
-    });
+    }, { skipComplete: false });
     const bad = r.statuses.find((s) => s.state !== "done" && s.state !== "skipped");
     if (bad !== undefined) {
       const tail = logTail(bad.task.log, 3).join(" | ");

@@ -119,3 +119,42 @@ export const singleRunSummary = (f: SingleRunFacts): Effect.Effect<FullSummary, 
       ],
     };
   });
+
+/**
+ * The report `full` prints after its stage lines: encoder, data, split,
+ * dumps, the encoders' permission flags, EM, F1, total time, outputs.
+ *
+ * @example
+ * ```ts
+ * import { formatSingleRunSummary } from "./single_summary.ts";
+ * const s = {
+ *   data: "/d.json", out: "/o", encoder: { name: "e", dim: 4, sparse: true },
+ *   exact_match: 39.243, f1: 46.949,
+ *   counts: { articles: 1, paragraphs: 2, questions: 3, answers: 3, contextFiles: 4, questionFiles: 3, answered: 3 },
+ *   splitMatchesOfficial: false, timings: {},
+ *   permissions: [{ stage: "embed_context", flags: ["-c"] }, { stage: "embed_question", flags: ["-q"] }],
+ * } as const;
+ * const lines = formatSingleRunSummary(s, 9.04).split("\n");
+ * if (lines[7] !== "EM        39.24" || lines[9] !== "total     9.0 s") throw new Error(lines.join("|"));
+ * ```
+ */
+export function formatSingleRunSummary(s: FullSummary, totalSeconds: number): string {
+  const c = s.counts;
+  return [
+    ``,
+    `encoder   ${s.encoder.name} (d=${s.encoder.dim}${s.encoder.sparse ? ", sparse" : ""})`,
+    `data      ${s.data} (${c.paragraphs} paragraphs, ${c.questions} questions)`,
+    `split     ${
+      s.splitMatchesOfficial
+        ? "identical to the official PI-SQuAD split"
+        : "written (not the official dev split)"
+    }`,
+    `dumps     ${c.contextFiles} context files, ${c.questionFiles} question files`,
+    `encoders  separate processes: embed_context ${s.permissions[0].flags.join(" ")}`,
+    `                              embed_question ${s.permissions[1].flags.join(" ")}`,
+    `EM        ${s.exact_match.toFixed(2)}`,
+    `F1        ${s.f1.toFixed(2)}`,
+    `total     ${totalSeconds.toFixed(1)} s`,
+    `outputs   ${s.out}/ (summary.json, pred.json)`,
+  ].join("\n");
+}
