@@ -3,7 +3,7 @@
 #
 #   dir=$(.ci/slurm_up.sh [DIR])     # prints the state folder on stdout (last line)
 #   export SLURM_CONF=$dir/slurm.conf
-#   ... sbatch / squeue / deno test tests/slurm_test.ts ...
+#   ... sbatch / squeue / deno test tests/runs/slurm_test.ts ...
 #   .ci/slurm_down.sh "$dir"
 #
 # Installs Debian's slurmctld, slurmd, slurm-client and munge when missing

@@ -5,7 +5,7 @@
  * @example
  * ```ts
  * import { config } from "./eval_sparse_pi_dev.ts";
- * config.models.map((m) => m.abbr); // ["sparse-pi"]
+ * if (config.models.map((m) => m.abbr).join() !== "sparse-pi") throw new Error("wrong models");
  * ```
  *
  * @module

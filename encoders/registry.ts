@@ -113,6 +113,9 @@ const BUILDERS: Record<string, (o: EncoderOptions) => EncoderSpec> = {
   },
 };
 
+/** The encoder a stage, `full` or a run uses when none is named. */
+export const DEFAULT_ENCODER = "sparse-pi";
+
 /** Names accepted by `--encoder`. */
 export const ENCODER_NAMES: readonly string[] = Object.keys(BUILDERS);
 

@@ -1,5 +1,5 @@
 /**
- * The two task kinds of `pipeline/run.ts` that are not stage scripts of
+ * The two task kinds of a run (`runs/plan.ts`) that are not stage scripts of
  * their own:
  *
  * - `prepare --data SRC --out DIR [--articles A:B]`: writes
@@ -15,10 +15,12 @@
 import { Effect, Stream } from "effect";
 import { FileError, InputError, UsageError } from "../io/errors.ts";
 import { openAtomicWriter } from "../io/source.ts";
+import { REPO_ROOT } from "../io/repo.ts";
 import { squadRecords } from "../io/squad.ts";
 import { SquadJsonWriter } from "../io/squad_writer.ts";
 import { evaluate } from "./evaluate.ts";
 import { split } from "./split.ts";
+import { denoRunArgv } from "../runs/sandbox.ts";
 import { runMain, WorkError } from "./_cli.ts";
 
 const fsDo = <A>(file: string, f: () => Promise<A>) =>
@@ -44,10 +46,14 @@ export interface PrepareOptions {
  * @example
  * ```ts
  * import { Effect } from "effect";
+ * import { REPO_ROOT } from "../io/repo.ts";
  * import { prepareDataset } from "./_run_task.ts";
- * await Effect.runPromise(prepareDataset({
- *   data: "data/dev-v1.1.json.gz", out: "/tmp/ds", articles: [8, 10],
- * })); // { articles: 2, paragraphs: 47, questions: 232 }
+ * const out = await Deno.makeTempDir();
+ * const r = await Effect.runPromise(prepareDataset({
+ *   data: `${REPO_ROOT}/data/dev-v1.1.json.gz`, out, articles: [8, 10],
+ * }));
+ * if (r.paragraphs !== 47 || r.questions !== 232) throw new Error(JSON.stringify(r));
+ * await Deno.remove(out, { recursive: true });
  * ```
  */
 export const prepareDataset = (opts: PrepareOptions) =>
@@ -119,22 +125,26 @@ export interface EvalRecord {
   readonly answered: number;
 }
 
-const bemScore = (opts: EvalOptions) =>
+/**
+ * BEM of the predictions, by running `pipeline/evaluate.ts --bem` as a
+ * child process (read-only but for its inputs, the BEM model and the BERT
+ * vocabulary; native code only ONNX Runtime's addon when known) and
+ * reading the summary line it prints. The one place the `eval` task gets
+ * BEM from; it is to become an in-process call of the BEM API.
+ */
+const bemByEvaluateProcess = (opts: EvalOptions) =>
   Effect.tryPromise({
     try: async () => {
-      const root = decodeURIComponent(new URL("..", import.meta.url).pathname);
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--no-prompt",
-          `--config=${root}deno.json`,
-          `--allow-read=${opts.data},${opts.pred},${opts.bem},${root}data/bert`,
-          opts.bemFfi ? `--allow-ffi=${opts.bemFfi}` : "--allow-ffi",
-          `${root}pipeline/evaluate.ts`,
-          opts.data,
-          opts.pred,
-          `--bem=${opts.bem}`,
-        ],
+      const [deno, ...args] = denoRunArgv(
+        `${REPO_ROOT}/pipeline/evaluate.ts`,
+        [opts.data, opts.pred, `--bem=${opts.bem}`],
+        {
+          read: [opts.data, opts.pred, opts.bem!, `${REPO_ROOT}/data/bert`],
+          ffi: opts.bemFfi ? [opts.bemFfi] : true,
+        },
+      );
+      const out = await new Deno.Command(deno, {
+        args,
         stdin: "null",
         stdout: "piped",
         stderr: "inherit",
@@ -158,14 +168,26 @@ const bemScore = (opts: EvalOptions) =>
  * ```ts
  * import { Effect } from "effect";
  * import { evalPredictions } from "./_run_task.ts";
- * // await Effect.runPromise(evalPredictions({ data: "d.json", pred: "p.json", out: "r.json" }));
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.json`, JSON.stringify({ version: "1.1", data: [{
+ *   title: "T", paragraphs: [{ context: "Paris is in France.", qas: [{ id: "q1",
+ *     question: "Where is Paris?", answers: [{ text: "France", answer_start: 12 }] }] }],
+ * }] }));
+ * await Deno.writeTextFile(`${dir}/p.json`, JSON.stringify({ q1: "in France" }));
+ * const r = await Effect.runPromise(evalPredictions({
+ *   data: `${dir}/d.json`, pred: `${dir}/p.json`, out: `${dir}/r.json`,
+ * }));
+ * if (r.exact_match !== 0 || Math.abs(r.f1 - 200 / 3) > 1e-9 || r.answered !== 1) {
+ *   throw new Error(JSON.stringify(r));
+ * }
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export const evalPredictions = (opts: EvalOptions) =>
   Effect.gen(function* () {
     const ev = yield* evaluate({ data: opts.data, predictions: opts.pred });
     const r = ev.result as { exact_match: number; f1: number; total?: number; answered?: number };
-    const bem = opts.bem !== undefined ? yield* bemScore(opts) : undefined;
+    const bem = opts.bem !== undefined ? yield* bemByEvaluateProcess(opts) : undefined;
     const record: EvalRecord = {
       exact_match: r.exact_match,
       f1: r.f1,
@@ -212,9 +234,9 @@ if (import.meta.main) {
             return yield* Effect.fail(new UsageError("--data and --out are required"));
           }
           const r = yield* prepareDataset({
-            data: a.flags["data"] as string,
-            out: a.flags["out"] as string,
-            articles: parseArticles(a.flags["articles"] as string | undefined),
+            data: a.flags.data,
+            out: a.flags.out,
+            articles: parseArticles(a.flags.articles),
           });
           console.error(
             `prepare: ${r.articles} articles, ${r.paragraphs} paragraphs, ${r.questions} questions`,
@@ -248,12 +270,12 @@ if (import.meta.main) {
             return yield* Effect.fail(new UsageError("--data, --pred and --out are required"));
           }
           const r = yield* evalPredictions({
-            data: a.flags["data"] as string,
-            pred: a.flags["pred"] as string,
-            out: a.flags["out"] as string,
-            bem: a.flags["bem"] as string | undefined,
-            bemReport: a.flags["bem-report"] as "accuracy" | "score" | undefined,
-            bemFfi: a.flags["bem-ffi"] as string | undefined,
+            data: a.flags.data,
+            pred: a.flags.pred,
+            out: a.flags.out,
+            bem: a.flags.bem,
+            bemReport: a.flags["bem-report"],
+            bemFfi: a.flags["bem-ffi"],
           });
           console.error(`eval: ${JSON.stringify(r)}`);
         }),

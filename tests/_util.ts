@@ -4,9 +4,11 @@
  *
  * @module
  */
+import { REPO_ROOT } from "../io/repo.ts";
+import { denoRunArgv } from "../runs/sandbox.ts";
 
 /** Repository root (absolute, no trailing slash). */
-export const ROOT: string = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+export const ROOT: string = REPO_ROOT;
 
 /** The bundled SQuAD v1.1 dev set. */
 export const DEV_GZ: string = `${ROOT}/data/dev-v1.1.json.gz`;
@@ -58,16 +60,23 @@ export interface RunResult {
 }
 
 /**
- * Runs `deno run -A <script> ...args` from the repository root; `stdin`
- * is piped in when given.
+ * Runs `deno run -A <script> ...args` from the repository root (or with
+ * the given permission flags instead of `-A`; the command line comes from
+ * `runs/sandbox.ts`); `stdin` is piped in when given.
  */
 export async function runStage(
   script: string,
   args: readonly string[],
   opts: { stdin?: Uint8Array | string; permissions?: readonly string[] } = {},
 ): Promise<RunResult> {
-  const cmd = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...(opts.permissions ?? ["-A"]), `${ROOT}/${script}`, ...args],
+  const [deno, ...argv] = denoRunArgv(
+    `${ROOT}/${script}`,
+    args,
+    opts.permissions ? { flags: opts.permissions } : { all: true },
+    { config: null, prompt: true },
+  );
+  const cmd = new Deno.Command(deno, {
+    args: argv,
     cwd: ROOT,
     stdin: opts.stdin === undefined ? "null" : "piped",
     stdout: "piped",

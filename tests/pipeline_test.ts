@@ -3,7 +3,7 @@
  * with narrowed permissions, resumable dumps, shell pipes, `full`.
  */
 import { assert, assertEquals, assertMatch } from "./_assert.ts";
-import { encoderPermissions } from "../pipeline/full.ts";
+import { encoderPermissions } from "../runs/mod.ts";
 import { SPARSE_PI_MODEL } from "../encoders/sparse_pi/encoder.ts";
 import { devJson, listDir, ROOT, runStage } from "./_util.ts";
 

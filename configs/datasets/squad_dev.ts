@@ -6,6 +6,7 @@
  * ```ts
  * import { squadDev } from "./squad_dev.ts";
  * const firstTen = { ...squadDev, abbr: "squad-dev-10", reader: { articles: [0, 10] } };
+ * if (firstTen.path !== squadDev.path) throw new Error("a spread keeps the path");
  * ```
  *
  * @module

@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { squadDevMini } from "./squad_dev_mini.ts";
- * squadDevMini.reader?.articles; // [8, 11]
+ * if (squadDevMini.reader?.articles?.join() !== "8,11") throw new Error("wrong range");
  * ```
  *
  * @module

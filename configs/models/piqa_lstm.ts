@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { piqaLstm } from "./piqa_lstm.ts";
- * piqaLstm.encoder; // "piqa-lstm"
+ * if (piqaLstm.encoder !== "piqa-lstm") throw new Error("wrong encoder");
  * ```
  *
  * @module

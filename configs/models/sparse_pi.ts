@@ -8,6 +8,7 @@
  * ```ts
  * import { sparsePi } from "./sparse_pi.ts";
  * const big = { ...sparsePi, abbr: "sparse-pi-b128", batch: { context: 128, question: 1024 } };
+ * if (big.encoder !== "sparse-pi") throw new Error("a spread keeps the encoder");
  * ```
  *
  * @module

@@ -1,5 +1,5 @@
 /**
- * The config loader process behind `pipeline/run.ts`: imports a config
+ * The config loader process behind `runs/load.ts`: imports a config
  * module and prints it as one JSON line on stdout (`{"ok": config}` or
  * `{"error": message}`). It runs in its own Deno process with read
  * permission only, so a config module cannot write, run programs, use the
@@ -9,7 +9,7 @@
  * `URL` values (`new URL("x", import.meta.url)`) become file paths;
  * functions, symbols and other non-data values are reported by path.
  *
- * Usage: `deno run --no-prompt --allow-read pipeline/_run_load.ts <config.ts>`
+ * Usage: `deno run --no-prompt --allow-read runs/config_loader.ts <config.ts>`
  *
  * @module
  */
@@ -23,8 +23,11 @@ export const NON_DATA = "$phraseval-non-data";
  *
  * @example
  * ```ts
- * import { toData } from "./_run_load.ts";
- * toData({ path: new URL("file:///d/x.json") }); // { path: "/d/x.json" }
+ * import { toData } from "./config_loader.ts";
+ * const d = toData({ path: new URL("file:///d/x.json"), f: () => 1 });
+ * if (JSON.stringify(d) !== '{"path":"/d/x.json","f":{"$phraseval-non-data":"function"}}') {
+ *   throw new Error(JSON.stringify(d));
+ * }
  * ```
  */
 export function toData(v: unknown, seen: Set<unknown> = new Set()): unknown {

@@ -9,14 +9,12 @@
  * @module
  */
 import { Effect } from "effect";
-import { assert, assertEquals, assertMatch, assertStringIncludes } from "./_assert.ts";
-import { ROOT } from "./_util.ts";
-import { evaluate } from "../pipeline/evaluate.ts";
-import { expandReuseFlag } from "../pipeline/run.ts";
-import { findImportCycle } from "../pipeline/_run_config.ts";
-import { partitions } from "../pipeline/_run_plan.ts";
-import { expandArrayString, shellQuote } from "../pipeline/_run_slurm.ts";
-import { formatSummary } from "../pipeline/_run_table.ts";
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
+import { ROOT } from "../_util.ts";
+import { evaluate } from "../../pipeline/evaluate.ts";
+import { expandReuseFlag } from "../../pipeline/run.ts";
+import { findImportCycle, formatSummary, partitions } from "../../runs/mod.ts";
+import { expandArrayString, shellQuote } from "../../runs/mod.ts";
 
 /** The permissions of `deno task run`. */
 const RUN_PERMS = ["--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];

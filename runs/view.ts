@@ -1,15 +1,15 @@
 /**
- * What `pipeline/run.ts` shows: on a terminal a live table of the tasks
+ * What a run shows while it runs: on a terminal a live table of the tasks
  * (pending / running / done / failed, with elapsed time) redrawn in place on
  * stderr; otherwise one plain line per state change. A failed attempt
- * always prints its last log lines. Also the plan table of `--dry-run` and
- * the summary table (dataset × model × EM/F1/BEM) in txt, Markdown and CSV.
+ * always prints its last log lines.
  *
  * @module
  */
-import type { TaskEvent, TaskStatus } from "./_run_exec.ts";
-import { logTail } from "./_run_exec.ts";
-import type { Task } from "./_run_plan.ts";
+import { logTail } from "./logs.ts";
+import type { TaskEvent, TaskStatus } from "./status.ts";
+import { textTable } from "./table.ts";
+import type { Task } from "./task.ts";
 
 /** Seconds as `12.3s` / `4m05s` / `1h02m`. */
 export function formatElapsed(ms: number): string {
@@ -26,22 +26,6 @@ export function describeTask(t: Task): string {
   const part = t.part ? ` ${t.part.index + 1}/${t.part.count}` : "";
   const range = t.part && t.range ? ` [${t.range[0]}:${t.range[1]})` : "";
   return `${t.stage} ${who}${part}${range}`;
-}
-
-/**
- * Renders rows as an aligned text table.
- *
- * @example
- * ```ts
- * import { textTable } from "./_run_table.ts";
- * textTable(["a", "b"], [["1", "22"]]); // ["a  b", "-  --", "1  22"]
- * ```
- */
-export function textTable(head: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (r: readonly string[]) =>
-    r.map((c, i) => (c ?? "").padEnd(w[i])).join("  ").trimEnd();
-  return [line(head), line(w.map((n) => "-".repeat(n))), ...rows.map(line)];
 }
 
 const STATE_ORDER = ["running", "failed", "pending", "blocked", "cancelled", "done", "skipped"];
@@ -216,53 +200,4 @@ export class ProgressView {
     this.sink.write(lines.join("\n") + "\n");
     this.#drawn = lines.length;
   }
-}
-
-/** A row of the summary: one model on one dataset. */
-export interface SummaryRow {
-  /** Dataset abbr. */
-  readonly dataset: string;
-  /** Model abbr. */
-  readonly model: string;
-  /** Exact match (0..100), or `null` when there is no result. */
-  readonly em: number | null;
-  /** F1 (0..100), or `null`. */
-  readonly f1: number | null;
-  /** BEM (0..100); `undefined` when not configured, `null` when missing. */
-  readonly bem: number | null | undefined;
-}
-
-/**
- * The summary table as txt (aligned), Markdown and CSV. A metric that is not
- * configured is `-`; a missing result is `n/a`.
- *
- * @example
- * ```ts
- * import { formatSummary } from "./_run_table.ts";
- * formatSummary([{ dataset: "d", model: "m", em: 50, f1: 60.5, bem: undefined }]).csv;
- * // "dataset,model,em,f1,bem\nd,m,50,60.5,-\n"
- * ```
- */
-export function formatSummary(rows: readonly SummaryRow[]): {
-  txt: string;
-  md: string;
-  csv: string;
-} {
-  const head = ["dataset", "model", "EM", "F1", "BEM"];
-  const fmt = (v: number | null | undefined) =>
-    v === undefined ? "-" : v === null ? "n/a" : v.toFixed(2);
-  const raw = (v: number | null | undefined) =>
-    v === undefined ? "-" : v === null ? "n/a" : String(v);
-  const cells = rows.map((r) => [r.dataset, r.model, fmt(r.em), fmt(r.f1), fmt(r.bem)]);
-  const txt = textTable(head, cells).join("\n") + "\n";
-  const md = [
-    `| ${head.join(" | ")} |`,
-    `| --- | --- | ---: | ---: | ---: |`,
-    ...cells.map((c) => `| ${c.join(" | ")} |`),
-  ].join("\n") + "\n";
-  const csvCell = (s: string) => /[",\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-  const csv = ["dataset,model,em,f1,bem"].concat(
-    rows.map((r) => [r.dataset, r.model, raw(r.em), raw(r.f1), raw(r.bem)].map(csvCell).join(",")),
-  ).join("\n") + "\n";
-  return { txt, md, csv };
 }

@@ -11,8 +11,8 @@
  *
  * @module
  */
-import { assert, assertEquals, assertStringIncludes } from "./_assert.ts";
-import { ROOT } from "./_util.ts";
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { ROOT } from "../_util.ts";
 
 const RUN_PERMS = ["--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
 const PARTITION = Deno.env.get("SLURM_TEST_PARTITION") ?? "debug";

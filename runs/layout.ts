@@ -1,0 +1,75 @@
+/**
+ * Where a run keeps its files: the layout of a run folder (datasets, dumps,
+ * predictions, results, logs) and the folders it creates before its tasks
+ * start.
+ *
+ * @module
+ */
+import type { ResolvedDataset } from "./config.ts";
+import type { Plan, Stage } from "./task.ts";
+
+/** The folders and files of a run folder. */
+export interface RunLayout {
+  /** The run folder. */
+  readonly runDir: string;
+  /** A dataset's folder (what its `prepare` task writes). */
+  datasetDir(d: string): string;
+  /** The SQuAD file a dataset's later tasks read. */
+  data(ds: ResolvedDataset): string;
+  /** The context file of the split. */
+  contextFile(d: string): string;
+  /** The question file of the split. */
+  questionFile(d: string): string;
+  /** A model's context dump folder for a dataset. */
+  contextEmb(m: string, d: string): string;
+  /** A model's question dump folder for a dataset. */
+  questionEmb(m: string, d: string): string;
+  /** A model's prediction file for a dataset. */
+  prediction(m: string, d: string): string;
+  /** A model's result file for a dataset. */
+  result(m: string, d: string): string;
+  /** A task's log file. */
+  log(stage: Stage, m: string | null, d: string, part: number | null): string;
+}
+
+/**
+ * The layout of the run folder `runDir`.
+ *
+ * @example
+ * ```ts
+ * import { runLayout } from "./layout.ts";
+ * const L = runLayout("/w/r");
+ * if (L.prediction("m", "d") !== "/w/r/predictions/m/d.json") throw new Error();
+ * if (L.log("encode_context", "m", "d", 2) !== "/w/r/logs/encode_context/m/d.2.log") throw new Error();
+ * ```
+ */
+export function runLayout(runDir: string): RunLayout {
+  return {
+    runDir,
+    datasetDir: (d) => `${runDir}/datasets/${d}`,
+    data: (ds) => ds.articles ? `${runDir}/datasets/${ds.abbr}/data.json` : ds.path,
+    contextFile: (d) => `${runDir}/datasets/${d}/context.json`,
+    questionFile: (d) => `${runDir}/datasets/${d}/question.json`,
+    contextEmb: (m, d) => `${runDir}/dumps/${m}/${d}/context_emb`,
+    questionEmb: (m, d) => `${runDir}/dumps/${m}/${d}/question_emb`,
+    prediction: (m, d) => `${runDir}/predictions/${m}/${d}.json`,
+    result: (m, d) => `${runDir}/results/${m}/${d}.json`,
+    log: (stage, m, d, part) =>
+      `${runDir}/logs/${stage}/${m === null ? "" : `${m}/`}${d}${
+        part === null ? "" : `.${part}`
+      }.log`,
+  };
+}
+
+/** The folders of a run's tasks, created before they start (logs and outputs of every task, inside the run folder). */
+export function runFolders(plan: Plan, layout: RunLayout = runLayout(plan.runDir)): string[] {
+  const L = layout;
+  const dirs = new Set<string>();
+  for (const t of plan.tasks) {
+    dirs.add(t.log.slice(0, t.log.lastIndexOf("/")));
+    if (t.stage === "prepare") dirs.add(L.datasetDir(t.dataset));
+    if (t.check.kind !== "files") dirs.add(t.check.dir);
+    else for (const f of t.check.files) dirs.add(f.slice(0, f.lastIndexOf("/")));
+  }
+  return [...dirs].filter((d) => d.startsWith(plan.runDir + "/"));
+}

@@ -1,0 +1,120 @@
+/**
+ * The `runs/` room: evaluation runs from config files (config schema,
+ * loading, partitioning, task plans, the local and Slurm runners, the
+ * progress view and summaries) and the one sandbox module that builds
+ * every permission-narrowed `deno run` command line.
+ *
+ * @example
+ * ```ts
+ * import { encoderPermissions, partitions } from "./mod.ts";
+ * if (partitions(3, 2).length !== 2) throw new Error();
+ * if (!encoderPermissions({ input: "/i", out: "/o", files: [] })[0].startsWith("--allow-read=")) {
+ *   throw new Error();
+ * }
+ * ```
+ *
+ * @module
+ */
+export {
+  BatchSizesSchema,
+  BemOptionsSchema,
+  DatasetSchema,
+  MetricName,
+  ModelSchema,
+  PathLike,
+  RunConfigSchema,
+} from "./schema.ts";
+export {
+  formatPath,
+  type Metric,
+  type ResolvedDataset,
+  type ResolvedModel,
+  type ResolvedRunConfig,
+  validateRunConfig,
+} from "./config.ts";
+export { findImportCycle } from "./imports.ts";
+export { loadRunConfig } from "./load.ts";
+export { NON_DATA, toData } from "./config_loader.ts";
+export { ORT_ADDON, probeOrtOnImport } from "./ort.ts";
+export {
+  denoRunArgv,
+  encoderGrants,
+  encoderPermissions,
+  type Grants,
+  permissionFlags,
+  type SandboxOptions,
+} from "./sandbox.ts";
+export {
+  type DatasetScan,
+  type Mode,
+  MODE_STAGES,
+  type OutputCheck,
+  type Plan,
+  type Stage,
+  STAGE_GROUPS,
+  type Task,
+} from "./task.ts";
+export { partitions } from "./partition.ts";
+export { runFolders, type RunLayout, runLayout } from "./layout.ts";
+export { type PlanOptions, planRun, scanDataset } from "./plan.ts";
+export { firstMissing, taskComplete } from "./complete.ts";
+export {
+  newStatus,
+  type Runner,
+  type RunnerContext,
+  type TaskEvent,
+  type TaskState,
+  type TaskStatus,
+} from "./status.ts";
+export { appendLog, lastExitStatus, lastProgress, logTail } from "./logs.ts";
+export { endAttempt, executePlan, type ExecuteResult } from "./execute.ts";
+export {
+  type Child,
+  type CmdOut,
+  exitCode,
+  runCommand,
+  signalChild,
+  SpawnError,
+  type SpawnOptions,
+  spawnScoped,
+  stopChild,
+} from "./process.ts";
+export { LocalRunner } from "./local.ts";
+export {
+  arrayScript,
+  checkSlurm,
+  expandArrayString,
+  shellQuote,
+  type SlurmOptions,
+  SlurmRunner,
+} from "./slurm.ts";
+export {
+  describeTask,
+  formatElapsed,
+  ProgressView,
+  renderStatusTable,
+  stderrSink,
+  type ViewSink,
+} from "./view.ts";
+export { planTable, textTable } from "./table.ts";
+export { formatSummary, readSummary, type SummaryRow } from "./summary.ts";
+export { RunError } from "./errors.ts";
+export { run, RUN_DEFAULTS, type RunOptions, type RunResult } from "./run.ts";
+export { chooseRunDir, timestamp } from "./run_dir.ts";
+export {
+  planSingleRun,
+  runStages,
+  SINGLE_STAGE_NAMES,
+  singleRunConfig,
+  singleRunLayout,
+  taskDetail,
+  taskSeconds,
+} from "./single.ts";
+export {
+  formatSingleRunSummary,
+  type FullSummary,
+  OFFICIAL_SPLIT_SHA256,
+  type SingleRunFacts,
+  singleRunSummary,
+  type StagePermissions,
+} from "./single_summary.ts";

@@ -1,0 +1,287 @@
+/**
+ * The planner of a run: turns a validated run config into the tasks of a
+ * run folder. For each dataset one `prepare` task (take the configured
+ * articles, then the PI-SQuAD split); for each (model, dataset) pair the
+ * encoding split into `encode_context` / `encode_question` tasks of at most
+ * N paragraphs / questions each (`--range A:B`), then one `merge` and one
+ * `eval` task. Every task is a Deno command line from `sandbox.ts` with
+ * permissions narrowed to its inputs and its output folder, writes
+ * atomically and skips complete files, so running it twice is safe. A task
+ * is complete when its output files are (see `complete.ts`).
+ *
+ * @module
+ */
+import { Effect, Stream } from "effect";
+import { InputError } from "../io/errors.ts";
+import { REPO_ROOT } from "../io/repo.ts";
+import { squadArticles } from "../io/squad.ts";
+import type { ResolvedDataset, ResolvedRunConfig } from "./config.ts";
+import { type RunLayout, runLayout } from "./layout.ts";
+import { partitions } from "./partition.ts";
+import { denoRunArgv, encoderGrants, type Grants } from "./sandbox.ts";
+import { type DatasetScan, type Plan, type Stage, STAGE_GROUPS, type Task } from "./task.ts";
+
+/**
+ * Reads the paragraph and question ids of a dataset (its article range
+ * only), streaming.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { REPO_ROOT } from "../io/repo.ts";
+ * import { scanDataset } from "./plan.ts";
+ * const s = await Effect.runPromise(scanDataset({
+ *   abbr: "d", type: "squad", path: `${REPO_ROOT}/data/dev-v1.1.json.gz`, articles: [8, 10],
+ *   metrics: ["em", "f1"], bem: null,
+ * }));
+ * if (s.paragraphIds.length !== 47 || s.questionIds.length !== 232) throw new Error();
+ * ```
+ */
+export const scanDataset = (ds: ResolvedDataset): Effect.Effect<DatasetScan, InputError> =>
+  Effect.gen(function* () {
+    const [start, end] = ds.articles ?? [0, Infinity];
+    const paragraphIds: string[] = [];
+    const questionIds: string[] = [];
+    let articles = 0;
+    yield* squadArticles(ds.path, { context: "optional", qas: "optional" }).pipe(
+      Stream.takeWhile((a) => a.index < end),
+      Stream.runForEach((a) =>
+        Effect.sync(() => {
+          if (a.index < start) return;
+          articles++;
+          for (const p of a.paragraphs) {
+            paragraphIds.push(p.id);
+            for (const q of p.questions) questionIds.push(q.id);
+          }
+        })
+      ),
+      Effect.mapError((e) =>
+        e instanceof InputError
+          ? e
+          : new InputError({ file: ds.path, where: "", message: e.message })
+      ),
+    );
+    if (ds.articles && articles < end - start) {
+      return yield* Effect.fail(
+        new InputError({
+          file: ds.path,
+          where: `dataset ${ds.abbr}`,
+          message: `articles [${start}, ${end}) asked, the file has ${start + articles}`,
+        }),
+      );
+    }
+    return { abbr: ds.abbr, articles, paragraphIds, questionIds };
+  });
+
+/** Options of {@linkcode planRun}. */
+export interface PlanOptions {
+  /** The run folder (absolute). */
+  readonly runDir: string;
+  /** Items per encode task. */
+  readonly maxPartitionSize: number;
+  /** The Deno binary tasks run with (default: this one). */
+  readonly deno?: string;
+  /** BEM: the ONNX Runtime addon its process may load (`--allow-ffi=`). */
+  readonly bemFfi?: string;
+  /** Encoders: the ONNX Runtime addon every encoder process must be allowed to load (see `probeOrtOnImport` in `ort.ts`). */
+  readonly ortFfi?: string;
+  /** Where the files go (default: {@linkcode runLayout} of `runDir`). */
+  readonly layout?: RunLayout;
+}
+
+/**
+ * Plans every task of a run (all stages; `--mode` chooses which run).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { REPO_ROOT } from "../io/repo.ts";
+ * import { loadRunConfig } from "./load.ts";
+ * import { planRun } from "./plan.ts";
+ * const cfg = await Effect.runPromise(loadRunConfig(`${REPO_ROOT}/configs/eval_two_models_mini.ts`));
+ * const plan = await Effect.runPromise(planRun(cfg, { runDir: "/tmp/r", maxPartitionSize: 32 }));
+ * // 1 prepare + 2 models × (3 context + 15 question partitions + merge + eval)
+ * if (plan.tasks.length !== 41 || plan.tasks[0].id !== "prepare/squad-dev-mini") {
+ *   throw new Error(`${plan.tasks.length} tasks`);
+ * }
+ * ```
+ */
+export const planRun = (
+  config: ResolvedRunConfig,
+  opts: PlanOptions,
+): Effect.Effect<Plan, InputError> =>
+  Effect.gen(function* () {
+    const L = opts.layout ?? runLayout(opts.runDir);
+    const deno = opts.deno ?? Deno.execPath();
+    const denoRun = (grants: Grants, script: string, args: readonly string[]) =>
+      denoRunArgv(`${REPO_ROOT}/pipeline/${script}`, args, grants, { deno });
+    const scans: DatasetScan[] = [];
+    for (const ds of config.datasets) scans.push(yield* scanDataset(ds));
+    const tasks: Task[] = [];
+    const size = opts.maxPartitionSize;
+    for (const [di, ds] of config.datasets.entries()) {
+      const scan = scans[di];
+      const dir = L.datasetDir(ds.abbr);
+      const prepareId = `prepare/${ds.abbr}`;
+      const outs = [L.contextFile(ds.abbr), L.questionFile(ds.abbr)];
+      if (ds.articles) outs.unshift(L.data(ds));
+      tasks.push({
+        id: prepareId,
+        stage: "prepare",
+        model: null,
+        dataset: ds.abbr,
+        part: null,
+        range: ds.articles,
+        items: scan.articles,
+        unit: "articles",
+        argv: denoRun(
+          { read: [ds.path, dir], write: [dir] },
+          "_run_task.ts",
+          [
+            "prepare",
+            `--data=${ds.path}`,
+            `--out=${dir}`,
+            ...(ds.articles ? [`--articles=${ds.articles[0]}:${ds.articles[1]}`] : []),
+          ],
+        ),
+        log: L.log("prepare", null, ds.abbr, null),
+        watch: [dir],
+        check: { kind: "files", files: outs },
+        deps: [],
+        gres: null,
+      });
+    }
+    for (const m of config.models) {
+      const gres = m.device === "cuda" ? "gpu:1" : null;
+      const common = [
+        `--encoder=${m.encoder}`,
+        ...(m.model !== null ? [`--model=${m.model}`] : []),
+        ...(m.sparse ? ["--sparse"] : []),
+        ...(m.dtype !== null ? [`--dtype=${m.dtype}`] : []),
+        ...(m.device !== "cpu" ? [`--device=${m.device}`] : []),
+        ...(m.threads !== null ? [`--threads=${m.threads}`] : []),
+      ];
+      for (const [di, ds] of config.datasets.entries()) {
+        const scan = scans[di];
+        const prepareId = `prepare/${ds.abbr}`;
+        const encodeIds: string[] = [];
+        for (const half of ["context", "question"] as const) {
+          const stage: Stage = half === "context" ? "encode_context" : "encode_question";
+          const ids = half === "context" ? scan.paragraphIds : scan.questionIds;
+          const input = half === "context" ? L.contextFile(ds.abbr) : L.questionFile(ds.abbr);
+          const out = half === "context"
+            ? L.contextEmb(m.abbr, ds.abbr)
+            : L.questionEmb(m.abbr, ds.abbr);
+          const files = half === "context" ? m.contextFiles : m.questionFiles;
+          const batch = half === "context" ? m.batch.context : m.batch.question;
+          const parts = partitions(ids.length, size);
+          for (const [pi, [a, b]] of parts.entries()) {
+            const id = `${stage}/${m.abbr}/${ds.abbr}/${pi}`;
+            encodeIds.push(id);
+            tasks.push({
+              id,
+              stage,
+              model: m.abbr,
+              dataset: ds.abbr,
+              part: { index: pi, count: parts.length },
+              range: [a, b],
+              items: b - a,
+              unit: half === "context" ? "paragraphs" : "questions",
+              argv: denoRun(
+                {
+                  ...encoderGrants({ input, out, files }),
+                  flags: [
+                    ...m.permissions,
+                    ...(opts.ortFfi && !m.permissions.some((p) => p.startsWith("--allow-ffi"))
+                      ? [`--allow-ffi=${opts.ortFfi}`]
+                      : []),
+                  ],
+                },
+                `embed_${half}.ts`,
+                [
+                  input,
+                  out,
+                  ...common,
+                  ...(batch !== null ? [`--batch=${batch}`] : []),
+                  `--range=${a}:${b}`,
+                ],
+              ),
+              log: L.log(stage, m.abbr, ds.abbr, pi),
+              watch: [out],
+              check: { kind: half, dir: out, ids: ids.slice(a, b) },
+              deps: [prepareId],
+              gres,
+            });
+          }
+        }
+        const data = L.data(ds);
+        const pred = L.prediction(m.abbr, ds.abbr);
+        const predDir = pred.slice(0, pred.lastIndexOf("/"));
+        const cEmb = L.contextEmb(m.abbr, ds.abbr);
+        const qEmb = L.questionEmb(m.abbr, ds.abbr);
+        const mergeId = `merge/${m.abbr}/${ds.abbr}`;
+        tasks.push({
+          id: mergeId,
+          stage: "merge",
+          model: m.abbr,
+          dataset: ds.abbr,
+          part: null,
+          range: null,
+          items: scan.questionIds.length,
+          unit: "questions",
+          argv: denoRun(
+            { read: [data, cEmb, qEmb, predDir], write: [predDir] },
+            "merge.ts",
+            [data, cEmb, qEmb, pred, ...(m.sparse ? ["--sparse"] : [])],
+          ),
+          log: L.log("merge", m.abbr, ds.abbr, null),
+          watch: [predDir],
+          check: { kind: "files", files: [pred] },
+          deps: [prepareId, ...encodeIds],
+          gres: null,
+        });
+        const result = L.result(m.abbr, ds.abbr);
+        const resDir = result.slice(0, result.lastIndexOf("/"));
+        const bem = ds.bem;
+        tasks.push({
+          id: `eval/${m.abbr}/${ds.abbr}`,
+          stage: "eval",
+          model: m.abbr,
+          dataset: ds.abbr,
+          part: null,
+          range: null,
+          items: scan.questionIds.length,
+          unit: "questions",
+          argv: denoRun(
+            {
+              read: [data, pred, resDir, ...(bem ? [deno] : [])],
+              write: [resDir],
+              run: bem ? [deno] : undefined,
+            },
+            "_run_task.ts",
+            [
+              "eval",
+              `--data=${data}`,
+              `--pred=${pred}`,
+              `--out=${result}`,
+              ...(bem
+                ? [
+                  `--bem=${bem.model}`,
+                  `--bem-report=${bem.report}`,
+                  ...(opts.bemFfi ? [`--bem-ffi=${opts.bemFfi}`] : []),
+                ]
+                : []),
+            ],
+          ),
+          log: L.log("eval", m.abbr, ds.abbr, null),
+          watch: [resDir],
+          check: { kind: "files", files: [result] },
+          deps: [mergeId],
+          gres: null,
+        });
+      }
+    }
+    const order = (s: Stage) => STAGE_GROUPS.findIndex((g) => g.includes(s));
+    tasks.sort((x, y) => order(x.stage) - order(y.stage));
+    return { runDir: opts.runDir, config, scans, tasks, maxPartitionSize: size };
+  });

@@ -1,0 +1,168 @@
+/**
+ * A child process as an Effect resource: started by
+ * {@linkcode spawnScoped}, stopped (SIGTERM, then SIGKILL after a grace
+ * period) and awaited when its scope closes, so a fiber that is
+ * interrupted or fails never leaves its child running. Also
+ * {@linkcode runCommand}: a short command with a timeout, output collected.
+ *
+ * @module
+ */
+import { Data, Effect, Option, type Scope } from "effect";
+
+/** A child process could not be started. */
+export class SpawnError extends Data.TaggedError("SpawnError")<{
+  /** The program. */
+  readonly program: string;
+  /** The underlying error. */
+  readonly cause: unknown;
+}> {}
+
+/** A started child process. */
+export interface Child {
+  /** The Deno handle. */
+  readonly process: Deno.ChildProcess;
+  /** Its status, once it has exited. */
+  readonly status: Promise<Deno.CommandStatus>;
+  /** Whether it has exited. */
+  exited(): boolean;
+}
+
+/** The exit code of a status the way a shell reports it (`128 + signal` when killed). */
+export function exitCode(status: Deno.CommandStatus): number {
+  if (!status.signal) return status.code;
+  const n = ({ SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[
+    status.signal
+  ] ?? 0;
+  return 128 + n;
+}
+
+/** Sends `signal` to a child that may have exited already. */
+export function signalChild(c: Child, signal: Deno.Signal): void {
+  if (c.exited()) return;
+  try {
+    c.process.kill(signal);
+  } catch { /* gone */ }
+}
+
+/**
+ * Stops a child: nothing when it has exited, else SIGTERM, and SIGKILL when
+ * it is still running after `graceMs`; then waits for it.
+ */
+export const stopChild = (c: Child, graceMs = 3000): Effect.Effect<Deno.CommandStatus> =>
+  Effect.gen(function* () {
+    if (!c.exited()) {
+      signalChild(c, "SIGTERM");
+      const s = yield* Effect.promise(() => c.status).pipe(Effect.timeoutOption(graceMs));
+      if (Option.isNone(s)) signalChild(c, "SIGKILL");
+    }
+    return yield* Effect.promise(() => c.status);
+  });
+
+/** How {@linkcode spawnScoped} starts a child. */
+export interface SpawnOptions {
+  /** Where stdout goes (default `piped`). */
+  readonly stdout?: "piped" | "null" | "inherit";
+  /** Where stderr goes (default `piped`). */
+  readonly stderr?: "piped" | "null" | "inherit";
+  /** Environment variables to add. */
+  readonly env?: Record<string, string>;
+  /** Grace period (ms) between SIGTERM and SIGKILL when the scope closes early. */
+  readonly graceMs?: number;
+}
+
+/**
+ * Starts `argv` (`argv[0]` is the program) as a child process that is
+ * stopped and awaited when the scope closes.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { spawnScoped } from "./process.ts";
+ * const code = await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+ *   const c = yield* spawnScoped(["true"], { stdout: "null", stderr: "null" });
+ *   return (yield* Effect.promise(() => c.status)).code;
+ * })));
+ * if (code !== 0) throw new Error(String(code));
+ * ```
+ */
+export const spawnScoped = (
+  argv: readonly string[],
+  opts: SpawnOptions = {},
+): Effect.Effect<Child, SpawnError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: (): Child => {
+        const process = new Deno.Command(argv[0], {
+          args: argv.slice(1),
+          stdin: "null",
+          stdout: opts.stdout ?? "piped",
+          stderr: opts.stderr ?? "piped",
+          ...(opts.env ? { env: opts.env } : {}),
+        }).spawn();
+        let done = false;
+        const status = process.status.then((s) => {
+          done = true;
+          return s;
+        });
+        return { process, status, exited: () => done };
+      },
+      catch: (cause) => new SpawnError({ program: argv[0], cause }),
+    }),
+    (c) => stopChild(c, opts.graceMs),
+  );
+
+/** Result of {@linkcode runCommand}. */
+export interface CmdOut {
+  /** Exit code (124: timed out and killed; 127: not found; 126: cannot start). */
+  readonly code: number;
+  /** Standard output. */
+  readonly stdout: string;
+  /** Standard error. */
+  readonly stderr: string;
+}
+
+/**
+ * Runs a command to its end (at most `timeoutMs`, then it is killed and the
+ * code is 124) and collects its output. Never fails: a missing program is
+ * code 127.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { runCommand } from "./process.ts";
+ * const r = await Effect.runPromise(runCommand("echo", ["hi"]));
+ * if (r.code !== 0 || r.stdout !== "hi\n") throw new Error(JSON.stringify(r));
+ * const none = await Effect.runPromise(runCommand("no-such-program-here", []));
+ * if (none.code !== 127) throw new Error(JSON.stringify(none));
+ * ```
+ */
+export const runCommand = (
+  program: string,
+  args: readonly string[],
+  timeoutMs = 30000,
+): Effect.Effect<CmdOut> =>
+  Effect.scoped(Effect.gen(function* () {
+    const c = yield* spawnScoped([program, ...args], { graceMs: 0 });
+    const d = new TextDecoder();
+    const out = Effect.promise(async () => {
+      const [stdout, stderr, status] = await Promise.all([
+        new Response(c.process.stdout).text(),
+        new Response(c.process.stderr).text(),
+        c.status,
+      ]);
+      return { code: status.code, stdout, stderr };
+    });
+    const r = yield* out.pipe(Effect.timeoutOption(timeoutMs));
+    if (Option.isSome(r)) return r.value;
+    signalChild(c, "SIGKILL");
+    return { code: 124, stdout: "", stderr: d.decode() };
+  })).pipe(
+    Effect.catchTag("SpawnError", (e) =>
+      Effect.succeed({
+        code: e.cause instanceof Deno.errors.NotFound ? 127 : 126,
+        stdout: "",
+        stderr: e.cause instanceof Deno.errors.NotFound
+          ? `${program}: not found`
+          : `${program}: ${e.cause instanceof Error ? e.cause.message : e.cause}`,
+      })),
+  );

@@ -1,0 +1,298 @@
+/**
+ * A run from a config file, in the style of OpenCompass (`deno task run`,
+ * see `pipeline/run.ts`): load the config, choose the run folder, plan the
+ * tasks, run them (local processes or Slurm job arrays), record the
+ * invocation in `runs.jsonl` and write the summary table.
+ *
+ * Everything goes to `<work-dir>/<YYYYMMDD_HHMMSS>/` (`outputs/` by
+ * default): `configs/` (the resolved config), `logs/` (one file a task),
+ * `datasets/`, `dumps/<model>/<dataset>/{context_emb,question_emb}`,
+ * `predictions/<model>/<dataset>.json`, `results/<model>/<dataset>.json`,
+ * `summary/summary.{csv,md,txt}` and `runs.jsonl` (one line per invocation:
+ * which tasks ran, were skipped, failed). Reusing a run folder runs only
+ * the tasks whose outputs are incomplete.
+ *
+ * @module
+ */
+import { Effect, Exit, Fiber } from "effect";
+import { InputError, UsageError } from "../io/errors.ts";
+import { displayPath } from "./_fs.ts";
+import { chooseRunDir } from "./run_dir.ts";
+import type { ResolvedRunConfig } from "./config.ts";
+import { RunError } from "./errors.ts";
+import { executePlan } from "./execute.ts";
+import { runFolders } from "./layout.ts";
+import { loadRunConfig } from "./load.ts";
+import { LocalRunner } from "./local.ts";
+import { ORT_ADDON, probeOrtOnImport } from "./ort.ts";
+import { planRun } from "./plan.ts";
+import { checkSlurm, SlurmRunner } from "./slurm.ts";
+import { newStatus, type Runner, type RunnerContext, type TaskStatus } from "./status.ts";
+import { formatSummary, readSummary, type SummaryRow } from "./summary.ts";
+import { planTable } from "./table.ts";
+import { ProgressView, stderrSink, type ViewSink } from "./view.ts";
+import { type Mode, MODE_STAGES, type Plan } from "./task.ts";
+
+/** Defaults of the runner flags (a config may override them, flags override both). */
+export const RUN_DEFAULTS = {
+  maxPartitionSize: 2000,
+  taskTimeout: 1800,
+  retries: 2,
+} as const;
+
+/** Options of {@linkcode run}. */
+export interface RunOptions {
+  /** The run config module. */
+  readonly config: string;
+  /** Items per encode task. */
+  readonly maxPartitionSize?: number;
+  /** Local: processes at once; Slurm: array throttle (`%N`). */
+  readonly maxWorkers?: number;
+  /** Run on Slurm. */
+  readonly slurm?: boolean;
+  /** Slurm partition. */
+  readonly partition?: string;
+  /** Reuse a run folder: `"latest"` or its name (`YYYYMMDD_HHMMSS`) or path. */
+  readonly reuse?: string;
+  /** Which stages run (default `all`). */
+  readonly mode?: Mode;
+  /** Print the plan and stop (nothing is created). */
+  readonly dryRun?: boolean;
+  /** Parent of the run folders (default: the config's `workDir`, else `outputs`). */
+  readonly workDir?: string;
+  /** Seconds without progress before a task is killed. */
+  readonly taskTimeout?: number;
+  /** Extra attempts of a failed task. */
+  readonly retries?: number;
+  /** Where progress goes (default stderr). */
+  readonly sink?: ViewSink;
+  /** Where the plan and summary tables go (default stdout). */
+  readonly print?: (text: string) => void;
+  /**
+   * Aborting it stops the run: the running tasks are interrupted (their
+   * processes or Slurm jobs stopped and awaited), the run is recorded and
+   * fails with "interrupted" (the CLI wires SIGINT/SIGTERM to it).
+   * Interrupting the effect itself also stops every task.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** What {@linkcode run} did. */
+export interface RunResult {
+  /** The run folder (`null` on a dry run without `-r`: nothing was created). */
+  readonly runDir: string | null;
+  /** The plan. */
+  readonly plan: Plan;
+  /** The selected tasks' final states (empty on a dry run). */
+  readonly statuses: readonly TaskStatus[];
+  /** The summary rows (empty unless eval ran or was complete). */
+  readonly summary: readonly SummaryRow[];
+}
+
+const abs = (p: string) => p.startsWith("/") ? p : `${Deno.cwd()}/${p}`;
+
+/** Succeeds when `signal` is aborted. */
+const aborted = (signal: AbortSignal): Effect.Effect<void> =>
+  Effect.callback<void>((resume) => {
+    if (signal.aborted) return resume(Effect.void);
+    const on = () => resume(Effect.void);
+    signal.addEventListener("abort", on, { once: true });
+    return Effect.sync(() => signal.removeEventListener("abort", on));
+  });
+
+const tryDo = <A>(what: string, f: () => A) =>
+  Effect.try({
+    try: f,
+    catch: (e) =>
+      e instanceof UsageError || e instanceof InputError
+        ? e
+        : new RunError(`${what}: ${e instanceof Error ? e.message : e}`),
+  });
+
+/**
+ * Plans and runs a config (see the module notes). Fails with
+ * {@linkcode InputError} / {@linkcode UsageError} (exit 2) before anything
+ * is created, or with {@linkcode RunError} (exit 1) when tasks failed.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { REPO_ROOT } from "../io/repo.ts";
+ * import { run } from "./run.ts";
+ * // A dry run: the plan, nothing created.
+ * const r = await Effect.runPromise(run({
+ *   config: `${REPO_ROOT}/configs/eval_two_models_mini.ts`, dryRun: true, print: () => {},
+ * }));
+ * if (r.runDir !== null || r.plan.tasks[0].stage !== "prepare") throw new Error();
+ * ```
+ */
+export const run = (
+  opts: RunOptions,
+): Effect.Effect<RunResult, InputError | UsageError | RunError> =>
+  Effect.gen(function* () {
+    const print = opts.print ?? ((t: string) => console.log(t.replace(/\n$/, "")));
+    const mode = opts.mode ?? "all";
+    if (opts.partition !== undefined && !opts.slurm) {
+      return yield* Effect.fail(new UsageError("--partition needs --slurm"));
+    }
+    if ((mode === "merge" || mode === "eval") && opts.reuse === undefined && !opts.dryRun) {
+      return yield* Effect.fail(
+        new UsageError(`--mode ${mode} needs -r (a run folder with the earlier stages' outputs)`),
+      );
+    }
+    const config: ResolvedRunConfig = yield* loadRunConfig(opts.config);
+    if (opts.slurm) {
+      yield* checkSlurm(opts.partition ?? null);
+    }
+    const workDir = abs(opts.workDir ?? config.workDir ?? "outputs");
+    const runDir = yield* tryDo("run folder", () => chooseRunDir(workDir, opts.reuse));
+    const maxPartitionSize = opts.maxPartitionSize ?? config.maxPartitionSize ??
+      RUN_DEFAULTS.maxPartitionSize;
+    const timeoutS = opts.taskTimeout ?? config.taskTimeout ?? RUN_DEFAULTS.taskTimeout;
+    const retries = opts.retries ?? config.retries ?? RUN_DEFAULTS.retries;
+    const workersGiven = opts.maxWorkers ?? config.maxWorkers ?? null;
+    const maxWorkers = workersGiven ?? Math.max(1, navigator.hardwareConcurrency || 1);
+    for (const [k, v] of Object.entries({ maxPartitionSize, timeoutS, maxWorkers })) {
+      if (!(Number.isInteger(v) && v > 0)) {
+        return yield* Effect.fail(new UsageError(`${k} must be a positive integer, got ${v}`));
+      }
+    }
+    const selected = new Set(MODE_STAGES[mode]);
+    const encodes = selected.has("encode_context") || selected.has("encode_question");
+    const needsBem = selected.has("eval") && config.datasets.some((d) => d.bem !== null);
+    const ortFfi = encodes ? yield* probeOrtOnImport() : undefined;
+    const plan = yield* planRun(config, {
+      runDir,
+      maxPartitionSize,
+      ortFfi,
+      bemFfi: needsBem ? ORT_ADDON ?? undefined : undefined,
+    });
+    const runnerName = opts.slurm
+      ? `slurm${opts.partition ? ` (partition ${opts.partition})` : ""}${
+        workersGiven ? `, at most ${workersGiven} array tasks at once` : ""
+      }`
+      : `local, ${maxWorkers} worker${maxWorkers > 1 ? "s" : ""}`;
+    const header = `run: ${displayPath(config.file)} → ${displayPath(runDir)}${
+      opts.reuse !== undefined ? " (reused)" : ""
+    }: ${config.models.length} model(s) × ${config.datasets.length} dataset(s), ${plan.tasks.length} tasks, partitions of ${maxPartitionSize}, ${runnerName}, mode ${mode}`;
+    if (opts.dryRun) {
+      print([header, ...planTable(plan, opts.reuse !== undefined)].join("\n") + "\n");
+      return { runDir: opts.reuse !== undefined ? runDir : null, plan, statuses: [], summary: [] };
+    }
+    const sink = opts.sink ?? stderrSink();
+    const view = new ProgressView(sink);
+    view.message(header);
+    // Create the folders and record the resolved config.
+    yield* tryDo("run folder", () => {
+      for (const d of [`${runDir}/configs`, `${runDir}/summary`, ...runFolders(plan)]) {
+        Deno.mkdirSync(d, { recursive: true });
+      }
+      const saved = `${runDir}/configs/${config.name}.json`;
+      const record = JSON.stringify(
+        {
+          ...config,
+          run: {
+            runner: opts.slurm ? "slurm" : "local",
+            partition: opts.partition ?? null,
+            maxPartitionSize,
+            maxWorkers: workersGiven,
+            taskTimeout: timeoutS,
+            retries,
+          },
+        },
+        null,
+        2,
+      ) + "\n";
+      try {
+        const old = JSON.parse(Deno.readTextFileSync(saved));
+        const now = JSON.parse(record);
+        if (JSON.stringify({ ...old, run: null }) !== JSON.stringify({ ...now, run: null })) {
+          view.message(
+            `run: note: the config differs from the one saved in ${
+              displayPath(saved)
+            }; complete outputs are kept`,
+          );
+        }
+      } catch { /* first invocation */ }
+      Deno.writeTextFileSync(saved, record);
+    });
+    const runner: Runner = opts.slurm
+      ? new SlurmRunner({ partition: opts.partition ?? null, runDir, throttle: workersGiven })
+      : new LocalRunner();
+    const statuses: TaskStatus[] = [];
+    const ctx: RunnerContext = {
+      maxWorkers,
+      timeoutS,
+      retries,
+      notify: (st, ev) => view.event(st, ev),
+    };
+    const started = new Date().toISOString();
+    for (const t of plan.tasks) if (selected.has(t.stage)) statuses.push(newStatus(t));
+    view.start(statuses);
+    // The tasks run in a fiber of their own; the abort signal interrupts it
+    // (and waits until every task has stopped).
+    const exit = yield* Effect.gen(function* () {
+      const fiber = yield* Effect.forkChild(executePlan(plan.tasks, statuses, runner, ctx));
+      if (opts.signal !== undefined) {
+        const stop = yield* Effect.raceFirst(
+          Fiber.await(fiber).pipe(Effect.as(false)),
+          aborted(opts.signal).pipe(Effect.as(true)),
+        );
+        if (stop) yield* Fiber.interrupt(fiber);
+      }
+      return yield* Fiber.await(fiber);
+    }).pipe(Effect.ensuring(Effect.sync(() => view.stop())));
+    const interrupted = opts.signal?.aborted === true;
+    if (Exit.isFailure(exit) && !interrupted) {
+      return yield* Effect.fail(new RunError(`run: ${exit.cause}`));
+    }
+    const final = statuses;
+    const ids = (s: string) => final.filter((x) => x.state === s).map((x) => x.task.id);
+    const ran = final.filter((x) => x.attempts > 0).map((x) => x.task.id);
+    yield* tryDo("runs.jsonl", () =>
+      Deno.writeTextFileSync(
+        `${runDir}/runs.jsonl`,
+        JSON.stringify({
+          started,
+          ended: new Date().toISOString(),
+          runner: opts.slurm ? "slurm" : "local",
+          mode,
+          reuse: opts.reuse !== undefined,
+          interrupted,
+          ran,
+          attempts: Object.fromEntries(
+            final.filter((x) => x.attempts > 0).map((x) => [x.task.id, x.attempts]),
+          ),
+          skipped: ids("skipped"),
+          failed: ids("failed"),
+          blocked: ids("blocked"),
+          cancelled: ids("cancelled"),
+        }) + "\n",
+        { append: true },
+      ));
+    let summary: SummaryRow[] = [];
+    if (selected.has("eval")) {
+      summary = readSummary(plan);
+      const s = formatSummary(summary);
+      yield* tryDo("summary", () => {
+        Deno.writeTextFileSync(`${runDir}/summary/summary.txt`, s.txt);
+        Deno.writeTextFileSync(`${runDir}/summary/summary.md`, s.md);
+        Deno.writeTextFileSync(`${runDir}/summary/summary.csv`, s.csv);
+      });
+      print(s.txt);
+    }
+    print(`outputs: ${displayPath(runDir)}`);
+    if (interrupted) return yield* Effect.fail(new RunError("interrupted: tasks stopped"));
+    const bad = final.filter((x) => x.state !== "done" && x.state !== "skipped");
+    if (bad.length > 0) {
+      const f = bad.find((x) => x.state === "failed") ?? bad[0];
+      return yield* Effect.fail(
+        new RunError(
+          `${bad.length} of ${final.length} tasks did not finish (${f.task.id}: ${f.state}${
+            f.error ? `, ${f.error}` : ""
+          }); rerun with -r to retry only those`,
+        ),
+      );
+    }
+    return { runDir, plan, statuses: final, summary };
+  });

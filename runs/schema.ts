@@ -1,0 +1,139 @@
+/**
+ * The Schema of an evaluation-run config (`deno task run <config.ts>`): what
+ * a config module exports as `config`. The config types in
+ * `configs/types.ts` are derived from these schemas, so the checked shape
+ * and the typed shape are one.
+ *
+ * A path is a `URL` (`new URL("../data/x.json.gz", import.meta.url)`,
+ * resolved against the file that wrote it, so a spread keeps it right) or a
+ * string (absolute, or relative to the RUN config file being loaded). The
+ * loader turns `URL`s into path strings before validation.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect";
+ * import { RunConfigSchema } from "./schema.ts";
+ * const ok = Schema.is(RunConfigSchema)({
+ *   datasets: [{ abbr: "d", path: new URL("file:///d.json") }],
+ *   models: [{ abbr: "m", encoder: "sparse-pi" }],
+ * });
+ * if (!ok) throw new Error("a valid config was refused");
+ * if (Schema.is(RunConfigSchema)({ datasets: [], models: [] })) throw new Error("no datasets");
+ * ```
+ *
+ * @module
+ */
+import { Schema } from "effect";
+
+/** A short unique name: letters, digits and `._+-`, at most 64. */
+export const Abbr = Schema.String.check(
+  Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/, {
+    message: "expected a short name of letters, digits and ._+- (at most 64)",
+  }),
+);
+
+const PathStr = Schema.String.check(Schema.isNonEmpty({ message: "expected a non-empty path" }));
+
+/** A file path: a non-empty string (absolute or relative to the run config) or a `file:` `URL`. */
+export const PathLike = Schema.Union([PathStr, Schema.URL]);
+
+const NonNegInt = Schema.Number.check(
+  Schema.isInt({ message: "expected an integer >= 0" }),
+  Schema.isGreaterThanOrEqualTo(0, { message: "expected an integer >= 0" }),
+);
+const PosInt = Schema.Number.check(
+  Schema.isInt({ message: "expected an integer > 0" }),
+  Schema.isGreaterThan(0, { message: "expected an integer > 0" }),
+);
+
+/** An evaluation metric of a dataset. */
+export const MetricName = Schema.Literals(["em", "f1", "bem"]);
+
+/** BEM answer-equivalence options (scored by `pipeline/evaluate.ts --bem`). */
+export const BemOptionsSchema = Schema.Struct({
+  /** The BEM ONNX model file. */
+  model: PathLike,
+  /**
+   * Which BEM number the summary shows: `accuracy` (share of questions whose
+   * BEM score is above 0.5, the default) or `score` (mean BEM score); x100.
+   */
+  report: Schema.optionalKey(Schema.Literals(["accuracy", "score"])),
+});
+
+/** A dataset: a SQuAD v1.1 file and how to read and score it. */
+export const DatasetSchema = Schema.Struct({
+  /** Short unique name (folder and table name): letters, digits, `._+-`. */
+  abbr: Abbr,
+  /** Reader: only `"squad"` (SQuAD v1.1 JSON, `.json` or `.json.gz`). */
+  type: Schema.optionalKey(Schema.Literal("squad")),
+  /** The data file. */
+  path: PathLike,
+  /** Reader options. */
+  reader: Schema.optionalKey(Schema.Struct({
+    /** Only the articles with index in `[start, end)` (0-based). */
+    articles: Schema.optionalKey(Schema.Tuple([NonNegInt, NonNegInt])),
+  })),
+  /** Metrics (default `em`, `f1`). */
+  eval: Schema.optionalKey(Schema.Struct({
+    /** Which metrics; `bem` needs `bem` options. */
+    metrics: Schema.optionalKey(Schema.Array(MetricName)),
+    /** BEM options. */
+    bem: Schema.optionalKey(BemOptionsSchema),
+  })),
+});
+
+/** Batch sizes of the two encoder halves. */
+export const BatchSizesSchema = Schema.Struct({
+  /** Paragraphs per encoder call. */
+  context: Schema.optionalKey(PosInt),
+  /** Questions per encoder call. */
+  question: Schema.optionalKey(PosInt),
+});
+
+/** A model: a registered encoder (or an ONNX manifest) and how to run it. */
+export const ModelSchema = Schema.Struct({
+  /** Short unique name (folder and table name): letters, digits, `._+-`. */
+  abbr: Abbr,
+  /** A registered encoder name (`ENCODER_NAMES` in `encoders/registry.ts`). */
+  encoder: Schema.optionalKey(Schema.String),
+  /**
+   * An ONNX encoder manifest, instead of `encoder`: runs the registered
+   * manifest-driven ONNX encoder (`onnx`, else `piqa-lstm`) with it.
+   */
+  onnx: Schema.optionalKey(PathLike),
+  /** The encoder's model artifact (default: its bundled one). */
+  model: Schema.optionalKey(PathLike),
+  /**
+   * ONNX encoders' execution provider (`--device`; default `cpu`). With
+   * `cuda` a Slurm task asks for a GPU (`--gres=gpu:1`).
+   */
+  device: Schema.optionalKey(Schema.Literals(["cpu", "cuda", "webgpu", "auto"])),
+  /** ONNX encoders: intra-op threads (`--threads`). */
+  threads: Schema.optionalKey(PosInt),
+  /** Batch sizes. */
+  batch: Schema.optionalKey(BatchSizesSchema),
+  /** Dense element type to store (sparse encoders ignore it). */
+  dtype: Schema.optionalKey(Schema.Literals(["f32", "f16"])),
+});
+
+/** A run: models × datasets, plus optional defaults for the runner flags. */
+export const RunConfigSchema = Schema.Struct({
+  /** The datasets. */
+  datasets: Schema.Array(DatasetSchema).check(
+    Schema.isMinLength(1, { message: "expected at least one dataset" }),
+  ),
+  /** The models. */
+  models: Schema.Array(ModelSchema).check(
+    Schema.isMinLength(1, { message: "expected at least one model" }),
+  ),
+  /** Default `--work-dir`. */
+  workDir: Schema.optionalKey(PathLike),
+  /** Default `--max-partition-size`. */
+  maxPartitionSize: Schema.optionalKey(PosInt),
+  /** Default `--max-workers`. */
+  maxWorkers: Schema.optionalKey(PosInt),
+  /** Default `--task-timeout` (seconds). */
+  taskTimeout: Schema.optionalKey(PosInt),
+  /** Default `--retries`. */
+  retries: Schema.optionalKey(NonNegInt),
+});

@@ -1,0 +1,94 @@
+/**
+ * What happens to a task in one invocation of a run: its state, attempts,
+ * timing and where it runs, and the events a runner reports to the view.
+ *
+ * @module
+ */
+import type { Effect } from "effect";
+import type { Task } from "./task.ts";
+
+/** The state of a task in one invocation of `run`. */
+export type TaskState =
+  | "pending"
+  | "running"
+  | "done"
+  | "skipped"
+  | "failed"
+  | "blocked"
+  | "cancelled";
+
+/** A task and what happened to it in this invocation. */
+export interface TaskStatus {
+  /** The task. */
+  readonly task: Task;
+  /** Its state. */
+  state: TaskState;
+  /** Attempts started in this invocation. */
+  attempts: number;
+  /** When the current/last attempt started (ms since epoch), or `null`. */
+  started: number | null;
+  /** When it ended, or `null`. */
+  ended: number | null;
+  /** Why the last attempt failed, or `null`. */
+  error: string | null;
+  /** Where it runs: `pid N` or `slurm J_I`, or `null`. */
+  where: string | null;
+}
+
+/** What a runner reports to the view. */
+export type TaskEvent =
+  | "queued"
+  | "start"
+  | "done"
+  | "retry"
+  | "failed"
+  | "stalled"
+  | "cancelled"
+  | "blocked"
+  | "skipped";
+
+/**
+ * A new status for `task`.
+ *
+ * @example
+ * ```ts
+ * import { newStatus } from "./status.ts";
+ * const st = newStatus({ id: "prepare/d" } as Parameters<typeof newStatus>[0]);
+ * if (st.state !== "pending" || st.attempts !== 0) throw new Error();
+ * ```
+ */
+export function newStatus(task: Task): TaskStatus {
+  return {
+    task,
+    state: "pending",
+    attempts: 0,
+    started: null,
+    ended: null,
+    error: null,
+    where: null,
+  };
+}
+
+/** What a runner is given. */
+export interface RunnerContext {
+  /** Most tasks at once. */
+  readonly maxWorkers: number;
+  /** Seconds without progress after which a task is killed. */
+  readonly timeoutS: number;
+  /** Extra attempts of a failed task. */
+  readonly retries: number;
+  /** Reports a state change. */
+  notify(st: TaskStatus, event: TaskEvent): void;
+}
+
+/**
+ * A way to run tasks (local processes, Slurm job arrays). Interrupting the
+ * effect stops every task it started (and waits until they have stopped);
+ * the interrupted tasks end `cancelled`.
+ */
+export interface Runner {
+  /** `local` or `slurm`. */
+  readonly kind: "local" | "slurm";
+  /** Runs `batch` (tasks of one stage group) to the end: done, failed or cancelled. */
+  run(batch: readonly TaskStatus[], ctx: RunnerContext): Effect.Effect<void>;
+}
