@@ -39,8 +39,8 @@ export * from "./encoders/registry.ts";
 export * from "./encoders/sparse_pi/encoder.ts";
 export * from "./encoders/onnx/encoder.ts";
 export * from "./encoders/hybrid.ts";
-export { split } from "./pipeline/split.ts";
-export type { SplitOptions, SplitResult } from "./pipeline/split.ts";
+export { split } from "./io/squad_split.ts";
+export type { SplitOptions, SplitResult } from "./io/squad_split.ts";
 export { evaluate } from "./pipeline/evaluate.ts";
 export type {
   EvaluateError,

@@ -1,124 +1,16 @@
 /**
- * `split data.json context.json question.json`: the PI-SQuAD split. The
- * context file holds every paragraph without its `qas`; the question file
- * every paragraph without its `context` and every question without its
- * `answers`; all other fields stay, in order. Both are written streaming and
- * are byte-identical to the official tool's output (Python `json.dump`
- * defaults). Outputs appear atomically: a failure leaves neither file.
+ * `split data.json context.json question.json`: the PI-SQuAD split
+ * ({@linkcode split}, `io/squad_split.ts`), byte-identical to the official
+ * tool's output; a failure leaves neither file.
  *
  * @module
  */
-import { Effect, Stream } from "effect";
-import { FileError } from "../io/errors.ts";
-import { openAtomicWriter } from "../io/source.ts";
-import { type SquadReadError, squadRecords } from "../io/squad.ts";
-import { contextArticle, questionArticle, SquadJsonWriter } from "../io/squad_writer.ts";
+import { Effect } from "effect";
+import { split } from "../io/squad_split.ts";
 import { progress, runMain } from "./_cli.ts";
 
-/** Options of {@linkcode split}. */
-export interface SplitOptions {
-  /** The SQuAD file (`.json`, `.json.gz` or `-`). */
-  readonly data: string;
-  /** Where the context-only file goes (`-` for stdout). */
-  readonly context: string;
-  /** Where the question-only file goes (`-` for stdout). */
-  readonly question: string;
-}
-
-/** What {@linkcode split} wrote. */
-export interface SplitResult {
-  /** Articles written. */
-  readonly articles: number;
-  /** Paragraphs written. */
-  readonly paragraphs: number;
-  /** Questions written. */
-  readonly questions: number;
-}
-
-/**
- * Splits a SQuAD file into PI-SQuAD context and question files.
- *
- * @example
- * ```ts
- * import { Effect } from "effect";
- * import { split } from "./split.ts";
- * const dir = await Deno.makeTempDir();
- * await Deno.writeTextFile(`${dir}/data.json`, JSON.stringify({
- *   version: "1.1",
- *   data: [{ title: "T", paragraphs: [{ context: "Paris is big.", qas: [
- *     { id: "q1", question: "Where?", answers: [{ text: "Paris", answer_start: 0 }] },
- *   ] }] }],
- * }));
- * const n = await Effect.runPromise(split({
- *   data: `${dir}/data.json`, context: `${dir}/c.json`, question: `${dir}/q.json`,
- * }));
- * if (n.articles !== 1 || n.paragraphs !== 1 || n.questions !== 1) throw new Error();
- * const c = await Deno.readTextFile(`${dir}/c.json`);
- * if (c !== '{"version": "1.1", "data": [{"title": "T", "paragraphs": [{"context": "Paris is big."}]}]}') {
- *   throw new Error(c);
- * }
- * const q = await Deno.readTextFile(`${dir}/q.json`);
- * if (q.includes("Paris")) throw new Error("the question file holds no context and no answers");
- * ```
- */
-export const split = (
-  opts: SplitOptions,
-): Effect.Effect<SplitResult, SquadReadError | FileError> =>
-  Effect.acquireUseRelease(
-    Effect.tryPromise({
-      try: async () => {
-        const c = await openAtomicWriter(opts.context);
-        try {
-          return [c, await openAtomicWriter(opts.question)] as const;
-        } catch (e) {
-          await c.abort();
-          throw e;
-        }
-      },
-      catch: (e) =>
-        new FileError({
-          file: `${opts.context}, ${opts.question}`,
-          message: `cannot create output: ${e instanceof Error ? e.message : e}`,
-        }),
-    }),
-    ([cw, qw]) =>
-      Effect.gen(function* () {
-        const cOut = new SquadJsonWriter(cw, contextArticle);
-        const qOut = new SquadJsonWriter(qw, questionArticle);
-        const counts = { articles: 0, paragraphs: 0, questions: 0 };
-        const bar = progress("split");
-        const write = (file: string, f: () => Promise<void>) =>
-          Effect.tryPromise({
-            try: f,
-            catch: (e) =>
-              new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
-          });
-        yield* Stream.runForEach(
-          squadRecords(opts.data, { context: "required", qas: "required" }),
-          (r) =>
-            Effect.gen(function* () {
-              if (r.kind === "article") {
-                counts.articles++;
-                counts.paragraphs += r.paragraphs.length;
-                for (const p of r.paragraphs) counts.questions += p.questions.length;
-                bar.update(counts.paragraphs, "paragraphs");
-              }
-              yield* write(opts.context, () => cOut.write(r));
-              yield* write(opts.question, () => qOut.write(r));
-            }),
-        );
-        yield* write(opts.context, () => cOut.end());
-        yield* write(opts.question, () => qOut.end());
-        yield* write(opts.context, () => cw.commit());
-        yield* write(opts.question, () => qw.commit());
-        bar.done();
-        return counts as SplitResult;
-      }),
-    ([cw, qw], exit) =>
-      exit._tag === "Success"
-        ? Effect.void
-        : Effect.promise(() => Promise.all([cw.abort(), qw.abort()])),
-  );
+export { split };
+export type { SplitOptions, SplitResult } from "../io/squad_split.ts";
 
 if (import.meta.main) {
   await runMain(
@@ -134,11 +26,14 @@ if (import.meta.main) {
       flags: [],
     },
     Deno.args,
-    (a) =>
-      split({
+    (a) => {
+      const bar = progress("split");
+      return split({
         data: a.positional["data.json"],
         context: a.positional["context.json"],
         question: a.positional["question.json"],
-      }),
+        onProgress: (n) => bar.update(n, "paragraphs"),
+      }).pipe(Effect.ensuring(Effect.sync(() => bar.done())));
+    },
   );
 }

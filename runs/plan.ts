@@ -254,9 +254,11 @@ export const planRun = (
           unit: "questions",
           argv: denoRun(
             {
-              read: [data, pred, resDir, ...(bem ? [deno] : [])],
+              // BEM is scored in the task's own process: it reads the model and
+              // the BERT vocabulary and loads ONNX Runtime's addon.
+              read: [data, pred, resDir, ...(bem ? [bem.model, `${REPO_ROOT}/data/bert`] : [])],
               write: [resDir],
-              run: bem ? [deno] : undefined,
+              ffi: bem ? (opts.bemFfi ? [opts.bemFfi] : true) : undefined,
             },
             "_run_task.ts",
             [
@@ -268,7 +270,6 @@ export const planRun = (
                 ? [
                   `--bem=${bem.model}`,
                   `--bem-report=${bem.report}`,
-                  ...(opts.bemFfi ? [`--bem-ffi=${opts.bemFfi}`] : []),
                 ]
                 : []),
             ],

@@ -18,7 +18,7 @@ import {
   isValidArticle,
 } from "../io/_squad_checks.ts";
 import { type PyJson, type PyObject, RawNumber } from "../io/pyjson.ts";
-import { split } from "../pipeline/split.ts";
+import { split } from "../io/squad_split.ts";
 import { DEV_GZ, listDir, python, ROOT, runStage, sha256File, trainJson } from "./_util.ts";
 
 const OFFICIAL_CONTEXT_SHA = "6b16725c1d0b4be78594941e9a2dae494cadbe97a34307e5dd52220f157e1c8c";

@@ -1,0 +1,175 @@
+/**
+ * The two task kinds of a run (`runs/plan.ts`) that are not stage scripts of
+ * their own, as Effects:
+ *
+ * - `prepare --data SRC --out DIR [--articles A:B]`: writes
+ *   `DIR/data.json` (articles A..B-1 of SRC, every other field kept; only
+ *   with `--articles`), then the PI-SQuAD split `DIR/context.json` and
+ *   `DIR/question.json`. Each file appears atomically.
+ * - `eval --data D --pred P --out R [--bem MODEL ...]`: the official SQuAD
+ *   v1.1 EM/F1 of P (and BEM, in the same process, when asked), written
+ *   to R atomically as `{"exact_match": ..., "f1": ..., "bem": ...}`.
+ *
+ * The command line of both is `pipeline/_run_task.ts`, which the plans
+ * name as a script (`runs/plan.ts`).
+ *
+ * @module
+ */
+import { Effect, Stream } from "effect";
+import { FileError, InputError } from "../io/errors.ts";
+import { openAtomicWriter } from "../io/source.ts";
+import { squadRecords } from "../io/squad.ts";
+import { split } from "../io/squad_split.ts";
+import { SquadJsonWriter } from "../io/squad_writer.ts";
+import { scoreDataset } from "../metrics/evaluate.ts";
+
+const fsDo = <A>(file: string, f: () => Promise<A>) =>
+  Effect.tryPromise({
+    try: f,
+    catch: (e) => new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
+  });
+
+/** Options of {@linkcode prepareDataset}. */
+export interface PrepareOptions {
+  /** The SQuAD file. */
+  readonly data: string;
+  /** Output folder. */
+  readonly out: string;
+  /** Article range `[start, end)`, or all. */
+  readonly articles?: readonly [number, number];
+}
+
+/**
+ * Writes the article subset (when a range is given) and the split of a
+ * dataset into `opts.out`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { REPO_ROOT } from "../io/repo.ts";
+ * import { prepareDataset } from "./tasks.ts";
+ * const out = await Deno.makeTempDir();
+ * const r = await Effect.runPromise(prepareDataset({
+ *   data: `${REPO_ROOT}/data/dev-v1.1.json.gz`, out, articles: [8, 10],
+ * }));
+ * if (r.paragraphs !== 47 || r.questions !== 232) throw new Error(JSON.stringify(r));
+ * await Deno.remove(out, { recursive: true });
+ * ```
+ */
+export const prepareDataset = (opts: PrepareOptions) =>
+  Effect.gen(function* () {
+    yield* fsDo(opts.out, () => Deno.mkdir(opts.out, { recursive: true }));
+    let data = opts.data;
+    if (opts.articles) {
+      const [start, end] = opts.articles;
+      data = `${opts.out}/data.json`;
+      const target = data;
+      const w = yield* fsDo(target, () => openAtomicWriter(target));
+      const out = new SquadJsonWriter(w);
+      const written = yield* squadRecords(opts.data).pipe(
+        Stream.filter((r) => r.kind !== "article" || (r.index >= start && r.index < end)),
+        Stream.runFoldEffect(
+          () => 0,
+          (n, r) =>
+            fsDo(target, () => out.write(r)).pipe(Effect.as(r.kind === "article" ? n + 1 : n)),
+        ),
+        Effect.tap(() => fsDo(target, () => out.end().then(() => w.commit()))),
+        Effect.onError(() => Effect.promise(() => w.abort())),
+      );
+      if (written < end - start) {
+        return yield* Effect.fail(
+          new InputError({
+            file: opts.data,
+            where: "",
+            message: `articles [${start}, ${end}) asked, the file has ${start + written}`,
+          }),
+        );
+      }
+    }
+    return yield* split({
+      data,
+      context: `${opts.out}/context.json`,
+      question: `${opts.out}/question.json`,
+    });
+  });
+
+/** Options of {@linkcode evalPredictions}. */
+export interface EvalOptions {
+  /** The SQuAD dataset. */
+  readonly data: string;
+  /** The predictions. */
+  readonly pred: string;
+  /** The result file to write. */
+  readonly out: string;
+  /** BEM: the ONNX model (scored in this process). */
+  readonly bem?: string;
+  /** BEM: which number goes in `bem` (`accuracy`, default, or `score`). */
+  readonly bemReport?: "accuracy" | "score";
+}
+
+/** A result file. */
+export interface EvalRecord {
+  /** Official SQuAD v1.1 exact match (0..100). */
+  readonly exact_match: number;
+  /** Official SQuAD v1.1 F1 (0..100). */
+  readonly f1: number;
+  /** BEM accuracy or score (0..100), when configured. */
+  readonly bem?: number;
+  /** The whole BEM summary (as `evaluate --bem` prints it), when configured. */
+  readonly bem_summary?: Record<string, unknown>;
+  /** Questions scored. */
+  readonly total: number;
+  /** Questions with a prediction. */
+  readonly answered: number;
+}
+
+/**
+ * Scores predictions and writes the result file atomically.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { evalPredictions } from "./tasks.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.json`, JSON.stringify({ version: "1.1", data: [{
+ *   title: "T", paragraphs: [{ context: "Paris is in France.", qas: [{ id: "q1",
+ *     question: "Where is Paris?", answers: [{ text: "France", answer_start: 12 }] }] }],
+ * }] }));
+ * await Deno.writeTextFile(`${dir}/p.json`, JSON.stringify({ q1: "in France" }));
+ * const r = await Effect.runPromise(evalPredictions({
+ *   data: `${dir}/d.json`, pred: `${dir}/p.json`, out: `${dir}/r.json`,
+ * }));
+ * if (r.exact_match !== 0 || Math.abs(r.f1 - 200 / 3) > 1e-9 || r.answered !== 1) {
+ *   throw new Error(JSON.stringify(r));
+ * }
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export const evalPredictions = (opts: EvalOptions) =>
+  Effect.gen(function* () {
+    const s = yield* scoreDataset({
+      data: opts.data,
+      predictions: opts.pred,
+      ...(opts.bem !== undefined ? { bem: { model: opts.bem } } : {}),
+    });
+    const bem = s.bem;
+    const record: EvalRecord = {
+      exact_match: s.exactMatch,
+      f1: s.f1,
+      ...(bem
+        ? {
+          bem: opts.bemReport === "score" ? bem.bem_score : bem.bem_accuracy,
+          bem_summary: { ...bem },
+        }
+        : {}),
+      total: s.questions,
+      answered: "answered" in s.result ? s.result.answered : 0,
+    };
+    const text = JSON.stringify(record) + "\n";
+    yield* fsDo(opts.out, async () => {
+      const w = await openAtomicWriter(opts.out);
+      await w.write(text);
+      await w.commit();
+    });
+    return record;
+  });
