@@ -24,7 +24,7 @@ import {
   type ZipLimits,
 } from "./zip.ts";
 import { escapeName, osMessage, u16, u32 } from "./_zip_internal.ts";
-import type { CsrMatrix, Matrix } from "../encoders/types.ts";
+import type { CsrMatrix, Matrix } from "./matrix.ts";
 
 // ---------------------------------------------------------------------------
 // Types.

@@ -56,7 +56,7 @@ import {
   type MissingFile,
   openDumpSync,
 } from "./_dump_core.ts";
-import type { Matrix } from "../encoders/types.ts";
+import type { Matrix } from "./matrix.ts";
 
 export { decodeDumpMatrix, nativeCrc32, openDumpSync } from "./_dump_core.ts";
 export { indexPhrases, parsePhrases } from "./_phrase_index.ts";
