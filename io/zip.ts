@@ -185,7 +185,7 @@ export interface ZipEnd {
  * is its last bytes (at least the last 22 + 65,535, or all of it), and
  * `read(at, length)` reads any other part (the ZIP64 record may lie before
  * the tail). Used on whole archives (`readZipDirectory`) and on files read
- * piecewise (`io/_dump_core.ts`).
+ * piecewise (`io/dump/reader_sync.ts`).
  *
  * @throws {ZipError} when there is no end record or it is corrupt.
  */

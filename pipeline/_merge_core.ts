@@ -10,14 +10,14 @@
  * @module
  */
 import type { CsrMatrix, DenseMatrix, Matrix } from "../encoders/types.ts";
-import { dumpStem } from "../io/dump_names.ts";
+import { dumpStem } from "../io/dump/names.ts";
 import {
   type ContextDump,
   type DumpOptions,
   type DumpSourceSync,
   type MissingFile,
   openDumpSync,
-} from "../io/_dump_core.ts";
+} from "../io/dump/reader_sync.ts";
 import { FileError, InputError } from "../io/errors.ts";
 import { batchesOf, type MergePlan, planMerge, WORKER_NAME } from "./_merge_plan.ts";
 
@@ -1249,7 +1249,7 @@ function checkedFirst(
  *
  * @example
  * ```ts
- * import { openDumpSync } from "../io/dump_reader.ts";
+ * import { openDumpSync } from "../io/dump/reader.ts";
  * import { mergeUnit } from "./merge.ts";
  * const c = openDumpSync("out/context_emb"), q = openDumpSync("out/question_emb");
  * mergeUnit(c, q, { cid: "Super_Bowl_50_0", qids: ["56be4db0acb8001400a502ec"] });
@@ -1333,7 +1333,7 @@ export interface BatchResult {
  *
  * @example
  * ```ts
- * import { openDumpSync } from "../io/dump_reader.ts";
+ * import { openDumpSync } from "../io/dump/reader.ts";
  * import { mergeBatch } from "./merge.ts";
  * const c = openDumpSync("out/context_emb"), q = openDumpSync("out/question_emb");
  * const r = mergeBatch(c, q, [{ cid: "Super_Bowl_50_0", qids: ["56be4db0acb8001400a502ec"] }]);

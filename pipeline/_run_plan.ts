@@ -12,7 +12,7 @@
  * @module
  */
 import { Effect, Stream } from "effect";
-import { dumpStem } from "../io/dump_names.ts";
+import { dumpStem } from "../io/dump/names.ts";
 import { InputError } from "../io/errors.ts";
 import { squadArticles } from "../io/squad.ts";
 import { encoderPermissions } from "./full.ts";

@@ -41,7 +41,7 @@
 import { defaultConcurrency, defaultWorkers, MERGE_SPEC, takeEarlyPool } from "./_merge_early.ts";
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
-import { type DumpError, type DumpSourceSync, openDump } from "../io/dump_reader.ts";
+import { type DumpError, type DumpSourceSync, openDump } from "../io/dump/reader.ts";
 import { FileError, InputError } from "../io/errors.ts";
 import { pyStringLiteral } from "../io/pyjson.ts";
 import { type AtomicWriter, openAtomicWriter, openSource } from "../io/source.ts";

@@ -11,7 +11,7 @@
  * @module
  */
 import { Effect, Stream } from "effect";
-import { dumpStem } from "../io/dump_names.ts";
+import { dumpStem } from "../io/dump/names.ts";
 import {
   decodeDumpMatrix,
   type DumpError,
@@ -19,7 +19,7 @@ import {
   indexPhrases,
   openDump,
   type PhraseList,
-} from "../io/dump_reader.ts";
+} from "../io/dump/reader.ts";
 import { InputError } from "../io/errors.ts";
 import { squadParagraphs, type SquadReadError } from "../io/squad.ts";
 import type { Matrix } from "../encoders/types.ts";

@@ -13,7 +13,7 @@ import { ndarray, parseNpy } from "../io/npy.ts";
 import { extractZipEntry, readZipDirectory } from "../io/zip.ts";
 import { encodeNpz, encodeSparseNpz } from "../io/npz.ts";
 import { encodeZipRaw } from "../io/_zip_internal.ts";
-import { decodeDumpMatrix, openDumpSync } from "../io/dump_reader.ts";
+import { decodeDumpMatrix, openDumpSync } from "../io/dump/reader.ts";
 import type { CsrMatrix, DenseMatrix, Matrix } from "../encoders/types.ts";
 import {
   bestDenseRows,

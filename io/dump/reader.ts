@@ -34,7 +34,7 @@
  * @example
  * ```ts
  * import { Effect } from "effect";
- * import { openDump } from "./dump_reader.ts";
+ * import { openDump } from "./reader.ts";
  * const program = Effect.gen(function* () {
  *   const ctx = yield* openDump("context_emb.zip");
  *   const c = yield* ctx.readContext("Super_Bowl_50_0");
@@ -55,12 +55,12 @@ import {
   type DumpSourceSync,
   type MissingFile,
   openDumpSync,
-} from "./_dump_core.ts";
-import type { Matrix } from "./matrix.ts";
+} from "./reader_sync.ts";
+import type { Matrix } from "../matrix.ts";
 
-export { decodeDumpMatrix, nativeCrc32, openDumpSync } from "./_dump_core.ts";
-export { indexPhrases, parsePhrases } from "./_phrase_index.ts";
-export type { PhraseList } from "./_phrase_index.ts";
+export { decodeDumpMatrix, nativeCrc32, openDumpSync } from "./reader_sync.ts";
+export { indexPhrases, parsePhrases } from "./phrases.ts";
+export type { PhraseList } from "./phrases.ts";
 export type {
   ContextDump,
   DecodedMatrix,
@@ -68,7 +68,7 @@ export type {
   DumpOptions,
   DumpSourceSync,
   MissingFile,
-} from "./_dump_core.ts";
+} from "./reader_sync.ts";
 
 /** An open dump (a folder or a zip). Call {@linkcode DumpSource.close} when done. */
 export interface DumpSource {
@@ -103,7 +103,7 @@ export interface DumpSource {
  * @example
  * ```ts
  * import { Effect } from "effect";
- * import { openDump } from "./dump_reader.ts";
+ * import { openDump } from "./reader.ts";
  * const q = await Effect.runPromise(openDump("question_emb"));
  * const v = await Effect.runPromise(q.readQuestion("56be4db0acb8001400a502ec"));
  * await Effect.runPromise(q.close());

@@ -13,14 +13,14 @@
  *
  * @module
  */
-import { InputError } from "./errors.ts";
+import { InputError } from "../errors.ts";
 
 /**
  * A validated JSON list of strings, decoded one element at a time.
  *
  * @example
  * ```ts
- * import { indexPhrases, type PhraseList } from "./_phrase_index.ts";
+ * import { indexPhrases, type PhraseList } from "./phrases.ts";
  * const list: PhraseList = indexPhrases(new TextEncoder().encode('["a", "b"]'), "T_0.json");
  * for (let i = 0; i < list.length; i++) console.log(list.at(i)); // a, b
  * ```
@@ -44,7 +44,7 @@ const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
  *
  * @example
  * ```ts
- * import { parsePhrases } from "./dump_reader.ts";
+ * import { parsePhrases } from "./reader.ts";
  * parsePhrases(new TextEncoder().encode('["a", "b c"]'), "T_0.json"); // ["a", "b c"]
  * ```
  */
@@ -618,7 +618,7 @@ class ArrayPhrases implements PhraseList {
  *
  * @example
  * ```ts
- * import { indexPhrases } from "./_phrase_index.ts";
+ * import { indexPhrases } from "./phrases.ts";
  * const list = indexPhrases(new TextEncoder().encode('["a", "b c", "\\u00e9"]'), "T_0.json");
  * list.length; // 3
  * list.at(1); // "b c"

@@ -23,7 +23,7 @@ export const MAX_STEM_BYTES = 240;
  *
  * @example
  * ```ts
- * import { unsafeIdReason } from "./dump_names.ts";
+ * import { unsafeIdReason } from "./names.ts";
  * unsafeIdReason("Super_Bowl_50_0"); // undefined
  * unsafeIdReason("../etc_0"); // "id has a '..' path segment"
  * ```
@@ -44,7 +44,7 @@ export function unsafeIdReason(id: string): string | undefined {
  *
  * @example
  * ```ts
- * import { dumpStem } from "./dump_names.ts";
+ * import { dumpStem } from "./names.ts";
  * dumpStem("AC/DC_3"); // "AC_DC_3"
  * ```
  */

@@ -1,5 +1,5 @@
 /**
- * The synchronous dump reader behind `io/dump_reader.ts` (which re-exports
+ * The synchronous dump reader behind `io/dump/reader.ts` (which re-exports
  * its public part and adds the Effect API). Free of Effect, so the merge
  * workers start quickly.
  *
@@ -7,11 +7,11 @@
  */
 import { inflateSync } from "fflate";
 import * as zlib from "node:zlib";
-import { dumpStem, unsafeIdReason } from "./dump_names.ts";
-import { FileError, InputError } from "./errors.ts";
-import { indexPhrases, type PhraseList } from "./_phrase_index.ts";
-import { type NdArray, NpyError, parseNpy } from "./_npy_core.ts";
-import { NpzError, parseNpzContent } from "./_npz_core.ts";
+import { dumpStem, unsafeIdReason } from "./names.ts";
+import { FileError, InputError } from "../errors.ts";
+import { indexPhrases, type PhraseList } from "./phrases.ts";
+import { type NdArray, NpyError, parseNpy } from "../_npy_core.ts";
+import { NpzError, parseNpzContent } from "../_npz_core.ts";
 import {
   type CentralEntry,
   readCentralDirectory,
@@ -22,9 +22,9 @@ import {
   type ZipEntry,
   ZipError,
   type ZipLimits,
-} from "./zip.ts";
-import { escapeName, osMessage, u16, u32 } from "./_zip_internal.ts";
-import type { CsrMatrix, Matrix } from "./matrix.ts";
+} from "../zip.ts";
+import { escapeName, osMessage, u16, u32 } from "../_zip_internal.ts";
+import type { CsrMatrix, Matrix } from "../matrix.ts";
 
 // ---------------------------------------------------------------------------
 // Types.
@@ -112,7 +112,7 @@ const crc32 = (zlib as unknown as { crc32(data: Uint8Array, value?: number): num
  *
  * @example
  * ```ts
- * import { nativeCrc32 } from "./dump_reader.ts";
+ * import { nativeCrc32 } from "./reader.ts";
  * nativeCrc32(new TextEncoder().encode("123456789")); // 0xcbf43926
  * ```
  */
@@ -484,7 +484,7 @@ export interface DecodedMatrix {
  *
  * @example
  * ```ts
- * import { decodeDumpMatrix } from "./dump_reader.ts";
+ * import { decodeDumpMatrix } from "./reader.ts";
  * const { matrix } = decodeDumpMatrix(await Deno.readFile("q.npz"), "q.npz", { sparse: false });
  * matrix.rows; // 1
  * ```
@@ -996,7 +996,7 @@ function zipBackend(path: string, index: ZipFileIndex): Backend {
  *
  * @example
  * ```ts
- * import { openDumpSync } from "./dump_reader.ts";
+ * import { openDumpSync } from "./reader.ts";
  * const ctx = openDumpSync("context_emb.zip");
  * const c = ctx.readContext("Super_Bowl_50_0");
  * if (!("missing" in c)) console.log(c.matrix.rows === c.phrases.length); // true

@@ -10,13 +10,13 @@
  * @module
  */
 import { Effect } from "effect";
-import type { Matrix } from "./matrix.ts";
-import { dumpStem } from "./dump_names.ts";
-import { FileError } from "./errors.ts";
-import { ndarray } from "./npy.ts";
-import { encodeNpz, encodeSparseNpz } from "./npz.ts";
-import { pyStringLiteral } from "./pyjson.ts";
-import { writeFileAtomic } from "./_write_atomic.ts";
+import type { Matrix } from "../matrix.ts";
+import { dumpStem } from "./names.ts";
+import { FileError } from "../errors.ts";
+import { ndarray } from "../npy.ts";
+import { encodeNpz, encodeSparseNpz } from "../npz.ts";
+import { pyStringLiteral } from "../pyjson.ts";
+import { writeFileAtomic } from "../_write_atomic.ts";
 
 /** A phrase of a paragraph: `context.slice(start, end) === text` (UTF-16 offsets). */
 export interface DumpPhrase {
@@ -177,7 +177,7 @@ const atomic = (path: string, bytes: Uint8Array) =>
  * @example
  * ```ts
  * import { Effect } from "effect";
- * import { writeContextDump } from "./dump_writer.ts";
+ * import { writeContextDump } from "./writer.ts";
  * const enc = {
  *   id: "T_0",
  *   phrases: [{ text: "Paris", start: 0, end: 5 }],
