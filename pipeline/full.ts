@@ -15,7 +15,7 @@ import { FileError } from "../io/errors.ts";
 import { countSquad, type SquadCounts } from "../io/squad.ts";
 import { type EncoderSpec, encoderSpec } from "../encoders/registry.ts";
 import { evaluate } from "./evaluate.ts";
-import { merge } from "./merge.ts";
+import { merge } from "../search/merge.ts";
 import { split } from "./split.ts";
 import { validate, type ValidateReport } from "./validate.ts";
 import { runMain, WorkError } from "./_cli.ts";
