@@ -201,7 +201,7 @@ export const inspectFile = (
   );
 
 /** The command line of `inspect`. */
-const INSPECT_SPEC: CommandSpec = {
+const INSPECT_SPEC = {
   name: "inspect",
   summary: "Print the dtype, shape and order of every array in an .npy or .npz file " +
     "(and a summary of scipy sparse matrices) as one line of JSON on stdout.",
@@ -212,7 +212,7 @@ const INSPECT_SPEC: CommandSpec = {
     description: "include the values (nested lists, row-major)",
   }],
   epilog: "Example: deno run --allow-read pipeline/inspect.ts context_emb/Title_0.npz --values",
-};
+} as const satisfies CommandSpec;
 
 if (import.meta.main) {
   await runMain(
