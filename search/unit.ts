@@ -5,6 +5,7 @@
  * @module
  */
 import type { ContextDump, DumpSourceSync, MissingFile } from "../io/dump/reader_sync.ts";
+import { isQuestionShape, rowsMatchPhrases, sameDim } from "../io/dump/checks.ts";
 import { dumpStem } from "../io/dump/names.ts";
 import { FileError, InputError } from "../io/errors.ts";
 import type { Matrix } from "../io/matrix.ts";
@@ -93,7 +94,7 @@ export function mergeUnit(
     }
     if (ctx === undefined) {
       ctx = c.readContext(unit.cid);
-      if (!isMissing(ctx) && ctx.phrases.length !== ctx.matrix.rows) {
+      if (!isMissing(ctx) && !rowsMatchPhrases(ctx.matrix, ctx.phrases.length)) {
         const stem = dumpStem(unit.cid);
         throw checkedFirst(ctx, {
           file: c.label(`${stem}.json`),
@@ -109,14 +110,14 @@ export function mergeUnit(
       continue;
     }
     const qLabel = q.label(`${dumpStem(qid)}.npz`);
-    if (qm.rows !== 1) {
+    if (!isQuestionShape(qm)) {
       throw checkedFirst(ctx, {
         file: qLabel,
         where: "",
         message: `shape ${shapeOf(qm)}; a question vector must be 1×d`,
       });
     }
-    if (qm.cols !== ctx.matrix.cols) {
+    if (!sameDim(qm, ctx.matrix)) {
       throw checkedFirst(ctx, {
         file: qLabel,
         where: "",

@@ -24,8 +24,8 @@ export const MAX_STEM_BYTES = 240;
  * @example
  * ```ts
  * import { unsafeIdReason } from "./names.ts";
- * unsafeIdReason("Super_Bowl_50_0"); // undefined
- * unsafeIdReason("../etc_0"); // "id has a '..' path segment"
+ * if (unsafeIdReason("Super_Bowl_50_0") !== undefined) throw new Error("a safe id refused");
+ * if (unsafeIdReason("../etc_0") === undefined) throw new Error("'..' accepted");
  * ```
  */
 export function unsafeIdReason(id: string): string | undefined {
@@ -45,7 +45,7 @@ export function unsafeIdReason(id: string): string | undefined {
  * @example
  * ```ts
  * import { dumpStem } from "./names.ts";
- * dumpStem("AC/DC_3"); // "AC_DC_3"
+ * if (dumpStem("AC/DC_3") !== "AC_DC_3") throw new Error("not AC_DC_3");
  * ```
  */
 export function dumpStem(id: string): string {

@@ -35,13 +35,16 @@
  * ```ts
  * import { Effect } from "effect";
  * import { openDump } from "./reader.ts";
+ * const dir = Deno.makeTempDirSync();
  * const program = Effect.gen(function* () {
- *   const ctx = yield* openDump("context_emb.zip");
+ *   const ctx = yield* openDump(dir);
  *   const c = yield* ctx.readContext("Super_Bowl_50_0");
- *   if ("missing" in c) console.error(`Missing ${c.missing}`);
- *   else console.log(c.matrix.rows, c.phrases.length);
  *   yield* ctx.close();
+ *   return "missing" in c ? c.missing : "found";
  * });
+ * const missing = await Effect.runPromise(program);
+ * if (missing !== `${dir}/Super_Bowl_50_0.npz`) throw new Error(missing);
+ * Deno.removeSync(dir);
  * ```
  *
  * @module
@@ -104,9 +107,12 @@ export interface DumpSource {
  * ```ts
  * import { Effect } from "effect";
  * import { openDump } from "./reader.ts";
- * const q = await Effect.runPromise(openDump("question_emb"));
+ * const dir = Deno.makeTempDirSync();
+ * const q = await Effect.runPromise(openDump(dir));
  * const v = await Effect.runPromise(q.readQuestion("56be4db0acb8001400a502ec"));
  * await Effect.runPromise(q.close());
+ * if (!("missing" in v)) throw new Error("an empty dump has no question");
+ * Deno.removeSync(dir);
  * ```
  */
 export const openDump = (

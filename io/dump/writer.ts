@@ -183,7 +183,10 @@ const atomic = (path: string, bytes: Uint8Array) =>
  *   phrases: [{ text: "Paris", start: 0, end: 5 }],
  *   matrix: { kind: "dense", rows: 1, cols: 2, dtype: "f32", data: new Float32Array([1, 0]) },
  * } as const;
- * await Effect.runPromise(writeContextDump("/tmp/context_emb", enc, { sparse: false, compressed: false }));
+ * const dir = Deno.makeTempDirSync();
+ * await Effect.runPromise(writeContextDump(dir, enc, { sparse: false, compressed: false }));
+ * if (Deno.readTextFileSync(`${dir}/T_0.json`) !== '["Paris"]') throw new Error("phrases");
+ * Deno.removeSync(dir, { recursive: true });
  * ```
  */
 export const writeContextDump = (
