@@ -11,6 +11,7 @@ import * as zlib from "node:zlib";
 import { InputError } from "./errors.ts";
 import {
   type CentralEntry,
+  localHeaderData,
   readCentralDirectory,
   readZipEnd,
   type ZipCodec,
@@ -18,7 +19,7 @@ import {
   ZipError,
   type ZipLimits,
 } from "./zip.ts";
-import { escapeName, u16, u32 } from "./_zip_internal.ts";
+import { escapeName } from "./_zip_internal.ts";
 
 const crc32 = (zlib as unknown as { crc32(data: Uint8Array, value?: number): number }).crc32;
 
@@ -164,19 +165,8 @@ export class ZipFileIndex {
       into ? into(want) : new Uint8Array(want),
       this.path,
     );
-    if (buf.length < 30 || u32(buf, 0) !== 0x04034b50) {
-      throw fail(`no local header at offset ${e.localHeaderOffset}`);
-    }
-    const lName = u16(buf, 26), lExtra = u16(buf, 28);
-    if (lName !== e.nameBytes.length || 30 + lName > buf.length) {
-      throw fail("local header name differs from the central directory");
-    }
-    for (let i = 0; i < lName; i++) {
-      if (buf[30 + i] !== e.nameBytes[i]) {
-        throw fail("local header name differs from the central directory");
-      }
-    }
-    const dataStart = 30 + lName + lExtra;
+    const dataStart = localHeaderData(buf, 0, e.nameBytes, e.localHeaderOffset);
+    if (typeof dataStart === "string") throw fail(dataStart);
     if (e.localHeaderOffset + dataStart + e.compressedSize > e.end) {
       throw fail(
         `data (${e.compressedSize} bytes at offset ${

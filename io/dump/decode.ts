@@ -7,14 +7,20 @@
  * @module
  */
 import { InputError } from "../errors.ts";
-import { type NdArray, NpyError, parseNpy } from "../_npy_core.ts";
+import {
+  type NdArray,
+  npyDataStart,
+  NpyError,
+  type NumpyFloatHeader,
+  numpyFloatHeader,
+  parseNpy,
+} from "../_npy_core.ts";
 import { NpzError, parseNpzContent } from "../_npz_core.ts";
 import { readZipDirectory, type ZipEntry, ZipError, type ZipLimits } from "../zip.ts";
 import * as zlib from "node:zlib";
 import { crcMessage, inflateChecked, NATIVE, nativeCrc32 } from "../zip_file.ts";
 
 const zlibCrc32 = (zlib as unknown as { crc32(data: Uint8Array, value?: number): number }).crc32;
-import { u16, u32 } from "../_zip_internal.ts";
 import type { CsrMatrix, Matrix } from "../matrix.ts";
 import {
   checkDenseF32,
@@ -126,7 +132,7 @@ function parseNpyCached(
   movable: boolean,
   crc?: number,
 ): NdArray {
-  const h = knownHeader(data) ?? numpyHeader(data);
+  const h = knownHeader(data) ?? numpyFloatHeader(data);
   if (h !== undefined) {
     const n = h.start;
     const size = h.dtype === "f4" ? 4 : 2;
@@ -165,16 +171,8 @@ function parseNpyCached(
   return arr;
 }
 
-/** A 2-d little-endian float array's header as far as the reader needs it. */
-interface PlainHeader {
-  readonly dtype: "f4" | "f2";
-  readonly shape: readonly [number, number];
-  /** Where the data starts. */
-  readonly start: number;
-}
-
 /** The header of `data` when it is byte for byte a recent file's, and the size fits. */
-function knownHeader(data: Uint8Array): PlainHeader | undefined {
+function knownHeader(data: Uint8Array): NumpyFloatHeader | undefined {
   for (const h of knownHeaders) {
     const n = h.bytes.length;
     if (data.length < n) continue;
@@ -191,33 +189,6 @@ function knownHeader(data: Uint8Array): PlainHeader | undefined {
     return { dtype: h.dtype, shape: h.shape, start: n };
   }
   return undefined;
-}
-
-/** A header exactly as `numpy.save` writes a 2-d C-order little-endian float32/16 array. */
-const NUMPY_HEADER =
-  /^\{'descr': '<(f4|f2)', 'fortran_order': False, 'shape': \((0|[1-9][0-9]{0,9}), (0|[1-9][0-9]{0,9})\), \} *\n$/;
-
-/**
- * The header of `data` when it is written exactly as numpy writes a 2-d
- * float array (paragraph matrices differ only in their row count, so they
- * rarely match a recent header byte for byte), and the size fits; otherwise
- * `undefined` (the full parser decides).
- */
-function numpyHeader(data: Uint8Array): PlainHeader | undefined {
-  if (data.length < 12 || data[0] !== 0x93 || u32(data, 1) !== 0x504d554e || data[5] !== 0x59) {
-    return undefined; // not "\x93NUMPY"
-  }
-  const major = data[6];
-  if ((major !== 1 && major !== 2 && major !== 3) || data[7] !== 0) return undefined;
-  const from = major === 1 ? 10 : 12;
-  const start = npyDataStart(data);
-  if (start <= from || start > data.length || start - from > 4096) return undefined;
-  const m = NUMPY_HEADER.exec(String.fromCharCode(...data.subarray(from, start)));
-  if (m === null) return undefined;
-  const dtype = m[1] as "f4" | "f2";
-  const rows = Number(m[2]), cols = Number(m[3]);
-  if (data.length - start !== rows * cols * (dtype === "f4" ? 4 : 2)) return undefined;
-  return { dtype, shape: [rows, cols], start };
 }
 
 const SPARSE_KEYS = ["format.npy", "shape.npy", "data.npy"];
@@ -364,10 +335,4 @@ export function decodeDumpMatrix(
     where: "",
     message: `arr_0 has dtype ${arr.dtype}; phrase and question vectors must be float32 or float16`,
   });
-}
-
-/** Offset of the data of a `.npy` inside `bytes` (or -1 if the header is unreadable). */
-function npyDataStart(npy: Uint8Array): number {
-  if (npy.length < 12) return -1;
-  return npy[6] === 1 ? 10 + u16(npy, 8) : 12 + u32(npy, 8);
 }
