@@ -748,7 +748,9 @@ function checkArray(arr: NdArray, file: string, entry: string | undefined): Chec
  * ```ts
  * import { encodeNpy } from "./npy.ts";
  * const bytes = encodeNpy({ dtype: "i8", shape: [2], data: new BigInt64Array([1n, -1n]), byteOrder: ">" });
- * await Deno.writeFile("big_endian.npy", bytes);
+ * // Big-endian int64: the header says ">i8", then 1 as 8 bytes, most significant first.
+ * if (!new TextDecoder().decode(bytes).includes("'descr': '>i8'")) throw new Error("descr");
+ * if (bytes[bytes.length - 9] !== 1) throw new Error("byte order");
  * ```
  */
 export function encodeNpy(arr: NdArray, options: EncodeNpyOptions = {}): Uint8Array {
