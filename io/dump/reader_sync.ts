@@ -78,7 +78,7 @@ export interface DumpOptions extends DecodeOptions {
    * Leave dense float32 paragraph matrices unchecked for NaN and infinite
    * values: the {@linkcode ContextDump} carries `checkFinite` instead, and
    * the caller must run it, or check the values on a pass of its own, before
-   * it trusts them. (Merge's scoring kernel sums each row's squares anyway.)
+   * it trusts them (a caller that passes over every value anyway saves a pass).
    */
   readonly deferFiniteCheck?: boolean;
 }
@@ -102,7 +102,7 @@ export const asDumpError = (file: string) => (e: unknown): DumpError =>
 /**
  * A growable read buffer, or one a `provider` lends (see
  * {@linkcode DumpOptions.contextBuffer}). Files are read at its start
- * (64-byte aligned: the kernel copies fastest there); a misaligned matrix is
+ * (64-byte aligned, when the buffer is); a misaligned matrix is
  * then moved into alignment in place (see `parseNpyCached`).
  */
 class Scratch {
