@@ -95,8 +95,8 @@ export function startEarly(argv: readonly string[]): EarlyPool | undefined {
 if (import.meta.main) {
   // The workers first: they load while this thread loads Effect and the stage.
   const early = startEarly(Deno.args);
-  const [{ Effect }, { progress, runMain, UsageError }, { merge }] = await Promise.all([
-    import("effect"),
+  const [Effect, { progress, runMain, UsageError }, { merge }] = await Promise.all([
+    import("effect/Effect"),
     import("./_cli.ts"),
     import("../search/merge.ts"),
   ]);
