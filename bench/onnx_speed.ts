@@ -24,7 +24,7 @@ import {
   PIQA_LSTM_MANIFEST,
 } from "../encoders/onnx/encoder.ts";
 import type { ContextInput, QuestionInput } from "../encoders/types.ts";
-import { encodeMatrix, phrasesJson } from "../io/dump_writer.ts";
+import { encodeMatrix, phrasesJson } from "../io/dump/writer.ts";
 
 const ROOT = decodeURIComponent(new URL("..", import.meta.url).pathname).replace(/\/$/, "");
 

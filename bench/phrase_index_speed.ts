@@ -1,6 +1,6 @@
 /**
  * Phrase-list reading speed: `decode + JSON.parse` (what `parsePhrases` does)
- * against `indexPhrases` (`io/_phrase_index.ts`), which validates in one pass
+ * against `indexPhrases` (`io/dump/phrases.ts`), which validates in one pass
  * and decodes only the phrases asked for. Reads every `.json` phrase list of
  * a dump folder into memory first (default: the `merge` speed dumps), then
  * times each way over all of them, best of 5:
@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { indexPhrases } from "../io/_phrase_index.ts";
+import { indexPhrases } from "../io/dump/phrases.ts";
 
 const arg = (name: string, dflt: string): string => {
   const i = Deno.args.indexOf(`--${name}`);

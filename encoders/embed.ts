@@ -11,14 +11,14 @@
  * @module
  */
 import { Effect, Stream } from "effect";
-import { StemRegistry, unsafeIdReason } from "../io/dump_names.ts";
+import { StemRegistry, unsafeIdReason } from "../io/dump/names.ts";
 import {
   contextDumpComplete,
   type DumpFormat,
   questionDumpComplete,
   writeContextDump,
   writeQuestionDump,
-} from "../io/dump_writer.ts";
+} from "../io/dump/writer.ts";
 import { FileError, InputError, type UsageError } from "../io/errors.ts";
 import {
   ndjsonRecords,

@@ -11,6 +11,9 @@
  * @module
  */
 import { Context, Data, type Effect } from "effect";
+import type { Matrix } from "../io/matrix.ts";
+
+export type { CsrMatrix, DenseMatrix, Matrix } from "../io/matrix.ts";
 
 /** A candidate answer phrase: `context.slice(start, end) === text`. */
 export interface Phrase {
@@ -21,39 +24,6 @@ export interface Phrase {
   /** End offset (exclusive), in UTF-16 code units. */
   readonly end: number;
 }
-
-/** A dense row-major matrix (f32, or f16 as a `Float16Array`). */
-export interface DenseMatrix {
-  /** Kind tag. */
-  readonly kind: "dense";
-  /** Rows. */
-  readonly rows: number;
-  /** Columns (d). */
-  readonly cols: number;
-  /** Element type. */
-  readonly dtype: "f32" | "f16";
-  /** `rows * cols` values, row-major. */
-  readonly data: Float32Array | Float16Array;
-}
-
-/** A compressed sparse row matrix (scipy CSR). */
-export interface CsrMatrix {
-  /** Kind tag. */
-  readonly kind: "csr";
-  /** Rows. */
-  readonly rows: number;
-  /** Columns (d). */
-  readonly cols: number;
-  /** Non-zero values. */
-  readonly data: Float32Array;
-  /** Column index of each value. */
-  readonly indices: Int32Array;
-  /** Row pointers, `rows + 1` entries. */
-  readonly indptr: Int32Array;
-}
-
-/** A phrase or question matrix. */
-export type Matrix = DenseMatrix | CsrMatrix;
 
 /** A paragraph to encode (what the context encoder sees). */
 export interface ContextInput {

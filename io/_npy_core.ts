@@ -454,9 +454,9 @@ export interface ParseNpyOptions {
  *
  * @example
  * ```ts
- * import { parseNpy } from "./npy.ts";
- * const arr = parseNpy(await Deno.readFile("emb.npy"), "emb.npy");
- * console.log(arr.dtype, arr.shape, arr.data.length);
+ * import { encodeNpy, ndarray, parseNpy } from "./npy.ts";
+ * const arr = parseNpy(encodeNpy(ndarray(new Float32Array(6), [2, 3])), "emb.npy");
+ * if (arr.dtype !== "f4" || arr.shape.join() !== "2,3" || arr.data.length !== 6) throw new Error();
  * ```
  */
 export function parseNpy(bytes: Uint8Array, file: string, options: ParseNpyOptions = {}): NdArray {
@@ -575,6 +575,71 @@ export function parseNpy(bytes: Uint8Array, file: string, options: ParseNpyOptio
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59];
 
 /**
+ * Offset of the data of a `.npy` inside `npy` (from its header length
+ * field), or -1 when it is too short to say.
+ *
+ * @example
+ * ```ts
+ * import { encodeNpy, ndarray, npyDataStart } from "./npy.ts";
+ * const bytes = encodeNpy(ndarray(new Float32Array(2)));
+ * if (npyDataStart(bytes) !== bytes.length - 8) throw new Error("wrong offset");
+ * ```
+ */
+export function npyDataStart(npy: Uint8Array): number {
+  if (npy.length < 12) return -1;
+  return npy[6] === 1
+    ? 10 + (npy[8] | (npy[9] << 8))
+    : 12 + ((npy[8] | (npy[9] << 8) | (npy[10] << 16) | (npy[11] << 24)) >>> 0);
+}
+
+/** A 2-d C-order little-endian float32/float16 array's header, as {@linkcode numpyFloatHeader} reads it. */
+export interface NumpyFloatHeader {
+  /** Element type. */
+  readonly dtype: "f4" | "f2";
+  /** Rows and columns. */
+  readonly shape: readonly [number, number];
+  /** Where the data starts. */
+  readonly start: number;
+}
+
+/** A header exactly as `numpy.save` writes a 2-d C-order little-endian float32/16 array. */
+const NUMPY_FLOAT_HEADER =
+  /^\{'descr': '<(f4|f2)', 'fortran_order': False, 'shape': \((0|[1-9][0-9]{0,9}), (0|[1-9][0-9]{0,9})\), \} *\n$/;
+
+/**
+ * The header of `data` when it is written exactly as `numpy.save` writes a
+ * 2-d C-order little-endian float32/float16 array and the data size fits
+ * (the fast path of dump readers: one regular expression instead of the
+ * full parse); otherwise `undefined`, and {@linkcode parseNpy} decides.
+ *
+ * @example
+ * ```ts
+ * import { encodeNpy, ndarray, numpyFloatHeader } from "./npy.ts";
+ * const h = numpyFloatHeader(encodeNpy(ndarray(new Float32Array(6), [2, 3])));
+ * if (h?.dtype !== "f4" || h.shape[0] !== 2 || h.shape[1] !== 3) throw new Error("not read");
+ * ```
+ */
+export function numpyFloatHeader(data: Uint8Array): NumpyFloatHeader | undefined {
+  if (
+    data.length < 12 || data[0] !== 0x93 || data[1] !== 0x4e || data[2] !== 0x55 ||
+    data[3] !== 0x4d || data[4] !== 0x50 || data[5] !== 0x59
+  ) {
+    return undefined; // not "\x93NUMPY"
+  }
+  const major = data[6];
+  if ((major !== 1 && major !== 2 && major !== 3) || data[7] !== 0) return undefined;
+  const from = major === 1 ? 10 : 12;
+  const start = npyDataStart(data);
+  if (start <= from || start > data.length || start - from > 4096) return undefined;
+  const m = NUMPY_FLOAT_HEADER.exec(String.fromCharCode(...data.subarray(from, start)));
+  if (m === null) return undefined;
+  const dtype = m[1] as "f4" | "f2";
+  const rows = Number(m[2]), cols = Number(m[3]);
+  if (data.length - start !== rows * cols * (dtype === "f4" ? 4 : 2)) return undefined;
+  return { dtype, shape: [rows, cols], start };
+}
+
+/**
  * The NPY preamble (magic, version, header length, header text padded with
  * spaces and a final newline so that the data starts on a 64-byte boundary)
  * for a header dictionary text, exactly as NumPy's `_wrap_header`. Without
@@ -683,7 +748,9 @@ function checkArray(arr: NdArray, file: string, entry: string | undefined): Chec
  * ```ts
  * import { encodeNpy } from "./npy.ts";
  * const bytes = encodeNpy({ dtype: "i8", shape: [2], data: new BigInt64Array([1n, -1n]), byteOrder: ">" });
- * await Deno.writeFile("big_endian.npy", bytes);
+ * // Big-endian int64: the header says ">i8", then 1 as 8 bytes, most significant first.
+ * if (!new TextDecoder().decode(bytes).includes("'descr': '>i8'")) throw new Error("descr");
+ * if (bytes[bytes.length - 9] !== 1) throw new Error("byte order");
  * ```
  */
 export function encodeNpy(arr: NdArray, options: EncodeNpyOptions = {}): Uint8Array {

@@ -25,8 +25,10 @@ import {
  * import { Effect } from "effect";
  * import { readNpz } from "./npz.ts";
  * const r = readNpz("missing.npz").pipe(
+ *   Effect.map(() => "read"),
  *   Effect.catchTag("NpzError", (e) => Effect.succeed(e.message)),
  * );
+ * if (await Effect.runPromise(r) === "read") throw new Error("a missing file was read");
  * ```
  */
 export class NpzError extends Data.TaggedError("NpzError")<{
@@ -100,9 +102,10 @@ function entriesOf(entries: NpzEntries): [string, NdArray][] {
  *
  * @example
  * ```ts
- * import { parseNpz } from "./npz.ts";
- * const arrays = parseNpz(await Deno.readFile("emb.npz"), "emb.npz");
- * const m = arrays.get("arr_0"); // NdArray
+ * import { ndarray } from "./npy.ts";
+ * import { encodeNpz, parseNpz } from "./npz.ts";
+ * const arrays = parseNpz(encodeNpz([ndarray(new Float32Array(4), [2, 2])]), "emb.npz");
+ * if (arrays.get("arr_0")?.shape.join() !== "2,2") throw new Error("no arr_0");
  * ```
  */
 export function parseNpz(
@@ -147,6 +150,7 @@ export function parseNpz(
  * import { ndarray } from "./npy.ts";
  * import { encodeNpz } from "./npz.ts";
  * const bytes = encodeNpz([ndarray(new Float32Array([1, 2]), [1, 2])], { compressed: true }); // key arr_0
+ * if (bytes[0] !== 0x50 || bytes[1] !== 0x4b) throw new Error("not a zip");
  * ```
  */
 export function encodeNpz(entries: NpzEntries, options: NpzWriteOptions = {}): Uint8Array {
@@ -357,9 +361,11 @@ function looksSparse(arrays: Map<string, NdArray>): boolean {
  *
  * @example
  * ```ts
- * import { parseNpzContent } from "./npz.ts";
- * const c = parseNpzContent(await Deno.readFile("ctx.npz"), "ctx.npz");
+ * import { ndarray } from "./npy.ts";
+ * import { encodeNpz, parseNpzContent } from "./npz.ts";
+ * const c = parseNpzContent(encodeNpz([ndarray(new Float32Array(6), [3, 2])]), "ctx.npz");
  * const rows = c.kind === "sparse" ? c.matrix.shape[0] : c.arrays.get("arr_0")!.shape[0];
+ * if (rows !== 3) throw new Error(`${rows} rows`);
  * ```
  */
 export function parseNpzContent(
@@ -379,9 +385,14 @@ export function parseNpzContent(
  *
  * @example
  * ```ts
- * import { parseSparseNpz } from "./npz.ts";
- * const m = parseSparseNpz(await Deno.readFile("ctx.npz"), "ctx.npz");
- * if (m.format === "csr") console.log(m.indptr.data.length - 1, "rows");
+ * import { ndarray } from "./npy.ts";
+ * import { encodeSparseNpz, parseSparseNpz } from "./npz.ts";
+ * const bytes = encodeSparseNpz({
+ *   format: "csr", shape: [2, 3], data: ndarray(new Float32Array([1, 2])),
+ *   indices: ndarray(new Int32Array([0, 2])), indptr: ndarray(new Int32Array([0, 1, 2])),
+ * });
+ * const m = parseSparseNpz(bytes, "ctx.npz");
+ * if (m.format !== "csr" || m.indptr.data.length - 1 !== 2) throw new Error("not 2 rows");
  * ```
  */
 export function parseSparseNpz(
@@ -413,7 +424,8 @@ export function parseSparseNpz(
  *   data: ndarray(new Float32Array([1, 2])), indices: ndarray(new Int32Array([0, 2])),
  *   indptr: ndarray(new Int32Array([0, 1, 2])),
  * };
- * await Deno.writeFile("m.npz", encodeSparseNpz(m));
+ * const bytes = encodeSparseNpz(m);
+ * if (bytes[0] !== 0x50 || bytes[1] !== 0x4b) throw new Error("not a zip");
  * ```
  */
 export function encodeSparseNpz(matrix: SparseMatrix, options: NpzWriteOptions = {}): Uint8Array {
@@ -454,9 +466,14 @@ export function encodeSparseNpz(matrix: SparseMatrix, options: NpzWriteOptions =
  *
  * @example
  * ```ts
- * import { parseSparseNpz, sparseToDense } from "./npz.ts";
- * const dense = sparseToDense(parseSparseNpz(await Deno.readFile("q.npz"), "q.npz"));
- * dense.shape; // [1, d]
+ * import { ndarray } from "./npy.ts";
+ * import { encodeSparseNpz, parseSparseNpz, sparseToDense } from "./npz.ts";
+ * const bytes = encodeSparseNpz({
+ *   format: "csr", shape: [1, 4], data: ndarray(new Float32Array([5])),
+ *   indices: ndarray(new Int32Array([2])), indptr: ndarray(new Int32Array([0, 1])),
+ * });
+ * const dense = sparseToDense(parseSparseNpz(bytes, "q.npz"));
+ * if (dense.shape.join() !== "1,4" || dense.data[2] !== 5) throw new Error("wrong matrix");
  * ```
  */
 export function sparseToDense(matrix: SparseMatrix): NdArray {

@@ -26,8 +26,7 @@
  * const a = ndarray(new Float32Array([1, 2, 3, 4, 5, 6]), [2, 3]);
  * const bytes = encodeNpy(a); // what numpy.save writes for the same array
  * const b = parseNpy(bytes, "a.npy");
- * b.dtype; // "f4"
- * b.shape; // [2, 3]
+ * if (b.dtype !== "f4" || b.shape.join() !== "2,3") throw new Error("round trip");
  * ```
  *
  * @module
@@ -58,8 +57,12 @@ const syncNpy = <A>(f: () => A): Effect.Effect<A, NpyError> =>
  * @example
  * ```ts
  * import { Effect } from "effect";
- * import { readNpy } from "./npy.ts";
- * const arr = await Effect.runPromise(readNpy("emb.npy"));
+ * import { ndarray, readNpy, writeNpy } from "./npy.ts";
+ * const path = Deno.makeTempFileSync({ suffix: ".npy" });
+ * await Effect.runPromise(writeNpy(path, ndarray(new Float32Array(6), [2, 3])));
+ * const arr = await Effect.runPromise(readNpy(path));
+ * if (arr.shape.join() !== "2,3") throw new Error("wrong shape");
+ * Deno.removeSync(path);
  * ```
  */
 export const readNpy = (path: string): Effect.Effect<NdArray, NpyError> =>
@@ -78,7 +81,10 @@ export const readNpy = (path: string): Effect.Effect<NdArray, NpyError> =>
  * ```ts
  * import { Effect } from "effect";
  * import { ndarray, writeNpy } from "./npy.ts";
- * await Effect.runPromise(writeNpy("ones.npy", ndarray(new Float64Array([1, 1]))));
+ * const path = Deno.makeTempFileSync({ suffix: ".npy" });
+ * await Effect.runPromise(writeNpy(path, ndarray(new Float64Array([1, 1]))));
+ * if (Deno.statSync(path).size !== 128 + 16) throw new Error("not written");
+ * Deno.removeSync(path);
  * ```
  */
 export const writeNpy = (

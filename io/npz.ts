@@ -18,9 +18,13 @@
  * import { Effect } from "effect";
  * import { ndarray } from "./npy.ts";
  * import { readNpzContent, writeNpz } from "./npz.ts";
- * await Effect.runPromise(writeNpz("q.npz", { arr_0: ndarray(new Float32Array(4), [1, 4]) }, { compressed: true }));
- * const content = await Effect.runPromise(readNpzContent("q.npz"));
- * if (content.kind === "dense") console.log(content.arrays.get("arr_0")?.shape); // [1, 4]
+ * const path = Deno.makeTempFileSync({ suffix: ".npz" });
+ * await Effect.runPromise(writeNpz(path, { arr_0: ndarray(new Float32Array(4), [1, 4]) }, { compressed: true }));
+ * const content = await Effect.runPromise(readNpzContent(path));
+ * if (content.kind !== "dense" || content.arrays.get("arr_0")?.shape.join() !== "1,4") {
+ *   throw new Error("not read back");
+ * }
+ * Deno.removeSync(path);
  * ```
  *
  * @module
@@ -70,8 +74,13 @@ const parseWith = <A>(f: () => A): Effect.Effect<A, NpzError> =>
  * @example
  * ```ts
  * import { Effect } from "effect";
- * import { readNpz } from "./npz.ts";
- * const arrays = await Effect.runPromise(readNpz("question_emb/q1.npz"));
+ * import { ndarray } from "./npy.ts";
+ * import { readNpz, writeNpz } from "./npz.ts";
+ * const path = Deno.makeTempFileSync({ suffix: ".npz" });
+ * await Effect.runPromise(writeNpz(path, [ndarray(new Float32Array(4), [1, 4])]));
+ * const arrays = await Effect.runPromise(readNpz(path));
+ * if (!arrays.has("arr_0")) throw new Error("no arr_0");
+ * Deno.removeSync(path);
  * ```
  */
 export const readNpz = (
@@ -86,8 +95,13 @@ export const readNpz = (
  * @example
  * ```ts
  * import { Effect } from "effect";
- * import { readNpzContent } from "./npz.ts";
- * const c = await Effect.runPromise(readNpzContent("context_emb/Title_0.npz"));
+ * import { ndarray } from "./npy.ts";
+ * import { readNpzContent, writeNpz } from "./npz.ts";
+ * const path = Deno.makeTempFileSync({ suffix: ".npz" });
+ * await Effect.runPromise(writeNpz(path, [ndarray(new Float32Array(4), [2, 2])]));
+ * const c = await Effect.runPromise(readNpzContent(path));
+ * if (c.kind !== "dense") throw new Error("not dense");
+ * Deno.removeSync(path);
  * ```
  */
 export const readNpzContent = (
@@ -105,8 +119,16 @@ export const readNpzContent = (
  * @example
  * ```ts
  * import { Effect } from "effect";
- * import { readSparseNpz } from "./npz.ts";
- * const m = await Effect.runPromise(readSparseNpz("ctx.npz"));
+ * import { ndarray } from "./npy.ts";
+ * import { readSparseNpz, writeSparseNpz } from "./npz.ts";
+ * const path = Deno.makeTempFileSync({ suffix: ".npz" });
+ * await Effect.runPromise(writeSparseNpz(path, {
+ *   format: "csr", shape: [1, 3], data: ndarray(new Float32Array([1])),
+ *   indices: ndarray(new Int32Array([2])), indptr: ndarray(new Int32Array([0, 1])),
+ * }));
+ * const m = await Effect.runPromise(readSparseNpz(path));
+ * if (m.format !== "csr" || m.shape[1] !== 3) throw new Error("not read back");
+ * Deno.removeSync(path);
  * ```
  */
 export const readSparseNpz = (
@@ -130,7 +152,9 @@ export interface NpzFileWriteOptions extends Omit<NpzWriteOptions, "file"> {
  * import { Effect } from "effect";
  * import { ndarray } from "./npy.ts";
  * import { writeNpz } from "./npz.ts";
- * await Effect.runPromise(writeNpz("q.npz", [ndarray(new Float32Array(8), [1, 8])], { compressed: true }));
+ * const path = Deno.makeTempFileSync({ suffix: ".npz" });
+ * await Effect.runPromise(writeNpz(path, [ndarray(new Float32Array(8), [1, 8])], { compressed: true }));
+ * Deno.removeSync(path);
  * ```
  */
 export const writeNpz = (
@@ -151,9 +175,17 @@ export const writeNpz = (
  * @example
  * ```ts
  * import { Effect } from "effect";
+ * import { ndarray } from "./npy.ts";
  * import { readSparseNpz, writeSparseNpz } from "./npz.ts";
- * const m = await Effect.runPromise(readSparseNpz("a.npz"));
- * await Effect.runPromise(writeSparseNpz("b.npz", m, { compressed: false }));
+ * const dir = Deno.makeTempDirSync();
+ * await Effect.runPromise(writeSparseNpz(`${dir}/a.npz`, {
+ *   format: "csr", shape: [1, 3], data: ndarray(new Float32Array([1])),
+ *   indices: ndarray(new Int32Array([2])), indptr: ndarray(new Int32Array([0, 1])),
+ * }));
+ * const m = await Effect.runPromise(readSparseNpz(`${dir}/a.npz`));
+ * await Effect.runPromise(writeSparseNpz(`${dir}/b.npz`, m, { compressed: false }));
+ * if (Deno.readFileSync(`${dir}/b.npz`).length === 0) throw new Error("empty");
+ * Deno.removeSync(dir, { recursive: true });
  * ```
  */
 export const writeSparseNpz = (

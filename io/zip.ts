@@ -185,7 +185,7 @@ export interface ZipEnd {
  * is its last bytes (at least the last 22 + 65,535, or all of it), and
  * `read(at, length)` reads any other part (the ZIP64 record may lie before
  * the tail). Used on whole archives (`readZipDirectory`) and on files read
- * piecewise (`io/_dump_core.ts`).
+ * piecewise (`io/dump/reader_sync.ts`).
  *
  * @throws {ZipError} when there is no end record or it is corrupt.
  */
@@ -435,20 +435,9 @@ export function readZipDirectory(
   const entries: ZipEntry[] = [];
   for (const c of readCentralDirectory(cd, end.count, file, limits)) {
     const fail = (reason: string) => ZipError.of(file, escapeName(c.name), reason);
-    // Local header: signature, same name; its sizes are ignored.
     const l = c.recordedOffset + end.shift;
-    if (l + 30 > bytes.length || u32(bytes, l) !== 0x04034b50) {
-      throw fail(`no local header at offset ${c.recordedOffset}`);
-    }
-    const lNameLen = u16(bytes, l + 26);
-    const lExtraLen = u16(bytes, l + 28);
-    const dataOffset = l + 30 + lNameLen + lExtraLen;
-    if (
-      lNameLen !== c.nameBytes.length ||
-      !sameBytes(bytes.subarray(l + 30, l + 30 + lNameLen), c.nameBytes)
-    ) {
-      throw fail("local header name differs from the central directory");
-    }
+    const dataOffset = localHeaderData(bytes, l, c.nameBytes, c.recordedOffset);
+    if (typeof dataOffset === "string") throw fail(dataOffset);
     if (dataOffset + c.compressedSize > end.cdStart) {
       throw fail(
         `data (${c.compressedSize} bytes at offset ${dataOffset}) runs past the start of the central directory (truncated archive?)`,
@@ -480,10 +469,39 @@ export function readZipDirectory(
   return entries;
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+/**
+ * Checks the local header at `at` in `bytes` (its signature, and the same
+ * name as the central directory's `nameBytes`; its sizes are ignored) and
+ * returns where its data starts in `bytes`, or why it cannot be read
+ * (`shownOffset`: the offset the reason gives).
+ *
+ * @example
+ * ```ts
+ * import { encodeZip, localHeaderData } from "./zip.ts";
+ * const zip = encodeZip([{ name: "a", data: new Uint8Array([7]) }]);
+ * const start = localHeaderData(zip, 0, new TextEncoder().encode("a"), 0);
+ * if (start !== 31 || zip[start] !== 7) throw new Error(`data at ${start}`);
+ * ```
+ */
+export function localHeaderData(
+  bytes: Uint8Array,
+  at: number,
+  nameBytes: Uint8Array,
+  shownOffset: number,
+): number | string {
+  if (at + 30 > bytes.length || u32(bytes, at) !== 0x04034b50) {
+    return `no local header at offset ${shownOffset}`;
+  }
+  const lName = u16(bytes, at + 26), lExtra = u16(bytes, at + 28);
+  if (lName !== nameBytes.length || at + 30 + lName > bytes.length) {
+    return "local header name differs from the central directory";
+  }
+  for (let i = 0; i < lName; i++) {
+    if (bytes[at + 30 + i] !== nameBytes[i]) {
+      return "local header name differs from the central directory";
+    }
+  }
+  return at + 30 + lName + lExtra;
 }
 
 /**

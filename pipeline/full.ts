@@ -27,7 +27,7 @@ import {
   timestamp,
 } from "../runs/mod.ts";
 import type { TaskStatus } from "../runs/mod.ts";
-import { validate } from "./validate.ts";
+import { validate } from "../io/dump/validate.ts";
 import { runMain, WorkError } from "./_cli.ts";
 
 export { encoderPermissions, OFFICIAL_SPLIT_SHA256 } from "../runs/mod.ts";

@@ -1,499 +1,105 @@
 /**
  * `merge data.json context_emb question_emb pred.json [--sparse]`: the
- * PI-SQuAD merge. For each question of the dataset, the answer is the phrase
- * of its paragraph whose vector has the largest inner product with the
- * question vector (the first one on a tie). Dumps are folders or `.zip`s of
- * them; `pred.json` may be `-` (stdout); the dataset `.json`, `.json.gz` or
- * `-`.
- *
- * Semantics are those of PIQA's `merge.py`: the question → paragraph map is a
- * dict (a repeated question id keeps its first position and its last
- * paragraph); a missing question `.npz`, paragraph `.npz` or paragraph
- * `.json` prints `Missing <path>` on stderr (in dataset order) and leaves the
- * question unanswered; so does a paragraph without phrases. `pred.json` is
- * written streaming in Python `json.dump` format, atomically.
- *
- * Unlike `merge.py`, each paragraph's dump is read once and all its questions
- * are scored together (a Q×d block against the N×d phrase matrix in one
- * pass). Paragraphs are read and scored by worker threads (`--workers`, one
- * per CPU up to 4), in batches, a few in flight at a time (`--concurrency`),
- * so memory stays flat: the dataset's ids, and a few paragraphs. Run as a
- * command, the stage starts its workers before the rest of it has loaded;
- * they read the dataset and plan by themselves, and their answers are used
- * once this thread has made the same plan (`pipeline/_merge_early.ts`).
- *
- * **Exact scores.** A score is the exact inner product. A fast pass scores
- * every row: in float64 (float32/float16 values and their products are exact
- * in float64), or on WebAssembly SIMD in float32 lanes; every row whose fast
- * score lies within a safe error bound of the best fast score (a bound
- * derived for the arithmetic used) is re-scored exactly ({@linkcode fsum},
- * bit for bit Python's `math.fsum` of the float64 products), and the first
- * row with the largest exact score wins. So the fast pass never decides a
- * tie or a near-tie, and the result does not depend on it: the float64 and
- * SIMD passes, and the reference (`bench/reference/merge.py`, float64 with
- * numpy), agree to the last digit. The SIMD kernels are assembled in
- * `pipeline/_merge_core.ts` from their instructions (`--no-simd` turns them
- * off); the workers run that module alone, without Effect.
+ * PI-SQuAD merge as a command (the stage itself is `merge` in
+ * `search/merge.ts`, which see). Run as a command, it starts its workers
+ * first thing ({@linkcode startEarly}), before the stage and Effect have
+ * loaded (they are imported after); the stage adopts them.
  *
  * @module
  */
-// First: when this module runs as a command, its workers start now (see there).
-import { defaultConcurrency, defaultWorkers, MERGE_SPEC, takeEarlyPool } from "./_merge_early.ts";
-import * as Effect from "effect/Effect";
-import * as Stream from "effect/Stream";
-import { type DumpError, type DumpSourceSync, openDump } from "../io/dump_reader.ts";
-import { FileError, InputError } from "../io/errors.ts";
-import { pyStringLiteral } from "../io/pyjson.ts";
-import { type AtomicWriter, openAtomicWriter, openSource } from "../io/source.ts";
-import type { SquadArticle, SquadReadError } from "../io/squad.ts";
-import {
-  batchesOf,
-  batchSize,
-  datasetQ2c,
-  mergeBatch,
-  type MergeOutcome,
-  type MergeUnit,
-  planMerge,
-  type ScoringOptions,
-  simdDumpOptions,
-  SQUAD_OPTS,
-  WHOLE_DATASET_LIMIT,
-  type WireError,
-  WORKER_NAME,
-  type WorkerBatch,
-  type WorkerInit,
-  type WorkerReply,
-} from "./_merge_core.ts";
-import { progress, runMain, UsageError, WorkError } from "./_cli.ts";
+import { type CommandSpec, parseArgs } from "./_args.ts";
+import { EarlyPool } from "../search/early.ts";
+import { batchSize, defaultConcurrency, defaultWorkers } from "../search/plan.ts";
 
-export {
-  bestDenseRows,
-  bestRows,
-  bestSparseRows,
-  denseScores,
-  fsum,
-  mergeBatch,
-  mergeUnit,
-  planMerge,
-  simdAvailable,
-} from "./_merge_core.ts";
-export type {
-  BatchResult,
-  MergeOutcome,
-  MergePlan,
-  MergeUnit,
-  ScoringOptions,
-} from "./_merge_core.ts";
+export type { MergeError, MergeOptions, MergeProgress, MergeResult } from "../search/merge.ts";
 
-function addArticle(q2c: Map<string, string>, a: SquadArticle): void {
-  for (const p of a.paragraphs) for (const q of p.questions) q2c.set(q.id, p.id);
-}
-
-/**
- * The dataset's question → paragraph map (dict semantics, as PIQA's
- * `get_q2c`). A dataset of up to 256 MiB is parsed in one go (it is small
- * next to the dumps); a larger one, or one with an error, goes through the
- * streaming reader, which names the error's place.
- */
-const readQ2c = (path: string): Effect.Effect<Map<string, string>, SquadReadError> =>
-  Effect.flatMap(openSource(path), (src) =>
-    Effect.tryPromise({
-      try: async () => {
-        const reader = src.stream.getReader();
-        const chunks: Uint8Array[] = [];
-        let total = 0;
-        let done = false;
-        while (total <= WHOLE_DATASET_LIMIT) {
-          const r = await reader.read();
-          if (r.done) {
-            done = true;
-            break;
-          }
-          chunks.push(r.value);
-          total += r.value.byteLength;
-        }
-        if (done) {
-          const bytes = new Uint8Array(total);
-          let o = 0;
-          for (const c of chunks) {
-            bytes.set(c, o);
-            o += c.byteLength;
-          }
-          const q2c = datasetQ2c(bytes);
-          if (q2c !== undefined) return q2c;
-        }
-        const replay = new ReadableStream<Uint8Array>({
-          async pull(c) {
-            const next = chunks.shift();
-            if (next !== undefined) c.enqueue(next);
-            else if (done) c.close();
-            else {
-              const r = await reader.read();
-              if (r.done) c.close();
-              else c.enqueue(r.value);
-            }
-          },
-          cancel: (reason) => reader.cancel(reason),
-        });
-        const { squadRecordStream } = await import("../io/squad.ts");
-        const q2c = new Map<string, string>();
-        for await (const rec of squadRecordStream({ name: src.name, stream: replay }, SQUAD_OPTS)) {
-          if (rec.kind === "article") addArticle(q2c, rec);
-        }
-        return q2c;
-      },
-      catch: (e) =>
-        e instanceof InputError || e instanceof FileError ? e : new InputError({
-          file: src.name,
-          where: "",
-          message: e instanceof Error ? e.message : String(e),
-        }),
-    }));
-
-// ---------------------------------------------------------------------------
-// Running paragraphs: in this thread, or in a pool of workers.
-
-/** A batch's outcomes (one list per paragraph) up to its first failure, and that failure. */
-type Reply = { readonly ok: readonly MergeOutcome[][]; readonly err?: MergeError | WorkError };
-
-interface UnitRunner {
-  run(units: readonly MergeUnit[]): Promise<Reply>;
-  close(): void;
-}
-
-function fromWire(w: WireError): MergeError | WorkError {
-  if (w.tag === "InputError") {
-    return new InputError({ file: w.file, where: w.where, message: w.message });
-  }
-  if (w.tag === "FileError") return new FileError({ file: w.file, message: w.message });
-  return new WorkError(`merge worker failed: ${w.message}`);
-}
-
-/** A worker's reply as the stage handles it. */
-function fromReply(r: WorkerReply): Reply {
-  if (!("ok" in r)) return { ok: [], err: new WorkError("merge worker: unexpected reply") };
-  return r.err === undefined ? { ok: r.ok } : { ok: r.ok, err: fromWire(r.err) };
-}
-
-function inThread(c: DumpSourceSync, q: DumpSourceSync, options: ScoringOptions): UnitRunner {
-  return { run: (units) => Promise.resolve(mergeBatch(c, q, units, options)), close() {} };
-}
-
-/**
- * Batches of paragraphs go to the least busy worker that is ready; until
- * one is (they take a moment to load), to `local` in this thread.
- */
-function workerPool(n: number, init: WorkerInit, local: UnitRunner): UnitRunner {
-  const waiting = new Map<number, (r: Reply) => void>();
-  const load: number[] = [];
-  const ready: boolean[] = [];
-  // After a paragraph done here, let the event loop run (a worker may have said it
-  // is ready): a message through a channel is a task without setTimeout's delay.
-  const channel = new MessageChannel();
-  const ticks: (() => void)[] = [];
-  channel.port1.onmessage = () => ticks.shift()?.();
-  const tick = () =>
-    new Promise<void>((resolve) => {
-      ticks.push(resolve);
-      channel.port2.postMessage(null);
-    });
-  const owner = new Map<number, number>();
-  let seq = 0;
-  const workers = Array.from({ length: n }, (_, i) => {
-    const w = new Worker(new URL("./_merge_core.ts", import.meta.url), {
-      type: "module",
-      name: WORKER_NAME,
-    });
-    load.push(0);
-    ready.push(false);
-    w.onmessage = (ev: MessageEvent<WorkerReply>) => {
-      const r = ev.data;
-      if ("ready" in r) {
-        ready[i] = true;
-        return;
-      }
-      if (!("ok" in r)) return;
-      const resolve = waiting.get(r.seq);
-      waiting.delete(r.seq);
-      owner.delete(r.seq);
-      load[i]--;
-      resolve?.(fromReply(r));
-    };
-    w.onerror = (ev: ErrorEvent) => {
-      ev.preventDefault();
-      const err = new WorkError(`merge worker failed: ${ev.message}`);
-      for (const [s, resolve] of waiting) {
-        if (owner.get(s) === i) {
-          waiting.delete(s);
-          resolve({ ok: [], err });
-        }
-      }
-    };
-    w.postMessage({ init });
-    return w;
-  });
-  return {
-    run(units) {
-      let best = -1;
-      for (let i = 0; i < n; i++) if (ready[i] && (best < 0 || load[i] < load[best])) best = i;
-      if (best < 0) return local.run(units).then(async (r) => (await tick(), r));
-      const s = seq++;
-      load[best]++;
-      owner.set(s, best);
-      return new Promise<Reply>((resolve) => {
-        waiting.set(s, resolve);
-        const msg: WorkerBatch = {
-          seq: s,
-          units: units.map((u) => ({ cid: u.cid, qids: u.qids })),
-        };
-        workers[best].postMessage(msg);
-      });
+/** `merge`'s command line. */
+export const MERGE_SPEC = {
+  name: "merge",
+  summary:
+    "Answers each question with the phrase of its paragraph whose vector has the largest inner " +
+    "product with the question vector (the first on a tie), as PIQA's merge.py, and writes the " +
+    "predictions (Python json.dump format). Missing dump files print 'Missing <path>' on stderr " +
+    "and leave the question unanswered. Scores are exact inner products (a fast pass, then the " +
+    "rows near the best re-scored with a correctly rounded sum), so ties and near-ties are " +
+    "decided the same way everywhere.",
+  args: [
+    { name: "data.json", description: "SQuAD dataset (.json, .json.gz, or - for stdin)" },
+    { name: "context_emb", description: "context dump: a folder or a .zip of one" },
+    { name: "question_emb", description: "question dump: a folder or a .zip of one" },
+    { name: "pred.json", description: "predictions to write (- for stdout)" },
+  ],
+  flags: [
+    {
+      name: "sparse",
+      type: "boolean",
+      description: "the dumps are scipy sparse matrices (CSR or CSC)",
     },
-    close() {
-      channel.port1.close();
-      channel.port2.close();
-      for (const w of workers) w.terminate();
+    { name: "progress", type: "boolean", description: "show progress on stderr (on a terminal)" },
+    {
+      name: "concurrency",
+      type: "int",
+      metavar: "N",
+      description: "paragraphs in flight (default: 64 per worker)",
     },
-  };
-}
-
-// ---------------------------------------------------------------------------
-// The stage.
-
-/** Options of {@linkcode merge}. */
-export interface MergeOptions {
-  /** The SQuAD dataset (`.json`, `.json.gz`, `-`). */
-  readonly data: string;
-  /** The context dump: a folder or a `.zip` of one. */
-  readonly contextEmb: string;
-  /** The question dump: a folder or a `.zip` of one. */
-  readonly questionEmb: string;
-  /** Where the predictions go (`-` for stdout). */
-  readonly predictions: string;
-  /** The dumps are scipy sparse (CSR/CSC); otherwise they must be dense. */
-  readonly sparse?: boolean;
-  /**
-   * Worker threads that read and score paragraphs (default: the number of
-   * CPUs, at most 4); 0 does everything in this thread. Small datasets (under
-   * 16 paragraphs) always run in this thread.
-   */
-  readonly workers?: number;
-  /**
-   * Paragraphs in flight: read or scored ahead of the output (default 64 per
-   * worker, at least 2). They travel in batches of up to 32.
-   */
-  readonly concurrency?: number;
-  /**
-   * Run the fast scoring pass on WebAssembly SIMD where available (default
-   * true). Results are identical either way (see the module notes).
-   */
-  readonly simd?: boolean;
-  /** Show a progress line on stderr (only on a terminal). */
-  readonly progress?: boolean;
-  /** Receives each `Missing <path>` line (default: printed on stderr). */
-  readonly onMissing?: (line: string) => void;
-}
-
-/** What {@linkcode merge} did. */
-export interface MergeResult {
-  /** Distinct question ids in the dataset. */
-  readonly questions: number;
-  /** Questions answered (entries of pred.json). */
-  readonly answered: number;
-  /** `Missing` lines printed. */
-  readonly missing: number;
-  /** Paragraphs (distinct paragraph ids with questions). */
-  readonly paragraphs: number;
-  /** Worker threads used (0: this thread). */
-  readonly workers: number;
-}
-
-/** Errors of {@linkcode merge}. */
-export type MergeError = SquadReadError | DumpError | InputError | FileError;
-
-/** Writes outcomes in dataset order as they become known. */
-class OrderedOutput {
-  #pending = new Map<number, MergeOutcome>();
-  #next = 0;
-  #first = true;
-  answered = 0;
-  missing = 0;
-  readonly #writer: AtomicWriter;
-  readonly #onMissing: (line: string) => void;
-
-  constructor(writer: AtomicWriter, onMissing: (line: string) => void) {
-    this.#writer = writer;
-    this.#onMissing = onMissing;
-  }
-
-  async add(unit: MergeUnit, outcomes: readonly MergeOutcome[]): Promise<void> {
-    for (let t = 0; t < outcomes.length; t++) this.#pending.set(unit.slots[t], outcomes[t]);
-    let text = "";
-    for (;;) {
-      const o = this.#pending.get(this.#next);
-      if (o === undefined) break;
-      this.#pending.delete(this.#next++);
-      if (o.missing !== undefined) {
-        this.missing++;
-        this.#onMissing(`Missing ${o.missing}`);
-      } else if (o.answer !== undefined) {
-        this.answered++;
-        text += `${this.#first ? "{" : ", "}${pyStringLiteral(o.qid)}: ${
-          pyStringLiteral(o.answer)
-        }`;
-        this.#first = false;
-      }
-    }
-    if (text !== "") await this.#writer.write(text);
-  }
-
-  async finish(): Promise<void> {
-    await this.#writer.write(this.#first ? "{}" : "}");
-    await this.#writer.commit();
-  }
-}
-
-const writeError = (file: string) => (e: unknown): FileError | InputError =>
-  e instanceof InputError || e instanceof FileError
-    ? e
-    : new FileError({ file, message: e instanceof Error ? e.message : String(e) });
+    {
+      name: "no-simd",
+      type: "boolean",
+      description: "score in plain float64 loops instead of WebAssembly SIMD (same results)",
+    },
+    {
+      name: "workers",
+      type: "int",
+      metavar: "N",
+      description: "threads reading and scoring paragraphs (default: CPUs, at most 4; 0: none)",
+    },
+  ],
+  epilog:
+    "Example:\n  merge data/dev-v1.1.json.gz out/context_emb out/question_emb.zip out/pred.json",
+} as const satisfies CommandSpec;
 
 /**
- * Merges context and question dumps into predictions (see the module notes).
+ * Starts the workers of the command line `argv` before the stage loads, or
+ * `undefined` when no early start fits it (bad arguments, `--help`, the
+ * dataset on stdin, no workers).
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
- * import { merge } from "./merge.ts";
- * const r = await Effect.runPromise(merge({
- *   data: "data/dev-v1.1.json.gz",
- *   contextEmb: "out/context_emb",
- *   questionEmb: "out/question_emb.zip",
- *   predictions: "out/pred.json",
- * }));
- * console.log(r.answered, r.missing);
+ * import { startEarly } from "./merge.ts";
+ * if (startEarly(["--help"]) !== undefined) throw new Error("started for --help");
  * ```
  */
-export const merge = (
-  opts: MergeOptions,
-): Effect.Effect<MergeResult, MergeError | WorkError> =>
-  Effect.gen(function* () {
-    const onMissing = opts.onMissing ?? ((line: string) => console.error(line));
-    const dumpOpts = { sparse: opts.sparse === true };
-    const simd = opts.simd !== false;
-    const requested = Math.max(0, opts.workers ?? defaultWorkers());
-    const init: WorkerInit = {
-      contextEmb: opts.contextEmb,
-      questionEmb: opts.questionEmb,
-      sparse: dumpOpts.sparse,
-      simd,
-    };
-    // Workers the command line started before this module loaded, if they fit.
-    const earlySize = batchSize(opts.concurrency ?? defaultConcurrency(requested), requested);
-    let early = requested === 0 ? undefined : takeEarlyPool({
-      data: opts.data,
-      ...init,
-      workers: requested,
-      batch: earlySize,
-    });
-    let pool: UnitRunner | undefined;
-    return yield* Effect.acquireUseRelease(
-      Effect.gen(function* () {
-        // The dumps are opened here even when workers read them: a bad archive fails
-        // once, before any work. Workers start loading while the dataset is parsed.
-        const c = yield* openDump(opts.contextEmb, {
-          ...dumpOpts,
-          reuseBuffers: true,
-          ...(simd ? simdDumpOptions() : {}),
-        });
-        const q = yield* Effect.onError(openDump(opts.questionEmb, dumpOpts), () => c.close());
-        const writer = yield* Effect.onError(
-          Effect.tryPromise({
-            try: () => openAtomicWriter(opts.predictions),
-            catch: writeError(opts.predictions),
-          }),
-          () => Effect.all([c.close(), q.close()]),
-        );
-        const local = inThread(c.sync, q.sync, { simd });
-        if (requested > 0 && early === undefined) pool = workerPool(requested, init, local);
-        return { c, q, writer, local };
-      }),
-      ({ writer, local }) =>
-        Effect.gen(function* () {
-          // The early workers' plan (they read the dataset as readQ2c would), or ours.
-          let fetch: ((b: number, units: MergeUnit[]) => Promise<Reply>) | undefined;
-          const e = early;
-          let plan = e === undefined ? null : yield* Effect.promise(() => e.plan());
-          if (e !== undefined && plan !== null) fetch = (b) => e.result(b).then(fromReply);
-          else if (e !== undefined) {
-            e.close();
-            early = undefined;
-            pool = workerPool(requested, init, local);
-          }
-          plan ??= planMerge(yield* readQ2c(opts.data));
-          let batches = batchesOf(plan, earlySize, requested);
-          // Small datasets are not worth the workers' start-up.
-          const runner = pool === undefined || plan.units.length < 16 ? local : pool;
-          const workers = fetch !== undefined || runner !== local ? requested : 0;
-          const concurrency = opts.concurrency ?? defaultConcurrency(workers);
-          if (fetch === undefined) {
-            batches = batchesOf(plan, batchSize(concurrency, workers), workers);
-            fetch = (_, units) => runner.run(units);
-          }
-          const size = batches[0]?.length ?? 1;
-          const get = fetch;
-          const out = new OrderedOutput(writer, onMissing);
-          const bar = opts.progress ? progress("merge") : { update() {}, done() {} };
-          let done = 0;
-          yield* Stream.fromIterable(batches.map((units, b) => ({ units, b }))).pipe(
-            Stream.mapEffect(
-              ({ units, b }) =>
-                Effect.map(Effect.promise(() => get(b, units)), (r) => ({ units, r })),
-              { concurrency: Math.max(1, Math.floor(concurrency / size)) },
-            ),
-            Stream.runForEach(({ units, r }) =>
-              Effect.flatMap(
-                Effect.tryPromise({
-                  try: async () => {
-                    for (let k = 0; k < r.ok.length; k++) {
-                      await out.add(units[k], r.ok[k]);
-                      done += units[k].qids.length;
-                    }
-                    bar.update(done, "questions");
-                  },
-                  catch: writeError(opts.predictions),
-                }),
-                () => r.err === undefined ? Effect.void : Effect.fail(r.err),
-              )
-            ),
-          );
-          yield* Effect.tryPromise({
-            try: () => out.finish(),
-            catch: writeError(opts.predictions),
-          });
-          bar.done();
-          return {
-            questions: plan.questions,
-            answered: out.answered,
-            missing: out.missing,
-            paragraphs: plan.units.length,
-            workers,
-          } satisfies MergeResult;
-        }),
-      ({ c, q, writer }) =>
-        Effect.all([
-          Effect.sync(() => {
-            pool?.close();
-            early?.close();
-          }),
-          c.close(),
-          q.close(),
-          Effect.promise(() => writer.abort()),
-        ]),
-    );
+export function startEarly(argv: readonly string[]): EarlyPool | undefined {
+  let a;
+  try {
+    a = parseArgs(MERGE_SPEC, argv);
+  } catch {
+    return undefined;
+  }
+  if (a === "help") return undefined;
+  const data = a.positional["data.json"];
+  const workers = a.flags.workers ?? defaultWorkers();
+  const concurrency = a.flags.concurrency ?? defaultConcurrency(workers);
+  if (data === "-" || workers < 1 || concurrency < 1) return undefined;
+  return new EarlyPool({
+    data,
+    contextEmb: a.positional["context_emb"],
+    questionEmb: a.positional["question_emb"],
+    sparse: a.flags.sparse === true,
+    simd: a.flags["no-simd"] !== true,
+    workers,
+    batch: batchSize(concurrency, workers),
   });
+}
 
 if (import.meta.main) {
+  // The workers first: they load while this thread loads Effect and the stage.
+  const early = startEarly(Deno.args);
+  const [Effect, { progress, runMain, UsageError }, { merge }] = await Promise.all([
+    import("effect/Effect"),
+    import("./_cli.ts"),
+    import("../search/merge.ts"),
+  ]);
   await runMain(MERGE_SPEC, Deno.args, (a) => {
     const concurrency = a.flags.concurrency;
     const workers = a.flags.workers;
@@ -511,8 +117,9 @@ if (import.meta.main) {
       sparse: a.flags.sparse === true,
       concurrency,
       workers,
-      progress: a.flags.progress === true,
+      progress: a.flags.progress === true ? progress("merge") : undefined,
       simd: a.flags["no-simd"] !== true,
+      early,
     });
   });
 }

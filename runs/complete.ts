@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { dumpStem } from "../io/dump_names.ts";
+import { dumpStem } from "../io/dump/names.ts";
 import { isFile } from "./_fs.ts";
 import type { Task } from "./task.ts";
 

@@ -1,5 +1,5 @@
 /**
- * Tests of the dump reader (io/dump_reader.ts): dumps written by numpy and
+ * Tests of the dump reader (io/dump/reader.ts): dumps written by numpy and
  * scipy, read from folders and from zips (entries at the root or under one
  * top folder); missing files; sparse/dense mismatches; NaN and infinities
  * naming the row; 1×d questions; phrase lists that are not lists of
@@ -10,11 +10,11 @@
 import { Effect } from "effect";
 import { assert, assertEquals } from "../../_assert.ts";
 import { python } from "../../_util.ts";
-import { openDump, openDumpSync } from "../../../io/dump_reader.ts";
-import type { ContextDump, MissingFile } from "../../../io/dump_reader.ts";
+import { openDump, openDumpSync } from "../../../io/dump/reader.ts";
+import type { ContextDump, MissingFile } from "../../../io/dump/reader.ts";
 import { FileError, InputError } from "../../../io/errors.ts";
 import { encodeZipRaw } from "../../../io/_zip_internal.ts";
-import type { Matrix } from "../../../encoders/types.ts";
+import type { Matrix } from "../../../io/matrix.ts";
 
 const PY_DUMPS = `
 import sys, os, json, shutil
@@ -276,7 +276,7 @@ Deno.test("dump reader: phrase lists that are not lists of strings, odd matrices
 
 Deno.test({
   name: "dump reader: a phrase list whose length differs from the rows is bad input",
-  // io/dump_reader.ts promises this check in its JSDoc; readContext leaves it to merge/validate.
+  // io/dump/reader.ts promises this check in its JSDoc; readContext leaves it to merge/validate.
   ignore: true,
   async fn() {
     const dir = await dumps();

@@ -1,5 +1,5 @@
 /**
- * Tests of the dump writer (io/dump_writer.ts, io/dump_names.ts): file
+ * Tests of the dump writer (io/dump/writer.ts, io/dump/names.ts): file
  * names (`/` → `_`, unsafe ids refused, two ids sharing a name refused),
  * atomic writes (no temporary file left, no half-written file), and what
  * numpy and scipy read back from every format (savez / savez_compressed,
@@ -18,8 +18,8 @@ import {
   questionDumpComplete,
   writeContextDump,
   writeQuestionDump,
-} from "../../../io/dump_writer.ts";
-import { dumpStem, MAX_STEM_BYTES, StemRegistry, unsafeIdReason } from "../../../io/dump_names.ts";
+} from "../../../io/dump/writer.ts";
+import { dumpStem, MAX_STEM_BYTES, StemRegistry, unsafeIdReason } from "../../../io/dump/names.ts";
 import { FileError } from "../../../io/errors.ts";
 import { readZipDirectory } from "../../../io/zip.ts";
 import type { EncodedContext, Matrix } from "../../../encoders/types.ts";
@@ -151,7 +151,7 @@ Deno.test("dump writer: unsafe ids are refused and write nothing", async () => {
 
 Deno.test({
   name: "dump writer: unsafe ids fail as typed errors (not a throw or a defect)",
-  // io/dump_writer.ts: writeQuestionDump throws while building the Effect and
+  // io/dump/writer.ts: writeQuestionDump throws while building the Effect and
   // writeContextDump dies with a defect; neither is a typed failure.
   ignore: true,
   async fn() {

@@ -6,8 +6,8 @@
  * numpy.save.
  */
 import { Effect, Exit } from "effect";
-import { assert, assertEquals, assertStringIncludes } from "./_assert.ts";
-import { python, ROOT } from "./_util.ts";
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { python, ROOT } from "../_util.ts";
 import {
   asFloat64,
   bytesArray,
@@ -23,7 +23,7 @@ import {
   stringsOf,
   toJsonValues,
   writeNpy,
-} from "../io/npy.ts";
+} from "../../io/npy.ts";
 
 const SCRIPT = `${ROOT}/tests/py/npz_crosscheck.py`;
 

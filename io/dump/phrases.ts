@@ -13,16 +13,16 @@
  *
  * @module
  */
-import { InputError } from "./errors.ts";
+import { InputError } from "../errors.ts";
 
 /**
  * A validated JSON list of strings, decoded one element at a time.
  *
  * @example
  * ```ts
- * import { indexPhrases, type PhraseList } from "./_phrase_index.ts";
+ * import { indexPhrases, type PhraseList } from "./phrases.ts";
  * const list: PhraseList = indexPhrases(new TextEncoder().encode('["a", "b"]'), "T_0.json");
- * for (let i = 0; i < list.length; i++) console.log(list.at(i)); // a, b
+ * if (list.length !== 2 || list.at(1) !== "b") throw new Error("wrong list");
  * ```
  */
 export interface PhraseList {
@@ -44,8 +44,9 @@ const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
  *
  * @example
  * ```ts
- * import { parsePhrases } from "./dump_reader.ts";
- * parsePhrases(new TextEncoder().encode('["a", "b c"]'), "T_0.json"); // ["a", "b c"]
+ * import { parsePhrases } from "./phrases.ts";
+ * const list = parsePhrases(new TextEncoder().encode('["a", "b c"]'), "T_0.json");
+ * if (list.join("|") !== "a|b c") throw new Error("wrong list");
  * ```
  */
 export function parsePhrases(bytes: Uint8Array, label: string): string[] {
@@ -618,11 +619,9 @@ class ArrayPhrases implements PhraseList {
  *
  * @example
  * ```ts
- * import { indexPhrases } from "./_phrase_index.ts";
+ * import { indexPhrases } from "./phrases.ts";
  * const list = indexPhrases(new TextEncoder().encode('["a", "b c", "\\u00e9"]'), "T_0.json");
- * list.length; // 3
- * list.at(1); // "b c"
- * list.at(2); // "é"
+ * if (list.length !== 3 || list.at(1) !== "b c" || list.at(2) !== "é") throw new Error("wrong");
  * ```
  */
 export function indexPhrases(bytes: Uint8Array, label: string): PhraseList {

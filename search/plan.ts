@@ -1,12 +1,12 @@
 /**
  * `merge`'s plan: the dataset's questions grouped by paragraph, cut into
- * batches. A module of its own, with no imports,
- * because `pipeline/_merge_early.ts` needs these before anything else loads.
+ * batches, and the default sizes of the work. A module of its own, with no
+ * imports, because `search/early.ts` needs these before anything else loads.
  *
  * @module
  */
 
-/** The name merge gives its workers (how this module knows it runs as one). */
+/** The name merge gives its workers (shown in debuggers and traces). */
 export const WORKER_NAME = "phraseval-merge-worker";
 
 /** A paragraph and the questions that take their answer from it. */
@@ -34,9 +34,10 @@ export interface MergePlan {
  *
  * @example
  * ```ts
- * import { planMerge } from "./merge.ts";
+ * import { planMerge } from "./plan.ts";
  * const plan = planMerge(new Map([["q1", "T_0"], ["q2", "T_1"], ["q3", "T_0"]]));
- * plan.units.map((u) => [u.cid, u.slots]); // [["T_0", [0, 2]], ["T_1", [1]]]
+ * const got = JSON.stringify(plan.units.map((u) => [u.cid, u.slots]));
+ * if (got !== '[["T_0",[0,2]],["T_1",[1]]]') throw new Error(got);
  * ```
  */
 export function planMerge(q2c: ReadonlyMap<string, string>): MergePlan {
@@ -54,6 +55,20 @@ export function planMerge(q2c: ReadonlyMap<string, string>): MergePlan {
     u.qids.push(qid);
   }
   return { units, questions: slot };
+}
+
+/** The options `merge` reads the dataset with (as PIQA: paragraphs need no context). */
+export const SQUAD_OPTS = { context: "optional" } as const;
+
+/** Worker threads when none are asked for: one per CPU, at most 4. */
+export function defaultWorkers(): number {
+  const n = typeof navigator !== "undefined" ? navigator.hardwareConcurrency ?? 1 : 1;
+  return Math.max(1, Math.min(4, n));
+}
+
+/** Paragraphs in flight when `concurrency` is not given. */
+export function defaultConcurrency(workers: number): number {
+  return Math.max(2, 64 * workers);
 }
 
 /** The most paragraphs per batch for `workers` workers and `concurrency` paragraphs in flight. */

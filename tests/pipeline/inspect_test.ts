@@ -3,11 +3,11 @@
  * command-line conventions (help, exit codes, one error line).
  */
 import { Effect } from "effect";
-import { assert, assertEquals, assertStringIncludes } from "./_assert.ts";
-import { python, runStage } from "./_util.ts";
-import { bytesArray, encodeNpy, ndarray } from "../io/npy.ts";
-import { encodeNpz, encodeSparseNpz } from "../io/npz.ts";
-import { inspectFile } from "../pipeline/inspect.ts";
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { python, runStage } from "../_util.ts";
+import { bytesArray, encodeNpy, ndarray } from "../../io/npy.ts";
+import { encodeNpz, encodeSparseNpz } from "../../io/npz.ts";
+import { inspectFile } from "../../pipeline/inspect.ts";
 
 const tempDirs: string[] = [];
 globalThis.addEventListener("unload", () => {

@@ -4,8 +4,8 @@
  * must make on hostile or broken archives.
  */
 import { Effect, Exit } from "effect";
-import { assert, assertEquals, assertStringIncludes } from "./_assert.ts";
-import { python, ROOT } from "./_util.ts";
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { python, ROOT } from "../_util.ts";
 import {
   bytesArray,
   type Dtype,
@@ -14,7 +14,7 @@ import {
   ndarray,
   type NdData,
   stringsOf,
-} from "../io/npy.ts";
+} from "../../io/npy.ts";
 import {
   type CompressedSparseMatrix,
   encodeNpz,
@@ -30,9 +30,16 @@ import {
   sparseToDense,
   writeNpz,
   writeSparseNpz,
-} from "../io/npz.ts";
-import { checkEntryName, encodeZip, isZip, readZipDirectory, unzip, ZipError } from "../io/zip.ts";
-import { crc32, encodeZipRaw } from "../io/_zip_internal.ts";
+} from "../../io/npz.ts";
+import {
+  checkEntryName,
+  encodeZip,
+  isZip,
+  readZipDirectory,
+  unzip,
+  ZipError,
+} from "../../io/zip.ts";
+import { crc32, encodeZipRaw } from "../../io/_zip_internal.ts";
 
 const SCRIPT = `${ROOT}/tests/py/npz_crosscheck.py`;
 

@@ -34,14 +34,17 @@
  * @example
  * ```ts
  * import { Effect } from "effect";
- * import { openDump } from "./dump_reader.ts";
+ * import { openDump } from "./reader.ts";
+ * const dir = Deno.makeTempDirSync();
  * const program = Effect.gen(function* () {
- *   const ctx = yield* openDump("context_emb.zip");
+ *   const ctx = yield* openDump(dir);
  *   const c = yield* ctx.readContext("Super_Bowl_50_0");
- *   if ("missing" in c) console.error(`Missing ${c.missing}`);
- *   else console.log(c.matrix.rows, c.phrases.length);
  *   yield* ctx.close();
+ *   return "missing" in c ? c.missing : "found";
  * });
+ * const missing = await Effect.runPromise(program);
+ * if (missing !== `${dir}/Super_Bowl_50_0.npz`) throw new Error(missing);
+ * Deno.removeSync(dir);
  * ```
  *
  * @module
@@ -55,12 +58,12 @@ import {
   type DumpSourceSync,
   type MissingFile,
   openDumpSync,
-} from "./_dump_core.ts";
-import type { Matrix } from "../encoders/types.ts";
+} from "./reader_sync.ts";
+import type { Matrix } from "../matrix.ts";
 
-export { decodeDumpMatrix, nativeCrc32, openDumpSync } from "./_dump_core.ts";
-export { indexPhrases, parsePhrases } from "./_phrase_index.ts";
-export type { PhraseList } from "./_phrase_index.ts";
+export { decodeDumpMatrix, nativeCrc32, openDumpSync } from "./reader_sync.ts";
+export { indexPhrases, parsePhrases } from "./phrases.ts";
+export type { PhraseList } from "./phrases.ts";
 export type {
   ContextDump,
   DecodedMatrix,
@@ -68,7 +71,7 @@ export type {
   DumpOptions,
   DumpSourceSync,
   MissingFile,
-} from "./_dump_core.ts";
+} from "./reader_sync.ts";
 
 /** An open dump (a folder or a zip). Call {@linkcode DumpSource.close} when done. */
 export interface DumpSource {
@@ -103,10 +106,13 @@ export interface DumpSource {
  * @example
  * ```ts
  * import { Effect } from "effect";
- * import { openDump } from "./dump_reader.ts";
- * const q = await Effect.runPromise(openDump("question_emb"));
+ * import { openDump } from "./reader.ts";
+ * const dir = Deno.makeTempDirSync();
+ * const q = await Effect.runPromise(openDump(dir));
  * const v = await Effect.runPromise(q.readQuestion("56be4db0acb8001400a502ec"));
  * await Effect.runPromise(q.close());
+ * if (!("missing" in v)) throw new Error("an empty dump has no question");
+ * Deno.removeSync(dir);
  * ```
  */
 export const openDump = (

@@ -23,9 +23,9 @@ export const MAX_STEM_BYTES = 240;
  *
  * @example
  * ```ts
- * import { unsafeIdReason } from "./dump_names.ts";
- * unsafeIdReason("Super_Bowl_50_0"); // undefined
- * unsafeIdReason("../etc_0"); // "id has a '..' path segment"
+ * import { unsafeIdReason } from "./names.ts";
+ * if (unsafeIdReason("Super_Bowl_50_0") !== undefined) throw new Error("a safe id refused");
+ * if (unsafeIdReason("../etc_0") === undefined) throw new Error("'..' accepted");
  * ```
  */
 export function unsafeIdReason(id: string): string | undefined {
@@ -44,8 +44,8 @@ export function unsafeIdReason(id: string): string | undefined {
  *
  * @example
  * ```ts
- * import { dumpStem } from "./dump_names.ts";
- * dumpStem("AC/DC_3"); // "AC_DC_3"
+ * import { dumpStem } from "./names.ts";
+ * if (dumpStem("AC/DC_3") !== "AC_DC_3") throw new Error("not AC_DC_3");
  * ```
  */
 export function dumpStem(id: string): string {

@@ -10,13 +10,41 @@
  * @module
  */
 import { Effect } from "effect";
-import type { EncodedContext, EncodedQuestion, Matrix } from "../encoders/types.ts";
-import { dumpStem } from "./dump_names.ts";
-import { FileError } from "./errors.ts";
-import { ndarray } from "./npy.ts";
-import { encodeNpz, encodeSparseNpz } from "./npz.ts";
-import { pyStringLiteral } from "./pyjson.ts";
-import { writeFileAtomic } from "./_write_atomic.ts";
+import type { Matrix } from "../matrix.ts";
+import { dumpStem } from "./names.ts";
+import { FileError } from "../errors.ts";
+import { ndarray } from "../npy.ts";
+import { encodeNpz, encodeSparseNpz } from "../npz.ts";
+import { pyStringLiteral } from "../pyjson.ts";
+import { writeFileAtomic } from "../_write_atomic.ts";
+
+/** A phrase of a paragraph: `context.slice(start, end) === text` (UTF-16 offsets). */
+export interface DumpPhrase {
+  /** The phrase text. */
+  readonly text: string;
+  /** Start offset in the context, in UTF-16 code units. */
+  readonly start: number;
+  /** End offset (exclusive), in UTF-16 code units. */
+  readonly end: number;
+}
+
+/** A paragraph's dump: its phrases and their N×d matrix (an encoder's `EncodedContext` fits). */
+export interface DumpContext {
+  /** Paragraph id (`title_index`). */
+  readonly id: string;
+  /** The N phrases. */
+  readonly phrases: readonly DumpPhrase[];
+  /** N×d phrase matrix, row i for phrase i. */
+  readonly matrix: Matrix;
+}
+
+/** A question's dump: its 1×d vector (an encoder's `EncodedQuestion` fits). */
+export interface DumpQuestion {
+  /** Question id. */
+  readonly id: string;
+  /** 1×d question vector. */
+  readonly vector: Matrix;
+}
 
 /** How matrices are stored. */
 export interface DumpFormat {
@@ -106,7 +134,7 @@ function codePointIndex(s: string): Int32Array {
  * string indices, like SQuAD's `answer_start`): `context[start:end]` in
  * Python is the phrase.
  */
-export function metadataJson(id: string, context: string, enc: EncodedContext): string {
+export function metadataJson(id: string, context: string, enc: DumpContext): string {
   const cpi = codePointIndex(context);
   const offsets = enc.phrases.map((p) => [cpi[p.start], cpi[p.end]]);
   return JSON.stringify({ id, context, offsets });
@@ -149,18 +177,21 @@ const atomic = (path: string, bytes: Uint8Array) =>
  * @example
  * ```ts
  * import { Effect } from "effect";
- * import { writeContextDump } from "./dump_writer.ts";
+ * import { writeContextDump } from "./writer.ts";
  * const enc = {
  *   id: "T_0",
  *   phrases: [{ text: "Paris", start: 0, end: 5 }],
  *   matrix: { kind: "dense", rows: 1, cols: 2, dtype: "f32", data: new Float32Array([1, 0]) },
  * } as const;
- * await Effect.runPromise(writeContextDump("/tmp/context_emb", enc, { sparse: false, compressed: false }));
+ * const dir = Deno.makeTempDirSync();
+ * await Effect.runPromise(writeContextDump(dir, enc, { sparse: false, compressed: false }));
+ * if (Deno.readTextFileSync(`${dir}/T_0.json`) !== '["Paris"]') throw new Error("phrases");
+ * Deno.removeSync(dir, { recursive: true });
  * ```
  */
 export const writeContextDump = (
   dir: string,
-  enc: EncodedContext,
+  enc: DumpContext,
   format: DumpFormat,
   metadataContext?: string,
 ): Effect.Effect<void, FileError> =>
@@ -177,7 +208,7 @@ export const writeContextDump = (
 /** Writes one question's dump, `<stem>.npz` (a 1×d matrix). */
 export const writeQuestionDump = (
   dir: string,
-  enc: EncodedQuestion,
+  enc: DumpQuestion,
   format: DumpFormat,
 ): Effect.Effect<void, FileError> =>
   atomic(`${dir}/${dumpStem(enc.id)}.npz`, encodeMatrix(enc.vector, format));

@@ -1,16 +1,16 @@
 /**
- * `indexPhrases` (`io/_phrase_index.ts`) against `parsePhrases`: the same
+ * `indexPhrases` (`io/dump/phrases.ts`) against `parsePhrases`: the same
  * phrases on the real `merge` dumps (when present), on hand-made and random
  * lists, at every alignment of the bytes; the identical error on every kind
  * of bad list; and a seeded fuzz of byte mutations where both must agree.
  */
-import { mulberry32 as prng } from "../bench/perturb.ts";
-import { assert, assertEquals } from "./_assert.ts";
-import { DEV_GZ } from "./_util.ts";
+import { mulberry32 as prng } from "../../../bench/perturb.ts";
+import { assert, assertEquals } from "../../_assert.ts";
+import { DEV_GZ } from "../../_util.ts";
 import { gunzipSync } from "node:zlib";
-import { indexPhrases, type PhraseList } from "../io/_phrase_index.ts";
-import { parsePhrases } from "../io/dump_reader.ts";
-import { InputError } from "../io/errors.ts";
+import { indexPhrases, type PhraseList } from "../../../io/dump/phrases.ts";
+import { parsePhrases } from "../../../io/dump/reader.ts";
+import { InputError } from "../../../io/errors.ts";
 
 const enc = new TextEncoder();
 const LABEL = "T_0.json";

@@ -1,0 +1,338 @@
+/**
+ * Decoding one dump `.npz` into a checked matrix ({@linkcode decodeDumpMatrix}):
+ * dense `arr_0` (float32/float16, 2-d) or scipy sparse CSR/CSC, with fast
+ * paths for numpy's own `.npy` headers and for data read into a caller's
+ * buffer (moved into alignment in place, its CRC-32 checked on the way).
+ *
+ * @module
+ */
+import { InputError } from "../errors.ts";
+import {
+  type NdArray,
+  npyDataStart,
+  NpyError,
+  type NumpyFloatHeader,
+  numpyFloatHeader,
+  parseNpy,
+} from "../_npy_core.ts";
+import { NpzError, parseNpzContent } from "../_npz_core.ts";
+import { readZipDirectory, type ZipEntry, ZipError, type ZipLimits } from "../zip.ts";
+import * as zlib from "node:zlib";
+import { crcMessage, inflateChecked, NATIVE, nativeCrc32 } from "../zip_file.ts";
+
+const zlibCrc32 = (zlib as unknown as { crc32(data: Uint8Array, value?: number): number }).crc32;
+import type { CsrMatrix, Matrix } from "../matrix.ts";
+import {
+  checkDenseF32,
+  checkHalf,
+  rowOfNonFinite,
+  shapeText,
+  toFloat32,
+  toInt32,
+} from "./checks.ts";
+
+/** Options of {@linkcode decodeDumpMatrix}. */
+export interface DecodeOptions {
+  /** Matrices are scipy sparse (CSR/CSC); without it they must be dense. */
+  readonly sparse?: boolean;
+  /** Limits applied to the `.npz` archive. */
+  readonly limits?: ZipLimits;
+  /**
+   * Leave dense float32 matrices unchecked for NaN and infinite values: the
+   * result carries `checkFinite` instead, and the caller must run it, or
+   * check the values on a pass of its own, before it trusts them.
+   */
+  readonly deferFiniteCheck?: boolean;
+}
+
+function badNpz(label: string, e: unknown): InputError {
+  if (e instanceof ZipError || e instanceof NpyError || e instanceof NpzError) {
+    return new InputError({
+      file: label,
+      where: e.entry ?? "",
+      message: `unreadable npz: ${e.reason}`,
+    });
+  }
+  if (e instanceof InputError) return e;
+  throw e;
+}
+
+/** CSC (column-compressed) → CSR, a stable counting sort by row. */
+function cscToCsr(
+  rows: number,
+  cols: number,
+  data: Float32Array,
+  indices: Int32Array,
+  indptr: Int32Array,
+): CsrMatrix {
+  const nnz = data.length;
+  const ptr = new Int32Array(rows + 1);
+  for (let k = 0; k < nnz; k++) ptr[indices[k] + 1]++;
+  for (let r = 0; r < rows; r++) ptr[r + 1] += ptr[r];
+  const next = ptr.slice(0, rows);
+  const outData = new Float32Array(nnz);
+  const outIdx = new Int32Array(nnz);
+  for (let c = 0; c < cols; c++) {
+    for (let k = indptr[c]; k < indptr[c + 1]; k++) {
+      const at = next[indices[k]]++;
+      outData[at] = data[k];
+      outIdx[at] = c;
+    }
+  }
+  return { kind: "csr", rows, cols, data: outData, indices: outIdx, indptr: ptr };
+}
+
+/** A recently seen `.npy` header (magic to padding) and what it declares. */
+interface KnownHeader {
+  readonly bytes: Uint8Array;
+  readonly dtype: "f4" | "f2";
+  readonly shape: readonly [number, number];
+}
+
+const knownHeaders: KnownHeader[] = [];
+
+/**
+ * The CRC-32 of `data`, while its bytes from `from` on are moved down `r`
+ * bytes: a chunk at a time, summed then moved while it is in the cache (one
+ * pass over the memory instead of two).
+ */
+function crcMovingDown(data: Uint8Array, from: number, r: number): number {
+  const CHUNK = 1 << 15;
+  let crc = zlibCrc32(data.subarray(0, from));
+  for (let s = from; s < data.length; s += CHUNK) {
+    const e = Math.min(s + CHUNK, data.length);
+    crc = zlibCrc32(data.subarray(s, e), crc);
+    data.copyWithin(s - r, s, e);
+  }
+  return crc >>> 0;
+}
+
+function crcMismatch(label: string, entry: string, want: number, got: number): InputError {
+  return new InputError({
+    file: label,
+    where: entry,
+    message: `unreadable npz: ${crcMessage(want, got)}`,
+  });
+}
+
+/**
+ * `parseNpy` (no copy), skipping the header parse when the header bytes are
+ * those of a recent file (dumps repeat a handful of headers: one per question
+ * shape, one per paragraph size). Only little-endian C-order float32/float16
+ * 2-d headers are remembered; the data size is checked every time. When
+ * the data is not aligned for its element type, it is copied, or with
+ * `movable` moved down a few bytes within `data` (over the end of the header,
+ * already parsed). With `crc`, the CRC-32 of `data` is checked too (while
+ * it is moved, when it is).
+ */
+function parseNpyCached(
+  data: Uint8Array,
+  label: string,
+  entry: string,
+  movable: boolean,
+  crc?: number,
+): NdArray {
+  const h = knownHeader(data) ?? numpyFloatHeader(data);
+  if (h !== undefined) {
+    const n = h.start;
+    const size = h.dtype === "f4" ? 4 : 2;
+    const count = h.shape[0] * h.shape[1];
+    const at = data.byteOffset + n;
+    const Ctor = h.dtype === "f4" ? Float32Array : Float16Array;
+    const r = at % size;
+    if (crc !== undefined) {
+      const got = r !== 0 && movable ? crcMovingDown(data, n, r) : nativeCrc32(data);
+      if (got !== crc) throw crcMismatch(label, entry, crc, got);
+    } else if (r !== 0 && movable) data.copyWithin(n - r, n);
+    const values = r === 0 || movable
+      ? new Ctor(data.buffer as ArrayBuffer, at - r, count)
+      : new Ctor(data.slice(n).buffer, 0, count);
+    return { dtype: h.dtype, shape: h.shape, data: values, byteOrder: "<", fortranOrder: false };
+  }
+  if (crc !== undefined) {
+    const got = nativeCrc32(data);
+    if (got !== crc) throw crcMismatch(label, entry, crc, got);
+  }
+  const arr = parseNpy(data, label, { entry, copy: false });
+  if (
+    (arr.dtype === "f4" || arr.dtype === "f2") && arr.byteOrder === "<" && !arr.fortranOrder &&
+    arr.shape.length === 2
+  ) {
+    const start = npyDataStart(data);
+    if (start > 0 && start <= data.length) {
+      knownHeaders.unshift({
+        bytes: data.slice(0, start),
+        dtype: arr.dtype,
+        shape: [arr.shape[0], arr.shape[1]],
+      });
+      if (knownHeaders.length > 8) knownHeaders.pop();
+    }
+  }
+  return arr;
+}
+
+/** The header of `data` when it is byte for byte a recent file's, and the size fits. */
+function knownHeader(data: Uint8Array): NumpyFloatHeader | undefined {
+  for (const h of knownHeaders) {
+    const n = h.bytes.length;
+    if (data.length < n) continue;
+    let same = true;
+    for (let i = n - 1; i >= 0; i--) {
+      if (data[i] !== h.bytes[i]) {
+        same = false;
+        break;
+      }
+    }
+    if (!same) continue;
+    const size = h.dtype === "f4" ? 4 : 2;
+    if (data.length - n !== h.shape[0] * h.shape[1] * size) return undefined;
+    return { dtype: h.dtype, shape: h.shape, start: n };
+  }
+  return undefined;
+}
+
+const SPARSE_KEYS = ["format.npy", "shape.npy", "data.npy"];
+
+/** Result of {@linkcode decodeDumpMatrix}. */
+export interface DecodedMatrix {
+  /** The matrix (finite values). */
+  readonly matrix: Matrix;
+  /** Dense f32: sum of squares of each row (absent with `deferFiniteCheck`). */
+  readonly rowSquares?: Float64Array;
+  /** Dense f32 with `deferFiniteCheck`: the check to run (see {@linkcode ContextDump}). */
+  readonly checkFinite?: (data: Float32Array) => Float64Array;
+}
+
+/**
+ * Decodes and validates one dump `.npz` (see the module notes). `label`
+ * names the file in errors. A dense matrix may view `bytes` (no copy) when
+ * its data is aligned; with `movable` (the caller needs `bytes` for nothing
+ * else), misaligned data is moved into alignment within `bytes` instead of
+ * copied out.
+ *
+ * @throws {InputError} for anything wrong with the file.
+ *
+ * @example
+ * ```ts
+ * import { decodeDumpMatrix } from "./decode.ts";
+ * import { encodeNpz } from "../npz.ts";
+ * import { ndarray } from "../npy.ts";
+ * const bytes = encodeNpz({ arr_0: ndarray(new Float32Array([1, 2, 3]), [1, 3]) });
+ * const { matrix } = decodeDumpMatrix(bytes, "q.npz", { sparse: false });
+ * if (matrix.rows !== 1 || matrix.cols !== 3) throw new Error("wrong shape");
+ * ```
+ */
+export function decodeDumpMatrix(
+  bytes: Uint8Array,
+  label: string,
+  options: DecodeOptions = {},
+  movable = false,
+): DecodedMatrix {
+  const limits = options.limits ?? {};
+  let entries: ZipEntry[];
+  try {
+    entries = readZipDirectory(bytes, label, limits);
+  } catch (e) {
+    throw badNpz(label, e);
+  }
+  const names = new Set(entries.map((e) => e.name));
+  const looksSparse = SPARSE_KEYS.every((k) => names.has(k));
+  if (looksSparse) {
+    let content;
+    try {
+      content = parseNpzContent(bytes, label, { ...limits, codec: NATIVE });
+    } catch (e) {
+      throw badNpz(label, e);
+    }
+    if (content.kind === "sparse") {
+      if (!options.sparse) {
+        throw new InputError({
+          file: label,
+          where: "",
+          message: "is a scipy sparse matrix; run merge with --sparse",
+        });
+      }
+      const m = content.matrix;
+      if (m.format === "coo") {
+        throw new InputError({
+          file: label,
+          where: "",
+          message: "sparse format coo is not supported (save CSR or CSC)",
+        });
+      }
+      const [rows, cols] = m.shape;
+      if (rows > 0x7fffffff || cols > 0x7fffffff) {
+        throw new InputError({
+          file: label,
+          where: "",
+          message: `shape ${shapeText(m.shape)} is too large`,
+        });
+      }
+      const data = toFloat32(m.data, label, "data");
+      const indices = toInt32(m.indices);
+      const indptr = toInt32(m.indptr);
+      const csr: CsrMatrix = m.format === "csr"
+        ? { kind: "csr", rows, cols, data, indices, indptr }
+        : cscToCsr(rows, cols, data, indices, indptr);
+      rowOfNonFinite(csr.data, csr.indptr, label);
+      return { matrix: csr };
+    }
+  }
+  if (options.sparse) {
+    throw new InputError({
+      file: label,
+      where: "",
+      message: "is a dense array; run merge without --sparse",
+    });
+  }
+  const entry = entries.find((e) => e.name === "arr_0.npy");
+  if (entry === undefined) {
+    throw new InputError({
+      file: label,
+      where: "",
+      message: "no arr_0 array (dense dumps are written with numpy.savez(path, matrix))",
+    });
+  }
+  const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
+  // A stored entry in the reader's own buffer: its CRC is checked while its data is
+  // moved into alignment (parseNpyCached).
+  const crcLater = movable && entry.method === 0 && entry.compressedSize === entry.uncompressedSize;
+  const data = crcLater
+    ? raw
+    : inflateChecked(raw, entry.method, entry.uncompressedSize, entry.crc32);
+  if (typeof data === "string") {
+    throw new InputError({ file: label, where: entry.name, message: `unreadable npz: ${data}` });
+  }
+  let arr: NdArray;
+  try {
+    arr = parseNpyCached(data, label, entry.name, movable, crcLater ? entry.crc32 : undefined);
+  } catch (e) {
+    throw badNpz(label, e);
+  }
+  if (arr.shape.length !== 2) {
+    throw new InputError({
+      file: label,
+      where: "",
+      message: `arr_0 has shape ${shapeText(arr.shape)}; expected a 2-d matrix`,
+    });
+  }
+  const [rows, cols] = arr.shape;
+  if (arr.dtype === "f4") {
+    const d = arr.data as Float32Array;
+    const matrix = { kind: "dense", rows, cols, dtype: "f32", data: d } as const;
+    const checks = options.deferFiniteCheck
+      ? { checkFinite: (v: Float32Array) => checkDenseF32(v, rows, cols, label) }
+      : { rowSquares: checkDenseF32(d, rows, cols, label) };
+    return { matrix, ...checks };
+  }
+  if (arr.dtype === "f2") {
+    const h = arr.data as Float16Array;
+    checkHalf(new Uint16Array(h.buffer, h.byteOffset, h.length), cols, label);
+    return { matrix: { kind: "dense", rows, cols, dtype: "f16", data: h } };
+  }
+  throw new InputError({
+    file: label,
+    where: "",
+    message: `arr_0 has dtype ${arr.dtype}; phrase and question vectors must be float32 or float16`,
+  });
+}

@@ -1,0 +1,182 @@
+/**
+ * Describing an `.npy` or `.npz` file as JSON ({@linkcode inspectFile}), what
+ * the `inspect` command prints (see `pipeline/inspect.ts` for the output's
+ * shape): dtype, shape and order of every array, a summary of scipy sparse
+ * matrices, and with `values` the elements as nested lists.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { inspectFile } from "./inspect.ts";
+ * import { ndarray, writeNpy } from "./npy.ts";
+ * const path = Deno.makeTempFileSync({ suffix: ".npy" });
+ * await Effect.runPromise(writeNpy(path, ndarray(new Float32Array([1, 2]), [1, 2])));
+ * const info = await Effect.runPromise(inspectFile(path, { values: true }));
+ * const want = '{"dtype":"<f4","shape":[1,2],"fortran_order":false,"values":[[1,2]]}';
+ * if (JSON.stringify(info) !== want) throw new Error(JSON.stringify(info));
+ * Deno.removeSync(path);
+ * ```
+ *
+ * @module
+ */
+import { Effect } from "effect";
+import { descrOf, type JsonValue, type NdArray, NpyError, parseNpy, toJsonValues } from "./npy.ts";
+import { type NpzContent, NpzError, parseNpzContent } from "./npz.ts";
+
+/** What `inspect` reports for one array. */
+export interface ArrayInfo {
+  /** NumPy descr, e.g. `<f4`, `|b1`, `>i8`, `|S3`. */
+  readonly dtype: string;
+  /** Dimensions (`[]` for a scalar). */
+  readonly shape: readonly number[];
+  /** Whether the file stored the data in Fortran (column-major) order. */
+  readonly fortran_order: boolean;
+  /** With `values`: the elements as nested lists in row-major order. */
+  readonly values?: JsonValue;
+}
+
+/** What `inspect` reports for a scipy sparse archive (the `sparse` key). */
+export interface SparseInfo {
+  /** `csr`, `csc` or `coo`. */
+  readonly format: string;
+  /** `[rows, cols]`. */
+  readonly shape: readonly number[];
+  /** Number of stored values. */
+  readonly nnz: number;
+  /** Descr of the stored values. */
+  readonly dtype: string;
+  /** Descr of the index arrays (`indices`/`indptr`, or `row`/`col`). */
+  readonly index_dtype: string;
+  /** Saved from a scipy `sparray` rather than an `spmatrix`. */
+  readonly is_array: boolean;
+}
+
+/**
+ * The result of {@linkcode inspectFile}: one {@linkcode ArrayInfo} for an
+ * `.npy`; for an `.npz`, a record of them by array name, plus `sparse` for
+ * a scipy sparse archive.
+ */
+export type InspectResult =
+  | ArrayInfo
+  | { readonly [name: string]: ArrayInfo | SparseInfo };
+
+/** Options of {@linkcode inspectFile}. */
+export interface InspectOptions {
+  /** Include the values of every array. */
+  readonly values?: boolean;
+}
+
+/**
+ * Describes one array (see {@linkcode ArrayInfo}).
+ *
+ * @example
+ * ```ts
+ * import { ndarray } from "./npy.ts";
+ * import { describeArray } from "./inspect.ts";
+ * const info = describeArray(ndarray(new Float32Array(6), [2, 3]), { values: false });
+ * const want = '{"dtype":"<f4","shape":[2,3],"fortran_order":false}';
+ * if (JSON.stringify(info) !== want) throw new Error(JSON.stringify(info));
+ * ```
+ */
+export function describeArray(arr: NdArray, options: InspectOptions = {}): ArrayInfo {
+  const info: ArrayInfo = {
+    dtype: descrOf(arr),
+    shape: [...arr.shape],
+    fortran_order: arr.fortranOrder === true,
+  };
+  return options.values ? { ...info, values: toJsonValues(arr) } : info;
+}
+
+/**
+ * Describes the content of an `.npz` (see {@linkcode InspectResult}).
+ *
+ * @example
+ * ```ts
+ * import { encodeNpz, parseNpzContent } from "./npz.ts";
+ * import { ndarray } from "./npy.ts";
+ * import { describeNpz } from "./inspect.ts";
+ * const c = parseNpzContent(encodeNpz([ndarray(new Int32Array(2))]), "x.npz");
+ * const want = '{"arr_0":{"dtype":"<i4","shape":[2],"fortran_order":false}}';
+ * if (JSON.stringify(describeNpz(c)) !== want) throw new Error(JSON.stringify(describeNpz(c)));
+ * ```
+ */
+export function describeNpz(content: NpzContent, options: InspectOptions = {}): InspectResult {
+  const out: Record<string, ArrayInfo | SparseInfo> = {};
+  for (const [name, arr] of content.arrays) out[name] = describeArray(arr, options);
+  if (content.kind === "sparse") {
+    const m = content.matrix;
+    out.sparse = {
+      format: m.format,
+      shape: [...m.shape],
+      nnz: m.data.shape[0],
+      dtype: descrOf(m.data),
+      index_dtype: descrOf(m.format === "coo" ? m.row : m.indices),
+      is_array: m.isArray === true,
+    };
+  }
+  return out;
+}
+
+function looksLikeNpy(bytes: Uint8Array, path: string): boolean {
+  if (
+    bytes.length >= 6 && bytes[0] === 0x93 &&
+    String.fromCharCode(...bytes.subarray(1, 6)) === "NUMPY"
+  ) {
+    return true;
+  }
+  if (bytes.length >= 2 && bytes[0] === 0x50 && bytes[1] === 0x4b) return false;
+  return path.toLowerCase().endsWith(".npy");
+}
+
+/**
+ * Reads `path` (an `.npy` or `.npz`, told apart by content) and describes it
+ * as a JSON-able value (see the module documentation for its shape).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { inspectFile } from "./inspect.ts";
+ * import { encodeNpz } from "./npz.ts";
+ * import { ndarray } from "./npy.ts";
+ * const path = Deno.makeTempFileSync({ suffix: ".npz" });
+ * Deno.writeFileSync(path, encodeNpz({ arr_0: ndarray(new Float32Array([3]), [1, 1]) }));
+ * const r = await Effect.runPromise(inspectFile(path, { values: true }));
+ * if (JSON.stringify(r) !== '{"arr_0":{"dtype":"<f4","shape":[1,1],"fortran_order":false,"values":[[3]]}}') {
+ *   throw new Error(JSON.stringify(r));
+ * }
+ * Deno.removeSync(path);
+ * ```
+ */
+export const inspectFile = (
+  path: string,
+  options: InspectOptions = {},
+): Effect.Effect<InspectResult, NpyError | NpzError> =>
+  Effect.tryPromise({
+    try: () => Deno.readFile(path),
+    catch: (e) => {
+      const reason = `cannot read file: ${
+        e instanceof Deno.errors.NotFound
+          ? "no such file"
+          : e instanceof Error
+          ? e.message
+          : String(e)
+      }`;
+      return path.toLowerCase().endsWith(".npz")
+        ? NpzError.of(path, undefined, reason)
+        : NpyError.of(path, undefined, reason);
+    },
+  }).pipe(
+    Effect.flatMap((bytes) =>
+      Effect.suspend((): Effect.Effect<InspectResult, NpyError | NpzError> => {
+        try {
+          return Effect.succeed(
+            looksLikeNpy(bytes, path)
+              ? describeArray(parseNpy(bytes, path), options)
+              : describeNpz(parseNpzContent(bytes, path), options),
+          );
+        } catch (e) {
+          return e instanceof NpyError || e instanceof NpzError ? Effect.fail(e) : Effect.die(e);
+        }
+      })
+    ),
+  );

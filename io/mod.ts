@@ -1,0 +1,186 @@
+/**
+ * The io room: readers and writers of every file the tool chain touches
+ * (SQuAD, Python-json, NDJSON, npy/npz/zip, predictions), the Matrix type,
+ * atomic writes, and PI-SQuAD dumps (`io/dump/`: names, reader, writer, the
+ * one set of dump checks and `validate`). It imports no other room.
+ *
+ * @example
+ * ```ts
+ * import { dumpStem, pyStringLiteral } from "./mod.ts";
+ * if (dumpStem("AC/DC_3") !== "AC_DC_3") throw new Error("stem");
+ * if (pyStringLiteral("é") !== '"\\u00e9"') throw new Error("literal");
+ * ```
+ *
+ * @module
+ */
+export { FileError, InputError, UsageError } from "./errors.ts";
+export type { CsrMatrix, DenseMatrix, Matrix } from "./matrix.ts";
+export {
+  KEY_ORDER,
+  objectKeys,
+  pyDumps,
+  pyFloatRepr,
+  pyNumberText,
+  pyStringLiteral,
+  RawNumber,
+  setKey,
+  writeValue,
+} from "./pyjson.ts";
+export type { PyJson, PyObject } from "./pyjson.ts";
+export { firstInvalidUtf8, JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
+export type { JsonEvent } from "./json_events.ts";
+export {
+  gunzipIfNeeded,
+  openAtomicWriter,
+  openSource,
+  peekBytes,
+  readTextMaybeGzip,
+} from "./source.ts";
+export type { AtomicWriter, ByteSource } from "./source.ts";
+export {
+  countSquad,
+  decodeArticle,
+  squadArticles,
+  squadParagraphs,
+  squadQuestions,
+  squadRecords,
+  squadRecordStream,
+} from "./squad.ts";
+export type {
+  SquadAnswer,
+  SquadArticle,
+  SquadCounts,
+  SquadDataMark,
+  SquadField,
+  SquadParagraph,
+  SquadQuestion,
+  SquadReadError,
+  SquadReadOptions,
+  SquadRecord,
+} from "./squad.ts";
+export { squadQuestionParagraphs, WHOLE_DATASET_LIMIT } from "./squad_ids.ts";
+export { contextArticle, omitKeys, questionArticle, SquadJsonWriter } from "./squad_writer.ts";
+export { parsePredictions, readPredictions } from "./predictions.ts";
+export { ndjsonRecords, readNdjson, RecordSchemas, sniffNdjson } from "./ndjson.ts";
+export type { ParagraphRecord, QuestionRecord } from "./ndjson.ts";
+export {
+  asFloat64,
+  bytesArray,
+  descrOf,
+  encodeNpy,
+  ndarray,
+  NpyError,
+  npyPreamble,
+  parseNpy,
+  readNpy,
+  stringsOf,
+  toJsonValues,
+  writeNpy,
+} from "./npy.ts";
+export type {
+  ByteOrder,
+  Dtype,
+  EncodeNpyOptions,
+  JsonValue,
+  NdArray,
+  NdData,
+  NumericDtype,
+  ParseNpyOptions,
+} from "./npy.ts";
+export {
+  encodeNpz,
+  encodeSparseNpz,
+  NpzError,
+  parseNpz,
+  parseNpzContent,
+  parseSparseNpz,
+  readNpz,
+  readNpzContent,
+  readSparseNpz,
+  sparseToDense,
+  writeNpz,
+  writeSparseNpz,
+} from "./npz.ts";
+export type {
+  CompressedSparseMatrix,
+  CooSparseMatrix,
+  NpzContent,
+  NpzEntries,
+  NpzFileWriteOptions,
+  NpzReadOptions,
+  NpzWriteOptions,
+  SparseMatrix,
+} from "./npz.ts";
+export {
+  checkEntryName,
+  DEFAULT_MAX_ENTRY_SIZE,
+  DEFAULT_MAX_RATIO,
+  encodeZip,
+  extractZipEntry,
+  isZip,
+  readCentralDirectory,
+  readZipDirectory,
+  readZipEnd,
+  unzip,
+  ZipError,
+} from "./zip.ts";
+export type {
+  CentralEntry,
+  ZipCodec,
+  ZipEnd,
+  ZipEntry,
+  ZipInput,
+  ZipLimits,
+  ZipWriteOptions,
+} from "./zip.ts";
+export {
+  crcMessage,
+  inflateChecked,
+  NATIVE,
+  nativeCrc32,
+  openZipIndex,
+  ZipFileIndex,
+} from "./zip_file.ts";
+export type { IndexedEntry } from "./zip_file.ts";
+export { describeArray, describeNpz, inspectFile } from "./inspect.ts";
+export type { ArrayInfo, InspectOptions, InspectResult, SparseInfo } from "./inspect.ts";
+export { dumpStem, MAX_STEM_BYTES, StemRegistry, unsafeIdReason } from "./dump/names.ts";
+export { indexPhrases, parsePhrases } from "./dump/phrases.ts";
+export type { PhraseList } from "./dump/phrases.ts";
+export {
+  checkDenseF32,
+  checkHalf,
+  contextWords,
+  isQuestionShape,
+  rowOfNonFinite,
+  rowsMatchPhrases,
+  sameDim,
+  shapeText,
+  sumSquaresF32,
+  toFloat32,
+  toInt32,
+} from "./dump/checks.ts";
+export { decodeDumpMatrix } from "./dump/decode.ts";
+export type { DecodedMatrix, DecodeOptions } from "./dump/decode.ts";
+export { asDumpError, openDumpSync } from "./dump/reader_sync.ts";
+export type {
+  ContextDump,
+  DumpError,
+  DumpOptions,
+  DumpSourceSync,
+  MissingFile,
+} from "./dump/reader_sync.ts";
+export { openDump } from "./dump/reader.ts";
+export type { DumpSource } from "./dump/reader.ts";
+export {
+  contextDumpComplete,
+  encodeMatrix,
+  metadataJson,
+  phrasesJson,
+  questionDumpComplete,
+  writeContextDump,
+  writeQuestionDump,
+} from "./dump/writer.ts";
+export type { DumpContext, DumpFormat, DumpPhrase, DumpQuestion } from "./dump/writer.ts";
+export { formatValidateReport, validate } from "./dump/validate.ts";
+export type { ValidateOptions, ValidateReport } from "./dump/validate.ts";

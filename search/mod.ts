@@ -1,0 +1,27 @@
+/**
+ * The search room: exact scoring of phrase matrices against question
+ * vectors (fsum, float64 loops, WebAssembly SIMD kernels), the plan and the
+ * worker pool, and the PI-SQuAD merge as an Effect (`merge`).
+ *
+ * @example
+ * ```ts
+ * import { fsum } from "./mod.ts";
+ * if (fsum([0.1, 0.2, 0.3]) !== 0.6) throw new Error("not correctly rounded");
+ * ```
+ *
+ * @module
+ */
+export { fsum } from "./fsum.ts";
+export { denseScores } from "./dense_f64.ts";
+export { simdAvailable } from "./simd.ts";
+export { bestDenseRows } from "./best_dense.ts";
+export { bestSparseRows } from "./best_sparse.ts";
+export { bestRows } from "./best_rows.ts";
+export type { ScoringOptions } from "./best_rows.ts";
+export { batchesOf, batchSize, planMerge } from "./plan.ts";
+export type { MergePlan, MergeUnit } from "./plan.ts";
+export { mergeBatch, mergeUnit } from "./unit.ts";
+export type { BatchResult, MergeOutcome } from "./unit.ts";
+export { MergeWorkerError } from "./protocol.ts";
+export { merge, readQ2c } from "./merge.ts";
+export type { MergeError, MergeOptions, MergeProgress, MergeResult } from "./merge.ts";

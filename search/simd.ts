@@ -1,0 +1,134 @@
+/**
+ * The WebAssembly SIMD kernels of this thread and their memory
+ * ({@linkcode simdKernels}), and the dump-reader options that read a
+ * paragraph matrix straight into that memory ({@linkcode simdReadOptions}).
+ *
+ * @module
+ */
+import type { DumpOptions } from "../io/dump/reader_sync.ts";
+import { halfTable } from "./dense_f64.ts";
+import { simdModuleBytes } from "./wasm_simd.ts";
+
+const PAGE = 65536;
+
+/**
+ * The kernels and their memory: the paragraph matrix (read straight into it
+ * by the dump reader, see {@linkcode simdDumpOptions}, or copied in), the
+ * questions, the scores and the row squares.
+ */
+export class SimdKernels {
+  readonly #memory: WebAssembly.Memory;
+  readonly #scores: (...args: number[]) => void;
+
+  private constructor(instance: WebAssembly.Instance) {
+    const e = instance.exports as Record<string, unknown>;
+    this.#memory = e.memory as WebAssembly.Memory;
+    this.#scores = e.scores as (...args: number[]) => void;
+  }
+
+  /** The kernels, or `undefined` where WebAssembly SIMD is not available. */
+  static create(): SimdKernels | undefined {
+    // Relaxed SIMD's fused multiply-add where the runtime has it, else plain SIMD.
+    for (const fused of [true, false]) {
+      try {
+        const bytes = simdModuleBytes(fused);
+        if (!WebAssembly.validate(bytes)) continue;
+        return new SimdKernels(new WebAssembly.Instance(new WebAssembly.Module(bytes), {}));
+      } catch {
+        // try the next
+      }
+    }
+    return undefined;
+  }
+
+  #ensure(bytes: number): ArrayBuffer {
+    const have = this.#memory.buffer.byteLength;
+    if (bytes > have) this.#memory.grow(Math.ceil((bytes - have) / PAGE));
+    return this.#memory.buffer as ArrayBuffer;
+  }
+
+  /**
+   * The first `size` bytes of memory (grown as needed), for the dump reader
+   * to read a paragraph into. A later growth detaches the view, not the data.
+   */
+  buffer = (size: number): Uint8Array => new Uint8Array(this.#ensure(size), 0, size);
+
+  /**
+   * Float32 scores of every row of `a` (n×d) against each question, in
+   * memory: `scores[j * n + i]`; float64 sums of squares of each row,
+   * `squares[i]`; `rows`, a view of the matrix in memory (for the exact
+   * re-scoring: `a` itself may have been detached by a growth of memory).
+   * A matrix already in memory (read there through {@linkcode buffer}) is
+   * used where it lies; any other is copied to the start of memory.
+   */
+  scores(
+    a: Float32Array | Uint16Array,
+    n: number,
+    d: number,
+    qs: readonly Float32Array[],
+  ): { scores: Float32Array; rows: Float32Array; squares: Float64Array } {
+    const nq = qs.length, d4 = d * 4;
+    // float16 (`a` holds the bits) is widened into memory: after `a` when `a` is there.
+    const half = a instanceof Uint16Array;
+    const inMemory = a.buffer === this.#memory.buffer;
+    const inPlace = !half && inMemory && a.byteOffset % 4 === 0;
+    const aPtr = inPlace
+      ? a.byteOffset
+      : half && inMemory
+      ? (a.byteOffset + a.byteLength + 63) & ~63
+      : 0;
+    const from = a.byteOffset;
+    // Layout: the matrix, the questions, the scores, the squares.
+    const qPtr = (aPtr + n * d4 + 63) & ~63;
+    const outPtr = qPtr + nq * d4;
+    const sqPtr = (outPtr + nq * n * 4 + 63) & ~63;
+    const buf = this.#ensure(sqPtr + n * 8);
+    if (half) {
+      // (A growth of memory detached `a`, not its bytes.)
+      const bits = inMemory ? new Uint16Array(buf, from, n * d) : a;
+      const table = halfTable(), to = new Float32Array(buf, aPtr, n * d);
+      for (let i = 0; i < to.length; i++) to[i] = table[bits[i]];
+    } else if (!inPlace) new Float32Array(buf, 0, n * d).set(a);
+    const q = new Float32Array(buf, qPtr, nq * d);
+    for (let j = 0; j < nq; j++) q.set(qs[j], j * d);
+    this.#scores(aPtr, n, d4, qPtr, nq, outPtr, sqPtr);
+    return {
+      scores: new Float32Array(buf, outPtr, nq * n),
+      rows: new Float32Array(buf, aPtr, n * d),
+      squares: new Float64Array(buf, sqPtr, n),
+    };
+  }
+}
+
+let kernels: SimdKernels | null | undefined;
+
+/** This thread's SIMD kernels (created on first use), or `undefined` without SIMD. */
+export function simdKernels(): SimdKernels | undefined {
+  if (kernels === undefined) kernels = SimdKernels.create() ?? null;
+  return kernels ?? undefined;
+}
+
+/**
+ * Whether this runtime runs the WebAssembly SIMD scoring kernels (otherwise
+ * scoring uses the float64 loops; results are the same).
+ *
+ * @example
+ * ```ts
+ * import { simdAvailable } from "./simd.ts";
+ * if (typeof simdAvailable() !== "boolean") throw new Error("no answer"); // true on Deno 2
+ * ```
+ */
+export function simdAvailable(): boolean {
+  return simdKernels() !== undefined;
+}
+
+/**
+ * Options for the context dump that merge scores on this thread's SIMD
+ * kernels: paragraph files are read straight into the kernels' memory, and
+ * their NaN/infinity check is left to the scoring kernel's row squares (one
+ * pass over the matrix instead of three). Empty without SIMD.
+ */
+export function simdDumpOptions(): Pick<DumpOptions, "contextBuffer" | "deferFiniteCheck"> {
+  const k = simdKernels();
+  return k === undefined ? {} : { contextBuffer: k.buffer, deferFiniteCheck: true };
+}

@@ -1,0 +1,366 @@
+/**
+ * The WebAssembly SIMD scoring module, assembled from its instructions (no
+ * toolchain, no binary blob): {@linkcode simdModuleBytes}.
+ *
+ * @module
+ */
+// WebAssembly SIMD kernels (the same rule, four float32 lanes at a time).
+//
+// The module is assembled here from its instructions (no toolchain, no binary
+// blob). Two kernels, over a memory the module exports:
+//
+//   norms(a, n, d4, out): out[i] (f64) = Σ_k a[i][k]², each f32 promoted to f64
+//   scores(a, n, d4, q, nq, out, sq): out[j*n + i] (f32) = a[i] · q[j] in f32
+//     (4 lanes of 4-byte floats, two rows × three questions at a time, then
+//     the one or two questions left; each lane sums its products in order,
+//     then ((l0 + l1) + (l2 + l3))), and
+//     norms(a[i..i+2), 2, d4, sq + 8i) for each pair of rows as it comes, so
+//     the matrix is read from memory once (the squares give both the error
+//     bound and the NaN/infinity check)
+//
+// d4 is the row stride in bytes (d·4, a multiple of 16). Float32 scores are
+// only the fast pass:
+// their error bound (below) selects the rows re-scored exactly, as in the
+// float64 path, so results are identical.
+
+const WASM = {
+  i32: 0x7f,
+  f64: 0x7c,
+  v128: 0x7b,
+};
+
+function uleb(n: number): number[] {
+  const out: number[] = [];
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n) b |= 0x80;
+    out.push(b);
+  } while (n);
+  return out;
+}
+
+function sleb(n: number): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const b = n & 0x7f;
+    n >>= 7;
+    if ((n === 0 && !(b & 0x40)) || (n === -1 && (b & 0x40))) {
+      out.push(b);
+      return out;
+    }
+    out.push(b | 0x80);
+  }
+}
+
+const vec = (items: number[][]): number[] => [...uleb(items.length), ...items.flat()];
+const section = (id: number, body: number[]) => [id, ...uleb(body.length), ...body];
+const name = (s: string) => vec([...s].map((c) => [c.charCodeAt(0)]));
+
+/** The kernels' module bytes. */
+/**
+ * The bytes of the scoring module (see the notes above): with `fused`, its
+ * multiply-adds are relaxed SIMD's fused ones.
+ *
+ * @example
+ * ```ts
+ * import { simdModuleBytes } from "./wasm_simd.ts";
+ * if (!WebAssembly.validate(simdModuleBytes(false))) throw new Error("invalid module");
+ * ```
+ */
+export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
+  const get = (i: number) => [0x20, ...uleb(i)];
+  const set = (i: number) => [0x21, ...uleb(i)];
+  const tee = (i: number) => [0x22, ...uleb(i)];
+  const i32 = (v: number) => [0x41, ...sleb(v)];
+  const add = [0x6a], sub = [0x6b], mul = [0x6c], shl = [0x74];
+  const ltu = [0x49], gtu = [0x4b], geu = [0x4f];
+  const simd = (op: number, ...imm: number[]) => [0xfd, ...uleb(op), ...imm];
+  const load = simd(0x00, 2, 0); // v128.load align=4 offset=0
+  const f32x4Add = simd(0xe4), f32x4Mul = simd(0xe6);
+  const f64x2Add = simd(0xf0), f64x2Mul = simd(0xf2), promote = simd(0x5f);
+  const zero = simd(0x0c, ...new Array(16).fill(0));
+  const highLanes = simd(0x0d, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15);
+  const lane32 = (l: number) => simd(0x1f, l), lane64 = (l: number) => simd(0x21, l);
+  const f32Add = [0x92], f64Add = [0xa0];
+  const f32Store = (off: number) => [0x38, 2, ...uleb(off)];
+  const f64Store = [0x39, 3, 0];
+  const block = (body: number[]) => [0x02, 0x40, ...body, 0x0b];
+  const loop = (body: number[]) => [0x03, 0x40, ...body, 0x0b];
+  const brIf = (l: number) => [0x0d, ...uleb(l)];
+  const br = (l: number) => [0x0c, ...uleb(l)];
+  const ifThen = (body: number[]) => [0x04, 0x40, ...body, 0x0b];
+  const hsum = (v: number) => [
+    ...get(v),
+    ...lane32(0),
+    ...get(v),
+    ...lane32(1),
+    ...f32Add,
+    ...get(v),
+    ...lane32(2),
+    ...get(v),
+    ...lane32(3),
+    ...f32Add,
+    ...f32Add,
+  ];
+  // c += x·y: f32x4.relaxed_madd (one instruction where the CPU has FMA; fused or
+  // not, the error bound below holds), or f32x4.mul then f32x4.add.
+  const relaxedMadd = simd(0x105);
+  const acc = (c: number, x: number, y: number) =>
+    fused
+      ? [...get(x), ...get(y), ...get(c), ...relaxedMadd, ...set(c)]
+      : [...get(c), ...get(x), ...get(y), ...f32x4Mul, ...f32x4Add, ...set(c)];
+  const loadAt = (base: number, k: number, into: number) => [
+    ...get(base),
+    ...get(k),
+    ...add,
+    ...load,
+    ...set(into),
+  ];
+  const next = (k: number, step: number, end: number) => [
+    ...get(k),
+    ...i32(step),
+    ...add,
+    ...tee(k),
+    ...get(end),
+    ...ltu,
+    ...brIf(0),
+  ];
+
+  // norms(a, n, d4, out)
+  const N = { a: 0, n: 1, d4: 2, out: 3, i: 4, r: 5, k: 6, s0: 7, s1: 8, v: 9 };
+  const norms = [
+    ...vec([[3, WASM.i32], [3, WASM.v128]]),
+    ...i32(0),
+    ...set(N.i),
+    ...loop([
+      ...get(N.a),
+      ...get(N.i),
+      ...get(N.d4),
+      ...mul,
+      ...add,
+      ...set(N.r),
+      ...zero,
+      ...set(N.s0),
+      ...zero,
+      ...set(N.s1),
+      ...i32(0),
+      ...set(N.k),
+      ...loop([
+        ...loadAt(N.r, N.k, N.v),
+        ...get(N.s0),
+        ...get(N.v),
+        ...promote,
+        ...get(N.v),
+        ...promote,
+        ...f64x2Mul,
+        ...f64x2Add,
+        ...set(N.s0),
+        ...get(N.s1),
+        ...get(N.v),
+        ...get(N.v),
+        ...highLanes,
+        ...promote,
+        ...get(N.v),
+        ...get(N.v),
+        ...highLanes,
+        ...promote,
+        ...f64x2Mul,
+        ...f64x2Add,
+        ...set(N.s1),
+        ...next(N.k, 16, N.d4),
+      ]),
+      ...get(N.out),
+      ...get(N.i),
+      ...i32(3),
+      ...shl,
+      ...add,
+      ...get(N.s0),
+      ...get(N.s1),
+      ...f64x2Add,
+      ...tee(N.s0),
+      ...lane64(0),
+      ...get(N.s0),
+      ...lane64(1),
+      ...f64Add,
+      ...f64Store,
+      ...next(N.i, 1, N.n),
+    ]),
+    0x0b,
+  ];
+
+  // scores(a, n, d4, q, nq, out, sq)
+  const S = {
+    a: 0,
+    n: 1,
+    d4: 2,
+    q: 3,
+    nq: 4,
+    out: 5,
+    sq: 6,
+    i: 7,
+    j: 8,
+    k: 9,
+    r0: 10,
+    r1: 11,
+    o: 12,
+    n4: 13,
+    qs: [14, 15, 16],
+    c0: [17, 18, 19],
+    c1: [20, 21, 22],
+    x0: 23,
+    x1: 24,
+    ys: [25, 26, 27],
+  };
+  // Rows i (and i+1) against questions j..j+w: w·(1 or 2) sums in registers.
+  const questionGroup = (w: number, twoRows: boolean) => {
+    const ts = [...Array(w).keys()];
+    return [
+      ...get(S.q),
+      ...get(S.j),
+      ...get(S.d4),
+      ...mul,
+      ...add,
+      ...set(S.qs[0]),
+      ...ts.slice(1).flatMap((t) => [...get(S.qs[t - 1]), ...get(S.d4), ...add, ...set(S.qs[t])]),
+      ...ts.flatMap((
+        t,
+      ) => [...zero, ...set(S.c0[t]), ...(twoRows ? [...zero, ...set(S.c1[t])] : [])]),
+      ...i32(0),
+      ...set(S.k),
+      ...loop([
+        ...loadAt(S.r0, S.k, S.x0),
+        ...(twoRows ? loadAt(S.r1, S.k, S.x1) : []),
+        ...ts.flatMap((t) => loadAt(S.qs[t], S.k, S.ys[t])),
+        ...ts.flatMap((t) => [
+          ...acc(S.c0[t], S.x0, S.ys[t]),
+          ...(twoRows ? acc(S.c1[t], S.x1, S.ys[t]) : []),
+        ]),
+        ...next(S.k, 16, S.d4),
+      ]),
+      // o = out + (j·n + i)·4; question j+t is t·n·4 bytes further.
+      ...get(S.out),
+      ...get(S.j),
+      ...get(S.n4),
+      ...mul,
+      ...add,
+      ...get(S.i),
+      ...i32(2),
+      ...shl,
+      ...add,
+      ...set(S.o),
+      ...ts.flatMap((t) => {
+        const at = [...get(S.o), ...Array(t).fill([...get(S.n4), ...add]).flat()];
+        return [
+          ...at,
+          ...hsum(S.c0[t]),
+          ...f32Store(0),
+          ...(twoRows ? [...at, ...hsum(S.c1[t]), ...f32Store(4)] : []),
+        ];
+      }),
+    ];
+  };
+  // Questions three at a time, then the two or one left.
+  const questionGroups = (twoRows: boolean) => [
+    ...i32(0),
+    ...set(S.j),
+    ...block([
+      ...loop([
+        ...get(S.j),
+        ...i32(3),
+        ...add,
+        ...get(S.nq),
+        ...gtu,
+        ...brIf(1),
+        ...questionGroup(3, twoRows),
+        ...get(S.j),
+        ...i32(3),
+        ...add,
+        ...set(S.j),
+        ...br(0),
+      ]),
+    ]),
+    ...get(S.nq),
+    ...get(S.j),
+    ...sub,
+    ...i32(2),
+    ...geu,
+    ...ifThen([...questionGroup(2, twoRows), ...get(S.j), ...i32(2), ...add, ...set(S.j)]),
+    ...get(S.nq),
+    ...get(S.j),
+    ...sub,
+    ...i32(1),
+    ...geu,
+    ...ifThen(questionGroup(1, twoRows)),
+  ];
+  const rowStart = (
+    r: number,
+  ) => [...get(S.a), ...get(S.i), ...get(S.d4), ...mul, ...add, ...tee(r)];
+  // norms(r0, rows, d4, sq + 8i): function 0.
+  const rowNorms = (rows: number) => [
+    ...get(S.r0),
+    ...i32(rows),
+    ...get(S.d4),
+    ...get(S.sq),
+    ...get(S.i),
+    ...i32(3),
+    ...shl,
+    ...add,
+    0x10,
+    0,
+  ];
+  const scores = [
+    ...vec([[10, WASM.i32], [11, WASM.v128]]),
+    ...get(S.n),
+    ...i32(2),
+    ...shl,
+    ...set(S.n4),
+    ...i32(0),
+    ...set(S.i),
+    ...block([
+      ...loop([
+        ...get(S.i),
+        ...i32(1),
+        ...add,
+        ...get(S.n),
+        ...geu,
+        ...brIf(1),
+        ...rowStart(S.r0),
+        ...get(S.d4),
+        ...add,
+        ...set(S.r1),
+        ...rowNorms(2),
+        ...questionGroups(true),
+        ...get(S.i),
+        ...i32(2),
+        ...add,
+        ...set(S.i),
+        ...br(0),
+      ]),
+    ]),
+    ...get(S.i),
+    ...get(S.n),
+    ...ltu,
+    ...ifThen([...rowStart(S.r0), 0x1a, /* drop */ ...rowNorms(1), ...questionGroups(false)]),
+    0x0b,
+  ];
+  const I = WASM.i32;
+  return new Uint8Array([
+    ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
+    ...section(
+      1,
+      vec([[0x60, ...vec([[I], [I], [I], [I]]), 0], [0x60, ...vec(Array(7).fill([I])), 0]]),
+    ),
+    ...section(3, vec([[0], [1]])),
+    ...section(5, vec([[0x00, 1]])),
+    ...section(
+      7,
+      vec([[...name("memory"), 0x02, 0], [...name("norms"), 0x00, 0], [
+        ...name("scores"),
+        0x00,
+        1,
+      ]]),
+    ),
+    ...section(10, vec([[...uleb(norms.length), ...norms], [...uleb(scores.length), ...scores]])),
+  ]);
+}
