@@ -184,3 +184,7 @@ export {
 export type { DumpContext, DumpFormat, DumpPhrase, DumpQuestion } from "./dump/writer.ts";
 export { formatValidateReport, validate } from "./dump/validate.ts";
 export type { ValidateOptions, ValidateReport } from "./dump/validate.ts";
+export { split } from "./squad_split.ts";
+export type { SplitOptions, SplitResult } from "./squad_split.ts";
+export { records } from "./records.ts";
+export type { RecordsOptions } from "./records.ts";

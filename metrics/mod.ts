@@ -67,3 +67,5 @@ export {
   type ScoreDatasetOptions,
 } from "./evaluate.ts";
 export * from "./bem/mod.ts";
+/** The `bem` stage as an Effect (`pipeline/bem.ts`): {@linkcode bemEvaluateFile}. */
+export { bemEvaluateFile as bem } from "./bem/fold.ts";

@@ -118,3 +118,5 @@ export {
   singleRunSummary,
   type StagePermissions,
 } from "./single_summary.ts";
+export { DEFAULT_DATA, full } from "./full.ts";
+export type { FullOptions } from "./full.ts";

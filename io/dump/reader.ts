@@ -22,9 +22,11 @@
  * **Validation.** Every matrix is checked before it is returned: a sparse
  * file without `sparse` (or a dense one with it), a dtype other than
  * float16/float32, a matrix that is not 2-d, NaN or infinite values (the
- * error names the row), a phrase list that is not a JSON list of strings or
- * whose length differs from the number of rows. All are
- * {@linkcode InputError}s naming the file (for a zip entry `zip:entry`).
+ * error names the row), a phrase list that is not a JSON list of strings.
+ * All are {@linkcode InputError}s naming the file (for a zip entry
+ * `zip:entry`). Whether the rows equal the phrases is the caller's check
+ * (`rowsMatchPhrases` in `checks.ts`): `validate` lists every paragraph
+ * where they differ, `merge` stops at the first.
  * (With `deferFiniteCheck`, the NaN/infinity check of dense float32
  * paragraph matrices is the caller's, through `ContextDump.checkFinite`.)
  *

@@ -12,7 +12,7 @@
 import { Effect } from "effect";
 import type { Matrix } from "../matrix.ts";
 import { dumpStem } from "./names.ts";
-import { FileError } from "../errors.ts";
+import { FileError, InputError } from "../errors.ts";
 import { ndarray } from "../npy.ts";
 import { encodeNpz, encodeSparseNpz } from "../npz.ts";
 import { pyStringLiteral } from "../pyjson.ts";
@@ -194,9 +194,9 @@ export const writeContextDump = (
   enc: DumpContext,
   format: DumpFormat,
   metadataContext?: string,
-): Effect.Effect<void, FileError> =>
+): Effect.Effect<void, FileError | InputError> =>
   Effect.gen(function* () {
-    const stem = `${dir}/${dumpStem(enc.id)}`;
+    const stem = yield* stemPath(dir, enc.id);
     const te = new TextEncoder();
     if (metadataContext !== undefined) {
       yield* atomic(`${stem}.meta.json`, te.encode(metadataJson(enc.id, metadataContext, enc)));
@@ -210,5 +210,20 @@ export const writeQuestionDump = (
   dir: string,
   enc: DumpQuestion,
   format: DumpFormat,
-): Effect.Effect<void, FileError> =>
-  atomic(`${dir}/${dumpStem(enc.id)}.npz`, encodeMatrix(enc.vector, format));
+): Effect.Effect<void, FileError | InputError> =>
+  Effect.flatMap(
+    stemPath(dir, enc.id),
+    (stem) => atomic(`${stem}.npz`, encodeMatrix(enc.vector, format)),
+  );
+
+/** `dir/<stem>` of an id, or an {@linkcode InputError} (bad input: exit 2) for an unsafe id. */
+const stemPath = (dir: string, id: string): Effect.Effect<string, InputError> =>
+  Effect.try({
+    try: () => `${dir}/${dumpStem(id)}`,
+    catch: (e) =>
+      new InputError({
+        file: dir,
+        where: `id ${JSON.stringify(id)}`,
+        message: `cannot name a dump file: ${e instanceof Error ? e.message : e}`,
+      }),
+  });

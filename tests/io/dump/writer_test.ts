@@ -20,7 +20,7 @@ import {
   writeQuestionDump,
 } from "../../../io/dump/writer.ts";
 import { dumpStem, MAX_STEM_BYTES, StemRegistry, unsafeIdReason } from "../../../io/dump/names.ts";
-import { FileError } from "../../../io/errors.ts";
+import { FileError, type InputError } from "../../../io/errors.ts";
 import { readZipDirectory } from "../../../io/zip.ts";
 import type { EncodedContext, Matrix } from "../../../encoders/types.ts";
 
@@ -121,8 +121,10 @@ Deno.test("dump writer: a paragraph's files, names and phrase list bytes", async
 });
 
 /** Runs a write, returning how it was refused (or "ok"). */
-async function attempt(build: () => Effect.Effect<void, FileError>): Promise<string> {
-  let eff: Effect.Effect<void, FileError>;
+async function attempt(
+  build: () => Effect.Effect<void, FileError | InputError>,
+): Promise<string> {
+  let eff: Effect.Effect<void, FileError | InputError>;
   try {
     eff = build();
   } catch (e) {
@@ -151,19 +153,23 @@ Deno.test("dump writer: unsafe ids are refused and write nothing", async () => {
 
 Deno.test({
   name: "dump writer: unsafe ids fail as typed errors (not a throw or a defect)",
-  // io/dump/writer.ts: writeQuestionDump throws while building the Effect and
-  // writeContextDump dies with a defect; neither is a typed failure.
-  ignore: true,
   async fn() {
     await withDir(async (dir) => {
       for (const id of UNSAFE) {
         const c = await attempt(() => writeContextDump(dir, { ...CONTEXT, id }, FMT));
-        assert(c.startsWith("failed: "), c);
+        assert(
+          c.startsWith(`failed: ${dir}: id ${JSON.stringify(id)}: cannot name a dump file`),
+          c,
+        );
         const q = await attempt(() =>
           writeQuestionDump(dir, { id, vector: dense(1, 1, [1]) }, FMT)
         );
-        assert(q.startsWith("failed: "), q);
+        assert(
+          q.startsWith(`failed: ${dir}: id ${JSON.stringify(id)}: cannot name a dump file`),
+          q,
+        );
       }
+      assertEquals(await listDir(dir), []);
     });
   },
 });

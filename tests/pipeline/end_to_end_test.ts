@@ -2,10 +2,10 @@
  * The encode → dump → merge pipeline as a user runs it: encoder processes
  * with narrowed permissions, resumable dumps, shell pipes, `full`.
  */
-import { assert, assertEquals, assertMatch } from "./_assert.ts";
-import { encoderPermissions } from "../runs/mod.ts";
-import { SPARSE_PI_MODEL } from "../encoders/sparse_pi/encoder.ts";
-import { devJson, listDir, ROOT, runStage } from "./_util.ts";
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { encoderPermissions } from "../../runs/mod.ts";
+import { SPARSE_PI_MODEL } from "../../encoders/sparse_pi/encoder.ts";
+import { devJson, listDir, ROOT, runStage } from "../_util.ts";
 
 const DEV = await devJson();
 

@@ -1,4 +1,4 @@
-import { assert, assertEquals } from "./_assert.ts";
+import { assert, assertEquals } from "../_assert.ts";
 import { Effect, Stream } from "effect";
 import * as Schema from "effect/Schema";
 import {
@@ -7,19 +7,19 @@ import {
   squadParagraphs,
   squadQuestions,
   type SquadReadOptions,
-} from "../io/squad.ts";
-import { InputError } from "../io/errors.ts";
-import * as schemas from "../io/_squad_schema.ts";
+} from "../../io/squad.ts";
+import { InputError } from "../../io/errors.ts";
+import * as schemas from "../../io/_squad_schema.ts";
 import {
   isArticle,
   isObject,
   isParagraph,
   isQuestion,
   isValidArticle,
-} from "../io/_squad_checks.ts";
-import { type PyJson, type PyObject, RawNumber } from "../io/pyjson.ts";
-import { split } from "../io/squad_split.ts";
-import { DEV_GZ, listDir, python, ROOT, runStage, sha256File, trainJson } from "./_util.ts";
+} from "../../io/_squad_checks.ts";
+import { type PyJson, type PyObject, RawNumber } from "../../io/pyjson.ts";
+import { split } from "../../io/squad_split.ts";
+import { DEV_GZ, listDir, python, ROOT, runStage, sha256File, trainJson } from "../_util.ts";
 
 const OFFICIAL_CONTEXT_SHA = "6b16725c1d0b4be78594941e9a2dae494cadbe97a34307e5dd52220f157e1c8c";
 const OFFICIAL_QUESTION_SHA = "a236497f5a93db50f3825aa9f5c17155eba8db55bd7fd70f270c7765464115c4";

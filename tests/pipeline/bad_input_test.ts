@@ -2,8 +2,8 @@
  * Bad input: every case exits 2 with exactly one clear line on stderr that
  * names the file and the record (or byte offset), and leaves no output file.
  */
-import { assertEquals, assertMatch } from "./_assert.ts";
-import { listDir, runStage } from "./_util.ts";
+import { assertEquals, assertMatch } from "../_assert.ts";
+import { listDir, runStage } from "../_util.ts";
 
 const enc = new TextEncoder();
 const valid = (para: string) =>

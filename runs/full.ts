@@ -1,0 +1,119 @@
+/**
+ * `full`: the PI-SQuAD pipeline end to end on the bundled SQuAD v1.1 dev
+ * set (or another dataset), as a run of one model on one dataset
+ * (`single.ts`): split → embed_context and embed_question side by
+ * side, each in its own Deno process whose permissions are narrowed to its
+ * own input, its model files and its output folder (the question encoder
+ * cannot read the context file) → validate → merge → evaluate. It prints
+ * each stage's time and the EM/F1, and leaves `outputs/<YYYYMMDD_HHMMSS>/`
+ * with the split files, the dumps (unless `--no-keep-dumps`), `pred.json`,
+ * `summary.json` and the tasks' logs.
+ *
+ * @module
+ */
+import { Effect } from "effect";
+import { FileError } from "../io/errors.ts";
+import { REPO_ROOT } from "../io/repo.ts";
+import { countSquad } from "../io/squad.ts";
+import { validate } from "../io/dump/validate.ts";
+import { DEFAULT_ENCODER, encoderSpec } from "../encoders/registry.ts";
+import { RunError } from "./errors.ts";
+import { planSingleRun, runStages, SINGLE_STAGE_NAMES, taskDetail, taskSeconds } from "./single.ts";
+import { singleRunSummary } from "./single_summary.ts";
+import type { TaskStatus } from "./status.ts";
+import { timestamp } from "./run_dir.ts";
+
+/** The bundled default dataset. */
+export const DEFAULT_DATA: string = `${REPO_ROOT}/data/dev-v1.1.json.gz`;
+
+/** Options of {@linkcode full}. */
+export interface FullOptions {
+  /** Dataset (default: the bundled dev set). */
+  readonly data?: string;
+  /** Encoder name (default `DEFAULT_ENCODER`, `sparse-pi`). */
+  readonly encoder?: string;
+  /** Output folder, the run folder (default `outputs/<timestamp>`). */
+  readonly out?: string;
+  /** Keep the dump folders (default true). */
+  readonly keepDumps?: boolean;
+  /** Called when a stage ends (name, seconds, one-line detail). */
+  readonly onStage?: (stage: string, seconds: number, detail: string) => void;
+}
+
+const abs = (p: string) => p.startsWith("/") ? p : `${Deno.cwd()}/${p}`;
+
+const fsDo = <A>(file: string, f: () => Promise<A>) =>
+  Effect.tryPromise({
+    try: f,
+    catch: (e) => new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
+  });
+
+/**
+ * Runs the pipeline and returns its summary (also written to
+ * `<out>/summary.json`).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { full } from "./full.ts";
+ * const dir = await Deno.makeTempDir();
+ * const context = "Paris is the capital and largest city of France.";
+ * await Deno.writeTextFile(`${dir}/d.json`, JSON.stringify({ version: "1.1", data: [{
+ *   title: "Paris", paragraphs: [{ context, qas: [{ id: "q1",
+ *     question: "What is the capital of France?", answers: [{ text: "Paris", answer_start: 0 }] }] }],
+ * }] }));
+ * const s = await Effect.runPromise(full({ data: `${dir}/d.json`, out: `${dir}/run` }));
+ * if (s.counts.questions !== 1 || s.counts.answered !== 1) throw new Error(JSON.stringify(s.counts));
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export const full = (opts: FullOptions = {}) =>
+  Effect.gen(function* () {
+    const data = abs(opts.data ?? DEFAULT_DATA);
+    const out = abs(opts.out ?? `outputs/${timestamp()}`);
+    const spec = yield* encoderSpec(opts.encoder ?? DEFAULT_ENCODER);
+    const plan = yield* planSingleRun(data, spec, out); // reads (and checks) the dataset
+    const timings: Record<string, number> = {};
+    const report = (name: string, s: number, detail: string) => {
+      timings[name] = Math.round(s * 1000) / 1000;
+      opts.onStage?.(name, s, detail);
+    };
+    const onDone = (st: TaskStatus) =>
+      report(SINGLE_STAGE_NAMES[st.task.stage], taskSeconds(st), taskDetail(st));
+    yield* runStages(plan, ["prepare"], onDone);
+    // The counts for the summary are taken while the encoder processes work.
+    const [, counts] = yield* Effect.all([
+      runStages(plan, ["encode_context", "encode_question"], onDone),
+      countSquad(data),
+    ], { concurrency: 2 });
+    const t = performance.now();
+    const checked = yield* validate({
+      data,
+      contextEmb: `${out}/dumps/context_emb`,
+      questionEmb: `${out}/dumps/question_emb`,
+      sparse: spec.sparse,
+    });
+    const v = checked.violations.length;
+    report(
+      "validate",
+      (performance.now() - t) / 1000,
+      `${checked.contextFiles} context files, ${checked.questionFiles} question files, d=${checked.dim}, ${
+        v === 0 ? "no violations" : `${v} violations`
+      }`,
+    );
+    if (v > 0) return yield* Effect.fail(new RunError(`validate: ${checked.violations[0]}`));
+    yield* runStages(plan, ["merge", "eval"], onDone);
+    const summary = yield* singleRunSummary({
+      plan,
+      data,
+      encoder: { name: spec.name, dim: checked.dim, sparse: spec.sparse },
+      counts,
+      timings,
+    });
+    if (opts.keepDumps === false) {
+      yield* fsDo(out, () => Deno.remove(`${out}/dumps`, { recursive: true }));
+    }
+    const text = JSON.stringify(summary, null, 2) + "\n";
+    yield* fsDo(`${out}/summary.json`, () => Deno.writeTextFile(`${out}/summary.json`, text));
+    return summary;
+  });
