@@ -32,11 +32,11 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import { encodeNpy, type NdArray, NpyError, parseNpy } from "./_npy_core.ts";
+import { encodeNpy, type NdArray, NpyError, parseNpy } from "./npy_format.ts";
 import { osMessage } from "./_zip_internal.ts";
 import { writeFileAtomic } from "./_write_atomic.ts";
 
-export * from "./_npy_core.ts";
+export * from "./npy_format.ts";
 
 // ---------------------------------------------------------------------------
 // Files.

@@ -30,7 +30,7 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import type { NdArray } from "./_npy_core.ts";
+import type { NdArray } from "./npy_format.ts";
 import {
   encodeNpz,
   encodeSparseNpz,
@@ -43,11 +43,11 @@ import {
   parseNpzContent,
   parseSparseNpz,
   type SparseMatrix,
-} from "./_npz_core.ts";
+} from "./npz_format.ts";
 import { osMessage } from "./_zip_internal.ts";
 import { writeFileAtomic } from "./_write_atomic.ts";
 
-export * from "./_npz_core.ts";
+export * from "./npz_format.ts";
 
 // ---------------------------------------------------------------------------
 // Files.

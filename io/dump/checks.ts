@@ -8,7 +8,7 @@
  * @module
  */
 import { InputError } from "../errors.ts";
-import type { NdArray } from "../_npy_core.ts";
+import type { NdArray } from "../npy_format.ts";
 import type { Matrix } from "../matrix.ts";
 
 export function shapeText(shape: readonly number[]): string {

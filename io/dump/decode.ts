@@ -14,8 +14,8 @@ import {
   type NumpyFloatHeader,
   numpyFloatHeader,
   parseNpy,
-} from "../_npy_core.ts";
-import { NpzError, parseNpzContent } from "../_npz_core.ts";
+} from "../npy_format.ts";
+import { NpzError, parseNpzContent } from "../npz_format.ts";
 import { readZipDirectory, type ZipEntry, ZipError, type ZipLimits } from "../zip.ts";
 import * as zlib from "node:zlib";
 import { crcMessage, inflateChecked, NATIVE, nativeCrc32 } from "../zip_file.ts";

@@ -1,12 +1,19 @@
 /**
- * The `.npz` reader and writer on bytes (see `io/npz.ts`, which re-exports
- * all of it and adds the file functions). Free of Effect, so the merge
- * workers start quickly.
+ * The `.npz` format on bytes: reader and writer, free of Effect so that
+ * worker threads (merge) load it fast. `io/npz.ts` re-exports it and adds
+ * reading and writing files as Effects.
  *
  * @module
  */
 import * as Data from "effect/Data";
-import { bytesArray, encodeNpy, type NdArray, NpyError, parseNpy, stringsOf } from "./_npy_core.ts";
+import {
+  bytesArray,
+  encodeNpy,
+  type NdArray,
+  NpyError,
+  parseNpy,
+  stringsOf,
+} from "./npy_format.ts";
 import {
   encodeZip,
   extractZipEntry,

@@ -1,7 +1,7 @@
 /**
- * The `.npy` reader and writer on bytes (see `io/npy.ts`, which re-exports
- * all of it and adds the file functions). Free of Effect, so the merge
- * workers start quickly.
+ * The `.npy` format on bytes: reader and writer, free of Effect so that
+ * worker threads (merge) load it fast. `io/npy.ts` re-exports it and adds
+ * reading and writing files as Effects.
  *
  * @module
  */
