@@ -174,9 +174,50 @@ Deno.test("run: --dry-run prints the plan (partitions by --max-partition-size) a
   await Deno.remove(work, { recursive: true });
 });
 
-let firstRun:
-  | { dir: string; preds: Record<string, string>; results: Record<string, string> }
-  | null = null;
+/** What a finished run wrote: its folder, and each model's predictions and result file. */
+interface RunOutputs {
+  readonly dir: string;
+  readonly preds: Record<string, string>;
+  readonly results: Record<string, string>;
+}
+
+/** The outputs of the uninterrupted run of the next test (set when that test has run). */
+let firstRun: RunOutputs | null = null;
+
+function readRun(dir: string): RunOutputs {
+  const each = (kind: string) =>
+    Object.fromEntries(
+      ["sparse-pi", "sparse-pi-b8"].map((m) => [
+        m,
+        Deno.readTextFileSync(`${dir}/${kind}/${m}/dev-8-10.json`),
+      ]),
+    );
+  return { dir, preds: each("predictions"), results: each("results") };
+}
+
+/**
+ * An uninterrupted run's outputs to compare with: the next test's when it
+ * ran first, else one made here, so that a test using it does not depend on
+ * another test having run (`--filter`, or that test failing).
+ */
+async function referenceRun(): Promise<RunOutputs> {
+  if (firstRun) return firstRun;
+  const work = await Deno.makeTempDir({ prefix: "pv-run-ref-" });
+  const cfg = writeConfig(work);
+  const r = await runRun([
+    cfg,
+    "--max-partition-size",
+    "40",
+    "--max-workers",
+    "2",
+    "--work-dir",
+    work,
+  ]);
+  assertEquals(r.code, 0, r.stderr);
+  const [name] = runDirs(work).filter((n) => /^\d{8}_\d{6}$/.test(n));
+  firstRun = readRun(`${work}/${name}`);
+  return firstRun;
+}
 
 Deno.test("run: two models × one dataset locally; partitions merged into one scored result", async () => {
   const work = await Deno.makeTempDir({ prefix: "pv-run-local-" });
@@ -269,19 +310,7 @@ Deno.test("run: two models × one dataset locally; partitions merged into one sc
   assertMatch(log, /^== encode_question\/sparse-pi\/dev-8-10\/3 attempt 1 local pid \d+ /);
   assertMatch(log, /embed_question: 40 questions written, 0 already complete/);
   assertMatch(log, /\n== exit 0 after [\d.]+ s\n$/);
-  firstRun = {
-    dir,
-    preds: Object.fromEntries(
-      ["sparse-pi", "sparse-pi-b8"].map((
-        m,
-      ) => [m, Deno.readTextFileSync(`${dir}/predictions/${m}/dev-8-10.json`)]),
-    ),
-    results: Object.fromEntries(
-      ["sparse-pi", "sparse-pi-b8"].map((
-        m,
-      ) => [m, Deno.readTextFileSync(`${dir}/results/${m}/dev-8-10.json`)]),
-    ),
-  };
+  firstRun = readRun(dir);
   // A second invocation with -r finds everything complete and runs nothing.
   const again = await runRun([cfg, "-r", "--max-partition-size", "40", "--work-dir", work]);
   assertEquals(again.code, 0, again.stderr);
@@ -380,19 +409,14 @@ Deno.test("run: -r after an interrupted run finishes only the missing tasks, sam
   const doneLog = Deno.readTextFileSync(`${dir}/logs/prepare/dev-8-10.log`);
   assertEquals((doneLog.match(/^== prepare\/dev-8-10 attempt/gm) ?? []).length, 1);
   // Different partitions, interrupted and resumed: the same predictions and scores.
-  if (firstRun) {
-    for (const m of ["sparse-pi", "sparse-pi-b8"]) {
-      assertEquals(
-        Deno.readTextFileSync(`${dir}/predictions/${m}/dev-8-10.json`),
-        firstRun.preds[m],
-      );
-      assertEquals(Deno.readTextFileSync(`${dir}/results/${m}/dev-8-10.json`), firstRun.results[m]);
-    }
+  const ref = await referenceRun();
+  for (const m of ["sparse-pi", "sparse-pi-b8"]) {
+    assertEquals(Deno.readTextFileSync(`${dir}/predictions/${m}/dev-8-10.json`), ref.preds[m]);
+    assertEquals(Deno.readTextFileSync(`${dir}/results/${m}/dev-8-10.json`), ref.results[m]);
   }
   await Deno.remove(work, { recursive: true });
-  if (firstRun) {
-    await Deno.remove(firstRun.dir.slice(0, firstRun.dir.lastIndexOf("/")), { recursive: true });
-  }
+  await Deno.remove(ref.dir.slice(0, ref.dir.lastIndexOf("/")), { recursive: true });
+  firstRun = null;
 });
 
 Deno.test("run: a task without progress is killed after --task-timeout, reported with its log", async () => {

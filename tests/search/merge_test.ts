@@ -256,6 +256,12 @@ Deno.test("planMerge: dict semantics (first position, last paragraph)", () => {
 // Against the reference, on synthetic dumps of dev articles.
 
 const TMP = await Deno.makeTempDir({ prefix: "merge_test_" });
+// Removed when the test process ends, whichever tests ran (a --filter run too).
+globalThis.addEventListener("unload", () => {
+  try {
+    Deno.removeSync(TMP, { recursive: true });
+  } catch { /* already gone */ }
+});
 
 /** Dumps made by bench/make_dumps.py (cached per name within this run). */
 const made = new Map<string, Promise<string>>();
@@ -856,8 +862,4 @@ Deno.test("merge: workers started early make merge's plan and answer every batch
   } finally {
     bad.close();
   }
-});
-
-Deno.test("merge tests: clean up", async () => {
-  await Deno.remove(TMP, { recursive: true });
 });
