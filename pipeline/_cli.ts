@@ -17,7 +17,17 @@ import { FileError, InputError, UsageError } from "../io/errors.ts";
 
 import { type CommandSpec, helpText, parseArgs, type ParsedArgs } from "./_args.ts";
 
-export * from "./_args.ts";
+export { helpText, parseArgs, UsageError, WorkError } from "./_args.ts";
+export type {
+  ArgSpec,
+  CommandSpec,
+  FlagsOf,
+  FlagSpec,
+  FlagValue,
+  FlagValues,
+  ParsedArgs,
+  PositionalOf,
+} from "./_args.ts";
 
 /**
  * Exit code for an error value: 2 for bad usage/input, 1 otherwise.
