@@ -202,25 +202,14 @@ function readRun(dir: string): RunOutputs {
  */
 async function referenceRun(): Promise<RunOutputs> {
   if (firstRun) return firstRun;
-  const work = await Deno.makeTempDir({ prefix: "pv-run-ref-" });
-  const cfg = writeConfig(work);
-  const r = await runRun([
-    cfg,
-    "--max-partition-size",
-    "40",
-    "--max-workers",
-    "2",
-    "--work-dir",
-    work,
-  ]);
-  assertEquals(r.code, 0, r.stderr);
-  const [name] = runDirs(work).filter((n) => /^\d{8}_\d{6}$/.test(n));
-  firstRun = readRun(`${work}/${name}`);
+  const { dir } = await localRun("pv-run-ref-");
+  firstRun = readRun(dir);
   return firstRun;
 }
 
-Deno.test("run: two models × one dataset locally; partitions merged into one scored result", async () => {
-  const work = await Deno.makeTempDir({ prefix: "pv-run-local-" });
+/** The two-model config run locally (partitions of 40, 2 workers) in a new work folder. */
+async function localRun(prefix: string) {
+  const work = await Deno.makeTempDir({ prefix });
   const cfg = writeConfig(work);
   const r = await runRun([
     cfg,
@@ -233,7 +222,11 @@ Deno.test("run: two models × one dataset locally; partitions merged into one sc
   ]);
   assertEquals(r.code, 0, r.stderr);
   const [name] = runDirs(work).filter((n) => /^\d{8}_\d{6}$/.test(n));
-  const dir = `${work}/${name}`;
+  return { work, cfg, r, dir: `${work}/${name}` };
+}
+
+Deno.test("run: two models × one dataset locally; partitions merged into one scored result", async () => {
+  const { work, cfg, r, dir } = await localRun("pv-run-local-");
   // Progress lines (stderr is not a TTY): one start and one done per task.
   assertEquals((r.stderr.match(/^run: \[ *[\d.]+s\] start /gm) ?? []).length, 21);
   assertEquals((r.stderr.match(/^run: \[ *[\d.]+s\] done /gm) ?? []).length, 21);
