@@ -8,14 +8,13 @@
 import { Effect, Exit } from "effect";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { python, ROOT } from "../_util.ts";
+import { arrayFromSpec, assertMatchesSpec, type Spec, tempDir } from "./_numpy_spec.ts";
 import {
   asFloat64,
   bytesArray,
   type Dtype,
   encodeNpy,
-  type NdArray,
   ndarray,
-  type NdData,
   NpyError,
   npyPreamble,
   parseNpy,
@@ -27,14 +26,6 @@ import {
 
 const SCRIPT = `${ROOT}/tests/py/npz_crosscheck.py`;
 
-type Val = number | string | boolean;
-interface Spec {
-  descr: string;
-  shape: number[];
-  fortran_order: boolean;
-  values: Val[];
-  version?: number;
-}
 interface Expected {
   npy: Record<string, Spec>;
   versions: Record<string, Spec>;
@@ -43,22 +34,9 @@ interface Expected {
 
 // numpy-written fixtures, generated once for this file into a temp dir.
 let fixtures: Promise<{ dir: string; expected: Expected }> | undefined;
-const tempDirs: string[] = [];
-globalThis.addEventListener("unload", () => {
-  for (const d of tempDirs) {
-    try {
-      Deno.removeSync(d, { recursive: true });
-    } catch { /* already gone */ }
-  }
-});
-async function tempDir(): Promise<string> {
-  const d = await Deno.makeTempDir({ prefix: "npy_test_" });
-  tempDirs.push(d);
-  return d;
-}
 function numpyFixtures(): Promise<{ dir: string; expected: Expected }> {
   fixtures ??= (async () => {
-    const dir = await tempDir();
+    const dir = await tempDir("npy_test_");
     await python([SCRIPT, "gen", dir]);
     const expected = JSON.parse(await Deno.readTextFile(`${dir}/expected.json`)) as Expected;
     return { dir, expected };
@@ -67,103 +45,6 @@ function numpyFixtures(): Promise<{ dir: string; expected: Expected }> {
 }
 
 /** One element in the cross-check encoding (see npz_crosscheck.py). */
-function encodeElement(arr: NdArray, i: number): Val {
-  const k = arr.dtype[0];
-  const x = arr.data[i];
-  if (k === "f") {
-    const v = x as number;
-    if (Number.isNaN(v)) return "nan";
-    if (v === Infinity) return "inf";
-    if (v === -Infinity) return "-inf";
-    if (Object.is(v, -0)) return "-0.0";
-    return v;
-  }
-  if (k === "b") return x !== 0;
-  return String(x);
-}
-
-function encodeAll(arr: NdArray): Val[] {
-  const k = arr.dtype[0];
-  if (k === "S" || k === "U") {
-    // stringsOf decodes UTF-8; the cross-check encoding is Latin-1 for S.
-    if (k === "U") return stringsOf(arr);
-    const n = Number(arr.dtype.slice(1));
-    const out: string[] = [];
-    for (let i = 0; i < arr.data.length / n; i++) {
-      let end = (i + 1) * n;
-      while (end > i * n && arr.data[end - 1] === 0) end--;
-      out.push(String.fromCharCode(...(arr.data as Uint8Array).subarray(i * n, end)));
-    }
-    return out;
-  }
-  return Array.from({ length: arr.data.length }, (_, i) => encodeElement(arr, i));
-}
-
-/** Asserts that `arr` has exactly the dtype, shape, order and values of `spec`. */
-function assertMatchesSpec(arr: NdArray, spec: Spec, where: string): void {
-  const descr = (arr.byteOrder ?? "<") + arr.dtype;
-  assertEquals(descr, spec.descr, `${where}: descr`);
-  assertEquals([...arr.shape], spec.shape, `${where}: shape`);
-  assertEquals(arr.fortranOrder === true, spec.fortran_order, `${where}: fortran_order`);
-  const got = encodeAll(arr);
-  assertEquals(got.length, spec.values.length, `${where}: number of values`);
-  for (let i = 0; i < got.length; i++) {
-    if (got[i] !== spec.values[i]) {
-      throw new Error(`${where}: value ${i} is ${got[i]}, expected ${spec.values[i]}`);
-    }
-  }
-}
-
-/** Builds an array from a spec without going through the NPY reader. */
-function arrayFromSpec(spec: Spec): NdArray {
-  const order = spec.descr[0] as "<" | ">" | "|";
-  const dtype = spec.descr.slice(1) as Dtype;
-  const k = dtype[0];
-  const n = Number(dtype.slice(1));
-  const vals = spec.values;
-  const num = (v: Val): number =>
-    v === "nan"
-      ? NaN
-      : v === "inf"
-      ? Infinity
-      : v === "-inf"
-      ? -Infinity
-      : v === "-0.0"
-      ? -0
-      : Number(v);
-  let data: NdData;
-  if (k === "S") {
-    const b = new Uint8Array(vals.length * n);
-    vals.forEach((s, i) => {
-      for (let j = 0; j < (s as string).length; j++) b[i * n + j] = (s as string).charCodeAt(j);
-    });
-    data = b;
-  } else if (k === "U") {
-    const u = new Uint32Array(vals.length * n);
-    vals.forEach((s, i) =>
-      [...(s as string)].forEach((c, j) => (u[i * n + j] = c.codePointAt(0)!))
-    );
-    data = u;
-  } else if (dtype === "b1") data = Uint8Array.from(vals, (v) => (v ? 1 : 0));
-  else if (dtype === "i8") data = BigInt64Array.from(vals, (v) => BigInt(v as string));
-  else if (dtype === "u8") data = BigUint64Array.from(vals, (v) => BigInt(v as string));
-  else {
-    const ctor = {
-      f2: Float16Array,
-      f4: Float32Array,
-      f8: Float64Array,
-      i1: Int8Array,
-      i2: Int16Array,
-      i4: Int32Array,
-      u1: Uint8Array,
-      u2: Uint16Array,
-      u4: Uint32Array,
-    }[dtype as string] as unknown as { from(xs: ArrayLike<number>): NdData };
-    data = ctor.from(vals.map(num));
-  }
-  return { dtype, shape: spec.shape, data, byteOrder: order, fortranOrder: spec.fortran_order };
-}
-
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
@@ -308,7 +189,7 @@ Deno.test("npy: picks format 2.0 / 3.0 exactly like numpy when the header needs 
 
 Deno.test("npy: every dtype/order/layout/rank written here loads in numpy with exact values and numpy.save's bytes", async () => {
   const { expected } = await numpyFixtures();
-  const out = await tempDir();
+  const out = await tempDir("npy_test_");
   const manifest: unknown[] = [];
   for (const [name, spec] of Object.entries(expected.npy)) {
     const file = `ts_${name}.npy`;
@@ -560,7 +441,7 @@ Deno.test("npy: inconsistent arrays are refused when writing", () => {
 // Effect file API
 
 Deno.test("npy files: write atomically, read back; failures leave nothing behind", async () => {
-  const dir = await tempDir();
+  const dir = await tempDir("npy_test_");
   const arr = ndarray(new Int16Array([1, -2, 3, -4, 5, -6]), [2, 3], {
     byteOrder: ">",
     fortranOrder: true,

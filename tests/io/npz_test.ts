@@ -7,14 +7,14 @@ import { Effect, Exit } from "effect";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { python, ROOT } from "../_util.ts";
 import {
-  bytesArray,
-  type Dtype,
-  encodeNpy,
-  type NdArray,
-  ndarray,
-  type NdData,
-  stringsOf,
-} from "../../io/npy.ts";
+  arrayFromSpec,
+  assertMatchesSpec,
+  assertValues,
+  type Spec,
+  tempDir,
+  type Val,
+} from "./_numpy_spec.ts";
+import { bytesArray, encodeNpy, type NdArray, ndarray } from "../../io/npy.ts";
 import {
   type CompressedSparseMatrix,
   encodeNpz,
@@ -43,13 +43,6 @@ import { crc32, encodeZipRaw } from "../../io/_zip_internal.ts";
 
 const SCRIPT = `${ROOT}/tests/py/npz_crosscheck.py`;
 
-type Val = number | string | boolean;
-interface Spec {
-  descr: string;
-  shape: number[];
-  fortran_order: boolean;
-  values: Val[];
-}
 interface SparseSpec {
   format: "csr" | "csc" | "coo";
   shape: [number, number];
@@ -70,23 +63,10 @@ interface Expected {
   zip64: Record<string, { count: number; values: Val[] }>;
 }
 
-const tempDirs: string[] = [];
-globalThis.addEventListener("unload", () => {
-  for (const d of tempDirs) {
-    try {
-      Deno.removeSync(d, { recursive: true });
-    } catch { /* already gone */ }
-  }
-});
-async function tempDir(): Promise<string> {
-  const d = await Deno.makeTempDir({ prefix: "npz_test_" });
-  tempDirs.push(d);
-  return d;
-}
 let fixtures: Promise<{ dir: string; expected: Expected }> | undefined;
 function numpyFixtures(): Promise<{ dir: string; expected: Expected }> {
   fixtures ??= (async () => {
-    const dir = await tempDir();
+    const dir = await tempDir("npz_test_");
     await python([SCRIPT, "gen", dir]);
     return {
       dir,
@@ -97,99 +77,6 @@ function numpyFixtures(): Promise<{ dir: string; expected: Expected }> {
 }
 
 // --- the cross-check value encoding (see npz_crosscheck.py) -----------------
-
-function encodeAll(arr: NdArray): Val[] {
-  const k = arr.dtype[0];
-  if (k === "U") return stringsOf(arr);
-  if (k === "S") {
-    const n = Number(arr.dtype.slice(1));
-    const out: string[] = [];
-    for (let i = 0; i < arr.data.length / n; i++) {
-      let end = (i + 1) * n;
-      while (end > i * n && arr.data[end - 1] === 0) end--;
-      out.push(String.fromCharCode(...(arr.data as Uint8Array).subarray(i * n, end)));
-    }
-    return out;
-  }
-  return Array.from({ length: arr.data.length }, (_, i): Val => {
-    const x = arr.data[i];
-    if (k === "b") return x !== 0;
-    if (k !== "f") return String(x);
-    const v = x as number;
-    if (Number.isNaN(v)) return "nan";
-    if (v === Infinity) return "inf";
-    if (v === -Infinity) return "-inf";
-    return Object.is(v, -0) ? "-0.0" : v;
-  });
-}
-
-function assertValues(arr: NdArray, values: Val[], where: string): void {
-  const got = encodeAll(arr);
-  assertEquals(got.length, values.length, `${where}: number of values`);
-  for (let i = 0; i < got.length; i++) {
-    // Python writes 2.0 as 2.0, JSON.parse gives 2: numbers compare by value.
-    if (got[i] !== values[i]) {
-      throw new Error(`${where}: value ${i} is ${got[i]}, expected ${values[i]}`);
-    }
-  }
-}
-
-function assertMatchesSpec(arr: NdArray, spec: Spec, where: string): void {
-  assertEquals((arr.byteOrder ?? "<") + arr.dtype, spec.descr, `${where}: descr`);
-  assertEquals([...arr.shape], spec.shape, `${where}: shape`);
-  assertEquals(arr.fortranOrder === true, spec.fortran_order, `${where}: fortran_order`);
-  assertValues(arr, spec.values, where);
-}
-
-/** Builds an array from a spec without going through the NPY reader. */
-function arrayFromSpec(spec: Spec): NdArray {
-  const order = spec.descr[0] as "<" | ">" | "|";
-  const dtype = spec.descr.slice(1) as Dtype;
-  const k = dtype[0];
-  const n = Number(dtype.slice(1));
-  const vals = spec.values;
-  const num = (v: Val): number =>
-    v === "nan"
-      ? NaN
-      : v === "inf"
-      ? Infinity
-      : v === "-inf"
-      ? -Infinity
-      : v === "-0.0"
-      ? -0
-      : Number(v);
-  let data: NdData;
-  if (k === "S") {
-    const b = new Uint8Array(vals.length * n);
-    vals.forEach((s, i) => {
-      for (let j = 0; j < (s as string).length; j++) b[i * n + j] = (s as string).charCodeAt(j);
-    });
-    data = b;
-  } else if (k === "U") {
-    const u = new Uint32Array(vals.length * n);
-    vals.forEach((s, i) =>
-      [...(s as string)].forEach((c, j) => (u[i * n + j] = c.codePointAt(0)!))
-    );
-    data = u;
-  } else if (dtype === "b1") data = Uint8Array.from(vals, (v) => (v ? 1 : 0));
-  else if (dtype === "i8") data = BigInt64Array.from(vals, (v) => BigInt(v as string));
-  else if (dtype === "u8") data = BigUint64Array.from(vals, (v) => BigInt(v as string));
-  else {
-    const ctor = {
-      f2: Float16Array,
-      f4: Float32Array,
-      f8: Float64Array,
-      i1: Int8Array,
-      i2: Int16Array,
-      i4: Int32Array,
-      u1: Uint8Array,
-      u2: Uint16Array,
-      u4: Uint32Array,
-    }[dtype as string] as unknown as { from(xs: ArrayLike<number>): NdData };
-    data = ctor.from(vals.map(num));
-  }
-  return { dtype, shape: spec.shape, data, byteOrder: order, fortranOrder: spec.fortran_order };
-}
 
 const vec = (descr: string, values: Val[]): NdArray =>
   arrayFromSpec({ descr, shape: [values.length], fortran_order: false, values });
@@ -346,7 +233,7 @@ Deno.test("npz: reads an archive with 65537 entries (ZIP64 end-of-central-direct
 
 Deno.test("npz: archives written here (stored/compressed, named/positional, forced ZIP64) load in numpy with exact values", async () => {
   const { expected } = await numpyFixtures();
-  const out = await tempDir();
+  const out = await tempDir("npz_test_");
   const manifest: unknown[] = [];
   const all = expected.npz["savez_all.npz"].arrays;
   assert(Object.keys(all).length >= 190);
@@ -390,7 +277,7 @@ Deno.test("npz: archives written here (stored/compressed, named/positional, forc
 
 Deno.test("npz: sparse matrices written here (csr/csc/coo, matrix/array, stored/compressed) load in scipy", async () => {
   const { expected } = await numpyFixtures();
-  const out = await tempDir();
+  const out = await tempDir("npz_test_");
   const manifest: unknown[] = [];
   for (const [name, s] of Object.entries(expected.sparse)) {
     const m = sparseFromSpec(s);
@@ -417,7 +304,7 @@ Deno.test("npz: sparse matrices written here (csr/csc/coo, matrix/array, stored/
 });
 
 Deno.test("npz: the python verifier really fails on wrong values (guards the cross-check)", async () => {
-  const out = await tempDir();
+  const out = await tempDir("npz_test_");
   await Deno.writeFile(`${out}/x.npy`, encodeNpy(ndarray(new Float32Array([1, 2]))));
   await Deno.writeTextFile(
     `${out}/manifest.json`,
@@ -661,7 +548,7 @@ Deno.test("npz bad input: invalid sparse structure (read and write)", () => {
 // Files, ZIP layer, speed
 
 Deno.test("npz files: atomic writes, reads, and no leftovers on failure", async () => {
-  const dir = await tempDir();
+  const dir = await tempDir("npz_test_");
   const q = ndarray(new Float32Array([0.5, -1, 2, 4]), [1, 4]);
   await Effect.runPromise(writeNpz(`${dir}/q.npz`, [q], { compressed: true }));
   const arrays = await Effect.runPromise(readNpz(`${dir}/q.npz`));
