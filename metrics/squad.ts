@@ -24,26 +24,6 @@ import { pyFloatRepr, pyNumberText, RawNumber } from "../io/pyjson.ts";
 import { tokenF1, tokenF1V2 } from "./squad_scores.ts";
 import { answerTokens } from "./squad_text.ts";
 
-export {
-  answerTokens,
-  isPythonSpace,
-  isPythonWordChar,
-  normalizeAnswer,
-  PY311_CASE_IGNORABLE,
-  PY311_INERT_RANGES,
-  pythonLower,
-} from "./squad_text.ts";
-export {
-  computeExact,
-  computeF1,
-  exactMatchScore,
-  f1Score,
-  goldAnswersV2,
-  metricMaxOverGroundTruths,
-  tokenF1,
-  tokenF1V2,
-} from "./squad_scores.ts";
-
 // ---------------------------------------------------------------------------
 // Errors and messages
 // ---------------------------------------------------------------------------

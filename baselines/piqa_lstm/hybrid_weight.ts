@@ -27,7 +27,7 @@ import { Effect } from "effect";
 import { hybridLayers } from "../../encoders/hybrid.ts";
 import { PIQA_LSTM_MANIFEST } from "../../encoders/onnx/encoder.ts";
 import { ContextEncoder, type CsrMatrix, QuestionEncoder } from "../../encoders/types.ts";
-import { exactMatchScore, f1Score } from "../../metrics/squad.ts";
+import { exactMatchScore, f1Score } from "../../metrics/mod.ts";
 import { readTextMaybeGzip } from "../../io/source.ts";
 
 /** The weights tried (∞: dense only is reported separately). */

@@ -33,7 +33,7 @@ import {
   WINDOW,
 } from "../../encoders/sparse_pi/features.ts";
 import { stem, STOP_WORDS, tokenize, WORD } from "../../encoders/sparse_pi/text.ts";
-import { normalizeAnswer } from "../../metrics/squad.ts";
+import { normalizeAnswer } from "../../metrics/mod.ts";
 import { readTextMaybeGzip } from "../../io/source.ts";
 
 /** Default training file (the bundled SQuAD v1.1 training subset, `data/README.md`). */

@@ -16,7 +16,7 @@ import {
   type Matrix,
   QuestionEncoder,
 } from "../../encoders/types.ts";
-import { exactMatchScore, f1Score } from "../../metrics/squad.ts";
+import { exactMatchScore, f1Score } from "../../metrics/mod.ts";
 import { assert, assertEquals } from "../_assert.ts";
 import { DEV_GZ, python, ROOT } from "../_util.ts";
 

@@ -34,7 +34,7 @@ import {
   SquadV2Accumulator,
   unansweredMessage,
   versionMismatchMessage,
-} from "../../metrics/squad.ts";
+} from "../../metrics/mod.ts";
 import {
   makePerturbations,
   mulberry32,
