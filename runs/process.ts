@@ -156,13 +156,26 @@ export const runCommand = (
     if (Option.isSome(r)) return r.value;
     signalChild(c, "SIGKILL");
     return { code: 124, stdout: "", stderr: d.decode() };
-  })).pipe(
-    Effect.catchTag("SpawnError", (e) =>
-      Effect.succeed({
-        code: e.cause instanceof Deno.errors.NotFound ? 127 : 126,
-        stdout: "",
-        stderr: e.cause instanceof Deno.errors.NotFound
-          ? `${program}: not found`
-          : `${program}: ${e.cause instanceof Error ? e.cause.message : e.cause}`,
-      })),
-  );
+  })).pipe(Effect.catchTag("SpawnError", (e) => Effect.succeed(spawnFailure(e))));
+
+/**
+ * A program that could not start, as a command's outcome: exit 127 when it
+ * was not found, 126 otherwise, the reason on stderr (as a shell says it).
+ *
+ * @example
+ * ```ts
+ * import { SpawnError, spawnFailure } from "./process.ts";
+ * const r = spawnFailure(new SpawnError({ program: "sinfo", cause: new Deno.errors.NotFound() }));
+ * if (r.code !== 127 || r.stderr !== "sinfo: not found") throw new Error(JSON.stringify(r));
+ * ```
+ */
+export function spawnFailure(e: SpawnError): CmdOut {
+  const notFound = e.cause instanceof Deno.errors.NotFound;
+  return {
+    code: notFound ? 127 : 126,
+    stdout: "",
+    stderr: notFound
+      ? `${e.program}: not found`
+      : `${e.program}: ${e.cause instanceof Error ? e.cause.message : e.cause}`,
+  };
+}

@@ -17,7 +17,7 @@ import { Effect } from "effect";
 import { UsageError } from "../io/errors.ts";
 import { endAttempt } from "./execute.ts";
 import { appendLog, lastExitStatus, lastProgress } from "./logs.ts";
-import { type CmdOut, runCommand, signalChild, spawnScoped } from "./process.ts";
+import { type CmdOut, runCommand, signalChild, spawnFailure, spawnScoped } from "./process.ts";
 import type { Runner, RunnerContext, TaskStatus } from "./status.ts";
 
 /** Runs a Slurm client command (a missing binary is exit 127). */
@@ -95,16 +95,7 @@ const sinfoPartitions: Effect.Effect<CmdOut> = Effect.scoped(Effect.gen(function
   );
   yield* Effect.promise(() => errDone.catch(() => {}));
   return { code: gaveUp ?? status.code, stdout: yield* Effect.promise(() => stdout), stderr };
-})).pipe(
-  Effect.catchTag("SpawnError", (e) =>
-    Effect.succeed({
-      code: e.cause instanceof Deno.errors.NotFound ? 127 : 126,
-      stdout: "",
-      stderr: e.cause instanceof Deno.errors.NotFound
-        ? "sinfo: not found"
-        : `sinfo: ${e.cause instanceof Error ? e.cause.message : e.cause}`,
-    })),
-);
+})).pipe(Effect.catchTag("SpawnError", (e) => Effect.succeed(spawnFailure(e))));
 
 /**
  * Quotes a word for `bash` (`'...'`, a `'` becomes `'\''`).
