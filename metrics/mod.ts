@@ -1,7 +1,9 @@
 /**
  * The metrics room: the official SQuAD text rules (`squad_text.ts`), EM/F1
  * (`squad_scores.ts`) and the v1.1/v2.0 folds (`squad.ts`), scoring a
- * prediction file (`evaluate.ts`, with BEM on request), and BEM (`bem/`).
+ * prediction file (`evaluate.ts`, with BEM on request), BEM (`bem/`), and the
+ * statistics that compare systems on the same questions (`stats/`: paired
+ * bootstrap, approximate randomization, McNemar, Wilson).
  *
  * @example
  * ```ts
@@ -67,5 +69,6 @@ export {
   type ScoreDatasetOptions,
 } from "./evaluate.ts";
 export * from "./bem/mod.ts";
+export * from "./stats/mod.ts";
 /** The `bem` stage as an Effect (`pipeline/bem.ts`): {@linkcode bemEvaluateFile}. */
 export { bemEvaluateFile as bem } from "./bem/fold.ts";

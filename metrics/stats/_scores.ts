@@ -1,0 +1,36 @@
+/**
+ * Input checks shared by the resampling tests of this folder.
+ *
+ * @module
+ */
+
+/**
+ * Checks that every system scores the same number (≥ 1) of questions with
+ * finite scores, and returns copies as `Float64Array`s; throws a
+ * `RangeError` naming the system and index otherwise.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { scoresOf } from "./_scores.ts";
+ * assert.deepEqual(scoresOf([[1, 0], [0.5, 1]]).map((x) => [...x]), [[1, 0], [0.5, 1]]);
+ * assert.throws(() => scoresOf([[1, 0], [1]]), RangeError);
+ * ```
+ */
+export function scoresOf(systems: readonly ArrayLike<number>[]): Float64Array[] {
+  if (systems.length === 0) throw new RangeError("no systems given");
+  const n = systems[0].length;
+  if (n === 0) throw new RangeError("no questions given");
+  return systems.map((xs, s) => {
+    if (xs.length !== n) {
+      throw new RangeError(`system ${s} scores ${xs.length} questions, system 0 scores ${n}`);
+    }
+    const out = Float64Array.from(xs);
+    for (let i = 0; i < n; i++) {
+      if (!Number.isFinite(out[i])) {
+        throw new RangeError(`system ${s}'s score at index ${i} is ${xs[i]}, not a finite number`);
+      }
+    }
+    return out;
+  });
+}

@@ -1,0 +1,48 @@
+/**
+ * Statistics for comparing systems on the same questions, Effect-free math
+ * over plain and typed arrays, deterministic on every machine:
+ *
+ * - {@linkcode Xoshiro128StarStar}: the seedable generator every resampling
+ *   here draws from (`prng.ts`);
+ * - {@linkcode pairedBootstrap}: paired bootstrap percentile intervals for
+ *   each system's mean score and for their differences (`bootstrap.ts`);
+ * - {@linkcode pairedRandomization}: the paired approximate-randomization
+ *   test of a mean difference (`randomization.ts`);
+ * - {@linkcode mcnemarExact}, {@linkcode mcnemarPaired}: McNemar's exact test
+ *   for binary scores such as EM (`mcnemar.ts`);
+ * - {@linkcode wilsonInterval}: Wilson score intervals for a proportion
+ *   (`wilson.ts`), on {@linkcode normalQuantile} (`normal.ts`).
+ *
+ * Each is checked against NumPy, SciPy or statsmodels in
+ * `tests/metrics/stats_test.ts` (reference: `tests/py/stats_ref.py`).
+ *
+ * @example
+ * ```ts
+ * import { mcnemarPaired, pairedBootstrap, pairedRandomization } from "./mod.ts";
+ * const emA = [1, 1, 0, 1, 0, 1, 1, 0, 1, 1];
+ * const emB = [1, 0, 0, 1, 0, 0, 1, 0, 1, 0];
+ * const ci = pairedBootstrap([emA, emB]).differences[0]; // A − B: mean 0.3
+ * const p = pairedRandomization(emA, emB).pValue;
+ * const exact = mcnemarPaired(emA, emB).pValue; // b = 3, c = 0: 2·2⁻³ = 0.25
+ * if (Math.abs(ci.mean - 0.3) > 1e-15 || exact !== 0.25 || !(p > 0.1)) throw new Error("stats");
+ * ```
+ *
+ * @module
+ */
+export {
+  type BootstrapOptions,
+  type BootstrapResult,
+  type DifferenceInterval,
+  type MeanInterval,
+  pairedBootstrap,
+  percentile,
+} from "./bootstrap.ts";
+export { binomialHalfPmf, mcnemarExact, mcnemarPaired, type McNemarResult } from "./mcnemar.ts";
+export { normalQuantile } from "./normal.ts";
+export { seedState, Xoshiro128StarStar } from "./prng.ts";
+export {
+  pairedRandomization,
+  type RandomizationOptions,
+  type RandomizationResult,
+} from "./randomization.ts";
+export { type ProportionInterval, wilsonInterval } from "./wilson.ts";
