@@ -356,7 +356,14 @@ export function outputFolderProblem(
   const only = "an encoder's output folder may hold only the plain files an encoder writes";
   for (const e of Deno.readDirSync(dir)) {
     const p = `${dir}/${e.name}`;
-    const s = Deno.lstatSync(p);
+    let s: Deno.FileInfo;
+    try {
+      s = Deno.lstatSync(p);
+    } catch (err) {
+      // Renamed or removed since the listing (another partition's temporary file).
+      if (err instanceof Deno.errors.NotFound) continue;
+      return `${p}: ${err instanceof Error ? err.message : err}`;
+    }
     if (!s.isFile) return `${p}: ${kindOf(s)}; ${only}`;
     if (!ENCODER_FILE.test(e.name)) {
       return `${p}: not a file an encoder writes (*.npz, *.json, .*.tmp); ${only}`;
