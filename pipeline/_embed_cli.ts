@@ -3,7 +3,10 @@
  *
  * @module
  */
+import { Effect } from "effect";
 import type { EmbedOptions } from "../encoders/embed.ts";
+import { InputError } from "../io/errors.ts";
+import { outputFolderProblem } from "../runs/sandbox.ts";
 import { type FlagSpec, type FlagValues, UsageError } from "./_cli.ts";
 import { ENCODER_NAMES, type EncoderOptions } from "../encoders/registry.ts";
 import { ONNX_DEVICES } from "../encoders/onnx/encoder.ts";
@@ -101,3 +104,18 @@ export function encoderOptions(a: EmbedArgs): EncoderOptions {
     threads,
   };
 }
+
+/**
+ * Refuses an output folder that holds anything an encoder did not write (a
+ * symbolic link, a folder, a pipe, a hard link, another name): Deno does
+ * not resolve links for path-scoped reads, so such an entry could open a
+ * file this process was not granted (`outputFolderProblem` in
+ * `runs/sandbox.ts`). Checked before the input is read.
+ */
+export const checkOutputFolder = (out: string): Effect.Effect<void, InputError> =>
+  Effect.suspend(() => {
+    const why = outputFolderProblem(out);
+    return why === undefined
+      ? Effect.void
+      : Effect.fail(new InputError({ file: "", where: "", message: why }));
+  });

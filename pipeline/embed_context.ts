@@ -12,7 +12,7 @@
 import { Effect } from "effect";
 import { embedContext } from "../encoders/embed.ts";
 import { progress, runMain } from "./_cli.ts";
-import { EMBED_FLAGS, embedOptions, encoderOptions } from "./_embed_cli.ts";
+import { checkOutputFolder, EMBED_FLAGS, embedOptions, encoderOptions } from "./_embed_cli.ts";
 
 export { embedContext } from "../encoders/embed.ts";
 export type { EmbedContextOptions } from "../encoders/embed.ts";
@@ -43,6 +43,7 @@ if (import.meta.main) {
     Deno.args,
     (a) =>
       Effect.gen(function* () {
+        yield* checkOutputFolder(a.positional["context_emb"]);
         const bar = progress("embed_context");
         const r = yield* embedContext({
           ...embedOptions(a, a.positional["context.json"], a.positional["context_emb"]),

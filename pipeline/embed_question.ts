@@ -11,7 +11,7 @@
 import { Effect } from "effect";
 import { embedQuestion } from "../encoders/embed.ts";
 import { progress, runMain } from "./_cli.ts";
-import { EMBED_FLAGS, embedOptions, encoderOptions } from "./_embed_cli.ts";
+import { checkOutputFolder, EMBED_FLAGS, embedOptions, encoderOptions } from "./_embed_cli.ts";
 
 export { embedQuestion } from "../encoders/embed.ts";
 export type { EmbedQuestionOptions } from "../encoders/embed.ts";
@@ -34,6 +34,7 @@ if (import.meta.main) {
     Deno.args,
     (a) =>
       Effect.gen(function* () {
+        yield* checkOutputFolder(a.positional["question_emb"]);
         const bar = progress("embed_question");
         const r = yield* embedQuestion({
           ...embedOptions(a, a.positional["question.json"], a.positional["question_emb"]),

@@ -1,17 +1,20 @@
 /**
  * Loading a run config module: the import-cycle check, then the import
- * itself in a read-only Deno process (`config_loader.ts`, so a config
- * module cannot write, run programs, use the network or read the
- * environment, and a broken one cannot take the runner down), then
- * validation ({@linkcode validateRunConfig}). Every error is an
- * {@linkcode InputError} whose one line names the config file.
+ * itself in a Deno process of its own (`config_loader.ts`) that may read
+ * only the config's own folder tree and the repository, cannot import
+ * remote code, write, run programs, use the network or read the
+ * environment, and is stopped (SIGKILL, then awaited) when it has not
+ * finished within a timeout (default {@linkcode CONFIG_LOAD_TIMEOUT_S} s),
+ * so a broken or hostile config cannot read other files, leak them, or
+ * hang the runner; then validation ({@linkcode validateRunConfig}). Every
+ * error is an {@linkcode InputError} whose one line names the config file.
  *
  * @module
  */
 import { Effect } from "effect";
 import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
-import { absPath, displayPath, isFile } from "./_fs.ts";
+import { absPath, dirOf, displayPath, isFile } from "./_fs.ts";
 import { type ResolvedRunConfig, validateRunConfig } from "./config.ts";
 import { findImportCycle } from "./imports.ts";
 import { ORT_ADDON } from "./ort.ts";
@@ -19,25 +22,74 @@ import { denoRunArgv } from "./sandbox.ts";
 
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
 
+/** Seconds a config module may take to load before its process is stopped. */
+export const CONFIG_LOAD_TIMEOUT_S = 30;
+
 /**
- * Imports the config module `file` in a read-only Deno process and returns
- * the data it exports (`config`, or `datasets`/`models`).
+ * The command line of the loader process for the config module `file`
+ * (absolute): reads limited to the config's folder tree and the
+ * repository, remote imports off, ONNX Runtime's addon loadable (a config
+ * may import the encoder registry).
+ *
+ * @example
+ * ```ts
+ * import { REPO_ROOT } from "../io/repo.ts";
+ * import { configLoaderArgv } from "./load.ts";
+ * const argv = configLoaderArgv("/c/run.ts");
+ * if (!argv.includes(`--allow-read=/c,${REPO_ROOT}`) || !argv.includes("--no-remote")) {
+ *   throw new Error(argv.join(" "));
+ * }
+ * ```
  */
-const importConfig = (file: string, shown: string): Effect.Effect<unknown, InputError> =>
+export function configLoaderArgv(file: string): string[] {
+  return denoRunArgv(`${REPO_ROOT}/runs/config_loader.ts`, [file], {
+    read: [dirOf(file), REPO_ROOT],
+    ffi: ORT_ADDON !== null ? [ORT_ADDON] : undefined,
+  }, { quiet: true });
+}
+
+/**
+ * Imports the config module `file` in its loader process and returns the
+ * data it exports (`config`, or `datasets`/`models`).
+ */
+const importConfig = (
+  file: string,
+  shown: string,
+  timeoutS: number,
+): Effect.Effect<unknown, InputError> =>
   Effect.tryPromise({
-    try: async () => {
-      const [deno, ...args] = denoRunArgv(`${REPO_ROOT}/runs/config_loader.ts`, [file], {
-        read: true,
-        // A config may import the encoder registry, which may load ONNX Runtime's addon.
-        ffi: ORT_ADDON !== null ? [ORT_ADDON] : undefined,
-      }, { quiet: true });
-      const out = await new Deno.Command(deno, {
+    try: async (signal) => {
+      const [deno, ...args] = configLoaderArgv(file);
+      const child = new Deno.Command(deno, {
         args,
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
         env: { NO_COLOR: "1" },
-      }).output();
+      }).spawn();
+      let timedOut = false;
+      const kill = () => {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* exited already */ }
+      };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        kill();
+      }, timeoutS * 1000);
+      // Interrupting the load stops the process too.
+      signal.addEventListener("abort", kill, { once: true });
+      const out = await child.output().finally(() => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", kill);
+      });
+      if (timedOut) {
+        throw new InputError({
+          file: shown,
+          where: "",
+          message: `did not load within ${timeoutS} s (stopped)`,
+        });
+      }
       const text = new TextDecoder().decode(out.stdout).trim().split("\n").pop() ?? "";
       let parsed: { ok?: unknown; error?: string };
       try {
@@ -68,6 +120,12 @@ const importConfig = (file: string, shown: string): Effect.Effect<unknown, Input
         : new InputError({ file: shown, where: "", message: `cannot load: ${e}` }),
   });
 
+/** Options of {@linkcode loadRunConfig}. */
+export interface LoadOptions {
+  /** Seconds the config module may take to load (default {@linkcode CONFIG_LOAD_TIMEOUT_S}). */
+  readonly timeoutS?: number;
+}
+
 /**
  * Loads and validates the run config module `path` (absolute, or relative
  * to the working folder).
@@ -81,7 +139,10 @@ const importConfig = (file: string, shown: string): Effect.Effect<unknown, Input
  * if (cfg.models[0].abbr !== "sparse-pi" || cfg.models.length !== 2) throw new Error();
  * ```
  */
-export const loadRunConfig = (path: string): Effect.Effect<ResolvedRunConfig, InputError> =>
+export const loadRunConfig = (
+  path: string,
+  opts: LoadOptions = {},
+): Effect.Effect<ResolvedRunConfig, InputError> =>
   Effect.gen(function* () {
     const file = absPath(path);
     const shown = displayPath(file);
@@ -100,6 +161,6 @@ export const loadRunConfig = (path: string): Effect.Effect<ResolvedRunConfig, In
         }),
       );
     }
-    const data = yield* importConfig(file, shown);
+    const data = yield* importConfig(file, shown, opts.timeoutS ?? CONFIG_LOAD_TIMEOUT_S);
     return yield* validateRunConfig(data, file);
   });

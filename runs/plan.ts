@@ -9,16 +9,33 @@
  * atomically and skips complete files, so running it twice is safe. A task
  * is complete when its output files are (see `complete.ts`).
  *
+ * Before any task exists the planner checks what each encoder process would
+ * be granted (the rules in `sandbox.ts`): every model file, after
+ * `realpath`, against every dataset, the run and work folders and the other
+ * half's files; the files an ONNX manifest names against the manifest's own
+ * folder; and each output folder for anything an encoder did not write. A
+ * path no permission flag can express is refused too. Each refusal is one
+ * {@linkcode InputError} line (exit 2), before anything runs.
+ *
  * @module
  */
 import { Effect, Stream } from "effect";
 import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
 import { squadArticles } from "../io/squad.ts";
+import { manifestFiles } from "../encoders/onnx/manifest.ts";
+import { dirOf, displayPath, isFile, normalize } from "./_fs.ts";
 import type { ResolvedDataset, ResolvedRunConfig } from "./config.ts";
 import { type RunLayout, runLayout } from "./layout.ts";
 import { partitions } from "./partition.ts";
-import { denoRunArgv, encoderGrants, type Grants } from "./sandbox.ts";
+import {
+  denoRunArgv,
+  encoderGrants,
+  grantedFileProblem,
+  type Grants,
+  type Guarded,
+  outputFolderProblem,
+} from "./sandbox.ts";
 import { type DatasetScan, type Plan, type Stage, STAGE_GROUPS, type Task } from "./task.ts";
 
 /**
@@ -73,6 +90,76 @@ export const scanDataset = (ds: ResolvedDataset): Effect.Effect<DatasetScan, Inp
     return { abbr: ds.abbr, articles, paragraphIds, questionIds };
   });
 
+/**
+ * Checks what the encoder processes of `config` would be granted (see the
+ * module notes): fails with one {@linkcode InputError} line naming the
+ * model, the half, the file's role and the path.
+ */
+function checkEncoderGrants(
+  config: ResolvedRunConfig,
+  L: RunLayout,
+  runDir: string,
+  workDir: string | null,
+): InputError | undefined {
+  const shown = isFile(config.file) ? displayPath(config.file) : "";
+  const folders: Guarded[] = [
+    { path: runDir, what: "the run folder" },
+    ...(workDir !== null ? [{ path: workDir, what: "the work folder" }] : []),
+  ];
+  for (const [mi, m] of config.models.entries()) {
+    for (const ds of config.datasets) {
+      for (const half of ["context", "question"] as const) {
+        const other = half === "context" ? "question" : "context";
+        const guarded: Guarded[] = [
+          ...config.datasets.map((d) => ({ path: d.path, what: `the dataset "${d.abbr}"` })),
+          {
+            path: other === "context" ? L.contextFile(ds.abbr) : L.questionFile(ds.abbr),
+            what: `the ${other} file`,
+          },
+          {
+            path: other === "context"
+              ? L.contextEmb(m.abbr, ds.abbr)
+              : L.questionEmb(m.abbr, ds.abbr),
+            what: `the ${other} encoder's output folder`,
+          },
+          ...folders,
+        ];
+        const where = `models[${mi}] "${m.abbr}", ${half} encoder`;
+        const fail = (label: string, message: string) =>
+          new InputError({ file: shown, where: `${where}, ${label}`, message });
+        // (Only a regular file is read as a manifest: a named pipe would block.)
+        const named = m.model !== null && isFile(m.model) ? manifestFiles(m.model, half) ?? [] : [];
+        const manifestDir = m.model !== null ? dirOf(m.model) : "/";
+        for (const f of named) {
+          if (!normalize(f.path).startsWith(`${manifestDir}/`)) {
+            return fail(
+              `manifest ${f.field}`,
+              `"${f.file}" lies outside the manifest's folder ${manifestDir}; a manifest may only name files beside or below it`,
+            );
+          }
+        }
+        for (const file of half === "context" ? m.contextFiles : m.questionFiles) {
+          const why = grantedFileProblem(file, guarded);
+          if (why === undefined) continue;
+          const entry = named.find((f) => normalize(f.path) === normalize(file));
+          const label = entry !== undefined
+            ? `manifest ${entry.field}`
+            : file === m.model
+            ? "model"
+            : "encoder file";
+          return fail(label, `${why}; an encoder may not be granted it`);
+        }
+        const out = half === "context"
+          ? L.contextEmb(m.abbr, ds.abbr)
+          : L.questionEmb(m.abbr, ds.abbr);
+        const why = outputFolderProblem(out, guarded.filter((g) => !folders.includes(g)));
+        if (why !== undefined) return new InputError({ file: "", where: "", message: why });
+      }
+    }
+  }
+  return undefined;
+}
+
 /** Options of {@linkcode planRun}. */
 export interface PlanOptions {
   /** The run folder (absolute). */
@@ -112,6 +199,15 @@ export const planRun = (
 ): Effect.Effect<Plan, InputError> =>
   Effect.gen(function* () {
     const L = opts.layout ?? runLayout(opts.runDir);
+    // The work folder (the parent of run folders) only for the run layout:
+    // a single run's folder is its own.
+    const bad = checkEncoderGrants(
+      config,
+      L,
+      opts.runDir,
+      opts.layout === undefined ? dirOf(opts.runDir) : null,
+    );
+    if (bad !== undefined) return yield* Effect.fail(bad);
     const deno = opts.deno ?? Deno.execPath();
     const denoRun = (grants: Grants, script: string, args: readonly string[]) =>
       denoRunArgv(`${REPO_ROOT}/pipeline/${script}`, args, grants, { deno });
@@ -285,4 +381,7 @@ export const planRun = (
     const order = (s: Stage) => STAGE_GROUPS.findIndex((g) => g.includes(s));
     tasks.sort((x, y) => order(x.stage) - order(y.stage));
     return { runDir: opts.runDir, config, scans, tasks, maxPartitionSize: size };
-  });
+  }).pipe(
+    // `denoRunArgv` throws an InputError for a path no permission flag can express.
+    Effect.catchDefect((d) => d instanceof InputError ? Effect.fail(d) : Effect.die(d)),
+  );

@@ -3,8 +3,40 @@
  * Every child Deno process of a run, of `full` and of the test helpers is
  * started from what {@linkcode denoRunArgv} returns: the script, its
  * arguments, and exactly the paths it may read, write, run and load native
- * code from. Nothing else is granted (no network, no environment), and the
- * process never prompts.
+ * code from. Nothing else is granted (no network, no environment), the
+ * process never prompts, and it cannot import remote code (`--no-remote`
+ * turns off Deno 2's default import allow-list of esm.sh, deno.land, jsr.io,
+ * raw.githubusercontent.com...; `--cached-only` keeps `npm:` specifiers to
+ * the packages already in the cache, so a module name cannot carry data to
+ * the registry).
+ *
+ * The rules that keep an encoder process from reading what it must not
+ * (issue 11):
+ *
+ * - **Paths a flag cannot express are refused.** Deno's
+ *   `--allow-read=a,b` splits at every comma and has no escape (2.9.6 reads
+ *   `a,,b` as an empty path), so a granted path with a comma would widen
+ *   the grant (`/tmp/x,/,/q` grants `/`). {@linkcode permissionFlags}
+ *   throws an {@linkcode InputError} (exit 2) naming such a path, and one
+ *   with a NUL byte or a line break, or an empty one; it never splits it.
+ * - **Granted model files are checked** ({@linkcode grantedFileProblem}):
+ *   after `realpath` a file granted to an encoder must exist, be a regular
+ *   file, a folder or a named pipe (no device, no socket), must not be or
+ *   lie inside a guarded path (every dataset, the other half's input and
+ *   output folder, the run folder and the work folder), and a granted folder
+ *   must not hold one. Files named by an ONNX manifest must also lie,
+ *   lexically, in the manifest's own folder tree (no absolute path
+ *   elsewhere, no `..` out of it): a manifest cannot name `/etc/passwd` or
+ *   the dataset. `runs/plan.ts` applies both before any task runs.
+ * - **Output folders are fresh** ({@linkcode outputFolderProblem}): Deno
+ *   does not resolve symbolic links for path-scoped reads, so a link
+ *   planted in an encoder's output folder would be readable through its
+ *   grant. An output folder must be absent (it is made fresh) or a real
+ *   folder holding only plain files an encoder writes (`*.npz`, `*.json`,
+ *   its own bookkeeping `.phraseval-dump.json` and `.*.<hex>.tmp`
+ *   temporaries), each with one hard link; anything else is refused. The
+ *   plan checks it, and so does each `embed_*` process before it reads its
+ *   input.
  *
  * @example
  * ```ts
@@ -13,7 +45,7 @@
  *   read: ["/d.json", "/out"], write: ["/out"],
  * }, { deno: "deno", config: "/r/deno.json" });
  * const want = [
- *   "deno", "run", "--no-prompt", "--config=/r/deno.json",
+ *   "deno", "run", "--no-prompt", "--no-remote", "--cached-only", "--config=/r/deno.json",
  *   "--allow-read=/d.json,/out", "--allow-write=/out", "/r/pipeline/merge.ts", "a", "b",
  * ];
  * if (JSON.stringify(argv) !== JSON.stringify(want)) throw new Error(argv.join(" "));
@@ -21,6 +53,7 @@
  *
  * @module
  */
+import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
 
 /**
@@ -43,8 +76,46 @@ export interface Grants {
 }
 
 /**
+ * Why `path` cannot be named in a Deno permission list, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { grantPathProblem } from "./sandbox.ts";
+ * if (grantPathProblem("/a/b") !== undefined) throw new Error();
+ * if (!grantPathProblem("/tmp/x,/")?.includes("comma")) throw new Error();
+ * ```
+ */
+export function grantPathProblem(path: string): string | undefined {
+  if (path === "") return "an empty path cannot be granted to a sandboxed process";
+  if (path.includes(",")) {
+    return "a path with a comma cannot be granted to a sandboxed process (Deno's --allow-read=a,b list splits at every comma and has no escape); rename or move it";
+  }
+  if (/[\0\n\r]/.test(path)) {
+    return "a path with a NUL byte or a line break cannot be granted to a sandboxed process; rename or move it";
+  }
+  return undefined;
+}
+
+const refuseGrant = (path: string): void => {
+  const why = grantPathProblem(path);
+  if (why !== undefined) throw new InputError({ file: path, where: "", message: why });
+};
+
+const exists = (p: string): boolean => {
+  try {
+    Deno.statSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
  * The permission flags of `grants`, in the order read, write, run, ffi,
- * then `flags`.
+ * then `flags`. Throws an {@linkcode InputError} (exit 2) naming a granted
+ * path the flag syntax cannot express (see {@linkcode grantPathProblem});
+ * a verbatim flag in `flags` carries one path or an already joined list,
+ * and is refused when its whole value is one existing path with a comma.
  *
  * @example
  * ```ts
@@ -54,12 +125,19 @@ export interface Grants {
  * ```
  */
 export function permissionFlags(grants: Grants): string[] {
+  for (const f of grants.flags ?? []) {
+    const m = /^--(?:allow|deny)-[a-z]+=(.*)$/s.exec(f);
+    if (m && (m[1].includes(",") && exists(m[1]) || /[\0\n\r]/.test(m[1]))) refuseGrant(m[1]);
+  }
   if (grants.all) return ["-A", ...(grants.flags ?? [])];
   const out: string[] = [];
   for (const kind of ["read", "write", "run", "ffi"] as const) {
     const g = grants[kind];
     if (g === true) out.push(`--allow-${kind}`);
-    else if (g !== undefined && g.length > 0) out.push(`--allow-${kind}=${g.join(",")}`);
+    else if (g !== undefined && g.length > 0) {
+      g.forEach(refuseGrant);
+      out.push(`--allow-${kind}=${g.join(",")}`);
+    }
   }
   return [...out, ...(grants.flags ?? [])];
 }
@@ -74,11 +152,17 @@ export interface SandboxOptions {
   readonly quiet?: boolean;
   /** Leave out `--no-prompt` (default: a sandboxed process never prompts). */
   readonly prompt?: boolean;
+  /**
+   * Allow remote imports (Deno's default allow-list) and `npm:` packages
+   * not yet cached; default false: `--no-remote --cached-only`.
+   */
+  readonly remote?: boolean;
 }
 
 /**
  * The argv (`argv[0]` is the Deno binary) of `deno run` for `script` with
- * `args`, allowed exactly `grants`.
+ * `args`, allowed exactly `grants`, with remote imports off. Throws an
+ * {@linkcode InputError} naming a granted path no flag can express.
  */
 export function denoRunArgv(
   script: string,
@@ -91,6 +175,7 @@ export function denoRunArgv(
     opts.deno ?? Deno.execPath(),
     "run",
     ...(opts.prompt ? [] : ["--no-prompt"]),
+    ...(opts.remote ? [] : ["--no-remote", "--cached-only"]),
     ...(opts.quiet ? ["--quiet"] : []),
     ...(config !== null ? [`--config=${config}`] : []),
     ...permissionFlags(grants),
@@ -136,4 +221,163 @@ export function encoderPermissions(
   p: { input: string; out: string; files: readonly string[] },
 ): string[] {
   return permissionFlags(encoderGrants(p));
+}
+
+/** A path an encoder may not be granted, and what it is (for the message). */
+export interface Guarded {
+  /** The path (absolute; it need not exist yet). */
+  readonly path: string;
+  /** What it is, e.g. `the dataset "dev"`, `the run folder`. */
+  readonly what: string;
+}
+
+/**
+ * `path` with every symbolic link resolved: the `realpath` of its longest
+ * existing ancestor joined with the rest (so it works for paths a run has
+ * not created yet).
+ *
+ * @example
+ * ```ts
+ * import { realPathLoose } from "./sandbox.ts";
+ * const tmp = Deno.realPathSync(Deno.makeTempDirSync());
+ * if (realPathLoose(`${tmp}/not/yet`) !== `${tmp}/not/yet`) throw new Error();
+ * Deno.removeSync(tmp);
+ * ```
+ */
+export function realPathLoose(path: string): string {
+  const parts = path.split("/").filter((s) => s !== "" && s !== ".");
+  const rest: string[] = [];
+  while (true) {
+    const p = "/" + parts.join("/");
+    try {
+      const r = Deno.realPathSync(p);
+      return [r.replace(/\/$/, ""), ...rest].join("/") || "/";
+    } catch {
+      if (parts.length === 0) return "/" + rest.join("/");
+      rest.unshift(parts.pop()!);
+    }
+  }
+}
+
+/** Whether `p` is `dir` or lies inside it (both resolved, absolute). */
+const within = (p: string, dir: string): boolean =>
+  p === dir || p.startsWith(dir === "/" ? "/" : `${dir}/`);
+
+const kindOf = (st: Deno.FileInfo): string =>
+  st.isSymlink
+    ? "a symbolic link"
+    : st.isDirectory
+    ? "a folder"
+    : st.isFifo
+    ? "a named pipe"
+    : st.isSocket
+    ? "a socket"
+    : st.isCharDevice || st.isBlockDevice
+    ? "a device"
+    : "a special file";
+
+/**
+ * Why an encoder may not be granted (read) `file`, or `undefined`: it must
+ * exist and be a regular file, a folder or a named pipe; after `realpath`
+ * it must not be, or lie inside, a {@linkcode Guarded} path; a folder must
+ * not hold one.
+ *
+ * @example
+ * ```ts
+ * import { grantedFileProblem } from "./sandbox.ts";
+ * const why = grantedFileProblem("/dev/null", []);
+ * if (why !== "/dev/null is not a regular file, folder or named pipe") throw new Error(why);
+ * ```
+ */
+export function grantedFileProblem(file: string, guarded: readonly Guarded[]): string | undefined {
+  let st: Deno.FileInfo;
+  try {
+    st = Deno.statSync(file);
+  } catch {
+    return `${file} does not exist`;
+  }
+  if (!st.isFile && !st.isDirectory && !st.isFifo) {
+    return `${file} is not a regular file, folder or named pipe`;
+  }
+  const real = realPathLoose(file);
+  for (const g of guarded) {
+    const target = realPathLoose(g.path);
+    if (real === target) return `${file} is ${g.what} (${target})`;
+    if (within(real, target)) return `${file} lies inside ${g.what} (${target})`;
+    if (st.isDirectory && within(target, real)) {
+      return `${file} is a folder that holds ${g.what} (${target})`;
+    }
+  }
+  return undefined;
+}
+
+/** The bookkeeping file an encoder keeps in its output folder (the resume manifest). */
+export const DUMP_BOOKKEEPING = ".phraseval-dump.json";
+
+/** Names of the files an encoder writes: dumps, phrase lists, metadata, temporaries. */
+const ENCODER_FILE = /(\.npz|\.json)$|^\..+\.[0-9a-f]{8}\.tmp$/;
+
+/**
+ * Why `dir` cannot be an encoder's output folder, as `[path, what]`, or
+ * `undefined`. Absent is fine (it is made fresh); else it must be a real
+ * folder (not a symbolic link) holding only regular files an encoder
+ * writes (`*.npz`, `*.json`, {@linkcode DUMP_BOOKKEEPING}, `.*.<hex>.tmp`),
+ * each with one hard link, and no {@linkcode Guarded} path may lie inside
+ * it. Deno does not resolve links for path-scoped reads, so anything else
+ * there could open a file the encoder was not granted.
+ *
+ * @example
+ * ```ts
+ * import { outputFolderProblem } from "./sandbox.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/q1.npz`, "");
+ * if (outputFolderProblem(dir) !== undefined) throw new Error();
+ * Deno.symlinkSync("/etc/hostname", `${dir}/q2.npz`);
+ * if (!outputFolderProblem(dir)?.endsWith("a symbolic link; an encoder's output folder may hold only the plain files an encoder writes")) {
+ *   throw new Error();
+ * }
+ * Deno.removeSync(dir, { recursive: true });
+ * ```
+ */
+export function outputFolderProblem(
+  dir: string,
+  guarded: readonly Guarded[] = [],
+): string | undefined {
+  let st: Deno.FileInfo;
+  try {
+    st = Deno.lstatSync(dir);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    return `${dir}: ${e instanceof Error ? e.message : e}`;
+  }
+  if (!st.isDirectory) {
+    return `${dir}: ${kindOf(st)}; an encoder's output folder must be a real folder`;
+  }
+  const only = "an encoder's output folder may hold only the plain files an encoder writes";
+  for (const e of Deno.readDirSync(dir)) {
+    const p = `${dir}/${e.name}`;
+    let s: Deno.FileInfo;
+    try {
+      s = Deno.lstatSync(p);
+    } catch (err) {
+      // Renamed or removed since the listing (another partition's temporary file).
+      if (err instanceof Deno.errors.NotFound) continue;
+      return `${p}: ${err instanceof Error ? err.message : err}`;
+    }
+    if (!s.isFile) return `${p}: ${kindOf(s)}; ${only}`;
+    if (!ENCODER_FILE.test(e.name)) {
+      return `${p}: not a file an encoder writes (*.npz, *.json, .*.tmp); ${only}`;
+    }
+    if ((s.nlink ?? 1) > 1) {
+      return `${p}: a file with ${s.nlink} hard links (an encoder writes fresh files); ${only}`;
+    }
+  }
+  const real = realPathLoose(dir);
+  for (const g of guarded) {
+    const target = realPathLoose(g.path);
+    if (within(target, real)) {
+      return `${dir}: holds ${g.what} (${target}); an encoder may not be granted it`;
+    }
+  }
+  return undefined;
 }

@@ -219,6 +219,40 @@ export function halfFiles(m: OnnxManifest, half: OnnxHalf): { field: string; fil
 }
 
 /**
+ * The files one half of the manifest at `path` names, each with its field,
+ * as written and resolved against the manifest's folder; `undefined` when
+ * `path` is not a readable manifest. (Read synchronously: the planner of a
+ * run checks these before it grants them to an encoder process.)
+ *
+ * @example
+ * ```ts
+ * import { PIQA_LSTM_MANIFEST } from "./encoder.ts";
+ * import { manifestFiles } from "./manifest.ts";
+ * const f = manifestFiles(PIQA_LSTM_MANIFEST, "question")!;
+ * if (f.map((x) => `${x.field}=${x.file}`).join() !== "question.model=question.onnx,tokenizer.vocab=vocab.txt") {
+ *   throw new Error(JSON.stringify(f));
+ * }
+ * ```
+ */
+export function manifestFiles(
+  path: string,
+  half: OnnxHalf,
+): { field: string; file: string; path: string }[] | undefined {
+  const abs = absolute(path);
+  const dir = dirname(abs);
+  try {
+    const m = decodeManifest(JSON.parse(Deno.readTextFileSync(abs)), abs);
+    return halfFiles(m, half).map(({ field, file }) => ({
+      field,
+      file,
+      path: file.startsWith("/") ? file : `${dir}/${file}`,
+    }));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Reads and decodes a manifest, and checks that the files `half` reads exist
  * (only that half's: the question process may not even look at the context
  * model). Throws {@linkcode OnnxConfigError}.

@@ -415,7 +415,9 @@ Deno.test("run: -r after an interrupted run finishes only the missing tasks, sam
 Deno.test("run: a task without progress is killed after --task-timeout, reported with its log", async () => {
   const work = await Deno.makeTempDir({ prefix: "pv-run-stall-" });
   // A model file that never delivers a byte: reading it blocks forever.
-  const fifo = `${work}/model.fifo`;
+  // (Outside the work folder: an encoder may not be granted a file inside it.)
+  const modelDir = await Deno.makeTempDir({ prefix: "pv-run-stall-model-" });
+  const fifo = `${modelDir}/model.fifo`;
   const mk = await new Deno.Command("mkfifo", { args: [fifo] }).output();
   assertEquals(mk.code, 0);
   const cfg = `${work}/hang.ts`;
@@ -450,6 +452,7 @@ export const config = {
   assertEquals(run.failed.sort(), ["encode_context/hang/one/0", "encode_question/hang/one/0"]);
   assertEquals(run.blocked.sort(), ["eval/hang/one", "merge/hang/one"]);
   await Deno.remove(work, { recursive: true });
+  await Deno.remove(modelDir, { recursive: true });
 });
 
 Deno.test("run: helpers (reuse flag, partitions, summary, slurm quoting and arrays)", () => {
