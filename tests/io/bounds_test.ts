@@ -260,3 +260,50 @@ Deno.test("bounds: an entry that inflates past its declared size is refused by i
     await Deno.remove(b.dir, { recursive: true });
   }
 });
+
+/** A valid one-question dataset with a 100,000-deep extra top-level field. */
+async function deepDataset(dir: string): Promise<{ path: string; offset: number }> {
+  const head = JSON.stringify({
+    version: "1.1",
+    data: [{
+      title: "T",
+      paragraphs: [{
+        context: "Paris is nice",
+        qas: [{ id: "q1", question: "Where?", answers: [{ text: "Paris", answer_start: 0 }] }],
+      }],
+    }],
+  }).slice(0, -1) + ', "x": ';
+  const depth = 100_000;
+  const path = `${dir}/in.json`;
+  await Deno.writeTextFile(path, head + "[".repeat(depth) + "]".repeat(depth) + "}");
+  // The root object is level 1, so the bracket opening level 1001 is the 1000th "[".
+  return { path, offset: new TextEncoder().encode(head).length + 999 };
+}
+
+Deno.test("bounds: a 100,000-deep field is refused naming the input and the byte (split, records, embed_context)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "phraseval-deep-" });
+  try {
+    const { path, offset } = await deepDataset(dir);
+    const line = (stage: string) => `${stage}: ${path}: byte ${offset}: nesting deeper than 1000\n`;
+    const split = await stageWithPeak("pipeline/split.ts", [
+      path,
+      `${dir}/c.json`,
+      `${dir}/q.json`,
+    ]);
+    assertEquals([split.code, split.stderr], [2, line("split")]);
+    const records = await stageWithPeak("pipeline/records.ts", [path, "--kind", "question"]);
+    assertEquals([records.code, records.stderr], [2, line("records")]);
+    const embed = await stageWithPeak("pipeline/embed_context.ts", [
+      path,
+      `${dir}/emb`,
+      "--sparse",
+    ]);
+    assertEquals([embed.code, embed.stderr], [2, line("embed_context")]);
+    // No output file of split, no dump file.
+    const left = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+    assertEquals(left.filter((n) => n !== "emb"), ["in.json"]);
+    if (await exists(`${dir}/emb`)) assertEquals([...Deno.readDirSync(`${dir}/emb`)], []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
