@@ -152,8 +152,16 @@ export class JsonEventDecoder {
   #items = 0;
   #rootKeys = new Set<string>();
 
-  /** @param arrayKey the top-level key whose array elements are streamed */
-  constructor(readonly arrayKey: string) {
+  readonly #repeatKeys: boolean;
+
+  /**
+   * @param arrayKey the top-level key whose array elements are streamed
+   * @param options `repeatedKeys: true` lets a top-level key repeat (each
+   *   occurrence is a `field` event, as Python's `json` keeps the last);
+   *   by default a repeated top-level key is refused
+   */
+  constructor(readonly arrayKey: string, options: { readonly repeatedKeys?: boolean } = {}) {
+    this.#repeatKeys = options.repeatedKeys === true;
     this.#tok.onToken = ({ token, value, offset }) => this.#onToken(token, value as PyJson, offset);
     this.#tok.onError = (err) => {
       throw err;
@@ -346,6 +354,7 @@ export class JsonEventDecoder {
   }
 
   #rootKey(key: string, offset: number): void {
+    if (this.#repeatKeys) return;
     if (this.#rootKeys.has(key)) {
       this.#fail(offset, `duplicate top-level key "${key}"`);
     }

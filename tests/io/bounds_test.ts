@@ -307,3 +307,29 @@ Deno.test("bounds: a 100,000-deep field is refused naming the input and the byte
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("bounds: a valid predictions file over 512 MiB is read (streamed), not called invalid UTF-8", async () => {
+  const { readPredictions } = await import("../../io/predictions.ts");
+  const { Effect } = await import("effect");
+  const dir = await Deno.makeTempDir({ prefix: "phraseval-bigpred-" });
+  try {
+    const path = `${dir}/pred.json`;
+    const f = await Deno.open(path, { write: true, create: true });
+    const enc = new TextEncoder();
+    const answer = "a".repeat(512 * 1024); // ASCII: the file is as many characters as bytes
+    const n = 1100;
+    await f.write(enc.encode("{"));
+    for (let i = 0; i < n; i++) {
+      await f.write(enc.encode(`${i ? ", " : ""}"q${i}": "${answer}${i}"`));
+    }
+    await f.write(enc.encode("}"));
+    f.close();
+    const size = (await Deno.stat(path)).size;
+    assert(size > 512 * 1024 ** 2, `${size} bytes`);
+    const preds = await Effect.runPromise(readPredictions(path));
+    assertEquals(preds.size, n);
+    assertEquals(preds.get("q1099"), `${answer}1099`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
