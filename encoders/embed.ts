@@ -8,6 +8,13 @@
  * {@linkcode embedContext} and {@linkcode embedQuestion} pick the encoder by
  * its registered name (what the two stages run).
  *
+ * Paragraphs have a per-paragraph limit, for every encoder: at most
+ * {@linkcode DEFAULT_MAX_PARAGRAPH_CHARS} characters (checked before the
+ * paragraph is encoded) and {@linkcode DEFAULT_MAX_PARAGRAPH_PHRASES}
+ * phrases (checked before its files are written), both options
+ * (`--max-paragraph-chars`, `--max-paragraph-phrases`); a paragraph over
+ * either is bad input naming the file, the paragraph, its size and the limit.
+ *
  * @module
  */
 import { Effect, Stream } from "effect";
@@ -62,7 +69,32 @@ export interface EmbedOptions {
   readonly range?: readonly [number, number];
   /** Called after each batch with the running counts (progress bars). */
   readonly onProgress?: (done: number) => void;
+  /**
+   * Paragraphs only: the longest context accepted, in characters (UTF-16
+   * code units), checked before the paragraph is encoded (default
+   * {@linkcode DEFAULT_MAX_PARAGRAPH_CHARS}).
+   */
+  readonly maxParagraphChars?: number;
+  /**
+   * Paragraphs only: the most phrases one paragraph may have, checked before
+   * its files are written (default {@linkcode DEFAULT_MAX_PARAGRAPH_PHRASES}).
+   */
+  readonly maxParagraphPhrases?: number;
 }
+
+/**
+ * Default per-paragraph limit on characters: 100,000, about 25 times the
+ * longest SQuAD v1.1 context (dev 3,706, train 25,651 characters). An
+ * encoder's memory grows with the paragraph, so a longer one is refused
+ * (bad input, naming the paragraph) before it is encoded.
+ */
+export const DEFAULT_MAX_PARAGRAPH_CHARS = 100_000;
+
+/**
+ * Default per-paragraph limit on phrases: 2,000,000 (the built-in encoders
+ * give a few thousand for a SQuAD paragraph).
+ */
+export const DEFAULT_MAX_PARAGRAPH_PHRASES = 2_000_000;
 
 /** What a runner did. */
 export interface EmbedResult {
@@ -252,22 +284,46 @@ export const embedContexts = (
     const reg = new StemRegistry();
     let written = 0, skipped = 0;
     const contexts = new Map<string, string>();
+    const maxChars = opts.maxParagraphChars ?? DEFAULT_MAX_PARAGRAPH_CHARS;
+    const maxPhrases = opts.maxParagraphPhrases ?? DEFAULT_MAX_PARAGRAPH_PHRASES;
     yield* inRange(contextInputs(opts.input), opts.range).pipe(
       Stream.mapEffect((p) =>
-        Effect.flatMap(guard(() => checkId(opts.input, "paragraph", p.id, reg)), () =>
-          opts.overwrite
-            ? Effect.succeed({ p, done: false })
-            : Effect.map(contextDumpComplete(opts.out, p.id), (done) => ({ p, done })))
+        Effect.flatMap(
+          guard(() => {
+            checkId(opts.input, "paragraph", p.id, reg);
+            if (p.context.length > maxChars) {
+              throw new InputError({
+                file: opts.input,
+                where: `paragraph ${JSON.stringify(p.id)}`,
+                message:
+                  `context of ${p.context.length} characters is longer than the limit of ${maxChars} (--max-paragraph-chars)`,
+              });
+            }
+          }),
+          () =>
+            opts.overwrite
+              ? Effect.succeed({ p, done: false })
+              : Effect.map(contextDumpComplete(opts.out, p.id), (done) => ({ p, done })),
+        )
       ),
       Stream.grouped(opts.batchSize ?? 32),
       Stream.runForEach((group) =>
         Effect.gen(function* () {
-          const todo = group.filter((g) =>
-            !g.done
-          ).map((g) => g.p);
+          const todo = group.filter((g) => !g.done).map((g) => g.p);
           skipped += group.length - todo.length;
           if (todo.length === 0) return;
           const encoded = yield* enc.encode(todo);
+          const over = encoded.find((e) => e.phrases.length > maxPhrases);
+          if (over !== undefined) {
+            return yield* Effect.fail(
+              new InputError({
+                file: opts.input,
+                where: `paragraph ${JSON.stringify(over.id)}`,
+                message:
+                  `${over.phrases.length} phrases, more than the limit of ${maxPhrases} (--max-paragraph-phrases)`,
+              }),
+            );
+          }
           if (opts.metadata) { for (const p of todo) contexts.set(p.id, p.context); }
           for (const e of encoded) {
             yield* writeContextDump(opts.out, e, format, contexts.get(e.id));

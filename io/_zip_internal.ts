@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { deflateSync } from "fflate";
+import { deflateSync, Inflate } from "fflate";
 
 // ---------------------------------------------------------------------------
 // CRC-32 (IEEE 802.3, the ZIP polynomial), slice-by-8.
@@ -289,6 +289,77 @@ export function encodeZipRaw(
   put32(out, o + 16, needEnd64 ? LIMIT32 : cdStart);
   put16(out, o + 20, 0);
   return out;
+}
+
+// ---------------------------------------------------------------------------
+// Bounded inflation.
+
+/** Compressed bytes given to the inflater at a time: at most ~8.3 MB of output per step. */
+const INFLATE_STEP = 8192;
+
+/**
+ * Inflates raw DEFLATE data a slice at a time and stops as soon as `limit`
+ * bytes of output are reached (`stop: true`) or more than `limit` would be
+ * (`over: true`), so a stream that inflates past what was declared costs no
+ * more than `limit` bytes of memory and the time to produce them. `out` (at
+ * least `limit` bytes, default a new buffer) receives the data.
+ */
+function inflateSteps(
+  raw: Uint8Array,
+  limit: number,
+  stopAtLimit: boolean,
+  out: Uint8Array = new Uint8Array(limit),
+): { data: Uint8Array; over: boolean; ended: boolean } {
+  let n = 0, over = false, ended = false;
+  const inf = new Inflate((chunk, final) => {
+    if (over) return;
+    const room = limit - n;
+    if (chunk.length > room) {
+      out.set(chunk.subarray(0, room), n);
+      n = limit;
+      over = true;
+      return;
+    }
+    out.set(chunk, n);
+    n += chunk.length;
+    if (final) ended = true;
+  });
+  for (let i = 0; i < raw.length && !over && !(stopAtLimit && n >= limit); i += INFLATE_STEP) {
+    const end = Math.min(raw.length, i + INFLATE_STEP);
+    inf.push(raw.subarray(i, end), end === raw.length);
+  }
+  return { data: out.subarray(0, n), over, ended };
+}
+
+/**
+ * The first `n` bytes of what raw DEFLATE data inflates to (fewer when it
+ * inflates to less), without inflating much past them: the way a `.npy`
+ * header is read before its entry is trusted with memory.
+ *
+ * @throws {Error} on corrupt deflate data.
+ */
+export function inflateRawPrefix(raw: Uint8Array, n: number): Uint8Array {
+  return inflateSteps(raw, n, true).data;
+}
+
+/**
+ * Inflates raw DEFLATE data that must give exactly `size` bytes, stopping at
+ * `size`: returns the bytes, or why not (`inflates past` the declared size,
+ * or to fewer bytes). `out` (at least `size` bytes) receives the data.
+ *
+ * @throws {Error} on corrupt deflate data.
+ */
+export function inflateRawBounded(
+  raw: Uint8Array,
+  size: number,
+  out?: Uint8Array,
+): Uint8Array | string {
+  const r = inflateSteps(raw, size, false, out);
+  if (r.over) return `inflates past the declared ${size} bytes (stopped there)`;
+  if (r.data.length !== size) {
+    return `inflated to ${r.data.length} bytes but the directory declares ${size}`;
+  }
+  return r.data;
 }
 
 // ---------------------------------------------------------------------------

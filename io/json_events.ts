@@ -4,12 +4,21 @@
  * elements come out one at a time, in source order, so memory is bounded by
  * the largest element, not by the file. Values keep what Python's `json`
  * keeps (key order, exact number text: see `pyjson.ts`). Input bytes must be
- * valid UTF-8; errors name the byte offset.
+ * valid UTF-8; errors name the byte offset. Nesting is bounded by
+ * {@linkcode MAX_JSON_DEPTH}.
  *
  * @module
  */
 import { Tokenizer, TokenType } from "@streamparser/json";
 import { type PyJson, type PyObject, RawNumber, setKey } from "./pyjson.ts";
+
+/**
+ * The deepest nesting of arrays and objects accepted (the root object is
+ * level 1), as Python's `json` is bounded by its recursion limit (1000): a
+ * deeper value is refused with the byte offset of the bracket that opens
+ * level 1001.
+ */
+export const MAX_JSON_DEPTH = 1000;
 
 /** One event of the decoded document, in source order. */
 export type JsonEvent =
@@ -143,8 +152,16 @@ export class JsonEventDecoder {
   #items = 0;
   #rootKeys = new Set<string>();
 
-  /** @param arrayKey the top-level key whose array elements are streamed */
-  constructor(readonly arrayKey: string) {
+  readonly #repeatKeys: boolean;
+
+  /**
+   * @param arrayKey the top-level key whose array elements are streamed
+   * @param options `repeatedKeys: true` lets a top-level key repeat (each
+   *   occurrence is a `field` event, as Python's `json` keeps the last);
+   *   by default a repeated top-level key is refused
+   */
+  constructor(readonly arrayKey: string, options: { readonly repeatedKeys?: boolean } = {}) {
+    this.#repeatKeys = options.repeatedKeys === true;
     this.#tok.onToken = ({ token, value, offset }) => this.#onToken(token, value as PyJson, offset);
     this.#tok.onError = (err) => {
       throw err;
@@ -269,6 +286,11 @@ export class JsonEventDecoder {
         const streamed = array && top.streamed && !top.array &&
           this.#stack.length === 1 && top.key === this.arrayKey;
         if (streamed) this.#rootKey(top.key, offset);
+        if (this.#stack.length >= MAX_JSON_DEPTH) {
+          // Deeper values could not be written back (or walked) without
+          // exhausting the call stack: refused here, at the byte that opens one.
+          throw new JsonSyntaxError(offset, `nesting deeper than ${MAX_JSON_DEPTH}`);
+        }
         this.#stack.push({
           array,
           value: streamed ? null : array ? [] : {},
@@ -332,6 +354,7 @@ export class JsonEventDecoder {
   }
 
   #rootKey(key: string, offset: number): void {
+    if (this.#repeatKeys) return;
     if (this.#rootKeys.has(key)) {
       this.#fail(offset, `duplicate top-level key "${key}"`);
     }

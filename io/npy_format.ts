@@ -445,21 +445,60 @@ export interface ParseNpyOptions {
   readonly copy?: boolean;
 }
 
+/** What a `.npy` header declares (see {@linkcode parseNpyHeader}). */
+export interface NpyHeader {
+  /** Normalised dtype. */
+  readonly dtype: Dtype;
+  /** Bytes per element. */
+  readonly itemsize: number;
+  /** The descr as written (`<f4`). */
+  readonly descr: string;
+  /** Byte order of the data. */
+  readonly order: ByteOrder;
+  /** Whether the data is in Fortran order. */
+  readonly fortranOrder: boolean;
+  /** Dimensions. */
+  readonly shape: readonly number[];
+  /** Elements (product of the dimensions). */
+  readonly count: number;
+  /** Offset of the data (magic, version, length field and header). */
+  readonly dataStart: number;
+  /** Bytes of data the shape and dtype need. */
+  readonly dataBytes: number;
+}
+
+/** The most header bytes {@linkcode parseNpyHeader} is asked to read from an archive entry. */
+export const MAX_NPY_HEADER = 1 << 20;
+
 /**
- * Parses `.npy` bytes. `file` names the source in errors. Values come back in
- * C order and host byte order (see {@linkcode NdArray}).
+ * Parses the preamble and header of `.npy` bytes, which need hold no more
+ * than that: what the array declares (dtype, shape, where the data starts
+ * and how many bytes it needs), so that a reader can check it, and bound
+ * what it reads, before it reads the data.
  *
- * @throws {NpyError} for a bad magic, unsupported version, corrupt header,
- *   unsupported dtype, invalid shape, or data whose size does not match.
+ * @throws {NpyError} as {@linkcode parseNpy} for everything but the data.
  *
  * @example
  * ```ts
- * import { encodeNpy, ndarray, parseNpy } from "./npy.ts";
- * const arr = parseNpy(encodeNpy(ndarray(new Float32Array(6), [2, 3])), "emb.npy");
- * if (arr.dtype !== "f4" || arr.shape.join() !== "2,3" || arr.data.length !== 6) throw new Error();
+ * import { encodeNpy, ndarray, parseNpyHeader } from "./npy.ts";
+ * const h = parseNpyHeader(encodeNpy(ndarray(new Float32Array(6), [2, 3])).subarray(0, 128), "a.npy");
+ * if (h.dataStart !== 128 || h.dataBytes !== 24 || h.shape.join() !== "2,3") throw new Error();
  * ```
  */
-export function parseNpy(bytes: Uint8Array, file: string, options: ParseNpyOptions = {}): NdArray {
+export function parseNpyHeader(
+  bytes: Uint8Array,
+  file: string,
+  options: { readonly entry?: string } = {},
+): NpyHeader {
+  const { info: _, ...header } = readHeader(bytes, file, options);
+  return header;
+}
+
+function readHeader(
+  bytes: Uint8Array,
+  file: string,
+  options: { readonly entry?: string },
+): NpyHeader & { readonly info: DtypeInfo } {
   const fail = (reason: string): never => {
     throw NpyError.of(file, options.entry, reason);
   };
@@ -539,9 +578,48 @@ export function parseNpy(bytes: Uint8Array, file: string, options: ParseNpyOptio
   const count = elementCount(shape);
   if (count < 0) return fail(`shape ${shapeRepr(shape)} is too large`);
   const dataStart = start + headerLen;
+  const dataBytes = count * info.itemsize;
+  if (!Number.isSafeInteger(dataBytes)) return fail(`shape ${shapeRepr(shape)} is too large`);
+  return {
+    info,
+    dtype: info.dtype,
+    itemsize: info.itemsize,
+    descr,
+    order,
+    fortranOrder: fortran,
+    shape,
+    count,
+    dataStart,
+    dataBytes,
+  };
+}
+
+/**
+ * Parses `.npy` bytes. `file` names the source in errors. Values come back in
+ * C order and host byte order (see {@linkcode NdArray}).
+ *
+ * @throws {NpyError} for a bad magic, unsupported version, corrupt header,
+ *   unsupported dtype, invalid shape, or data whose size does not match.
+ *
+ * @example
+ * ```ts
+ * import { encodeNpy, ndarray, parseNpy } from "./npy.ts";
+ * const arr = parseNpy(encodeNpy(ndarray(new Float32Array(6), [2, 3])), "emb.npy");
+ * if (arr.dtype !== "f4" || arr.shape.join() !== "2,3" || arr.data.length !== 6) throw new Error();
+ * ```
+ */
+export function parseNpy(bytes: Uint8Array, file: string, options: ParseNpyOptions = {}): NdArray {
+  const fail = (reason: string): never => {
+    throw NpyError.of(file, options.entry, reason);
+  };
+  const { info, descr, order, fortranOrder: fortran, shape, count, dataStart } = readHeader(
+    bytes,
+    file,
+    options,
+  );
   const have = bytes.length - dataStart;
   const need = count * info.itemsize;
-  if (!Number.isSafeInteger(need) || need > have) {
+  if (need > have) {
     fail(
       `data is truncated: shape ${shapeRepr(shape)} of ${descr} needs ${need} bytes, found ${have}`,
     );

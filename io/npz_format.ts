@@ -9,9 +9,13 @@ import * as Data from "effect/Data";
 import {
   bytesArray,
   encodeNpy,
+  MAX_NPY_HEADER,
   type NdArray,
+  npyDataStart,
   NpyError,
+  type NpyHeader,
   parseNpy,
+  parseNpyHeader,
   stringsOf,
 } from "./npy_format.ts";
 import {
@@ -19,6 +23,8 @@ import {
   extractZipEntry,
   readZipDirectory,
   type ZipCodec,
+  type ZipEntry,
+  zipEntryPrefix,
   ZipError,
   type ZipLimits,
 } from "./zip.ts";
@@ -73,6 +79,98 @@ export class NpzError extends Data.TaggedError("NpzError")<{
 export interface NpzReadOptions extends ZipLimits {
   /** DEFLATE and CRC-32 to read entries with (default: fflate and a table CRC). */
   readonly codec?: ZipCodec;
+  /**
+   * Checks what an entry's `.npy` header declares before the entry is
+   * extracted (only its header is inflated by then): a reason refuses the
+   * archive, naming the entry. Dump readers check shapes against the phrase
+   * count here.
+   */
+  readonly checkHeader?: (entry: string, header: NpyHeader) => string | undefined;
+}
+
+function isNpyMagic(b: Uint8Array): boolean {
+  return b.length >= 8 && b[0] === 0x93 && b[1] === 0x4e && b[2] === 0x55 && b[3] === 0x4d &&
+    b[4] === 0x50 && b[5] === 0x59;
+}
+
+/**
+ * What the `.npy` entry `entry` of an archive declares, read by inflating
+ * only its header (at most {@linkcode MAX_NPY_HEADER} bytes). The entry's
+ * declared uncompressed size must not exceed what the header's shape and
+ * dtype need: an entry is never trusted with more memory than its shape
+ * declares (an entry declaring less fails later, as truncated data).
+ *
+ * @throws {NpyError} for a bad header or an entry larger than its shape.
+ * @throws {ZipError} for corrupt deflate data.
+ *
+ * @example
+ * ```ts
+ * import { ndarray } from "./npy.ts";
+ * import { encodeNpz, npzEntryHeader } from "./npz.ts";
+ * import { readZipDirectory } from "./zip.ts";
+ * const bytes = encodeNpz([ndarray(new Float32Array(6), [2, 3])], { compressed: true });
+ * const [entry] = readZipDirectory(bytes, "a.npz");
+ * if (npzEntryHeader(bytes, entry, "a.npz").shape.join() !== "2,3") throw new Error("shape");
+ * ```
+ */
+export function npzEntryHeader(bytes: Uint8Array, entry: ZipEntry, file: string): NpyHeader {
+  const first = zipEntryPrefix(bytes, entry, file, 12);
+  const start = npyDataStart(first);
+  if (isNpyMagic(first) && start > MAX_NPY_HEADER) {
+    throw NpyError.of(
+      file,
+      entry.name,
+      `header of ${start} bytes is larger than the ${MAX_NPY_HEADER} bytes read for one`,
+    );
+  }
+  const pre = start > first.length ? zipEntryPrefix(bytes, entry, file, start) : first;
+  const h = parseNpyHeader(pre, file, { entry: entry.name });
+  if (entry.uncompressedSize > h.dataStart + h.dataBytes) {
+    const shape = h.shape.length === 1 ? `(${h.shape[0]},)` : `(${h.shape.join(", ")})`;
+    throw NpyError.of(
+      file,
+      entry.name,
+      `data size does not match the shape: shape ${shape} of ${h.descr} needs ${h.dataBytes} bytes, the entry declares ${
+        entry.uncompressedSize - h.dataStart
+      } (refused before inflating)`,
+    );
+  }
+  return h;
+}
+
+/**
+ * Reads one `.npy` entry of an archive: its header first
+ * ({@linkcode npzEntryHeader}, then `options.checkHeader`), then its data,
+ * inflated no further than the declared size.
+ *
+ * @throws {NpzError} naming the file and the entry.
+ *
+ * @example
+ * ```ts
+ * import { ndarray } from "./npy.ts";
+ * import { encodeNpz, readNpzEntry } from "./npz.ts";
+ * import { readZipDirectory } from "./zip.ts";
+ * const bytes = encodeNpz([ndarray(new Float32Array(6), [2, 3])], { compressed: true });
+ * const [entry] = readZipDirectory(bytes, "a.npz");
+ * if (readNpzEntry(bytes, entry, "a.npz").data.length !== 6) throw new Error("not read");
+ * ```
+ */
+export function readNpzEntry(
+  bytes: Uint8Array,
+  entry: ZipEntry,
+  file: string,
+  options: NpzReadOptions = {},
+): NdArray {
+  try {
+    const h = npzEntryHeader(bytes, entry, file);
+    const why = options.checkHeader?.(entry.name, h);
+    if (why !== undefined) throw NpzError.of(file, entry.name, why);
+    const data = extractZipEntry(bytes, entry, file, options.codec);
+    // Inflated buffers are ours: let the array view them without a copy.
+    return parseNpy(data, file, { entry: entry.name, copy: entry.method === 0 });
+  } catch (e) {
+    throw NpzError.from(file, e);
+  }
 }
 
 /** Options for writing archives. */
@@ -102,7 +200,9 @@ function entriesOf(entries: NpzEntries): [string, NdArray][] {
 
 /**
  * Parses a dense `.npz` archive into a map from key (entry name without
- * `.npy`) to array, in archive order. Every entry must be a `.npy` file.
+ * `.npy`) to array, in archive order. Every entry must be a `.npy` file, and
+ * is read with {@linkcode readNpzEntry}: its header first, which bounds what
+ * the entry may inflate to.
  *
  * @throws {NpzError} for anything `io/zip.ts` or `io/npy.ts` refuses, or an
  *   entry that is not `.npy`.
@@ -136,9 +236,7 @@ export function parseNpz(
     for (const e of entries) {
       if (e.isDirectory) continue;
       if (!e.name.endsWith(".npy")) throw NpzError.of(file, e.name, "entry is not a .npy array");
-      const data = extractZipEntry(bytes, e, file, options.codec);
-      // Inflated buffers are ours: let the array view them without a copy.
-      out.set(e.name.slice(0, -4), parseNpy(data, file, { entry: e.name, copy: e.method === 0 }));
+      out.set(e.name.slice(0, -4), readNpzEntry(bytes, e, file, options));
     }
     return out;
   } catch (e) {

@@ -7,14 +7,17 @@
  */
 import { Effect } from "effect";
 import { FileError, InputError } from "./errors.ts";
-import { JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
+import { type JsonEvent, JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
+import { RawNumber } from "./pyjson.ts";
 import { openSource } from "./source.ts";
 
 /**
  * Reads a prediction file (`-` for stdin, `.gz` allowed) into a Map. Bad
  * input (invalid JSON with its byte offset, a non-object, a non-string
  * value with its question id) fails with {@linkcode InputError}. A repeated
- * id keeps its last value, as Python's `json.load` does.
+ * id keeps its last value, as Python's `json.load` does. The file is
+ * streamed, so its size is bounded by memory, not by JavaScript's 512 MiB
+ * string limit (one answer over that limit is refused as such).
  *
  * @example
  * ```ts
@@ -33,25 +36,67 @@ export const readPredictions = (
   Effect.flatMap(openSource(path), (src) =>
     Effect.tryPromise({
       try: async () => {
-        const chunks: Uint8Array[] = [];
-        let n = 0;
-        for await (const c of src.stream) {
-          chunks.push(c);
-          n += c.byteLength;
+        // Streamed: no single string holds the file, so a file over
+        // JavaScript's string limit (512 MiB) reads as any other.
+        const d = new JsonEventDecoder("\0", { repeatedKeys: true });
+        const out = new Map<string, string>();
+        let bytes = 0;
+        try {
+          for await (const c of src.stream) {
+            take(d.push(c), out, path);
+            bytes += c.byteLength;
+          }
+          take(d.end(), out, path);
+        } catch (e) {
+          throw asInputError(e, path, bytes);
         }
-        const bytes = new Uint8Array(n);
-        let o = 0;
-        for (const c of chunks) {
-          bytes.set(c, o);
-          o += c.byteLength;
-        }
-        return parsePredictions(bytes, path);
+        return out;
       },
       catch: (e) =>
         e instanceof InputError || e instanceof FileError
           ? e
           : new InputError({ file: path, where: "", message: String(e) }),
     }));
+
+/** The length above which JavaScript cannot hold a string (V8: 2^29 - 24 code units). */
+const MAX_STRING = (1 << 29) - 24;
+
+function asInputError(e: unknown, file: string, bytes: number): unknown {
+  if (e instanceof JsonSyntaxError) {
+    const top = e.message.startsWith("the top-level value");
+    return new InputError({
+      file,
+      where: top || e.offset < 0 ? "" : `byte ${e.offset}`,
+      message: top ? "not a JSON object of question id → answer string" : e.message,
+    });
+  }
+  if (e instanceof RangeError && /string length/i.test(e.message)) {
+    return new InputError({
+      file,
+      where: `near byte ${bytes}`,
+      message:
+        `a string longer than ${MAX_STRING} characters, JavaScript's limit: an answer or id this long cannot be read`,
+    });
+  }
+  return e;
+}
+
+function take(events: readonly JsonEvent[], out: Map<string, string>, file: string): void {
+  for (const ev of events) {
+    if (ev.kind !== "field") continue;
+    const v = ev.value;
+    if (typeof v !== "string") {
+      const what = v === null ? "null" : v instanceof RawNumber ? "number" : typeof v;
+      throw new InputError({
+        file,
+        where: `question "${ev.key}"`,
+        message: `prediction is ${what}, not a string`,
+      });
+    }
+    // A repeated id keeps its first place and its last value, as in Python's json.load.
+    out.set(ev.key, v);
+  }
+}
 
 /**
  * Parses the bytes of a prediction file; throws {@linkcode InputError}.

@@ -15,7 +15,10 @@
  *   4 GiB), deflate ratios above {@linkcode ZipLimits.maxRatio} (default 1032,
  *   DEFLATE's own maximum), stored entries whose two sizes differ;
  * - entries whose data lies outside the archive or overlaps another entry;
- * - CRC-32 mismatches (checked on every extraction).
+ * - CRC-32 mismatches (checked on every extraction);
+ * - deflated entries that inflate past their declared size: inflation stops
+ *   there (a stream cannot make the reader allocate more than the directory
+ *   declared, nor spin on the rest).
  *
  * Writing produces stored or deflated entries with sizes and CRCs in the local
  * headers (no data descriptors), a fixed 1980-01-01 timestamp (reproducible
@@ -32,8 +35,17 @@
  * @module
  */
 import * as Data from "effect/Data";
-import { inflateSync } from "fflate";
-import { crc32, decodeName, encodeZipRaw, escapeName, u16, u32, u64 } from "./_zip_internal.ts";
+import {
+  crc32,
+  decodeName,
+  encodeZipRaw,
+  escapeName,
+  inflateRawBounded,
+  inflateRawPrefix,
+  u16,
+  u32,
+  u64,
+} from "./_zip_internal.ts";
 
 /**
  * A ZIP archive that cannot be read or written safely. `message` is one line:
@@ -89,12 +101,13 @@ export interface ZipLimits {
 /**
  * Another implementation of DEFLATE decoding and CRC-32 for the readers
  * (default: fflate and this module's table CRC), e.g. the runtime's zlib:
- * `inflateRaw` returns the entry's bytes (throwing on corrupt data; at most
- * `size` bytes), `crc32` the unsigned CRC-32.
+ * `inflateRaw` returns the entry's bytes (throwing on corrupt data; it must
+ * stop at `size` bytes and throw, or return why, when the data inflates past
+ * them), `crc32` the unsigned CRC-32.
  */
 export interface ZipCodec {
-  /** Inflates raw DEFLATE data expected to give `size` bytes. */
-  inflateRaw(raw: Uint8Array, size: number): Uint8Array;
+  /** Inflates raw DEFLATE data expected to give `size` bytes (or says why it does not). */
+  inflateRaw(raw: Uint8Array, size: number): Uint8Array | string;
   /** The CRC-32 of `data` (unsigned). */
   crc32(data: Uint8Array): number;
 }
@@ -531,9 +544,11 @@ export function extractZipEntry(
   if (entry.method === 0) {
     out = raw;
   } else {
-    const buf = codec ? new Uint8Array(0) : new Uint8Array(entry.uncompressedSize);
+    let got: Uint8Array | string;
     try {
-      out = codec ? codec.inflateRaw(raw, entry.uncompressedSize) : inflateSync(raw, { out: buf });
+      got = codec
+        ? codec.inflateRaw(raw, entry.uncompressedSize)
+        : inflateRawBounded(raw, entry.uncompressedSize);
     } catch (e) {
       throw ZipError.of(
         file,
@@ -541,6 +556,8 @@ export function extractZipEntry(
         `corrupt deflate data (${e instanceof Error ? e.message : String(e)})`,
       );
     }
+    if (typeof got === "string") throw ZipError.of(file, shown, got);
+    out = got;
     if (out.length !== entry.uncompressedSize) {
       throw ZipError.of(
         file,
@@ -558,6 +575,41 @@ export function extractZipEntry(
     );
   }
   return out;
+}
+
+/**
+ * The first `n` bytes of an entry's data (fewer when it is shorter), without
+ * extracting the rest: a deflated entry is inflated only that far. Not
+ * CRC-checked (the whole entry is, on extraction).
+ *
+ * @throws {ZipError} on corrupt deflate data.
+ *
+ * @example
+ * ```ts
+ * import { encodeZip, readZipDirectory, zipEntryPrefix } from "./zip.ts";
+ * const zip = encodeZip([{ name: "a", data: new Uint8Array(1000).fill(7) }], { compressed: true });
+ * const [entry] = readZipDirectory(zip, "a.zip");
+ * if (zipEntryPrefix(zip, entry, "a.zip", 3).join() !== "7,7,7") throw new Error("prefix");
+ * ```
+ */
+export function zipEntryPrefix(
+  bytes: Uint8Array,
+  entry: ZipEntry,
+  file: string,
+  n: number,
+): Uint8Array {
+  const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
+  const want = Math.min(n, entry.uncompressedSize);
+  if (entry.method === 0) return raw.subarray(0, want);
+  try {
+    return inflateRawPrefix(raw, want);
+  } catch (e) {
+    throw ZipError.of(
+      file,
+      escapeName(entry.name),
+      `corrupt deflate data (${e instanceof Error ? e.message : String(e)})`,
+    );
+  }
 }
 
 function hex8(n: number): string {

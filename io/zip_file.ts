@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { inflateSync } from "fflate";
 import * as zlib from "node:zlib";
 import { InputError } from "./errors.ts";
 import {
@@ -19,7 +18,7 @@ import {
   ZipError,
   type ZipLimits,
 } from "./zip.ts";
-import { escapeName } from "./_zip_internal.ts";
+import { escapeName, inflateRawBounded } from "./_zip_internal.ts";
 
 const crc32 = (zlib as unknown as { crc32(data: Uint8Array, value?: number): number }).crc32;
 
@@ -59,7 +58,7 @@ function inflateRawNative(raw: Uint8Array, size: number): Uint8Array {
  */
 export const NATIVE: ZipCodec = {
   inflateRaw(raw, size) {
-    if (raw.length < 4096) return inflateSync(raw, { out: new Uint8Array(size) });
+    if (raw.length < 4096) return inflateRawBounded(raw, size);
     const r = inflateRawNative(raw, size);
     return new Uint8Array(r.buffer, r.byteOffset, r.byteLength);
   },

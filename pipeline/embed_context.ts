@@ -38,6 +38,18 @@ if (import.meta.main) {
           description:
             "also write <pid>.meta.json (context, phrase offsets in code points) for a demo",
         },
+        {
+          name: "max-paragraph-chars",
+          type: "int",
+          metavar: "N",
+          description: "refuse a paragraph longer than N characters (default 100000)",
+        },
+        {
+          name: "max-paragraph-phrases",
+          type: "int",
+          metavar: "N",
+          description: "refuse a paragraph of more than N phrases (default 2000000)",
+        },
       ],
     },
     Deno.args,
@@ -49,6 +61,8 @@ if (import.meta.main) {
           ...embedOptions(a, a.positional["context.json"], a.positional["context_emb"]),
           encoder: a.flags.encoder,
           ...encoderOptions(a),
+          maxParagraphChars: a.flags["max-paragraph-chars"],
+          maxParagraphPhrases: a.flags["max-paragraph-phrases"],
           onProgress: (n) => bar.update(n, "paragraphs"),
         });
         bar.done();

@@ -11,11 +11,13 @@ import {
   type NdArray,
   npyDataStart,
   NpyError,
+  type NpyHeader,
   type NumpyFloatHeader,
   numpyFloatHeader,
   parseNpy,
+  stringsOf,
 } from "../npy_format.ts";
-import { NpzError, parseNpzContent } from "../npz_format.ts";
+import { npzEntryHeader, NpzError, parseNpzContent, readNpzEntry } from "../npz_format.ts";
 import { readZipDirectory, type ZipEntry, ZipError, type ZipLimits } from "../zip.ts";
 import * as zlib from "node:zlib";
 import { crcMessage, inflateChecked, NATIVE, nativeCrc32 } from "../zip_file.ts";
@@ -43,6 +45,68 @@ export interface DecodeOptions {
    * check the values on a pass of its own, before it trusts them.
    */
   readonly deferFiniteCheck?: boolean;
+  /**
+   * The rows the matrix must have (a paragraph's phrase count, 1 for a
+   * question): checked on the `.npy` headers (and a sparse file's `shape`)
+   * before any matrix data is inflated, so a file declaring a huge matrix is
+   * refused for the price of its header.
+   */
+  readonly expectRows?: number;
+  /**
+   * The error for a matrix whose rows differ from `expectRows` (default: an
+   * {@linkcode InputError} naming the file, its rows and the rows expected).
+   */
+  readonly rowsMismatch?: (rows: number, cols: number) => InputError;
+}
+
+function mismatch(label: string, options: DecodeOptions, rows: number, cols: number): InputError {
+  return options.rowsMismatch?.(rows, cols) ??
+    new InputError({
+      file: label,
+      where: "",
+      message: `${rows} rows, expected ${options.expectRows}`,
+    });
+}
+
+/**
+ * Reads a sparse dump's `format` and `shape` entries (tiny: their headers are
+ * checked first) and checks the rows and the `indptr` length they imply
+ * before the other entries are inflated; returns the check for their headers.
+ */
+function sparseHeaderCheck(
+  bytes: Uint8Array,
+  entries: readonly ZipEntry[],
+  label: string,
+  options: DecodeOptions,
+): ((entry: string, h: NpyHeader) => string | undefined) | undefined {
+  const formatEntry = entries.find((e) => e.name === "format.npy");
+  const shapeEntry = entries.find((e) => e.name === "shape.npy");
+  if (formatEntry === undefined || shapeEntry === undefined) return undefined;
+  const small = (_: string, h: NpyHeader) =>
+    h.count > 2 ? `${h.count} elements where at most 2 are expected` : undefined;
+  const opts = { ...options.limits, codec: NATIVE, checkHeader: small };
+  let format: string, shape: number[];
+  try {
+    const f = readNpzEntry(bytes, formatEntry, label, opts);
+    if (!(f.dtype.startsWith("S") || f.dtype.startsWith("U")) || f.data.length === 0) {
+      return undefined; // not a sparse file: parseNpzContent says so
+    }
+    format = stringsOf(f)[0];
+    const sh = readNpzEntry(bytes, shapeEntry, label, opts);
+    shape = Array.from(sh.data as ArrayLike<number | bigint>, Number);
+  } catch (e) {
+    throw badNpz(label, e);
+  }
+  if (shape.length !== 2 || (format !== "csr" && format !== "csc")) return undefined;
+  const [rows, cols] = shape;
+  if (options.expectRows !== undefined && rows !== options.expectRows) {
+    throw mismatch(label, options, rows, cols);
+  }
+  const major = format === "csr" ? rows : cols;
+  return (entry, h) =>
+    entry === "indptr.npy" && h.count !== major + 1
+      ? `indptr has ${h.count} entries, expected ${major + 1} for shape (${rows}, ${cols})`
+      : undefined;
 }
 
 function badNpz(label: string, e: unknown): InputError {
@@ -238,9 +302,10 @@ export function decodeDumpMatrix(
   const names = new Set(entries.map((e) => e.name));
   const looksSparse = SPARSE_KEYS.every((k) => names.has(k));
   if (looksSparse) {
+    const checkHeader = sparseHeaderCheck(bytes, entries, label, options);
     let content;
     try {
-      content = parseNpzContent(bytes, label, { ...limits, codec: NATIVE });
+      content = parseNpzContent(bytes, label, { ...limits, codec: NATIVE, checkHeader });
     } catch (e) {
       throw badNpz(label, e);
     }
@@ -292,6 +357,31 @@ export function decodeDumpMatrix(
       where: "",
       message: "no arr_0 array (dense dumps are written with numpy.savez(path, matrix))",
     });
+  }
+  // What the header declares is checked before the data is inflated.
+  let header: NpyHeader;
+  try {
+    header = npzEntryHeader(bytes, entry, label);
+  } catch (e) {
+    throw badNpz(label, e);
+  }
+  if (header.shape.length !== 2) {
+    throw new InputError({
+      file: label,
+      where: "",
+      message: `arr_0 has shape ${shapeText(header.shape)}; expected a 2-d matrix`,
+    });
+  }
+  if (header.dtype !== "f4" && header.dtype !== "f2") {
+    throw new InputError({
+      file: label,
+      where: "",
+      message:
+        `arr_0 has dtype ${header.dtype}; phrase and question vectors must be float32 or float16`,
+    });
+  }
+  if (options.expectRows !== undefined && header.shape[0] !== options.expectRows) {
+    throw mismatch(label, options, header.shape[0], header.shape[1]);
   }
   const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
   // A stored entry in the reader's own buffer: its CRC is checked while its data is

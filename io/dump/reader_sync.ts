@@ -195,9 +195,13 @@ export interface DumpSourceSync {
   label(name: string): string;
   /** The bytes of `name`, or `undefined` when the dump has no such file. */
   readFile(name: string): Uint8Array | undefined;
-  /** A paragraph's matrix and phrases, or which of the two files is missing (`.npz` first). */
+  /**
+   * A paragraph's matrix and phrases, or which of the two files is missing
+   * (`.npz` first). The matrix must have one row per phrase (checked on its
+   * header, before it is inflated).
+   */
   readContext(id: string): ContextDump | MissingFile;
-  /** A question's matrix (checked as any matrix; 1×d is the caller's check), or missing. */
+  /** A question's matrix (checked as any matrix, and 1×d on its header), or missing. */
   readQuestion(id: string): Matrix | MissingFile;
   /** The file names of the dump (its top level), sorted, side files included. */
   list(): string[];
@@ -251,7 +255,19 @@ function sourceOf(path: string, b: Backend, options: DumpOptions): DumpSourceSyn
       const j = b.read(json, jsonScratch);
       if (j === undefined) return { missing: b.shownPath(json) };
       const phrases = indexPhrases(j, b.label(json));
-      const decoded = decode(m, npz, options, matrixScratch !== undefined);
+      // Rows = phrases is checked on the header, before the matrix is inflated.
+      const rowsMismatch = (rows: number) =>
+        new InputError({
+          file: b.label(json),
+          where: "",
+          message: `${phrases.length} phrases but ${b.label(npz)} has ${rows} rows`,
+        });
+      const decoded = decode(
+        m,
+        npz,
+        { ...options, expectRows: phrases.length, rowsMismatch },
+        matrixScratch !== undefined,
+      );
       const { matrix, rowSquares, checkFinite } = decoded;
       return rowSquares !== undefined
         ? { matrix, phrases, rowSquares }
@@ -263,7 +279,13 @@ function sourceOf(path: string, b: Backend, options: DumpOptions): DumpSourceSyn
       const npz = `${stemOf(id, path)}.npz`;
       const m = b.read(npz);
       if (m === undefined) return { missing: b.shownPath(npz) };
-      return decode(m, npz, questionOptions).matrix;
+      const rowsMismatch = (rows: number, cols: number) =>
+        new InputError({
+          file: b.label(npz),
+          where: "",
+          message: `shape (${rows}, ${cols}); a question vector must be 1×d`,
+        });
+      return decode(m, npz, { ...questionOptions, expectRows: 1, rowsMismatch }).matrix;
     },
     list: () => b.names(),
     close: () => b.close(),

@@ -85,14 +85,22 @@ function checkDim(acc: Acc, label: string, m: Matrix) {
   acc.formats.add(formatOf(m));
 }
 
+/** Records a d seen on a header only (a matrix refused for its rows before it was read). */
+function checkCols(acc: Acc, label: string, cols: number) {
+  if (acc.dim < 0) acc.dim = cols;
+  else if (cols !== acc.dim) acc.violations.push(`${label}: d = ${cols}, expected ${acc.dim}`);
+}
+
 const decode = (
   acc: Acc,
   label: string,
   bytes: Uint8Array,
   sparse: boolean,
+  expectRows?: number,
+  rowsMismatch?: (rows: number, cols: number) => InputError,
 ): Matrix | undefined => {
   try {
-    return decodeDumpMatrix(bytes, label, { sparse }).matrix;
+    return decodeDumpMatrix(bytes, label, { sparse, expectRows, rowsMismatch }).matrix;
   } catch (e) {
     if (e instanceof InputError) {
       acc.violations.push(e.toString());
@@ -117,7 +125,7 @@ const checkParagraph = (
     if (json === undefined) acc.violations.push(`${dump.label(`${stem}.json`)}: missing`);
     if (npz === undefined || json === undefined) return;
     acc.contextFiles += 2;
-    const m = decode(acc, dump.label(`${stem}.npz`), npz, opts.sparse ?? false);
+    const label = dump.label(`${stem}.npz`);
     let phrases: PhraseList | undefined;
     try {
       phrases = indexPhrases(json, dump.label(`${stem}.json`));
@@ -125,15 +133,31 @@ const checkParagraph = (
       if (!(e instanceof InputError)) throw e;
       acc.violations.push(e.toString());
     }
-    if (m === undefined || phrases === undefined) return;
-    checkDim(acc, dump.label(`${stem}.npz`), m);
-    acc.phrases += phrases.length;
-    if (!rowsMatchPhrases(m, phrases.length)) {
-      acc.violations.push(
-        `${
-          dump.label(`${stem}.npz`)
-        }: ${m.rows} rows but ${phrases.length} phrases in ${stem}.json`,
-      );
+    // With the phrases known, a matrix of other rows is refused on its header
+    // (before its data is inflated).
+    let headerCols: number | undefined;
+    const n = phrases?.length;
+    const m = decode(acc, label, npz, opts.sparse ?? false, n, (rows, cols) => {
+      headerCols = cols;
+      return new InputError({
+        file: label,
+        where: "",
+        message: `${rows} rows but ${n} phrases in ${stem}.json`,
+      });
+    });
+    if (phrases === undefined) return;
+    if (m === undefined) {
+      if (headerCols === undefined) return;
+      checkCols(acc, label, headerCols);
+      acc.phrases += phrases.length;
+    } else {
+      checkDim(acc, label, m);
+      acc.phrases += phrases.length;
+      if (!rowsMatchPhrases(m, phrases.length)) {
+        acc.violations.push(
+          `${label}: ${m.rows} rows but ${phrases.length} phrases in ${stem}.json`,
+        );
+      }
     }
     if (context !== undefined) {
       const words = contextWords(context);
@@ -168,8 +192,16 @@ const checkQuestion = (
       return;
     }
     acc.questionFiles++;
-    const m = decode(acc, dump.label(`${stem}.npz`), npz, opts.sparse ?? false);
-    if (m === undefined) return;
+    const label = dump.label(`${stem}.npz`);
+    let headerCols: number | undefined;
+    const m = decode(acc, label, npz, opts.sparse ?? false, 1, (rows, cols) => {
+      headerCols = cols;
+      return new InputError({ file: label, where: "", message: `${rows}×${cols}, expected 1×d` });
+    });
+    if (m === undefined) {
+      if (headerCols !== undefined) checkCols(acc, label, headerCols);
+      return;
+    }
     checkDim(acc, dump.label(`${stem}.npz`), m);
     if (!isQuestionShape(m)) {
       acc.violations.push(`${dump.label(`${stem}.npz`)}: ${m.rows}×${m.cols}, expected 1×d`);
