@@ -26,10 +26,10 @@ import { type DumpFormat, writeContextDump, writeQuestionDump } from "../io/dump
 import {
   DUMP_MANIFEST,
   filesFingerprint,
+  fileSha256,
   type Manifest,
   manifestDiff,
   readManifest,
-  sha256File,
   TOOL_VERSION,
   writeManifest,
 } from "../io/manifest.ts";
@@ -135,9 +135,7 @@ const dumpManifest = (
   format: DumpFormat,
 ): Effect.Effect<Manifest, FileError> =>
   Effect.gen(function* () {
-    const input = opts.input === "-"
-      ? null
-      : yield* fsTry(opts.input, () => sha256File(opts.input));
+    const input = opts.input === "-" ? null : yield* fileSha256(opts.input);
     const files = yield* fsTry(opts.input, () => filesFingerprint(info.files));
     return {
       kind: "phraseval-dump",

@@ -19,6 +19,8 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import * as Effect from "effect/Effect";
+import { osMessage } from "./_zip_internal.ts";
 import { writeFileAtomic } from "./_write_atomic.ts";
 import { FileError } from "./errors.ts";
 
@@ -61,6 +63,21 @@ export async function sha256File(path: string): Promise<string> {
   }
   return h.digest("hex");
 }
+
+/**
+ * {@linkcode sha256File} as an Effect: a file that cannot be read fails
+ * with a {@linkcode FileError} worded as the readers word it (`no such
+ * file`, `permission denied (not granted to this process)`).
+ */
+export const fileSha256 = (path: string): Effect.Effect<string, FileError> =>
+  Effect.tryPromise({
+    try: () => sha256File(path),
+    catch: (e) =>
+      new FileError({
+        file: path,
+        message: e instanceof Deno.errors.NotFound ? "no such file" : osMessage(e),
+      }),
+  });
 
 /**
  * The sha256 of each model file, as one field value: `name:sha256` per

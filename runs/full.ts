@@ -24,11 +24,11 @@ import { Effect } from "effect";
 import { FileError, InputError } from "../io/errors.ts";
 import {
   filesFingerprint,
+  fileSha256,
   type Manifest,
   manifestDiff,
   readManifest,
   RUN_MANIFEST,
-  sha256File,
   TOOL_VERSION,
   writeManifest,
 } from "../io/manifest.ts";
@@ -91,7 +91,7 @@ const runManifest = (data: string, spec: EncoderSpec): Effect.Effect<Manifest, F
     return {
       kind: "phraseval-run",
       tool: TOOL_VERSION,
-      data_sha256: yield* fsDo(data, () => sha256File(data)),
+      data_sha256: yield* fileSha256(data),
       split: "pi-squad",
       encoder: spec.name,
       sparse: spec.sparse,
