@@ -374,7 +374,7 @@ export const questionInputs = (
  * const files = [...Deno.readDirSync(`${dir}/context_emb`)].map((e) => e.name).sort();
  * await Deno.remove(dir, { recursive: true });
  * assert.deepEqual([r.written, r.skipped, r.encoder], [1, 0, "sparse-pi"]);
- * assert.deepEqual(files, ["T_0.json", "T_0.npz"]);
+ * assert.deepEqual(files, [".phraseval-dump.json", "T_0.json", "T_0.npz"]);
  * ```
  */
 export const embedContexts = (
