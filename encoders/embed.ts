@@ -5,6 +5,16 @@
  * service, and write each dump file atomically as soon as it is encoded.
  * A rerun skips complete files (unless `overwrite`), so a killed run resumes
  * where it stopped and ends with the same bytes as an uninterrupted one.
+ *
+ * A resume is checked first: before its first dump file a runner writes
+ * the folder's manifest (`.phraseval-dump.json`, `io/manifest.ts`: the
+ * sha256 of the input file, the encoder with the sha256 of its model files,
+ * the dump format and the tool version), and a rerun into a folder whose
+ * manifest differs, or that holds files but no manifest, or whose input is
+ * stdin (which cannot be checked), is refused (exit 2) unless `overwrite`
+ * (then every file of the input is rewritten and the manifest replaced). A
+ * folder where a dump file should be, and an input inside the output
+ * folder, are refused too.
  * {@linkcode embedContext} and {@linkcode embedQuestion} pick the encoder by
  * its registered name (what the two stages run).
  *
@@ -18,14 +28,19 @@
  * @module
  */
 import { Effect, Stream } from "effect";
-import { StemRegistry, unsafeIdReason } from "../io/dump/names.ts";
+import { dumpStem, StemRegistry, unsafeIdReason } from "../io/dump/names.ts";
+import { type DumpFormat, writeContextDump, writeQuestionDump } from "../io/dump/writer.ts";
 import {
-  contextDumpComplete,
-  type DumpFormat,
-  questionDumpComplete,
-  writeContextDump,
-  writeQuestionDump,
-} from "../io/dump/writer.ts";
+  DUMP_MANIFEST,
+  filesFingerprint,
+  fileSha256,
+  type Manifest,
+  manifestDiff,
+  readManifest,
+  TOOL_VERSION,
+  writeManifest,
+} from "../io/manifest.ts";
+import { aliasProblem } from "../io/paths.ts";
 import { FileError, InputError, type UsageError } from "../io/errors.ts";
 import {
   ndjsonRecords,
@@ -56,7 +71,10 @@ export interface EmbedOptions {
   readonly compressed?: boolean;
   /** Dense element type to store (default: the encoder's). */
   readonly dtype?: "f32" | "f16";
-  /** Rewrite files that already exist. */
+  /**
+   * Rewrite files that already exist, and accept a folder made from another
+   * input, encoder or format (its manifest is replaced).
+   */
   readonly overwrite?: boolean;
   /** Paragraphs only: also write `<stem>.meta.json` (context, phrase offsets). */
   readonly metadata?: boolean;
@@ -117,6 +135,9 @@ const mkdir = (dir: string) =>
     catch: (e) => new FileError({ file: dir, message: e instanceof Error ? e.message : String(e) }),
   });
 
+/** A temporary file of an atomic write (`.<name>.<8 hex>.tmp`). */
+const TEMP_NAME = /^\..+\.[0-9a-f]{8}\.tmp$/;
+
 /**
  * Removes temporary files left in `dir` by a killed run (older than
  * `before`); files of a run still writing are younger and are kept.
@@ -124,13 +145,128 @@ const mkdir = (dir: string) =>
 const removeStaleTemps = (dir: string, before: number) =>
   Effect.promise(async () => {
     for await (const e of Deno.readDir(dir)) {
-      if (!e.isFile || !/^\..+\.[0-9a-f]{8}\.tmp$/.test(e.name)) continue;
+      if (!e.isFile || !TEMP_NAME.test(e.name)) continue;
       try {
         const st = await Deno.lstat(`${dir}/${e.name}`);
         if ((st.mtime?.getTime() ?? 0) < before) await Deno.remove(`${dir}/${e.name}`);
       } catch { /* gone already */ }
     }
   });
+
+const fsTry = <A>(file: string, f: () => Promise<A>) =>
+  Effect.tryPromise({
+    try: f,
+    catch: (e) => new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
+  });
+
+/** The manifest a runner writes into its folder (see `io/manifest.ts`). */
+const dumpManifest = (
+  half: "context" | "question",
+  opts: EmbedOptions,
+  info: { name: string; dim: number; files: readonly string[] },
+  format: DumpFormat,
+): Effect.Effect<Manifest, FileError> =>
+  Effect.gen(function* () {
+    const input = opts.input === "-" ? null : yield* fileSha256(opts.input);
+    const files = yield* fsTry(opts.input, () => filesFingerprint(info.files));
+    return {
+      kind: "phraseval-dump",
+      half,
+      tool: TOOL_VERSION,
+      input_sha256: input,
+      encoder: info.name,
+      dim: info.dim,
+      encoder_files: files,
+      sparse: format.sparse,
+      compressed: format.compressed,
+      dtype: format.dtype ?? null,
+      metadata: half === "context" && opts.metadata === true,
+    };
+  });
+
+/**
+ * Checks that the output folder may be resumed into (see the module doc),
+ * creating it when missing. Returns whether the manifest still has to be
+ * written (before the first dump file).
+ */
+const checkFolder = (
+  half: "context" | "question",
+  opts: EmbedOptions,
+  manifest: Manifest,
+): Effect.Effect<boolean, InputError | FileError> =>
+  Effect.gen(function* () {
+    const out = opts.out;
+    const refuse = (message: string, file = out) =>
+      Effect.fail(new InputError({ file, where: "", message }));
+    const alias = aliasProblem(
+      [{ name: `${half} input`, path: opts.input }],
+      [{ name: "output folder", path: out, folder: true }],
+    );
+    if (alias !== undefined) return yield* refuse(alias);
+    yield* mkdir(out);
+    // List first, then read the manifest: a runner writing into the same
+    // folder (another partition) writes its manifest before any dump file.
+    const entries = yield* fsTry(out, async () => {
+      const list: Deno.DirEntry[] = [];
+      for await (const e of Deno.readDir(out)) list.push(e);
+      return list;
+    });
+    const dir = entries.find((e) => e.isDirectory);
+    if (dir !== undefined) {
+      return yield* refuse(
+        "a folder where only dump files belong (not counted as a complete dump)",
+        `${out}/${dir.name}`,
+      );
+    }
+    const found = yield* fsTry(out, () => readManifest(`${out}/${DUMP_MANIFEST}`));
+    const dumps = entries.filter((e) => e.name !== DUMP_MANIFEST && !TEMP_NAME.test(e.name));
+    if (opts.overwrite) return true;
+    const afresh = "pass --overwrite to start afresh";
+    if (found === undefined) {
+      if (dumps.length === 0) return true;
+      return yield* refuse(
+        `holds ${dumps.length} files (e.g. ${dumps[0].name}) but no ${DUMP_MANIFEST}, so it ` +
+          `cannot be checked to come from this input and encoder: ${afresh}`,
+      );
+    }
+    if (opts.input === "-") {
+      return yield* refuse(
+        `holds an earlier run and the input is stdin, which cannot be checked against it: ${afresh}`,
+      );
+    }
+    const diff = manifestDiff(found, manifest);
+    if (diff !== undefined) {
+      return yield* refuse(`was made from another input, encoder or format (${diff}): ${afresh}`);
+    }
+    return false;
+  });
+
+/** Whether every one of `names` is a plain file in `dir`; a folder there is refused. */
+const complete = (dir: string, names: readonly string[]) =>
+  Effect.flatMap(
+    fsTry(dir, async () => {
+      for (const n of names) {
+        try {
+          const st = await Deno.lstat(`${dir}/${n}`);
+          if (!st.isFile) return `${dir}/${n}`;
+        } catch (e) {
+          if (e instanceof Deno.errors.NotFound) return false;
+          throw e;
+        }
+      }
+      return true;
+    }),
+    (r) =>
+      typeof r === "string"
+        ? Effect.fail(
+          new InputError({
+            file: r,
+            where: "",
+            message: "not a plain file where a dump file belongs",
+          }),
+        )
+        : Effect.succeed(r),
+  );
 
 function formatFor(
   opts: EmbedOptions,
@@ -270,7 +406,7 @@ export const questionInputs = (
  * const files = [...Deno.readDirSync(`${dir}/context_emb`)].map((e) => e.name).sort();
  * await Deno.remove(dir, { recursive: true });
  * assert.deepEqual([r.written, r.skipped, r.encoder], [1, 0, "sparse-pi"]);
- * assert.deepEqual(files, ["T_0.json", "T_0.npz"]);
+ * assert.deepEqual(files, [".phraseval-dump.json", "T_0.json", "T_0.npz"]);
  * ```
  */
 export const embedContexts = (
@@ -280,7 +416,8 @@ export const embedContexts = (
     const enc = yield* ContextEncoder;
     const format = yield* formatFor(opts, enc.info);
     const started = Date.now();
-    yield* mkdir(opts.out);
+    const manifest = yield* dumpManifest("context", opts, enc.info, format);
+    let unwritten = yield* checkFolder("context", opts, manifest);
     const reg = new StemRegistry();
     let written = 0, skipped = 0;
     const contexts = new Map<string, string>();
@@ -301,9 +438,10 @@ export const embedContexts = (
             }
           }),
           () =>
-            opts.overwrite
-              ? Effect.succeed({ p, done: false })
-              : Effect.map(contextDumpComplete(opts.out, p.id), (done) => ({ p, done })),
+            opts.overwrite ? Effect.succeed({ p, done: false }) : Effect.map(
+              complete(opts.out, [`${dumpStem(p.id)}.npz`, `${dumpStem(p.id)}.json`]),
+              (done) => ({ p, done }),
+            ),
         )
       ),
       Stream.grouped(opts.batchSize ?? 32),
@@ -323,6 +461,10 @@ export const embedContexts = (
                   `${over.phrases.length} phrases, more than the limit of ${maxPhrases} (--max-paragraph-phrases)`,
               }),
             );
+          }
+          if (unwritten) {
+            yield* writeManifest(`${opts.out}/${DUMP_MANIFEST}`, manifest);
+            unwritten = false;
           }
           if (opts.metadata) { for (const p of todo) contexts.set(p.id, p.context); }
           for (const e of encoded) {
@@ -350,7 +492,8 @@ export const embedQuestions = (
     const enc = yield* QuestionEncoder;
     const format = yield* formatFor(opts, enc.info);
     const started = Date.now();
-    yield* mkdir(opts.out);
+    const manifest = yield* dumpManifest("question", opts, enc.info, format);
+    let unwritten = yield* checkFolder("question", opts, manifest);
     const reg = new StemRegistry();
     let written = 0, skipped = 0;
     yield* inRange(questionInputs(opts.input), opts.range).pipe(
@@ -358,7 +501,7 @@ export const embedQuestions = (
         Effect.flatMap(guard(() => checkId(opts.input, "question", q.id, reg)), () =>
           opts.overwrite
             ? Effect.succeed({ q, done: false })
-            : Effect.map(questionDumpComplete(opts.out, q.id), (done) => ({ q, done })))
+            : Effect.map(complete(opts.out, [`${dumpStem(q.id)}.npz`]), (done) => ({ q, done })))
       ),
       Stream.grouped(opts.batchSize ?? 256),
       Stream.runForEach((group) =>
@@ -369,6 +512,10 @@ export const embedQuestions = (
           skipped += group.length - todo.length;
           if (todo.length === 0) return;
           const encoded = yield* enc.encode(todo);
+          if (unwritten) {
+            yield* writeManifest(`${opts.out}/${DUMP_MANIFEST}`, manifest);
+            unwritten = false;
+          }
           for (const e of encoded) yield* writeQuestionDump(opts.out, e, format);
           written += todo.length;
           opts.onProgress?.(written + skipped);

@@ -38,7 +38,12 @@ export const EMBED_FLAGS = [
     choices: ["f32", "f16"],
     description: "dense element type to store (default: the encoder's)",
   },
-  { name: "overwrite", type: "boolean", description: "rewrite files that already exist" },
+  {
+    name: "overwrite",
+    type: "boolean",
+    description:
+      "rewrite files that already exist; accept a folder made from another input, encoder or format",
+  },
   { name: "batch", type: "int", metavar: "N", description: "items per encoder call" },
   {
     name: "device",

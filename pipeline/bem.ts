@@ -10,6 +10,7 @@
 import { Effect } from "effect";
 import { bemEvaluateFile, formatBemSummary } from "../metrics/bem/fold.ts";
 import { BEM_MODEL_HOWTO, BemError } from "../metrics/bem/service.ts";
+import { refuseAliases } from "../io/paths.ts";
 import { progress, runMain, UsageError } from "./_cli.ts";
 
 export { bemEvaluateFile as bem } from "../metrics/bem/fold.ts";
@@ -87,6 +88,19 @@ if (import.meta.main) {
         if (a.positional["data.json"] === "-" && a.positional["pred.json"] === "-") {
           return yield* Effect.fail(new UsageError("data.json and pred.json cannot both be stdin"));
         }
+        yield* refuseAliases(
+          [
+            { name: "data.json", path: a.positional["data.json"] },
+            { name: "pred.json", path: a.positional["pred.json"] },
+            { name: "--model", path: model },
+          ],
+          [
+            { name: "--dump-inputs", path: a.flags["dump-inputs"] },
+            { name: "--rows", path: a.flags.rows },
+            { name: "--disagreements", path: a.flags.disagreements },
+          ],
+          "the BEM summary",
+        );
         const batch = a.flags.batch;
         if (batch < 1) {
           return yield* Effect.fail(new UsageError("--batch must be at least 1"));

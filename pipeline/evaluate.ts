@@ -12,6 +12,7 @@
  */
 import { Effect } from "effect";
 import { InputError } from "../io/errors.ts";
+import { refuseAliases } from "../io/paths.ts";
 import { formatBemSummary } from "../metrics/bem/fold.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { runMain, UsageError } from "./_cli.ts";
@@ -86,6 +87,19 @@ if (import.meta.main) {
         if (a.flags.disagreements !== undefined && model === undefined) {
           return yield* Effect.fail(new UsageError("--disagreements needs --bem"));
         }
+        yield* refuseAliases(
+          [
+            { name: "data.json", path: data },
+            { name: "pred.json", path: predictions },
+            { name: "--na-prob-file", path: a.flags["na-prob-file"] },
+            { name: "--bem", path: model },
+          ],
+          [
+            { name: "--per-question", path: a.flags["per-question"] },
+            { name: "--disagreements", path: a.flags.disagreements },
+          ],
+          "the scores",
+        );
         const r = yield* scoreDataset({
           data,
           predictions,

@@ -38,6 +38,12 @@ if (import.meta.main) {
           description: "output folder (default outputs/<YYYYMMDD_HHMMSS>)",
         },
         { name: "no-keep-dumps", type: "boolean", description: "delete the dumps at the end" },
+        {
+          name: "overwrite",
+          type: "boolean",
+          description:
+            "start afresh when --out holds a run of another dataset or encoder (removes its files)",
+        },
       ],
     },
     Deno.args,
@@ -49,6 +55,7 @@ if (import.meta.main) {
           encoder: a.flags.encoder,
           out: a.flags.out,
           keepDumps: a.flags["no-keep-dumps"] !== true,
+          overwrite: a.flags.overwrite,
           onStage: (name, sec, detail) =>
             console.log(`  ${name.padEnd(15)} ${sec.toFixed(1).padStart(6)} s  ${detail}`),
         });

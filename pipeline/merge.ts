@@ -95,11 +95,13 @@ export function startEarly(argv: readonly string[]): EarlyPool | undefined {
 if (import.meta.main) {
   // The workers first: they load while this thread loads Effect and the stage.
   const early = startEarly(Deno.args);
-  const [Effect, { progress, runMain, UsageError }, { merge }] = await Promise.all([
-    import("effect/Effect"),
-    import("./_cli.ts"),
-    import("../search/merge.ts"),
-  ]);
+  const [Effect, { progress, runMain, UsageError }, { merge }, { refuseAliases }] = await Promise
+    .all([
+      import("effect/Effect"),
+      import("./_cli.ts"),
+      import("../search/merge.ts"),
+      import("../io/paths.ts"),
+    ]);
   await runMain(MERGE_SPEC, Deno.args, (a) => {
     const concurrency = a.flags.concurrency;
     const workers = a.flags.workers;
@@ -109,17 +111,28 @@ if (import.meta.main) {
     if (workers !== undefined && workers < 0) {
       return Effect.fail(new UsageError(`--workers must be 0 or more, got ${workers}`));
     }
-    return merge({
-      data: a.positional["data.json"],
-      contextEmb: a.positional["context_emb"],
-      questionEmb: a.positional["question_emb"],
-      predictions: a.positional["pred.json"],
-      sparse: a.flags.sparse === true,
-      concurrency,
-      workers,
-      progress: a.flags.progress === true ? progress("merge") : undefined,
-      simd: a.flags["no-simd"] !== true,
-      early,
-    });
+    const aliased = refuseAliases(
+      [
+        { name: "data.json", path: a.positional["data.json"] },
+        { name: "context_emb", path: a.positional["context_emb"], folder: true },
+        { name: "question_emb", path: a.positional["question_emb"], folder: true },
+      ],
+      [{ name: "pred.json", path: a.positional["pred.json"] }],
+    );
+    return Effect.andThen(
+      aliased,
+      merge({
+        data: a.positional["data.json"],
+        contextEmb: a.positional["context_emb"],
+        questionEmb: a.positional["question_emb"],
+        predictions: a.positional["pred.json"],
+        sparse: a.flags.sparse === true,
+        concurrency,
+        workers,
+        progress: a.flags.progress === true ? progress("merge") : undefined,
+        simd: a.flags["no-simd"] !== true,
+        early,
+      }),
+    );
   });
 }

@@ -9,6 +9,8 @@
  *
  * @module
  */
+import { Effect } from "effect";
+import { refuseAliases } from "../io/paths.ts";
 import { records } from "../io/records.ts";
 import { runMain } from "./_cli.ts";
 
@@ -35,10 +37,15 @@ if (import.meta.main) {
     },
     Deno.args,
     (a) =>
-      records({
-        input: a.positional["data.json"],
-        kind: a.flags.kind,
-        out: a.flags.out,
-      }),
+      Effect.andThen(
+        refuseAliases([{ name: "data.json", path: a.positional["data.json"] }], [
+          { name: "--out", path: a.flags.out },
+        ]),
+        records({
+          input: a.positional["data.json"],
+          kind: a.flags.kind,
+          out: a.flags.out,
+        }),
+      ),
   );
 }

@@ -7,6 +7,7 @@
  */
 import { Effect } from "effect";
 import { split } from "../io/squad_split.ts";
+import { refuseAliases } from "../io/paths.ts";
 import { progress, runMain } from "./_cli.ts";
 
 export { split };
@@ -28,12 +29,20 @@ if (import.meta.main) {
     Deno.args,
     (a) => {
       const bar = progress("split");
-      return split({
-        data: a.positional["data.json"],
-        context: a.positional["context.json"],
-        question: a.positional["question.json"],
-        onProgress: (n) => bar.update(n, "paragraphs"),
-      }).pipe(Effect.ensuring(Effect.sync(() => bar.done())));
+      const data = a.positional["data.json"];
+      const context = a.positional["context.json"], question = a.positional["question.json"];
+      return refuseAliases([{ name: "data.json", path: data }], [
+        { name: "context.json", path: context },
+        { name: "question.json", path: question },
+      ]).pipe(
+        Effect.andThen(split({
+          data,
+          context,
+          question,
+          onProgress: (n) => bar.update(n, "paragraphs"),
+        })),
+        Effect.ensuring(Effect.sync(() => bar.done())),
+      );
     },
   );
 }

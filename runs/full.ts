@@ -9,14 +9,34 @@
  * with the split files, the dumps (unless `--no-keep-dumps`), `pred.json`,
  * `summary.json` and the tasks' logs.
  *
+ * Rerun into the same `out`, it resumes (the encoders skip complete dump
+ * files), but only a run of the same job: `<out>/.phraseval-run.json`
+ * (`io/manifest.ts`: the dataset's sha256, the split, the encoder with the
+ * sha256 of its model files, the tool version) is written before the first
+ * task, and a folder whose manifest differs, or that holds an earlier run's
+ * files without one, is refused (exit 2) unless `overwrite`, which removes
+ * the files `full` owns there and starts afresh. The dataset may not be
+ * one of those files.
+ *
  * @module
  */
 import { Effect } from "effect";
-import { FileError } from "../io/errors.ts";
+import { FileError, InputError } from "../io/errors.ts";
+import {
+  filesFingerprint,
+  fileSha256,
+  type Manifest,
+  manifestDiff,
+  readManifest,
+  RUN_MANIFEST,
+  TOOL_VERSION,
+  writeManifest,
+} from "../io/manifest.ts";
+import { aliasProblem } from "../io/paths.ts";
 import { REPO_ROOT } from "../io/repo.ts";
 import { countSquad } from "../io/squad.ts";
 import { validate } from "../io/dump/validate.ts";
-import { DEFAULT_ENCODER, encoderSpec } from "../encoders/registry.ts";
+import { DEFAULT_ENCODER, type EncoderSpec, encoderSpec } from "../encoders/registry.ts";
 import { RunError } from "./errors.ts";
 import { planSingleRun, runStages, SINGLE_STAGE_NAMES, taskDetail, taskSeconds } from "./single.ts";
 import { singleRunSummary } from "./single_summary.ts";
@@ -36,6 +56,11 @@ export interface FullOptions {
   readonly out?: string;
   /** Keep the dump folders (default true). */
   readonly keepDumps?: boolean;
+  /**
+   * Start afresh in an `out` made from another dataset or encoder (or
+   * without a manifest): remove the files `full` owns there first.
+   */
+  readonly overwrite?: boolean;
   /** Called when a stage ends (name, seconds, one-line detail). */
   readonly onStage?: (stage: string, seconds: number, detail: string) => void;
 }
@@ -46,6 +71,75 @@ const fsDo = <A>(file: string, f: () => Promise<A>) =>
   Effect.tryPromise({
     try: f,
     catch: (e) => new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
+  });
+
+/** What `full` writes into its output folder (and removes with `overwrite`). */
+export const FULL_OUTPUTS: readonly { readonly name: string; readonly folder: boolean }[] = [
+  { name: "context.json", folder: false },
+  { name: "question.json", folder: false },
+  { name: "dumps", folder: true },
+  { name: "pred.json", folder: false },
+  { name: "result.json", folder: false },
+  { name: "summary.json", folder: false },
+  { name: "logs", folder: true },
+  { name: RUN_MANIFEST, folder: false },
+];
+
+/** The manifest of a `full` run: what its output folder is made from. */
+const runManifest = (data: string, spec: EncoderSpec): Effect.Effect<Manifest, FileError> =>
+  Effect.gen(function* () {
+    return {
+      kind: "phraseval-run",
+      tool: TOOL_VERSION,
+      data_sha256: yield* fileSha256(data),
+      split: "pi-squad",
+      encoder: spec.name,
+      sparse: spec.sparse,
+      context_files: yield* fsDo(data, () => filesFingerprint(spec.contextFiles)),
+      question_files: yield* fsDo(data, () => filesFingerprint(spec.questionFiles)),
+    };
+  });
+
+/**
+ * Checks that `out` may take this run (see the module doc); with
+ * `overwrite`, removes an earlier run's files. Returns whether `out` already
+ * holds this run's manifest.
+ */
+const claimOut = (data: string, out: string, manifest: Manifest, overwrite: boolean) =>
+  Effect.gen(function* () {
+    const refuse = (message: string) =>
+      Effect.fail(new InputError({ file: out, where: "", message }));
+    const alias = aliasProblem(
+      [{ name: "--data", path: data }],
+      FULL_OUTPUTS.map((o) => ({
+        name: `--out's ${o.name}`,
+        path: `${out}/${o.name}`,
+        folder: o.folder,
+      })),
+    );
+    if (alias !== undefined) return yield* refuse(alias);
+    const present = FULL_OUTPUTS.filter((o) => {
+      try {
+        Deno.lstatSync(`${out}/${o.name}`);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    const found = yield* fsDo(out, () => readManifest(`${out}/${RUN_MANIFEST}`));
+    const why = found === undefined
+      ? present.length === 0
+        ? undefined
+        : `holds an earlier run (${present.map((o) => o.name).join(", ")}) without ${RUN_MANIFEST}`
+      : manifestDiff(found, manifest) === undefined
+      ? undefined
+      : `was made from another dataset or encoder (${manifestDiff(found, manifest)})`;
+    if (why === undefined) return found !== undefined;
+    if (!overwrite) return yield* refuse(`${why}: pass --overwrite to start afresh`);
+    for (const o of present) {
+      yield* fsDo(`${out}/${o.name}`, () => Deno.remove(`${out}/${o.name}`, { recursive: true }));
+    }
+    return false;
   });
 
 /**
@@ -72,7 +166,10 @@ export const full = (opts: FullOptions = {}) =>
     const data = abs(opts.data ?? DEFAULT_DATA);
     const out = abs(opts.out ?? `outputs/${timestamp()}`);
     const spec = yield* encoderSpec(opts.encoder ?? DEFAULT_ENCODER);
+    const manifest = yield* runManifest(data, spec);
+    const claimed = yield* claimOut(data, out, manifest, opts.overwrite === true);
     const plan = yield* planSingleRun(data, spec, out); // reads (and checks) the dataset
+    if (!claimed) yield* writeManifest(`${out}/${RUN_MANIFEST}`, manifest);
     const timings: Record<string, number> = {};
     const report = (name: string, s: number, detail: string) => {
       timings[name] = Math.round(s * 1000) / 1000;

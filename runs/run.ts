@@ -16,6 +16,7 @@
  */
 import { Effect, Exit, Fiber } from "effect";
 import { InputError, UsageError } from "../io/errors.ts";
+import { aliasProblem } from "../io/paths.ts";
 import { displayPath } from "./_fs.ts";
 import { chooseRunDir } from "./run_dir.ts";
 import type { ResolvedRunConfig } from "./config.ts";
@@ -167,6 +168,14 @@ export const run = (
       ortFfi,
       bemFfi: needsBem ? ORT_ADDON ?? undefined : undefined,
     });
+    // No dataset may lie where the run writes (`deno task run` refuses with exit 2).
+    const outFolders = runFolders(plan).map((d) => ({ name: "run folder", path: d, folder: true }));
+    for (const ds of config.datasets) {
+      const why = aliasProblem([{ name: `dataset ${ds.abbr}`, path: ds.path }], outFolders);
+      if (why !== undefined) {
+        return yield* Effect.fail(new InputError({ file: config.file, where: "", message: why }));
+      }
+    }
     const runnerName = opts.slurm
       ? `slurm${opts.partition ? ` (partition ${opts.partition})` : ""}${
         workersGiven ? `, at most ${workersGiven} array tasks at once` : ""

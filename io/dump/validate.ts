@@ -11,6 +11,7 @@
  * @module
  */
 import { Effect, Stream } from "effect";
+import { DUMP_MANIFEST } from "../manifest.ts";
 import { dumpStem } from "./names.ts";
 import { type DumpError, type DumpSource, openDump } from "./reader.ts";
 import { decodeDumpMatrix } from "./decode.ts";
@@ -272,7 +273,8 @@ export const validate = (
         let unexpected = 0;
         for (const [dump, names] of [[cd, expected.context], [qd, expected.question]] as const) {
           for (const f of yield* dump.list()) {
-            if (!names.has(f)) {
+            // Each dump folder may hold its manifest (`io/manifest.ts`).
+            if (!names.has(f) && f !== DUMP_MANIFEST) {
               unexpected++;
               if (unexpected <= 20) {
                 acc.violations.push(`${dump.label(f)}: not a file of the dataset`);
