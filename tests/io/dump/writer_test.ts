@@ -54,20 +54,32 @@ Deno.test("dump names: / becomes _, unsafe ids are refused, not renamed", () => 
   assertEquals(dumpStem("AC/DC_3"), "AC_DC_3");
   assertEquals(dumpStem("a/b/c_0"), "a_b_c_0");
   assertEquals(dumpStem("..x_0"), "..x_0");
-  assertEquals(unsafeIdReason("../etc_0"), "id has a '..' path segment");
-  assertEquals(unsafeIdReason("a/../b_0"), "id has a '..' path segment");
+  // Safe once '/' is '_': '..' is refused only as a whole stem.
+  assertEquals(dumpStem("../etc_0"), ".._etc_0");
+  assertEquals(dumpStem("a/../b_0"), "a_.._b_0");
+  assertEquals(unsafeIdReason(".."), 'id names the file ".."');
+  assertEquals(unsafeIdReason("."), 'id names the file "."');
   assertEquals(unsafeIdReason("a\0b_0"), "id contains a NUL byte");
   assertEquals(unsafeIdReason(""), "empty id");
-  const long = "é".repeat(MAX_STEM_BYTES / 2); // 240 bytes: allowed
-  assertEquals(unsafeIdReason(long), undefined);
-  assertEquals(unsafeIdReason(long + "x"), `id longer than ${MAX_STEM_BYTES} bytes`);
+  assertEquals(MAX_STEM_BYTES, 231);
+  const long = "é".repeat(115) + "x"; // 231 bytes: allowed for a paragraph
+  assertEquals(unsafeIdReason(long, "paragraph"), undefined);
+  assertEquals(
+    unsafeIdReason(long + "x", "paragraph"),
+    "id is 232 bytes; a paragraph id may have at most 231 (255 less the temporary name of <id>.meta.json)",
+  );
+  assertEquals(unsafeIdReason(long + "x".repeat(6), "question"), undefined); // 237
+  assertEquals(
+    unsafeIdReason(long + "x".repeat(7), "question"),
+    "id is 238 bytes; a question id may have at most 237 (255 less the temporary name of <id>.npz)",
+  );
   let threw = "";
   try {
-    dumpStem("../etc_0");
+    dumpStem("..");
   } catch (e) {
     threw = (e as Error).message;
   }
-  assertEquals(threw, `"../etc_0": id has a '..' path segment`);
+  assertEquals(threw, `"..": id names the file ".."`);
 });
 
 Deno.test("dump names: two ids sharing a file name are caught by StemRegistry", () => {
