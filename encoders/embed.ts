@@ -11,7 +11,7 @@
  * @module
  */
 import { Effect, Stream } from "effect";
-import { StemRegistry, unsafeIdReason } from "../io/dump/names.ts";
+import { type IdKind, StemRegistry, unsafeIdReason } from "../io/dump/names.ts";
 import {
   contextDumpComplete,
   type DumpFormat,
@@ -60,6 +60,12 @@ export interface EmbedOptions {
    * so a run can be split into partitions.
    */
   readonly range?: readonly [number, number];
+  /**
+   * SQuAD input: rename repeated article titles (`io/squad_ids.ts`) instead
+   * of refusing them. NDJSON records carry their ids: those are used as
+   * they are, and a repeated one is refused.
+   */
+  readonly uniqueIds?: boolean;
   /** Called after each batch with the running counts (progress bars). */
   readonly onProgress?: (done: number) => void;
 }
@@ -120,17 +126,19 @@ function formatFor(
   });
 }
 
-function checkId(file: string, kind: string, id: string, reg: StemRegistry): void {
-  const why = unsafeIdReason(id);
+function checkId(file: string, kind: IdKind, id: string, reg: StemRegistry): void {
+  const why = unsafeIdReason(id, kind);
   if (why !== undefined) {
     throw new InputError({ file, where: `${kind} ${JSON.stringify(id)}`, message: why });
   }
-  const owner = reg.claim(id);
+  const owner = reg.claimOnce(id);
   if (owner !== undefined) {
     throw new InputError({
       file,
       where: `${kind} ${JSON.stringify(id)}`,
-      message: `same dump file name as ${kind} ${JSON.stringify(owner)} ('/' becomes '_')`,
+      message: owner === id
+        ? `occurs twice in the input (${kind} ids must be unique)`
+        : `same dump file name as ${kind} ${JSON.stringify(owner)} ('/' becomes '_')`,
     });
   }
 }
@@ -191,26 +199,38 @@ const squadOrRecords = <K extends "paragraph" | "question", A>(
       )),
   );
 
-/** Paragraphs of a SQuAD file or of NDJSON paragraph records. */
+/** How the runners read ids from a SQuAD file (see `io/squad_ids.ts`). */
+const idMode = (uniqueIds: boolean | undefined) =>
+  uniqueIds ? "unique" as const : "distinct" as const;
+
+/**
+ * Paragraphs of a SQuAD file (ids checked, or repeated titles renamed with
+ * `uniqueIds`: `io/squad_ids.ts`) or of NDJSON paragraph records.
+ */
 export const contextInputs = (
   path: string,
+  uniqueIds?: boolean,
 ): Stream.Stream<ContextInput, InputError | FileError> =>
   squadOrRecords(
     path,
     "paragraph",
-    { context: "required", qas: "optional" },
+    { context: "required", qas: "optional", ids: idMode(uniqueIds) },
     (r) => ({ id: r.id, context: r.context }),
     (a) => a.paragraphs.map((p) => ({ id: p.id, context: p.context! })),
   );
 
-/** Questions (id and text only) of a SQuAD file or of NDJSON question records. */
+/**
+ * Questions (id and text only) of a SQuAD file (ids checked as for
+ * {@linkcode contextInputs}) or of NDJSON question records.
+ */
 export const questionInputs = (
   path: string,
+  uniqueIds?: boolean,
 ): Stream.Stream<QuestionInput, InputError | FileError> =>
   squadOrRecords(
     path,
     "question",
-    { context: "optional", qas: "required" },
+    { context: "optional", qas: "required", ids: idMode(uniqueIds) },
     (r) => ({ id: r.id, question: r.question }),
     (a) =>
       a.paragraphs.flatMap((p) => p.questions.map((q) => ({ id: q.id, question: q.question }))),
@@ -252,7 +272,7 @@ export const embedContexts = (
     const reg = new StemRegistry();
     let written = 0, skipped = 0;
     const contexts = new Map<string, string>();
-    yield* inRange(contextInputs(opts.input), opts.range).pipe(
+    yield* inRange(contextInputs(opts.input, opts.uniqueIds), opts.range).pipe(
       Stream.mapEffect((p) =>
         Effect.flatMap(guard(() => checkId(opts.input, "paragraph", p.id, reg)), () =>
           opts.overwrite
@@ -297,7 +317,7 @@ export const embedQuestions = (
     yield* mkdir(opts.out);
     const reg = new StemRegistry();
     let written = 0, skipped = 0;
-    yield* inRange(questionInputs(opts.input), opts.range).pipe(
+    yield* inRange(questionInputs(opts.input, opts.uniqueIds), opts.range).pipe(
       Stream.mapEffect((q) =>
         Effect.flatMap(guard(() => checkId(opts.input, "question", q.id, reg)), () =>
           opts.overwrite

@@ -38,6 +38,11 @@ if (import.meta.main) {
           description: "output folder (default outputs/<YYYYMMDD_HHMMSS>)",
         },
         { name: "no-keep-dumps", type: "boolean", description: "delete the dumps at the end" },
+        {
+          name: "unique-ids",
+          type: "boolean",
+          description: "rename repeated article titles (<title>#2, ...) instead of refusing them",
+        },
       ],
     },
     Deno.args,
@@ -49,6 +54,7 @@ if (import.meta.main) {
           encoder: a.flags.encoder,
           out: a.flags.out,
           keepDumps: a.flags["no-keep-dumps"] !== true,
+          uniqueIds: a.flags["unique-ids"] === true,
           onStage: (name, sec, detail) =>
             console.log(`  ${name.padEnd(15)} ${sec.toFixed(1).padStart(6)} s  ${detail}`),
         });

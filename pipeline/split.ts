@@ -23,7 +23,14 @@ if (import.meta.main) {
         { name: "context.json", description: "output: contexts only (- for stdout)" },
         { name: "question.json", description: "output: questions only (- for stdout)" },
       ],
-      flags: [],
+      flags: [
+        {
+          name: "unique-ids",
+          type: "boolean",
+          description:
+            "rename repeated article titles (<title>#2, #3, ...: io/squad_ids.ts) instead of refusing them",
+        },
+      ],
     },
     Deno.args,
     (a) => {
@@ -32,6 +39,7 @@ if (import.meta.main) {
         data: a.positional["data.json"],
         context: a.positional["context.json"],
         question: a.positional["question.json"],
+        uniqueIds: a.flags["unique-ids"] === true,
         onProgress: (n) => bar.update(n, "paragraphs"),
       }).pipe(Effect.ensuring(Effect.sync(() => bar.done())));
     },

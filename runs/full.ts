@@ -34,6 +34,11 @@ export interface FullOptions {
   readonly encoder?: string;
   /** Output folder, the run folder (default `outputs/<timestamp>`). */
   readonly out?: string;
+  /**
+   * Rename repeated article titles (`<title>#2`, ...: `io/squad_ids.ts`) in
+   * every stage instead of refusing the dataset.
+   */
+  readonly uniqueIds?: boolean;
   /** Keep the dump folders (default true). */
   readonly keepDumps?: boolean;
   /** Called when a stage ends (name, seconds, one-line detail). */
@@ -72,7 +77,8 @@ export const full = (opts: FullOptions = {}) =>
     const data = abs(opts.data ?? DEFAULT_DATA);
     const out = abs(opts.out ?? `outputs/${timestamp()}`);
     const spec = yield* encoderSpec(opts.encoder ?? DEFAULT_ENCODER);
-    const plan = yield* planSingleRun(data, spec, out); // reads (and checks) the dataset
+    const uniqueIds = opts.uniqueIds === true;
+    const plan = yield* planSingleRun(data, spec, out, uniqueIds); // reads (and checks) the dataset
     const timings: Record<string, number> = {};
     const report = (name: string, s: number, detail: string) => {
       timings[name] = Math.round(s * 1000) / 1000;
@@ -92,6 +98,7 @@ export const full = (opts: FullOptions = {}) =>
       contextEmb: `${out}/dumps/context_emb`,
       questionEmb: `${out}/dumps/question_emb`,
       sparse: spec.sparse,
+      uniqueIds,
     });
     const v = checked.violations.length;
     report(

@@ -15,6 +15,7 @@ import { Effect, Stream } from "effect";
 import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
 import { squadArticles } from "../io/squad.ts";
+import { DatasetIds, isIdProblem } from "../io/squad_ids.ts";
 import type { ResolvedDataset, ResolvedRunConfig } from "./config.ts";
 import { type RunLayout, runLayout } from "./layout.ts";
 import { partitions } from "./partition.ts";
@@ -23,7 +24,10 @@ import { type DatasetScan, type Plan, type Stage, STAGE_GROUPS, type Task } from
 
 /**
  * Reads the paragraph and question ids of a dataset (its article range
- * only), streaming.
+ * only), streaming. The ids are checked over the range as every stage
+ * checks them (`io/squad_ids.ts`): repeated ones are bad input, or, with
+ * `uniqueIds`, repeated titles are renamed, as the tasks will rename them
+ * in the range's own file.
  *
  * @example
  * ```ts
@@ -43,15 +47,24 @@ export const scanDataset = (ds: ResolvedDataset): Effect.Effect<DatasetScan, Inp
     const paragraphIds: string[] = [];
     const questionIds: string[] = [];
     let articles = 0;
+    const ids = new DatasetIds(ds.uniqueIds ? "unique" : "distinct");
+    const refuse = (where: string, message: string) =>
+      Effect.fail(new InputError({ file: ds.path, where, message }));
     yield* squadArticles(ds.path, { context: "optional", qas: "optional" }).pipe(
       Stream.takeWhile((a) => a.index < end),
       Stream.runForEach((a) =>
-        Effect.sync(() => {
+        Effect.gen(function* () {
           if (a.index < start) return;
           articles++;
-          for (const p of a.paragraphs) {
-            paragraphIds.push(p.id);
-            for (const q of p.questions) questionIds.push(q.id);
+          const title = ids.article(a.index, a.title, a.paragraphs.length);
+          if (isIdProblem(title)) return yield* refuse(title.where, title.message);
+          for (const [i, p] of a.paragraphs.entries()) {
+            paragraphIds.push(`${title}_${i}`);
+            for (const q of p.questions) {
+              const clash = ids.question(q.id, a.index, a.title, i);
+              if (clash !== undefined) return yield* refuse(clash.where, clash.message);
+              questionIds.push(q.id);
+            }
           }
         })
       ),
@@ -119,6 +132,7 @@ export const planRun = (
     for (const ds of config.datasets) scans.push(yield* scanDataset(ds));
     const tasks: Task[] = [];
     const size = opts.maxPartitionSize;
+    const unique = (ds: ResolvedDataset) => ds.uniqueIds ? ["--unique-ids"] : [];
     for (const [di, ds] of config.datasets.entries()) {
       const scan = scans[di];
       const dir = L.datasetDir(ds.abbr);
@@ -142,6 +156,7 @@ export const planRun = (
             `--data=${ds.path}`,
             `--out=${dir}`,
             ...(ds.articles ? [`--articles=${ds.articles[0]}:${ds.articles[1]}`] : []),
+            ...unique(ds),
           ],
         ),
         log: L.log("prepare", null, ds.abbr, null),
@@ -204,6 +219,7 @@ export const planRun = (
                   ...common,
                   ...(batch !== null ? [`--batch=${batch}`] : []),
                   `--range=${a}:${b}`,
+                  ...unique(ds),
                 ],
               ),
               log: L.log(stage, m.abbr, ds.abbr, pi),
@@ -232,7 +248,7 @@ export const planRun = (
           argv: denoRun(
             { read: [data, cEmb, qEmb, predDir], write: [predDir] },
             "merge.ts",
-            [data, cEmb, qEmb, pred, ...(m.sparse ? ["--sparse"] : [])],
+            [data, cEmb, qEmb, pred, ...(m.sparse ? ["--sparse"] : []), ...unique(ds)],
           ),
           log: L.log("merge", m.abbr, ds.abbr, null),
           watch: [predDir],
