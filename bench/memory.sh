@@ -9,8 +9,8 @@ OUT=bench/out
 mkdir -p "$OUT"
 [ -f "$OUT/dev.json" ] || gunzip -c data/dev-v1.1.json.gz > "$OUT/dev.json"
 [ -f "$OUT/dev-x10.json" ] || "$DENO" run -A bench/make_concat.ts data/dev-v1.1.json.gz 10 "$OUT/dev-x10.json"
-# Predictions: every question's first gold answer (ids repeat in the 10x file).
-[ -f "$OUT/gold_pred.json" ] || python3 - "$OUT/dev.json" "$OUT/gold_pred.json" <<'PY'
+# Predictions: every question's first gold answer (of the 10x file: its ids include dev's).
+[ -f "$OUT/gold_pred.json" ] || python3 - "$OUT/dev-x10.json" "$OUT/gold_pred.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 json.dump({q["id"]: q["answers"][0]["text"] for a in d["data"] for p in a["paragraphs"] for q in p["qas"]}, open(sys.argv[2], "w"))

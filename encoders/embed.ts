@@ -28,7 +28,7 @@
  * @module
  */
 import { Effect, Stream } from "effect";
-import { dumpStem, StemRegistry, unsafeIdReason } from "../io/dump/names.ts";
+import { dumpStem, type IdKind, StemRegistry, unsafeIdReason } from "../io/dump/names.ts";
 import { type DumpFormat, writeContextDump, writeQuestionDump } from "../io/dump/writer.ts";
 import {
   DUMP_MANIFEST,
@@ -85,6 +85,12 @@ export interface EmbedOptions {
    * so a run can be split into partitions.
    */
   readonly range?: readonly [number, number];
+  /**
+   * SQuAD input: rename repeated article titles (`io/squad_ids.ts`) instead
+   * of refusing them. NDJSON records carry their ids: those are used as
+   * they are, and a repeated one is refused.
+   */
+  readonly uniqueIds?: boolean;
   /** Called after each batch with the running counts (progress bars). */
   readonly onProgress?: (done: number) => void;
   /**
@@ -181,6 +187,7 @@ const dumpManifest = (
       compressed: format.compressed,
       dtype: format.dtype ?? null,
       metadata: half === "context" && opts.metadata === true,
+      unique_ids: opts.uniqueIds === true,
     };
   });
 
@@ -288,17 +295,19 @@ function formatFor(
   });
 }
 
-function checkId(file: string, kind: string, id: string, reg: StemRegistry): void {
-  const why = unsafeIdReason(id);
+function checkId(file: string, kind: IdKind, id: string, reg: StemRegistry): void {
+  const why = unsafeIdReason(id, kind);
   if (why !== undefined) {
     throw new InputError({ file, where: `${kind} ${JSON.stringify(id)}`, message: why });
   }
-  const owner = reg.claim(id);
+  const owner = reg.claimOnce(id);
   if (owner !== undefined) {
     throw new InputError({
       file,
       where: `${kind} ${JSON.stringify(id)}`,
-      message: `same dump file name as ${kind} ${JSON.stringify(owner)} ('/' becomes '_')`,
+      message: owner === id
+        ? `occurs twice in the input (${kind} ids must be unique)`
+        : `same dump file name as ${kind} ${JSON.stringify(owner)} ('/' becomes '_')`,
     });
   }
 }
@@ -359,26 +368,38 @@ const squadOrRecords = <K extends "paragraph" | "question", A>(
       )),
   );
 
-/** Paragraphs of a SQuAD file or of NDJSON paragraph records. */
+/** How the runners read ids from a SQuAD file (see `io/squad_ids.ts`). */
+const idMode = (uniqueIds: boolean | undefined) =>
+  uniqueIds ? "unique" as const : "distinct" as const;
+
+/**
+ * Paragraphs of a SQuAD file (ids checked, or repeated titles renamed with
+ * `uniqueIds`: `io/squad_ids.ts`) or of NDJSON paragraph records.
+ */
 export const contextInputs = (
   path: string,
+  uniqueIds?: boolean,
 ): Stream.Stream<ContextInput, InputError | FileError> =>
   squadOrRecords(
     path,
     "paragraph",
-    { context: "required", qas: "optional" },
+    { context: "required", qas: "optional", ids: idMode(uniqueIds) },
     (r) => ({ id: r.id, context: r.context }),
     (a) => a.paragraphs.map((p) => ({ id: p.id, context: p.context! })),
   );
 
-/** Questions (id and text only) of a SQuAD file or of NDJSON question records. */
+/**
+ * Questions (id and text only) of a SQuAD file (ids checked as for
+ * {@linkcode contextInputs}) or of NDJSON question records.
+ */
 export const questionInputs = (
   path: string,
+  uniqueIds?: boolean,
 ): Stream.Stream<QuestionInput, InputError | FileError> =>
   squadOrRecords(
     path,
     "question",
-    { context: "optional", qas: "required" },
+    { context: "optional", qas: "required", ids: idMode(uniqueIds) },
     (r) => ({ id: r.id, question: r.question }),
     (a) =>
       a.paragraphs.flatMap((p) => p.questions.map((q) => ({ id: q.id, question: q.question }))),
@@ -423,7 +444,7 @@ export const embedContexts = (
     const contexts = new Map<string, string>();
     const maxChars = opts.maxParagraphChars ?? DEFAULT_MAX_PARAGRAPH_CHARS;
     const maxPhrases = opts.maxParagraphPhrases ?? DEFAULT_MAX_PARAGRAPH_PHRASES;
-    yield* inRange(contextInputs(opts.input), opts.range).pipe(
+    yield* inRange(contextInputs(opts.input, opts.uniqueIds), opts.range).pipe(
       Stream.mapEffect((p) =>
         Effect.flatMap(
           guard(() => {
@@ -496,7 +517,7 @@ export const embedQuestions = (
     let unwritten = yield* checkFolder("question", opts, manifest);
     const reg = new StemRegistry();
     let written = 0, skipped = 0;
-    yield* inRange(questionInputs(opts.input), opts.range).pipe(
+    yield* inRange(questionInputs(opts.input, opts.uniqueIds), opts.range).pipe(
       Stream.mapEffect((q) =>
         Effect.flatMap(guard(() => checkId(opts.input, "question", q.id, reg)), () =>
           opts.overwrite

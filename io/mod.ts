@@ -58,7 +58,14 @@ export type {
   SquadReadOptions,
   SquadRecord,
 } from "./squad.ts";
-export { squadQuestionParagraphs, WHOLE_DATASET_LIMIT } from "./squad_ids.ts";
+export {
+  DatasetIds,
+  type IdMode,
+  type IdProblem,
+  isIdProblem,
+  squadQuestionParagraphs,
+  WHOLE_DATASET_LIMIT,
+} from "./squad_ids.ts";
 export { contextArticle, omitKeys, questionArticle, SquadJsonWriter } from "./squad_writer.ts";
 export { parsePredictions, readPredictions } from "./predictions.ts";
 export { ndjsonRecords, readNdjson, RecordSchemas, sniffNdjson } from "./ndjson.ts";
@@ -144,7 +151,15 @@ export {
 export type { IndexedEntry } from "./zip_file.ts";
 export { describeArray, describeNpz, inspectFile } from "./inspect.ts";
 export type { ArrayInfo, InspectOptions, InspectResult, SparseInfo } from "./inspect.ts";
-export { dumpStem, MAX_STEM_BYTES, StemRegistry, unsafeIdReason } from "./dump/names.ts";
+export {
+  dumpStem,
+  type IdKind,
+  MAX_QUESTION_STEM_BYTES,
+  MAX_STEM_BYTES,
+  maxStemBytes,
+  StemRegistry,
+  unsafeIdReason,
+} from "./dump/names.ts";
 export { indexPhrases, parsePhrases } from "./dump/phrases.ts";
 export type { PhraseList } from "./dump/phrases.ts";
 export {

@@ -7,7 +7,10 @@
  * complete). Unknown fields and SQuAD v2.0 fields (`is_impossible`,
  * `plausible_answers`) are kept: each record carries its `raw` object.
  *
- * Paragraph ids are PI-SQuAD's `'%s_%d' % (title, paragraph_index)`.
+ * Paragraph ids are PI-SQuAD's `'%s_%d' % (title, paragraph_index)`. With
+ * the `ids` option a reader also checks that they (and the question ids)
+ * are unique and name dump files, or renames repeated titles: see
+ * `io/squad_ids.ts`.
  *
  * @module
  */
@@ -21,6 +24,7 @@ import type { PyJson, PyObject } from "./pyjson.ts";
 import { isArticle, isObject, isParagraph, isQuestion } from "./_squad_checks.ts";
 import { ArticleSchema, ParagraphSchema, QuestionSchema } from "./_squad_schema.ts";
 import { type ByteSource, openSource } from "./source.ts";
+import { DatasetIds, type IdMode, isIdProblem } from "./squad_ids.ts";
 
 /** One gold answer. */
 export interface SquadAnswer {
@@ -56,7 +60,7 @@ export interface SquadParagraph {
   readonly kind: "paragraph";
   /** PI-SQuAD paragraph id: `'%s_%d' % (title, index)`. */
   readonly id: string;
-  /** The article title. */
+  /** The article title the id is made from (see {@linkcode SquadArticle.title}). */
   readonly title: string;
   /** Index of the article in the file. */
   readonly articleIndex: number;
@@ -74,7 +78,11 @@ export interface SquadParagraph {
 export interface SquadArticle {
   /** Record kind, for NDJSON streams. */
   readonly kind: "article";
-  /** The title. */
+  /**
+   * The title the paragraph ids are made from: as read, or its new name
+   * when the reader renames repeated titles (`ids: "unique"`, see
+   * `io/squad_ids.ts`); `raw.title` is always as read.
+   */
   readonly title: string;
   /** Index of the article in the file. */
   readonly index: number;
@@ -114,6 +122,14 @@ export interface SquadReadOptions {
   readonly qas?: "required" | "optional";
   /** Question `answers`: required, or optional (default; question-only files). */
   readonly answers?: "required" | "optional";
+  /**
+   * Id checks over the whole file (`io/squad_ids.ts`): `"as-read"`
+   * (default: none), `"distinct"` (a repeated paragraph or question id, two
+   * ids with one dump file name, or an id that cannot name a dump file is
+   * bad input) or `"unique"` (as `"distinct"`, but repeated titles are
+   * renamed instead of refused).
+   */
+  readonly ids?: IdMode;
 }
 
 function describeIssue(schema: Schema.Top, value: unknown): string {
@@ -130,13 +146,16 @@ function describeIssue(schema: Schema.Top, value: unknown): string {
 
 /**
  * Validates one article object and builds typed records from it. Throws
- * {@linkcode InputError} naming the article, paragraph or question.
+ * {@linkcode InputError} naming the article, paragraph or question. `ids`
+ * (the dataset's id checks so far, see `io/squad_ids.ts`) checks the ids
+ * against the articles before, and may rename the title.
  */
 export function decodeArticle(
   file: string,
   index: number,
   value: PyJson,
   opts: SquadReadOptions = {},
+  ids?: DatasetIds,
 ): SquadArticle {
   const fail = (where: string, message: string): never => {
     throw new InputError({ file, where, message });
@@ -149,12 +168,15 @@ export function decodeArticle(
     const t = typeof raw.title === "string" ? `article "${raw.title}"` : `article ${index}`;
     return fail(t, describeIssue(ArticleSchema, raw));
   }
-  const title = raw.title as string;
-  const paragraphs: SquadParagraph[] = [];
+  const rawTitle = raw.title as string;
   const rawParagraphs = raw.paragraphs as PyJson[];
+  const named = ids?.article(index, rawTitle, rawParagraphs.length) ?? rawTitle;
+  if (isIdProblem(named)) return fail(named.where, named.message);
+  const title = named;
+  const paragraphs: SquadParagraph[] = [];
   for (let p = 0; p < rawParagraphs.length; p++) {
     const pid = `${title}_${p}`;
-    const where = `article "${title}" paragraph ${p}`;
+    const where = `article "${rawTitle}" paragraph ${p}`;
     const rp = rawParagraphs[p];
     if (!isObject(rp) || Array.isArray(rp) || rp === null) fail(where, "not an object");
     const para = rp as PyObject;
@@ -176,6 +198,8 @@ export function decodeArticle(
       if (opts.answers === "required" && qraw.answers === undefined) {
         fail(qwhere, 'missing "answers"');
       }
+      const clash = ids?.question(qraw.id as string, index, rawTitle, p);
+      if (clash !== undefined) fail(clash.where, clash.message);
       questions.push({
         kind: "question",
         id: qraw.id as string,
@@ -210,9 +234,12 @@ export function squadRecordStream(
   opts: SquadReadOptions = {},
 ): ReadableStream<SquadRecord> {
   const decoder = new JsonEventDecoder("data");
+  const ids = opts.ids === undefined || opts.ids === "as-read"
+    ? undefined
+    : new DatasetIds(opts.ids);
   const convert = (events: JsonEvent[], out: SquadRecord[]) => {
     for (const e of events) {
-      if (e.kind === "item") out.push(decodeArticle(source.name, e.index, e.value, opts));
+      if (e.kind === "item") out.push(decodeArticle(source.name, e.index, e.value, opts, ids));
       else if (e.kind === "field") out.push({ kind: "field", key: e.key, value: e.value });
       else out.push({ kind: e.kind === "array-start" ? "data-start" : "data-end" });
     }

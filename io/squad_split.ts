@@ -6,13 +6,20 @@
  * are byte-identical to the official tool's output (Python `json.dump`
  * defaults). Outputs appear atomically: a failure leaves neither file.
  *
+ * Ids are checked as every dump stage checks them (`io/squad_ids.ts`): a
+ * repeated paragraph id (two articles with one title) or question id is
+ * bad input. With `uniqueIds` repeated titles are renamed by that module's
+ * rule and both files carry the new titles, so any tool reading them (the
+ * encoders, PIQA's own scripts) makes the same unique ids.
+ *
  * @module
  */
 import { Effect, Stream } from "effect";
 import { FileError } from "./errors.ts";
+import type { PyObject } from "./pyjson.ts";
 import { openAtomicWriter } from "./source.ts";
-import { type SquadReadError, squadRecords } from "./squad.ts";
-import { contextArticle, questionArticle, SquadJsonWriter } from "./squad_writer.ts";
+import { type SquadArticle, type SquadReadError, squadRecords } from "./squad.ts";
+import { contextArticle, omitKeys, questionArticle, SquadJsonWriter } from "./squad_writer.ts";
 
 /** Options of {@linkcode split}. */
 export interface SplitOptions {
@@ -22,6 +29,8 @@ export interface SplitOptions {
   readonly context: string;
   /** Where the question-only file goes (`-` for stdout). */
   readonly question: string;
+  /** Rename repeated titles (see `io/squad_ids.ts`) instead of refusing them. */
+  readonly uniqueIds?: boolean;
   /** Called after each article with the paragraphs written so far. */
   readonly onProgress?: (paragraphs: number) => void;
 }
@@ -84,8 +93,15 @@ export const split = (
     }),
     ([cw, qw]) =>
       Effect.gen(function* () {
-        const cOut = new SquadJsonWriter(cw, contextArticle);
-        const qOut = new SquadJsonWriter(qw, questionArticle);
+        // A renamed article is written with its new title.
+        const renamed = (half: (a: SquadArticle) => PyObject) => (a: SquadArticle) =>
+          half(
+            a.title === a.raw.title
+              ? a
+              : { ...a, raw: omitKeys(a.raw, [], (k, v) => k === "title" ? a.title : v) },
+          );
+        const cOut = new SquadJsonWriter(cw, renamed(contextArticle));
+        const qOut = new SquadJsonWriter(qw, renamed(questionArticle));
         const counts = { articles: 0, paragraphs: 0, questions: 0 };
         const write = (file: string, f: () => Promise<void>) =>
           Effect.tryPromise({
@@ -94,7 +110,11 @@ export const split = (
               new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
           });
         yield* Stream.runForEach(
-          squadRecords(opts.data, { context: "required", qas: "required" }),
+          squadRecords(opts.data, {
+            context: "required",
+            qas: "required",
+            ids: opts.uniqueIds ? "unique" : "distinct",
+          }),
           (r) =>
             Effect.gen(function* () {
               if (r.kind === "article") {

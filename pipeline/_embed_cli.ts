@@ -59,6 +59,12 @@ export const EMBED_FLAGS = [
     description: "ONNX encoders: intra-op threads (default: one per core)",
   },
   {
+    name: "unique-ids",
+    type: "boolean",
+    description:
+      "rename repeated article titles as split --unique-ids does (io/squad_ids.ts) instead of refusing them",
+  },
+  {
     name: "range",
     type: "string",
     metavar: "A:B",
@@ -94,6 +100,7 @@ export function embedOptions(a: EmbedArgs, input: string, out: string): EmbedOpt
     metadata: a.flags.metadata === true,
     batchSize: a.flags.batch,
     range: parseRange(a.flags.range),
+    uniqueIds: a.flags["unique-ids"] === true,
   };
 }
 

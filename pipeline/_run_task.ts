@@ -31,6 +31,7 @@ if (import.meta.main) {
           { name: "data", type: "string", description: "SQuAD file" },
           { name: "out", type: "string", description: "output folder" },
           { name: "articles", type: "string", metavar: "A:B", description: "article range" },
+          { name: "unique-ids", type: "boolean", description: "rename repeated titles" },
         ],
       },
       rest,
@@ -43,6 +44,7 @@ if (import.meta.main) {
             data: a.flags.data,
             out: a.flags.out,
             articles: parseArticles(a.flags.articles),
+            uniqueIds: a.flags["unique-ids"] === true,
           });
           console.error(
             `prepare: ${r.articles} articles, ${r.paragraphs} paragraphs, ${r.questions} questions`,

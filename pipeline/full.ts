@@ -44,6 +44,11 @@ if (import.meta.main) {
           description:
             "start afresh when --out holds a run of another dataset or encoder (removes its files)",
         },
+        {
+          name: "unique-ids",
+          type: "boolean",
+          description: "rename repeated article titles (<title>#2, ...) instead of refusing them",
+        },
       ],
     },
     Deno.args,
@@ -56,6 +61,7 @@ if (import.meta.main) {
           out: a.flags.out,
           keepDumps: a.flags["no-keep-dumps"] !== true,
           overwrite: a.flags.overwrite,
+          uniqueIds: a.flags["unique-ids"] === true,
           onStage: (name, sec, detail) =>
             console.log(`  ${name.padEnd(15)} ${sec.toFixed(1).padStart(6)} s  ${detail}`),
         });

@@ -35,6 +35,12 @@ export const MERGE_SPEC = {
       type: "boolean",
       description: "the dumps are scipy sparse matrices (CSR or CSC)",
     },
+    {
+      name: "unique-ids",
+      type: "boolean",
+      description:
+        "rename repeated article titles as the encoders' --unique-ids does (io/squad_ids.ts)",
+    },
     { name: "progress", type: "boolean", description: "show progress on stderr (on a terminal)" },
     {
       name: "concurrency",
@@ -127,6 +133,7 @@ if (import.meta.main) {
         questionEmb: a.positional["question_emb"],
         predictions: a.positional["pred.json"],
         sparse: a.flags.sparse === true,
+        uniqueIds: a.flags["unique-ids"] === true,
         concurrency,
         workers,
         progress: a.flags.progress === true ? progress("merge") : undefined,

@@ -24,7 +24,14 @@ if (import.meta.main) {
         { name: "context.json", description: "output: contexts only (- for stdout)" },
         { name: "question.json", description: "output: questions only (- for stdout)" },
       ],
-      flags: [],
+      flags: [
+        {
+          name: "unique-ids",
+          type: "boolean",
+          description:
+            "rename repeated article titles (<title>#2, #3, ...: io/squad_ids.ts) instead of refusing them",
+        },
+      ],
     },
     Deno.args,
     (a) => {
@@ -39,6 +46,7 @@ if (import.meta.main) {
           data,
           context,
           question,
+          uniqueIds: a.flags["unique-ids"] === true,
           onProgress: (n) => bar.update(n, "paragraphs"),
         })),
         Effect.ensuring(Effect.sync(() => bar.done())),

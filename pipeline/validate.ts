@@ -37,6 +37,11 @@ if (import.meta.main) {
           description: "largest allowed .npz size per context word",
         },
         { name: "json", type: "boolean", description: "print the report as JSON" },
+        {
+          name: "unique-ids",
+          type: "boolean",
+          description: "rename repeated article titles as the other stages' --unique-ids does",
+        },
       ],
     },
     Deno.args,
@@ -48,6 +53,7 @@ if (import.meta.main) {
           questionEmb: a.positional["question_emb"],
           sparse: a.flags["sparse"] === true,
           maxBytesPerWord: a.flags["max-bytes-per-word"],
+          uniqueIds: a.flags["unique-ids"] === true,
         });
         console.log(a.flags["json"] ? JSON.stringify(r, null, 2) : formatValidateReport(r));
         if (r.violations.length > 0) {

@@ -28,6 +28,8 @@ export interface ResolvedDataset {
   readonly path: string;
   /** Article range `[start, end)`, or `null` for all. */
   readonly articles: readonly [number, number] | null;
+  /** Rename repeated article titles (`io/squad_ids.ts`); absent: refuse them. */
+  readonly uniqueIds?: boolean;
   /** Metrics, in table order. */
   readonly metrics: readonly Metric[];
   /** BEM options when `bem` is a metric. */
@@ -211,6 +213,7 @@ export const validateRunConfig = (
         type: "squad",
         path,
         articles: articles ? [articles[0], articles[1]] : null,
+        ...(d.uniqueIds === true ? { uniqueIds: true } : {}),
         metrics,
         bem: bemResolved,
       });

@@ -54,6 +54,11 @@ export interface FullOptions {
   readonly encoder?: string;
   /** Output folder, the run folder (default `outputs/<timestamp>`). */
   readonly out?: string;
+  /**
+   * Rename repeated article titles (`<title>#2`, ...: `io/squad_ids.ts`) in
+   * every stage instead of refusing the dataset.
+   */
+  readonly uniqueIds?: boolean;
   /** Keep the dump folders (default true). */
   readonly keepDumps?: boolean;
   /**
@@ -86,13 +91,18 @@ export const FULL_OUTPUTS: readonly { readonly name: string; readonly folder: bo
 ];
 
 /** The manifest of a `full` run: what its output folder is made from. */
-const runManifest = (data: string, spec: EncoderSpec): Effect.Effect<Manifest, FileError> =>
+const runManifest = (
+  data: string,
+  spec: EncoderSpec,
+  uniqueIds: boolean,
+): Effect.Effect<Manifest, FileError> =>
   Effect.gen(function* () {
     return {
       kind: "phraseval-run",
       tool: TOOL_VERSION,
       data_sha256: yield* fileSha256(data),
       split: "pi-squad",
+      unique_ids: uniqueIds,
       encoder: spec.name,
       sparse: spec.sparse,
       context_files: yield* fsDo(data, () => filesFingerprint(spec.contextFiles)),
@@ -166,9 +176,10 @@ export const full = (opts: FullOptions = {}) =>
     const data = abs(opts.data ?? DEFAULT_DATA);
     const out = abs(opts.out ?? `outputs/${timestamp()}`);
     const spec = yield* encoderSpec(opts.encoder ?? DEFAULT_ENCODER);
-    const manifest = yield* runManifest(data, spec);
+    const uniqueIds = opts.uniqueIds === true;
+    const manifest = yield* runManifest(data, spec, uniqueIds);
     const claimed = yield* claimOut(data, out, manifest, opts.overwrite === true);
-    const plan = yield* planSingleRun(data, spec, out); // reads (and checks) the dataset
+    const plan = yield* planSingleRun(data, spec, out, uniqueIds); // reads (and checks) the dataset
     if (!claimed) yield* writeManifest(`${out}/${RUN_MANIFEST}`, manifest);
     const timings: Record<string, number> = {};
     const report = (name: string, s: number, detail: string) => {
@@ -189,6 +200,7 @@ export const full = (opts: FullOptions = {}) =>
       contextEmb: `${out}/dumps/context_emb`,
       questionEmb: `${out}/dumps/question_emb`,
       sparse: spec.sparse,
+      uniqueIds,
     });
     const v = checked.violations.length;
     report(

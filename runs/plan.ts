@@ -25,6 +25,7 @@ import { REPO_ROOT } from "../io/repo.ts";
 import { squadArticles } from "../io/squad.ts";
 import { manifestFiles } from "../encoders/onnx/manifest.ts";
 import { dirOf, displayPath, isFile, normalize } from "./_fs.ts";
+import { DatasetIds, isIdProblem } from "../io/squad_ids.ts";
 import type { ResolvedDataset, ResolvedRunConfig } from "./config.ts";
 import { type RunLayout, runLayout } from "./layout.ts";
 import { partitions } from "./partition.ts";
@@ -40,7 +41,10 @@ import { type DatasetScan, type Plan, type Stage, STAGE_GROUPS, type Task } from
 
 /**
  * Reads the paragraph and question ids of a dataset (its article range
- * only), streaming.
+ * only), streaming. The ids are checked over the range as every stage
+ * checks them (`io/squad_ids.ts`): repeated ones are bad input, or, with
+ * `uniqueIds`, repeated titles are renamed, as the tasks will rename them
+ * in the range's own file.
  *
  * @example
  * ```ts
@@ -60,15 +64,24 @@ export const scanDataset = (ds: ResolvedDataset): Effect.Effect<DatasetScan, Inp
     const paragraphIds: string[] = [];
     const questionIds: string[] = [];
     let articles = 0;
+    const ids = new DatasetIds(ds.uniqueIds ? "unique" : "distinct");
+    const refuse = (where: string, message: string) =>
+      Effect.fail(new InputError({ file: ds.path, where, message }));
     yield* squadArticles(ds.path, { context: "optional", qas: "optional" }).pipe(
       Stream.takeWhile((a) => a.index < end),
       Stream.runForEach((a) =>
-        Effect.sync(() => {
+        Effect.gen(function* () {
           if (a.index < start) return;
           articles++;
-          for (const p of a.paragraphs) {
-            paragraphIds.push(p.id);
-            for (const q of p.questions) questionIds.push(q.id);
+          const title = ids.article(a.index, a.title, a.paragraphs.length);
+          if (isIdProblem(title)) return yield* refuse(title.where, title.message);
+          for (const [i, p] of a.paragraphs.entries()) {
+            paragraphIds.push(`${title}_${i}`);
+            for (const q of p.questions) {
+              const clash = ids.question(q.id, a.index, a.title, i);
+              if (clash !== undefined) return yield* refuse(clash.where, clash.message);
+              questionIds.push(q.id);
+            }
           }
         })
       ),
@@ -215,6 +228,7 @@ export const planRun = (
     for (const ds of config.datasets) scans.push(yield* scanDataset(ds));
     const tasks: Task[] = [];
     const size = opts.maxPartitionSize;
+    const unique = (ds: ResolvedDataset) => ds.uniqueIds ? ["--unique-ids"] : [];
     for (const [di, ds] of config.datasets.entries()) {
       const scan = scans[di];
       const dir = L.datasetDir(ds.abbr);
@@ -238,6 +252,7 @@ export const planRun = (
             `--data=${ds.path}`,
             `--out=${dir}`,
             ...(ds.articles ? [`--articles=${ds.articles[0]}:${ds.articles[1]}`] : []),
+            ...unique(ds),
           ],
         ),
         log: L.log("prepare", null, ds.abbr, null),
@@ -300,6 +315,7 @@ export const planRun = (
                   ...common,
                   ...(batch !== null ? [`--batch=${batch}`] : []),
                   `--range=${a}:${b}`,
+                  ...unique(ds),
                 ],
               ),
               log: L.log(stage, m.abbr, ds.abbr, pi),
@@ -328,7 +344,7 @@ export const planRun = (
           argv: denoRun(
             { read: [data, cEmb, qEmb, predDir], write: [predDir] },
             "merge.ts",
-            [data, cEmb, qEmb, pred, ...(m.sparse ? ["--sparse"] : [])],
+            [data, cEmb, qEmb, pred, ...(m.sparse ? ["--sparse"] : []), ...unique(ds)],
           ),
           log: L.log("merge", m.abbr, ds.abbr, null),
           watch: [predDir],

@@ -73,6 +73,12 @@ export const DatasetSchema = Schema.Struct({
     /** Only the articles with index in `[start, end)` (0-based). */
     articles: Schema.optionalKey(Schema.Tuple([NonNegInt, NonNegInt])),
   })),
+  /**
+   * Rename repeated article titles (`<title>#2`, ...; the rule is in
+   * `io/squad_ids.ts`) instead of refusing the dataset: every task passes
+   * `--unique-ids`.
+   */
+  uniqueIds: Schema.optionalKey(Schema.Boolean),
   /** Metrics (default `em`, `f1`). */
   eval: Schema.optionalKey(Schema.Struct({
     /** Which metrics; `bem` needs `bem` options. */

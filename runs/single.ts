@@ -66,6 +66,7 @@ export function singleRunConfig(
   data: string,
   spec: EncoderSpec,
   file: string,
+  uniqueIds = false,
 ): ResolvedRunConfig {
   return {
     file,
@@ -75,6 +76,7 @@ export function singleRunConfig(
       type: "squad",
       path: data,
       articles: null,
+      ...(uniqueIds ? { uniqueIds: true } : {}),
       metrics: ["em", "f1"],
       bem: null,
     }],
@@ -101,16 +103,18 @@ export function singleRunConfig(
 
 /**
  * Plans the single run of `spec` on `data` in `out` (one partition per
- * half) and creates its folders.
+ * half) and creates its folders; `uniqueIds` renames repeated titles
+ * (`io/squad_ids.ts`) instead of refusing them.
  */
 export const planSingleRun = (
   data: string,
   spec: EncoderSpec,
   out: string,
+  uniqueIds = false,
 ): Effect.Effect<Plan, InputError> =>
   Effect.gen(function* () {
     const layout = singleRunLayout(out);
-    const plan = yield* planRun(singleRunConfig(data, spec, `${out}/full.ts`), {
+    const plan = yield* planRun(singleRunConfig(data, spec, `${out}/full.ts`, uniqueIds), {
       runDir: out,
       maxPartitionSize: Infinity,
       layout,

@@ -37,6 +37,8 @@ export interface PrepareOptions {
   readonly out: string;
   /** Article range `[start, end)`, or all. */
   readonly articles?: readonly [number, number];
+  /** Rename repeated article titles in the split (`io/squad_ids.ts`) instead of refusing them. */
+  readonly uniqueIds?: boolean;
 }
 
 /**
@@ -90,6 +92,7 @@ export const prepareDataset = (opts: PrepareOptions) =>
       data,
       context: `${opts.out}/context.json`,
       question: `${opts.out}/question.json`,
+      uniqueIds: opts.uniqueIds,
     });
   });
 

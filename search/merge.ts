@@ -5,12 +5,15 @@
  * Dumps are folders or `.zip`s of them; the predictions may go to `-`
  * (stdout); the dataset is `.json`, `.json.gz` or `-`.
  *
- * Semantics are those of PIQA's `merge.py`: the question → paragraph map is a
- * dict (a repeated question id keeps its first position and its last
- * paragraph); a missing question `.npz`, paragraph `.npz` or paragraph
- * `.json` prints `Missing <path>` on stderr (in dataset order) and leaves the
- * question unanswered; so does a paragraph without phrases. The predictions
- * are written streaming in Python `json.dump` format, atomically.
+ * Semantics are those of PIQA's `merge.py`, except for ids: a dataset with a
+ * repeated question id, or a repeated paragraph id (two articles with one
+ * title, which `merge.py` would score with one article's dumps), is bad
+ * input; with `uniqueIds` repeated titles are renamed as the encoders
+ * rename them (`io/squad_ids.ts`). A missing question `.npz`, paragraph
+ * `.npz` or paragraph `.json` prints `Missing <path>` on stderr (in dataset
+ * order) and leaves the question unanswered; so does a paragraph without
+ * phrases. The predictions are written streaming in Python `json.dump`
+ * format, atomically.
  *
  * Unlike `merge.py`, each paragraph's dump is read once and all its questions
  * are scored together (a Q×d block against the N×d phrase matrix in one
@@ -64,12 +67,17 @@ function addArticle(q2c: Map<string, string>, a: SquadArticle): void {
 }
 
 /**
- * The dataset's question → paragraph map (dict semantics, as PIQA's
- * `get_q2c`). A dataset of up to 256 MiB is parsed in one go (it is small
- * next to the dumps); a larger one, or one with an error, goes through the
- * streaming reader, which names the error's place.
+ * The dataset's question → paragraph map (as PIQA's `get_q2c`, with the
+ * ids checked: a repeated question or paragraph id is an
+ * {@linkcode InputError}; `uniqueIds` renames repeated titles, see
+ * `io/squad_ids.ts`). A dataset of up to 256 MiB is parsed in one go (it
+ * is small next to the dumps); a larger one, or one with an error, goes
+ * through the streaming reader, which names the error's place.
  */
-export const readQ2c = (path: string): Effect.Effect<Map<string, string>, SquadReadError> =>
+export const readQ2c = (
+  path: string,
+  uniqueIds = false,
+): Effect.Effect<Map<string, string>, SquadReadError> =>
   Effect.flatMap(openSource(path), (src) =>
     Effect.tryPromise({
       try: async () => {
@@ -86,6 +94,7 @@ export const readQ2c = (path: string): Effect.Effect<Map<string, string>, SquadR
           chunks.push(r.value);
           total += r.value.byteLength;
         }
+        const read = { ...SQUAD_OPTS, ids: uniqueIds ? "unique" as const : SQUAD_OPTS.ids };
         if (done) {
           const bytes = new Uint8Array(total);
           let o = 0;
@@ -93,7 +102,7 @@ export const readQ2c = (path: string): Effect.Effect<Map<string, string>, SquadR
             bytes.set(c, o);
             o += c.byteLength;
           }
-          const q2c = squadQuestionParagraphs(bytes, SQUAD_OPTS);
+          const q2c = squadQuestionParagraphs(bytes, read);
           if (q2c !== undefined) return q2c;
         }
         const replay = new ReadableStream<Uint8Array>({
@@ -111,7 +120,7 @@ export const readQ2c = (path: string): Effect.Effect<Map<string, string>, SquadR
         });
         const { squadRecordStream } = await import("../io/squad.ts");
         const q2c = new Map<string, string>();
-        for await (const rec of squadRecordStream({ name: src.name, stream: replay }, SQUAD_OPTS)) {
+        for await (const rec of squadRecordStream({ name: src.name, stream: replay }, read)) {
           if (rec.kind === "article") addArticle(q2c, rec);
         }
         return q2c;
@@ -152,6 +161,11 @@ export interface MergeOptions {
    * true). Results are identical either way (see the module notes).
    */
   readonly simd?: boolean;
+  /**
+   * Rename repeated article titles (`io/squad_ids.ts`), as the encoders'
+   * `--unique-ids` does, instead of refusing the dataset.
+   */
+  readonly uniqueIds?: boolean;
   /** Told the questions done so far, and when all are done (a progress line, say). */
   readonly progress?: MergeProgress;
   /**
@@ -268,7 +282,7 @@ export const merge = (
             early = undefined;
             pool = workerPool(requested, init, local);
           }
-          plan ??= planMerge(yield* readQ2c(opts.data));
+          plan ??= planMerge(yield* readQ2c(opts.data, opts.uniqueIds === true));
           let batches = batchesOf(plan, earlySize, requested);
           // Small datasets are not worth the workers' start-up.
           const runner = pool === undefined || plan.units.length < 16 ? local : pool;

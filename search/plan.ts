@@ -57,8 +57,13 @@ export function planMerge(q2c: ReadonlyMap<string, string>): MergePlan {
   return { units, questions: slot };
 }
 
-/** The options `merge` reads the dataset with (as PIQA: paragraphs need no context). */
-export const SQUAD_OPTS = { context: "optional" } as const;
+/**
+ * The options `merge` reads the dataset with (as PIQA: paragraphs need no
+ * context), repeated ids refused (`io/squad_ids.ts`). Workers that plan by
+ * themselves use these too: with `--unique-ids` on a dataset whose titles
+ * repeat they make no plan, and the main thread reads the dataset itself.
+ */
+export const SQUAD_OPTS = { context: "optional", ids: "distinct" } as const;
 
 /** Worker threads when none are asked for: one per CPU, at most 4. */
 export function defaultWorkers(): number {

@@ -6,7 +6,9 @@
  * dtypes are float32/float16, values are finite, and (with
  * `--max-bytes-per-word`) each paragraph's `.npz` stays within a size per
  * context word. Dumps may be folders or `.zip` files. Prints a report;
- * the `validate` command exits 1 on any violation.
+ * the `validate` command exits 1 on any violation. A dataset whose ids
+ * repeat (or cannot name dump files) is bad input, as in every stage
+ * (`io/squad_ids.ts`).
  *
  * @module
  */
@@ -33,6 +35,11 @@ export interface ValidateOptions {
   readonly sparse?: boolean;
   /** Largest allowed `.npz` bytes per context word (whitespace-separated). */
   readonly maxBytesPerWord?: number;
+  /**
+   * Rename repeated article titles as the other stages do with
+   * `--unique-ids` (`io/squad_ids.ts`); without it they are bad input.
+   */
+  readonly uniqueIds?: boolean;
   /** Files read at once (default 8). */
   readonly concurrency?: number;
 }
@@ -252,7 +259,11 @@ export const validate = (
         const expected = { context: new Set<string>(), question: new Set<string>() };
         let paragraphs = 0;
         const conc = opts.concurrency ?? 8;
-        yield* squadParagraphs(opts.data, { context: "optional", qas: "optional" }).pipe(
+        yield* squadParagraphs(opts.data, {
+          context: "optional",
+          qas: "optional",
+          ids: opts.uniqueIds ? "unique" : "distinct",
+        }).pipe(
           Stream.mapEffect((p) =>
             Effect.gen(function* () {
               paragraphs++;

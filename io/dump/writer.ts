@@ -5,13 +5,16 @@
  * Every file is written atomically (temporary file + rename), so a killed
  * run never leaves a partial file, and a paragraph counts as complete when
  * both of its files exist. Outputs are deterministic (fixed zip times), so
- * a resumed run produces the same bytes as an uninterrupted one.
+ * a resumed run produces the same bytes as an uninterrupted one. An id
+ * whose files (with their temporary names) would not fit the file system's
+ * 255-byte names is refused before anything is written (the limits are in
+ * `names.ts`: 231 bytes for a paragraph id, 237 for a question id).
  *
  * @module
  */
 import { Effect } from "effect";
 import type { Matrix } from "../matrix.ts";
-import { dumpStem } from "./names.ts";
+import { dumpStem, type IdKind } from "./names.ts";
 import { FileError, InputError } from "../errors.ts";
 import { ndarray } from "../npy.ts";
 import { encodeNpz, encodeSparseNpz } from "../npz.ts";
@@ -154,7 +157,7 @@ const exists = async (path: string) => {
 export const contextDumpComplete = (dir: string, id: string): Effect.Effect<boolean, FileError> =>
   Effect.tryPromise({
     try: async () => {
-      const stem = `${dir}/${dumpStem(id)}`;
+      const stem = `${dir}/${dumpStem(id, "paragraph")}`;
       return (await exists(`${stem}.npz`)) && (await exists(`${stem}.json`));
     },
     catch: (e) => new FileError({ file: dir, message: String(e) }),
@@ -163,7 +166,7 @@ export const contextDumpComplete = (dir: string, id: string): Effect.Effect<bool
 /** Whether the question `id` already has its file in `dir`. */
 export const questionDumpComplete = (dir: string, id: string): Effect.Effect<boolean, FileError> =>
   Effect.tryPromise({
-    try: () => exists(`${dir}/${dumpStem(id)}.npz`),
+    try: () => exists(`${dir}/${dumpStem(id, "question")}.npz`),
     catch: (e) => new FileError({ file: dir, message: String(e) }),
   });
 
@@ -196,7 +199,7 @@ export const writeContextDump = (
   metadataContext?: string,
 ): Effect.Effect<void, FileError | InputError> =>
   Effect.gen(function* () {
-    const stem = yield* stemPath(dir, enc.id);
+    const stem = yield* stemPath(dir, enc.id, "paragraph");
     const te = new TextEncoder();
     if (metadataContext !== undefined) {
       yield* atomic(`${stem}.meta.json`, te.encode(metadataJson(enc.id, metadataContext, enc)));
@@ -212,14 +215,14 @@ export const writeQuestionDump = (
   format: DumpFormat,
 ): Effect.Effect<void, FileError | InputError> =>
   Effect.flatMap(
-    stemPath(dir, enc.id),
+    stemPath(dir, enc.id, "question"),
     (stem) => atomic(`${stem}.npz`, encodeMatrix(enc.vector, format)),
   );
 
 /** `dir/<stem>` of an id, or an {@linkcode InputError} (bad input: exit 2) for an unsafe id. */
-const stemPath = (dir: string, id: string): Effect.Effect<string, InputError> =>
+const stemPath = (dir: string, id: string, kind: IdKind): Effect.Effect<string, InputError> =>
   Effect.try({
-    try: () => `${dir}/${dumpStem(id)}`,
+    try: () => `${dir}/${dumpStem(id, kind)}`,
     catch: (e) =>
       new InputError({
         file: dir,

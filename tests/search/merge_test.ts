@@ -508,9 +508,9 @@ async function fixture(f: Fixture): Promise<string> {
 const PHRASES = ["one", "two", "three", "four"];
 const C4 = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]];
 
-Deno.test("merge: duplicate rows, repeated question ids, empty paragraphs (as the reference)", async () => {
+Deno.test("merge: duplicate rows, empty paragraphs (as the reference); a repeated question id is refused", async () => {
   const dir = await fixture({
-    data: [["T", [["q1", "q2", "dup"], ["q3", "dup"]]], ["E", [["q4"]]]],
+    data: [["T", [["q1", "q2"], ["q3"]]], ["E", [["q4"]]]],
     contexts: {
       T_0: { npz: npzDense(C4), phrases: PHRASES },
       T_1: { npz: npzDense([[0, 0, 0, 1], [0, 0, 0, 1]]), phrases: ["x", "y"] },
@@ -520,7 +520,6 @@ Deno.test("merge: duplicate rows, repeated question ids, empty paragraphs (as th
       q1: npzDense([[0, 3, 0, 0]]), // rows 1 and 2 tie: the first ("two") wins
       q2: npzDense([[0, 0, 1, 0]]), // row 3
       q3: npzDense([[0, 0, 0, 1]]), // x and y tie: "x"
-      dup: npzDense([[0, 0, 0, 2]]), // answered from T_1 (last paragraph), listed first
       q4: npzDense([[1, 1, 1, 1]]), // no phrases: unanswered, no Missing line
     },
   });
@@ -531,7 +530,16 @@ Deno.test("merge: duplicate rows, repeated question ids, empty paragraphs (as th
     assertEquals(got.pred, ref.pred);
     assertEquals(got.stderr, "");
   }
-  assertEquals(ref.pred, '{"q1": "two", "q2": "four", "dup": "x", "q3": "x"}');
+  assertEquals(ref.pred, '{"q1": "two", "q2": "four", "q3": "x"}');
+  // merge.py keeps a repeated id's first position and last paragraph; merge refuses it.
+  const data = JSON.parse(await Deno.readTextFile(`${dir}/data.json`));
+  data.data[0].paragraphs[1].qas.push({ ...data.data[0].paragraphs[0].qas[0] });
+  await Deno.writeTextFile(`${dir}/data.json`, JSON.stringify(data));
+  await badInput(
+    dir,
+    [],
+    /^merge: data\.json: question id "q1" occurs in article 0 \("T"\) paragraph 0 and article 0 \("T"\) paragraph 1; question ids must be unique \(predictions are keyed by them\)$/,
+  );
 });
 
 // ---------------------------------------------------------------------------

@@ -54,20 +54,32 @@ Deno.test("dump names: / becomes _, unsafe ids are refused, not renamed", () => 
   assertEquals(dumpStem("AC/DC_3"), "AC_DC_3");
   assertEquals(dumpStem("a/b/c_0"), "a_b_c_0");
   assertEquals(dumpStem("..x_0"), "..x_0");
-  assertEquals(unsafeIdReason("../etc_0"), "id has a '..' path segment");
-  assertEquals(unsafeIdReason("a/../b_0"), "id has a '..' path segment");
+  // Safe once '/' is '_': '..' is refused only as a whole stem.
+  assertEquals(dumpStem("../etc_0"), ".._etc_0");
+  assertEquals(dumpStem("a/../b_0"), "a_.._b_0");
+  assertEquals(unsafeIdReason(".."), 'id names the file ".."');
+  assertEquals(unsafeIdReason("."), 'id names the file "."');
   assertEquals(unsafeIdReason("a\0b_0"), "id contains a NUL byte");
   assertEquals(unsafeIdReason(""), "empty id");
-  const long = "é".repeat(MAX_STEM_BYTES / 2); // 240 bytes: allowed
-  assertEquals(unsafeIdReason(long), undefined);
-  assertEquals(unsafeIdReason(long + "x"), `id longer than ${MAX_STEM_BYTES} bytes`);
+  assertEquals(MAX_STEM_BYTES, 231);
+  const long = "é".repeat(115) + "x"; // 231 bytes: allowed for a paragraph
+  assertEquals(unsafeIdReason(long, "paragraph"), undefined);
+  assertEquals(
+    unsafeIdReason(long + "x", "paragraph"),
+    "id is 232 bytes; a paragraph id may have at most 231 (255 less the temporary name of <id>.meta.json)",
+  );
+  assertEquals(unsafeIdReason(long + "x".repeat(6), "question"), undefined); // 237
+  assertEquals(
+    unsafeIdReason(long + "x".repeat(7), "question"),
+    "id is 238 bytes; a question id may have at most 237 (255 less the temporary name of <id>.npz)",
+  );
   let threw = "";
   try {
-    dumpStem("../etc_0");
+    dumpStem("..");
   } catch (e) {
     threw = (e as Error).message;
   }
-  assertEquals(threw, `"../etc_0": id has a '..' path segment`);
+  assertEquals(threw, `"..": id names the file ".."`);
 });
 
 Deno.test("dump names: two ids sharing a file name are caught by StemRegistry", () => {
@@ -136,18 +148,25 @@ async function attempt(
   return r._tag === "Fail" ? `failed: ${r.error}` : `defect: ${r._tag === "Die" ? r.defect : r}`;
 }
 
-const UNSAFE = ["../evil_0", "a\0b_0", "x".repeat(241)];
+const UNSAFE = ["..", "a\0b_0", "x".repeat(238)];
 const FMT = { sparse: false, compressed: false };
 
 Deno.test("dump writer: unsafe ids are refused and write nothing", async () => {
   await withDir(async (dir) => {
     for (const id of UNSAFE) {
       const c = await attempt(() => writeContextDump(dir, { ...CONTEXT, id }, FMT));
-      assert(c !== "ok" && c.includes(unsafeIdReason(id)!), `${JSON.stringify(id)}: ${c}`);
+      const cWhy = unsafeIdReason(id, "paragraph")!;
+      assert(c !== "ok" && c.includes(cWhy), `${JSON.stringify(id)}: ${c}`);
       const q = await attempt(() => writeQuestionDump(dir, { id, vector: dense(1, 1, [1]) }, FMT));
-      assert(q !== "ok" && q.includes(unsafeIdReason(id)!), `${JSON.stringify(id)}: ${q}`);
+      const qWhy = unsafeIdReason(id, "question")!;
+      assert(q !== "ok" && q.includes(qWhy), `${JSON.stringify(id)}: ${q}`);
     }
+    // 232 bytes: a question id, not a paragraph id (its <id>.meta.json temporary name is too long).
+    const id = "x".repeat(232);
+    assert((await attempt(() => writeContextDump(dir, { ...CONTEXT, id }, FMT))) !== "ok");
     assertEquals(await listDir(dir), []);
+    const q = await attempt(() => writeQuestionDump(dir, { id, vector: dense(1, 1, [1]) }, FMT));
+    assertEquals([q, await listDir(dir)], ["ok", [`${id}.npz`]]);
   });
 });
 
