@@ -4,6 +4,7 @@
  * @module
  */
 import { Effect } from "effect";
+import { aliasProblem } from "../io/paths.ts";
 import type { EmbedOptions } from "../encoders/embed.ts";
 import { InputError } from "../io/errors.ts";
 import { outputFolderProblem } from "../runs/sandbox.ts";
@@ -122,11 +123,19 @@ export function encoderOptions(a: EmbedArgs): EncoderOptions {
  * symbolic link, a folder, a pipe, a hard link, another name): Deno does
  * not resolve links for path-scoped reads, so such an entry could open a
  * file this process was not granted (`outputFolderProblem` in
- * `runs/sandbox.ts`). Checked before the input is read.
+ * `runs/sandbox.ts`). Checked before the input is read, after the check
+ * that the input does not lie inside the output folder (`io/paths.ts`).
  */
-export const checkOutputFolder = (out: string): Effect.Effect<void, InputError> =>
+export const checkOutputFolder = (
+  half: "context" | "question",
+  input: string,
+  out: string,
+): Effect.Effect<void, InputError> =>
   Effect.suspend(() => {
-    const why = outputFolderProblem(out);
+    const why = aliasProblem(
+      [{ name: `${half} input`, path: input }],
+      [{ name: "output folder", path: out, folder: true }],
+    ) ?? outputFolderProblem(out);
     return why === undefined
       ? Effect.void
       : Effect.fail(new InputError({ file: "", where: "", message: why }));

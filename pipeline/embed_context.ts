@@ -55,7 +55,11 @@ if (import.meta.main) {
     Deno.args,
     (a) =>
       Effect.gen(function* () {
-        yield* checkOutputFolder(a.positional["context_emb"]);
+        yield* checkOutputFolder(
+          "context",
+          a.positional["context.json"],
+          a.positional["context_emb"],
+        );
         const bar = progress("embed_context");
         const r = yield* embedContext({
           ...embedOptions(a, a.positional["context.json"], a.positional["context_emb"]),

@@ -34,7 +34,11 @@ if (import.meta.main) {
     Deno.args,
     (a) =>
       Effect.gen(function* () {
-        yield* checkOutputFolder(a.positional["question_emb"]);
+        yield* checkOutputFolder(
+          "question",
+          a.positional["question.json"],
+          a.positional["question_emb"],
+        );
         const bar = progress("embed_question");
         const r = yield* embedQuestion({
           ...embedOptions(a, a.positional["question.json"], a.positional["question_emb"]),
