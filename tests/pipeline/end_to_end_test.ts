@@ -253,7 +253,11 @@ Deno.test("embed_context writes a title with ../ in it inside its folder ('/' be
     ]);
     assertEquals(r.code, 0, r.stderr);
     assertEquals(await listDir(dir), ["c.json", "emb"]);
-    assertEquals(await listDir(`${dir}/emb`), [".._etc_0.json", ".._etc_0.npz"]);
+    assertEquals(await listDir(`${dir}/emb`), [
+      ".._etc_0.json",
+      ".._etc_0.npz",
+      ".phraseval-dump.json",
+    ]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
