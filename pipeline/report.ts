@@ -1,0 +1,124 @@
+/**
+ * `report INPUT... [--data DATA] [--out DIR] [--baseline NAME] [--seed S]`:
+ * compares systems on the same questions and writes `report.json`,
+ * `report.md` and `report.html` (`report/mod.ts`).
+ *
+ * @module
+ */
+import { Effect } from "effect";
+import { report } from "../report/mod.ts";
+import { runMain } from "./_cli.ts";
+
+/**
+ * The INPUTs of the command line, and the rest of it with only the first
+ * INPUT left (the shared parser takes one value per positional argument;
+ * every flag of this stage but --help and --debug takes a value).
+ */
+function splitInputs(argv: readonly string[]): { inputs: string[]; rest: string[] } {
+  const inputs: string[] = [];
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--") {
+      inputs.push(...argv.slice(i + 1));
+      break;
+    }
+    if (a.startsWith("-") && a !== "-") {
+      rest.push(a);
+      if (a.startsWith("--") && !a.includes("=") && a !== "--help" && a !== "--debug") {
+        if (i + 1 < argv.length) rest.push(argv[++i]);
+      }
+      continue;
+    }
+    inputs.push(a);
+  }
+  return { inputs, rest: inputs.length > 0 ? [...rest, "--", inputs[0]] : rest };
+}
+
+export { report } from "../report/mod.ts";
+
+if (import.meta.main) {
+  const split = splitInputs(Deno.args);
+  await runMain(
+    {
+      name: "report",
+      summary:
+        "Compare systems on the same questions: EM, F1 (BEM when the rows carry it) with 95% bootstrap CIs, each system against the baseline (difference with its paired CI, approximate-randomization p, McNemar p for EM), breakdowns by question type, gold answer length and article, the questions where the systems disagree most, and charts. Writes report.json, report.md and report.html (self-contained) into --out.",
+      args: [
+        {
+          name: "INPUT...",
+          description:
+            "a full output folder, a run work folder (every model × dataset), or NAME=pred.json (with --data)",
+        },
+      ],
+      flags: [
+        {
+          name: "data",
+          type: "string",
+          metavar: "DATA",
+          description: "the dataset of NAME=pred.json inputs",
+        },
+        {
+          name: "out",
+          type: "string",
+          metavar: "DIR",
+          description: "output folder (default outputs/report_<YYYYMMDD_HHMMSS>)",
+        },
+        {
+          name: "baseline",
+          type: "string",
+          metavar: "NAME",
+          description: "the system the others are compared with (default: the first INPUT's)",
+        },
+        {
+          name: "seed",
+          type: "int",
+          metavar: "S",
+          default: 0,
+          description: "seed of the bootstrap and the randomization test",
+        },
+        {
+          name: "resamples",
+          type: "int",
+          metavar: "B",
+          default: 1000,
+          description: "bootstrap resamples",
+        },
+        {
+          name: "shuffles",
+          type: "int",
+          metavar: "R",
+          default: 10000,
+          description: "approximate-randomization shuffles",
+        },
+        {
+          name: "top",
+          type: "int",
+          metavar: "N",
+          default: 20,
+          description: "questions in each disagreement list",
+        },
+      ],
+      epilog:
+        "Example: deno task report outputs/20261201_002927 outputs/20261201_003512 --baseline sparse-pi",
+    },
+    split.rest,
+    (a) =>
+      Effect.gen(function* () {
+        const r = yield* report({
+          inputs: split.inputs,
+          data: a.flags.data,
+          out: a.flags.out,
+          baseline: a.flags.baseline,
+          seed: a.flags.seed,
+          resamples: a.flags.resamples,
+          shuffles: a.flags.shuffles,
+          top: a.flags.top,
+        });
+        const t = r.timings;
+        console.log(
+          `report: ${r.systems} systems → ${r.out}/report.{html,md,json} (score ${t.score} s, statistics ${t.stats} s, charts ${t.charts} s, write ${t.write} s)`,
+        );
+      }),
+  );
+}

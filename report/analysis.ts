@@ -1,0 +1,557 @@
+/**
+ * The numbers of a report (everything `report.json` holds), from systems
+ * scored question by question ({@linkcode ScoredDataset}), with the
+ * statistics of `metrics/stats/`:
+ *
+ * - each system's EM, F1 (and, when its rows carry BEM, BEM accuracy, the
+ *   share of questions with a BEM score above 0.5, and the mean BEM score),
+ *   in percent, with 95 % paired bootstrap percentile intervals
+ *   ({@linkcode pairedBootstrap}, B resamples, the given seed; every system
+ *   is resampled on the same question indices);
+ * - each system against the baseline: the difference of the means (system −
+ *   baseline) with its paired bootstrap interval, the two-sided paired
+ *   approximate-randomization p ({@linkcode pairedRandomization}, R
+ *   shuffles, the same seed), and for EM (and BEM accuracy) McNemar's exact
+ *   p ({@linkcode mcnemarPaired});
+ * - breakdowns by question type ({@linkcode questionType}), by gold answer
+ *   length ({@linkcode answerLengthBin}) and by article, each group with its
+ *   own bootstrap intervals;
+ * - the questions where the systems disagree most (largest spread of F1
+ *   across systems), and for BEM the questions where BEM and EM disagree;
+ * - F1 histograms.
+ *
+ * Point values use the official formula (`100 · sum / n`, sums in dataset
+ * order), so a system's EM and F1 equal `evaluate`'s to the bit; interval
+ * ends are the bootstrap percentiles times 100.
+ *
+ * @module
+ */
+import { answerTokens } from "../metrics/squad_text.ts";
+import { mcnemarPaired } from "../metrics/stats/mcnemar.ts";
+import { pairedBootstrap } from "../metrics/stats/bootstrap.ts";
+import { pairedRandomization } from "../metrics/stats/randomization.ts";
+import { bemCorrect, type ScoredDataset, type ScoredSystem } from "./systems.ts";
+
+/** The wh-words of {@linkcode questionType}, in table order, then `other`. */
+export const QUESTION_TYPES = [
+  "what",
+  "who",
+  "when",
+  "where",
+  "why",
+  "how",
+  "which",
+  "other",
+] as const;
+
+/** The gold answer length bins of {@linkcode answerLengthBin}, in table order. */
+export const LENGTH_BINS = ["0", "1", "2–3", "4–6", "7+"] as const;
+
+/** The F1 histogram's bins: exactly 0, four ranges, exactly 1. */
+export const F1_BINS = ["0", "0–.25", ".25–.5", ".5–.75", ".75–1", "1"] as const;
+
+/**
+ * The question's type: its first word (maximal run of ASCII letters, case
+ * ignored) that is one of what, who, when, where, why, how, which; `other`
+ * when there is none. Only these exact words count: "whom", "whose" and
+ * "whatever" are not "who" or "what".
+ *
+ * @example
+ * ```ts
+ * import { questionType } from "./analysis.ts";
+ * if (questionType("In which year did WHO start?") !== "which") throw new Error();
+ * if (questionType("Whose idea was it?") !== "other") throw new Error();
+ * if (questionType("The Broncos played who?") !== "who") throw new Error();
+ * ```
+ */
+export function questionType(question: string): typeof QUESTION_TYPES[number] {
+  for (const w of question.toLowerCase().match(/[a-z]+/g) ?? []) {
+    if ((QUESTION_TYPES as readonly string[]).includes(w) && w !== "other") {
+      return w as typeof QUESTION_TYPES[number];
+    }
+  }
+  return "other";
+}
+
+/**
+ * The length bin of a question's gold answer: the number of tokens of its
+ * **first** gold answer after the official SQuAD normalization (lower case,
+ * punctuation and the articles a/an/the removed, split on white space;
+ * {@linkcode answerTokens}): `1`, `2–3`, `4–6`, `7+`, and `0` for an answer
+ * that normalizes to nothing (e.g. "the") or a question without answers.
+ *
+ * @example
+ * ```ts
+ * import { answerLengthBin } from "./analysis.ts";
+ * if (answerLengthBin(["the Denver Broncos", "Broncos"]) !== "2–3") throw new Error();
+ * if (answerLengthBin(["1,000"]) !== "1") throw new Error();
+ * ```
+ */
+export function answerLengthBin(golds: readonly string[]): typeof LENGTH_BINS[number] {
+  const n = golds.length === 0 ? 0 : answerTokens(golds[0]).length;
+  return n === 0 ? "0" : n === 1 ? "1" : n <= 3 ? "2–3" : n <= 6 ? "4–6" : "7+";
+}
+
+/** The F1 histogram bin of a score (see {@linkcode F1_BINS}). */
+export function f1Bin(f1: number): typeof F1_BINS[number] {
+  return f1 === 0
+    ? "0"
+    : f1 === 1
+    ? "1"
+    : f1 <= 0.25
+    ? "0–.25"
+    : f1 <= 0.5
+    ? ".25–.5"
+    : f1 <= 0.75
+    ? ".5–.75"
+    : ".75–1";
+}
+
+/** A percentage with its 95 % interval. */
+export interface Interval {
+  /** The value over all questions (official formula). */
+  readonly value: number;
+  /** Lower end. */
+  readonly low: number;
+  /** Upper end. */
+  readonly high: number;
+}
+
+/** A system's scores on one dataset. */
+export interface SystemScores {
+  /** Name. */
+  readonly name: string;
+  /** The INPUT it came from. */
+  readonly input: string;
+  /** Its prediction file. */
+  readonly predictions: string;
+  /** Questions answered. */
+  readonly answered: number;
+  /** EM in percent. */
+  readonly em: Interval;
+  /** F1 in percent. */
+  readonly f1: Interval;
+  /** BEM accuracy in percent (BEM score > 0.5), when present. */
+  readonly bem?: Interval;
+  /** Mean BEM score in percent, when present. */
+  readonly bem_score?: Interval;
+}
+
+/** A difference against the baseline, in percentage points. */
+export interface Difference {
+  /** System − baseline. */
+  readonly difference: number;
+  /** Lower end of the paired bootstrap interval. */
+  readonly low: number;
+  /** Upper end. */
+  readonly high: number;
+  /** Paired approximate-randomization p (two-sided). */
+  readonly randomization_p: number;
+  /** McNemar's exact p (binary metrics only). */
+  readonly mcnemar_p?: number;
+  /** Questions the system gets right and the baseline wrong (binary metrics). */
+  readonly mcnemar_b?: number;
+  /** Questions the baseline gets right and the system wrong (binary metrics). */
+  readonly mcnemar_c?: number;
+}
+
+/** A system against the baseline. */
+export interface Comparison {
+  /** The system. */
+  readonly system: string;
+  /** The baseline. */
+  readonly baseline: string;
+  /** EM difference. */
+  readonly em: Difference;
+  /** F1 difference. */
+  readonly f1: Difference;
+  /** BEM accuracy difference, when both have BEM. */
+  readonly bem?: Difference;
+}
+
+/** One group of a breakdown. */
+export interface BreakdownGroup {
+  /** The group (a question type, a length bin, an article title). */
+  readonly group: string;
+  /** Questions in it. */
+  readonly questions: number;
+  /** Each system's scores in it. */
+  readonly systems: readonly {
+    readonly name: string;
+    readonly em: Interval;
+    readonly f1: Interval;
+    readonly bem?: Interval;
+  }[];
+}
+
+/** One system's answer to a question. */
+export interface Answer {
+  /** The system. */
+  readonly system: string;
+  /** Its prediction (`null`: none). */
+  readonly prediction: string | null;
+  /** EM 0/1. */
+  readonly em: number;
+  /** F1 0..1. */
+  readonly f1: number;
+  /** BEM score 0..1, when present. */
+  readonly bem?: number;
+}
+
+/** A question with every system's answer. */
+export interface QuestionDetail {
+  /** Question id. */
+  readonly id: string;
+  /** Article title. */
+  readonly title: string;
+  /** The question. */
+  readonly question: string;
+  /** Gold answers. */
+  readonly golds: readonly string[];
+  /** Largest minus smallest F1 across the systems. */
+  readonly spread: number;
+  /** Each system's answer. */
+  readonly answers: readonly Answer[];
+}
+
+/** Questions where one system's BEM and EM disagree. */
+export interface BemDisagreements {
+  /** The system. */
+  readonly system: string;
+  /** Answered questions with EM 0 and BEM > 0.5. */
+  readonly em0_bem1: number;
+  /** Questions with EM 1 and BEM ≤ 0.5. */
+  readonly em1_bem0: number;
+  /** The first `top` of them, largest |BEM − EM| first. */
+  readonly items: readonly {
+    readonly id: string;
+    readonly question: string;
+    readonly golds: readonly string[];
+    readonly prediction: string | null;
+    readonly em: number;
+    readonly f1: number;
+    readonly bem: number;
+  }[];
+}
+
+/** Everything the report says about one dataset. */
+export interface DatasetReport {
+  /** Dataset name. */
+  readonly name: string;
+  /** Data file. */
+  readonly data: string;
+  /** Questions. */
+  readonly questions: number;
+  /** The baseline (`null` when it has no predictions on this dataset). */
+  readonly baseline: string | null;
+  /** Systems, in INPUT order. */
+  readonly systems: readonly SystemScores[];
+  /** Each other system against the baseline. */
+  readonly comparisons: readonly Comparison[];
+  /** Breakdowns. */
+  readonly breakdowns: {
+    readonly question_type: readonly BreakdownGroup[];
+    readonly answer_length: readonly BreakdownGroup[];
+    readonly article: readonly BreakdownGroup[];
+  };
+  /** The questions where the systems' F1 spreads most (at most `top`; none with one system). */
+  readonly disagreements: readonly QuestionDetail[];
+  /** Per system with BEM: where BEM and EM disagree. */
+  readonly bem_disagreements: readonly BemDisagreements[];
+  /** F1 histogram: per system, the count of questions in each of {@linkcode F1_BINS}. */
+  readonly f1_histogram: readonly { readonly system: string; readonly counts: readonly number[] }[];
+}
+
+/** Options of the statistics. */
+export interface AnalysisOptions {
+  /** Bootstrap resamples B (default 1000). */
+  readonly resamples?: number;
+  /** Seed of the bootstrap and the randomization test (default 0). */
+  readonly seed?: number;
+  /** Shuffles of the randomization test (default 10,000). */
+  readonly shuffles?: number;
+  /** How many questions the disagreement lists show (default 20). */
+  readonly top?: number;
+  /** The baseline's name (default: the first system of the first dataset). */
+  readonly baseline?: string;
+}
+
+/** The whole of `report.json`. */
+export interface ReportJson {
+  /** Format tag. */
+  readonly format: "phraseval-report/1";
+  /** The options the numbers were made with. */
+  readonly options: {
+    readonly resamples: number;
+    readonly seed: number;
+    readonly shuffles: number;
+    readonly top: number;
+    readonly confidence: 95;
+    readonly baseline: string;
+    readonly question_types: readonly string[];
+    readonly answer_length_bins: readonly string[];
+    readonly f1_bins: readonly string[];
+  };
+  /** Per dataset. */
+  readonly datasets: readonly DatasetReport[];
+}
+
+/** `100 · Σx / n`, summed in order: the official formula. */
+function pct(x: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < x.length; i++) s += x[i];
+  return (100.0 * s) / x.length;
+}
+
+const pick = (x: Float64Array, idx: readonly number[]) => Float64Array.from(idx, (i) => x[i]);
+
+const binary = (bem: Float64Array) => Float64Array.from(bem, (b) => bemCorrect(b) ? 1 : 0);
+
+/** Each column's value and bootstrap interval, all resampled on the same indices. */
+function intervals(cols: readonly Float64Array[], B: number, seed: number): Interval[] {
+  if (cols.length === 0) return [];
+  const r = pairedBootstrap(cols, { resamples: B, seed });
+  return r.systems.map((s, i) => ({ value: pct(cols[i]), low: 100 * s.low, high: 100 * s.high }));
+}
+
+function difference(
+  a: Float64Array,
+  b: Float64Array,
+  o: Required<Pick<AnalysisOptions, "resamples" | "seed" | "shuffles">>,
+  isBinary: boolean,
+): Difference {
+  const d = pairedBootstrap([a, b], { resamples: o.resamples, seed: o.seed }).differences[0];
+  const p = pairedRandomization(a, b, { shuffles: o.shuffles, seed: o.seed }).pValue;
+  const out: Difference = {
+    difference: pct(a) - pct(b),
+    low: 100 * d.low,
+    high: 100 * d.high,
+    randomization_p: p,
+  };
+  if (!isBinary) return out;
+  const m = mcnemarPaired(a, b);
+  return { ...out, mcnemar_p: m.pValue, mcnemar_b: m.b, mcnemar_c: m.c };
+}
+
+function breakdown(
+  ds: ScoredDataset,
+  keyOf: (i: number) => string,
+  order: readonly string[] | null,
+  B: number,
+  seed: number,
+): BreakdownGroup[] {
+  const groups = new Map<string, number[]>();
+  if (order) { for (const k of order) groups.set(k, []); }
+  for (let i = 0; i < ds.questions.length; i++) {
+    const k = keyOf(i);
+    if (!groups.has(k)) groups.set(k, []);
+    groups.get(k)!.push(i);
+  }
+  const out: BreakdownGroup[] = [];
+  for (const [group, idx] of groups) {
+    if (idx.length === 0) continue;
+    const em = intervals(ds.systems.map((s) => pick(s.em, idx)), B, seed);
+    const f1 = intervals(ds.systems.map((s) => pick(s.f1, idx)), B, seed);
+    const withBem = ds.systems.every((s) => s.bem !== null);
+    const bem = withBem
+      ? intervals(ds.systems.map((s) => pick(binary(s.bem!), idx)), B, seed)
+      : null;
+    out.push({
+      group,
+      questions: idx.length,
+      systems: ds.systems.map((s, j) => ({
+        name: s.spec.name,
+        em: em[j],
+        f1: f1[j],
+        ...(bem ? { bem: bem[j] } : {}),
+      })),
+    });
+  }
+  return out;
+}
+
+function answersAt(systems: readonly ScoredSystem[], i: number): Answer[] {
+  return systems.map((s) => ({
+    system: s.spec.name,
+    prediction: s.predictions[i],
+    em: s.em[i],
+    f1: s.f1[i],
+    ...(s.bem ? { bem: s.bem[i] } : {}),
+  }));
+}
+
+/**
+ * The report of one dataset (see the module notes).
+ *
+ * @example
+ * ```ts
+ * import { analyzeDataset } from "./analysis.ts";
+ * import type { ScoredDataset } from "./systems.ts";
+ * const spec = { dataset: "d", data: "d.json", predictions: "p.json", rows: null, input: "x", kind: "pred" as const };
+ * const sys = (name: string, em: number[]) => ({
+ *   spec: { ...spec, name }, result: { exact_match: 0, f1: 0, total: 2, answered: 2 },
+ *   predictions: ["a", "b"], em: Float64Array.from(em), f1: Float64Array.from(em), bem: null,
+ * });
+ * const ds: ScoredDataset = { name: "d", data: "d.json", systems: [sys("A", [1, 0]), sys("B", [1, 0])],
+ *   questions: [{ id: "q1", title: "T", question: "Who?", golds: ["a"] }, { id: "q2", title: "T", question: "What?", golds: ["c"] }] };
+ * const r = analyzeDataset(ds, "A", { resamples: 50, shuffles: 99 });
+ * if (r.comparisons[0].em.difference !== 0 || r.comparisons[0].em.randomization_p !== 1) throw new Error();
+ * ```
+ */
+export function analyzeDataset(
+  ds: ScoredDataset,
+  baseline: string,
+  opts: AnalysisOptions = {},
+): DatasetReport {
+  const o = {
+    resamples: opts.resamples ?? 1000,
+    seed: opts.seed ?? 0,
+    shuffles: opts.shuffles ?? 10000,
+  };
+  const top = opts.top ?? 20;
+  const S = ds.systems;
+  const em = intervals(S.map((s) => s.em), o.resamples, o.seed);
+  const f1 = intervals(S.map((s) => s.f1), o.resamples, o.seed);
+  const bemSys = S.filter((s) => s.bem !== null);
+  const bemAcc = intervals(bemSys.map((s) => binary(s.bem!)), o.resamples, o.seed);
+  const bemScore = intervals(bemSys.map((s) => s.bem!), o.resamples, o.seed);
+  const systems: SystemScores[] = S.map((s, i) => {
+    const j = bemSys.indexOf(s);
+    return {
+      name: s.spec.name,
+      input: s.spec.input,
+      predictions: s.spec.predictions,
+      answered: s.result.answered,
+      // The official totals, to the bit.
+      em: { ...em[i], value: s.result.exact_match },
+      f1: { ...f1[i], value: s.result.f1 },
+      ...(j >= 0 ? { bem: bemAcc[j], bem_score: bemScore[j] } : {}),
+    };
+  });
+  const base = S.find((s) => s.spec.name === baseline) ?? null;
+  const comparisons: Comparison[] = [];
+  if (base) {
+    for (const s of S) {
+      if (s === base) continue;
+      comparisons.push({
+        system: s.spec.name,
+        baseline,
+        em: difference(s.em, base.em, o, true),
+        f1: difference(s.f1, base.f1, o, false),
+        ...(s.bem && base.bem ? { bem: difference(binary(s.bem), binary(base.bem), o, true) } : {}),
+      });
+    }
+  }
+  const qs = ds.questions;
+  const breakdowns = {
+    question_type: breakdown(
+      ds,
+      (i) => questionType(qs[i].question),
+      QUESTION_TYPES,
+      o.resamples,
+      o.seed,
+    ),
+    answer_length: breakdown(
+      ds,
+      (i) => answerLengthBin(qs[i].golds),
+      LENGTH_BINS,
+      o.resamples,
+      o.seed,
+    ),
+    article: breakdown(ds, (i) => qs[i].title, null, o.resamples, o.seed),
+  };
+  const disagreements: QuestionDetail[] = [];
+  if (S.length > 1) {
+    const spread = new Float64Array(qs.length);
+    for (let i = 0; i < qs.length; i++) {
+      let lo = Infinity, hi = -Infinity;
+      for (const s of S) {
+        lo = Math.min(lo, s.f1[i]);
+        hi = Math.max(hi, s.f1[i]);
+      }
+      spread[i] = hi - lo;
+    }
+    const order = [...spread.keys()].filter((i) => spread[i] > 0)
+      .sort((a, b) => spread[b] - spread[a] || a - b).slice(0, top);
+    for (const i of order) {
+      disagreements.push({
+        id: qs[i].id,
+        title: qs[i].title,
+        question: qs[i].question,
+        golds: qs[i].golds,
+        spread: spread[i],
+        answers: answersAt(S, i),
+      });
+    }
+  }
+  const bem_disagreements: BemDisagreements[] = bemSys.map((s) => {
+    const bem = s.bem!;
+    const idx: number[] = [];
+    let em0 = 0, em1 = 0;
+    for (let i = 0; i < qs.length; i++) {
+      const yes = bemCorrect(bem[i]);
+      if (s.em[i] === 0 && yes && s.predictions[i] !== null) em0++;
+      else if (s.em[i] === 1 && !yes) em1++;
+      else continue;
+      idx.push(i);
+    }
+    idx.sort((a, b) => Math.abs(bem[b] - s.em[b]) - Math.abs(bem[a] - s.em[a]) || a - b);
+    return {
+      system: s.spec.name,
+      em0_bem1: em0,
+      em1_bem0: em1,
+      items: idx.slice(0, top).map((i) => ({
+        id: qs[i].id,
+        question: qs[i].question,
+        golds: qs[i].golds,
+        prediction: s.predictions[i],
+        em: s.em[i],
+        f1: s.f1[i],
+        bem: bem[i],
+      })),
+    };
+  });
+  const f1_histogram = S.map((s) => {
+    const counts = F1_BINS.map(() => 0);
+    for (const v of s.f1) counts[F1_BINS.indexOf(f1Bin(v))]++;
+    return { system: s.spec.name, counts };
+  });
+  return {
+    name: ds.name,
+    data: ds.data,
+    questions: qs.length,
+    baseline: base ? baseline : null,
+    systems,
+    comparisons,
+    breakdowns,
+    disagreements,
+    bem_disagreements,
+    f1_histogram,
+  };
+}
+
+/**
+ * The whole report: every dataset against the baseline (default the first
+ * system of the first dataset).
+ */
+export function analyze(
+  datasets: readonly ScoredDataset[],
+  opts: AnalysisOptions = {},
+): ReportJson {
+  const baseline = opts.baseline ?? datasets[0].systems[0].spec.name;
+  return {
+    format: "phraseval-report/1",
+    options: {
+      resamples: opts.resamples ?? 1000,
+      seed: opts.seed ?? 0,
+      shuffles: opts.shuffles ?? 10000,
+      top: opts.top ?? 20,
+      confidence: 95,
+      baseline,
+      question_types: QUESTION_TYPES,
+      answer_length_bins: LENGTH_BINS,
+      f1_bins: F1_BINS,
+    },
+    datasets: datasets.map((d) => analyzeDataset(d, baseline, opts)),
+  };
+}

@@ -1,0 +1,222 @@
+/**
+ * The report's charts: Vega-Lite specs compiled with `vega-lite` and
+ * rendered to SVG by `vega` in Deno (headless, renderer `none`), ready to
+ * inline: no `xmlns` URLs, ids made unique per chart (several SVGs share
+ * one page), one generic font family (`sans-serif`), so nothing is fetched.
+ *
+ * Per dataset: scores with 95 % CI whiskers per system (EM, F1, BEM when
+ * present); F1 by question type; F1 histograms; BEM score against F1 (a
+ * binned scatter: circle area = questions) when BEM is present.
+ *
+ * @module
+ */
+import * as vega from "vega";
+import * as vl from "vega-lite";
+import { F1_BINS, QUESTION_TYPES } from "./analysis.ts";
+import type { DatasetReport } from "./analysis.ts";
+import type { ScoredDataset } from "./systems.ts";
+
+/** A chart: its title, its Vega-Lite spec and the rendered SVG. */
+export interface Chart {
+  /** Stable id (`<dataset>-<kind>`). */
+  readonly id: string;
+  /** Title shown above it. */
+  readonly title: string;
+  /** The Vega-Lite spec (data inline). */
+  readonly spec: Record<string, unknown>;
+  /** The SVG markup, safe to inline. */
+  readonly svg: string;
+}
+
+const CONFIG = {
+  font: "sans-serif",
+  background: "white",
+  view: { stroke: null },
+  axis: { labelFontSize: 11, titleFontSize: 12 },
+  legend: { labelFontSize: 11, titleFontSize: 12 },
+};
+
+/**
+ * Renders a Vega-Lite spec to SVG markup fit to inline in a page: the
+ * `xmlns` attributes are dropped and every `id` (and `url(#id)` reference)
+ * gets the prefix `prefix`.
+ *
+ * @example
+ * ```ts
+ * import { renderSvg } from "./charts.ts";
+ * const svg = await renderSvg({ data: { values: [{ a: "x", b: 1 }] }, mark: "bar",
+ *   encoding: { x: { field: "a", type: "nominal" }, y: { field: "b", type: "quantitative" } } }, "c1");
+ * if (!svg.startsWith("<svg") || /https?:/.test(svg)) throw new Error(svg.slice(0, 200));
+ * ```
+ */
+export async function renderSvg(spec: Record<string, unknown>, prefix: string): Promise<string> {
+  // deno-lint-ignore no-explicit-any
+  const compiled = vl.compile({ config: CONFIG, ...spec } as any).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: "none" });
+  try {
+    const svg = await view.toSVG();
+    return svg
+      .replace(/\s+xmlns(:\w+)?="[^"]*"/g, "")
+      .replace(/\bid="([^"]+)"/g, (_, id) => `id="${prefix}-${id}"`)
+      .replace(/url\(#([^)]+)\)/g, (_, id) => `url(#${prefix}-${id})`)
+      .replace(/href="#([^"]+)"/g, (_, id) => `href="#${prefix}-${id}"`);
+  } finally {
+    view.finalize();
+  }
+}
+
+const slug = (s: string) => s.replace(/[^A-Za-z0-9_-]+/g, "_");
+
+/** The Vega-Lite specs of one dataset's charts (data inline), in page order. */
+export function chartSpecs(
+  r: DatasetReport,
+  ds: ScoredDataset,
+): { id: string; title: string; spec: Record<string, unknown> }[] {
+  const names = r.systems.map((s) => s.name);
+  const color = { field: "system", type: "nominal", sort: names, title: "system" };
+  const out: { id: string; title: string; spec: Record<string, unknown> }[] = [];
+  const scores = r.systems.flatMap((s) =>
+    ([["EM", s.em], ["F1", s.f1], ["BEM", s.bem]] as const).flatMap(([metric, iv]) =>
+      iv ? [{ system: s.name, metric, value: iv.value, low: iv.low, high: iv.high }] : []
+    )
+  );
+  out.push({
+    id: `${slug(r.name)}-scores`,
+    title: `${r.name}: scores with 95% bootstrap intervals`,
+    spec: {
+      data: { values: scores },
+      facet: { column: { field: "metric", type: "nominal", title: null } },
+      spec: {
+        width: Math.max(120, 40 * names.length),
+        height: 220,
+        layer: [
+          {
+            mark: { type: "rule", strokeWidth: 2 },
+            encoding: {
+              x: { field: "system", type: "nominal", sort: names, title: null },
+              y: { field: "low", type: "quantitative", title: "percent", scale: { zero: false } },
+              y2: { field: "high" },
+              color,
+            },
+          },
+          {
+            mark: { type: "point", filled: true, size: 70 },
+            encoding: {
+              x: { field: "system", type: "nominal", sort: names },
+              y: { field: "value", type: "quantitative" },
+              color,
+              tooltip: [{ field: "value", format: ".2f" }],
+            },
+          },
+        ],
+      },
+      resolve: { scale: { y: "independent" } },
+    },
+  });
+  const qt = r.breakdowns.question_type.flatMap((g) =>
+    g.systems.map((s) => ({ type: g.group, system: s.name, f1: s.f1.value, n: g.questions }))
+  );
+  out.push({
+    id: `${slug(r.name)}-qtype`,
+    title: `${r.name}: F1 by question type`,
+    spec: {
+      data: { values: qt },
+      width: 460,
+      height: 220,
+      mark: "bar",
+      encoding: {
+        x: { field: "type", type: "nominal", sort: QUESTION_TYPES, title: "question type" },
+        xOffset: { field: "system", sort: names },
+        y: { field: "f1", type: "quantitative", title: "F1 (percent)" },
+        color,
+      },
+    },
+  });
+  const hist = r.f1_histogram.flatMap((h) =>
+    h.counts.map((count, i) => ({ system: h.system, bin: F1_BINS[i], count }))
+  );
+  out.push({
+    id: `${slug(r.name)}-f1hist`,
+    title: `${r.name}: F1 histograms`,
+    spec: {
+      data: { values: hist },
+      width: 460,
+      height: 220,
+      mark: "bar",
+      encoding: {
+        x: { field: "bin", type: "ordinal", sort: F1_BINS, title: "F1 of a question" },
+        xOffset: { field: "system", sort: names },
+        y: { field: "count", type: "quantitative", title: "questions" },
+        color,
+      },
+    },
+  });
+  const withBem = ds.systems.filter((s) => s.bem !== null);
+  if (withBem.length > 0) {
+    const cells = new Map<string, { system: string; f1: number; bem: number; questions: number }>();
+    for (const s of withBem) {
+      for (let i = 0; i < s.f1.length; i++) {
+        const f = Math.min(9, Math.floor(s.f1[i] * 10));
+        const b = Math.min(9, Math.floor(s.bem![i] * 10));
+        const key = `${s.spec.name}\u0000${f}\u0000${b}`;
+        const c = cells.get(key);
+        if (c) c.questions++;
+        else {cells.set(key, {
+            system: s.spec.name,
+            f1: (f + 0.5) / 10,
+            bem: (b + 0.5) / 10,
+            questions: 1,
+          });}
+      }
+    }
+    out.push({
+      id: `${slug(r.name)}-bemf1`,
+      title: `${r.name}: BEM score against F1 (binned; circle area = questions)`,
+      spec: {
+        data: { values: [...cells.values()] },
+        facet: {
+          column: {
+            field: "system",
+            type: "nominal",
+            sort: withBem.map((s) => s.spec.name),
+            title: null,
+          },
+        },
+        spec: {
+          width: 180,
+          height: 180,
+          mark: { type: "circle", opacity: 0.7 },
+          encoding: {
+            x: { field: "f1", type: "quantitative", title: "F1", scale: { domain: [0, 1] } },
+            y: {
+              field: "bem",
+              type: "quantitative",
+              title: "BEM score",
+              scale: { domain: [0, 1] },
+            },
+            size: { field: "questions", type: "quantitative", title: "questions" },
+            color: { field: "system", type: "nominal", sort: names, legend: null },
+          },
+        },
+      },
+    });
+  }
+  return out;
+}
+
+/** Renders every chart of every dataset (datasets in report order). */
+export async function renderCharts(
+  reports: readonly DatasetReport[],
+  datasets: readonly ScoredDataset[],
+): Promise<Chart[][]> {
+  const out: Chart[][] = [];
+  let k = 0;
+  for (let d = 0; d < reports.length; d++) {
+    const charts: Chart[] = [];
+    for (const c of chartSpecs(reports[d], datasets[d])) {
+      charts.push({ ...c, svg: await renderSvg(c.spec, `c${++k}`) });
+    }
+    out.push(charts);
+  }
+  return out;
+}

@@ -1,0 +1,225 @@
+/**
+ * What `report` compares: each INPUT on the command line becomes one or more
+ * systems, each a prediction file on a dataset.
+ *
+ * - A `full` output folder (`summary.json` and `pred.json`): one system,
+ *   named by the encoder in `summary.json`, on the dataset `summary.json`
+ *   names (or `--data` when that file is gone).
+ * - A `run` work folder (`configs/<name>.json` and `predictions/`): one
+ *   system per model × dataset with a prediction file
+ *   (`predictions/<model>/<dataset>.json`, see `runs/layout.ts`), named
+ *   `<model>`, on the dataset `<dataset>`.
+ * - `NAME=pred.json`: one system named NAME on `--data`. `NAME=FOLDER`
+ *   renames the system of a `full` folder.
+ *
+ * A dataset's name is its run `abbr`, or the data file's name without
+ * `.json`/`.json.gz` (`dev-v1.1`). Per-question rows with BEM are read from
+ * `rows.ndjson` next to a `full` folder's `pred.json`, or
+ * `<stem>.rows.ndjson` next to any other prediction file, when present.
+ *
+ * @module
+ */
+import { Effect } from "effect";
+import { InputError, UsageError } from "../io/errors.ts";
+import { runLayout } from "../runs/layout.ts";
+import type { ResolvedDataset } from "../runs/config.ts";
+import { baseOf, dirOf, exists, isDir, isFile, listNames, trimSlash } from "./_fs.ts";
+
+/** One system of a report: a prediction file on a dataset. */
+export interface SystemSpec {
+  /** The system's name (unique per dataset). */
+  readonly name: string;
+  /** The dataset's name. */
+  readonly dataset: string;
+  /** The SQuAD file the predictions answer. */
+  readonly data: string;
+  /** The prediction file. */
+  readonly predictions: string;
+  /** Per-question rows (with `bem`) next to the predictions, or `null`. */
+  readonly rows: string | null;
+  /** The INPUT it came from. */
+  readonly input: string;
+  /** Which kind of INPUT. */
+  readonly kind: "full" | "run" | "pred";
+}
+
+/** Options of {@linkcode resolveInputs}. */
+export interface ResolveOptions {
+  /** The dataset of `NAME=pred.json` inputs (and of `full` folders whose dataset is gone). */
+  readonly data?: string;
+}
+
+const KINDS =
+  "a report INPUT is a full output folder (summary.json and pred.json), a run work folder (configs/<name>.json and predictions/), or NAME=pred.json";
+
+/**
+ * The dataset name of a data file: its name without `.gz` and `.json`.
+ *
+ * @example
+ * ```ts
+ * import { datasetName } from "./inputs.ts";
+ * if (datasetName("data/dev-v1.1.json.gz") !== "dev-v1.1") throw new Error();
+ * ```
+ */
+export function datasetName(path: string): string {
+  return baseOf(path).replace(/\.gz$/, "").replace(/\.json$/, "");
+}
+
+const rowsNext = (pred: string, full: boolean): string | null => {
+  const f = full ? `${dirOf(pred)}/rows.ndjson` : `${pred.replace(/\.json$/, "")}.rows.ndjson`;
+  return isFile(f) ? f : null;
+};
+
+const bad = (file: string, message: string) => new InputError({ file, where: "", message });
+
+function readJson(file: string): unknown {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(file);
+  } catch (e) {
+    throw bad(file, e instanceof Error ? e.message : String(e));
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw bad(file, `invalid JSON (${e instanceof Error ? e.message : e})`);
+  }
+}
+
+function fullSystem(dir: string, input: string, opts: ResolveOptions, rename?: string) {
+  const summaryFile = `${dir}/summary.json`;
+  const s = readJson(summaryFile) as { encoder?: { name?: unknown }; data?: unknown };
+  const name = rename ?? s?.encoder?.name;
+  if (typeof name !== "string" || name === "") {
+    throw bad(summaryFile, 'no "encoder.name": not a summary.json of full');
+  }
+  if (typeof s.data !== "string") throw bad(summaryFile, 'no "data": not a summary.json of full');
+  let data = s.data;
+  if (!isFile(data)) {
+    if (opts.data === undefined) {
+      throw bad(summaryFile, `its dataset ${data} is not there: give it with --data`);
+    }
+    data = opts.data;
+  }
+  const predictions = `${dir}/pred.json`;
+  return {
+    name,
+    dataset: datasetName(data),
+    data,
+    predictions,
+    rows: rowsNext(predictions, true),
+    input,
+    kind: "full" as const,
+  };
+}
+
+function runSystems(dir: string, input: string): SystemSpec[] {
+  const L = runLayout(dir);
+  const out: SystemSpec[] = [];
+  const configs = listNames(`${dir}/configs`).filter((n) => n.endsWith(".json"));
+  for (const c of configs) {
+    const file = `${dir}/configs/${c}`;
+    const cfg = readJson(file) as {
+      datasets?: ResolvedDataset[];
+      models?: { abbr: string }[];
+    };
+    if (!Array.isArray(cfg?.datasets) || !Array.isArray(cfg?.models)) {
+      throw bad(file, "no datasets and models: not a resolved run config");
+    }
+    for (const ds of cfg.datasets) {
+      for (const m of cfg.models) {
+        const predictions = L.prediction(m.abbr, ds.abbr);
+        if (!isFile(predictions)) continue;
+        const data = L.data(ds);
+        if (!isFile(data)) throw bad(file, `dataset "${ds.abbr}": ${data} is not there`);
+        if (out.some((x) => x.predictions === predictions)) continue;
+        out.push({
+          name: m.abbr,
+          dataset: ds.abbr,
+          data,
+          predictions,
+          rows: rowsNext(predictions, false),
+          input,
+          kind: "run",
+        });
+      }
+    }
+  }
+  if (out.length === 0) throw bad(input, "a run folder without any prediction file");
+  return out;
+}
+
+const isFullDir = (d: string) => isFile(`${d}/summary.json`) && isFile(`${d}/pred.json`);
+const isRunDir = (d: string) =>
+  isDir(`${d}/predictions`) && listNames(`${d}/configs`).some((n) => n.endsWith(".json"));
+
+function resolveOne(arg: string, opts: ResolveOptions): SystemSpec[] {
+  const named = !exists(arg) ? /^([^=/]+)=(.+)$/.exec(arg) : null;
+  if (named) {
+    const [, name, p] = named;
+    const path = trimSlash(p);
+    if (isDir(path)) {
+      if (isFullDir(path)) return [fullSystem(path, arg, opts, name)];
+      throw bad(arg, `NAME=FOLDER names the system of a full output folder; ${KINDS}`);
+    }
+    if (!isFile(path)) throw bad(path, "no such prediction file");
+    if (opts.data === undefined) throw new UsageError(`${arg}: NAME=pred.json needs --data`);
+    return [{
+      name,
+      dataset: datasetName(opts.data),
+      data: opts.data,
+      predictions: path,
+      rows: rowsNext(path, false),
+      input: arg,
+      kind: "pred",
+    }];
+  }
+  const path = trimSlash(arg);
+  if (!exists(path)) throw bad(arg, `no such file or folder (${KINDS})`);
+  if (!isDir(path)) throw bad(arg, `a file without NAME= (${KINDS})`);
+  if (listNames(path).length === 0) throw bad(arg, `an empty folder (${KINDS})`);
+  if (isFullDir(path)) return [fullSystem(path, arg, opts)];
+  if (isRunDir(path)) return runSystems(path, arg);
+  throw bad(arg, `none of the three kinds: ${KINDS}`);
+}
+
+/**
+ * The systems of the INPUTs, in order. Fails with {@linkcode InputError}
+ * (an INPUT of none of the three kinds, an empty folder, a missing file) or
+ * {@linkcode UsageError} (no INPUT; `NAME=pred.json` without `--data`; two
+ * systems of one name on one dataset).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { resolveInputs } from "./inputs.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/p.json`, "{}");
+ * const [s] = await Effect.runPromise(resolveInputs([`A=${dir}/p.json`], { data: "d/dev.json.gz" }));
+ * await Deno.remove(dir, { recursive: true });
+ * if (s.name !== "A" || s.dataset !== "dev" || s.kind !== "pred") throw new Error(JSON.stringify(s));
+ * ```
+ */
+export const resolveInputs = (
+  inputs: readonly string[],
+  opts: ResolveOptions = {},
+): Effect.Effect<SystemSpec[], InputError | UsageError> =>
+  Effect.try({
+    try: () => {
+      if (inputs.length === 0) throw new UsageError("give at least one INPUT");
+      const all = inputs.flatMap((a) => resolveOne(a, opts));
+      const seen = new Map<string, SystemSpec>();
+      for (const s of all) {
+        const key = `${s.dataset}\u0000${s.name}`;
+        const other = seen.get(key);
+        if (other) {
+          throw new UsageError(
+            `two systems named "${s.name}" on dataset "${s.dataset}" (${other.input} and ${s.input}): name one with NAME=${s.input}`,
+          );
+        }
+        seen.set(key, s);
+      }
+      return all;
+    },
+    catch: (e) => e instanceof InputError || e instanceof UsageError ? e : bad("report", String(e)),
+  });

@@ -1,0 +1,166 @@
+/**
+ * The `report` room: reports that answer "is A better than B, and where?"
+ * for systems evaluated on the same questions (`deno task report`,
+ * `pipeline/report.ts`).
+ *
+ * INPUTs become systems (`inputs.ts`), each scored question by question
+ * with the one SQuAD fold of `metrics/` (`systems.ts`), compared with the
+ * statistics of `metrics/stats/` (`analysis.ts`), drawn with Vega-Lite
+ * (`charts.ts`) and written as `report.json` (all numbers), `report.md`
+ * (tables) and `report.html` (tables and inline SVG charts; self-contained)
+ * into one folder, all or nothing (`write.ts`).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { report } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.json`, JSON.stringify({ version: "1.1", data: [{ title: "t",
+ *   paragraphs: [{ context: "Paris is in France.", qas: [
+ *     { id: "q1", question: "Where is Paris?", answers: [{ text: "France", answer_start: 12 }] },
+ *     { id: "q2", question: "What is in France?", answers: [{ text: "Paris", answer_start: 0 }] },
+ *   ] }] }] }));
+ * await Deno.writeTextFile(`${dir}/a.json`, JSON.stringify({ q1: "France", q2: "Paris" }));
+ * await Deno.writeTextFile(`${dir}/b.json`, JSON.stringify({ q1: "in France", q2: "Paris" }));
+ * const r = await Effect.runPromise(report({
+ *   inputs: [`A=${dir}/a.json`, `B=${dir}/b.json`], data: `${dir}/d.json`, out: `${dir}/report`,
+ *   resamples: 100, shuffles: 99,
+ * }));
+ * const json = JSON.parse(Deno.readTextFileSync(`${dir}/report/report.json`));
+ * await Deno.remove(dir, { recursive: true });
+ * if (json.datasets[0].comparisons[0].em.difference !== -50 || r.systems !== 2) throw new Error();
+ * ```
+ *
+ * @module
+ */
+import { Effect } from "effect";
+import { FileError, type InputError, UsageError } from "../io/errors.ts";
+import { timestamp } from "../runs/run_dir.ts";
+import { type AnalysisOptions, analyze, type ReportJson } from "./analysis.ts";
+import { renderCharts } from "./charts.ts";
+import { resolveInputs } from "./inputs.ts";
+import { renderHtml, renderMarkdown } from "./render.ts";
+import { scoreSystems } from "./systems.ts";
+import { writeFolderAtomic } from "./write.ts";
+
+export {
+  type AnalysisOptions,
+  analyze,
+  analyzeDataset,
+  answerLengthBin,
+  type BreakdownGroup,
+  type Comparison,
+  type DatasetReport,
+  type Difference,
+  F1_BINS,
+  f1Bin,
+  type Interval,
+  LENGTH_BINS,
+  QUESTION_TYPES,
+  questionType,
+  type ReportJson,
+  type SystemScores,
+} from "./analysis.ts";
+export { type Chart, chartSpecs, renderCharts, renderSvg } from "./charts.ts";
+export { datasetName, resolveInputs, type ResolveOptions, type SystemSpec } from "./inputs.ts";
+export { escapeHtml, formatP, renderHtml, renderMarkdown } from "./render.ts";
+export {
+  bemCorrect,
+  readQuestions,
+  type ReportQuestion,
+  type ScoredDataset,
+  type ScoredSystem,
+  scoreSystems,
+} from "./systems.ts";
+export { writeFolderAtomic } from "./write.ts";
+
+/** A failure of the work itself (statistics, charts): exit 1, not bad input. */
+export class ReportError extends Error {
+  /** Tag for matching. */
+  readonly _tag = "ReportError";
+}
+
+/** Options of {@linkcode report}. */
+export interface ReportOptions extends AnalysisOptions {
+  /** The INPUTs (see `inputs.ts`). */
+  readonly inputs: readonly string[];
+  /** The dataset of `NAME=pred.json` INPUTs. */
+  readonly data?: string;
+  /** The output folder (default `outputs/report_<YYYYMMDD_HHMMSS>` in the working folder). */
+  readonly out?: string;
+}
+
+/** What {@linkcode report} did. */
+export interface ReportResult {
+  /** The output folder. */
+  readonly out: string;
+  /** Systems compared (over all datasets). */
+  readonly systems: number;
+  /** The numbers (`report.json`). */
+  readonly report: ReportJson;
+  /** Seconds spent: scoring (reading and scoring), statistics, charts, writing. */
+  readonly timings: {
+    readonly score: number;
+    readonly stats: number;
+    readonly charts: number;
+    readonly write: number;
+  };
+}
+
+/**
+ * Builds the report of the INPUTs and writes `report.json`, `report.md` and
+ * `report.html` into `opts.out` (all or nothing). Bad input (see
+ * `inputs.ts` and `systems.ts`) fails with {@linkcode InputError} before
+ * anything is written; `--baseline` naming no system with
+ * {@linkcode UsageError}.
+ */
+export const report = (
+  opts: ReportOptions,
+): Effect.Effect<ReportResult, InputError | FileError | UsageError | ReportError> =>
+  Effect.gen(function* () {
+    const t0 = performance.now();
+    const specs = yield* resolveInputs(opts.inputs, { data: opts.data });
+    if (opts.baseline !== undefined && !specs.some((s) => s.name === opts.baseline)) {
+      return yield* Effect.fail(
+        new UsageError(
+          `--baseline ${opts.baseline}: no such system (systems: ${
+            [...new Set(specs.map((s) => s.name))].join(", ")
+          })`,
+        ),
+      );
+    }
+    const datasets = yield* scoreSystems(specs);
+    const t1 = performance.now();
+    const json = yield* Effect.try({
+      try: () => analyze(datasets, opts),
+      catch: (e) => new ReportError(`statistics: ${e instanceof Error ? e.message : e}`),
+    });
+    const t2 = performance.now();
+    const charts = yield* Effect.tryPromise({
+      try: () => renderCharts(json.datasets, datasets),
+      catch: (e) =>
+        new FileError({
+          file: "report.html",
+          message: `charts: ${e instanceof Error ? e.message : e}`,
+        }),
+    });
+    const t3 = performance.now();
+    const out = opts.out ?? `outputs/report_${timestamp()}`;
+    yield* Effect.tryPromise({
+      try: () =>
+        writeFolderAtomic(out, {
+          "report.json": JSON.stringify(json, null, 2) + "\n",
+          "report.md": renderMarkdown(json),
+          "report.html": renderHtml(json, charts),
+        }),
+      catch: (e) => e instanceof FileError ? e : new FileError({ file: out, message: String(e) }),
+    });
+    const t4 = performance.now();
+    const s = (a: number, b: number) => Math.round(b - a) / 1000;
+    return {
+      out,
+      systems: specs.length,
+      report: json,
+      timings: { score: s(t0, t1), stats: s(t1, t2), charts: s(t2, t3), write: s(t3, t4) },
+    };
+  });

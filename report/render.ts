@@ -1,0 +1,346 @@
+/**
+ * `report.md` and `report.html` from the numbers of `report.json`: the same
+ * tables in both (scores with intervals, the comparison with the baseline,
+ * the breakdowns, the disagreement lists), and in the HTML the charts as
+ * inline SVG. The page is self-contained (inline CSS, no script, no image,
+ * font or style sheet from anywhere) and prints cleanly (`@media print`).
+ * Every text from the inputs is escaped.
+ *
+ * @module
+ */
+import type { Chart } from "./charts.ts";
+import type { BreakdownGroup, DatasetReport, Difference, ReportJson } from "./analysis.ts";
+
+/**
+ * A p-value for a table: four decimals, or two significant digits in
+ * exponent form below 0.0001.
+ *
+ * @example
+ * ```ts
+ * import { formatP } from "./render.ts";
+ * if (formatP(1) !== "1.0000" || formatP(0.00001234) !== "1.2e-5") throw new Error();
+ * ```
+ */
+export function formatP(p: number): string {
+  return p >= 0.0001 ? p.toFixed(4) : p.toExponential(1);
+}
+
+const f2 = (x: number) => x.toFixed(2);
+const signed = (x: number) => (x > 0 ? "+" : x < 0 ? "−" : "±") + Math.abs(x).toFixed(2);
+const ci = (iv: { low: number; high: number }) => `[${f2(iv.low)}, ${f2(iv.high)}]`;
+const dci = (d: Difference) => `[${signed(d.low)}, ${signed(d.high)}]`;
+
+/** A table: header and rows of plain-text cells, and which columns are numbers. */
+interface Table {
+  readonly head: readonly string[];
+  readonly rows: readonly (readonly string[])[];
+  readonly numeric: readonly boolean[];
+}
+
+function scoreTable(r: DatasetReport): Table {
+  const bem = r.systems.some((s) => s.bem);
+  const head = ["system", "answered", "EM", "95% CI", "F1", "95% CI"];
+  if (bem) head.push("BEM", "95% CI");
+  const rows = r.systems.map((s) => {
+    const row = [s.name, String(s.answered), f2(s.em.value), ci(s.em), f2(s.f1.value), ci(s.f1)];
+    if (bem) row.push(...(s.bem ? [f2(s.bem.value), ci(s.bem)] : ["-", "-"]));
+    return row;
+  });
+  return { head, rows, numeric: head.map((_, i) => i > 0) };
+}
+
+function comparisonTable(r: DatasetReport): Table {
+  const bem = r.comparisons.some((c) => c.bem);
+  const head = [
+    "system",
+    "ΔEM",
+    "95% CI",
+    "p (rand.)",
+    "p (McNemar)",
+    "ΔF1",
+    "95% CI",
+    "p (rand.)",
+  ];
+  if (bem) head.push("ΔBEM", "95% CI", "p (rand.)", "p (McNemar)");
+  const rows = r.comparisons.map((c) => {
+    const row = [
+      c.system,
+      signed(c.em.difference),
+      dci(c.em),
+      formatP(c.em.randomization_p),
+      formatP(c.em.mcnemar_p!),
+      signed(c.f1.difference),
+      dci(c.f1),
+      formatP(c.f1.randomization_p),
+    ];
+    if (bem) {
+      row.push(
+        ...(c.bem
+          ? [
+            signed(c.bem.difference),
+            dci(c.bem),
+            formatP(c.bem.randomization_p),
+            formatP(c.bem.mcnemar_p!),
+          ]
+          : ["-", "-", "-", "-"]),
+      );
+    }
+    return row;
+  });
+  return { head, rows, numeric: head.map((_, i) => i > 0) };
+}
+
+function breakdownTable(label: string, groups: readonly BreakdownGroup[]): Table {
+  const names = groups[0]?.systems.map((s) => s.name) ?? [];
+  const bem = groups[0]?.systems.some((s) => s.bem) ?? false;
+  const head = [
+    label,
+    "n",
+    ...names.flatMap((n) => [`${n} EM`, `${n} F1`, ...(bem ? [`${n} BEM`] : [])]),
+  ];
+  const rows = groups.map((g) => [
+    g.group,
+    String(g.questions),
+    ...g.systems.flatMap((
+      s,
+    ) => [f2(s.em.value), f2(s.f1.value), ...(s.bem ? [f2(s.bem.value)] : [])]),
+  ]);
+  return { head, rows, numeric: head.map((_, i) => i > 0) };
+}
+
+const answerCell = (a: { prediction: string | null; em: number; f1: number; bem?: number }) =>
+  `${a.prediction === null ? "(none)" : `“${a.prediction}”`} (EM ${a.em}, F1 ${f2(a.f1)}${
+    a.bem === undefined ? "" : `, BEM ${f2(a.bem)}`
+  })`;
+
+function disagreementTable(r: DatasetReport): Table {
+  const names = r.systems.map((s) => s.name);
+  const head = ["question", "gold answers", ...names, "F1 spread"];
+  const rows = r.disagreements.map((d) => [
+    `${d.question} (${d.id}, ${d.title})`,
+    d.golds.map((g) => `“${g}”`).join(" · "),
+    ...d.answers.map(answerCell),
+    f2(d.spread),
+  ]);
+  return { head, rows, numeric: head.map((_, i) => i === head.length - 1) };
+}
+
+function bemTables(r: DatasetReport): { title: string; table: Table }[] {
+  return r.bem_disagreements.map((b) => ({
+    title: `${b.system}: BEM and EM disagree on ${
+      b.em0_bem1 + b.em1_bem0
+    } questions (EM 0 but BEM > 0.5: ${b.em0_bem1}; EM 1 but BEM ≤ 0.5: ${b.em1_bem0})`,
+    table: {
+      head: ["question", "gold answers", "prediction", "EM", "F1", "BEM"],
+      rows: b.items.map((x) => [
+        `${x.question} (${x.id})`,
+        x.golds.map((g) => `“${g}”`).join(" · "),
+        x.prediction ?? "(none)",
+        String(x.em),
+        f2(x.f1),
+        f2(x.bem),
+      ]),
+      numeric: [false, false, false, true, true, true],
+    },
+  }));
+}
+
+interface Section {
+  readonly title: string;
+  readonly note?: string;
+  readonly table?: Table;
+  readonly charts?: readonly Chart[];
+}
+
+function sections(r: DatasetReport, o: ReportJson["options"], charts: readonly Chart[]): Section[] {
+  const chart = (suffix: string) => charts.filter((c) => c.id.endsWith(suffix));
+  const out: Section[] = [
+    {
+      title: "Scores",
+      note:
+        `Percent; 95% paired bootstrap percentile intervals (B = ${o.resamples}, seed ${o.seed}). BEM: share of questions with a BEM score above 0.5.`,
+      table: scoreTable(r),
+      charts: chart("-scores"),
+    },
+  ];
+  if (r.comparisons.length > 0) {
+    out.push({
+      title: `Against the baseline ${r.baseline}`,
+      note:
+        `Differences in points (system − ${r.baseline}) with paired bootstrap 95% intervals; p (rand.): two-sided paired approximate randomization (${o.shuffles} shuffles, seed ${o.seed}); p (McNemar): exact McNemar test on EM.`,
+      table: comparisonTable(r),
+    });
+  } else {
+    out.push({
+      title: "Against the baseline",
+      note: r.baseline === null
+        ? `The baseline ${o.baseline} has no predictions on this dataset: no comparison.`
+        : "Only the baseline: no comparison.",
+    });
+  }
+  out.push(
+    {
+      title: "By question type",
+      note:
+        "The question's first word among what, who, when, where, why, how, which (case ignored; whom/whose are other); EM and F1 in percent.",
+      table: breakdownTable("type", r.breakdowns.question_type),
+      charts: chart("-qtype"),
+    },
+    {
+      title: "By gold answer length",
+      note:
+        "Words in the first gold answer after SQuAD normalization (lower case, no punctuation, no a/an/the).",
+      table: breakdownTable("words", r.breakdowns.answer_length),
+    },
+    {
+      title: "By article",
+      table: breakdownTable("article", r.breakdowns.article),
+    },
+    { title: "F1 histograms", charts: chart("-f1hist") },
+  );
+  if (r.systems.length > 1) {
+    out.push({
+      title: `Where the systems disagree most (top ${r.disagreements.length})`,
+      note: "Largest spread of F1 across the systems; ties in dataset order.",
+      table: disagreementTable(r),
+    });
+  }
+  if (r.bem_disagreements.length > 0) {
+    out.push({ title: "BEM against F1", charts: chart("-bemf1") });
+    for (const b of bemTables(r)) out.push({ title: b.title, table: b.table });
+  }
+  return out;
+}
+
+const mdCell = (s: string) =>
+  s.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\s*\n\s*/g, " ");
+
+function mdTable(t: Table): string {
+  const lines = [
+    `| ${t.head.map(mdCell).join(" | ")} |`,
+    `| ${t.numeric.map((n) => (n ? "---:" : "---")).join(" | ")} |`,
+    ...t.rows.map((r) => `| ${r.map(mdCell).join(" | ")} |`),
+  ];
+  return lines.join("\n");
+}
+
+const intro = (o: ReportJson["options"]) =>
+  `Generated by \`deno task report\` (phraseval). Baseline: ${o.baseline}. Bootstrap: B = ${o.resamples}, seed ${o.seed}; randomization: ${o.shuffles} shuffles.`;
+
+/** `report.md`: every table of the report in Markdown (no charts). */
+export function renderMarkdown(report: ReportJson): string {
+  const parts = ["# Report", "", intro(report.options), ""];
+  for (const r of report.datasets) {
+    parts.push(`## ${r.name}`, "", `${r.questions} questions (${r.data}).`, "");
+    for (const s of sections(r, report.options, [])) {
+      if (!s.table && !s.note) continue;
+      parts.push(`### ${s.title}`, "");
+      if (s.note) parts.push(s.note, "");
+      if (s.table) parts.push(mdTable(s.table), "");
+    }
+  }
+  return parts.join("\n");
+}
+
+/**
+ * HTML-escapes text (`&`, `<`, `>`, `"`, `'`).
+ *
+ * @example
+ * ```ts
+ * import { escapeHtml } from "./render.ts";
+ * if (escapeHtml('<a href="x">') !== "&lt;a href=&quot;x&quot;&gt;") throw new Error();
+ * ```
+ */
+export function escapeHtml(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(
+    /"/g,
+    "&quot;",
+  ).replace(/'/g, "&#39;");
+}
+
+function htmlTable(t: Table): string {
+  const cls = (i: number) => (t.numeric[i] ? ' class="num"' : "");
+  return [
+    "<table>",
+    `<thead><tr>${
+      t.head.map((h, i) => `<th${cls(i)}>${escapeHtml(h)}</th>`).join("")
+    }</tr></thead>`,
+    "<tbody>",
+    ...t.rows.map((r) =>
+      `<tr>${r.map((c, i) => `<td${cls(i)}>${escapeHtml(c)}</td>`).join("")}</tr>`
+    ),
+    "</tbody>",
+    "</table>",
+  ].join("\n");
+}
+
+const CSS = `
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1200px; padding: 0 1rem; color: #1b1b1b; background: #fff; line-height: 1.4; }
+h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
+h2 { font-size: 1.3rem; border-bottom: 2px solid #ddd; padding-bottom: 0.2rem; margin-top: 2.2rem; }
+h3 { font-size: 1.05rem; margin-top: 1.6rem; }
+p.note { color: #555; font-size: 0.9rem; margin: 0.2rem 0 0.6rem; }
+table { border-collapse: collapse; font-size: 0.85rem; margin: 0.4rem 0 1rem; }
+th, td { border: 1px solid #d0d0d0; padding: 0.2rem 0.45rem; vertical-align: top; text-align: left; }
+th { background: #f3f3f3; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tbody tr:nth-child(even) { background: #fafafa; }
+figure { margin: 0.6rem 0 1.2rem; overflow-x: auto; }
+figcaption { font-size: 0.85rem; color: #555; margin-bottom: 0.2rem; }
+figure svg { max-width: 100%; height: auto; }
+@media print {
+  body { margin: 0; max-width: none; font-size: 10pt; color: #000; }
+  h2 { break-before: page; }
+  h2:first-of-type { break-before: auto; }
+  h3, figcaption { break-after: avoid; }
+  table, figure { break-inside: avoid; }
+  table { font-size: 8pt; }
+  tbody tr:nth-child(even) { background: none; }
+  figure { overflow: visible; }
+}
+`;
+
+/**
+ * `report.html`: the tables and the charts (inline SVG, one `<svg>` per
+ * chart), with inline CSS and nothing to fetch.
+ */
+export function renderHtml(report: ReportJson, charts: readonly (readonly Chart[])[]): string {
+  const body: string[] = [
+    `<h1>Report</h1>`,
+    `<p class="note">${escapeHtml(intro(report.options))}</p>`,
+  ];
+  report.datasets.forEach((r, d) => {
+    body.push(
+      `<h2>${escapeHtml(r.name)}</h2>`,
+      `<p class="note">${r.questions} questions (${escapeHtml(r.data)}).</p>`,
+    );
+    for (const s of sections(r, report.options, charts[d] ?? [])) {
+      body.push(`<h3>${escapeHtml(s.title)}</h3>`);
+      if (s.note) body.push(`<p class="note">${escapeHtml(s.note)}</p>`);
+      for (const c of s.charts ?? []) {
+        body.push(
+          `<figure id="${c.id}"><figcaption>${escapeHtml(c.title)}</figcaption>${c.svg}</figure>`,
+        );
+      }
+      if (s.table) body.push(htmlTable(s.table));
+    }
+  });
+  return [
+    "<!DOCTYPE html>",
+    '<html lang="en">',
+    "<head>",
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    // Nothing may be fetched, whatever the page holds.
+    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">`,
+    "<title>phraseval report</title>",
+    `<style>${CSS}</style>`,
+    "</head>",
+    "<body>",
+    ...body,
+    "</body>",
+    "</html>",
+    "",
+  ].join("\n");
+}

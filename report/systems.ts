@@ -1,0 +1,294 @@
+/**
+ * The systems of a report scored question by question: each dataset read
+ * once, each prediction file checked against it and scored with the one
+ * SQuAD v1.1 fold of `metrics/` ({@linkcode SquadV1Accumulator}: the same
+ * per-question EM and F1 as `evaluate --per-question`, the same totals as
+ * `evaluate`), BEM taken from the per-question rows when they carry it.
+ *
+ * Refused as bad input ({@linkcode InputError}): a prediction file with a
+ * question id that is not in its dataset (predictions for another dataset);
+ * two systems of one dataset on different question sets (their datasets hold
+ * different questions, or they answer different questions: a question one
+ * system leaves out would count as wrong and bias the comparison); a rows
+ * file whose EM/F1 differ from the predictions' (stale) or that has BEM for
+ * some questions only.
+ *
+ * @module
+ */
+import { Effect, Stream } from "effect";
+import { FileError, InputError } from "../io/errors.ts";
+import { readPredictions } from "../io/predictions.ts";
+import { squadArticles } from "../io/squad.ts";
+import { BEM_THRESHOLD } from "../metrics/bem/fold.ts";
+import {
+  EmptyDatasetError,
+  NoGoldAnswersError,
+  SquadV1Accumulator,
+  type SquadV1Result,
+} from "../metrics/squad.ts";
+import type { SystemSpec } from "./inputs.ts";
+
+/** A question of a dataset, with what the report shows of it. */
+export interface ReportQuestion {
+  /** Question id. */
+  readonly id: string;
+  /** Article title. */
+  readonly title: string;
+  /** The question text. */
+  readonly question: string;
+  /** The gold answers, in file order. */
+  readonly golds: readonly string[];
+}
+
+/** A system scored on every question of its dataset (dataset order). */
+export interface ScoredSystem {
+  /** Where it came from. */
+  readonly spec: SystemSpec;
+  /** The official totals (`evaluate`'s numbers). */
+  readonly result: SquadV1Result;
+  /** The prediction per question (`null`: none). */
+  readonly predictions: readonly (string | null)[];
+  /** EM per question, 0 or 1. */
+  readonly em: Float64Array;
+  /** F1 per question, 0..1. */
+  readonly f1: Float64Array;
+  /** BEM score per question (0..1), when the rows carry it. */
+  readonly bem: Float64Array | null;
+}
+
+/** A dataset with its systems. */
+export interface ScoredDataset {
+  /** The dataset's name. */
+  readonly name: string;
+  /** Its data file (that of the first system). */
+  readonly data: string;
+  /** Its questions in file order. */
+  readonly questions: readonly ReportQuestion[];
+  /** Its systems, in INPUT order. */
+  readonly systems: readonly ScoredSystem[];
+}
+
+/** Errors of {@linkcode scoreSystems}. */
+export type ScoreError = InputError | FileError;
+
+const bad = (file: string, where: string, message: string) =>
+  new InputError({ file, where, message });
+
+/** Reads the questions of a SQuAD file (contexts are not kept). */
+export const readQuestions = (
+  data: string,
+): Effect.Effect<ReportQuestion[], ScoreError> =>
+  Effect.map(
+    Stream.runCollect(squadArticles(data, { context: "optional" })),
+    (articles) => {
+      const out: ReportQuestion[] = [];
+      for (const a of articles) {
+        for (const p of a.paragraphs) {
+          for (const q of p.questions) {
+            out.push({
+              id: q.id,
+              title: a.title,
+              question: q.question,
+              golds: (q.answers ?? []).map((x) => x.text),
+            });
+          }
+        }
+      }
+      return out;
+    },
+  );
+
+function scoreOne(
+  spec: SystemSpec,
+  qs: readonly ReportQuestion[],
+  ids: ReadonlySet<string>,
+  preds: ReadonlyMap<string, string>,
+): ScoredSystem {
+  let foreign = 0;
+  let first = "";
+  for (const id of preds.keys()) {
+    if (!ids.has(id)) {
+      if (foreign++ === 0) first = id;
+    }
+  }
+  if (foreign > 0) {
+    throw bad(
+      spec.predictions,
+      "",
+      `${foreign} of its ${preds.size} question ids are not questions of ${spec.data} (first: "${first}"): predictions for another dataset?`,
+    );
+  }
+  const acc = new SquadV1Accumulator();
+  const n = qs.length;
+  const em = new Float64Array(n);
+  const f1 = new Float64Array(n);
+  const predictions: (string | null)[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const q = qs[i];
+    const pred = preds.get(q.id);
+    let row;
+    try {
+      row = acc.add({ id: q.id, answers: q.golds }, pred);
+    } catch (e) {
+      if (e instanceof NoGoldAnswersError) {
+        throw bad(spec.data, `question "${q.id}"`, "has no gold answers (SQuAD v1.1 rules)");
+      }
+      throw e;
+    }
+    em[i] = row.exactMatch ? 1 : 0;
+    f1[i] = row.f1;
+    predictions[i] = pred ?? null;
+  }
+  let result: SquadV1Result;
+  try {
+    result = acc.result();
+  } catch (e) {
+    if (e instanceof EmptyDatasetError) throw bad(spec.data, "", e.message);
+    throw e;
+  }
+  return { spec, result, predictions, em, f1, bem: null };
+}
+
+function readBem(rowsFile: string, qs: readonly ReportQuestion[], s: ScoredSystem) {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(rowsFile);
+  } catch (e) {
+    throw new FileError({ file: rowsFile, message: e instanceof Error ? e.message : String(e) });
+  }
+  const byId = new Map<string, { em: number; f1: number; bem?: number }>();
+  let line = 0;
+  let withBem = 0;
+  for (const l of text.split("\n")) {
+    line++;
+    if (l.trim() === "") continue;
+    let r: { id?: unknown; em?: unknown; f1?: unknown; bem?: unknown };
+    try {
+      r = JSON.parse(l);
+    } catch {
+      throw bad(rowsFile, `line ${line}`, "invalid JSON");
+    }
+    if (typeof r.id !== "string" || typeof r.em !== "number" || typeof r.f1 !== "number") {
+      throw bad(rowsFile, `line ${line}`, "a row needs id, em and f1");
+    }
+    if (typeof r.bem === "number") withBem++;
+    byId.set(r.id, { em: r.em, f1: r.f1, bem: typeof r.bem === "number" ? r.bem : undefined });
+  }
+  if (withBem === 0) return null;
+  const bem = new Float64Array(qs.length);
+  for (let i = 0; i < qs.length; i++) {
+    const r = byId.get(qs[i].id);
+    if (r === undefined || r.bem === undefined) {
+      throw bad(rowsFile, `question "${qs[i].id}"`, "no bem score (BEM for some questions only)");
+    }
+    if (r.em !== s.em[i] || Math.abs(r.f1 - s.f1[i]) > 1e-12) {
+      throw bad(
+        rowsFile,
+        `question "${qs[i].id}"`,
+        `em ${r.em}, f1 ${r.f1} here but ${s.em[i]}, ${
+          s.f1[i]
+        } from ${s.spec.predictions}: a stale rows file`,
+      );
+    }
+    bem[i] = r.bem;
+  }
+  return bem;
+}
+
+/**
+ * Whether a BEM score counts as correct (above
+ * {@linkcode BEM_THRESHOLD}, as `metrics/bem` counts BEM accuracy).
+ *
+ * @example
+ * ```ts
+ * import { bemCorrect } from "./systems.ts";
+ * if (bemCorrect(0.5) || !bemCorrect(0.51)) throw new Error();
+ * ```
+ */
+export const bemCorrect = (score: number): boolean => score > BEM_THRESHOLD;
+
+/**
+ * Reads every dataset once and scores every system on it, grouped by
+ * dataset (first appearance order). See the module notes for what is
+ * refused.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { scoreSystems } from "./systems.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/d.json`, JSON.stringify({ version: "1.1", data: [{ title: "t",
+ *   paragraphs: [{ context: "Paris is in France.", qas: [
+ *     { id: "q1", question: "Where is Paris?", answers: [{ text: "France", answer_start: 12 }] },
+ *   ] }] }] }));
+ * await Deno.writeTextFile(`${dir}/p.json`, JSON.stringify({ q1: "in France" }));
+ * const [ds] = await Effect.runPromise(scoreSystems([{ name: "A", dataset: "d", data: `${dir}/d.json`,
+ *   predictions: `${dir}/p.json`, rows: null, input: "A", kind: "pred" }]));
+ * await Deno.remove(dir, { recursive: true });
+ * if (ds.systems[0].em[0] !== 0 || Math.abs(ds.systems[0].f1[0] - 2 / 3) > 1e-15) throw new Error();
+ * ```
+ */
+export const scoreSystems = (
+  specs: readonly SystemSpec[],
+): Effect.Effect<ScoredDataset[], ScoreError> =>
+  Effect.gen(function* () {
+    const questionsOf = new Map<string, ReportQuestion[]>();
+    const groups = new Map<string, SystemSpec[]>();
+    for (const s of specs) {
+      if (!groups.has(s.dataset)) groups.set(s.dataset, []);
+      groups.get(s.dataset)!.push(s);
+      if (!questionsOf.has(s.data)) questionsOf.set(s.data, yield* readQuestions(s.data));
+    }
+    const out: ScoredDataset[] = [];
+    for (const [name, group] of groups) {
+      const qs = questionsOf.get(group[0].data)!;
+      const ids = new Set(qs.map((q) => q.id));
+      const systems: ScoredSystem[] = [];
+      for (const spec of group) {
+        const own = questionsOf.get(spec.data)!;
+        if (own !== qs) {
+          const differ = own.length !== qs.length ? Math.min(own.length, qs.length) : own.findIndex(
+            (q, i) => q.id !== qs[i].id,
+          );
+          if (differ >= 0) {
+            const id = (own[differ] ?? qs[differ]).id;
+            return yield* bad(
+              spec.data,
+              "",
+              `systems "${group[0].name}" (${
+                group[0].data
+              }, ${qs.length} questions) and "${spec.name}" (${own.length} questions) of dataset "${name}" are on different question sets (question "${id}" differs)`,
+            );
+          }
+        }
+        const preds = yield* readPredictions(spec.predictions);
+        const s = yield* Effect.try({
+          try: () => {
+            const scored = scoreOne(spec, qs, ids, preds);
+            const bem = spec.rows ? readBem(spec.rows, qs, scored) : null;
+            return { ...scored, bem };
+          },
+          catch: (e) =>
+            e instanceof InputError || e instanceof FileError
+              ? e
+              : bad(spec.predictions, "", String(e)),
+        });
+        if (systems.length > 0) {
+          const f = systems[0];
+          const i = s.predictions.findIndex((p, j) => (p === null) !== (f.predictions[j] === null));
+          if (i >= 0) {
+            return yield* bad(
+              spec.predictions,
+              "",
+              `answers ${s.result.answered} of the ${qs.length} questions of dataset "${name}", while "${f.spec.name}" answers ${f.result.answered}: two systems on different question sets (question "${
+                qs[i].id
+              }" is answered by one only)`,
+            );
+          }
+        }
+        systems.push(s);
+      }
+      out.push({ name, data: group[0].data, questions: qs, systems });
+    }
+    return out;
+  });
