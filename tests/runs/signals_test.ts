@@ -308,9 +308,9 @@ for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
       child.kill(signal);
       const r = await finish(child);
       assert(writing, `split never wrote: ${r.stderr}`);
-      assertEquals(r.code, code, r.stderr);
-      assertEquals(r.stderr.trim(), `split: interrupted (${signal})`);
       assertEquals([...Deno.readDirSync(out)].map((e) => e.name), [], "nothing left behind");
+      assertEquals([r.code, r.signal], [code, null], r.stderr);
+      assertEquals(r.stderr.trim(), `split: interrupted (${signal})`);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
