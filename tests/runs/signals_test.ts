@@ -116,9 +116,22 @@ function cleanPredSha(): Promise<string> {
  * Starts `full` on the dev set into a fresh folder, waits until both
  * encoders have written files, sends `signal`, and checks the aftermath.
  */
-async function interruptFull(signal: "SIGINT" | "SIGTERM", code: number): Promise<string> {
+async function interruptFull(
+  signal: "SIGINT" | "SIGTERM",
+  code: number,
+  viaTask = false,
+): Promise<string> {
   const out = await Deno.makeTempDir({ prefix: `pv-sig-${signal}-` });
-  const child = spawnStage("full.ts", FULL_PERMS, ["--out", out]);
+  const child = viaTask
+    ? new Deno.Command(Deno.execPath(), {
+      args: ["task", "full", "--out", out],
+      cwd: ROOT,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).spawn()
+    : spawnStage("full.ts", FULL_PERMS, ["--out", out]);
   const started = await until(() =>
     count(`${out}/dumps/context_emb`) > 20 && count(`${out}/dumps/question_emb`) > 20
   );
@@ -148,6 +161,11 @@ Deno.test("full: SIGINT mid-encode stops and awaits both encoders, exit 130; a r
   } finally {
     await Deno.remove(out, { recursive: true });
   }
+});
+
+Deno.test("deno task full: SIGINT to the task process reaches full; nothing left, exit 130", async () => {
+  const out = await interruptFull("SIGINT", 130, true);
+  await Deno.remove(out, { recursive: true });
 });
 
 Deno.test("full: SIGTERM mid-encode stops and awaits both encoders, exit 143", async () => {
