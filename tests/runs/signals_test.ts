@@ -135,19 +135,26 @@ async function interruptFull(
   const started = await until(() =>
     count(`${out}/dumps/context_emb`) > 20 && count(`${out}/dumps/question_emb`) > 20
   );
-  child.kill(signal);
-  const r = await finish(child);
-  assert(started, `the encoders never wrote files: ${r.stderr}`);
-  assertEquals(r.code, code, r.stderr);
-  assertEquals(r.signal, null, "exited by itself, not killed by the signal");
-  assertStringIncludes(r.stderr, `full: interrupted (${signal})`);
-  assertEquals(denoProcessesMentioning(out), [], "no deno process of the run is left");
-  assertEquals(tmpFiles(out), [], "no temporary file is left");
-  // Both encoders were stopped before they finished (2067 paragraphs: 4134 files).
-  assert(count(`${out}/dumps/context_emb`) < 4134, "embed_context was stopped");
-  for (const half of ["context", "question"]) {
-    const log = Deno.readTextFileSync(`${out}/logs/encode_${half}.log`);
-    assertMatch(log, /== exit (143|137) after [\d.]+ s\n$/, `encode_${half} ended by our signal`);
+  try {
+    child.kill(signal);
+    const r = await finish(child);
+    assert(started, `the encoders never wrote files: ${r.stderr}`);
+    assertEquals(r.code, code, r.stderr);
+    assertEquals(r.signal, null, "exited by itself, not killed by the signal");
+    assertStringIncludes(r.stderr, `full: interrupted (${signal})`);
+    assertEquals(denoProcessesMentioning(out), [], "no deno process of the run is left");
+    assertEquals(tmpFiles(out), [], "no temporary file is left");
+    // Both encoders were stopped before they finished (2067 paragraphs: 4134 files).
+    assert(count(`${out}/dumps/context_emb`) < 4134, "embed_context was stopped");
+    for (const half of ["context", "question"]) {
+      const log = Deno.readTextFileSync(`${out}/logs/encode_${half}.log`);
+      assertMatch(log, /== exit (143|137) after [\d.]+ s\n$/, `encode_${half} ended by our signal`);
+    }
+  } catch (e) {
+    // Tidy up after a failure: what is still running of this run, and its folder.
+    for (const p of denoProcessesMentioning(out)) Deno.kill(Number(p.split(":")[0]), "SIGKILL");
+    await Deno.remove(out, { recursive: true }).catch(() => {});
+    throw e;
   }
   return out;
 }
