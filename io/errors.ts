@@ -62,6 +62,91 @@ export class FileError extends Data.TaggedError("FileError")<{
 }
 
 /**
+ * A write the operating system refused or could not complete: the disk is
+ * full, the file system is read-only, permission to write was denied, an
+ * I/O error. The work failed (exit 1); the input was not at fault (unlike
+ * a plain {@linkcode FileError}, exit 2). It is a `FileError` (same tag,
+ * same fields, same line) to every handler that matches on one.
+ *
+ * @example
+ * ```ts
+ * import { FileError, WriteError } from "./errors.ts";
+ * const e = new WriteError({ file: "/out/pred.json", message: "permission denied" });
+ * if (!(e instanceof FileError) || e._tag !== "FileError") throw new Error();
+ * if (e.toString() !== "/out/pred.json: permission denied") throw new Error(e.toString());
+ * ```
+ */
+export class WriteError extends FileError {}
+
+/** `code`s of OS errors that mean the system failed a write, not that the input is bad. */
+const SYSTEM_WRITE_CODES = new Set([
+  "ENOSPC",
+  "EROFS",
+  "EIO",
+  "EDQUOT",
+  "EFBIG",
+  "EACCES",
+  "EPERM",
+]);
+
+/**
+ * Messages of OS errors that are failures of the system whatever the
+ * operation (disk full, read-only file system, I/O error, quota), as Deno
+ * words them (`No space left on device (os error 28)`).
+ *
+ * @example
+ * ```ts
+ * import { isSystemFailureMessage } from "./errors.ts";
+ * if (!isSystemFailureMessage("cannot write file: No space left on device (os error 28)")) throw new Error();
+ * if (isSystemFailureMessage("no such file")) throw new Error();
+ * ```
+ */
+export function isSystemFailureMessage(message: string): boolean {
+  return /\(os error (5|27|28|30|122)\)|No space left on device|Read-only file system|Disk quota exceeded|Input\/output error/
+    .test(message);
+}
+
+/**
+ * The error of a failed write of `file`: a {@linkcode WriteError} when the
+ * operating system refused or failed it (see its notes), else a
+ * {@linkcode FileError} (a missing output folder, a path that is a folder:
+ * bad usage). `prefix` starts the message (`cannot write file: `).
+ *
+ * @example
+ * ```ts
+ * import { WriteError, writeFailure } from "./errors.ts";
+ * const full = Object.assign(new Error("No space left on device (os error 28)"), { code: "ENOSPC" });
+ * if (!(writeFailure("/o/c.json", full) instanceof WriteError)) throw new Error();
+ * const denied = writeFailure("/o/c.json", new Deno.errors.PermissionDenied("denied"));
+ * if (!(denied instanceof WriteError) || denied.message !== "permission denied") throw new Error();
+ * const missing = writeFailure("/no/c.json", new Deno.errors.NotFound("x"), "cannot write file: ");
+ * if (missing instanceof WriteError || missing.message !== "cannot write file: no such file or folder") {
+ *   throw new Error(missing.message);
+ * }
+ * ```
+ */
+export function writeFailure(file: string, e: unknown, prefix = ""): FileError {
+  const code = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
+  const message = prefix +
+    (e instanceof Deno.errors.NotFound
+      ? "no such file or folder"
+      : e instanceof Deno.errors.PermissionDenied
+      ? "permission denied"
+      : e instanceof Deno.errors.NotCapable
+      ? "permission denied (not granted to this process)"
+      : e instanceof Deno.errors.IsADirectory
+      ? "is a directory"
+      : e instanceof FileError
+      ? e.message
+      : e instanceof Error
+      ? e.message
+      : String(e));
+  const system = e instanceof WriteError || e instanceof Deno.errors.PermissionDenied ||
+    (typeof code === "string" && SYSTEM_WRITE_CODES.has(code)) || isSystemFailureMessage(message);
+  return system ? new WriteError({ file, message }) : new FileError({ file, message });
+}
+
+/**
  * Bad usage of a command or an option that does not fit the input (exit code 2).
  *
  * @example

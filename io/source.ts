@@ -8,6 +8,7 @@
  */
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "./errors.ts";
+import { removeStaleTemps } from "./_write_atomic.ts";
 
 /** Bytes of an input file, with the name to use in error messages. */
 export interface ByteSource {
@@ -171,7 +172,9 @@ export interface AtomicWriter {
 
 /**
  * Opens an {@linkcode AtomicWriter} for `path` (`-` for stdout). Writes are
- * buffered into 1 MiB blocks.
+ * buffered into 1 MiB blocks. Temporary files of `path` left by a writer
+ * that was killed outright (`.<name>.<8 hex digits>.tmp`, older than this
+ * process) are removed first.
  *
  * @example
  * ```ts
@@ -189,6 +192,8 @@ export interface AtomicWriter {
 export async function openAtomicWriter(path: string): Promise<AtomicWriter> {
   const enc = new TextEncoder();
   const toStdout = path === "-";
+  // A writer of this file killed outright (SIGKILL) left its temporary file: remove it.
+  if (!toStdout) await removeStaleTemps(path);
   const dir = toStdout ? "" : dirname(path);
   const tmp = toStdout ? "" : `${dir}/.${basename(path)}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   // mode 0o666 is narrowed by the umask, like any file the user creates.

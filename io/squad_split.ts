@@ -15,7 +15,7 @@
  * @module
  */
 import { Effect, Stream } from "effect";
-import { FileError } from "./errors.ts";
+import { type FileError, writeFailure } from "./errors.ts";
 import type { PyObject } from "./pyjson.ts";
 import { openAtomicWriter } from "./source.ts";
 import { type SquadArticle, type SquadReadError, squadRecords } from "./squad.ts";
@@ -85,11 +85,7 @@ export const split = (
           throw e;
         }
       },
-      catch: (e) =>
-        new FileError({
-          file: `${opts.context}, ${opts.question}`,
-          message: `cannot create output: ${e instanceof Error ? e.message : e}`,
-        }),
+      catch: (e) => writeFailure(`${opts.context}, ${opts.question}`, e, "cannot create output: "),
     }),
     ([cw, qw]) =>
       Effect.gen(function* () {
@@ -106,8 +102,7 @@ export const split = (
         const write = (file: string, f: () => Promise<void>) =>
           Effect.tryPromise({
             try: f,
-            catch: (e) =>
-              new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
+            catch: (e) => writeFailure(file, e),
           });
         yield* Stream.runForEach(
           squadRecords(opts.data, {

@@ -13,7 +13,14 @@
 import * as Cause from "effect/Cause";
 import * as Effect from "effect/Effect";
 import * as Exit from "effect/Exit";
-import { FileError, InputError, UsageError } from "../io/errors.ts";
+import * as Fiber from "effect/Fiber";
+import {
+  FileError,
+  InputError,
+  isSystemFailureMessage,
+  UsageError,
+  WriteError,
+} from "../io/errors.ts";
 
 import { type CommandSpec, helpText, parseArgs, type ParsedArgs } from "./_args.ts";
 
@@ -30,18 +37,28 @@ export type {
 } from "./_args.ts";
 
 /**
- * Exit code for an error value: 2 for bad usage/input, 1 otherwise.
+ * Exit code for an error value: 2 for bad usage/input (a file that is
+ * missing or cannot be parsed; an error carrying `exitCode: 2`, such as a
+ * run whose task reported bad input), 1 otherwise, including a write the
+ * operating system refused or failed ({@linkcode WriteError}: disk full,
+ * read-only folder, permission denied on an output; any file error that
+ * says disk full, read-only file system or I/O error).
  *
  * @example
  * ```ts
  * import { exitCodeOf } from "./_cli.ts";
- * import { InputError, UsageError } from "../io/errors.ts";
+ * import { FileError, InputError, UsageError, WriteError } from "../io/errors.ts";
  * if (exitCodeOf(new UsageError("bad flag")) !== 2) throw new Error();
  * if (exitCodeOf(new InputError({ file: "x", where: "", message: "bad" })) !== 2) throw new Error();
+ * if (exitCodeOf(new FileError({ file: "x", message: "no such file" })) !== 2) throw new Error();
+ * if (exitCodeOf(new WriteError({ file: "x", message: "permission denied" })) !== 1) throw new Error();
  * if (exitCodeOf(new Error("crash")) !== 1) throw new Error();
  * ```
  */
 export function exitCodeOf(e: unknown): 1 | 2 {
+  if (e instanceof FileError && (e instanceof WriteError || isSystemFailureMessage(e.message))) {
+    return 1;
+  }
   if (e instanceof UsageError || e instanceof InputError || e instanceof FileError) return 2;
   if (typeof e === "object" && e !== null && (e as { exitCode?: number }).exitCode === 2) return 2;
   return 1;
@@ -58,10 +75,45 @@ function oneLine(e: unknown): string {
   return s.replace(/\s*\n\s*/g, " ");
 }
 
+/** What {@linkcode runMain} gives the program besides its arguments. */
+export interface MainContext {
+  /**
+   * Aborted on the first SIGINT or SIGTERM (its `reason` is the signal's
+   * name), whichever {@linkcode RunMainOptions.onSignal} says.
+   */
+  readonly signal: AbortSignal;
+}
+
+/** Options of {@linkcode runMain}. */
+export interface RunMainOptions {
+  /**
+   * What the first SIGINT or SIGTERM does besides aborting
+   * {@linkcode MainContext.signal}: `"interrupt"` (the default) interrupts
+   * the program's fiber, so its finalizers run (child processes stopped and
+   * awaited, temporary files removed); `"abort"` leaves the program to wind
+   * down by itself on the abort.
+   */
+  readonly onSignal?: "interrupt" | "abort";
+}
+
+/** The exit code of a program stopped by each signal `runMain` handles (`128 + n`, as a shell reports it). */
+export const SIGNAL_EXIT_CODES: Readonly<Record<"SIGINT" | "SIGTERM", number>> = {
+  SIGINT: 130,
+  SIGTERM: 143,
+};
+
 /**
  * Runs a stage as a script: parses `argv`, prints help on `--help`, runs the
  * Effect built by `program`, and exits with the conventional code. A failure
  * prints `name: <one line>` on stderr (the whole cause with `--debug`).
+ *
+ * SIGINT and SIGTERM do not kill the process outright: the first one
+ * interrupts the program (see {@linkcode RunMainOptions.onSignal}), its
+ * finalizers run to their end (each child process is stopped, SIGKILL 3 s
+ * after SIGTERM, and awaited; temporary files are removed), and the process
+ * exits 130 (SIGINT) or 143 (SIGTERM) with the line `name: interrupted
+ * (SIGINT)`. Further signals while it winds down are ignored; SIGKILL
+ * still stops it at once.
  *
  * @example
  * ```ts
@@ -76,7 +128,8 @@ function oneLine(e: unknown): string {
 export async function runMain<const S extends CommandSpec>(
   spec: S,
   argv: readonly string[],
-  program: (args: ParsedArgs<S>) => Effect.Effect<unknown, unknown>,
+  program: (args: ParsedArgs<S>, ctx: MainContext) => Effect.Effect<unknown, unknown>,
+  options: RunMainOptions = {},
 ): Promise<never> {
   let parsed: ParsedArgs<S> | "help";
   try {
@@ -89,14 +142,35 @@ export async function runMain<const S extends CommandSpec>(
     await Deno.stdout.write(new TextEncoder().encode(helpText(spec)));
     Deno.exit(0);
   }
-  const exit = await Effect.runPromiseExit(
-    Effect.suspend(() => program(parsed)),
-  );
+  const args = parsed;
+  const ac = new AbortController();
+  const fiber = Effect.runFork(Effect.suspend(() => program(args, { signal: ac.signal })));
+  let caught: keyof typeof SIGNAL_EXIT_CODES | undefined;
+  const listeners: [Deno.Signal, () => void][] = [];
+  for (const sig of Object.keys(SIGNAL_EXIT_CODES) as (keyof typeof SIGNAL_EXIT_CODES)[]) {
+    const on = () => {
+      if (caught !== undefined) return; // winding down already
+      caught = sig;
+      ac.abort(sig);
+      if (options.onSignal !== "abort") Effect.runFork(Fiber.interrupt(fiber));
+    };
+    try {
+      Deno.addSignalListener(sig, on);
+      listeners.push([sig, on]);
+    } catch { /* a platform without this signal */ }
+  }
+  const exit = await Effect.runPromise(Fiber.await(fiber));
+  for (const [sig, on] of listeners) Deno.removeSignalListener(sig, on);
   if (Exit.isSuccess(exit)) Deno.exit(0);
+  if (caught !== undefined) {
+    if (args.debug) console.error(Cause.pretty(exit.cause));
+    console.error(`${spec.name}: interrupted (${caught})`);
+    Deno.exit(SIGNAL_EXIT_CODES[caught]);
+  }
   const err = Cause.squash(exit.cause);
   // The reader of our stdout went away (`| head`): stop quietly, as Unix tools do.
   if (/Broken pipe|BrokenPipe/.test(oneLine(err))) Deno.exit(0);
-  if (parsed.debug) console.error(Cause.pretty(exit.cause));
+  if (args.debug) console.error(Cause.pretty(exit.cause));
   console.error(`${spec.name}: ${oneLine(err)}`);
   Deno.exit(exitCodeOf(err));
 }

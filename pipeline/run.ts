@@ -127,18 +127,13 @@ export function expandReuseFlag(argv: readonly string[]): string[] {
 }
 
 if (import.meta.main) {
-  // SIGINT/SIGTERM abort the run: its tasks are interrupted, stopped and awaited.
-  const ac = new AbortController();
-  const onSignal = (name: string) => () => {
-    if (!ac.signal.aborted) {
-      console.error(`run: ${name}: stopping the running tasks`);
-      ac.abort();
-    }
-  };
-  Deno.addSignalListener("SIGINT", onSignal("SIGINT"));
-  Deno.addSignalListener("SIGTERM", onSignal("SIGTERM"));
-  await runMain(RUN_SPEC, expandReuseFlag(Deno.args), (a) =>
-    Effect.asVoid(run({
+  // SIGINT/SIGTERM abort the run: its tasks are interrupted, stopped and
+  // awaited, the invocation is recorded, and the exit code is 130/143.
+  await runMain(RUN_SPEC, expandReuseFlag(Deno.args), (a, { signal }) => {
+    signal.addEventListener("abort", () => {
+      console.error(`run: ${signal.reason}: stopping the running tasks`);
+    }, { once: true });
+    return Effect.asVoid(run({
       config: a.positional["config.ts"],
       maxPartitionSize: a.flags["max-partition-size"],
       maxWorkers: a.flags["max-workers"],
@@ -150,6 +145,7 @@ if (import.meta.main) {
       workDir: a.flags["work-dir"],
       taskTimeout: a.flags["task-timeout"],
       retries: a.flags["retries"],
-      signal: ac.signal,
-    })));
+      signal,
+    }));
+  }, { onSignal: "abort" });
 }

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import { Effect, Exit } from "effect";
 import { FileError, InputError } from "../io/errors.ts";
 import {
   filesFingerprint,
@@ -38,7 +38,15 @@ import { countSquad } from "../io/squad.ts";
 import { validate } from "../io/dump/validate.ts";
 import { DEFAULT_ENCODER, type EncoderSpec, encoderSpec } from "../encoders/registry.ts";
 import { RunError } from "./errors.ts";
-import { planSingleRun, runStages, SINGLE_STAGE_NAMES, taskDetail, taskSeconds } from "./single.ts";
+import {
+  planSingleRun,
+  removeEmptyRunFolders,
+  runStages,
+  SINGLE_STAGE_NAMES,
+  taskDetail,
+  taskSeconds,
+} from "./single.ts";
+import type { Plan } from "./task.ts";
 import { singleRunSummary } from "./single_summary.ts";
 import type { TaskStatus } from "./status.ts";
 import { timestamp } from "./run_dir.ts";
@@ -69,6 +77,15 @@ export interface FullOptions {
   /** Called when a stage ends (name, seconds, one-line detail). */
   readonly onStage?: (stage: string, seconds: number, detail: string) => void;
 }
+
+const existsSync = (p: string) => {
+  try {
+    Deno.lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 const abs = (p: string) => p.startsWith("/") ? p : `${Deno.cwd()}/${p}`;
 
@@ -171,15 +188,19 @@ const claimOut = (data: string, out: string, manifest: Manifest, overwrite: bool
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
-export const full = (opts: FullOptions = {}) =>
-  Effect.gen(function* () {
+export const full = (opts: FullOptions = {}) => {
+  // What to tidy when it fails: the folders it made that are still empty.
+  let made: { plan: Plan; outExisted: boolean } | undefined;
+  return Effect.gen(function* () {
     const data = abs(opts.data ?? DEFAULT_DATA);
     const out = abs(opts.out ?? `outputs/${timestamp()}`);
     const spec = yield* encoderSpec(opts.encoder ?? DEFAULT_ENCODER);
     const uniqueIds = opts.uniqueIds === true;
+    const outExisted = existsSync(out);
     const manifest = yield* runManifest(data, spec, uniqueIds);
     const claimed = yield* claimOut(data, out, manifest, opts.overwrite === true);
     const plan = yield* planSingleRun(data, spec, out, uniqueIds); // reads (and checks) the dataset
+    made = { plan, outExisted };
     if (!claimed) yield* writeManifest(`${out}/${RUN_MANIFEST}`, manifest);
     const timings: Record<string, number> = {};
     const report = (name: string, s: number, detail: string) => {
@@ -225,4 +246,11 @@ export const full = (opts: FullOptions = {}) =>
     const text = JSON.stringify(summary, null, 2) + "\n";
     yield* fsDo(`${out}/summary.json`, () => Deno.writeTextFile(`${out}/summary.json`, text));
     return summary;
-  });
+  }).pipe(
+    Effect.onExit((exit) =>
+      Exit.isFailure(exit) && made !== undefined
+        ? removeEmptyRunFolders(made.plan, !made.outExisted)
+        : Effect.void
+    ),
+  );
+};

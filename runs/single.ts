@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import { Cause, Deferred, Effect, Exit, Fiber } from "effect";
 import type { EncoderSpec } from "../encoders/registry.ts";
 import { InputError } from "../io/errors.ts";
 import { pyFloatRepr } from "../io/pyjson.ts";
@@ -18,7 +18,7 @@ import { RunError } from "./errors.ts";
 import { executePlan } from "./execute.ts";
 import { runFolders, type RunLayout } from "./layout.ts";
 import { LocalRunner } from "./local.ts";
-import { logTail } from "./logs.ts";
+import { lastExitStatus, logTail } from "./logs.ts";
 import { planRun } from "./plan.ts";
 import { newStatus, type TaskStatus } from "./status.ts";
 import type { Plan, Stage } from "./task.ts";
@@ -128,6 +128,45 @@ export const planSingleRun = (
     return plan;
   });
 
+/**
+ * Removes the folders of `plan` (and their parents inside the run folder)
+ * that are still empty, and the run folder itself when `runDir` is true
+ * and it is empty: what a run that failed early leaves otherwise. Never
+ * removes a file or a folder that holds one.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { removeEmptyRunFolders } from "./single.ts";
+ * const out = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${out}/dumps/context_emb`, { recursive: true });
+ * Deno.mkdirSync(`${out}/logs`);
+ * Deno.writeTextFileSync(`${out}/logs/prepare.log`, "== exit 2\n");
+ * const log = `${out}/logs/prepare.log`;
+ * const plan = { runDir: out, tasks: [{ log, stage: "encode_context", check: { kind: "context", dir: `${out}/dumps/context_emb`, ids: [] } }] };
+ * await Effect.runPromise(removeEmptyRunFolders(plan as never, true));
+ * if ([...Deno.readDirSync(out)].map((e) => e.name).join() !== "logs") throw new Error();
+ * Deno.removeSync(out, { recursive: true });
+ * ```
+ */
+export const removeEmptyRunFolders = (plan: Plan, runDir: boolean): Effect.Effect<void> =>
+  Effect.sync(() => {
+    const root = plan.runDir;
+    const dirs = new Set<string>();
+    for (let d of runFolders(plan, singleRunLayout(root))) {
+      while (d.startsWith(root + "/")) {
+        dirs.add(d);
+        d = d.slice(0, d.lastIndexOf("/"));
+      }
+    }
+    const order = [...dirs].sort((a, b) => b.split("/").length - a.split("/").length);
+    for (const d of runDir ? [...order, root] : order) {
+      try {
+        Deno.removeSync(d); // not recursive: fails on a folder that is not empty
+      } catch { /* not empty, or gone */ }
+    }
+  });
+
 /** The name of each run stage in a single run's report (`full`'s stage names). */
 export const SINGLE_STAGE_NAMES: Readonly<Record<Stage, string>> = {
   prepare: "split",
@@ -173,9 +212,12 @@ export function taskDetail(st: TaskStatus): string {
 
 /**
  * Runs the tasks of `stages` with the local runner (both encoders side by
- * side, no retries); `onDone` hears of each task as it finishes. Fails with
- * {@linkcode RunError} naming the first task that did not finish, with the
- * last lines of its log.
+ * side, no retries); `onDone` hears of each task as it finishes. The first
+ * task that fails stops the others at once (their processes are stopped
+ * and awaited before this fails). Fails with {@linkcode RunError} naming
+ * that task, with the last lines of its log; its exit code is 2 when the
+ * task exited 2 (bad input), else 1. Interrupted, it stops and awaits
+ * every running task.
  */
 export const runStages = (
   plan: Plan,
@@ -185,20 +227,36 @@ export const runStages = (
 ): Effect.Effect<readonly TaskStatus[], RunError> =>
   Effect.gen(function* () {
     const statuses = plan.tasks.filter((t) => stages.includes(t.stage)).map(newStatus);
-    const r = yield* executePlan(plan.tasks, statuses, new LocalRunner(), {
-      maxWorkers: 2,
-      timeoutS,
-      retries: 0,
-      notify: (st, ev) => {
-        if (ev === "done") onDone(st);
-      },
-    }, { skipComplete: false });
-    const bad = r.statuses.find((s) => s.state !== "done" && s.state !== "skipped");
+    const failed = Deferred.makeUnsafe<void>();
+    const fiber = yield* Effect.forkChild(
+      executePlan(plan.tasks, statuses, new LocalRunner(), {
+        maxWorkers: 2,
+        timeoutS,
+        retries: 0,
+        notify: (st, ev) => {
+          if (ev === "done") onDone(st);
+          if (ev === "failed") Deferred.doneUnsafe(failed, Effect.void);
+        },
+      }, { skipComplete: false }),
+    );
+    // Whichever comes first: every task ended, or one failed (the rest are
+    // then interrupted: stopped and awaited).
+    yield* Effect.raceFirst(Effect.asVoid(Fiber.await(fiber)), Deferred.await(failed));
+    yield* Fiber.interrupt(fiber);
+    const exit = yield* Fiber.await(fiber);
+    if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
+      return yield* Effect.failCause(exit.cause); // a defect: as before, not a task's failure
+    }
+    const bad = statuses.find((s) => s.state === "failed") ??
+      statuses.find((s) => s.state !== "done" && s.state !== "skipped");
     if (bad !== undefined) {
       const tail = logTail(bad.task.log, 3).join(" | ");
       return yield* Effect.fail(
-        new RunError(`${bad.task.stage} failed (${bad.error ?? bad.state}): ${tail}`),
+        new RunError(
+          `${bad.task.stage} failed (${bad.error ?? bad.state}): ${tail}`,
+          bad.state === "failed" && lastExitStatus(bad.task.log) === 2 ? 2 : 1,
+        ),
       );
     }
-    return r.statuses;
+    return statuses;
   });

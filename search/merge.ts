@@ -42,7 +42,7 @@
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { type DumpError, openDump } from "../io/dump/reader.ts";
-import { FileError, InputError } from "../io/errors.ts";
+import { FileError, InputError, writeFailure } from "../io/errors.ts";
 import { openAtomicWriter, openSource } from "../io/source.ts";
 import type { SquadArticle, SquadReadError } from "../io/squad.ts";
 import { squadQuestionParagraphs, WHOLE_DATASET_LIMIT } from "../io/squad_ids.ts";
@@ -203,9 +203,7 @@ export interface MergeProgress {
 }
 
 const writeError = (file: string) => (e: unknown): FileError | InputError =>
-  e instanceof InputError || e instanceof FileError
-    ? e
-    : new FileError({ file, message: e instanceof Error ? e.message : String(e) });
+  e instanceof InputError || e instanceof FileError ? e : writeFailure(file, e);
 
 /**
  * Merges context and question dumps into predictions (see the module notes).

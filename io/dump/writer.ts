@@ -15,7 +15,7 @@
 import { Effect } from "effect";
 import type { Matrix } from "../matrix.ts";
 import { dumpStem, type IdKind } from "./names.ts";
-import { FileError, InputError } from "../errors.ts";
+import { FileError, InputError, writeFailure } from "../errors.ts";
 import { ndarray } from "../npy.ts";
 import { encodeNpz, encodeSparseNpz } from "../npz.ts";
 import { pyStringLiteral } from "../pyjson.ts";
@@ -171,7 +171,7 @@ export const questionDumpComplete = (dir: string, id: string): Effect.Effect<boo
   });
 
 const atomic = (path: string, bytes: Uint8Array) =>
-  writeFileAtomic(path, bytes, (reason) => new FileError({ file: path, message: reason }));
+  writeFileAtomic(path, bytes, (_, e) => writeFailure(path, e, "cannot write file: "));
 
 /**
  * Writes one paragraph's dump: `<stem>.json` first, then `<stem>.npz` (and

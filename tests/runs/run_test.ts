@@ -356,8 +356,9 @@ Deno.test("run: -r after an interrupted run finishes only the missing tasks, sam
   const status = await child.status;
   const stderr = await errText;
   await outText;
-  assertEquals(status.code, 1, stderr);
+  assertEquals(status.code, 143, stderr);
   assertStringIncludes(stderr, "run: SIGTERM: stopping the running tasks");
+  assertStringIncludes(stderr, "run: interrupted (SIGTERM)");
   const [name] = runDirs(work).filter((n) => /^\d{8}_\d{6}$/.test(n));
   const dir = `${work}/${name}`;
   const first = lastRun(dir);

@@ -263,7 +263,7 @@ Deno.test({
     const status = await child.status;
     const stderr = await errText;
     await outText;
-    assertEquals(status.code, 1, stderr);
+    assertEquals(status.code, 143, stderr);
     const dir = runDir(work);
     assertEquals(lastRun(dir).interrupted, true);
     // The runner cancelled its arrays: nothing of this run is left in the queue.

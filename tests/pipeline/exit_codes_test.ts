@@ -1,0 +1,179 @@
+/**
+ * Exit codes: 2 is bad input or usage, 1 is the work failing. `full`
+ * passes a task's bad-input exit (2) through; a write the system refuses
+ * (disk full, read-only folder, permission denied on a write) is a failure
+ * of the work (1), not bad input; an early failure of `full` leaves no
+ * empty dump folders.
+ *
+ * The disk-full and read-only cases mount a small tmpfs, so they run only
+ * where this process may mount one (root); `exitCodeOf` is also checked on
+ * the injected errors themselves.
+ *
+ * @module
+ */
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { DEV_GZ, ROOT } from "../_util.ts";
+import { exitCodeOf } from "../../pipeline/_cli.ts";
+import { FileError, InputError, WriteError } from "../../io/errors.ts";
+
+const dec = new TextDecoder();
+
+async function stage(script: string, perms: readonly string[], args: readonly string[]) {
+  const o = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...perms, `${ROOT}/pipeline/${script}`, ...args],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  return { code: o.code, stdout: dec.decode(o.stdout), stderr: dec.decode(o.stderr) };
+}
+
+const RW = ["--allow-read", "--allow-write"];
+
+function canMount(): boolean {
+  const dir = Deno.makeTempDirSync({ prefix: "pv-mnt-probe-" });
+  try {
+    const ok = new Deno.Command("mount", { args: ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir] })
+      .outputSync().success;
+    if (ok) new Deno.Command("umount", { args: [dir] }).outputSync();
+    return ok;
+  } catch {
+    return false;
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+const MOUNT = canMount();
+
+/** Runs `f` with a fresh tmpfs (`opts`: mount options) mounted on a temporary folder. */
+async function withTmpfs(opts: string, f: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "pv-mnt-" });
+  const m = new Deno.Command("mount", { args: ["-t", "tmpfs", "-o", opts, "tmpfs", dir] })
+    .outputSync();
+  assert(m.success, dec.decode(m.stderr));
+  try {
+    await f(dir);
+  } finally {
+    new Deno.Command("umount", { args: [dir] }).outputSync();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("exitCodeOf: OS write failures are the work failing (1); bad input and missing inputs are 2", () => {
+  // EACCES on a write cannot be provoked as root: the error as the writers make it.
+  assertEquals(
+    exitCodeOf(new WriteError({ file: "/o/pred.json", message: "permission denied" })),
+    1,
+  );
+  assertEquals(
+    exitCodeOf(
+      new FileError({
+        file: "/o/c.json",
+        message: "No space left on device (os error 28)",
+      }),
+    ),
+    1,
+  );
+  assertEquals(
+    exitCodeOf(
+      new FileError({
+        file: "/o/x.npz",
+        message: "cannot write file: Read-only file system (os error 30)",
+      }),
+    ),
+    1,
+  );
+  assertEquals(exitCodeOf(new FileError({ file: "/i/d.json", message: "no such file" })), 2);
+  assertEquals(exitCodeOf(new FileError({ file: "/i/d.json", message: "permission denied" })), 2);
+  assertEquals(exitCodeOf(new InputError({ file: "d.json", where: "", message: "bad" })), 2);
+  // A WriteError is still a FileError to every handler that matches on it.
+  const w = new WriteError({ file: "f", message: "m" });
+  assert(w instanceof FileError && w._tag === "FileError" && w.toString() === "f: m");
+});
+
+Deno.test({
+  name: "split: disk full (ENOSPC) exits 1 with one line, leaves no file",
+  ignore: !MOUNT,
+  fn: () =>
+    withTmpfs("size=64k", async (dir) => {
+      const r = await stage("split.ts", RW, [DEV_GZ, `${dir}/c.json`, `${dir}/q.json`]);
+      assertEquals(r.code, 1, r.stderr);
+      assertMatch(r.stderr, /^split: .*No space left on device.*\n$/);
+      assertEquals([...Deno.readDirSync(dir)], []);
+    }),
+});
+
+Deno.test({
+  name: "split, embed_question, merge: a read-only output folder (EROFS) exits 1",
+  ignore: !MOUNT,
+  fn: () =>
+    withTmpfs("ro,size=64k", async (dir) => {
+      const s = await stage("split.ts", RW, [DEV_GZ, `${dir}/c.json`, `${dir}/q.json`]);
+      assertEquals(s.code, 1, s.stderr);
+      assertMatch(s.stderr, /^split: .*Read-only file system.*\n$/);
+      const q = await stage("embed_question.ts", [...RW, "--allow-ffi"], [
+        DEV_GZ,
+        dir,
+        "--sparse",
+        "--range=0:3",
+      ]);
+      assertEquals(q.code, 1, q.stderr);
+      assertMatch(q.stderr, /^embed_question: .*Read-only file system.*\n$/);
+      const empty = await Deno.makeTempDir({ prefix: "pv-empty-" });
+      const m = await stage("merge.ts", RW, [
+        DEV_GZ,
+        empty,
+        empty,
+        `${dir}/pred.json`,
+        "--workers",
+        "0",
+      ]);
+      await Deno.remove(empty);
+      assertEquals(m.code, 1, m.stderr);
+      assertMatch(m.stderr, /^merge: .*Read-only file system.*\n$/m);
+    }),
+});
+
+Deno.test("full: a task's bad input (exit 2) makes full exit 2; no empty dump folders are left", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pv-exit2-" });
+  try {
+    const data = `${dir}/d.json`;
+    // The dataset scans, but split refuses the paragraph without a context.
+    Deno.writeTextFileSync(
+      data,
+      JSON.stringify({
+        version: "1.1",
+        data: [{
+          title: "A",
+          paragraphs: [
+            {
+              context: "Paris is the capital of France.",
+              qas: [{
+                id: "q1",
+                question: "Capital?",
+                answers: [{ text: "Paris", answer_start: 0 }],
+              }],
+            },
+            { qas: [{ id: "q2", question: "x?", answers: [{ text: "y", answer_start: 0 }] }] },
+          ],
+        }],
+      }),
+    );
+    const out = `${dir}/out`;
+    const r = await stage("full.ts", [...RW, "--allow-run"], ["--data", data, "--out", out]);
+    assertEquals(r.code, 2, r.stderr);
+    assertMatch(
+      r.stderr,
+      /^full: prepare failed \(exit 2\): .*article "A" paragraph 1: missing "context"\n$/,
+    );
+    assertEquals(
+      [...Deno.readDirSync(out)].map((e) => e.name).sort(),
+      ["logs"],
+      "the log of the failed task stays; no empty dumps folder",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
