@@ -170,8 +170,8 @@ Deno.test("full: a task's bad input (exit 2) makes full exit 2; no empty dump fo
     );
     assertEquals(
       [...Deno.readDirSync(out)].map((e) => e.name).sort(),
-      ["logs"],
-      "the log of the failed task stays; no empty dumps folder",
+      [".phraseval-run.json", "logs"],
+      "the run manifest and the log of the failed task stay; no empty dumps folder",
     );
   } finally {
     await Deno.remove(dir, { recursive: true });

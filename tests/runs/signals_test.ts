@@ -97,19 +97,26 @@ async function until(cond: () => boolean, ms = 120000): Promise<boolean> {
 }
 
 /** pred.json of an uninterrupted `full` on the dev set (computed once). */
-let cleanPred: Promise<string> | undefined;
-function cleanPredSha(): Promise<string> {
+let cleanPred: Promise<{ sha: string; manifest: string }> | undefined;
+function cleanRun(): Promise<{ sha: string; manifest: string }> {
   cleanPred ??= (async () => {
     const out = await Deno.makeTempDir({ prefix: "pv-sig-clean-" });
     try {
       const r = await finish(spawnStage("full.ts", FULL_PERMS, ["--out", out]));
       assertEquals(r.code, 0, r.stderr);
-      return await sha256File(`${out}/pred.json`);
+      return {
+        sha: await sha256File(`${out}/pred.json`),
+        manifest: await Deno.readTextFile(`${out}/.phraseval-run.json`),
+      };
     } finally {
       await Deno.remove(out, { recursive: true });
     }
   })();
   return cleanPred;
+}
+
+async function cleanPredSha(): Promise<string> {
+  return (await cleanRun()).sha;
 }
 
 /**
@@ -203,6 +210,9 @@ Deno.test({
   fn: async () => {
     const out = await Deno.makeTempDir({ prefix: "pv-sig-fail-" });
     const qdir = `${out}/dumps/question_emb`;
+    // The run manifest of this job (it holds no paths), as a resume finds it:
+    // a folder with dumps and no manifest would be refused before any task.
+    await Deno.writeTextFile(`${out}/.phraseval-run.json`, (await cleanRun()).manifest);
     Deno.mkdirSync(qdir, { recursive: true });
     const mount = new Deno.Command("mount", {
       args: ["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", qdir],
