@@ -57,7 +57,7 @@ export interface EvaluateOptions {
   readonly naProbFile?: string;
   /** v2.0: predict no-answer above this probability (default 1.0). */
   readonly naProbThreshold?: number;
-  /** Write one NDJSON row per question (id, prediction, reference, em, f1). */
+  /** Write one NDJSON row per question (id, prediction, reference, golds, em, f1). */
   readonly perQuestion?: string;
 }
 
@@ -97,6 +97,8 @@ export interface QuestionRow {
   readonly prediction: string | null;
   /** The gold answer that gave the best score. */
   readonly reference: string | null;
+  /** All gold answers, in file order. */
+  readonly golds: readonly string[];
   /** Exact match (0/1). */
   readonly em: number;
   /** F1 (0..1). */
@@ -280,6 +282,7 @@ const scorePass = (
                 id: q.id,
                 prediction: pred ?? null,
                 reference: row.reference ?? null,
+                golds: question.answers,
                 em: row.exactMatch ? 1 : 0,
                 f1: row.f1,
               };

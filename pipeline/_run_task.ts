@@ -61,6 +61,7 @@ if (import.meta.main) {
           { name: "data", type: "string", description: "SQuAD file" },
           { name: "pred", type: "string", description: "predictions" },
           { name: "out", type: "string", description: "result file" },
+          { name: "rows", type: "string", description: "per-question rows (NDJSON)" },
           { name: "bem", type: "string", description: "BEM ONNX model" },
           {
             name: "bem-report",
@@ -80,6 +81,7 @@ if (import.meta.main) {
             data: a.flags.data,
             pred: a.flags.pred,
             out: a.flags.out,
+            rows: a.flags.rows,
             bem: a.flags.bem,
             bemReport: a.flags["bem-report"],
           });

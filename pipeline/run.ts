@@ -24,10 +24,19 @@
  * which tasks ran, were skipped, failed). `-r` reuses the latest (or the
  * named) run folder and runs only the tasks whose outputs are incomplete.
  *
+ * When a run that scored (mode `all` or `eval`) succeeds, this command
+ * writes the report of its folder (`report/`, in process: every model ×
+ * dataset, the first model the baseline) into `<run folder>/report/`
+ * (`report.{html,md,json}`, replacing an earlier one) and prints its path.
+ * The report is an extra, not part of the run: if it cannot be made, one
+ * line `run: warning: no report: ...` goes to stderr and the exit status
+ * stays the run's (0); `deno task report <run folder>` makes it later. A
+ * failed or interrupted run gets no report.
+ *
  * @module
  */
-import { Effect } from "effect";
-import { run, RUN_DEFAULTS } from "../runs/run.ts";
+import { Cause, Effect, Exit } from "effect";
+import { run, RUN_DEFAULTS, type RunResult } from "../runs/run.ts";
 import { type CommandSpec, runMain } from "./_cli.ts";
 
 export { run, RUN_DEFAULTS } from "../runs/run.ts";
@@ -96,7 +105,7 @@ export const RUN_SPEC = {
   deno task run configs/eval_sparse_pi_dev.ts -r            # finish the latest run
   deno task run configs/eval_sparse_pi_dev.ts --dry-run
 
-Outputs: <work-dir>/<YYYYMMDD_HHMMSS>/{configs,logs,datasets,dumps,predictions,results,summary}/
+Outputs: <work-dir>/<YYYYMMDD_HHMMSS>/{configs,logs,datasets,dumps,predictions,results,summary,report}/
 and runs.jsonl. Paths in a config are relative to the config file.`,
 } as const satisfies CommandSpec;
 
@@ -126,6 +135,33 @@ export function expandReuseFlag(argv: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * Writes the report of a finished run's folder into `<run folder>/report/`
+ * (see the module notes). Never fails: a report that cannot be made is one
+ * warning line on stderr. Returns the report folder, or `null` (no report:
+ * a dry run, a mode without `eval`, or the warning).
+ */
+export const writeRunReport = (r: RunResult): Effect.Effect<string | null> =>
+  Effect.gen(function* () {
+    if (r.runDir === null || r.summary.length === 0) return null;
+    const out = `${r.runDir}/report`;
+    // Loaded only here: the charts' Vega modules are not needed to run tasks.
+    const exit = yield* Effect.exit(
+      Effect.flatMap(
+        Effect.promise(() => import("../report/mod.ts")),
+        (m) => m.report({ inputs: [r.runDir!], out }),
+      ),
+    );
+    if (Exit.isSuccess(exit)) {
+      console.log(`report: ${out}/report.{html,md,json}`);
+      return out;
+    }
+    const e = Cause.squash(exit.cause);
+    const line = (e instanceof Error ? e.toString() : String(e)).replace(/\s*\n\s*/g, " ");
+    console.error(`run: warning: no report (${line}); the run succeeded`);
+    return null;
+  });
+
 if (import.meta.main) {
   // SIGINT/SIGTERM abort the run: its tasks are interrupted, stopped and
   // awaited, the invocation is recorded, and the exit code is 130/143.
@@ -133,19 +169,22 @@ if (import.meta.main) {
     signal.addEventListener("abort", () => {
       console.error(`run: ${signal.reason}: stopping the running tasks`);
     }, { once: true });
-    return Effect.asVoid(run({
-      config: a.positional["config.ts"],
-      maxPartitionSize: a.flags["max-partition-size"],
-      maxWorkers: a.flags["max-workers"],
-      slurm: a.flags["slurm"] === true,
-      partition: a.flags["partition"],
-      reuse: a.flags["reuse"],
-      mode: a.flags["mode"],
-      dryRun: a.flags["dry-run"] === true,
-      workDir: a.flags["work-dir"],
-      taskTimeout: a.flags["task-timeout"],
-      retries: a.flags["retries"],
-      signal,
-    }));
+    return Effect.asVoid(Effect.flatMap(
+      run({
+        config: a.positional["config.ts"],
+        maxPartitionSize: a.flags["max-partition-size"],
+        maxWorkers: a.flags["max-workers"],
+        slurm: a.flags["slurm"] === true,
+        partition: a.flags["partition"],
+        reuse: a.flags["reuse"],
+        mode: a.flags["mode"],
+        dryRun: a.flags["dry-run"] === true,
+        workDir: a.flags["work-dir"],
+        taskTimeout: a.flags["task-timeout"],
+        retries: a.flags["retries"],
+        signal,
+      }),
+      writeRunReport,
+    ));
   }, { onSignal: "abort" });
 }

@@ -127,6 +127,8 @@ export interface SystemScores {
   readonly predictions: string;
   /** Questions answered. */
   readonly answered: number;
+  /** Where the per-question scores came from: the system's rows file, or its predictions scored here. */
+  readonly scored_from: "rows" | "predictions";
   /** EM in percent. */
   readonly em: Interval;
   /** F1 in percent. */
@@ -391,6 +393,7 @@ function answersAt(systems: readonly ScoredSystem[], i: number): Answer[] {
  * const sys = (name: string, em: number[]) => ({
  *   spec: { ...spec, name }, result: { exact_match: 0, f1: 0, total: 2, answered: 2 },
  *   predictions: ["a", "b"], em: Float64Array.from(em), f1: Float64Array.from(em), bem: null,
+ *   source: "predictions" as const,
  * });
  * const ds: ScoredDataset = { name: "d", data: "d.json", systems: [sys("A", [1, 0]), sys("B", [1, 0])],
  *   questions: [{ id: "q1", title: "T", question: "Who?", golds: ["a"] }, { id: "q2", title: "T", question: "What?", golds: ["c"] }] };
@@ -422,6 +425,7 @@ export function analyzeDataset(
       input: s.spec.input,
       predictions: s.spec.predictions,
       answered: s.result.answered,
+      scored_from: s.source,
       // The official totals, to the bit.
       em: { ...em[i], value: s.result.exact_match },
       f1: { ...f1[i], value: s.result.f1 },

@@ -13,17 +13,20 @@
  *   renames the system of a `full` folder.
  *
  * A dataset's name is its run `abbr`, or the data file's name without
- * `.json`/`.json.gz` (`dev-v1.1`). Per-question rows with BEM are read from
- * `rows.ndjson` next to a `full` folder's `pred.json`, or
- * `<stem>.rows.ndjson` next to any other prediction file, when present.
+ * `.json`/`.json.gz` (`dev-v1.1`). A system's per-question rows are found
+ * by the one rule of `runs/layout.ts`: `rows.ndjson` next to a `full`
+ * folder's `pred.json`, `<stem>.rows.ndjson` next to any other prediction
+ * file (a run's `predictions/<model>/<dataset>.rows.ndjson`), when present;
+ * `systems.ts` then takes the scores from them.
  *
  * @module
  */
 import { Effect } from "effect";
 import { InputError, UsageError } from "../io/errors.ts";
 import { runLayout } from "../runs/layout.ts";
+import { singleRunLayout } from "../runs/single.ts";
 import type { ResolvedDataset } from "../runs/config.ts";
-import { baseOf, dirOf, exists, isDir, isFile, listNames, trimSlash } from "./_fs.ts";
+import { baseOf, exists, isDir, isFile, listNames, trimSlash } from "./_fs.ts";
 
 /** One system of a report: a prediction file on a dataset. */
 export interface SystemSpec {
@@ -65,10 +68,13 @@ export function datasetName(path: string): string {
   return baseOf(path).replace(/\.gz$/, "").replace(/\.json$/, "");
 }
 
-const rowsNext = (pred: string, full: boolean): string | null => {
-  const f = full ? `${dirOf(pred)}/rows.ndjson` : `${pred.replace(/\.json$/, "")}.rows.ndjson`;
+/** The rows file of a prediction file by the rule of `runs/layout.ts`, when it is there. */
+const rowsNext = (pred: string): string | null => {
+  const f = `${pred.replace(/\.json$/, "")}.rows.ndjson`;
   return isFile(f) ? f : null;
 };
+
+const present = (f: string): string | null => isFile(f) ? f : null;
 
 const bad = (file: string, message: string) => new InputError({ file, where: "", message });
 
@@ -101,13 +107,14 @@ function fullSystem(dir: string, input: string, opts: ResolveOptions, rename?: s
     }
     data = opts.data;
   }
-  const predictions = `${dir}/pred.json`;
+  const L = singleRunLayout(dir);
+  const predictions = L.prediction(name, "");
   return {
     name,
     dataset: datasetName(data),
     data,
     predictions,
-    rows: rowsNext(predictions, true),
+    rows: present(L.rows(name, "")),
     input,
     kind: "full" as const,
   };
@@ -138,7 +145,7 @@ function runSystems(dir: string, input: string): SystemSpec[] {
           dataset: ds.abbr,
           data,
           predictions,
-          rows: rowsNext(predictions, false),
+          rows: present(L.rows(m.abbr, ds.abbr)),
           input,
           kind: "run",
         });
@@ -169,7 +176,7 @@ function resolveOne(arg: string, opts: ResolveOptions): SystemSpec[] {
       dataset: datasetName(opts.data),
       data: opts.data,
       predictions: path,
-      rows: rowsNext(path, false),
+      rows: rowsNext(path),
       input: arg,
       kind: "pred",
     }];

@@ -1,17 +1,20 @@
 /**
  * The systems of a report scored question by question: each dataset read
- * once, each prediction file checked against it and scored with the one
- * SQuAD v1.1 fold of `metrics/` ({@linkcode SquadV1Accumulator}: the same
- * per-question EM and F1 as `evaluate --per-question`, the same totals as
- * `evaluate`), BEM taken from the per-question rows when they carry it.
+ * once, each prediction file checked against it. A system with per-question
+ * rows (written by the scoring pass of `full` or `run`, found by
+ * `inputs.ts`) takes EM, F1 and BEM from them, nothing scored again; one
+ * without is scored here with the one SQuAD v1.1 fold of `metrics/`
+ * ({@linkcode SquadV1Accumulator}: the same per-question EM and F1 as
+ * `evaluate --per-question`, the same totals as `evaluate`).
  *
  * Refused as bad input ({@linkcode InputError}): a prediction file with a
  * question id that is not in its dataset (predictions for another dataset);
  * two systems of one dataset on different question sets (their datasets hold
  * different questions, or they answer different questions: a question one
  * system leaves out would count as wrong and bias the comparison); a rows
- * file whose EM/F1 differ from the predictions' (stale) or that has BEM for
- * some questions only.
+ * file that is not the dataset's questions in its order, whose predictions
+ * differ from the prediction file's (stale), or that has BEM for some
+ * questions only.
  *
  * @module
  */
@@ -54,6 +57,12 @@ export interface ScoredSystem {
   readonly f1: Float64Array;
   /** BEM score per question (0..1), when the rows carry it. */
   readonly bem: Float64Array | null;
+  /**
+   * Where the scores came from: the per-question rows written by the
+   * scoring pass of `full` or `run` (`rows`), or the metrics fold run here
+   * on the prediction file (`predictions`, when there are no rows).
+   */
+  readonly source: "rows" | "predictions";
 }
 
 /** A dataset with its systems. */
@@ -98,12 +107,12 @@ export const readQuestions = (
     },
   );
 
-function scoreOne(
+/** Refuses predictions with ids that are not questions of the dataset. */
+function checkForeign(
   spec: SystemSpec,
-  qs: readonly ReportQuestion[],
   ids: ReadonlySet<string>,
   preds: ReadonlyMap<string, string>,
-): ScoredSystem {
+): void {
   let foreign = 0;
   let first = "";
   for (const id of preds.keys()) {
@@ -118,6 +127,14 @@ function scoreOne(
       `${foreign} of its ${preds.size} question ids are not questions of ${spec.data} (first: "${first}"): predictions for another dataset?`,
     );
   }
+}
+
+/** A system scored from its prediction file with the metrics fold (no rows file). */
+function scoreOne(
+  spec: SystemSpec,
+  qs: readonly ReportQuestion[],
+  preds: ReadonlyMap<string, string>,
+): ScoredSystem {
   const acc = new SquadV1Accumulator();
   const n = qs.length;
   const em = new Float64Array(n);
@@ -146,53 +163,135 @@ function scoreOne(
     if (e instanceof EmptyDatasetError) throw bad(spec.data, "", e.message);
     throw e;
   }
-  return { spec, result, predictions, em, f1, bem: null };
+  return { spec, result, predictions, em, f1, bem: null, source: "predictions" };
 }
 
-function readBem(rowsFile: string, qs: readonly ReportQuestion[], s: ScoredSystem) {
+/** The fields of a rows line that `report` reads. */
+interface RowLine {
+  id?: unknown;
+  prediction?: unknown;
+  em?: unknown;
+  f1?: unknown;
+  bem?: unknown;
+}
+
+/**
+ * A system scored from its per-question rows (`runs/layout.ts`): the rows
+ * must be the dataset's questions in the dataset's order, each with `em` 0
+ * or 1 and `f1` in [0, 1], and their predictions must be those of the
+ * prediction file (else the rows are stale); `bem` for every question or
+ * none. The totals are summed as the fold sums them (dataset order), so
+ * they equal `evaluate`'s to the bit.
+ */
+function rowsSystem(
+  spec: SystemSpec,
+  rowsFile: string,
+  qs: readonly ReportQuestion[],
+  preds: ReadonlyMap<string, string>,
+): ScoredSystem {
   let text: string;
   try {
     text = Deno.readTextFileSync(rowsFile);
   } catch (e) {
     throw new FileError({ file: rowsFile, message: e instanceof Error ? e.message : String(e) });
   }
-  const byId = new Map<string, { em: number; f1: number; bem?: number }>();
-  let line = 0;
+  const n = qs.length;
+  const em = new Float64Array(n);
+  const f1 = new Float64Array(n);
+  const bem = new Float64Array(n);
+  const predictions: (string | null)[] = new Array(n);
   let withBem = 0;
+  let i = 0;
+  let line = 0;
+  let exact = 0;
+  let f1Sum = 0;
+  let answered = 0;
   for (const l of text.split("\n")) {
     line++;
     if (l.trim() === "") continue;
-    let r: { id?: unknown; em?: unknown; f1?: unknown; bem?: unknown };
+    let r: RowLine;
     try {
       r = JSON.parse(l);
     } catch {
       throw bad(rowsFile, `line ${line}`, "invalid JSON");
     }
-    if (typeof r.id !== "string" || typeof r.em !== "number" || typeof r.f1 !== "number") {
-      throw bad(rowsFile, `line ${line}`, "a row needs id, em and f1");
+    if (typeof r !== "object" || r === null || typeof r.id !== "string") {
+      throw bad(rowsFile, `line ${line}`, "a row needs an id");
     }
-    if (typeof r.bem === "number") withBem++;
-    byId.set(r.id, { em: r.em, f1: r.f1, bem: typeof r.bem === "number" ? r.bem : undefined });
-  }
-  if (withBem === 0) return null;
-  const bem = new Float64Array(qs.length);
-  for (let i = 0; i < qs.length; i++) {
-    const r = byId.get(qs[i].id);
-    if (r === undefined || r.bem === undefined) {
-      throw bad(rowsFile, `question "${qs[i].id}"`, "no bem score (BEM for some questions only)");
-    }
-    if (r.em !== s.em[i] || Math.abs(r.f1 - s.f1[i]) > 1e-12) {
+    if (i >= n) {
       throw bad(
         rowsFile,
-        `question "${qs[i].id}"`,
-        `em ${r.em}, f1 ${r.f1} here but ${s.em[i]}, ${
-          s.f1[i]
-        } from ${s.spec.predictions}: a stale rows file`,
+        `line ${line}`,
+        `question "${r.id}": more rows than the ${n} questions of ${spec.data}`,
       );
     }
-    bem[i] = r.bem;
+    const q = qs[i];
+    if (r.id !== q.id) {
+      throw bad(
+        rowsFile,
+        `line ${line}`,
+        `question "${r.id}" where ${spec.data} has question ${
+          i + 1
+        } "${q.id}": rows of another dataset (or order)`,
+      );
+    }
+    if ((r.em !== 0 && r.em !== 1) || typeof r.f1 !== "number" || !(r.f1 >= 0 && r.f1 <= 1)) {
+      throw bad(rowsFile, `question "${q.id}"`, "a row needs em 0 or 1 and f1 in [0, 1]");
+    }
+    if (r.prediction !== null && typeof r.prediction !== "string") {
+      throw bad(rowsFile, `question "${q.id}"`, "prediction is neither a string nor null");
+    }
+    const pred = preds.get(q.id) ?? null;
+    if (r.prediction !== pred) {
+      throw bad(
+        rowsFile,
+        `question "${q.id}"`,
+        `prediction ${JSON.stringify(r.prediction)} here but ${
+          JSON.stringify(pred)
+        } in ${spec.predictions}: a stale rows file`,
+      );
+    }
+    if (r.bem !== undefined) {
+      if (typeof r.bem !== "number" || !(r.bem >= 0 && r.bem <= 1)) {
+        throw bad(rowsFile, `question "${q.id}"`, "bem is not a number in [0, 1]");
+      }
+      bem[i] = r.bem;
+      withBem++;
+    }
+    em[i] = r.em;
+    f1[i] = r.f1;
+    predictions[i] = pred;
+    if (r.em === 1) exact++;
+    f1Sum += r.f1;
+    if (pred !== null) answered++;
+    i++;
   }
-  return bem;
+  if (i < n) {
+    throw bad(
+      rowsFile,
+      "",
+      `${i} rows for the ${n} questions of ${spec.data} (question "${qs[i].id}" has none)`,
+    );
+  }
+  if (withBem !== 0 && withBem !== n) {
+    throw bad(rowsFile, "", `bem for ${withBem} of ${n} questions (BEM for some questions only)`);
+  }
+  if (n === 0) throw bad(spec.data, "", "no questions");
+  const result: SquadV1Result = {
+    exact_match: (100.0 * exact) / n,
+    f1: (100.0 * f1Sum) / n,
+    total: n,
+    answered,
+  };
+  return {
+    spec,
+    result,
+    predictions,
+    em,
+    f1,
+    bem: withBem === n ? bem : null,
+    source: "rows",
+  };
 }
 
 /**
@@ -264,9 +363,8 @@ export const scoreSystems = (
         const preds = yield* readPredictions(spec.predictions);
         const s = yield* Effect.try({
           try: () => {
-            const scored = scoreOne(spec, qs, ids, preds);
-            const bem = spec.rows ? readBem(spec.rows, qs, scored) : null;
-            return { ...scored, bem };
+            checkForeign(spec, ids, preds);
+            return spec.rows ? rowsSystem(spec, spec.rows, qs, preds) : scoreOne(spec, qs, preds);
           },
           catch: (e) =>
             e instanceof InputError || e instanceof FileError

@@ -7,7 +7,8 @@
  * cannot read the context file) → validate → merge → evaluate. It prints
  * each stage's time and the EM/F1, and leaves `outputs/<YYYYMMDD_HHMMSS>/`
  * with the split files, the dumps (unless `--no-keep-dumps`), `pred.json`,
- * `summary.json` and the tasks' logs.
+ * its per-question rows `rows.ndjson` (from the scoring pass that makes
+ * `result.json`; `layout.ts`), `summary.json` and the tasks' logs.
  *
  * Rerun into the same `out`, it resumes (the encoders skip complete dump
  * files), but only a run of the same job: `<out>/.phraseval-run.json`
@@ -101,6 +102,7 @@ export const FULL_OUTPUTS: readonly { readonly name: string; readonly folder: bo
   { name: "question.json", folder: false },
   { name: "dumps", folder: true },
   { name: "pred.json", folder: false },
+  { name: "rows.ndjson", folder: false },
   { name: "result.json", folder: false },
   { name: "summary.json", folder: false },
   { name: "logs", folder: true },

@@ -3,6 +3,16 @@
  * predictions, results, logs) and the folders it creates before its tasks
  * start.
  *
+ * Per-question rows (one rule, for `run`, `full` and `report`): the `eval`
+ * task writes them next to the prediction file it scores, in the same
+ * scoring pass that makes the result file, one NDJSON line per question
+ * (`id`, `prediction`, `reference`, `golds`, `em`, `f1`, and `bem` with
+ * `bem_reference` when BEM is scored; `metrics/evaluate.ts`
+ * `--per-question` rows). The file is the prediction file's name with
+ * `.json` replaced by `.rows.ndjson` (`predictions/<model>/<dataset>.json`
+ * → `predictions/<model>/<dataset>.rows.ndjson`), except in `full`'s flat
+ * layout, where `pred.json`'s rows are `rows.ndjson` (`single.ts`).
+ *
  * @module
  */
 import type { ResolvedDataset } from "./config.ts";
@@ -28,6 +38,8 @@ export interface RunLayout {
   prediction(m: string, d: string): string;
   /** A model's result file for a dataset. */
   result(m: string, d: string): string;
+  /** A model's per-question rows for a dataset, next to its prediction file (see the module notes). */
+  rows(m: string, d: string): string;
   /** A task's log file. */
   log(stage: Stage, m: string | null, d: string, part: number | null): string;
 }
@@ -40,6 +52,7 @@ export interface RunLayout {
  * import { runLayout } from "./layout.ts";
  * const L = runLayout("/w/r");
  * if (L.prediction("m", "d") !== "/w/r/predictions/m/d.json") throw new Error();
+ * if (L.rows("m", "d") !== "/w/r/predictions/m/d.rows.ndjson") throw new Error();
  * if (L.log("encode_context", "m", "d", 2) !== "/w/r/logs/encode_context/m/d.2.log") throw new Error();
  * ```
  */
@@ -54,6 +67,7 @@ export function runLayout(runDir: string): RunLayout {
     questionEmb: (m, d) => `${runDir}/dumps/${m}/${d}/question_emb`,
     prediction: (m, d) => `${runDir}/predictions/${m}/${d}.json`,
     result: (m, d) => `${runDir}/results/${m}/${d}.json`,
+    rows: (m, d) => `${runDir}/predictions/${m}/${d}.rows.ndjson`,
     log: (stage, m, d, part) =>
       `${runDir}/logs/${stage}/${m === null ? "" : `${m}/`}${d}${
         part === null ? "" : `.${part}`

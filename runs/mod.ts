@@ -97,7 +97,15 @@ export {
   type ViewSink,
 } from "./view.ts";
 export { planTable, textTable } from "./table.ts";
-export { formatSummary, readSummary, type SummaryRow } from "./summary.ts";
+export {
+  type Ci,
+  formatSummary,
+  readSummary,
+  SUMMARY_RESAMPLES,
+  SUMMARY_SEED,
+  summaryInterval,
+  type SummaryRow,
+} from "./summary.ts";
 export { RunError } from "./errors.ts";
 export { run, RUN_DEFAULTS, type RunOptions, type RunResult } from "./run.ts";
 export { chooseRunDir, timestamp } from "./run_dir.ts";

@@ -354,6 +354,9 @@ export const planRun = (
         });
         const result = L.result(m.abbr, ds.abbr);
         const resDir = result.slice(0, result.lastIndexOf("/"));
+        // The per-question rows go next to the predictions (`layout.ts`).
+        const rows = L.rows(m.abbr, ds.abbr);
+        const rowsDir = rows.slice(0, rows.lastIndexOf("/"));
         const bem = ds.bem;
         tasks.push({
           id: `eval/${m.abbr}/${ds.abbr}`,
@@ -368,8 +371,14 @@ export const planRun = (
             {
               // BEM is scored in the task's own process: it reads the model and
               // the BERT vocabulary and loads ONNX Runtime's addon.
-              read: [data, pred, resDir, ...(bem ? [bem.model, `${REPO_ROOT}/data/bert`] : [])],
-              write: [resDir],
+              read: [
+                data,
+                pred,
+                resDir,
+                rowsDir,
+                ...(bem ? [bem.model, `${REPO_ROOT}/data/bert`] : []),
+              ],
+              write: [resDir, rowsDir],
               ffi: bem ? (opts.bemFfi ? [opts.bemFfi] : true) : undefined,
             },
             "_run_task.ts",
@@ -378,6 +387,7 @@ export const planRun = (
               `--data=${data}`,
               `--pred=${pred}`,
               `--out=${result}`,
+              `--rows=${rows}`,
               ...(bem
                 ? [
                   `--bem=${bem.model}`,
@@ -387,8 +397,8 @@ export const planRun = (
             ],
           ),
           log: L.log("eval", m.abbr, ds.abbr, null),
-          watch: [resDir],
-          check: { kind: "files", files: [result] },
+          watch: [resDir, rowsDir],
+          check: { kind: "files", files: [result, rows] },
           deps: [mergeId],
           gres: null,
         });

@@ -7,10 +7,13 @@
  * Everything goes to `<work-dir>/<YYYYMMDD_HHMMSS>/` (`outputs/` by
  * default): `configs/` (the resolved config), `logs/` (one file a task),
  * `datasets/`, `dumps/<model>/<dataset>/{context_emb,question_emb}`,
- * `predictions/<model>/<dataset>.json`, `results/<model>/<dataset>.json`,
- * `summary/summary.{csv,md,txt}` and `runs.jsonl` (one line per invocation:
+ * `predictions/<model>/<dataset>.json` with its per-question rows
+ * `<dataset>.rows.ndjson` (`layout.ts`), `results/<model>/<dataset>.json`,
+ * `summary/summary.{csv,md,txt}` (EM/F1/BEM with 95 % bootstrap intervals
+ * over the rows, `summary.ts`) and `runs.jsonl` (one line per invocation:
  * which tasks ran, were skipped, failed). Reusing a run folder runs only
- * the tasks whose outputs are incomplete.
+ * the tasks whose outputs are incomplete. (The command line,
+ * `pipeline/run.ts`, then writes the folder's report.)
  *
  * @module
  */

@@ -2,7 +2,8 @@
  * A run of one model on one dataset, in one folder, without partitions:
  * what `full` is. The layout is flat (`<out>/context.json`,
  * `<out>/question.json`, `<out>/dumps/{context,question}_emb`,
- * `<out>/pred.json`, `<out>/result.json`, `<out>/logs/`); the tasks are the
+ * `<out>/pred.json`, its per-question rows `<out>/rows.ndjson`,
+ * `<out>/result.json`, `<out>/logs/`); the tasks are the
  * run's own (the same sandboxed command lines), run by the local runner
  * stage group by stage group, so a caller can do its own work between
  * groups (`full` validates the dumps before it merges).
@@ -30,7 +31,7 @@ import type { Plan, Stage } from "./task.ts";
  * ```ts
  * import { singleRunLayout } from "./single.ts";
  * const L = singleRunLayout("/o");
- * if (L.contextEmb("m", "d") !== "/o/dumps/context_emb" || L.prediction("m", "d") !== "/o/pred.json") {
+ * if (L.contextEmb("m", "d") !== "/o/dumps/context_emb" || L.rows("m", "d") !== "/o/rows.ndjson") {
  *   throw new Error();
  * }
  * ```
@@ -46,6 +47,7 @@ export function singleRunLayout(out: string): RunLayout {
     questionEmb: () => `${out}/dumps/question_emb`,
     prediction: () => `${out}/pred.json`,
     result: () => `${out}/result.json`,
+    rows: () => `${out}/rows.ndjson`,
     log: (stage) => `${out}/logs/${stage}.log`,
   };
 }

@@ -1,12 +1,33 @@
 /**
  * The summary of a run: one row per (dataset, model) with EM, F1 and BEM
- * from the result files, as txt (aligned), Markdown and CSV.
+ * from the result files, each with its 95 % confidence interval, as txt
+ * (aligned), Markdown and CSV.
+ *
+ * The intervals are paired bootstrap percentile intervals
+ * (`metrics/stats` {@linkcode pairedBootstrap}, B = {@linkcode SUMMARY_RESAMPLES},
+ * seed {@linkcode SUMMARY_SEED}) of the mean over the per-question rows the
+ * `eval` task wrote next to the predictions (`layout.ts`), in percent: the
+ * same numbers `report` gives for that system (its resamples draw the same
+ * question indices whatever the number of systems). BEM's interval is of
+ * what the result's `bem` is: the accuracy (score > 0.5) by default, the
+ * mean score with `report: "score"`. Without a rows file (a run folder
+ * from before rows were written) the interval is `n/a`.
  *
  * @module
  */
+import { BEM_THRESHOLD } from "../metrics/bem/fold.ts";
+import { pairedBootstrap } from "../metrics/stats/bootstrap.ts";
 import { runLayout } from "./layout.ts";
 import { textTable } from "./table.ts";
 import type { Plan } from "./task.ts";
+
+/** Resamples of the summary's bootstrap intervals. */
+export const SUMMARY_RESAMPLES = 1000;
+/** Seed of the summary's bootstrap intervals. */
+export const SUMMARY_SEED = 0;
+
+/** A 95 % interval `[low, high]` in percent. */
+export type Ci = readonly [number, number];
 
 /** A row of the summary: one model on one dataset. */
 export interface SummaryRow {
@@ -20,17 +41,31 @@ export interface SummaryRow {
   readonly f1: number | null;
   /** BEM (0..100); `undefined` when not configured, `null` when missing. */
   readonly bem: number | null | undefined;
+  /** EM's 95 % interval, or `null` when there are no rows (absent: not computed). */
+  readonly emCi?: Ci | null;
+  /** F1's 95 % interval, or `null`. */
+  readonly f1Ci?: Ci | null;
+  /** BEM's 95 % interval; `undefined` when BEM is not configured, `null` when missing. */
+  readonly bemCi?: Ci | null;
 }
 
 /**
  * The summary table as txt (aligned), Markdown and CSV. A metric that is not
- * configured is `-`; a missing result is `n/a`.
+ * configured is `-`; a missing result or interval is `n/a`. The CSV gives
+ * each interval as two columns (`em_low`, `em_high`, ...).
  *
  * @example
  * ```ts
  * import { formatSummary } from "./summary.ts";
- * const s = formatSummary([{ dataset: "d", model: "m", em: 50, f1: 60.5, bem: undefined }]);
- * if (s.csv !== "dataset,model,em,f1,bem\nd,m,50,60.5,-\n") throw new Error(s.csv);
+ * const s = formatSummary([{
+ *   dataset: "d", model: "m", em: 50, f1: 60.5, bem: undefined, emCi: [40, 60], f1Ci: [50.25, 70],
+ * }]);
+ * const want = "dataset,model,em,em_low,em_high,f1,f1_low,f1_high,bem,bem_low,bem_high\n" +
+ *   "d,m,50,40,60,60.5,50.25,70,-,-,-\n";
+ * if (s.csv !== want) throw new Error(s.csv);
+ * if (!s.md.includes("| d | m | 50.00 | [40.00, 60.00] | 60.50 | [50.25, 70.00] | - | - |")) {
+ *   throw new Error(s.md);
+ * }
  * ```
  */
 export function formatSummary(rows: readonly SummaryRow[]): {
@@ -38,26 +73,105 @@ export function formatSummary(rows: readonly SummaryRow[]): {
   md: string;
   csv: string;
 } {
-  const head = ["dataset", "model", "EM", "F1", "BEM"];
+  const head = ["dataset", "model", "EM", "EM 95% CI", "F1", "F1 95% CI", "BEM", "BEM 95% CI"];
   const fmt = (v: number | null | undefined) =>
     v === undefined ? "-" : v === null ? "n/a" : v.toFixed(2);
   const raw = (v: number | null | undefined) =>
     v === undefined ? "-" : v === null ? "n/a" : String(v);
-  const cells = rows.map((r) => [r.dataset, r.model, fmt(r.em), fmt(r.f1), fmt(r.bem)]);
+  // An interval of a configured metric that was not computed is n/a.
+  const ci = (v: Ci | null | undefined, configured: boolean) =>
+    !configured ? "-" : !v ? "n/a" : `[${v[0].toFixed(2)}, ${v[1].toFixed(2)}]`;
+  const ciRaw = (v: Ci | null | undefined, configured: boolean) =>
+    !configured ? ["-", "-"] : !v ? ["n/a", "n/a"] : [String(v[0]), String(v[1])];
+  const cells = rows.map((r) => [
+    r.dataset,
+    r.model,
+    fmt(r.em),
+    ci(r.emCi, true),
+    fmt(r.f1),
+    ci(r.f1Ci, true),
+    fmt(r.bem),
+    ci(r.bemCi, r.bem !== undefined),
+  ]);
   const txt = textTable(head, cells).join("\n") + "\n";
   const md = [
     `| ${head.join(" | ")} |`,
-    `| --- | --- | ---: | ---: | ---: |`,
+    `| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |`,
     ...cells.map((c) => `| ${c.join(" | ")} |`),
   ].join("\n") + "\n";
   const csvCell = (s: string) => /[",\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-  const csv = ["dataset,model,em,f1,bem"].concat(
-    rows.map((r) => [r.dataset, r.model, raw(r.em), raw(r.f1), raw(r.bem)].map(csvCell).join(",")),
+  const csv = ["dataset,model,em,em_low,em_high,f1,f1_low,f1_high,bem,bem_low,bem_high"].concat(
+    rows.map((r) =>
+      [
+        r.dataset,
+        r.model,
+        raw(r.em),
+        ...ciRaw(r.emCi, true),
+        raw(r.f1),
+        ...ciRaw(r.f1Ci, true),
+        raw(r.bem),
+        ...ciRaw(r.bemCi, r.bem !== undefined),
+      ].map(csvCell).join(",")
+    ),
   ).join("\n") + "\n";
   return { txt, md, csv };
 }
 
-/** The summary rows of a run, from its result files (`null` where a result is missing). */
+/** The per-question scores of a rows file, or `null` when it is missing or unreadable. */
+function readRowScores(
+  file: string,
+): { em: Float64Array; f1: Float64Array; bem: Float64Array | null } | null {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(file);
+  } catch {
+    return null;
+  }
+  const em: number[] = [];
+  const f1: number[] = [];
+  const bem: number[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    let r: { em?: unknown; f1?: unknown; bem?: unknown };
+    try {
+      r = JSON.parse(line);
+    } catch {
+      return null;
+    }
+    if (typeof r.em !== "number" || typeof r.f1 !== "number") return null;
+    em.push(r.em);
+    f1.push(r.f1);
+    if (typeof r.bem === "number") bem.push(r.bem);
+  }
+  if (em.length === 0) return null;
+  return {
+    em: Float64Array.from(em),
+    f1: Float64Array.from(f1),
+    bem: bem.length === em.length ? Float64Array.from(bem) : null,
+  };
+}
+
+/**
+ * The 95 % paired bootstrap interval of the mean of `scores`, in percent
+ * (B = {@linkcode SUMMARY_RESAMPLES}, seed {@linkcode SUMMARY_SEED}).
+ *
+ * @example
+ * ```ts
+ * import { summaryInterval } from "./summary.ts";
+ * const [low, high] = summaryInterval([1, 1, 1, 1]);
+ * if (low !== 100 || high !== 100) throw new Error();
+ * ```
+ */
+export function summaryInterval(scores: ArrayLike<number>): Ci {
+  const r = pairedBootstrap([scores], { resamples: SUMMARY_RESAMPLES, seed: SUMMARY_SEED });
+  return [100 * r.systems[0].low, 100 * r.systems[0].high];
+}
+
+/**
+ * The summary rows of a run, from its result files (`null` where a result
+ * is missing), with the intervals from its rows files (`null` where those
+ * are missing).
+ */
 export function readSummary(plan: Plan): SummaryRow[] {
   const L = runLayout(plan.runDir);
   const rows: SummaryRow[] = [];
@@ -68,12 +182,20 @@ export function readSummary(plan: Plan): SummaryRow[] {
         r = JSON.parse(Deno.readTextFileSync(L.result(m.abbr, ds.abbr)));
       } catch { /* no result */ }
       const num = (k: string) => typeof r?.[k] === "number" ? r[k] as number : null;
+      const withBem = ds.metrics.includes("bem");
+      const scores = r === null ? null : readRowScores(L.rows(m.abbr, ds.abbr));
+      const bemScores = scores?.bem
+        ? ds.bem?.report === "score" ? scores.bem : scores.bem.map((b) => b > BEM_THRESHOLD ? 1 : 0)
+        : null;
       rows.push({
         dataset: ds.abbr,
         model: m.abbr,
         em: num("exact_match"),
         f1: num("f1"),
-        bem: ds.metrics.includes("bem") ? num("bem") : undefined,
+        bem: withBem ? num("bem") : undefined,
+        emCi: scores ? summaryInterval(scores.em) : null,
+        f1Ci: scores ? summaryInterval(scores.f1) : null,
+        bemCi: !withBem ? undefined : bemScores ? summaryInterval(bemScores) : null,
       });
     }
   }

@@ -6,9 +6,11 @@
  *   `DIR/data.json` (articles A..B-1 of SRC, every other field kept; only
  *   with `--articles`), then the PI-SQuAD split `DIR/context.json` and
  *   `DIR/question.json`. Each file appears atomically.
- * - `eval --data D --pred P --out R [--bem MODEL ...]`: the official SQuAD
- *   v1.1 EM/F1 of P (and BEM, in the same process, when asked), written
- *   to R atomically as `{"exact_match": ..., "f1": ..., "bem": ...}`.
+ * - `eval --data D --pred P --out R [--rows ROWS] [--bem MODEL ...]`: the
+ *   official SQuAD v1.1 EM/F1 of P (and BEM, in the same process, when
+ *   asked), written to R atomically as `{"exact_match": ..., "f1": ...,
+ *   "bem": ...}`; with `--rows`, the per-question rows of the same scoring
+ *   pass (`runs/layout.ts`) to ROWS, atomically, before R.
  *
  * The command line of both is `pipeline/_run_task.ts`, which the plans
  * name as a script (`runs/plan.ts`).
@@ -104,6 +106,12 @@ export interface EvalOptions {
   readonly pred: string;
   /** The result file to write. */
   readonly out: string;
+  /**
+   * The per-question rows to write (`id`, `prediction`, `reference`,
+   * `golds`, `em`, `f1`, and `bem` when BEM is scored): from the same pass
+   * that makes the result, nothing scored twice.
+   */
+  readonly rows?: string;
   /** BEM: the ONNX model (scored in this process). */
   readonly bem?: string;
   /** BEM: which number goes in `bem` (`accuracy`, default, or `score`). */
@@ -153,6 +161,7 @@ export const evalPredictions = (opts: EvalOptions) =>
     const s = yield* scoreDataset({
       data: opts.data,
       predictions: opts.pred,
+      ...(opts.rows !== undefined ? { perQuestion: opts.rows } : {}),
       ...(opts.bem !== undefined ? { bem: { model: opts.bem } } : {}),
     });
     const bem = s.bem;

@@ -161,6 +161,8 @@ export interface BemRow {
   readonly prediction: string | null;
   /** The gold answer with the best F1 (as `evaluate --per-question`). */
   readonly reference: string | null;
+  /** All gold answers, in file order. */
+  readonly golds: readonly string[];
   /** Exact match (0/1), official rules. */
   readonly em: number;
   /** F1 (0..1), official rules. */
@@ -354,6 +356,7 @@ export const bemEvaluate = (
                 id: q.id,
                 prediction: pred ?? null,
                 reference: s.reference ?? null,
+                golds,
                 em,
                 f1: s.f1,
                 bem: b.bem,

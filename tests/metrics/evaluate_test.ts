@@ -159,12 +159,21 @@ Deno.test("evaluate: version warning and per-question rows", async () => {
       JSON.parse(l)
     );
     assertEquals(rows, [
-      { kind: "score", id: "a", prediction: null, reference: null, em: 0, f1: 0 },
+      {
+        kind: "score",
+        id: "a",
+        prediction: null,
+        reference: null,
+        golds: ["Normandy"],
+        em: 0,
+        f1: 0,
+      },
       {
         kind: "score",
         id: "b",
         prediction: "the 10th century!",
         reference: "10th century",
+        golds: ["10th century", "the 10th century"],
         em: 1,
         f1: 1,
       },

@@ -240,6 +240,10 @@ Deno.test("run: two models × one dataset locally; partitions merged into one sc
       "datasets/dev-8-10/context.json",
       "datasets/dev-8-10/question.json",
       "predictions/sparse-pi/dev-8-10.json",
+      "predictions/sparse-pi/dev-8-10.rows.ndjson",
+      "predictions/sparse-pi-b8/dev-8-10.rows.ndjson",
+      "report/report.json",
+      "report/report.html",
       "predictions/sparse-pi-b8/dev-8-10.json",
       "results/sparse-pi/dev-8-10.json",
       "results/sparse-pi-b8/dev-8-10.json",
@@ -288,15 +292,22 @@ Deno.test("run: two models × one dataset locally; partitions merged into one sc
   );
   // The summary: dataset × model × EM/F1/BEM, BEM "-" (not configured).
   const csv = Deno.readTextFileSync(`${dir}/summary/summary.csv`).trim().split("\n");
-  assertEquals(csv[0], "dataset,model,em,f1,bem");
-  assertEquals(csv[1], `dev-8-10,sparse-pi,${res.exact_match},${res.f1},-`);
+  assertEquals(csv[0], "dataset,model,em,em_low,em_high,f1,f1_low,f1_high,bem,bem_low,bem_high");
+  assertMatch(
+    csv[1],
+    new RegExp(
+      `^dev-8-10,sparse-pi,${res.exact_match},[\\d.]+,[\\d.]+,${res.f1},[\\d.]+,[\\d.]+,-,-,-$`,
+    ),
+  );
   assertEquals(csv.length, 3);
   const txt = Deno.readTextFileSync(`${dir}/summary/summary.txt`);
   assertStringIncludes(r.stdout, txt);
   assertMatch(
     txt,
     new RegExp(
-      `dev-8-10\\s+sparse-pi-b8\\s+${res.exact_match.toFixed(2)}\\s+${res.f1.toFixed(2)}\\s+-`,
+      `dev-8-10\\s+sparse-pi-b8\\s+${res.exact_match.toFixed(2)}\\s+\\[[\\d.]+, [\\d.]+\\]\\s+${
+        res.f1.toFixed(2)
+      }\\s+\\[[\\d.]+, [\\d.]+\\]\\s+-\\s+-`,
     ),
   );
   // Each task ran once, in its own log, with a narrowed permission set.
@@ -478,15 +489,33 @@ Deno.test("run: helpers (reuse flag, partitions, summary, slurm quoting and arra
   assertEquals(partitions(40, 20), [[0, 20], [20, 40]]);
   assertEquals(partitions(0, 20), [[0, 0]]);
   const s = formatSummary([
-    { dataset: "d", model: "m1", em: 12.5, f1: 20.125, bem: undefined },
-    { dataset: "d", model: "m2", em: null, f1: null, bem: 71.25 },
+    {
+      dataset: "d",
+      model: "m1",
+      em: 12.5,
+      f1: 20.125,
+      bem: undefined,
+      emCi: [10, 15.5],
+      f1Ci: [18.25, 22],
+    },
+    { dataset: "d", model: "m2", em: null, f1: null, bem: 71.25, emCi: null, f1Ci: null },
   ]);
-  assertEquals(s.csv, "dataset,model,em,f1,bem\nd,m1,12.5,20.125,-\nd,m2,n/a,n/a,71.25\n");
+  assertEquals(
+    s.csv,
+    "dataset,model,em,em_low,em_high,f1,f1_low,f1_high,bem,bem_low,bem_high\n" +
+      "d,m1,12.5,10,15.5,20.125,18.25,22,-,-,-\nd,m2,n/a,n/a,n/a,n/a,n/a,n/a,71.25,n/a,n/a\n",
+  );
   assertEquals(
     s.md,
-    "| dataset | model | EM | F1 | BEM |\n| --- | --- | ---: | ---: | ---: |\n| d | m1 | 12.50 | 20.13 | - |\n| d | m2 | n/a | n/a | 71.25 |\n",
+    "| dataset | model | EM | EM 95% CI | F1 | F1 95% CI | BEM | BEM 95% CI |\n" +
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n" +
+      "| d | m1 | 12.50 | [10.00, 15.50] | 20.13 | [18.25, 22.00] | - | - |\n" +
+      "| d | m2 | n/a | n/a | n/a | n/a | 71.25 | n/a |\n",
   );
-  assertEquals(s.txt.split("\n")[2], "d        m1     12.50  20.13  -");
+  assertEquals(
+    s.txt.split("\n")[2],
+    "d        m1     12.50  [10.00, 15.50]  20.13  [18.25, 22.00]  -      -",
+  );
   assertEquals(shellQuote("/a/b.log"), "/a/b.log");
   assertEquals(shellQuote("it's here"), `'it'\\''s here'`);
   assertEquals(expandArrayString("0-3%2"), [0, 1, 2, 3]);

@@ -79,6 +79,18 @@ Deno.test("run tasks: eval with BEM in its own narrowed process = scoreDataset i
       ),
     );
     assert(record.exact_match > 50 && record.exact_match < 80, String(record.exact_match));
+    // The per-question rows of the same pass, next to the predictions, with bem and golds.
+    assertEquals(arg("rows"), arg("pred").replace(/\.json$/, ".rows.ndjson"));
+    const rows = (await Deno.readTextFile(arg("rows"))).trim().split("\n").map((l) =>
+      JSON.parse(l) as { id: string; golds: string[]; em: number; f1: number; bem: number }
+    );
+    assertEquals(rows.length, record.total);
+    assertEquals(rows.map((r) => r.id), Object.keys(pred));
+    const mean = (xs: number[]) => (100 * xs.reduce((a, b) => a + b, 0)) / xs.length;
+    assertEquals(mean(rows.map((r) => r.em)), record.exact_match);
+    assertEquals(mean(rows.map((r) => r.f1)), record.f1);
+    assert(Math.abs(mean(rows.map((r) => r.bem)) - record.bem) < 1e-9, String(record.bem));
+    assert(rows.every((r) => r.golds.length > 0), "golds in every row");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

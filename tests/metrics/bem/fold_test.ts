@@ -305,6 +305,7 @@ Deno.test("evaluate --bem: official line unchanged, BEM line, rows and disagreem
       "id",
       "prediction",
       "reference",
+      "golds",
       "em",
       "f1",
       "bem",
