@@ -141,6 +141,27 @@ const mkdir = (dir: string) =>
     catch: (e) => new FileError({ file: dir, message: e instanceof Error ? e.message : String(e) }),
   });
 
+/**
+ * Runs `body`; when it fails and `dir` did not exist before it, removes
+ * `dir` again if it is still empty, so refused input leaves no empty output
+ * folder behind (a folder with files in it, or one that existed, is kept).
+ */
+const tidyFolder = <A, E, R>(dir: string, body: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    try {
+      Deno.lstatSync(dir);
+      return body;
+    } catch {
+      return body.pipe(
+        Effect.onError(() =>
+          Effect.promise(async () => {
+            await Deno.remove(dir).catch(() => {}); // fails unless empty: kept then
+          })
+        ),
+      );
+    }
+  });
+
 /** A temporary file of an atomic write (`.<name>.<8 hex>.tmp`). */
 const TEMP_NAME = /^\..+\.[0-9a-f]{8}\.tmp$/;
 
@@ -433,73 +454,76 @@ export const questionInputs = (
 export const embedContexts = (
   opts: EmbedOptions,
 ): Effect.Effect<EmbedResult, EmbedError, ContextEncoder> =>
-  Effect.gen(function* () {
-    const enc = yield* ContextEncoder;
-    const format = yield* formatFor(opts, enc.info);
-    const started = Date.now();
-    const manifest = yield* dumpManifest("context", opts, enc.info, format);
-    let unwritten = yield* checkFolder("context", opts, manifest);
-    const reg = new StemRegistry();
-    let written = 0, skipped = 0;
-    const contexts = new Map<string, string>();
-    const maxChars = opts.maxParagraphChars ?? DEFAULT_MAX_PARAGRAPH_CHARS;
-    const maxPhrases = opts.maxParagraphPhrases ?? DEFAULT_MAX_PARAGRAPH_PHRASES;
-    yield* inRange(contextInputs(opts.input, opts.uniqueIds), opts.range).pipe(
-      Stream.mapEffect((p) =>
-        Effect.flatMap(
-          guard(() => {
-            checkId(opts.input, "paragraph", p.id, reg);
-            if (p.context.length > maxChars) {
-              throw new InputError({
-                file: opts.input,
-                where: `paragraph ${JSON.stringify(p.id)}`,
-                message:
-                  `context of ${p.context.length} characters is longer than the limit of ${maxChars} (--max-paragraph-chars)`,
-              });
+  tidyFolder(
+    opts.out,
+    Effect.gen(function* () {
+      const enc = yield* ContextEncoder;
+      const format = yield* formatFor(opts, enc.info);
+      const started = Date.now();
+      const manifest = yield* dumpManifest("context", opts, enc.info, format);
+      let unwritten = yield* checkFolder("context", opts, manifest);
+      const reg = new StemRegistry();
+      let written = 0, skipped = 0;
+      const contexts = new Map<string, string>();
+      const maxChars = opts.maxParagraphChars ?? DEFAULT_MAX_PARAGRAPH_CHARS;
+      const maxPhrases = opts.maxParagraphPhrases ?? DEFAULT_MAX_PARAGRAPH_PHRASES;
+      yield* inRange(contextInputs(opts.input, opts.uniqueIds), opts.range).pipe(
+        Stream.mapEffect((p) =>
+          Effect.flatMap(
+            guard(() => {
+              checkId(opts.input, "paragraph", p.id, reg);
+              if (p.context.length > maxChars) {
+                throw new InputError({
+                  file: opts.input,
+                  where: `paragraph ${JSON.stringify(p.id)}`,
+                  message:
+                    `context of ${p.context.length} characters is longer than the limit of ${maxChars} (--max-paragraph-chars)`,
+                });
+              }
+            }),
+            () =>
+              opts.overwrite ? Effect.succeed({ p, done: false }) : Effect.map(
+                complete(opts.out, [`${dumpStem(p.id)}.npz`, `${dumpStem(p.id)}.json`]),
+                (done) => ({ p, done }),
+              ),
+          )
+        ),
+        Stream.grouped(opts.batchSize ?? 32),
+        Stream.runForEach((group) =>
+          Effect.gen(function* () {
+            const todo = group.filter((g) => !g.done).map((g) => g.p);
+            skipped += group.length - todo.length;
+            if (todo.length === 0) return;
+            const encoded = yield* enc.encode(todo);
+            const over = encoded.find((e) => e.phrases.length > maxPhrases);
+            if (over !== undefined) {
+              return yield* Effect.fail(
+                new InputError({
+                  file: opts.input,
+                  where: `paragraph ${JSON.stringify(over.id)}`,
+                  message:
+                    `${over.phrases.length} phrases, more than the limit of ${maxPhrases} (--max-paragraph-phrases)`,
+                }),
+              );
             }
-          }),
-          () =>
-            opts.overwrite ? Effect.succeed({ p, done: false }) : Effect.map(
-              complete(opts.out, [`${dumpStem(p.id)}.npz`, `${dumpStem(p.id)}.json`]),
-              (done) => ({ p, done }),
-            ),
-        )
-      ),
-      Stream.grouped(opts.batchSize ?? 32),
-      Stream.runForEach((group) =>
-        Effect.gen(function* () {
-          const todo = group.filter((g) => !g.done).map((g) => g.p);
-          skipped += group.length - todo.length;
-          if (todo.length === 0) return;
-          const encoded = yield* enc.encode(todo);
-          const over = encoded.find((e) => e.phrases.length > maxPhrases);
-          if (over !== undefined) {
-            return yield* Effect.fail(
-              new InputError({
-                file: opts.input,
-                where: `paragraph ${JSON.stringify(over.id)}`,
-                message:
-                  `${over.phrases.length} phrases, more than the limit of ${maxPhrases} (--max-paragraph-phrases)`,
-              }),
-            );
-          }
-          if (unwritten) {
-            yield* writeManifest(`${opts.out}/${DUMP_MANIFEST}`, manifest);
-            unwritten = false;
-          }
-          if (opts.metadata) { for (const p of todo) contexts.set(p.id, p.context); }
-          for (const e of encoded) {
-            yield* writeContextDump(opts.out, e, format, contexts.get(e.id));
-            contexts.delete(e.id);
-          }
-          written += todo.length;
-          opts.onProgress?.(written + skipped);
-        })
-      ),
-    );
-    yield* removeStaleTemps(opts.out, started);
-    return { written, skipped, encoder: enc.info.name, dim: enc.info.dim };
-  });
+            if (unwritten) {
+              yield* writeManifest(`${opts.out}/${DUMP_MANIFEST}`, manifest);
+              unwritten = false;
+            }
+            if (opts.metadata) { for (const p of todo) contexts.set(p.id, p.context); }
+            for (const e of encoded) {
+              yield* writeContextDump(opts.out, e, format, contexts.get(e.id));
+              contexts.delete(e.id);
+            }
+            written += todo.length;
+            opts.onProgress?.(written + skipped);
+          })
+        ),
+      );
+      yield* removeStaleTemps(opts.out, started);
+      return { written, skipped, encoder: enc.info.name, dim: enc.info.dim };
+    }),
+  );
 
 /**
  * Encodes every question of `opts.input` into `opts.out/<stem>.npz` with
@@ -509,43 +533,46 @@ export const embedContexts = (
 export const embedQuestions = (
   opts: EmbedOptions,
 ): Effect.Effect<EmbedResult, EmbedError, QuestionEncoder> =>
-  Effect.gen(function* () {
-    const enc = yield* QuestionEncoder;
-    const format = yield* formatFor(opts, enc.info);
-    const started = Date.now();
-    const manifest = yield* dumpManifest("question", opts, enc.info, format);
-    let unwritten = yield* checkFolder("question", opts, manifest);
-    const reg = new StemRegistry();
-    let written = 0, skipped = 0;
-    yield* inRange(questionInputs(opts.input, opts.uniqueIds), opts.range).pipe(
-      Stream.mapEffect((q) =>
-        Effect.flatMap(guard(() => checkId(opts.input, "question", q.id, reg)), () =>
-          opts.overwrite
-            ? Effect.succeed({ q, done: false })
-            : Effect.map(complete(opts.out, [`${dumpStem(q.id)}.npz`]), (done) => ({ q, done })))
-      ),
-      Stream.grouped(opts.batchSize ?? 256),
-      Stream.runForEach((group) =>
-        Effect.gen(function* () {
-          const todo = group.filter((g) =>
-            !g.done
-          ).map((g) => g.q);
-          skipped += group.length - todo.length;
-          if (todo.length === 0) return;
-          const encoded = yield* enc.encode(todo);
-          if (unwritten) {
-            yield* writeManifest(`${opts.out}/${DUMP_MANIFEST}`, manifest);
-            unwritten = false;
-          }
-          for (const e of encoded) yield* writeQuestionDump(opts.out, e, format);
-          written += todo.length;
-          opts.onProgress?.(written + skipped);
-        })
-      ),
-    );
-    yield* removeStaleTemps(opts.out, started);
-    return { written, skipped, encoder: enc.info.name, dim: enc.info.dim };
-  });
+  tidyFolder(
+    opts.out,
+    Effect.gen(function* () {
+      const enc = yield* QuestionEncoder;
+      const format = yield* formatFor(opts, enc.info);
+      const started = Date.now();
+      const manifest = yield* dumpManifest("question", opts, enc.info, format);
+      let unwritten = yield* checkFolder("question", opts, manifest);
+      const reg = new StemRegistry();
+      let written = 0, skipped = 0;
+      yield* inRange(questionInputs(opts.input, opts.uniqueIds), opts.range).pipe(
+        Stream.mapEffect((q) =>
+          Effect.flatMap(guard(() => checkId(opts.input, "question", q.id, reg)), () =>
+            opts.overwrite
+              ? Effect.succeed({ q, done: false })
+              : Effect.map(complete(opts.out, [`${dumpStem(q.id)}.npz`]), (done) => ({ q, done })))
+        ),
+        Stream.grouped(opts.batchSize ?? 256),
+        Stream.runForEach((group) =>
+          Effect.gen(function* () {
+            const todo = group.filter((g) =>
+              !g.done
+            ).map((g) => g.q);
+            skipped += group.length - todo.length;
+            if (todo.length === 0) return;
+            const encoded = yield* enc.encode(todo);
+            if (unwritten) {
+              yield* writeManifest(`${opts.out}/${DUMP_MANIFEST}`, manifest);
+              unwritten = false;
+            }
+            for (const e of encoded) yield* writeQuestionDump(opts.out, e, format);
+            written += todo.length;
+            opts.onProgress?.(written + skipped);
+          })
+        ),
+      );
+      yield* removeStaleTemps(opts.out, started);
+      return { written, skipped, encoder: enc.info.name, dim: enc.info.dim };
+    }),
+  );
 
 /** Options of {@linkcode embedContext}: the runner's, plus the encoder and its options. */
 export interface EmbedContextOptions extends EmbedOptions, EncoderOptions {

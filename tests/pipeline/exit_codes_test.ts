@@ -177,3 +177,22 @@ Deno.test("full: a task's bad input (exit 2) makes full exit 2; no empty dump fo
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("embed_context and embed_question: refused input leaves no (empty) output folder behind", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pv-exit-tidy-" });
+  try {
+    const bad = {
+      version: "1.1",
+      data: [{ title: "T", paragraphs: [{ context: 7, qas: [{ id: "q1", question: 8 }] }] }],
+    };
+    await Deno.writeTextFile(`${dir}/bad.json`, JSON.stringify(bad));
+    for (const s of ["embed_context.ts", "embed_question.ts"]) {
+      const r = await stage(s, RW, [`${dir}/bad.json`, `${dir}/emb`, "--sparse"]);
+      assertEquals(r.code, 2, r.stderr);
+      assertEquals(r.stderr.trim().split("\n").length, 1, r.stderr);
+      assertEquals([...Deno.readDirSync(dir)].map((e) => e.name), ["bad.json"], s);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
