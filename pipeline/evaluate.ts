@@ -17,15 +17,13 @@ import { formatBemSummary } from "../metrics/bem/fold.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { openMetrics } from "../metrics/open.ts";
 import { runMain, UsageError } from "./_cli.ts";
-import { openAtomicWriter } from "../io/source.ts";
 
 const writeJsonAtomic = (path: string, value: unknown) =>
   Effect.tryPromise({
-    try: async () => {
-      const w = await openAtomicWriter(path);
-      await w.write(JSON.stringify(value) + "\n");
-      await w.commit();
-    },
+    try: () =>
+      Deno.writeTextFile(`${path}.tmp`, JSON.stringify(value) + "\n").then(() =>
+        Deno.rename(`${path}.tmp`, path)
+      ),
     catch: (e) => new InputError({ file: path, where: "", message: String(e) }),
   });
 
@@ -116,6 +114,9 @@ if (import.meta.main) {
         if (openOut !== undefined && topk === undefined) {
           return yield* Effect.fail(new UsageError("--open-out needs --top-k"));
         }
+        if (topk !== undefined && data === "-") {
+          return yield* Effect.fail(new UsageError("--top-k needs data.json as a file"));
+        }
         yield* refuseAliases(
           [
             { name: "data.json", path: data },
@@ -144,13 +145,6 @@ if (import.meta.main) {
         console.log(r.stdout);
         if (r.bem !== undefined) console.log(formatBemSummary(r.bem));
         if (topk !== undefined) {
-          if (data === "-") {
-            return yield* new InputError({
-              file: "-",
-              where: "",
-              message: "--top-k needs data.json as a file",
-            });
-          }
           const m = yield* openMetrics({ data, topk });
           if (openOut === undefined) console.error(`open: ${JSON.stringify(m)}`);
           else yield* writeJsonAtomic(openOut, m);

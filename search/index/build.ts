@@ -337,21 +337,22 @@ function metaOf(
       message: `invalid JSON (${osMessage(e)})`,
     });
   }
-  const o = v as { id?: unknown; offsets?: unknown };
-  const ok = typeof o === "object" && o !== null && Array.isArray(o.offsets) &&
-    o.offsets.every((p) =>
-      Array.isArray(p) && p.length === 2 && p.every((x) => Number.isSafeInteger(x))
-    );
+  const o = (typeof v === "object" && v !== null ? v : {}) as { id?: unknown; offsets?: unknown };
+  // Another tool's side file may carry no offsets: then there are none.
+  const ok = o.offsets === undefined || Array.isArray(o.offsets) &&
+      o.offsets.every((p) =>
+        Array.isArray(p) && p.length === 2 && p.every((x) => Number.isSafeInteger(x))
+      );
   if (!ok) {
     throw new InputError({
       file: dump.label(`${stem}.meta.json`),
       where: "",
-      message: "not a metadata file ({id, context, offsets: [[start, end], ...]})",
+      message: "bad offsets (a list of [start, end] code point pairs expected)",
     });
   }
   return {
     id: typeof o.id === "string" ? o.id : undefined,
-    offsets: o.offsets as [number, number][],
+    offsets: o.offsets as [number, number][] | undefined,
   };
 }
 
