@@ -44,7 +44,7 @@ import {
   INDEX_VERSION,
   type IndexFile,
   type IndexHeader,
-  type Metric,
+  type IndexMetric,
   PARAGRAPHS_FILE,
 } from "./format.ts";
 
@@ -59,7 +59,7 @@ export interface BuildIndexOptions {
   /** A context (or full SQuAD) file: paragraph order, ids and texts for offsets. */
   readonly context?: string;
   /** Ranking metric (default `ip`). */
-  readonly metric?: Metric;
+  readonly metric?: IndexMetric;
   /** Replace an existing index folder. */
   readonly overwrite?: boolean;
   /** Told the paragraphs and phrases written so far. */
@@ -167,7 +167,7 @@ class ExactWriter {
   constructor(
     readonly dir: string,
     readonly sparse: boolean,
-    readonly metric: Metric,
+    readonly metric: IndexMetric,
   ) {
     const open = (name: string) => {
       const f = new OutFile(`${dir}/${name}`);

@@ -46,7 +46,7 @@ export const INDEX_VERSION = 1;
 export const INDEX_KINDS: readonly string[] = ["exact"];
 
 /** How phrases are ranked: inner product, or smallest squared L2 distance (score −‖q−p‖²). */
-export type Metric = "ip" | "l2";
+export type IndexMetric = "ip" | "l2";
 
 /** One data file of an index: its size and sha256 (hex). */
 export interface IndexFile {
@@ -65,7 +65,7 @@ export interface IndexHeader {
   /** Index kind (`exact`). */
   readonly kind: string;
   /** Ranking metric. */
-  readonly metric: Metric;
+  readonly metric: IndexMetric;
   /** `dense` or `csr` vectors. */
   readonly vectors: "dense" | "csr";
   /** Value type on disk (`f32`, `f16`; sparse values are `f32`). */

@@ -23,7 +23,7 @@ export {
   INDEX_VERSION,
   PARAGRAPHS_FILE,
 } from "./format.ts";
-export type { IndexFile, IndexHeader, Metric } from "./format.ts";
+export type { IndexFile, IndexHeader, IndexMetric } from "./format.ts";
 export { buildIndex } from "./build.ts";
 export type { BuildIndexError, BuildIndexOptions, BuildIndexResult } from "./build.ts";
 export { openIndex, openIndexSync, paragraphOfRow, readIndexHeader } from "./read.ts";

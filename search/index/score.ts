@@ -14,7 +14,7 @@
  * the first row in (paragraph order, phrase order). Restricted to one
  * paragraph, the top row is exactly merge's answer.
  *
- * Metric `l2`: the score is −‖q−p‖², computed exactly as the correctly
+ * IndexMetric `l2`: the score is −‖q−p‖², computed exactly as the correctly
  * rounded sum of the terms 2·qₖpₖ, −pₖ², −qₖ² (each exact in float64); the
  * best phrase is the nearest.
  *
@@ -24,7 +24,7 @@ import type { CsrMatrix } from "../../io/matrix.ts";
 import { denseScores, halfTable, sumSquares } from "../dense_f64.ts";
 import { fsum } from "../fsum.ts";
 import { simdKernels } from "../simd.ts";
-import type { Metric } from "./format.ts";
+import type { IndexMetric } from "./format.ts";
 
 const EPS = 2 ** -52;
 const U32 = 2 ** -24;
@@ -97,7 +97,7 @@ export function scoreDense(
   rowBase: number,
   qs: readonly Float32Array[],
   tops: readonly TopK[],
-  metric: Metric,
+  metric: IndexMetric,
   simd = true,
 ): void {
   const nq = qs.length;
@@ -322,7 +322,7 @@ export class SparseQueries {
     from: number,
     to: number,
     tops: readonly TopK[],
-    metric: Metric,
+    metric: IndexMetric,
   ): void {
     const nq = this.qs.length;
     if (nq === 0) return;
@@ -452,7 +452,7 @@ export class SparseIndexScorer {
   }
 
   /** Scores question `q` (1×d CSR) against every row, offering candidates to `top`. */
-  score(q: CsrMatrix, top: TopK, metric: Metric): void {
+  score(q: CsrMatrix, top: TopK, metric: IndexMetric): void {
     const acc = this.#acc;
     acc.fill(0);
     const colPtr = this.#colPtr, postRow = this.#postRow, postVal = this.#postVal;
