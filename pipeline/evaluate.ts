@@ -15,7 +15,17 @@ import { InputError } from "../io/errors.ts";
 import { refuseAliases } from "../io/paths.ts";
 import { formatBemSummary } from "../metrics/bem/fold.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
+import { openMetrics } from "../metrics/open.ts";
 import { runMain, UsageError } from "./_cli.ts";
+
+const writeJsonAtomic = (path: string, value: unknown) =>
+  Effect.tryPromise({
+    try: () =>
+      Deno.writeTextFile(`${path}.tmp`, JSON.stringify(value) + "\n").then(() =>
+        Deno.rename(`${path}.tmp`, path)
+      ),
+    catch: (e) => new InputError({ file: path, where: "", message: String(e) }),
+  });
 
 export { evaluate } from "../metrics/evaluate.ts";
 export type {
@@ -64,6 +74,19 @@ if (import.meta.main) {
             "also score with BEM (ONNX model; v1.1 rules): prints a second JSON line, adds bem to --per-question rows",
         },
         {
+          name: "top-k",
+          type: "string",
+          metavar: "FILE",
+          description:
+            "also score search's top-k NDJSON: top-k EM/F1, gold-paragraph recall, MRR@k (metrics/open.ts), on stderr",
+        },
+        {
+          name: "open-out",
+          type: "string",
+          metavar: "FILE",
+          description: "with --top-k: write the open metrics as JSON to FILE instead of stderr",
+        },
+        {
           name: "disagreements",
           type: "string",
           metavar: "FILE",
@@ -87,16 +110,25 @@ if (import.meta.main) {
         if (a.flags.disagreements !== undefined && model === undefined) {
           return yield* Effect.fail(new UsageError("--disagreements needs --bem"));
         }
+        const topk = a.flags["top-k"], openOut = a.flags["open-out"];
+        if (openOut !== undefined && topk === undefined) {
+          return yield* Effect.fail(new UsageError("--open-out needs --top-k"));
+        }
+        if (topk !== undefined && data === "-") {
+          return yield* Effect.fail(new UsageError("--top-k needs data.json as a file"));
+        }
         yield* refuseAliases(
           [
             { name: "data.json", path: data },
             { name: "pred.json", path: predictions },
+            { name: "--top-k", path: topk },
             { name: "--na-prob-file", path: a.flags["na-prob-file"] },
             { name: "--bem", path: model },
           ],
           [
             { name: "--per-question", path: a.flags["per-question"] },
             { name: "--disagreements", path: a.flags.disagreements },
+            { name: "--open-out", path: openOut },
           ],
           "the scores",
         );
@@ -112,6 +144,11 @@ if (import.meta.main) {
         if (r.messages.length) console.error(r.messages.join("\n"));
         console.log(r.stdout);
         if (r.bem !== undefined) console.log(formatBemSummary(r.bem));
+        if (topk !== undefined) {
+          const m = yield* openMetrics({ data, topk });
+          if (openOut === undefined) console.error(`open: ${JSON.stringify(m)}`);
+          else yield* writeJsonAtomic(openOut, m);
+        }
       }),
   );
 }

@@ -29,14 +29,51 @@
  * `inspect: <file>: <entry>: <what is wrong>` on stderr (the full cause too
  * with `--debug`).
  *
- * The work is `inspectFile` in `io/inspect.ts`.
+ * The work is `inspectFile` in `io/inspect.ts`. A folder is read as a phrase
+ * index (`search/index/`): one line `{"kind", "version", "phrases",
+ * "paragraphs", "d", "metric", "vectors", "dtype", "nnz", "parameters"}`.
  *
  * @module
  */
 import { Effect } from "effect";
 import { InputError } from "../io/errors.ts";
 import { inspectFile } from "../io/inspect.ts";
+import { readIndexHeader } from "../search/index/read.ts";
 import { type CommandSpec, runMain, WorkError } from "./_cli.ts";
+
+/** A folder is read as a phrase index: its kind, counts, d, metric and parameters. */
+const inspectPath = (path: string, values: boolean): Effect.Effect<unknown, InputError> => {
+  let dir = false;
+  try {
+    dir = Deno.statSync(path).isDirectory;
+  } catch { /* inspectFile names the error */ }
+  if (!dir) {
+    return inspectFile(path, { values }).pipe(
+      Effect.mapError((e) =>
+        new InputError({ file: e.file, where: e.entry ?? "", message: e.reason })
+      ),
+    );
+  }
+  return Effect.try({
+    try: () => {
+      const h = readIndexHeader(path);
+      return {
+        kind: h.kind,
+        version: h.version,
+        phrases: h.phrases,
+        paragraphs: h.paragraphs,
+        d: h.d,
+        metric: h.metric,
+        vectors: h.vectors,
+        dtype: h.dtype,
+        nnz: h.nnz,
+        parameters: h.parameters,
+      };
+    },
+    catch: (e) =>
+      e instanceof InputError ? e : new InputError({ file: path, where: "", message: String(e) }),
+  });
+};
 
 export { describeArray, describeNpz, inspectFile } from "../io/inspect.ts";
 export type { ArrayInfo, InspectOptions, InspectResult, SparseInfo } from "../io/inspect.ts";
@@ -46,7 +83,10 @@ const INSPECT_SPEC = {
   name: "inspect",
   summary: "Print the dtype, shape and order of every array in an .npy or .npz file " +
     "(and a summary of scipy sparse matrices) as one line of JSON on stdout.",
-  args: [{ name: "file", description: "an .npy or .npz file (dense or scipy.sparse.save_npz)" }],
+  args: [{
+    name: "file",
+    description: "an .npy or .npz file (dense or scipy.sparse.save_npz), or an index folder",
+  }],
   flags: [{
     name: "values",
     type: "boolean",
@@ -60,10 +100,7 @@ if (import.meta.main) {
     INSPECT_SPEC,
     Deno.args,
     (args) =>
-      inspectFile(args.positional.file, { values: args.flags.values === true }).pipe(
-        Effect.mapError((e) =>
-          new InputError({ file: e.file, where: e.entry ?? "", message: e.reason })
-        ),
+      inspectPath(args.positional.file, args.flags.values === true).pipe(
         Effect.flatMap((result) =>
           Effect.tryPromise({
             try: async () => {

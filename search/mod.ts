@@ -25,3 +25,12 @@ export type { BatchResult, MergeOutcome } from "./unit.ts";
 export { MergeWorkerError } from "./protocol.ts";
 export { merge, readQ2c } from "./merge.ts";
 export type { MergeError, MergeOptions, MergeProgress, MergeResult } from "./merge.ts";
+export * from "./index/mod.ts";
+export { hitsOf, openSearch, queryIndex, queryText, scoreQuestions } from "./open.ts";
+export type {
+  Hit,
+  OpenSearchError,
+  OpenSearchOptions,
+  OpenSearchResult,
+  QueryOptions,
+} from "./open.ts";

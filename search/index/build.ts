@@ -1,0 +1,558 @@
+/**
+ * Building an exact phrase index from a context dump ({@linkcode buildIndex}).
+ *
+ * The dump (a folder or a `.zip`, dense f16/f32 or scipy CSR/CSC, read
+ * through `io/dump`) is copied paragraph by paragraph into the flat files
+ * of `format.ts`: memory holds one paragraph at a time, whatever the number
+ * of phrases. **Paragraph order**: with `context` (a context or full SQuAD
+ * file) the dataset's paragraph order and ids, and a paragraph of the
+ * dataset without its dump files is bad input; without it, the dump's
+ * `<stem>.npz` files sorted by name (UTF-16 code unit order), the id being
+ * the one in `<stem>.meta.json` when the dump has it, else the stem.
+ * **Offsets** (code points): from `<stem>.meta.json` (`--metadata` dumps)
+ * when present; else, with `context`, each phrase is looked up in its
+ * paragraph's text: its first occurrence at or after the previous phrase's
+ * start (else from the beginning), and a phrase not in the text is bad input.
+ *
+ * Bad input ({@linkcode InputError}, nothing left behind): a paragraph
+ * without phrases, phrases ≠ rows, d or dtype differing between paragraphs,
+ * NaN or infinite values (the reader's checks), a sparse row with a
+ * repeated column under the `l2` metric, an index path that is a file, an
+ * existing folder (unless `overwrite`, and then only an index folder or an
+ * empty one is replaced).
+ *
+ * **Atomic and repeatable.** The index is built in `INDEX_DIR.<8 hex>.tmp`
+ * (the hex a hash of the target's absolute path), every file fsynced, then
+ * renamed into place. A build that was killed leaves that folder; the next
+ * build of the same target removes it and starts again, and since nothing
+ * in the index depends on time or place, it writes the same bytes.
+ *
+ * @module
+ */
+import { createHash, type Hash } from "node:crypto";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
+import { dumpStem } from "../../io/dump/names.ts";
+import { type ContextDump, type DumpSourceSync, openDumpSync } from "../../io/dump/reader_sync.ts";
+import { FileError, InputError } from "../../io/errors.ts";
+import type { Matrix } from "../../io/matrix.ts";
+import { squadParagraphs, type SquadReadError } from "../../io/squad.ts";
+import {
+  headerJson,
+  INDEX_FORMAT,
+  INDEX_HEADER,
+  INDEX_VERSION,
+  type IndexFile,
+  type IndexHeader,
+  type IndexMetric,
+  PARAGRAPHS_FILE,
+} from "./format.ts";
+
+/** Options of {@linkcode buildIndex}. */
+export interface BuildIndexOptions {
+  /** The context dump: a folder or a `.zip` of one. */
+  readonly contextEmb: string;
+  /** The index folder to create. */
+  readonly out: string;
+  /** The dump is scipy sparse (CSR/CSC); otherwise dense. */
+  readonly sparse?: boolean;
+  /** A context (or full SQuAD) file: paragraph order, ids and texts for offsets. */
+  readonly context?: string;
+  /** Ranking metric (default `ip`). */
+  readonly metric?: IndexMetric;
+  /** Replace an existing index folder. */
+  readonly overwrite?: boolean;
+  /** Told the paragraphs and phrases written so far. */
+  readonly onProgress?: (paragraphs: number, phrases: number) => void;
+}
+
+/** What {@linkcode buildIndex} wrote. */
+export interface BuildIndexResult {
+  /** The header written. */
+  readonly header: IndexHeader;
+  /** The index folder. */
+  readonly out: string;
+}
+
+/** Errors of {@linkcode buildIndex}. */
+export type BuildIndexError = InputError | FileError | SquadReadError;
+
+const osMessage = (e: unknown) => e instanceof Error ? e.message : String(e);
+
+/** A data file written through a buffer, hashed as it goes. */
+class OutFile {
+  readonly #f: Deno.FsFile;
+  readonly #hash: Hash = createHash("sha256");
+  readonly #buf = new Uint8Array(1 << 20);
+  #fill = 0;
+  bytes = 0;
+
+  constructor(readonly path: string) {
+    this.#f = Deno.openSync(path, { write: true, createNew: true, mode: 0o666 });
+  }
+
+  write(b: Uint8Array): void {
+    this.#hash.update(b);
+    this.bytes += b.byteLength;
+    if (this.#fill + b.byteLength > this.#buf.length) this.#flush();
+    if (b.byteLength >= this.#buf.length) this.#writeAll(b);
+    else {
+      this.#buf.set(b, this.#fill);
+      this.#fill += b.byteLength;
+    }
+  }
+
+  #writeAll(b: Uint8Array): void {
+    let o = 0;
+    while (o < b.byteLength) o += this.#f.writeSync(b.subarray(o));
+  }
+
+  #flush(): void {
+    this.#writeAll(this.#buf.subarray(0, this.#fill));
+    this.#fill = 0;
+  }
+
+  /** Flushes, fsyncs and closes; the file's entry for the header. */
+  finish(): IndexFile {
+    this.#flush();
+    this.#f.syncSync();
+    this.#f.close();
+    return { bytes: this.bytes, sha256: this.#hash.digest("hex") };
+  }
+
+  close(): void {
+    try {
+      this.#f.close();
+    } catch { /* closed */ }
+  }
+}
+
+const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/** Code point index of each UTF-16 index of `s` (length + 1 entries). */
+function codePoints(s: string): Int32Array {
+  const out = new Int32Array(s.length + 1);
+  let cp = 0;
+  for (let i = 0; i < s.length; i++) {
+    out[i] = cp;
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const n = s.charCodeAt(i + 1);
+      if (n >= 0xdc00 && n <= 0xdfff) out[++i] = cp;
+    }
+    cp++;
+  }
+  out[s.length] = cp;
+  return out;
+}
+
+/** Writes the files of an exact index, one paragraph at a time. */
+class ExactWriter {
+  readonly #files: OutFile[] = [];
+  readonly #vectors?: OutFile;
+  readonly #data?: OutFile;
+  readonly #indices?: OutFile;
+  readonly #indptr?: OutFile;
+  readonly #paragraphs: OutFile;
+  readonly #enc = new TextEncoder();
+  #d = -1;
+  #dtype: "f32" | "f16" | undefined;
+  #first = "";
+  #stamp?: Int32Array;
+  rows = 0;
+  nnz = 0;
+  paragraphs = 0;
+  offsetsFrom: "metadata" | "context" | null = null;
+
+  constructor(
+    readonly dir: string,
+    readonly sparse: boolean,
+    readonly metric: IndexMetric,
+  ) {
+    const open = (name: string) => {
+      const f = new OutFile(`${dir}/${name}`);
+      this.#files.push(f);
+      return f;
+    };
+    if (sparse) {
+      this.#data = open("data.f32");
+      this.#indices = open("indices.i32");
+      this.#indptr = open("indptr.i64");
+      this.#indptr.write(bytesOf(new BigInt64Array([0n])));
+    }
+    this.#paragraphs = open(PARAGRAPHS_FILE);
+  }
+
+  #checkShape(m: Matrix, label: string): void {
+    const dtype = m.kind === "dense" ? m.dtype : "f32";
+    if (this.#d < 0) {
+      this.#d = m.cols;
+      this.#dtype = dtype;
+      this.#first = label;
+      if (!this.sparse) this.#open(`vectors.${dtype}`);
+      return;
+    }
+    if (m.cols !== this.#d) {
+      throw new InputError({
+        file: label,
+        where: "",
+        message: `d = ${m.cols} but ${this.#first} has d = ${this.#d} (one index needs one d)`,
+      });
+    }
+    if (dtype !== this.#dtype) {
+      throw new InputError({
+        file: label,
+        where: "",
+        message: `dtype ${dtype} but ${this.#first} is ${this.#dtype} (one index needs one dtype)`,
+      });
+    }
+  }
+
+  #vectorsFile?: OutFile;
+  #open(name: string): void {
+    const f = new OutFile(`${this.dir}/${name}`);
+    this.#files.unshift(f);
+    this.#vectorsFile = f;
+  }
+
+  /** Adds one paragraph: its matrix, phrases and (optional) offsets. */
+  add(
+    id: string,
+    ctx: ContextDump,
+    label: string,
+    offsets: readonly (readonly [number, number])[] | null,
+  ): void {
+    const m = ctx.matrix, n = ctx.phrases.length;
+    if (n === 0) {
+      throw new InputError({
+        file: label,
+        where: "",
+        message: "the paragraph has no phrases (an index needs at least one per paragraph)",
+      });
+    }
+    this.#checkShape(m, label);
+    if (m.kind === "dense") {
+      this.#vectorsFile!.write(bytesOf(m.data));
+    } else {
+      if (this.metric === "l2") this.#noRepeats(m, label);
+      const base = this.nnz;
+      const used = m.indptr[m.rows] - m.indptr[0];
+      const ptr = new BigInt64Array(m.rows);
+      for (let i = 0; i < m.rows; i++) ptr[i] = BigInt(base + m.indptr[i + 1] - m.indptr[0]);
+      this.#data!.write(bytesOf(m.data.subarray(m.indptr[0], m.indptr[m.rows])));
+      this.#indices!.write(bytesOf(m.indices.subarray(m.indptr[0], m.indptr[m.rows])));
+      this.#indptr!.write(bytesOf(ptr));
+      this.nnz += used;
+    }
+    const phrases: string[] = [];
+    for (let i = 0; i < n; i++) phrases.push(ctx.phrases.at(i));
+    const line = JSON.stringify({ id, rows: n, phrases, offsets }) + "\n";
+    this.#paragraphs.write(this.#enc.encode(line));
+    this.rows += n;
+    this.paragraphs++;
+  }
+
+  #noRepeats(m: Matrix & { kind: "csr" }, label: string): void {
+    if (this.#stamp === undefined || this.#stamp.length < m.cols) {
+      this.#stamp = new Int32Array(m.cols).fill(-1);
+    }
+    const s = this.#stamp;
+    for (let i = 0; i < m.rows; i++) {
+      const tag = this.rows + i;
+      for (let k = m.indptr[i]; k < m.indptr[i + 1]; k++) {
+        if (s[m.indices[k]] === tag) {
+          throw new InputError({
+            file: label,
+            where: `row ${i}`,
+            message: `column ${m.indices[k]} is stored twice (the l2 metric needs canonical rows)`,
+          });
+        }
+        s[m.indices[k]] = tag;
+      }
+    }
+  }
+
+  /** Finishes every file; the header. */
+  finish(order: IndexHeader["order"]): IndexHeader {
+    const files: Record<string, IndexFile> = {};
+    for (const f of this.#files) files[f.path.slice(this.dir.length + 1)] = f.finish();
+    if (this.#d < 0) {
+      throw new InputError({ file: this.dir, where: "", message: "no paragraphs to index" });
+    }
+    return {
+      format: INDEX_FORMAT,
+      version: INDEX_VERSION,
+      kind: "exact",
+      metric: this.metric,
+      vectors: this.sparse ? "csr" : "dense",
+      dtype: this.#dtype ?? "f32",
+      d: this.#d,
+      phrases: this.rows,
+      paragraphs: this.paragraphs,
+      nnz: this.sparse ? this.nnz : null,
+      order,
+      offsets: this.offsetsFrom,
+      parameters: {},
+      files,
+    };
+  }
+
+  close(): void {
+    for (const f of this.#files) f.close();
+  }
+}
+
+/** Offsets of `phrases` found in `context` (see the module notes), or a reason. */
+function findOffsets(
+  context: string,
+  phrases: readonly string[],
+): [number, number][] | string {
+  const cp = codePoints(context);
+  const out: [number, number][] = [];
+  let prev = 0;
+  for (let i = 0; i < phrases.length; i++) {
+    let at = context.indexOf(phrases[i], prev);
+    if (at < 0) at = context.indexOf(phrases[i]);
+    if (at < 0) return `phrase ${i} ${JSON.stringify(phrases[i])} is not in the paragraph's text`;
+    out.push([cp[at], cp[at + phrases[i].length]]);
+    prev = at;
+  }
+  return out;
+}
+
+/** Offsets from a `<stem>.meta.json` side file, when the dump has one. */
+function metaOf(
+  dump: DumpSourceSync,
+  stem: string,
+): { id?: string; offsets?: [number, number][] } | undefined {
+  const bytes = dump.readFile(`${stem}.meta.json`);
+  if (bytes === undefined) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (e) {
+    throw new InputError({
+      file: dump.label(`${stem}.meta.json`),
+      where: "",
+      message: `invalid JSON (${osMessage(e)})`,
+    });
+  }
+  const o = (typeof v === "object" && v !== null ? v : {}) as { id?: unknown; offsets?: unknown };
+  // Another tool's side file may carry no offsets: then there are none.
+  const ok = o.offsets === undefined || Array.isArray(o.offsets) &&
+      o.offsets.every((p) =>
+        Array.isArray(p) && p.length === 2 && p.every((x) => Number.isSafeInteger(x))
+      );
+  if (!ok) {
+    throw new InputError({
+      file: dump.label(`${stem}.meta.json`),
+      where: "",
+      message: "bad offsets (a list of [start, end] code point pairs expected)",
+    });
+  }
+  return {
+    id: typeof o.id === "string" ? o.id : undefined,
+    offsets: o.offsets as [number, number][] | undefined,
+  };
+}
+
+/** A short hex name for the target's temporary folder (its absolute path hashed). */
+function tmpName(out: string): string {
+  const abs = out.startsWith("/") ? out : `${Deno.cwd()}/${out}`;
+  const hex = createHash("sha256").update(abs.replace(/\/+$/, "")).digest("hex").slice(0, 8);
+  return `${out.replace(/\/+$/, "")}.${hex}.tmp`;
+}
+
+function statOrUndefined(path: string): Deno.FileInfo | undefined {
+  try {
+    return Deno.lstatSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    throw new FileError({ file: path, message: osMessage(e) });
+  }
+}
+
+/** Refuses a target that cannot be (re)placed; whether an old index is to be replaced. */
+function checkTarget(out: string, overwrite: boolean): boolean {
+  const st = statOrUndefined(out);
+  if (st === undefined) return false;
+  if (!st.isDirectory) {
+    throw new InputError({
+      file: out,
+      where: "",
+      message: "is a file, not a folder (an index is a folder)",
+    });
+  }
+  if (!overwrite) {
+    throw new InputError({
+      file: out,
+      where: "",
+      message: "exists; pass --overwrite to replace it",
+    });
+  }
+  const names = [...Deno.readDirSync(out)].map((e) => e.name);
+  if (names.length > 0 && !names.includes(INDEX_HEADER)) {
+    throw new InputError({
+      file: out,
+      where: "",
+      message: "exists and is not an index folder; it is not replaced",
+    });
+  }
+  return true;
+}
+
+function fsyncDir(path: string): void {
+  try {
+    const f = Deno.openSync(path, { read: true });
+    try {
+      f.syncSync();
+    } finally {
+      f.close();
+    }
+  } catch { /* some file systems cannot fsync a folder */ }
+}
+
+function parentOf(p: string): string {
+  const s = p.replace(/\/+$/, "");
+  const i = s.lastIndexOf("/");
+  return i < 0 ? "." : i === 0 ? "/" : s.slice(0, i);
+}
+
+/**
+ * Builds an exact index from a context dump (see the module notes).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { writeContextDump } from "../../io/dump/writer.ts";
+ * import { buildIndex } from "./build.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${dir}/c`);
+ * await Effect.runPromise(writeContextDump(`${dir}/c`, {
+ *   id: "T_0",
+ *   phrases: [{ text: "Paris", start: 0, end: 5 }],
+ *   matrix: { kind: "dense", rows: 1, cols: 4, dtype: "f32", data: new Float32Array([1, 0, 0, 0]) },
+ * }, { sparse: false, compressed: false }));
+ * const r = await Effect.runPromise(buildIndex({ contextEmb: `${dir}/c`, out: `${dir}/ix` }));
+ * if (r.header.phrases !== 1 || r.header.d !== 4) throw new Error(JSON.stringify(r.header));
+ * Deno.removeSync(dir, { recursive: true });
+ * ```
+ */
+export const buildIndex = (
+  opts: BuildIndexOptions,
+): Effect.Effect<BuildIndexResult, BuildIndexError> =>
+  Effect.gen(function* () {
+    const out = opts.out.replace(/\/+$/, "") || "/";
+    const metric = opts.metric ?? "ip";
+    const sparse = opts.sparse === true;
+    const lift = <A>(f: () => A, file: string) =>
+      Effect.try({
+        try: f,
+        catch: (e) =>
+          e instanceof InputError || e instanceof FileError
+            ? e
+            : new FileError({ file, message: osMessage(e) }),
+      });
+    const replace = yield* lift(() => checkTarget(out, opts.overwrite === true), out);
+    const tmp = tmpName(out);
+    return yield* Effect.acquireUseRelease(
+      lift(() => {
+        // A killed build's folder: its files are rewritten from the start.
+        if (statOrUndefined(tmp) !== undefined) Deno.removeSync(tmp, { recursive: true });
+        Deno.mkdirSync(tmp);
+        let dump: DumpSourceSync | undefined;
+        try {
+          dump = openDumpSync(opts.contextEmb, { sparse });
+          return { dump, w: new ExactWriter(tmp, sparse, metric), done: false };
+        } catch (e) {
+          dump?.close();
+          Deno.removeSync(tmp, { recursive: true });
+          throw e;
+        }
+      }, tmp),
+      (st) =>
+        Effect.gen(function* () {
+          const { dump, w } = st;
+          const add = (id: string, stem: string, context: string | undefined) => {
+            const c = dump.readContext(id);
+            if ("missing" in c) {
+              throw new InputError({
+                file: c.missing,
+                where: "",
+                message: `missing: paragraph ${JSON.stringify(id)} has no dump file`,
+              });
+            }
+            const meta = metaOf(dump, stem);
+            let offsets: [number, number][] | null = null;
+            if (meta?.offsets !== undefined) {
+              if (meta.offsets.length !== c.phrases.length) {
+                throw new InputError({
+                  file: dump.label(`${stem}.meta.json`),
+                  where: "",
+                  message: `${meta.offsets.length} offsets but ${c.phrases.length} phrases`,
+                });
+              }
+              offsets = meta.offsets;
+              w.offsetsFrom ??= "metadata";
+            } else if (context !== undefined) {
+              const phrases: string[] = [];
+              for (let i = 0; i < c.phrases.length; i++) phrases.push(c.phrases.at(i));
+              const found = findOffsets(context, phrases);
+              if (typeof found === "string") {
+                throw new InputError({
+                  file: dump.label(`${stem}.json`),
+                  where: "",
+                  message: found,
+                });
+              }
+              offsets = found;
+              w.offsetsFrom = "context";
+            }
+            w.add(meta?.id ?? id, c, dump.label(`${stem}.npz`), offsets);
+            opts.onProgress?.(w.paragraphs, w.rows);
+          };
+          if (opts.context !== undefined) {
+            yield* Stream.runForEach(
+              squadParagraphs(opts.context, { qas: "optional", ids: "distinct" }),
+              (p) => lift(() => add(p.id, dumpStem(p.id), p.context), opts.contextEmb),
+            );
+          } else {
+            const names = yield* lift(() => dump.list(), opts.contextEmb);
+            for (const name of names) {
+              if (!name.endsWith(".npz")) continue;
+              const stem = name.slice(0, -4);
+              yield* lift(() => add(stem, stem, undefined), opts.contextEmb);
+            }
+          }
+          const header = yield* lift(
+            () => w.finish(opts.context !== undefined ? "dataset" : "sorted-names"),
+            tmp,
+          );
+          yield* lift(() => {
+            const f = new OutFile(`${tmp}/${INDEX_HEADER}`);
+            f.write(new TextEncoder().encode(headerJson(header)));
+            f.finish();
+            fsyncDir(tmp);
+            if (replace) {
+              const old = `${tmp}.old`;
+              Deno.renameSync(out, old);
+              Deno.renameSync(tmp, out);
+              Deno.removeSync(old, { recursive: true });
+            } else Deno.renameSync(tmp, out);
+            fsyncDir(parentOf(out));
+            st.done = true;
+          }, out);
+          return { header, out };
+        }),
+      (st) =>
+        Effect.sync(() => {
+          st.w.close();
+          st.dump.close();
+          if (!st.done) {
+            try {
+              Deno.removeSync(tmp, { recursive: true });
+            } catch { /* already gone */ }
+          }
+        }),
+    );
+  });

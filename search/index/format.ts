@@ -1,0 +1,200 @@
+/**
+ * The phrase index folder format, version 1 ({@linkcode IndexHeader}).
+ *
+ * An index folder holds one header, `index.json`, and data files it lists
+ * with their sizes and sha256. Every kind shares the header fields
+ * (`format`, `version`, `kind`, `metric`, `d`, `phrases`, `paragraphs`,
+ * `parameters`, `files`) and the phrase table; the vectors' layout depends
+ * on the kind. Version 1 has one kind, `exact`; an approximate kind (IVF-PQ,
+ * say) adds its own files and `parameters` beside it under a new `kind`.
+ * A reader refuses a kind it does not know and a version newer than its own.
+ *
+ * Files of the `exact` kind (all little-endian, row-major):
+ *
+ * - `vectors.f32` or `vectors.f16` (dense): `phrases × d` values, the dumped
+ *   dtype kept.
+ * - `data.f32`, `indices.i32`, `indptr.i64` (sparse): one CSR matrix of
+ *   `phrases` rows: `nnz` values, their column indices, `phrases + 1` row
+ *   pointers (int64).
+ * - `paragraphs.ndjson`: one line per paragraph, in index order:
+ *   `{"id": ..., "rows": N, "phrases": [...], "offsets": [[start, end], ...] | null}`;
+ *   the rows of a paragraph follow those of the paragraph before it, so
+ *   global row = paragraph start + phrase index. Offsets are code points
+ *   (Python string indices) into the paragraph's context.
+ *
+ * The header is written last, with the sha256 of every file; a reader
+ * checks each file's size (and, when asked, its sha256) before use, so a
+ * truncated or corrupt folder is refused. Nothing in it depends on the time
+ * or the place it was built: the same dump gives the same bytes.
+ *
+ * @module
+ */
+
+/** The header's file name. */
+export const INDEX_HEADER = "index.json";
+
+/** The paragraph table's file name. */
+export const PARAGRAPHS_FILE = "paragraphs.ndjson";
+
+/** The `format` tag of a header. */
+export const INDEX_FORMAT = "phraseval-index";
+
+/** The newest format version this code reads and the one it writes. */
+export const INDEX_VERSION = 1;
+
+/** Index kinds this version reads. */
+export const INDEX_KINDS: readonly string[] = ["exact"];
+
+/** How phrases are ranked: inner product, or smallest squared L2 distance (score −‖q−p‖²). */
+export type IndexMetric = "ip" | "l2";
+
+/** One data file of an index: its size and sha256 (hex). */
+export interface IndexFile {
+  /** Size in bytes. */
+  readonly bytes: number;
+  /** sha256 of the content, lowercase hex. */
+  readonly sha256: string;
+}
+
+/** The header of an index folder (`index.json`). */
+export interface IndexHeader {
+  /** Always {@linkcode INDEX_FORMAT}. */
+  readonly format: string;
+  /** Format version ({@linkcode INDEX_VERSION}). */
+  readonly version: number;
+  /** Index kind (`exact`). */
+  readonly kind: string;
+  /** Ranking metric. */
+  readonly metric: IndexMetric;
+  /** `dense` or `csr` vectors. */
+  readonly vectors: "dense" | "csr";
+  /** Value type on disk (`f32`, `f16`; sparse values are `f32`). */
+  readonly dtype: "f32" | "f16";
+  /** Vector dimension. */
+  readonly d: number;
+  /** Number of phrases (rows). */
+  readonly phrases: number;
+  /** Number of paragraphs. */
+  readonly paragraphs: number;
+  /** Stored values of a sparse index (`null` for dense). */
+  readonly nnz: number | null;
+  /** Paragraph order: the dataset's (`--context`) or the sorted dump file names. */
+  readonly order: "dataset" | "sorted-names";
+  /**
+   * Where phrase offsets come from: the dump's `--metadata` files, the first
+   * occurrence of each phrase in the `--context` paragraph at or after the
+   * previous phrase's start, or none.
+   */
+  readonly offsets: "metadata" | "context" | null;
+  /** Kind-specific parameters (`{}` for `exact`). */
+  readonly parameters: Readonly<Record<string, unknown>>;
+  /** Data files by name. */
+  readonly files: Readonly<Record<string, IndexFile>>;
+}
+
+/** The data files an `exact` index of this shape must list. */
+export function exactFiles(vectors: "dense" | "csr", dtype: "f32" | "f16"): string[] {
+  return vectors === "dense"
+    ? [`vectors.${dtype}`, PARAGRAPHS_FILE]
+    : ["data.f32", "indices.i32", "indptr.i64", PARAGRAPHS_FILE];
+}
+
+/** The size a data file of an `exact` index must have, or `undefined` (the paragraph table). */
+export function expectedBytes(h: IndexHeader, name: string): number | undefined {
+  switch (name) {
+    case "vectors.f32":
+      return h.phrases * h.d * 4;
+    case "vectors.f16":
+      return h.phrases * h.d * 2;
+    case "data.f32":
+    case "indices.i32":
+      return (h.nnz ?? 0) * 4;
+    case "indptr.i64":
+      return (h.phrases + 1) * 8;
+  }
+  return undefined;
+}
+
+const isCount = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0;
+
+/**
+ * Checks a parsed header; returns what is wrong with it, or `undefined`.
+ * An unknown kind or a newer version is named as such.
+ *
+ * @example
+ * ```ts
+ * import { headerProblem } from "./format.ts";
+ * const why = headerProblem({ format: "phraseval-index", version: 9, kind: "exact" });
+ * if (why !== "format version 9 is newer than this phraseval reads (1)") throw new Error(why);
+ * ```
+ */
+export function headerProblem(h: unknown): string | undefined {
+  if (typeof h !== "object" || h === null || Array.isArray(h)) return "not a JSON object";
+  const o = h as Record<string, unknown>;
+  if (o.format !== INDEX_FORMAT) {
+    return `not a phraseval index (format ${JSON.stringify(o.format)})`;
+  }
+  if (!Number.isSafeInteger(o.version) || (o.version as number) < 1) {
+    return `bad format version ${JSON.stringify(o.version)}`;
+  }
+  if ((o.version as number) > INDEX_VERSION) {
+    return `format version ${o.version} is newer than this phraseval reads (${INDEX_VERSION})`;
+  }
+  if (typeof o.kind !== "string" || !INDEX_KINDS.includes(o.kind)) {
+    return `index kind ${JSON.stringify(o.kind)} is not one this phraseval reads (${
+      INDEX_KINDS.join(", ")
+    })`;
+  }
+  if (o.metric !== "ip" && o.metric !== "l2") return `bad metric ${JSON.stringify(o.metric)}`;
+  if (o.vectors !== "dense" && o.vectors !== "csr") {
+    return `bad vectors ${JSON.stringify(o.vectors)}`;
+  }
+  if (o.dtype !== "f32" && o.dtype !== "f16") return `bad dtype ${JSON.stringify(o.dtype)}`;
+  if (o.vectors === "csr" && o.dtype !== "f32") return "sparse values must be f32";
+  if (!isCount(o.d) || o.d === 0) return `bad d ${JSON.stringify(o.d)}`;
+  if (!isCount(o.phrases)) return `bad phrase count ${JSON.stringify(o.phrases)}`;
+  if (!isCount(o.paragraphs)) return `bad paragraph count ${JSON.stringify(o.paragraphs)}`;
+  if (o.vectors === "csr" ? !isCount(o.nnz) : o.nnz !== null) {
+    return `bad nnz ${JSON.stringify(o.nnz)}`;
+  }
+  if (o.order !== "dataset" && o.order !== "sorted-names") return "bad paragraph order";
+  if (o.offsets !== "metadata" && o.offsets !== "context" && o.offsets !== null) {
+    return "bad offsets source";
+  }
+  if (typeof o.parameters !== "object" || o.parameters === null) return "bad parameters";
+  if (typeof o.files !== "object" || o.files === null) return "bad file list";
+  const files = o.files as Record<string, unknown>;
+  for (const name of exactFiles(o.vectors, o.dtype)) {
+    const f = files[name] as Record<string, unknown> | undefined;
+    if (f === undefined) return `the file list lacks ${name}`;
+    if (!isCount(f.bytes) || typeof f.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(f.sha256)) {
+      return `bad entry for ${name}`;
+    }
+    const want = expectedBytes(o as unknown as IndexHeader, name);
+    if (want !== undefined && f.bytes !== want) {
+      return `${name} is listed with ${f.bytes} bytes; ${want} expected`;
+    }
+  }
+  return undefined;
+}
+
+/** The header as written: keys in a fixed order, two-space indent, a final newline. */
+export function headerJson(h: IndexHeader): string {
+  const ordered: IndexHeader = {
+    format: h.format,
+    version: h.version,
+    kind: h.kind,
+    metric: h.metric,
+    vectors: h.vectors,
+    dtype: h.dtype,
+    d: h.d,
+    phrases: h.phrases,
+    paragraphs: h.paragraphs,
+    nnz: h.nnz,
+    order: h.order,
+    offsets: h.offsets,
+    parameters: h.parameters,
+    files: Object.fromEntries(Object.keys(h.files).sort().map((k) => [k, h.files[k]])),
+  };
+  return JSON.stringify(ordered, null, 2) + "\n";
+}

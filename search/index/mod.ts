@@ -1,0 +1,31 @@
+/**
+ * The phrase index: its folder format (`format.ts`), the exact build
+ * (`build.ts`), opening one (`read.ts`) and exact top-k scoring
+ * (`score.ts`). Search over an index is `search/open.ts`.
+ *
+ * @example
+ * ```ts
+ * import { headerProblem, INDEX_VERSION } from "./mod.ts";
+ * if (INDEX_VERSION !== 1) throw new Error("format version");
+ * if (headerProblem({}) === undefined) throw new Error("an empty header passed");
+ * ```
+ *
+ * @module
+ */
+export {
+  exactFiles,
+  expectedBytes,
+  headerJson,
+  headerProblem,
+  INDEX_FORMAT,
+  INDEX_HEADER,
+  INDEX_KINDS,
+  INDEX_VERSION,
+  PARAGRAPHS_FILE,
+} from "./format.ts";
+export type { IndexFile, IndexHeader, IndexMetric } from "./format.ts";
+export { buildIndex } from "./build.ts";
+export type { BuildIndexError, BuildIndexOptions, BuildIndexResult } from "./build.ts";
+export { openIndex, openIndexSync, paragraphOfRow, readIndexHeader } from "./read.ts";
+export type { ExactIndex, OpenIndexOptions } from "./read.ts";
+export { NonFiniteError, scoreDense, SparseQueries, TopK } from "./score.ts";

@@ -1,0 +1,228 @@
+/**
+ * Opening an index folder ({@linkcode openIndex}): the header checked, every
+ * data file's size checked against it (and its sha256 with `verify`, the
+ * default), the paragraph table parsed and checked, the vectors loaded into
+ * memory (exact search keeps them memory-resident: phrases × d × 4 (or 2)
+ * bytes dense, nnz × 8 + phrases × 8 sparse, plus the phrase texts).
+ *
+ * A path that is a file, a folder without `index.json`, a header of another
+ * format, kind or a newer version, a file missing, truncated or changed
+ * (sha256), a paragraph table that does not add up: each is an
+ * {@linkcode InputError} naming the file.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import * as Effect from "effect/Effect";
+import { FileError, InputError } from "../../io/errors.ts";
+import { headerProblem, INDEX_HEADER, type IndexHeader, PARAGRAPHS_FILE } from "./format.ts";
+
+/** An open exact index, all in memory. */
+export interface ExactIndex {
+  /** The folder. */
+  readonly dir: string;
+  /** Its header. */
+  readonly header: IndexHeader;
+  /** Paragraph ids, in index order. */
+  readonly ids: readonly string[];
+  /** First row of each paragraph, and the row count at the end (paragraphs + 1 entries). */
+  readonly starts: Float64Array;
+  /** The phrase of each row. */
+  readonly phrases: readonly string[];
+  /** Code point offsets `[start, end]` of each row (`-1, -1` where unknown), or `null`. */
+  readonly offsets: Int32Array | null;
+  /** Dense vectors: f32 values, or f16 bits. */
+  readonly dense?: Float32Array | Uint16Array;
+  /** Sparse vectors: one CSR matrix over all rows (row pointers as float64). */
+  readonly csr?: {
+    readonly data: Float32Array;
+    readonly indices: Int32Array;
+    readonly indptr: Float64Array;
+  };
+}
+
+/** Options of {@linkcode openIndex}. */
+export interface OpenIndexOptions {
+  /** Check every data file's sha256 against the header (default true). */
+  readonly verify?: boolean;
+}
+
+const bad = (file: string, message: string) => new InputError({ file, where: "", message });
+
+function readFile(path: string): Uint8Array {
+  try {
+    return Deno.readFileSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw bad(path, "missing (the index folder is incomplete)");
+    }
+    throw new FileError({ file: path, message: e instanceof Error ? e.message : String(e) });
+  }
+}
+
+/** The header of the index folder `dir`, checked (see the module notes). */
+export function readIndexHeader(dir: string): IndexHeader {
+  let st: Deno.FileInfo;
+  try {
+    st = Deno.statSync(dir);
+  } catch (e) {
+    throw new FileError({ file: dir, message: e instanceof Error ? e.message : String(e) });
+  }
+  if (!st.isDirectory) throw bad(dir, "is a file, not an index folder");
+  const path = `${dir}/${INDEX_HEADER}`;
+  let bytes: Uint8Array;
+  try {
+    bytes = Deno.readFileSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw bad(dir, `not an index folder (no ${INDEX_HEADER})`);
+    }
+    throw new FileError({ file: path, message: e instanceof Error ? e.message : String(e) });
+  }
+  let h: unknown;
+  try {
+    h = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (e) {
+    throw bad(path, `invalid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+  const why = headerProblem(h);
+  if (why !== undefined) throw bad(path, why);
+  return h as IndexHeader;
+}
+
+function loadFile(dir: string, h: IndexHeader, name: string, verify: boolean): Uint8Array {
+  const path = `${dir}/${name}`;
+  const bytes = readFile(path);
+  const want = h.files[name];
+  if (bytes.byteLength !== want.bytes) {
+    throw bad(
+      path,
+      `${bytes.byteLength} bytes but ${INDEX_HEADER} says ${want.bytes} (truncated or corrupt index)`,
+    );
+  }
+  if (verify && createHash("sha256").update(bytes).digest("hex") !== want.sha256) {
+    throw bad(path, `sha256 differs from ${INDEX_HEADER} (corrupt index)`);
+  }
+  return bytes;
+}
+
+function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
+  const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  const lines = text.split("\n");
+  if (lines.pop() !== "") throw bad(path, "does not end with a newline (truncated)");
+  if (lines.length !== h.paragraphs) {
+    throw bad(path, `${lines.length} paragraphs but ${INDEX_HEADER} says ${h.paragraphs}`);
+  }
+  const ids: string[] = [];
+  const starts = new Float64Array(h.paragraphs + 1);
+  const phrases: string[] = [];
+  const offsets = h.offsets === null ? null : new Int32Array(2 * h.phrases).fill(-1);
+  let row = 0;
+  for (let p = 0; p < lines.length; p++) {
+    let o: { id?: unknown; rows?: unknown; phrases?: unknown; offsets?: unknown };
+    try {
+      o = JSON.parse(lines[p]);
+    } catch (e) {
+      throw bad(path, `line ${p + 1}: invalid JSON (${e instanceof Error ? e.message : e})`);
+    }
+    const n = o?.rows;
+    if (
+      typeof o !== "object" || o === null || typeof o.id !== "string" ||
+      !Number.isSafeInteger(n) || (n as number) < 1 || !Array.isArray(o.phrases) ||
+      o.phrases.length !== n || !o.phrases.every((s) => typeof s === "string")
+    ) throw bad(path, `line ${p + 1}: not a paragraph record`);
+    if (row + (n as number) > h.phrases) {
+      throw bad(path, `more rows than the ${h.phrases} phrases ${INDEX_HEADER} says`);
+    }
+    starts[p] = row;
+    ids.push(o.id);
+    for (const s of o.phrases as string[]) phrases.push(s);
+    if (o.offsets !== null && o.offsets !== undefined) {
+      const ok = Array.isArray(o.offsets) && o.offsets.length === n &&
+        o.offsets.every((x) => Array.isArray(x) && x.length === 2 && x.every(Number.isSafeInteger));
+      if (!ok || offsets === null) throw bad(path, `line ${p + 1}: bad offsets`);
+      (o.offsets as [number, number][]).forEach(([s, e], i) => {
+        offsets[2 * (row + i)] = s;
+        offsets[2 * (row + i) + 1] = e;
+      });
+    }
+    row += n as number;
+  }
+  if (row !== h.phrases) throw bad(path, `${row} rows but ${INDEX_HEADER} says ${h.phrases}`);
+  starts[h.paragraphs] = row;
+  return { ids, starts, phrases, offsets };
+}
+
+/** {@linkcode openIndex} without Effect: throws {@linkcode InputError} / {@linkcode FileError}. */
+export function openIndexSync(dir: string, options: OpenIndexOptions = {}): ExactIndex {
+  const h = readIndexHeader(dir);
+  const verify = options.verify !== false;
+  const load = (name: string) => loadFile(dir, h, name, verify);
+  const table = parseParagraphs(load(PARAGRAPHS_FILE), `${dir}/${PARAGRAPHS_FILE}`, h);
+  if (h.vectors === "dense") {
+    const b = load(`vectors.${h.dtype}`);
+    const n = h.phrases * h.d;
+    const dense = h.dtype === "f32"
+      ? new Float32Array(b.buffer, b.byteOffset, n)
+      : new Uint16Array(b.buffer, b.byteOffset, n);
+    return { dir, header: h, ...table, dense };
+  }
+  const d = load("data.f32"), ix = load("indices.i32"), p = load("indptr.i64");
+  const nnz = h.nnz ?? 0;
+  const data = new Float32Array(d.buffer, d.byteOffset, nnz);
+  const indices = new Int32Array(ix.buffer, ix.byteOffset, nnz);
+  const ptr64 = new BigInt64Array(p.buffer, p.byteOffset, h.phrases + 1);
+  const indptr = new Float64Array(h.phrases + 1);
+  for (let i = 0; i <= h.phrases; i++) {
+    indptr[i] = Number(ptr64[i]);
+    if (i > 0 && !(indptr[i] >= indptr[i - 1])) {
+      throw bad(`${dir}/indptr.i64`, `row pointers decrease at row ${i - 1} (corrupt index)`);
+    }
+  }
+  if (indptr[0] !== 0 || indptr[h.phrases] !== nnz) {
+    throw bad(`${dir}/indptr.i64`, `row pointers do not span the ${nnz} values (corrupt index)`);
+  }
+  for (let k = 0; k < nnz; k++) {
+    if (!(indices[k] >= 0 && indices[k] < h.d)) {
+      throw bad(`${dir}/indices.i32`, `column ${indices[k]} at ${k} is outside d = ${h.d}`);
+    }
+  }
+  return { dir, header: h, ...table, csr: { data, indices, indptr } };
+}
+
+/**
+ * Opens an index folder (see the module notes).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { openIndex } from "./read.ts";
+ * const dir = Deno.makeTempDirSync();
+ * const r = await Effect.runPromise(Effect.flip(openIndex(dir)));
+ * if (!String(r).includes("not an index folder")) throw new Error(String(r));
+ * Deno.removeSync(dir);
+ * ```
+ */
+export const openIndex = (
+  dir: string,
+  options: OpenIndexOptions = {},
+): Effect.Effect<ExactIndex, InputError | FileError> =>
+  Effect.try({
+    try: () => openIndexSync(dir, options),
+    catch: (e) =>
+      e instanceof InputError || e instanceof FileError
+        ? e
+        : new FileError({ file: dir, message: e instanceof Error ? e.message : String(e) }),
+  });
+
+/** The paragraph (index) a row belongs to, by binary search of `starts`. */
+export function paragraphOfRow(index: Pick<ExactIndex, "starts">, row: number): number {
+  const s = index.starts;
+  let lo = 0, hi = s.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (s[mid] <= row) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}

@@ -1,0 +1,395 @@
+/**
+ * Open-domain search over a phrase index: every question of a dataset
+ * against every phrase of the index ({@linkcode openSearch}), one question
+ * vector ({@linkcode queryIndex}) or one question string through the
+ * `QuestionEncoder` service ({@linkcode queryText}).
+ *
+ * Scoring is `search/index/score.ts`: merge's exact scores (a fast pass on
+ * the SIMD kernels, rows near the k-th best re-scored with `fsum`), ties to
+ * the first phrase in (paragraph order, phrase order). With `closed`, each
+ * question is scored against its own paragraph only: then the top phrase is
+ * exactly merge's answer.
+ *
+ * **Memory.** The index is memory-resident (see `search/index/read.ts`);
+ * questions are read and answered in blocks (256 sparse, 64 dense), and
+ * each block's lines are written before the next is read, so memory beyond
+ * the index is the dataset's question → paragraph map and one block.
+ *
+ * **Outputs.** `predictions`: `{question id: top-1 phrase}` in dataset order,
+ * in Python `json.dump` format as merge writes it; `topkOut`: NDJSON, one
+ * record per question and rank, `{"id", "rank", "paragraph", "phrase_index",
+ * "phrase", "score"}` plus `"start"`/`"end"` (code points) when the index has
+ * offsets. Both are written atomically. A question without its `.npz` prints
+ * `Missing <path>` (as merge) and is left out.
+ *
+ * @module
+ */
+import * as Effect from "effect/Effect";
+import { isQuestionShape } from "../io/dump/checks.ts";
+import { dumpStem } from "../io/dump/names.ts";
+import { openDumpSync } from "../io/dump/reader_sync.ts";
+import { FileError, InputError } from "../io/errors.ts";
+import type { CsrMatrix, Matrix } from "../io/matrix.ts";
+import { pyStringLiteral } from "../io/pyjson.ts";
+import { type AtomicWriter, openAtomicWriter } from "../io/source.ts";
+import type { SquadReadError } from "../io/squad.ts";
+import { type EncoderError, QuestionEncoder } from "../encoders/types.ts";
+import { asFloat32 } from "./dense_f64.ts";
+import { readQ2c } from "./merge.ts";
+import { type ExactIndex, openIndexSync, paragraphOfRow } from "./index/read.ts";
+import {
+  NonFiniteError,
+  scoreDense,
+  SparseIndexScorer,
+  SparseQueries,
+  TopK,
+} from "./index/score.ts";
+
+const scorers = new WeakMap<ExactIndex, SparseIndexScorer>();
+
+/** The index's term-at-a-time scorer (its posting lists built on first use). */
+function sparseScorer(index: ExactIndex): SparseIndexScorer {
+  let s = scorers.get(index);
+  if (s === undefined) {
+    const { data, indices, indptr } = index.csr!;
+    s = new SparseIndexScorer(data, indices, indptr, index.header.phrases, index.header.d);
+    scorers.set(index, s);
+  }
+  return s;
+}
+
+/** One ranked phrase. */
+export interface Hit {
+  /** 1-based rank. */
+  readonly rank: number;
+  /** Paragraph id. */
+  readonly paragraph: string;
+  /** Phrase index in its paragraph. */
+  readonly phraseIndex: number;
+  /** The phrase. */
+  readonly phrase: string;
+  /** Exact score (inner product, or −‖q−p‖² for `l2`). */
+  readonly score: number;
+  /** Global row in the index. */
+  readonly row: number;
+  /** Code point offsets in the paragraph, when the index has them. */
+  readonly start?: number;
+  /** End offset (exclusive). */
+  readonly end?: number;
+}
+
+/** Options of the scoring calls. */
+export interface QueryOptions {
+  /** Ranks kept (default 10). */
+  readonly topK?: number;
+  /** Use the WebAssembly SIMD kernels (default true; same results). */
+  readonly simd?: boolean;
+}
+
+const DENSE_BLOCK = 64;
+const SPARSE_BLOCK = 256;
+const DENSE_CHUNK = 2048;
+
+function nonFinite(index: ExactIndex, e: unknown): unknown {
+  if (!(e instanceof NonFiniteError)) return e;
+  const file = index.header.vectors === "dense" ? `vectors.${index.header.dtype}` : "data.f32";
+  return new InputError({
+    file: `${index.dir}/${file}`,
+    where: e.message,
+    message: "NaN or infinite value (corrupt index)",
+  });
+}
+
+/**
+ * The top rows of each question (1×d vectors of the index's kind and d).
+ * `own[j]`, when given, restricts question j to that paragraph (an index
+ * into the index's paragraphs; `-1`: nothing).
+ */
+export function scoreQuestions(
+  index: ExactIndex,
+  vectors: readonly Matrix[],
+  options: QueryOptions = {},
+  own?: readonly number[],
+): TopK[] {
+  const k = Math.max(1, options.topK ?? 10);
+  const tops = vectors.map(() => new TopK(k));
+  const h = index.header;
+  const groups: { from: number; to: number; js: number[] }[] = [];
+  if (own === undefined) groups.push({ from: 0, to: h.phrases, js: vectors.map((_, j) => j) });
+  else {
+    const by = new Map<number, number[]>();
+    own.forEach((p, j) => {
+      if (p < 0) return;
+      const list = by.get(p);
+      if (list) list.push(j);
+      else by.set(p, [j]);
+    });
+    for (const [p, js] of [...by].sort((a, b) => a[0] - b[0])) {
+      groups.push({ from: index.starts[p], to: index.starts[p + 1], js });
+    }
+  }
+  try {
+    for (const g of groups) {
+      const ts = g.js.map((j) => tops[j]);
+      if (index.csr !== undefined && own === undefined) {
+        const s = sparseScorer(index);
+        g.js.forEach((j, u) => s.score(vectors[j] as CsrMatrix, ts[u], h.metric));
+      } else if (index.csr !== undefined) {
+        const sq = new SparseQueries(g.js.map((j) => vectors[j] as CsrMatrix), h.d);
+        try {
+          const { data, indices, indptr } = index.csr;
+          sq.score(data, indices, indptr, g.from, g.to, ts, h.metric);
+        } finally {
+          sq.dispose();
+        }
+      } else {
+        const qs = g.js.map((j) => asFloat32(vectors[j] as Matrix & { kind: "dense" }));
+        const a = index.dense!;
+        for (let r = g.from; r < g.to; r += DENSE_CHUNK) {
+          const n = Math.min(DENSE_CHUNK, g.to - r);
+          scoreDense(a.subarray(r * h.d, (r + n) * h.d), n, h.d, r, qs, ts, h.metric, options.simd);
+        }
+      }
+    }
+  } catch (e) {
+    throw nonFinite(index, e);
+  }
+  return tops;
+}
+
+/** The hits of one question's {@linkcode TopK}. */
+export function hitsOf(index: ExactIndex, top: TopK): Hit[] {
+  return top.rows.map((row, r) => {
+    const p = paragraphOfRow(index, row);
+    const off = index.offsets;
+    const hit: Hit = {
+      rank: r + 1,
+      paragraph: index.ids[p],
+      phraseIndex: row - index.starts[p],
+      phrase: index.phrases[row],
+      score: top.scores[r],
+      row,
+    };
+    return off !== null && off[2 * row] >= 0
+      ? { ...hit, start: off[2 * row], end: off[2 * row + 1] }
+      : hit;
+  });
+}
+
+/** Checks a question vector against the index: `undefined` or what is wrong. */
+function questionProblem(index: ExactIndex, m: Matrix): string | undefined {
+  const h = index.header;
+  const kind = h.vectors === "dense" ? "dense" : "csr";
+  if (m.kind !== kind) return `a ${m.kind} vector, but the index is ${kind}`;
+  if (!isQuestionShape(m)) return `shape (${m.rows}, ${m.cols}); a question vector must be 1×d`;
+  if (m.cols !== h.d) return `d = ${m.cols} but the index ${index.dir} has d = ${h.d}`;
+  return undefined;
+}
+
+/**
+ * The top phrases of the index for one question vector.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { writeContextDump } from "../io/dump/writer.ts";
+ * import { buildIndex } from "./index/build.ts";
+ * import { openIndexSync } from "./index/read.ts";
+ * import { queryIndex } from "./open.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${dir}/c`);
+ * const f32 = (...v: number[]) => new Float32Array(v);
+ * await Effect.runPromise(writeContextDump(`${dir}/c`, {
+ *   id: "T_0",
+ *   phrases: [{ text: "Paris", start: 0, end: 5 }, { text: "France", start: 13, end: 19 }],
+ *   matrix: { kind: "dense", rows: 2, cols: 4, dtype: "f32", data: f32(1, 0, 0, 0, 0, 1, 0, 0) },
+ * }, { sparse: false, compressed: false }));
+ * await Effect.runPromise(buildIndex({ contextEmb: `${dir}/c`, out: `${dir}/ix` }));
+ * const index = openIndexSync(`${dir}/ix`);
+ * const q = { kind: "dense", rows: 1, cols: 4, dtype: "f32", data: f32(0, 2, 0, 0) } as const;
+ * const [best] = queryIndex(index, q, { topK: 2 });
+ * if (best.phrase !== "France" || best.score !== 2) throw new Error(JSON.stringify(best));
+ * Deno.removeSync(dir, { recursive: true });
+ * ```
+ */
+export function queryIndex(index: ExactIndex, vector: Matrix, options: QueryOptions = {}): Hit[] {
+  const why = questionProblem(index, vector);
+  if (why !== undefined) throw new InputError({ file: "question", where: "", message: why });
+  return hitsOf(index, scoreQuestions(index, [vector], options)[0]);
+}
+
+/**
+ * The top phrases of the index for a question string, encoded by the
+ * `QuestionEncoder` in context (the encoder the index's dump was made with).
+ */
+export const queryText = (
+  index: ExactIndex,
+  question: string,
+  options: QueryOptions = {},
+): Effect.Effect<Hit[], EncoderError | InputError, QuestionEncoder> =>
+  Effect.gen(function* () {
+    const enc = yield* QuestionEncoder;
+    const [q] = yield* enc.encode([{ id: "query", question }]);
+    return yield* Effect.try({
+      try: () => queryIndex(index, q.vector, options),
+      catch: (e) =>
+        e instanceof InputError
+          ? e
+          : new InputError({ file: "question", where: "", message: String(e) }),
+    });
+  });
+
+/** Options of {@linkcode openSearch}. */
+export interface OpenSearchOptions extends QueryOptions {
+  /** The SQuAD dataset (`.json`, `.json.gz`, `-`): which questions, in which order. */
+  readonly data: string;
+  /** The index folder, or an index already open. */
+  readonly index: string | ExactIndex;
+  /** The question dump: a folder or a `.zip` of one. */
+  readonly questionEmb: string;
+  /** Where the top-1 predictions go (`-` for stdout). */
+  readonly predictions: string;
+  /** Where the top-k NDJSON records go, if anywhere. */
+  readonly topkOut?: string;
+  /** Score each question against its own paragraph only (merge's setting). */
+  readonly closed?: boolean;
+  /** Rename repeated titles as the encoders' `--unique-ids` does. */
+  readonly uniqueIds?: boolean;
+  /** Receives each `Missing <path>` line (default: stderr). */
+  readonly onMissing?: (line: string) => void;
+  /** Told the questions done so far. */
+  readonly onProgress?: (done: number) => void;
+}
+
+/** What {@linkcode openSearch} did. */
+export interface OpenSearchResult {
+  /** Questions in the dataset. */
+  readonly questions: number;
+  /** Questions answered. */
+  readonly answered: number;
+  /** `Missing` lines printed. */
+  readonly missing: number;
+  /** Phrases searched. */
+  readonly phrases: number;
+}
+
+/** Errors of {@linkcode openSearch}. */
+export type OpenSearchError = SquadReadError | InputError | FileError;
+
+const asError = (file: string) => (e: unknown): InputError | FileError =>
+  e instanceof InputError || e instanceof FileError
+    ? e
+    : new FileError({ file, message: e instanceof Error ? e.message : String(e) });
+
+function topkLines(qid: string, hits: readonly Hit[]): string {
+  let s = "";
+  for (const h of hits) {
+    const rec: Record<string, unknown> = {
+      id: qid,
+      rank: h.rank,
+      paragraph: h.paragraph,
+      phrase_index: h.phraseIndex,
+      phrase: h.phrase,
+      score: h.score,
+    };
+    if (h.start !== undefined) {
+      rec.start = h.start;
+      rec.end = h.end;
+    }
+    s += JSON.stringify(rec) + "\n";
+  }
+  return s;
+}
+
+/**
+ * Answers every question of `data` from the index (see the module notes).
+ */
+export const openSearch = (
+  opts: OpenSearchOptions,
+): Effect.Effect<OpenSearchResult, OpenSearchError> =>
+  Effect.gen(function* () {
+    const index = typeof opts.index === "string"
+      ? yield* Effect.try({
+        try: () => openIndexSync(opts.index as string),
+        catch: asError(opts.index),
+      })
+      : opts.index;
+    const q2c = yield* readQ2c(opts.data, opts.uniqueIds === true);
+    const onMissing = opts.onMissing ?? ((line: string) => console.error(line));
+    const paragraphOf = new Map(index.ids.map((id, p) => [id, p]));
+    const sparse = index.header.vectors === "csr";
+    const block = sparse ? SPARSE_BLOCK : DENSE_BLOCK;
+    return yield* Effect.acquireUseRelease(
+      Effect.tryPromise({
+        try: async () => {
+          const qd = openDumpSync(opts.questionEmb, { sparse });
+          const writers: AtomicWriter[] = [];
+          try {
+            writers.push(await openAtomicWriter(opts.predictions));
+            if (opts.topkOut !== undefined) writers.push(await openAtomicWriter(opts.topkOut));
+          } catch (e) {
+            qd.close();
+            for (const w of writers) await w.abort();
+            throw e;
+          }
+          return { qd, pred: writers[0], topk: writers[1] as AtomicWriter | undefined };
+        },
+        catch: asError(opts.predictions),
+      }),
+      ({ qd, pred, topk }) =>
+        Effect.tryPromise({
+          try: async () => {
+            const qids = [...q2c.keys()];
+            let answered = 0, missing = 0, first = true;
+            for (let b = 0; b < qids.length; b += block) {
+              const ids: string[] = [], vectors: Matrix[] = [], own: number[] = [];
+              for (const qid of qids.slice(b, b + block)) {
+                const v = qd.readQuestion(qid);
+                if ("missing" in v) {
+                  missing++;
+                  onMissing(`Missing ${v.missing}`);
+                  continue;
+                }
+                const why = questionProblem(index, v);
+                if (why !== undefined) {
+                  throw new InputError({
+                    file: qd.label(`${dumpStem(qid)}.npz`),
+                    where: "",
+                    message: why,
+                  });
+                }
+                ids.push(qid);
+                vectors.push(v);
+                own.push(paragraphOf.get(q2c.get(qid)!) ?? -1);
+              }
+              const tops = scoreQuestions(index, vectors, opts, opts.closed ? own : undefined);
+              let text = "", lines = "";
+              for (let j = 0; j < ids.length; j++) {
+                const hits = hitsOf(index, tops[j]);
+                if (hits.length === 0) continue;
+                answered++;
+                text += `${first ? "{" : ", "}${pyStringLiteral(ids[j])}: ${
+                  pyStringLiteral(hits[0].phrase)
+                }`;
+                first = false;
+                if (topk !== undefined) lines += topkLines(ids[j], hits);
+              }
+              if (text !== "") await pred.write(text);
+              if (lines !== "") await topk!.write(lines);
+              opts.onProgress?.(Math.min(qids.length, b + block));
+            }
+            await pred.write(first ? "{}" : "}");
+            await topk?.commit();
+            await pred.commit();
+            return { questions: qids.length, answered, missing, phrases: index.header.phrases };
+          },
+          catch: asError(opts.predictions),
+        }),
+      ({ qd, pred, topk }) =>
+        Effect.promise(async () => {
+          qd.close();
+          await pred.abort();
+          await topk?.abort();
+        }),
+    );
+  });
