@@ -59,6 +59,11 @@ export interface EvaluateOptions {
   readonly naProbThreshold?: number;
   /** Write one NDJSON row per question (id, prediction, reference, golds, em, f1). */
   readonly perQuestion?: string;
+  /**
+   * Further fields of a question's row, appended after the others (e.g. the
+   * open search's, `OpenRow` in `metrics/open.ts`); `undefined`: none.
+   */
+  readonly rowExtra?: (id: string) => object | undefined;
 }
 
 /** What {@linkcode evaluate} found. */
@@ -286,7 +291,8 @@ const scorePass = (
                 em: row.exactMatch ? 1 : 0,
                 f1: row.f1,
               };
-              lines.push(JSON.stringify(out));
+              const extra = opts.rowExtra?.(q.id);
+              lines.push(JSON.stringify(extra === undefined ? out : { ...out, ...extra }));
             }
           }
         }
@@ -335,6 +341,8 @@ export interface EvaluateBemOptions {
   readonly model: string;
   /** Per-question rows with BEM (`evaluate --per-question`). */
   readonly rows?: string;
+  /** Further fields of a question's row (see {@linkcode EvaluateOptions.rowExtra}). */
+  readonly rowExtra?: (id: string) => object | undefined;
   /** The disagreement list (`evaluate --disagreements`). */
   readonly disagreements?: string;
   /** Pairs per model run (default 32). */
@@ -376,6 +384,7 @@ export const evaluateBem = (
         data: opts.data,
         predictions: opts.predictions,
         rows: opts.rows,
+        rowExtra: opts.rowExtra,
         disagreements: opts.disagreements,
       }),
       Layer.fresh(BemLive({
@@ -498,6 +507,7 @@ export const scoreDataset = (
       predictions: opts.predictions,
       model: opts.bem.model,
       rows: opts.perQuestion,
+      rowExtra: opts.rowExtra,
       disagreements: opts.bem.disagreements,
       batch: opts.bem.batch,
       device: opts.bem.device,

@@ -25,6 +25,8 @@ import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError } from "../io/errors.ts";
 import { squadParagraphs, type SquadReadError } from "../io/squad.ts";
+import { readPredictions } from "../io/predictions.ts";
+import { NoGoldAnswersError, SquadV1Accumulator } from "./squad.ts";
 import { exactMatchScore, f1Score, metricMaxOverGroundTruths } from "./squad_scores.ts";
 
 /** The open metrics (see the module notes). */
@@ -45,10 +47,61 @@ export interface OpenMetrics {
   readonly with_results: number;
 }
 
-interface Candidate {
+/** One ranked phrase of a top-k file (what the open metrics read). */
+export interface Candidate {
+  /** 1-based rank. */
   readonly rank: number;
+  /** Its paragraph id. */
   readonly paragraph: string;
+  /** The phrase. */
   readonly phrase: string;
+}
+
+/** One question's top-k scores (see the module notes). */
+export interface CandidateScores {
+  /** Whether one of the k phrases EM-matches a gold answer. */
+  readonly topkEm: boolean;
+  /** The best F1 (0..1) of the k phrases. */
+  readonly topkF1: number;
+  /** The lowest rank whose paragraph is the question's own, or `null`. */
+  readonly goldParagraphRank: number | null;
+  /** The lowest rank whose phrase EM-matches a gold answer (MRR: its inverse), or `null`. */
+  readonly answerRank: number | null;
+}
+
+/**
+ * The top-k scores of one question: its candidates (ranks ascending), its
+ * gold answers, its own paragraph id. The one per-question rule of both
+ * {@linkcode openMetrics} and {@linkcode openScores}.
+ *
+ * @example
+ * ```ts
+ * import { scoreCandidates } from "./open.ts";
+ * const s = scoreCandidates([
+ *   { rank: 1, paragraph: "U_0", phrase: "big" },
+ *   { rank: 2, paragraph: "T_0", phrase: "Paris" },
+ * ], ["Paris"], "T_0");
+ * if (!s.topkEm || s.topkF1 !== 1 || s.goldParagraphRank !== 2 || s.answerRank !== 2) {
+ *   throw new Error(JSON.stringify(s));
+ * }
+ * ```
+ */
+export function scoreCandidates(
+  cands: readonly Candidate[],
+  golds: readonly string[],
+  paragraph: string,
+): CandidateScores {
+  let topkEm = false, topkF1 = 0, answerRank: number | null = null;
+  let goldParagraphRank: number | null = null;
+  for (const c of cands) {
+    const e = metricMaxOverGroundTruths(exactMatchScore, c.phrase, golds) ?? false;
+    const f = metricMaxOverGroundTruths(f1Score, c.phrase, golds) ?? 0;
+    if (e && answerRank === null) answerRank = c.rank;
+    if (goldParagraphRank === null && c.paragraph === paragraph) goldParagraphRank = c.rank;
+    topkEm ||= e;
+    if (f > topkF1) topkF1 = f;
+  }
+  return { topkEm, topkF1, goldParagraphRank, answerRank };
 }
 
 /** Parses a top-k NDJSON text into records by question id, ranks ascending. */
@@ -81,6 +134,20 @@ export function parseTopk(text: string, file: string): Map<string, Candidate[]> 
   return out;
 }
 
+/** Reads and parses a top-k file (see {@linkcode parseTopk}). */
+const readTopk = (file: string): Effect.Effect<Map<string, Candidate[]>, InputError | FileError> =>
+  Effect.gen(function* () {
+    const text = yield* Effect.tryPromise({
+      try: () => Deno.readTextFile(file),
+      catch: (e) => new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
+    });
+    return yield* Effect.try({
+      try: () => parseTopk(text, file),
+      catch: (e) =>
+        e instanceof InputError ? e : new InputError({ file, where: "", message: String(e) }),
+    });
+  });
+
 /**
  * Scores a top-k file against a dataset (see the module notes).
  *
@@ -106,18 +173,7 @@ export const openMetrics = (
   opts: { readonly data: string; readonly topk: string },
 ): Effect.Effect<OpenMetrics, SquadReadError | InputError | FileError> =>
   Effect.gen(function* () {
-    const text = yield* Effect.tryPromise({
-      try: () => Deno.readTextFile(opts.topk),
-      catch: (e) =>
-        new FileError({ file: opts.topk, message: e instanceof Error ? e.message : String(e) }),
-    });
-    const recs = yield* Effect.try({
-      try: () => parseTopk(text, opts.topk),
-      catch: (e) =>
-        e instanceof InputError
-          ? e
-          : new InputError({ file: opts.topk, where: "", message: String(e) }),
-    });
+    const recs = yield* readTopk(opts.topk);
     let k = 0;
     for (const list of recs.values()) k = Math.max(k, list[list.length - 1].rank);
     let questions = 0, withResults = 0, em = 0, f1 = 0, hit = 0, mrr = 0;
@@ -130,19 +186,11 @@ export const openMetrics = (
             const cands = recs.get(q.id);
             if (cands === undefined || cands.length === 0) continue;
             withResults++;
-            const golds = (q.answers ?? []).map((a) => a.text);
-            let bestEm = false, bestF1 = 0, first = 0;
-            for (const c of cands) {
-              const e = metricMaxOverGroundTruths(exactMatchScore, c.phrase, golds) ?? false;
-              const f = metricMaxOverGroundTruths(f1Score, c.phrase, golds) ?? 0;
-              if (e && first === 0) first = c.rank;
-              bestEm ||= e;
-              if (f > bestF1) bestF1 = f;
-            }
-            if (bestEm) em++;
-            f1 += bestF1;
-            if (cands.some((c) => c.paragraph === p.id)) hit++;
-            if (first > 0) mrr += 1 / first;
+            const s = scoreCandidates(cands, (q.answers ?? []).map((a) => a.text), p.id);
+            if (s.topkEm) em++;
+            f1 += s.topkF1;
+            if (s.goldParagraphRank !== null) hit++;
+            if (s.answerRank !== null) mrr += 1 / s.answerRank;
           }
         }),
     );
@@ -155,5 +203,153 @@ export const openMetrics = (
       mrr: questions === 0 ? 0 : mrr / questions,
       questions,
       with_results: withResults,
+    };
+  });
+
+/**
+ * One question's open fields in the per-question rows (`runs/layout.ts`):
+ * the open (search) prediction with its official EM/F1, and the top-k
+ * scores of {@linkcode scoreCandidates}.
+ */
+export interface OpenRow {
+  /** The top-1 phrase of the open search (`null`: none). */
+  readonly open_prediction: string | null;
+  /** The paragraph of the top-1 phrase (`null`: none). */
+  readonly open_paragraph: string | null;
+  /** Official v1.1 exact match (0/1) of the open prediction. */
+  readonly open_em: number;
+  /** Official v1.1 F1 (0..1) of the open prediction. */
+  readonly open_f1: number;
+  /** Best-of-k exact match (0/1). */
+  readonly topk_em: number;
+  /** Best-of-k F1 (0..1). */
+  readonly topk_f1: number;
+  /** Lowest rank in the question's own paragraph, `null` when none of the k is. */
+  readonly gold_paragraph_rank: number | null;
+  /** Lowest rank whose phrase EM-matches a gold answer (MRR: `1/answer_rank`), or `null`. */
+  readonly answer_rank: number | null;
+}
+
+/** What {@linkcode openScores} found: the open numbers and each question's {@linkcode OpenRow}. */
+export interface OpenScores {
+  /** Official v1.1 EM of the open predictions, ×100 (as `evaluate` prints it). */
+  readonly exact_match: number;
+  /** Official v1.1 F1 of the open predictions, ×100. */
+  readonly f1: number;
+  /** Questions with an open prediction. */
+  readonly answered: number;
+  /** The top-k metrics (as {@linkcode openMetrics} gives them). */
+  readonly metrics: OpenMetrics;
+  /** Each question's open fields, by question id. */
+  readonly rows: ReadonlyMap<string, OpenRow>;
+}
+
+/**
+ * The one fold over the dataset for an open search's outputs: the official
+ * v1.1 EM/F1 of its top-1 predictions (equal to `evaluate DATA PRED`'s), the
+ * top-k metrics (equal to {@linkcode openMetrics}'), and each question's
+ * {@linkcode OpenRow}, from one pass (nothing is scored twice).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { openScores } from "./open.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/d.json`, JSON.stringify({ version: "1.1", data: [{ title: "T",
+ *   paragraphs: [{ context: "Paris is big.", qas: [{ id: "q1", question: "Where?",
+ *   answers: [{ text: "Paris", answer_start: 0 }] }] }] }] }));
+ * Deno.writeTextFileSync(`${dir}/p.json`, JSON.stringify({ q1: "big" }));
+ * Deno.writeTextFileSync(`${dir}/t.ndjson`,
+ *   '{"id":"q1","rank":1,"paragraph":"U_0","phrase":"big"}\n' +
+ *   '{"id":"q1","rank":2,"paragraph":"T_0","phrase":"Paris"}\n');
+ * const s = await Effect.runPromise(openScores({
+ *   data: `${dir}/d.json`, predictions: `${dir}/p.json`, topk: `${dir}/t.ndjson`,
+ * }));
+ * const row = s.rows.get("q1")!;
+ * if (s.exact_match !== 0 || s.metrics.mrr !== 0.5 || row.answer_rank !== 2 || row.open_paragraph !== "U_0") {
+ *   throw new Error(JSON.stringify(s));
+ * }
+ * Deno.removeSync(dir, { recursive: true });
+ * ```
+ */
+export const openScores = (opts: {
+  /** The SQuAD dataset (a file). */
+  readonly data: string;
+  /** The open search's top-1 predictions (`search`'s `pred.json`). */
+  readonly predictions: string;
+  /** Its top-k records (`search --topk-out`). */
+  readonly topk: string;
+  /** Paragraph ids with repeated titles renamed (`io/squad_ids.ts`), as the search ran. */
+  readonly uniqueIds?: boolean;
+}): Effect.Effect<OpenScores, SquadReadError | InputError | FileError> =>
+  Effect.gen(function* () {
+    const preds = yield* readPredictions(opts.predictions);
+    const recs = yield* readTopk(opts.topk);
+    let k = 0;
+    for (const list of recs.values()) k = Math.max(k, list[list.length - 1].rank);
+    const acc = new SquadV1Accumulator();
+    const rows = new Map<string, OpenRow>();
+    let withResults = 0, em = 0, f1 = 0, hit = 0, mrr = 0;
+    yield* Stream.runForEach(
+      squadParagraphs(opts.data, {
+        context: "optional",
+        ...(opts.uniqueIds ? { ids: "unique" as const } : {}),
+      }),
+      (p) =>
+        Effect.try({
+          try: () => {
+            for (const q of p.questions) {
+              const golds = (q.answers ?? []).map((a) => a.text);
+              const pred = preds.get(q.id);
+              const top1 = acc.add({ id: q.id, answers: golds }, pred);
+              const cands = recs.get(q.id) ?? [];
+              const s = scoreCandidates(cands, golds, p.id);
+              if (cands.length > 0) withResults++;
+              if (s.topkEm) em++;
+              f1 += s.topkF1;
+              if (s.goldParagraphRank !== null) hit++;
+              if (s.answerRank !== null) mrr += 1 / s.answerRank;
+              rows.set(q.id, {
+                open_prediction: pred ?? null,
+                open_paragraph: cands[0]?.rank === 1 ? cands[0].paragraph : null,
+                open_em: top1.exactMatch ? 1 : 0,
+                open_f1: top1.f1,
+                topk_em: s.topkEm ? 1 : 0,
+                topk_f1: s.topkF1,
+                gold_paragraph_rank: s.goldParagraphRank,
+                answer_rank: s.answerRank,
+              });
+            }
+          },
+          catch: (e) =>
+            e instanceof NoGoldAnswersError
+              ? new InputError({
+                file: opts.data,
+                where: `question "${e.id}"`,
+                message: "has no gold answers, and SQuAD v1.1 scoring needs at least one",
+              })
+              : new InputError({ file: opts.data, where: "", message: String(e) }),
+        }),
+    );
+    const questions = acc.total;
+    if (questions === 0) {
+      return yield* new InputError({ file: opts.data, where: "", message: "no questions" });
+    }
+    const share = (x: number) => (100 * x) / questions;
+    const r = acc.result();
+    return {
+      exact_match: r.exact_match,
+      f1: r.f1,
+      answered: r.answered,
+      metrics: {
+        k,
+        top_k_exact_match: share(em),
+        top_k_f1: share(f1),
+        paragraph_recall: share(hit),
+        mrr: mrr / questions,
+        questions,
+        with_results: withResults,
+      },
+      rows,
     };
   });

@@ -69,6 +69,9 @@ if (import.meta.main) {
             choices: ["accuracy", "score"],
             description: "BEM number to report",
           },
+          { name: "open-pred", type: "string", description: "open search's predictions" },
+          { name: "topk", type: "string", description: "open search's top-k records (NDJSON)" },
+          { name: "unique-ids", type: "boolean", description: "rename repeated titles" },
         ],
       },
       rest,
@@ -77,6 +80,9 @@ if (import.meta.main) {
           if (!a.flags["data"] || !a.flags["pred"] || !a.flags["out"]) {
             return yield* Effect.fail(new UsageError("--data, --pred and --out are required"));
           }
+          if ((a.flags["open-pred"] === undefined) !== (a.flags.topk === undefined)) {
+            return yield* Effect.fail(new UsageError("--open-pred and --topk go together"));
+          }
           const r = yield* evalPredictions({
             data: a.flags.data,
             pred: a.flags.pred,
@@ -84,6 +90,15 @@ if (import.meta.main) {
             rows: a.flags.rows,
             bem: a.flags.bem,
             bemReport: a.flags["bem-report"],
+            ...(a.flags["open-pred"] !== undefined || a.flags.topk !== undefined
+              ? {
+                open: {
+                  pred: a.flags["open-pred"] ?? "",
+                  topk: a.flags.topk ?? "",
+                  uniqueIds: a.flags["unique-ids"] === true,
+                },
+              }
+              : {}),
           });
           console.error(`eval: ${JSON.stringify(r)}`);
         }),

@@ -4,14 +4,15 @@
  * ({@linkcode full}, `runs/full.ts`). It prints each stage's time and the
  * EM/F1, and leaves `outputs/<YYYYMMDD_HHMMSS>/` with the split files, the
  * dumps (unless `--no-keep-dumps`), `pred.json`, `summary.json` and the
- * tasks' logs.
+ * tasks' logs. `--open [--top-k K]` adds the open-domain search (index →
+ * search) and prints its numbers beside the closed ones.
  *
  * @module
  */
 import { Effect } from "effect";
 import { DEFAULT_ENCODER } from "../encoders/registry.ts";
 import { formatSingleRunSummary, full } from "../runs/mod.ts";
-import { runMain } from "./_cli.ts";
+import { runMain, UsageError } from "./_cli.ts";
 
 export { DEFAULT_DATA, encoderPermissions, full, OFFICIAL_SPLIT_SHA256 } from "../runs/mod.ts";
 export type { FullOptions, FullSummary, StagePermissions } from "../runs/mod.ts";
@@ -49,11 +50,26 @@ if (import.meta.main) {
           type: "boolean",
           description: "rename repeated article titles (<title>#2, ...) instead of refusing them",
         },
+        {
+          name: "open",
+          type: "boolean",
+          description:
+            "also open-domain search: index every phrase, answer each question from all of them, score beside the closed numbers",
+        },
+        {
+          name: "top-k",
+          type: "int",
+          metavar: "K",
+          description: "with --open: ranks kept per question (default 10)",
+        },
       ],
     },
     Deno.args,
     (a) =>
       Effect.gen(function* () {
+        if (a.flags["top-k"] !== undefined && a.flags.open !== true) {
+          return yield* Effect.fail(new UsageError("--top-k needs --open"));
+        }
         const t0 = performance.now();
         const s = yield* full({
           data: a.flags.data,
@@ -62,6 +78,8 @@ if (import.meta.main) {
           keepDumps: a.flags["no-keep-dumps"] !== true,
           overwrite: a.flags.overwrite,
           uniqueIds: a.flags["unique-ids"] === true,
+          open: a.flags.open === true,
+          topK: a.flags["top-k"],
           onStage: (name, sec, detail) =>
             console.log(`  ${name.padEnd(15)} ${sec.toFixed(1).padStart(6)} s  ${detail}`),
         });

@@ -30,6 +30,8 @@ export interface ResolvedDataset {
   readonly articles: readonly [number, number] | null;
   /** Rename repeated article titles (`io/squad_ids.ts`); absent: refuse them. */
   readonly uniqueIds?: boolean;
+  /** Open-domain search too (index and search tasks), keeping `topK` ranks; absent: closed only. */
+  readonly open?: { readonly topK: number };
   /** Metrics, in table order. */
   readonly metrics: readonly Metric[];
   /** BEM options when `bem` is a metric. */
@@ -86,6 +88,9 @@ export interface ResolvedRunConfig {
   /** Default retries, or `null`. */
   readonly retries: number | null;
 }
+
+/** Ranks an open search keeps by default (a dataset's `open: true`). */
+export const OPEN_TOP_K = 10;
 
 /** Registered encoders that run any ONNX manifest (`onnx:` in a model config), in preference order. */
 const ONNX_ENCODERS = ["onnx", "piqa-lstm"];
@@ -214,6 +219,9 @@ export const validateRunConfig = (
         path,
         articles: articles ? [articles[0], articles[1]] : null,
         ...(d.uniqueIds === true ? { uniqueIds: true } : {}),
+        ...(d.open === true || typeof d.open === "object"
+          ? { open: { topK: (typeof d.open === "object" ? d.open.topK : undefined) ?? OPEN_TOP_K } }
+          : {}),
         metrics,
         bem: bemResolved,
       });

@@ -8,7 +8,10 @@
  * each stage's time and the EM/F1, and leaves `outputs/<YYYYMMDD_HHMMSS>/`
  * with the split files, the dumps (unless `--no-keep-dumps`), `pred.json`,
  * its per-question rows `rows.ndjson` (from the scoring pass that makes
- * `result.json`; `layout.ts`), `summary.json` and the tasks' logs.
+ * `result.json`; `layout.ts`), `summary.json` and the tasks' logs. With
+ * `open`, the open-domain search runs too (index → search, scored in the
+ * same eval task): `index/`, `open/pred.json`, `open/topk.ndjson`, the
+ * open fields in every row, and `open` in `result.json` and `summary.json`.
  *
  * Rerun into the same `out`, it resumes (the encoders skip complete dump
  * files), but only a run of the same job: `<out>/.phraseval-run.json`
@@ -22,7 +25,7 @@
  * @module
  */
 import { Effect, Exit } from "effect";
-import { FileError, InputError } from "../io/errors.ts";
+import { FileError, InputError, UsageError } from "../io/errors.ts";
 import {
   filesFingerprint,
   fileSha256,
@@ -38,6 +41,7 @@ import { REPO_ROOT } from "../io/repo.ts";
 import { countSquad } from "../io/squad.ts";
 import { validate } from "../io/dump/validate.ts";
 import { DEFAULT_ENCODER, type EncoderSpec, encoderSpec } from "../encoders/registry.ts";
+import { OPEN_TOP_K } from "./config.ts";
 import { RunError } from "./errors.ts";
 import {
   planSingleRun,
@@ -75,6 +79,15 @@ export interface FullOptions {
    * without a manifest): remove the files `full` owns there first.
    */
   readonly overwrite?: boolean;
+  /**
+   * Open-domain search too: an exact phrase index of the context dump
+   * (`<out>/index/`), every question against every phrase of it
+   * (`<out>/open/pred.json`, `<out>/open/topk.ndjson`), scored beside the
+   * closed (merge) answers in the eval task; `summary.json` gains `open`.
+   */
+  readonly open?: boolean;
+  /** Ranks the open search keeps (default 10; implies nothing without `open`). */
+  readonly topK?: number;
   /** Called when a stage ends (name, seconds, one-line detail). */
   readonly onStage?: (stage: string, seconds: number, detail: string) => void;
 }
@@ -106,6 +119,8 @@ export const FULL_OUTPUTS: readonly { readonly name: string; readonly folder: bo
   { name: "result.json", folder: false },
   { name: "summary.json", folder: false },
   { name: "logs", folder: true },
+  { name: "index", folder: true },
+  { name: "open", folder: true },
   { name: RUN_MANIFEST, folder: false },
 ];
 
@@ -114,9 +129,12 @@ const runManifest = (
   data: string,
   spec: EncoderSpec,
   uniqueIds: boolean,
+  open: { readonly topK: number } | undefined,
 ): Effect.Effect<Manifest, FileError> =>
   Effect.gen(function* () {
     return {
+      // Only an open run records it, so a closed run's manifest is as before.
+      ...(open !== undefined ? { open_top_k: open.topK } : {}),
       kind: "phraseval-run",
       tool: TOOL_VERSION,
       data_sha256: yield* fileSha256(data),
@@ -198,10 +216,16 @@ export const full = (opts: FullOptions = {}) => {
     const out = abs(opts.out ?? `outputs/${timestamp()}`);
     const spec = yield* encoderSpec(opts.encoder ?? DEFAULT_ENCODER);
     const uniqueIds = opts.uniqueIds === true;
+    const topK = opts.topK ?? OPEN_TOP_K;
+    if (!(Number.isSafeInteger(topK) && topK >= 1)) {
+      return yield* Effect.fail(new UsageError(`--top-k must be an integer >= 1, got ${topK}`));
+    }
+    const open = opts.open === true ? { topK } : undefined;
     const outExisted = existsSync(out);
-    const manifest = yield* runManifest(data, spec, uniqueIds);
+    const manifest = yield* runManifest(data, spec, uniqueIds, open);
     const claimed = yield* claimOut(data, out, manifest, opts.overwrite === true);
-    const plan = yield* planSingleRun(data, spec, out, uniqueIds); // reads (and checks) the dataset
+    // Reads (and checks) the dataset.
+    const plan = yield* planSingleRun(data, spec, out, uniqueIds, open);
     made = { plan, outExisted };
     if (!claimed) yield* writeManifest(`${out}/${RUN_MANIFEST}`, manifest);
     const timings: Record<string, number> = {};
@@ -234,7 +258,8 @@ export const full = (opts: FullOptions = {}) => {
       }`,
     );
     if (v > 0) return yield* Effect.fail(new RunError(`validate: ${checked.violations[0]}`));
-    yield* runStages(plan, ["merge", "eval"], onDone);
+    // merge ∥ index, then search, then eval (the groups of `task.ts`).
+    yield* runStages(plan, ["merge", "index", "search", "eval"], onDone);
     const summary = yield* singleRunSummary({
       plan,
       data,

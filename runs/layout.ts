@@ -11,7 +11,17 @@
  * `--per-question` rows). The file is the prediction file's name with
  * `.json` replaced by `.rows.ndjson` (`predictions/<model>/<dataset>.json`
  * → `predictions/<model>/<dataset>.rows.ndjson`), except in `full`'s flat
- * layout, where `pred.json`'s rows are `rows.ndjson` (`single.ts`).
+ * layout, where `pred.json`'s rows are `rows.ndjson` (`single.ts`). When
+ * the dataset has the `open` option, each row also carries the open
+ * search's fields (`open_prediction`, `open_paragraph`, `open_em`,
+ * `open_f1`, `topk_em`, `topk_f1`, `gold_paragraph_rank`, `answer_rank`;
+ * `OpenRow` in `metrics/open.ts`), from the same pass.
+ *
+ * Open search (a dataset's `open` option): the `index` task writes the
+ * phrase index `indexes/<model>/<dataset>/` (`index/` in `full`), the
+ * `search` task `open/<model>/<dataset>.json` and
+ * `open/<model>/<dataset>.topk.ndjson` (`open/pred.json` and
+ * `open/topk.ndjson` in `full`).
  *
  * @module
  */
@@ -42,6 +52,12 @@ export interface RunLayout {
   rows(m: string, d: string): string;
   /** A task's log file. */
   log(stage: Stage, m: string | null, d: string, part: number | null): string;
+  /** A model's phrase index of a dataset (`index` task; the dataset's `open` option). */
+  index(m: string, d: string): string;
+  /** A model's open-search top-1 predictions for a dataset (`search` task). */
+  openPrediction(m: string, d: string): string;
+  /** A model's open-search top-k records for a dataset, next to its open predictions. */
+  topk(m: string, d: string): string;
 }
 
 /**
@@ -54,6 +70,9 @@ export interface RunLayout {
  * if (L.prediction("m", "d") !== "/w/r/predictions/m/d.json") throw new Error();
  * if (L.rows("m", "d") !== "/w/r/predictions/m/d.rows.ndjson") throw new Error();
  * if (L.log("encode_context", "m", "d", 2) !== "/w/r/logs/encode_context/m/d.2.log") throw new Error();
+ * if (L.index("m", "d") !== "/w/r/indexes/m/d" || L.topk("m", "d") !== "/w/r/open/m/d.topk.ndjson") {
+ *   throw new Error();
+ * }
  * ```
  */
 export function runLayout(runDir: string): RunLayout {
@@ -68,6 +87,9 @@ export function runLayout(runDir: string): RunLayout {
     prediction: (m, d) => `${runDir}/predictions/${m}/${d}.json`,
     result: (m, d) => `${runDir}/results/${m}/${d}.json`,
     rows: (m, d) => `${runDir}/predictions/${m}/${d}.rows.ndjson`,
+    index: (m, d) => `${runDir}/indexes/${m}/${d}`,
+    openPrediction: (m, d) => `${runDir}/open/${m}/${d}.json`,
+    topk: (m, d) => `${runDir}/open/${m}/${d}.topk.ndjson`,
     log: (stage, m, d, part) =>
       `${runDir}/logs/${stage}/${m === null ? "" : `${m}/`}${d}${
         part === null ? "" : `.${part}`

@@ -4,7 +4,10 @@
  * articles, then the PI-SQuAD split); for each (model, dataset) pair the
  * encoding split into `encode_context` / `encode_question` tasks of at most
  * N paragraphs / questions each (`--range A:B`), then one `merge` and one
- * `eval` task. Every task is a Deno command line from `sandbox.ts` with
+ * `eval` task; a dataset with the `open` option adds, per model, an `index`
+ * task (an exact phrase index of the context dump) and a `search` task
+ * (every question against every phrase), whose outputs the `eval` task
+ * scores beside the closed predictions. Every task is a Deno command line from `sandbox.ts` with
  * permissions narrowed to its inputs and its output folder, writes
  * atomically and skips complete files, so running it twice is safe. A task
  * is complete when its output files are (see `complete.ts`).
@@ -35,8 +38,11 @@ import {
   grantedFileProblem,
   type Grants,
   type Guarded,
+  indexGrants,
   outputFolderProblem,
+  searchGrants,
 } from "./sandbox.ts";
+import { INDEX_HEADER } from "../search/index/format.ts";
 import { type DatasetScan, type Plan, type Stage, STAGE_GROUPS, type Task } from "./task.ts";
 
 /**
@@ -352,6 +358,72 @@ export const planRun = (
           deps: [prepareId, ...encodeIds],
           gres: null,
         });
+        // Open search (the dataset's `open` option): index the context dump,
+        // search it with every question; the eval task scores both.
+        const open = ds.open;
+        const openPred = L.openPrediction(m.abbr, ds.abbr);
+        const topk = L.topk(m.abbr, ds.abbr);
+        const searchId = `search/${m.abbr}/${ds.abbr}`;
+        if (open !== undefined) {
+          const index = L.index(m.abbr, ds.abbr);
+          const indexId = `index/${m.abbr}/${ds.abbr}`;
+          const contextIds = encodeIds.filter((id) => id.startsWith("encode_context/"));
+          tasks.push({
+            id: indexId,
+            stage: "index",
+            model: m.abbr,
+            dataset: ds.abbr,
+            part: null,
+            range: null,
+            items: scan.paragraphIds.length,
+            unit: "paragraphs",
+            argv: denoRun(
+              indexGrants({ contextEmb: cEmb, context: L.contextFile(ds.abbr), index }),
+              "index.ts",
+              [
+                cEmb,
+                index,
+                ...(m.sparse ? ["--sparse"] : []),
+                `--context=${L.contextFile(ds.abbr)}`,
+                "--overwrite",
+              ],
+            ),
+            log: L.log("index", m.abbr, ds.abbr, null),
+            watch: [index.slice(0, index.lastIndexOf("/"))],
+            check: { kind: "files", files: [`${index}/${INDEX_HEADER}`] },
+            deps: [prepareId, ...contextIds],
+            gres: null,
+          });
+          const openDir = openPred.slice(0, openPred.lastIndexOf("/"));
+          tasks.push({
+            id: searchId,
+            stage: "search",
+            model: m.abbr,
+            dataset: ds.abbr,
+            part: null,
+            range: null,
+            items: scan.questionIds.length,
+            unit: "questions",
+            argv: denoRun(
+              searchGrants({ data, index, questionEmb: qEmb, outDir: openDir }),
+              "search.ts",
+              [
+                data,
+                index,
+                qEmb,
+                openPred,
+                `--top-k=${open.topK}`,
+                `--topk-out=${topk}`,
+                ...unique(ds),
+              ],
+            ),
+            log: L.log("search", m.abbr, ds.abbr, null),
+            watch: [openDir],
+            check: { kind: "files", files: [openPred, topk] },
+            deps: [prepareId, indexId, ...encodeIds.filter((id) => !contextIds.includes(id))],
+            gres: null,
+          });
+        }
         const result = L.result(m.abbr, ds.abbr);
         const resDir = result.slice(0, result.lastIndexOf("/"));
         // The per-question rows go next to the predictions (`layout.ts`).
@@ -377,6 +449,7 @@ export const planRun = (
                 resDir,
                 rowsDir,
                 ...(bem ? [bem.model, `${REPO_ROOT}/data/bert`] : []),
+                ...(open !== undefined ? [openPred, topk] : []),
               ],
               write: [resDir, rowsDir],
               ffi: bem ? (opts.bemFfi ? [opts.bemFfi] : true) : undefined,
@@ -388,6 +461,9 @@ export const planRun = (
               `--pred=${pred}`,
               `--out=${result}`,
               `--rows=${rows}`,
+              ...(open !== undefined
+                ? [`--open-pred=${openPred}`, `--topk=${topk}`, ...unique(ds)]
+                : []),
               ...(bem
                 ? [
                   `--bem=${bem.model}`,
@@ -399,7 +475,7 @@ export const planRun = (
           log: L.log("eval", m.abbr, ds.abbr, null),
           watch: [resDir, rowsDir],
           check: { kind: "files", files: [result, rows] },
-          deps: [mergeId],
+          deps: open !== undefined ? [mergeId, searchId] : [mergeId],
           gres: null,
         });
       }

@@ -55,6 +55,7 @@
  */
 import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
+import { indexTempFolder } from "../search/index/build.ts";
 
 /**
  * What a process may touch. A list grants exactly those paths, `true`
@@ -221,6 +222,53 @@ export function encoderPermissions(
   p: { input: string; out: string; files: readonly string[] },
 ): string[] {
   return permissionFlags(encoderGrants(p));
+}
+
+/**
+ * The grants of an `index` task: read the context dump (and the context
+ * file that gives the paragraph order and offsets), write only the index
+ * folder and the temporary folder its build renames into place
+ * (`search/index/build.ts` {@linkcode indexTempFolder}, and its `.old`).
+ *
+ * @example
+ * ```ts
+ * import { indexGrants } from "./sandbox.ts";
+ * const g = indexGrants({ contextEmb: "/r/c_emb", context: "/r/context.json", index: "/r/index" });
+ * if (g.write.length !== 3 || !g.read.includes("/r/context.json") || g.read.includes("/r")) {
+ *   throw new Error(JSON.stringify(g));
+ * }
+ * ```
+ */
+export function indexGrants(
+  p: { contextEmb: string; context: string; index: string },
+): { read: string[]; write: string[] } {
+  const index = abs(p.index);
+  const tmp = indexTempFolder(index);
+  const write = [index, tmp, `${tmp}.old`];
+  return { read: [abs(p.contextEmb), abs(p.context), ...write], write };
+}
+
+/**
+ * The grants of a `search` task: read the dataset, the index and the
+ * question dump, write only the folder of its outputs (the top-1
+ * predictions and the top-k records, written atomically there).
+ *
+ * @example
+ * ```ts
+ * import { searchGrants } from "./sandbox.ts";
+ * const g = searchGrants({ data: "/d.json", index: "/r/index", questionEmb: "/r/q_emb", outDir: "/r/open" });
+ * if (JSON.stringify(g) !== '{"read":["/d.json","/r/index","/r/q_emb","/r/open"],"write":["/r/open"]}') {
+ *   throw new Error(JSON.stringify(g));
+ * }
+ * ```
+ */
+export function searchGrants(
+  p: { data: string; index: string; questionEmb: string; outDir: string },
+): { read: string[]; write: string[] } {
+  return {
+    read: [p.data, p.index, p.questionEmb, p.outDir].map(abs),
+    write: [abs(p.outDir)],
+  };
 }
 
 /** A path an encoder may not be granted, and what it is (for the message). */

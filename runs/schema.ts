@@ -79,6 +79,20 @@ export const DatasetSchema = Schema.Struct({
    * `--unique-ids`.
    */
   uniqueIds: Schema.optionalKey(Schema.Boolean),
+  /**
+   * Open-domain search beside the closed (merge) answers: `true` or
+   * `{ topK }` adds, per model, an exact phrase index of the context dump
+   * and a search of every question against every phrase of it (`index` and
+   * `search` tasks), scored with top-k EM/F1, gold-paragraph recall and
+   * MRR@k in the same eval task (`topK`: ranks kept, default 10).
+   */
+  open: Schema.optionalKey(Schema.Union([
+    Schema.Boolean,
+    Schema.Struct({
+      /** Ranks kept per question (default 10). */
+      topK: Schema.optionalKey(PosInt),
+    }),
+  ])),
   /** Metrics (default `em`, `f1`). */
   eval: Schema.optionalKey(Schema.Struct({
     /** Which metrics; `bem` needs `bem` options. */

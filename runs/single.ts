@@ -3,7 +3,8 @@
  * what `full` is. The layout is flat (`<out>/context.json`,
  * `<out>/question.json`, `<out>/dumps/{context,question}_emb`,
  * `<out>/pred.json`, its per-question rows `<out>/rows.ndjson`,
- * `<out>/result.json`, `<out>/logs/`); the tasks are the
+ * `<out>/result.json`, `<out>/logs/`, and with the open search
+ * `<out>/index/` and `<out>/open/{pred.json,topk.ndjson}`); the tasks are the
  * run's own (the same sandboxed command lines), run by the local runner
  * stage group by stage group, so a caller can do its own work between
  * groups (`full` validates the dumps before it merges).
@@ -49,6 +50,9 @@ export function singleRunLayout(out: string): RunLayout {
     result: () => `${out}/result.json`,
     rows: () => `${out}/rows.ndjson`,
     log: (stage) => `${out}/logs/${stage}.log`,
+    index: () => `${out}/index`,
+    openPrediction: () => `${out}/open/pred.json`,
+    topk: () => `${out}/open/topk.ndjson`,
   };
 }
 
@@ -69,6 +73,7 @@ export function singleRunConfig(
   spec: EncoderSpec,
   file: string,
   uniqueIds = false,
+  open?: { readonly topK: number },
 ): ResolvedRunConfig {
   return {
     file,
@@ -79,6 +84,7 @@ export function singleRunConfig(
       path: data,
       articles: null,
       ...(uniqueIds ? { uniqueIds: true } : {}),
+      ...(open !== undefined ? { open: { topK: open.topK } } : {}),
       metrics: ["em", "f1"],
       bem: null,
     }],
@@ -106,17 +112,19 @@ export function singleRunConfig(
 /**
  * Plans the single run of `spec` on `data` in `out` (one partition per
  * half) and creates its folders; `uniqueIds` renames repeated titles
- * (`io/squad_ids.ts`) instead of refusing them.
+ * (`io/squad_ids.ts`) instead of refusing them; `open` adds the open
+ * search (`index` and `search` tasks, `topK` ranks).
  */
 export const planSingleRun = (
   data: string,
   spec: EncoderSpec,
   out: string,
   uniqueIds = false,
+  open?: { readonly topK: number },
 ): Effect.Effect<Plan, InputError> =>
   Effect.gen(function* () {
     const layout = singleRunLayout(out);
-    const plan = yield* planRun(singleRunConfig(data, spec, `${out}/full.ts`, uniqueIds), {
+    const plan = yield* planRun(singleRunConfig(data, spec, `${out}/full.ts`, uniqueIds, open), {
       runDir: out,
       maxPartitionSize: Infinity,
       layout,
@@ -175,6 +183,8 @@ export const SINGLE_STAGE_NAMES: Readonly<Record<Stage, string>> = {
   encode_context: "embed_context",
   encode_question: "embed_question",
   merge: "merge",
+  index: "index",
+  search: "search",
   eval: "evaluate",
 };
 
@@ -209,7 +219,7 @@ export function taskDetail(st: TaskStatus): string {
     const r = t.check.kind === "files" ? read(t.check.files[0]) : null;
     return r ? `{"exact_match": ${pyFloatRepr(r.exact_match)}, "f1": ${pyFloatRepr(r.f1)}}` : last;
   }
-  return last.replace(/^embed_(context|question): /, "");
+  return last.replace(/^(embed_context|embed_question|index|search): /, "");
 }
 
 /**

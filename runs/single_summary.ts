@@ -10,6 +10,7 @@ import { Effect } from "effect";
 import { FileError } from "../io/errors.ts";
 import type { SquadCounts } from "../io/squad.ts";
 import type { Plan, Stage } from "./task.ts";
+import type { OpenRecord } from "./tasks.ts";
 
 /** sha256 of the official PI-SQuAD split of SQuAD v1.1 dev. */
 export const OFFICIAL_SPLIT_SHA256 = {
@@ -49,6 +50,8 @@ export interface FullSummary {
   readonly timings: Readonly<Record<string, number>>;
   /** The permission set each encoder process ran with. */
   readonly permissions: readonly StagePermissions[];
+  /** The open search's numbers (`full --open`; `result.json`'s `open`), beside the closed ones. */
+  readonly open?: OpenRecord;
 }
 
 const fsDo = <A>(file: string, f: () => Promise<A>) =>
@@ -117,12 +120,31 @@ export const singleRunSummary = (f: SingleRunFacts): Effect.Effect<FullSummary, 
         { stage: "embed_context", flags: flags("encode_context") },
         { stage: "embed_question", flags: flags("encode_question") },
       ],
+      ...(result.open !== undefined ? { open: result.open as OpenRecord } : {}),
     };
   });
 
+/** The closed (merge) and open (search) numbers side by side. */
+function openTable(s: FullSummary, o: OpenRecord): string[] {
+  const k = o.k;
+  const rows: [string, string, string][] = [
+    ["", "closed", "open"],
+    ["EM", s.exact_match.toFixed(2), o.exact_match.toFixed(2)],
+    ["F1", s.f1.toFixed(2), o.f1.toFixed(2)],
+    [`top-${k} EM`, "-", o.top_k_exact_match.toFixed(2)],
+    [`top-${k} F1`, "-", o.top_k_f1.toFixed(2)],
+    [`paragraph recall@${k}`, "-", o.paragraph_recall.toFixed(2)],
+    [`MRR@${k}`, "-", o.mrr.toFixed(4)],
+  ];
+  const w = Math.max(9, ...rows.map((r) => r[0].length + 1));
+  return rows.map(([a, b, c]) => `${a.padEnd(w)} ${b.padStart(6)} ${c.padStart(7)}`.trimEnd());
+}
+
 /**
  * The report `full` prints after its stage lines: encoder, data, split,
- * dumps, the encoders' permission flags, EM, F1, total time, outputs.
+ * dumps, the encoders' permission flags, EM, F1 (with the open search, a
+ * table of the closed and open numbers: EM, F1, top-k EM/F1, paragraph
+ * recall@k, MRR@k), total time, outputs.
  *
  * @example
  * ```ts
@@ -152,9 +174,12 @@ export function formatSingleRunSummary(s: FullSummary, totalSeconds: number): st
     `dumps     ${c.contextFiles} context files, ${c.questionFiles} question files`,
     `encoders  separate processes: embed_context ${s.permissions[0].flags.join(" ")}`,
     `                              embed_question ${s.permissions[1].flags.join(" ")}`,
-    `EM        ${s.exact_match.toFixed(2)}`,
-    `F1        ${s.f1.toFixed(2)}`,
+    ...(s.open === undefined
+      ? [`EM        ${s.exact_match.toFixed(2)}`, `F1        ${s.f1.toFixed(2)}`]
+      : openTable(s, s.open)),
     `total     ${totalSeconds.toFixed(1)} s`,
-    `outputs   ${s.out}/ (summary.json, pred.json)`,
+    `outputs   ${s.out}/ (summary.json, pred.json${
+      s.open !== undefined ? ", open/pred.json, open/topk.ndjson" : ""
+    })`,
   ].join("\n");
 }

@@ -1,7 +1,9 @@
 /**
  * The summary of a run: one row per (dataset, model) with EM, F1 and BEM
  * from the result files, each with its 95 % confidence interval, as txt
- * (aligned), Markdown and CSV.
+ * (aligned), Markdown and CSV; when a dataset has the `open` option, the
+ * open search's columns too (open EM/F1, k, top-k EM/F1, paragraph
+ * recall@k, MRR@k; `-` for a dataset without it).
  *
  * The intervals are paired bootstrap percentile intervals
  * (`metrics/stats` {@linkcode pairedBootstrap}, B = {@linkcode SUMMARY_RESAMPLES},
@@ -47,6 +49,29 @@ export interface SummaryRow {
   readonly f1Ci?: Ci | null;
   /** BEM's 95 % interval; `undefined` when BEM is not configured, `null` when missing. */
   readonly bemCi?: Ci | null;
+  /**
+   * The open search's numbers (the dataset's `open` option; the result's
+   * `open`): `undefined` when not configured, `null` when missing.
+   */
+  readonly open?: OpenSummary | null;
+}
+
+/** The open columns of a summary row (see {@linkcode SummaryRow.open}). */
+export interface OpenSummary {
+  /** Open (search) top-1 EM (0..100). */
+  readonly em: number;
+  /** Open top-1 F1 (0..100). */
+  readonly f1: number;
+  /** The k of the top-k columns. */
+  readonly k: number;
+  /** Best-of-k EM (0..100). */
+  readonly topkEm: number;
+  /** Best-of-k F1 (0..100). */
+  readonly topkF1: number;
+  /** Questions whose own paragraph is among the k (0..100). */
+  readonly paragraphRecall: number;
+  /** MRR@k (0..1). */
+  readonly mrr: number;
 }
 
 /**
@@ -73,7 +98,30 @@ export function formatSummary(rows: readonly SummaryRow[]): {
   md: string;
   csv: string;
 } {
-  const head = ["dataset", "model", "EM", "EM 95% CI", "F1", "F1 95% CI", "BEM", "BEM 95% CI"];
+  // Open columns only when a dataset has the open search (else the table is as before).
+  const withOpen = rows.some((r) => r.open !== undefined);
+  const openHead = ["open EM", "open F1", "top-k", "top-k EM", "top-k F1", "P-recall@k", "MRR@k"];
+  const openCells = (o: OpenSummary | null | undefined, f: (v: number) => string) =>
+    !withOpen
+      ? []
+      : o === undefined
+      ? openHead.map(() => "-")
+      : o === null
+      ? openHead.map(() => "n/a")
+      : [o.em, o.f1, o.k, o.topkEm, o.topkF1, o.paragraphRecall].map((v, i) =>
+        i === 2 ? String(v) : f(v)
+      ).concat(f === String ? String(o.mrr) : o.mrr.toFixed(4));
+  const head = [
+    "dataset",
+    "model",
+    "EM",
+    "EM 95% CI",
+    "F1",
+    "F1 95% CI",
+    "BEM",
+    "BEM 95% CI",
+    ...(withOpen ? openHead : []),
+  ];
   const fmt = (v: number | null | undefined) =>
     v === undefined ? "-" : v === null ? "n/a" : v.toFixed(2);
   const raw = (v: number | null | undefined) =>
@@ -92,15 +140,18 @@ export function formatSummary(rows: readonly SummaryRow[]): {
     ci(r.f1Ci, true),
     fmt(r.bem),
     ci(r.bemCi, r.bem !== undefined),
+    ...openCells(r.open, (v) => v.toFixed(2)),
   ]);
   const txt = textTable(head, cells).join("\n") + "\n";
   const md = [
     `| ${head.join(" | ")} |`,
-    `| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |`,
+    `| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |${withOpen ? " ---: |".repeat(7) : ""}`,
     ...cells.map((c) => `| ${c.join(" | ")} |`),
   ].join("\n") + "\n";
   const csvCell = (s: string) => /[",\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-  const csv = ["dataset,model,em,em_low,em_high,f1,f1_low,f1_high,bem,bem_low,bem_high"].concat(
+  const csvHead = "dataset,model,em,em_low,em_high,f1,f1_low,f1_high,bem,bem_low,bem_high" +
+    (withOpen ? ",open_em,open_f1,top_k,top_k_em,top_k_f1,paragraph_recall,mrr" : "");
+  const csv = [csvHead].concat(
     rows.map((r) =>
       [
         r.dataset,
@@ -111,6 +162,7 @@ export function formatSummary(rows: readonly SummaryRow[]): {
         ...ciRaw(r.f1Ci, true),
         raw(r.bem),
         ...ciRaw(r.bemCi, r.bem !== undefined),
+        ...openCells(r.open, String),
       ].map(csvCell).join(",")
     ),
   ).join("\n") + "\n";
@@ -167,6 +219,33 @@ export function summaryInterval(scores: ArrayLike<number>): Ci {
   return [100 * r.systems[0].low, 100 * r.systems[0].high];
 }
 
+/** The open columns of a result file, or `null` when it has none. */
+function openOf(r: Record<string, unknown> | null): OpenSummary | null {
+  const o = r?.open as Record<string, unknown> | undefined;
+  const keys = [
+    "exact_match",
+    "f1",
+    "k",
+    "top_k_exact_match",
+    "top_k_f1",
+    "paragraph_recall",
+    "mrr",
+  ];
+  if (typeof o !== "object" || o === null || !keys.every((k) => typeof o[k] === "number")) {
+    return null;
+  }
+  const n = (k: string) => o[k] as number;
+  return {
+    em: n("exact_match"),
+    f1: n("f1"),
+    k: n("k"),
+    topkEm: n("top_k_exact_match"),
+    topkF1: n("top_k_f1"),
+    paragraphRecall: n("paragraph_recall"),
+    mrr: n("mrr"),
+  };
+}
+
 /**
  * The summary rows of a run, from its result files (`null` where a result
  * is missing), with the intervals from its rows files (`null` where those
@@ -196,6 +275,7 @@ export function readSummary(plan: Plan): SummaryRow[] {
         emCi: scores ? summaryInterval(scores.em) : null,
         f1Ci: scores ? summaryInterval(scores.f1) : null,
         bemCi: !withBem ? undefined : bemScores ? summaryInterval(bemScores) : null,
+        ...(ds.open !== undefined ? { open: openOf(r) } : {}),
       });
     }
   }

@@ -7,14 +7,27 @@
  */
 import type { ResolvedRunConfig } from "./config.ts";
 
-/** The stages, in run order. */
-export type Stage = "prepare" | "encode_context" | "encode_question" | "merge" | "eval";
+/**
+ * The stages, in run order. `index` and `search` are the open-domain
+ * search of a dataset with the `open` option (`full --open`): an exact
+ * phrase index of the context dump, then every question against every
+ * phrase of it.
+ */
+export type Stage =
+  | "prepare"
+  | "encode_context"
+  | "encode_question"
+  | "merge"
+  | "index"
+  | "search"
+  | "eval";
 
 /** Stage groups run one after the other; the stages of a group run side by side. */
 export const STAGE_GROUPS: readonly (readonly Stage[])[] = [
   ["prepare"],
   ["encode_context", "encode_question"],
-  ["merge"],
+  ["merge", "index"],
+  ["search"],
   ["eval"],
 ];
 
@@ -23,9 +36,9 @@ export type Mode = "all" | "encode" | "merge" | "eval";
 
 /** The stages of each `--mode`. */
 export const MODE_STAGES: Readonly<Record<Mode, readonly Stage[]>> = {
-  all: ["prepare", "encode_context", "encode_question", "merge", "eval"],
+  all: ["prepare", "encode_context", "encode_question", "merge", "index", "search", "eval"],
   encode: ["prepare", "encode_context", "encode_question"],
-  merge: ["merge"],
+  merge: ["merge", "index", "search"],
   eval: ["eval"],
 };
 

@@ -10,7 +10,10 @@
  *   official SQuAD v1.1 EM/F1 of P (and BEM, in the same process, when
  *   asked), written to R atomically as `{"exact_match": ..., "f1": ...,
  *   "bem": ...}`; with `--rows`, the per-question rows of the same scoring
- *   pass (`runs/layout.ts`) to ROWS, atomically, before R.
+ *   pass (`runs/layout.ts`) to ROWS, atomically, before R. With
+ *   `--open-pred P2 --topk T` (a dataset's `open` option), the open search's
+ *   top-1 EM/F1 and top-k metrics go in R's `open` and each row gets the
+ *   question's open fields (`metrics/open.ts`).
  *
  * The command line of both is `pipeline/_run_task.ts`, which the plans
  * name as a script (`runs/plan.ts`).
@@ -24,6 +27,7 @@ import { squadRecords } from "../io/squad.ts";
 import { split } from "../io/squad_split.ts";
 import { SquadJsonWriter } from "../io/squad_writer.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
+import { type OpenMetrics, openScores } from "../metrics/open.ts";
 
 const fsDo = <A>(file: string, f: () => Promise<A>) =>
   Effect.tryPromise({
@@ -116,6 +120,28 @@ export interface EvalOptions {
   readonly bem?: string;
   /** BEM: which number goes in `bem` (`accuracy`, default, or `score`). */
   readonly bemReport?: "accuracy" | "score";
+  /**
+   * The open search's outputs (a dataset's `open` option): its top-1
+   * predictions and top-k records, scored in the same task
+   * (`metrics/open.ts` {@linkcode openScores}); the result gains `open`
+   * and each row the question's open fields.
+   */
+  readonly open?: {
+    readonly pred: string;
+    readonly topk: string;
+    /** Paragraph ids with repeated titles renamed, as the search ran. */
+    readonly uniqueIds?: boolean;
+  };
+}
+
+/** The open numbers of a result file (a dataset's `open` option). */
+export interface OpenRecord extends OpenMetrics {
+  /** Official v1.1 EM of the open (search) top-1 predictions (0..100). */
+  readonly exact_match: number;
+  /** Official v1.1 F1 of the open predictions (0..100). */
+  readonly f1: number;
+  /** Questions with an open prediction. */
+  readonly answered: number;
 }
 
 /** A result file. */
@@ -132,6 +158,8 @@ export interface EvalRecord {
   readonly total: number;
   /** Questions with a prediction. */
   readonly answered: number;
+  /** The open search's numbers, when the dataset has the `open` option. */
+  readonly open?: OpenRecord;
 }
 
 /**
@@ -158,10 +186,17 @@ export interface EvalRecord {
  */
 export const evalPredictions = (opts: EvalOptions) =>
   Effect.gen(function* () {
+    const open = opts.open === undefined ? undefined : yield* openScores({
+      data: opts.data,
+      predictions: opts.open.pred,
+      topk: opts.open.topk,
+      uniqueIds: opts.open.uniqueIds,
+    });
     const s = yield* scoreDataset({
       data: opts.data,
       predictions: opts.pred,
       ...(opts.rows !== undefined ? { perQuestion: opts.rows } : {}),
+      ...(open !== undefined ? { rowExtra: (id: string) => open.rows.get(id) } : {}),
       ...(opts.bem !== undefined ? { bem: { model: opts.bem } } : {}),
     });
     const bem = s.bem;
@@ -176,6 +211,16 @@ export const evalPredictions = (opts: EvalOptions) =>
         : {}),
       total: s.questions,
       answered: "answered" in s.result ? s.result.answered : 0,
+      ...(open !== undefined
+        ? {
+          open: {
+            exact_match: open.exact_match,
+            f1: open.f1,
+            answered: open.answered,
+            ...open.metrics,
+          },
+        }
+        : {}),
     };
     const text = JSON.stringify(record) + "\n";
     yield* fsDo(opts.out, async () => {

@@ -227,6 +227,8 @@ export interface BemEvaluateOptions {
   readonly predictions: string | ReadonlyMap<string, string>;
   /** Write one {@linkcode BemRow} per question (NDJSON). */
   readonly rows?: string;
+  /** Further fields of a question's row, appended after the others; `undefined`: none. */
+  readonly rowExtra?: (id: string) => object | undefined;
   /** Write the {@linkcode BemDisagreement}s (NDJSON). */
   readonly disagreements?: string;
   /** Write a {@linkcode BemDumpRecord} per pair (NDJSON). */
@@ -362,7 +364,8 @@ export const bemEvaluate = (
                 bem: b.bem,
                 bem_reference: b.reference ?? null,
               };
-              rowLines.push(JSON.stringify(row));
+              const extra = opts.rowExtra?.(q.id);
+              rowLines.push(JSON.stringify(extra === undefined ? row : { ...row, ...extra }));
             }
             if (type && dis) {
               const d: BemDisagreement = {

@@ -556,3 +556,17 @@ export const buildIndex = (
         }),
     );
   });
+
+/**
+ * The temporary folder a build of the index folder `out` writes before it
+ * renames it into place (`<out>.<8 hex>.tmp`; `<that>.old` holds a replaced
+ * index for a moment): what a sandboxed `index` task must be allowed to
+ * write besides `out` (`runs/sandbox.ts`).
+ *
+ * @example
+ * ```ts
+ * import { indexTempFolder } from "./build.ts";
+ * if (!/^\/r\/index\.[0-9a-f]{8}\.tmp$/.test(indexTempFolder("/r/index/"))) throw new Error();
+ * ```
+ */
+export const indexTempFolder = (out: string): string => tmpName(out.replace(/\/+$/, "") || "/");
