@@ -8,6 +8,8 @@
  */
 import * as Effect from "effect/Effect";
 import { refuseAliases } from "../io/paths.ts";
+import { scoreDataset } from "../metrics/evaluate.ts";
+import { openScores } from "../metrics/open.ts";
 import { openSearch } from "../search/open.ts";
 import { type CommandSpec, progress, runMain, UsageError } from "./_cli.ts";
 
@@ -40,6 +42,13 @@ export const SEARCH_SPEC = {
       description: "write the top-k records as NDJSON",
     },
     {
+      name: "rows",
+      type: "string",
+      metavar: "FILE",
+      description: "per-question rows (NDJSON: id, prediction, golds, em, f1, and the top-k " +
+        "fields with --topk-out); default: next to pred.json (<stem>.rows.ndjson); none when pred.json is -",
+    },
+    {
       name: "closed",
       type: "boolean",
       description: "score each question against its own paragraph only (gives merge's answers)",
@@ -59,43 +68,81 @@ export const SEARCH_SPEC = {
     "--top-k 10 --topk-out topk.ndjson",
 } as const satisfies CommandSpec;
 
+/**
+ * Where `search` writes its per-question rows: `--rows`, else the
+ * prediction file's name with `.json` replaced by `.rows.ndjson` (the rule
+ * of `runs/layout.ts`); none when the predictions go to stdout.
+ *
+ * @example
+ * ```ts
+ * import { rowsPath } from "./search.ts";
+ * if (rowsPath("out/open.json") !== "out/open.rows.ndjson") throw new Error();
+ * if (rowsPath("-") !== undefined || rowsPath("-", "r.ndjson") !== "r.ndjson") throw new Error();
+ * ```
+ */
+export function rowsPath(pred: string, flag?: string): string | undefined {
+  if (flag !== undefined) return flag;
+  if (pred === "-") return undefined;
+  return pred.endsWith(".json") ? `${pred.slice(0, -5)}.rows.ndjson` : `${pred}.rows.ndjson`;
+}
+
 if (import.meta.main) {
   await runMain(SEARCH_SPEC, Deno.args, (a) => {
     const k = a.flags["top-k"];
     if (k < 1) return Effect.fail(new UsageError(`--top-k must be at least 1, got ${k}`));
     const bar = progress("search");
-    return Effect.andThen(
-      refuseAliases(
+    const data = a.positional["data.json"];
+    const pred = a.positional["pred.json"];
+    const topkOut = a.flags["topk-out"];
+    const rows = rowsPath(pred, a.flags.rows);
+    if (rows !== undefined && (data === "-" || pred === "-")) {
+      return Effect.fail(
+        new UsageError("per-question rows read the dataset and pred.json again: give files, not -"),
+      );
+    }
+    return Effect.gen(function* () {
+      yield* refuseAliases(
         [
-          { name: "data.json", path: a.positional["data.json"] },
+          { name: "data.json", path: data },
           { name: "index_dir", path: a.positional["index_dir"], folder: true },
           { name: "question_emb", path: a.positional["question_emb"], folder: true },
         ],
         [
-          { name: "pred.json", path: a.positional["pred.json"] },
-          { name: "--topk-out", path: a.flags["topk-out"] },
+          { name: "pred.json", path: pred },
+          { name: "--topk-out", path: topkOut },
+          { name: "--rows", path: rows },
         ],
-      ),
-      Effect.map(
-        openSearch({
-          data: a.positional["data.json"],
-          index: a.positional["index_dir"],
-          questionEmb: a.positional["question_emb"],
-          predictions: a.positional["pred.json"],
-          topkOut: a.flags["topk-out"],
-          topK: k,
-          closed: a.flags.closed,
-          uniqueIds: a.flags["unique-ids"],
-          simd: !a.flags["no-simd"],
-          onProgress: (n) => bar.update(n, "questions"),
-        }),
-        (r) => {
-          bar.done();
-          console.error(
-            `search: ${r.answered} of ${r.questions} questions answered over ${r.phrases} phrases`,
-          );
-        },
-      ),
-    );
+      );
+      const r = yield* openSearch({
+        data,
+        index: a.positional["index_dir"],
+        questionEmb: a.positional["question_emb"],
+        predictions: pred,
+        topkOut,
+        topK: k,
+        closed: a.flags.closed,
+        uniqueIds: a.flags["unique-ids"],
+        simd: !a.flags["no-simd"],
+        onProgress: (n) => bar.update(n, "questions"),
+      });
+      bar.done();
+      console.error(
+        `search: ${r.answered} of ${r.questions} questions answered over ${r.phrases} phrases`,
+      );
+      if (rows === undefined) return;
+      // The rows come from the one fold of metrics/ (as the eval task's).
+      const open = topkOut === undefined ? undefined : yield* openScores({
+        data,
+        predictions: pred,
+        topk: topkOut,
+        uniqueIds: a.flags["unique-ids"],
+      });
+      yield* scoreDataset({
+        data,
+        predictions: pred,
+        perQuestion: rows,
+        ...(open !== undefined ? { rowExtra: (id: string) => open.rows.get(id) } : {}),
+      });
+    });
   });
 }

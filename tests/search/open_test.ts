@@ -168,6 +168,26 @@ Deno.test("open: sparse-pi dumps: closed = merge's pred.json, open = SciPy brute
       assertEquals(got[key], want[key], key);
     }
     assert(got.top_k_exact_match >= JSON.parse(plain.stdout).exact_match);
+    // search wrote per-question rows next to its pred.json from the one fold:
+    // the rows of evaluate --per-question, plus the top-k fields.
+    const per = await runStage("pipeline/evaluate.ts", [
+      data,
+      `${dir}/open.json`,
+      "--per-question",
+      `${dir}/per.ndjson`,
+    ]);
+    assertEquals(per.code, 0, per.stderr);
+    const lines = (p: string) =>
+      Deno.readTextFileSync(p).trim().split("\n").map((l) => JSON.parse(l)).filter((o) =>
+        o.kind === "score"
+      );
+    const rows = lines(`${dir}/open.rows.ndjson`), ref = lines(`${dir}/per.ndjson`);
+    assert(rows.length > 100, `${rows.length} rows`);
+    const key = (o: Record<string, unknown>) => [o.id, o.prediction, o.em, o.f1];
+    assertEquals(rows.map(key), ref.map(key));
+    const topkEm = 100 * rows.filter((o) => o.topk_em === 1).length / rows.length;
+    assert(Math.abs(topkEm - got.top_k_exact_match) < 1e-9, `${topkEm} ${got.top_k_exact_match}`);
+    assert(Deno.statSync(`${dir}/closed.rows.ndjson`).isFile, "closed search rows");
     // A question string through the QuestionEncoder service.
     const index = openIndexSync(ix);
     const hits = await Effect.runPromise(
