@@ -114,6 +114,20 @@ export const scanDataset = (ds: ResolvedDataset): Effect.Effect<DatasetScan, Inp
  * module notes): fails with one {@linkcode InputError} line naming the
  * model, the half, the file's role and the path.
  */
+/** The real path of `p` (its normalized form when it cannot be resolved). */
+function realOf(p: string): string {
+  try {
+    return Deno.realPathSync(p);
+  } catch {
+    return normalize(p);
+  }
+}
+
+/** Whether `p` is `dir` or lies below it. */
+function inside(p: string, dir: string): boolean {
+  return p === dir || p.startsWith(dir === "/" ? "/" : `${dir}/`);
+}
+
 function checkEncoderGrants(
   config: ResolvedRunConfig,
   L: RunLayout,
@@ -121,6 +135,8 @@ function checkEncoderGrants(
   workDir: string | null,
 ): InputError | undefined {
   const shown = isFile(config.file) ? displayPath(config.file) : "";
+  const realRepo = realOf(REPO_ROOT);
+  const repoInWork = workDir !== null && inside(realRepo, realOf(workDir));
   const folders: Guarded[] = [
     { path: runDir, what: "the run folder" },
     ...(workDir !== null ? [{ path: workDir, what: "the work folder" }] : []),
@@ -158,7 +174,12 @@ function checkEncoderGrants(
           }
         }
         for (const file of half === "context" ? m.contextFiles : m.questionFiles) {
-          const why = grantedFileProblem(file, guarded);
+          // The repository's own files (built-in models) are not run outputs:
+          // a work folder that holds the repository does not guard them.
+          const g = repoInWork && inside(realOf(file), realRepo)
+            ? guarded.filter((x) => x.what !== "the work folder")
+            : guarded;
+          const why = grantedFileProblem(file, g);
           if (why === undefined) continue;
           const entry = named.find((f) => normalize(f.path) === normalize(file));
           const label = entry !== undefined

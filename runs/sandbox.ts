@@ -23,8 +23,9 @@
  *   after `realpath` a file granted to an encoder must exist, be a regular
  *   file, a folder or a named pipe (no device, no socket), must not be or
  *   lie inside a guarded path (every dataset, the other half's input and
- *   output folder, the run folder and the work folder), and a granted folder
- *   must not hold one. Files named by an ONNX manifest must also lie,
+ *   output folder, the run folder and the work folder; a work folder that
+ *   holds the repository does not guard the repository's own files, such
+ *   as the built-in models), and a granted folder must not hold one. Files named by an ONNX manifest must also lie,
  *   lexically, in the manifest's own folder tree (no absolute path
  *   elsewhere, no `..` out of it): a manifest cannot name `/etc/passwd` or
  *   the dataset. `runs/plan.ts` applies both before any task runs.

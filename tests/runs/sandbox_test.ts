@@ -533,3 +533,23 @@ Deno.test("sandbox 4: the loader reads only the config's folder tree and the rep
   assertEquals(read, `--allow-read=/cfgs/a,${ROOT}`);
   assertStringIncludes(argv.join(" "), "--no-remote --cached-only");
 });
+
+Deno.test("sandbox 2: a work folder that holds the repository still grants the built-in models", async () => {
+  const { planRun } = await import("../../runs/plan.ts");
+  const cfg = await Effect.runPromise(
+    load.loadRunConfig(`${ROOT}/configs/eval_two_models_mini.ts`),
+  );
+  // The run folder's parent (the work folder) is the repository's parent.
+  const parent = ROOT.slice(0, ROOT.lastIndexOf("/")) || "/";
+  const runDir = `${parent}/pv-never-made-${crypto.randomUUID().slice(0, 8)}`;
+  const plan = await Effect.runPromise(planRun(cfg, { runDir, maxPartitionSize: 32 }));
+  assertEquals(plan.tasks.length, 41);
+  assert(plan.tasks.some((t) => t.argv.some((a) => a.includes(`${ROOT}/data/sparse-pi`))));
+  let made = true;
+  try {
+    Deno.statSync(runDir);
+  } catch {
+    made = false;
+  }
+  assertEquals(made, false, "planning creates nothing");
+});
