@@ -20,8 +20,12 @@
  * pip install faiss-cpu
  * deno run -A bench/index_bench.ts --dump DIR/dumps/context_emb --context DIR/context.json \
  *   --questions DIR/dumps/question_emb --data DIR/question.json [--every 10] \
- *   [--nlist 100] [--bpv 128] [--nprobes 1,4,10,32,100] [--refine 100] [--out bench/out/index_bench]
+ *   [--nlist 100] [--bpv 128] [--nprobes 1,4,10,32,100] [--refine 100[,1000]] [--threads 2] \
+ *   [--out bench/out/index_bench] [--reuse]
  * ```
+ *
+ * `--reuse` keeps indexes already in `--out` and faiss's results when its
+ * spec is unchanged (the extra refine columns are printed as a second table).
  *
  * @module
  */
@@ -47,7 +51,8 @@ const every = Number(arg("every", "10"));
 const nlist = Number(arg("nlist", "100"));
 const bpv = Number(arg("bpv", "128"));
 const nprobes = arg("nprobes", "1,4,10,32,100").split(",").map(Number);
-const refine = Number(arg("refine", "100"));
+const refines = arg("refine", "100").split(",").map(Number);
+const refine = refines[0];
 const threads = Number(arg("threads", "2"));
 const K = 10;
 Deno.mkdirSync(out, { recursive: true });
@@ -152,7 +157,7 @@ const recall = (rows: number[][]) => {
 
 const ours: { nprobe: number; refine: number; s: number; r1: number; r10: number }[] = [];
 for (const nprobe of nprobes) {
-  for (const rf of [0, refine]) {
+  for (const rf of [0, ...refines]) {
     t0 = performance.now();
     const rows: number[][] = [];
     for (let b = 0; b < qs.length; b += 64) {
@@ -180,8 +185,12 @@ const spec = {
   k: K,
   threads,
 };
-Deno.writeTextFileSync(`${out}/faiss_spec.json`, JSON.stringify(spec));
-const faissWall = sh("python3", [
+if (!flag("reuse")) Deno.writeTextFileSync(`${out}/faiss_spec.json`, JSON.stringify(spec));
+// --reuse with a faiss.json of the same spec: faiss is not run again.
+const reuseFaiss = flag("reuse") && exists(`${out}/faiss.json`) &&
+  exists(`${out}/faiss_spec.json`) &&
+  Deno.readTextFileSync(`${out}/faiss_spec.json`) === JSON.stringify(spec);
+const faissWall = reuseFaiss ? NaN : sh("python3", [
   `${root}bench/faiss_ref.py`,
   `${out}/faiss_spec.json`,
   `${out}/faiss.json`,
@@ -230,6 +239,14 @@ for (const nprobe of nprobes) {
       b.r10.toFixed(3)
     } | ${qps(b.s)} | ${rc.r1.toFixed(3)} | ${rc.r10.toFixed(3)} | ${qps(fr.search_s)} |`,
   );
+}
+if (refines.length > 1) {
+  lines.push("", "| nprobe | refine | R@1 | R@10 | q/s |", "|---|---|---|---|---|");
+  for (const o of ours.filter((o) => o.refine > 0)) {
+    lines.push(
+      `| ${o.nprobe} | ${o.refine} | ${o.r1.toFixed(3)} | ${o.r10.toFixed(3)} | ${qps(o.s)} |`,
+    );
+  }
 }
 const text = lines.join("\n");
 console.log(text);
