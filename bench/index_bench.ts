@@ -21,7 +21,7 @@
  * deno run -A bench/index_bench.ts --dump DIR/dumps/context_emb --context DIR/context.json \
  *   --questions DIR/dumps/question_emb --data DIR/question.json [--every 10] \
  *   [--nlist 100] [--bpv 128] [--nprobes 1,4,10,32,100] [--refine 100[,1000]] [--threads 2] \
- *   [--out bench/out/index_bench] [--reuse]
+ *   [--out bench/out/index_bench] [--reuse] [--no-faiss]
  * ```
  *
  * `--reuse` keeps indexes already in `--out` and faiss's results when its
@@ -168,6 +168,17 @@ for (const nprobe of nprobes) {
     ours.push({ nprobe, refine: rf, s, ...recall(rows) });
     console.error(`ivf nprobe ${nprobe} refine ${rf}: ${s.toFixed(1)} s`, recall(rows));
   }
+}
+
+if (flag("no-faiss")) {
+  // Only phraseval's IVF-PQ rows (e.g. another --refine sweep on reused indexes).
+  const t = ours.map((o) =>
+    `| ${o.nprobe} | ${o.refine} | ${o.r1.toFixed(3)} | ${o.r10.toFixed(3)} | ${
+      (qs.length / o.s).toFixed(1)
+    } |`
+  );
+  console.log(["| nprobe | refine | R@1 | R@10 | q/s |", "|---|---|---|---|---|", ...t].join("\n"));
+  Deno.exit(0);
 }
 
 // faiss.
