@@ -1,15 +1,17 @@
 /**
- * `index CONTEXT_EMB INDEX_DIR [--sparse] [--context context.json] [--exact]
- * [--metric ip|l2] [--overwrite]`: builds a phrase index from a context dump
- * (the stage is `buildIndex` in `search/index/build.ts`, which see; the
- * folder format is `search/index/format.ts`).
+ * `index CONTEXT_EMB INDEX_DIR [--sparse] [--context context.json] [--exact |
+ * --nlist N --bpv B [--train-paragraphs N]] [--metric ip|l2] [--overwrite]`:
+ * builds a phrase index from a context dump (the stage is `buildIndex` in
+ * `search/index/build.ts`, which see; the folder format is
+ * `search/index/format.ts`; the IVF-PQ kind is `search/index/ivfpq.ts`).
  *
  * @module
  */
 import * as Effect from "effect/Effect";
 import { refuseAliases } from "../io/paths.ts";
 import { buildIndex } from "../search/index/build.ts";
-import { type CommandSpec, progress, runMain } from "./_cli.ts";
+import { DEFAULT_TRAIN_PARAGRAPHS } from "../search/index/ivfpq.ts";
+import { type CommandSpec, progress, runMain, UsageError } from "./_cli.ts";
 
 /** `index`'s command line. */
 export const INDEX_SPEC = {
@@ -30,7 +32,26 @@ export const INDEX_SPEC = {
       metavar: "FILE",
       description: "context.json: the dataset's paragraph order, ids and texts (for offsets)",
     },
-    { name: "exact", type: "boolean", description: "an exact (flat) index: the only kind yet" },
+    { name: "exact", type: "boolean", description: "an exact (flat) index (the default)" },
+    {
+      name: "nlist",
+      type: "int",
+      metavar: "N",
+      description: "an IVF-PQ index (LanceDB) with N partitions (dense dumps; needs --bpv)",
+    },
+    {
+      name: "bpv",
+      type: "int",
+      metavar: "B",
+      description: "IVF-PQ bytes per vector: B sub-vectors of 8 bits (B must divide d)",
+    },
+    {
+      name: "train-paragraphs",
+      type: "int",
+      metavar: "N",
+      description: `IVF-PQ: train on the N paragraphs whose sha256(id) sorts first ` +
+        `(default ${DEFAULT_TRAIN_PARAGRAPHS})`,
+    },
     {
       name: "metric",
       type: "string",
@@ -40,11 +61,31 @@ export const INDEX_SPEC = {
     },
     { name: "overwrite", type: "boolean", description: "replace an existing index folder" },
   ],
-  epilog: "Example:\n  index out/dumps/context_emb out/index --sparse --context out/context.json",
+  epilog:
+    "Examples:\n  index out/dumps/context_emb out/index --sparse --context out/context.json\n" +
+    "  index out/dumps/context_emb out/ivf --context out/context.json --nlist 100 --bpv 128",
 } as const satisfies CommandSpec;
 
 if (import.meta.main) {
   await runMain(INDEX_SPEC, Deno.args, (a) => {
+    const { nlist, bpv } = a.flags;
+    const train = a.flags["train-paragraphs"];
+    const ivf = nlist !== undefined || bpv !== undefined || train !== undefined;
+    const usage = (m: string) => Effect.fail(new UsageError(m));
+    if (ivf && a.flags.exact) {
+      return usage("--exact cannot go with --nlist, --bpv or --train-paragraphs");
+    }
+    if (ivf && (nlist === undefined || bpv === undefined)) {
+      return usage("an IVF-PQ index needs both --nlist and --bpv");
+    }
+    if (ivf && a.flags.sparse) {
+      return usage("IVF-PQ indexes dense dumps only; drop --nlist/--bpv for a sparse dump");
+    }
+    for (
+      const [name, v] of [["nlist", nlist], ["bpv", bpv], ["train-paragraphs", train]] as const
+    ) {
+      if (v !== undefined && v < 1) return usage(`--${name} must be at least 1, got ${v}`);
+    }
     const bar = progress("index");
     return Effect.andThen(
       refuseAliases(
@@ -62,12 +103,21 @@ if (import.meta.main) {
           context: a.flags.context,
           metric: a.flags.metric as "ip" | "l2",
           overwrite: a.flags.overwrite,
+          nlist,
+          bpv,
+          trainParagraphs: train,
           onProgress: (p, n) => bar.update(p, `paragraphs, ${n} phrases`),
+          onIvfProgress: (rows, total) =>
+            bar.update(rows, `of ${total} phrases in the IVF-PQ table`),
         }),
         ({ header: h }) => {
           bar.done();
+          const p = h.parameters;
+          const ivfText = h.kind === "ivf-pq"
+            ? `, ivf-pq nlist ${p.nlist} bpv ${p.bpv} trained on ${p.train_phrases} phrases`
+            : "";
           console.error(
-            `index: ${h.paragraphs} paragraphs, ${h.phrases} phrases, d=${h.d}, ${h.vectors} ${h.dtype}, metric ${h.metric}`,
+            `index: ${h.paragraphs} paragraphs, ${h.phrases} phrases, d=${h.d}, ${h.vectors} ${h.dtype}, metric ${h.metric}${ivfText}`,
           );
         },
       ),

@@ -1,6 +1,6 @@
 /**
  * `search DATA INDEX_DIR QUESTION_EMB PRED.json [--top-k K] [--topk-out
- * topk.ndjson] [--closed]`: answers every question of the dataset against
+ * topk.ndjson] [--closed] [--exact] [--nprobe N] [--refine R]`: answers every question of the dataset against
  * every phrase of an index (the stage is `openSearch` in `search/open.ts`,
  * which see).
  *
@@ -54,6 +54,24 @@ export const SEARCH_SPEC = {
       description: "score each question against its own paragraph only (gives merge's answers)",
     },
     {
+      name: "exact",
+      type: "boolean",
+      description: "an ivf-pq index: score every phrase exactly (as an exact index)",
+    },
+    {
+      name: "nprobe",
+      type: "int",
+      metavar: "N",
+      description: "an ivf-pq index: IVF partitions probed (default 10; at most nlist)",
+    },
+    {
+      name: "refine",
+      type: "int",
+      metavar: "R",
+      description: "an ivf-pq index: re-score the R best approximate candidates exactly " +
+        "(default 0: approximate scores; R below --top-k counts as --top-k)",
+    },
+    {
       name: "unique-ids",
       type: "boolean",
       description: "rename repeated article titles as the encoders' --unique-ids does",
@@ -90,6 +108,16 @@ if (import.meta.main) {
   await runMain(SEARCH_SPEC, Deno.args, (a) => {
     const k = a.flags["top-k"];
     if (k < 1) return Effect.fail(new UsageError(`--top-k must be at least 1, got ${k}`));
+    const { nprobe, refine } = a.flags;
+    if (nprobe !== undefined && nprobe < 1) {
+      return Effect.fail(new UsageError(`--nprobe must be at least 1, got ${nprobe}`));
+    }
+    if (refine !== undefined && refine < 0) {
+      return Effect.fail(new UsageError(`--refine must be at least 0, got ${refine}`));
+    }
+    if (a.flags.exact && (nprobe !== undefined || refine !== undefined)) {
+      return Effect.fail(new UsageError("--exact cannot go with --nprobe or --refine"));
+    }
     const bar = progress("search");
     const data = a.positional["data.json"];
     const pred = a.positional["pred.json"];
@@ -122,6 +150,9 @@ if (import.meta.main) {
         topK: k,
         closed: a.flags.closed,
         uniqueIds: a.flags["unique-ids"],
+        exact: a.flags.exact,
+        nprobe,
+        refine,
         simd: !a.flags["no-simd"],
         onProgress: (n) => bar.update(n, "questions"),
       });

@@ -8,7 +8,9 @@
  * the SIMD kernels, rows near the k-th best re-scored with `fsum`), ties to
  * the first phrase in (paragraph order, phrase order). With `closed`, each
  * question is scored against its own paragraph only: then the top phrase is
- * exactly merge's answer.
+ * exactly merge's answer. An `ivf-pq` index is searched approximately
+ * (`search/index/ivfpq.ts`: `nprobe` partitions, `refine` candidates
+ * re-scored exactly) unless `exact` (or `closed`) is asked.
  *
  * **Memory.** The index is memory-resident (see `search/index/read.ts`);
  * questions are read and answered in blocks (256 sparse, 64 dense), and
@@ -37,6 +39,7 @@ import { type EncoderError, QuestionEncoder } from "../encoders/types.ts";
 import { asFloat32 } from "./dense_f64.ts";
 import { readQ2c } from "./merge.ts";
 import { type ExactIndex, openIndexSync, paragraphOfRow } from "./index/read.ts";
+import { nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
 import {
   NonFiniteError,
   scoreDense,
@@ -255,6 +258,12 @@ export interface OpenSearchOptions extends QueryOptions {
   readonly closed?: boolean;
   /** Rename repeated titles as the encoders' `--unique-ids` does. */
   readonly uniqueIds?: boolean;
+  /** An `ivf-pq` index: score every phrase exactly instead. */
+  readonly exact?: boolean;
+  /** An `ivf-pq` index: partitions probed (default 10, at most nlist). */
+  readonly nprobe?: number;
+  /** An `ivf-pq` index: approximate candidates re-scored exactly (default 0). */
+  readonly refine?: number;
   /** Receives each `Missing <path>` line (default: stderr). */
   readonly onMissing?: (line: string) => void;
   /** Told the questions done so far. */
@@ -314,6 +323,22 @@ export const openSearch = (
         catch: asError(opts.index),
       })
       : opts.index;
+    const ivf = index.header.kind === "ivf-pq" && opts.exact !== true && opts.closed !== true;
+    if (
+      index.header.kind !== "ivf-pq" && (opts.nprobe !== undefined || opts.refine !== undefined)
+    ) {
+      return yield* Effect.fail(
+        new InputError({
+          file: index.dir,
+          where: "",
+          message: `is an ${index.header.kind} index: --nprobe and --refine apply to ivf-pq only`,
+        }),
+      );
+    }
+    const probeWhy = ivf ? nprobeProblem(index, opts.nprobe ?? 10) : undefined;
+    if (probeWhy !== undefined) {
+      return yield* Effect.fail(new InputError({ file: index.dir, where: "", message: probeWhy }));
+    }
     const q2c = yield* readQ2c(opts.data, opts.uniqueIds === true);
     const onMissing = opts.onMissing ?? ((line: string) => console.error(line));
     const paragraphOf = new Map(index.ids.map((id, p) => [id, p]));
@@ -362,7 +387,13 @@ export const openSearch = (
                 vectors.push(v);
                 own.push(paragraphOf.get(q2c.get(qid)!) ?? -1);
               }
-              const tops = scoreQuestions(index, vectors, opts, opts.closed ? own : undefined);
+              const tops = ivf
+                ? await scoreIvf(
+                  index,
+                  vectors.map((v) => asFloat32(v as Matrix & { kind: "dense" })),
+                  opts,
+                )
+                : scoreQuestions(index, vectors, opts, opts.closed ? own : undefined);
               let text = "", lines = "";
               for (let j = 0; j < ids.length; j++) {
                 const hits = hitsOf(index, tops[j]);

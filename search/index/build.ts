@@ -21,6 +21,14 @@
  * existing folder (unless `overwrite`, and then only an index folder or an
  * empty one is replaced).
  *
+ * **IVF-PQ** (`nlist` and `bpv` given; dense dumps only): the exact files
+ * are written as above, then a LanceDB table with an IVF-PQ index is built
+ * from them in `lance/` and the kind is `ivf-pq` (`ivfpq.ts`: training
+ * sample, parameters, what is and is not reproducible). Bad input, checked
+ * once the exact files are written (before any training): `bpv` that does
+ * not divide d, `nlist` larger than the training sample's phrases, a sparse
+ * dump.
+ *
  * **Atomic and repeatable.** The index is built in `INDEX_DIR.<8 hex>.tmp`
  * (the hex a hash of the target's absolute path), every file fsynced, then
  * renamed into place. A build that was killed leaves that folder; the next
@@ -37,6 +45,15 @@ import { type ContextDump, type DumpSourceSync, openDumpSync } from "../../io/du
 import { FileError, InputError } from "../../io/errors.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { squadParagraphs, type SquadReadError } from "../../io/squad.ts";
+import {
+  buildLanceTable,
+  DEFAULT_TRAIN_PARAGRAPHS,
+  LANCE_DIR,
+  LANCE_LIBRARY,
+  lanceFiles,
+  TRAIN_SAMPLE_RULE,
+  trainSample,
+} from "./ivfpq.ts";
 import {
   headerJson,
   INDEX_FORMAT,
@@ -62,8 +79,16 @@ export interface BuildIndexOptions {
   readonly metric?: IndexMetric;
   /** Replace an existing index folder. */
   readonly overwrite?: boolean;
+  /** IVF partitions: with `bpv`, an `ivf-pq` index (else `exact`). */
+  readonly nlist?: number;
+  /** PQ sub-vectors (bytes per vector): with `nlist`, an `ivf-pq` index. */
+  readonly bpv?: number;
+  /** Paragraphs the IVF-PQ quantizers are trained on (default 100; see `ivfpq.ts`). */
+  readonly trainParagraphs?: number;
   /** Told the paragraphs and phrases written so far. */
   readonly onProgress?: (paragraphs: number, phrases: number) => void;
+  /** Told the rows put into the LanceDB table so far (`ivf-pq`). */
+  readonly onIvfProgress?: (rows: number, total: number) => void;
 }
 
 /** What {@linkcode buildIndex} wrote. */
@@ -162,6 +187,10 @@ class ExactWriter {
   rows = 0;
   nnz = 0;
   paragraphs = 0;
+  /** Paragraph ids written, in order. */
+  readonly ids: string[] = [];
+  /** First row of each paragraph written, and the row count (paragraphs + 1 entries). */
+  readonly starts: number[] = [0];
   offsetsFrom: "metadata" | "context" | null = null;
 
   constructor(
@@ -250,6 +279,8 @@ class ExactWriter {
     this.#paragraphs.write(this.#enc.encode(line));
     this.rows += n;
     this.paragraphs++;
+    this.ids.push(id);
+    this.starts.push(this.rows);
   }
 
   #noRepeats(m: Matrix & { kind: "csr" }, label: string): void {
@@ -356,6 +387,89 @@ function metaOf(
   };
 }
 
+/** Fsyncs a file and returns its size and sha256, read in blocks. */
+function hashFile(path: string): IndexFile {
+  const f = Deno.openSync(path, { read: true, write: true });
+  try {
+    f.syncSync();
+    const h = createHash("sha256"), buf = new Uint8Array(1 << 20);
+    let bytes = 0;
+    for (let n = f.readSync(buf); n !== null; n = f.readSync(buf)) {
+      h.update(buf.subarray(0, n));
+      bytes += n;
+    }
+    return { bytes, sha256: h.digest("hex") };
+  } finally {
+    f.close();
+  }
+}
+
+/** Turns the exact index in `tmp` into an `ivf-pq` one (see the module notes). */
+const ivfStage = (
+  h: IndexHeader,
+  w: ExactWriter,
+  tmp: string,
+  opts: BuildIndexOptions,
+): Effect.Effect<IndexHeader, InputError | FileError> =>
+  Effect.gen(function* () {
+    const nlist = opts.nlist!, bpv = opts.bpv!;
+    const refuse = (message: string) =>
+      Effect.fail(new InputError({ file: opts.contextEmb, where: "", message }));
+    if (h.d % bpv !== 0) {
+      return yield* refuse(`--bpv ${bpv} does not divide d = ${h.d} (PQ splits d into bpv parts)`);
+    }
+    const wanted = opts.trainParagraphs ?? DEFAULT_TRAIN_PARAGRAPHS;
+    const train = yield* Effect.promise(() => trainSample(w.ids, wanted));
+    const trainPhrases = train.reduce((n, p) => n + w.starts[p + 1] - w.starts[p], 0);
+    if (nlist > trainPhrases) {
+      return yield* refuse(
+        `--nlist ${nlist} is larger than the ${trainPhrases} training phrases ` +
+          `(${train.length} paragraphs; see --train-paragraphs)`,
+      );
+    }
+    yield* Effect.tryPromise({
+      try: () =>
+        buildLanceTable({
+          dir: `${tmp}/${LANCE_DIR}`,
+          vectors: `${tmp}/vectors.${h.dtype}`,
+          dtype: h.dtype,
+          d: h.d,
+          starts: w.starts,
+          train,
+          nlist,
+          bpv,
+          metric: h.metric,
+          onProgress: (rows) => opts.onIvfProgress?.(rows, h.phrases),
+        }),
+      catch: (e) =>
+        new FileError({
+          file: `${tmp}/${LANCE_DIR}`,
+          message: `LanceDB: ${osMessage(e).split("\n")[0]}`,
+        }),
+    });
+    const files: Record<string, IndexFile> = { ...h.files };
+    yield* Effect.try({
+      try: () => {
+        for (const name of lanceFiles(tmp)) files[name] = hashFile(`${tmp}/${name}`);
+      },
+      catch: (e) => new FileError({ file: `${tmp}/${LANCE_DIR}`, message: osMessage(e) }),
+    });
+    return {
+      ...h,
+      kind: "ivf-pq",
+      parameters: {
+        nlist,
+        bpv,
+        bits: 8,
+        train_paragraphs: train.length,
+        train_phrases: trainPhrases,
+        train_sample: TRAIN_SAMPLE_RULE,
+        library: LANCE_LIBRARY,
+      },
+      files,
+    };
+  });
+
 /** A short hex name for the target's temporary folder (its absolute path hashed). */
 function tmpName(out: string): string {
   const abs = out.startsWith("/") ? out : `${Deno.cwd()}/${out}`;
@@ -445,6 +559,20 @@ export const buildIndex = (
     const out = opts.out.replace(/\/+$/, "") || "/";
     const metric = opts.metric ?? "ip";
     const sparse = opts.sparse === true;
+    if ((opts.nlist === undefined) !== (opts.bpv === undefined)) {
+      return yield* Effect.fail(
+        new InputError({ file: out, where: "", message: "IVF-PQ needs both --nlist and --bpv" }),
+      );
+    }
+    if (opts.nlist !== undefined && sparse) {
+      return yield* Effect.fail(
+        new InputError({
+          file: opts.contextEmb,
+          where: "",
+          message: "IVF-PQ indexes dense vectors only (build an exact index of a sparse dump)",
+        }),
+      );
+    }
     const lift = <A>(f: () => A, file: string) =>
       Effect.try({
         try: f,
@@ -524,10 +652,13 @@ export const buildIndex = (
               yield* lift(() => add(stem, stem, undefined), opts.contextEmb);
             }
           }
-          const header = yield* lift(
+          let header = yield* lift(
             () => w.finish(opts.context !== undefined ? "dataset" : "sorted-names"),
             tmp,
           );
+          if (opts.nlist !== undefined || opts.bpv !== undefined) {
+            header = yield* ivfStage(header, w, tmp, opts);
+          }
           yield* lift(() => {
             const f = new OutFile(`${tmp}/${INDEX_HEADER}`);
             f.write(new TextEncoder().encode(headerJson(header)));

@@ -5,8 +5,11 @@
  * with their sizes and sha256. Every kind shares the header fields
  * (`format`, `version`, `kind`, `metric`, `d`, `phrases`, `paragraphs`,
  * `parameters`, `files`) and the phrase table; the vectors' layout depends
- * on the kind. Version 1 has one kind, `exact`; an approximate kind (IVF-PQ,
- * say) adds its own files and `parameters` beside it under a new `kind`.
+ * on the kind. Version 1 has two kinds: `exact`, and `ivf-pq`, which is an
+ * exact index plus a LanceDB table with an IVF-PQ index (`lance/`, every
+ * file of it listed in `files` under its `lance/...` path; `parameters`:
+ * `nlist`, `bpv`, `bits`, `train_paragraphs`, `train_phrases`,
+ * `train_sample`, `library`; dense vectors only; see `ivfpq.ts`).
  * A reader refuses a kind it does not know and a version newer than its own.
  *
  * Files of the `exact` kind (all little-endian, row-major):
@@ -43,7 +46,7 @@ export const INDEX_FORMAT = "phraseval-index";
 export const INDEX_VERSION = 1;
 
 /** Index kinds this version reads. */
-export const INDEX_KINDS: readonly string[] = ["exact"];
+export const INDEX_KINDS: readonly string[] = ["exact", "ivf-pq"];
 
 /** How phrases are ranked: inner product, or smallest squared L2 distance (score −‖q−p‖²). */
 export type IndexMetric = "ip" | "l2";
@@ -86,7 +89,7 @@ export interface IndexHeader {
    * previous phrase's start, or none.
    */
   readonly offsets: "metadata" | "context" | null;
-  /** Kind-specific parameters (`{}` for `exact`). */
+  /** Kind-specific parameters (`{}` for `exact`; see `ivfpq.ts` for `ivf-pq`). */
   readonly parameters: Readonly<Record<string, unknown>>;
   /** Data files by name. */
   readonly files: Readonly<Record<string, IndexFile>>;
@@ -163,6 +166,10 @@ export function headerProblem(h: unknown): string | undefined {
   }
   if (typeof o.parameters !== "object" || o.parameters === null) return "bad parameters";
   if (typeof o.files !== "object" || o.files === null) return "bad file list";
+  if (o.kind === "ivf-pq") {
+    const why = ivfPqProblem(o);
+    if (why !== undefined) return why;
+  }
   const files = o.files as Record<string, unknown>;
   for (const name of exactFiles(o.vectors, o.dtype)) {
     const f = files[name] as Record<string, unknown> | undefined;
@@ -174,6 +181,32 @@ export function headerProblem(h: unknown): string | undefined {
     if (want !== undefined && f.bytes !== want) {
       return `${name} is listed with ${f.bytes} bytes; ${want} expected`;
     }
+  }
+  return undefined;
+}
+
+/** What is wrong with an `ivf-pq` header's vectors, parameters and files, or `undefined`. */
+function ivfPqProblem(o: Record<string, unknown>): string | undefined {
+  if (o.vectors !== "dense") return "an ivf-pq index must have dense vectors";
+  const p = o.parameters as Record<string, unknown>;
+  for (const key of ["nlist", "bpv", "bits", "train_paragraphs", "train_phrases"]) {
+    if (!isCount(p[key]) || p[key] === 0) return `bad ivf-pq parameter ${key}`;
+  }
+  if ((o.d as number) % (p.bpv as number) !== 0) {
+    return `bpv ${p.bpv} does not divide d = ${o.d}`;
+  }
+  if ((p.nlist as number) > (p.train_phrases as number)) {
+    return "nlist exceeds the training phrases";
+  }
+  const files = o.files as Record<string, Record<string, unknown>>;
+  const lance = Object.keys(files).filter((k) => k.startsWith("lance/"));
+  if (lance.length === 0) return "the file list has no lance/ files";
+  for (const name of lance) {
+    const f = files[name];
+    if (
+      typeof f !== "object" || f === null || !isCount(f.bytes) || typeof f.sha256 !== "string" ||
+      !/^[0-9a-f]{64}$/.test(f.sha256) || name.split("/").some((s) => s === ".." || s === "")
+    ) return `bad entry for ${name}`;
   }
   return undefined;
 }

@@ -1,7 +1,7 @@
 /**
  * The phrase index: its folder format (`format.ts`), the exact build
- * (`build.ts`), opening one (`read.ts`) and exact top-k scoring
- * (`score.ts`). Search over an index is `search/open.ts`.
+ * (`build.ts`), opening one (`read.ts`), exact top-k scoring
+ * (`score.ts`) and the IVF-PQ kind on LanceDB (`ivfpq.ts`). Search over an index is `search/open.ts`.
  *
  * @example
  * ```ts
@@ -29,3 +29,11 @@ export type { BuildIndexError, BuildIndexOptions, BuildIndexResult } from "./bui
 export { openIndex, openIndexSync, paragraphOfRow, readIndexHeader } from "./read.ts";
 export type { ExactIndex, OpenIndexOptions } from "./read.ts";
 export { NonFiniteError, scoreDense, SparseQueries, TopK } from "./score.ts";
+export {
+  DEFAULT_NPROBE,
+  DEFAULT_TRAIN_PARAGRAPHS,
+  nprobeProblem,
+  scoreIvf,
+  trainSample,
+} from "./ivfpq.ts";
+export type { IvfIndexView, IvfPqParameters, IvfQueryOptions } from "./ivfpq.ts";

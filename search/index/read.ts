@@ -5,6 +5,11 @@
  * memory (exact search keeps them memory-resident: phrases × d × 4 (or 2)
  * bytes dense, nnz × 8 + phrases × 8 sparse, plus the phrase texts).
  *
+ * An `ivf-pq` index is opened the same way (its exact vectors serve
+ * `--exact` and the re-scoring); its `lance/` files are checked too (size,
+ * and sha256 with `verify`), and the LanceDB table is opened on the first
+ * approximate query (`ivfpq.ts`).
+ *
  * A path that is a file, a folder without `index.json`, a header of another
  * format, kind or a newer version, a file missing, truncated or changed
  * (sha256), a paragraph table that does not add up: each is an
@@ -159,6 +164,29 @@ export function openIndexSync(dir: string, options: OpenIndexOptions = {}): Exac
   const verify = options.verify !== false;
   const load = (name: string) => loadFile(dir, h, name, verify);
   const table = parseParagraphs(load(PARAGRAPHS_FILE), `${dir}/${PARAGRAPHS_FILE}`, h);
+  if (h.kind === "ivf-pq") {
+    for (const name of Object.keys(h.files).filter((k) => k.startsWith("lance/"))) {
+      const path = `${dir}/${name}`;
+      let size: number;
+      try {
+        size = Deno.statSync(path).size;
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) {
+          throw bad(path, "missing (the index folder is incomplete)");
+        }
+        throw new FileError({ file: path, message: e instanceof Error ? e.message : String(e) });
+      }
+      if (size !== h.files[name].bytes) {
+        throw bad(
+          path,
+          `${size} bytes but ${INDEX_HEADER} says ${
+            h.files[name].bytes
+          } (truncated or corrupt index)`,
+        );
+      }
+      if (verify) load(name);
+    }
+  }
   if (h.vectors === "dense") {
     const b = load(`vectors.${h.dtype}`);
     const n = h.phrases * h.d;

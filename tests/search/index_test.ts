@@ -325,9 +325,9 @@ Deno.test("search: a bad index or question exits 2 with one line and writes noth
       return `${tmp}/${name}`;
     };
     await search(
-      variant("ivf", (h) => (h.kind = "ivf-pq")),
+      variant("hnsw", (h) => (h.kind = "hnsw")),
       `${tmp}/q4`,
-      /^search: .*ivf\/index\.json: index kind "ivf-pq" is not one this phraseval reads \(exact\)$/,
+      /^search: .*hnsw\/index\.json: index kind "hnsw" is not one this phraseval reads \(exact, ivf-pq\)$/,
     );
     await search(
       variant("v2", (h) => (h.version = 2)),

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""faiss-cpu reference for bench/index_bench.ts: exact and IVF-PQ search.
+
+usage: faiss_ref.py SPEC.json OUT.json
+
+SPEC.json (written by index_bench.ts): vectors (raw little-endian file of the
+phraseval index, f32 or f16), dtype, n, d, queries (raw f32, nq x d), nq,
+train (raw int64 rows of the training sample), nlist, bpv, nprobes, k,
+threads. Runs with faiss.omp_set_num_threads(threads) and reports, as JSON:
+load time; IndexFlatIP add and search times and its top-k rows; IndexIVFPQ
+(IndexFlatIP(d), d, nlist, bpv, 8, METRIC_INNER_PRODUCT) train/add times,
+serialized bytes, and per nprobe the search time and top-k rows.
+"""
+import json
+import sys
+import time
+
+import faiss
+import numpy as np
+
+
+def main():
+    spec = json.load(open(sys.argv[1]))
+    faiss.omp_set_num_threads(spec["threads"])
+    n, d, k = spec["n"], spec["d"], spec["k"]
+    t0 = time.perf_counter()
+    raw = np.fromfile(spec["vectors"], dtype=np.float16 if spec["dtype"] == "f16" else np.float32)
+    xb = np.ascontiguousarray(raw.reshape(n, d).astype(np.float32))
+    del raw
+    xq = np.fromfile(spec["queries"], dtype=np.float32).reshape(spec["nq"], d)
+    train = np.fromfile(spec["train"], dtype=np.int64)
+    out = {"load_s": time.perf_counter() - t0, "faiss": faiss.__version__}
+
+    if spec.get("flat", True):
+        t0 = time.perf_counter()
+        flat = faiss.IndexFlatIP(d)
+        flat.add(xb)
+        out["flat_build_s"] = time.perf_counter() - t0
+        out["flat_bytes"] = n * d * 4
+        t0 = time.perf_counter()
+        _, ix = flat.search(xq, k)
+        out["flat_search_s"] = time.perf_counter() - t0
+        out["flat_rows"] = ix.tolist()
+        del flat
+
+    t0 = time.perf_counter()
+    ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(d), d, spec["nlist"], spec["bpv"], 8,
+                           faiss.METRIC_INNER_PRODUCT)
+    ivf.train(xb[train])
+    out["ivf_train_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ivf.add(xb)
+    out["ivf_add_s"] = time.perf_counter() - t0
+    out["ivf_bytes"] = int(faiss.serialize_index(ivf).nbytes)
+    out["ivf"] = []
+    for nprobe in spec["nprobes"]:
+        ivf.nprobe = nprobe
+        t0 = time.perf_counter()
+        _, ix = ivf.search(xq, k)
+        out["ivf"].append({"nprobe": nprobe, "search_s": time.perf_counter() - t0,
+                           "rows": ix.tolist()})
+    json.dump(out, open(sys.argv[2], "w"))
+
+
+if __name__ == "__main__":
+    main()

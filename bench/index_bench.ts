@@ -1,0 +1,264 @@
+/**
+ * Dense open-search speed and quality against faiss-cpu (bench/faiss_ref.py):
+ * exact search (phraseval exact index vs `IndexFlatIP`) and IVF-PQ
+ * (phraseval `ivf-pq` index, LanceDB, vs `IndexIVFPQ(IndexFlatIP(d), d,
+ * nlist, bpv, 8, METRIC_INNER_PRODUCT)`) with the same nlist, bpv, training
+ * rows (the index's sample) and nprobe sweep.
+ *
+ * Steps: builds both indexes with the `index` stage (timed whole process;
+ * `--reuse` keeps them), takes every `--every`-th question of the dataset
+ * (their question vectors written once as raw f32 for both sides), then in
+ * process: opens each index (timed) and answers the questions in blocks of
+ * 64 (timed: queries/s), exact first (the ground truth: merge's exact scores,
+ * first row on ties), then IVF-PQ per nprobe without and with `--refine`.
+ * faiss runs in its own process with `--threads` OpenMP threads (default
+ * 2, the machine's cores). Recall@1: share of questions whose top-1 row is
+ * the exact top-1 row; recall@10: mean share of the exact top-10 rows in
+ * the top 10.
+ *
+ * ```sh
+ * pip install faiss-cpu
+ * deno run -A bench/index_bench.ts --dump DIR/dumps/context_emb --context DIR/context.json \
+ *   --questions DIR/dumps/question_emb --data DIR/question.json [--every 10] \
+ *   [--nlist 100] [--bpv 128] [--nprobes 1,4,10,32,100] [--refine 100[,1000]] [--threads 2] \
+ *   [--out bench/out/index_bench] [--reuse] [--no-faiss]
+ * ```
+ *
+ * `--reuse` keeps indexes already in `--out` and faiss's results when its
+ * spec is unchanged (the extra refine columns are printed as a second table).
+ *
+ * @module
+ */
+import { openDumpSync } from "../io/dump/reader_sync.ts";
+import type { Matrix } from "../io/matrix.ts";
+import { asFloat32 } from "../search/dense_f64.ts";
+import { scoreIvf, trainSample } from "../search/index/ivfpq.ts";
+import { openIndexSync } from "../search/index/read.ts";
+import { scoreQuestions } from "../search/open.ts";
+
+const arg = (name: string, dflt: string): string => {
+  const i = Deno.args.indexOf(`--${name}`);
+  return i >= 0 ? Deno.args[i + 1] : dflt;
+};
+const flag = (name: string) => Deno.args.includes(`--${name}`);
+const root = new URL("..", import.meta.url).pathname;
+const out = arg("out", `${root}bench/out/index_bench`);
+const dump = arg("dump", "");
+const context = arg("context", "");
+const questions = arg("questions", "");
+const data = arg("data", "");
+const every = Number(arg("every", "10"));
+const nlist = Number(arg("nlist", "100"));
+const bpv = Number(arg("bpv", "128"));
+const nprobes = arg("nprobes", "1,4,10,32,100").split(",").map(Number);
+const refines = arg("refine", "100").split(",").map(Number);
+const refine = refines[0];
+const threads = Number(arg("threads", "2"));
+const K = 10;
+Deno.mkdirSync(out, { recursive: true });
+
+function sh(cmd: string, args: string[]): number {
+  const t0 = performance.now();
+  const r = new Deno.Command(cmd, { args, stdout: "inherit", stderr: "inherit" }).outputSync();
+  if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")} failed`);
+  return (performance.now() - t0) / 1000;
+}
+function du(path: string): number {
+  const st = Deno.statSync(path);
+  if (!st.isDirectory) return st.size;
+  let n = 0;
+  for (const e of Deno.readDirSync(path)) n += du(`${path}/${e.name}`);
+  return n;
+}
+const index = (dir: string, extra: string[]) =>
+  sh(Deno.execPath(), [
+    "run",
+    "-A",
+    `${root}pipeline/index.ts`,
+    dump,
+    dir,
+    "--context",
+    context,
+    "--overwrite",
+    ...extra,
+  ]);
+const exists = (p: string) => {
+  try {
+    Deno.statSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const build = (dir: string, extra: string[]) =>
+  flag("reuse") && exists(dir) ? NaN : index(dir, extra);
+
+const exactBuild = build(`${out}/exact`, []);
+const ivfBuild = build(`${out}/ivf`, ["--nlist", String(nlist), "--bpv", String(bpv)]);
+
+// Questions: every `every`-th of the dataset, vectors as float32.
+const ds = JSON.parse(Deno.readTextFileSync(data)) as {
+  data: { paragraphs: { qas: { id: string }[] }[] }[];
+};
+const qids = ds.data.flatMap((a) => a.paragraphs.flatMap((p) => p.qas.map((q) => q.id)))
+  .filter((_, i) => i % every === 0);
+const qd = openDumpSync(questions, { sparse: false });
+const qs: Float32Array[] = qids.map((id) => {
+  const m = qd.readQuestion(id);
+  if ("missing" in m) throw new Error(`no vector for ${id}`);
+  return asFloat32(m as Matrix & { kind: "dense" });
+});
+qd.close();
+const d = qs[0].length;
+const qbuf = new Float32Array(qs.length * d);
+qs.forEach((q, j) => qbuf.set(q, j * d));
+Deno.writeFileSync(`${out}/queries.f32`, new Uint8Array(qbuf.buffer));
+
+// Exact, in process.
+let t0 = performance.now();
+const exact = openIndexSync(`${out}/exact`, { verify: false });
+const exactLoad = (performance.now() - t0) / 1000;
+const asMatrix = (q: Float32Array): Matrix => ({
+  kind: "dense",
+  rows: 1,
+  cols: d,
+  dtype: "f32",
+  data: q,
+});
+t0 = performance.now();
+const truth: number[][] = [];
+for (let b = 0; b < qs.length; b += 64) {
+  for (const t of scoreQuestions(exact, qs.slice(b, b + 64).map(asMatrix), { topK: K })) {
+    truth.push(t.rows);
+  }
+}
+const exactSearch = (performance.now() - t0) / 1000;
+console.error(`exact: ${qs.length} questions in ${exactSearch.toFixed(1)} s`);
+
+// Training rows of the IVF index's sample, for faiss.
+const ivf = openIndexSync(`${out}/ivf`, { verify: false });
+const p = ivf.header.parameters as Record<string, number>;
+const train = await trainSample(ivf.ids, p.train_paragraphs);
+const trainRows: bigint[] = [];
+for (const t of train) {
+  for (let r = ivf.starts[t]; r < ivf.starts[t + 1]; r++) trainRows.push(BigInt(r));
+}
+Deno.writeFileSync(`${out}/train.i64`, new Uint8Array(new BigInt64Array(trainRows).buffer));
+
+const recall = (rows: number[][]) => {
+  let r1 = 0, r10 = 0;
+  rows.forEach((got, j) => {
+    if (got[0] === truth[j][0]) r1++;
+    const want = new Set(truth[j]);
+    r10 += got.filter((r) => want.has(r)).length / truth[j].length;
+  });
+  return { r1: r1 / rows.length, r10: r10 / rows.length };
+};
+
+const ours: { nprobe: number; refine: number; s: number; r1: number; r10: number }[] = [];
+for (const nprobe of nprobes) {
+  for (const rf of [0, ...refines]) {
+    t0 = performance.now();
+    const rows: number[][] = [];
+    for (let b = 0; b < qs.length; b += 64) {
+      const tops = await scoreIvf(ivf, qs.slice(b, b + 64), { topK: K, nprobe, refine: rf });
+      for (const t of tops) rows.push(t.rows);
+    }
+    const s = (performance.now() - t0) / 1000;
+    ours.push({ nprobe, refine: rf, s, ...recall(rows) });
+    console.error(`ivf nprobe ${nprobe} refine ${rf}: ${s.toFixed(1)} s`, recall(rows));
+  }
+}
+
+if (flag("no-faiss")) {
+  // Only phraseval's IVF-PQ rows (e.g. another --refine sweep on reused indexes).
+  const t = ours.map((o) =>
+    `| ${o.nprobe} | ${o.refine} | ${o.r1.toFixed(3)} | ${o.r10.toFixed(3)} | ${
+      (qs.length / o.s).toFixed(1)
+    } |`
+  );
+  console.log(["| nprobe | refine | R@1 | R@10 | q/s |", "|---|---|---|---|---|", ...t].join("\n"));
+  Deno.exit(0);
+}
+
+// faiss.
+const spec = {
+  vectors: `${out}/exact/vectors.${exact.header.dtype}`,
+  dtype: exact.header.dtype,
+  n: exact.header.phrases,
+  d,
+  queries: `${out}/queries.f32`,
+  nq: qs.length,
+  train: `${out}/train.i64`,
+  nlist,
+  bpv,
+  nprobes,
+  k: K,
+  threads,
+};
+if (!flag("reuse")) Deno.writeTextFileSync(`${out}/faiss_spec.json`, JSON.stringify(spec));
+// --reuse with a faiss.json of the same spec: faiss is not run again.
+const reuseFaiss = flag("reuse") && exists(`${out}/faiss.json`) &&
+  exists(`${out}/faiss_spec.json`) &&
+  Deno.readTextFileSync(`${out}/faiss_spec.json`) === JSON.stringify(spec);
+const faissWall = reuseFaiss ? NaN : sh("python3", [
+  `${root}bench/faiss_ref.py`,
+  `${out}/faiss_spec.json`,
+  `${out}/faiss.json`,
+]);
+const f = JSON.parse(Deno.readTextFileSync(`${out}/faiss.json`));
+
+const nq = qs.length;
+const qps = (s: number) => (nq / s).toFixed(1);
+const mb = (b: number) => (b / 1e6).toFixed(1);
+const lines: string[] = [];
+lines.push(
+  `${nq} questions (every ${every}th), ${exact.header.phrases} phrases, d=${d} ${exact.header.dtype}; ` +
+    `faiss ${f.faiss}, ${threads} threads; faiss process ${faissWall.toFixed(1)} s (load ${
+      f.load_s.toFixed(1)
+    } s)`,
+  "",
+  "| exact | build s | load s | search s | queries/s | bytes (MB) | recall@1 vs phraseval exact |",
+  "|---|---|---|---|---|---|---|",
+  `| phraseval exact | ${exactBuild.toFixed(1)} | ${exactLoad.toFixed(1)} | ${
+    exactSearch.toFixed(1)
+  } | ${qps(exactSearch)} | ${mb(du(`${out}/exact`))} | 1 |`,
+  `| faiss IndexFlatIP | ${f.flat_build_s.toFixed(1)} | ${f.load_s.toFixed(1)} | ${
+    f.flat_search_s.toFixed(1)
+  } | ${qps(f.flat_search_s)} | ${mb(f.flat_bytes)} | ${recall(f.flat_rows).r1.toFixed(4)} |`,
+  "",
+  `IVF-PQ nlist ${nlist}, bpv ${bpv}, trained on ${p.train_phrases} phrases (${p.train_paragraphs} paragraphs). ` +
+    `Build: phraseval ${ivfBuild.toFixed(1)} s whole process (exact files + LanceDB); faiss train ${
+      f.ivf_train_s.toFixed(1)
+    } s + add ${f.ivf_add_s.toFixed(1)} s. Bytes: phraseval lance/_indices ${
+      mb(du(`${out}/ivf/lance/phrases.lance/_indices`))
+    } MB, lance/ ${mb(du(`${out}/ivf/lance`))} MB, whole folder ${
+      mb(du(`${out}/ivf`))
+    } MB; faiss index ${mb(f.ivf_bytes)} MB.`,
+  "",
+  "| nprobe | phraseval R@1 | R@10 | q/s | phraseval refine " + refine +
+    " R@1 | R@10 | q/s | faiss R@1 | R@10 | q/s |",
+  "|---|---|---|---|---|---|---|---|---|---|",
+);
+for (const nprobe of nprobes) {
+  const a = ours.find((o) => o.nprobe === nprobe && o.refine === 0)!;
+  const b = ours.find((o) => o.nprobe === nprobe && o.refine === refine)!;
+  const fr = f.ivf.find((x: { nprobe: number }) => x.nprobe === nprobe);
+  const rc = recall(fr.rows);
+  lines.push(
+    `| ${nprobe} | ${a.r1.toFixed(3)} | ${a.r10.toFixed(3)} | ${qps(a.s)} | ${b.r1.toFixed(3)} | ${
+      b.r10.toFixed(3)
+    } | ${qps(b.s)} | ${rc.r1.toFixed(3)} | ${rc.r10.toFixed(3)} | ${qps(fr.search_s)} |`,
+  );
+}
+if (refines.length > 1) {
+  lines.push("", "| nprobe | refine | R@1 | R@10 | q/s |", "|---|---|---|---|---|");
+  for (const o of ours.filter((o) => o.refine > 0)) {
+    lines.push(
+      `| ${o.nprobe} | ${o.refine} | ${o.r1.toFixed(3)} | ${o.r10.toFixed(3)} | ${qps(o.s)} |`,
+    );
+  }
+}
+const text = lines.join("\n");
+console.log(text);
+Deno.writeTextFileSync(`${out}/report.md`, text + "\n");

@@ -1,0 +1,306 @@
+/**
+ * The `ivf-pq` index kind (LanceDB) as commands: with nprobe = nlist and
+ * refine covering every phrase it gives the exact index's answers (NumPy-
+ * written dense f32 and f16 dumps, both metrics); recall@10 against exact
+ * search on real piqa-lstm vectors; bad input exits 2 with one line and
+ * leaves nothing behind; `inspect` prints its kind and parameters.
+ */
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { devJson, python, runStage } from "../_util.ts";
+
+async function ok(script: string, args: string[]) {
+  const r = await runStage(script, args);
+  assertEquals(r.code, 0, `${script} ${args.join(" ")}: ${r.stderr}`);
+  return r;
+}
+
+async function refused(script: string, args: string[], re: RegExp): Promise<void> {
+  const r = await runStage(script, args);
+  assertEquals(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+  const lines = r.stderr.trimEnd().split("\n");
+  assertEquals(lines.length, 1, r.stderr);
+  assertMatch(lines[0], re);
+}
+
+type Rec = Record<string, unknown>;
+const records = (path: string): Rec[] =>
+  Deno.readTextFileSync(path).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+
+/** A small dev subset (first article, `paragraphs` paragraphs) as a SQuAD file. */
+async function subset(path: string, paragraphs: number): Promise<void> {
+  const dev = JSON.parse(Deno.readTextFileSync(await devJson()));
+  const a = dev.data[0];
+  Deno.writeTextFileSync(
+    path,
+    JSON.stringify({
+      version: dev.version,
+      data: [{ ...a, paragraphs: a.paragraphs.slice(0, paragraphs) }],
+    }),
+  );
+}
+
+/** Dumps written by NumPy (bench/make_dumps.py) for a few dev paragraphs. */
+async function numpyDumps(dir: string, dtype: "f32" | "f16"): Promise<void> {
+  Deno.mkdirSync(dir, { recursive: true });
+  await subset(`${dir}/in.json`, 3);
+  await python([
+    "bench/make_dumps.py",
+    `${dir}/in.json`,
+    dir,
+    "--dim",
+    "16",
+    "--dtype",
+    dtype,
+    "--max-len",
+    "3",
+  ]);
+}
+
+const phrasesOf = (ix: string) =>
+  (JSON.parse(Deno.readTextFileSync(`${ix}/index.json`)) as { phrases: number }).phrases;
+
+Deno.test("ivf-pq: nprobe = nlist and refine over every phrase give the exact answers", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-ivf-" });
+  try {
+    for (const dtype of ["f32", "f16"] as const) {
+      const dir = `${tmp}/${dtype}`;
+      await numpyDumps(dir, dtype);
+      for (const metric of ["ip", "l2"]) {
+        const at = `${dir}/${metric}`;
+        Deno.mkdirSync(at);
+        const common = ["--context", `${dir}/data.json`, "--metric", metric];
+        await ok("pipeline/index.ts", [`${dir}/context_emb`, `${at}/exact`, ...common]);
+        await ok("pipeline/index.ts", [
+          `${dir}/context_emb`,
+          `${at}/ivf`,
+          ...common,
+          "--nlist",
+          "4",
+          "--bpv",
+          "4",
+          "--train-paragraphs",
+          "2",
+        ]);
+        const n = phrasesOf(`${at}/ivf`);
+        const search = (ix: string, name: string, extra: string[]) =>
+          ok("pipeline/search.ts", [
+            `${dir}/data.json`,
+            ix,
+            `${dir}/question_emb`,
+            `${at}/${name}.json`,
+            "--top-k",
+            "5",
+            "--topk-out",
+            `${at}/${name}.ndjson`,
+            ...extra,
+          ]);
+        await search(`${at}/exact`, "exact", []);
+        await search(`${at}/ivf`, "ivf", ["--nprobe", "4", "--refine", String(n)]);
+        await search(`${at}/ivf`, "ivf_exact", ["--exact"]);
+        const want = Deno.readTextFileSync(`${at}/exact.json`);
+        assertEquals(Deno.readTextFileSync(`${at}/ivf.json`), want, `${dtype} ${metric}`);
+        assertEquals(Deno.readTextFileSync(`${at}/ivf_exact.json`), want);
+        assertEquals(records(`${at}/ivf.ndjson`), records(`${at}/exact.ndjson`));
+        assert(records(`${at}/exact.ndjson`).length > 100);
+      }
+    }
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("ivf-pq: recall@10 against exact search on real piqa-lstm vectors", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-ivfreal-" });
+  try {
+    await subset(`${tmp}/in.json`, 12);
+    await ok("pipeline/full.ts", [
+      "--data",
+      `${tmp}/in.json`,
+      "--encoder",
+      "piqa-lstm",
+      "--out",
+      `${tmp}/run`,
+    ]);
+    const run = `${tmp}/run`;
+    const common = ["--context", `${run}/context.json`];
+    await ok("pipeline/index.ts", [`${run}/dumps/context_emb`, `${tmp}/exact`, ...common]);
+    await ok("pipeline/index.ts", [
+      `${run}/dumps/context_emb`,
+      `${tmp}/ivf`,
+      ...common,
+      "--nlist",
+      "8",
+      "--bpv",
+      "32",
+      "--train-paragraphs",
+      "6",
+    ]);
+    const search = (ix: string, name: string, extra: string[]) =>
+      ok("pipeline/search.ts", [
+        `${tmp}/in.json`,
+        ix,
+        `${run}/dumps/question_emb`,
+        `${tmp}/${name}.json`,
+        "--top-k",
+        "10",
+        "--topk-out",
+        `${tmp}/${name}.ndjson`,
+        ...extra,
+      ]);
+    await search(`${tmp}/exact`, "exact", []);
+    await search(`${tmp}/ivf`, "pq", ["--nprobe", "4"]);
+    await search(`${tmp}/ivf`, "refined", ["--nprobe", "4", "--refine", "100"]);
+    const byQ = (path: string) => {
+      const m = new Map<string, string[]>();
+      for (const r of records(path)) {
+        const key = `${r.paragraph}#${r.phrase_index}`;
+        const list = m.get(r.id as string);
+        if (list) list.push(key);
+        else m.set(r.id as string, [key]);
+      }
+      return m;
+    };
+    const truth = byQ(`${tmp}/exact.ndjson`);
+    const recall = (path: string) => {
+      const got = byQ(path);
+      let r1 = 0, r10 = 0;
+      for (const [q, want] of truth) {
+        const g = got.get(q) ?? [];
+        if (g[0] === want[0]) r1++;
+        r10 += g.filter((x) => want.includes(x)).length / want.length;
+      }
+      return { r1: r1 / truth.size, r10: r10 / truth.size };
+    };
+    assert(truth.size > 50, `${truth.size} questions`);
+    const pq = recall(`${tmp}/pq.ndjson`), refined = recall(`${tmp}/refined.ndjson`);
+    console.log(`recall pq ${JSON.stringify(pq)}, refined ${JSON.stringify(refined)}`);
+    assert(pq.r10 >= 0.35, `PQ recall@10 ${pq.r10}`);
+    assert(refined.r10 >= 0.9, `refined recall@10 ${refined.r10}`);
+    assert(refined.r1 >= 0.9, `refined recall@1 ${refined.r1}`);
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("ivf-pq: bad parameters exit 2 with one line and leave nothing behind", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-ivfbad-" });
+  try {
+    const dir = `${tmp}/d`;
+    await numpyDumps(dir, "f32");
+    const index = (name: string, extra: string[], re: RegExp) =>
+      refused("pipeline/index.ts", [`${dir}/context_emb`, `${tmp}/${name}`, ...extra], re);
+    await index(
+      "bpv",
+      ["--nlist", "4", "--bpv", "5"],
+      /^index: .*context_emb: --bpv 5 does not divide d = 16 \(PQ splits d into bpv parts\)$/,
+    );
+    await index(
+      "nlist",
+      ["--nlist", "100000", "--bpv", "4", "--train-paragraphs", "1"],
+      /^index: .*context_emb: --nlist 100000 is larger than the \d+ training phrases \(1 paragraphs; see --train-paragraphs\)$/,
+    );
+    await index("half", ["--nlist", "4"], /^index: an IVF-PQ index needs both --nlist and --bpv$/);
+    await index(
+      "both",
+      ["--nlist", "4", "--bpv", "4", "--exact"],
+      /^index: --exact cannot go with --nlist, --bpv or --train-paragraphs$/,
+    );
+    // Nothing behind: no index folder, no temporary folder.
+    assertEquals([...Deno.readDirSync(tmp)].map((e) => e.name), ["d"]);
+
+    await ok("pipeline/index.ts", [
+      `${dir}/context_emb`,
+      `${tmp}/ivf`,
+      "--nlist",
+      "4",
+      "--bpv",
+      "4",
+    ]);
+    await ok("pipeline/index.ts", [`${dir}/context_emb`, `${tmp}/exact`]);
+    const search = (ix: string, extra: string[], re: RegExp) =>
+      refused("pipeline/search.ts", [
+        `${dir}/data.json`,
+        `${tmp}/${ix}`,
+        `${dir}/question_emb`,
+        `${tmp}/pred.json`,
+        ...extra,
+      ], re);
+    await search(
+      "ivf",
+      ["--nprobe", "5"],
+      /^search: .*ivf: --nprobe 5 is larger than the index's nlist 4 \(.*ivf\)$/,
+    );
+    await search(
+      "exact",
+      ["--nprobe", "2"],
+      /^search: .*exact: is an exact index: --nprobe and --refine apply to ivf-pq only$/,
+    );
+    await search(
+      "ivf",
+      ["--exact", "--refine", "3"],
+      /--exact cannot go with --nprobe or --refine$/,
+    );
+    // A lance file changed in size: refused as a corrupt index.
+    const h = JSON.parse(Deno.readTextFileSync(`${tmp}/ivf/index.json`));
+    const lance = Object.keys(h.files).find((k) => k.includes("/data/"))!;
+    Deno.writeTextFileSync(`${tmp}/ivf/${lance}`, "x", { append: true });
+    await search(
+      "ivf",
+      [],
+      /^search: .*ivf\/lance\/.*\.lance: \d+ bytes but index\.json says \d+ \(truncated or corrupt index\)$/,
+    );
+    assertEquals(
+      [...Deno.readDirSync(tmp)].map((e) => e.name).sort(),
+      ["d", "exact", "ivf"],
+    );
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("inspect: an ivf-pq index prints its kind and parameters", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-ivfinsp-" });
+  try {
+    await numpyDumps(tmp, "f16");
+    await ok("pipeline/index.ts", [
+      `${tmp}/context_emb`,
+      `${tmp}/ivf`,
+      "--context",
+      `${tmp}/data.json`,
+      "--nlist",
+      "4",
+      "--bpv",
+      "8",
+      "--train-paragraphs",
+      "2",
+      "--metric",
+      "l2",
+    ]);
+    const r = await ok("pipeline/inspect.ts", [`${tmp}/ivf`]);
+    const got = JSON.parse(r.stdout);
+    const trainPhrases = got.parameters.train_phrases;
+    assert(Number.isSafeInteger(trainPhrases) && trainPhrases > 4 && trainPhrases < got.phrases);
+    assertEquals(got, {
+      kind: "ivf-pq",
+      version: 1,
+      phrases: got.phrases,
+      paragraphs: 3,
+      d: 16,
+      metric: "l2",
+      vectors: "dense",
+      dtype: "f16",
+      nnz: null,
+      parameters: {
+        nlist: 4,
+        bpv: 8,
+        bits: 8,
+        train_paragraphs: 2,
+        train_phrases: trainPhrases,
+        train_sample: "the train_paragraphs paragraphs whose sha256(id) (hex) sorts first",
+        library: "@lancedb/lancedb@0.31.0",
+      },
+    });
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
