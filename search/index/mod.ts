@@ -28,4 +28,5 @@ export { buildIndex } from "./build.ts";
 export type { BuildIndexError, BuildIndexOptions, BuildIndexResult } from "./build.ts";
 export { openIndex, openIndexSync, paragraphOfRow, readIndexHeader } from "./read.ts";
 export type { ExactIndex, OpenIndexOptions } from "./read.ts";
-export { NonFiniteError, scoreDense, SparseQueries, TopK } from "./score.ts";
+export { NonFiniteError, scoreDense, SparseIndexScorer, SparseQueries, TopK } from "./score.ts";
+export type { SparseIndexScorerOptions } from "./score.ts";

@@ -1,9 +1,12 @@
 /**
  * Exact top-k scoring over many phrases: {@linkcode TopK} (one question's
  * best rows), {@linkcode scoreDense} (a block of dense rows on the SIMD
- * kernels of `search/simd.ts`, or the float64 loops of `search/dense_f64.ts`)
- * and {@linkcode SparseQueries} (CSR rows against a block of CSR questions,
- * through an inverted list of the questions' columns).
+ * kernels of `search/simd.ts`, or the float64 loops of `search/dense_f64.ts`),
+ * {@linkcode SparseQueries} (CSR rows against a block of CSR questions,
+ * through an inverted list of the questions' columns) and
+ * {@linkcode SparseIndexScorer} (open search over a whole CSR index: its
+ * frequent columns as a dense block on the SIMD kernels, the others as
+ * posting lists walked by row tiles, a running threshold of lower bounds).
  *
  * Scores are merge's: the exact value correctly rounded (`fsum` of the
  * float64 products, bit for bit Python's `math.fsum`). As in merge, a fast
