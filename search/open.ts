@@ -13,7 +13,7 @@
  * re-scored exactly) unless `exact` (or `closed`) is asked.
  *
  * **Memory.** The index is memory-resident (see `search/index/read.ts`);
- * questions are read and answered in blocks (256 sparse, 64 dense), and
+ * questions are read and answered in blocks of 256, and
  * each block's lines are written before the next is read, so memory beyond
  * the index is the dataset's question → paragraph map and one block.
  *
@@ -89,7 +89,7 @@ export interface QueryOptions {
   readonly simd?: boolean;
 }
 
-const DENSE_BLOCK = 64;
+const DENSE_BLOCK = 256;
 const SPARSE_BLOCK = 256;
 const DENSE_CHUNK = 2048;
 
@@ -136,7 +136,7 @@ export function scoreQuestions(
       const ts = g.js.map((j) => tops[j]);
       if (index.csr !== undefined && own === undefined) {
         const s = sparseScorer(index);
-        g.js.forEach((j, u) => s.score(vectors[j] as CsrMatrix, ts[u], h.metric));
+        s.scoreMany(g.js.map((j) => vectors[j] as CsrMatrix), ts, h.metric, options.simd);
       } else if (index.csr !== undefined) {
         const sq = new SparseQueries(g.js.map((j) => vectors[j] as CsrMatrix), h.d);
         try {

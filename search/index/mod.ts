@@ -28,7 +28,8 @@ export { buildIndex } from "./build.ts";
 export type { BuildIndexError, BuildIndexOptions, BuildIndexResult } from "./build.ts";
 export { openIndex, openIndexSync, paragraphOfRow, readIndexHeader } from "./read.ts";
 export type { ExactIndex, OpenIndexOptions } from "./read.ts";
-export { NonFiniteError, scoreDense, SparseQueries, TopK } from "./score.ts";
+export { NonFiniteError, scoreDense, SparseIndexScorer, SparseQueries, TopK } from "./score.ts";
+export type { SparseIndexScorerOptions } from "./score.ts";
 export {
   DEFAULT_NPROBE,
   DEFAULT_TRAIN_PARAGRAPHS,
