@@ -20,7 +20,8 @@ import {
   wilsonInterval,
   Xoshiro128StarStar,
 } from "../../metrics/mod.ts";
-import { DEV_GZ, python } from "../_util.ts";
+import { python } from "../_util.ts";
+import { devRuleAnswers } from "../_rule_systems.ts";
 
 // ---------------------------------------------------------------------------
 // Three deterministic systems on dev. Each picks the context sentence that
@@ -32,61 +33,13 @@ import { DEV_GZ, python } from "../_util.ts";
 // vs 12.77), first is far below them.
 // ---------------------------------------------------------------------------
 
-const STOP = new Set(
-  ("a an the of in on at to for by with from and or is was were are be been what which who " +
-    "whom whose when where why how did does do that this these those it its as").split(" "),
-);
-const strip = (w: string) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, "");
-const norm = (w: string) => strip(w).toLowerCase();
-const capital = (w: string) => /^[\p{Lu}\p{N}]/u.test(strip(w));
-
 interface Scores {
   readonly em: Float64Array;
   readonly f1: Float64Array;
 }
 
-interface DevArticle {
-  paragraphs: { context: string; qas: { question: string; answers: { text: string }[] }[] }[];
-}
-
 async function devSystems(): Promise<{ first: Scores; firstCaps: Scores; lastCaps: Scores }> {
-  const file = await Deno.open(DEV_GZ);
-  const text = await new Response(file.readable.pipeThrough(new DecompressionStream("gzip")))
-    .text();
-  const data = (JSON.parse(text) as { data: DevArticle[] }).data;
-  const preds: string[][] = [[], [], []];
-  const golds: string[][] = [];
-  for (const art of data) {
-    for (const p of art.paragraphs) {
-      const sents = p.context.split(/(?<=[.!?])\s+/);
-      for (const q of p.qas) {
-        const qw = new Set(q.question.split(/\s+/).map(norm).filter((w) => w && !STOP.has(w)));
-        let best = sents[0];
-        let bestScore = -1;
-        for (const s of sents) {
-          const sc = s.split(/\s+/).filter((w) => qw.has(norm(w))).length;
-          if (sc > bestScore) [best, bestScore] = [s, sc];
-        }
-        const toks = best.split(/\s+/).filter((w) => strip(w) !== "");
-        const cand = toks.map((w) => !qw.has(norm(w)) && !STOP.has(norm(w)));
-        const first = strip(toks.find((_, i) => cand[i]) ?? "");
-        const run = (from: number, step: 1 | -1) => {
-          for (let i = from; i >= 0 && i < toks.length; i += step) {
-            if (!cand[i] || !capital(toks[i])) continue;
-            let j = i;
-            while (cand[j + step] && capital(toks[j + step] ?? "")) j += step;
-            const [lo, hi] = step === 1 ? [i, j] : [j, i];
-            return toks.slice(lo, hi + 1).map(strip).join(" ");
-          }
-          return first;
-        };
-        preds[0].push(first);
-        preds[1].push(run(0, 1));
-        preds[2].push(run(toks.length - 1, -1));
-        golds.push(q.answers.map((a) => a.text));
-      }
-    }
-  }
+  const { golds, answers } = await devRuleAnswers();
   const score = (ps: string[]): Scores => ({
     em: Float64Array.from(
       ps,
@@ -94,7 +47,7 @@ async function devSystems(): Promise<{ first: Scores; firstCaps: Scores; lastCap
     ),
     f1: Float64Array.from(ps, (p, i) => metricMaxOverGroundTruths(f1Score, p, golds[i])!),
   });
-  return { first: score(preds[0]), firstCaps: score(preds[1]), lastCaps: score(preds[2]) };
+  return { first: score(answers[0]), firstCaps: score(answers[1]), lastCaps: score(answers[2]) };
 }
 
 const SYS = await devSystems();
