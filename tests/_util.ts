@@ -131,3 +131,18 @@ export async function listDir(dir: string): Promise<string[]> {
   for await (const e of Deno.readDir(dir)) out.push(e.name);
   return out.sort();
 }
+
+/** Whether this process may mount a tmpfs (root with the capability); tests that need one skip otherwise. */
+export function canMount(): boolean {
+  const dir = Deno.makeTempDirSync({ prefix: "pv-mnt-probe-" });
+  try {
+    const ok = new Deno.Command("mount", { args: ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir] })
+      .outputSync().success;
+    if (ok) new Deno.Command("umount", { args: [dir] }).outputSync();
+    return ok;
+  } catch {
+    return false;
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}

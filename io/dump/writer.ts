@@ -114,8 +114,17 @@ export function phrasesJson(phrases: readonly { text: string }[]): string {
   return s + "]";
 }
 
-/** Code point offset of every UTF-16 index up to `s.length`. */
-function codePointIndex(s: string): Int32Array {
+/**
+ * Code point offset of every UTF-16 index up to `s.length` (a surrogate
+ * pair's second half maps to its pair's offset), for Python-style offsets.
+ *
+ * @example
+ * ```ts
+ * import { codePointIndex } from "./writer.ts";
+ * if (codePointIndex("a😀b").join() !== "0,1,1,2,3") throw new Error();
+ * ```
+ */
+export function codePointIndex(s: string): Int32Array {
   const out = new Int32Array(s.length + 1);
   let cp = 0;
   for (let i = 0; i < s.length; i++) {

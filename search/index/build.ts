@@ -41,6 +41,7 @@ import { createHash, type Hash } from "node:crypto";
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { dumpStem } from "../../io/dump/names.ts";
+import { codePointIndex } from "../../io/dump/writer.ts";
 import { type ContextDump, type DumpSourceSync, openDumpSync } from "../../io/dump/reader_sync.ts";
 import { FileError, InputError } from "../../io/errors.ts";
 import type { Matrix } from "../../io/matrix.ts";
@@ -153,23 +154,6 @@ class OutFile {
 }
 
 const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-
-/** Code point index of each UTF-16 index of `s` (length + 1 entries). */
-function codePoints(s: string): Int32Array {
-  const out = new Int32Array(s.length + 1);
-  let cp = 0;
-  for (let i = 0; i < s.length; i++) {
-    out[i] = cp;
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const n = s.charCodeAt(i + 1);
-      if (n >= 0xdc00 && n <= 0xdfff) out[++i] = cp;
-    }
-    cp++;
-  }
-  out[s.length] = cp;
-  return out;
-}
 
 /** Writes the files of an exact index, one paragraph at a time. */
 class ExactWriter {
@@ -338,7 +322,7 @@ function findOffsets(
   context: string,
   phrases: readonly string[],
 ): [number, number][] | string {
-  const cp = codePoints(context);
+  const cp = codePointIndex(context);
   const out: [number, number][] = [];
   let prev = 0;
   for (let i = 0; i < phrases.length; i++) {

@@ -12,7 +12,7 @@
  * @module
  */
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { DEV_GZ, ROOT } from "../_util.ts";
+import { canMount, DEV_GZ, ROOT } from "../_util.ts";
 import { exitCodeOf } from "../../pipeline/_cli.ts";
 import { FileError, InputError, WriteError } from "../../io/errors.ts";
 
@@ -32,19 +32,6 @@ async function stage(script: string, perms: readonly string[], args: readonly st
 
 const RW = ["--allow-read", "--allow-write"];
 
-function canMount(): boolean {
-  const dir = Deno.makeTempDirSync({ prefix: "pv-mnt-probe-" });
-  try {
-    const ok = new Deno.Command("mount", { args: ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir] })
-      .outputSync().success;
-    if (ok) new Deno.Command("umount", { args: [dir] }).outputSync();
-    return ok;
-  } catch {
-    return false;
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
-}
 const MOUNT = canMount();
 
 /** Runs `f` with a fresh tmpfs (`opts`: mount options) mounted on a temporary folder. */

@@ -14,7 +14,7 @@
  */
 import { Effect } from "effect";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { devJson, ROOT, sha256File } from "../_util.ts";
+import { canMount, devJson, ROOT, sha256File } from "../_util.ts";
 import { exitCodeOf } from "../../pipeline/_cli.ts";
 import { RunError } from "../../runs/errors.ts";
 import { runStages } from "../../runs/single.ts";
@@ -188,19 +188,6 @@ Deno.test("full: SIGTERM mid-encode stops and awaits both encoders, exit 143", a
 });
 
 /** Whether this process may mount a tmpfs (root in a namespace that allows it). */
-function canMount(): boolean {
-  const dir = Deno.makeTempDirSync({ prefix: "pv-mnt-probe-" });
-  try {
-    const ok = new Deno.Command("mount", { args: ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir] })
-      .outputSync().success;
-    if (ok) new Deno.Command("umount", { args: [dir] }).outputSync();
-    return ok;
-  } catch {
-    return false;
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
-}
 const MOUNT = canMount();
 
 Deno.test({
