@@ -221,6 +221,58 @@ export function queryIndex(index: ExactIndex, vector: Matrix, options: QueryOpti
   return hitsOf(index, scoreQuestions(index, [vector], options)[0]);
 }
 
+/** Options of {@linkcode searchVector}. */
+export interface SearchVectorOptions extends QueryOptions {
+  /** An `ivf-pq` index: score every phrase exactly instead (an `exact` index always is). */
+  readonly exact?: boolean;
+  /** An `ivf-pq` index: partitions probed (default 10, at most nlist). */
+  readonly nprobe?: number;
+  /** An `ivf-pq` index: approximate candidates re-scored exactly (default 0). */
+  readonly refine?: number;
+}
+
+/**
+ * The top phrases of the index for one question vector, the way
+ * {@linkcode openSearch} ranks them: exact ({@linkcode queryIndex}) on an
+ * `exact` index or with `exact`, else IVF-PQ (`nprobe`, `refine`). A
+ * vector of the wrong kind or d, or a bad `nprobe`, is an
+ * {@linkcode InputError}.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { writeContextDump } from "../io/dump/writer.ts";
+ * import { buildIndex } from "./index/build.ts";
+ * import { openIndexSync } from "./index/read.ts";
+ * import { searchVector } from "./open.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${dir}/c`);
+ * await Effect.runPromise(writeContextDump(`${dir}/c`, {
+ *   id: "T_0",
+ *   phrases: [{ text: "Paris", start: 0, end: 5 }, { text: "France", start: 13, end: 19 }],
+ *   matrix: { kind: "dense", rows: 2, cols: 2, dtype: "f32", data: new Float32Array([1, 0, 0, 1]) },
+ * }, { sparse: false, compressed: false }));
+ * await Effect.runPromise(buildIndex({ contextEmb: `${dir}/c`, out: `${dir}/ix` }));
+ * const q = { kind: "dense", rows: 1, cols: 2, dtype: "f32", data: new Float32Array([3, 1]) } as const;
+ * const hits = await searchVector(openIndexSync(`${dir}/ix`), q, { topK: 1 });
+ * if (hits[0].phrase !== "Paris" || hits[0].score !== 3) throw new Error(JSON.stringify(hits));
+ * Deno.removeSync(dir, { recursive: true });
+ * ```
+ */
+export async function searchVector(
+  index: ExactIndex,
+  vector: Matrix,
+  options: SearchVectorOptions = {},
+): Promise<Hit[]> {
+  if (index.header.kind !== "ivf-pq" || options.exact === true) {
+    return queryIndex(index, vector, options);
+  }
+  const why = questionProblem(index, vector) ?? nprobeProblem(index, options.nprobe ?? 10);
+  if (why !== undefined) throw new InputError({ file: "question", where: "", message: why });
+  const [top] = await scoreIvf(index, [asFloat32(vector as Matrix & { kind: "dense" })], options);
+  return hitsOf(index, top);
+}
+
 /**
  * The top phrases of the index for a question string, encoded by the
  * `QuestionEncoder` in context (the encoder the index's dump was made with).
