@@ -166,8 +166,9 @@ class Reader {
     const b = this.#buf;
     for (let i = 0; i < b.length; i++) {
       if (b[i] !== 10) continue;
-      if (b[i + 1] === 10) return [i, i + 2];
-      if (b[i + 1] === 13 && b[i + 2] === 10) return [i, i + 3];
+      const end = i > 0 && b[i - 1] === 13 ? i - 1 : i;
+      if (b[i + 1] === 10) return [end, i + 2];
+      if (b[i + 1] === 13 && b[i + 2] === 10) return [end, i + 3];
     }
     return undefined;
   }
@@ -351,6 +352,35 @@ async function writeAll(conn: Deno.Conn, b: Uint8Array): Promise<void> {
   while (o < b.length) o += await conn.write(b.subarray(o));
 }
 
+/**
+ * After an error answered before the request was read to its end: stop
+ * writing, then read and drop what the client still sends (at most 2 s, 64
+ * MiB), so that closing does not reset the connection before the client
+ * has read the response.
+ */
+async function lingeringClose(conn: Deno.Conn): Promise<void> {
+  try {
+    await conn.closeWrite();
+  } catch {
+    return;
+  }
+  const buf = new Uint8Array(65536);
+  const end = performance.now() + 2000;
+  let total = 0;
+  while (total < 64 << 20) {
+    const left = end - performance.now();
+    if (left <= 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const n = await Promise.race([
+      conn.read(buf).catch(() => null),
+      new Promise<null>((r) => timer = setTimeout(() => r(null), left)),
+    ]);
+    clearTimeout(timer);
+    if (n === null) return;
+    total += n;
+  }
+}
+
 const defaultError = (status: number, message: string): HttpResponse => ({
   status,
   headers: { "content-type": "application/json; charset=utf-8" },
@@ -397,7 +427,7 @@ export function listenHttp(opts: HttpServerOptions): HttpServer {
         state.idle = r.buffered === 0;
         let method = "-", target = "-";
         const t0 = performance.now();
-        let res: HttpResponse, close = false, head = false;
+        let res: HttpResponse, close = false, head = false, linger = false;
         try {
           const text = await r.head(performance.now() + headMs, maxHead);
           state.idle = false;
@@ -417,7 +447,7 @@ export function listenHttp(opts: HttpServerOptions): HttpServer {
           if (e instanceof Gone) return;
           if (!(e instanceof ReadFailure)) throw e;
           res = errorResponse(e.status, e.message);
-          close = true;
+          close = linger = true;
         }
         if (draining) close = true;
         try {
@@ -430,6 +460,7 @@ export function listenHttp(opts: HttpServerOptions): HttpServer {
             (performance.now() - t0).toFixed(1)
           }`,
         );
+        if (linger) await lingeringClose(conn);
         if (close) return;
       }
     } finally {
