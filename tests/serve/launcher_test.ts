@@ -6,7 +6,7 @@
  * with one line; a context dump is indexed once and reused.
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { ROOT } from "../_util.ts";
+import { ROOT, runStage } from "../_util.ts";
 import { denoRunArgv } from "../../runs/sandbox.ts";
 import { STATIC_DIR } from "../../serve/server.ts";
 import { SPARSE_PI_MODEL } from "../../encoders/sparse_pi/encoder.ts";
@@ -223,4 +223,81 @@ Deno.test("serve: a context dump is indexed once, reused while it is the same du
   assertEquals((await l.proc.status).code, 2, l.stderr());
   assert(/other: exists and is not an index serve built from a dump/.test(l.stderr()));
   assertEquals(Deno.readTextFileSync(`${f.dir}/other/keep.txt`), "mine");
+});
+
+Deno.test("serve: the PIQA flags: a piqa-lstm dump with --nlist --nprobe --bpv is indexed (ivf-pq) and served; exact=1 = search --exact", async () => {
+  const f = await fix();
+  const run = `${f.dir}/lstm`;
+  let r = await runStage("pipeline/full.ts", [
+    "--data",
+    f.data,
+    "--out",
+    run,
+    "--encoder",
+    "piqa-lstm",
+  ]);
+  assertEquals(r.code, 0, r.stderr);
+  const dump = `${run}/dumps/context_emb`;
+  const l = await launch([
+    dump,
+    "--encoder",
+    "piqa-lstm",
+    "--nlist",
+    "4",
+    "--nprobe",
+    "2",
+    "--bpv",
+    "128",
+    "--context",
+    `${run}/context.json`,
+    "--port",
+    "0",
+  ]);
+  try {
+    assert(l.port !== undefined, l.stderr());
+    assert(l.stderr().includes(`serve: building the index ${dump}.index from ${dump}`));
+    const health = JSON.parse((await raw(l.port!, get("/healthz"))).body);
+    assertEquals(
+      [health.kind, health.nlist, health.d, health.encoder, health.paragraphs],
+      ["ivf-pq", 4, 256, "piqa-lstm", 16],
+    );
+    const bad = await raw(l.port!, get("/v1/search?q=Who&nprobe=5"));
+    assertEquals([bad.status, JSON.parse(bad.body).error], [
+      400,
+      'nprobe must be an integer from 1 to 4, got "5"',
+    ]);
+    r = await runStage("pipeline/search.ts", [
+      f.data,
+      `${dump}.index`,
+      `${run}/dumps/question_emb`,
+      `${f.dir}/lstm_exact.json`,
+      "--exact",
+      "--top-k",
+      "3",
+      "--topk-out",
+      `${f.dir}/lstm_exact.ndjson`,
+    ]);
+    assertEquals(r.code, 0, r.stderr);
+    const want = new Map<string, unknown[][]>();
+    for (const line of Deno.readTextFileSync(`${f.dir}/lstm_exact.ndjson`).trim().split("\n")) {
+      const o = JSON.parse(line);
+      if (!want.has(o.id)) want.set(o.id, []);
+      want.get(o.id)!.push([o.paragraph, o.phrase, o.score]);
+    }
+    for (const q of f.questions.slice(0, 5)) {
+      const target = `/v1/search?q=${encodeURIComponent(q.question)}&k=3`;
+      const exact = JSON.parse((await raw(l.port!, get(`${target}&exact=1`))).body);
+      assertEquals(exact.exact, true);
+      assertEquals(
+        exact.results.map((h: Record<string, unknown>) => [h.paragraph_id, h.phrase, h.score]),
+        want.get(q.id),
+        q.id,
+      );
+      const approx = JSON.parse((await raw(l.port!, get(`${target}&nprobe=4`))).body);
+      assertEquals([approx.exact, approx.results.length], [false, 3]);
+    }
+  } finally {
+    l.proc.kill("SIGTERM");
+    assertEquals((await l.proc.status).code, 0, l.stderr());
+  }
 });
