@@ -19,14 +19,15 @@
  * file inside `staticDir`: `..`, encoded slashes, NUL bytes, hidden files
  * and links out of the folder included); 405 with `Allow`; 503 with
  * `Retry-After` when the search queue is full (see
- * {@linkcode SearchQueue}). On an `exact` index `exact=0` is accepted and
+ * {@linkcode SearchQueue}: concurrent searches, and the queries of one
+ * `/v1/batch`, are encoded and scored together). On an `exact` index `exact=0` is accepted and
  * answered exactly (`"exact": true`).
  *
  * @module
  */
 import { InputError } from "../io/errors.ts";
 import type { HttpRequest, HttpResponse } from "./http.ts";
-import type { SearchAnswer, SearcherLike, SearchOptions } from "./search.ts";
+import type { SearchAnswer, SearcherLike, SearchOptions, SearchRequest } from "./search.ts";
 
 /** Largest query, in UTF-8 bytes. */
 export const MAX_QUERY_BYTES = 4096;
@@ -38,46 +39,129 @@ export const MAX_K = 100;
 /** The search queue was full. */
 export class QueueFull extends Error {}
 
+/** A request's questions waiting in the {@linkcode SearchQueue}. */
+interface Job {
+  readonly searcher: SearcherLike;
+  readonly items: readonly SearchRequest[];
+  readonly resolve: (answers: SearchAnswer[]) => void;
+  readonly reject: (e: unknown) => void;
+}
+
 /**
- * Runs searches one at a time (they are CPU-bound and synchronous), with at
- * most `limit` jobs waiting or running; a job beyond that is refused with
- * {@linkcode QueueFull}.
+ * The search loop: one pass at a time (searches are CPU-bound), with at
+ * most `limit` requests waiting or running; a request beyond that is
+ * refused with {@linkcode QueueFull}. A `/v1/batch` counts as one request.
+ *
+ * Micro-batching: when the loop is free it takes the first waiting request
+ * and every request waiting behind it, in order, while their questions
+ * number at most `maxBatch` (a larger request goes alone), and answers them
+ * in one `searchMany` call of the searcher (one encoder call, one scoring
+ * pass per group). If that call fails, each of its requests is retried
+ * alone, so one request's error is not another's. A searcher without
+ * `searchMany` is asked one question at a time, one request at a time.
  *
  * @example
  * ```ts
  * import { QueueFull, SearchQueue } from "./api.ts";
  * const q = new SearchQueue(1);
  * let release = () => {};
- * const first = q.run(() => new Promise<void>((r) => release = r));
- * const refused = await q.run(() => Promise.resolve()).catch((e) => e);
+ * const searcher = {
+ *   info: { kind: "exact", metric: "ip", phrases: 1, paragraphs: 1, d: 1, encoder: "fake" },
+ *   search: async (query: string) => {
+ *     await new Promise<void>((r) => release = r);
+ *     return { query, took_ms: 0, exact: true, results: [] };
+ *   },
+ * };
+ * const first = q.search(searcher, [{ query: "a" }]);
+ * const refused = await q.search(searcher, [{ query: "b" }]).catch((e) => e);
  * if (!(refused instanceof QueueFull)) throw new Error();
  * release();
- * await first;
+ * if ((await first)[0].query !== "a") throw new Error();
  * ```
  */
 export class SearchQueue {
-  #tail: Promise<unknown> = Promise.resolve();
+  #waiting: Job[] = [];
   #size = 0;
+  #busy = false;
 
-  constructor(readonly limit: number) {}
+  /**
+   * @param limit requests waiting or running at most
+   * @param maxBatch questions answered together at most (default 32)
+   */
+  constructor(readonly limit: number, readonly maxBatch = 32) {}
 
-  /** Jobs waiting or running. */
+  /** Requests waiting or running. */
   get size(): number {
     return this.#size;
   }
 
-  /** Runs `job` after the jobs before it; refuses it when the queue is full. */
-  run<A>(job: () => Promise<A>): Promise<A> {
+  /**
+   * Answers one request's questions (in order) with `searcher`, together
+   * with the requests waiting with it; refuses them when the queue is full.
+   */
+  search(searcher: SearcherLike, items: readonly SearchRequest[]): Promise<SearchAnswer[]> {
     if (this.#size >= this.limit) {
       return Promise.reject(
         new QueueFull(`the search queue is full (${this.limit} waiting or running)`),
       );
     }
     this.#size++;
-    const p = this.#tail.then(job).finally(() => this.#size--);
-    this.#tail = p.catch(() => {});
-    return p;
+    const p = new Promise<SearchAnswer[]>((resolve, reject) => {
+      this.#waiting.push({ searcher, items, resolve, reject });
+    });
+    if (!this.#busy) this.#drain();
+    return p.finally(() => this.#size--);
   }
+
+  async #drain(): Promise<void> {
+    this.#busy = true;
+    try {
+      while (this.#waiting.length > 0) {
+        const first = this.#waiting[0];
+        const take = [first], rest: Job[] = [];
+        let n = first.items.length;
+        const batching = first.searcher.searchMany !== undefined;
+        for (const job of this.#waiting.slice(1)) {
+          if (
+            batching && job.searcher === first.searcher && n + job.items.length <= this.maxBatch
+          ) {
+            take.push(job);
+            n += job.items.length;
+          } else rest.push(job);
+        }
+        this.#waiting = rest;
+        await this.#answer(take);
+      }
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  async #answer(jobs: readonly Job[]): Promise<void> {
+    const s = jobs[0].searcher;
+    try {
+      const all = await ask(s, jobs.flatMap((j) => j.items));
+      let o = 0;
+      for (const j of jobs) j.resolve(all.slice(o, o += j.items.length));
+    } catch (e) {
+      if (jobs.length === 1) return jobs[0].reject(e);
+      for (const j of jobs) {
+        try {
+          j.resolve(await ask(s, j.items));
+        } catch (e) {
+          j.reject(e);
+        }
+      }
+    }
+  }
+}
+
+/** The answers of `items`: together, or one at a time without `searchMany`. */
+async function ask(s: SearcherLike, items: readonly SearchRequest[]): Promise<SearchAnswer[]> {
+  if (s.searchMany !== undefined) return await s.searchMany(items);
+  const out: SearchAnswer[] = [];
+  for (const it of items) out.push(await s.search(it.query, it.options));
+  return out;
 }
 
 /** Options of {@linkcode apiHandler}. */
@@ -292,7 +376,7 @@ export function apiHandler(opts: ApiOptions): (req: HttpRequest) => Promise<Http
 
   const searchOne = async (query: string, o: SearchOptions): Promise<SearchAnswer> => {
     try {
-      return await queue.run(() => searcher.search(query, o));
+      return (await queue.search(searcher, [{ query, options: o }]))[0];
     } catch (e) {
       throw asHttp(e);
     }
@@ -367,11 +451,7 @@ export function apiHandler(opts: ApiOptions): (req: HttpRequest) => Promise<Http
         const t0 = performance.now();
         let results: SearchAnswer[];
         try {
-          results = await queue.run(async () => {
-            const out: SearchAnswer[] = [];
-            for (const q of qs) out.push(await searcher.search(q, o));
-            return out;
-          });
+          results = await queue.search(searcher, qs.map((query) => ({ query, options: o })));
         } catch (e) {
           throw asHttp(e);
         }

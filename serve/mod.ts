@@ -22,6 +22,7 @@ export type {
   SearcherOptions,
   SearchHit,
   SearchOptions,
+  SearchRequest,
 } from "./search.ts";
 export { apiHandler, MAX_BATCH, MAX_K, MAX_QUERY_BYTES, QueueFull, SearchQueue } from "./api.ts";
 export type { ApiOptions } from "./api.ts";

@@ -1,9 +1,16 @@
 /**
  * A {@linkcode Searcher}: one open index and one question encoder, answering
  * question strings the way open search does (`search/open.ts`
- * `searchVector`: exact scores on an `exact` index or with `exact`, IVF-PQ
- * with `nprobe` otherwise), so the demo's answers are `search`'s top-k for
- * the same question.
+ * `searchVectors`: exact scores on an `exact` index or with `exact`,
+ * IVF-PQ with `nprobe` otherwise), so the demo's answers are `search`'s
+ * top-k for the same question.
+ *
+ * {@linkcode Searcher.searchMany} answers many questions together: one
+ * encoder call for all of them, then one scoring pass per group of
+ * questions that score alike (exact; or IVF-PQ with one `nprobe` and one
+ * `k`), with the group's largest `k`, each answer cut to its own `k`. Exact
+ * top-k lists are prefixes of each other (ties go to the first row), so the
+ * answers are those of one question at a time.
  *
  * The encoder is the `QuestionEncoder` service of `encoders/registry.ts`,
  * built once from `questionEncoderLayer(name, model)` and held in one
@@ -19,7 +26,7 @@ import { questionEncoderLayer } from "../encoders/registry.ts";
 import { QuestionEncoder } from "../encoders/types.ts";
 import { type ExactIndex, openIndexSync } from "../search/index/read.ts";
 import { DEFAULT_NPROBE, nprobeProblem } from "../search/index/ivfpq.ts";
-import { type Hit, searchVector } from "../search/open.ts";
+import { type Hit, searchVectors } from "../search/open.ts";
 
 /** One ranked answer, as `/v1/search` returns it. */
 export interface SearchHit {
@@ -45,7 +52,11 @@ export interface SearchHit {
 export interface SearchAnswer {
   /** The question as asked. */
   readonly query: string;
-  /** Milliseconds spent encoding and scoring (not waiting in the queue). */
+  /**
+   * Milliseconds spent encoding and scoring, not waiting in the queue: the
+   * whole pass that answered it, shared with the questions answered
+   * together with it (see {@linkcode Searcher.searchMany}).
+   */
   readonly took_ms: number;
   /** Whether the scores are exact (always on an `exact` index). */
   readonly exact: boolean;
@@ -81,12 +92,26 @@ export interface SearcherInfo {
   readonly nlist?: number;
 }
 
+/** One question and its options. */
+export interface SearchRequest {
+  /** The question. */
+  readonly query: string;
+  /** Its options (default: the searcher's). */
+  readonly options?: SearchOptions;
+}
+
 /** The part of a searcher the HTTP layer uses (tests put a fake in its place). */
 export interface SearcherLike {
   /** What `/healthz` reports. */
   readonly info: SearcherInfo;
   /** Answers one question; bad options are an {@linkcode InputError}. */
   search(query: string, options?: SearchOptions): Promise<SearchAnswer>;
+  /**
+   * Answers many questions together, in order (the same answers as
+   * {@linkcode SearcherLike.search} one at a time); without it the queue
+   * asks `search` one question at a time.
+   */
+  searchMany?(requests: readonly SearchRequest[]): Promise<SearchAnswer[]>;
 }
 
 /** Options of {@linkcode Searcher.open}. */
@@ -110,7 +135,7 @@ export function nlistOf(index: Pick<ExactIndex, "header">): number | undefined {
   return index.header.kind === "ivf-pq" ? index.header.parameters.nlist as number : undefined;
 }
 
-/** The hits of {@linkcode searchVector} in the API's shape. */
+/** The hits of `searchVector` in the API's shape. */
 export function apiHits(index: ExactIndex, hits: readonly Hit[]): SearchHit[] {
   return hits.map((h) => {
     const p = paragraphIndex(index, h.paragraph);
@@ -202,26 +227,55 @@ export class Searcher implements SearcherLike {
 
   /** Answers one question (see {@linkcode SearchOptions}). */
   async search(query: string, options: SearchOptions = {}): Promise<SearchAnswer> {
+    const [a] = await this.searchMany([{ query, options }]);
+    return a;
+  }
+
+  /**
+   * Answers the questions together (see the module notes): one encoder
+   * call, one scoring pass per group; answers in order.
+   */
+  async searchMany(requests: readonly SearchRequest[]): Promise<SearchAnswer[]> {
+    if (requests.length === 0) return [];
     const t0 = performance.now();
-    const exact = this.index.header.kind !== "ivf-pq" || (options.exact ?? this.#defaults.exact);
-    const [q] = await this.runtime.runPromise(
+    const ivf = this.index.header.kind === "ivf-pq";
+    const plan = requests.map(({ options = {} }) => {
+      const exact = !ivf || (options.exact ?? this.#defaults.exact);
+      const k = options.k ?? 5;
+      const nprobe = options.nprobe ?? this.#defaults.nprobe;
+      // Approximate lists are grouped by k too: only exact ones are prefixes of each other.
+      return { exact, k, nprobe, key: exact ? "exact" : `ivf ${nprobe} ${k}` };
+    });
+    const encoded = await this.runtime.runPromise(
       Effect.gen(function* () {
         const enc = yield* QuestionEncoder;
-        return yield* enc.encode([{ id: "query", question: query }]);
+        return yield* enc.encode(requests.map((r, j) => ({ id: `query${j}`, question: r.query })));
       }),
     );
-    const hits = await searchVector(this.index, q.vector, {
-      topK: options.k ?? 5,
-      exact,
-      nprobe: options.nprobe ?? this.#defaults.nprobe,
+    const groups = new Map<string, number[]>();
+    plan.forEach((p, j) => {
+      const g = groups.get(p.key);
+      if (g) g.push(j);
+      else groups.set(p.key, [j]);
     });
-    const took = performance.now() - t0;
-    return {
-      query,
-      took_ms: Math.round(took * 1000) / 1000,
-      exact,
-      results: apiHits(this.index, hits),
-    };
+    const hits: Hit[][] = new Array(requests.length);
+    for (const js of groups.values()) {
+      const p = plan[js[0]];
+      const k = Math.max(...js.map((j) => plan[j].k));
+      const got = await searchVectors(this.index, js.map((j) => encoded[j].vector), {
+        topK: k,
+        exact: p.exact,
+        nprobe: p.nprobe,
+      });
+      js.forEach((j, u) => hits[j] = got[u].slice(0, plan[j].k));
+    }
+    const took = Math.round((performance.now() - t0) * 1000) / 1000;
+    return requests.map((r, j) => ({
+      query: r.query,
+      took_ms: took,
+      exact: plan[j].exact,
+      results: apiHits(this.index, hits[j]),
+    }));
   }
 
   /** Releases the encoder. */

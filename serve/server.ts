@@ -50,8 +50,10 @@ export interface ServerOptions {
   readonly nprobe?: number;
   /** An `ivf-pq` index: answer exactly unless a request says `exact=0`. */
   readonly exact?: boolean;
-  /** Searches waiting or running at most (default 32); more get 503. */
+  /** Search requests waiting or running at most (default 32); more get 503. */
   readonly queue?: number;
+  /** Questions encoded and scored together at most (default 32; see `SearchQueue`). */
+  readonly batch?: number;
   /** Log lines: `true` (default) to stderr, `false` none, or a function. */
   readonly log?: boolean | ((line: string) => void);
   /** How long a request head may take, ms (default 10 000). */
@@ -102,7 +104,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     : (line: string) => console.error(line);
   const handler = apiHandler({
     searcher,
-    queue: new SearchQueue(options.queue ?? 32),
+    queue: new SearchQueue(options.queue ?? 32, options.batch ?? 32),
     staticDir: options.staticDir ?? STATIC_DIR,
     topK: options.topK,
   });
