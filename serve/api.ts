@@ -52,8 +52,9 @@ interface Job {
  * most `limit` requests waiting or running; a request beyond that is
  * refused with {@linkcode QueueFull}. A `/v1/batch` counts as one request.
  *
- * Micro-batching: when the loop is free it takes the first waiting request
- * and every request waiting behind it, in order, while their questions
+ * Micro-batching: when the loop is free it lets the event loop turn once
+ * (so the requests that arrived during the last pass are read), then takes
+ * the first waiting request and every request waiting behind it, in order, while their questions
  * number at most `maxBatch` (a larger request goes alone), and answers them
  * in one `searchMany` call of the searcher (one encoder call, one scoring
  * pass per group). If that call fails, each of its requests is retried
@@ -117,6 +118,9 @@ export class SearchQueue {
     this.#busy = true;
     try {
       while (this.#waiting.length > 0) {
+        // One turn of the event loop first: requests that came in during the
+        // last (synchronous) scoring pass are read and join this one.
+        await new Promise((r) => setTimeout(r, 0));
         const first = this.#waiting[0];
         const take = [first], rest: Job[] = [];
         let n = first.items.length;
