@@ -66,10 +66,11 @@ interface Job {
  * import { QueueFull, SearchQueue } from "./api.ts";
  * const q = new SearchQueue(1);
  * let release = () => {};
+ * const gate = new Promise<void>((r) => release = r);
  * const searcher = {
  *   info: { kind: "exact", metric: "ip", phrases: 1, paragraphs: 1, d: 1, encoder: "fake" },
  *   search: async (query: string) => {
- *     await new Promise<void>((r) => release = r);
+ *     await gate;
  *     return { query, took_ms: 0, exact: true, results: [] };
  *   },
  * };
