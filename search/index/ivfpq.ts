@@ -390,14 +390,18 @@ export function loadIvf(index: IvfIndexView): IvfData {
   const o64 = new BigInt64Array(off.buffer, off.byteOffset, nlist + 1);
   const offsets = Float64Array.from(o64, (x) => Number(x));
   for (let l = 0; l < nlist; l++) {
-    if (!(offsets[l + 1] >= offsets[l])) throw bad(IVF_FILES.offsets, `offsets decrease at list ${l} (corrupt index)`);
+    if (!(offsets[l + 1] >= offsets[l])) {
+      throw bad(IVF_FILES.offsets, `offsets decrease at list ${l} (corrupt index)`);
+    }
   }
   if (offsets[0] !== 0 || offsets[nlist] !== h.phrases) {
     throw bad(IVF_FILES.offsets, `offsets do not span the ${h.phrases} phrases (corrupt index)`);
   }
   const rows = new Uint32Array(rw.buffer, rw.byteOffset, h.phrases);
   for (let i = 0; i < rows.length; i++) {
-    if (rows[i] >= h.phrases) throw bad(IVF_FILES.rows, `row ${rows[i]} at ${i} is out of range (corrupt index)`);
+    if (rows[i] >= h.phrases) {
+      throw bad(IVF_FILES.rows, `row ${rows[i]} at ${i} is out of range (corrupt index)`);
+    }
   }
   const data: IvfData = {
     nlist,

@@ -33,9 +33,9 @@ export type { SparseIndexScorerOptions } from "./score.ts";
 export {
   DEFAULT_NPROBE,
   DEFAULT_TRAIN_PARAGRAPHS,
-  ivfCandidates,
   IVF_FILES,
   IVF_SEED,
+  ivfCandidates,
   KMEANS_ITERATIONS,
   loadIvf,
   nprobeProblem,
