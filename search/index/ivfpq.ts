@@ -366,23 +366,35 @@ export function loadIvf(index: IvfIndexView): IvfData {
   const sizes = ivfFileSizes(h, nlist, bpv);
   const bad = (name: string, message: string) =>
     new InputError({ file: `${index.dir}/${name}`, where: "", message });
+  // Read into shared memory, so that search workers see the same bytes without a copy.
   const read = (name: string) => {
-    let b: Uint8Array;
+    let f: Deno.FsFile;
     try {
-      b = Deno.readFileSync(`${index.dir}/${name}`);
+      f = Deno.openSync(`${index.dir}/${name}`, { read: true });
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) {
         throw bad(name, "missing (the index folder is incomplete)");
       }
       throw e;
     }
-    if (b.byteLength !== sizes[name]) {
-      throw bad(
-        name,
-        `${b.byteLength} bytes but index.json says ${sizes[name]} (truncated or corrupt index)`,
-      );
+    try {
+      const size = f.statSync().size;
+      if (size !== sizes[name]) {
+        throw bad(
+          name,
+          `${size} bytes but index.json says ${sizes[name]} (truncated or corrupt index)`,
+        );
+      }
+      const b = new Uint8Array(new SharedArrayBuffer(size));
+      for (let o = 0; o < size;) {
+        const n = f.readSync(b.subarray(o));
+        if (n === null) throw bad(name, "ended early (truncated or corrupt index)");
+        o += n;
+      }
+      return b;
+    } finally {
+      f.close();
     }
-    return b;
   };
   const c = read(IVF_FILES.centroids), cb = read(IVF_FILES.codebooks);
   const off = read(IVF_FILES.offsets), rw = read(IVF_FILES.rows);
@@ -416,6 +428,11 @@ export function loadIvf(index: IvfIndexView): IvfData {
   return data;
 }
 
+/** Gives `index` its IVF-PQ data (a search worker's copy of the main thread's view). */
+export function setIvfData(index: IvfIndexView, data: IvfData): void {
+  loaded.set(index, data);
+}
+
 /** Options of {@linkcode scoreIvf}. */
 export interface IvfQueryOptions {
   /** Ranks kept (default 10). */
@@ -426,6 +443,12 @@ export interface IvfQueryOptions {
   readonly refine?: number;
   /** Use the SIMD kernels for the re-scoring (default true). */
   readonly simd?: boolean;
+  /**
+   * Worker threads scanning the lists (default 1: this thread). With more,
+   * questions are split between workers (same answers); call
+   * {@linkcode closeIvfWorkers} when done with the index.
+   */
+  readonly threads?: number;
 }
 
 /** Default lists probed (PIQA's `--nprobe 10`). */
@@ -627,44 +650,93 @@ export function ivfCandidates(
   return cands.byRow();
 }
 
-/**
- * The top rows of each question (float32 vectors of length d) by IVF-PQ
- * (see the module notes). Rows and ranks as `scoreQuestions` gives them.
- */
-export function scoreIvf(
-  index: IvfIndexView,
-  qs: readonly Float32Array[],
-  options: IvfQueryOptions = {},
-): Promise<TopK[]> {
-  try {
-    return Promise.resolve(scoreIvfSync(index, qs, options));
-  } catch (e) {
-    return Promise.reject(e);
+/** A question's approximate candidates, as `ivfCandidates` gives them. */
+type Cands = { row: number; score: number }[];
+
+/** Search workers of an index: each scans the lists for a share of the questions. */
+class IvfWorkers {
+  readonly #workers: Worker[] = [];
+  readonly #waiting = new Map<
+    number,
+    { resolve: (c: Cands[]) => void; reject: (e: Error) => void }
+  >();
+  #next = 0;
+
+  constructor(index: IvfIndexView, data: IvfData, n: number) {
+    const h = index.header;
+    const header = { metric: h.metric, d: h.d, phrases: h.phrases, parameters: h.parameters };
+    for (let i = 0; i < n; i++) {
+      const w = new Worker(new URL("./ivf_worker.ts", import.meta.url), { type: "module" });
+      w.onmessage = (ev: MessageEvent<{ id: number; cands?: Cands[]; error?: string }>) => {
+        const p = this.#waiting.get(ev.data.id);
+        this.#waiting.delete(ev.data.id);
+        if (ev.data.cands !== undefined) p?.resolve(ev.data.cands);
+        else p?.reject(new Error(ev.data.error ?? "search worker failed"));
+      };
+      w.onerror = (ev: ErrorEvent) => {
+        ev.preventDefault();
+        for (const p of this.#waiting.values()) p.reject(new Error(ev.message));
+        this.#waiting.clear();
+      };
+      w.postMessage({ init: { dir: index.dir, header, data } });
+      this.#workers.push(w);
+    }
+  }
+
+  /** The candidates of every question, the questions split in contiguous shares. */
+  async run(qs: readonly Float32Array[], nprobe: number, cap: number): Promise<Cands[]> {
+    const n = this.#workers.length, per = Math.ceil(qs.length / n);
+    const parts: Promise<Cands[]>[] = [];
+    for (let i = 0; i < n && i * per < qs.length; i++) {
+      const id = this.#next++;
+      parts.push(new Promise((resolve, reject) => this.#waiting.set(id, { resolve, reject })));
+      this.#workers[i].postMessage({ id, qs: qs.slice(i * per, (i + 1) * per), nprobe, cap });
+    }
+    return (await Promise.all(parts)).flat();
+  }
+
+  close(): void {
+    for (const w of this.#workers) w.terminate();
   }
 }
 
-/** {@linkcode scoreIvf}, synchronously. */
-export function scoreIvfSync(
-  index: IvfIndexView,
-  qs: readonly Float32Array[],
-  options: IvfQueryOptions = {},
-): TopK[] {
+const workers = new WeakMap<object, IvfWorkers>();
+
+/** Ends the search workers of `index` (see {@linkcode IvfQueryOptions.threads}), if any. */
+export function closeIvfWorkers(index: IvfIndexView): void {
+  workers.get(index)?.close();
+  workers.delete(index);
+}
+
+/** Checks the options; `[k, nprobe, refine, candidates per question]`. */
+function settle(index: IvfIndexView, options: IvfQueryOptions): [number, number, number, number] {
   const k = Math.max(1, options.topK ?? 10);
   const nprobe = options.nprobe ?? DEFAULT_NPROBE;
   const why = nprobeProblem(index, nprobe);
   if (why !== undefined) throw new InputError({ file: index.dir, where: "", message: why });
   const refine = Math.max(0, options.refine ?? 0);
-  const c = refine > 0 ? Math.max(k, refine) : k;
+  return [k, nprobe, refine, refine > 0 ? Math.max(k, refine) : k];
+}
+
+/** The top `k` of each question from its candidates, re-scored exactly with `refine` > 0. */
+function finish(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  cands: readonly Cands[],
+  k: number,
+  refine: number,
+  simd?: boolean,
+): TopK[] {
   const tops = qs.map(() => new TopK(k));
   const h = index.header, d = h.d, a = index.dense;
   for (let j = 0; j < qs.length; j++) {
-    const list = ivfCandidates(index, qs[j], nprobe, c);
+    const list = cands[j];
     if (refine > 0 && a !== undefined) {
       const n = list.length;
       const g = a instanceof Float32Array ? new Float32Array(n * d) : new Uint16Array(n * d);
       list.forEach((x, i) => g.set(a.subarray(x.row * d, (x.row + 1) * d), i * d));
       const local = new TopK(k);
-      scoreDense(g, n, d, 0, [qs[j]], [local], h.metric, options.simd);
+      scoreDense(g, n, d, 0, [qs[j]], [local], h.metric, simd);
       const order = local.rows.map((r, i) => ({ r, s: local.scores[i] })).sort((x, y) => x.r - y.r);
       for (const { r, s } of order) tops[j].offer(s, list[r].row);
     } else {
@@ -672,4 +744,38 @@ export function scoreIvfSync(
     }
   }
   return tops;
+}
+
+/**
+ * The top rows of each question (float32 vectors of length d) by IVF-PQ
+ * (see the module notes). Rows and ranks as `scoreQuestions` gives them;
+ * the same with any number of `threads`.
+ */
+export async function scoreIvf(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  options: IvfQueryOptions = {},
+): Promise<TopK[]> {
+  const threads = Math.max(1, Math.floor(options.threads ?? 1));
+  if (threads === 1 || qs.length < 2) return scoreIvfSync(index, qs, options);
+  const [k, nprobe, refine, cap] = settle(index, options);
+  const data = loadIvf(index);
+  let pool = workers.get(index);
+  if (pool === undefined) {
+    pool = new IvfWorkers(index, data, threads);
+    workers.set(index, pool);
+  }
+  const cands = await pool.run(qs, nprobe, cap);
+  return finish(index, qs, cands, k, refine, options.simd);
+}
+
+/** {@linkcode scoreIvf} in this thread. */
+export function scoreIvfSync(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  options: IvfQueryOptions = {},
+): TopK[] {
+  const [k, nprobe, refine, cap] = settle(index, options);
+  const cands = qs.map((q) => ivfCandidates(index, q, nprobe, cap));
+  return finish(index, qs, cands, k, refine, options.simd);
 }

@@ -9,7 +9,7 @@
 import * as Effect from "effect/Effect";
 import { writeContextDump } from "../../io/dump/writer.ts";
 import { indexTempFolder } from "../../search/index/build.ts";
-import { scoreIvfSync, trainSample } from "../../search/index/ivfpq.ts";
+import { closeIvfWorkers, scoreIvf, scoreIvfSync, trainSample } from "../../search/index/ivfpq.ts";
 import { splitmix32 } from "../../search/index/kmeans.ts";
 import { openIndexSync } from "../../search/index/read.ts";
 import { scoreQuestions } from "../../search/open.ts";
@@ -76,7 +76,7 @@ async function build(dump: string, out: string, extra: string[] = IVF): Promise<
   assertEquals(r.code, 0, r.stderr);
 }
 
-Deno.test("ivf-pq engine: two builds and a killed build, rerun, give identical bytes and answers", async () => {
+Deno.test("ivf-pq engine: two builds and a killed build, rerun, give identical bytes and answers (1 or 2 threads)", async () => {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-ivfdet-" });
   try {
     const big = { paragraphs: 400, per: 20, d: 64, clusters: 24, nq: 5 };
@@ -131,7 +131,11 @@ Deno.test("ivf-pq engine: two builds and a killed build, rerun, give identical b
       const ta = scoreIvfSync(ia, queries, { topK: 10, ...opts });
       const tk = scoreIvfSync(ik, queries, { topK: 10, ...opts });
       assertEquals(tk.map((t) => [t.rows, t.scores]), ta.map((t) => [t.rows, t.scores]));
+      // Two search workers: the same answers.
+      const tw = await scoreIvf(ik, queries, { topK: 10, threads: 2, ...opts });
+      assertEquals(tw.map((t) => [t.rows, t.scores]), ta.map((t) => [t.rows, t.scores]));
     }
+    closeIvfWorkers(ik);
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }
