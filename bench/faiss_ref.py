@@ -6,12 +6,17 @@ usage: faiss_ref.py SPEC.json OUT.json
 SPEC.json (written by index_bench.ts): vectors (raw little-endian file of the
 phraseval index, f32 or f16), dtype, n, d, queries (raw f32, nq x d), nq,
 train (raw int64 rows of the training sample), nlist, bpv, nprobes, k,
-threads. Runs with faiss.omp_set_num_threads(threads) and reports, as JSON:
-load time; IndexFlatIP add and search times and its top-k rows; IndexIVFPQ
-(IndexFlatIP(d), d, nlist, bpv, 8, METRIC_INNER_PRODUCT) train/add times,
-serialized bytes, and per nprobe the search time and top-k rows.
+threads, and optionally refines (candidates re-ranked exactly) and flat
+(false: skip IndexFlatIP). Runs with faiss.omp_set_num_threads(threads) and
+reports, as JSON: load time; IndexFlatIP add and search times and its top-k
+rows; IndexIVFPQ (IndexFlatIP(d), d, nlist, bpv, 8, METRIC_INNER_PRODUCT)
+train/add times, serialized bytes, and per nprobe the search time and top-k
+rows; per (nprobe, refine) the same for IndexRefineFlat over it (k_factor =
+refine / k: the refine best PQ candidates re-scored with the exact vectors);
+the process's peak RSS.
 """
 import json
+import resource
 import sys
 import time
 
@@ -59,6 +64,19 @@ def main():
         _, ix = ivf.search(xq, k)
         out["ivf"].append({"nprobe": nprobe, "search_s": time.perf_counter() - t0,
                            "rows": ix.tolist()})
+    out["refined"] = []
+    if spec.get("refines"):
+        rf = faiss.IndexRefineFlat(ivf, faiss.swig_ptr(xb))
+        for nprobe in spec["nprobes"]:
+            ivf.nprobe = nprobe
+            for r in spec["refines"]:
+                rf.k_factor = r / k
+                t0 = time.perf_counter()
+                _, ix = rf.search(xq, k)
+                out["refined"].append({"nprobe": nprobe, "refine": r,
+                                       "search_s": time.perf_counter() - t0,
+                                       "rows": ix.tolist()})
+    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     json.dump(out, open(sys.argv[2], "w"))
 
 

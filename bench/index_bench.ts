@@ -1,18 +1,22 @@
 /**
  * Dense open-search speed and quality against faiss-cpu (bench/faiss_ref.py):
  * exact search (phraseval exact index vs `IndexFlatIP`) and IVF-PQ
- * (phraseval `ivf-pq` index, LanceDB, vs `IndexIVFPQ(IndexFlatIP(d), d,
- * nlist, bpv, 8, METRIC_INNER_PRODUCT)`) with the same nlist, bpv, training
- * rows (the index's sample) and nprobe sweep.
+ * (phraseval `ivf-pq` index vs `IndexIVFPQ(IndexFlatIP(d), d, nlist, bpv, 8,
+ * METRIC_INNER_PRODUCT)`) with the same nlist, bpv, training rows (the
+ * index's sample) and nprobe sweep; with `--refine R` also phraseval's
+ * exact re-scoring of the R best PQ candidates against faiss's
+ * `IndexRefineFlat` over the IVF-PQ index (k_factor = R / k).
  *
  * Steps: builds both indexes with the `index` stage (timed whole process;
  * `--reuse` keeps them), takes every `--every`-th question of the dataset
  * (their question vectors written once as raw f32 for both sides), then in
  * process: opens each index (timed) and answers the questions in blocks of
  * 64 (timed: queries/s), exact first (the ground truth: merge's exact scores,
- * first row on ties), then IVF-PQ per nprobe without and with `--refine`.
- * faiss runs in its own process with `--threads` OpenMP threads (default
- * 2, the machine's cores). Recall@1: share of questions whose top-1 row is
+ * first row on ties), then IVF-PQ per nprobe without and with `--refine`
+ * (phraseval scans on `--ivf-threads` worker threads, default 1: this one). faiss runs in its own process with
+ * `--threads` OpenMP threads (default 2, the machine's cores). Peak RSS:
+ * the `index` process (GNU time, when /usr/bin/time exists), this process
+ * (VmHWM: both indexes open) and faiss's process. Recall@1: share of questions whose top-1 row is
  * the exact top-1 row; recall@10: mean share of the exact top-10 rows in
  * the top 10.
  *
@@ -20,19 +24,19 @@
  * pip install faiss-cpu
  * deno run -A bench/index_bench.ts --dump DIR/dumps/context_emb --context DIR/context.json \
  *   --questions DIR/dumps/question_emb --data DIR/question.json [--every 10] \
- *   [--nlist 100] [--bpv 128] [--nprobes 1,4,10,32,100] [--refine 100[,1000]] [--threads 2] \
- *   [--out bench/out/index_bench] [--reuse] [--no-faiss]
+ *  *   [--nlist 100] [--bpv 128] [--nprobes 1,4,10,32,100] [--refine 100[,1000]] [--threads 2] \
+ *   [--out bench/out/index_bench] [--reuse] [--no-faiss] [--ivf-threads 1]
  * ```
  *
  * `--reuse` keeps indexes already in `--out` and faiss's results when its
- * spec is unchanged (the extra refine columns are printed as a second table).
+ * spec is unchanged.
  *
  * @module
  */
 import { openDumpSync } from "../io/dump/reader_sync.ts";
 import type { Matrix } from "../io/matrix.ts";
 import { asFloat32 } from "../search/dense_f64.ts";
-import { scoreIvf, trainSample } from "../search/index/ivfpq.ts";
+import { closeIvfWorkers, loadIvf, scoreIvf, trainSample } from "../search/index/ivfpq.ts";
 import { openIndexSync } from "../search/index/read.ts";
 import { scoreQuestions } from "../search/open.ts";
 
@@ -41,6 +45,14 @@ const arg = (name: string, dflt: string): string => {
   return i >= 0 ? Deno.args[i + 1] : dflt;
 };
 const flag = (name: string) => Deno.args.includes(`--${name}`);
+function exists(p: string): boolean {
+  try {
+    Deno.statSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
 const root = new URL("..", import.meta.url).pathname;
 const out = arg("out", `${root}bench/out/index_bench`);
 const dump = arg("dump", "");
@@ -52,15 +64,24 @@ const nlist = Number(arg("nlist", "100"));
 const bpv = Number(arg("bpv", "128"));
 const nprobes = arg("nprobes", "1,4,10,32,100").split(",").map(Number);
 const refines = arg("refine", "100").split(",").map(Number);
-const refine = refines[0];
 const threads = Number(arg("threads", "2"));
+const ivfThreads = Number(arg("ivf-threads", "1"));
 const K = 10;
 Deno.mkdirSync(out, { recursive: true });
 
-function sh(cmd: string, args: string[]): number {
+const peaks: Record<string, number> = {};
+function sh(cmd: string, args: string[], peakOf?: string): number {
   const t0 = performance.now();
-  const r = new Deno.Command(cmd, { args, stdout: "inherit", stderr: "inherit" }).outputSync();
+  const timed = peakOf !== undefined && exists("/usr/bin/time");
+  const r = timed
+    ? new Deno.Command("/usr/bin/time", {
+      args: ["-f", "%M", "-o", `${out}/peak_kb.txt`, cmd, ...args],
+      stdout: "inherit",
+      stderr: "inherit",
+    }).outputSync()
+    : new Deno.Command(cmd, { args, stdout: "inherit", stderr: "inherit" }).outputSync();
   if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")} failed`);
+  if (timed) peaks[peakOf] = Number(Deno.readTextFileSync(`${out}/peak_kb.txt`).trim()) * 1024;
   return (performance.now() - t0) / 1000;
 }
 function du(path: string): number {
@@ -81,15 +102,7 @@ const index = (dir: string, extra: string[]) =>
     context,
     "--overwrite",
     ...extra,
-  ]);
-const exists = (p: string) => {
-  try {
-    Deno.statSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-};
+  ], dir);
 const build = (dir: string, extra: string[]) =>
   flag("reuse") && exists(dir) ? NaN : index(dir, extra);
 
@@ -136,7 +149,10 @@ const exactSearch = (performance.now() - t0) / 1000;
 console.error(`exact: ${qs.length} questions in ${exactSearch.toFixed(1)} s`);
 
 // Training rows of the IVF index's sample, for faiss.
+t0 = performance.now();
 const ivf = openIndexSync(`${out}/ivf`, { verify: false });
+loadIvf(ivf);
+const ivfLoad = (performance.now() - t0) / 1000;
 const p = ivf.header.parameters as Record<string, number>;
 const train = await trainSample(ivf.ids, p.train_paragraphs);
 const trainRows: bigint[] = [];
@@ -161,7 +177,12 @@ for (const nprobe of nprobes) {
     t0 = performance.now();
     const rows: number[][] = [];
     for (let b = 0; b < qs.length; b += 64) {
-      const tops = await scoreIvf(ivf, qs.slice(b, b + 64), { topK: K, nprobe, refine: rf });
+      const tops = await scoreIvf(ivf, qs.slice(b, b + 64), {
+        topK: K,
+        nprobe,
+        refine: rf,
+        threads: ivfThreads,
+      });
       for (const t of tops) rows.push(t.rows);
     }
     const s = (performance.now() - t0) / 1000;
@@ -170,6 +191,8 @@ for (const nprobe of nprobes) {
   }
 }
 
+closeIvfWorkers(ivf);
+
 if (flag("no-faiss")) {
   // Only phraseval's IVF-PQ rows (e.g. another --refine sweep on reused indexes).
   const t = ours.map((o) =>
@@ -177,6 +200,7 @@ if (flag("no-faiss")) {
       (qs.length / o.s).toFixed(1)
     } |`
   );
+  console.log(`this process's peak RSS ${(vmHwm() / 1e6).toFixed(0)} MB`);
   console.log(["| nprobe | refine | R@1 | R@10 | q/s |", "|---|---|---|---|---|", ...t].join("\n"));
   Deno.exit(0);
 }
@@ -193,14 +217,15 @@ const spec = {
   nlist,
   bpv,
   nprobes,
+  refines,
   k: K,
   threads,
 };
-if (!flag("reuse")) Deno.writeTextFileSync(`${out}/faiss_spec.json`, JSON.stringify(spec));
 // --reuse with a faiss.json of the same spec: faiss is not run again.
 const reuseFaiss = flag("reuse") && exists(`${out}/faiss.json`) &&
   exists(`${out}/faiss_spec.json`) &&
   Deno.readTextFileSync(`${out}/faiss_spec.json`) === JSON.stringify(spec);
+if (!reuseFaiss) Deno.writeTextFileSync(`${out}/faiss_spec.json`, JSON.stringify(spec));
 const faissWall = reuseFaiss ? NaN : sh("python3", [
   `${root}bench/faiss_ref.py`,
   `${out}/faiss_spec.json`,
@@ -228,37 +253,45 @@ lines.push(
   } | ${qps(f.flat_search_s)} | ${mb(f.flat_bytes)} | ${recall(f.flat_rows).r1.toFixed(4)} |`,
   "",
   `IVF-PQ nlist ${nlist}, bpv ${bpv}, trained on ${p.train_phrases} phrases (${p.train_paragraphs} paragraphs). ` +
-    `Build: phraseval ${ivfBuild.toFixed(1)} s whole process (exact files + LanceDB); faiss train ${
-      f.ivf_train_s.toFixed(1)
-    } s + add ${f.ivf_add_s.toFixed(1)} s. Bytes: phraseval lance/_indices ${
-      mb(du(`${out}/ivf/lance/phrases.lance/_indices`))
-    } MB, lance/ ${mb(du(`${out}/ivf/lance`))} MB, whole folder ${
+    `Build: phraseval ${ivfBuild.toFixed(1)} s whole process (exact files + IVF-PQ), peak RSS ${
+      mb(peaks[`${out}/ivf`] ?? NaN)
+    } MB; faiss train ${f.ivf_train_s.toFixed(1)} s + add ${
+      f.ivf_add_s.toFixed(1)
+    } s (faiss process peak RSS ${mb(f.peak_rss)} MB, with IndexFlatIP and the vectors). ` +
+    `Bytes: phraseval ivf/ ${mb(du(`${out}/ivf/ivf`))} MB, whole folder ${
       mb(du(`${out}/ivf`))
-    } MB; faiss index ${mb(f.ivf_bytes)} MB.`,
+    } MB; faiss index ${mb(f.ivf_bytes)} MB. Load (exact vectors + ivf/): ${
+      ivfLoad.toFixed(1)
+    } s. This process's peak RSS (both indexes open) ${mb(vmHwm())} MB.`,
   "",
-  "| nprobe | phraseval R@1 | R@10 | q/s | phraseval refine " + refine +
-    " R@1 | R@10 | q/s | faiss R@1 | R@10 | q/s |",
-  "|---|---|---|---|---|---|---|---|---|---|",
+  "| nprobe | refine | phraseval R@1 | R@10 | q/s (" + ivfThreads +
+    (ivfThreads === 1 ? " thread" : " threads") + ") | faiss R@1 | R@10 | q/s (" + threads +
+    " threads) |",
+  "|---|---|---|---|---|---|---|---|",
 );
-for (const nprobe of nprobes) {
-  const a = ours.find((o) => o.nprobe === nprobe && o.refine === 0)!;
-  const b = ours.find((o) => o.nprobe === nprobe && o.refine === refine)!;
-  const fr = f.ivf.find((x: { nprobe: number }) => x.nprobe === nprobe);
+for (const o of ours) {
+  const fr = o.refine === 0
+    ? f.ivf.find((x: { nprobe: number }) => x.nprobe === o.nprobe)
+    : f.refined.find((x: { nprobe: number; refine: number }) =>
+      x.nprobe === o.nprobe && x.refine === o.refine
+    );
   const rc = recall(fr.rows);
   lines.push(
-    `| ${nprobe} | ${a.r1.toFixed(3)} | ${a.r10.toFixed(3)} | ${qps(a.s)} | ${b.r1.toFixed(3)} | ${
-      b.r10.toFixed(3)
-    } | ${qps(b.s)} | ${rc.r1.toFixed(3)} | ${rc.r10.toFixed(3)} | ${qps(fr.search_s)} |`,
+    `| ${o.nprobe} | ${o.refine} | ${o.r1.toFixed(3)} | ${o.r10.toFixed(3)} | ${qps(o.s)} | ${
+      rc.r1.toFixed(3)
+    } | ${rc.r10.toFixed(3)} | ${qps(fr.search_s)} |`,
   );
-}
-if (refines.length > 1) {
-  lines.push("", "| nprobe | refine | R@1 | R@10 | q/s |", "|---|---|---|---|---|");
-  for (const o of ours.filter((o) => o.refine > 0)) {
-    lines.push(
-      `| ${o.nprobe} | ${o.refine} | ${o.r1.toFixed(3)} | ${o.r10.toFixed(3)} | ${qps(o.s)} |`,
-    );
-  }
 }
 const text = lines.join("\n");
 console.log(text);
 Deno.writeTextFileSync(`${out}/report.md`, text + "\n");
+
+/** This process's peak resident set size in bytes (Linux VmHWM), or NaN. */
+function vmHwm(): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(Deno.readTextFileSync("/proc/self/status"));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}

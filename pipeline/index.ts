@@ -37,7 +37,7 @@ export const INDEX_SPEC = {
       name: "nlist",
       type: "int",
       metavar: "N",
-      description: "an IVF-PQ index (LanceDB) with N partitions (dense dumps; needs --bpv)",
+      description: "an IVF-PQ index with N lists (dense dumps; needs --bpv)",
     },
     {
       name: "bpv",
@@ -107,8 +107,7 @@ if (import.meta.main) {
           bpv,
           trainParagraphs: train,
           onProgress: (p, n) => bar.update(p, `paragraphs, ${n} phrases`),
-          onIvfProgress: (rows, total) =>
-            bar.update(rows, `of ${total} phrases in the IVF-PQ table`),
+          onIvfProgress: (rows, total) => bar.update(rows, `of ${total} phrases PQ-encoded`),
         }),
         ({ header: h }) => {
           bar.done();

@@ -221,7 +221,6 @@ if (import.meta.main) {
         host: f.host,
         port,
         encoderFlags: spec.permissions,
-        kind: header.kind,
       });
       const args = [
         index,

@@ -219,23 +219,20 @@ export interface ServeGrantsInput {
   readonly port: number;
   /** The encoder's own permission flags (e.g. `--allow-ffi=<onnxruntime addon>`). */
   readonly encoderFlags?: readonly string[];
-  /** The index kind: `ivf-pq` needs what its engine loads (native code, env, sys). */
-  readonly kind: string;
 }
 
 /**
  * The grants of the server process: read the index folder, the encoder's
  * model files and the static folder only; listen on its own address and
  * port only; the encoder's own flags (ONNX: load onnxruntime); nothing
- * else. An `ivf-pq` index adds what its engine needs (LanceDB's native
- * module: `--allow-ffi`, `--allow-env`, `--allow-sys`).
+ * else (both index kinds are plain TypeScript: no native code).
  *
  * @example
  * ```ts
  * import { serveGrants } from "./launch.ts";
  * const g = serveGrants({
  *   index: "/r/ix", modelFiles: ["/m/model.json.gz"], staticDir: "/r/serve/static",
- *   host: "127.0.0.1", port: 8080, kind: "exact",
+ *   host: "127.0.0.1", port: 8080,
  * });
  * if (JSON.stringify(g.read) !== '["/r/ix","/m/model.json.gz","/r/serve/static"]') throw new Error();
  * if (JSON.stringify(g.flags) !== '["--allow-net=127.0.0.1:8080"]') throw new Error();
@@ -243,13 +240,8 @@ export interface ServeGrantsInput {
  */
 export function serveGrants(p: ServeGrantsInput): Grants {
   const host = p.host.includes(":") ? `[${p.host}]` : p.host;
-  const ivf = p.kind === "ivf-pq";
   return {
     read: [abs(p.index), ...p.modelFiles.map(abs), abs(p.staticDir)],
-    ...(ivf ? { ffi: true } : {}),
-    flags: [
-      `--allow-net=${host}:${p.port}`,
-      ...(ivf ? ["--allow-env", "--allow-sys"] : (p.encoderFlags ?? [])),
-    ],
+    flags: [`--allow-net=${host}:${p.port}`, ...(p.encoderFlags ?? [])],
   };
 }

@@ -26,9 +26,9 @@
  * empty one is replaced).
  *
  * **IVF-PQ** (`nlist` and `bpv` given; dense dumps only): the exact files
- * are written as above, then a LanceDB table with an IVF-PQ index is built
- * from them in `lance/` and the kind is `ivf-pq` (`ivfpq.ts`: training
- * sample, parameters, what is and is not reproducible). Bad input, checked
+ * are written as above, then phraseval's deterministic IVF-PQ is trained on
+ * the training sample and every row encoded from them into `ivf/`, and the
+ * kind is `ivf-pq` (`ivfpq.ts`: training sample, parameters, layout). Bad input, checked
  * once the exact files are written (before any training): `bpv` that does
  * not divide d, `nlist` larger than the training sample's phrases, a sparse
  * dump.
@@ -51,11 +51,12 @@ import { FileError, InputError } from "../../io/errors.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { squadParagraphs, type SquadReadError } from "../../io/squad.ts";
 import {
-  buildLanceTable,
+  buildIvfPq,
   DEFAULT_TRAIN_PARAGRAPHS,
-  LANCE_DIR,
-  LANCE_LIBRARY,
-  lanceFiles,
+  IVF_ENGINE,
+  IVF_FILES,
+  IVF_SEED,
+  KMEANS_ITERATIONS,
   TRAIN_SAMPLE_RULE,
   trainSample,
 } from "./ivfpq.ts";
@@ -92,7 +93,7 @@ export interface BuildIndexOptions {
   readonly trainParagraphs?: number;
   /** Told the paragraphs and phrases written so far. */
   readonly onProgress?: (paragraphs: number, phrases: number) => void;
-  /** Told the rows put into the LanceDB table so far (`ivf-pq`). */
+  /** Told the rows encoded so far (`ivf-pq`; 0 once the quantizers are trained). */
   readonly onIvfProgress?: (rows: number, total: number) => void;
 }
 
@@ -381,23 +382,6 @@ function metaOf(
   };
 }
 
-/** Fsyncs a file and returns its size and sha256, read in blocks. */
-function hashFile(path: string): IndexFile {
-  const f = Deno.openSync(path, { read: true, write: true });
-  try {
-    f.syncSync();
-    const h = createHash("sha256"), buf = new Uint8Array(1 << 20);
-    let bytes = 0;
-    for (let n = f.readSync(buf); n !== null; n = f.readSync(buf)) {
-      h.update(buf.subarray(0, n));
-      bytes += n;
-    }
-    return { bytes, sha256: h.digest("hex") };
-  } finally {
-    f.close();
-  }
-}
-
 /** Turns the exact index in `tmp` into an `ivf-pq` one (see the module notes). */
 const ivfStage = (
   h: IndexHeader,
@@ -421,10 +405,10 @@ const ivfStage = (
           `(${train.length} paragraphs; see --train-paragraphs)`,
       );
     }
-    yield* Effect.tryPromise({
-      try: () =>
-        buildLanceTable({
-          dir: `${tmp}/${LANCE_DIR}`,
+    const files: Record<string, IndexFile> = { ...h.files };
+    yield* Effect.try({
+      try: () => {
+        const built = buildIvfPq({
           vectors: `${tmp}/vectors.${h.dtype}`,
           dtype: h.dtype,
           d: h.d,
@@ -432,21 +416,29 @@ const ivfStage = (
           train,
           nlist,
           bpv,
-          metric: h.metric,
           onProgress: (rows) => opts.onIvfProgress?.(rows, h.phrases),
-        }),
-      catch: (e) =>
-        new FileError({
-          file: `${tmp}/${LANCE_DIR}`,
-          message: `LanceDB: ${osMessage(e).split("\n")[0]}`,
-        }),
-    });
-    const files: Record<string, IndexFile> = { ...h.files };
-    yield* Effect.try({
-      try: () => {
-        for (const name of lanceFiles(tmp)) files[name] = hashFile(`${tmp}/${name}`);
+        });
+        Deno.mkdirSync(`${tmp}/ivf`);
+        const write = (name: string, chunks: Iterable<ArrayBufferView>) => {
+          const f = new OutFile(`${tmp}/${name}`);
+          try {
+            for (const c of chunks) f.write(bytesOf(c));
+            files[name] = f.finish();
+          } finally {
+            f.close();
+          }
+        };
+        write(IVF_FILES.centroids, [built.centroids]);
+        write(IVF_FILES.codebooks, [built.codebooks]);
+        write(IVF_FILES.offsets, [built.offsets]);
+        write(IVF_FILES.rows, [built.rows]);
+        write(IVF_FILES.codes, built.codes());
+        fsyncDir(`${tmp}/ivf`);
       },
-      catch: (e) => new FileError({ file: `${tmp}/${LANCE_DIR}`, message: osMessage(e) }),
+      catch: (e) =>
+        e instanceof InputError || e instanceof FileError
+          ? e
+          : new FileError({ file: `${tmp}/ivf`, message: osMessage(e) }),
     });
     return {
       ...h,
@@ -458,7 +450,9 @@ const ivfStage = (
         train_paragraphs: train.length,
         train_phrases: trainPhrases,
         train_sample: TRAIN_SAMPLE_RULE,
-        library: LANCE_LIBRARY,
+        kmeans_iterations: KMEANS_ITERATIONS,
+        seed: IVF_SEED,
+        engine: IVF_ENGINE,
       },
       files,
     };

@@ -6,10 +6,13 @@
  * (`format`, `version`, `kind`, `metric`, `d`, `phrases`, `paragraphs`,
  * `parameters`, `files`) and the phrase table; the vectors' layout depends
  * on the kind. Version 1 has two kinds: `exact`, and `ivf-pq`, which is an
- * exact index plus a LanceDB table with an IVF-PQ index (`lance/`, every
- * file of it listed in `files` under its `lance/...` path; `parameters`:
- * `nlist`, `bpv`, `bits`, `train_paragraphs`, `train_phrases`,
- * `train_sample`, `library`; dense vectors only; see `ivfpq.ts`).
+ * exact index plus phraseval's IVF-PQ (`ivf/centroids.f32`,
+ * `ivf/codebooks.f32`, `ivf/list_offsets.i64`, `ivf/list_rows.u32`,
+ * `ivf/codes.u8`, each listed in `files`; `parameters`: `nlist`, `bpv`,
+ * `bits`, `train_paragraphs`, `train_phrases`, `train_sample`,
+ * `kmeans_iterations`, `seed`, `engine`; dense vectors only; see
+ * `ivfpq.ts`). An `ivf-pq` folder built by LanceDB (earlier phraseval,
+ * `parameters.library` set) is refused: it is to be rebuilt.
  * A reader refuses a kind it does not know and a version newer than its own.
  *
  * Files of the `exact` kind (all little-endian, row-major):
@@ -189,10 +192,26 @@ export function headerProblem(h: unknown): string | undefined {
   return undefined;
 }
 
+/** The IVF-PQ data files and their sizes (`ivfpq.ts` has the layout). */
+function ivfSizes(d: number, phrases: number, nlist: number, bpv: number): Record<string, number> {
+  return {
+    "ivf/centroids.f32": nlist * d * 4,
+    "ivf/codebooks.f32": 256 * d * 4,
+    "ivf/list_offsets.i64": (nlist + 1) * 8,
+    "ivf/list_rows.u32": phrases * 4,
+    "ivf/codes.u8": phrases * bpv,
+  };
+}
+
 /** What is wrong with an `ivf-pq` header's vectors, parameters and files, or `undefined`. */
 function ivfPqProblem(o: Record<string, unknown>): string | undefined {
-  if (o.vectors !== "dense") return "an ivf-pq index must have dense vectors";
   const p = o.parameters as Record<string, unknown>;
+  if (p.library !== undefined && String(p.library).includes("lancedb")) {
+    return "built by LanceDB, no longer supported: rebuild with deno task index";
+  }
+  if (o.vectors !== "dense") return "an ivf-pq index must have dense vectors";
+  if (p.engine !== "phraseval") return `unknown ivf-pq engine ${JSON.stringify(p.engine)}`;
+  if (p.bits !== 8) return `bad ivf-pq parameter bits (8 expected)`;
   for (const key of ["nlist", "bpv", "bits", "train_paragraphs", "train_phrases"]) {
     if (!isCount(p[key]) || p[key] === 0) return `bad ivf-pq parameter ${key}`;
   }
@@ -203,14 +222,15 @@ function ivfPqProblem(o: Record<string, unknown>): string | undefined {
     return "nlist exceeds the training phrases";
   }
   const files = o.files as Record<string, Record<string, unknown>>;
-  const lance = Object.keys(files).filter((k) => k.startsWith("lance/"));
-  if (lance.length === 0) return "the file list has no lance/ files";
-  for (const name of lance) {
+  const sizes = ivfSizes(o.d as number, o.phrases as number, p.nlist as number, p.bpv as number);
+  for (const [name, want] of Object.entries(sizes)) {
     const f = files[name];
+    if (f === undefined) return `the file list lacks ${name}`;
     if (
       typeof f !== "object" || f === null || !isCount(f.bytes) || typeof f.sha256 !== "string" ||
-      !/^[0-9a-f]{64}$/.test(f.sha256) || name.split("/").some((s) => s === ".." || s === "")
+      !/^[0-9a-f]{64}$/.test(f.sha256)
     ) return `bad entry for ${name}`;
+    if (f.bytes !== want) return `${name} is listed with ${f.bytes} bytes; ${want} expected`;
   }
   return undefined;
 }

@@ -1,62 +1,109 @@
 /**
- * The `ivf-pq` index kind: an exact index (`format.ts`) plus a LanceDB
- * table (`lance/`) holding every phrase vector with an IVF-PQ index over
- * it, built by `@lancedb/lancedb` ({@linkcode buildLanceTable}) and searched
- * by {@linkcode scoreIvf}.
+ * The `ivf-pq` index kind: an exact index (`format.ts`) plus phraseval's own
+ * deterministic IVF-PQ, as faiss's `IndexIVFPQ` does it: built by
+ * {@linkcode buildIvfPq}, searched by {@linkcode scoreIvf}.
  *
- * **Build.** `Index.ivfPq({ numPartitions: nlist, numSubVectors: bpv,
- * numBits: 8, distanceType })` with distance `dot` for the `ip` metric
- * (LanceDB's `_distance` is then `1 − q·p`) and `l2` for `l2` (`_distance`
- * is `‖q−p‖²`). The index is **trained on a sample of paragraphs**: the
- * `train_paragraphs` paragraphs (default {@linkcode DEFAULT_TRAIN_PARAGRAPHS},
- * like PIQA's 100 training matrices; all when fewer) whose
- * `sha256(paragraph id)` (hex) sorts first, a rule that any tool can
- * reproduce. Their rows make the table on which LanceDB trains the IVF
- * centroids and the PQ codebooks (LanceDB samples `nlist × 256` vectors of
- * them for k-means and `256 × 256` for PQ); the other rows are then added in
- * blocks of {@linkcode ADD_BLOCK} and encoded with the trained quantizers by
- * `optimize()`, so memory holds the training rows and one block. Vectors are
- * stored as float32 (f16 dumps are widened); each row carries its global row
- * number (`row`), the numbering of `paragraphs.ndjson`.
+ * **Training sample.** The `train_paragraphs` paragraphs (default
+ * {@linkcode DEFAULT_TRAIN_PARAGRAPHS}, like PIQA's 100 training matrices;
+ * all when fewer) whose `sha256(paragraph id)` (hex) sorts first, a rule any
+ * tool can reproduce; all their rows are the training rows.
  *
- * **Not byte-reproducible.** LanceDB 0.31 seeds its k-means and samplers
- * from entropy and offers no seed in its JavaScript API, and its file names
- * are UUIDs: two builds of one dump give different `lance/` files and
- * slightly different approximate answers (the exact files are identical).
- * With `nprobe = nlist` and `refine` at least the phrase count, answers are
- * the exact ones whatever the training.
+ * **Coarse quantizer.** k-means (`kmeans.ts`: squared L2 for both metrics,
+ * as faiss's IVF trains it) with `nlist` centroids on the training rows,
+ * {@linkcode KMEANS_ITERATIONS} iterations, PRNG seed {@linkcode IVF_SEED}.
+ * Every row goes to the list of its nearest centroid (L2, ties to the lower
+ * list).
  *
- * **Search.** Per question, LanceDB returns the `C = max(topK, refine)`
- * approximate nearest rows from `nprobe` partitions. With `refine` > 0 these
- * candidates are re-scored exactly (`score.ts`, merge's scores and tie rule)
- * from the index's exact vectors and the best `topK` kept; with `refine` 0
- * the approximate score is reported (`1 − _distance` for `ip`,
- * `−_distance` for `l2`), ties to the smaller row.
+ * **Product quantizer** on residuals `r = x − c(x)` (float32): `bpv`
+ * sub-quantizers of `d / bpv` dimensions, 256 centroids each (8-bit codes),
+ * sub-quantizer `m` trained by the same k-means on the training rows'
+ * residuals (seed `IVF_SEED + 1 + m`); code `m` of a row is the nearest
+ * codebook entry to `r_m` (L2, ties to the lower entry).
+ *
+ * **Files** (`ivf/`, little-endian, each listed in `index.json` with its
+ * sha256): `centroids.f32` (nlist × d), `codebooks.f32` (bpv × 256 × d/bpv),
+ * `list_offsets.i64` (nlist + 1: list `l` holds positions
+ * `offsets[l] … offsets[l+1]`), `list_rows.u32` (the global row at each
+ * position: rows grouped by list, increasing within a list), `codes.u8`
+ * (position-major per list and sub-quantizer-major inside a list: the code
+ * `m` of the list's `i`-th row is at `offsets[l]·bpv + m·n_l + i`, so a scan
+ * reads each sub-quantizer's codes sequentially). Memory while building:
+ * the training rows, the codes and the list ids; the vectors are streamed
+ * from the exact file in blocks of {@linkcode ENCODE_BLOCK} rows.
+ *
+ * **Deterministic.** Pure float32/float64 arithmetic in a fixed order and a
+ * seeded PRNG: two builds of one dump (or a killed build, rerun) write the
+ * same bytes and give the same answers.
+ *
+ * **Search.** The `nprobe` best lists (`ip`: largest `q·c`; `l2`: smallest
+ * `‖q−c‖²`; ties to the lower list) are scanned with asymmetric distances:
+ * `ip`: score ≈ `q·c + Σ_m T_m[code_m]`, `T_m = q_m · codebook_m` computed
+ * once per question; `l2`: score ≈ `−Σ_m ‖(q−c)_m − codebook_m[code_m]‖²`,
+ * tables per probed list (sums of float32 table values). The
+ * `C = max(topK, refine)` best rows by approximate score (ties to the
+ * lower row) are kept; with `refine` > 0 they are re-scored exactly
+ * (`score.ts`, merge's scores and tie rule) from the index's exact vectors
+ * and the best `topK` kept, with `refine` 0 the approximate scores are
+ * reported.
  *
  * @module
  */
-import { FileError, InputError } from "../../io/errors.ts";
+import { InputError } from "../../io/errors.ts";
 import { halfTable } from "../dense_f64.ts";
 import type { IndexMetric } from "./format.ts";
+import { kmeans, nearest, rowNorms } from "./kmeans.ts";
 import { scoreDense, TopK } from "./score.ts";
 
 /** Paragraphs the IVF-PQ quantizers are trained on, by default. */
 export const DEFAULT_TRAIN_PARAGRAPHS = 100;
 
-/** Rows per block added to the table after training. */
-export const ADD_BLOCK = 65536;
+/** k-means iterations of the coarse quantizer and of each sub-quantizer (faiss's default). */
+export const KMEANS_ITERATIONS = 25;
 
-/** The table's folder inside the index folder. */
-export const LANCE_DIR = "lance";
+/** The PRNG seed of the coarse k-means (sub-quantizer `m` uses seed + 1 + m). */
+export const IVF_SEED = 1234;
 
-/** The table's name in that folder. */
-export const LANCE_TABLE = "phrases";
+/** Rows encoded per block read from the exact vectors. */
+export const ENCODE_BLOCK = 65536;
+
+/** Centroids per sub-quantizer (8-bit codes). */
+export const KSUB = 256;
+
+/** The engine recorded in the header. */
+export const IVF_ENGINE = "phraseval";
+
+/** The library an old, no longer supported `ivf-pq` index recorded. */
+export const LANCE_LIBRARY = "@lancedb/lancedb@0.31.0";
+
+/** The data files of the IVF-PQ part of an index, by role. */
+export const IVF_FILES = {
+  centroids: "ivf/centroids.f32",
+  codebooks: "ivf/codebooks.f32",
+  offsets: "ivf/list_offsets.i64",
+  rows: "ivf/list_rows.u32",
+  codes: "ivf/codes.u8",
+} as const;
+
+/** The sizes the IVF-PQ files of an index of this shape must have, by file name. */
+export function ivfFileSizes(
+  h: { readonly d: number; readonly phrases: number },
+  nlist: number,
+  bpv: number,
+): Record<string, number> {
+  return {
+    [IVF_FILES.centroids]: nlist * h.d * 4,
+    [IVF_FILES.codebooks]: KSUB * h.d * 4,
+    [IVF_FILES.offsets]: (nlist + 1) * 8,
+    [IVF_FILES.rows]: h.phrases * 4,
+    [IVF_FILES.codes]: h.phrases * bpv,
+  };
+}
 
 /** Parameters of an `ivf-pq` index, as stored in the header's `parameters`. */
 export interface IvfPqParameters {
-  /** IVF partitions (clusters). */
+  /** IVF lists (clusters). */
   readonly nlist: number;
-  /** PQ sub-vectors (bytes per vector at 8 bits). */
+  /** PQ sub-quantizers (bytes per vector at 8 bits). */
   readonly bpv: number;
   /** Bits per PQ code (8). */
   readonly bits: number;
@@ -66,98 +113,17 @@ export interface IvfPqParameters {
   readonly train_phrases: number;
   /** The sampling rule, in words. */
   readonly train_sample: string;
-  /** The library that built the table. */
-  readonly library: string;
+  /** k-means iterations. */
+  readonly kmeans_iterations: number;
+  /** The PRNG seed. */
+  readonly seed: number;
+  /** The engine that built it ({@linkcode IVF_ENGINE}). */
+  readonly engine: string;
 }
 
 /** The sampling rule recorded in the header. */
 export const TRAIN_SAMPLE_RULE =
   "the train_paragraphs paragraphs whose sha256(id) (hex) sorts first";
-
-/** The library recorded in the header. */
-export const LANCE_LIBRARY = "@lancedb/lancedb@0.31.0";
-
-// Minimal views of the LanceDB and Arrow objects used here.
-interface ArrowCtor {
-  new (...args: unknown[]): unknown;
-}
-interface ArrowTableLike {
-  readonly schema: { readonly fields: { readonly type: { children?: { type: unknown }[] } }[] };
-  readonly batches: {
-    readonly data: { readonly type: unknown; constructor: ArrowCtor };
-    constructor: unknown;
-  }[];
-  constructor: ArrowCtor;
-}
-interface LanceQuery {
-  addQueryVector(v: Float32Array): LanceQuery;
-  distanceType(t: "dot" | "l2"): LanceQuery;
-  nprobes(n: number): LanceQuery;
-  select(cols: string[]): LanceQuery;
-  limit(n: number): LanceQuery;
-  toArray(): Promise<{ row: number; _distance: number; query_index?: number }[]>;
-}
-interface LanceTable {
-  createIndex(col: string, opts: unknown): Promise<void>;
-  add(data: unknown): Promise<unknown>;
-  optimize(opts?: unknown): Promise<unknown>;
-  listIndices(): Promise<{ numUnindexedRows: number }[]>;
-  countRows(): Promise<number>;
-  vectorSearch(v: Float32Array): LanceQuery;
-  close(): void;
-}
-interface LanceConnection {
-  createTable(name: string, data: unknown): Promise<LanceTable>;
-  openTable(name: string): Promise<LanceTable>;
-  close(): void;
-}
-interface LanceModule {
-  connect(uri: string): Promise<LanceConnection>;
-  makeArrowTable(rows: unknown[], opts: unknown): unknown;
-  Index: { ivfPq(opts: unknown): unknown };
-}
-
-let lanceModule: Promise<LanceModule> | undefined;
-
-/** LanceDB, loaded on first use (the exact kind never loads it). */
-function lance(): Promise<LanceModule> {
-  if (lanceModule === undefined) {
-    try {
-      // LanceDB's warnings (deprecations, statistics) would break one-line stderr.
-      if (Deno.env.get("LANCE_LOG") === undefined) Deno.env.set("LANCE_LOG", "error");
-    } catch { /* no --allow-env: its warnings may show */ }
-    lanceModule = import("@lancedb/lancedb") as unknown as Promise<LanceModule>;
-  }
-  return lanceModule;
-}
-
-/**
- * Arrow classes of LanceDB's own Arrow instance, for the schema
- * `{row: int32, vector: fixed_size_list<float32>[d]}`: objects of another
- * Arrow instance lose their data on LanceDB's way in, so a one-row table
- * made by LanceDB (from a plain-object schema) gives the classes and types.
- */
-async function arrowKit(d: number): Promise<ArrowTableLike> {
-  const ldb = await lance();
-  const schema = {
-    fields: [
-      { name: "row", nullable: false, type: { typeId: 2, bitWidth: 32, isSigned: true } },
-      {
-        name: "vector",
-        nullable: false,
-        type: {
-          typeId: 16,
-          listSize: d,
-          children: [{ name: "item", nullable: true, type: { typeId: 3, precision: 1 } }],
-        },
-      },
-    ],
-    metadata: new Map(),
-  };
-  return ldb.makeArrowTable([{ row: 0, vector: new Array(d).fill(0) }], {
-    schema,
-  }) as ArrowTableLike;
-}
 
 /** The float32 rows `[from, to)` of a dense vectors file (f32 values or f16 bits). */
 function readRows(
@@ -194,10 +160,8 @@ export async function trainSample(ids: readonly string[], n: number): Promise<nu
   return keyed.slice(0, Math.min(n, ids.length)).map((k) => k.p).sort((a, b) => a - b);
 }
 
-/** Options of {@linkcode buildLanceTable}. */
-export interface LanceBuildOptions {
-  /** The folder to create the table in (`INDEX_DIR.tmp/lance`). */
-  readonly dir: string;
+/** Options of {@linkcode buildIvfPq}. */
+export interface IvfBuildOptions {
   /** The exact vectors file. */
   readonly vectors: string;
   /** Its dtype. */
@@ -208,92 +172,148 @@ export interface LanceBuildOptions {
   readonly starts: readonly number[];
   /** Paragraph indices of the training sample (increasing). */
   readonly train: readonly number[];
-  /** IVF partitions. */
+  /** IVF lists. */
   readonly nlist: number;
-  /** PQ sub-vectors. */
+  /** PQ sub-quantizers. */
   readonly bpv: number;
-  /** Ranking metric. */
-  readonly metric: IndexMetric;
-  /** Told the rows added so far. */
+  /** k-means iterations (default {@linkcode KMEANS_ITERATIONS}). */
+  readonly iterations?: number;
+  /** PRNG seed (default {@linkcode IVF_SEED}). */
+  readonly seed?: number;
+  /** Told the rows encoded so far (0 once training is done). */
   readonly onProgress?: (rows: number) => void;
 }
 
-/** Builds the LanceDB table and its IVF-PQ index (see the module notes). */
-export async function buildLanceTable(o: LanceBuildOptions): Promise<void> {
-  const ldb = await lance();
-  const seed = await arrowKit(o.d);
-  const schema = seed.schema, b0 = seed.batches[0];
-  const DataC = b0.data.constructor, structType = b0.data.type;
-  const RB = b0.constructor as unknown as ArrowCtor, TB = seed.constructor;
-  const rowType = schema.fields[0].type, vecType = schema.fields[1].type;
-  const f32Type = vecType.children![0].type;
-  const batch = (rows: Int32Array, vecs: Float32Array) => {
-    const n = rows.length;
-    const r = new DataC(rowType, 0, n, 0, { 1: rows });
-    const child = new DataC(f32Type, 0, n * o.d, 0, { 1: vecs });
-    const v = new DataC(vecType, 0, n, 0, {}, [child]);
-    return new RB(schema, new DataC(structType, 0, n, 0, {}, [r, v]));
-  };
-  const table = (batches: unknown[]) => new TB(schema, batches);
-  const f = Deno.openSync(o.vectors, { read: true });
-  const db = await ldb.connect(o.dir);
-  let t: LanceTable | undefined;
-  try {
-    const blocks = (ranges: [number, number][]) => {
-      // Ranges split into blocks of at most ADD_BLOCK rows.
-      const out: [number, number][] = [];
-      for (const [a, b] of ranges) {
-        for (let s = a; s < b; s += ADD_BLOCK) out.push([s, Math.min(b, s + ADD_BLOCK)]);
-      }
-      return out;
-    };
-    const make = ([a, b]: [number, number]) =>
-      batch(Int32Array.from({ length: b - a }, (_, i) => a + i), readRows(f, o.dtype, o.d, a, b));
-    const inTrain = new Set(o.train);
-    const trainRanges: [number, number][] = [], restRanges: [number, number][] = [];
-    for (let p = 0; p + 1 < o.starts.length; p++) {
-      const list = inTrain.has(p) ? trainRanges : restRanges;
-      const last = list[list.length - 1];
-      if (last !== undefined && last[1] === o.starts[p]) last[1] = o.starts[p + 1];
-      else list.push([o.starts[p], o.starts[p + 1]]);
+/** The trained and encoded IVF-PQ, ready to be written (see the module notes for the layout). */
+export interface IvfBuilt {
+  /** Coarse centroids, nlist × d. */
+  readonly centroids: Float32Array;
+  /** PQ codebooks, bpv × 256 × d/bpv. */
+  readonly codebooks: Float32Array;
+  /** List offsets (nlist + 1). */
+  readonly offsets: BigInt64Array;
+  /** Global rows grouped by list. */
+  readonly rows: Uint32Array;
+  /** The codes, one chunk per list (sub-quantizer-major inside it). */
+  codes(): Iterable<Uint8Array>;
+}
+
+/** Per sub-quantizer views of the codebooks and their squared norms. */
+function subBooks(codebooks: Float32Array, bpv: number, dsub: number) {
+  const books: Float32Array[] = [], norms: Float64Array[] = [];
+  for (let m = 0; m < bpv; m++) {
+    const b = codebooks.subarray(m * KSUB * dsub, (m + 1) * KSUB * dsub);
+    books.push(b);
+    norms.push(rowNorms(b, KSUB, dsub));
+  }
+  return { books, norms };
+}
+
+/** Encodes the `n` rows of `x` into `lists` and `codes` (row-major, bpv per row) from `at`. */
+function encodeRows(
+  x: Float32Array,
+  n: number,
+  d: number,
+  bpv: number,
+  centroids: Float32Array,
+  cNorm: Float64Array,
+  nlist: number,
+  sb: { books: Float32Array[]; norms: Float64Array[] },
+  lists: Uint32Array,
+  codes: Uint8Array,
+  at: number,
+): void {
+  const dsub = d / bpv;
+  const r = new Float32Array(d);
+  for (let i = 0; i < n; i++) {
+    const l = nearest(x, i * d, centroids, cNorm, nlist, d);
+    lists[at + i] = l;
+    for (let t = 0; t < d; t++) r[t] = x[i * d + t] - centroids[l * d + t];
+    const co = (at + i) * bpv;
+    for (let m = 0; m < bpv; m++) {
+      codes[co + m] = nearest(r, m * dsub, sb.books[m], sb.norms[m], KSUB, dsub);
     }
-    t = await db.createTable(LANCE_TABLE, table(blocks(trainRanges).map(make)));
-    let done = await t.countRows();
-    o.onProgress?.(done);
-    await t.createIndex("vector", {
-      config: ldb.Index.ivfPq({
-        numPartitions: o.nlist,
-        numSubVectors: o.bpv,
-        numBits: 8,
-        distanceType: o.metric === "ip" ? "dot" : "l2",
-      }),
-    });
-    for (const r of blocks(restRanges)) {
-      await t.add(table([make(r)]));
-      done += r[1] - r[0];
-      o.onProgress?.(done);
-    }
-    await t.optimize({ cleanupOlderThan: new Date(Date.now() + 1000), deleteUnverified: true });
-    const [ix] = await t.listIndices();
-    if (ix === undefined || ix.numUnindexedRows !== 0) {
-      throw new Error(`LanceDB left ${ix?.numUnindexedRows ?? "all"} rows out of the index`);
-    }
-  } finally {
-    t?.close();
-    db.close();
-    f.close();
   }
 }
 
-/** The files of the table folder, relative to `dir`, sorted (every file under it). */
-export function lanceFiles(dir: string, sub = LANCE_DIR): string[] {
-  const out: string[] = [];
-  for (const e of Deno.readDirSync(`${dir}/${sub}`)) {
-    const rel = `${sub}/${e.name}`;
-    if (e.isDirectory) out.push(...lanceFiles(dir, rel));
-    else out.push(rel);
+/**
+ * Trains the quantizers on the training rows and encodes every row (see the
+ * module notes). Throws on an unreadable vectors file.
+ */
+export function buildIvfPq(o: IvfBuildOptions): IvfBuilt {
+  const { d, nlist, bpv } = o;
+  const iterations = o.iterations ?? KMEANS_ITERATIONS, seed = o.seed ?? IVF_SEED;
+  const dsub = d / bpv;
+  const total = o.starts[o.starts.length - 1];
+  const f = Deno.openSync(o.vectors, { read: true });
+  try {
+    // Training rows, in row order.
+    let nt = 0;
+    for (const p of o.train) nt += o.starts[p + 1] - o.starts[p];
+    const xt = new Float32Array(nt * d);
+    let at = 0;
+    for (const p of o.train) {
+      const rows = readRows(f, o.dtype, d, o.starts[p], o.starts[p + 1]);
+      xt.set(rows, at * d);
+      at += o.starts[p + 1] - o.starts[p];
+    }
+    const centroids = kmeans(xt, nt, d, nlist, { iterations, seed });
+    const cNorm = rowNorms(centroids, nlist, d);
+    // Residuals of the training rows, then one k-means per sub-quantizer.
+    for (let i = 0; i < nt; i++) {
+      const l = nearest(xt, i * d, centroids, cNorm, nlist, d);
+      for (let t = 0; t < d; t++) xt[i * d + t] -= centroids[l * d + t];
+    }
+    const codebooks = new Float32Array(bpv * KSUB * dsub);
+    const sub = new Float32Array(nt * dsub);
+    for (let m = 0; m < bpv; m++) {
+      for (let i = 0; i < nt; i++) {
+        for (let t = 0; t < dsub; t++) sub[i * dsub + t] = xt[i * d + m * dsub + t];
+      }
+      codebooks.set(
+        kmeans(sub, nt, dsub, KSUB, { iterations, seed: seed + 1 + m }),
+        m * KSUB * dsub,
+      );
+    }
+    o.onProgress?.(0);
+    // Every row, streamed in blocks.
+    const sb = subBooks(codebooks, bpv, dsub);
+    const lists = new Uint32Array(total);
+    const codes = new Uint8Array(total * bpv);
+    for (let a = 0; a < total; a += ENCODE_BLOCK) {
+      const b = Math.min(total, a + ENCODE_BLOCK);
+      const x = readRows(f, o.dtype, d, a, b);
+      encodeRows(x, b - a, d, bpv, centroids, cNorm, nlist, sb, lists, codes, a);
+      o.onProgress?.(b);
+    }
+    // Group by list (stable: rows increase within a list).
+    const count = new Float64Array(nlist + 1);
+    for (let i = 0; i < total; i++) count[lists[i] + 1]++;
+    for (let l = 0; l < nlist; l++) count[l + 1] += count[l];
+    const offsets = BigInt64Array.from(count, (x) => BigInt(x));
+    const fill = count.slice(0, nlist);
+    const rows = new Uint32Array(total);
+    for (let i = 0; i < total; i++) rows[fill[lists[i]]++] = i;
+    return {
+      centroids,
+      codebooks,
+      offsets,
+      rows,
+      *codes() {
+        for (let l = 0; l < nlist; l++) {
+          const s = count[l], n = count[l + 1] - s;
+          const chunk = new Uint8Array(n * bpv);
+          for (let i = 0; i < n; i++) {
+            const co = rows[s + i] * bpv;
+            for (let m = 0; m < bpv; m++) chunk[m * n + i] = codes[co + m];
+          }
+          yield chunk;
+        }
+      },
+    };
+  } finally {
+    f.close();
   }
-  return out.sort();
 }
 
 /** The vectors and metric search needs from an open index. */
@@ -311,42 +331,127 @@ export interface IvfIndexView {
   readonly dense?: Float32Array | Uint16Array;
 }
 
+/** The IVF-PQ data of an index, in memory. */
+export interface IvfData {
+  /** Lists. */
+  readonly nlist: number;
+  /** Sub-quantizers. */
+  readonly bpv: number;
+  /** Coarse centroids, nlist × d. */
+  readonly centroids: Float32Array;
+  /** Codebooks, bpv × 256 × d/bpv. */
+  readonly codebooks: Float32Array;
+  /** List offsets (nlist + 1). */
+  readonly offsets: Float64Array;
+  /** Global rows grouped by list. */
+  readonly rows: Uint32Array;
+  /** Codes (see the module notes for the layout). */
+  readonly codes: Uint8Array;
+}
+
+const loaded = new WeakMap<object, IvfData>();
+
+/**
+ * The IVF-PQ files of an index, read and checked (sizes, offsets, rows;
+ * their sha256 is checked by `openIndexSync`), cached per index object.
+ * A file missing, of the wrong size, or with offsets or rows out of range is
+ * an {@linkcode InputError} naming it.
+ */
+export function loadIvf(index: IvfIndexView): IvfData {
+  const have = loaded.get(index);
+  if (have !== undefined) return have;
+  const h = index.header, p = h.parameters;
+  const nlist = p.nlist as number, bpv = p.bpv as number;
+  const sizes = ivfFileSizes(h, nlist, bpv);
+  const bad = (name: string, message: string) =>
+    new InputError({ file: `${index.dir}/${name}`, where: "", message });
+  // Read into shared memory, so that search workers see the same bytes without a copy.
+  const read = (name: string) => {
+    let f: Deno.FsFile;
+    try {
+      f = Deno.openSync(`${index.dir}/${name}`, { read: true });
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) {
+        throw bad(name, "missing (the index folder is incomplete)");
+      }
+      throw e;
+    }
+    try {
+      const size = f.statSync().size;
+      if (size !== sizes[name]) {
+        throw bad(
+          name,
+          `${size} bytes but index.json says ${sizes[name]} (truncated or corrupt index)`,
+        );
+      }
+      const b = new Uint8Array(new SharedArrayBuffer(size));
+      for (let o = 0; o < size;) {
+        const n = f.readSync(b.subarray(o));
+        if (n === null) throw bad(name, "ended early (truncated or corrupt index)");
+        o += n;
+      }
+      return b;
+    } finally {
+      f.close();
+    }
+  };
+  const c = read(IVF_FILES.centroids), cb = read(IVF_FILES.codebooks);
+  const off = read(IVF_FILES.offsets), rw = read(IVF_FILES.rows);
+  const codes = read(IVF_FILES.codes);
+  const o64 = new BigInt64Array(off.buffer, off.byteOffset, nlist + 1);
+  const offsets = Float64Array.from(o64, (x) => Number(x));
+  for (let l = 0; l < nlist; l++) {
+    if (!(offsets[l + 1] >= offsets[l])) {
+      throw bad(IVF_FILES.offsets, `offsets decrease at list ${l} (corrupt index)`);
+    }
+  }
+  if (offsets[0] !== 0 || offsets[nlist] !== h.phrases) {
+    throw bad(IVF_FILES.offsets, `offsets do not span the ${h.phrases} phrases (corrupt index)`);
+  }
+  const rows = new Uint32Array(rw.buffer, rw.byteOffset, h.phrases);
+  for (let i = 0; i < rows.length; i++) {
+    if (rows[i] >= h.phrases) {
+      throw bad(IVF_FILES.rows, `row ${rows[i]} at ${i} is out of range (corrupt index)`);
+    }
+  }
+  const data: IvfData = {
+    nlist,
+    bpv,
+    centroids: new Float32Array(c.buffer, c.byteOffset, nlist * h.d),
+    codebooks: new Float32Array(cb.buffer, cb.byteOffset, KSUB * h.d),
+    offsets,
+    rows,
+    codes,
+  };
+  loaded.set(index, data);
+  return data;
+}
+
+/** Gives `index` its IVF-PQ data (a search worker's copy of the main thread's view). */
+export function setIvfData(index: IvfIndexView, data: IvfData): void {
+  loaded.set(index, data);
+}
+
 /** Options of {@linkcode scoreIvf}. */
 export interface IvfQueryOptions {
   /** Ranks kept (default 10). */
   readonly topK?: number;
-  /** Partitions probed (default 10, at most nlist). */
+  /** Lists probed (default 10, at most nlist). */
   readonly nprobe?: number;
   /** Approximate candidates re-scored exactly (0: none, the approximate scores are kept). */
   readonly refine?: number;
   /** Use the SIMD kernels for the re-scoring (default true). */
   readonly simd?: boolean;
+  /**
+   * Worker threads scanning the lists (default 1: this thread). With more,
+   * questions are split between workers (same answers); call
+   * {@linkcode closeIvfWorkers} when done with the index.
+   */
+  readonly threads?: number;
 }
 
-/** Default partitions probed (PIQA's `--nprobe 10`). */
+/** Default lists probed (PIQA's `--nprobe 10`). */
 export const DEFAULT_NPROBE = 10;
-
-const tables = new WeakMap<object, Promise<LanceTable>>();
-
-async function tableOf(index: IvfIndexView): Promise<LanceTable> {
-  let t = tables.get(index);
-  if (t === undefined) {
-    t = lance().then(async (ldb) => {
-      const db = await ldb.connect(`${index.dir}/${LANCE_DIR}`);
-      return db.openTable(LANCE_TABLE);
-    });
-    tables.set(index, t);
-  }
-  try {
-    return await t;
-  } catch (e) {
-    tables.delete(index);
-    throw new FileError({
-      file: `${index.dir}/${LANCE_DIR}`,
-      message: `cannot open the LanceDB table (${e instanceof Error ? e.message : String(e)})`,
-    });
-  }
-}
 
 /** What is wrong with `nprobe` for this index, or `undefined`. */
 export function nprobeProblem(index: IvfIndexView, nprobe: number): string | undefined {
@@ -361,44 +466,315 @@ export function nprobeProblem(index: IvfIndexView, nprobe: number): string | und
 }
 
 /**
+ * The best `cap` (score, row) pairs: larger score first, ties to the lower
+ * row. A binary heap with the worst kept pair at its root.
+ */
+class Candidates {
+  readonly scores: Float64Array;
+  readonly rows: Float64Array;
+  size = 0;
+  constructor(readonly cap: number) {
+    this.scores = new Float64Array(cap);
+    this.rows = new Float64Array(cap);
+  }
+  /** The score a pair must reach (ties then go by row): the worst kept, or −∞ while not full. */
+  get floor(): number {
+    return this.size < this.cap ? -Infinity : this.scores[0];
+  }
+  #worse(i: number, j: number): boolean {
+    const a = this.scores[i], b = this.scores[j];
+    return a < b || (a === b && this.rows[i] > this.rows[j]);
+  }
+  #swap(i: number, j: number): void {
+    const s = this.scores[i], r = this.rows[i];
+    this.scores[i] = this.scores[j];
+    this.rows[i] = this.rows[j];
+    this.scores[j] = s;
+    this.rows[j] = r;
+  }
+  offer(score: number, row: number): void {
+    if (this.size < this.cap) {
+      let i = this.size++;
+      this.scores[i] = score;
+      this.rows[i] = row;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (!this.#worse(i, p)) break;
+        this.#swap(i, p);
+        i = p;
+      }
+      return;
+    }
+    const s0 = this.scores[0];
+    if (score < s0 || (score === s0 && row > this.rows[0])) return;
+    this.scores[0] = score;
+    this.rows[0] = row;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1, r = l + 1;
+      let w = i;
+      if (l < this.size && this.#worse(l, w)) w = l;
+      if (r < this.size && this.#worse(r, w)) w = r;
+      if (w === i) break;
+      this.#swap(i, w);
+      i = w;
+    }
+  }
+  /** The kept pairs, by increasing row. */
+  byRow(): { row: number; score: number }[] {
+    const out: { row: number; score: number }[] = [];
+    for (let i = 0; i < this.size; i++) out.push({ row: this.rows[i], score: this.scores[i] });
+    return out.sort((a, b) => a.row - b.row);
+  }
+}
+
+/** Fills `t` (bpv × 256) with `Σ_t v[m·dsub+t] · book_m[j][t]` (`ip`) or `‖v_m − book_m[j]‖²` (`l2`). */
+function tables(
+  v: Float64Array,
+  cb: Float32Array,
+  bpv: number,
+  dsub: number,
+  l2: boolean,
+  t: Float32Array,
+): void {
+  for (let m = 0; m < bpv; m++) {
+    const vo = m * dsub, bo = m * KSUB * dsub, to = m * KSUB;
+    for (let j = 0; j < KSUB; j++) {
+      let s = 0;
+      const o = bo + j * dsub;
+      if (l2) {
+        for (let k = 0; k < dsub; k++) {
+          const e = v[vo + k] - cb[o + k];
+          s += e * e;
+        }
+      } else {
+        for (let k = 0; k < dsub; k++) s += v[vo + k] * cb[o + k];
+      }
+      t[to + j] = s;
+    }
+  }
+}
+
+/** Sums the table values of the `n` rows of one list into `acc` (codes sub-quantizer-major from `co`). */
+function scan(
+  codes: Uint8Array,
+  co: number,
+  n: number,
+  bpv: number,
+  t: Float32Array,
+  acc: Float32Array,
+): void {
+  for (let i = 0; i < n; i++) acc[i] = t[codes[co + i]];
+  for (let m = 1; m < bpv; m++) {
+    const base = co + m * n, to = m * KSUB;
+    let i = 0;
+    for (; i + 3 < n; i += 4) {
+      acc[i] += t[to + codes[base + i]];
+      acc[i + 1] += t[to + codes[base + i + 1]];
+      acc[i + 2] += t[to + codes[base + i + 2]];
+      acc[i + 3] += t[to + codes[base + i + 3]];
+    }
+    for (; i < n; i++) acc[i] += t[to + codes[base + i]];
+  }
+}
+
+/** The lists to probe for `q`: the `nprobe` best by `q·c` (ip) or `‖q−c‖²` (l2), ties to the lower list. */
+function probeLists(
+  q: Float32Array,
+  data: IvfData,
+  d: number,
+  l2: boolean,
+  nprobe: number,
+): { lists: number[]; qc: Float64Array } {
+  const { nlist, centroids: c } = data;
+  const qc = new Float64Array(nlist);
+  for (let l = 0; l < nlist; l++) {
+    let s = 0;
+    const o = l * d;
+    if (l2) {
+      for (let t = 0; t < d; t++) {
+        const e = q[t] - c[o + t];
+        s += e * e;
+      }
+      qc[l] = -s;
+    } else {
+      for (let t = 0; t < d; t++) s += q[t] * c[o + t];
+      qc[l] = s;
+    }
+  }
+  const order = Array.from({ length: nlist }, (_, l) => l);
+  order.sort((a, b) => qc[b] - qc[a] || a - b);
+  return { lists: order.slice(0, nprobe), qc };
+}
+
+/**
+ * The approximate candidates of one question: the best `cap` rows by
+ * approximate score over the `nprobe` probed lists (see the module notes).
+ */
+export function ivfCandidates(
+  index: IvfIndexView,
+  q: Float32Array,
+  nprobe: number,
+  cap: number,
+): { row: number; score: number }[] {
+  const data = loadIvf(index);
+  const d = index.header.d, bpv = data.bpv, dsub = d / bpv;
+  const l2 = index.header.metric === "l2";
+  const { lists, qc } = probeLists(q, data, d, l2, nprobe);
+  const t = new Float32Array(bpv * KSUB);
+  const v = new Float64Array(d);
+  if (!l2) {
+    for (let k = 0; k < d; k++) v[k] = q[k];
+    tables(v, data.codebooks, bpv, dsub, false, t);
+  }
+  let maxN = 0;
+  for (const l of lists) maxN = Math.max(maxN, data.offsets[l + 1] - data.offsets[l]);
+  const acc = new Float32Array(maxN);
+  const cands = new Candidates(cap);
+  for (const l of lists) {
+    const s = data.offsets[l], n = data.offsets[l + 1] - s;
+    if (n === 0) continue;
+    if (l2) {
+      const c = data.centroids;
+      for (let k = 0; k < d; k++) v[k] = q[k] - c[l * d + k];
+      tables(v, data.codebooks, bpv, dsub, true, t);
+    }
+    scan(data.codes, s * bpv, n, bpv, t, acc);
+    const base = l2 ? 0 : qc[l], sign = l2 ? -1 : 1;
+    for (let i = 0; i < n; i++) {
+      const score = base + sign * acc[i];
+      if (score >= cands.floor) cands.offer(score, data.rows[s + i]);
+    }
+  }
+  return cands.byRow();
+}
+
+/** A question's approximate candidates, as `ivfCandidates` gives them. */
+type Cands = { row: number; score: number }[];
+
+/** Search workers of an index: each scans the lists for a share of the questions. */
+class IvfWorkers {
+  readonly #workers: Worker[] = [];
+  readonly #waiting = new Map<
+    number,
+    { resolve: (c: Cands[]) => void; reject: (e: Error) => void }
+  >();
+  #next = 0;
+
+  constructor(index: IvfIndexView, data: IvfData, n: number) {
+    const h = index.header;
+    const header = { metric: h.metric, d: h.d, phrases: h.phrases, parameters: h.parameters };
+    for (let i = 0; i < n; i++) {
+      const w = new Worker(new URL("./ivf_worker.ts", import.meta.url), { type: "module" });
+      w.onmessage = (ev: MessageEvent<{ id: number; cands?: Cands[]; error?: string }>) => {
+        const p = this.#waiting.get(ev.data.id);
+        this.#waiting.delete(ev.data.id);
+        if (ev.data.cands !== undefined) p?.resolve(ev.data.cands);
+        else p?.reject(new Error(ev.data.error ?? "search worker failed"));
+      };
+      w.onerror = (ev: ErrorEvent) => {
+        ev.preventDefault();
+        for (const p of this.#waiting.values()) p.reject(new Error(ev.message));
+        this.#waiting.clear();
+      };
+      w.postMessage({ init: { dir: index.dir, header, data } });
+      this.#workers.push(w);
+    }
+  }
+
+  /** The candidates of every question, the questions split in contiguous shares. */
+  async run(qs: readonly Float32Array[], nprobe: number, cap: number): Promise<Cands[]> {
+    const n = this.#workers.length, per = Math.ceil(qs.length / n);
+    const parts: Promise<Cands[]>[] = [];
+    for (let i = 0; i < n && i * per < qs.length; i++) {
+      const id = this.#next++;
+      parts.push(new Promise((resolve, reject) => this.#waiting.set(id, { resolve, reject })));
+      this.#workers[i].postMessage({ id, qs: qs.slice(i * per, (i + 1) * per), nprobe, cap });
+    }
+    return (await Promise.all(parts)).flat();
+  }
+
+  close(): void {
+    for (const w of this.#workers) w.terminate();
+  }
+}
+
+const workers = new WeakMap<object, IvfWorkers>();
+
+/** Ends the search workers of `index` (see {@linkcode IvfQueryOptions.threads}), if any. */
+export function closeIvfWorkers(index: IvfIndexView): void {
+  workers.get(index)?.close();
+  workers.delete(index);
+}
+
+/** Checks the options; `[k, nprobe, refine, candidates per question]`. */
+function settle(index: IvfIndexView, options: IvfQueryOptions): [number, number, number, number] {
+  const k = Math.max(1, options.topK ?? 10);
+  const nprobe = options.nprobe ?? DEFAULT_NPROBE;
+  const why = nprobeProblem(index, nprobe);
+  if (why !== undefined) throw new InputError({ file: index.dir, where: "", message: why });
+  const refine = Math.max(0, options.refine ?? 0);
+  return [k, nprobe, refine, refine > 0 ? Math.max(k, refine) : k];
+}
+
+/** The top `k` of each question from its candidates, re-scored exactly with `refine` > 0. */
+function finish(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  cands: readonly Cands[],
+  k: number,
+  refine: number,
+  simd?: boolean,
+): TopK[] {
+  const tops = qs.map(() => new TopK(k));
+  const h = index.header, d = h.d, a = index.dense;
+  for (let j = 0; j < qs.length; j++) {
+    const list = cands[j];
+    if (refine > 0 && a !== undefined) {
+      const n = list.length;
+      const g = a instanceof Float32Array ? new Float32Array(n * d) : new Uint16Array(n * d);
+      list.forEach((x, i) => g.set(a.subarray(x.row * d, (x.row + 1) * d), i * d));
+      const local = new TopK(k);
+      scoreDense(g, n, d, 0, [qs[j]], [local], h.metric, simd);
+      const order = local.rows.map((r, i) => ({ r, s: local.scores[i] })).sort((x, y) => x.r - y.r);
+      for (const { r, s } of order) tops[j].offer(s, list[r].row);
+    } else {
+      for (const x of list) tops[j].offer(x.score, x.row);
+    }
+  }
+  return tops;
+}
+
+/**
  * The top rows of each question (float32 vectors of length d) by IVF-PQ
- * (see the module notes). Rows and ranks as `scoreQuestions` gives them.
+ * (see the module notes). Rows and ranks as `scoreQuestions` gives them;
+ * the same with any number of `threads`.
  */
 export async function scoreIvf(
   index: IvfIndexView,
   qs: readonly Float32Array[],
   options: IvfQueryOptions = {},
 ): Promise<TopK[]> {
-  const k = Math.max(1, options.topK ?? 10);
-  const nprobe = options.nprobe ?? DEFAULT_NPROBE;
-  const why = nprobeProblem(index, nprobe);
-  if (why !== undefined) throw new InputError({ file: index.dir, where: "", message: why });
-  const refine = Math.max(0, options.refine ?? 0);
-  const c = refine > 0 ? Math.max(k, refine) : k;
-  const tops = qs.map(() => new TopK(k));
-  if (qs.length === 0) return tops;
-  const h = index.header;
-  const t = await tableOf(index);
-  let q = t.vectorSearch(qs[0]);
-  for (let j = 1; j < qs.length; j++) q = q.addQueryVector(qs[j]);
-  const res = await q.distanceType(h.metric === "ip" ? "dot" : "l2").nprobes(nprobe)
-    .select(["row", "_distance"]).limit(c).toArray();
-  const cands: { row: number; dist: number }[][] = qs.map(() => []);
-  for (const r of res) cands[r.query_index ?? 0].push({ row: r.row, dist: r._distance });
-  const d = h.d, a = index.dense!;
-  for (let j = 0; j < qs.length; j++) {
-    const list = cands[j].sort((x, y) => x.row - y.row);
-    if (refine > 0) {
-      const n = list.length;
-      const g = a instanceof Float32Array ? new Float32Array(n * d) : new Uint16Array(n * d);
-      list.forEach((x, i) => g.set(a.subarray(x.row * d, (x.row + 1) * d), i * d));
-      const local = new TopK(k);
-      scoreDense(g, n, d, 0, [qs[j]], [local], h.metric, options.simd);
-      const order = local.rows.map((r, i) => ({ r, s: local.scores[i] })).sort((x, y) => x.r - y.r);
-      for (const { r, s } of order) tops[j].offer(s, list[r].row);
-    } else {
-      for (const x of list) tops[j].offer(h.metric === "ip" ? 1 - x.dist : -x.dist, x.row);
-    }
+  const threads = Math.max(1, Math.floor(options.threads ?? 1));
+  if (threads === 1 || qs.length < 2) return scoreIvfSync(index, qs, options);
+  const [k, nprobe, refine, cap] = settle(index, options);
+  const data = loadIvf(index);
+  let pool = workers.get(index);
+  if (pool === undefined) {
+    pool = new IvfWorkers(index, data, threads);
+    workers.set(index, pool);
   }
-  return tops;
+  const cands = await pool.run(qs, nprobe, cap);
+  return finish(index, qs, cands, k, refine, options.simd);
+}
+
+/** {@linkcode scoreIvf} in this thread. */
+export function scoreIvfSync(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  options: IvfQueryOptions = {},
+): TopK[] {
+  const [k, nprobe, refine, cap] = settle(index, options);
+  const cands = qs.map((q) => ivfCandidates(index, q, nprobe, cap));
+  return finish(index, qs, cands, k, refine, options.simd);
 }

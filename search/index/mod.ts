@@ -1,7 +1,7 @@
 /**
  * The phrase index: its folder format (`format.ts`), the exact build
  * (`build.ts`), opening one (`read.ts`), exact top-k scoring
- * (`score.ts`) and the IVF-PQ kind on LanceDB (`ivfpq.ts`). Search over an index is `search/open.ts`.
+ * (`score.ts`) and the IVF-PQ kind (`ivfpq.ts`, on `kmeans.ts`). Search over an index is `search/open.ts`.
  *
  * @example
  * ```ts
@@ -33,8 +33,15 @@ export type { SparseIndexScorerOptions } from "./score.ts";
 export {
   DEFAULT_NPROBE,
   DEFAULT_TRAIN_PARAGRAPHS,
+  IVF_FILES,
+  IVF_SEED,
+  ivfCandidates,
+  KMEANS_ITERATIONS,
+  loadIvf,
   nprobeProblem,
   scoreIvf,
+  scoreIvfSync,
   trainSample,
 } from "./ivfpq.ts";
-export type { IvfIndexView, IvfPqParameters, IvfQueryOptions } from "./ivfpq.ts";
+export type { IvfData, IvfIndexView, IvfPqParameters, IvfQueryOptions } from "./ivfpq.ts";
+export { kmeans, splitmix32 } from "./kmeans.ts";

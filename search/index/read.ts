@@ -6,9 +6,9 @@
  * bytes dense, nnz × 8 + phrases × 8 sparse, plus the phrase texts).
  *
  * An `ivf-pq` index is opened the same way (its exact vectors serve
- * `--exact` and the re-scoring); its `lance/` files are checked too (size,
- * and sha256 with `verify`), and the LanceDB table is opened on the first
- * approximate query (`ivfpq.ts`).
+ * `--exact` and the re-scoring); its `ivf/` files are checked too (size,
+ * and sha256 with `verify`), and loaded on the first approximate query
+ * (`ivfpq.ts`). One built by LanceDB (an earlier phraseval) is refused.
  *
  * A path that is a file, a folder without `index.json`, a header of another
  * format, kind or a newer version, a file missing, truncated or changed
@@ -191,7 +191,7 @@ export function openIndexSync(dir: string, options: OpenIndexOptions = {}): Exac
   const load = (name: string) => loadFile(dir, h, name, verify);
   const table = parseParagraphs(load(PARAGRAPHS_FILE), `${dir}/${PARAGRAPHS_FILE}`, h);
   if (h.kind === "ivf-pq") {
-    for (const name of Object.keys(h.files).filter((k) => k.startsWith("lance/"))) {
+    for (const name of Object.keys(h.files).filter((k) => k.startsWith("ivf/"))) {
       const path = `${dir}/${name}`;
       let size: number;
       try {

@@ -1,0 +1,190 @@
+/**
+ * Deterministic k-means (squared L2), as faiss's `Clustering` does it, for
+ * the IVF coarse quantizer and the PQ codebooks of `ivfpq.ts`.
+ *
+ * - **PRNG**: splitmix32 ({@linkcode splitmix32}), seeded by the caller.
+ * - **Init**: a Fisher–Yates shuffle of the row numbers drawn from the PRNG;
+ *   the first `k` rows of it are the initial centroids.
+ * - **Iterations**: a fixed count (faiss: 25), each an assignment (every row
+ *   to its nearest centroid by `‖c‖² − 2·x·c` in float64, ties to the lower
+ *   centroid) and an update (each centroid the float64 mean of its rows in
+ *   row order, stored as float32).
+ * - **Empty clusters** (faiss's rule): an empty centroid `ci` takes a copy of
+ *   a cluster `cj` chosen with probability proportional to its size − 1 (one
+ *   PRNG draw), then the two are pushed apart: dimension `t` times
+ *   `1 ± 1/1024` (`+` for `ci` at even `t`, `−` at odd `t`; the opposite for
+ *   `cj`), and `cj`'s rows are split half and half between them (sizes only).
+ * - **Fewer rows than centroids**: `n` centroids are trained and the rest
+ *   are copies of the last one; since ties go to the lower centroid, the
+ *   copies are never chosen.
+ *
+ * Every operation is plain float64 arithmetic in a fixed order, so the same
+ * rows and seed give the same bytes on every run and machine.
+ *
+ * @module
+ */
+
+/**
+ * The splitmix32 generator: a function returning uint32 values.
+ *
+ * @example
+ * ```ts
+ * import { splitmix32 } from "./kmeans.ts";
+ * const a = splitmix32(1), b = splitmix32(1);
+ * if (a() !== b() || a() === a()) throw new Error("not deterministic");
+ * ```
+ */
+export function splitmix32(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x9e3779b9) >>> 0;
+    let z = s;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+    return (z ^ (z >>> 16)) >>> 0;
+  };
+}
+
+/** Options of {@linkcode kmeans}. */
+export interface KMeansOptions {
+  /** Iterations (assignment + update). */
+  readonly iterations: number;
+  /** The PRNG seed. */
+  readonly seed: number;
+}
+
+/** Squared norms of the `k` rows of `c` (d columns), float64. */
+export function rowNorms(c: Float32Array, k: number, d: number): Float64Array {
+  const out = new Float64Array(k);
+  for (let j = 0; j < k; j++) {
+    let s = 0;
+    const o = j * d;
+    for (let t = 0; t < d; t++) s += c[o + t] * c[o + t];
+    out[j] = s;
+  }
+  return out;
+}
+
+/**
+ * The nearest of `k` centroids to the vector `x[xo … xo+d)`: argmin of
+ * `‖c‖² − 2·x·c` (float64, ties to the lower centroid).
+ */
+export function nearest(
+  x: ArrayLike<number>,
+  xo: number,
+  c: Float32Array,
+  cNorm: Float64Array,
+  k: number,
+  d: number,
+): number {
+  let best = 0, bestD = Infinity;
+  for (let j = 0; j < k; j++) {
+    const o = j * d;
+    let s0 = 0, s1 = 0, t = 0;
+    for (; t + 1 < d; t += 2) {
+      s0 += x[xo + t] * c[o + t];
+      s1 += x[xo + t + 1] * c[o + t + 1];
+    }
+    if (t < d) s0 += x[xo + t] * c[o + t];
+    const dist = cNorm[j] - 2 * (s0 + s1);
+    if (dist < bestD) {
+      bestD = dist;
+      best = j;
+    }
+  }
+  return best;
+}
+
+/**
+ * k-means of the `n` rows of `x` (`d` columns, row-major): `k` centroids,
+ * row-major float32 (see the module notes).
+ *
+ * @example
+ * ```ts
+ * import { kmeans } from "./kmeans.ts";
+ * const x = new Float32Array([0, 0, 0, 1, 10, 10, 10, 11]);
+ * const c = kmeans(x, 4, 2, 2, { iterations: 5, seed: 1 });
+ * const got = [[c[0], c[1]], [c[2], c[3]]].sort((a, b) => a[0] - b[0]);
+ * if (JSON.stringify(got) !== "[[0,0.5],[10,10.5]]") throw new Error(JSON.stringify(got));
+ * ```
+ */
+export function kmeans(
+  x: Float32Array,
+  n: number,
+  d: number,
+  k: number,
+  o: KMeansOptions,
+): Float32Array {
+  const out = new Float32Array(k * d);
+  if (n === 0) return out;
+  const kk = Math.min(k, n);
+  const rng = splitmix32(o.seed);
+  const perm = new Uint32Array(n);
+  for (let i = 0; i < n; i++) perm[i] = i;
+  for (let i = n - 1; i > 0; i--) {
+    const j = rng() % (i + 1);
+    const t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  const c = new Float32Array(kk * d);
+  for (let j = 0; j < kk; j++) c.set(x.subarray(perm[j] * d, perm[j] * d + d), j * d);
+  const assign = new Uint32Array(n);
+  const size = new Float64Array(kk);
+  const sums = new Float64Array(kk * d);
+  for (let it = 0; it < o.iterations; it++) {
+    const cn = rowNorms(c, kk, d);
+    for (let i = 0; i < n; i++) assign[i] = nearest(x, i * d, c, cn, kk, d);
+    size.fill(0);
+    sums.fill(0);
+    for (let i = 0; i < n; i++) {
+      const a = assign[i], so = a * d, xo = i * d;
+      size[a]++;
+      for (let t = 0; t < d; t++) sums[so + t] += x[xo + t];
+    }
+    for (let j = 0; j < kk; j++) {
+      if (size[j] === 0) continue;
+      for (let t = 0; t < d; t++) c[j * d + t] = sums[j * d + t] / size[j];
+    }
+    splitEmpty(c, size, kk, d, n, rng);
+  }
+  out.set(c);
+  for (let j = kk; j < k; j++) out.set(c.subarray((kk - 1) * d, kk * d), j * d);
+  return out;
+}
+
+/** faiss's handling of empty clusters (see the module notes). */
+function splitEmpty(
+  c: Float32Array,
+  size: Float64Array,
+  k: number,
+  d: number,
+  n: number,
+  rng: () => number,
+): void {
+  const EPS = 1 / 1024;
+  for (let ci = 0; ci < k; ci++) {
+    if (size[ci] !== 0) continue;
+    let cj = 0;
+    if (n > k) {
+      let r = (rng() / 4294967296) * (n - k);
+      for (cj = 0; cj < k - 1; cj++) {
+        const w = size[cj] > 0 ? size[cj] - 1 : 0;
+        if (r < w) break;
+        r -= w;
+      }
+    }
+    c.copyWithin(ci * d, cj * d, cj * d + d);
+    for (let t = 0; t < d; t++) {
+      if (t % 2 === 0) {
+        c[ci * d + t] *= 1 + EPS;
+        c[cj * d + t] *= 1 - EPS;
+      } else {
+        c[ci * d + t] *= 1 - EPS;
+        c[cj * d + t] *= 1 + EPS;
+      }
+    }
+    size[ci] = Math.floor(size[cj] / 2);
+    size[cj] -= size[ci];
+  }
+}
