@@ -1,6 +1,6 @@
 /**
  * `serve INDEX_DIR --encoder NAME [--model M] [--port 8080] [--host
- * 127.0.0.1] [--top-k 5] [--nprobe N] [--exact] [--queue N]`: the demo
+ * 127.0.0.1] [--top-k 5] [--nprobe N] [--refine R] [--exact] [--queue N]`: the demo
  * server (`serve/`: a web page and a JSON API over an index).
  *
  * This process is a launcher: it checks the arguments and the index (bad →
@@ -62,6 +62,13 @@ export const SERVE_SPEC = {
       type: "int",
       metavar: "N",
       description: "an ivf-pq index: IVF partitions probed (default 10; at most nlist)",
+    },
+    {
+      name: "refine",
+      type: "int",
+      metavar: "R",
+      description: "an ivf-pq index: re-score the R best approximate candidates exactly, as " +
+        "search --refine (default 0: PQ scores; 100 gave recall@1 0.97 at nprobe 10 on piqa-lstm dev)",
     },
     {
       name: "exact",
@@ -136,6 +143,9 @@ if (import.meta.main) {
       if (f.nprobe !== undefined && f.nprobe < 1) {
         return yield* usage("--nprobe must be at least 1");
       }
+      if (f.refine !== undefined && f.refine < 0) {
+        return yield* usage("--refine must be at least 0");
+      }
       if (!(f["body-timeout"] > 0)) return yield* usage("--body-timeout must be positive");
       const spec = yield* encoderSpec(f.encoder, f.model);
       const st = yield* Effect.try({
@@ -182,12 +192,15 @@ if (import.meta.main) {
         try: () => readIndexHeader(index),
         catch: (e) => e as InputError,
       });
-      if (header.kind !== "ivf-pq" && (f.nprobe !== undefined || f.exact)) {
+      if (
+        header.kind !== "ivf-pq" && (f.nprobe !== undefined || f.refine !== undefined || f.exact)
+      ) {
         return yield* Effect.fail(
           new InputError({
             file: index,
             where: "",
-            message: `is an ${header.kind} index: --nprobe and --exact apply to ivf-pq only`,
+            message:
+              `is an ${header.kind} index: --nprobe, --refine and --exact apply to ivf-pq only`,
           }),
         );
       }
@@ -230,6 +243,7 @@ if (import.meta.main) {
         `--port=${port}`,
         `--top-k=${f["top-k"]}`,
         ...(f.nprobe !== undefined ? [`--nprobe=${f.nprobe}`] : []),
+        ...(f.refine !== undefined ? [`--refine=${f.refine}`] : []),
         ...(f.exact ? ["--exact"] : []),
         `--queue=${f.queue}`,
         `--static=${STATIC_DIR}`,

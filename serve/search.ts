@@ -126,6 +126,8 @@ export interface SearcherOptions {
   readonly nprobe?: number;
   /** Default of {@linkcode SearchOptions.exact}. */
   readonly exact?: boolean;
+  /** An `ivf-pq` index: approximate candidates re-scored exactly (default 0: PQ scores, as `search`). */
+  readonly refine?: number;
   /** Check the index files' sha256 on opening (default true). */
   readonly verify?: boolean;
 }
@@ -165,13 +167,13 @@ function paragraphIndex(index: ExactIndex, id: string): number {
 /** An open index and question encoder (see the module notes). */
 export class Searcher implements SearcherLike {
   readonly info: SearcherInfo;
-  readonly #defaults: { nprobe: number; exact: boolean };
+  readonly #defaults: { nprobe: number; exact: boolean; refine: number };
 
   private constructor(
     readonly index: ExactIndex,
     readonly runtime: ManagedRuntime.ManagedRuntime<QuestionEncoder, unknown>,
     encoder: string,
-    defaults: { nprobe: number; exact: boolean },
+    defaults: { nprobe: number; exact: boolean; refine: number },
   ) {
     const h = index.header;
     const nlist = nlistOf(index);
@@ -209,7 +211,11 @@ export class Searcher implements SearcherLike {
     if (why !== undefined) throw new InputError({ file: index.dir, where: "", message: why });
     const layer = await Effect.runPromise(questionEncoderLayer(opts.encoder, opts.model));
     const runtime = ManagedRuntime.make(layer);
-    const s = new Searcher(index, runtime, opts.encoder, { nprobe, exact: opts.exact === true });
+    const s = new Searcher(index, runtime, opts.encoder, {
+      nprobe,
+      exact: opts.exact === true,
+      refine: Math.max(0, opts.refine ?? 0),
+    });
     try {
       await s.search("What is it?", { k: 1 });
     } catch (e) {
@@ -266,6 +272,7 @@ export class Searcher implements SearcherLike {
         topK: k,
         exact: p.exact,
         nprobe: p.nprobe,
+        ...(p.exact ? {} : { refine: this.#defaults.refine }),
       });
       js.forEach((j, u) => hits[j] = got[u].slice(0, plan[j].k));
     }

@@ -48,6 +48,8 @@ export interface ServerOptions {
   readonly topK?: number;
   /** An `ivf-pq` index: default partitions probed. */
   readonly nprobe?: number;
+  /** An `ivf-pq` index: approximate candidates re-scored exactly (default 0, as `search`). */
+  readonly refine?: number;
   /** An `ivf-pq` index: answer exactly unless a request says `exact=0`. */
   readonly exact?: boolean;
   /** Search requests waiting or running at most (default 32); more get 503. */
@@ -93,6 +95,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       encoder: options.encoder,
       model: options.model,
       nprobe: options.nprobe,
+      refine: options.refine,
       exact: options.exact,
     });
     searcher = owned;

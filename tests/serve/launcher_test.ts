@@ -225,7 +225,7 @@ Deno.test("serve: a context dump is indexed once, reused while it is the same du
   assertEquals(Deno.readTextFileSync(`${f.dir}/other/keep.txt`), "mine");
 });
 
-Deno.test("serve: the PIQA flags: a piqa-lstm dump with --nlist --nprobe --bpv is indexed (ivf-pq) and served; exact=1 = search --exact", async () => {
+Deno.test("serve: the PIQA flags: a piqa-lstm dump with --nlist --nprobe --bpv is indexed (ivf-pq) and served; exact=1 = search --exact; all lists with --refine over every phrase = exact", async () => {
   const f = await fix();
   const run = `${f.dir}/lstm`;
   let r = await runStage("pipeline/full.ts", [
@@ -248,6 +248,8 @@ Deno.test("serve: the PIQA flags: a piqa-lstm dump with --nlist --nprobe --bpv i
     "2",
     "--bpv",
     "128",
+    "--refine",
+    "10000",
     "--context",
     `${run}/context.json`,
     "--port",
@@ -293,8 +295,14 @@ Deno.test("serve: the PIQA flags: a piqa-lstm dump with --nlist --nprobe --bpv i
         want.get(q.id),
         q.id,
       );
+      // Every list probed and more candidates re-scored (--refine) than phrases: exact's answers.
       const approx = JSON.parse((await raw(l.port!, get(`${target}&nprobe=4`))).body);
       assertEquals([approx.exact, approx.results.length], [false, 3]);
+      assertEquals(
+        approx.results.map((h: Record<string, unknown>) => [h.paragraph_id, h.phrase, h.score]),
+        want.get(q.id),
+        q.id,
+      );
     }
   } finally {
     l.proc.kill("SIGTERM");
