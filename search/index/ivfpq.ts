@@ -39,7 +39,9 @@
  * `‖q−c‖²`; ties to the lower list) are scanned with asymmetric distances:
  * `ip`: score ≈ `q·c + Σ_m T_m[code_m]`, `T_m = q_m · codebook_m` computed
  * once per question; `l2`: score ≈ `−Σ_m ‖(q−c)_m − codebook_m[code_m]‖²`,
- * tables per probed list (sums of float32 table values). The
+ * tables per probed list (sums of float32 table values, added in
+ * sub-quantizer order; the scan runs in the WebAssembly kernel of
+ * `pq_scan.ts` where it can, in TypeScript otherwise, the same sums). The
  * `C = max(topK, refine)` best rows by approximate score (ties to the
  * lower row) are kept; with `refine` > 0 they are re-scored exactly
  * (`score.ts`, merge's scores and tie rule) from the index's exact vectors
