@@ -11,7 +11,7 @@ threads, and optionally refines (candidates re-ranked exactly) and flat
 reports, as JSON: load time; IndexFlatIP add and search times and its top-k
 rows; IndexIVFPQ (IndexFlatIP(d), d, nlist, bpv, 8, METRIC_INNER_PRODUCT)
 train/add times, serialized bytes, and per nprobe the search time and top-k
-rows; per (nprobe, refine) the same for IndexRefineFlat over it (k_factor =
+rows and the codes it scanned (indexIVF_stats.ndis); per (nprobe, refine) the same for IndexRefineFlat over it (k_factor =
 refine / k: the refine best PQ candidates re-scored with the exact vectors);
 the process's peak RSS.
 """
@@ -60,10 +60,11 @@ def main():
     out["ivf"] = []
     for nprobe in spec["nprobes"]:
         ivf.nprobe = nprobe
+        faiss.cvar.indexIVF_stats.reset()
         t0 = time.perf_counter()
         _, ix = ivf.search(xq, k)
         out["ivf"].append({"nprobe": nprobe, "search_s": time.perf_counter() - t0,
-                           "rows": ix.tolist()})
+                           "rows": ix.tolist(), "ndis": int(faiss.cvar.indexIVF_stats.ndis)})
     out["refined"] = []
     if spec.get("refines"):
         rf = faiss.IndexRefineFlat(ivf, faiss.swig_ptr(xb))
@@ -71,11 +72,13 @@ def main():
             ivf.nprobe = nprobe
             for r in spec["refines"]:
                 rf.k_factor = r / k
+                faiss.cvar.indexIVF_stats.reset()
                 t0 = time.perf_counter()
                 _, ix = rf.search(xq, k)
                 out["refined"].append({"nprobe": nprobe, "refine": r,
                                        "search_s": time.perf_counter() - t0,
-                                       "rows": ix.tolist()})
+                                       "rows": ix.tolist(),
+                                       "ndis": int(faiss.cvar.indexIVF_stats.ndis)})
     out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     json.dump(out, open(sys.argv[2], "w"))
 

@@ -13,7 +13,11 @@
  * process: opens each index (timed) and answers the questions in blocks of
  * 64 (timed: queries/s), exact first (the ground truth: merge's exact scores,
  * first row on ties), then IVF-PQ per nprobe without and with `--refine`
- * (phraseval scans on `--ivf-threads` worker threads, default 1: this one). faiss runs in its own process with
+ * (phraseval scans on `--ivf-threads` worker threads, default 1: this one; a
+ * comma list runs each; `--compare-scan` answers each setting with the
+ * TypeScript scan, then the WebAssembly kernel, and `--skip-refine0` leaves
+ * out refine 0). Speed per code byte: search time × threads / (code bytes of
+ * the probed lists; faiss: distances computed × bpv). faiss runs in its own process with
  * `--threads` OpenMP threads (default 2, the machine's cores). Peak RSS:
  * the `index` process (GNU time, when /usr/bin/time exists), this process
  * (VmHWM: both indexes open) and faiss's process. Recall@1: share of questions whose top-1 row is
@@ -25,7 +29,8 @@
  * deno run -A bench/index_bench.ts --dump DIR/dumps/context_emb --context DIR/context.json \
  *   --questions DIR/dumps/question_emb --data DIR/question.json [--every 10] \
  *  *   [--nlist 100] [--bpv 128] [--nprobes 1,4,10,32,100] [--refine 100[,1000]] [--threads 2] \
- *   [--out bench/out/index_bench] [--reuse] [--no-faiss] [--ivf-threads 1]
+ *   [--out bench/out/index_bench] [--reuse] [--no-faiss] [--ivf-threads 1[,2]] [--compare-scan]
+ *   [--skip-refine0]
  * ```
  *
  * `--reuse` keeps indexes already in `--out` and faiss's results when its
@@ -65,7 +70,11 @@ const bpv = Number(arg("bpv", "128"));
 const nprobes = arg("nprobes", "1,4,10,32,100").split(",").map(Number);
 const refines = arg("refine", "100").split(",").map(Number);
 const threads = Number(arg("threads", "2"));
-const ivfThreads = Number(arg("ivf-threads", "1"));
+const ivfThreadsList = arg("ivf-threads", "1").split(",").map(Number);
+// --compare-scan: each setting answered with the TypeScript scan and with the WebAssembly
+// kernel, alternating, on every --ivf-threads count (rows say which).
+const compareScan = flag("compare-scan");
+const refine0 = !flag("skip-refine0");
 const K = 10;
 Deno.mkdirSync(out, { recursive: true });
 
@@ -171,23 +180,62 @@ const recall = (rows: number[][]) => {
   return { r1: r1 / rows.length, r10: r10 / rows.length };
 };
 
-const ours: { nprobe: number; refine: number; s: number; r1: number; r10: number }[] = [];
-for (const nprobe of nprobes) {
-  for (const rf of [0, ...refines]) {
-    t0 = performance.now();
-    const rows: number[][] = [];
-    for (let b = 0; b < qs.length; b += 64) {
-      const tops = await scoreIvf(ivf, qs.slice(b, b + 64), {
-        topK: K,
-        nprobe,
-        refine: rf,
-        threads: ivfThreads,
-      });
-      for (const t of tops) rows.push(t.rows);
+// Code bytes each nprobe scans over all the questions (the probed lists, as ivfpq.ts picks them).
+const ivfData = loadIvf(ivf);
+function codeBytes(nprobe: number): number {
+  const { nlist, centroids: c, offsets } = ivfData;
+  const l2 = ivf.header.metric === "l2";
+  let total = 0;
+  for (const q of qs) {
+    const qc = new Float64Array(nlist);
+    for (let l = 0; l < nlist; l++) {
+      let s = 0;
+      for (let t = 0; t < d; t++) s += l2 ? (q[t] - c[l * d + t]) ** 2 : q[t] * c[l * d + t];
+      qc[l] = l2 ? -s : s;
     }
-    const s = (performance.now() - t0) / 1000;
-    ours.push({ nprobe, refine: rf, s, ...recall(rows) });
-    console.error(`ivf nprobe ${nprobe} refine ${rf}: ${s.toFixed(1)} s`, recall(rows));
+    const order = Array.from({ length: nlist }, (_, l) => l).sort((a, b) => qc[b] - qc[a] || a - b);
+    for (const l of order.slice(0, nprobe)) total += offsets[l + 1] - offsets[l];
+  }
+  return total * ivfData.bpv;
+}
+const bytesOf = new Map(nprobes.map((n) => [n, codeBytes(n)]));
+
+const ours: {
+  nprobe: number;
+  refine: number;
+  s: number;
+  r1: number;
+  r10: number;
+  threads: number;
+  scan: string;
+}[] = [];
+for (const nprobe of nprobes) {
+  for (const rf of [...(refine0 ? [0] : []), ...refines]) {
+    for (const th of ivfThreadsList) {
+      for (const kernel of compareScan ? [false, true] : [true]) {
+        t0 = performance.now();
+        const rows: number[][] = [];
+        for (let b = 0; b < qs.length; b += 64) {
+          const tops = await scoreIvf(ivf, qs.slice(b, b + 64), {
+            topK: K,
+            nprobe,
+            refine: rf,
+            threads: th,
+            scanKernel: kernel,
+          });
+          for (const t of tops) rows.push(t.rows);
+        }
+        const s = (performance.now() - t0) / 1000;
+        const scan = kernel ? "wasm" : "ts";
+        ours.push({ nprobe, refine: rf, s, ...recall(rows), threads: th, scan });
+        console.error(
+          `ivf nprobe ${nprobe} refine ${rf} threads ${th} scan ${scan}: ${s.toFixed(1)} s, ${
+            (s * 1e9 * th / bytesOf.get(nprobe)!).toFixed(2)
+          } ns per code byte per thread`,
+          recall(rows),
+        );
+      }
+    }
   }
 }
 
@@ -196,12 +244,18 @@ closeIvfWorkers(ivf);
 if (flag("no-faiss")) {
   // Only phraseval's IVF-PQ rows (e.g. another --refine sweep on reused indexes).
   const t = ours.map((o) =>
-    `| ${o.nprobe} | ${o.refine} | ${o.r1.toFixed(3)} | ${o.r10.toFixed(3)} | ${
-      (qs.length / o.s).toFixed(1)
-    } |`
+    `| ${o.nprobe} | ${o.refine} | ${o.threads} | ${o.scan} | ${o.r1.toFixed(3)} | ${
+      o.r10.toFixed(3)
+    } | ${(qs.length / o.s).toFixed(1)} | ${nsPerByte(o)} |`
   );
   console.log(`this process's peak RSS ${(vmHwm() / 1e6).toFixed(0)} MB`);
-  console.log(["| nprobe | refine | R@1 | R@10 | q/s |", "|---|---|---|---|---|", ...t].join("\n"));
+  console.log(
+    [
+      "| nprobe | refine | threads | scan | R@1 | R@10 | q/s | ns per code byte per thread |",
+      "|---|---|---|---|---|---|---|---|",
+      ...t,
+    ].join("\n"),
+  );
   Deno.exit(0);
 }
 
@@ -264,10 +318,9 @@ lines.push(
       ivfLoad.toFixed(1)
     } s. This process's peak RSS (both indexes open) ${mb(vmHwm())} MB.`,
   "",
-  "| nprobe | refine | phraseval R@1 | R@10 | q/s (" + ivfThreads +
-    (ivfThreads === 1 ? " thread" : " threads") + ") | faiss R@1 | R@10 | q/s (" + threads +
-    " threads) |",
-  "|---|---|---|---|---|---|---|---|",
+  "| nprobe | refine | threads | scan | phraseval R@1 | R@10 | q/s | ns/B/thread | faiss R@1 | R@10 | q/s (" +
+    threads + " threads) | ns/B/thread |",
+  "|---|---|---|---|---|---|---|---|---|---|---|---|",
 );
 for (const o of ours) {
   const fr = o.refine === 0
@@ -276,15 +329,24 @@ for (const o of ours) {
       x.nprobe === o.nprobe && x.refine === o.refine
     );
   const rc = recall(fr.rows);
+  // faiss's code bytes: the distances it computed (indexIVF_stats.ndis) × bpv.
+  const fns = fr.ndis ? (fr.search_s * 1e9 * threads / (fr.ndis * bpv)).toFixed(2) : "";
   lines.push(
-    `| ${o.nprobe} | ${o.refine} | ${o.r1.toFixed(3)} | ${o.r10.toFixed(3)} | ${qps(o.s)} | ${
-      rc.r1.toFixed(3)
-    } | ${rc.r10.toFixed(3)} | ${qps(fr.search_s)} |`,
+    `| ${o.nprobe} | ${o.refine} | ${o.threads} | ${o.scan} | ${o.r1.toFixed(3)} | ${
+      o.r10.toFixed(3)
+    } | ${qps(o.s)} | ${nsPerByte(o)} | ${rc.r1.toFixed(3)} | ${rc.r10.toFixed(3)} | ${
+      qps(fr.search_s)
+    } | ${fns} |`,
   );
 }
 const text = lines.join("\n");
 console.log(text);
 Deno.writeTextFileSync(`${out}/report.md`, text + "\n");
+
+/** Our search time per code byte scanned, per thread (ns), as text. */
+function nsPerByte(o: { nprobe: number; s: number; threads: number }): string {
+  return (o.s * 1e9 * o.threads / bytesOf.get(o.nprobe)!).toFixed(2);
+}
 
 /** This process's peak resident set size in bytes (Linux VmHWM), or NaN. */
 function vmHwm(): number {

@@ -1,6 +1,6 @@
 /**
  * `search DATA INDEX_DIR QUESTION_EMB PRED.json [--top-k K] [--topk-out
- * topk.ndjson] [--closed] [--exact] [--nprobe N] [--refine R]`: answers every question of the dataset against
+ * topk.ndjson] [--closed] [--exact] [--nprobe N] [--refine R] [--threads N]`: answers every question of the dataset against
  * every phrase of an index (the stage is `openSearch` in `search/open.ts`,
  * which see).
  *
@@ -72,6 +72,12 @@ export const SEARCH_SPEC = {
         "(default 0: approximate scores; R below --top-k counts as --top-k)",
     },
     {
+      name: "threads",
+      type: "int",
+      metavar: "N",
+      description: "an ivf-pq index: worker threads scanning the lists (default 1; same answers)",
+    },
+    {
       name: "unique-ids",
       type: "boolean",
       description: "rename repeated article titles as the encoders' --unique-ids does",
@@ -108,7 +114,10 @@ if (import.meta.main) {
   await runMain(SEARCH_SPEC, Deno.args, (a) => {
     const k = a.flags["top-k"];
     if (k < 1) return Effect.fail(new UsageError(`--top-k must be at least 1, got ${k}`));
-    const { nprobe, refine } = a.flags;
+    const { nprobe, refine, threads } = a.flags;
+    if (threads !== undefined && threads < 1) {
+      return Effect.fail(new UsageError(`--threads must be at least 1, got ${threads}`));
+    }
     if (nprobe !== undefined && nprobe < 1) {
       return Effect.fail(new UsageError(`--nprobe must be at least 1, got ${nprobe}`));
     }
@@ -153,6 +162,7 @@ if (import.meta.main) {
         exact: a.flags.exact,
         nprobe,
         refine,
+        ...(threads !== undefined ? { threads } : {}),
         simd: !a.flags["no-simd"],
         onProgress: (n) => bar.update(n, "questions"),
       });

@@ -39,7 +39,7 @@ import { type EncoderError, QuestionEncoder } from "../encoders/types.ts";
 import { asFloat32 } from "./dense_f64.ts";
 import { readQ2c } from "./merge.ts";
 import { type ExactIndex, openIndexSync, paragraphOfRow } from "./index/read.ts";
-import { nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
+import { closeIvfWorkers, nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
 import {
   type DenseRowStats,
   denseRowStats,
@@ -388,6 +388,11 @@ export interface OpenSearchOptions extends QueryOptions {
   readonly nprobe?: number;
   /** An `ivf-pq` index: approximate candidates re-scored exactly (default 0). */
   readonly refine?: number;
+  /**
+   * An `ivf-pq` index: worker threads scanning the lists (default 1: this
+   * thread; the same answers with any number). They end with the search.
+   */
+  readonly threads?: number;
   /** Receives each `Missing <path>` line (default: stderr). */
   readonly onMissing?: (line: string) => void;
   /** Told the questions done so far. */
@@ -542,6 +547,7 @@ export const openSearch = (
         }),
       ({ qd, pred, topk }) =>
         Effect.promise(async () => {
+          closeIvfWorkers(index);
           qd.close();
           await pred.abort();
           await topk?.abort();

@@ -1,7 +1,7 @@
 /**
  * The entry module of an IVF-PQ search worker (`ivfpq.ts`, `threads` > 1):
  * given the index's header and its IVF-PQ data (shared memory), it answers
- * messages `{id, qs, nprobe, cap}` with each question's approximate
+ * messages `{id, qs, nprobe, cap, kernel}` with each question's approximate
  * candidates (`ivfCandidates`). Loading it anywhere else would take over
  * that thread's `onmessage`.
  *
@@ -19,7 +19,7 @@ const scope = self as unknown as {
 scope.onmessage = (
   ev: MessageEvent<
     | { init: { dir: string; header: IvfIndexView["header"]; data: IvfData } }
-    | { id: number; qs: Float32Array[]; nprobe: number; cap: number }
+    | { id: number; qs: Float32Array[]; nprobe: number; cap: number; kernel: boolean }
   >,
 ) => {
   const m = ev.data;
@@ -29,7 +29,7 @@ scope.onmessage = (
     return;
   }
   try {
-    const cands = m.qs.map((q) => ivfCandidates(view!, q, m.nprobe, m.cap));
+    const cands = m.qs.map((q) => ivfCandidates(view!, q, m.nprobe, m.cap, m.kernel));
     scope.postMessage({ id: m.id, cands });
   } catch (e) {
     scope.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) });

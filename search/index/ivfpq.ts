@@ -39,7 +39,9 @@
  * `‖q−c‖²`; ties to the lower list) are scanned with asymmetric distances:
  * `ip`: score ≈ `q·c + Σ_m T_m[code_m]`, `T_m = q_m · codebook_m` computed
  * once per question; `l2`: score ≈ `−Σ_m ‖(q−c)_m − codebook_m[code_m]‖²`,
- * tables per probed list (sums of float32 table values). The
+ * tables per probed list (sums of float32 table values, added in
+ * sub-quantizer order; the scan runs in the WebAssembly kernel of
+ * `pq_scan.ts` where it can, in TypeScript otherwise, the same sums). The
  * `C = max(topK, refine)` best rows by approximate score (ties to the
  * lower row) are kept; with `refine` > 0 they are re-scored exactly
  * (`score.ts`, merge's scores and tie rule) from the index's exact vectors
@@ -52,6 +54,7 @@ import { InputError } from "../../io/errors.ts";
 import { halfTable } from "../dense_f64.ts";
 import type { IndexMetric } from "./format.ts";
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
+import { codesMemory, PqScanner } from "./pq_scan.ts";
 import { scoreDense, TopK } from "./score.ts";
 
 /** Paragraphs the IVF-PQ quantizers are trained on, by default. */
@@ -347,6 +350,11 @@ export interface IvfData {
   readonly rows: Uint32Array;
   /** Codes (see the module notes for the layout). */
   readonly codes: Uint8Array;
+  /**
+   * The shared WebAssembly memory the codes lie at the start of, for the
+   * scan kernel (`pq_scan.ts`); absent where the kernel cannot run.
+   */
+  readonly memory?: WebAssembly.Memory;
 }
 
 const loaded = new WeakMap<object, IvfData>();
@@ -365,8 +373,10 @@ export function loadIvf(index: IvfIndexView): IvfData {
   const sizes = ivfFileSizes(h, nlist, bpv);
   const bad = (name: string, message: string) =>
     new InputError({ file: `${index.dir}/${name}`, where: "", message });
-  // Read into shared memory, so that search workers see the same bytes without a copy.
-  const read = (name: string) => {
+  // Read into shared memory, so that search workers see the same bytes without a copy; the
+  // codes into the scan kernel's memory where it can run.
+  const memory = codesMemory(sizes[IVF_FILES.codes]);
+  const read = (name: string, into?: WebAssembly.Memory) => {
     let f: Deno.FsFile;
     try {
       f = Deno.openSync(`${index.dir}/${name}`, { read: true });
@@ -384,7 +394,9 @@ export function loadIvf(index: IvfIndexView): IvfData {
           `${size} bytes but index.json says ${sizes[name]} (truncated or corrupt index)`,
         );
       }
-      const b = new Uint8Array(new SharedArrayBuffer(size));
+      const b = into !== undefined
+        ? new Uint8Array(into.buffer, 0, size)
+        : new Uint8Array(new SharedArrayBuffer(size));
       for (let o = 0; o < size;) {
         const n = f.readSync(b.subarray(o));
         if (n === null) throw bad(name, "ended early (truncated or corrupt index)");
@@ -397,7 +409,7 @@ export function loadIvf(index: IvfIndexView): IvfData {
   };
   const c = read(IVF_FILES.centroids), cb = read(IVF_FILES.codebooks);
   const off = read(IVF_FILES.offsets), rw = read(IVF_FILES.rows);
-  const codes = read(IVF_FILES.codes);
+  const codes = read(IVF_FILES.codes, memory);
   const o64 = new BigInt64Array(off.buffer, off.byteOffset, nlist + 1);
   const offsets = Float64Array.from(o64, (x) => Number(x));
   for (let l = 0; l < nlist; l++) {
@@ -422,6 +434,7 @@ export function loadIvf(index: IvfIndexView): IvfData {
     offsets,
     rows,
     codes,
+    ...(memory !== undefined ? { memory } : {}),
   };
   loaded.set(index, data);
   return data;
@@ -440,8 +453,17 @@ export interface IvfQueryOptions {
   readonly nprobe?: number;
   /** Approximate candidates re-scored exactly (0: none, the approximate scores are kept). */
   readonly refine?: number;
-  /** Use the SIMD kernels for the re-scoring (default true). */
+  /**
+   * Use the WebAssembly kernels: the ADC scan (`pq_scan.ts`) and the SIMD
+   * re-scoring (default true; false: plain TypeScript loops, same results).
+   */
   readonly simd?: boolean;
+  /**
+   * Run the ADC scan in the WebAssembly kernel (default: `simd`); false: the
+   * TypeScript loop (`scanLists`). The same sums either way (for benchmarks
+   * and tests).
+   */
+  readonly scanKernel?: boolean;
   /**
    * Worker threads scanning the lists (default 1: this thread). With more,
    * questions are split between workers (same answers); call
@@ -555,8 +577,12 @@ function tables(
   }
 }
 
-/** Sums the table values of the `n` rows of one list into `acc` (codes sub-quantizer-major from `co`). */
-function scan(
+/**
+ * Sums the table values of the `n` rows of one list into `acc` (codes
+ * sub-quantizer-major from `co`): the plain TypeScript scan, and the
+ * reference the kernel of `pq_scan.ts` matches bit for bit.
+ */
+export function scanLists(
   codes: Uint8Array,
   co: number,
   n: number,
@@ -607,43 +633,70 @@ function probeLists(
   return { lists: order.slice(0, nprobe), qc };
 }
 
+/** This thread's scan kernel per IVF-PQ data (`null`: none, the TypeScript scan). */
+const scanners = new WeakMap<IvfData, PqScanner | null>();
+
+function scannerOf(data: IvfData): PqScanner | undefined {
+  let s = scanners.get(data);
+  if (s === undefined) {
+    s = (data.memory !== undefined ? PqScanner.create(data.memory) : undefined) ?? null;
+    scanners.set(data, s);
+  }
+  return s ?? undefined;
+}
+
 /**
  * The approximate candidates of one question: the best `cap` rows by
  * approximate score over the `nprobe` probed lists (see the module notes).
+ * The scan runs in the WebAssembly kernel where it can (`kernel`, default
+ * true), else in TypeScript: the same sums, bit for bit.
  */
 export function ivfCandidates(
   index: IvfIndexView,
   q: Float32Array,
   nprobe: number,
   cap: number,
+  kernel = true,
 ): { row: number; score: number }[] {
   const data = loadIvf(index);
   const d = index.header.d, bpv = data.bpv, dsub = d / bpv;
   const l2 = index.header.metric === "l2";
   const { lists, qc } = probeLists(q, data, d, l2, nprobe);
-  const t = new Float32Array(bpv * KSUB);
+  const k = kernel ? scannerOf(data) : undefined;
+  // The kernel's tables live in its memory (a view re-taken before each use: a growth of
+  // that memory detaches views, not data).
+  const own = k === undefined ? new Float32Array(bpv * KSUB) : undefined;
   const v = new Float64Array(d);
   if (!l2) {
-    for (let k = 0; k < d; k++) v[k] = q[k];
-    tables(v, data.codebooks, bpv, dsub, false, t);
+    for (let j = 0; j < d; j++) v[j] = q[j];
+    tables(v, data.codebooks, bpv, dsub, false, own ?? k!.tables(bpv));
   }
   let maxN = 0;
   for (const l of lists) maxN = Math.max(maxN, data.offsets[l + 1] - data.offsets[l]);
-  const acc = new Float32Array(maxN);
+  const mine = k === undefined ? new Float32Array(maxN) : undefined;
   const cands = new Candidates(cap);
+  let floor = cands.floor;
   for (const l of lists) {
     const s = data.offsets[l], n = data.offsets[l + 1] - s;
     if (n === 0) continue;
     if (l2) {
       const c = data.centroids;
-      for (let k = 0; k < d; k++) v[k] = q[k] - c[l * d + k];
-      tables(v, data.codebooks, bpv, dsub, true, t);
+      for (let j = 0; j < d; j++) v[j] = q[j] - c[l * d + j];
+      tables(v, data.codebooks, bpv, dsub, true, own ?? k!.tables(bpv));
     }
-    scan(data.codes, s * bpv, n, bpv, t, acc);
-    const base = l2 ? 0 : qc[l], sign = l2 ? -1 : 1;
+    let acc: Float32Array;
+    if (k !== undefined) acc = k.scan(s * bpv, n, bpv);
+    else {
+      scanLists(data.codes, s * bpv, n, bpv, own!, mine!);
+      acc = mine!;
+    }
+    const base = l2 ? 0 : qc[l], sign = l2 ? -1 : 1, rows = data.rows;
     for (let i = 0; i < n; i++) {
       const score = base + sign * acc[i];
-      if (score >= cands.floor) cands.offer(score, data.rows[s + i]);
+      if (score >= floor) {
+        cands.offer(score, rows[s + i]);
+        floor = cands.floor;
+      }
     }
   }
   return cands.byRow();
@@ -683,13 +736,24 @@ class IvfWorkers {
   }
 
   /** The candidates of every question, the questions split in contiguous shares. */
-  async run(qs: readonly Float32Array[], nprobe: number, cap: number): Promise<Cands[]> {
+  async run(
+    qs: readonly Float32Array[],
+    nprobe: number,
+    cap: number,
+    kernel: boolean,
+  ): Promise<Cands[]> {
     const n = this.#workers.length, per = Math.ceil(qs.length / n);
     const parts: Promise<Cands[]>[] = [];
     for (let i = 0; i < n && i * per < qs.length; i++) {
       const id = this.#next++;
       parts.push(new Promise((resolve, reject) => this.#waiting.set(id, { resolve, reject })));
-      this.#workers[i].postMessage({ id, qs: qs.slice(i * per, (i + 1) * per), nprobe, cap });
+      this.#workers[i].postMessage({
+        id,
+        qs: qs.slice(i * per, (i + 1) * per),
+        nprobe,
+        cap,
+        kernel,
+      });
     }
     return (await Promise.all(parts)).flat();
   }
@@ -706,6 +770,9 @@ export function closeIvfWorkers(index: IvfIndexView): void {
   workers.get(index)?.close();
   workers.delete(index);
 }
+
+/** Whether the scan runs in the WebAssembly kernel (where it can). */
+const useKernel = (o: IvfQueryOptions): boolean => o.scanKernel ?? o.simd !== false;
 
 /** Checks the options; `[k, nprobe, refine, candidates per question]`. */
 function settle(index: IvfIndexView, options: IvfQueryOptions): [number, number, number, number] {
@@ -764,7 +831,7 @@ export async function scoreIvf(
     pool = new IvfWorkers(index, data, threads);
     workers.set(index, pool);
   }
-  const cands = await pool.run(qs, nprobe, cap);
+  const cands = await pool.run(qs, nprobe, cap, useKernel(options));
   return finish(index, qs, cands, k, refine, options.simd);
 }
 
@@ -775,6 +842,6 @@ export function scoreIvfSync(
   options: IvfQueryOptions = {},
 ): TopK[] {
   const [k, nprobe, refine, cap] = settle(index, options);
-  const cands = qs.map((q) => ivfCandidates(index, q, nprobe, cap));
+  const cands = qs.map((q) => ivfCandidates(index, q, nprobe, cap, useKernel(options)));
   return finish(index, qs, cands, k, refine, options.simd);
 }
