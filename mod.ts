@@ -6,7 +6,8 @@
  * NDJSON, npy/npz/zip, dumps, `split`, `validate`, `inspectFile`),
  * `encoders/` (the encoder services and `embedContext`/`embedQuestion`),
  * `metrics/` (EM/F1 v1.1/v2.0, `evaluate`, `scoreDataset`, BEM), `search/`
- * (`merge`) and `runs/` (config runs, `run`, `full`). The command-line
+ * (`merge`), `runs/` (config runs, `run`, `full`) and `serve/` (the demo
+ * server, `startServer`). The command-line
  * scripts are in `pipeline/`.
  *
  * @example
@@ -24,3 +25,4 @@ export * from "./encoders/mod.ts";
 export * from "./metrics/mod.ts";
 export * from "./search/mod.ts";
 export * from "./runs/mod.ts";
+export * from "./serve/mod.ts";

@@ -26,11 +26,12 @@ export { MergeWorkerError } from "./protocol.ts";
 export { merge, readQ2c } from "./merge.ts";
 export type { MergeError, MergeOptions, MergeProgress, MergeResult } from "./merge.ts";
 export * from "./index/mod.ts";
-export { hitsOf, openSearch, queryIndex, queryText, scoreQuestions } from "./open.ts";
+export { hitsOf, openSearch, queryIndex, queryText, scoreQuestions, searchVector } from "./open.ts";
 export type {
   Hit,
   OpenSearchError,
   OpenSearchOptions,
   OpenSearchResult,
   QueryOptions,
+  SearchVectorOptions,
 } from "./open.ts";

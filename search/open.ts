@@ -41,6 +41,8 @@ import { readQ2c } from "./merge.ts";
 import { type ExactIndex, openIndexSync, paragraphOfRow } from "./index/read.ts";
 import { nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
 import {
+  type DenseRowStats,
+  denseRowStats,
   NonFiniteError,
   scoreDense,
   SparseIndexScorer,
@@ -59,6 +61,21 @@ function sparseScorer(index: ExactIndex): SparseIndexScorer {
     scorers.set(index, s);
   }
   return s;
+}
+
+const rowStats = new WeakMap<ExactIndex, DenseRowStats | null>();
+
+/**
+ * The row squares and norms of a dense index (computed on first use, one
+ * pass over the index; 16 bytes a phrase), or `undefined` without SIMD.
+ */
+function denseStats(index: ExactIndex): DenseRowStats | undefined {
+  let s = rowStats.get(index);
+  if (s === undefined) {
+    s = denseRowStats(index.dense!, index.header.phrases, index.header.d, DENSE_CHUNK) ?? null;
+    rowStats.set(index, s);
+  }
+  return s ?? undefined;
 }
 
 /** One ranked phrase. */
@@ -148,9 +165,12 @@ export function scoreQuestions(
       } else {
         const qs = g.js.map((j) => asFloat32(vectors[j] as Matrix & { kind: "dense" }));
         const a = index.dense!;
+        // Open search: the row squares once per index (closed search reads a paragraph at a time).
+        const stats = own === undefined && options.simd !== false ? denseStats(index) : undefined;
         for (let r = g.from; r < g.to; r += DENSE_CHUNK) {
           const n = Math.min(DENSE_CHUNK, g.to - r);
-          scoreDense(a.subarray(r * h.d, (r + n) * h.d), n, h.d, r, qs, ts, h.metric, options.simd);
+          const rows = a.subarray(r * h.d, (r + n) * h.d);
+          scoreDense(rows, n, h.d, r, qs, ts, h.metric, options.simd, stats);
         }
       }
     }
@@ -219,6 +239,110 @@ export function queryIndex(index: ExactIndex, vector: Matrix, options: QueryOpti
   const why = questionProblem(index, vector);
   if (why !== undefined) throw new InputError({ file: "question", where: "", message: why });
   return hitsOf(index, scoreQuestions(index, [vector], options)[0]);
+}
+
+/** Options of {@linkcode searchVector}. */
+export interface SearchVectorOptions extends QueryOptions {
+  /** An `ivf-pq` index: score every phrase exactly instead (an `exact` index always is). */
+  readonly exact?: boolean;
+  /** An `ivf-pq` index: partitions probed (default 10, at most nlist). */
+  readonly nprobe?: number;
+  /** An `ivf-pq` index: approximate candidates re-scored exactly (default 0). */
+  readonly refine?: number;
+}
+
+/**
+ * The top phrases of the index for one question vector, the way
+ * {@linkcode openSearch} ranks them: exact ({@linkcode queryIndex}) on an
+ * `exact` index or with `exact`, else IVF-PQ (`nprobe`, `refine`). A
+ * vector of the wrong kind or d, or a bad `nprobe`, is an
+ * {@linkcode InputError}. The one-vector case of {@linkcode searchVectors}.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { writeContextDump } from "../io/dump/writer.ts";
+ * import { buildIndex } from "./index/build.ts";
+ * import { openIndexSync } from "./index/read.ts";
+ * import { searchVector } from "./open.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${dir}/c`);
+ * await Effect.runPromise(writeContextDump(`${dir}/c`, {
+ *   id: "T_0",
+ *   phrases: [{ text: "Paris", start: 0, end: 5 }, { text: "France", start: 13, end: 19 }],
+ *   matrix: { kind: "dense", rows: 2, cols: 2, dtype: "f32", data: new Float32Array([1, 0, 0, 1]) },
+ * }, { sparse: false, compressed: false }));
+ * await Effect.runPromise(buildIndex({ contextEmb: `${dir}/c`, out: `${dir}/ix` }));
+ * const q = { kind: "dense", rows: 1, cols: 2, dtype: "f32", data: new Float32Array([3, 1]) } as const;
+ * const hits = await searchVector(openIndexSync(`${dir}/ix`), q, { topK: 1 });
+ * if (hits[0].phrase !== "Paris" || hits[0].score !== 3) throw new Error(JSON.stringify(hits));
+ * Deno.removeSync(dir, { recursive: true });
+ * ```
+ */
+export async function searchVector(
+  index: ExactIndex,
+  vector: Matrix,
+  options: SearchVectorOptions = {},
+): Promise<Hit[]> {
+  const [hits] = await searchVectors(index, [vector], options);
+  return hits;
+}
+
+/**
+ * The top phrases of the index for each question vector, in one scoring
+ * pass for all of them (`scoreQuestions`, or one `scoreIvf` call): the same
+ * hits, ranks, scores and ties as {@linkcode searchVector} one vector at a
+ * time, for less than the sum of their costs (the index is read once per
+ * pass). A vector of the wrong kind or d (named by its position), or a bad
+ * `nprobe`, is an {@linkcode InputError}.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { writeContextDump } from "../io/dump/writer.ts";
+ * import { buildIndex } from "./index/build.ts";
+ * import { openIndexSync } from "./index/read.ts";
+ * import { searchVectors } from "./open.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${dir}/c`);
+ * await Effect.runPromise(writeContextDump(`${dir}/c`, {
+ *   id: "T_0",
+ *   phrases: [{ text: "Paris", start: 0, end: 5 }, { text: "France", start: 13, end: 19 }],
+ *   matrix: { kind: "dense", rows: 2, cols: 2, dtype: "f32", data: new Float32Array([1, 0, 0, 1]) },
+ * }, { sparse: false, compressed: false }));
+ * await Effect.runPromise(buildIndex({ contextEmb: `${dir}/c`, out: `${dir}/ix` }));
+ * const v = (...x: number[]) => ({ kind: "dense", rows: 1, cols: 2, dtype: "f32", data: new Float32Array(x) }) as const;
+ * const [a, b] = await searchVectors(openIndexSync(`${dir}/ix`), [v(3, 1), v(1, 3)], { topK: 1 });
+ * if (a[0].phrase !== "Paris" || b[0].phrase !== "France") throw new Error(JSON.stringify([a, b]));
+ * Deno.removeSync(dir, { recursive: true });
+ * ```
+ */
+export async function searchVectors(
+  index: ExactIndex,
+  vectors: readonly Matrix[],
+  options: SearchVectorOptions = {},
+): Promise<Hit[][]> {
+  const ivf = index.header.kind === "ivf-pq" && options.exact !== true;
+  for (const [j, v] of vectors.entries()) {
+    const why = questionProblem(index, v);
+    if (why !== undefined) {
+      throw new InputError({
+        file: "question",
+        where: vectors.length === 1 ? "" : `vector ${j}`,
+        message: why,
+      });
+    }
+  }
+  if (vectors.length === 0) return [];
+  if (!ivf) return scoreQuestions(index, vectors, options).map((t) => hitsOf(index, t));
+  const why = nprobeProblem(index, options.nprobe ?? 10);
+  if (why !== undefined) throw new InputError({ file: "question", where: "", message: why });
+  const tops = await scoreIvf(
+    index,
+    vectors.map((v) => asFloat32(v as Matrix & { kind: "dense" })),
+    options,
+  );
+  return tops.map((t) => hitsOf(index, t));
 }
 
 /**

@@ -19,11 +19,13 @@ const PAGE = 65536;
 export class SimdKernels {
   readonly #memory: WebAssembly.Memory;
   readonly #scores: (...args: number[]) => void;
+  readonly #widen: (src: number, n4: number, dst: number) => void;
 
   private constructor(instance: WebAssembly.Instance) {
     const e = instance.exports as Record<string, unknown>;
     this.#memory = e.memory as WebAssembly.Memory;
     this.#scores = e.scores as (...args: number[]) => void;
+    this.#widen = e.widen as (src: number, n4: number, dst: number) => void;
   }
 
   /** The kernels, or `undefined` where WebAssembly SIMD is not available. */
@@ -59,15 +61,21 @@ export class SimdKernels {
    * `squares[i]`; `rows`, a view of the matrix in memory (for the exact
    * re-scoring: `a` itself may have been detached by a growth of memory).
    * A matrix already in memory (read there through {@linkcode buffer}) is
-   * used where it lies; any other is copied to the start of memory.
+   * used where it lies; any other is copied to the start of memory. Float16
+   * (`a` holds the bits) is widened exactly in the module (the bits copied
+   * into memory first when they are not there). With `squares: false` the
+   * squares are not computed (the caller has them: they do not depend on
+   * the questions) and `squares` is empty.
    */
   scores(
     a: Float32Array | Uint16Array,
     n: number,
     d: number,
     qs: readonly Float32Array[],
+    options: { readonly squares?: boolean } = {},
   ): { scores: Float32Array; rows: Float32Array; squares: Float64Array } {
     const nq = qs.length, d4 = d * 4;
+    const withSq = options.squares !== false;
     // float16 (`a` holds the bits) is widened into memory: after `a` when `a` is there.
     const half = a instanceof Uint16Array;
     const inMemory = a.buffer === this.#memory.buffer;
@@ -82,21 +90,42 @@ export class SimdKernels {
     const qPtr = (aPtr + n * d4 + 63) & ~63;
     const outPtr = qPtr + nq * d4;
     const sqPtr = (outPtr + nq * n * 4 + 63) & ~63;
-    const buf = this.#ensure(sqPtr + n * 8);
+    // float16 bits not in memory are copied after the squares, then widened.
+    const bitsPtr = half && !inMemory ? (sqPtr + n * 8 + 63) & ~63 : from;
+    const buf = this.#ensure(half && !inMemory ? bitsPtr + n * d * 2 : sqPtr + n * 8);
     if (half) {
       // (A growth of memory detached `a`, not its bytes.)
-      const bits = inMemory ? new Uint16Array(buf, from, n * d) : a;
-      const table = halfTable(), to = new Float32Array(buf, aPtr, n * d);
-      for (let i = 0; i < to.length; i++) to[i] = table[bits[i]];
+      if (!inMemory) new Uint16Array(buf, bitsPtr, n * d).set(a);
+      if (bitsPtr % 2 === 0 && (n * d) % 4 === 0) this.#widen(bitsPtr, (n * d) / 4, aPtr);
+      else {
+        const bits = new Uint16Array(buf.slice(bitsPtr, bitsPtr + n * d * 2));
+        const table = halfTable(), to = new Float32Array(buf, aPtr, n * d);
+        for (let i = 0; i < to.length; i++) to[i] = table[bits[i]];
+      }
     } else if (!inPlace) new Float32Array(buf, 0, n * d).set(a);
     const q = new Float32Array(buf, qPtr, nq * d);
     for (let j = 0; j < nq; j++) q.set(qs[j], j * d);
-    this.#scores(aPtr, n, d4, qPtr, nq, outPtr, sqPtr);
+    this.#scores(aPtr, n, d4, qPtr, nq, outPtr, sqPtr, withSq ? 1 : 0);
     return {
       scores: new Float32Array(buf, outPtr, nq * n),
       rows: new Float32Array(buf, aPtr, n * d),
-      squares: new Float64Array(buf, sqPtr, n),
+      squares: new Float64Array(buf, sqPtr, withSq ? n : 0),
     };
+  }
+
+  /**
+   * The float16 values (bits) `bits` as float32, widened by the module
+   * (exactly as `halfTable` does; for tests and benchmarks).
+   */
+  widen(bits: Uint16Array): Float32Array {
+    const n = bits.length, n4 = Math.ceil(n / 4);
+    const buf = this.#ensure(n4 * 8 + n4 * 16 + 64);
+    const src = new Uint16Array(buf, 0, n4 * 4);
+    src.fill(0);
+    src.set(bits);
+    const dst = (n4 * 8 + 63) & ~63;
+    this.#widen(0, n4, dst);
+    return new Float32Array(buf, dst, n).slice();
   }
 }
 

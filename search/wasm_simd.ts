@@ -10,13 +10,18 @@
 // blob). Two kernels, over a memory the module exports:
 //
 //   norms(a, n, d4, out): out[i] (f64) = Σ_k a[i][k]², each f32 promoted to f64
-//   scores(a, n, d4, q, nq, out, sq): out[j*n + i] (f32) = a[i] · q[j] in f32
-//     (4 lanes of 4-byte floats, two rows × three questions at a time, then
-//     the one or two questions left; each lane sums its products in order,
-//     then ((l0 + l1) + (l2 + l3))), and
+//   scores(a, n, d4, q, nq, out, sq, withSq): out[j*n + i] (f32) = a[i] · q[j]
+//     in f32 (4 lanes of 4-byte floats, two rows × three questions at a
+//     time, then the one or two questions left; each lane sums its products
+//     in order, then ((l0 + l1) + (l2 + l3))), and, when withSq ≠ 0,
 //     norms(a[i..i+2), 2, d4, sq + 8i) for each pair of rows as it comes, so
 //     the matrix is read from memory once (the squares give both the error
-//     bound and the NaN/infinity check)
+//     bound and the NaN/infinity check); withSq = 0 when the caller has
+//     them already (they do not depend on the questions)
+//   widen(src, n4, dst): the 4·n4 float16 values (bits) at src as float32 at
+//     dst, exactly (subnormals, ±0, infinities and NaN included): the
+//     magnitude bits shifted into place and scaled by 2^112 in f32 (exact:
+//     a power of two), exponent 31 mapped to 255, the sign put back
 //
 // d4 is the row stride in bytes (d·4, a multiple of 16). Float32 scores are
 // only the fast pass:
@@ -74,7 +79,7 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
   const tee = (i: number) => [0x22, ...uleb(i)];
   const i32 = (v: number) => [0x41, ...sleb(v)];
   const add = [0x6a], sub = [0x6b], mul = [0x6c], shl = [0x74];
-  const ltu = [0x49], gtu = [0x4b], geu = [0x4f];
+  const ltu = [0x49], gtu = [0x4b], geu = [0x4f], ne = [0x47];
   const simd = (op: number, ...imm: number[]) => [0xfd, ...uleb(op), ...imm];
   const load = simd(0x00, 2, 0); // v128.load align=4 offset=0
   const f32x4Add = simd(0xe4), f32x4Mul = simd(0xe6);
@@ -83,6 +88,11 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
   const highLanes = simd(0x0d, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15);
   const lane32 = (l: number) => simd(0x1f, l), lane64 = (l: number) => simd(0x21, l);
   const f32Add = [0x92], f64Add = [0xa0];
+  const load16x4u = simd(0x04, 1, 0); // v128.load16x4_u align=2 offset=0
+  const store = simd(0x0b, 2, 0); // v128.store align=4 offset=0
+  const i32x4Splat = simd(0x11), i32x4Shl = simd(0xab), i32x4GeU = simd(0x40);
+  const and = simd(0x4e), or = simd(0x50), bitselect = simd(0x52);
+  const splat = (v: number) => [...i32(v), ...i32x4Splat];
   const f32Store = (off: number) => [0x38, 2, ...uleb(off)];
   const f64Store = [0x39, 3, 0];
   const block = (body: number[]) => [0x02, 0x40, ...body, 0x0b];
@@ -198,19 +208,20 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     nq: 4,
     out: 5,
     sq: 6,
-    i: 7,
-    j: 8,
-    k: 9,
-    r0: 10,
-    r1: 11,
-    o: 12,
-    n4: 13,
-    qs: [14, 15, 16],
-    c0: [17, 18, 19],
-    c1: [20, 21, 22],
-    x0: 23,
-    x1: 24,
-    ys: [25, 26, 27],
+    withSq: 7,
+    i: 8,
+    j: 9,
+    k: 10,
+    r0: 11,
+    r1: 12,
+    o: 13,
+    n4: 14,
+    qs: [15, 16, 17],
+    c0: [18, 19, 20],
+    c1: [21, 22, 23],
+    x0: 24,
+    x1: 25,
+    ys: [26, 27, 28],
   };
   // Rows i (and i+1) against questions j..j+w: w·(1 or 2) sums in registers.
   const questionGroup = (w: number, twoRows: boolean) => {
@@ -298,6 +309,12 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
   ) => [...get(S.a), ...get(S.i), ...get(S.d4), ...mul, ...add, ...tee(r)];
   // norms(r0, rows, d4, sq + 8i): function 0.
   const rowNorms = (rows: number) => [
+    ...get(S.withSq),
+    ...i32(0),
+    ...ne,
+    ...ifThen(rowNormsCall(rows)),
+  ];
+  const rowNormsCall = (rows: number) => [
     ...get(S.r0),
     ...i32(rows),
     ...get(S.d4),
@@ -344,23 +361,87 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     ...ifThen([...rowStart(S.r0), 0x1a, /* drop */ ...rowNorms(1), ...questionGroups(false)]),
     0x0b,
   ];
+  // widen(src, n4, dst)
+  const W = { src: 0, n4: 1, dst: 2, i: 3, x: 4, m: 5 };
+  const widen = [
+    ...vec([[1, WASM.i32], [2, WASM.v128]]),
+    ...get(W.n4),
+    ...i32(0),
+    ...ne,
+    ...ifThen([
+      ...i32(0),
+      ...set(W.i),
+      ...loop([
+        // x: four halves zero-extended to i32 lanes; m: their magnitude bits, shifted.
+        ...get(W.src),
+        ...get(W.i),
+        ...i32(3),
+        ...shl,
+        ...add,
+        ...load16x4u,
+        ...tee(W.x),
+        ...splat(0x7fff),
+        ...and,
+        ...i32(13),
+        ...i32x4Shl,
+        ...set(W.m),
+        ...get(W.dst),
+        ...get(W.i),
+        ...i32(4),
+        ...shl,
+        ...add,
+        // exponent 31 (inf/NaN): m | 0x7f800000; else m·2^112 (exact)
+        ...get(W.m),
+        ...splat(0x7f800000),
+        ...or,
+        ...get(W.m),
+        ...splat(0x77800000),
+        ...f32x4Mul,
+        ...get(W.m),
+        ...splat(0x0f800000),
+        ...i32x4GeU,
+        ...bitselect,
+        ...get(W.x),
+        ...splat(0x8000),
+        ...and,
+        ...i32(16),
+        ...i32x4Shl,
+        ...or,
+        ...store,
+        ...next(W.i, 1, W.n4),
+      ]),
+    ]),
+    0x0b,
+  ];
   const I = WASM.i32;
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
     ...section(
       1,
-      vec([[0x60, ...vec([[I], [I], [I], [I]]), 0], [0x60, ...vec(Array(7).fill([I])), 0]]),
+      vec([
+        [0x60, ...vec([[I], [I], [I], [I]]), 0],
+        [0x60, ...vec(Array(8).fill([I])), 0],
+        [0x60, ...vec([[I], [I], [I]]), 0],
+      ]),
     ),
-    ...section(3, vec([[0], [1]])),
+    ...section(3, vec([[0], [1], [2]])),
     ...section(5, vec([[0x00, 1]])),
     ...section(
       7,
-      vec([[...name("memory"), 0x02, 0], [...name("norms"), 0x00, 0], [
-        ...name("scores"),
-        0x00,
-        1,
-      ]]),
+      vec([
+        [...name("memory"), 0x02, 0],
+        [...name("norms"), 0x00, 0],
+        [...name("scores"), 0x00, 1],
+        [...name("widen"), 0x00, 2],
+      ]),
     ),
-    ...section(10, vec([[...uleb(norms.length), ...norms], [...uleb(scores.length), ...scores]])),
+    ...section(
+      10,
+      vec([
+        [...uleb(norms.length), ...norms],
+        [...uleb(scores.length), ...scores],
+        [...uleb(widen.length), ...widen],
+      ]),
+    ),
   ]);
 }

@@ -13,6 +13,10 @@
  * when present; else, with `context`, each phrase is looked up in its
  * paragraph's text: its first occurrence at or after the previous phrase's
  * start (else from the beginning), and a phrase not in the text is bad input.
+ * **Titles and texts**: each paragraph's article title and context go into
+ * `paragraphs.ndjson` when known: from `context` (the article's title), else
+ * from `<stem>.meta.json` (its `context`; the title is the id without its
+ * trailing `_<n>`).
  *
  * Bad input ({@linkcode InputError}, nothing left behind): a paragraph
  * without phrases, phrases ≠ rows, d or dtype differing between paragraphs,
@@ -235,6 +239,7 @@ class ExactWriter {
     ctx: ContextDump,
     label: string,
     offsets: readonly (readonly [number, number])[] | null,
+    text: { title?: string; context?: string } = {},
   ): void {
     const m = ctx.matrix, n = ctx.phrases.length;
     if (n === 0) {
@@ -260,7 +265,7 @@ class ExactWriter {
     }
     const phrases: string[] = [];
     for (let i = 0; i < n; i++) phrases.push(ctx.phrases.at(i));
-    const line = JSON.stringify({ id, rows: n, phrases, offsets }) + "\n";
+    const line = JSON.stringify({ id, rows: n, phrases, offsets, ...text }) + "\n";
     this.#paragraphs.write(this.#enc.encode(line));
     this.rows += n;
     this.paragraphs++;
@@ -340,7 +345,7 @@ function findOffsets(
 function metaOf(
   dump: DumpSourceSync,
   stem: string,
-): { id?: string; offsets?: [number, number][] } | undefined {
+): { id?: string; offsets?: [number, number][]; context?: string } | undefined {
   const bytes = dump.readFile(`${stem}.meta.json`);
   if (bytes === undefined) return undefined;
   let v: unknown;
@@ -353,7 +358,11 @@ function metaOf(
       message: `invalid JSON (${osMessage(e)})`,
     });
   }
-  const o = (typeof v === "object" && v !== null ? v : {}) as { id?: unknown; offsets?: unknown };
+  const o = (typeof v === "object" && v !== null ? v : {}) as {
+    id?: unknown;
+    offsets?: unknown;
+    context?: unknown;
+  };
   // Another tool's side file may carry no offsets: then there are none.
   const ok = o.offsets === undefined || Array.isArray(o.offsets) &&
       o.offsets.every((p) =>
@@ -369,6 +378,7 @@ function metaOf(
   return {
     id: typeof o.id === "string" ? o.id : undefined,
     offsets: o.offsets as [number, number][] | undefined,
+    context: typeof o.context === "string" ? o.context : undefined,
   };
 }
 
@@ -579,7 +589,7 @@ export const buildIndex = (
       (st) =>
         Effect.gen(function* () {
           const { dump, w } = st;
-          const add = (id: string, stem: string, context: string | undefined) => {
+          const add = (id: string, stem: string, context?: string, title?: string) => {
             const c = dump.readContext(id);
             if ("missing" in c) {
               throw new InputError({
@@ -614,20 +624,27 @@ export const buildIndex = (
               offsets = found;
               w.offsetsFrom = "context";
             }
-            w.add(meta?.id ?? id, c, dump.label(`${stem}.npz`), offsets);
+            const pid = meta?.id ?? id;
+            const text = context ?? meta?.context;
+            w.add(pid, c, dump.label(`${stem}.npz`), offsets, {
+              ...(title !== undefined || text !== undefined
+                ? { title: title ?? pid.replace(/_\d+$/, "") }
+                : {}),
+              ...(text !== undefined ? { context: text } : {}),
+            });
             opts.onProgress?.(w.paragraphs, w.rows);
           };
           if (opts.context !== undefined) {
             yield* Stream.runForEach(
               squadParagraphs(opts.context, { qas: "optional", ids: "distinct" }),
-              (p) => lift(() => add(p.id, dumpStem(p.id), p.context), opts.contextEmb),
+              (p) => lift(() => add(p.id, dumpStem(p.id), p.context, p.title), opts.contextEmb),
             );
           } else {
             const names = yield* lift(() => dump.list(), opts.contextEmb);
             for (const name of names) {
               if (!name.endsWith(".npz")) continue;
               const stem = name.slice(0, -4);
-              yield* lift(() => add(stem, stem, undefined), opts.contextEmb);
+              yield* lift(() => add(stem, stem), opts.contextEmb);
             }
           }
           let header = yield* lift(

@@ -23,10 +23,14 @@
  *   `phrases` rows: `nnz` values, their column indices, `phrases + 1` row
  *   pointers (int64).
  * - `paragraphs.ndjson`: one line per paragraph, in index order:
- *   `{"id": ..., "rows": N, "phrases": [...], "offsets": [[start, end], ...] | null}`;
+ *   `{"id": ..., "rows": N, "phrases": [...], "offsets": [[start, end], ...] | null,
+ *   "title": ..., "context": ...}`;
  *   the rows of a paragraph follow those of the paragraph before it, so
  *   global row = paragraph start + phrase index. Offsets are code points
- *   (Python string indices) into the paragraph's context.
+ *   (Python string indices) into the paragraph's context. `title` (the
+ *   article title) and `context` (the paragraph's text) are there when the
+ *   build knew them (`--context`, or a `--metadata` dump's `.meta.json`);
+ *   an index without them (older builds) reads as `null`.
  *
  * The header is written last, with the sha256 of every file; a reader
  * checks each file's size (and, when asked, its sha256) before use, so a

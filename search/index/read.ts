@@ -36,6 +36,10 @@ export interface ExactIndex {
   readonly phrases: readonly string[];
   /** Code point offsets `[start, end]` of each row (`-1, -1` where unknown), or `null`. */
   readonly offsets: Int32Array | null;
+  /** Each paragraph's article title (`null` where unknown), or `null` when none is known. */
+  readonly titles: readonly (string | null)[] | null;
+  /** Each paragraph's text (`null` where unknown), or `null` when none is known. */
+  readonly contexts: readonly (string | null)[] | null;
   /** Dense vectors: f32 values, or f16 bits. */
   readonly dense?: Float32Array | Uint16Array;
   /** Sparse vectors: one CSR matrix over all rows (row pointers as float64). */
@@ -122,9 +126,17 @@ function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
   const starts = new Float64Array(h.paragraphs + 1);
   const phrases: string[] = [];
   const offsets = h.offsets === null ? null : new Int32Array(2 * h.phrases).fill(-1);
+  const titles: (string | null)[] = [], contexts: (string | null)[] = [];
   let row = 0;
   for (let p = 0; p < lines.length; p++) {
-    let o: { id?: unknown; rows?: unknown; phrases?: unknown; offsets?: unknown };
+    let o: {
+      id?: unknown;
+      rows?: unknown;
+      phrases?: unknown;
+      offsets?: unknown;
+      title?: unknown;
+      context?: unknown;
+    };
     try {
       o = JSON.parse(lines[p]);
     } catch (e) {
@@ -139,6 +151,13 @@ function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
     if (row + (n as number) > h.phrases) {
       throw bad(path, `more rows than the ${h.phrases} phrases ${INDEX_HEADER} says`);
     }
+    for (const key of ["title", "context"] as const) {
+      if (o[key] !== undefined && o[key] !== null && typeof o[key] !== "string") {
+        throw bad(path, `line ${p + 1}: bad ${key} (a string expected)`);
+      }
+    }
+    titles.push(typeof o.title === "string" ? o.title : null);
+    contexts.push(typeof o.context === "string" ? o.context : null);
     starts[p] = row;
     ids.push(o.id);
     for (const s of o.phrases as string[]) phrases.push(s);
@@ -155,7 +174,14 @@ function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
   }
   if (row !== h.phrases) throw bad(path, `${row} rows but ${INDEX_HEADER} says ${h.phrases}`);
   starts[h.paragraphs] = row;
-  return { ids, starts, phrases, offsets };
+  return {
+    ids,
+    starts,
+    phrases,
+    offsets,
+    titles: titles.some((t) => t !== null) ? titles : null,
+    contexts: contexts.some((c) => c !== null) ? contexts : null,
+  };
 }
 
 /** {@linkcode openIndex} without Effect: throws {@linkcode InputError} / {@linkcode FileError}. */

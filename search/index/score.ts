@@ -88,10 +88,61 @@ function room(n: number): Float64Array {
 }
 
 /**
+ * What the fast pass of {@linkcode scoreDense} needs of each row of a dense
+ * matrix that does not depend on the question, computed once
+ * ({@linkcode denseRowStats}) instead of on every call.
+ */
+export interface DenseRowStats {
+  /** Each row's float64 sum of squares, as the SIMD kernel sums them. */
+  readonly squares: Float64Array;
+  /** Their square roots. */
+  readonly norms: Float64Array;
+}
+
+/**
+ * The row squares and norms of `rows` dense rows (`a`: f32 values or f16
+ * bits, row-major, `d` columns) on the SIMD kernels, `chunk` rows at a time
+ * (16 bytes a row; the same values {@linkcode scoreDense} computes per
+ * call), or `undefined` where the kernels do not apply (no SIMD, d not a
+ * multiple of 4). Throws {@linkcode NonFiniteError} on a NaN or infinite
+ * value.
+ *
+ * @example
+ * ```ts
+ * import { denseRowStats } from "./score.ts";
+ * const s = denseRowStats(new Float32Array([3, 4, 0, 0, 1, 1, 1, 1]), 2, 4);
+ * if (s !== undefined && s.norms.join() !== "5,2") throw new Error(s.norms.join());
+ * ```
+ */
+export function denseRowStats(
+  a: Float32Array | Uint16Array,
+  rows: number,
+  d: number,
+  chunk = 2048,
+): DenseRowStats | undefined {
+  const k = d >= 4 && d % 4 === 0 ? simdKernels() : undefined;
+  if (k === undefined) return undefined;
+  const squares = new Float64Array(rows), norms = new Float64Array(rows);
+  for (let r = 0; r < rows; r += chunk) {
+    const n = Math.min(chunk, rows - r);
+    const sq = k.scores(a.subarray(r * d, (r + n) * d), n, d, []).squares;
+    for (let i = 0; i < n; i++) {
+      if (!Number.isFinite(sq[i])) throw new NonFiniteError(`row ${r + i}`);
+      squares[r + i] = sq[i];
+      norms[r + i] = Math.sqrt(sq[i]);
+    }
+  }
+  return { squares, norms };
+}
+
+/**
  * Scores `n` dense rows (`a`: f32 values or f16 bits, row-major, `d`
  * columns; global rows `rowBase…`) against the questions `qs` (float32,
  * length d each), offering candidates to `tops[j]` (see the module notes).
- * Uses the WebAssembly SIMD kernels when `simd` and d is a multiple of 4.
+ * Uses the WebAssembly SIMD kernels when `simd` and d is a multiple of 4;
+ * there, `rowStats` (of the whole matrix `a` is part of, by global row:
+ * {@linkcode denseRowStats}) spares the kernel the row squares. The results
+ * are the same with or without it.
  */
 export function scoreDense(
   a: Float32Array | Uint16Array,
@@ -102,6 +153,7 @@ export function scoreDense(
   tops: readonly TopK[],
   metric: IndexMetric,
   simd = true,
+  rowStats?: DenseRowStats,
 ): void {
   const nq = qs.length;
   if (n === 0 || nq === 0) return;
@@ -117,17 +169,24 @@ export function scoreDense(
   }
   let rows: Float32Array | undefined, sq: Float64Array | undefined;
   let fast: Float32Array | Float64Array | undefined;
+  let norms: Float64Array | undefined;
   let factor = 0, tiny = 0;
   const k = simd && d >= 4 && d % 4 === 0 ? simdKernels() : undefined;
   if (k !== undefined) {
-    const r = k.scores(a, n, d, qs);
+    const r = k.scores(a, n, d, qs, { squares: rowStats === undefined });
     let maxNorm = 0;
-    for (let i = 0; i < n; i++) {
-      if (!Number.isFinite(r.squares[i])) throw new NonFiniteError(`row ${rowBase + i}`);
-      if (r.squares[i] > maxNorm) maxNorm = r.squares[i];
+    if (rowStats !== undefined) {
+      sq = rowStats.squares.subarray(rowBase, rowBase + n);
+      norms = rowStats.norms.subarray(rowBase, rowBase + n);
+      for (let i = 0; i < n; i++) if (sq[i] > maxNorm) maxNorm = sq[i];
+    } else {
+      for (let i = 0; i < n; i++) {
+        if (!Number.isFinite(r.squares[i])) throw new NonFiniteError(`row ${rowBase + i}`);
+        if (r.squares[i] > maxNorm) maxNorm = r.squares[i];
+      }
+      sq = r.squares;
     }
     rows = r.rows;
-    sq = r.squares;
     if (Math.sqrt(maxNorm) * maxQ <= F32_SAFE) {
       fast = r.scores;
       factor = 4 * (d + 4) * U32;
@@ -144,6 +203,7 @@ export function scoreDense(
       }
     } else rows = rows.slice();
     sq = sumSquares(rows, n, d);
+    norms = undefined;
     for (let i = 0; i < n; i++) {
       if (!Number.isFinite(sq[i])) throw new NonFiniteError(`row ${rowBase + i}`);
     }
@@ -154,8 +214,10 @@ export function scoreDense(
     factor = 2 * (d + 2) * EPS;
     tiny = 0;
   }
-  const norms = new Float64Array(n);
-  for (let i = 0; i < n; i++) norms[i] = Math.sqrt(sq![i]);
+  if (norms === undefined) {
+    norms = new Float64Array(n);
+    for (let i = 0; i < n; i++) norms[i] = Math.sqrt(sq![i]);
+  }
   const A = rows!, S = sq!, F = fast;
   const l2 = metric === "l2";
   // The squares' own error (float64 sums) is far below this float32-level term.

@@ -1,0 +1,521 @@
+/**
+ * Load on the demo server (`deno task serve`): dev questions sent to
+ * `GET /v1/search` by `--concurrency` clients for `--seconds`, then the
+ * same questions, in the same order, through `POST /v1/batch` in batches of
+ * `--batch`. Loopback only, and bounded: each phase stops at `--seconds` or
+ * `--max-queries` questions, whichever comes first, and each request at
+ * `--timeout` seconds (counted as an error).
+ *
+ * Reports, per phase: requests and questions answered, questions/s,
+ * client-side latency p50/p95/p99 (per request: one question for search, a
+ * batch for batch), the server's own `took_ms` p50, errors (any answer
+ * other than 200 with a JSON body of the expected shape, or a failed
+ * request: must be 0; the script exits 1 otherwise) and the server's RSS
+ * (`VmRSS` of `/proc/<pid>/status`) when it was ready, after the search
+ * phase and after the batch phase, with its peak (`VmHWM`). A Markdown
+ * table on stdout, everything as JSON in `--out`.
+ *
+ * The server: with `--index`, the script starts `deno task serve INDEX
+ * --encoder NAME --port 0` itself (anything after `--` is passed on, e.g.
+ * `-- --nprobe 10`), reads its URL from stderr and stops it with SIGINT at
+ * the end (it must exit 0); its pid is the process that listens on the
+ * port. With `--url http://127.0.0.1:PORT`, it uses a running server (its
+ * RSS is read when its process is visible in `/proc`).
+ *
+ * ```sh
+ * deno run -A bench/serve_load.ts --index IX --encoder NAME --data QUESTIONS.json[.gz] \
+ *   [--seconds 30] [--concurrency 16] [--k 5] [--exact] [--batch 16] [--batch-concurrency 1] \
+ *   [--max-queries 1000000] [--timeout 60] [--out bench/out/serve_load.json] [-- SERVE_FLAGS...]
+ * deno run -A bench/serve_load.ts --url http://127.0.0.1:8080 --data QUESTIONS.json [...]
+ * ```
+ *
+ * A small check (sparse-pi, the first three dev articles; a 5 s run):
+ *
+ * ```sh
+ * deno task full --data SUBSET.json --out /tmp/sl/run
+ * deno task index /tmp/sl/run/dumps/context_emb /tmp/sl/ix --sparse --context /tmp/sl/run/context.json
+ * deno run -A bench/serve_load.ts --index /tmp/sl/ix --encoder sparse-pi \
+ *   --data /tmp/sl/run/question.json --seconds 5 --concurrency 4 --out /tmp/sl/load.json
+ * ```
+ *
+ * The full-size runs (piqa-lstm on all of dev; `R` is a `full` run folder of piqa-lstm on dev,
+ * e.g. `deno task full --encoder piqa-lstm --out R`): build the exact and IVF-PQ indexes once,
+ * then 30 s at concurrency 16 against each (IVF-PQ at nprobe 10, and also exact search on it):
+ *
+ * ```sh
+ * deno task index R/dumps/context_emb bench/out/ix-piqa-exact --context R/context.json
+ * deno task index R/dumps/context_emb bench/out/ix-piqa-ivf --context R/context.json --nlist 100 --bpv 128
+ * deno run -A bench/serve_load.ts --index bench/out/ix-piqa-exact --encoder piqa-lstm \
+ *   --data data/dev-v1.1.json.gz --seconds 30 --concurrency 16 --out bench/out/serve_load_exact.json
+ * deno run -A bench/serve_load.ts --index bench/out/ix-piqa-ivf --encoder piqa-lstm \
+ *   --data data/dev-v1.1.json.gz --seconds 30 --concurrency 16 \
+ *   --out bench/out/serve_load_ivf.json -- --nprobe 10
+ * deno run -A bench/serve_load.ts --index bench/out/ix-piqa-ivf --encoder piqa-lstm \
+ *   --data data/dev-v1.1.json.gz --seconds 30 --concurrency 16 --exact \
+ *   --out bench/out/serve_load_ivf_exact.json
+ * ```
+ *
+ * @module
+ */
+
+const USAGE = "usage: deno run -A bench/serve_load.ts (--index DIR --encoder NAME | --url URL) " +
+  "--data QUESTIONS.json [--seconds 30] [--concurrency 16] [--k 5] [--exact] [--batch 16] " +
+  "[--batch-concurrency 1] [--max-queries 1000000] [--timeout 60] [--out FILE.json] [-- SERVE_FLAGS...]";
+
+const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+
+/** Command-line options. */
+export interface LoadOptions {
+  /** Index folder (the script starts the server), or undefined with `url`. */
+  readonly index?: string;
+  /** Encoder name for `serve`. */
+  readonly encoder?: string;
+  /** A running server's base URL (loopback). */
+  readonly url?: string;
+  /** SQuAD file (`.json` or `.json.gz`) whose questions are sent. */
+  readonly data: string;
+  /** Length of each phase. */
+  readonly seconds: number;
+  /** Concurrent `/v1/search` clients. */
+  readonly concurrency: number;
+  /** Results asked per question. */
+  readonly k: number;
+  /** Ask for exact search (`exact=1`). */
+  readonly exact: boolean;
+  /** Questions per `/v1/batch` request (at most 64). */
+  readonly batch: number;
+  /** Concurrent `/v1/batch` clients. */
+  readonly batchConcurrency: number;
+  /** At most this many questions per phase. */
+  readonly maxQueries: number;
+  /** Per-request timeout in seconds. */
+  readonly timeout: number;
+  /** Where the JSON goes, if anywhere. */
+  readonly out?: string;
+  /** Extra `serve` flags. */
+  readonly serveFlags: readonly string[];
+}
+
+/** Parses the command line (throws a usage line on anything wrong). */
+export function parseArgs(argv: readonly string[]): LoadOptions {
+  const dash = argv.indexOf("--");
+  const own = dash < 0 ? argv : argv.slice(0, dash);
+  const serveFlags = dash < 0 ? [] : argv.slice(dash + 1);
+  const vals = new Map<string, string>();
+  const flags = new Set<string>();
+  for (let i = 0; i < own.length; i++) {
+    const a = own[i];
+    if (a === "--exact") flags.add("exact");
+    else if (a.startsWith("--") && i + 1 < own.length) vals.set(a.slice(2), own[++i]);
+    else throw new Error(`${USAGE}\n(unexpected ${JSON.stringify(a)})`);
+  }
+  const known = [
+    "index",
+    "encoder",
+    "url",
+    "data",
+    "seconds",
+    "concurrency",
+    "k",
+    "batch",
+    "batch-concurrency",
+    "max-queries",
+    "timeout",
+    "out",
+  ];
+  for (const k of vals.keys()) if (!known.includes(k)) throw new Error(`${USAGE}\n(--${k}?)`);
+  const num = (name: string, dflt: number, max: number): number => {
+    const s = vals.get(name);
+    const n = s === undefined ? dflt : Number(s);
+    if (!Number.isFinite(n) || n <= 0 || n > max) {
+      throw new Error(`--${name} ${s}: a number in (0, ${max}] is needed`);
+    }
+    return n;
+  };
+  const int = (name: string, dflt: number, max: number): number => {
+    const n = num(name, dflt, max);
+    if (!Number.isInteger(n)) throw new Error(`--${name} ${n}: an integer is needed`);
+    return n;
+  };
+  const index = vals.get("index"), url = vals.get("url");
+  if ((index === undefined) === (url === undefined)) {
+    throw new Error(`${USAGE}\n(give --index or --url)`);
+  }
+  if (index !== undefined && vals.get("encoder") === undefined) {
+    throw new Error(`${USAGE}\n(--index needs --encoder)`);
+  }
+  if (url !== undefined) {
+    const u = new URL(url);
+    if (u.protocol !== "http:" || !["127.0.0.1", "localhost", "[::1]"].includes(u.hostname)) {
+      throw new Error(`--url ${url}: loopback http only (127.0.0.1, localhost, [::1])`);
+    }
+  }
+  const data = vals.get("data");
+  if (data === undefined) throw new Error(`${USAGE}\n(--data is needed)`);
+  return {
+    index,
+    encoder: vals.get("encoder"),
+    url: url?.replace(/\/+$/, ""),
+    data,
+    seconds: num("seconds", 30, 3600),
+    concurrency: int("concurrency", 16, 256),
+    k: int("k", 5, 100),
+    exact: flags.has("exact"),
+    batch: int("batch", 16, 64),
+    batchConcurrency: int("batch-concurrency", 1, 64),
+    maxQueries: int("max-queries", 1_000_000, 100_000_000),
+    timeout: num("timeout", 60, 600),
+    out: vals.get("out"),
+    serveFlags,
+  };
+}
+
+/** The question strings of a SQuAD file, in file order. */
+export async function readQuestions(path: string): Promise<string[]> {
+  const file = await Deno.open(path);
+  const stream = path.endsWith(".gz")
+    ? file.readable.pipeThrough(new DecompressionStream("gzip"))
+    : file.readable;
+  const data = JSON.parse(await new Response(stream).text()) as {
+    data: { paragraphs: { qas: { question: string }[] }[] }[];
+  };
+  const qs: string[] = [];
+  for (const a of data.data) {
+    for (const p of a.paragraphs) for (const qa of p.qas) qs.push(qa.question);
+  }
+  if (qs.length === 0) throw new Error(`${path}: no questions`);
+  return qs;
+}
+
+/** Nearest-rank percentile of sorted values (NaN when empty). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+/** The pid of the process listening on 127.0.0.1/0.0.0.0/[::1]/[::] `port`, if visible. */
+export function listenerPid(port: number): number | undefined {
+  const inodes = new Set<string>();
+  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text = "";
+    try {
+      text = Deno.readTextFileSync(table);
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 10) continue;
+      if (f[1].endsWith(`:${hexPort}`) && f[3] === "0A") inodes.add(f[9]); // 0A: LISTEN
+    }
+  }
+  if (inodes.size === 0) return undefined;
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    let fds: Deno.DirEntry[];
+    try {
+      fds = [...Deno.readDirSync(`/proc/${e.name}/fd`)];
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(Deno.readLinkSync(`/proc/${e.name}/fd/${fd.name}`));
+        if (m !== null && inodes.has(m[1])) return Number(e.name);
+      } catch { /* gone or not ours */ }
+    }
+  }
+  return undefined;
+}
+
+/** `VmRSS` and `VmHWM` of a process in MiB (undefined when unreadable). */
+export function rssMiB(pid: number | undefined): { rss: number; peak: number } | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const s = Deno.readTextFileSync(`/proc/${pid}/status`);
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(s)?.[1]);
+    return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A server the script started. */
+interface Child {
+  readonly url: string;
+  readonly process: Deno.ChildProcess;
+  readonly stderr: () => string;
+  readonly drained: Promise<void>;
+}
+
+async function startServer(o: LoadOptions): Promise<Child> {
+  const process = new Deno.Command(Deno.execPath(), {
+    args: ["task", "serve", o.index!, "--encoder", o.encoder!, "--port", "0", ...o.serveFlags],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const reader = process.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "", url: string | undefined;
+  const bound = setTimeout(() => process.kill("SIGKILL"), 600_000);
+  try {
+    while (url === undefined) {
+      const r = await reader.read();
+      if (r.done) break;
+      text += r.value;
+      url = /serving (http:\/\/[^\s/]+)/.exec(text)?.[1];
+    }
+  } finally {
+    clearTimeout(bound);
+  }
+  if (url === undefined) {
+    await process.status;
+    throw new Error(`serve did not start:\n${text}`);
+  }
+  // The server logs a line per request: keep only the last 64 KiB of it.
+  const drained = (async () => {
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) return;
+      text = (text + r.value).slice(-65536);
+    }
+  })();
+  return { url, process, stderr: () => text, drained };
+}
+
+/** One phase's measurements. */
+export interface PhaseResult {
+  /** `search` or `batch`. */
+  readonly phase: string;
+  /** Concurrent clients. */
+  readonly concurrency: number;
+  /** Requests sent. */
+  readonly requests: number;
+  /** Questions answered (in requests that succeeded). */
+  readonly queries: number;
+  /** Wall time of the phase in seconds. */
+  readonly seconds: number;
+  /** Questions answered per second. */
+  readonly qps: number;
+  /** Client-side latency per request, ms. */
+  readonly p50: number;
+  /** 95th percentile, ms. */
+  readonly p95: number;
+  /** 99th percentile, ms. */
+  readonly p99: number;
+  /** Median of the server's `took_ms`. */
+  readonly serverP50: number;
+  /** Failed requests. */
+  readonly errors: number;
+  /** The first few failures. */
+  readonly errorSamples: string[];
+}
+
+type Shot = { questions: number; ms: number; tookMs: number } | { error: string };
+
+async function searchOnce(base: string, q: string, o: LoadOptions): Promise<Shot> {
+  const params = new URLSearchParams({ q, k: String(o.k) });
+  if (o.exact) params.set("exact", "1");
+  const t0 = performance.now();
+  try {
+    const res = await fetch(`${base}/v1/search?${params}`, {
+      signal: AbortSignal.timeout(o.timeout * 1000),
+    });
+    const text = await res.text();
+    const ms = performance.now() - t0;
+    if (res.status !== 200) return { error: `${res.status} ${text.slice(0, 200)}` };
+    const body = JSON.parse(text);
+    if (!Array.isArray(body.results) || typeof body.took_ms !== "number") {
+      return { error: `bad body ${text.slice(0, 200)}` };
+    }
+    return { questions: 1, ms, tookMs: body.took_ms };
+  } catch (e) {
+    return { error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
+  }
+}
+
+async function batchOnce(base: string, qs: string[], o: LoadOptions): Promise<Shot> {
+  const t0 = performance.now();
+  try {
+    const res = await fetch(`${base}/v1/batch`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ queries: qs }),
+      signal: AbortSignal.timeout(o.timeout * 1000),
+    });
+    const text = await res.text();
+    const ms = performance.now() - t0;
+    if (res.status !== 200) return { error: `${res.status} ${text.slice(0, 200)}` };
+    const body = JSON.parse(text);
+    if (!Array.isArray(body.results) || body.results.length !== qs.length) {
+      return { error: `bad body ${text.slice(0, 200)}` };
+    }
+    return { questions: qs.length, ms, tookMs: body.took_ms };
+  } catch (e) {
+    return { error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
+  }
+}
+
+/**
+ * Runs `clients` loops that take the next piece of work (`size` questions,
+ * in order, wrapping around) until `seconds` have passed or `maxQueries`
+ * questions were handed out.
+ */
+async function phase(
+  name: string,
+  clients: number,
+  size: number,
+  questions: readonly string[],
+  o: LoadOptions,
+  send: (qs: string[]) => Promise<Shot>,
+): Promise<PhaseResult> {
+  let next = 0, handed = 0, queries = 0, requests = 0;
+  const lat: number[] = [], took: number[] = [], errors: string[] = [];
+  const t0 = performance.now();
+  const end = t0 + o.seconds * 1000;
+  const client = async () => {
+    while (performance.now() < end && handed + size <= o.maxQueries) {
+      const qs: string[] = [];
+      for (let i = 0; i < size; i++) qs.push(questions[next++ % questions.length]);
+      handed += size;
+      requests++;
+      const r = await send(qs);
+      if ("error" in r) errors.push(r.error);
+      else {
+        queries += r.questions;
+        lat.push(r.ms);
+        took.push(r.tookMs);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, client));
+  const seconds = (performance.now() - t0) / 1000;
+  lat.sort((a, b) => a - b);
+  took.sort((a, b) => a - b);
+  return {
+    phase: name,
+    concurrency: clients,
+    requests,
+    queries,
+    seconds,
+    qps: queries / seconds,
+    p50: percentile(lat, 50),
+    p95: percentile(lat, 95),
+    p99: percentile(lat, 99),
+    serverP50: percentile(took, 50),
+    errors: errors.length,
+    errorSamples: errors.slice(0, 5),
+  };
+}
+
+const f1 = (x: number | undefined) => x === undefined || Number.isNaN(x) ? "–" : x.toFixed(1);
+
+/** The Markdown table of a run. */
+export function table(
+  label: string,
+  phases: readonly PhaseResult[],
+  rss: readonly ({ rss: number; peak: number } | undefined)[],
+): string {
+  const lines = [
+    "| run | endpoint | clients | requests | questions | s | questions/s | p50 ms | p95 ms | p99 ms | server p50 ms | errors | RSS before MiB | RSS after MiB | peak MiB |",
+    "| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |",
+  ];
+  phases.forEach((p, i) => {
+    const before = rss[i], after = rss[i + 1];
+    lines.push(
+      `| ${label} | ${
+        p.phase === "search" ? "GET /v1/search" : "POST /v1/batch"
+      } | ${p.concurrency} | ${p.requests} | ${p.queries} | ${p.seconds.toFixed(1)} | ${
+        f1(p.qps)
+      } | ${f1(p.p50)} | ${f1(p.p95)} | ${f1(p.p99)} | ${f1(p.serverP50)} | ${p.errors} | ${
+        f1(before?.rss)
+      } | ${f1(after?.rss)} | ${f1(after?.peak)} |`,
+    );
+  });
+  return lines.join("\n");
+}
+
+async function main(): Promise<number> {
+  const o = parseArgs(Deno.args);
+  const questions = await readQuestions(o.data);
+  const child = o.index !== undefined ? await startServer(o) : undefined;
+  const base = child?.url ?? o.url!;
+  let code = 0;
+  try {
+    const health = await (await fetch(`${base}/healthz`)).json();
+    const pid = listenerPid(Number(new URL(base).port));
+    const label = `${health.encoder} ${health.kind}${o.exact ? " (exact=1)" : ""}`;
+    const rss = [rssMiB(pid)];
+    console.error(
+      `server ${base} (pid ${
+        pid ?? "not visible"
+      }): ${health.kind} index, ${health.phrases} phrases, ` +
+        `encoder ${health.encoder}; ${questions.length} questions; ${o.seconds} s per phase`,
+    );
+    const search = await phase(
+      "search",
+      o.concurrency,
+      1,
+      questions,
+      o,
+      (qs) => searchOnce(base, qs[0], o),
+    );
+    rss.push(rssMiB(pid));
+    const batch = await phase(
+      "batch",
+      o.batchConcurrency,
+      o.batch,
+      questions,
+      o,
+      (qs) => batchOnce(base, qs, o),
+    );
+    rss.push(rssMiB(pid));
+    const phases = [search, batch];
+    console.log(table(label, phases, rss));
+    for (const p of phases) {
+      for (const e of p.errorSamples) console.error(`${p.phase} error: ${e}`);
+    }
+    const errors = search.errors + batch.errors;
+    if (errors > 0) {
+      console.error(`serve_load: ${errors} requests failed (must be 0)`);
+      code = 1;
+    }
+    if (o.out !== undefined) {
+      const json = {
+        url: base,
+        pid: pid ?? null,
+        health,
+        options: { ...o, serveFlags: [...o.serveFlags] },
+        questions: questions.length,
+        rssMiB: { ready: rss[0] ?? null, afterSearch: rss[1] ?? null, afterBatch: rss[2] ?? null },
+        phases,
+      };
+      await Deno.writeTextFile(o.out, JSON.stringify(json, null, 2) + "\n");
+      console.error(`wrote ${o.out}`);
+    }
+  } finally {
+    if (child !== undefined) {
+      child.process.kill("SIGINT");
+      const st = await child.process.status;
+      await child.drained;
+      if (st.code !== 0) {
+        console.error(`serve_load: the server exited ${st.code} on SIGINT:\n${child.stderr()}`);
+        code = 1;
+      } else console.error("server stopped (SIGINT, exit 0)");
+    }
+  }
+  return code;
+}
+
+if (import.meta.main) {
+  try {
+    Deno.exit(await main());
+  } catch (e) {
+    console.error(`serve_load: ${e instanceof Error ? e.message : e}`);
+    Deno.exit(2);
+  }
+}

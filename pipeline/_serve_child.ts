@@ -1,0 +1,71 @@
+/**
+ * The server process `deno task serve` starts (`pipeline/serve.ts`), with
+ * read access to the index, the model and the static files only and
+ * network access to its own address only. It opens the index and the
+ * encoder, listens, writes `ready <url>` on stdout, and serves until
+ * SIGINT, SIGTERM or the end of its stdin (the launcher is gone): then it
+ * stops taking requests, answers those in flight and exits 0.
+ *
+ * @module
+ */
+import * as Effect from "effect/Effect";
+import { startServer } from "../serve/server.ts";
+import { type CommandSpec, runMain } from "./_cli.ts";
+
+/** The server process's command line (the launcher's, checked already). */
+export const SERVE_CHILD_SPEC = {
+  name: "serve",
+  summary: "The demo server process (started by deno task serve).",
+  args: [{ name: "index_dir", description: "the index folder" }],
+  flags: [
+    { name: "encoder", type: "string", metavar: "NAME", description: "question encoder" },
+    { name: "model", type: "string", metavar: "M", description: "its model" },
+    { name: "host", type: "string", default: "127.0.0.1", description: "address" },
+    { name: "port", type: "int", default: 8080, description: "port" },
+    { name: "top-k", type: "int", default: 5, description: "default k" },
+    { name: "nprobe", type: "int", metavar: "N", description: "ivf-pq partitions probed" },
+    { name: "exact", type: "boolean", description: "ivf-pq: exact unless exact=0" },
+    { name: "queue", type: "int", default: 32, description: "searches waiting or running" },
+    { name: "static", type: "string", metavar: "DIR", description: "static files" },
+    { name: "body-timeout", type: "number", default: 10, description: "seconds" },
+    { name: "watch-stdin", type: "boolean", description: "stop at the end of stdin" },
+  ],
+} as const satisfies CommandSpec;
+
+if (import.meta.main) {
+  await runMain(SERVE_CHILD_SPEC, Deno.args, (a, ctx) =>
+    Effect.tryPromise({
+      try: async () => {
+        const f = a.flags;
+        const server = await startServer({
+          index: a.positional["index_dir"],
+          encoder: f.encoder ?? "sparse-pi",
+          model: f.model,
+          host: f.host,
+          port: f.port,
+          topK: f["top-k"],
+          nprobe: f.nprobe,
+          exact: f.exact,
+          queue: f.queue,
+          staticDir: f.static,
+          bodyTimeoutMs: f["body-timeout"] * 1000,
+          headTimeoutMs: f["body-timeout"] * 1000,
+        });
+        const stop = () => server.shutdown();
+        if (ctx.signal.aborted) stop();
+        ctx.signal.addEventListener("abort", stop);
+        // The end of stdin: the launcher is gone (even SIGKILLed); stop too.
+        if (f["watch-stdin"]) {
+          (async () => {
+            try {
+              for await (const _ of Deno.stdin.readable) { /* nothing is sent */ }
+            } catch { /* closed */ }
+            stop();
+          })();
+        }
+        await Deno.stdout.write(new TextEncoder().encode(`ready ${server.url}\n`));
+        await server.finished;
+      },
+      catch: (e) => e,
+    }), { onSignal: "abort" });
+}

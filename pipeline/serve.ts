@@ -1,0 +1,297 @@
+/**
+ * `serve INDEX_DIR --encoder NAME [--model M] [--port 8080] [--host
+ * 127.0.0.1] [--top-k 5] [--nprobe N] [--exact] [--queue N]`: the demo
+ * server (`serve/`: a web page and a JSON API over an index).
+ *
+ * This process is a launcher: it checks the arguments and the index (bad →
+ * exit 2, one line), builds the index first when given a context dump
+ * (`--nlist --bpv` or `--exact-index`; `serve/launch.ts` `ensureIndex`),
+ * then runs the server in a child `deno run` granted read access to the
+ * index, the encoder's model and `serve/static` only and network access to
+ * its own address (`serve/launch.ts` `serveGrants`, `runs/sandbox.ts`).
+ * It prints `serving http://HOST:PORT/ (...)` on stderr when the server is
+ * ready. SIGINT and SIGTERM reach the child, which finishes the requests in
+ * flight; the launcher exits with the child's code (0 after a graceful
+ * stop). The child watches its stdin, a pipe from the launcher: when the
+ * launcher is gone, even killed outright, the child stops too.
+ *
+ * @module
+ */
+import * as Effect from "effect/Effect";
+import { FileError, InputError } from "../io/errors.ts";
+import { REPO_ROOT } from "../io/repo.ts";
+import { encoderSpec } from "../encoders/registry.ts";
+import { readIndexHeader } from "../search/index/read.ts";
+import { denoRunArgv } from "../runs/sandbox.ts";
+import { ensureIndex, isIndexFolder, serveGrants } from "../serve/launch.ts";
+import { STATIC_DIR } from "../serve/server.ts";
+import { type CommandSpec, runMain, UsageError } from "./_cli.ts";
+
+/** `serve`'s command line. */
+export const SERVE_SPEC = {
+  name: "serve",
+  summary: "The demo: a web page with real-time phrase search and a JSON API (/api, /v1/search, " +
+    "/v1/batch, /healthz) over an index, in a process that may read only the index, the " +
+    "encoder's model and serve/static. Given a context dump instead of an index, builds the " +
+    "index first (or reuses the one built before from the same dump).",
+  args: [
+    {
+      name: "index_dir",
+      description: "an index folder (deno task index), or a context dump folder or .zip",
+    },
+  ],
+  flags: [
+    {
+      name: "encoder",
+      type: "string",
+      metavar: "NAME",
+      default: "sparse-pi",
+      description: "the question encoder (the one the dump was made with)",
+    },
+    { name: "model", type: "string", metavar: "M", description: "its model (default bundled)" },
+    { name: "port", type: "int", default: 8080, description: "port (0: any free port)" },
+    { name: "host", type: "string", default: "127.0.0.1", description: "address to bind" },
+    {
+      name: "top-k",
+      type: "int",
+      default: 5,
+      description: "answers per query when k is not given",
+    },
+    {
+      name: "nprobe",
+      type: "int",
+      metavar: "N",
+      description: "an ivf-pq index: IVF partitions probed (default 10; at most nlist)",
+    },
+    {
+      name: "exact",
+      type: "boolean",
+      description: "an ivf-pq index: answer exactly unless a request says exact=0",
+    },
+    {
+      name: "queue",
+      type: "int",
+      default: 32,
+      description: "searches waiting or running at most; more get 503",
+    },
+    {
+      name: "body-timeout",
+      type: "number",
+      default: 10,
+      metavar: "S",
+      description: "seconds a request head or body may take (then 408)",
+    },
+    {
+      name: "nlist",
+      type: "int",
+      metavar: "N",
+      description: "a dump: build an IVF-PQ index with N partitions (with --bpv)",
+    },
+    {
+      name: "bpv",
+      type: "int",
+      metavar: "B",
+      description: "a dump: IVF-PQ bytes per vector (with --nlist)",
+    },
+    {
+      name: "exact-index",
+      type: "boolean",
+      description: "a dump: build an exact index (the default without --nlist/--bpv)",
+    },
+    {
+      name: "context",
+      type: "string",
+      metavar: "FILE",
+      description: "a dump: context.json (paragraph order, titles, texts and offsets)",
+    },
+    {
+      name: "index-dir",
+      type: "string",
+      metavar: "DIR",
+      description: "a dump: where its index goes (default <dump>.index beside it)",
+    },
+  ],
+  epilog: "Examples:\n" +
+    "  serve out/index --encoder sparse-pi\n" +
+    "  serve out/dumps/context_emb --encoder piqa-lstm --nlist 100 --nprobe 10 --bpv 128",
+} as const satisfies CommandSpec;
+
+/** A free TCP port on `host` (bound, read, released). */
+function freePort(host: string): number {
+  const l = Deno.listen({ hostname: host, port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+if (import.meta.main) {
+  await runMain(SERVE_SPEC, Deno.args, (a, ctx) =>
+    Effect.gen(function* () {
+      const f = a.flags;
+      const input = a.positional["index_dir"].replace(/\/+$/, "") || "/";
+      const usage = (m: string) => Effect.fail(new UsageError(m));
+      if (f["top-k"] < 1 || f["top-k"] > 100) return yield* usage("--top-k must be 1..100");
+      if (f.port < 0 || f.port > 65535) return yield* usage(`bad --port ${f.port}`);
+      if (f.queue < 1) return yield* usage("--queue must be at least 1");
+      if (f.nprobe !== undefined && f.nprobe < 1) {
+        return yield* usage("--nprobe must be at least 1");
+      }
+      if (!(f["body-timeout"] > 0)) return yield* usage("--body-timeout must be positive");
+      const spec = yield* encoderSpec(f.encoder, f.model);
+      const st = yield* Effect.try({
+        try: () => Deno.statSync(input),
+        catch: (e) => new FileError({ file: input, message: (e as Error).message }),
+      });
+      const buildFlags = f.nlist !== undefined || f.bpv !== undefined || f["exact-index"] ||
+        f.context !== undefined || f["index-dir"] !== undefined;
+      let index = input;
+      if (st.isDirectory && isIndexFolder(input)) {
+        if (buildFlags) {
+          return yield* usage(
+            `${input} is an index: --nlist, --bpv, --exact-index, --context and --index-dir ` +
+              "apply to a context dump",
+          );
+        }
+      } else if (st.isDirectory || /\.zip$/i.test(input)) {
+        if ((f.nlist === undefined) !== (f.bpv === undefined)) {
+          return yield* usage("an IVF-PQ index needs both --nlist and --bpv");
+        }
+        if (f["exact-index"] && f.nlist !== undefined) {
+          return yield* usage("--exact-index cannot go with --nlist and --bpv");
+        }
+        const r = yield* ensureIndex({
+          dump: input,
+          indexDir: f["index-dir"],
+          sparse: spec.sparse,
+          context: f.context,
+          nlist: f.nlist,
+          bpv: f.bpv,
+          onStatus: (line) => console.error(`serve: ${line}`),
+        });
+        index = r.dir;
+      } else {
+        return yield* Effect.fail(
+          new InputError({
+            file: input,
+            where: "",
+            message: "is neither an index folder nor a context dump (a folder or a .zip)",
+          }),
+        );
+      }
+      const header = yield* Effect.try({
+        try: () => readIndexHeader(index),
+        catch: (e) => e as InputError,
+      });
+      if (header.kind !== "ivf-pq" && (f.nprobe !== undefined || f.exact)) {
+        return yield* Effect.fail(
+          new InputError({
+            file: index,
+            where: "",
+            message: `is an ${header.kind} index: --nprobe and --exact apply to ivf-pq only`,
+          }),
+        );
+      }
+      const nlist = header.parameters.nlist as number | undefined;
+      if (nlist !== undefined && f.nprobe !== undefined && f.nprobe > nlist) {
+        return yield* Effect.fail(
+          new InputError({
+            file: index,
+            where: "",
+            message: `--nprobe ${f.nprobe} is larger than the index's nlist ${nlist}`,
+          }),
+        );
+      }
+      if ((header.vectors === "csr") !== spec.sparse) {
+        return yield* Effect.fail(
+          new InputError({
+            file: index,
+            where: "",
+            message: `has ${header.vectors} vectors but the encoder ${spec.name} writes ` +
+              `${
+                spec.sparse ? "csr" : "dense"
+              } ones (serve the index with the encoder of its dump)`,
+          }),
+        );
+      }
+      const port = f.port === 0 ? freePort(f.host) : f.port;
+      const grants = serveGrants({
+        index,
+        modelFiles: spec.questionFiles,
+        staticDir: STATIC_DIR,
+        host: f.host,
+        port,
+        encoderFlags: spec.permissions,
+        kind: header.kind,
+      });
+      const args = [
+        index,
+        `--encoder=${f.encoder}`,
+        ...(f.model !== undefined ? [`--model=${f.model}`] : []),
+        `--host=${f.host}`,
+        `--port=${port}`,
+        `--top-k=${f["top-k"]}`,
+        ...(f.nprobe !== undefined ? [`--nprobe=${f.nprobe}`] : []),
+        ...(f.exact ? ["--exact"] : []),
+        `--queue=${f.queue}`,
+        `--static=${STATIC_DIR}`,
+        `--body-timeout=${f["body-timeout"]}`,
+        "--watch-stdin",
+      ];
+      const argv = yield* Effect.try({
+        try: () =>
+          denoRunArgv(`${REPO_ROOT}/pipeline/_serve_child.ts`, args, grants, { quiet: true }),
+        catch: (e) => e as InputError,
+      });
+      const code = yield* Effect.promise(() =>
+        runChild(argv, ctx.signal, (url) =>
+          console.error(
+            `serving ${url} (index ${index}: ${header.kind}, ${header.phrases} phrases, ` +
+              `encoder ${f.encoder})`,
+          ))
+      );
+      if (code !== 0) Deno.exit(code);
+    }), { onSignal: "abort" });
+}
+
+/**
+ * Runs the server child until it exits: its stdout is read for the `ready`
+ * line, its stderr passes through, its stdin stays open (its end tells the
+ * child the launcher is gone), and the launcher's SIGINT/SIGTERM (`signal`)
+ * are passed on. The child's exit code, as a shell reports it.
+ */
+async function runChild(
+  argv: string[],
+  signal: AbortSignal,
+  onReady: (url: string) => void,
+): Promise<number> {
+  const child = new Deno.Command(argv[0], {
+    args: argv.slice(1),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const forward = () => {
+    try {
+      child.kill(signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT");
+    } catch { /* gone */ }
+  };
+  if (signal.aborted) forward();
+  signal.addEventListener("abort", forward);
+  (async () => {
+    let buf = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      buf += chunk;
+      const m = /^ready (\S+)$/m.exec(buf);
+      if (m !== null) {
+        onReady(m[1]);
+        buf = "";
+      }
+    }
+  })().catch(() => {});
+  const status = await child.status;
+  signal.removeEventListener("abort", forward);
+  if (!status.signal) return status.code;
+  const n = ({ SIGINT: 2, SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[status.signal] ?? 0;
+  return 128 + n;
+}

@@ -1,0 +1,489 @@
+/**
+ * The demo's routes ({@linkcode apiHandler}): a request in, a response out,
+ * with every check of the API done here (the HTTP framing, sizes and
+ * timeouts are `http.ts`'s).
+ *
+ * | route | answer |
+ * | --- | --- |
+ * | `GET /api?query=Q` | PIQA's shape: `[[context, start_char, end_char, score], ...]`, the top k |
+ * | `GET /v1/search?q=Q&k=K&nprobe=N&exact=0\|1` | `{query, took_ms, exact, results: [{rank, title, paragraph_id, phrase, start, end, score, context}]}` |
+ * | `POST /v1/batch` `{"queries": [...], "k"?, "nprobe"?, "exact"?}` | `{took_ms, results: [<the /v1/search object per query>]}`, in order, at most 64 queries |
+ * | `GET /healthz` | `{status: "ok", kind, metric, phrases, paragraphs, d, encoder, nlist?}` |
+ * | `GET /`, `GET /<file>` | the static files of `staticDir` (`/` is `index.html`) |
+ *
+ * Errors are JSON `{"error": "..."}`: 400 for a missing, empty or
+ * over-4-KiB query, bad percent-encoding, a query that is not UTF-8, a bad
+ * `k` (1..100), `nprobe` (ivf-pq only, 1..nlist) or `exact` (`0`/`1`), a
+ * bad JSON body or more than 64 queries; 404 for anything else (a static
+ * path that does not resolve, after decoding and `realpath`, to a regular
+ * file inside `staticDir`: `..`, encoded slashes, NUL bytes, hidden files
+ * and links out of the folder included); 405 with `Allow`; 503 with
+ * `Retry-After` when the search queue is full (see
+ * {@linkcode SearchQueue}: concurrent searches, and the queries of one
+ * `/v1/batch`, are encoded and scored together). On an `exact` index `exact=0` is accepted and
+ * answered exactly (`"exact": true`).
+ *
+ * @module
+ */
+import { InputError } from "../io/errors.ts";
+import type { HttpRequest, HttpResponse } from "./http.ts";
+import type { SearchAnswer, SearcherLike, SearchOptions, SearchRequest } from "./search.ts";
+
+/** Largest query, in UTF-8 bytes. */
+export const MAX_QUERY_BYTES = 4096;
+/** Most queries of one `/v1/batch`. */
+export const MAX_BATCH = 64;
+/** Largest `k`. */
+export const MAX_K = 100;
+
+/** The search queue was full. */
+export class QueueFull extends Error {}
+
+/** A request's questions waiting in the {@linkcode SearchQueue}. */
+interface Job {
+  readonly searcher: SearcherLike;
+  readonly items: readonly SearchRequest[];
+  readonly resolve: (answers: SearchAnswer[]) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+/**
+ * The search loop: one pass at a time (searches are CPU-bound), with at
+ * most `limit` requests waiting or running; a request beyond that is
+ * refused with {@linkcode QueueFull}. A `/v1/batch` counts as one request.
+ *
+ * Micro-batching: when the loop is free it lets the event loop turn once
+ * (so the requests that arrived during the last pass are read), then takes
+ * the first waiting request and every request waiting behind it, in order, while their questions
+ * number at most `maxBatch` (a larger request goes alone), and answers them
+ * in one `searchMany` call of the searcher (one encoder call, one scoring
+ * pass per group). If that call fails, each of its requests is retried
+ * alone, so one request's error is not another's. A searcher without
+ * `searchMany` is asked one question at a time, one request at a time.
+ *
+ * @example
+ * ```ts
+ * import { QueueFull, SearchQueue } from "./api.ts";
+ * const q = new SearchQueue(1);
+ * let release = () => {};
+ * const gate = new Promise<void>((r) => release = r);
+ * const searcher = {
+ *   info: { kind: "exact", metric: "ip", phrases: 1, paragraphs: 1, d: 1, encoder: "fake" },
+ *   search: async (query: string) => {
+ *     await gate;
+ *     return { query, took_ms: 0, exact: true, results: [] };
+ *   },
+ * };
+ * const first = q.search(searcher, [{ query: "a" }]);
+ * const refused = await q.search(searcher, [{ query: "b" }]).catch((e) => e);
+ * if (!(refused instanceof QueueFull)) throw new Error();
+ * release();
+ * if ((await first)[0].query !== "a") throw new Error();
+ * ```
+ */
+export class SearchQueue {
+  #waiting: Job[] = [];
+  #size = 0;
+  #busy = false;
+
+  /**
+   * @param limit requests waiting or running at most
+   * @param maxBatch questions answered together at most (default 32)
+   */
+  constructor(readonly limit: number, readonly maxBatch = 32) {}
+
+  /** Requests waiting or running. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /**
+   * Answers one request's questions (in order) with `searcher`, together
+   * with the requests waiting with it; refuses them when the queue is full.
+   */
+  search(searcher: SearcherLike, items: readonly SearchRequest[]): Promise<SearchAnswer[]> {
+    if (this.#size >= this.limit) {
+      return Promise.reject(
+        new QueueFull(`the search queue is full (${this.limit} waiting or running)`),
+      );
+    }
+    this.#size++;
+    const p = new Promise<SearchAnswer[]>((resolve, reject) => {
+      this.#waiting.push({ searcher, items, resolve, reject });
+    });
+    if (!this.#busy) this.#drain();
+    return p.finally(() => this.#size--);
+  }
+
+  async #drain(): Promise<void> {
+    this.#busy = true;
+    try {
+      while (this.#waiting.length > 0) {
+        // One turn of the event loop first: requests that came in during the
+        // last (synchronous) scoring pass are read and join this one.
+        await new Promise((r) => setTimeout(r, 0));
+        const first = this.#waiting[0];
+        const take = [first], rest: Job[] = [];
+        let n = first.items.length;
+        const batching = first.searcher.searchMany !== undefined;
+        for (const job of this.#waiting.slice(1)) {
+          if (
+            batching && job.searcher === first.searcher && n + job.items.length <= this.maxBatch
+          ) {
+            take.push(job);
+            n += job.items.length;
+          } else rest.push(job);
+        }
+        this.#waiting = rest;
+        await this.#answer(take);
+      }
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  async #answer(jobs: readonly Job[]): Promise<void> {
+    const s = jobs[0].searcher;
+    try {
+      const all = await ask(s, jobs.flatMap((j) => j.items));
+      let o = 0;
+      for (const j of jobs) j.resolve(all.slice(o, o += j.items.length));
+    } catch (e) {
+      if (jobs.length === 1) return jobs[0].reject(e);
+      for (const j of jobs) {
+        try {
+          j.resolve(await ask(s, j.items));
+        } catch (e) {
+          j.reject(e);
+        }
+      }
+    }
+  }
+}
+
+/** The answers of `items`: together, or one at a time without `searchMany`. */
+async function ask(s: SearcherLike, items: readonly SearchRequest[]): Promise<SearchAnswer[]> {
+  if (s.searchMany !== undefined) return await s.searchMany(items);
+  const out: SearchAnswer[] = [];
+  for (const it of items) out.push(await s.search(it.query, it.options));
+  return out;
+}
+
+/** Options of {@linkcode apiHandler}. */
+export interface ApiOptions {
+  /** The index and encoder. */
+  readonly searcher: SearcherLike;
+  /** The queue searches run through. */
+  readonly queue: SearchQueue;
+  /** The static files' folder (its real path is taken once). */
+  readonly staticDir: string;
+  /** Ranks when `k` is not given (default 5). */
+  readonly topK?: number;
+}
+
+/** A 4xx/5xx answer. */
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+const COMMON = { "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" };
+
+const json = (status: number, v: unknown, headers: Record<string, string> = {}): HttpResponse => ({
+  status,
+  headers: { "content-type": JSON_TYPE, "cache-control": "no-store", ...COMMON, ...headers },
+  body: JSON.stringify(v),
+});
+
+/** The JSON error response `{error}` of `status`. */
+export const errorResponse = (
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): HttpResponse => json(status, { error: message }, headers);
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const enc = new TextEncoder();
+
+/** Percent-decodes `s` strictly to bytes, then UTF-8 (fatal); a reason on failure. */
+export function strictDecode(s: string, plus: boolean): string {
+  const bytes: number[] = [];
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x25) {
+      const h = s.slice(i + 1, i + 3);
+      if (!/^[0-9A-Fa-f]{2}$/.test(h)) throw new HttpError(400, "bad percent-encoding");
+      bytes.push(parseInt(h, 16));
+      i += 2;
+    } else if (plus && c === 0x2b) bytes.push(0x20);
+    else if (c < 0x80) bytes.push(c);
+    else throw new HttpError(400, "bad percent-encoding (a raw non-ASCII byte)");
+  }
+  try {
+    return utf8.decode(new Uint8Array(bytes));
+  } catch {
+    throw new HttpError(400, "the query is not valid UTF-8");
+  }
+}
+
+function parseQuery(raw: string): Map<string, string> {
+  const out = new Map<string, string>();
+  if (raw === "") return out;
+  for (const part of raw.split("&")) {
+    if (part === "") continue;
+    const eq = part.indexOf("=");
+    const k = strictDecode(eq < 0 ? part : part.slice(0, eq), true);
+    const v = strictDecode(eq < 0 ? "" : part.slice(eq + 1), true);
+    if (out.has(k)) throw new HttpError(400, `parameter ${JSON.stringify(k)} is given twice`);
+    out.set(k, v);
+  }
+  return out;
+}
+
+function checkQuery(q: string | undefined, name: string): string {
+  if (q === undefined) throw new HttpError(400, `missing query (${name}=...)`);
+  if (q.trim() === "") throw new HttpError(400, "empty query");
+  if (enc.encode(q).length > MAX_QUERY_BYTES) {
+    throw new HttpError(400, `query over ${MAX_QUERY_BYTES} bytes`);
+  }
+  return q;
+}
+
+function intParam(
+  v: string | number | undefined,
+  name: string,
+  lo: number,
+  hi: number,
+): number | undefined {
+  if (v === undefined) return undefined;
+  const n = typeof v === "number" ? v : /^\d{1,9}$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < lo || n > hi) {
+    throw new HttpError(
+      400,
+      `${name} must be an integer from ${lo} to ${hi}, got ${JSON.stringify(v)}`,
+    );
+  }
+  return n;
+}
+
+/** Search options from parameters (query string or batch body), checked. */
+function searchOptions(
+  info: SearcherLike["info"],
+  topK: number,
+  p: { k?: string | number; nprobe?: string | number; exact?: string | boolean },
+): SearchOptions {
+  const k = intParam(p.k, "k", 1, MAX_K) ?? topK;
+  let nprobe: number | undefined;
+  if (p.nprobe !== undefined) {
+    if (info.nlist === undefined) {
+      throw new HttpError(400, `nprobe applies to ivf-pq indexes only (this one is ${info.kind})`);
+    }
+    nprobe = intParam(p.nprobe, "nprobe", 1, info.nlist);
+  }
+  let exact: boolean | undefined;
+  if (p.exact !== undefined) {
+    if (p.exact === "1" || p.exact === true) exact = true;
+    else if (p.exact === "0" || p.exact === false) exact = false;
+    else throw new HttpError(400, `exact must be 0 or 1, got ${JSON.stringify(p.exact)}`);
+  }
+  return {
+    k,
+    ...(nprobe !== undefined ? { nprobe } : {}),
+    ...(exact !== undefined ? { exact } : {}),
+  };
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  html: "text/html; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  mjs: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+  json: "application/json; charset=utf-8",
+  svg: "image/svg+xml",
+  png: "image/png",
+  ico: "image/x-icon",
+  txt: "text/plain; charset=utf-8",
+};
+
+const notFound = () => new HttpError(404, "not found");
+
+/** The bytes of the static file of raw path `rawPath` inside `root` (a real path), or a 4xx. */
+async function staticFile(
+  root: string,
+  rawPath: string,
+): Promise<{ bytes: Uint8Array; type: string }> {
+  if (rawPath === "/") rawPath = "/index.html";
+  if (/%(2f|5c|00)/i.test(rawPath)) {
+    throw new HttpError(400, "encoded slash, backslash or NUL in the path");
+  }
+  const path = strictDecode(rawPath, false);
+  if (path.includes("\0") || path.includes("\\")) throw new HttpError(400, "bad path");
+  const segs = path.slice(1).split("/");
+  if (segs.some((s) => s === "" || s.startsWith("."))) throw notFound();
+  let real: string;
+  try {
+    real = await Deno.realPath(`${root}/${segs.join("/")}`);
+  } catch {
+    throw notFound();
+  }
+  if (!real.startsWith(root + "/")) throw notFound();
+  try {
+    const st = await Deno.stat(real);
+    if (!st.isFile) throw notFound();
+    const bytes = await Deno.readFile(real);
+    const ext = real.slice(real.lastIndexOf(".") + 1).toLowerCase();
+    return { bytes, type: CONTENT_TYPES[ext] ?? "application/octet-stream" };
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    throw notFound();
+  }
+}
+
+const ROUTES: Record<string, readonly string[]> = {
+  "/api": ["GET", "HEAD"],
+  "/v1/search": ["GET", "HEAD"],
+  "/healthz": ["GET", "HEAD"],
+  "/v1/batch": ["POST"],
+};
+
+/** The origin-form path and query of a request target, or a 400. */
+function splitTarget(target: string): [string, string] {
+  let t = target;
+  const abs = /^https?:\/\/[^/?#]*/i.exec(t);
+  if (abs !== null) t = t.slice(abs[0].length) || "/";
+  if (!t.startsWith("/")) throw new HttpError(400, "bad request target");
+  const hash = t.indexOf("#");
+  if (hash >= 0) t = t.slice(0, hash);
+  const q = t.indexOf("?");
+  return q < 0 ? [t, ""] : [t.slice(0, q), t.slice(q + 1)];
+}
+
+/**
+ * The demo's request handler (see the module notes).
+ */
+export function apiHandler(opts: ApiOptions): (req: HttpRequest) => Promise<HttpResponse> {
+  const topK = opts.topK ?? 5;
+  const { searcher, queue } = opts;
+  let root: string | undefined;
+  const rootOf = async () => {
+    try {
+      return root ??= await Deno.realPath(opts.staticDir);
+    } catch {
+      throw notFound(); // no static folder: nothing to serve
+    }
+  };
+
+  const searchOne = async (query: string, o: SearchOptions): Promise<SearchAnswer> => {
+    try {
+      return (await queue.search(searcher, [{ query, options: o }]))[0];
+    } catch (e) {
+      throw asHttp(e);
+    }
+  };
+
+  const route = async (req: HttpRequest): Promise<HttpResponse> => {
+    const [path, rawQuery] = splitTarget(req.target);
+    const allowed = ROUTES[path] ?? ["GET", "HEAD"];
+    if (!allowed.includes(req.method)) {
+      throw new HttpError(405, `${req.method} is not allowed here`, { allow: allowed.join(", ") });
+    }
+    switch (path) {
+      case "/healthz":
+        return json(200, { status: "ok", ...searcher.info });
+      case "/api": {
+        const params = parseQuery(rawQuery);
+        const q = checkQuery(params.get("query"), "query");
+        const a = await searchOne(q, searchOptions(searcher.info, topK, {}));
+        return json(200, a.results.map((r) => [r.context, r.start, r.end, r.score]));
+      }
+      case "/v1/search": {
+        const params = parseQuery(rawQuery);
+        const q = checkQuery(params.get("q"), "q");
+        const o = searchOptions(searcher.info, topK, {
+          k: params.get("k"),
+          nprobe: params.get("nprobe"),
+          exact: params.get("exact"),
+        });
+        return json(200, await searchOne(q, o));
+      }
+      case "/v1/batch": {
+        let body: unknown;
+        try {
+          body = JSON.parse(utf8.decode(req.body));
+        } catch (e) {
+          throw new HttpError(400, `bad JSON body (${e instanceof Error ? e.message : e})`);
+        }
+        if (typeof body !== "object" || body === null || Array.isArray(body)) {
+          throw new HttpError(400, 'the body must be a JSON object {"queries": [...]}');
+        }
+        const b = body as Record<string, unknown>;
+        if (!Array.isArray(b.queries)) {
+          throw new HttpError(400, '"queries" must be an array of strings');
+        }
+        if (b.queries.length === 0) throw new HttpError(400, '"queries" is empty');
+        if (b.queries.length > MAX_BATCH) {
+          throw new HttpError(400, `${b.queries.length} queries; at most ${MAX_BATCH}`);
+        }
+        const qs = b.queries.map((q, i) => {
+          if (typeof q !== "string") throw new HttpError(400, `queries[${i}] is not a string`);
+          try {
+            return checkQuery(q, "q");
+          } catch (e) {
+            throw new HttpError(400, `queries[${i}]: ${(e as Error).message}`);
+          }
+        });
+        for (const key of ["k", "nprobe"]) {
+          if (b[key] !== undefined && typeof b[key] !== "number") {
+            throw new HttpError(400, `${key} must be a number`);
+          }
+        }
+        if (
+          b.exact !== undefined && typeof b.exact !== "boolean" && b.exact !== 0 && b.exact !== 1
+        ) {
+          throw new HttpError(400, "exact must be true, false, 0 or 1");
+        }
+        const o = searchOptions(searcher.info, topK, {
+          k: b.k as number | undefined,
+          nprobe: b.nprobe as number | undefined,
+          exact: b.exact === undefined ? undefined : b.exact === true || b.exact === 1,
+        });
+        const t0 = performance.now();
+        let results: SearchAnswer[];
+        try {
+          results = await queue.search(searcher, qs.map((query) => ({ query, options: o })));
+        } catch (e) {
+          throw asHttp(e);
+        }
+        return json(200, { took_ms: Math.round((performance.now() - t0) * 1000) / 1000, results });
+      }
+    }
+    const f = await staticFile(await rootOf(), path);
+    return {
+      status: 200,
+      headers: { "content-type": f.type, "cache-control": "no-cache", ...COMMON },
+      body: f.bytes,
+    };
+  };
+
+  return async (req) => {
+    try {
+      return await route(req);
+    } catch (e) {
+      const h = asHttp(e);
+      return errorResponse(h.status, h.message, h.headers);
+    }
+  };
+}
+
+function asHttp(e: unknown): HttpError {
+  if (e instanceof HttpError) return e;
+  if (e instanceof QueueFull) return new HttpError(503, e.message, { "retry-after": "1" });
+  if (e instanceof InputError) return new HttpError(400, e.message);
+  return new HttpError(500, e instanceof Error ? e.message : String(e));
+}

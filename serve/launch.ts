@@ -1,0 +1,255 @@
+/**
+ * What `deno task serve` does before the server runs: the grants of the
+ * server process ({@linkcode serveGrants}), and, when it is given a context
+ * dump instead of an index (PIQA's `--context_emb_dir` with `--nlist
+ * --bpv`), building the index or reusing the one built before
+ * ({@linkcode ensureIndex}).
+ *
+ * **Reuse.** The index of a dump goes to `--index-dir`, by default
+ * `<dump>.index` beside the dump (`out/dumps/context_emb` →
+ * `out/dumps/context_emb.index`; a `.zip` loses its extension). After a
+ * build, {@linkcode SOURCE_FILE} in the index folder records the dump's
+ * fingerprint ({@linkcode dumpFingerprint}: every file's name, size and
+ * modification time, hashed), the context file's, and the parameters. The
+ * next start reuses the folder when its header has the asked kind, metric,
+ * nlist and bpv and the fingerprints are equal; else it is rebuilt (it was
+ * built here, so it may be replaced). A folder there that was not built
+ * here (no {@linkcode SOURCE_FILE}) is refused.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import * as Effect from "effect/Effect";
+import { FileError, InputError } from "../io/errors.ts";
+import { buildIndex, type BuildIndexError } from "../search/index/build.ts";
+import { INDEX_HEADER, type IndexHeader } from "../search/index/format.ts";
+import { readIndexHeader } from "../search/index/read.ts";
+import type { Grants } from "../runs/sandbox.ts";
+
+/** The side file of an index built by `serve` from a dump. */
+export const SOURCE_FILE = ".phraseval-serve-source.json";
+
+const osMessage = (e: unknown) => e instanceof Error ? e.message : String(e);
+const abs = (p: string) => p.startsWith("/") ? p : `${Deno.cwd()}/${p}`;
+const trim = (p: string) => p.replace(/\/+$/, "") || "/";
+
+/** Whether `path` is an index folder (a folder with `index.json`). */
+export function isIndexFolder(path: string): boolean {
+  try {
+    return Deno.statSync(`${path}/${INDEX_HEADER}`).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A fingerprint of a dump (a folder or a `.zip`) or a file: sha256 over
+ * each file's name, size and modification time (sorted names).
+ *
+ * @example
+ * ```ts
+ * import { dumpFingerprint } from "./launch.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/a.json`, "[]");
+ * const a = dumpFingerprint(dir);
+ * Deno.writeTextFileSync(`${dir}/b.json`, "[]");
+ * if (a === dumpFingerprint(dir)) throw new Error("a new file went unnoticed");
+ * Deno.removeSync(dir, { recursive: true });
+ * ```
+ */
+export function dumpFingerprint(path: string): string {
+  const h = createHash("sha256");
+  const st = Deno.statSync(path);
+  const line = (name: string, s: Deno.FileInfo) =>
+    h.update(`${JSON.stringify(name)} ${s.size} ${s.mtime?.getTime() ?? 0}\n`);
+  if (!st.isDirectory) line("", st);
+  else {
+    const names = [...Deno.readDirSync(path)].map((e) => e.name).sort();
+    for (const n of names) line(n, Deno.statSync(`${path}/${n}`));
+  }
+  return h.digest("hex");
+}
+
+/** Options of {@linkcode ensureIndex}. */
+export interface EnsureIndexOptions {
+  /** The context dump (a folder or a `.zip`). */
+  readonly dump: string;
+  /** Where the index goes (default `<dump>.index`). */
+  readonly indexDir?: string;
+  /** The dump is sparse (CSR). */
+  readonly sparse: boolean;
+  /** A context (or SQuAD) file: paragraph order, titles, texts and offsets. */
+  readonly context?: string;
+  /** IVF partitions (with `bpv`; else an exact index). */
+  readonly nlist?: number;
+  /** PQ bytes per vector (with `nlist`). */
+  readonly bpv?: number;
+  /** Ranking metric (default `ip`). */
+  readonly metric?: "ip" | "l2";
+  /** Told what happens (`building ...`, `reusing ...`). */
+  readonly onStatus?: (line: string) => void;
+}
+
+/** The default index folder of a dump: `<dump>.index` beside it. */
+export function defaultIndexDir(dump: string): string {
+  return `${trim(dump).replace(/\.zip$/i, "")}.index`;
+}
+
+interface Source {
+  readonly dump: string;
+  readonly dump_fingerprint: string;
+  readonly context: string | null;
+  readonly context_fingerprint: string | null;
+  readonly kind: string;
+  readonly metric: string;
+  readonly nlist: number | null;
+  readonly bpv: number | null;
+}
+
+function readSource(dir: string): Source | undefined {
+  try {
+    return JSON.parse(Deno.readTextFileSync(`${dir}/${SOURCE_FILE}`));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why the index in `dir` is not the one asked for, or `undefined` (reuse it). */
+function staleness(dir: string, want: Source): string | undefined {
+  const src = readSource(dir);
+  if (src === undefined) return "no record of what it was built from";
+  let h: IndexHeader;
+  try {
+    h = readIndexHeader(dir);
+  } catch (e) {
+    return osMessage(e);
+  }
+  const p = h.parameters as { nlist?: number; bpv?: number };
+  if (h.kind !== want.kind) return `it is ${h.kind}, ${want.kind} asked`;
+  if (h.metric !== want.metric) return `its metric is ${h.metric}`;
+  if ((p.nlist ?? null) !== want.nlist || (p.bpv ?? null) !== want.bpv) {
+    return `it has nlist ${p.nlist ?? "-"}, bpv ${p.bpv ?? "-"}`;
+  }
+  if (src.dump !== want.dump || src.dump_fingerprint !== want.dump_fingerprint) {
+    return "the dump changed";
+  }
+  if (src.context !== want.context || src.context_fingerprint !== want.context_fingerprint) {
+    return "the context file changed";
+  }
+  return undefined;
+}
+
+/**
+ * The index of a dump, built now or reused (see the module notes): its
+ * folder and whether it was built.
+ */
+export const ensureIndex = (
+  o: EnsureIndexOptions,
+): Effect.Effect<{ dir: string; built: boolean }, BuildIndexError> =>
+  Effect.gen(function* () {
+    const dir = trim(o.indexDir ?? defaultIndexDir(o.dump));
+    const want = yield* Effect.try({
+      try: (): Source => ({
+        dump: Deno.realPathSync(o.dump),
+        dump_fingerprint: dumpFingerprint(o.dump),
+        context: o.context === undefined ? null : Deno.realPathSync(o.context),
+        context_fingerprint: o.context === undefined ? null : dumpFingerprint(o.context),
+        kind: o.nlist !== undefined ? "ivf-pq" : "exact",
+        metric: o.metric ?? "ip",
+        nlist: o.nlist ?? null,
+        bpv: o.bpv ?? null,
+      }),
+      catch: (e) => new FileError({ file: o.dump, message: osMessage(e) }),
+    });
+    let exists = false;
+    try {
+      Deno.lstatSync(dir);
+      exists = true;
+    } catch { /* absent */ }
+    if (exists) {
+      if (!isIndexFolder(dir) || readSource(dir) === undefined) {
+        return yield* Effect.fail(
+          new InputError({
+            file: dir,
+            where: "",
+            message: "exists and is not an index serve built from a dump; remove it or choose " +
+              "another --index-dir",
+          }),
+        );
+      }
+      const why = staleness(dir, want);
+      if (why === undefined) {
+        o.onStatus?.(`reusing the index ${dir} (built from this dump with these parameters)`);
+        return { dir, built: false };
+      }
+      o.onStatus?.(`rebuilding the index ${dir}: ${why}`);
+    } else o.onStatus?.(`building the index ${dir} from ${o.dump}`);
+    yield* buildIndex({
+      contextEmb: o.dump,
+      out: dir,
+      sparse: o.sparse,
+      context: o.context,
+      metric: o.metric,
+      nlist: o.nlist,
+      bpv: o.bpv,
+      overwrite: exists,
+    });
+    yield* Effect.try({
+      try: () => {
+        const tmp = `${dir}/.${SOURCE_FILE}.tmp`;
+        Deno.writeTextFileSync(tmp, JSON.stringify(want, null, 2) + "\n");
+        Deno.renameSync(tmp, `${dir}/${SOURCE_FILE}`);
+      },
+      catch: (e) => new FileError({ file: `${dir}/${SOURCE_FILE}`, message: osMessage(e) }),
+    });
+    return { dir, built: true };
+  });
+
+/** What the server process is granted (see {@linkcode serveGrants}). */
+export interface ServeGrantsInput {
+  /** The index folder. */
+  readonly index: string;
+  /** The encoder's question-half files (its model). */
+  readonly modelFiles: readonly string[];
+  /** The static files' folder. */
+  readonly staticDir: string;
+  /** The address and port it binds. */
+  readonly host: string;
+  /** The port. */
+  readonly port: number;
+  /** The encoder's own permission flags (e.g. `--allow-ffi=<onnxruntime addon>`). */
+  readonly encoderFlags?: readonly string[];
+  /** The index kind: `ivf-pq` needs what its engine loads (native code, env, sys). */
+  readonly kind: string;
+}
+
+/**
+ * The grants of the server process: read the index folder, the encoder's
+ * model files and the static folder only; listen on its own address and
+ * port only; the encoder's own flags (ONNX: load onnxruntime); nothing
+ * else. An `ivf-pq` index adds what its engine needs (LanceDB's native
+ * module: `--allow-ffi`, `--allow-env`, `--allow-sys`).
+ *
+ * @example
+ * ```ts
+ * import { serveGrants } from "./launch.ts";
+ * const g = serveGrants({
+ *   index: "/r/ix", modelFiles: ["/m/model.json.gz"], staticDir: "/r/serve/static",
+ *   host: "127.0.0.1", port: 8080, kind: "exact",
+ * });
+ * if (JSON.stringify(g.read) !== '["/r/ix","/m/model.json.gz","/r/serve/static"]') throw new Error();
+ * if (JSON.stringify(g.flags) !== '["--allow-net=127.0.0.1:8080"]') throw new Error();
+ * ```
+ */
+export function serveGrants(p: ServeGrantsInput): Grants {
+  const host = p.host.includes(":") ? `[${p.host}]` : p.host;
+  const ivf = p.kind === "ivf-pq";
+  return {
+    read: [abs(p.index), ...p.modelFiles.map(abs), abs(p.staticDir)],
+    ...(ivf ? { ffi: true } : {}),
+    flags: [
+      `--allow-net=${host}:${p.port}`,
+      ...(ivf ? ["--allow-env", "--allow-sys"] : (p.encoderFlags ?? [])),
+    ],
+  };
+}

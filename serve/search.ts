@@ -1,0 +1,285 @@
+/**
+ * A {@linkcode Searcher}: one open index and one question encoder, answering
+ * question strings the way open search does (`search/open.ts`
+ * `searchVectors`: exact scores on an `exact` index or with `exact`,
+ * IVF-PQ with `nprobe` otherwise), so the demo's answers are `search`'s
+ * top-k for the same question.
+ *
+ * {@linkcode Searcher.searchMany} answers many questions together: one
+ * encoder call for all of them, then one scoring pass per group of
+ * questions that score alike (exact; or IVF-PQ with one `nprobe` and one
+ * `k`), with the group's largest `k`, each answer cut to its own `k`. Exact
+ * top-k lists are prefixes of each other (ties go to the first row), so the
+ * answers are those of one question at a time.
+ *
+ * The encoder is the `QuestionEncoder` service of `encoders/registry.ts`,
+ * built once from `questionEncoderLayer(name, model)` and held in one
+ * `ManagedRuntime` for the searcher's life ({@linkcode Searcher.close}
+ * releases it).
+ *
+ * @module
+ */
+import * as Effect from "effect/Effect";
+import * as ManagedRuntime from "effect/ManagedRuntime";
+import { InputError } from "../io/errors.ts";
+import { questionEncoderLayer } from "../encoders/registry.ts";
+import { QuestionEncoder } from "../encoders/types.ts";
+import { type ExactIndex, openIndexSync } from "../search/index/read.ts";
+import { DEFAULT_NPROBE, nprobeProblem } from "../search/index/ivfpq.ts";
+import { type Hit, searchVectors } from "../search/open.ts";
+
+/** One ranked answer, as `/v1/search` returns it. */
+export interface SearchHit {
+  /** 1-based rank. */
+  readonly rank: number;
+  /** The article title, or `null` when the index does not know it. */
+  readonly title: string | null;
+  /** The paragraph id. */
+  readonly paragraph_id: string;
+  /** The phrase. */
+  readonly phrase: string;
+  /** Code point offset of the phrase in `context`, or `null` when unknown. */
+  readonly start: number | null;
+  /** End offset (exclusive), or `null`. */
+  readonly end: number | null;
+  /** The exact score (inner product, or −‖q−p‖² for `l2`; the approximate one for IVF-PQ). */
+  readonly score: number;
+  /** The paragraph's text, or `null` when the index does not hold it. */
+  readonly context: string | null;
+}
+
+/** The answer to one question, as `/v1/search` returns it. */
+export interface SearchAnswer {
+  /** The question as asked. */
+  readonly query: string;
+  /**
+   * Milliseconds spent encoding and scoring, not waiting in the queue: the
+   * whole pass that answered it, shared with the questions answered
+   * together with it (see {@linkcode Searcher.searchMany}).
+   */
+  readonly took_ms: number;
+  /** Whether the scores are exact (always on an `exact` index). */
+  readonly exact: boolean;
+  /** The top k, best first. */
+  readonly results: readonly SearchHit[];
+}
+
+/** Options of one {@linkcode Searcher.search}. */
+export interface SearchOptions {
+  /** Ranks returned (default 5). */
+  readonly k?: number;
+  /** An `ivf-pq` index: partitions probed (default: the searcher's). */
+  readonly nprobe?: number;
+  /** An `ivf-pq` index: score every phrase exactly (default: the searcher's). */
+  readonly exact?: boolean;
+}
+
+/** What `/healthz` reports. */
+export interface SearcherInfo {
+  /** Index kind (`exact`, `ivf-pq`). */
+  readonly kind: string;
+  /** Ranking metric. */
+  readonly metric: string;
+  /** Phrases in the index. */
+  readonly phrases: number;
+  /** Paragraphs in the index. */
+  readonly paragraphs: number;
+  /** Vector dimension. */
+  readonly d: number;
+  /** The encoder's name. */
+  readonly encoder: string;
+  /** IVF partitions (`ivf-pq` only). */
+  readonly nlist?: number;
+}
+
+/** One question and its options. */
+export interface SearchRequest {
+  /** The question. */
+  readonly query: string;
+  /** Its options (default: the searcher's). */
+  readonly options?: SearchOptions;
+}
+
+/** The part of a searcher the HTTP layer uses (tests put a fake in its place). */
+export interface SearcherLike {
+  /** What `/healthz` reports. */
+  readonly info: SearcherInfo;
+  /** Answers one question; bad options are an {@linkcode InputError}. */
+  search(query: string, options?: SearchOptions): Promise<SearchAnswer>;
+  /**
+   * Answers many questions together, in order (the same answers as
+   * {@linkcode SearcherLike.search} one at a time); without it the queue
+   * asks `search` one question at a time.
+   */
+  searchMany?(requests: readonly SearchRequest[]): Promise<SearchAnswer[]>;
+}
+
+/** Options of {@linkcode Searcher.open}. */
+export interface SearcherOptions {
+  /** The index folder, or an index already open. */
+  readonly index: string | ExactIndex;
+  /** The encoder's name (`--encoder`; the one the index's dump was made with). */
+  readonly encoder: string;
+  /** Its model (default the bundled one). */
+  readonly model?: string;
+  /** Default of {@linkcode SearchOptions.nprobe} (default 10, at most nlist). */
+  readonly nprobe?: number;
+  /** Default of {@linkcode SearchOptions.exact}. */
+  readonly exact?: boolean;
+  /** Check the index files' sha256 on opening (default true). */
+  readonly verify?: boolean;
+}
+
+/** The IVF partitions of an index, or `undefined` for an `exact` one. */
+export function nlistOf(index: Pick<ExactIndex, "header">): number | undefined {
+  return index.header.kind === "ivf-pq" ? index.header.parameters.nlist as number : undefined;
+}
+
+/** The hits of `searchVector` in the API's shape. */
+export function apiHits(index: ExactIndex, hits: readonly Hit[]): SearchHit[] {
+  return hits.map((h) => {
+    const p = paragraphIndex(index, h.paragraph);
+    return {
+      rank: h.rank,
+      title: p >= 0 ? index.titles?.[p] ?? null : null,
+      paragraph_id: h.paragraph,
+      phrase: h.phrase,
+      start: h.start ?? null,
+      end: h.end ?? null,
+      score: h.score,
+      context: p >= 0 ? index.contexts?.[p] ?? null : null,
+    };
+  });
+}
+
+const paragraphIndexes = new WeakMap<ExactIndex, Map<string, number>>();
+function paragraphIndex(index: ExactIndex, id: string): number {
+  let m = paragraphIndexes.get(index);
+  if (m === undefined) {
+    m = new Map(index.ids.map((x, i) => [x, i]));
+    paragraphIndexes.set(index, m);
+  }
+  return m.get(id) ?? -1;
+}
+
+/** An open index and question encoder (see the module notes). */
+export class Searcher implements SearcherLike {
+  readonly info: SearcherInfo;
+  readonly #defaults: { nprobe: number; exact: boolean };
+
+  private constructor(
+    readonly index: ExactIndex,
+    readonly runtime: ManagedRuntime.ManagedRuntime<QuestionEncoder, unknown>,
+    encoder: string,
+    defaults: { nprobe: number; exact: boolean },
+  ) {
+    const h = index.header;
+    const nlist = nlistOf(index);
+    this.info = {
+      kind: h.kind,
+      metric: h.metric,
+      phrases: h.phrases,
+      paragraphs: h.paragraphs,
+      d: h.d,
+      encoder,
+      ...(nlist !== undefined ? { nlist } : {}),
+    };
+    this.#defaults = defaults;
+  }
+
+  /**
+   * Opens the index, builds the encoder and checks that its vectors fit the
+   * index (kind and d, by encoding one question). Bad options, a bad index
+   * or an encoder that does not fit are an {@linkcode InputError}.
+   */
+  static async open(opts: SearcherOptions): Promise<Searcher> {
+    const index = typeof opts.index === "string"
+      ? openIndexSync(opts.index, { verify: opts.verify })
+      : opts.index;
+    const nlist = nlistOf(index);
+    if (nlist === undefined && opts.nprobe !== undefined) {
+      throw new InputError({
+        file: index.dir,
+        where: "",
+        message: "is an exact index: --nprobe applies to ivf-pq only",
+      });
+    }
+    const nprobe = opts.nprobe ?? Math.min(DEFAULT_NPROBE, nlist ?? DEFAULT_NPROBE);
+    const why = nlist !== undefined ? nprobeProblem(index, nprobe) : undefined;
+    if (why !== undefined) throw new InputError({ file: index.dir, where: "", message: why });
+    const layer = await Effect.runPromise(questionEncoderLayer(opts.encoder, opts.model));
+    const runtime = ManagedRuntime.make(layer);
+    const s = new Searcher(index, runtime, opts.encoder, { nprobe, exact: opts.exact === true });
+    try {
+      await s.search("What is it?", { k: 1 });
+    } catch (e) {
+      await runtime.dispose();
+      throw e instanceof InputError
+        ? new InputError({
+          file: index.dir,
+          where: "",
+          message: `the encoder ${opts.encoder} does not fit this index: ${e.message}`,
+        })
+        : e;
+    }
+    return s;
+  }
+
+  /** Answers one question (see {@linkcode SearchOptions}). */
+  async search(query: string, options: SearchOptions = {}): Promise<SearchAnswer> {
+    const [a] = await this.searchMany([{ query, options }]);
+    return a;
+  }
+
+  /**
+   * Answers the questions together (see the module notes): one encoder
+   * call, one scoring pass per group; answers in order.
+   */
+  async searchMany(requests: readonly SearchRequest[]): Promise<SearchAnswer[]> {
+    if (requests.length === 0) return [];
+    const t0 = performance.now();
+    const ivf = this.index.header.kind === "ivf-pq";
+    const plan = requests.map(({ options = {} }) => {
+      const exact = !ivf || (options.exact ?? this.#defaults.exact);
+      const k = options.k ?? 5;
+      const nprobe = options.nprobe ?? this.#defaults.nprobe;
+      // Approximate lists are grouped by k too: only exact ones are prefixes of each other.
+      return { exact, k, nprobe, key: exact ? "exact" : `ivf ${nprobe} ${k}` };
+    });
+    const encoded = await this.runtime.runPromise(
+      Effect.gen(function* () {
+        const enc = yield* QuestionEncoder;
+        return yield* enc.encode(requests.map((r, j) => ({ id: `query${j}`, question: r.query })));
+      }),
+    );
+    const groups = new Map<string, number[]>();
+    plan.forEach((p, j) => {
+      const g = groups.get(p.key);
+      if (g) g.push(j);
+      else groups.set(p.key, [j]);
+    });
+    const hits: Hit[][] = new Array(requests.length);
+    for (const js of groups.values()) {
+      const p = plan[js[0]];
+      const k = Math.max(...js.map((j) => plan[j].k));
+      const got = await searchVectors(this.index, js.map((j) => encoded[j].vector), {
+        topK: k,
+        exact: p.exact,
+        nprobe: p.nprobe,
+      });
+      js.forEach((j, u) => hits[j] = got[u].slice(0, plan[j].k));
+    }
+    const took = Math.round((performance.now() - t0) * 1000) / 1000;
+    return requests.map((r, j) => ({
+      query: r.query,
+      took_ms: took,
+      exact: plan[j].exact,
+      results: apiHits(this.index, hits[j]),
+    }));
+  }
+
+  /** Releases the encoder. */
+  close(): Promise<void> {
+    return this.runtime.dispose();
+  }
+}

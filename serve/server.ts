@@ -1,0 +1,144 @@
+/**
+ * The demo server ({@linkcode startServer}): an index and a question
+ * encoder ({@linkcode Searcher}) behind the routes of `api.ts`, on the
+ * HTTP/1.1 listener of `http.ts` (limits and timeouts there), bound to
+ * 127.0.0.1 unless told otherwise, one log line per request on stderr
+ * (`METHOD path status ms`).
+ *
+ * @example
+ * ```ts
+ * import { startServer } from "./server.ts";
+ * const searcher = {
+ *   info: { kind: "exact", metric: "ip", phrases: 1, paragraphs: 1, d: 2, encoder: "fake" },
+ *   search: (query: string) => Promise.resolve({ query, took_ms: 0, exact: true, results: [] }),
+ * };
+ * const s = await startServer({ searcher, port: 0, log: false });
+ * const h = await (await fetch(`${s.url}healthz`)).json();
+ * if (h.status !== "ok" || h.encoder !== "fake") throw new Error(JSON.stringify(h));
+ * await s.shutdown();
+ * ```
+ *
+ * @module
+ */
+import { REPO_ROOT } from "../io/repo.ts";
+import { apiHandler, errorResponse, SearchQueue } from "./api.ts";
+import { listenHttp } from "./http.ts";
+import { Searcher, type SearcherLike } from "./search.ts";
+
+/** The static files served by default (the demo page). */
+export const STATIC_DIR = `${REPO_ROOT}/serve/static`;
+
+/** Options of {@linkcode startServer}. */
+export interface ServerOptions {
+  /** A searcher already open (else `index` and `encoder` open one). */
+  readonly searcher?: SearcherLike;
+  /** The index folder (with `encoder`). */
+  readonly index?: string;
+  /** The encoder's name (with `index`). */
+  readonly encoder?: string;
+  /** The encoder's model (default the bundled one). */
+  readonly model?: string;
+  /** Folder of the static files (default {@linkcode STATIC_DIR}). */
+  readonly staticDir?: string;
+  /** Address to bind (default `127.0.0.1`). */
+  readonly host?: string;
+  /** Port (default 8080; 0: any free port). */
+  readonly port?: number;
+  /** Ranks when a request gives no `k` (default 5). */
+  readonly topK?: number;
+  /** An `ivf-pq` index: default partitions probed. */
+  readonly nprobe?: number;
+  /** An `ivf-pq` index: answer exactly unless a request says `exact=0`. */
+  readonly exact?: boolean;
+  /** Search requests waiting or running at most (default 32); more get 503. */
+  readonly queue?: number;
+  /** Questions encoded and scored together at most (default 32; see `SearchQueue`). */
+  readonly batch?: number;
+  /** Log lines: `true` (default) to stderr, `false` none, or a function. */
+  readonly log?: boolean | ((line: string) => void);
+  /** How long a request head may take, ms (default 10 000). */
+  readonly headTimeoutMs?: number;
+  /** How long a request body may take, ms (default 10 000). */
+  readonly bodyTimeoutMs?: number;
+  /** How long shutdown waits for open requests, ms (default 15 000). */
+  readonly drainTimeoutMs?: number;
+}
+
+/** A running demo server. */
+export interface RunningServer {
+  /** `http://HOST:PORT/`. */
+  readonly url: string;
+  /** The bound port. */
+  readonly port: number;
+  /** The bound address. */
+  readonly host: string;
+  /** The searcher it answers from. */
+  readonly searcher: SearcherLike;
+  /** Stops taking requests, answers those in flight, closes the connections (and the searcher it opened). */
+  shutdown(): Promise<void>;
+  /** Resolves when the server has stopped. */
+  readonly finished: Promise<void>;
+}
+
+/** Starts the demo server (see the module notes). */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  let owned: Searcher | undefined;
+  let searcher = options.searcher;
+  if (searcher === undefined) {
+    if (options.index === undefined || options.encoder === undefined) {
+      throw new TypeError("startServer needs a searcher, or an index and an encoder");
+    }
+    owned = await Searcher.open({
+      index: options.index,
+      encoder: options.encoder,
+      model: options.model,
+      nprobe: options.nprobe,
+      exact: options.exact,
+    });
+    searcher = owned;
+  }
+  const log = options.log === false
+    ? undefined
+    : typeof options.log === "function"
+    ? options.log
+    : (line: string) => console.error(line);
+  const handler = apiHandler({
+    searcher,
+    queue: new SearchQueue(options.queue ?? 32, options.batch ?? 32),
+    staticDir: options.staticDir ?? STATIC_DIR,
+    topK: options.topK,
+  });
+  const host = options.host ?? "127.0.0.1";
+  let http;
+  try {
+    http = listenHttp({
+      hostname: host,
+      port: options.port ?? 8080,
+      handler,
+      errorResponse: (status, message) => errorResponse(status, message),
+      headTimeoutMs: options.headTimeoutMs,
+      bodyTimeoutMs: options.bodyTimeoutMs,
+      drainTimeoutMs: options.drainTimeoutMs,
+      log,
+    });
+  } catch (e) {
+    await owned?.close();
+    throw e;
+  }
+  const port = http.addr.port;
+  const shown = host.includes(":") ? `[${host}]` : host;
+  let stopping: Promise<void> | undefined;
+  const shutdown = () =>
+    stopping ??= (async () => {
+      await http.shutdown();
+      await owned?.close();
+    })();
+  return {
+    url: `http://${shown}:${port}/`,
+    port,
+    host,
+    searcher,
+    shutdown,
+    finished: http.finished.then(() => stopping),
+  };
+}
