@@ -333,7 +333,6 @@ export interface IvfIndexView {
     readonly d: number;
     readonly phrases: number;
     readonly parameters: Readonly<Record<string, unknown>>;
-    readonly files?: Readonly<Record<string, { readonly bytes: number }>>;
   };
   /** Dense vectors: f32 values, or f16 bits. */
   readonly dense?: Float32Array | Uint16Array;
