@@ -1,9 +1,11 @@
 /**
  * `index CONTEXT_EMB INDEX_DIR [--sparse] [--context context.json] [--exact |
- * --nlist N --bpv B [--train-paragraphs N]] [--metric ip|l2] [--overwrite]`:
+ * --nlist N --bpv B [--train-paragraphs N] [--dense-dims D]] [--metric ip|l2] [--overwrite]`:
  * builds a phrase index from a context dump (the stage is `buildIndex` in
  * `search/index/build.ts`, which see; the folder format is
- * `search/index/format.ts`; the IVF-PQ kind is `search/index/ivfpq.ts`).
+ * `search/index/format.ts`; the IVF-PQ kind is `search/index/ivfpq.ts`; a
+ * hybrid dump's IVF-PQ over its dense block, `--sparse --dense-dims D`, is
+ * `search/index/hybrid.ts`).
  *
  * @module
  */
@@ -37,13 +39,23 @@ export const INDEX_SPEC = {
       name: "nlist",
       type: "int",
       metavar: "N",
-      description: "an IVF-PQ index with N lists (dense dumps; needs --bpv)",
+      description: "an IVF-PQ index with N lists (dense dumps, or --sparse with --dense-dims; " +
+        "needs --bpv)",
     },
     {
       name: "bpv",
       type: "int",
       metavar: "B",
-      description: "IVF-PQ bytes per vector: B sub-vectors of 8 bits (B must divide d)",
+      description:
+        "IVF-PQ bytes per vector: B sub-vectors of 8 bits (B must divide d, or --dense-dims)",
+    },
+    {
+      name: "dense-dims",
+      type: "int",
+      metavar: "D",
+      description: "a hybrid dense+sparse CSR dump (--sparse): its first D columns are a dense " +
+        "block; the IVF-PQ is trained on them and search re-scores the candidates with the full " +
+        "vector (piqa-lstm+sparse: 256)",
     },
     {
       name: "train-paragraphs",
@@ -63,13 +75,16 @@ export const INDEX_SPEC = {
   ],
   epilog:
     "Examples:\n  index out/dumps/context_emb out/index --sparse --context out/context.json\n" +
-    "  index out/dumps/context_emb out/ivf --context out/context.json --nlist 100 --bpv 128",
+    "  index out/dumps/context_emb out/ivf --context out/context.json --nlist 100 --bpv 128\n" +
+    "  index out/dumps/context_emb out/hybrid --sparse --context out/context.json --nlist 100 " +
+    "--bpv 128 --dense-dims 256",
 } as const satisfies CommandSpec;
 
 if (import.meta.main) {
   await runMain(INDEX_SPEC, Deno.args, (a) => {
     const { nlist, bpv } = a.flags;
     const train = a.flags["train-paragraphs"];
+    const denseDims = a.flags["dense-dims"];
     const ivf = nlist !== undefined || bpv !== undefined || train !== undefined;
     const usage = (m: string) => Effect.fail(new UsageError(m));
     if (ivf && a.flags.exact) {
@@ -78,13 +93,30 @@ if (import.meta.main) {
     if (ivf && (nlist === undefined || bpv === undefined)) {
       return usage("an IVF-PQ index needs both --nlist and --bpv");
     }
-    if (ivf && a.flags.sparse) {
-      return usage("IVF-PQ indexes dense dumps only; drop --nlist/--bpv for a sparse dump");
-    }
     for (
-      const [name, v] of [["nlist", nlist], ["bpv", bpv], ["train-paragraphs", train]] as const
+      const [name, v] of [
+        ["nlist", nlist],
+        ["bpv", bpv],
+        ["train-paragraphs", train],
+        ["dense-dims", denseDims],
+      ] as const
     ) {
       if (v !== undefined && v < 1) return usage(`--${name} must be at least 1, got ${v}`);
+    }
+    if (denseDims !== undefined && !a.flags.sparse) {
+      return usage(
+        "--dense-dims is for a hybrid CSR dump read with --sparse; a dense dump's IVF-PQ " +
+          "uses all its d columns (drop --dense-dims)",
+      );
+    }
+    if (denseDims !== undefined && !ivf) {
+      return usage("--dense-dims needs --nlist and --bpv (it shapes an IVF-PQ index)");
+    }
+    if (ivf && a.flags.sparse && denseDims === undefined) {
+      return usage(
+        "IVF-PQ indexes dense dumps, or a hybrid sparse dump's dense block (--dense-dims D); " +
+          "drop --nlist/--bpv for a plain sparse dump",
+      );
     }
     const bar = progress("index");
     return Effect.andThen(
@@ -106,6 +138,7 @@ if (import.meta.main) {
           nlist,
           bpv,
           trainParagraphs: train,
+          denseDims,
           onProgress: (p, n) => bar.update(p, `paragraphs, ${n} phrases`),
           onIvfProgress: (rows, total) => bar.update(rows, `of ${total} phrases PQ-encoded`),
         }),
@@ -113,7 +146,9 @@ if (import.meta.main) {
           bar.done();
           const p = h.parameters;
           const ivfText = h.kind === "ivf-pq"
-            ? `, ivf-pq nlist ${p.nlist} bpv ${p.bpv} trained on ${p.train_phrases} phrases`
+            ? `, ivf-pq nlist ${p.nlist} bpv ${p.bpv}${
+              p.dense_dims !== undefined ? ` over dense dims [0, ${p.dense_dims})` : ""
+            } trained on ${p.train_phrases} phrases`
             : "";
           console.error(
             `index: ${h.paragraphs} paragraphs, ${h.phrases} phrases, d=${h.d}, ${h.vectors} ${h.dtype}, metric ${h.metric}${ivfText}`,

@@ -1,6 +1,7 @@
 /**
  * `search DATA INDEX_DIR QUESTION_EMB PRED.json [--top-k K] [--topk-out
- * topk.ndjson] [--closed] [--exact] [--nprobe N] [--refine R] [--threads N]`: answers every question of the dataset against
+ * topk.ndjson] [--closed] [--exact] [--nprobe N] [--candidates C] [--threads N]`: answers every
+ * question of the dataset against
  * every phrase of an index (the stage is `openSearch` in `search/open.ts`,
  * which see).
  *
@@ -10,6 +11,7 @@ import * as Effect from "effect/Effect";
 import { refuseAliases } from "../io/paths.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { openScores } from "../metrics/open.ts";
+import { DEFAULT_HYBRID_CANDIDATES } from "../search/index/hybrid.ts";
 import { openSearch } from "../search/open.ts";
 import { type CommandSpec, progress, runMain, UsageError } from "./_cli.ts";
 
@@ -65,11 +67,19 @@ export const SEARCH_SPEC = {
       description: "an ivf-pq index: IVF partitions probed (default 10; at most nlist)",
     },
     {
+      name: "candidates",
+      type: "int",
+      metavar: "C",
+      description: "an ivf-pq index: re-score the C best approximate candidates exactly. " +
+        "Dense index: default 0 (the approximate scores). Hybrid index (--dense-dims): " +
+        "candidates from the dense block's IVF-PQ re-scored with the full vector, default " +
+        `${DEFAULT_HYBRID_CANDIDATES}, at least 1. C below --top-k counts as --top-k`,
+    },
+    {
       name: "refine",
       type: "int",
       metavar: "R",
-      description: "an ivf-pq index: re-score the R best approximate candidates exactly " +
-        "(default 0: approximate scores; R below --top-k counts as --top-k)",
+      description: "the older name of --candidates",
     },
     {
       name: "threads",
@@ -114,18 +124,23 @@ if (import.meta.main) {
   await runMain(SEARCH_SPEC, Deno.args, (a) => {
     const k = a.flags["top-k"];
     if (k < 1) return Effect.fail(new UsageError(`--top-k must be at least 1, got ${k}`));
-    const { nprobe, refine, threads } = a.flags;
+    const { nprobe, threads } = a.flags;
     if (threads !== undefined && threads < 1) {
       return Effect.fail(new UsageError(`--threads must be at least 1, got ${threads}`));
     }
     if (nprobe !== undefined && nprobe < 1) {
       return Effect.fail(new UsageError(`--nprobe must be at least 1, got ${nprobe}`));
     }
-    if (refine !== undefined && refine < 0) {
-      return Effect.fail(new UsageError(`--refine must be at least 0, got ${refine}`));
+    if (a.flags.candidates !== undefined && a.flags.refine !== undefined) {
+      return Effect.fail(new UsageError("--refine is the older name of --candidates: give one"));
     }
-    if (a.flags.exact && (nprobe !== undefined || refine !== undefined)) {
-      return Effect.fail(new UsageError("--exact cannot go with --nprobe or --refine"));
+    const candidates = a.flags.candidates ?? a.flags.refine;
+    const cname = a.flags.refine !== undefined ? "--refine" : "--candidates";
+    if (candidates !== undefined && candidates < 0) {
+      return Effect.fail(new UsageError(`${cname} must be at least 0, got ${candidates}`));
+    }
+    if (a.flags.exact && (nprobe !== undefined || candidates !== undefined)) {
+      return Effect.fail(new UsageError(`--exact cannot go with --nprobe or ${cname}`));
     }
     const bar = progress("search");
     const data = a.positional["data.json"];
@@ -161,7 +176,7 @@ if (import.meta.main) {
         uniqueIds: a.flags["unique-ids"],
         exact: a.flags.exact,
         nprobe,
-        refine,
+        candidates,
         ...(threads !== undefined ? { threads } : {}),
         simd: !a.flags["no-simd"],
         onProgress: (n) => bar.update(n, "questions"),

@@ -9,8 +9,14 @@
  * the first phrase in (paragraph order, phrase order). With `closed`, each
  * question is scored against its own paragraph only: then the top phrase is
  * exactly merge's answer. An `ivf-pq` index is searched approximately
- * (`search/index/ivfpq.ts`: `nprobe` partitions, `refine` candidates
- * re-scored exactly) unless `exact` (or `closed`) is asked.
+ * unless `exact` (or `closed`) is asked: a dense one by
+ * `search/index/ivfpq.ts` (`nprobe` partitions; `candidates` approximate
+ * candidates re-scored exactly, default 0: the approximate scores), a
+ * hybrid one (CSR vectors with a dense block, `parameters.dense_dims`)
+ * dense-first by `search/index/hybrid.ts` (`nprobe` partitions of the dense
+ * block's IVF-PQ, then the best `candidates` rows, default 1000, re-scored
+ * exactly with the full vector: `--exact`'s scores and tie rule). `refine`
+ * is the older name of `candidates` (either may be given; `candidates` wins).
  *
  * **Memory.** The index is memory-resident (see `search/index/read.ts`);
  * questions are read and answered in blocks of 256, and
@@ -40,6 +46,12 @@ import { asFloat32 } from "./dense_f64.ts";
 import { readQ2c } from "./merge.ts";
 import { type ExactIndex, openIndexSync, paragraphOfRow } from "./index/read.ts";
 import { closeIvfWorkers, nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
+import {
+  candidatesProblem,
+  DEFAULT_HYBRID_CANDIDATES,
+  hybridDenseDims,
+  scoreHybrid,
+} from "./index/hybrid.ts";
 import {
   type DenseRowStats,
   denseRowStats,
@@ -247,8 +259,40 @@ export interface SearchVectorOptions extends QueryOptions {
   readonly exact?: boolean;
   /** An `ivf-pq` index: partitions probed (default 10, at most nlist). */
   readonly nprobe?: number;
-  /** An `ivf-pq` index: approximate candidates re-scored exactly (default 0). */
+  /**
+   * An `ivf-pq` index: approximate candidates re-scored exactly (default 0
+   * on a dense index: the approximate scores; 1000 on a hybrid one, where 0
+   * is refused). Fewer than `topK` count as `topK`.
+   */
+  readonly candidates?: number;
+  /** The older name of {@linkcode SearchVectorOptions.candidates} (`candidates` wins). */
   readonly refine?: number;
+  /** An `ivf-pq` index: worker threads scanning the lists (default 1; same answers). */
+  readonly threads?: number;
+}
+
+/** `candidates`, or its older name `refine`. */
+const candidatesOf = (o: { candidates?: number; refine?: number }) => o.candidates ?? o.refine;
+
+/** The approximate search of an `ivf-pq` index: hybrid (dense-first) or dense. */
+async function approximate(
+  index: ExactIndex,
+  vectors: readonly Matrix[],
+  options: SearchVectorOptions,
+): Promise<TopK[]> {
+  const c = candidatesOf(options);
+  if (hybridDenseDims(index.header) !== undefined) {
+    try {
+      return await scoreHybrid(index, vectors as CsrMatrix[], { ...options, candidates: c });
+    } catch (e) {
+      throw nonFinite(index, e);
+    }
+  }
+  return await scoreIvf(
+    index,
+    vectors.map((v) => asFloat32(v as Matrix & { kind: "dense" })),
+    { ...options, refine: c },
+  );
 }
 
 /**
@@ -337,11 +381,7 @@ export async function searchVectors(
   if (!ivf) return scoreQuestions(index, vectors, options).map((t) => hitsOf(index, t));
   const why = nprobeProblem(index, options.nprobe ?? 10);
   if (why !== undefined) throw new InputError({ file: "question", where: "", message: why });
-  const tops = await scoreIvf(
-    index,
-    vectors.map((v) => asFloat32(v as Matrix & { kind: "dense" })),
-    options,
-  );
+  const tops = await approximate(index, vectors, options);
   return tops.map((t) => hitsOf(index, t));
 }
 
@@ -386,7 +426,13 @@ export interface OpenSearchOptions extends QueryOptions {
   readonly exact?: boolean;
   /** An `ivf-pq` index: partitions probed (default 10, at most nlist). */
   readonly nprobe?: number;
-  /** An `ivf-pq` index: approximate candidates re-scored exactly (default 0). */
+  /**
+   * An `ivf-pq` index: approximate candidates re-scored exactly (default 0
+   * on a dense index; {@linkcode DEFAULT_HYBRID_CANDIDATES} on a hybrid one,
+   * where 0 is refused).
+   */
+  readonly candidates?: number;
+  /** The older name of {@linkcode OpenSearchOptions.candidates} (`candidates` wins). */
   readonly refine?: number;
   /**
    * An `ivf-pq` index: worker threads scanning the lists (default 1: this
@@ -454,17 +500,23 @@ export const openSearch = (
       : opts.index;
     const ivf = index.header.kind === "ivf-pq" && opts.exact !== true && opts.closed !== true;
     if (
-      index.header.kind !== "ivf-pq" && (opts.nprobe !== undefined || opts.refine !== undefined)
+      index.header.kind !== "ivf-pq" &&
+      (opts.nprobe !== undefined || candidatesOf(opts) !== undefined)
     ) {
       return yield* Effect.fail(
         new InputError({
           file: index.dir,
           where: "",
-          message: `is an ${index.header.kind} index: --nprobe and --refine apply to ivf-pq only`,
+          message: `is an ${index.header.kind} index: --nprobe and --candidates (--refine) ` +
+            `apply to ivf-pq only`,
         }),
       );
     }
-    const probeWhy = ivf ? nprobeProblem(index, opts.nprobe ?? 10) : undefined;
+    const hybrid = hybridDenseDims(index.header) !== undefined;
+    const probeWhy = ivf
+      ? nprobeProblem(index, opts.nprobe ?? 10) ??
+        (hybrid ? candidatesProblem(candidatesOf(opts) ?? DEFAULT_HYBRID_CANDIDATES) : undefined)
+      : undefined;
     if (probeWhy !== undefined) {
       return yield* Effect.fail(new InputError({ file: index.dir, where: "", message: probeWhy }));
     }
@@ -517,11 +569,7 @@ export const openSearch = (
                 own.push(paragraphOf.get(q2c.get(qid)!) ?? -1);
               }
               const tops = ivf
-                ? await scoreIvf(
-                  index,
-                  vectors.map((v) => asFloat32(v as Matrix & { kind: "dense" })),
-                  opts,
-                )
+                ? await approximate(index, vectors, opts)
                 : scoreQuestions(index, vectors, opts, opts.closed ? own : undefined);
               let text = "", lines = "";
               for (let j = 0; j < ids.length; j++) {

@@ -25,13 +25,16 @@
  * existing folder (unless `overwrite`, and then only an index folder or an
  * empty one is replaced).
  *
- * **IVF-PQ** (`nlist` and `bpv` given; dense dumps only): the exact files
+ * **IVF-PQ** (`nlist` and `bpv` given; dense dumps, or sparse dumps with
+ * `denseDims`: a hybrid index, `hybrid.ts`): the exact files
  * are written as above, then phraseval's deterministic IVF-PQ is trained on
  * the training sample and every row encoded from them into `ivf/`, and the
  * kind is `ivf-pq` (`ivfpq.ts`: training sample, parameters, layout). Bad input, checked
  * once the exact files are written (before any training): `bpv` that does
- * not divide d, `nlist` larger than the training sample's phrases, a sparse
- * dump.
+ * not divide d (or `denseDims`), `nlist` larger than the training sample's
+ * phrases, `denseDims` larger than d. Refused at once: a sparse dump without
+ * `denseDims`, `denseDims` without `sparse` (a dense dump needs none),
+ * without `nlist`/`bpv`, or below 1.
  *
  * **Atomic and repeatable.** The index is built in `INDEX_DIR.<8 hex>.tmp`
  * (the hex a hash of the target's absolute path), every file fsynced, then
@@ -47,6 +50,7 @@ import * as Stream from "effect/Stream";
 import { dumpStem } from "../../io/dump/names.ts";
 import { codePointIndex } from "../../io/dump/writer.ts";
 import { type ContextDump, type DumpSourceSync, openDumpSync } from "../../io/dump/reader_sync.ts";
+import { csrDenseRows } from "./hybrid.ts";
 import { FileError, InputError } from "../../io/errors.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { squadParagraphs, type SquadReadError } from "../../io/squad.ts";
@@ -89,6 +93,12 @@ export interface BuildIndexOptions {
   readonly nlist?: number;
   /** PQ sub-vectors (bytes per vector): with `nlist`, an `ivf-pq` index. */
   readonly bpv?: number;
+  /**
+   * A sparse dump whose first `denseDims` columns are a dense block (a
+   * hybrid dense ⊕ sparse encoder's): with `nlist` and `bpv`, the IVF-PQ is
+   * trained and encoded on that block (`hybrid.ts`).
+   */
+  readonly denseDims?: number;
   /** Paragraphs the IVF-PQ quantizers are trained on (default 100; see `ivfpq.ts`). */
   readonly trainParagraphs?: number;
   /** Told the paragraphs and phrases written so far. */
@@ -393,7 +403,16 @@ const ivfStage = (
     const nlist = opts.nlist!, bpv = opts.bpv!;
     const refuse = (message: string) =>
       Effect.fail(new InputError({ file: opts.contextEmb, where: "", message }));
-    if (h.d % bpv !== 0) {
+    const D = opts.denseDims;
+    if (D !== undefined && D > h.d) {
+      return yield* refuse(`--dense-dims ${D} is larger than the dump's d = ${h.d}`);
+    }
+    if (D !== undefined && D % bpv !== 0) {
+      return yield* refuse(
+        `--bpv ${bpv} does not divide --dense-dims ${D} (PQ splits the dense block into bpv parts)`,
+      );
+    }
+    if (D === undefined && h.d % bpv !== 0) {
       return yield* refuse(`--bpv ${bpv} does not divide d = ${h.d} (PQ splits d into bpv parts)`);
     }
     const wanted = opts.trainParagraphs ?? DEFAULT_TRAIN_PARAGRAPHS;
@@ -408,16 +427,23 @@ const ivfStage = (
     const files: Record<string, IndexFile> = { ...h.files };
     yield* Effect.try({
       try: () => {
-        const built = buildIvfPq({
-          vectors: `${tmp}/vectors.${h.dtype}`,
-          dtype: h.dtype,
-          d: h.d,
-          starts: w.starts,
-          train,
-          nlist,
-          bpv,
-          onProgress: (rows) => opts.onIvfProgress?.(rows, h.phrases),
-        });
+        const block = D === undefined ? undefined : csrDenseRows(tmp, h.phrases, D);
+        let built;
+        try {
+          built = buildIvfPq({
+            vectors: `${tmp}/vectors.${h.dtype}`,
+            dtype: h.dtype,
+            d: D ?? h.d,
+            starts: w.starts,
+            train,
+            nlist,
+            bpv,
+            rowsOf: block?.read,
+            onProgress: (rows) => opts.onIvfProgress?.(rows, h.phrases),
+          });
+        } finally {
+          block?.close();
+        }
         Deno.mkdirSync(`${tmp}/ivf`);
         const write = (name: string, chunks: Iterable<ArrayBufferView>) => {
           const f = new OutFile(`${tmp}/${name}`);
@@ -453,6 +479,7 @@ const ivfStage = (
         kmeans_iterations: KMEANS_ITERATIONS,
         seed: IVF_SEED,
         engine: IVF_ENGINE,
+        ...(D !== undefined ? { dense_dims: D } : {}),
       },
       files,
     };
@@ -552,13 +579,26 @@ export const buildIndex = (
         new InputError({ file: out, where: "", message: "IVF-PQ needs both --nlist and --bpv" }),
       );
     }
-    if (opts.nlist !== undefined && sparse) {
-      return yield* Effect.fail(
-        new InputError({
-          file: opts.contextEmb,
-          where: "",
-          message: "IVF-PQ indexes dense vectors only (build an exact index of a sparse dump)",
-        }),
+    const refuse = (message: string) =>
+      Effect.fail(new InputError({ file: opts.contextEmb, where: "", message }));
+    if (opts.denseDims !== undefined) {
+      if (!sparse) {
+        return yield* refuse(
+          "--dense-dims is for a sparse (CSR) hybrid dump read with --sparse; " +
+            "a dense dump's IVF-PQ uses all its d columns (drop --dense-dims)",
+        );
+      }
+      if (opts.nlist === undefined) {
+        return yield* refuse("--dense-dims needs --nlist and --bpv (it shapes an IVF-PQ index)");
+      }
+      if (!Number.isSafeInteger(opts.denseDims) || opts.denseDims < 1) {
+        return yield* refuse(`--dense-dims must be at least 1, got ${opts.denseDims}`);
+      }
+    }
+    if (opts.nlist !== undefined && sparse && opts.denseDims === undefined) {
+      return yield* refuse(
+        "IVF-PQ indexes dense vectors, or the dense block of a hybrid sparse dump " +
+          "(--dense-dims D); build an exact index of a plain sparse dump",
       );
     }
     const lift = <A>(f: () => A, file: string) =>
@@ -589,8 +629,27 @@ export const buildIndex = (
       (st) =>
         Effect.gen(function* () {
           const { dump, w } = st;
+          const read = (id: string) => {
+            try {
+              return dump.readContext(id);
+            } catch (e) {
+              // A dense dump given for a hybrid one: say so in this command's terms.
+              if (
+                opts.denseDims !== undefined && e instanceof InputError &&
+                e.message.startsWith("is a dense array")
+              ) {
+                throw new InputError({
+                  file: e.file,
+                  where: "",
+                  message: "is a dense array: --dense-dims is for a hybrid CSR dump; a dense " +
+                    "dump's IVF-PQ uses all its d columns (drop --sparse and --dense-dims)",
+                });
+              }
+              throw e;
+            }
+          };
           const add = (id: string, stem: string, context?: string, title?: string) => {
-            const c = dump.readContext(id);
+            const c = read(id);
             if ("missing" in c) {
               throw new InputError({
                 file: c.missing,

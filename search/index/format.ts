@@ -10,8 +10,11 @@
  * `ivf/codebooks.f32`, `ivf/list_offsets.i64`, `ivf/list_rows.u32`,
  * `ivf/codes.u8`, each listed in `files`; `parameters`: `nlist`, `bpv`,
  * `bits`, `train_paragraphs`, `train_phrases`, `train_sample`,
- * `kmeans_iterations`, `seed`, `engine`; dense vectors only; see
- * `ivfpq.ts`). An `ivf-pq` folder built by LanceDB (earlier phraseval,
+ * `kmeans_iterations`, `seed`, `engine`; see `ivfpq.ts`). An `ivf-pq`
+ * index has dense vectors, or CSR vectors whose first `dense_dims` columns
+ * are a dense block (a hybrid dense ⊕ sparse encoder's, `parameters.dense_dims`
+ * set; the IVF-PQ is over that block, its files sized by `dense_dims` instead
+ * of d; see `hybrid.ts`). An `ivf-pq` folder built by LanceDB (earlier phraseval,
  * `parameters.library` set) is refused: it is to be rebuilt.
  * A reader refuses a kind it does not know and a version newer than its own.
  *
@@ -209,20 +212,33 @@ function ivfPqProblem(o: Record<string, unknown>): string | undefined {
   if (p.library !== undefined && String(p.library).includes("lancedb")) {
     return "built by LanceDB, no longer supported: rebuild with deno task index";
   }
-  if (o.vectors !== "dense") return "an ivf-pq index must have dense vectors";
+  if (o.vectors !== "dense" && p.dense_dims === undefined) {
+    return "an ivf-pq index of csr vectors needs parameters.dense_dims (a hybrid index)";
+  }
+  if (o.vectors === "dense" && p.dense_dims !== undefined) {
+    return "parameters.dense_dims applies to csr (hybrid) indexes only";
+  }
   if (p.engine !== "phraseval") return `unknown ivf-pq engine ${JSON.stringify(p.engine)}`;
   if (p.bits !== 8) return `bad ivf-pq parameter bits (8 expected)`;
   for (const key of ["nlist", "bpv", "bits", "train_paragraphs", "train_phrases"]) {
     if (!isCount(p[key]) || p[key] === 0) return `bad ivf-pq parameter ${key}`;
   }
-  if ((o.d as number) % (p.bpv as number) !== 0) {
-    return `bpv ${p.bpv} does not divide d = ${o.d}`;
+  if (
+    p.dense_dims !== undefined &&
+    (!isCount(p.dense_dims) || p.dense_dims === 0 || p.dense_dims > (o.d as number))
+  ) return `bad ivf-pq parameter dense_dims (1 … d = ${o.d} expected)`;
+  // The IVF-PQ's dimension: the dense block of a hybrid index, else d.
+  const dq = (p.dense_dims ?? o.d) as number;
+  if (dq % (p.bpv as number) !== 0) {
+    return p.dense_dims === undefined
+      ? `bpv ${p.bpv} does not divide d = ${o.d}`
+      : `bpv ${p.bpv} does not divide dense_dims = ${dq}`;
   }
   if ((p.nlist as number) > (p.train_phrases as number)) {
     return "nlist exceeds the training phrases";
   }
   const files = o.files as Record<string, Record<string, unknown>>;
-  const sizes = ivfSizes(o.d as number, o.phrases as number, p.nlist as number, p.bpv as number);
+  const sizes = ivfSizes(dq, o.phrases as number, p.nlist as number, p.bpv as number);
   for (const [name, want] of Object.entries(sizes)) {
     const f = files[name];
     if (f === undefined) return `the file list lacks ${name}`;

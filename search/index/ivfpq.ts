@@ -165,8 +165,14 @@ export async function trainSample(ids: readonly string[], n: number): Promise<nu
 
 /** Options of {@linkcode buildIvfPq}. */
 export interface IvfBuildOptions {
-  /** The exact vectors file. */
+  /** The exact vectors file (unless `rowsOf` gives the rows). */
   readonly vectors: string;
+  /**
+   * The float32 rows `[from, to)` (row-major, d columns), read from
+   * elsewhere than a dense vectors file (a hybrid index's dense block of
+   * its CSR rows); `vectors` and `dtype` are then not read.
+   */
+  readonly rowsOf?: (from: number, to: number) => Float32Array;
   /** Its dtype. */
   readonly dtype: "f32" | "f16";
   /** Vector dimension. */
@@ -248,7 +254,8 @@ export function buildIvfPq(o: IvfBuildOptions): IvfBuilt {
   const iterations = o.iterations ?? KMEANS_ITERATIONS, seed = o.seed ?? IVF_SEED;
   const dsub = d / bpv;
   const total = o.starts[o.starts.length - 1];
-  const f = Deno.openSync(o.vectors, { read: true });
+  const f = o.rowsOf === undefined ? Deno.openSync(o.vectors, { read: true }) : undefined;
+  const rowsOf = o.rowsOf ?? ((a: number, b: number) => readRows(f!, o.dtype, d, a, b));
   try {
     // Training rows, in row order.
     let nt = 0;
@@ -256,7 +263,7 @@ export function buildIvfPq(o: IvfBuildOptions): IvfBuilt {
     const xt = new Float32Array(nt * d);
     let at = 0;
     for (const p of o.train) {
-      const rows = readRows(f, o.dtype, d, o.starts[p], o.starts[p + 1]);
+      const rows = rowsOf(o.starts[p], o.starts[p + 1]);
       xt.set(rows, at * d);
       at += o.starts[p + 1] - o.starts[p];
     }
@@ -285,7 +292,7 @@ export function buildIvfPq(o: IvfBuildOptions): IvfBuilt {
     const codes = new Uint8Array(total * bpv);
     for (let a = 0; a < total; a += ENCODE_BLOCK) {
       const b = Math.min(total, a + ENCODE_BLOCK);
-      const x = readRows(f, o.dtype, d, a, b);
+      const x = rowsOf(a, b);
       encodeRows(x, b - a, d, bpv, centroids, cNorm, nlist, sb, lists, codes, a);
       o.onProgress?.(b);
     }
@@ -315,7 +322,7 @@ export function buildIvfPq(o: IvfBuildOptions): IvfBuilt {
       },
     };
   } finally {
-    f.close();
+    f?.close();
   }
 }
 
@@ -825,14 +832,35 @@ export async function scoreIvf(
   const threads = Math.max(1, Math.floor(options.threads ?? 1));
   if (threads === 1 || qs.length < 2) return scoreIvfSync(index, qs, options);
   const [k, nprobe, refine, cap] = settle(index, options);
+  const cands = await ivfCandidatesMany(index, qs, nprobe, cap, threads, useKernel(options));
+  return finish(index, qs, cands, k, refine, options.simd);
+}
+
+/**
+ * The approximate candidates of each question ({@linkcode ivfCandidates}:
+ * the best `cap` rows by approximate score, by increasing row), on
+ * `threads` search workers when more than 1 (the same candidates), the
+ * scan in the WebAssembly kernel unless `kernel` is false (the same sums).
+ * `nprobe` is not checked here.
+ */
+export async function ivfCandidatesMany(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  nprobe: number,
+  cap: number,
+  threads = 1,
+  kernel = true,
+): Promise<{ row: number; score: number }[][]> {
+  if (threads <= 1 || qs.length < 2) {
+    return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));
+  }
   const data = loadIvf(index);
   let pool = workers.get(index);
   if (pool === undefined) {
     pool = new IvfWorkers(index, data, threads);
     workers.set(index, pool);
   }
-  const cands = await pool.run(qs, nprobe, cap, useKernel(options));
-  return finish(index, qs, cands, k, refine, options.simd);
+  return await pool.run(qs, nprobe, cap, kernel);
 }
 
 /** {@linkcode scoreIvf} in this thread. */

@@ -1,7 +1,8 @@
 /**
  * The phrase index: its folder format (`format.ts`), the exact build
  * (`build.ts`), opening one (`read.ts`), exact top-k scoring
- * (`score.ts`) and the IVF-PQ kind (`ivfpq.ts`, on `kmeans.ts`). Search over an index is `search/open.ts`.
+ * (`score.ts`), the IVF-PQ kind (`ivfpq.ts`, on `kmeans.ts`) and hybrid
+ * dense ⊕ sparse IVF-PQ indexes, searched dense-first (`hybrid.ts`). Search over an index is `search/open.ts`.
  *
  * @example
  * ```ts
@@ -45,3 +46,12 @@ export {
 } from "./ivfpq.ts";
 export type { IvfData, IvfIndexView, IvfPqParameters, IvfQueryOptions } from "./ivfpq.ts";
 export { kmeans, splitmix32 } from "./kmeans.ts";
+export {
+  candidatesProblem,
+  csrDenseRows,
+  DEFAULT_HYBRID_CANDIDATES,
+  denseHead,
+  hybridDenseDims,
+  scoreHybrid,
+} from "./hybrid.ts";
+export type { CsrRows, HybridIndexView, HybridQueryOptions } from "./hybrid.ts";

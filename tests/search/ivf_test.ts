@@ -233,7 +233,7 @@ Deno.test("ivf-pq: bad parameters exit 2 with one line and leave nothing behind"
     await search(
       "exact",
       ["--nprobe", "2"],
-      /^search: .*exact: is an exact index: --nprobe and --refine apply to ivf-pq only$/,
+      /^search: .*exact: is an exact index: --nprobe and --candidates \(--refine\) apply to ivf-pq only$/,
     );
     await search(
       "ivf",
