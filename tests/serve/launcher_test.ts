@@ -164,7 +164,15 @@ Deno.test("serve: bad arguments and bad indexes exit 2 with one line", async () 
       /^serve: .* is an index: --nlist, --bpv.* apply to a context dump$/,
     ],
     [[f.index, "--top-k", "0"], /^serve: --top-k must be 1\.\.100$/],
-    [[f.index, "--nprobe", "3"], /^serve: .*index: is an exact index: --nprobe and --exact/],
+    [
+      [f.index, "--nprobe", "3"],
+      /^serve: .*index: is an exact index: --nprobe, --refine and --exact/,
+    ],
+    [
+      [f.index, "--refine", "100"],
+      /^serve: .*index: is an exact index: --nprobe, --refine and --exact/,
+    ],
+    [[f.index, "--refine", "-1"], /^serve: --refine must be at least 0/],
     [[f.index, "--encoder", "piqa-lstm"], /has csr vectors but the encoder piqa-lstm writes dense/],
     [[f.index, "--encoder", "nope"], /^serve: unknown encoder "nope"/],
     [[`${f.run}/dumps/context_emb`, "--nlist", "4"], /needs both --nlist and --bpv/],
