@@ -166,13 +166,14 @@ Deno.test("serve: bad arguments and bad indexes exit 2 with one line", async () 
     [[f.index, "--top-k", "0"], /^serve: --top-k must be 1\.\.100$/],
     [
       [f.index, "--nprobe", "3"],
-      /^serve: .*index: is an exact index: --nprobe, --refine and --exact/,
+      /^serve: .*index: is an exact index: --nprobe, --candidates and --exact/,
     ],
     [
       [f.index, "--refine", "100"],
-      /^serve: .*index: is an exact index: --nprobe, --refine and --exact/,
+      /^serve: .*index: is an exact index: --nprobe, --candidates and --exact/,
     ],
-    [[f.index, "--refine", "-1"], /^serve: --refine must be at least 0/],
+    [[f.index, "--candidates", "-1"], /^serve: --candidates must be at least 0/],
+    [[f.index, "--candidates", "1", "--refine", "1"], /^serve: give --candidates or its older/],
     [[f.index, "--encoder", "piqa-lstm"], /has csr vectors but the encoder piqa-lstm writes dense/],
     [[f.index, "--encoder", "nope"], /^serve: unknown encoder "nope"/],
     [[`${f.run}/dumps/context_emb`, "--nlist", "4"], /needs both --nlist and --bpv/],
@@ -233,7 +234,7 @@ Deno.test("serve: a context dump is indexed once, reused while it is the same du
   assertEquals(Deno.readTextFileSync(`${f.dir}/other/keep.txt`), "mine");
 });
 
-Deno.test("serve: the PIQA flags: a piqa-lstm dump with --nlist --nprobe --bpv is indexed (ivf-pq) and served; exact=1 = search --exact; all lists with --refine over every phrase = exact", async () => {
+Deno.test("serve: the PIQA flags: a piqa-lstm dump with --nlist --nprobe --bpv is indexed (ivf-pq) and served; exact=1 = search --exact; all lists with --candidates over every phrase = exact", async () => {
   const f = await fix();
   const run = `${f.dir}/lstm`;
   let r = await runStage("pipeline/full.ts", [
@@ -256,7 +257,7 @@ Deno.test("serve: the PIQA flags: a piqa-lstm dump with --nlist --nprobe --bpv i
     "2",
     "--bpv",
     "128",
-    "--refine",
+    "--candidates",
     "10000",
     "--context",
     `${run}/context.json`,
@@ -303,7 +304,7 @@ Deno.test("serve: the PIQA flags: a piqa-lstm dump with --nlist --nprobe --bpv i
         want.get(q.id),
         q.id,
       );
-      // Every list probed and more candidates re-scored (--refine) than phrases: exact's answers.
+      // Every list probed and more candidates re-scored (--candidates) than phrases: exact's answers.
       const approx = JSON.parse((await raw(l.port!, get(`${target}&nprobe=4`))).body);
       assertEquals([approx.exact, approx.results.length], [false, 3]);
       assertEquals(
