@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { name, section, sleb, uleb, vec } from "./wasm_encode.ts";
 // WebAssembly SIMD kernels (the same rule, four float32 lanes at a time).
 //
 // The module is assembled here from its instructions (no toolchain, no binary
@@ -33,34 +34,6 @@ const WASM = {
   f64: 0x7c,
   v128: 0x7b,
 };
-
-function uleb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return out;
-}
-
-function sleb(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const b = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && !(b & 0x40)) || (n === -1 && (b & 0x40))) {
-      out.push(b);
-      return out;
-    }
-    out.push(b | 0x80);
-  }
-}
-
-const vec = (items: number[][]): number[] => [...uleb(items.length), ...items.flat()];
-const section = (id: number, body: number[]) => [id, ...uleb(body.length), ...body];
-const name = (s: string) => vec([...s].map((c) => [c.charCodeAt(0)]));
 
 /** The kernels' module bytes. */
 /**

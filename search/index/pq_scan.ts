@@ -27,6 +27,7 @@
  *
  * @module
  */
+import { name, section, sleb, uleb, vec } from "../wasm_encode.ts";
 
 const PAGE = 65536;
 
@@ -35,34 +36,6 @@ export const SCAN_PASS = 16;
 
 /** Rows summed at a time in registers. */
 export const SCAN_ROWS = 8;
-
-function uleb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return out;
-}
-
-function sleb(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const b = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && !(b & 0x40)) || (n === -1 && (b & 0x40))) {
-      out.push(b);
-      return out;
-    }
-    out.push(b | 0x80);
-  }
-}
-
-const vec = (items: number[][]): number[] => [...uleb(items.length), ...items.flat()];
-const section = (id: number, body: number[]) => [id, ...uleb(body.length), ...body];
-const name = (s: string) => vec([...s].map((c) => [c.charCodeAt(0)]));
 
 /**
  * The bytes of the scan module: imports `env.codes` (shared memory, up to

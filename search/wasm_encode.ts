@@ -1,0 +1,52 @@
+/**
+ * The byte encodings shared by the hand-assembled WebAssembly modules
+ * (`wasm_simd.ts`, `index/pq_scan.ts`): LEB128 integers, vectors, sections
+ * and names, as the WebAssembly binary format defines them.
+ *
+ * @example
+ * ```ts
+ * import { sleb, uleb } from "./wasm_encode.ts";
+ * if (uleb(624485).join() !== "229,142,38") throw new Error();
+ * if (sleb(-123456).join() !== "192,187,120") throw new Error();
+ * ```
+ *
+ * @module
+ */
+
+/** Unsigned LEB128. */
+export function uleb(n: number): number[] {
+  const out: number[] = [];
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n) b |= 0x80;
+    out.push(b);
+  } while (n);
+  return out;
+}
+
+/** Signed LEB128. */
+export function sleb(n: number): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const b = n & 0x7f;
+    n >>= 7;
+    if ((n === 0 && !(b & 0x40)) || (n === -1 && (b & 0x40))) {
+      out.push(b);
+      return out;
+    }
+    out.push(b | 0x80);
+  }
+}
+
+/** A vector: its length, then its items. */
+export const vec = (items: number[][]): number[] => [...uleb(items.length), ...items.flat()];
+
+/** A section: its id, its byte length, then its body. */
+export const section = (
+  id: number,
+  body: number[],
+): number[] => [id, ...uleb(body.length), ...body];
+
+/** A name (ASCII). */
+export const name = (s: string): number[] => vec([...s].map((c) => [c.charCodeAt(0)]));
