@@ -242,17 +242,26 @@ export function rssMiB(pid: number | undefined): { rss: number; peak: number } |
   }
 }
 
-/** A server the script started. */
-interface Child {
+/** A running `deno task serve` started by {@linkcode spawnServe}. */
+export interface ServeChild {
+  /** `http://HOST:PORT`. */
   readonly url: string;
+  /** The task process (SIGINT stops the server; it exits 0). */
   readonly process: Deno.ChildProcess;
+  /** The last 64 KiB it wrote on stderr. */
   readonly stderr: () => string;
+  /** Done when its stderr is closed. */
   readonly drained: Promise<void>;
 }
 
-async function startServer(o: LoadOptions): Promise<Child> {
+/**
+ * Starts `deno task serve ...args` (spawned directly, so SIGINT reaches it)
+ * and waits for its `serving http://...` line; killed after `boundMs` if it
+ * has not printed it.
+ */
+export async function spawnServe(args: readonly string[], boundMs = 600_000): Promise<ServeChild> {
   const process = new Deno.Command(Deno.execPath(), {
-    args: ["task", "serve", o.index!, "--encoder", o.encoder!, "--port", "0", ...o.serveFlags],
+    args: ["task", "serve", ...args],
     cwd: ROOT,
     stdin: "null",
     stdout: "null",
@@ -261,7 +270,7 @@ async function startServer(o: LoadOptions): Promise<Child> {
   }).spawn();
   const reader = process.stderr.pipeThrough(new TextDecoderStream()).getReader();
   let text = "", url: string | undefined;
-  const bound = setTimeout(() => process.kill("SIGKILL"), 600_000);
+  const bound = setTimeout(() => process.kill("SIGKILL"), boundMs);
   try {
     while (url === undefined) {
       const r = await reader.read();
@@ -285,6 +294,10 @@ async function startServer(o: LoadOptions): Promise<Child> {
     }
   })();
   return { url, process, stderr: () => text, drained };
+}
+
+function startServer(o: LoadOptions): Promise<ServeChild> {
+  return spawnServe([o.index!, "--encoder", o.encoder!, "--port", "0", ...o.serveFlags]);
 }
 
 /** One phase's measurements. */

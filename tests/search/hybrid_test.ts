@@ -10,7 +10,7 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { devJson, runStage, sha256File } from "../_util.ts";
+import { sha256File } from "../_util.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
 import type { CsrMatrix, Matrix } from "../../io/matrix.ts";
 import { openDumpSync } from "../../io/dump/reader_sync.ts";
@@ -18,37 +18,7 @@ import { denseHead } from "../../search/index/hybrid.ts";
 import { ivfCandidates } from "../../search/index/ivfpq.ts";
 import { openIndexSync } from "../../search/index/read.ts";
 import { scoreQuestions, searchVectors } from "../../search/open.ts";
-
-async function ok(script: string, args: string[]) {
-  const r = await runStage(script, args);
-  assertEquals(r.code, 0, `${script} ${args.join(" ")}: ${r.stderr}`);
-  return r;
-}
-
-async function refused(script: string, args: string[], re: RegExp): Promise<void> {
-  const r = await runStage(script, args);
-  assertEquals(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
-  const lines = r.stderr.trimEnd().split("\n");
-  assertEquals(lines.length, 1, r.stderr);
-  assertMatch(lines[0], re);
-}
-
-type Rec = Record<string, unknown>;
-const records = (path: string): Rec[] =>
-  Deno.readTextFileSync(path).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
-
-/** A small dev subset (first article, `paragraphs` paragraphs) as a SQuAD file. */
-async function subset(path: string, paragraphs: number): Promise<void> {
-  const dev = JSON.parse(Deno.readTextFileSync(await devJson()));
-  const a = dev.data[0];
-  Deno.writeTextFileSync(
-    path,
-    JSON.stringify({
-      version: dev.version,
-      data: [{ ...a, paragraphs: a.paragraphs.slice(0, paragraphs) }],
-    }),
-  );
-}
+import { ok, type Rec, records, refused, subset } from "./_stages.ts";
 
 /** A seeded PRNG in [0, 1). */
 function rng(seed: number): () => number {

@@ -6,10 +6,11 @@
  * nothing behind; `inspect INDEX_DIR`.
  */
 import { Effect } from "effect";
-import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { DEV_GZ, listDir, python, ROOT, runStage, sha256File } from "../_util.ts";
+import { assert, assertEquals } from "../_assert.ts";
+import { DEV_GZ, listDir, python, ROOT, sha256File } from "../_util.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
 import type { Matrix } from "../../io/matrix.ts";
+import { ok, type Rec, records, refused } from "./_stages.ts";
 
 const dumpsCache = new Map<string, Promise<string>>();
 
@@ -31,15 +32,6 @@ globalThis.addEventListener("unload", () => {
   }
 });
 
-async function ok(script: string, args: string[]) {
-  const r = await runStage(script, args);
-  assertEquals(r.code, 0, `${script} ${args.join(" ")}: ${r.stderr}`);
-  return r;
-}
-
-type Rec = Record<string, unknown>;
-const records = (path: string): Rec[] =>
-  Deno.readTextFileSync(path).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
 const core = (r: Rec) => ({
   id: r.id,
   rank: r.rank,
@@ -207,15 +199,6 @@ async function contextDump(dir: string, paras: [string, Matrix][]) {
       writeContextDump(dir, { id, phrases: phrases(m.rows), matrix: m }, fmt),
     );
   }
-}
-
-/** exit 2, one line matching `re`, and the folder's names afterwards. */
-async function refused(script: string, args: string[], re: RegExp): Promise<void> {
-  const r = await runStage(script, args);
-  assertEquals(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
-  const lines = r.stderr.trimEnd().split("\n");
-  assertEquals(lines.length, 1, r.stderr);
-  assertMatch(lines[0], re);
 }
 
 Deno.test("index: bad dumps exit 2 with one line and leave nothing behind", async () => {

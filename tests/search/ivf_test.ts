@@ -5,39 +5,9 @@
  * search on real piqa-lstm vectors; bad input exits 2 with one line and
  * leaves nothing behind; `inspect` prints its kind and parameters.
  */
-import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { devJson, python, runStage } from "../_util.ts";
-
-async function ok(script: string, args: string[]) {
-  const r = await runStage(script, args);
-  assertEquals(r.code, 0, `${script} ${args.join(" ")}: ${r.stderr}`);
-  return r;
-}
-
-async function refused(script: string, args: string[], re: RegExp): Promise<void> {
-  const r = await runStage(script, args);
-  assertEquals(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
-  const lines = r.stderr.trimEnd().split("\n");
-  assertEquals(lines.length, 1, r.stderr);
-  assertMatch(lines[0], re);
-}
-
-type Rec = Record<string, unknown>;
-const records = (path: string): Rec[] =>
-  Deno.readTextFileSync(path).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
-
-/** A small dev subset (first article, `paragraphs` paragraphs) as a SQuAD file. */
-async function subset(path: string, paragraphs: number): Promise<void> {
-  const dev = JSON.parse(Deno.readTextFileSync(await devJson()));
-  const a = dev.data[0];
-  Deno.writeTextFileSync(
-    path,
-    JSON.stringify({
-      version: dev.version,
-      data: [{ ...a, paragraphs: a.paragraphs.slice(0, paragraphs) }],
-    }),
-  );
-}
+import { assert, assertEquals } from "../_assert.ts";
+import { python } from "../_util.ts";
+import { ok, type Rec, records, refused, subset } from "./_stages.ts";
 
 /** Dumps written by NumPy (bench/make_dumps.py) for a few dev paragraphs. */
 async function numpyDumps(dir: string, dtype: "f32" | "f16"): Promise<void> {

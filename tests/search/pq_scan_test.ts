@@ -12,6 +12,7 @@ import { splitmix32 } from "../../search/index/kmeans.ts";
 import { openIndexSync } from "../../search/index/read.ts";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { devJson, python, runStage } from "../_util.ts";
+import { ok } from "./_stages.ts";
 
 Deno.test("pq scan kernel: the same float32 sums as the TypeScript scan, bit for bit", () => {
   assert(WebAssembly.validate(pqScanModuleBytes()), "the module does not validate");
@@ -52,12 +53,6 @@ Deno.test("pq scan kernel: the same float32 sums as the TypeScript scan, bit for
   }
   assertEquals(cases, 8 * 11 * 3 * 4);
 });
-
-async function ok(script: string, args: string[]) {
-  const r = await runStage(script, args);
-  assertEquals(r.code, 0, `${script} ${args.join(" ")}: ${r.stderr}`);
-  return r;
-}
 
 /** NumPy-written dumps (bench/make_dumps.py) for the first `paragraphs` dev paragraphs. */
 async function dumps(dir: string, paragraphs: number): Promise<void> {

@@ -32,65 +32,22 @@ import {
   launchChromium,
   type PageGuard,
 } from "../_browser.ts";
-import { devJson, ROOT, runStage } from "../_util.ts";
+import { devJson, runStage } from "../_util.ts";
+import { type ServeChild, spawnServe } from "../../bench/serve_load.ts";
 import { openIndexSync } from "../../search/index/read.ts";
 import { queryText } from "../../search/open.ts";
 import { questionEncoderLayer } from "../../encoders/registry.ts";
 
 /** A running `deno task serve`. */
-interface Served {
-  readonly url: string;
-  readonly child: Deno.ChildProcess;
-  /** Everything it wrote on stderr so far. */
-  stderr(): string;
-  /** Done when its stderr is closed. */
-  readonly drained: Promise<void>;
-}
+type Served = ServeChild;
 
-/** Starts `deno task serve ...args` (spawned directly, so SIGINT reaches it) and waits for its URL. */
-async function serve(args: readonly string[]): Promise<Served> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["task", "serve", ...args],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  let text = "";
-  const lines = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let url: string | undefined;
-  // A bound on the start (the index and the encoder load in a few seconds).
-  const bound = setTimeout(() => child.kill("SIGKILL"), 120_000);
-  try {
-    while (url === undefined) {
-      const r = await lines.read();
-      if (r.done) break;
-      text += r.value;
-      url = /serving (http:\/\/[^\s/]+)/.exec(text)?.[1];
-    }
-  } finally {
-    clearTimeout(bound);
-  }
-  if (url === undefined) {
-    await child.status;
-    throw new Error(`serve did not start:\n${text}`);
-  }
-  // Keep reading: the server logs a line per request and must never block on a full pipe.
-  const drained = (async () => {
-    for (;;) {
-      const r = await lines.read();
-      if (r.done) return;
-      text += r.value;
-    }
-  })();
-  return { url, child, stderr: () => text, drained };
-}
+/** Starts `deno task serve ...args` and waits for its URL (bounded: 2 min). */
+const serve = (args: readonly string[]): Promise<Served> => spawnServe(args, 120_000);
 
 /** Stops the server with SIGINT; it must exit 0. */
 async function stop(s: Served): Promise<void> {
-  s.child.kill("SIGINT");
-  const st = await s.child.status;
+  s.process.kill("SIGINT");
+  const st = await s.process.status;
   await s.drained;
   assertEquals(st.code, 0, `serve exited ${st.code} on SIGINT:\n${s.stderr()}`);
 }

@@ -1,0 +1,45 @@
+/**
+ * Helpers shared by the index and search tests: run a stage and expect
+ * success, or exit 2 with one matching line; read NDJSON records; write a
+ * small dev subset.
+ *
+ * @module
+ */
+import { assertEquals, assertMatch } from "../_assert.ts";
+import { devJson, runStage } from "../_util.ts";
+
+/** Runs `script` with `args` and asserts exit 0; returns the result. */
+export async function ok(script: string, args: string[]): ReturnType<typeof runStage> {
+  const r = await runStage(script, args);
+  assertEquals(r.code, 0, `${script} ${args.join(" ")}: ${r.stderr}`);
+  return r;
+}
+
+/** Runs `script` with `args` and asserts exit 2 with one stderr line matching `re`. */
+export async function refused(script: string, args: string[], re: RegExp): Promise<void> {
+  const r = await runStage(script, args);
+  assertEquals(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+  const lines = r.stderr.trimEnd().split("\n");
+  assertEquals(lines.length, 1, r.stderr);
+  assertMatch(lines[0], re);
+}
+
+/** One NDJSON record. */
+export type Rec = Record<string, unknown>;
+
+/** The records of an NDJSON file (blank lines skipped). */
+export const records = (path: string): Rec[] =>
+  Deno.readTextFileSync(path).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+
+/** A small dev subset (first article, `paragraphs` paragraphs) as a SQuAD file. */
+export async function subset(path: string, paragraphs: number): Promise<void> {
+  const dev = JSON.parse(Deno.readTextFileSync(await devJson()));
+  const a = dev.data[0];
+  Deno.writeTextFileSync(
+    path,
+    JSON.stringify({
+      version: dev.version,
+      data: [{ ...a, paragraphs: a.paragraphs.slice(0, paragraphs) }],
+    }),
+  );
+}
