@@ -18,7 +18,7 @@ import { denseHead } from "../../search/index/hybrid.ts";
 import { ivfCandidates } from "../../search/index/ivfpq.ts";
 import { openIndexSync } from "../../search/index/read.ts";
 import { scoreQuestions, searchVectors } from "../../search/open.ts";
-import { ok, type Rec, records, refused, subset } from "./_stages.ts";
+import { ok, records, refused, subset } from "./_stages.ts";
 
 /** A seeded PRNG in [0, 1). */
 function rng(seed: number): () => number {

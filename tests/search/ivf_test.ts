@@ -7,7 +7,7 @@
  */
 import { assert, assertEquals } from "../_assert.ts";
 import { python } from "../_util.ts";
-import { ok, type Rec, records, refused, subset } from "./_stages.ts";
+import { ok, records, refused, subset } from "./_stages.ts";
 
 /** Dumps written by NumPy (bench/make_dumps.py) for a few dev paragraphs. */
 async function numpyDumps(dir: string, dtype: "f32" | "f16"): Promise<void> {
