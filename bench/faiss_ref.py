@@ -6,8 +6,9 @@ usage: faiss_ref.py SPEC.json OUT.json
 SPEC.json (written by index_bench.ts): vectors (raw little-endian file of the
 phraseval index, f32 or f16), dtype, n, d, queries (raw f32, nq x d), nq,
 train (raw int64 rows of the training sample), nlist, bpv, nprobes, k,
-threads, and optionally refines (candidates re-ranked exactly) and flat
-(false: skip IndexFlatIP). Runs with faiss.omp_set_num_threads(threads) and
+threads, and optionally refines (candidates re-ranked exactly), flat
+(false: skip IndexFlatIP), flat_threads (IndexFlatIP searched once per
+thread count) and ivf (false: skip the IVF-PQ). Runs with faiss.omp_set_num_threads(threads) and
 reports, as JSON: load time; IndexFlatIP add and search times and its top-k
 rows; IndexIVFPQ (IndexFlatIP(d), d, nlist, bpv, 8, METRIC_INNER_PRODUCT)
 train/add times, serialized bytes, and per nprobe the search time and top-k
@@ -33,7 +34,7 @@ def main():
     xb = np.ascontiguousarray(raw.reshape(n, d).astype(np.float32))
     del raw
     xq = np.fromfile(spec["queries"], dtype=np.float32).reshape(spec["nq"], d)
-    train = np.fromfile(spec["train"], dtype=np.int64)
+    train = np.fromfile(spec["train"], dtype=np.int64) if spec.get("train") else None
     out = {"load_s": time.perf_counter() - t0, "faiss": faiss.__version__}
 
     if spec.get("flat", True):
@@ -42,11 +43,22 @@ def main():
         flat.add(xb)
         out["flat_build_s"] = time.perf_counter() - t0
         out["flat_bytes"] = n * d * 4
-        t0 = time.perf_counter()
-        _, ix = flat.search(xq, k)
-        out["flat_search_s"] = time.perf_counter() - t0
-        out["flat_rows"] = ix.tolist()
+        # flat_threads: IndexFlatIP searched once per thread count (default: threads).
+        out["flat_runs"] = []
+        for th in spec.get("flat_threads", [spec["threads"]]):
+            faiss.omp_set_num_threads(th)
+            t0 = time.perf_counter()
+            _, ix = flat.search(xq, k)
+            out["flat_runs"].append({"threads": th, "search_s": time.perf_counter() - t0,
+                                     "rows": ix.tolist()})
+        faiss.omp_set_num_threads(spec["threads"])
+        out["flat_search_s"] = out["flat_runs"][-1]["search_s"]
+        out["flat_rows"] = out["flat_runs"][-1]["rows"]
         del flat
+    if not spec.get("ivf", True):
+        out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        json.dump(out, open(sys.argv[2], "w"))
+        return
 
     t0 = time.perf_counter()
     ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(d), d, spec["nlist"], spec["bpv"], 8,

@@ -85,7 +85,8 @@ export const SEARCH_SPEC = {
       name: "threads",
       type: "int",
       metavar: "N",
-      description: "an ivf-pq index: worker threads scanning the lists (default 1; same answers)",
+      description:
+        "worker threads: an ivf-pq index's list scans, a dense index's exact screening (default 1; same answers)",
     },
     {
       name: "unique-ids",

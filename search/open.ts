@@ -46,6 +46,7 @@ import { asFloat32 } from "./dense_f64.ts";
 import { readQ2c } from "./merge.ts";
 import { type ExactIndex, openIndexSync, paragraphOfRow } from "./index/read.ts";
 import { closeIvfWorkers, nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
+import { closeI8Workers, I8NonFinite, type I8Source, scoreI8, scoreI8Threads } from "./i8_pool.ts";
 import {
   candidatesProblem,
   DEFAULT_HYBRID_CANDIDATES,
@@ -116,6 +117,13 @@ export interface QueryOptions {
   readonly topK?: number;
   /** Use the WebAssembly SIMD kernels (default true; same results). */
   readonly simd?: boolean;
+  /**
+   * Dense open search: screen the rows on 8-bit integers first
+   * (`i8_scan.ts`; default true, where the runtime has relaxed SIMD; same
+   * results). `false` scores every row on the float32 kernels (for
+   * benchmarks).
+   */
+  readonly screen?: boolean;
 }
 
 const DENSE_BLOCK = 256;
@@ -123,13 +131,85 @@ const SPARSE_BLOCK = 256;
 const DENSE_CHUNK = 2048;
 
 function nonFinite(index: ExactIndex, e: unknown): unknown {
-  if (!(e instanceof NonFiniteError)) return e;
+  if (!(e instanceof NonFiniteError) && !(e instanceof I8NonFinite)) return e;
   const file = index.header.vectors === "dense" ? `vectors.${index.header.dtype}` : "data.f32";
   return new InputError({
     file: `${index.dir}/${file}`,
     where: e.message,
     message: "NaN or infinite value (corrupt index)",
   });
+}
+
+/** The 8-bit path's view of a dense index. */
+const i8Source = (index: ExactIndex): I8Source => ({
+  dense: index.dense!,
+  phrases: index.header.phrases,
+  d: index.header.d,
+  metric: index.header.metric,
+});
+
+/** Dense rows `g.from … g.to` against `qs` on the float kernels (or float64 loops). */
+function scoreDenseRows(
+  index: ExactIndex,
+  qs: readonly Float32Array[],
+  ts: readonly TopK[],
+  g: { from: number; to: number },
+  own: readonly number[] | undefined,
+  options: QueryOptions,
+): void {
+  if (qs.length === 0) return;
+  const h = index.header, a = index.dense!;
+  // Open search: the row squares once per index (closed search reads a paragraph at a time).
+  const stats = own === undefined && options.simd !== false ? denseStats(index) : undefined;
+  for (let r = g.from; r < g.to; r += DENSE_CHUNK) {
+    const n = Math.min(DENSE_CHUNK, g.to - r);
+    const rows = a.subarray(r * h.d, (r + n) * h.d);
+    scoreDense(rows, n, h.d, r, qs, ts, h.metric, options.simd, stats);
+  }
+}
+
+/**
+ * {@linkcode scoreQuestions} for open search, with a dense index's 8-bit
+ * screening on `threads` worker threads when `threads` > 1 (the same
+ * results; the workers stay until {@linkcode closeSearchWorkers}).
+ */
+export async function scoreQuestionsAsync(
+  index: ExactIndex,
+  vectors: readonly Matrix[],
+  options: QueryOptions & { readonly threads?: number } = {},
+): Promise<TopK[]> {
+  const threads = options.threads ?? 1;
+  if (
+    index.dense === undefined || threads <= 1 || options.simd === false ||
+    options.screen === false
+  ) {
+    return scoreQuestions(index, vectors, options);
+  }
+  const k = Math.max(1, options.topK ?? 10);
+  const tops = vectors.map(() => new TopK(k));
+  const qs = vectors.map((v) => asFloat32(v as Matrix & { kind: "dense" }));
+  try {
+    const left = await scoreI8Threads(index, i8Source(index), qs, tops, threads);
+    const rest = left ?? qs.map((_, x) => x);
+    const all = { from: 0, to: index.header.phrases };
+    scoreDenseRows(
+      index,
+      rest.map((x) => qs[x]),
+      rest.map((x) => tops[x]),
+      all,
+      undefined,
+      options,
+    );
+  } catch (e) {
+    throw nonFinite(index, e);
+  }
+  return tops;
+}
+
+/** Ends the search workers of `index` (IVF-PQ scans, exact screening), if any. */
+export function closeSearchWorkers(index: ExactIndex): void {
+  closeIvfWorkers(index);
+  closeI8Workers(index);
 }
 
 /**
@@ -176,14 +256,12 @@ export function scoreQuestions(
         }
       } else {
         const qs = g.js.map((j) => asFloat32(vectors[j] as Matrix & { kind: "dense" }));
-        const a = index.dense!;
-        // Open search: the row squares once per index (closed search reads a paragraph at a time).
-        const stats = own === undefined && options.simd !== false ? denseStats(index) : undefined;
-        for (let r = g.from; r < g.to; r += DENSE_CHUNK) {
-          const n = Math.min(DENSE_CHUNK, g.to - r);
-          const rows = a.subarray(r * h.d, (r + n) * h.d);
-          scoreDense(rows, n, h.d, r, qs, ts, h.metric, options.simd, stats);
-        }
+        // Open search: the 8-bit screening, then exact scores of its candidates.
+        const left = own === undefined && options.simd !== false && options.screen !== false
+          ? scoreI8(index, i8Source(index), qs, ts)
+          : undefined;
+        const rest = left ?? qs.map((_, x) => x);
+        scoreDenseRows(index, rest.map((x) => qs[x]), rest.map((x) => ts[x]), g, own, options);
       }
     }
   } catch (e) {
@@ -267,7 +345,10 @@ export interface SearchVectorOptions extends QueryOptions {
   readonly candidates?: number;
   /** The older name of {@linkcode SearchVectorOptions.candidates} (`candidates` wins). */
   readonly refine?: number;
-  /** An `ivf-pq` index: worker threads scanning the lists (default 1; same answers). */
+  /**
+   * Worker threads (default 1: this one; the same answers with any number):
+   * an `ivf-pq` index's list scans, a dense index's exact screening.
+   */
   readonly threads?: number;
 }
 
@@ -378,7 +459,9 @@ export async function searchVectors(
     }
   }
   if (vectors.length === 0) return [];
-  if (!ivf) return scoreQuestions(index, vectors, options).map((t) => hitsOf(index, t));
+  if (!ivf) {
+    return (await scoreQuestionsAsync(index, vectors, options)).map((t) => hitsOf(index, t));
+  }
   const why = nprobeProblem(index, options.nprobe ?? 10);
   if (why !== undefined) throw new InputError({ file: "question", where: "", message: why });
   const tops = await approximate(index, vectors, options);
@@ -435,8 +518,9 @@ export interface OpenSearchOptions extends QueryOptions {
   /** The older name of {@linkcode OpenSearchOptions.candidates} (`candidates` wins). */
   readonly refine?: number;
   /**
-   * An `ivf-pq` index: worker threads scanning the lists (default 1: this
-   * thread; the same answers with any number). They end with the search.
+   * Worker threads (default 1: this thread; the same answers with any
+   * number): an `ivf-pq` index's list scans, a dense index's exact
+   * screening. They end with the search.
    */
   readonly threads?: number;
   /** Receives each `Missing <path>` line (default: stderr). */
@@ -570,7 +654,9 @@ export const openSearch = (
               }
               const tops = ivf
                 ? await approximate(index, vectors, opts)
-                : scoreQuestions(index, vectors, opts, opts.closed ? own : undefined);
+                : opts.closed
+                ? scoreQuestions(index, vectors, opts, own)
+                : await scoreQuestionsAsync(index, vectors, opts);
               let text = "", lines = "";
               for (let j = 0; j < ids.length; j++) {
                 const hits = hitsOf(index, tops[j]);
@@ -595,7 +681,7 @@ export const openSearch = (
         }),
       ({ qd, pred, topk }) =>
         Effect.promise(async () => {
-          closeIvfWorkers(index);
+          closeSearchWorkers(index);
           qd.close();
           await pred.abort();
           await topk?.abort();

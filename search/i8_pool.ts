@@ -1,0 +1,182 @@
+/**
+ * Exact dense open search with the 8-bit screening pass (`i8_scan.ts`):
+ * {@linkcode i8RowsOf} (an index's quantized rows, made on first use and
+ * kept with the index), {@linkcode scoreI8} (screening on this thread) and
+ * {@linkcode scoreI8Threads} (screening on worker threads, each taking a
+ * share of the questions). Either way the candidates are scored exactly
+ * here, in row order, into the questions' `TopK`: the same rows, scores
+ * and ties as scoring every row.
+ *
+ * @module
+ */
+import { exactScore, type I8Metric, I8NonFinite, I8Rows, I8Screen, i8Takes } from "./i8_scan.ts";
+import type { TopK } from "./index/score.ts";
+
+/** What the 8-bit path needs of an index. */
+export interface I8Source {
+  /** The dense vectors: f32 values or f16 bits, row-major. */
+  readonly dense: Float32Array | Uint16Array;
+  /** Rows. */
+  readonly phrases: number;
+  /** Columns. */
+  readonly d: number;
+  /** Metric. */
+  readonly metric: I8Metric;
+}
+
+/** Scratch slots: this thread's, then up to this many workers'. */
+export const I8_MAX_WORKERS = 8;
+/** Questions screened in one call. */
+const MAX_Q = 256;
+
+const cache = new WeakMap<object, { rows: I8Rows; screen: I8Screen } | null>();
+
+/**
+ * The quantized rows of `key`'s vectors (made on first use, then kept
+ * while `key` lives) and this thread's screen, or `undefined` where the
+ * kernel cannot run. Throws `I8NonFinite` on a NaN or infinite value.
+ */
+export function i8RowsOf(
+  key: object,
+  src: I8Source,
+): { rows: I8Rows; screen: I8Screen } | undefined {
+  let c = cache.get(key);
+  if (c === undefined) {
+    const rows = I8Rows.create(
+      src.dense,
+      src.phrases,
+      src.d,
+      src.metric,
+      1 + I8_MAX_WORKERS,
+      MAX_Q,
+    );
+    c = rows === undefined ? null : { rows, screen: new I8Screen(rows, 0) };
+    cache.set(key, c);
+  }
+  return c ?? undefined;
+}
+
+/** Scores question `j`'s candidates exactly, in row order, into `top`. */
+function rescore(src: I8Source, q: Float32Array, cands: Int32Array, top: TopK): void {
+  for (let x = 0; x < cands.length; x++) {
+    top.offer(exactScore(src.dense, cands[x], src.d, q, src.metric), cands[x]);
+  }
+}
+
+/**
+ * Scores the questions `qs` with the 8-bit screening on this thread, into
+ * `tops` (each `TopK` of the same k); returns the indices of the
+ * questions it did not take ({@linkcode i8Takes}), for the float kernels.
+ */
+export function scoreI8(
+  key: object,
+  src: I8Source,
+  qs: readonly Float32Array[],
+  tops: readonly TopK[],
+): number[] | undefined {
+  const c = i8RowsOf(key, src);
+  if (c === undefined) return undefined;
+  const { taken, left } = split(qs);
+  for (let b = 0; b < taken.length; b += MAX_Q) {
+    const js = taken.slice(b, b + MAX_Q);
+    const cands = c.screen.candidates(js.map((j) => qs[j]), tops[js[0]].k);
+    js.forEach((j, x) => rescore(src, qs[j], cands[x], tops[j]));
+  }
+  return left;
+}
+
+function split(qs: readonly Float32Array[]): { taken: number[]; left: number[] } {
+  const taken: number[] = [], left: number[] = [];
+  qs.forEach((q, j) => (i8Takes(q) ? taken : left).push(j));
+  return { taken, left };
+}
+
+/** Screening workers of one {@linkcode I8Rows}. */
+class I8Workers {
+  readonly #workers: Worker[] = [];
+  readonly #waiting = new Map<
+    number,
+    { resolve: (c: Int32Array[]) => void; reject: (e: Error) => void }
+  >();
+  #next = 0;
+
+  constructor(rows: I8Rows, n: number) {
+    for (let i = 0; i < n; i++) {
+      const w = new Worker(new URL("./i8_worker.ts", import.meta.url), { type: "module" });
+      w.onmessage = (ev: MessageEvent<{ id: number; cands?: Int32Array[]; error?: string }>) => {
+        const p = this.#waiting.get(ev.data.id);
+        this.#waiting.delete(ev.data.id);
+        if (ev.data.cands !== undefined) p?.resolve(ev.data.cands);
+        else p?.reject(new Error(ev.data.error ?? "search worker failed"));
+      };
+      w.onerror = (ev: ErrorEvent) => {
+        ev.preventDefault();
+        for (const p of this.#waiting.values()) p.reject(new Error(ev.message));
+        this.#waiting.clear();
+      };
+      w.postMessage({ init: { shared: rows.shared, slot: 1 + i } });
+      this.#workers.push(w);
+    }
+  }
+
+  get size(): number {
+    return this.#workers.length;
+  }
+
+  /** The candidates of each question, the questions split in contiguous shares. */
+  async run(qs: readonly Float32Array[], k: number): Promise<Int32Array[]> {
+    const n = this.#workers.length, per = Math.ceil(qs.length / n);
+    const parts: Promise<Int32Array[]>[] = [];
+    for (let i = 0; i < n && i * per < qs.length; i++) {
+      const id = this.#next++;
+      parts.push(new Promise((resolve, reject) => this.#waiting.set(id, { resolve, reject })));
+      this.#workers[i].postMessage({ id, qs: qs.slice(i * per, (i + 1) * per), k });
+    }
+    return (await Promise.all(parts)).flat();
+  }
+
+  close(): void {
+    for (const w of this.#workers) w.terminate();
+  }
+}
+
+const pools = new WeakMap<object, I8Workers>();
+
+/**
+ * {@linkcode scoreI8} with the screening on `threads` worker threads (at
+ * most {@linkcode I8_MAX_WORKERS}; they stay until
+ * {@linkcode closeI8Workers}). The same results.
+ */
+export async function scoreI8Threads(
+  key: object,
+  src: I8Source,
+  qs: readonly Float32Array[],
+  tops: readonly TopK[],
+  threads: number,
+): Promise<number[] | undefined> {
+  const c = i8RowsOf(key, src);
+  if (c === undefined) return undefined;
+  const n = Math.min(I8_MAX_WORKERS, Math.max(1, Math.floor(threads)));
+  let pool = pools.get(key);
+  if (pool === undefined || pool.size !== n) {
+    pool?.close();
+    pool = new I8Workers(c.rows, n);
+    pools.set(key, pool);
+  }
+  const { taken, left } = split(qs);
+  const k = taken.length > 0 ? tops[taken[0]].k : 1;
+  for (let b = 0; b < taken.length; b += MAX_Q * n) {
+    const js = taken.slice(b, b + MAX_Q * n);
+    const cands = await pool.run(js.map((j) => qs[j]), k);
+    js.forEach((j, x) => rescore(src, qs[j], cands[x], tops[j]));
+  }
+  return left;
+}
+
+/** Ends the screening workers of `key` ({@linkcode scoreI8Threads}), if any. */
+export function closeI8Workers(key: object): void {
+  pools.get(key)?.close();
+  pools.delete(key);
+}
+
+export { I8NonFinite };
