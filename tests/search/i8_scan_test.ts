@@ -6,7 +6,7 @@
  * float32 and float16, both metrics, one thread and worker threads.
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { I8NonFinite, i8Available, i8ModuleBytes, I8Rows, i8Takes } from "../../search/i8_scan.ts";
+import { i8Available, i8ModuleBytes, I8NonFinite, I8Rows, i8Takes } from "../../search/i8_scan.ts";
 import { closeI8Workers, scoreI8, scoreI8Threads } from "../../search/i8_pool.ts";
 import { scoreDense, TopK } from "../../search/index/score.ts";
 import type { IndexMetric } from "../../search/index/format.ts";
@@ -57,7 +57,13 @@ function matrix(n: number, d: number, seed: number): Float32Array {
   return a;
 }
 
-function questions(a: Float32Array, n: number, d: number, nq: number, seed: number): Float32Array[] {
+function questions(
+  a: Float32Array,
+  n: number,
+  d: number,
+  nq: number,
+  seed: number,
+): Float32Array[] {
   const r = rng(seed);
   return Array.from({ length: nq }, (_, j) => {
     const q = new Float32Array(d);
@@ -120,7 +126,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "i8 screening: the same rows, exact scores and ties as every row scored exactly (f32/f16, ip/l2, many d)",
+  name:
+    "i8 screening: the same rows, exact scores and ties as every row scored exactly (f32/f16, ip/l2, many d)",
   ignore: !i8Available(),
   fn: () => {
     let cases = 0;
@@ -154,7 +161,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "i8 screening: worker threads give the same results; zero and non-finite questions are left to the float path",
+  name:
+    "i8 screening: worker threads give the same results; zero and non-finite questions are left to the float path",
   ignore: !i8Available(),
   sanitizeResources: false,
   sanitizeOps: false,
