@@ -26,7 +26,17 @@ export { MergeWorkerError } from "./protocol.ts";
 export { merge, readQ2c } from "./merge.ts";
 export type { MergeError, MergeOptions, MergeProgress, MergeResult } from "./merge.ts";
 export * from "./index/mod.ts";
-export { hitsOf, openSearch, queryIndex, queryText, scoreQuestions, searchVector } from "./open.ts";
+export {
+  closeSearchWorkers,
+  hitsOf,
+  openSearch,
+  queryIndex,
+  queryText,
+  scoreQuestions,
+  scoreQuestionsAsync,
+  searchVector,
+} from "./open.ts";
+export { i8Available } from "./i8_scan.ts";
 export type {
   Hit,
   OpenSearchError,
