@@ -8,7 +8,11 @@
  * @module
  */
 import * as Effect from "effect/Effect";
+import * as Option from "effect/Option";
+import * as Stream from "effect/Stream";
+import { InputError } from "../io/errors.ts";
 import { refuseAliases } from "../io/paths.ts";
+import { squadQuestions } from "../io/squad.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { openScores } from "../metrics/open.ts";
 import { DEFAULT_HYBRID_CANDIDATES } from "../search/index/hybrid.ts";
@@ -166,6 +170,29 @@ if (import.meta.main) {
           { name: "--rows", path: rows },
         ],
       );
+      // Per-question rows need gold answers: without them (a split's question.json), an
+      // implicit --rows is skipped with a note; an explicit one is refused before any output.
+      const firstWithout = rows === undefined ? undefined : yield* Stream.runHead(
+        Stream.filter(
+          squadQuestions(data, { context: "optional" }),
+          (q) => q.answers === undefined || q.answers.length === 0,
+        ),
+      );
+      let rowsOut = rows;
+      if (firstWithout !== undefined && Option.isSome(firstWithout)) {
+        const why = `question "${firstWithout.value.id}" has no gold answers`;
+        if (a.flags.rows !== undefined) {
+          return yield* Effect.fail(
+            new InputError({
+              file: data,
+              where: "",
+              message: `${why}: --rows needs them (SQuAD v1.1 scoring)`,
+            }),
+          );
+        }
+        console.error(`search: no per-question rows: ${data}: ${why}`);
+        rowsOut = undefined;
+      }
       const r = yield* openSearch({
         data,
         index: a.positional["index_dir"],
@@ -186,7 +213,7 @@ if (import.meta.main) {
       console.error(
         `search: ${r.answered} of ${r.questions} questions answered over ${r.phrases} phrases`,
       );
-      if (rows === undefined) return;
+      if (rowsOut === undefined) return;
       // The rows come from the one fold of metrics/ (as the eval task's).
       const open = topkOut === undefined ? undefined : yield* openScores({
         data,
@@ -197,7 +224,7 @@ if (import.meta.main) {
       yield* scoreDataset({
         data,
         predictions: pred,
-        perQuestion: rows,
+        perQuestion: rowsOut,
         ...(open !== undefined ? { rowExtra: (id: string) => open.rows.get(id) } : {}),
       });
     });

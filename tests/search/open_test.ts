@@ -6,7 +6,7 @@
  * of `evaluate --top-k` = the Python reference (stdout unchanged).
  */
 import { Effect } from "effect";
-import { assert, assertEquals } from "../_assert.ts";
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { DEV_GZ, python, runStage } from "../_util.ts";
 import { writeContextDump } from "../../io/dump/writer.ts";
 import type { Matrix } from "../../io/matrix.ts";
@@ -23,6 +23,14 @@ const f32 = (rows: number, cols: number, v: number[]): Matrix => ({
   dtype: "f32",
   data: new Float32Array(v),
 });
+function exists(p: string): boolean {
+  try {
+    Deno.statSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
 const phrase = (text: string) => ({ text, start: 0, end: text.length });
 
 Deno.test("open: ties go to the first phrase in (paragraph order, phrase order); l2 ranks by -|q-p|^2", async () => {
@@ -188,6 +196,33 @@ Deno.test("open: sparse-pi dumps: closed = merge's pred.json, open = SciPy brute
     const topkEm = 100 * rows.filter((o) => o.topk_em === 1).length / rows.length;
     assert(Math.abs(topkEm - got.top_k_exact_match) < 1e-9, `${topkEm} ${got.top_k_exact_match}`);
     assert(Deno.statSync(`${dir}/closed.rows.ndjson`).isFile, "closed search rows");
+    // The split's question.json (no answers) as the dataset: the same answers, no rows (a
+    // note says why); with an explicit --rows, refused before anything is written.
+    r = await runStage("pipeline/search.ts", [
+      `${run}/question.json`,
+      ix,
+      `${run}/dumps/question_emb`,
+      `${dir}/q.json`,
+      "--top-k",
+      "5",
+    ]);
+    assertEquals(r.code, 0, r.stderr);
+    assertStringIncludes(r.stderr, "search: no per-question rows: ");
+    assertStringIncludes(r.stderr, "has no gold answers");
+    assertEquals(Deno.readTextFileSync(`${dir}/q.json`), Deno.readTextFileSync(`${dir}/open.json`));
+    assert(!exists(`${dir}/q.rows.ndjson`), "rows without answers");
+    r = await runStage("pipeline/search.ts", [
+      `${run}/question.json`,
+      ix,
+      `${run}/dumps/question_emb`,
+      `${dir}/q2.json`,
+      "--rows",
+      `${dir}/q2.rows.ndjson`,
+    ]);
+    assertEquals(r.code, 2, r.stderr);
+    assertEquals(r.stderr.trim().split("\n").length, 1, r.stderr);
+    assertStringIncludes(r.stderr, "has no gold answers: --rows needs them");
+    assert(!exists(`${dir}/q2.json`) && !exists(`${dir}/q2.rows.ndjson`), "half-written output");
     // A question string through the QuestionEncoder service.
     const index = openIndexSync(ix);
     const hits = await Effect.runPromise(
