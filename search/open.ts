@@ -46,7 +46,14 @@ import { asFloat32 } from "./dense_f64.ts";
 import { readQ2c } from "./merge.ts";
 import { type ExactIndex, openIndexSync, paragraphOfRow } from "./index/read.ts";
 import { closeIvfWorkers, nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
-import { closeI8Workers, I8NonFinite, type I8Source, scoreI8, scoreI8Threads } from "./i8_pool.ts";
+import {
+  closeI8Workers,
+  I8NonFinite,
+  i8RowsOf,
+  type I8Source,
+  scoreI8,
+  scoreI8Threads,
+} from "./i8_pool.ts";
 import {
   candidatesProblem,
   DEFAULT_HYBRID_CANDIDATES,
@@ -204,6 +211,22 @@ export async function scoreQuestionsAsync(
     throw nonFinite(index, e);
   }
   return tops;
+}
+
+/**
+ * Makes, now, what exact open search of a dense index makes on first use
+ * (its 8-bit screening rows, a few seconds for a million phrases), so that
+ * the first question does not wait for it (a server calls this at start).
+ * Nothing for a sparse index. A NaN or infinite value is an
+ * {@linkcode InputError} naming the vectors file.
+ */
+export function prepareExact(index: ExactIndex): void {
+  if (index.dense === undefined) return;
+  try {
+    i8RowsOf(index, i8Source(index));
+  } catch (e) {
+    throw nonFinite(index, e);
+  }
 }
 
 /** Ends the search workers of `index` (IVF-PQ scans, exact screening), if any. */

@@ -26,7 +26,7 @@ import { questionEncoderLayer } from "../encoders/registry.ts";
 import { QuestionEncoder } from "../encoders/types.ts";
 import { type ExactIndex, openIndexSync } from "../search/index/read.ts";
 import { DEFAULT_NPROBE, nprobeProblem } from "../search/index/ivfpq.ts";
-import { type Hit, searchVectors } from "../search/open.ts";
+import { type Hit, prepareExact, searchVectors } from "../search/open.ts";
 
 /** One ranked answer, as `/v1/search` returns it. */
 export interface SearchHit {
@@ -209,6 +209,8 @@ export class Searcher implements SearcherLike {
     const nprobe = opts.nprobe ?? Math.min(DEFAULT_NPROBE, nlist ?? DEFAULT_NPROBE);
     const why = nlist !== undefined ? nprobeProblem(index, nprobe) : undefined;
     if (why !== undefined) throw new InputError({ file: index.dir, where: "", message: why });
+    // Exact search's 8-bit rows now, not on the first exact question.
+    prepareExact(index);
     const layer = await Effect.runPromise(questionEncoderLayer(opts.encoder, opts.model));
     const runtime = ManagedRuntime.make(layer);
     const s = new Searcher(index, runtime, opts.encoder, {
