@@ -44,7 +44,13 @@ const core = (r: Rec) => ({
 /** index + search against the reference on the dumps in `dir`; returns the tmp folder. */
 async function compareWithReference(
   dir: string,
-  opts: { sparse?: boolean; metric?: "ip" | "l2"; context?: boolean; k?: number },
+  opts: {
+    sparse?: boolean;
+    metric?: "ip" | "l2";
+    context?: boolean;
+    k?: number;
+    threads?: number;
+  },
 ): Promise<void> {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-ixcmp-" });
   try {
@@ -93,6 +99,24 @@ async function compareWithReference(
     const got = records(`${tmp}/topk.ndjson`), want = records(`${tmp}/ref.ndjson`);
     assert(got.length > 0);
     assertEquals(got.map(core), want.map(core));
+    if (opts.threads !== undefined) {
+      // The exact screening on worker threads: the same files.
+      await ok("pipeline/search.ts", [
+        `${dir}/data.json`,
+        `${tmp}/ix`,
+        `${dir}/question_emb`,
+        `${tmp}/pred2.json`,
+        "--top-k",
+        k,
+        "--topk-out",
+        `${tmp}/topk2.ndjson`,
+        "--threads",
+        String(opts.threads),
+      ]);
+      for (const [a, b] of [["pred.json", "pred2.json"], ["topk.ndjson", "topk2.ndjson"]]) {
+        assertEquals(Deno.readTextFileSync(`${tmp}/${b}`), Deno.readTextFileSync(`${tmp}/${a}`), b);
+      }
+    }
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }
@@ -104,7 +128,7 @@ Deno.test("search: exact open search = NumPy brute force on numpy.savez f32 dump
   await compareWithReference(dir, { metric: "l2", context: true });
 });
 
-Deno.test("search: exact open search = NumPy brute force on f16 dumps (ip, l2)", async () => {
+Deno.test("search: exact open search = NumPy brute force on f16 dumps (ip, l2; --threads 2 the same)", async () => {
   const dir = await dumps([
     "--articles",
     "2",
@@ -115,8 +139,8 @@ Deno.test("search: exact open search = NumPy brute force on f16 dumps (ip, l2)",
     "--dtype",
     "f16",
   ]);
-  await compareWithReference(dir, { metric: "ip", context: true });
-  await compareWithReference(dir, { metric: "l2" });
+  await compareWithReference(dir, { metric: "ip", context: true, threads: 2 });
+  await compareWithReference(dir, { metric: "l2", threads: 2 });
 });
 
 Deno.test("search: exact open search = SciPy brute force on save_npz CSR dumps (ip, l2)", async () => {
