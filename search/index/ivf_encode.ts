@@ -26,7 +26,7 @@
  *
  * @module
  */
-import { nearest, rowNorms } from "./kmeans.ts";
+import { kmeans, nearest, rowNorms } from "./kmeans.ts";
 
 /** Centroids per sub-quantizer (8-bit codes). */
 export const KSUB = 256;
@@ -107,15 +107,85 @@ export function encodeRows(
   }
 }
 
-/** A message to an encode worker: the model once, then blocks. */
+/** A message to an encode worker: the model once, then blocks to encode or k-means to run. */
 export type EncodeRequest =
   | { readonly init: EncodeModel }
-  | { readonly id: number; readonly x: Float32Array; readonly n: number };
+  | { readonly id: number; readonly x: Float32Array; readonly n: number }
+  | {
+    readonly id: number;
+    readonly kmeans: {
+      readonly x: Float32Array;
+      readonly n: number;
+      readonly d: number;
+      readonly k: number;
+      readonly iterations: number;
+      readonly seed: number;
+    };
+  };
 
-/** An encode worker's answer to a block. */
+/** An encode worker's answer: a block's results, k-means centroids, or an error. */
 export type EncodeReply =
   | { readonly id: number; readonly lists: Uint32Array; readonly codes: Uint8Array }
+  | { readonly id: number; readonly centroids: Float32Array }
   | { readonly id: number; readonly error: string };
+
+/** Worker threads running `ivf_encode_worker.ts`; each request answered by a promise. */
+class EncodeWorkers {
+  readonly #workers: Worker[];
+  readonly #waiting = new Map<
+    number,
+    { resolve: (r: EncodeReply) => void; reject: (e: Error) => void }
+  >();
+  #id = 0;
+  #failed?: Error;
+
+  constructor(n: number, model?: EncodeModel) {
+    this.#workers = Array.from({ length: n }, () => {
+      const w = new Worker(new URL("./ivf_encode_worker.ts", import.meta.url), {
+        type: "module",
+      });
+      w.onmessage = (ev: MessageEvent<EncodeReply>) => {
+        const r = ev.data, p = this.#waiting.get(r.id);
+        this.#waiting.delete(r.id);
+        if ("error" in r) this.#fail(new Error(`IVF-PQ encode worker: ${r.error}`));
+        else p?.resolve(r);
+      };
+      w.onerror = (ev: ErrorEvent) => {
+        ev.preventDefault();
+        this.#fail(new Error(`IVF-PQ encode worker failed: ${ev.message}`));
+      };
+      if (model !== undefined) w.postMessage({ init: model } satisfies EncodeRequest);
+      return w;
+    });
+  }
+
+  #fail(e: Error): void {
+    this.#failed ??= e;
+    for (const w of this.#waiting.values()) w.reject(e);
+    this.#waiting.clear();
+  }
+
+  /** Sends a request (its array transferred) to the next worker in turn; its answer. */
+  call(make: (id: number) => EncodeRequest, transfer: ArrayBuffer): Promise<EncodeReply> {
+    if (this.#failed !== undefined) return Promise.reject(this.#failed);
+    const id = this.#id++;
+    const p = new Promise<EncodeReply>((resolve, reject) =>
+      this.#waiting.set(id, { resolve, reject })
+    );
+    // Awaited later, in order: a failure meanwhile is not an unhandled rejection.
+    p.catch(() => {});
+    this.#workers[id % this.#workers.length].postMessage(make(id), [transfer]);
+    return p;
+  }
+
+  close(): void {
+    for (const w of this.#workers) w.terminate();
+  }
+}
+
+/** An array that owns its whole buffer (a copy when it is a view), to be transferred. */
+const own = <T extends Float32Array>(x: T): T =>
+  x.byteOffset !== 0 || x.byteLength !== x.buffer.byteLength ? x.slice() as T : x;
 
 /** Options of {@linkcode encodeBlocks}. */
 export interface EncodeBlocksOptions {
@@ -151,57 +221,78 @@ export async function encodeBlocks(o: EncodeBlocksOptions): Promise<void> {
     }
     return;
   }
-  type Result = { lists: Uint32Array; codes: Uint8Array };
-  const waiting = new Map<number, { resolve: (r: Result) => void; reject: (e: Error) => void }>();
-  let failed: Error | undefined;
-  const fail = (e: Error) => {
-    failed ??= e;
-    for (const w of waiting.values()) w.reject(e);
-    waiting.clear();
-  };
-  const workers = Array.from({ length: o.threads }, () => {
-    const w = new Worker(new URL("./ivf_encode_worker.ts", import.meta.url), { type: "module" });
-    w.onmessage = (ev: MessageEvent<EncodeReply>) => {
-      const r = ev.data, p = waiting.get(r.id);
-      waiting.delete(r.id);
-      if ("error" in r) fail(new Error(`IVF-PQ encode worker: ${r.error}`));
-      else p?.resolve({ lists: r.lists, codes: r.codes });
-    };
-    w.onerror = (ev: ErrorEvent) => {
-      ev.preventDefault();
-      fail(new Error(`IVF-PQ encode worker failed: ${ev.message}`));
-    };
-    w.postMessage({ init: model } satisfies EncodeRequest);
-    return w;
-  });
+  const workers = new EncodeWorkers(o.threads, model);
   try {
-    const inFlight: { from: number; result: Promise<Result> }[] = [];
-    let next = 0, id = 0;
-    while (next < total || inFlight.length > 0) {
+    const inFlight: { from: number; result: Promise<EncodeReply> }[] = [];
+    for (let next = 0; next < total || inFlight.length > 0;) {
       while (next < total && inFlight.length < o.threads + 1) {
         const a = next, b = Math.min(total, a + block);
-        let x = o.rowsOf(a, b);
-        // Transferred to the worker: an array of its own buffer.
-        if (x.byteOffset !== 0 || x.byteLength !== x.buffer.byteLength) x = x.slice();
-        if (failed !== undefined) throw failed;
-        const k = id++;
-        const result = new Promise<Result>((resolve, reject) =>
-          waiting.set(k, { resolve, reject })
-        );
-        workers[k % o.threads].postMessage(
-          { id: k, x, n: b - a } satisfies EncodeRequest,
-          [x.buffer as ArrayBuffer],
-        );
+        const x = own(o.rowsOf(a, b));
+        const result = workers.call((id) => ({ id, x, n: b - a }), x.buffer as ArrayBuffer);
         inFlight.push({ from: a, result });
         next = b;
       }
       const head = inFlight.shift()!;
-      const r = await head.result;
+      const r = await head.result as { lists: Uint32Array; codes: Uint8Array };
       o.onBlock(head.from, r.lists, r.codes);
     }
   } finally {
-    for (const w of workers) w.terminate();
+    workers.close();
   }
+}
+
+/**
+ * The PQ codebooks (bpv × 256 × d/bpv): sub-quantizer `m` the k-means
+ * (`kmeans.ts`, 256 centroids, seed `seed + 1 + m`) of columns
+ * `[m·d/bpv, (m+1)·d/bpv)` of the `n` residual rows `r`; in this thread
+ * with `threads` 0, else the sub-quantizers shared among that many
+ * workers (each k-means the same arithmetic wherever it runs: the same
+ * bytes).
+ */
+export async function trainCodebooks(
+  r: Float32Array,
+  n: number,
+  d: number,
+  bpv: number,
+  o: { readonly iterations: number; readonly seed: number; readonly threads: number },
+): Promise<Float32Array> {
+  const dsub = d / bpv;
+  const codebooks = new Float32Array(bpv * KSUB * dsub);
+  const column = (m: number) => {
+    const sub = new Float32Array(n * dsub);
+    for (let i = 0; i < n; i++) {
+      for (let t = 0; t < dsub; t++) sub[i * dsub + t] = r[i * d + m * dsub + t];
+    }
+    return sub;
+  };
+  if (o.threads <= 0) {
+    for (let m = 0; m < bpv; m++) {
+      const c = kmeans(column(m), n, dsub, KSUB, {
+        iterations: o.iterations,
+        seed: o.seed + 1 + m,
+      });
+      codebooks.set(c, m * KSUB * dsub);
+    }
+    return codebooks;
+  }
+  const workers = new EncodeWorkers(o.threads);
+  try {
+    const inFlight: { m: number; result: Promise<EncodeReply> }[] = [];
+    for (let m = 0; m < bpv || inFlight.length > 0;) {
+      while (m < bpv && inFlight.length < o.threads + 1) {
+        const x = column(m), seed = o.seed + 1 + m;
+        const kmeans = { x, n, d: dsub, k: KSUB, iterations: o.iterations, seed };
+        inFlight.push({ m, result: workers.call((id) => ({ id, kmeans }), x.buffer) });
+        m++;
+      }
+      const head = inFlight.shift()!;
+      const c = (await head.result as { centroids: Float32Array }).centroids;
+      codebooks.set(c, head.m * KSUB * dsub);
+    }
+  } finally {
+    workers.close();
+  }
+  return codebooks;
 }
 
 /** Reads exactly `into.length` bytes of `f` from byte `at`. */

@@ -30,11 +30,11 @@
  * reads each sub-quantizer's codes sequentially).
  *
  * **Memory while building** does not grow with the number of rows beyond
- * what training needs (`ivf_encode.ts`): the training rows (and one
- * sub-quantizer's column of them); then the vectors streamed from the exact
- * file in blocks of {@linkcode ENCODE_BLOCK} rows, encoded on
- * {@linkcode ENCODE_THREADS} worker threads (the same arithmetic, results
- * taken in block order), each block's list ids and codes appended to
+ * what training needs (`ivf_encode.ts`): the training rows (and a few
+ * sub-quantizers' columns of them, trained on {@linkcode ENCODE_THREADS}
+ * worker threads); then the vectors streamed from the exact file in blocks
+ * of {@linkcode ENCODE_BLOCK} rows, encoded on those threads (the same
+ * arithmetic, results taken in block order), each block's list ids and codes appended to
  * scratch files in the build's temporary folder; then `list_rows.u32` and
  * `codes.u8` assembled in windows of at most {@linkcode WRITE_BUDGET} bytes,
  * one pass over the scratch files per window (a list larger than a window
@@ -63,7 +63,7 @@
 import { InputError } from "../../io/errors.ts";
 import { halfTable } from "../dense_f64.ts";
 import type { IndexMetric } from "./format.ts";
-import { encodeBlocks, IvfScratch, KSUB } from "./ivf_encode.ts";
+import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts";
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
 import { codesMemory, PqScanner } from "./pq_scan.ts";
 import { scoreDense, TopK } from "./score.ts";
@@ -80,7 +80,7 @@ export const IVF_SEED = 1234;
 /** Rows encoded per block read from the exact vectors. */
 export const ENCODE_BLOCK = 16384;
 
-/** Worker threads encoding the blocks of a build with more than one block. */
+/** Worker threads training the sub-quantizers and encoding the blocks of a build with more than one block. */
 export const ENCODE_THREADS = 2;
 
 /**
@@ -224,9 +224,9 @@ export interface IvfBuildOptions {
   /** Rows per encoded block (default {@linkcode ENCODE_BLOCK}; the output does not depend on it). */
   readonly encodeBlock?: number;
   /**
-   * Worker threads encoding blocks (default {@linkcode ENCODE_THREADS} when
-   * there is more than one block, else 0: this thread; the output does not
-   * depend on it).
+   * Worker threads training the sub-quantizers and encoding blocks
+   * (default {@linkcode ENCODE_THREADS} when there is more than one block,
+   * else 0: this thread; the output does not depend on it).
    */
   readonly encodeThreads?: number;
 }
@@ -255,7 +255,6 @@ export interface IvfBuilt {
 export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
   const { d, nlist, bpv } = o;
   const iterations = o.iterations ?? KMEANS_ITERATIONS, seed = o.seed ?? IVF_SEED;
-  const dsub = d / bpv;
   const total = o.starts[o.starts.length - 1];
   const block = Math.max(1, o.encodeBlock ?? ENCODE_BLOCK);
   const threads = o.encodeThreads ?? (total > block ? ENCODE_THREADS : 0);
@@ -264,7 +263,7 @@ export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
   const rowsOf = o.rowsOf ?? ((a: number, b: number) => readRows(f!, o.dtype, d, a, b));
   let scratch: IvfScratch | undefined;
   try {
-    const { centroids, codebooks } = train(o, rowsOf, iterations, seed, dsub);
+    const { centroids, codebooks } = await train(o, rowsOf, iterations, seed, threads);
     o.onProgress?.(0);
     // Every row, streamed in blocks to the scratch files.
     const sc = scratch = new IvfScratch(o.scratch, nlist, bpv);
@@ -297,13 +296,13 @@ export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
 }
 
 /** The coarse centroids and the PQ codebooks, trained on the training rows (see the module notes). */
-function train(
+async function train(
   o: IvfBuildOptions,
   rowsOf: (from: number, to: number) => Float32Array,
   iterations: number,
   seed: number,
-  dsub: number,
-): { centroids: Float32Array; codebooks: Float32Array } {
+  threads: number,
+): Promise<{ centroids: Float32Array; codebooks: Float32Array }> {
   const { d, nlist, bpv } = o;
   // Training rows, in row order.
   let nt = 0;
@@ -322,17 +321,7 @@ function train(
     const l = nearest(xt, i * d, centroids, cNorm, nlist, d);
     for (let t = 0; t < d; t++) xt[i * d + t] -= centroids[l * d + t];
   }
-  const codebooks = new Float32Array(bpv * KSUB * dsub);
-  const sub = new Float32Array(nt * dsub);
-  for (let m = 0; m < bpv; m++) {
-    for (let i = 0; i < nt; i++) {
-      for (let t = 0; t < dsub; t++) sub[i * dsub + t] = xt[i * d + m * dsub + t];
-    }
-    codebooks.set(
-      kmeans(sub, nt, dsub, KSUB, { iterations, seed: seed + 1 + m }),
-      m * KSUB * dsub,
-    );
-  }
+  const codebooks = await trainCodebooks(xt, nt, d, bpv, { iterations, seed, threads });
   return { centroids, codebooks };
 }
 

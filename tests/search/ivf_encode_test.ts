@@ -3,7 +3,8 @@
  * (`search/index/ivf_encode.ts`): `list_rows.u32` and `codes.u8` read back
  * in windows of any size (one byte, a part of one sub-quantizer of a list,
  * several lists) equal the in-memory layout; the scratch files are deleted;
- * blocks encoded on worker threads equal those encoded in this thread.
+ * blocks encoded and sub-quantizers trained on worker threads equal those
+ * of this thread.
  */
 import {
   encodeBlocks,
@@ -12,6 +13,7 @@ import {
   KSUB,
   prepareModel,
   SCRATCH_FILES,
+  trainCodebooks,
 } from "../../search/index/ivf_encode.ts";
 import { splitmix32 } from "../../search/index/kmeans.ts";
 import { assert, assertEquals } from "../_assert.ts";
@@ -116,5 +118,17 @@ Deno.test("ivf encode: blocks on worker threads equal blocks in this thread, in 
     assertEquals(next, n);
     assertEquals([...got.lists], [...lists], `lists, ${threads} threads`);
     assertEquals([...got.codes], [...codes], `codes, ${threads} threads`);
+  }
+});
+
+Deno.test("ivf encode: sub-quantizers trained on worker threads equal those trained in this thread", async () => {
+  const n = 600, d = 12, bpv = 6, rng = splitmix32(9);
+  const r = Float32Array.from({ length: n * d }, () => rng() / 4294967296 - 0.5);
+  const o = { iterations: 4, seed: 77 };
+  const want = await trainCodebooks(r, n, d, bpv, { ...o, threads: 0 });
+  assertEquals(want.length, KSUB * d);
+  for (const threads of [1, 2, 3]) {
+    const got = await trainCodebooks(r, n, d, bpv, { ...o, threads });
+    assertEquals([...got], [...want], `${threads} threads`);
   }
 });
