@@ -183,6 +183,23 @@ class EncodeWorkers {
   }
 }
 
+/** The modules an encode worker loads (its own and its imports). */
+const WORKER_MODULES = ["./ivf_encode_worker.ts", "./ivf_encode.ts", "./kmeans.ts"];
+
+/**
+ * Whether this process may start encode workers: a worker reads its
+ * modules' files, which a permission-narrowed process (a sandboxed `index`
+ * task may read only its dump and write its index) may not; then the work
+ * runs in this thread, with the same bytes.
+ */
+export function encodeWorkersAllowed(): boolean {
+  return WORKER_MODULES.every((m) => {
+    const url = new URL(m, import.meta.url);
+    return url.protocol !== "file:" ||
+      Deno.permissions.querySync({ name: "read", path: url }).state === "granted";
+  });
+}
+
 /** An array that owns its whole buffer (a copy when it is a view), to be transferred. */
 const own = <T extends Float32Array>(x: T): T =>
   x.byteOffset !== 0 || x.byteLength !== x.buffer.byteLength ? x.slice() as T : x;
@@ -205,13 +222,14 @@ export interface EncodeBlocksOptions {
 
 /**
  * Encodes rows `[0, total)` block by block (see the module notes): in this
- * thread with `threads` 0, else on that many workers, at most
+ * thread with `threads` 0 (or without the permission to start workers:
+ * {@linkcode encodeWorkersAllowed}), else on that many workers, at most
  * `threads + 1` blocks in flight; `onBlock` is called in block order
  * either way, with the same bytes.
  */
 export async function encodeBlocks(o: EncodeBlocksOptions): Promise<void> {
   const { total, block, model } = o;
-  if (o.threads <= 0) {
+  if (o.threads <= 0 || !encodeWorkersAllowed()) {
     const p = prepareModel(model);
     for (let a = 0; a < total; a += block) {
       const b = Math.min(total, a + block);
@@ -245,7 +263,7 @@ export async function encodeBlocks(o: EncodeBlocksOptions): Promise<void> {
  * The PQ codebooks (bpv × 256 × d/bpv): sub-quantizer `m` the k-means
  * (`kmeans.ts`, 256 centroids, seed `seed + 1 + m`) of columns
  * `[m·d/bpv, (m+1)·d/bpv)` of the `n` residual rows `r`; in this thread
- * with `threads` 0, else the sub-quantizers shared among that many
+ * with `threads` 0 (or without the permission to start workers), else the sub-quantizers shared among that many
  * workers (each k-means the same arithmetic wherever it runs: the same
  * bytes).
  */
@@ -265,7 +283,7 @@ export async function trainCodebooks(
     }
     return sub;
   };
-  if (o.threads <= 0) {
+  if (o.threads <= 0 || !encodeWorkersAllowed()) {
     for (let m = 0; m < bpv; m++) {
       const c = kmeans(column(m), n, dsub, KSUB, {
         iterations: o.iterations,

@@ -3,7 +3,8 @@
  * synthetic clustered dump: two builds give identical bytes, a build killed
  * (SIGKILL) in the IVF stage and rerun gives them too, and so do builds
  * writing in tiny windows (lists split across them) and encoding on worker
- * threads, none leaving a scratch file; the approximate
+ * threads, none leaving a scratch file, and a sandboxed build (no worker
+ * threads); the approximate
  * scores equal an independent NumPy ADC over the stored files; PQ quality
  * (recall@10 at nprobe = nlist) above a bound and near faiss's IndexIVFPQ
  * with the same nlist/bpv/training rows (when faiss is importable).
@@ -15,6 +16,7 @@ import { closeIvfWorkers, scoreIvf, scoreIvfSync, trainSample } from "../../sear
 import { splitmix32 } from "../../search/index/kmeans.ts";
 import { openIndexSync } from "../../search/index/read.ts";
 import { scoreQuestions } from "../../search/open.ts";
+import { indexGrants, permissionFlags } from "../../runs/sandbox.ts";
 import { assert, assertEquals } from "../_assert.ts";
 import { python, ROOT, runStage, sha256File } from "../_util.ts";
 
@@ -181,6 +183,25 @@ Deno.test("ivf-pq engine: tiny write windows, small blocks and encode workers gi
       "c",
       ...tunings.map((_, i) => `ix${i}`),
     ]);
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("ivf-pq engine: a sandboxed build (no read of the repository) encodes in its own thread, same bytes", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-ivfsandbox-" });
+  try {
+    // More rows than one encode block: the encoding would go to worker threads.
+    await clusteredDump(`${tmp}/c`, { paragraphs: 20, per: 1000, d: 8, clusters: 10, nq: 1 });
+    const args = ["--nlist", "8", "--bpv", "4"];
+    await build(`${tmp}/c`, `${tmp}/all`, args);
+    const out = `${tmp}/boxed`;
+    const grants = indexGrants({ contextEmb: `${tmp}/c`, context: `${tmp}/none.json`, index: out });
+    const r = await runStage("pipeline/index.ts", [`${tmp}/c`, out, ...args], {
+      permissions: permissionFlags(grants),
+    });
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(await hashes(out), await hashes(`${tmp}/all`));
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }
