@@ -34,12 +34,14 @@
  * sub-quantizers' columns of them, trained on {@linkcode ENCODE_THREADS}
  * worker threads); then the vectors streamed from the exact file in blocks
  * of {@linkcode ENCODE_BLOCK} rows, encoded on those threads (the same
- * arithmetic, results taken in block order), each block's list ids and codes appended to
- * scratch files in the build's temporary folder; then `list_rows.u32` and
- * `codes.u8` assembled in windows of at most {@linkcode WRITE_BUDGET} bytes,
- * one pass over the scratch files per window (a list larger than a window
- * is spread over several), the scratch files deleted before the folder is
- * renamed into place. Per list and per paragraph a few numbers.
+ * arithmetic, results taken in block order; in the build's own thread
+ * when the process may not read the workers' modules), each block's list
+ * ids and codes appended to scratch files in the build's temporary folder;
+ * then `list_rows.u32` and `codes.u8` assembled in windows of at most
+ * {@linkcode WRITE_BUDGET} bytes, one pass over the scratch files per
+ * window (a list larger than a window is spread over several), the scratch
+ * files deleted before the folder is renamed into place. Per list and per
+ * paragraph a few numbers.
  *
  * **Deterministic.** Pure float32/float64 arithmetic in a fixed order and a
  * seeded PRNG: two builds of one dump (or a killed build, rerun) write the
