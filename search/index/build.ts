@@ -433,7 +433,8 @@ const ivfStage = (
     }
     const files: Record<string, IndexFile> = { ...h.files };
     yield* Effect.tryPromise({
-      try: async () => {
+      // An interrupted build (SIGINT, a failed run) stops its encoding and its workers.
+      try: async (signal) => {
         const block = D === undefined ? undefined : csrDenseRows(tmp, h.phrases, D);
         let built;
         try {
@@ -448,6 +449,7 @@ const ivfStage = (
             scratch: tmp,
             rowsOf: block?.read,
             onProgress: (rows) => opts.onIvfProgress?.(rows, h.phrases),
+            signal,
             ...opts.ivfTuning,
           });
         } finally {

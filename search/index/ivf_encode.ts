@@ -218,6 +218,8 @@ export interface EncodeBlocksOptions {
   readonly rowsOf: (from: number, to: number) => Float32Array;
   /** Given each block's results, in block order. */
   readonly onBlock: (from: number, lists: Uint32Array, codes: Uint8Array) => void;
+  /** Stops the work (rejecting with its reason) between blocks once aborted. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -232,6 +234,7 @@ export async function encodeBlocks(o: EncodeBlocksOptions): Promise<void> {
   if (o.threads <= 0 || !encodeWorkersAllowed()) {
     const p = prepareModel(model);
     for (let a = 0; a < total; a += block) {
+      o.signal?.throwIfAborted();
       const b = Math.min(total, a + block);
       const lists = new Uint32Array(b - a), codes = new Uint8Array((b - a) * model.bpv);
       encodeRows(o.rowsOf(a, b), b - a, p, lists, codes);
@@ -243,6 +246,7 @@ export async function encodeBlocks(o: EncodeBlocksOptions): Promise<void> {
   try {
     const inFlight: { from: number; result: Promise<EncodeReply> }[] = [];
     for (let next = 0; next < total || inFlight.length > 0;) {
+      o.signal?.throwIfAborted();
       while (next < total && inFlight.length < o.threads + 1) {
         const a = next, b = Math.min(total, a + block);
         const x = own(o.rowsOf(a, b));
@@ -265,14 +269,19 @@ export async function encodeBlocks(o: EncodeBlocksOptions): Promise<void> {
  * `[m·d/bpv, (m+1)·d/bpv)` of the `n` residual rows `r`; in this thread
  * with `threads` 0 (or without the permission to start workers), else the sub-quantizers shared among that many
  * workers (each k-means the same arithmetic wherever it runs: the same
- * bytes).
+ * bytes). Rejects between sub-quantizers once `signal` is aborted.
  */
 export async function trainCodebooks(
   r: Float32Array,
   n: number,
   d: number,
   bpv: number,
-  o: { readonly iterations: number; readonly seed: number; readonly threads: number },
+  o: {
+    readonly iterations: number;
+    readonly seed: number;
+    readonly threads: number;
+    readonly signal?: AbortSignal;
+  },
 ): Promise<Float32Array> {
   const dsub = d / bpv;
   const codebooks = new Float32Array(bpv * KSUB * dsub);
@@ -285,6 +294,7 @@ export async function trainCodebooks(
   };
   if (o.threads <= 0 || !encodeWorkersAllowed()) {
     for (let m = 0; m < bpv; m++) {
+      o.signal?.throwIfAborted();
       const c = kmeans(column(m), n, dsub, KSUB, {
         iterations: o.iterations,
         seed: o.seed + 1 + m,
@@ -297,6 +307,7 @@ export async function trainCodebooks(
   try {
     const inFlight: { m: number; result: Promise<EncodeReply> }[] = [];
     for (let m = 0; m < bpv || inFlight.length > 0;) {
+      o.signal?.throwIfAborted();
       while (m < bpv && inFlight.length < o.threads + 1) {
         const x = column(m), seed = o.seed + 1 + m;
         const kmeans = { x, n, d: dsub, k: KSUB, iterations: o.iterations, seed };

@@ -231,6 +231,8 @@ export interface IvfBuildOptions {
    * else 0: this thread; the output does not depend on it).
    */
   readonly encodeThreads?: number;
+  /** Stops the build (rejecting, the scratch files removed) once aborted. */
+  readonly signal?: AbortSignal;
 }
 
 /** The trained and encoded IVF-PQ, ready to be written (see the module notes for the layout). */
@@ -275,6 +277,7 @@ export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
       block,
       threads,
       rowsOf,
+      signal: o.signal,
       onBlock: (a, lists, codes) => {
         sc.append(lists, codes);
         o.onProgress?.(a + lists.length);
@@ -323,7 +326,12 @@ async function train(
     const l = nearest(xt, i * d, centroids, cNorm, nlist, d);
     for (let t = 0; t < d; t++) xt[i * d + t] -= centroids[l * d + t];
   }
-  const codebooks = await trainCodebooks(xt, nt, d, bpv, { iterations, seed, threads });
+  const codebooks = await trainCodebooks(xt, nt, d, bpv, {
+    iterations,
+    seed,
+    threads,
+    signal: o.signal,
+  });
   return { centroids, codebooks };
 }
 

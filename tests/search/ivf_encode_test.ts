@@ -4,7 +4,7 @@
  * in windows of any size (one byte, a part of one sub-quantizer of a list,
  * several lists) equal the in-memory layout; the scratch files are deleted;
  * blocks encoded and sub-quantizers trained on worker threads equal those
- * of this thread.
+ * of this thread; an aborted signal stops both.
  */
 import {
   encodeBlocks,
@@ -130,5 +130,48 @@ Deno.test("ivf encode: sub-quantizers trained on worker threads equal those trai
   for (const threads of [1, 2, 3]) {
     const got = await trainCodebooks(r, n, d, bpv, { ...o, threads });
     assertEquals([...got], [...want], `${threads} threads`);
+  }
+});
+
+Deno.test("ivf encode: an aborted signal stops the encoding between blocks (workers ended)", async () => {
+  const d = 4, bpv = 2, nlist = 3, n = 5000, rng = splitmix32(6);
+  const f = () => rng() / 4294967296 - 0.5;
+  const model = {
+    d,
+    bpv,
+    nlist,
+    centroids: Float32Array.from({ length: nlist * d }, f),
+    codebooks: Float32Array.from({ length: KSUB * d }, f),
+  };
+  const x = Float32Array.from({ length: n * d }, f);
+  for (const threads of [0, 2]) {
+    const c = new AbortController();
+    let blocks = 0;
+    const run = encodeBlocks({
+      model,
+      total: n,
+      block: 100,
+      threads,
+      rowsOf: (a, b) => x.slice(a * d, b * d),
+      onBlock: () => {
+        if (++blocks === 2) c.abort(new Error("stop"));
+      },
+      signal: c.signal,
+    });
+    const why = await run.then(() => "finished", (e: Error) => e.message);
+    assertEquals(why, "stop", `${threads} threads`);
+    assert(blocks < n / 100, `${blocks} blocks`);
+  }
+  const c = new AbortController();
+  c.abort(new Error("early"));
+  const r = new Float32Array(100 * d);
+  for (const threads of [0, 2]) {
+    const why = await trainCodebooks(r, 100, d, bpv, {
+      iterations: 1,
+      seed: 1,
+      threads,
+      signal: c.signal,
+    }).then(() => "finished", (e: Error) => e.message);
+    assertEquals(why, "early");
   }
 });
