@@ -60,6 +60,7 @@ import {
   IVF_ENGINE,
   IVF_FILES,
   IVF_SEED,
+  type IvfBuildOptions,
   KMEANS_ITERATIONS,
   TRAIN_SAMPLE_RULE,
   trainSample,
@@ -105,6 +106,12 @@ export interface BuildIndexOptions {
   readonly onProgress?: (paragraphs: number, phrases: number) => void;
   /** Told the rows encoded so far (`ivf-pq`; 0 once the quantizers are trained). */
   readonly onIvfProgress?: (rows: number, total: number) => void;
+  /**
+   * Internal knobs of the IVF-PQ encoding and writing (`ivfpq.ts`:
+   * `writeBudget`, `encodeBlock`, `encodeThreads`), for tests and
+   * benchmarks; the bytes written do not depend on them.
+   */
+  readonly ivfTuning?: Pick<IvfBuildOptions, "writeBudget" | "encodeBlock" | "encodeThreads">;
 }
 
 /** What {@linkcode buildIndex} wrote. */
@@ -425,12 +432,13 @@ const ivfStage = (
       );
     }
     const files: Record<string, IndexFile> = { ...h.files };
-    yield* Effect.try({
-      try: () => {
+    yield* Effect.tryPromise({
+      // An interrupted build (SIGINT, a failed run) stops its encoding and its workers.
+      try: async (signal) => {
         const block = D === undefined ? undefined : csrDenseRows(tmp, h.phrases, D);
         let built;
         try {
-          built = buildIvfPq({
+          built = await buildIvfPq({
             vectors: `${tmp}/vectors.${h.dtype}`,
             dtype: h.dtype,
             d: D ?? h.d,
@@ -438,28 +446,36 @@ const ivfStage = (
             train,
             nlist,
             bpv,
+            scratch: tmp,
             rowsOf: block?.read,
             onProgress: (rows) => opts.onIvfProgress?.(rows, h.phrases),
+            signal,
+            ...opts.ivfTuning,
           });
         } finally {
           block?.close();
         }
-        Deno.mkdirSync(`${tmp}/ivf`);
-        const write = (name: string, chunks: Iterable<ArrayBufferView>) => {
-          const f = new OutFile(`${tmp}/${name}`);
-          try {
-            for (const c of chunks) f.write(bytesOf(c));
-            files[name] = f.finish();
-          } finally {
-            f.close();
-          }
-        };
-        write(IVF_FILES.centroids, [built.centroids]);
-        write(IVF_FILES.codebooks, [built.codebooks]);
-        write(IVF_FILES.offsets, [built.offsets]);
-        write(IVF_FILES.rows, [built.rows]);
-        write(IVF_FILES.codes, built.codes());
-        fsyncDir(`${tmp}/ivf`);
+        try {
+          Deno.mkdirSync(`${tmp}/ivf`);
+          const write = (name: string, chunks: Iterable<ArrayBufferView>) => {
+            const f = new OutFile(`${tmp}/${name}`);
+            try {
+              for (const c of chunks) f.write(bytesOf(c));
+              files[name] = f.finish();
+            } finally {
+              f.close();
+            }
+          };
+          write(IVF_FILES.centroids, [built.centroids]);
+          write(IVF_FILES.codebooks, [built.codebooks]);
+          write(IVF_FILES.offsets, [built.offsets]);
+          write(IVF_FILES.rows, built.rows());
+          write(IVF_FILES.codes, built.codes());
+          fsyncDir(`${tmp}/ivf`);
+        } finally {
+          // The scratch files are gone before the folder is renamed into place.
+          built.close();
+        }
       },
       catch: (e) =>
         e instanceof InputError || e instanceof FileError

@@ -73,14 +73,13 @@ export function csrDenseRows(
   rows: number,
   D: number,
 ): { read: (from: number, to: number) => Float32Array; close: () => void } {
-  const p = Deno.readFileSync(`${dir}/indptr.i64`);
-  const ptr64 = new BigInt64Array(p.buffer, p.byteOffset, rows + 1);
-  const indptr = Float64Array.from(ptr64, (x) => Number(x));
+  // The row pointers are read per call (memory does not grow with the rows).
+  const fp = Deno.openSync(`${dir}/indptr.i64`, { read: true });
   const fd = Deno.openSync(`${dir}/data.f32`, { read: true });
   const fi = Deno.openSync(`${dir}/indices.i32`, { read: true });
-  const readAt = (f: Deno.FsFile, at: number, n: number): Uint8Array => {
-    const b = new Uint8Array(n * 4);
-    f.seekSync(at * 4, Deno.SeekMode.Start);
+  const readAt = (f: Deno.FsFile, at: number, bytes: number): Uint8Array => {
+    const b = new Uint8Array(bytes);
+    f.seekSync(at, Deno.SeekMode.Start);
     for (let o = 0; o < b.length;) {
       const got = f.readSync(b.subarray(o));
       if (got === null) throw new Error("CSR file ended early");
@@ -90,13 +89,18 @@ export function csrDenseRows(
   };
   return {
     read(from: number, to: number): Float32Array {
+      if (from < 0 || to > rows || to < from) throw new RangeError(`rows ${from}…${to} of ${rows}`);
       const out = new Float32Array((to - from) * D);
-      const a = indptr[from], n = indptr[to] - a;
-      const data = new Float32Array(readAt(fd, a, n).buffer);
-      const indices = new Int32Array(readAt(fi, a, n).buffer);
-      for (let i = from; i < to; i++) {
-        const o = (i - from) * D;
-        for (let k = indptr[i] - a; k < indptr[i + 1] - a; k++) {
+      const ptr = Float64Array.from(
+        new BigInt64Array(readAt(fp, from * 8, (to - from + 1) * 8).buffer),
+        (x) => Number(x),
+      );
+      const a = ptr[0], n = ptr[to - from] - a;
+      const data = new Float32Array(readAt(fd, a * 4, n * 4).buffer);
+      const indices = new Int32Array(readAt(fi, a * 4, n * 4).buffer);
+      for (let i = 0; i < to - from; i++) {
+        const o = i * D;
+        for (let k = ptr[i] - a; k < ptr[i + 1] - a; k++) {
           const c = indices[k];
           if (c < D) out[o + c] += data[k];
         }
@@ -104,6 +108,7 @@ export function csrDenseRows(
       return out;
     },
     close(): void {
+      fp.close();
       fd.close();
       fi.close();
     },

@@ -27,9 +27,21 @@
  * position: rows grouped by list, increasing within a list), `codes.u8`
  * (position-major per list and sub-quantizer-major inside a list: the code
  * `m` of the list's `i`-th row is at `offsets[l]·bpv + m·n_l + i`, so a scan
- * reads each sub-quantizer's codes sequentially). Memory while building:
- * the training rows, the codes and the list ids; the vectors are streamed
- * from the exact file in blocks of {@linkcode ENCODE_BLOCK} rows.
+ * reads each sub-quantizer's codes sequentially).
+ *
+ * **Memory while building** does not grow with the number of rows beyond
+ * what training needs (`ivf_encode.ts`): the training rows (and a few
+ * sub-quantizers' columns of them, trained on {@linkcode ENCODE_THREADS}
+ * worker threads); then the vectors streamed from the exact file in blocks
+ * of {@linkcode ENCODE_BLOCK} rows, encoded on those threads (the same
+ * arithmetic, results taken in block order; in the build's own thread
+ * when the process may not read the workers' modules), each block's list
+ * ids and codes appended to scratch files in the build's temporary folder;
+ * then `list_rows.u32` and `codes.u8` assembled in windows of at most
+ * {@linkcode WRITE_BUDGET} bytes, one pass over the scratch files per
+ * window (a list larger than a window is spread over several), the scratch
+ * files deleted before the folder is renamed into place. Per list and per
+ * paragraph a few numbers.
  *
  * **Deterministic.** Pure float32/float64 arithmetic in a fixed order and a
  * seeded PRNG: two builds of one dump (or a killed build, rerun) write the
@@ -53,6 +65,7 @@
 import { InputError } from "../../io/errors.ts";
 import { halfTable } from "../dense_f64.ts";
 import type { IndexMetric } from "./format.ts";
+import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts";
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
 import { codesMemory, PqScanner } from "./pq_scan.ts";
 import { scoreDense, TopK } from "./score.ts";
@@ -67,10 +80,19 @@ export const KMEANS_ITERATIONS = 25;
 export const IVF_SEED = 1234;
 
 /** Rows encoded per block read from the exact vectors. */
-export const ENCODE_BLOCK = 65536;
+export const ENCODE_BLOCK = 16384;
+
+/** Worker threads training the sub-quantizers and encoding the blocks of a build with more than one block. */
+export const ENCODE_THREADS = 2;
+
+/**
+ * Bytes of `list_rows.u32` or `codes.u8` assembled in memory at a time
+ * while writing them (see the module notes).
+ */
+export const WRITE_BUDGET = 64 * 1024 * 1024;
 
 /** Centroids per sub-quantizer (8-bit codes). */
-export const KSUB = 256;
+export { KSUB };
 
 /** The engine recorded in the header. */
 export const IVF_ENGINE = "phraseval";
@@ -185,12 +207,32 @@ export interface IvfBuildOptions {
   readonly nlist: number;
   /** PQ sub-quantizers. */
   readonly bpv: number;
+  /**
+   * The folder of the encoding's scratch files (the build's temporary
+   * folder): they are deleted by {@linkcode IvfBuilt.close}.
+   */
+  readonly scratch: string;
   /** k-means iterations (default {@linkcode KMEANS_ITERATIONS}). */
   readonly iterations?: number;
   /** PRNG seed (default {@linkcode IVF_SEED}). */
   readonly seed?: number;
   /** Told the rows encoded so far (0 once training is done). */
   readonly onProgress?: (rows: number) => void;
+  /**
+   * Bytes of `list_rows.u32` or `codes.u8` assembled in memory at a time
+   * (default {@linkcode WRITE_BUDGET}; the output does not depend on it).
+   */
+  readonly writeBudget?: number;
+  /** Rows per encoded block (default {@linkcode ENCODE_BLOCK}; the output does not depend on it). */
+  readonly encodeBlock?: number;
+  /**
+   * Worker threads training the sub-quantizers and encoding blocks
+   * (default {@linkcode ENCODE_THREADS} when there is more than one block,
+   * else 0: this thread; the output does not depend on it).
+   */
+  readonly encodeThreads?: number;
+  /** Stops the build (rejecting, the scratch files removed) once aborted. */
+  readonly signal?: AbortSignal;
 }
 
 /** The trained and encoded IVF-PQ, ready to be written (see the module notes for the layout). */
@@ -201,129 +243,96 @@ export interface IvfBuilt {
   readonly codebooks: Float32Array;
   /** List offsets (nlist + 1). */
   readonly offsets: BigInt64Array;
-  /** Global rows grouped by list. */
-  readonly rows: Uint32Array;
-  /** The codes, one chunk per list (sub-quantizer-major inside it). */
+  /** The global rows grouped by list (`list_rows.u32`), in consecutive pieces. */
+  rows(): Iterable<Uint32Array>;
+  /** The codes (`codes.u8`: list-major, sub-quantizer-major inside a list), in consecutive pieces. */
   codes(): Iterable<Uint8Array>;
-}
-
-/** Per sub-quantizer views of the codebooks and their squared norms. */
-function subBooks(codebooks: Float32Array, bpv: number, dsub: number) {
-  const books: Float32Array[] = [], norms: Float64Array[] = [];
-  for (let m = 0; m < bpv; m++) {
-    const b = codebooks.subarray(m * KSUB * dsub, (m + 1) * KSUB * dsub);
-    books.push(b);
-    norms.push(rowNorms(b, KSUB, dsub));
-  }
-  return { books, norms };
-}
-
-/** Encodes the `n` rows of `x` into `lists` and `codes` (row-major, bpv per row) from `at`. */
-function encodeRows(
-  x: Float32Array,
-  n: number,
-  d: number,
-  bpv: number,
-  centroids: Float32Array,
-  cNorm: Float64Array,
-  nlist: number,
-  sb: { books: Float32Array[]; norms: Float64Array[] },
-  lists: Uint32Array,
-  codes: Uint8Array,
-  at: number,
-): void {
-  const dsub = d / bpv;
-  const r = new Float32Array(d);
-  for (let i = 0; i < n; i++) {
-    const l = nearest(x, i * d, centroids, cNorm, nlist, d);
-    lists[at + i] = l;
-    for (let t = 0; t < d; t++) r[t] = x[i * d + t] - centroids[l * d + t];
-    const co = (at + i) * bpv;
-    for (let m = 0; m < bpv; m++) {
-      codes[co + m] = nearest(r, m * dsub, sb.books[m], sb.norms[m], KSUB, dsub);
-    }
-  }
+  /** Deletes the scratch files (call it once written, or on failure). */
+  close(): void;
 }
 
 /**
- * Trains the quantizers on the training rows and encodes every row (see the
- * module notes). Throws on an unreadable vectors file.
+ * Trains the quantizers on the training rows and encodes every row into
+ * scratch files in `scratch` (see the module notes and `ivf_encode.ts`).
+ * Rejects on an unreadable vectors file (the scratch files then removed).
  */
-export function buildIvfPq(o: IvfBuildOptions): IvfBuilt {
+export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
   const { d, nlist, bpv } = o;
   const iterations = o.iterations ?? KMEANS_ITERATIONS, seed = o.seed ?? IVF_SEED;
-  const dsub = d / bpv;
   const total = o.starts[o.starts.length - 1];
+  const block = Math.max(1, o.encodeBlock ?? ENCODE_BLOCK);
+  const threads = o.encodeThreads ?? (total > block ? ENCODE_THREADS : 0);
+  const budget = o.writeBudget ?? WRITE_BUDGET;
   const f = o.rowsOf === undefined ? Deno.openSync(o.vectors, { read: true }) : undefined;
   const rowsOf = o.rowsOf ?? ((a: number, b: number) => readRows(f!, o.dtype, d, a, b));
+  let scratch: IvfScratch | undefined;
   try {
-    // Training rows, in row order.
-    let nt = 0;
-    for (const p of o.train) nt += o.starts[p + 1] - o.starts[p];
-    const xt = new Float32Array(nt * d);
-    let at = 0;
-    for (const p of o.train) {
-      const rows = rowsOf(o.starts[p], o.starts[p + 1]);
-      xt.set(rows, at * d);
-      at += o.starts[p + 1] - o.starts[p];
-    }
-    const centroids = kmeans(xt, nt, d, nlist, { iterations, seed });
-    const cNorm = rowNorms(centroids, nlist, d);
-    // Residuals of the training rows, then one k-means per sub-quantizer.
-    for (let i = 0; i < nt; i++) {
-      const l = nearest(xt, i * d, centroids, cNorm, nlist, d);
-      for (let t = 0; t < d; t++) xt[i * d + t] -= centroids[l * d + t];
-    }
-    const codebooks = new Float32Array(bpv * KSUB * dsub);
-    const sub = new Float32Array(nt * dsub);
-    for (let m = 0; m < bpv; m++) {
-      for (let i = 0; i < nt; i++) {
-        for (let t = 0; t < dsub; t++) sub[i * dsub + t] = xt[i * d + m * dsub + t];
-      }
-      codebooks.set(
-        kmeans(sub, nt, dsub, KSUB, { iterations, seed: seed + 1 + m }),
-        m * KSUB * dsub,
-      );
-    }
+    const { centroids, codebooks } = await train(o, rowsOf, iterations, seed, threads);
     o.onProgress?.(0);
-    // Every row, streamed in blocks.
-    const sb = subBooks(codebooks, bpv, dsub);
-    const lists = new Uint32Array(total);
-    const codes = new Uint8Array(total * bpv);
-    for (let a = 0; a < total; a += ENCODE_BLOCK) {
-      const b = Math.min(total, a + ENCODE_BLOCK);
-      const x = rowsOf(a, b);
-      encodeRows(x, b - a, d, bpv, centroids, cNorm, nlist, sb, lists, codes, a);
-      o.onProgress?.(b);
-    }
-    // Group by list (stable: rows increase within a list).
-    const count = new Float64Array(nlist + 1);
-    for (let i = 0; i < total; i++) count[lists[i] + 1]++;
-    for (let l = 0; l < nlist; l++) count[l + 1] += count[l];
-    const offsets = BigInt64Array.from(count, (x) => BigInt(x));
-    const fill = count.slice(0, nlist);
-    const rows = new Uint32Array(total);
-    for (let i = 0; i < total; i++) rows[fill[lists[i]]++] = i;
+    // Every row, streamed in blocks to the scratch files.
+    const sc = scratch = new IvfScratch(o.scratch, nlist, bpv);
+    await encodeBlocks({
+      model: { d, bpv, nlist, centroids, codebooks },
+      total,
+      block,
+      threads,
+      rowsOf,
+      signal: o.signal,
+      onBlock: (a, lists, codes) => {
+        sc.append(lists, codes);
+        o.onProgress?.(a + lists.length);
+      },
+    });
+    const offsets = BigInt64Array.from(sc.done(), (x) => BigInt(x));
     return {
       centroids,
       codebooks,
       offsets,
-      rows,
-      *codes() {
-        for (let l = 0; l < nlist; l++) {
-          const s = count[l], n = count[l + 1] - s;
-          const chunk = new Uint8Array(n * bpv);
-          for (let i = 0; i < n; i++) {
-            const co = rows[s + i] * bpv;
-            for (let m = 0; m < bpv; m++) chunk[m * n + i] = codes[co + m];
-          }
-          yield chunk;
-        }
-      },
+      rows: () => sc.rows(budget),
+      codes: () => sc.codes(budget),
+      close: () => sc.remove(),
     };
+  } catch (e) {
+    scratch?.remove();
+    throw e;
   } finally {
     f?.close();
   }
+}
+
+/** The coarse centroids and the PQ codebooks, trained on the training rows (see the module notes). */
+async function train(
+  o: IvfBuildOptions,
+  rowsOf: (from: number, to: number) => Float32Array,
+  iterations: number,
+  seed: number,
+  threads: number,
+): Promise<{ centroids: Float32Array; codebooks: Float32Array }> {
+  const { d, nlist, bpv } = o;
+  // Training rows, in row order.
+  let nt = 0;
+  for (const p of o.train) nt += o.starts[p + 1] - o.starts[p];
+  const xt = new Float32Array(nt * d);
+  let at = 0;
+  for (const p of o.train) {
+    const rows = rowsOf(o.starts[p], o.starts[p + 1]);
+    xt.set(rows, at * d);
+    at += o.starts[p + 1] - o.starts[p];
+  }
+  const centroids = kmeans(xt, nt, d, nlist, { iterations, seed });
+  const cNorm = rowNorms(centroids, nlist, d);
+  // Residuals of the training rows, then one k-means per sub-quantizer.
+  for (let i = 0; i < nt; i++) {
+    const l = nearest(xt, i * d, centroids, cNorm, nlist, d);
+    for (let t = 0; t < d; t++) xt[i * d + t] -= centroids[l * d + t];
+  }
+  const codebooks = await trainCodebooks(xt, nt, d, bpv, {
+    iterations,
+    seed,
+    threads,
+    signal: o.signal,
+  });
+  return { centroids, codebooks };
 }
 
 /** The vectors and metric search needs from an open index. */

@@ -1,18 +1,22 @@
 /**
  * phraseval's own IVF-PQ engine (`search/index/ivfpq.ts`, `kmeans.ts`) on a
  * synthetic clustered dump: two builds give identical bytes, a build killed
- * (SIGKILL) in the IVF stage and rerun gives them too; the approximate
+ * (SIGKILL) in the IVF stage and rerun gives them too, and so do builds
+ * writing in tiny windows (lists split across them) and encoding on worker
+ * threads, none leaving a scratch file, and a sandboxed build (no worker
+ * threads); the approximate
  * scores equal an independent NumPy ADC over the stored files; PQ quality
  * (recall@10 at nprobe = nlist) above a bound and near faiss's IndexIVFPQ
  * with the same nlist/bpv/training rows (when faiss is importable).
  */
 import * as Effect from "effect/Effect";
 import { writeContextDump } from "../../io/dump/writer.ts";
-import { indexTempFolder } from "../../search/index/build.ts";
+import { buildIndex, indexTempFolder } from "../../search/index/build.ts";
 import { closeIvfWorkers, scoreIvf, scoreIvfSync, trainSample } from "../../search/index/ivfpq.ts";
 import { splitmix32 } from "../../search/index/kmeans.ts";
 import { openIndexSync } from "../../search/index/read.ts";
 import { scoreQuestions } from "../../search/open.ts";
+import { indexGrants, permissionFlags } from "../../runs/sandbox.ts";
 import { assert, assertEquals } from "../_assert.ts";
 import { python, ROOT, runStage, sha256File } from "../_util.ts";
 
@@ -136,6 +140,68 @@ Deno.test("ivf-pq engine: two builds and a killed build, rerun, give identical b
       assertEquals(tw.map((t) => [t.rows, t.scores]), ta.map((t) => [t.rows, t.scores]));
     }
     closeIvfWorkers(ik);
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("ivf-pq engine: tiny write windows, small blocks and encode workers give the same bytes, no scratch left", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-ivfwin-" });
+  try {
+    await clusteredDump(`${tmp}/c`, { ...SHAPE, paragraphs: 150 });
+    const files = [
+      "index.json",
+      "ivf/centroids.f32",
+      "ivf/codebooks.f32",
+      "ivf/codes.u8",
+      "ivf/list_offsets.i64",
+      "ivf/list_rows.u32",
+      "paragraphs.ndjson",
+      "vectors.f32",
+    ];
+    let want: Record<string, string> | undefined;
+    // 3,000 rows in 16 lists (~190 rows, ~1,500 code bytes each): budgets below one list's
+    // codes, below one sub-quantizer's, one byte; blocks that cut paragraphs and lists.
+    const tunings = [
+      {},
+      { writeBudget: 1 << 30, encodeThreads: 0 },
+      { writeBudget: 1000, encodeBlock: 777, encodeThreads: 2 },
+      { writeBudget: 77, encodeBlock: 500, encodeThreads: 1 },
+      { writeBudget: 1, encodeBlock: 3000, encodeThreads: 0 },
+    ];
+    for (const [i, ivfTuning] of tunings.entries()) {
+      const out = `${tmp}/ix${i}`;
+      await Effect.runPromise(
+        buildIndex({ contextEmb: `${tmp}/c`, out, nlist: 16, bpv: 8, ivfTuning }),
+      );
+      const got = await hashes(out);
+      assertEquals(Object.keys(got), files, JSON.stringify(ivfTuning));
+      if (want === undefined) want = got;
+      else assertEquals(got, want, JSON.stringify(ivfTuning));
+    }
+    assertEquals([...Deno.readDirSync(tmp)].map((e) => e.name).sort(), [
+      "c",
+      ...tunings.map((_, i) => `ix${i}`),
+    ]);
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("ivf-pq engine: a sandboxed build (no read of the repository) encodes in its own thread, same bytes", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-ivfsandbox-" });
+  try {
+    // More rows than one encode block: the encoding would go to worker threads.
+    await clusteredDump(`${tmp}/c`, { paragraphs: 20, per: 1000, d: 8, clusters: 10, nq: 1 });
+    const args = ["--nlist", "8", "--bpv", "4"];
+    await build(`${tmp}/c`, `${tmp}/all`, args);
+    const out = `${tmp}/boxed`;
+    const grants = indexGrants({ contextEmb: `${tmp}/c`, context: `${tmp}/none.json`, index: out });
+    const r = await runStage("pipeline/index.ts", [`${tmp}/c`, out, ...args], {
+      permissions: permissionFlags(grants),
+    });
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(await hashes(out), await hashes(`${tmp}/all`));
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }

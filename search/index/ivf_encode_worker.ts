@@ -1,0 +1,46 @@
+/**
+ * The entry module of an IVF-PQ encode worker (`ivf_encode.ts`,
+ * `encodeBlocks` and `trainCodebooks` with threads): given the trained
+ * quantizers once, it answers each block `{id, x, n}` with its list ids and
+ * row-major codes (`encodeRows`, the arithmetic of the build's own thread);
+ * and a sub-quantizer's `{id, kmeans}` with its centroids (`kmeans`),
+ * transferred back. Loading it anywhere else would take over that thread's `onmessage`.
+ *
+ * @module
+ */
+import {
+  type EncodeReply,
+  type EncodeRequest,
+  encodeRows,
+  type PreparedModel,
+  prepareModel,
+} from "./ivf_encode.ts";
+import { kmeans } from "./kmeans.ts";
+
+let model: PreparedModel | undefined;
+
+const scope = self as unknown as {
+  onmessage: ((ev: MessageEvent<EncodeRequest>) => void) | null;
+  postMessage(m: EncodeReply, transfer?: Transferable[]): void;
+};
+
+scope.onmessage = (ev: MessageEvent<EncodeRequest>) => {
+  const m = ev.data;
+  if ("init" in m) {
+    model = prepareModel(m.init);
+    return;
+  }
+  try {
+    if ("kmeans" in m) {
+      const k = m.kmeans;
+      const centroids = kmeans(k.x, k.n, k.d, k.k, { iterations: k.iterations, seed: k.seed });
+      scope.postMessage({ id: m.id, centroids }, [centroids.buffer as ArrayBuffer]);
+      return;
+    }
+    const lists = new Uint32Array(m.n), codes = new Uint8Array(m.n * model!.bpv);
+    encodeRows(m.x, m.n, model!, lists, codes);
+    scope.postMessage({ id: m.id, lists, codes }, [lists.buffer, codes.buffer]);
+  } catch (e) {
+    scope.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) });
+  }
+};
