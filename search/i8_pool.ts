@@ -140,12 +140,32 @@ class I8Workers {
   }
 }
 
+/** The files a screening worker loads (its module and its imports, type-only ones aside). */
+const WORKER_MODULES = [
+  "./i8_worker.ts",
+  "./i8_scan.ts",
+  "./dense_f64.ts",
+  "./fsum.ts",
+  "./wasm_encode.ts",
+];
+
+/** Whether this process may read the worker's modules (a worker loads them from disk). */
+function workersAllowed(): boolean {
+  return WORKER_MODULES.every((m) => {
+    const url = new URL(m, import.meta.url);
+    return url.protocol !== "file:" ||
+      Deno.permissions.querySync({ name: "read", path: url }).state === "granted";
+  });
+}
+
 const pools = new WeakMap<object, I8Workers>();
 
 /**
  * {@linkcode scoreI8} with the screening on `threads` worker threads (at
  * most {@linkcode I8_MAX_WORKERS}; they stay until
- * {@linkcode closeI8Workers}). The same results.
+ * {@linkcode closeI8Workers}). The same results. A process that may not
+ * read the worker's module files (a permission-narrowed task) screens on
+ * this thread.
  */
 export async function scoreI8Threads(
   key: object,
@@ -156,6 +176,8 @@ export async function scoreI8Threads(
 ): Promise<number[] | undefined> {
   const c = i8RowsOf(key, src);
   if (c === undefined) return undefined;
+  // A process that may not read the worker's modules (a sandboxed task) screens here.
+  if (!workersAllowed()) return scoreI8(key, src, qs, tops);
   const n = Math.min(I8_MAX_WORKERS, Math.max(1, Math.floor(threads)));
   let pool = pools.get(key);
   if (pool === undefined || pool.size !== n) {

@@ -860,7 +860,7 @@ export async function ivfCandidatesMany(
   threads = 1,
   kernel = true,
 ): Promise<{ row: number; score: number }[][]> {
-  if (threads <= 1 || qs.length < 2) {
+  if (threads <= 1 || qs.length < 2 || !searchWorkersAllowed()) {
     return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));
   }
   const data = loadIvf(index);
@@ -870,6 +870,18 @@ export async function ivfCandidatesMany(
     workers.set(index, pool);
   }
   return await pool.run(qs, nprobe, cap, kernel);
+}
+
+/**
+ * Whether this process may start search workers: a worker loads its
+ * modules from this source tree, which a permission-narrowed process (a
+ * sandboxed task) may not read; then the scan runs in this thread (the
+ * same answers).
+ */
+function searchWorkersAllowed(): boolean {
+  const root = new URL("../../", import.meta.url);
+  return root.protocol !== "file:" ||
+    Deno.permissions.querySync({ name: "read", path: root }).state === "granted";
 }
 
 /** {@linkcode scoreIvf} in this thread. */
