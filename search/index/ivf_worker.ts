@@ -2,12 +2,12 @@
  * The entry module of an IVF-PQ search worker (`ivfpq.ts`, `threads` > 1):
  * given the index's header and its IVF-PQ data (shared memory), it answers
  * messages `{id, qs, nprobe, cap, kernel}` with each question's approximate
- * candidates (`ivfCandidates`). Loading it anywhere else would take over
+ * candidates (`ivfCandidatesBatch`). Loading it anywhere else would take over
  * that thread's `onmessage`.
  *
  * @module
  */
-import { ivfCandidates, type IvfData, type IvfIndexView, setIvfData } from "./ivfpq.ts";
+import { ivfCandidatesBatch, type IvfData, type IvfIndexView, setIvfData } from "./ivfpq.ts";
 
 let view: IvfIndexView | undefined;
 
@@ -29,7 +29,7 @@ scope.onmessage = (
     return;
   }
   try {
-    const cands = m.qs.map((q) => ivfCandidates(view!, q, m.nprobe, m.cap, m.kernel));
+    const cands = ivfCandidatesBatch(view!, m.qs, m.nprobe, m.cap, m.kernel);
     scope.postMessage({ id: m.id, cands });
   } catch (e) {
     scope.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) });

@@ -53,7 +53,10 @@
  * once per question; `l2`: score ≈ `−Σ_m ‖(q−c)_m − codebook_m[code_m]‖²`,
  * tables per probed list (sums of float32 table values, added in
  * sub-quantizer order; the scan runs in the WebAssembly kernel of
- * `pq_scan.ts` where it can, in TypeScript otherwise, the same sums). The
+ * `pq_scan.ts` where it can, in TypeScript otherwise, the same sums; a
+ * batch of questions is scanned list by list, the tables of up to four
+ * questions that probe a list summed in one pass over its codes, in
+ * f32x4 lanes: {@linkcode ivfCandidatesBatch}, the same sums). The
  * `C = max(topK, refine)` best rows by approximate score (ties to the
  * lower row) are kept; with `refine` > 0 they are re-scored exactly
  * (`score.ts`, merge's scores and tie rule) from the index's exact vectors
@@ -67,7 +70,7 @@ import { halfTable } from "../dense_f64.ts";
 import type { IndexMetric } from "./format.ts";
 import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts";
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
-import { codesMemory, PqScanner } from "./pq_scan.ts";
+import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
 import { scoreDense, TopK } from "./score.ts";
 
 /** Paragraphs the IVF-PQ quantizers are trained on, by default. */
@@ -691,7 +694,6 @@ export function ivfCandidates(
   for (const l of lists) maxN = Math.max(maxN, data.offsets[l + 1] - data.offsets[l]);
   const mine = k === undefined ? new Float32Array(maxN) : undefined;
   const cands = new Candidates(cap);
-  let floor = cands.floor;
   for (const l of lists) {
     const s = data.offsets[l], n = data.offsets[l + 1] - s;
     if (n === 0) continue;
@@ -706,16 +708,127 @@ export function ivfCandidates(
       scanLists(data.codes, s * bpv, n, bpv, own!, mine!);
       acc = mine!;
     }
-    const base = l2 ? 0 : qc[l], sign = l2 ? -1 : 1, rows = data.rows;
-    for (let i = 0; i < n; i++) {
-      const score = base + sign * acc[i];
-      if (score >= floor) {
-        cands.offer(score, rows[s + i]);
-        floor = cands.floor;
-      }
-    }
+    offerRows(cands, acc, 1, 0, n, l2 ? 0 : qc[l], l2, data.rows, s);
   }
   return cands.byRow();
+}
+
+/**
+ * Offers the `n` rows of one list (global rows `rows[s …]`) to `cands`:
+ * row `i`'s approximate score `base + sum` (`ip`) or `−sum` (`l2`), its
+ * sum at `sums[stride·i + lane]`.
+ */
+function offerRows(
+  cands: Candidates,
+  sums: Float32Array,
+  stride: number,
+  lane: number,
+  n: number,
+  base: number,
+  l2: boolean,
+  rows: Uint32Array,
+  s: number,
+): void {
+  const sign = l2 ? -1 : 1;
+  let floor = cands.floor;
+  for (let i = 0, a = lane; i < n; i++, a += stride) {
+    const score = base + sign * sums[a];
+    if (score >= floor) {
+      cands.offer(score, rows[s + i]);
+      floor = cands.floor;
+    }
+  }
+}
+
+/** Questions whose tables a batch scan ({@linkcode ivfCandidatesBatch}) holds at once (128 KiB each at bpv 128). */
+export const IVF_BATCH = 256;
+
+/**
+ * The approximate candidates of each question, as {@linkcode ivfCandidates}
+ * gives them (the same rows and scores), list by list: every question's
+ * tables are made once, then each list's codes are read once per
+ * {@linkcode SCAN_LANES} questions that probe it, their sums added in
+ * f32x4 lanes (`PqScanner.scanLanes`: each lane the same float32
+ * additions as the one-question scan). Up to {@linkcode IVF_BATCH}
+ * questions at a time. Where the lane-parallel kernel cannot run (or
+ * `kernel` is false), one question at a time.
+ */
+export function ivfCandidatesBatch(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  nprobe: number,
+  cap: number,
+  kernel = true,
+): { row: number; score: number }[][] {
+  const data = loadIvf(index);
+  const k = kernel ? scannerOf(data) : undefined;
+  if (k === undefined || !k.lanes || qs.length < 2) {
+    return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));
+  }
+  const out: { row: number; score: number }[][] = [];
+  for (let b = 0; b < qs.length; b += IVF_BATCH) {
+    out.push(...laneBatch(index, data, k, qs.slice(b, b + IVF_BATCH), nprobe, cap));
+  }
+  return out;
+}
+
+/** {@linkcode ivfCandidatesBatch} for at most {@linkcode IVF_BATCH} questions. */
+function laneBatch(
+  index: IvfIndexView,
+  data: IvfData,
+  k: PqScanner,
+  qs: readonly Float32Array[],
+  nprobe: number,
+  cap: number,
+): { row: number; score: number }[][] {
+  const d = index.header.d, bpv = data.bpv, dsub = d / bpv, per = bpv * KSUB;
+  const l2 = index.header.metric === "l2";
+  const probes = qs.map((q) => probeLists(q, data, d, l2, nprobe));
+  // The questions probing each list, in question order.
+  const byList: number[][] = Array.from({ length: data.nlist }, () => []);
+  let maxN = 0;
+  probes.forEach((p, j) => {
+    for (const l of p.lists) {
+      byList[l].push(j);
+      maxN = Math.max(maxN, data.offsets[l + 1] - data.offsets[l]);
+    }
+  });
+  const t = k.batch(qs.length, bpv, maxN);
+  const slot = (j: number) => t.subarray(j * per, (j + 1) * per);
+  const v = new Float64Array(d);
+  if (!l2) {
+    qs.forEach((q, j) => {
+      for (let x = 0; x < d; x++) v[x] = q[x];
+      tables(v, data.codebooks, bpv, dsub, false, slot(j));
+    });
+  }
+  const cands = qs.map(() => new Candidates(cap));
+  const c = data.centroids;
+  for (let l = 0; l < data.nlist; l++) {
+    const s = data.offsets[l], n = data.offsets[l + 1] - s, js = byList[l];
+    if (n === 0) continue;
+    for (let g0 = 0; g0 < js.length; g0 += SCAN_LANES) {
+      const group = js.slice(g0, g0 + SCAN_LANES);
+      if (l2) {
+        for (const j of group) {
+          const q = qs[j];
+          for (let x = 0; x < d; x++) v[x] = q[x] - c[l * d + x];
+          tables(v, data.codebooks, bpv, dsub, true, slot(j));
+        }
+      }
+      if (group.length === 1) {
+        const j = group[0];
+        const sums = k.scanOne(j, s * bpv, n);
+        offerRows(cands[j], sums, 1, 0, n, l2 ? 0 : probes[j].qc[l], l2, data.rows, s);
+        continue;
+      }
+      const sums = k.scanLanes(group, s * bpv, n);
+      group.forEach((j, g) => {
+        offerRows(cands[j], sums, SCAN_LANES, g, n, l2 ? 0 : probes[j].qc[l], l2, data.rows, s);
+      });
+    }
+  }
+  return cands.map((x) => x.byRow());
 }
 
 /** A question's approximate candidates, as `ivfCandidates` gives them. */
@@ -861,7 +974,7 @@ export async function ivfCandidatesMany(
   kernel = true,
 ): Promise<{ row: number; score: number }[][]> {
   if (threads <= 1 || qs.length < 2 || !searchWorkersAllowed()) {
-    return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));
+    return ivfCandidatesBatch(index, qs, nprobe, cap, kernel);
   }
   const data = loadIvf(index);
   let pool = workers.get(index);
@@ -891,6 +1004,6 @@ export function scoreIvfSync(
   options: IvfQueryOptions = {},
 ): TopK[] {
   const [k, nprobe, refine, cap] = settle(index, options);
-  const cands = qs.map((q) => ivfCandidates(index, q, nprobe, cap, useKernel(options)));
+  const cands = ivfCandidatesBatch(index, qs, nprobe, cap, useKernel(options));
   return finish(index, qs, cands, k, refine, options.simd);
 }
