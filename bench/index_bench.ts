@@ -11,7 +11,8 @@
  * `--reuse` keeps them), takes every `--every`-th question of the dataset
  * (their question vectors written once as raw f32 for both sides), then in
  * process: opens each index (timed) and answers the questions in blocks of
- * 64 (timed: queries/s), exact first (the ground truth: merge's exact scores,
+ * `--block` (default 256, the blocks the `search` stage answers; timed:
+ * queries/s), exact first (the ground truth: merge's exact scores,
  * first row on ties), then IVF-PQ per nprobe without and with `--refine`
  * (phraseval scans on `--ivf-threads` worker threads, default 1: this one; a
  * comma list runs each; `--compare-scan` answers each setting with the
@@ -28,9 +29,9 @@
  * pip install faiss-cpu
  * deno run -A bench/index_bench.ts --dump DIR/dumps/context_emb --context DIR/context.json \
  *   --questions DIR/dumps/question_emb --data DIR/question.json [--every 10] \
- *  *   [--nlist 100] [--bpv 128] [--nprobes 1,4,10,32,100] [--refine 100[,1000]] [--threads 2] \
+ *   [--nlist 100] [--bpv 128] [--nprobes 1,4,10,32,100] [--refine 100[,1000]] [--threads 2] \
  *   [--out bench/out/index_bench] [--reuse] [--no-faiss] [--ivf-threads 1[,2]] [--compare-scan]
- *   [--skip-refine0]
+ *   [--skip-refine0] [--block 256]
  * ```
  *
  * `--reuse` keeps indexes already in `--out` and faiss's results when its
@@ -76,6 +77,7 @@ const ivfThreadsList = arg("ivf-threads", "1").split(",").map(Number);
 const compareScan = flag("compare-scan");
 const refine0 = !flag("skip-refine0");
 const K = 10;
+const block = Number(arg("block", "256"));
 Deno.mkdirSync(out, { recursive: true });
 
 const peaks: Record<string, number> = {};
@@ -149,8 +151,8 @@ const asMatrix = (q: Float32Array): Matrix => ({
 });
 t0 = performance.now();
 const truth: number[][] = [];
-for (let b = 0; b < qs.length; b += 64) {
-  for (const t of scoreQuestions(exact, qs.slice(b, b + 64).map(asMatrix), { topK: K })) {
+for (let b = 0; b < qs.length; b += block) {
+  for (const t of scoreQuestions(exact, qs.slice(b, b + block).map(asMatrix), { topK: K })) {
     truth.push(t.rows);
   }
 }
@@ -215,8 +217,8 @@ for (const nprobe of nprobes) {
       for (const kernel of compareScan ? [false, true] : [true]) {
         t0 = performance.now();
         const rows: number[][] = [];
-        for (let b = 0; b < qs.length; b += 64) {
-          const tops = await scoreIvf(ivf, qs.slice(b, b + 64), {
+        for (let b = 0; b < qs.length; b += block) {
+          const tops = await scoreIvf(ivf, qs.slice(b, b + block), {
             topK: K,
             nprobe,
             refine: rf,
