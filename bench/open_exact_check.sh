@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Exact open search against a NumPy/SciPy brute force over every phrase
+# (bench/open_bruteforce.py: float64 scores, first maximum, and the exact
+# fsum re-check of near ties), on NumPy-written dense dumps (f32 and f16,
+# --metric ip and l2) and, with a run folder of `deno task full`, on that
+# run's sparse-pi dumps of all of dev.
+#
+# usage: bash bench/open_exact_check.sh OUT [ARTICLES] [SPARSE_RUN]
+#   OUT         a scratch folder (created; its dumps, indexes and answers stay there)
+#   ARTICLES    dev articles of the NumPy-written dumps (default 6)
+#   SPARSE_RUN  the --out folder of `deno task full` (sparse-pi): its
+#               dumps/context_emb, dumps/question_emb and question.json
+#
+# Each check prints the brute force's JSON line; "identical": true is the
+# pass. Exit 1 at the first check that is not identical.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: bash bench/open_exact_check.sh OUT [ARTICLES] [SPARSE_RUN]}
+ARTICLES=${2:-6}
+SPARSE_RUN=${3:-}
+deno=(npx -y deno@2.9.6)
+mkdir -p "$OUT"
+
+check() { # label, then the brute force's arguments
+  local label=$1
+  shift
+  local line
+  line=$(python3 bench/open_bruteforce.py "$@")
+  echo "$label: $line"
+  grep -q '"identical": true' <<<"$line" || { echo "$label: NOT identical" >&2; exit 1; }
+}
+
+for dtype in f32 f16; do
+  d=$OUT/$dtype
+  python3 bench/make_dumps.py data/dev-v1.1.json.gz "$d" --articles "$ARTICLES" --dtype "$dtype"
+  for metric in ip l2; do
+    "${deno[@]}" task index "$d/context_emb" "$d/index_$metric" --context "$d/data.json" \
+      --metric "$metric" --overwrite
+    "${deno[@]}" task search "$d/data.json" "$d/index_$metric" "$d/question_emb" \
+      "$d/pred_$metric.json" --top-k 1 --topk-out "$d/topk_$metric.ndjson"
+    check "$dtype $metric" "$d/data.json" "$d/context_emb" "$d/question_emb" \
+      "$d/pred_$metric.json" --topk "$d/topk_$metric.ndjson" --context "$d/data.json" \
+      --metric "$metric"
+  done
+done
+
+if [ -n "$SPARSE_RUN" ]; then
+  s=$OUT/sparse
+  mkdir -p "$s"
+  /usr/bin/time -f "index: %e s wall, %U s user, peak %M KB" "${deno[@]}" task index \
+    "$SPARSE_RUN/dumps/context_emb" "$s/index" --sparse --context "$SPARSE_RUN/context.json" \
+    --overwrite
+  /usr/bin/time -f "search: %e s wall, %U s user, peak %M KB" "${deno[@]}" task search \
+    "$SPARSE_RUN/question.json" "$s/index" "$SPARSE_RUN/dumps/question_emb" "$s/pred.json" \
+    --top-k 1 --topk-out "$s/topk.ndjson"
+  check "sparse-pi dev ip" "$SPARSE_RUN/question.json" "$SPARSE_RUN/dumps/context_emb" \
+    "$SPARSE_RUN/dumps/question_emb" "$s/pred.json" --topk "$s/topk.ndjson" --sparse \
+    --context "$SPARSE_RUN/context.json"
+fi
+echo "all identical"
