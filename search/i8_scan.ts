@@ -39,7 +39,20 @@
  */
 import { halfTable } from "./dense_f64.ts";
 import { fsum } from "./fsum.ts";
-import { name, section, sleb, uleb, vec } from "./wasm_encode.ts";
+import {
+  brIf,
+  get,
+  i32,
+  ifThen,
+  loop,
+  name,
+  section,
+  set,
+  simd,
+  tee,
+  uleb,
+  vec,
+} from "./wasm_encode.ts";
 
 const PAGE = 65536;
 /** Row stride multiple in bytes (the kernel takes four 16-byte steps a turn). */
@@ -68,12 +81,7 @@ const TINY = 2 ** -1000;
  */
 export function i8ModuleBytes(QG = 2, UN = 4): Uint8Array<ArrayBuffer> {
   const I32 = 0x7f, V128 = 0x7b;
-  const get = (i: number) => [0x20, ...uleb(i)];
-  const set = (i: number) => [0x21, ...uleb(i)];
-  const tee = (i: number) => [0x22, ...uleb(i)];
-  const i32 = (v: number) => [0x41, ...sleb(v)];
   const add = [0x6a], mul = [0x6c], ltu = [0x49];
-  const simd = (op: number, ...imm: number[]) => [0xfd, ...uleb(op), ...imm];
   const load = simd(0x00, 0, 0), store = simd(0x0b, 0, 0);
   const zero = simd(0x0c, ...new Array(16).fill(0));
   const shuffle = (lanes: number[]) =>
@@ -82,9 +90,6 @@ export function i8ModuleBytes(QG = 2, UN = 4): Uint8Array<ArrayBuffer> {
   const cvt = simd(0xfa), f32x4Mul = simd(0xe6), f32x4Ge = simd(0x46), f32x4Splat = simd(0x13);
   const anyTrue = simd(0x53), dotAdd = simd(0x113);
   const f32Load = [0x2a, 2, 0], i32Store = (off: number) => [0x36, 2, ...uleb(off)];
-  const loop = (body: number[]) => [0x03, 0x40, ...body, 0x0b];
-  const ifThen = (body: number[]) => [0x04, 0x40, ...body, 0x0b];
-  const brIf = (l: number) => [0x0d, ...uleb(l)];
   // params
   const P = { a: 0, nquads: 1, d16: 2, q: 3, nq: 4, corr: 5, sp: 6, u: 7, out: 8 };
   // i32 locals 9…

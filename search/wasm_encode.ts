@@ -50,3 +50,26 @@ export const section = (
 
 /** A name (ASCII). */
 export const name = (s: string): number[] => vec([...s].map((c) => [c.charCodeAt(0)]));
+
+/** Instruction encoders shared by the hand-assembled modules (opcodes of the binary format). */
+
+/** `local.get i`. */
+export const get = (i: number): number[] => [0x20, ...uleb(i)];
+/** `local.set i`. */
+export const set = (i: number): number[] => [0x21, ...uleb(i)];
+/** `local.tee i`. */
+export const tee = (i: number): number[] => [0x22, ...uleb(i)];
+/** `i32.const v`. */
+export const i32 = (v: number): number[] => [0x41, ...sleb(v)];
+/** A SIMD instruction (prefix 0xfd), its opcode and immediates. */
+export const simd = (op: number, ...imm: number[]): number[] => [0xfd, ...uleb(op), ...imm];
+/** `block` with no result around `body`. */
+export const block = (body: number[]): number[] => [0x02, 0x40, ...body, 0x0b];
+/** `loop` with no result around `body`. */
+export const loop = (body: number[]): number[] => [0x03, 0x40, ...body, 0x0b];
+/** `if` with no result around `body`. */
+export const ifThen = (body: number[]): number[] => [0x04, 0x40, ...body, 0x0b];
+/** `br_if l`. */
+export const brIf = (l: number): number[] => [0x0d, ...uleb(l)];
+/** `br l`. */
+export const br = (l: number): number[] => [0x0c, ...uleb(l)];

@@ -4,7 +4,22 @@
  *
  * @module
  */
-import { name, section, sleb, uleb, vec } from "./wasm_encode.ts";
+import {
+  block,
+  br,
+  brIf,
+  get,
+  i32,
+  ifThen,
+  loop,
+  name,
+  section,
+  set,
+  simd,
+  tee,
+  uleb,
+  vec,
+} from "./wasm_encode.ts";
 // WebAssembly SIMD kernels (the same rule, four float32 lanes at a time).
 //
 // The module is assembled here from its instructions (no toolchain, no binary
@@ -47,13 +62,8 @@ const WASM = {
  * ```
  */
 export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
-  const get = (i: number) => [0x20, ...uleb(i)];
-  const set = (i: number) => [0x21, ...uleb(i)];
-  const tee = (i: number) => [0x22, ...uleb(i)];
-  const i32 = (v: number) => [0x41, ...sleb(v)];
   const add = [0x6a], sub = [0x6b], mul = [0x6c], shl = [0x74];
   const ltu = [0x49], gtu = [0x4b], geu = [0x4f], ne = [0x47];
-  const simd = (op: number, ...imm: number[]) => [0xfd, ...uleb(op), ...imm];
   const load = simd(0x00, 2, 0); // v128.load align=4 offset=0
   const f32x4Add = simd(0xe4), f32x4Mul = simd(0xe6);
   const f64x2Add = simd(0xf0), f64x2Mul = simd(0xf2), promote = simd(0x5f);
@@ -68,11 +78,6 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
   const splat = (v: number) => [...i32(v), ...i32x4Splat];
   const f32Store = (off: number) => [0x38, 2, ...uleb(off)];
   const f64Store = [0x39, 3, 0];
-  const block = (body: number[]) => [0x02, 0x40, ...body, 0x0b];
-  const loop = (body: number[]) => [0x03, 0x40, ...body, 0x0b];
-  const brIf = (l: number) => [0x0d, ...uleb(l)];
-  const br = (l: number) => [0x0c, ...uleb(l)];
-  const ifThen = (body: number[]) => [0x04, 0x40, ...body, 0x0b];
   const hsum = (v: number) => [
     ...get(v),
     ...lane32(0),

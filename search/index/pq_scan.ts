@@ -39,7 +39,21 @@
  *
  * @module
  */
-import { name, section, sleb, uleb, vec } from "../wasm_encode.ts";
+import {
+  block,
+  br,
+  brIf,
+  get,
+  i32,
+  loop,
+  name,
+  section,
+  set,
+  simd,
+  tee,
+  uleb,
+  vec,
+} from "../wasm_encode.ts";
 
 const PAGE = 65536;
 
@@ -54,14 +68,9 @@ export const SCAN_LANES = 4;
 
 /** WebAssembly opcodes and helpers of the scan module (memory 0: codes; memory 1: scratch). */
 const I32 = 0x7f, V128 = 0x7b;
-const get = (i: number) => [0x20, ...uleb(i)];
-const set = (i: number) => [0x21, ...uleb(i)];
-const tee = (i: number) => [0x22, ...uleb(i)];
-const i32 = (v: number) => [0x41, ...sleb(v)];
 const add = [0x6a], and = [0x71], shl = [0x74], shrU = [0x76], mul = [0x6c];
 const gtU = [0x4b], geU = [0x4f], ltU = [0x49];
 const f32Add = [0x92];
-const simd = (op: number, ...imm: number[]) => [0xfd, ...uleb(op), ...imm];
 // memargs: memory 0 (codes) plain; memory 1 (scratch) with the memory-index bit.
 const load32 = (off: number) => [0x28, 2, ...uleb(off)];
 const load8u = [0x2d, 0, 0];
@@ -73,10 +82,6 @@ const f32x4Add = simd(0xe4);
 /** `i8x16.shuffle` picking float32 lanes (0–3: first operand, 4–7: second). */
 const shuffle32 = (lanes: number[]) =>
   simd(0x0d, ...lanes.flatMap((l) => [4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3]));
-const block = (body: number[]) => [0x02, 0x40, ...body, 0x0b];
-const loop = (body: number[]) => [0x03, 0x40, ...body, 0x0b];
-const brIf = (l: number) => [0x0d, ...uleb(l)];
-const br = (l: number) => [0x0c, ...uleb(l)];
 
 /**
  * The body of `scan(co, n, m0, m1, tab, acc, first)` (`lanes` 1: float32
