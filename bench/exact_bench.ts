@@ -2,8 +2,11 @@
  * Exact dense open search against faiss-cpu `IndexFlatIP`
  * (bench/faiss_ref.py), whole process, the same float32 questions:
  * phraseval's exact index answered in process with the 8-bit screening
- * (`search/i8_scan.ts`) on 1 and 2 threads, and with the float32 kernels
- * alone (`screen: false`, the path before the screening), then faiss with
+ * (`search/i8_scan.ts`, with its head stage) on 1 and 2 threads, the
+ * screening in one stage (no head: the path before the head stage), and
+ * with the float32 kernels alone (`screen: false`, the path before the
+ * screening), questions in blocks of `--block` (default 256, the blocks
+ * of the `search` stage), then faiss with
  * 1 and 2 OpenMP threads (a process each). "prep s" is the one-time quantization of the
  * index (on first use, in `search`/`serve` as here). Agreement: share of
  * questions whose top-10 rows are phraseval's (faiss scores in float32:
@@ -13,7 +16,8 @@
  * pip install faiss-cpu
  * deno run -A bench/exact_bench.ts --dump R/dumps/context_emb --context R/context.json \
  *   --questions R/dumps/question_emb --data R/question.json [--every 10] \
- *   [--threads 1,2] [--out bench/out/exact_bench] [--reuse] [--no-float]
+ *   [--threads 1,2] [--out bench/out/exact_bench] [--reuse] [--no-float] [--no-one-stage] \
+ *   [--block 256]
  * ```
  *
  * @module
@@ -21,7 +25,8 @@
 import { openDumpSync } from "../io/dump/reader_sync.ts";
 import type { Matrix } from "../io/matrix.ts";
 import { asFloat32 } from "../search/dense_f64.ts";
-import { i8RowsOf } from "../search/i8_pool.ts";
+import { closeI8Workers, i8RowsOf, scoreI8Threads } from "../search/i8_pool.ts";
+import { TopK } from "../search/index/score.ts";
 import { openIndexSync } from "../search/index/read.ts";
 import { closeSearchWorkers, scoreQuestionsAsync } from "../search/open.ts";
 
@@ -96,11 +101,12 @@ t0 = performance.now();
 i8RowsOf(index, { dense: index.dense!, phrases: h.phrases, d: h.d, metric: h.metric });
 const prep = (performance.now() - t0) / 1000;
 
+const block = Number(arg("block", "256"));
 async function answer(threads: number, screen: boolean): Promise<[number, number[][]]> {
   const rows: number[][] = [];
   const t = performance.now();
-  for (let b = 0; b < nq; b += 64) {
-    const tops = await scoreQuestionsAsync(index, qs.slice(b, b + 64).map(asMatrix), {
+  for (let b = 0; b < nq; b += block) {
+    const tops = await scoreQuestionsAsync(index, qs.slice(b, b + block).map(asMatrix), {
       topK: K,
       threads,
       screen,
@@ -110,17 +116,45 @@ async function answer(threads: number, screen: boolean): Promise<[number, number
   return [(performance.now() - t) / 1000, rows];
 }
 
+// The screening in one stage (no head), its rows made once (timed as prep1), then the same
+// questions through scoreI8Threads: the path of `search` before the head stage.
+const oneStage = { dense: index.dense!, phrases: h.phrases, d: h.d, metric: h.metric, head: 0 };
+const oneKey = {};
+let prep1 = NaN;
+async function answerOneStage(threads: number): Promise<[number, number[][]]> {
+  if (Number.isNaN(prep1)) {
+    const t1 = performance.now();
+    i8RowsOf(oneKey, oneStage);
+    prep1 = (performance.now() - t1) / 1000;
+  }
+  const rows: number[][] = [];
+  const t = performance.now();
+  for (let b = 0; b < nq; b += block) {
+    const part = qs.slice(b, b + block);
+    const tops = part.map(() => new TopK(K));
+    const left = await scoreI8Threads(oneKey, oneStage, part, tops, threads);
+    if (left === undefined || left.length > 0) throw new Error("a question left to the float path");
+    for (const top of tops) rows.push(top.rows);
+  }
+  return [(performance.now() - t) / 1000, rows];
+}
+
 const runs: { what: string; s: number; rows: number[][] }[] = [];
+const th_ = (th: number) => `${th} thread${th > 1 ? "s" : ""}`;
 for (const th of threadsList) {
   const [s, rows] = await answer(th, true);
-  runs.push({
-    what: `phraseval exact, 8-bit screening, ${th} thread${th > 1 ? "s" : ""}`,
-    s,
-    rows,
-  });
+  runs.push({ what: `phraseval exact, 8-bit screening with head, ${th_(th)}`, s, rows });
   console.error(`${runs.at(-1)!.what}: ${s.toFixed(2)} s`);
 }
 closeSearchWorkers(index);
+if (!flag("no-one-stage")) {
+  for (const th of threadsList) {
+    const [s, rows] = await answerOneStage(th);
+    runs.push({ what: `phraseval exact, 8-bit screening in one stage, ${th_(th)}`, s, rows });
+    console.error(`${runs.at(-1)!.what}: ${s.toFixed(2)} s`);
+  }
+  closeI8Workers(oneKey);
+}
 if (!flag("no-float")) {
   const [s, rows] = await answer(1, false);
   runs.push({ what: "phraseval exact, float32 kernels only, 1 thread", s, rows });
@@ -176,7 +210,9 @@ const mb = (b: number) => (b / 1e6).toFixed(1);
 const lines = [
   `${nq} questions (every ${every}th), ${h.phrases} phrases, d=${d} ${h.dtype}, top ${K}; ` +
   `phraseval build ${build.toFixed(1)} s, load ${load.toFixed(1)} s, ` +
-  `8-bit prep ${prep.toFixed(1)} s; faiss ${f!.faiss}, processes ${faissWall.toFixed(1)} s ` +
+  `8-bit prep ${prep.toFixed(1)} s (one stage ${prep1.toFixed(1)} s); faiss ${
+    f!.faiss
+  }, processes ${faissWall.toFixed(1)} s ` +
   `(load ${f!.load_s.toFixed(1)} s, add ${f!.flat_build_s.toFixed(1)} s)`,
   "",
   "| search | s | queries/s | index bytes (MB) | top-10 = phraseval's |",

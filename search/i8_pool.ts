@@ -22,6 +22,11 @@ export interface I8Source {
   readonly d: number;
   /** Metric. */
   readonly metric: I8Metric;
+  /**
+   * Columns of the screening's head stage (`i8_scan.ts`, "Two stages"):
+   * 0 screens in one stage; absent, the default for d.
+   */
+  readonly head?: number;
 }
 
 /** Scratch slots: this thread's, then up to this many workers'. */
@@ -49,6 +54,7 @@ export function i8RowsOf(
       src.metric,
       1 + I8_MAX_WORKERS,
       MAX_Q,
+      src.head,
     );
     c = rows === undefined ? null : { rows, screen: new I8Screen(rows, 0) };
     cache.set(key, c);

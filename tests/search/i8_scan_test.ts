@@ -3,10 +3,21 @@
  * `search/i8_pool.ts`): its kernel's integer dot products, and its
  * results (rows, exact scores, ties) against scoring every row on the
  * float64 path, on random, tied, nearly tied, zero, huge and tiny rows,
- * float32 and float16, both metrics, one thread and worker threads.
+ * float32 and float16, both metrics, one thread and worker threads; the
+ * head stage's kernels, and its results where it skips most of the full
+ * pass (rows near a low-rank subspace) and on degenerate rows.
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { i8Available, i8ModuleBytes, I8NonFinite, I8Rows, i8Takes } from "../../search/i8_scan.ts";
+import {
+  I8_HEAD,
+  i8Available,
+  i8HeadModuleBytes,
+  i8ModuleBytes,
+  I8NonFinite,
+  I8Rows,
+  I8Screen,
+  i8Takes,
+} from "../../search/i8_scan.ts";
 import { closeI8Workers, scoreI8, scoreI8Threads } from "../../search/i8_pool.ts";
 import { scoreDense, TopK } from "../../search/index/score.ts";
 import type { IndexMetric } from "../../search/index/format.ts";
@@ -210,5 +221,247 @@ Deno.test({
     }
     assert(thrown instanceof I8NonFinite);
     assertEquals(thrown.message, "row 2");
+  },
+});
+
+/**
+ * Rows near a low-rank subspace (most of their energy in a few directions,
+ * as real phrase vectors), where the head stage skips most of the full
+ * pass; some rows tied, some zero. (Huge rows among ordinary ones, which
+ * make a block's largest bounds too wide to skip much, are in the test
+ * over many d above.)
+ */
+function lowRank(n: number, d: number, rank: number, seed: number): Float32Array {
+  const r = rng(seed);
+  const basis = Array.from({ length: rank }, () => Float64Array.from({ length: d }, r.normal));
+  const a = new Float32Array(n * d);
+  for (let i = 0; i < n; i++) {
+    const o = i * d;
+    if (i % 97 === 13 && i >= 97) {
+      a.copyWithin(o, o - 97 * d, o - 96 * d); // an exact copy of an earlier row: a tie
+      continue;
+    }
+    if (i % 211 === 7) continue; // a zero row
+    for (let b = 0; b < rank; b++) {
+      const w = r.normal() * (rank - b);
+      for (let c = 0; c < d; c++) a[o + c] += w * basis[b][c];
+    }
+    for (let c = 0; c < d; c++) a[o + c] += 0.05 * r.normal();
+  }
+  return a;
+}
+
+Deno.test({
+  name:
+    "i8 head stage: where it skips most of the full pass, the same rows, scores and ties (f32/f16, ip/l2, 1 and 2 threads)",
+  ignore: !i8Available(),
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const n = 6000, d = 128;
+    const a32 = lowRank(n, d, 6, 21);
+    const r = rng(4);
+    const qs = Array.from({ length: 40 }, (_, j) => {
+      const q = new Float32Array(d);
+      if (j % 4 === 0) q.set(a32.subarray(((j * 37) % n) * d, ((j * 37) % n + 1) * d));
+      else {
+        const o = ((j * 53) % n) * d;
+        for (let c = 0; c < d; c++) q[c] = a32[o + c] + 0.3 * r.normal();
+      }
+      return q;
+    });
+    let cases = 0;
+    for (const dtype of ["f32", "f16"] as const) {
+      const a = dtype === "f32" ? a32 : toHalfBits(a32);
+      for (const metric of ["ip", "l2"] as const) {
+        const rows = I8Rows.create(a, n, d, metric);
+        assert(rows?.head !== undefined, "no head stage at d = 128");
+        assert(rows.head.eNorm < 1e-5, `‖HᵀH − I‖ bound ${rows.head.eNorm}`);
+        assert(Math.abs(rows.head.hF - Math.sqrt(I8_HEAD)) < 1e-3, `‖H‖_F ${rows.head.hF}`);
+        const screen = new I8Screen(rows);
+        screen.candidates(qs, 10);
+        const { pairs, full } = screen.stats;
+        assert(full < 0.5 * pairs, `${dtype} ${metric}: ${full} of ${pairs} went to the full pass`);
+        for (const k of [1, 10]) {
+          const ref = reference(a, n, d, qs, k, metric);
+          const src = { dense: a, phrases: n, d, metric };
+          for (const [what, head] of [["head", undefined], ["one stage", 0]] as const) {
+            const key = {};
+            const tops = qs.map(() => new TopK(k));
+            assertEquals(scoreI8(key, { ...src, head }, qs, tops), []);
+            for (let j = 0; j < qs.length; j++) {
+              const at = `${what} ${dtype} ${metric} k=${k} question ${j}`;
+              assertEquals(tops[j].rows, ref[j].rows, at);
+              assertEquals(tops[j].scores, ref[j].scores, at);
+            }
+            cases++;
+          }
+          const key = {};
+          const two = qs.map(() => new TopK(k));
+          try {
+            assertEquals(await scoreI8Threads(key, src, qs, two, 2), []);
+          } finally {
+            closeI8Workers(key);
+          }
+          for (let j = 0; j < qs.length; j++) {
+            assertEquals(two[j].rows, ref[j].rows, `2 threads ${dtype} ${metric} k=${k} ${j}`);
+            assertEquals(two[j].scores, ref[j].scores);
+          }
+        }
+      }
+    }
+    assertEquals(cases, 16);
+  },
+});
+
+Deno.test({
+  name:
+    "i8 head stage: rows of rank 1, or all zero, still screen exactly (the basis filled out with unit vectors)",
+  ignore: !i8Available(),
+  fn: () => {
+    const n = 700, d = 128;
+    const r = rng(8);
+    const dir = Float32Array.from({ length: d }, r.normal);
+    for (const kind of ["rank 1", "zero"] as const) {
+      const a = new Float32Array(n * d);
+      if (kind === "rank 1") {
+        for (let i = 0; i < n; i++) {
+          const w = r.normal();
+          for (let c = 0; c < d; c++) a[i * d + c] = w * dir[c];
+        }
+      }
+      const qs = Array.from({ length: 6 }, () => Float32Array.from({ length: d }, r.normal));
+      for (const metric of ["ip", "l2"] as const) {
+        const rows = I8Rows.create(a, n, d, metric)!;
+        assert(rows.head !== undefined && rows.head.eNorm < 1e-5, `${kind}: ${rows.head?.eNorm}`);
+        const tops = qs.map(() => new TopK(5));
+        assertEquals(scoreI8({}, { dense: a, phrases: n, d, metric }, qs, tops), []);
+        const ref = reference(a, n, d, qs, 5, metric);
+        for (let j = 0; j < qs.length; j++) {
+          assertEquals(tops[j].rows, ref[j].rows, `${kind} ${metric} ${j}`);
+          assertEquals(tops[j].scores, ref[j].scores, `${kind} ${metric} ${j}`);
+        }
+      }
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "i8 head kernel: project is the float32 sum in column order; filter_head keeps filter's records whose head passes",
+  ignore: !i8Available(),
+  fn: () => {
+    const r = rng(12);
+    const mem = new WebAssembly.Memory({ initial: 16, maximum: 16, shared: true });
+    const head = new WebAssembly.Instance(new WebAssembly.Module(i8HeadModuleBytes()), {
+      env: { memory: mem },
+    }).exports as Record<string, (...a: number[]) => number>;
+    const one = new WebAssembly.Instance(new WebAssembly.Module(i8ModuleBytes()), {
+      env: { memory: mem },
+    }).exports as Record<string, (...a: number[]) => number>;
+    const buf = mem.buffer, H = I8_HEAD;
+    // project: 5 rows of d = 40 against a 40 × H basis, against a float32 loop in the same order.
+    const d = 40, nr = 5;
+    const x = new Float32Array(buf, 0, nr * d), hm = new Float32Array(buf, 4096, d * H);
+    for (let i = 0; i < x.length; i++) x[i] = r.normal();
+    for (let i = 0; i < hm.length; i++) hm[i] = r.normal();
+    head.project(0, nr, d, 4096, 16384);
+    const y = new Float32Array(buf, 16384, nr * H);
+    for (let i = 0; i < nr; i++) {
+      for (let c = 0; c < H; c++) {
+        let s = Math.fround(0);
+        for (let k = 0; k < d; k++) s = Math.fround(s + Math.fround(x[i * d + k] * hm[k * H + c]));
+        assert(Object.is(y[i * H + c], s), `row ${i} column ${c}: ${y[i * H + c]} ≠ ${s}`);
+      }
+    }
+    // filter_head against filter: 8 quads, 4 questions, d16 64.
+    const nq = 4, nquads = 8, d16 = 64;
+    let at = 32768;
+    const take = (bytes: number) => (at += bytes) - bytes;
+    const A = take(nquads * 4 * d16), AH = take(nquads * 4 * H), Q = take(nq * d16);
+    const QH = take(nq * H), CORR = take(nquads * 16), SP = take(nquads * 16);
+    const CORRH = take(nquads * 16), SPH = take(nquads * 16), ROWV = take(nquads * 32);
+    const QV = take(nq * 16), U = take(nq * 4), UH = take(nq * 4), STATS = take(16);
+    const OUT = take(nquads * nq * 24), OUT1 = take(nquads * nq * 24);
+    const i8 = new Int8Array(buf), u8 = new Uint8Array(buf);
+    for (let i = 0; i < nquads * 4 * d16; i++) i8[A + i] = Math.floor(r.u() * 255) - 127;
+    for (let i = 0; i < nquads * 4 * H; i++) i8[AH + i] = Math.floor(r.u() * 255) - 127;
+    for (let i = 0; i < nq * d16; i++) u8[Q + i] = 1 + Math.floor(r.u() * 127);
+    for (let i = 0; i < nq * H; i++) u8[QH + i] = 1 + Math.floor(r.u() * 127);
+    const corr = new Int32Array(buf, CORR, nquads * 4);
+    const corrH = new Int32Array(buf, CORRH, nquads * 4);
+    for (let i = 0; i < nquads * 4; i++) {
+      corr[i] = Math.floor(r.u() * 1000) - 500;
+      let s = 0;
+      for (let c = 0; c < H; c++) s += i8[AH + i * H + c];
+      corrH[i] = 64 * s;
+    }
+    const sp = new Float32Array(buf, SP, nquads * 4), sph = new Float32Array(buf, SPH, nquads * 4);
+    const rowv = new Float32Array(buf, ROWV, nquads * 8), qv = new Float32Array(buf, QV, nq * 4);
+    for (let i = 0; i < nquads * 4; i++) {
+      sp[i] = r.u();
+      sph[i] = r.u() * 1e-3;
+    }
+    for (let i = 0; i < rowv.length; i++) rowv[i] = r.u() * (i % 8 < 4 ? 1 : 3);
+    for (let i = 0; i < qv.length; i++) qv[i] = r.u();
+    // The row's m-th factor (its quad's f32x4 m, lane i mod 4), the question's.
+    const rf = (i: number, m: number) => rowv[(i >> 2) * 8 + 4 * m + (i & 3)];
+    const qf = (j: number, m: number) => qv[4 * j + m];
+    const u = new Float32Array(buf, U, nq), uh = new Float32Array(buf, UH, nq);
+    const hd = (i: number, j: number) => {
+      let s = 0;
+      for (let c = 0; c < H; c++) s += i8[AH + i * H + c] * (u8[QH + j * H + c] - 64);
+      return s;
+    };
+    const recs = (o: number, count: number) =>
+      Array.from({ length: count }, (_, x) => Array.from(new Int32Array(buf, o + 24 * x, 6)));
+    const f = Math.fround;
+    for (const pen of [false, true]) {
+      const kernel = pen ? head.filter_head_l2 : head.filter_head;
+      for (const level of [-Infinity, -2, 0, 1, 1.5, 2, 3, Infinity]) {
+        u.fill(-20);
+        uh.fill(level);
+        new Int32Array(buf, STATS, 1)[0] = 0;
+        const got = kernel(
+          A,
+          AH,
+          nquads,
+          d16,
+          Q,
+          QH,
+          nq,
+          CORR,
+          SP,
+          CORRH,
+          SPH,
+          ROWV,
+          QV,
+          U,
+          UH,
+          OUT,
+          STATS,
+        );
+        const all = one.filter(A, nquads, d16, Q, nq, CORR, SP, U, OUT1);
+        const gate = (g: number, j: number) => {
+          let any = false;
+          for (let l = 0; l < 4; l++) {
+            const i = 4 * g + l;
+            // The kernel's float32 operations, in its order.
+            let v = f(f(f(hd(i, j)) * sph[i]) + f(rf(i, 0) * qf(j, 0)));
+            if (pen) v = f(v - f(rf(i, 1) * qf(j, 1)));
+            if (v >= uh[j]) any = true;
+          }
+          return any;
+        };
+        let passed = 0;
+        for (let g = 0; g < nquads; g++) for (let j = 0; j < nq; j++) if (gate(g, j)) passed++;
+        const want = recs(OUT1, all).filter(([g, j]) => gate(g, j));
+        assertEquals(recs(OUT, got), want, `pen ${pen} uh ${level}`);
+        assertEquals(new Int32Array(buf, STATS, 1)[0], passed, `pen ${pen} uh ${level}: the count`);
+        if (level === -Infinity) assertEquals(passed, nquads * nq);
+        if (level === Infinity) assertEquals(got, 0);
+        if (level === 1.5) assert(passed > 0 && passed < nquads * nq, `${passed} passed`);
+      }
+    }
   },
 });
