@@ -45,7 +45,9 @@ for (let j = 0; j < 4; j++) {
   }
 }
 
-console.log(`${n} rows, bpv ${bpv}, ${reps} × 4 questions per figure; ns per code byte per question`);
+console.log(
+  `${n} rows, bpv ${bpv}, ${reps} × 4 questions per figure; ns per code byte per question`,
+);
 console.log("| pass | one at a time | four at a time |\n| --: | --: | --: |");
 for (const pass of [4, 8, 16, 32, bpv]) {
   let t0 = performance.now();
