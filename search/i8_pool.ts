@@ -129,16 +129,21 @@ class I8Workers {
     return this.#workers.length;
   }
 
-  /** The candidates of each question, the questions split in contiguous shares. */
+  /**
+   * The candidates of each question, the questions dealt out in turn
+   * (worker `i` takes questions `i, i + n, …`: neighbouring questions, often
+   * about one article, cost alike, so the shares take about as long).
+   */
   async run(qs: readonly Float32Array[], k: number): Promise<Int32Array[]> {
-    const n = this.#workers.length, per = Math.ceil(qs.length / n);
+    const n = Math.min(this.#workers.length, qs.length);
     const parts: Promise<Int32Array[]>[] = [];
-    for (let i = 0; i < n && i * per < qs.length; i++) {
+    for (let i = 0; i < n; i++) {
       const id = this.#next++;
       parts.push(new Promise((resolve, reject) => this.#waiting.set(id, { resolve, reject })));
-      this.#workers[i].postMessage({ id, qs: qs.slice(i * per, (i + 1) * per), k });
+      this.#workers[i].postMessage({ id, qs: qs.filter((_, j) => j % n === i), k });
     }
-    return (await Promise.all(parts)).flat();
+    const got = await Promise.all(parts);
+    return qs.map((_, j) => got[j % n][Math.floor(j / n)]);
   }
 
   close(): void {
