@@ -197,165 +197,169 @@ Deno.test("serve browser: three dev questions highlighted with their exact top-1
   const ix = await buildIndex(dir, "sparse-pi", ["--sparse"]);
   const want = await exactTop1(ix, "sparse-pi", QUESTIONS);
   const server = await serve([ix, "--encoder", "sparse-pi", "--port", "0"]);
-  const browser = await launchChromium();
   let guard: PageGuard | undefined;
+  // The server is stopped even when Chromium cannot start or the page fails.
   try {
-    const page = await browser.newPage();
-    const held: HTTPRequest[] = [];
-    guard = await guardPage(page, {
-      allow: isLoopback,
-      abortsOk: true, // older searches are aborted by the page
-      take: (req) => {
-        const u = new URL(req.url());
-        if (u.pathname !== "/v1/search") return false;
-        const q = u.searchParams.get("q");
-        if (q === "held stale question") {
-          held.push(req);
-          return true;
-        }
-        if (q === "astral question") {
-          req.respond({
-            status: 200,
-            contentType: "application/json",
-            body: JSON.stringify(ASTRAL),
-          });
-          return true;
-        }
-        return false;
-      },
-    });
-    await page.setViewport({ width: 1280, height: 900 });
-    await page.goto(`${server.url}/`, { waitUntil: "load" });
-    assertEquals(await page.title(), "phraseval — phrase search");
-    await page.waitForSelector("#index-info[data-kind]");
-    const info = await page.$eval(
-      "#index-info",
-      (e) => [e.textContent, (e as HTMLElement).dataset.kind],
-    );
-    assertEquals(info[1], "exact");
-    assertMatch(info[0]!, /58,?\d{3} phrases/);
-    // The toggle of an exact index: checked, disabled, with a note.
-    assertEquals(
-      await page.$eval(
-        "#exact",
-        (e) => [(e as HTMLInputElement).checked, (e as HTMLInputElement).disabled],
-      ),
-      [true, true],
-    );
-    assertMatch(await page.$eval("#exact-note", (e) => e.textContent ?? ""), /exact/);
-    // Keyboard: the question box has the focus; every control has a label; Tab order.
-    assertEquals(await page.evaluate(() => document.activeElement?.id), "q");
-    assertEquals(
-      await page.evaluate(() =>
-        ["q", "k", "exact"].map((id) =>
-          (document.getElementById(id) as HTMLInputElement).labels!.length
-        )
-      ),
-      [1, 1, 1],
-    );
-    await page.keyboard.press("Tab");
-    assertEquals(await page.evaluate(() => document.activeElement?.id), "go");
-    await page.keyboard.press("Tab");
-    assertEquals(await page.evaluate(() => document.activeElement?.id), "k");
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      const held: HTTPRequest[] = [];
+      guard = await guardPage(page, {
+        allow: isLoopback,
+        abortsOk: true, // older searches are aborted by the page
+        take: (req) => {
+          const u = new URL(req.url());
+          if (u.pathname !== "/v1/search") return false;
+          const q = u.searchParams.get("q");
+          if (q === "held stale question") {
+            held.push(req);
+            return true;
+          }
+          if (q === "astral question") {
+            req.respond({
+              status: 200,
+              contentType: "application/json",
+              body: JSON.stringify(ASTRAL),
+            });
+            return true;
+          }
+          return false;
+        },
+      });
+      await page.setViewport({ width: 1280, height: 900 });
+      await page.goto(`${server.url}/`, { waitUntil: "load" });
+      assertEquals(await page.title(), "phraseval — phrase search");
+      await page.waitForSelector("#index-info[data-kind]");
+      const info = await page.$eval(
+        "#index-info",
+        (e) => [e.textContent, (e as HTMLElement).dataset.kind],
+      );
+      assertEquals(info[1], "exact");
+      assertMatch(info[0]!, /58,?\d{3} phrases/);
+      // The toggle of an exact index: checked, disabled, with a note.
+      assertEquals(
+        await page.$eval(
+          "#exact",
+          (e) => [(e as HTMLInputElement).checked, (e as HTMLInputElement).disabled],
+        ),
+        [true, true],
+      );
+      assertMatch(await page.$eval("#exact-note", (e) => e.textContent ?? ""), /exact/);
+      // Keyboard: the question box has the focus; every control has a label; Tab order.
+      assertEquals(await page.evaluate(() => document.activeElement?.id), "q");
+      assertEquals(
+        await page.evaluate(() =>
+          ["q", "k", "exact"].map((id) =>
+            (document.getElementById(id) as HTMLInputElement).labels!.length
+          )
+        ),
+        [1, 1, 1],
+      );
+      await page.keyboard.press("Tab");
+      assertEquals(await page.evaluate(() => document.activeElement?.id), "go");
+      await page.keyboard.press("Tab");
+      assertEquals(await page.evaluate(() => document.activeElement?.id), "k");
 
-    // Three questions: the first left to the debounce, the next two sent with Enter.
-    for (const [i, q] of QUESTIONS.entries()) {
+      // Three questions: the first left to the debounce, the next two sent with Enter.
+      for (const [i, q] of QUESTIONS.entries()) {
+        await clearBox(page);
+        await page.type("#q", q);
+        if (i > 0) await page.keyboard.press("Enter");
+        const s = await answered(page, q, 5);
+        assertEquals(s.marks[0], want[i], `the highlight of "${q}"`);
+        assertEquals(s.ranks, ["#1", "#2", "#3", "#4", "#5"]);
+        assert(s.titles.every((t) => t !== ""), `titles ${s.titles}`);
+        assert(s.scores.every((t) => /^score -?\d/.test(t)), `scores ${s.scores}`);
+        assertMatch(s.latency, /^\d+\.\d ms on the server · \d+\.\d ms round trip · exact search$/);
+        assert(Number.isFinite(Number(s.tookMs)) && Number(s.tookMs) >= 0, `took_ms ${s.tookMs}`);
+        console.log(`"${q}" → "${s.marks[0]}" (${s.titles[0]}; ${s.latency})`);
+      }
+      // The highlight is inside its paragraph, not alone.
+      const para = await page.$eval("#results .result .context", (e) => e.textContent ?? "");
+      assert(para.length > want[2].length && para.includes(want[2]), para);
+      await screenshot(page, `${dir}/serve.png`);
+
+      // k: 20, then 1 (each change searches at once, through the JSON API).
+      const last = QUESTIONS[2];
+      await page.select("#k", "20");
+      assertEquals((await answered(page, last, 20)).marks.length, 20);
+      await page.select("#k", "1");
+      assertEquals((await answered(page, last, 1)).marks, [want[2]]);
+      const ks = searchesOf(guard).filter((p) => p.get("q") === last).map((p) => p.get("k"));
+      assertEquals(ks.slice(-2), ["20", "1"]);
+      await page.select("#k", "5");
+      await answered(page, last, 5);
+
+      // A stale response: the first request is held, a newer one answered; then the held one is
+      // answered with a fake result, which must not replace the newer answer.
       await clearBox(page);
-      await page.type("#q", q);
-      if (i > 0) await page.keyboard.press("Enter");
-      const s = await answered(page, q, 5);
-      assertEquals(s.marks[0], want[i], `the highlight of "${q}"`);
-      assertEquals(s.ranks, ["#1", "#2", "#3", "#4", "#5"]);
-      assert(s.titles.every((t) => t !== ""), `titles ${s.titles}`);
-      assert(s.scores.every((t) => /^score -?\d/.test(t)), `scores ${s.scores}`);
-      assertMatch(s.latency, /^\d+\.\d ms on the server · \d+\.\d ms round trip · exact search$/);
-      assert(Number.isFinite(Number(s.tookMs)) && Number(s.tookMs) >= 0, `took_ms ${s.tookMs}`);
-      console.log(`"${q}" → "${s.marks[0]}" (${s.titles[0]}; ${s.latency})`);
+      await page.type("#q", "held stale question");
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() =>
+        document.getElementById("status")!.textContent === "Searching…"
+      );
+      assert(held.length >= 1);
+      await clearBox(page);
+      await page.type("#q", QUESTIONS[0]);
+      await page.keyboard.press("Enter");
+      await answered(page, QUESTIONS[0], 5);
+      for (const h of held) {
+        await h.respond({
+          status: 200,
+          contentType: "application/json",
+          body: JSON.stringify({ ...ASTRAL, query: "held stale question" }),
+        }).catch(() => {}); // the page aborted it: nothing to answer
+      }
+      await page.evaluate(() => fetch("/healthz").then((r) => r.json())); // one more round trip
+      const after = await shown(page);
+      assertEquals([after.query, after.marks[0]], [QUESTIONS[0], want[0]]);
+
+      // Code point offsets in a paragraph with astral characters; no context: the phrase alone.
+      await clearBox(page);
+      await page.type("#q", "astral question");
+      await page.keyboard.press("Enter");
+      const astral = await answered(page, "astral question", 2);
+      assertEquals(astral.marks, ["Ünïcode answer", "a phrase without context"]);
+      assertEquals(
+        await page.$eval("#results .result .context", (e) => e.textContent),
+        ASTRAL.results[0].context,
+      );
+
+      // An API error (a question over 4 KiB: 400) shows in the status line; then a good query works.
+      await page.$eval("#q", (e) => {
+        (e as HTMLInputElement).value = "why ".repeat(1100);
+      });
+      await page.focus("#q");
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() =>
+        document.getElementById("status")!.classList.contains("error")
+      );
+      const status = await page.$eval("#status", (e) => [e.textContent, e.getAttribute("role")]);
+      assertMatch(status[0]!, /^Error 400: \S/);
+      assertEquals(status[1], "status");
+      assertEquals(await page.$$eval("#results .result", (es) => es.length), 0);
+      await clearBox(page);
+      await page.type("#q", QUESTIONS[1]);
+      await page.keyboard.press("Enter");
+      assertEquals((await answered(page, QUESTIONS[1], 5)).marks[0], want[1]);
+
+      // A narrow screen: nothing wider than 375 px, the answer still highlighted.
+      await page.setViewport({ width: 375, height: 800 });
+      await fitsWidth(page, 375);
+      const box = await page.$eval("#results mark", (e) => {
+        const r = e.getBoundingClientRect();
+        return [r.width, r.height];
+      });
+      assert(box[0] > 0 && box[1] > 0, `mark of ${box}`);
+      await screenshot(page, `${dir}/serve-375.png`);
+      await page.setViewport({ width: 1280, height: 900 });
+      await fitsWidth(page, 1280);
+
+      await assertGuardCatches(browser, { allow: isLoopback });
+    } finally {
+      await browser.close();
     }
-    // The highlight is inside its paragraph, not alone.
-    const para = await page.$eval("#results .result .context", (e) => e.textContent ?? "");
-    assert(para.length > want[2].length && para.includes(want[2]), para);
-    await screenshot(page, `${dir}/serve.png`);
-
-    // k: 20, then 1 (each change searches at once, through the JSON API).
-    const last = QUESTIONS[2];
-    await page.select("#k", "20");
-    assertEquals((await answered(page, last, 20)).marks.length, 20);
-    await page.select("#k", "1");
-    assertEquals((await answered(page, last, 1)).marks, [want[2]]);
-    const ks = searchesOf(guard).filter((p) => p.get("q") === last).map((p) => p.get("k"));
-    assertEquals(ks.slice(-2), ["20", "1"]);
-    await page.select("#k", "5");
-    await answered(page, last, 5);
-
-    // A stale response: the first request is held, a newer one answered; then the held one is
-    // answered with a fake result, which must not replace the newer answer.
-    await clearBox(page);
-    await page.type("#q", "held stale question");
-    await page.keyboard.press("Enter");
-    await page.waitForFunction(() =>
-      document.getElementById("status")!.textContent === "Searching…"
-    );
-    assert(held.length >= 1);
-    await clearBox(page);
-    await page.type("#q", QUESTIONS[0]);
-    await page.keyboard.press("Enter");
-    await answered(page, QUESTIONS[0], 5);
-    for (const h of held) {
-      await h.respond({
-        status: 200,
-        contentType: "application/json",
-        body: JSON.stringify({ ...ASTRAL, query: "held stale question" }),
-      }).catch(() => {}); // the page aborted it: nothing to answer
-    }
-    await page.evaluate(() => fetch("/healthz").then((r) => r.json())); // one more round trip
-    const after = await shown(page);
-    assertEquals([after.query, after.marks[0]], [QUESTIONS[0], want[0]]);
-
-    // Code point offsets in a paragraph with astral characters; no context: the phrase alone.
-    await clearBox(page);
-    await page.type("#q", "astral question");
-    await page.keyboard.press("Enter");
-    const astral = await answered(page, "astral question", 2);
-    assertEquals(astral.marks, ["Ünïcode answer", "a phrase without context"]);
-    assertEquals(
-      await page.$eval("#results .result .context", (e) => e.textContent),
-      ASTRAL.results[0].context,
-    );
-
-    // An API error (a question over 4 KiB: 400) shows in the status line; then a good query works.
-    await page.$eval("#q", (e) => {
-      (e as HTMLInputElement).value = "why ".repeat(1100);
-    });
-    await page.focus("#q");
-    await page.keyboard.press("Enter");
-    await page.waitForFunction(() =>
-      document.getElementById("status")!.classList.contains("error")
-    );
-    const status = await page.$eval("#status", (e) => [e.textContent, e.getAttribute("role")]);
-    assertMatch(status[0]!, /^Error 400: \S/);
-    assertEquals(status[1], "status");
-    assertEquals(await page.$$eval("#results .result", (es) => es.length), 0);
-    await clearBox(page);
-    await page.type("#q", QUESTIONS[1]);
-    await page.keyboard.press("Enter");
-    assertEquals((await answered(page, QUESTIONS[1], 5)).marks[0], want[1]);
-
-    // A narrow screen: nothing wider than 375 px, the answer still highlighted.
-    await page.setViewport({ width: 375, height: 800 });
-    await fitsWidth(page, 375);
-    const box = await page.$eval("#results mark", (e) => {
-      const r = e.getBoundingClientRect();
-      return [r.width, r.height];
-    });
-    assert(box[0] > 0 && box[1] > 0, `mark of ${box}`);
-    await screenshot(page, `${dir}/serve-375.png`);
-    await page.setViewport({ width: 1280, height: 900 });
-    await fitsWidth(page, 1280);
-
-    await assertGuardCatches(browser, { allow: isLoopback });
   } finally {
-    await browser.close();
     await stop(server);
   }
   assertEquals(guard?.blocked, []);
@@ -381,41 +385,48 @@ Deno.test("serve browser: on an IVF-PQ index the toggle goes from approximate to
   const q = "Which NFL team represented the AFC at Super Bowl 50?";
   const [want] = await exactTop1(ix, "piqa-lstm", [q]);
   const server = await serve([ix, "--encoder", "piqa-lstm", "--port", "0", "--nprobe", "2"]);
-  const browser = await launchChromium();
   let guard: PageGuard | undefined;
+  // The server is stopped even when Chromium cannot start or the page fails.
   try {
-    const page = await browser.newPage();
-    guard = await guardPage(page, { allow: isLoopback, abortsOk: true });
-    await page.setViewport({ width: 1280, height: 900 });
-    await page.goto(`${server.url}/`, { waitUntil: "load" });
-    await page.waitForSelector("#index-info[data-kind]");
-    assertEquals(await page.$eval("#index-info", (e) => (e as HTMLElement).dataset.kind), "ivf-pq");
-    assertEquals(
-      await page.$eval(
-        "#exact",
-        (e) => [(e as HTMLInputElement).checked, (e as HTMLInputElement).disabled],
-      ),
-      [false, false],
-    );
-    await page.type("#q", q);
-    await page.keyboard.press("Enter");
-    const approx = await answered(page, q, 5);
-    assertMatch(approx.latency, / · approximate search$/);
-    // The toggle, by keyboard: Tab to it and press Space.
-    await page.focus("#k");
-    await page.keyboard.press("Tab");
-    assertEquals(await page.evaluate(() => document.activeElement?.id), "exact");
-    await page.keyboard.press("Space");
-    await page.waitForFunction(() =>
-      / · exact search$/.test(document.getElementById("latency")!.textContent ?? "")
-    );
-    const exact = await answered(page, q, 5);
-    assertEquals(exact.marks[0], want);
-    const sent = searchesOf(guard).map((p) => [p.get("q"), p.get("exact")]);
-    assertEquals(sent.slice(-2), [[q, "0"], [q, "1"]]);
-    console.log(`approximate: "${approx.marks[0]}"; exact: "${exact.marks[0]}"`);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      guard = await guardPage(page, { allow: isLoopback, abortsOk: true });
+      await page.setViewport({ width: 1280, height: 900 });
+      await page.goto(`${server.url}/`, { waitUntil: "load" });
+      await page.waitForSelector("#index-info[data-kind]");
+      assertEquals(
+        await page.$eval("#index-info", (e) => (e as HTMLElement).dataset.kind),
+        "ivf-pq",
+      );
+      assertEquals(
+        await page.$eval(
+          "#exact",
+          (e) => [(e as HTMLInputElement).checked, (e as HTMLInputElement).disabled],
+        ),
+        [false, false],
+      );
+      await page.type("#q", q);
+      await page.keyboard.press("Enter");
+      const approx = await answered(page, q, 5);
+      assertMatch(approx.latency, / · approximate search$/);
+      // The toggle, by keyboard: Tab to it and press Space.
+      await page.focus("#k");
+      await page.keyboard.press("Tab");
+      assertEquals(await page.evaluate(() => document.activeElement?.id), "exact");
+      await page.keyboard.press("Space");
+      await page.waitForFunction(() =>
+        / · exact search$/.test(document.getElementById("latency")!.textContent ?? "")
+      );
+      const exact = await answered(page, q, 5);
+      assertEquals(exact.marks[0], want);
+      const sent = searchesOf(guard).map((p) => [p.get("q"), p.get("exact")]);
+      assertEquals(sent.slice(-2), [[q, "0"], [q, "1"]]);
+      console.log(`approximate: "${approx.marks[0]}"; exact: "${exact.marks[0]}"`);
+    } finally {
+      await browser.close();
+    }
   } finally {
-    await browser.close();
     await stop(server);
   }
   assertEquals(guard?.blocked, []);
