@@ -1494,6 +1494,48 @@ export class I8Screen {
   }
 
   /**
+   * The head gate's slack (for tests; see the module notes, "Two stages"):
+   * for each question `j` and row `i`, the float32 value the kernel
+   * compares (`f32(hd)·spH + τ·tq`, `− π·pq` for `l2`, in the kernel's
+   * order) less the threshold that `L = score(j, i)`, the row's own exact
+   * score, would set. It must never be negative: the gate skips a row only
+   * when the question's k-th lower bound is above the row's exact score.
+   * `undefined` without a head stage.
+   */
+  headSlack(
+    qs: readonly Float32Array[],
+    score: (j: number, i: number) => number,
+  ): Float64Array[] | undefined {
+    const R = this.rows, hd = R.head;
+    if (hd === undefined) return undefined;
+    const { n, d } = R, h = hd.h, l2 = R.metric === "l2", alpha = l2 ? 2 : 1;
+    const hq = this.#questionHeads(qs, alpha);
+    const buf = R.memory.buffer;
+    const codes = new Int8Array(buf, hd.codesPtr, R.nPad * h);
+    const qh = new Uint8Array(buf, this.#qhPtr, up(qs.length, 2) * h);
+    const sp = new Float32Array(buf, hd.spPtr, R.nPad);
+    const rowv = new Float32Array(buf, hd.rowvPtr, R.nPad * 2);
+    const f = Math.fround;
+    return qs.map((q, j) => {
+      let n2 = 0;
+      for (let c = 0; c < d; c++) n2 += q[c] * q[c];
+      const qPen = l2 ? n2 : 0, qPenErr = l2 ? n2 * (d + 2) * 2 ** -52 : 0;
+      const tq = hq.qv[4 * j], pq = hq.qv[4 * j + 1];
+      const out = new Float64Array(n);
+      for (let i = 0; i < n; i++) {
+        let dot = 0;
+        for (let c = 0; c < h; c++) dot += codes[i * h + c] * (qh[j * h + c] - 64);
+        const o = (i >> 2) * 8 + (i & 3);
+        let g = f(f(f(dot) * sp[i]) + f(rowv[o] * tq));
+        if (l2) g = f(g - f(rowv[o + 4] * pq));
+        const blk = (i / I8_BLOCK) | 0;
+        out[i] = g - headThreshold(hd, hq, j, blk, score(j, i), qPen, qPenErr, alpha);
+      }
+      return out;
+    });
+  }
+
+  /**
    * The questions' heads (see the module notes, "Two stages"): `Hᵀq` in
    * float64, quantized to `bₕ` in [−63, 63] (written as `bₕ + 64` for the
    * kernel), the gate's factors `tq = τ_q/tₕ` (rounded up) and
