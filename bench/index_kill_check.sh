@@ -27,7 +27,7 @@ setsid "${deno[@]}" run --allow-read --allow-write pipeline/index.ts "$DUMP" "$O
 pid=$!
 sleep "$AFTER"
 if ! kill -0 "$pid" 2>/dev/null; then
-  echo "the build ended before the kill: raise KILL_AFTER_S's counterpart, lower it" >&2
+  echo "the build ended before the kill: give a smaller KILL_AFTER_S" >&2
   exit 1
 fi
 kill -KILL -- "-$pid"
