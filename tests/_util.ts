@@ -84,19 +84,37 @@ export async function runStage(
     env: { NO_COLOR: "1" },
   });
   const child = cmd.spawn();
-  if (opts.stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(
-      typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin,
-    );
-    await w.close();
-  }
-  const out = await child.output();
+  const fed = opts.stdin === undefined ? Promise.resolve() : feedStdin(
+    child.stdin,
+    typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin,
+  );
+  const [out] = await Promise.all([child.output(), fed]);
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
-/** Runs `python3 args...`; throws on a non-zero exit. */
+/**
+ * Writes `data` to a child's stdin and closes it. A child that exits before
+ * reading all of it (a Python script that fails on an import) breaks the
+ * pipe: that is not the error to report, the child's exit and stderr are,
+ * so a broken pipe is swallowed here and the caller looks at the exit.
+ */
+async function feedStdin(stdin: WritableStream<Uint8Array>, data: Uint8Array): Promise<void> {
+  const w = stdin.getWriter();
+  try {
+    await w.write(data);
+    await w.close();
+  } catch (e) {
+    if (!(e instanceof Deno.errors.BrokenPipe)) throw e;
+  }
+}
+
+/**
+ * Runs `python3 args...` from the repository root, `stdin` piped in when
+ * given. On a non-zero exit it throws an error holding the command, the exit
+ * code and the child's whole stderr (a missing module's traceback included),
+ * even when the child died before reading its stdin.
+ */
 export async function python(args: readonly string[], stdin?: string): Promise<RunResult> {
   const cmd = new Deno.Command("python3", {
     args: [...args],
@@ -106,15 +124,15 @@ export async function python(args: readonly string[], stdin?: string): Promise<R
     stderr: "piped",
   });
   const child = cmd.spawn();
-  if (stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(stdin));
-    await w.close();
-  }
-  const out = await child.output();
+  const fed = stdin === undefined
+    ? Promise.resolve()
+    : feedStdin(child.stdin, new TextEncoder().encode(stdin));
+  const [out] = await Promise.all([child.output(), fed]);
   const dec = new TextDecoder();
   const r = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-  if (r.code !== 0) throw new Error(`python3 ${args.join(" ")} failed: ${r.stderr}`);
+  if (r.code !== 0) {
+    throw new Error(`python3 ${args.join(" ")} exited ${r.code}:\n${r.stderr.trimEnd()}`);
+  }
   return r;
 }
 

@@ -13,7 +13,7 @@
  * - {@linkcode wilsonInterval}: Wilson score intervals for a proportion
  *   (`wilson.ts`), on {@linkcode normalQuantile} (`normal.ts`).
  *
- * Each is checked against NumPy, SciPy or statsmodels in
+ * Each is checked against NumPy or SciPy in
  * `tests/metrics/stats_test.ts` (reference: `tests/py/stats_ref.py`).
  *
  * @example

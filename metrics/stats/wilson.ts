@@ -1,9 +1,9 @@
 /**
  * Wilson score intervals for a proportion (Wilson 1927), computed in the
  * same operation order as `statsmodels.stats.proportion.proportion_confint(
- * count, nobs, alpha, method="wilson")` and clipped to [0, 1] as it is, so
- * the endpoints agree with statsmodels to about 1e-16
- * (`tests/metrics/stats_test.ts` checks 1e-12). With p̂ = x/n and
+ * count, nobs, alpha, method="wilson")` and clipped to [0, 1] as it is; the
+ * endpoints agree with SciPy's `binomtest(x, n).proportion_ci(1 - alpha,
+ * method="wilson")` to 1e-12 (`tests/metrics/stats_test.ts`). With p̂ = x/n and
  * z = Φ⁻¹(1 − α/2) (from {@linkcode normalQuantile}):
  *
  *   centre = (p̂ + z²/(2n)) / (1 + z²/n),
@@ -54,9 +54,9 @@ export interface ProportionInterval {
  * ```ts
  * import assert from "node:assert/strict";
  * import { wilsonInterval } from "./wilson.ts";
- * // statsmodels: proportion_confint(1, 2, method="wilson") == (0.09453120573423068, 0.9054687942657693)
+ * // scipy: binomtest(1, 2).proportion_ci(method="wilson") == (0.09453120573423074, 0.9054687942657693)
  * const iv = wilsonInterval(1, 2);
- * assert.ok(Math.abs(iv.low - 0.09453120573423068) < 1e-15);
+ * assert.ok(Math.abs(iv.low - 0.09453120573423074) < 1e-15);
  * assert.ok(Math.abs(iv.high - 0.9054687942657693) < 1e-15);
  * assert.equal(wilsonInterval(5, 5, { alpha: 0.1 }).high, 1);
  * ```

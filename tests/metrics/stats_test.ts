@@ -1,6 +1,6 @@
 /**
  * `metrics/stats/`: the generator against the reference C code's outputs,
- * and every statistic against NumPy, SciPy or statsmodels
+ * and every statistic against NumPy or SciPy
  * (`tests/py/stats_ref.py`, one Python process for the whole file) on the
  * per-question EM/F1 of three simple deterministic systems over the 10,570
  * bundled dev questions.
@@ -284,7 +284,7 @@ Deno.test("stats: McNemar's exact p equals scipy.stats.binomtest(b, b + c, 0.5) 
   console.log(`${MCNEMAR.length} (b, c) pairs, largest |ours - scipy| = ${worst}`);
 });
 
-Deno.test("stats: Wilson intervals equal statsmodels proportion_confint(method='wilson') to 1e-12", async () => {
+Deno.test("stats: Wilson intervals equal scipy.stats.binomtest(...).proportion_ci(method='wilson') to 1e-12", async () => {
   const r = await ref();
   let worst = 0;
   WILSON.forEach(([x, n, alpha], i) => {
@@ -294,7 +294,7 @@ Deno.test("stats: Wilson intervals equal statsmodels proportion_confint(method='
     worst = Math.max(worst, err);
     assert(
       err <= 1e-12,
-      `x=${x} n=${n} alpha=${alpha}: ours [${iv.low}, ${iv.high}], statsmodels [${lo}, ${hi}]`,
+      `x=${x} n=${n} alpha=${alpha}: ours [${iv.low}, ${iv.high}], scipy [${lo}, ${hi}]`,
     );
   });
   console.log(`${WILSON.length} intervals, largest difference ${worst}`);

@@ -4,7 +4,10 @@ Reads one JSON job on stdin and writes one JSON answer on stdout; every
 part is optional:
 
   ndtri          [p, ...]                      -> scipy.special.ndtri(p)
-  wilson         [[count, nobs, alpha], ...]   -> statsmodels proportion_confint(method="wilson")
+  wilson         [[count, nobs, alpha], ...]   -> scipy.stats.binomtest(count, nobs).proportion_ci(
+                                                  1 - alpha, method="wilson") for a whole count; the
+                                                  same score interval in closed form (Wilson 1927)
+                                                  for a fractional one, which binomtest refuses
   mcnemar        [[b, c], ...]                 -> scipy.stats.binomtest(b, b + c, 0.5).pvalue (1 if b + c = 0)
   bootstrap      {systems, resamples, seed, percentiles, pairs}
                  -> NumPy paired bootstrap (its own generator, numpy.random.default_rng(seed),
@@ -20,18 +23,30 @@ part is optional:
                     results must agree to rounding
   xoshiro        [{seed, count}, ...]           -> the first outputs of that generator
 
-Needs numpy, scipy and statsmodels (`pip install statsmodels`).
+Needs numpy and scipy only.
 """
 import json
 import sys
 
 import numpy as np
 from scipy.special import ndtri
-from scipy.stats import binomtest
-from statsmodels.stats.proportion import proportion_confint
+from scipy.stats import binomtest, norm
 
 M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
+
+
+def wilson(count, nobs, alpha):
+    """Wilson's score interval: SciPy's for a whole count, the closed form otherwise."""
+    if float(count).is_integer():
+        ci = binomtest(int(count), int(nobs)).proportion_ci(1 - alpha, method="wilson")
+        return [float(ci.low), float(ci.high)]
+    p = count / nobs
+    z = norm.isf(alpha / 2)
+    denom = 1 + z * z / nobs
+    center = (p + z * z / (2 * nobs)) / denom
+    half = z * np.sqrt(p * (1 - p) / nobs + z * z / (4 * nobs * nobs)) / denom
+    return [float(max(0.0, center - half)), float(min(1.0, center + half))]
 
 
 class Xoshiro128StarStar:
@@ -186,8 +201,7 @@ def main():
         out["ndtri"] = [float(v) for v in ndtri(np.asarray(job["ndtri"], dtype=np.float64))]
     if "wilson" in job:
         out["wilson"] = [
-            [float(v) for v in proportion_confint(c, n, alpha=a, method="wilson")]
-            for c, n, a in job["wilson"]
+            wilson(c, n, a) for c, n, a in job["wilson"]
         ]
     if "mcnemar" in job:
         # scipy refuses n = 0; with no discordant pair the test's p is 1
