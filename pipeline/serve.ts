@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { CHILD_ENV } from "../runs/process.ts";
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
@@ -293,7 +294,7 @@ async function runChild(
     stdin: "piped",
     stdout: "piped",
     stderr: "inherit",
-    env: { NO_COLOR: "1" },
+    env: { ...CHILD_ENV },
   }).spawn();
   const forward = () => {
     try {

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { CHILD_ENV } from "./process.ts";
 import { Effect } from "effect";
 import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
@@ -65,7 +66,7 @@ const importConfig = (
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
-        env: { NO_COLOR: "1" },
+        env: { ...CHILD_ENV },
       }).spawn();
       let timedOut = false;
       const kill = () => {

@@ -66,7 +66,7 @@ const attempt = (st: TaskStatus, ctx: RunnerContext): Effect.Effect<void, RetryA
     st.state = "running";
     st.started = Date.now();
     st.ended = null;
-    const spawned = yield* Effect.result(spawnScoped(t.argv, { env: { NO_COLOR: "1" } }));
+    const spawned = yield* Effect.result(spawnScoped(t.argv));
     if (spawned._tag === "Failure") {
       const e = spawned.failure.cause;
       appendLog(t.log, `== ${t.id} attempt ${st.attempts} local: cannot start: ${e}`);

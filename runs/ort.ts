@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { CHILD_ENV } from "./process.ts";
 import { Effect } from "effect";
 import { REPO_ROOT } from "../io/repo.ts";
 import { denoRunArgv } from "./sandbox.ts";
@@ -66,7 +67,7 @@ export const probeOrtOnImport = (
       stdin: "null",
       stdout: "null",
       stderr: "piped",
-      env: { NO_COLOR: "1" },
+      env: { ...CHILD_ENV },
     }).output();
     return out.code !== 0 && /Requires ffi access/.test(new TextDecoder().decode(out.stderr))
       ? ORT_ADDON

@@ -58,13 +58,25 @@ export const stopChild = (c: Child, graceMs = 3000): Effect.Effect<Deno.CommandS
     return yield* Effect.promise(() => c.status);
   });
 
+/**
+ * Environment every child process of phraseval gets on top of its parent's:
+ * no colour codes in the output that is parsed, and ONNX Runtime's
+ * telemetry off (`ORT_DISABLE_TELEMETRY`: otherwise each process that loads
+ * it writes `/tmp/mat-debug-<pid>.log` and a device id and event database
+ * under `~/.cache/Microsoft/DeveloperTools/`, outside any output folder).
+ */
+export const CHILD_ENV: Readonly<Record<string, string>> = {
+  NO_COLOR: "1",
+  ORT_DISABLE_TELEMETRY: "1",
+};
+
 /** How {@linkcode spawnScoped} starts a child. */
 export interface SpawnOptions {
   /** Where stdout goes (default `piped`). */
   readonly stdout?: "piped" | "null" | "inherit";
   /** Where stderr goes (default `piped`). */
   readonly stderr?: "piped" | "null" | "inherit";
-  /** Environment variables to add. */
+  /** Environment variables to add (on top of {@linkcode CHILD_ENV}). */
   readonly env?: Record<string, string>;
   /** Grace period (ms) between SIGTERM and SIGKILL when the scope closes early. */
   readonly graceMs?: number;
@@ -97,7 +109,7 @@ export const spawnScoped = (
           stdin: "null",
           stdout: opts.stdout ?? "piped",
           stderr: opts.stderr ?? "piped",
-          ...(opts.env ? { env: opts.env } : {}),
+          env: { ...CHILD_ENV, ...opts.env },
         }).spawn();
         let done = false;
         const status = process.status.then((s) => {

@@ -17,7 +17,14 @@ import { Effect } from "effect";
 import { UsageError } from "../io/errors.ts";
 import { endAttempt } from "./execute.ts";
 import { appendLog, lastExitStatus, lastProgress } from "./logs.ts";
-import { type CmdOut, runCommand, signalChild, spawnFailure, spawnScoped } from "./process.ts";
+import {
+  CHILD_ENV,
+  type CmdOut,
+  runCommand,
+  signalChild,
+  spawnFailure,
+  spawnScoped,
+} from "./process.ts";
 import type { Runner, RunnerContext, TaskStatus } from "./status.ts";
 
 /** Runs a Slurm client command (a missing binary is exit 127). */
@@ -253,7 +260,9 @@ export class SlurmRunner implements Runner {
         `--job-name=pv-${stage}`,
         `--output=${f.dir}/${f.name}-%A_%a.out`,
         `--chdir=${this.opts.runDir}`,
-        `--export=ALL,NO_COLOR=1,PHRASEVAL_ATTEMPT=${attempt}`,
+        `--export=ALL,${
+          Object.entries(CHILD_ENV).map(([k, v]) => `${k}=${v}`).join(",")
+        },PHRASEVAL_ATTEMPT=${attempt}`,
         "--ntasks=1",
         "--cpus-per-task=1",
         ...(this.opts.partition ? [`--partition=${this.opts.partition}`] : []),

@@ -5,6 +5,7 @@
  * @module
  */
 import { REPO_ROOT } from "../io/repo.ts";
+import { CHILD_ENV } from "../runs/process.ts";
 import { denoRunArgv } from "../runs/sandbox.ts";
 
 /** Repository root (absolute, no trailing slash). */
@@ -81,7 +82,7 @@ export async function runStage(
     stdin: opts.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    env: { ...CHILD_ENV },
   });
   const child = cmd.spawn();
   const fed = opts.stdin === undefined ? Promise.resolve() : feedStdin(

@@ -28,7 +28,17 @@ let ortModule: typeof Ort | undefined;
  * encoders (the registry, `sparse-pi` processes) must not load it.
  */
 export async function loadOrt(): Promise<typeof Ort> {
-  ortModule ??= await import("onnxruntime-node");
+  if (ortModule === undefined) {
+    // ONNX Runtime's telemetry writes /tmp/mat-debug-<pid>.log and files under
+    // ~/.cache/Microsoft/DeveloperTools/ unless this is set before it starts. The
+    // commands set it for themselves and their children (deno.json's tasks,
+    // runs/process.ts CHILD_ENV); this covers a program or notebook that imports the
+    // library with environment access, and is skipped quietly without it.
+    try {
+      Deno.env.set("ORT_DISABLE_TELEMETRY", "1");
+    } catch { /* no --allow-env: the launcher's environment decides */ }
+    ortModule = await import("onnxruntime-node");
+  }
   return ortModule;
 }
 

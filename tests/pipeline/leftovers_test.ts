@@ -1,0 +1,89 @@
+/**
+ * A run leaves nothing outside its output folder. `deno task full --encoder
+ * piqa-lstm` (ONNX Runtime in the two encoder processes) is run as a user
+ * runs it, with an environment cleared but for PATH, DENO_DIR and a fresh
+ * HOME and TMPDIR: afterwards HOME and TMPDIR are empty and `/tmp` has no new
+ * `mat-debug-<pid>.log` (ONNX Runtime's telemetry wrote one per process, and
+ * a device id and event database under `~/.cache/Microsoft/`, until
+ * `ORT_DISABLE_TELEMETRY` was set for every process that loads it).
+ *
+ * @module
+ */
+import { assert, assertEquals } from "../_assert.ts";
+import { DEV_GZ, listDir, ROOT } from "../_util.ts";
+
+/** Deno's cache folder as this test process sees it (so the child needs no download). */
+async function denoDir(): Promise<string> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return JSON.parse(new TextDecoder().decode(out.stdout)).denoDir;
+}
+
+/** Every path under `dir`, relative, sorted. */
+async function tree(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (d: string, rel: string) => {
+    for await (const e of Deno.readDir(d)) {
+      out.push(`${rel}${e.name}`);
+      if (e.isDirectory) await walk(`${d}/${e.name}`, `${rel}${e.name}/`);
+    }
+  };
+  await walk(dir, "");
+  return out.sort();
+}
+
+const matDebug = async () => (await listDir("/tmp")).filter((n) => n.startsWith("mat-debug-"));
+
+Deno.test("leftovers: `deno task full --encoder piqa-lstm` writes nothing outside --out (no telemetry files)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pv-leftovers-" });
+  try {
+    const dev = JSON.parse(
+      await new Response(
+        (await Deno.open(DEV_GZ)).readable.pipeThrough(new DecompressionStream("gzip")),
+      ).text(),
+    );
+    dev.data = dev.data.slice(0, 1);
+    dev.data[0].paragraphs = dev.data[0].paragraphs.slice(0, 3);
+    await Deno.writeTextFile(`${dir}/data.json`, JSON.stringify(dev));
+    for (const d of ["home", "tmp"]) await Deno.mkdir(`${dir}/${d}`);
+    const before = new Set(await matDebug());
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "task",
+        "--quiet",
+        "--config",
+        `${ROOT}/deno.json`,
+        "full",
+        "--encoder",
+        "piqa-lstm",
+        "--data",
+        `${dir}/data.json`,
+        "--out",
+        `${dir}/run`,
+      ],
+      cwd: ROOT,
+      clearEnv: true,
+      env: {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        DENO_DIR: await denoDir(),
+        HOME: `${dir}/home`,
+        TMPDIR: `${dir}/tmp`,
+        NO_COLOR: "1",
+      },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const err = new TextDecoder().decode(out.stderr);
+    assertEquals(out.code, 0, err);
+    assert(/^EM\s+\d/m.test(new TextDecoder().decode(out.stdout)), "no EM line");
+    assertEquals(await tree(`${dir}/home`), [], "files written under HOME");
+    assertEquals(await tree(`${dir}/tmp`), [], "files written under TMPDIR");
+    const added = (await matDebug()).filter((n) => !before.has(n));
+    assertEquals(added, [], "ONNX Runtime debug logs in /tmp");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
