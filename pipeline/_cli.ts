@@ -22,6 +22,7 @@ import {
   WriteError,
 } from "../io/errors.ts";
 
+import { watchLifeline } from "../runs/lifeline.ts";
 import { type CommandSpec, helpText, parseArgs, type ParsedArgs } from "./_args.ts";
 
 export { helpText, parseArgs, UsageError, WorkError } from "./_args.ts";
@@ -113,7 +114,10 @@ export const SIGNAL_EXIT_CODES: Readonly<Record<"SIGINT" | "SIGTERM", number>> =
  * after SIGTERM, and awaited; temporary files are removed), and the process
  * exits 130 (SIGINT) or 143 (SIGTERM) with the line `name: interrupted
  * (SIGINT)`. Further signals while it winds down are ignored; SIGKILL
- * still stops it at once.
+ * still stops it at once. The process the user started going away (npx,
+ * `deno task` or the shell above this one: `runs/lifeline.ts`) stops it the
+ * same way as SIGTERM, with the line `name: interrupted (the process N it
+ * was started under (...) ended)`.
  *
  * @example
  * ```ts
@@ -146,25 +150,32 @@ export async function runMain<const S extends CommandSpec>(
   const ac = new AbortController();
   const fiber = Effect.runFork(Effect.suspend(() => program(args, { signal: ac.signal })));
   let caught: keyof typeof SIGNAL_EXIT_CODES | undefined;
+  let caughtWhy = "";
+  const stop = (sig: keyof typeof SIGNAL_EXIT_CODES, why: string) => {
+    if (caught !== undefined) return; // winding down already
+    caught = sig;
+    caughtWhy = why;
+    ac.abort(sig);
+    if (options.onSignal !== "abort") Effect.runFork(Fiber.interrupt(fiber));
+  };
   const listeners: [Deno.Signal, () => void][] = [];
   for (const sig of Object.keys(SIGNAL_EXIT_CODES) as (keyof typeof SIGNAL_EXIT_CODES)[]) {
-    const on = () => {
-      if (caught !== undefined) return; // winding down already
-      caught = sig;
-      ac.abort(sig);
-      if (options.onSignal !== "abort") Effect.runFork(Fiber.interrupt(fiber));
-    };
+    const on = () => stop(sig, sig);
     try {
       Deno.addSignalListener(sig, on);
       listeners.push([sig, on]);
     } catch { /* a platform without this signal */ }
   }
+  // The process the user started (npx, `deno task`, a shell) going away stops
+  // this one as SIGTERM would: see runs/lifeline.ts.
+  const lifeline = watchLifeline((why) => stop("SIGTERM", why));
   const exit = await Effect.runPromise(Fiber.await(fiber));
+  lifeline.stop();
   for (const [sig, on] of listeners) Deno.removeSignalListener(sig, on);
   if (Exit.isSuccess(exit)) Deno.exit(0);
   if (caught !== undefined) {
     if (args.debug) console.error(Cause.pretty(exit.cause));
-    console.error(`${spec.name}: interrupted (${caught})`);
+    console.error(`${spec.name}: interrupted (${caughtWhy})`);
     Deno.exit(SIGNAL_EXIT_CODES[caught]);
   }
   const err = Cause.squash(exit.cause);
