@@ -1,6 +1,6 @@
 /**
  * Open-domain metrics over top-k search results ({@linkcode openMetrics}):
- * what `evaluate DATA PRED.json --top-k topk.ndjson` adds beside the
+ * what `evaluate DATA PRED.json --topk-file topk.ndjson` adds beside the
  * official top-1 EM/F1.
  *
  * The top-k file is NDJSON as `search --topk-out` writes it: one record per

@@ -17,8 +17,17 @@ export interface FlagSpec {
   readonly type: "boolean" | "string" | "int" | "number";
   /** What it does (one line). */
   readonly description: string;
-  /** Value placeholder in help, e.g. `N`. */
+  /**
+   * Value placeholder in help. The vocabulary is shared by every command:
+   * `FILE` and `DIR` for paths, `K` for a number of ranks (`--top-k`), `N`
+   * for other counts (the default of an `int` flag), `X` for a real (the
+   * default of a `number` flag), `NAME` for an encoder or model name.
+   */
   readonly metavar?: string;
+  /** A one-letter alias (`r` for `-r`). */
+  readonly short?: string;
+  /** The value may be left out (help shows `[METAVAR]`); the command supplies it. */
+  readonly optionalValue?: boolean;
   /** Allowed values for a string flag. */
   readonly choices?: readonly string[];
   /** Default value shown in help. */
@@ -45,8 +54,16 @@ export interface CommandSpec {
   readonly args: readonly ArgSpec[];
   /** Flags (`--help` and `--debug` are added). */
   readonly flags: readonly FlagSpec[];
-  /** Extra help text (examples, notes). */
+  /**
+   * Example command lines: the arguments after the command's name, an
+   * optional `# comment` at the end. Help prints each as
+   * `./phraseval <name> <example>`.
+   */
+  readonly examples?: readonly string[];
+  /** Extra help text (notes), after the examples. */
   readonly epilog?: string;
+  /** Flags that were renamed: old name → new name (the old one is refused with a pointer). */
+  readonly renamed?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -101,27 +118,97 @@ export class WorkError extends Error {
   readonly _tag = "WorkError";
 }
 
+/** How every README command and help text starts a command: the launcher at the repository root. */
+export const LAUNCHER = "./phraseval";
+
+/** The exit-status line every command's help ends its options with. */
+export const EXIT_STATUS_LINE =
+  "Exit status: 0 success, 1 the work failed, 2 bad usage or bad input, " +
+  "130 stopped by SIGINT, 143 stopped by SIGTERM.";
+
 /**
- * The `--help` text of a stage.
+ * One placeholder per flag name, whatever the command: a flag of this name
+ * shows this placeholder in every help text (a spec's own `metavar` for it
+ * is ignored), so `--top-k` is `K` wherever it exists.
+ */
+export const FLAG_VOCABULARY: Readonly<Record<string, string>> = {
+  encoder: "NAME",
+  device: "DEVICE",
+  model: "FILE",
+  data: "FILE",
+  context: "FILE",
+  "top-k": "K",
+  host: "ADDR",
+  port: "N",
+  nprobe: "N",
+  nlist: "N",
+  bpv: "B",
+  candidates: "C",
+  refine: "C",
+  threads: "N",
+  batch: "N",
+  range: "A:B",
+  seed: "N",
+  "index-dir": "DIR",
+  "work-dir": "DIR",
+};
+
+/**
+ * The placeholder of a flag's value in help: {@linkcode FLAG_VOCABULARY}'s
+ * for its name, else its own `metavar`, else its choices (`ip|l2`), else
+ * `N` for an integer, `X` for a real, `VALUE` for a string.
+ *
+ * @example
+ * ```ts
+ * import { metavarOf } from "./_args.ts";
+ * if (metavarOf({ name: "top-k", type: "int", metavar: "N", description: "" }) !== "K") {
+ *   throw new Error();
+ * }
+ * if (metavarOf({ name: "metric", type: "string", choices: ["ip", "l2"], description: "" }) !== "ip|l2") {
+ *   throw new Error();
+ * }
+ * ```
+ */
+export function metavarOf(f: FlagSpec): string {
+  const v = FLAG_VOCABULARY[f.name] ?? f.metavar;
+  if (v !== undefined) return v;
+  if (f.choices !== undefined) return f.choices.join("|");
+  return f.type === "int" ? "N" : f.type === "number" ? "X" : "VALUE";
+}
+
+/**
+ * The `--help` text of a stage, the one generator of usage text: the usage
+ * line (`./phraseval <name> <args> [options]`), the summary, the arguments,
+ * the options (`-s, --name VALUE`, choices and default), the exit-status
+ * line, the examples (each a whole command line) and the notes.
  *
  * @example
  * ```ts
  * import { helpText } from "./_args.ts";
- * const help = helpText({ name: "x", summary: "Does x.", args: [], flags: [] });
- * if (!help.startsWith("Usage: x\n\nDoes x.\n")) throw new Error(help);
+ * const help = helpText({
+ *   name: "x",
+ *   summary: "Does x.",
+ *   args: [{ name: "in", description: "input" }],
+ *   flags: [{ name: "n", type: "int", description: "times", default: 1 }],
+ *   examples: ["a.json --n 2"],
+ * });
+ * if (!help.startsWith("Usage: ./phraseval x in [options]\n\nDoes x.\n")) throw new Error(help);
+ * if (!help.includes("  --n N") || !help.includes("  ./phraseval x a.json --n 2")) {
+ *   throw new Error(help);
+ * }
  * ```
  */
 export function helpText(spec: CommandSpec): string {
-  const usageArgs = spec.args.map((a) => a.optional ? `[${a.name}]` : a.name).join(" ");
-  const lines = [
-    `Usage: ${spec.name} ${usageArgs}${spec.flags.length ? " [options]" : ""}`.trimEnd(),
-    "",
-    spec.summary,
-    "",
+  const usage = [
+    LAUNCHER,
+    spec.name,
+    ...spec.args.map((a) => a.optional ? `[${a.name}]` : a.name),
+    "[options]",
   ];
+  const lines = [`Usage: ${usage.join(" ")}`, "", spec.summary, ""];
   if (spec.args.length) {
     lines.push("Arguments:");
-    for (const a of spec.args) lines.push(`  ${a.name.padEnd(22)} ${a.description}`);
+    for (const a of spec.args) lines.push(`  ${a.name.padEnd(24)} ${a.description}`);
     lines.push("");
   }
   lines.push("Options:");
@@ -132,19 +219,29 @@ export function helpText(spec: CommandSpec): string {
       type: "boolean",
       description: "print the full error (stack trace) on failure",
     },
-    { name: "help", type: "boolean", description: "show this help and exit" },
+    { name: "help", type: "boolean", short: "h", description: "show this help and exit" },
   ];
   for (const f of all) {
-    const left = `--${f.name}${
-      f.type === "boolean" ? "" : ` ${f.metavar ?? f.type.toUpperCase()}`
-    }`;
+    const value = f.type === "boolean"
+      ? ""
+      : f.optionalValue
+      ? ` [${metavarOf(f)}]`
+      : ` ${metavarOf(f)}`;
+    const left = `${f.short ? `-${f.short}, ` : ""}--${f.name}${value}`;
     const extra = [
-      f.choices ? `one of ${f.choices.join("|")}` : "",
+      f.choices && !value.includes(f.choices.join("|")) ? `one of ${f.choices.join("|")}` : "",
       f.default !== undefined && f.type !== "boolean" ? `default ${f.default}` : "",
     ].filter(Boolean).join("; ");
-    lines.push(`  ${left.padEnd(22)} ${f.description}${extra ? ` (${extra})` : ""}`);
+    const text = `${f.description}${extra ? ` (${extra})` : ""}`;
+    lines.push(
+      left.length > 24 ? `  ${left}\n${" ".repeat(27)}${text}` : `  ${left.padEnd(24)} ${text}`,
+    );
   }
-  lines.push("", "Exit status: 0 success, 1 the work failed, 2 bad usage or bad input.");
+  lines.push("", EXIT_STATUS_LINE);
+  if (spec.examples?.length) {
+    lines.push("", spec.examples.length === 1 ? "Example:" : "Examples:");
+    for (const e of spec.examples) lines.push(`  ${LAUNCHER} ${spec.name} ${e}`.trimEnd());
+  }
   if (spec.epilog) lines.push("", spec.epilog.trimEnd());
   return lines.join("\n") + "\n";
 }
@@ -183,7 +280,12 @@ export function parseArgs<const S extends CommandSpec>(
     if (onlyPositional || !a.startsWith("--")) {
       if (!onlyPositional && a.startsWith("-") && a !== "-") {
         if (a === "-h") return "help";
-        throw new UsageError(`unknown option ${a}`);
+        const long = spec.flags.find((f) => f.short !== undefined && `-${f.short}` === a);
+        if (long === undefined || long.type !== "boolean") {
+          throw new UsageError(`unknown option ${a}`);
+        }
+        flags[long.name] = true;
+        continue;
       }
       rest.push(a);
       continue;
@@ -200,7 +302,12 @@ export function parseArgs<const S extends CommandSpec>(
       continue;
     }
     const f = byName.get(name);
-    if (!f) throw new UsageError(`unknown option --${name}`);
+    if (!f) {
+      const now = spec.renamed?.[name];
+      throw new UsageError(
+        now === undefined ? `unknown option --${name}` : `--${name} is now --${now}`,
+      );
+    }
     if (f.type === "boolean") {
       if (eq >= 0) throw new UsageError(`--${name} takes no value`);
       flags[name] = true;

@@ -20,6 +20,9 @@ if (import.meta.main) {
   await runMain(
     {
       name: "bem",
+      examples: [
+        "data/dev-v1.1.json.gz out/pred.json --model bem.onnx --batch 64",
+      ],
       summary:
         "BEM answer equivalence (Bulian et al. 2022): per question, the max over gold answers of the BEM score of (prediction, gold, question). Prints the mean BEM score and BEM accuracy (share of questions above 0.5), in percent, with counts.",
       args: [

@@ -21,6 +21,10 @@ if (import.meta.main) {
   await runMain(
     {
       name: "embed_context",
+      examples: [
+        "out/context.json out/dumps/context_emb --sparse",
+        "out/context.json out/dumps/context_emb --encoder piqa-lstm --dtype f16",
+      ],
       summary:
         "Encode every paragraph into phrases and phrase vectors: <pid>.npz (N×d) + <pid>.json (N phrases) per paragraph, written atomically; complete files are skipped on a rerun.",
       args: [

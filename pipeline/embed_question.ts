@@ -20,6 +20,9 @@ if (import.meta.main) {
   await runMain(
     {
       name: "embed_question",
+      examples: [
+        "out/question.json out/dumps/question_emb --sparse",
+      ],
       summary:
         "Encode every question (id and text only) into a 1×d vector: <qid>.npz per question, written atomically; complete files are skipped on a rerun.",
       args: [

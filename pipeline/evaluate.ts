@@ -41,6 +41,11 @@ if (import.meta.main) {
       name: "evaluate",
       summary:
         "Score predictions with the official SQuAD rules: v1.1 (default; output identical to evaluate-v1.1.py) or v2.0 (--v2, or when the dataset's version is v2.x).",
+      renamed: { "top-k": "topk-file" },
+      examples: [
+        "data/dev-v1.1.json.gz pred.json",
+        "data/dev-v1.1.json.gz out/open/pred.json --topk-file out/open/topk.ndjson",
+      ],
       args: [
         { name: "data.json", description: "SQuAD dataset (.json, .json.gz, or - for stdin)" },
         { name: "pred.json", description: "predictions: {question id: answer} (- for stdin)" },
@@ -74,7 +79,7 @@ if (import.meta.main) {
             "also score with BEM (ONNX model; v1.1 rules): prints a second JSON line, adds bem to --per-question rows",
         },
         {
-          name: "top-k",
+          name: "topk-file",
           type: "string",
           metavar: "FILE",
           description:
@@ -84,7 +89,7 @@ if (import.meta.main) {
           name: "open-out",
           type: "string",
           metavar: "FILE",
-          description: "with --top-k: write the open metrics as JSON to FILE instead of stderr",
+          description: "with --topk-file: write the open metrics as JSON to FILE instead of stderr",
         },
         {
           name: "disagreements",
@@ -110,18 +115,18 @@ if (import.meta.main) {
         if (a.flags.disagreements !== undefined && model === undefined) {
           return yield* Effect.fail(new UsageError("--disagreements needs --bem"));
         }
-        const topk = a.flags["top-k"], openOut = a.flags["open-out"];
+        const topk = a.flags["topk-file"], openOut = a.flags["open-out"];
         if (openOut !== undefined && topk === undefined) {
-          return yield* Effect.fail(new UsageError("--open-out needs --top-k"));
+          return yield* Effect.fail(new UsageError("--open-out needs --topk-file"));
         }
         if (topk !== undefined && data === "-") {
-          return yield* Effect.fail(new UsageError("--top-k needs data.json as a file"));
+          return yield* Effect.fail(new UsageError("--topk-file needs data.json as a file"));
         }
         yield* refuseAliases(
           [
             { name: "data.json", path: data },
             { name: "pred.json", path: predictions },
-            { name: "--top-k", path: topk },
+            { name: "--topk-file", path: topk },
             { name: "--na-prob-file", path: a.flags["na-prob-file"] },
             { name: "--bem", path: model },
           ],

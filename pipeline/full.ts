@@ -21,6 +21,11 @@ if (import.meta.main) {
   await runMain(
     {
       name: "full",
+      examples: [
+        "",
+        "--encoder piqa-lstm --out outputs/lstm",
+        "--open --top-k 10",
+      ],
       summary:
         "Run the PI-SQuAD pipeline end to end (split → embed_context ∥ embed_question in permission-narrowed processes → validate → merge → evaluate) and print EM/F1.",
       args: [],

@@ -73,11 +73,12 @@ export const INDEX_SPEC = {
     },
     { name: "overwrite", type: "boolean", description: "replace an existing index folder" },
   ],
-  epilog:
-    "Examples:\n  index out/dumps/context_emb out/index --sparse --context out/context.json\n" +
-    "  index out/dumps/context_emb out/ivf --context out/context.json --nlist 100 --bpv 128\n" +
-    "  index out/dumps/context_emb out/hybrid --sparse --context out/context.json --nlist 100 " +
+  examples: [
+    "out/dumps/context_emb out/index --sparse --context out/context.json",
+    "out/dumps/context_emb out/ivf --context out/context.json --nlist 100 --bpv 128",
+    "out/dumps/context_emb out/hybrid --sparse --context out/context.json --nlist 100 " +
     "--bpv 128 --dense-dims 256",
+  ],
 } as const satisfies CommandSpec;
 
 if (import.meta.main) {

@@ -92,7 +92,7 @@ const INSPECT_SPEC = {
     type: "boolean",
     description: "include the values (nested lists, row-major)",
   }],
-  epilog: "Example: deno run --allow-read pipeline/inspect.ts context_emb/Title_0.npz --values",
+  examples: ["out/dumps/context_emb/Super_Bowl_50_0.npz --values"],
 } as const satisfies CommandSpec;
 
 if (import.meta.main) {

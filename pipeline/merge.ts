@@ -60,8 +60,9 @@ export const MERGE_SPEC = {
       description: "threads reading and scoring paragraphs (default: CPUs, at most 4; 0: none)",
     },
   ],
-  epilog:
-    "Example:\n  merge data/dev-v1.1.json.gz out/context_emb out/question_emb.zip out/pred.json",
+  examples: [
+    "data/dev-v1.1.json.gz out/dumps/context_emb out/dumps/question_emb out/pred.json --sparse",
+  ],
 } as const satisfies CommandSpec;
 
 /**

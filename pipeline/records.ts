@@ -21,6 +21,9 @@ if (import.meta.main) {
   await runMain(
     {
       name: "records",
+      examples: [
+        "out/question.json --kind question | ./phraseval embed_question - out/question_emb --sparse",
+      ],
       summary:
         "Write the questions (id, text, paragraph id) or paragraphs (id, title, index, context) of a SQuAD file as NDJSON records, one a line.",
       args: [{ name: "data.json", description: "SQuAD file (.json, .json.gz, or - for stdin)" }],

@@ -99,8 +99,7 @@ if (import.meta.main) {
           description: "questions in each disagreement list",
         },
       ],
-      epilog:
-        "Example: deno task report outputs/20261201_002927 outputs/20261201_003512 --baseline sparse-pi",
+      examples: ["outputs/20261201_002927 outputs/20261201_003512 --baseline sparse-pi"],
     },
     split.rest,
     (a) =>

@@ -68,7 +68,10 @@ export const RUN_SPEC = {
       name: "reuse",
       type: "string",
       metavar: "TS",
-      description: "-r [TS]: reuse the latest (or the named) run folder, run only what is missing",
+      short: "r",
+      optionalValue: true,
+      description:
+        "reuse the run folder named TS (alone: the latest one) and run only what is missing",
     },
     {
       name: "mode",
@@ -99,13 +102,14 @@ export const RUN_SPEC = {
       description: `extra attempts of a failed task (default ${RUN_DEFAULTS.retries})`,
     },
   ],
-  epilog: `Examples:
-  deno task run configs/eval_two_models_mini.ts --max-partition-size 32 --max-workers 2
-  deno task run configs/eval_sparse_pi_dev.ts --slurm --partition debug
-  deno task run configs/eval_sparse_pi_dev.ts -r            # finish the latest run
-  deno task run configs/eval_sparse_pi_dev.ts --dry-run
-
-Outputs: <work-dir>/<YYYYMMDD_HHMMSS>/{configs,logs,datasets,dumps,predictions,results,summary,report}/
+  examples: [
+    "configs/eval_two_models_mini.ts --max-partition-size 32 --max-workers 2",
+    "configs/eval_sparse_pi_dev.ts --slurm --partition debug",
+    "configs/eval_sparse_pi_dev.ts -r            # finish the latest run",
+    "configs/eval_sparse_pi_dev.ts --dry-run",
+  ],
+  epilog:
+    `Outputs: <work-dir>/<YYYYMMDD_HHMMSS>/{configs,logs,datasets,dumps,predictions,results,summary,report}/
 and runs.jsonl. Paths in a config are relative to the config file.`,
 } as const satisfies CommandSpec;
 

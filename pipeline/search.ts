@@ -103,8 +103,10 @@ export const SEARCH_SPEC = {
       description: "score in plain float64 loops instead of WebAssembly SIMD (same results)",
     },
   ],
-  epilog: "Example:\n  search data/dev-v1.1.json.gz out/index out/dumps/question_emb pred.json " +
+  examples: [
+    "data/dev-v1.1.json.gz out/index out/dumps/question_emb pred.json " +
     "--top-k 10 --topk-out topk.ndjson",
+  ],
 } as const satisfies CommandSpec;
 
 /**

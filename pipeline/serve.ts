@@ -126,9 +126,11 @@ export const SERVE_SPEC = {
       description: "a dump: where its index goes (default <dump>.index beside it)",
     },
   ],
-  epilog: "Examples:\n" +
-    "  serve out/index --encoder sparse-pi\n" +
-    "  serve out/dumps/context_emb --encoder piqa-lstm --nlist 100 --nprobe 10 --bpv 128",
+  examples: [
+    "out/index --encoder sparse-pi",
+    "out/dumps/context_emb --encoder piqa-lstm --nlist 100 --nprobe 10 --bpv 128 " +
+    "--context out/context.json",
+  ],
 } as const satisfies CommandSpec;
 
 /** A free TCP port on `host` (bound, read, released). */

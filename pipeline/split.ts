@@ -17,6 +17,9 @@ if (import.meta.main) {
   await runMain(
     {
       name: "split",
+      examples: [
+        "data/dev-v1.1.json.gz out/context.json out/question.json",
+      ],
       summary:
         "Split a SQuAD file into a PI-SQuAD context file (paragraphs without qas) and question file (no contexts, no answers), byte-identical to the official split.",
       args: [

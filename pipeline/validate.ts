@@ -21,6 +21,9 @@ if (import.meta.main) {
   await runMain(
     {
       name: "validate",
+      examples: [
+        "data/dev-v1.1.json.gz out/dumps/context_emb out/dumps/question_emb --sparse",
+      ],
       summary:
         "Check a PI-SQuAD dump against its dataset: files present, rows = phrases, one d, 1×d questions, float dtypes, finite values, size per context word. Exit 1 on any violation.",
       args: [

@@ -93,5 +93,5 @@ Deno.test("split: bad usage and a missing file exit 2 with one line", async () =
   assertMatch(r2.stderr, /^split: \/nonexistent\/x\.json: no such file\n$/);
   const r3 = await runStage("pipeline/split.ts", ["--help"]);
   assertEquals(r3.code, 0);
-  assertMatch(r3.stdout, /^Usage: split data\.json context\.json question\.json/);
+  assertMatch(r3.stdout, /^Usage: \.\/phraseval split data\.json context\.json question\.json/);
 });

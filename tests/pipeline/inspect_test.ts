@@ -145,7 +145,7 @@ Deno.test("inspectFile: broken files fail with typed errors naming the file and 
 Deno.test("inspect CLI: --help prints usage on stdout and exits 0", async () => {
   const r = await runStage("pipeline/inspect.ts", ["--help"], { permissions: ["--allow-read"] });
   assertEquals(r.code, 0);
-  assertStringIncludes(r.stdout, "Usage: inspect file");
+  assertStringIncludes(r.stdout, "Usage: ./phraseval inspect file");
   assertStringIncludes(r.stdout, "--values");
   assertEquals(r.stderr, "");
 });

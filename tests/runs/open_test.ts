@@ -5,7 +5,7 @@
  * process; its open predictions equal `deno task search` run by hand on the
  * same dumps, its closed numbers equal a run without `--open`; the rows
  * carry the open fields from the one fold of `metrics/open.ts`, whose means
- * are the result's `open` numbers (and `evaluate --top-k`'s); a run config's
+ * are the result's `open` numbers (and `evaluate --topk-file`'s); a run config's
  * dataset option `open` does the same in `run`, with open columns in the
  * run summary.
  *
@@ -122,7 +122,7 @@ Deno.test("full --open: open/pred.json and topk.ndjson equal deno task search by
   assertEquals(readJson(`${closed}/summary.json`).open, undefined);
 });
 
-Deno.test("full --open: result.json's open = evaluate of open/pred.json and evaluate --top-k; rows carry the open fields", async () => {
+Deno.test("full --open: result.json's open = evaluate of open/pred.json and evaluate --topk-file; rows carry the open fields", async () => {
   const { data, open, closed } = await fullRuns();
   const ro = readJson(`${open}/result.json`).open;
   const ev = await Effect.runPromise(evaluate({ data, predictions: `${open}/open/pred.json` }));

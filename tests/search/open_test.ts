@@ -3,7 +3,7 @@
  * paragraphs, a question string through the QuestionEncoder service, open
  * search restricted to each question's paragraph = merge's pred.json, open
  * search on sparse-pi dumps = the SciPy brute force, and the open metrics
- * of `evaluate --top-k` = the Python reference (stdout unchanged).
+ * of `evaluate --topk-file` = the Python reference (stdout unchanged).
  */
 import { Effect } from "effect";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
@@ -161,7 +161,7 @@ Deno.test("open: sparse-pi dumps: closed = merge's pred.json, open = SciPy brute
     const withK = await runStage("pipeline/evaluate.ts", [
       data,
       `${dir}/open.json`,
-      "--top-k",
+      "--topk-file",
       `${dir}/topk.ndjson`,
       "--open-out",
       `${dir}/open_metrics.json`,
