@@ -201,5 +201,7 @@ export { formatValidateReport, validate } from "./dump/validate.ts";
 export type { ValidateOptions, ValidateReport } from "./dump/validate.ts";
 export { split } from "./squad_split.ts";
 export type { SplitOptions, SplitResult } from "./squad_split.ts";
+export { parseArticleRange, writeArticleSubset } from "./squad_subset.ts";
+export type { SubsetOptions } from "./squad_subset.ts";
 export { records } from "./records.ts";
 export type { RecordsOptions } from "./records.ts";

@@ -20,12 +20,11 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
-import { FileError, InputError } from "../io/errors.ts";
+import { Effect } from "effect";
+import { FileError } from "../io/errors.ts";
 import { openAtomicWriter } from "../io/source.ts";
-import { squadRecords } from "../io/squad.ts";
 import { split } from "../io/squad_split.ts";
-import { SquadJsonWriter } from "../io/squad_writer.ts";
+import { writeArticleSubset } from "../io/squad_subset.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { type OpenMetrics, openScores } from "../metrics/open.ts";
 
@@ -69,30 +68,8 @@ export const prepareDataset = (opts: PrepareOptions) =>
     yield* fsDo(opts.out, () => Deno.mkdir(opts.out, { recursive: true }));
     let data = opts.data;
     if (opts.articles) {
-      const [start, end] = opts.articles;
       data = `${opts.out}/data.json`;
-      const target = data;
-      const w = yield* fsDo(target, () => openAtomicWriter(target));
-      const out = new SquadJsonWriter(w);
-      const written = yield* squadRecords(opts.data).pipe(
-        Stream.filter((r) => r.kind !== "article" || (r.index >= start && r.index < end)),
-        Stream.runFoldEffect(
-          () => 0,
-          (n, r) =>
-            fsDo(target, () => out.write(r)).pipe(Effect.as(r.kind === "article" ? n + 1 : n)),
-        ),
-        Effect.tap(() => fsDo(target, () => out.end().then(() => w.commit()))),
-        Effect.onError(() => Effect.promise(() => w.abort())),
-      );
-      if (written < end - start) {
-        return yield* Effect.fail(
-          new InputError({
-            file: opts.data,
-            where: "",
-            message: `articles [${start}, ${end}) asked, the file has ${start + written}`,
-          }),
-        );
-      }
+      yield* writeArticleSubset({ data: opts.data, out: data, articles: opts.articles });
     }
     return yield* split({
       data,
