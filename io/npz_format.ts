@@ -113,8 +113,13 @@ function isNpyMagic(b: Uint8Array): boolean {
  * if (npzEntryHeader(bytes, entry, "a.npz").shape.join() !== "2,3") throw new Error("shape");
  * ```
  */
-export function npzEntryHeader(bytes: Uint8Array, entry: ZipEntry, file: string): NpyHeader {
-  const first = zipEntryPrefix(bytes, entry, file, 12);
+export function npzEntryHeader(
+  bytes: Uint8Array,
+  entry: ZipEntry,
+  file: string,
+  codec?: ZipCodec,
+): NpyHeader {
+  const first = zipEntryPrefix(bytes, entry, file, 12, codec);
   const start = npyDataStart(first);
   if (isNpyMagic(first) && start > MAX_NPY_HEADER) {
     throw NpyError.of(
@@ -123,7 +128,7 @@ export function npzEntryHeader(bytes: Uint8Array, entry: ZipEntry, file: string)
       `header of ${start} bytes is larger than the ${MAX_NPY_HEADER} bytes read for one`,
     );
   }
-  const pre = start > first.length ? zipEntryPrefix(bytes, entry, file, start) : first;
+  const pre = start > first.length ? zipEntryPrefix(bytes, entry, file, start, codec) : first;
   const h = parseNpyHeader(pre, file, { entry: entry.name });
   if (entry.uncompressedSize > h.dataStart + h.dataBytes) {
     const shape = h.shape.length === 1 ? `(${h.shape[0]},)` : `(${h.shape.join(", ")})`;
@@ -162,7 +167,7 @@ export function readNpzEntry(
   options: NpzReadOptions = {},
 ): NdArray {
   try {
-    const h = npzEntryHeader(bytes, entry, file);
+    const h = npzEntryHeader(bytes, entry, file, options.codec);
     const why = options.checkHeader?.(entry.name, h);
     if (why !== undefined) throw NpzError.of(file, entry.name, why);
     const data = extractZipEntry(bytes, entry, file, options.codec);

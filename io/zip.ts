@@ -110,6 +110,11 @@ export interface ZipCodec {
   inflateRaw(raw: Uint8Array, size: number): Uint8Array | string;
   /** The CRC-32 of `data` (unsigned). */
   crc32(data: Uint8Array): number;
+  /**
+   * The first `n` bytes raw DEFLATE data inflates to (fewer when it gives
+   * fewer), inflating little past them (default: fflate, a slice at a time).
+   */
+  inflatePrefix?(raw: Uint8Array, n: number): Uint8Array;
 }
 
 /** Default for {@linkcode ZipLimits.maxEntrySize} and `maxTotalSize`: 4 GiB. */
@@ -597,12 +602,13 @@ export function zipEntryPrefix(
   entry: ZipEntry,
   file: string,
   n: number,
+  codec?: ZipCodec,
 ): Uint8Array {
   const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
   const want = Math.min(n, entry.uncompressedSize);
   if (entry.method === 0) return raw.subarray(0, want);
   try {
-    return inflateRawPrefix(raw, want);
+    return codec?.inflatePrefix ? codec.inflatePrefix(raw, want) : inflateRawPrefix(raw, want);
   } catch (e) {
     throw ZipError.of(
       file,

@@ -361,7 +361,7 @@ export function decodeDumpMatrix(
   // What the header declares is checked before the data is inflated.
   let header: NpyHeader;
   try {
-    header = npzEntryHeader(bytes, entry, label);
+    header = npzEntryHeader(bytes, entry, label, NATIVE);
   } catch (e) {
     throw badNpz(label, e);
   }
