@@ -197,9 +197,18 @@ export async function openAtomicWriter(path: string): Promise<AtomicWriter> {
   const dir = toStdout ? "" : dirname(path);
   const tmp = toStdout ? "" : `${dir}/.${basename(path)}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   // mode 0o666 is narrowed by the umask, like any file the user creates.
-  const file = toStdout
-    ? undefined
-    : await Deno.open(tmp, { write: true, createNew: true, mode: 0o666 });
+  let file: Deno.FsFile | undefined;
+  try {
+    file = toStdout
+      ? undefined
+      : await Deno.open(tmp, { write: true, createNew: true, mode: 0o666 });
+  } catch (e) {
+    // Name the folder the user gave, not our temporary file in it.
+    if (e instanceof Deno.errors.NotFound) {
+      throw new Deno.errors.NotFound(`${dir}: no such folder (for ${path})`);
+    }
+    throw e;
+  }
   let pending: string[] = [];
   let pendingLen = 0;
   let closed = false;
