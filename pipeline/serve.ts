@@ -23,7 +23,7 @@ import { FileError, InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
 import { encoderSpec } from "../encoders/registry.ts";
 import { readIndexHeader } from "../search/index/read.ts";
-import { denoRunArgv } from "../runs/sandbox.ts";
+import { denoRunArgv, grantedFileProblem } from "../runs/sandbox.ts";
 import { ensureIndex, isIndexFolder, serveGrants } from "../serve/launch.ts";
 import { STATIC_DIR } from "../serve/server.ts";
 import { type CommandSpec, runMain, UsageError } from "./_cli.ts";
@@ -239,6 +239,20 @@ if (import.meta.main) {
               } ones (serve the index with the encoder of its dump)`,
           }),
         );
+      }
+      // The server child reads its model files by name: each must be what
+      // it says (no hard link to another file, no link or device in a folder).
+      for (const file of spec.questionFiles) {
+        const why = grantedFileProblem(file, []);
+        if (why !== undefined) {
+          return yield* Effect.fail(
+            new InputError({
+              file: "",
+              where: "--model",
+              message: `${why}; the server may not be granted it`,
+            }),
+          );
+        }
       }
       const port = f.port === 0 ? freePort(f.host) : f.port;
       const grants = serveGrants({

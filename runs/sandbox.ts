@@ -25,10 +25,16 @@
  *   lie inside a guarded path (every dataset, the other half's input and
  *   output folder, the run folder and the work folder; a work folder that
  *   holds the repository does not guard the repository's own files, such
- *   as the built-in models), and a granted folder must not hold one. Files named by an ONNX manifest must also lie,
- *   lexically, in the manifest's own folder tree (no absolute path
- *   elsewhere, no `..` out of it): a manifest cannot name `/etc/passwd` or
- *   the dataset. `runs/plan.ts` applies both before any task runs.
+ *   as the built-in models), and a granted folder must not hold one.
+ *   Deno checks a read against the name it is given, so names are not
+ *   enough: a granted regular file must not be a hard link to a guarded
+ *   file (same device and inode), must have one link unless it is a
+ *   bundled model file, and a granted folder may hold only folders and
+ *   such files (no symbolic link, pipe or device). Files named by an ONNX
+ *   manifest must also lie, lexically, in the manifest's own folder tree
+ *   (no absolute path elsewhere, no `..` out of it): a manifest cannot name
+ *   `/etc/passwd` or the dataset. `runs/plan.ts` applies both before any
+ *   task runs, and `serve` checks its model files the same way.
  * - **Output folders are fresh** ({@linkcode outputFolderProblem}): Deno
  *   does not resolve symbolic links for path-scoped reads, so a link
  *   planted in an encoder's output folder would be readable through its
@@ -325,17 +331,101 @@ const kindOf = (st: Deno.FileInfo): string =>
     ? "a device"
     : "a special file";
 
+/** A file's identity: device and inode (`undefined` where the platform gives none). */
+const fileId = (st: Deno.FileInfo): string | undefined =>
+  st.dev !== null && st.ino !== null && st.ino !== undefined ? `${st.dev}:${st.ino}` : undefined;
+
+/** The folders of the repository's bundled models (never a dataset). */
+const BUNDLED_MODEL_DIRS = ["data/models", "data/sparse-pi", "data/bert"];
+
+let bundledIds: Set<string> | undefined;
+
 /**
- * Why an encoder may not be granted (read) `file`, or `undefined`: it must
- * exist and be a regular file, a folder or a named pipe; after `realpath`
- * it must not be, or lie inside, a {@linkcode Guarded} path; a folder must
- * not hold one.
+ * The identities (device and inode) of the repository's bundled model
+ * files: the one kind of file a granted path may share with other names
+ * (a hard link to a bundled model grants nothing new).
+ */
+function bundledModelIds(): Set<string> {
+  if (bundledIds !== undefined) return bundledIds;
+  const ids = new Set<string>();
+  const walk = (dir: string) => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(dir)];
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = `${dir}/${e.name}`;
+      if (e.isDirectory) walk(p);
+      else if (e.isFile) {
+        try {
+          const id = fileId(Deno.lstatSync(p));
+          if (id !== undefined) ids.add(id);
+        } catch { /* gone since the listing */ }
+      }
+    }
+  };
+  for (const d of BUNDLED_MODEL_DIRS) walk(`${REPO_ROOT}/${d}`);
+  return bundledIds = ids;
+}
+
+/** The most entries a granted folder's walk looks at before it refuses the folder. */
+export const MAX_GRANTED_FOLDER_ENTRIES = 10_000;
+
+/**
+ * Why the regular file `file` (its `stat` is `st`) may not be granted
+ * whatever its name: it is another name (a hard link) of a
+ * {@linkcode Guarded} file (`guardedIds`: device and inode → what it is), or
+ * it has more than one hard link and is not a bundled model file (a second
+ * name could be anything the process must not read).
+ */
+function linkProblem(
+  file: string,
+  st: Deno.FileInfo,
+  guardedIds: ReadonlyMap<string, string>,
+): string | undefined {
+  const id = fileId(st);
+  const what = id !== undefined ? guardedIds.get(id) : undefined;
+  if (what !== undefined) return `${file} is a hard link to ${what}`;
+  const links = st.nlink ?? 1;
+  if (links > 1 && !(id !== undefined && bundledModelIds().has(id))) {
+    return `${file} has ${links} hard links (a second name could be any file; a granted file ` +
+      `must have one, or be a bundled model)`;
+  }
+  return undefined;
+}
+
+/**
+ * Why an encoder (or any sandboxed process) may not be granted (read)
+ * `file`, or `undefined`:
+ *
+ * - it must exist and be a regular file, a folder or a named pipe;
+ * - after `realpath` it must not be, or lie inside, a {@linkcode Guarded}
+ *   path, and a folder must not hold one;
+ * - a regular file must not be a hard link to a guarded file (same device
+ *   and inode), and must have one link unless it is one of the
+ *   repository's bundled model files: Deno checks a read against the name,
+ *   so a second name of the dataset would be readable through a grant of
+ *   `vocab.txt`;
+ * - a folder is walked (at most {@linkcode MAX_GRANTED_FOLDER_ENTRIES}
+ *   entries): it may hold only folders and regular files that pass the
+ *   same link checks, no symbolic link (Deno would follow it through the
+ *   grant), device, socket or pipe.
  *
  * @example
  * ```ts
  * import { grantedFileProblem } from "./sandbox.ts";
  * const why = grantedFileProblem("/dev/null", []);
  * if (why !== "/dev/null is not a regular file, folder or named pipe") throw new Error(why);
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/data.json`, "{}");
+ * Deno.linkSync(`${dir}/data.json`, `${dir}/vocab.txt`);
+ * const guarded = [{ path: `${dir}/data.json`, what: "the dataset" }];
+ * if (grantedFileProblem(`${dir}/vocab.txt`, guarded) !== `${dir}/vocab.txt is a hard link to the dataset (${dir}/data.json)`) {
+ *   throw new Error(grantedFileProblem(`${dir}/vocab.txt`, guarded));
+ * }
+ * Deno.removeSync(dir, { recursive: true });
  * ```
  */
 export function grantedFileProblem(file: string, guarded: readonly Guarded[]): string | undefined {
@@ -349,6 +439,7 @@ export function grantedFileProblem(file: string, guarded: readonly Guarded[]): s
     return `${file} is not a regular file, folder or named pipe`;
   }
   const real = realPathLoose(file);
+  const guardedIds = new Map<string, string>();
   for (const g of guarded) {
     const target = realPathLoose(g.path);
     if (real === target) return `${file} is ${g.what} (${target})`;
@@ -356,8 +447,47 @@ export function grantedFileProblem(file: string, guarded: readonly Guarded[]): s
     if (st.isDirectory && within(target, real)) {
       return `${file} is a folder that holds ${g.what} (${target})`;
     }
+    try {
+      const gs = Deno.statSync(target);
+      const id = gs.isFile ? fileId(gs) : undefined;
+      if (id !== undefined) guardedIds.set(id, `${g.what} (${target})`);
+    } catch { /* not there (yet): nothing to be a link of */ }
   }
-  return undefined;
+  if (st.isFile) return linkProblem(file, st, guardedIds);
+  if (!st.isDirectory) return undefined;
+  let seen = 0;
+  const walk = (dir: string): string | undefined => {
+    for (const e of Deno.readDirSync(dir)) {
+      if (++seen > MAX_GRANTED_FOLDER_ENTRIES) {
+        return `${file} is a folder of more than ${MAX_GRANTED_FOLDER_ENTRIES} entries; grant ` +
+          `the files it needs`;
+      }
+      const p = `${dir}/${e.name}`;
+      let s: Deno.FileInfo;
+      try {
+        s = Deno.lstatSync(p);
+      } catch (err) {
+        if (err instanceof Deno.errors.NotFound) continue;
+        return `${p}: ${err instanceof Error ? err.message : err}`;
+      }
+      if (s.isDirectory) {
+        const why = walk(p);
+        if (why !== undefined) return why;
+      } else if (s.isFile) {
+        const why = linkProblem(p, s, guardedIds);
+        if (why !== undefined) return why;
+      } else {
+        return `${p} is ${kindOf(s)} in the granted folder ${file} (a sandboxed process could ` +
+          `read through it)`;
+      }
+    }
+    return undefined;
+  };
+  try {
+    return walk(real);
+  } catch (err) {
+    return `${file}: ${err instanceof Error ? err.message : err}`;
+  }
 }
 
 /** The bookkeeping file an encoder keeps in its output folder (the resume manifest). */

@@ -314,6 +314,109 @@ Deno.test("sandbox 2: grantedFileProblem resolves links and checks folders both 
   }
 });
 
+Deno.test("sandbox 2 (issue 22 item 1): a manifest file or model that is a hard link to the dataset, or has a second name, is refused before anything runs", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pv-sbx-hardlink-" });
+  try {
+    const data = tinyData(dir);
+    const work = `${dir}/work`;
+    // `ln data.json model/vocab.txt`: the manifest names vocab.txt, which is the dataset.
+    const manifest = onnxCopy(dir, () => {});
+    Deno.removeSync(`${dir}/model/vocab.txt`);
+    Deno.linkSync(data, `${dir}/model/vocab.txt`);
+    const r = await runCli("pipeline/run.ts", [
+      onnxConfig(dir, data, manifest),
+      "--work-dir",
+      work,
+    ]);
+    assertEquals(r.code, 2, r.stderr);
+    assertMatch(
+      oneLine(r.stderr),
+      /^run: .*cfg\.ts: models\[0\] "tiny-onnx", context encoder, manifest tokenizer\.vocab: .*\/model\/vocab\.txt is a hard link to the dataset "tiny" \(.*\/data\.json\); an encoder may not be granted it$/,
+    );
+    assertEquals(r.stdout, "");
+    assert(!listing(dir).some((f) => f.startsWith("work")), "nothing ran: no run folder");
+
+    // A model file with a second name somewhere else (what it is cannot be told) is refused.
+    Deno.removeSync(`${dir}/model/vocab.txt`);
+    Deno.copyFileSync(`${ONNX_TINY}/vocab.txt`, `${dir}/model/vocab.txt`);
+    Deno.linkSync(`${dir}/model/question.onnx`, `${dir}/elsewhere.onnx`);
+    const r2 = await runCli("pipeline/run.ts", [`${dir}/cfg.ts`, "--work-dir", work]);
+    assertEquals(r2.code, 2, r2.stderr);
+    assertMatch(
+      oneLine(r2.stderr),
+      /^run: .*cfg\.ts: models\[0\] "tiny-onnx", question encoder, manifest question\.model: .*\/model\/question\.onnx has 2 hard links \(a second name could be any file; a granted file must have one, or be a bundled model\); an encoder may not be granted it$/,
+    );
+    assert(!listing(dir).some((f) => f.startsWith("work")), "nothing ran: no run folder");
+
+    // A sparse-pi model that is a hard link to the dataset.
+    const linked = `${dir}/model.json.gz`;
+    Deno.linkSync(data, linked);
+    Deno.writeTextFileSync(
+      `${dir}/cfg.ts`,
+      `export const config = {
+  datasets: [{ abbr: "tiny", path: ${JSON.stringify(data)} }],
+  models: [{ abbr: "sp", encoder: "sparse-pi", model: ${JSON.stringify(linked)} }],
+};
+`,
+    );
+    const r3 = await runCli("pipeline/run.ts", [`${dir}/cfg.ts`, "--work-dir", work]);
+    assertEquals(r3.code, 2, r3.stderr);
+    assertMatch(
+      oneLine(r3.stderr),
+      /^run: .*cfg\.ts: models\[0\] "sp", context encoder, model: .*\/model\.json\.gz is a hard link to the dataset "tiny" \(.*\/data\.json\); an encoder may not be granted it$/,
+    );
+    assert(!listing(dir).some((f) => f.startsWith("work")), "nothing ran: no run folder");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sandbox 2 (issue 22 item 1): grantedFileProblem compares device and inode, counts links, and walks granted folders", () => {
+  const dir = Deno.makeTempDirSync({ prefix: "pv-sbx-links-" });
+  try {
+    const data = tinyData(dir);
+    const guarded = [{ path: data, what: 'the dataset "d"' }];
+    Deno.mkdirSync(`${dir}/m/sub`, { recursive: true });
+    Deno.writeTextFileSync(`${dir}/m/ok.bin`, "x");
+    assertEquals(sandbox.grantedFileProblem(`${dir}/m`, guarded), undefined);
+    // A hard link to the dataset, as a file and deep inside a granted folder.
+    Deno.linkSync(data, `${dir}/m/sub/vocab.txt`);
+    assertEquals(
+      sandbox.grantedFileProblem(`${dir}/m/sub/vocab.txt`, guarded),
+      `${dir}/m/sub/vocab.txt is a hard link to the dataset "d" (${data})`,
+    );
+    assertEquals(
+      sandbox.grantedFileProblem(`${dir}/m`, guarded),
+      `${dir}/m/sub/vocab.txt is a hard link to the dataset "d" (${data})`,
+    );
+    // With nothing guarded, a second name alone is refused.
+    assertEquals(
+      sandbox.grantedFileProblem(`${dir}/m/sub/vocab.txt`, []),
+      `${dir}/m/sub/vocab.txt has 2 hard links (a second name could be any file; a granted file must have one, or be a bundled model)`,
+    );
+    Deno.removeSync(`${dir}/m/sub/vocab.txt`);
+    // A symbolic link inside a granted folder (Deno would follow it through the grant).
+    Deno.symlinkSync("/etc/hostname", `${dir}/m/sub/l`);
+    assertEquals(
+      sandbox.grantedFileProblem(`${dir}/m`, []),
+      `${dir}/m/sub/l is a symbolic link in the granted folder ${dir}/m (a sandboxed process could read through it)`,
+    );
+    Deno.removeSync(`${dir}/m/sub/l`);
+    assertEquals(sandbox.grantedFileProblem(`${dir}/m`, guarded), undefined);
+    // A hard link to a bundled model grants nothing new: accepted.
+    const bundled = `${ROOT}/data/sparse-pi/model.json.gz`;
+    try {
+      Deno.linkSync(bundled, `${dir}/m/model.json.gz`);
+    } catch {
+      return; // another file system: no hard link to make
+    }
+    assertEquals(sandbox.grantedFileProblem(`${dir}/m/model.json.gz`, guarded), undefined);
+    assertEquals(sandbox.grantedFileProblem(`${dir}/m`, guarded), undefined);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 // ---------------------------------------------------------------- item 3
 
 Deno.test("sandbox 3: a symlink planted in question_emb is refused (full and embed_question); its target is never opened", async () => {

@@ -318,3 +318,29 @@ Deno.test("serve: the PIQA flags: a piqa-lstm dump with --nlist --nprobe --bpv i
     assertEquals((await l.proc.status).code, 0, l.stderr());
   }
 });
+
+Deno.test("serve (issue 22 item 1): a --model with a second name (a hard link) is refused before the server starts", async () => {
+  const f = await fix();
+  const dir = Deno.makeTempDirSync({ prefix: "pv-serve-hardlink-" });
+  try {
+    // A model file that is also the dataset (same inode): the child would read the dataset.
+    Deno.linkSync(f.data, `${dir}/model.json.gz`);
+    const l = await launch([f.index, "--model", `${dir}/model.json.gz`, "--port", "0"]);
+    if (l.port !== undefined) {
+      l.proc.kill("SIGTERM");
+      await l.proc.status;
+      throw new Error(`the server started on port ${l.port}: ${l.stderr()}`);
+    }
+    assertEquals((await l.proc.status).code, 2, l.stderr());
+    const lines = l.stderr().trim().split("\n");
+    assertEquals(lines.length, 1, l.stderr());
+    assertEquals(
+      lines[0],
+      `serve: --model: ${dir}/model.json.gz has 2 hard links (a second name could be any file; ` +
+        `a granted file must have one, or be a bundled model); the server may not be granted it`,
+    );
+    assertEquals(l.port, undefined);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
