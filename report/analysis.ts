@@ -24,6 +24,10 @@
  * order), so a system's EM and F1 equal `evaluate`'s to the bit; interval
  * ends are the bootstrap percentiles times 100.
  *
+ * The statistics are also written in steps ({@linkcode analyzeSteps}, on
+ * the stepped resamplings of `metrics/stats/steps.ts`): the same numbers,
+ * with pauses at which `report` goes back to the event loop.
+ *
  * @module
  */
 import { answerTokens } from "../metrics/squad_text.ts";
