@@ -24,12 +24,17 @@
  * order), so a system's EM and F1 equal `evaluate`'s to the bit; interval
  * ends are the bootstrap percentiles times 100.
  *
+ * The statistics are also written in steps ({@linkcode analyzeSteps}, on
+ * the stepped resamplings of `metrics/stats/steps.ts`): the same numbers,
+ * with pauses at which `report` goes back to the event loop.
+ *
  * @module
  */
 import { answerTokens } from "../metrics/squad_text.ts";
 import { mcnemarPaired } from "../metrics/stats/mcnemar.ts";
-import { pairedBootstrap } from "../metrics/stats/bootstrap.ts";
-import { pairedRandomization } from "../metrics/stats/randomization.ts";
+import { pairedBootstrapSteps } from "../metrics/stats/bootstrap.ts";
+import { pairedRandomizationSteps } from "../metrics/stats/randomization.ts";
+import { runSteps, type Steps } from "../metrics/stats/steps.ts";
 import { bemCorrect, type ScoredDataset, type ScoredSystem } from "./systems.ts";
 
 /** The wh-words of {@linkcode questionType}, in table order, then `other`. */
@@ -127,8 +132,17 @@ export interface SystemScores {
   readonly predictions: string;
   /** Questions answered. */
   readonly answered: number;
-  /** Where the per-question scores came from: the system's rows file, or its predictions scored here. */
-  readonly scored_from: "rows" | "predictions";
+  /**
+   * Where EM and F1 came from: always its predictions, scored here against
+   * the dataset (`data_sha256`) with the metrics fold.
+   */
+  readonly scored_from: "predictions";
+  /**
+   * Its per-question rows file, checked question by question against those
+   * scores (prediction, gold answers, em, f1) and the source of its BEM;
+   * `null` when it has none.
+   */
+  readonly rows: string | null;
   /** EM in percent. */
   readonly em: Interval;
   /** F1 in percent. */
@@ -242,6 +256,8 @@ export interface DatasetReport {
   readonly name: string;
   /** Data file. */
   readonly data: string;
+  /** The sha256 (hex) of the data file as read: the gold answers every score was computed on. */
+  readonly data_sha256: string;
   /** Questions. */
   readonly questions: number;
   /** The baseline (`null` when it has no predictions on this dataset). */
@@ -310,20 +326,21 @@ const pick = (x: Float64Array, idx: readonly number[]) => Float64Array.from(idx,
 const binary = (bem: Float64Array) => Float64Array.from(bem, (b) => bemCorrect(b) ? 1 : 0);
 
 /** Each column's value and bootstrap interval, all resampled on the same indices. */
-function intervals(cols: readonly Float64Array[], B: number, seed: number): Interval[] {
+function* intervals(cols: readonly Float64Array[], B: number, seed: number): Steps<Interval[]> {
   if (cols.length === 0) return [];
-  const r = pairedBootstrap(cols, { resamples: B, seed });
+  const r = yield* pairedBootstrapSteps(cols, { resamples: B, seed });
   return r.systems.map((s, i) => ({ value: pct(cols[i]), low: 100 * s.low, high: 100 * s.high }));
 }
 
-function difference(
+function* difference(
   a: Float64Array,
   b: Float64Array,
   o: Required<Pick<AnalysisOptions, "resamples" | "seed" | "shuffles">>,
   isBinary: boolean,
-): Difference {
-  const d = pairedBootstrap([a, b], { resamples: o.resamples, seed: o.seed }).differences[0];
-  const p = pairedRandomization(a, b, { shuffles: o.shuffles, seed: o.seed }).pValue;
+): Steps<Difference> {
+  const d = (yield* pairedBootstrapSteps([a, b], { resamples: o.resamples, seed: o.seed }))
+    .differences[0];
+  const p = (yield* pairedRandomizationSteps(a, b, { shuffles: o.shuffles, seed: o.seed })).pValue;
   const out: Difference = {
     difference: pct(a) - pct(b),
     low: 100 * d.low,
@@ -335,13 +352,13 @@ function difference(
   return { ...out, mcnemar_p: m.pValue, mcnemar_b: m.b, mcnemar_c: m.c };
 }
 
-function breakdown(
+function* breakdown(
   ds: ScoredDataset,
   keyOf: (i: number) => string,
   order: readonly string[] | null,
   B: number,
   seed: number,
-): BreakdownGroup[] {
+): Steps<BreakdownGroup[]> {
   const groups = new Map<string, number[]>();
   if (order) { for (const k of order) groups.set(k, []); }
   for (let i = 0; i < ds.questions.length; i++) {
@@ -352,11 +369,11 @@ function breakdown(
   const out: BreakdownGroup[] = [];
   for (const [group, idx] of groups) {
     if (idx.length === 0) continue;
-    const em = intervals(ds.systems.map((s) => pick(s.em, idx)), B, seed);
-    const f1 = intervals(ds.systems.map((s) => pick(s.f1, idx)), B, seed);
+    const em = yield* intervals(ds.systems.map((s) => pick(s.em, idx)), B, seed);
+    const f1 = yield* intervals(ds.systems.map((s) => pick(s.f1, idx)), B, seed);
     const withBem = ds.systems.every((s) => s.bem !== null);
     const bem = withBem
-      ? intervals(ds.systems.map((s) => pick(binary(s.bem!), idx)), B, seed)
+      ? yield* intervals(ds.systems.map((s) => pick(binary(s.bem!), idx)), B, seed)
       : null;
     out.push({
       group,
@@ -393,9 +410,9 @@ function answersAt(systems: readonly ScoredSystem[], i: number): Answer[] {
  * const sys = (name: string, em: number[]) => ({
  *   spec: { ...spec, name }, result: { exact_match: 0, f1: 0, total: 2, answered: 2 },
  *   predictions: ["a", "b"], em: Float64Array.from(em), f1: Float64Array.from(em), bem: null,
- *   source: "predictions" as const,
+ *   rows: null,
  * });
- * const ds: ScoredDataset = { name: "d", data: "d.json", systems: [sys("A", [1, 0]), sys("B", [1, 0])],
+ * const ds: ScoredDataset = { name: "d", data: "d.json", sha256: "0".repeat(64), systems: [sys("A", [1, 0]), sys("B", [1, 0])],
  *   questions: [{ id: "q1", title: "T", question: "Who?", golds: ["a"] }, { id: "q2", title: "T", question: "What?", golds: ["c"] }] };
  * const r = analyzeDataset(ds, "A", { resamples: 50, shuffles: 99 });
  * if (r.comparisons[0].em.difference !== 0 || r.comparisons[0].em.randomization_p !== 1) throw new Error();
@@ -406,6 +423,19 @@ export function analyzeDataset(
   baseline: string,
   opts: AnalysisOptions = {},
 ): DatasetReport {
+  return runSteps(analyzeDatasetSteps(ds, baseline, opts));
+}
+
+/**
+ * {@linkcode analyzeDataset} in steps (`metrics/stats/steps.ts`): the same
+ * numbers, pausing about every millisecond of the statistics so that a
+ * caller can stop it (`report` does on SIGINT and SIGTERM).
+ */
+export function* analyzeDatasetSteps(
+  ds: ScoredDataset,
+  baseline: string,
+  opts: AnalysisOptions = {},
+): Steps<DatasetReport> {
   const o = {
     resamples: opts.resamples ?? 1000,
     seed: opts.seed ?? 0,
@@ -413,11 +443,11 @@ export function analyzeDataset(
   };
   const top = opts.top ?? 20;
   const S = ds.systems;
-  const em = intervals(S.map((s) => s.em), o.resamples, o.seed);
-  const f1 = intervals(S.map((s) => s.f1), o.resamples, o.seed);
+  const em = yield* intervals(S.map((s) => s.em), o.resamples, o.seed);
+  const f1 = yield* intervals(S.map((s) => s.f1), o.resamples, o.seed);
   const bemSys = S.filter((s) => s.bem !== null);
-  const bemAcc = intervals(bemSys.map((s) => binary(s.bem!)), o.resamples, o.seed);
-  const bemScore = intervals(bemSys.map((s) => s.bem!), o.resamples, o.seed);
+  const bemAcc = yield* intervals(bemSys.map((s) => binary(s.bem!)), o.resamples, o.seed);
+  const bemScore = yield* intervals(bemSys.map((s) => s.bem!), o.resamples, o.seed);
   const systems: SystemScores[] = S.map((s, i) => {
     const j = bemSys.indexOf(s);
     return {
@@ -425,7 +455,8 @@ export function analyzeDataset(
       input: s.spec.input,
       predictions: s.spec.predictions,
       answered: s.result.answered,
-      scored_from: s.source,
+      scored_from: "predictions",
+      rows: s.rows,
       // The official totals, to the bit.
       em: { ...em[i], value: s.result.exact_match },
       f1: { ...f1[i], value: s.result.f1 },
@@ -437,32 +468,31 @@ export function analyzeDataset(
   if (base) {
     for (const s of S) {
       if (s === base) continue;
-      comparisons.push({
-        system: s.spec.name,
-        baseline,
-        em: difference(s.em, base.em, o, true),
-        f1: difference(s.f1, base.f1, o, false),
-        ...(s.bem && base.bem ? { bem: difference(binary(s.bem), binary(base.bem), o, true) } : {}),
-      });
+      const em = yield* difference(s.em, base.em, o, true);
+      const f1 = yield* difference(s.f1, base.f1, o, false);
+      const bem = s.bem && base.bem
+        ? yield* difference(binary(s.bem), binary(base.bem), o, true)
+        : null;
+      comparisons.push({ system: s.spec.name, baseline, em, f1, ...(bem ? { bem } : {}) });
     }
   }
   const qs = ds.questions;
   const breakdowns = {
-    question_type: breakdown(
+    question_type: yield* breakdown(
       ds,
       (i) => questionType(qs[i].question),
       QUESTION_TYPES,
       o.resamples,
       o.seed,
     ),
-    answer_length: breakdown(
+    answer_length: yield* breakdown(
       ds,
       (i) => answerLengthBin(qs[i].golds),
       LENGTH_BINS,
       o.resamples,
       o.seed,
     ),
-    article: breakdown(ds, (i) => qs[i].title, null, o.resamples, o.seed),
+    article: yield* breakdown(ds, (i) => qs[i].title, null, o.resamples, o.seed),
   };
   const disagreements: QuestionDetail[] = [];
   if (S.length > 1) {
@@ -523,6 +553,7 @@ export function analyzeDataset(
   return {
     name: ds.name,
     data: ds.data,
+    data_sha256: ds.sha256,
     questions: qs.length,
     baseline: base ? baseline : null,
     systems,
@@ -542,7 +573,21 @@ export function analyze(
   datasets: readonly ScoredDataset[],
   opts: AnalysisOptions = {},
 ): ReportJson {
+  return runSteps(analyzeSteps(datasets, opts));
+}
+
+/**
+ * {@linkcode analyze} in steps (`metrics/stats/steps.ts`): the same
+ * numbers, pausing about every millisecond of the statistics; `report`
+ * resumes it from its event loop, so SIGINT and SIGTERM stop it at once.
+ */
+export function* analyzeSteps(
+  datasets: readonly ScoredDataset[],
+  opts: AnalysisOptions = {},
+): Steps<ReportJson> {
   const baseline = opts.baseline ?? datasets[0].systems[0].spec.name;
+  const reports: DatasetReport[] = [];
+  for (const d of datasets) reports.push(yield* analyzeDatasetSteps(d, baseline, opts));
   return {
     format: "phraseval-report/1",
     options: {
@@ -556,6 +601,6 @@ export function analyze(
       answer_length_bins: LENGTH_BINS,
       f1_bins: F1_BINS,
     },
-    datasets: datasets.map((d) => analyzeDataset(d, baseline, opts)),
+    datasets: reports,
   };
 }

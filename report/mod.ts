@@ -4,11 +4,18 @@
  * `pipeline/report.ts`).
  *
  * INPUTs become systems (`inputs.ts`), each scored question by question
- * with the one SQuAD fold of `metrics/` (`systems.ts`), compared with the
+ * with the one SQuAD fold of `metrics/`, from its predictions against the
+ * dataset, its rows checked against that (`systems.ts`), compared with the
  * statistics of `metrics/stats/` (`analysis.ts`), drawn with Vega-Lite
  * (`charts.ts`) and written as `report.json` (all numbers), `report.md`
  * (tables) and `report.html` (tables and inline SVG charts; self-contained)
  * into one folder, all or nothing (`write.ts`).
+ *
+ * The statistics run in steps (`analyzeSteps`) resumed from the event loop
+ * about every 20 ms, so an interruption of {@linkcode report}'s fiber (the
+ * command's SIGINT or SIGTERM) stops it within a step, whatever B and R;
+ * the folder write, interrupted, finishes removing its temporary folder
+ * before the fiber ends.
  *
  * @example
  * ```ts
@@ -35,8 +42,9 @@
  */
 import { Effect } from "effect";
 import { FileError, type InputError, UsageError } from "../io/errors.ts";
+import type { Steps } from "../metrics/stats/steps.ts";
 import { timestamp } from "../runs/run_dir.ts";
-import { type AnalysisOptions, analyze, type ReportJson } from "./analysis.ts";
+import { type AnalysisOptions, analyzeSteps, type ReportJson } from "./analysis.ts";
 import { renderCharts } from "./charts.ts";
 import { resolveInputs } from "./inputs.ts";
 import { renderHtml, renderMarkdown } from "./render.ts";
@@ -47,6 +55,8 @@ export {
   type AnalysisOptions,
   analyze,
   analyzeDataset,
+  analyzeDatasetSteps,
+  analyzeSteps,
   answerLengthBin,
   type BreakdownGroup,
   type Comparison,
@@ -107,18 +117,109 @@ export interface ReportResult {
   };
 }
 
+/** The largest `resamples`: the bootstrap keeps B replicate means per system in memory. */
+export const MAX_RESAMPLES = 100_000_000;
+
+/**
+ * The option that is out of range, as a {@linkcode UsageError} worded with
+ * the command's flag, or `null`: `resamples` an integer in [1,
+ * {@linkcode MAX_RESAMPLES}], `shuffles` an integer of at least 1 (and at
+ * most 2⁵³ − 1), `top` an integer of at least 0, `seed` an integer in [0,
+ * 2⁵³ − 1].
+ *
+ * @example
+ * ```ts
+ * import { checkOptions } from "./mod.ts";
+ * if (checkOptions({ resamples: 0 })?.message !== "--resamples must be an integer from 1 to 100000000, got 0") {
+ *   throw new Error();
+ * }
+ * if (checkOptions({ resamples: 10, shuffles: 99, top: 0, seed: 3 }) !== null) throw new Error();
+ * ```
+ */
+export function checkOptions(opts: AnalysisOptions): UsageError | null {
+  const limits: [keyof AnalysisOptions, number, number][] = [
+    ["resamples", 1, MAX_RESAMPLES],
+    ["shuffles", 1, Number.MAX_SAFE_INTEGER],
+    ["top", 0, Number.MAX_SAFE_INTEGER],
+    ["seed", 0, Number.MAX_SAFE_INTEGER],
+  ];
+  for (const [name, lo, hi] of limits) {
+    const v = opts[name];
+    if (v === undefined) continue;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < lo || v > hi) {
+      return new UsageError(`--${name} must be an integer from ${lo} to ${hi}, got ${v}`);
+    }
+  }
+  return null;
+}
+
+/**
+ * Runs a computation in steps to its end on the fiber, going back to the
+ * event loop (`Effect.yieldNow`) whenever 20 ms have passed since the last
+ * time: signals are handled and the fiber can be interrupted between two
+ * steps. A throw is a {@linkcode ReportError}.
+ */
+const runStepsYielding = <T>(steps: Steps<T>): Effect.Effect<T, ReportError> =>
+  Effect.gen(function* () {
+    let last = performance.now();
+    for (;;) {
+      let r: IteratorResult<void, T>;
+      try {
+        r = steps.next();
+      } catch (e) {
+        return yield* Effect.fail(
+          new ReportError(`statistics: ${e instanceof Error ? e.message : e}`),
+        );
+      }
+      if (r.done) return r.value;
+      if (performance.now() - last >= 20) {
+        yield* Effect.yieldNow;
+        last = performance.now();
+      }
+    }
+  });
+
+/**
+ * {@linkcode writeFolderAtomic} on the fiber: interrupted, it aborts the
+ * write (which removes its temporary folder, or completes when it was
+ * already renaming into place) and waits for that before the fiber goes on.
+ */
+const writeFolder = (
+  out: string,
+  files: Readonly<Record<string, string>>,
+): Effect.Effect<void, FileError> =>
+  Effect.callback<void, FileError>((resume) => {
+    const ac = new AbortController();
+    const done = writeFolderAtomic(out, files, ac.signal);
+    done.then(
+      () => resume(Effect.void),
+      (e) =>
+        resume(Effect.fail(
+          e instanceof FileError ? e : new FileError({ file: out, message: String(e) }),
+        )),
+    );
+    return Effect.promise(() => {
+      ac.abort();
+      return done.catch(() => {});
+    });
+  });
+
 /**
  * Builds the report of the INPUTs and writes `report.json`, `report.md` and
  * `report.html` into `opts.out` (all or nothing). Bad input (see
  * `inputs.ts` and `systems.ts`) fails with {@linkcode InputError} before
- * anything is written; `--baseline` naming no system with
- * {@linkcode UsageError}.
+ * anything is written; `--baseline` naming no system, or an option out of
+ * range ({@linkcode checkOptions}), with {@linkcode UsageError}.
+ * Interrupted, it stops within about 20 ms of statistics and leaves no
+ * file or temporary folder behind.
  */
 export const report = (
   opts: ReportOptions,
 ): Effect.Effect<ReportResult, InputError | FileError | UsageError | ReportError> =>
   Effect.gen(function* () {
     const t0 = performance.now();
+    const usage = checkOptions(opts);
+    if (usage) return yield* Effect.fail(usage);
     const specs = yield* resolveInputs(opts.inputs, { data: opts.data });
     if (opts.baseline !== undefined && !specs.some((s) => s.name === opts.baseline)) {
       return yield* Effect.fail(
@@ -131,10 +232,7 @@ export const report = (
     }
     const datasets = yield* scoreSystems(specs);
     const t1 = performance.now();
-    const json = yield* Effect.try({
-      try: () => analyze(datasets, opts),
-      catch: (e) => new ReportError(`statistics: ${e instanceof Error ? e.message : e}`),
-    });
+    const json = yield* runStepsYielding(analyzeSteps(datasets, opts));
     const t2 = performance.now();
     const charts = yield* Effect.tryPromise({
       try: () => renderCharts(json.datasets, datasets),
@@ -146,14 +244,10 @@ export const report = (
     });
     const t3 = performance.now();
     const out = opts.out ?? `outputs/report_${timestamp()}`;
-    yield* Effect.tryPromise({
-      try: () =>
-        writeFolderAtomic(out, {
-          "report.json": JSON.stringify(json, null, 2) + "\n",
-          "report.md": renderMarkdown(json),
-          "report.html": renderHtml(json, charts),
-        }),
-      catch: (e) => e instanceof FileError ? e : new FileError({ file: out, message: String(e) }),
+    yield* writeFolder(out, {
+      "report.json": JSON.stringify(json, null, 2) + "\n",
+      "report.md": renderMarkdown(json),
+      "report.html": renderHtml(json, charts),
     });
     const t4 = performance.now();
     const s = (a: number, b: number) => Math.round(b - a) / 1000;

@@ -1,25 +1,36 @@
 /**
  * The systems of a report scored question by question: each dataset read
- * once, each prediction file checked against it. A system with per-question
- * rows (written by the scoring pass of `full` or `run`, found by
- * `inputs.ts`) takes EM, F1 and BEM from them, nothing scored again; one
- * without is scored here with the one SQuAD v1.1 fold of `metrics/`
+ * once (and its sha256 taken), each prediction file checked against it and
+ * scored with the one SQuAD v1.1 fold of `metrics/`
  * ({@linkcode SquadV1Accumulator}: the same per-question EM and F1 as
- * `evaluate --per-question`, the same totals as `evaluate`).
+ * `evaluate --per-question`, the same totals as `evaluate`). EM and F1 are
+ * always recomputed so from the predictions against the dataset as it is
+ * now; nothing recorded earlier is taken on trust.
  *
- * Refused as bad input ({@linkcode InputError}): a prediction file with a
- * question id that is not in its dataset (predictions for another dataset);
- * two systems of one dataset on different question sets (their datasets hold
- * different questions, or they answer different questions: a question one
- * system leaves out would count as wrong and bias the comparison); a rows
- * file that is not the dataset's questions in its order, whose predictions
- * differ from the prediction file's (stale), or that has BEM for some
- * questions only.
+ * A system's per-question rows (written by the scoring pass of `full` or
+ * `run`, found by `inputs.ts`) are checked against that re-score and give
+ * BEM, which cannot be recomputed here: each row must be the dataset's
+ * question in the dataset's order, with the prediction file's prediction,
+ * the dataset's gold answers (when the row records them) and the
+ * recomputed `em` and `f1`, to the bit.
+ *
+ * Refused as bad input ({@linkcode InputError}, naming the file and the
+ * first question that is wrong): a prediction file with a question id that
+ * is not in its dataset (predictions for another dataset); two systems of
+ * one dataset on different question sets (their datasets hold different
+ * questions or gold answers, or they answer different questions: a question
+ * one system leaves out would count as wrong and bias the comparison); a
+ * rows file that is not the dataset's questions in its order, whose
+ * predictions differ from the prediction file's (stale), whose gold answers
+ * are not the dataset's (the dataset changed after the run), whose `em` or
+ * `f1` is not what the prediction scores (rows edited, or scored against
+ * other gold answers), or that has BEM for some questions only.
  *
  * @module
  */
 import { Effect, Stream } from "effect";
 import { FileError, InputError } from "../io/errors.ts";
+import { fileSha256 } from "../io/manifest.ts";
 import { readPredictions } from "../io/predictions.ts";
 import { squadArticles } from "../io/squad.ts";
 import { BEM_THRESHOLD } from "../metrics/bem/fold.ts";
@@ -58,11 +69,11 @@ export interface ScoredSystem {
   /** BEM score per question (0..1), when the rows carry it. */
   readonly bem: Float64Array | null;
   /**
-   * Where the scores came from: the per-question rows written by the
-   * scoring pass of `full` or `run` (`rows`), or the metrics fold run here
-   * on the prediction file (`predictions`, when there are no rows).
+   * The per-question rows file checked against the scores recomputed here
+   * (and the source of `bem`), or `null` when the system has none. EM and
+   * F1 always come from the metrics fold run here on the predictions.
    */
-  readonly source: "rows" | "predictions";
+  readonly rows: string | null;
 }
 
 /** A dataset with its systems. */
@@ -71,6 +82,8 @@ export interface ScoredDataset {
   readonly name: string;
   /** Its data file (that of the first system). */
   readonly data: string;
+  /** The sha256 (hex) of that file as it was read: the gold answers everything was scored on. */
+  readonly sha256: string;
   /** Its questions in file order. */
   readonly questions: readonly ReportQuestion[];
   /** Its systems, in INPUT order. */
@@ -163,31 +176,35 @@ function scoreOne(
     if (e instanceof EmptyDatasetError) throw bad(spec.data, "", e.message);
     throw e;
   }
-  return { spec, result, predictions, em, f1, bem: null, source: "predictions" };
+  return { spec, result, predictions, em, f1, bem: null, rows: null };
 }
 
 /** The fields of a rows line that `report` reads. */
 interface RowLine {
   id?: unknown;
   prediction?: unknown;
+  golds?: unknown;
   em?: unknown;
   f1?: unknown;
   bem?: unknown;
 }
 
+const sameGolds = (a: unknown, b: readonly string[]): boolean =>
+  Array.isArray(a) && a.length === b.length && a.every((x, i) => x === b[i]);
+
 /**
- * A system scored from its per-question rows (`runs/layout.ts`): the rows
- * must be the dataset's questions in the dataset's order, each with `em` 0
- * or 1 and `f1` in [0, 1], and their predictions must be those of the
- * prediction file (else the rows are stale); `bem` for every question or
- * none. The totals are summed as the fold sums them (dataset order), so
- * they equal `evaluate`'s to the bit.
+ * Checks a system's per-question rows (`runs/layout.ts`) against its scores
+ * recomputed here (`scored`) and returns it with the rows' BEM: the rows
+ * must be the dataset's questions in the dataset's order, each with the
+ * prediction file's prediction, the dataset's gold answers (when the row
+ * has `golds`), and `em` and `f1` equal to the recomputed ones; `bem` in
+ * [0, 1] for every question or none.
  */
-function rowsSystem(
+function checkRows(
   spec: SystemSpec,
   rowsFile: string,
   qs: readonly ReportQuestion[],
-  preds: ReadonlyMap<string, string>,
+  scored: ScoredSystem,
 ): ScoredSystem {
   let text: string;
   try {
@@ -196,16 +213,10 @@ function rowsSystem(
     throw new FileError({ file: rowsFile, message: e instanceof Error ? e.message : String(e) });
   }
   const n = qs.length;
-  const em = new Float64Array(n);
-  const f1 = new Float64Array(n);
   const bem = new Float64Array(n);
-  const predictions: (string | null)[] = new Array(n);
   let withBem = 0;
   let i = 0;
   let line = 0;
-  let exact = 0;
-  let f1Sum = 0;
-  let answered = 0;
   for (const l of text.split("\n")) {
     line++;
     if (l.trim() === "") continue;
@@ -241,7 +252,7 @@ function rowsSystem(
     if (r.prediction !== null && typeof r.prediction !== "string") {
       throw bad(rowsFile, `question "${q.id}"`, "prediction is neither a string nor null");
     }
-    const pred = preds.get(q.id) ?? null;
+    const pred = scored.predictions[i];
     if (r.prediction !== pred) {
       throw bad(
         rowsFile,
@@ -251,6 +262,24 @@ function rowsSystem(
         } in ${spec.predictions}: a stale rows file`,
       );
     }
+    if (r.golds !== undefined && !sameGolds(r.golds, q.golds)) {
+      throw bad(
+        rowsFile,
+        `question "${q.id}"`,
+        `gold answers ${JSON.stringify(r.golds)} here but ${
+          JSON.stringify(q.golds)
+        } in ${spec.data}: the dataset changed after these rows were scored`,
+      );
+    }
+    if (r.em !== scored.em[i] || r.f1 !== scored.f1[i]) {
+      throw bad(
+        rowsFile,
+        `question "${q.id}"`,
+        `em ${r.em}, f1 ${r.f1} here but its prediction ${JSON.stringify(pred)} scores em ${
+          scored.em[i]
+        }, f1 ${scored.f1[i]} against ${spec.data}: rows edited, or scored on other gold answers`,
+      );
+    }
     if (r.bem !== undefined) {
       if (typeof r.bem !== "number" || !(r.bem >= 0 && r.bem <= 1)) {
         throw bad(rowsFile, `question "${q.id}"`, "bem is not a number in [0, 1]");
@@ -258,12 +287,6 @@ function rowsSystem(
       bem[i] = r.bem;
       withBem++;
     }
-    em[i] = r.em;
-    f1[i] = r.f1;
-    predictions[i] = pred;
-    if (r.em === 1) exact++;
-    f1Sum += r.f1;
-    if (pred !== null) answered++;
     i++;
   }
   if (i < n) {
@@ -276,22 +299,7 @@ function rowsSystem(
   if (withBem !== 0 && withBem !== n) {
     throw bad(rowsFile, "", `bem for ${withBem} of ${n} questions (BEM for some questions only)`);
   }
-  if (n === 0) throw bad(spec.data, "", "no questions");
-  const result: SquadV1Result = {
-    exact_match: (100.0 * exact) / n,
-    f1: (100.0 * f1Sum) / n,
-    total: n,
-    answered,
-  };
-  return {
-    spec,
-    result,
-    predictions,
-    em,
-    f1,
-    bem: withBem === n ? bem : null,
-    source: "rows",
-  };
+  return { ...scored, bem: withBem === n ? bem : null, rows: rowsFile };
 }
 
 /**
@@ -347,7 +355,7 @@ export const scoreSystems = (
         const own = questionsOf.get(spec.data)!;
         if (own !== qs) {
           const differ = own.length !== qs.length ? Math.min(own.length, qs.length) : own.findIndex(
-            (q, i) => q.id !== qs[i].id,
+            (q, i) => q.id !== qs[i].id || !sameGolds(q.golds, qs[i].golds),
           );
           if (differ >= 0) {
             const id = (own[differ] ?? qs[differ]).id;
@@ -364,7 +372,8 @@ export const scoreSystems = (
         const s = yield* Effect.try({
           try: () => {
             checkForeign(spec, ids, preds);
-            return spec.rows ? rowsSystem(spec, spec.rows, qs, preds) : scoreOne(spec, qs, preds);
+            const scored = scoreOne(spec, qs, preds);
+            return spec.rows ? checkRows(spec, spec.rows, qs, scored) : scored;
           },
           catch: (e) =>
             e instanceof InputError || e instanceof FileError
@@ -386,7 +395,8 @@ export const scoreSystems = (
         }
         systems.push(s);
       }
-      out.push({ name, data: group[0].data, questions: qs, systems });
+      const sha256 = yield* fileSha256(group[0].data);
+      out.push({ name, data: group[0].data, sha256, questions: qs, systems });
     }
     return out;
   });

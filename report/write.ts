@@ -3,7 +3,9 @@
  * temporary folder beside the output folder (`.<name>.<hex>.tmp`), which is
  * renamed into place when the output folder does not exist yet; when it
  * does, each file is renamed into it (replacing an earlier report's). On
- * any failure the temporary folder is removed, and nothing is left behind.
+ * any failure, and when aborted before the files are renamed into place,
+ * the temporary folder (and any parent folder made for it) is removed, and
+ * nothing is left behind.
  *
  * @module
  */
@@ -13,7 +15,9 @@ import { baseOf, dirOf, exists, isDir } from "./_fs.ts";
 /**
  * Writes `files` (name → text) into the folder `out`, atomically (see the
  * module notes). Missing parent folders are created; those it created are
- * removed again on failure. Throws {@linkcode FileError}.
+ * removed again on failure. Throws {@linkcode FileError}; `signal` aborted
+ * before the renames into place begin makes it clean up and throw the
+ * signal's reason (after that it completes).
  *
  * @example
  * ```ts
@@ -22,12 +26,18 @@ import { baseOf, dirOf, exists, isDir } from "./_fs.ts";
  * await writeFolderAtomic(`${dir}/r`, { "a.txt": "A" });
  * if (Deno.readTextFileSync(`${dir}/r/a.txt`) !== "A") throw new Error();
  * if ([...Deno.readDirSync(dir)].length !== 1) throw new Error("temporary folder left");
+ * const ac = new AbortController();
+ * const stopped = writeFolderAtomic(`${dir}/s`, { "a.txt": "A" }, ac.signal);
+ * ac.abort();
+ * if (await stopped.then(() => true, () => false)) throw new Error("not stopped");
+ * if ([...Deno.readDirSync(dir)].length !== 1) throw new Error("temporary folder left");
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export async function writeFolderAtomic(
   out: string,
   files: Readonly<Record<string, string>>,
+  signal?: AbortSignal,
 ): Promise<void> {
   const parent = dirOf(out);
   const created: string[] = [];
@@ -52,12 +62,14 @@ export async function writeFolderAtomic(
       throw fail(tmp, e);
     }
     for (const [name, text] of Object.entries(files)) {
+      signal?.throwIfAborted();
       try {
         await Deno.writeTextFile(`${tmp}/${name}`, text);
       } catch (e) {
         throw fail(`${out}/${name}`, e);
       }
     }
+    signal?.throwIfAborted();
     if (!exists(out)) {
       try {
         await Deno.rename(tmp, out);
@@ -77,6 +89,6 @@ export async function writeFolderAtomic(
   } catch (e) {
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
     for (const d of created.toReversed()) await Deno.remove(d).catch(() => {});
-    throw e instanceof FileError ? e : fail(out, e);
+    throw e instanceof FileError || e === signal?.reason ? e : fail(out, e);
   }
 }

@@ -30,6 +30,7 @@
  */
 import { scoresOf } from "./_scores.ts";
 import { Xoshiro128StarStar } from "./prng.ts";
+import { runSteps, sortedSteps, STEP_WORK, type Steps } from "./steps.ts";
 
 /**
  * The `p`-th percentile (0 ≤ p ≤ 100) of values sorted ascending, as
@@ -173,6 +174,34 @@ export function pairedBootstrap(
   systems: readonly ArrayLike<number>[],
   opts: BootstrapOptions = {},
 ): BootstrapResult {
+  return runSteps(pairedBootstrapSteps(systems, opts));
+}
+
+/**
+ * {@linkcode pairedBootstrap} in steps (`steps.ts`): the same draws, sums
+ * and result to the bit, pausing about every {@linkcode STEP_WORK}
+ * operations (during the resampling and the sorts of the replicates). The
+ * arguments are checked, and the same `RangeError`s thrown, at the first
+ * `next()`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pairedBootstrap, pairedBootstrapSteps } from "./bootstrap.ts";
+ * const a = [1, 1, 0, 1, 1, 0, 1, 1];
+ * const b = [1, 0, 0, 1, 0, 0, 1, 0];
+ * const steps = pairedBootstrapSteps([a, b], { resamples: 200_000, seed: 7 });
+ * let pauses = 0;
+ * let r = steps.next();
+ * for (; !r.done; r = steps.next()) pauses++;
+ * assert.ok(pauses > 1);
+ * assert.deepEqual(r.value, pairedBootstrap([a, b], { resamples: 200_000, seed: 7 }));
+ * ```
+ */
+export function* pairedBootstrapSteps(
+  systems: readonly ArrayLike<number>[],
+  opts: BootstrapOptions = {},
+): Steps<BootstrapResult> {
   const B = opts.resamples ?? 1000;
   const seed = opts.seed ?? 0;
   const pct = opts.percentiles ?? [2.5, 97.5];
@@ -188,8 +217,56 @@ export function pairedBootstrap(
   const reps = cols.map(() => new Float64Array(B));
   const idx = new Int32Array(n);
   const g = new Xoshiro128StarStar(seed);
+  // Resamples per step: about STEP_WORK draws and additions.
+  const chunk = Math.max(1, Math.floor(STEP_WORK / (n * (k + 1))));
+  for (let r0 = 0; r0 < B; r0 += chunk) {
+    resample(cols, reps, idx, g, r0, Math.min(B, r0 + chunk));
+    yield;
+  }
+  function* interval(values: Float64Array, point: number): Steps<MeanInterval> {
+    const sorted = yield* sortedSteps(values);
+    return { mean: point, low: percentile(sorted, pct[0]), high: percentile(sorted, pct[1]) };
+  }
+  const means = cols.map(mean);
+  const differences: DifferenceInterval[] = [];
+  for (let a = 0; a < k; a++) {
+    for (let b = a + 1; b < k; b++) {
+      const d = new Float64Array(B);
+      for (let r0 = 0; r0 < B; r0 += STEP_WORK) {
+        for (let r = r0; r < Math.min(B, r0 + STEP_WORK); r++) d[r] = reps[a][r] - reps[b][r];
+        yield;
+      }
+      differences.push({ a, b, ...(yield* interval(d, means[a] - means[b])) });
+    }
+  }
+  const intervals: MeanInterval[] = [];
+  for (let s = 0; s < k; s++) intervals.push(yield* interval(reps[s], means[s]));
+  return {
+    questions: n,
+    resamples: B,
+    seed,
+    percentiles: [pct[0], pct[1]],
+    systems: intervals,
+    differences,
+  };
+}
+
+/**
+ * Resamples `r0` to `r1 - 1`: for each, n indices drawn from `g` (see the
+ * module notes), and each system's mean at them into `reps[s][r]`.
+ */
+function resample(
+  cols: readonly Float64Array[],
+  reps: readonly Float64Array[],
+  idx: Int32Array,
+  g: Xoshiro128StarStar,
+  r0: number,
+  r1: number,
+): void {
+  const k = cols.length;
+  const n = idx.length;
   const reject = 4294967296 % n;
-  for (let r = 0; r < B; r++) {
+  for (let r = r0; r < r1; r++) {
     for (let i = 0; i < n; i++) {
       let x = g.nextUint32();
       while (x < reject) x = g.nextUint32();
@@ -204,25 +281,4 @@ export function pairedBootstrap(
       reps[s][r] = sum / n;
     }
   }
-  const interval = (values: Float64Array, point: number): MeanInterval => {
-    const sorted = values.slice().sort();
-    return { mean: point, low: percentile(sorted, pct[0]), high: percentile(sorted, pct[1]) };
-  };
-  const means = cols.map(mean);
-  const differences: DifferenceInterval[] = [];
-  for (let a = 0; a < k; a++) {
-    for (let b = a + 1; b < k; b++) {
-      const d = new Float64Array(B);
-      for (let r = 0; r < B; r++) d[r] = reps[a][r] - reps[b][r];
-      differences.push({ a, b, ...interval(d, means[a] - means[b]) });
-    }
-  }
-  return {
-    questions: n,
-    resamples: B,
-    seed,
-    percentiles: [pct[0], pct[1]],
-    systems: cols.map((_, s) => interval(reps[s], means[s])),
-    differences,
-  };
 }

@@ -11,7 +11,11 @@
  * - {@linkcode mcnemarExact}, {@linkcode mcnemarPaired}: McNemar's exact test
  *   for binary scores such as EM (`mcnemar.ts`);
  * - {@linkcode wilsonInterval}: Wilson score intervals for a proportion
- *   (`wilson.ts`), on {@linkcode normalQuantile} (`normal.ts`).
+ *   (`wilson.ts`), on {@linkcode normalQuantile} (`normal.ts`);
+ * - {@linkcode pairedBootstrapSteps}, {@linkcode pairedRandomizationSteps}:
+ *   the two resamplings in steps, which pause every millisecond or so
+ *   without changing a draw, so a caller can stay responsive (a command
+ *   noticing SIGINT) while they run (`steps.ts`, {@linkcode runSteps}).
  *
  * Each is checked against NumPy or SciPy in
  * `tests/metrics/stats_test.ts` (reference: `tests/py/stats_ref.py`).
@@ -35,6 +39,7 @@ export {
   type DifferenceInterval,
   type MeanInterval,
   pairedBootstrap,
+  pairedBootstrapSteps,
   percentile,
 } from "./bootstrap.ts";
 export { binomialHalfPmf, mcnemarExact, mcnemarPaired, type McNemarResult } from "./mcnemar.ts";
@@ -42,7 +47,9 @@ export { normalQuantile } from "./normal.ts";
 export { seedState, Xoshiro128StarStar } from "./prng.ts";
 export {
   pairedRandomization,
+  pairedRandomizationSteps,
   type RandomizationOptions,
   type RandomizationResult,
 } from "./randomization.ts";
+export { runSteps, sortedSteps, STEP_WORK, type Steps } from "./steps.ts";
 export { type ProportionInterval, wilsonInterval } from "./wilson.ts";

@@ -28,6 +28,7 @@
  */
 import { scoresOf } from "./_scores.ts";
 import { Xoshiro128StarStar } from "./prng.ts";
+import { runSteps, STEP_WORK, type Steps } from "./steps.ts";
 
 /** Options of {@linkcode pairedRandomization}. */
 export interface RandomizationOptions {
@@ -83,6 +84,33 @@ export function pairedRandomization(
   b: ArrayLike<number>,
   opts: RandomizationOptions = {},
 ): RandomizationResult {
+  return runSteps(pairedRandomizationSteps(a, b, opts));
+}
+
+/**
+ * {@linkcode pairedRandomization} in steps (`steps.ts`): the same coin
+ * flips, sums and result to the bit, pausing about every
+ * {@linkcode STEP_WORK} operations. The arguments are checked, and the same
+ * `RangeError`s thrown, at the first `next()`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pairedRandomization, pairedRandomizationSteps } from "./randomization.ts";
+ * const a = [1, 1, 1, 1, 1, 1], b = [0, 0, 0, 0, 0, 0];
+ * const steps = pairedRandomizationSteps(a, b, { shuffles: 200_000 });
+ * let pauses = 0;
+ * let r = steps.next();
+ * for (; !r.done; r = steps.next()) pauses++;
+ * assert.ok(pauses > 1);
+ * assert.deepEqual(r.value, pairedRandomization(a, b, { shuffles: 200_000 }));
+ * ```
+ */
+export function* pairedRandomizationSteps(
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  opts: RandomizationOptions = {},
+): Steps<RandomizationResult> {
   const R = opts.shuffles ?? 10000;
   const seed = opts.seed ?? 0;
   if (!Number.isSafeInteger(R) || R < 1) {
@@ -100,8 +128,27 @@ export function pairedRandomization(
   }
   const bound = Math.abs(t0) - n * 2 ** -52 * abs;
   const g = new Xoshiro128StarStar(seed);
+  // Shuffles per step: about STEP_WORK coin flips and additions.
+  const chunk = Math.max(1, Math.floor(STEP_WORK / n));
   let count = 0;
-  for (let r = 0; r < R; r++) {
+  for (let r0 = 0; r0 < R; r0 += chunk) {
+    count += shuffles(d, bound, g, Math.min(R, r0 + chunk) - r0);
+    yield;
+  }
+  return {
+    meanDifference: t0 / n,
+    shuffles: R,
+    seed,
+    atLeastAsExtreme: count,
+    pValue: (count + 1) / (R + 1),
+  };
+}
+
+/** `m` shuffles of the differences `d` (see the module notes): how many reach `bound`. */
+function shuffles(d: Float64Array, bound: number, g: Xoshiro128StarStar, m: number): number {
+  const n = d.length;
+  let count = 0;
+  for (let r = 0; r < m; r++) {
     let t = 0;
     let w = 0;
     for (let i = 0; i < n; i++) {
@@ -111,11 +158,5 @@ export function pairedRandomization(
     }
     if (Math.abs(t) >= bound) count++;
   }
-  return {
-    meanDifference: t0 / n,
-    shuffles: R,
-    seed,
-    atLeastAsExtreme: count,
-    pValue: (count + 1) / (R + 1),
-  };
+  return count;
 }

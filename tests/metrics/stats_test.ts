@@ -14,9 +14,14 @@ import {
   metricMaxOverGroundTruths,
   normalQuantile,
   pairedBootstrap,
+  pairedBootstrapSteps,
   pairedRandomization,
+  pairedRandomizationSteps,
   percentile,
+  runSteps,
   seedState,
+  sortedSteps,
+  STEP_WORK,
   wilsonInterval,
   Xoshiro128StarStar,
 } from "../../metrics/mod.ts";
@@ -465,4 +470,66 @@ Deno.test("stats: percentile is numpy.percentile's linear definition; bad input 
   assert(refused(() => wilsonInterval(1, 0)));
   assert(refused(() => wilsonInterval(1, 2, { alpha: 1 })));
   assert(refused(() => percentile([], 50)));
+});
+
+Deno.test("stats: in steps, the resamplings pause every STEP_WORK operations or so and give the same numbers", () => {
+  const cols = [SYS.first.f1, SYS.firstCaps.f1, SYS.lastCaps.f1];
+  const B = 300;
+  const steps = pairedBootstrapSteps(cols, { resamples: B, seed: 5 });
+  let pauses = 0;
+  let r = steps.next();
+  for (; !r.done; r = steps.next()) pauses++;
+  // Resampling: ⌈B / ⌊STEP_WORK / (n·4)⌋⌉ pauses; then one per difference and per sort.
+  const chunk = Math.floor(STEP_WORK / (N * 4));
+  assertEquals(chunk, 6);
+  assertEquals(pauses, Math.ceil(B / chunk) + 3);
+  assertEquals(r.value, pairedBootstrap(cols, { resamples: B, seed: 5 }));
+  assertEquals(
+    r.value.systems[1],
+    pairedBootstrap([cols[1]], { resamples: B, seed: 5 }).systems[0],
+  );
+  const R = 999;
+  const rs = pairedRandomizationSteps(SYS.firstCaps.em, SYS.lastCaps.em, { shuffles: R });
+  let rp = 0;
+  let rr = rs.next();
+  for (; !rr.done; rr = rs.next()) rp++;
+  assertEquals(rp, Math.ceil(R / Math.floor(STEP_WORK / N)));
+  assertEquals(rr.value, pairedRandomization(SYS.firstCaps.em, SYS.lastCaps.em, { shuffles: R }));
+  // Bad arguments: the same RangeError, at the first step.
+  const bad = pairedBootstrapSteps([[1]], { resamples: 0 });
+  let threw = false;
+  try {
+    bad.next();
+  } catch (e) {
+    threw = e instanceof RangeError;
+  }
+  assert(threw);
+});
+
+Deno.test("stats: sortedSteps sorts past 2^20 values in runs and merges, as the typed-array sort does", () => {
+  const m = 3 * (1 << 20) + 12345;
+  const g = new Xoshiro128StarStar(9);
+  // Few distinct values (as bootstrap means of EM are), and both zeros.
+  const v = Float64Array.from({ length: m }, () => {
+    const x = g.below(1000);
+    return x === 0 ? -0 : x === 1 ? 0 : (x - 500) / 7;
+  });
+  const steps = sortedSteps(v);
+  let pauses = 0;
+  let r = steps.next();
+  for (; !r.done; r = steps.next()) pauses++;
+  assert(pauses >= Math.floor((2 * m) / STEP_WORK), `${pauses} pauses`);
+  const want = v.slice().sort();
+  assertEquals(r.value.length, m);
+  let same = true;
+  for (let i = 0; i < m && same; i++) same = Object.is(r.value[i], want[i]);
+  assert(same, "sortedSteps differs from Float64Array.prototype.sort");
+  const small = Float64Array.of(3, -0, 1, 0, 2);
+  assertEquals([...runSteps(sortedSteps(small))].map((x) => Object.is(x, -0) ? "-0" : x), [
+    "-0",
+    0,
+    1,
+    2,
+    3,
+  ]);
 });

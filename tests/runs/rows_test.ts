@@ -85,16 +85,16 @@ Deno.test("rows: full writes rows.ndjson next to pred.json, equal to evaluate --
   assertEquals(names.filter((n) => n.endsWith(".tmp")), []);
 });
 
-Deno.test("rows: report of a full folder takes the scores from rows.ndjson; stale rows or rows of another dataset are refused", async () => {
+Deno.test("rows: report of a full folder checks rows.ndjson against the scores it recomputes; stale rows or rows of another dataset are refused", async () => {
   const { out } = await fullRun();
   const result = readJson(`${out}/result.json`);
   const r = await Effect.runPromise(
     report({ inputs: [out], out: `${TMP}/rep-full`, resamples: 100, shuffles: 99 }),
   );
   const s = r.report.datasets[0].systems[0];
-  assertEquals(s.scored_from, "rows");
+  assertEquals([s.scored_from, s.rows], ["predictions", `${out}/rows.ndjson`]);
   assertEquals([s.em.value, s.f1.value], [result.exact_match, result.f1]);
-  // Without rows it falls back to scoring pred.json, to the same numbers.
+  // Without rows: pred.json scored the same way, to the same numbers.
   const bare = `${TMP}/full-bare`;
   await Deno.mkdir(bare);
   for (const f of ["summary.json", "pred.json"]) await Deno.copyFile(`${out}/${f}`, `${bare}/${f}`);
@@ -102,7 +102,7 @@ Deno.test("rows: report of a full folder takes the scores from rows.ndjson; stal
     report({ inputs: [bare], out: `${TMP}/rep-bare`, resamples: 100, shuffles: 99 }),
   );
   const s2 = r2.report.datasets[0].systems[0];
-  assertEquals(s2.scored_from, "predictions");
+  assertEquals([s2.scored_from, s2.rows], ["predictions", null]);
   assertEquals([s2.em.value, s2.f1.value], [s.em.value, s.f1.value]);
   // Rows whose prediction is not pred.json's (stale), and rows missing a question.
   const rows = Deno.readTextFileSync(`${out}/rows.ndjson`).trim().split("\n");
