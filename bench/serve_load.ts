@@ -17,15 +17,28 @@
  *
  * The server: with `--index`, the script starts `deno task serve INDEX
  * --encoder NAME --port 0` itself (anything after `--` is passed on, e.g.
- * `-- --nprobe 10`), reads its URL from stderr and stops it with SIGINT at
- * the end (it must exit 0); its pid is the process that listens on the
- * port. With `--url http://127.0.0.1:PORT`, it uses a running server (its
- * RSS is read when its process is visible in `/proc`).
+ * `-- --nprobe 10`; with `--nofile N` under `ulimit -n N`, through
+ * `bash`), reads its URL from stderr and stops it with SIGINT at the end
+ * (it must exit 0); its pid is the process that listens on the port. With
+ * `--url http://127.0.0.1:PORT`, it uses a running server (its RSS is read
+ * when its process is visible in `/proc`).
+ *
+ * A connection flood (`--flood N`): `--flood-after` seconds into the search
+ * phase (default: half of `--seconds`), N connections that send nothing are
+ * opened, held `--flood-hold` seconds (default 3) and closed; the report
+ * says how many the server held open, answered 503 or closed, and whether
+ * a request on a fresh connection is answered after (`/healthz`, asked
+ * every 100 ms while refused: 200 within 10 s, else the script exits 1). The load's own clients keep
+ * their connections (keep-alive) through the flood; a request of theirs
+ * that needed a new connection while the server was full counts as an
+ * error. N is at most 5000, and this process needs N descriptors more
+ * than the load.
  *
  * ```sh
  * deno run -A bench/serve_load.ts --index IX --encoder NAME --data QUESTIONS.json[.gz] \
  *   [--seconds 30] [--concurrency 16] [--k 5] [--exact] [--batch 16] [--batch-concurrency 1] \
- *   [--max-queries 1000000] [--timeout 60] [--out bench/out/serve_load.json] [-- SERVE_FLAGS...]
+ *   [--max-queries 1000000] [--timeout 60] [--out bench/out/serve_load.json] \
+ *   [--flood N [--flood-after S] [--flood-hold 3]] [--nofile N] [-- SERVE_FLAGS...]
  * deno run -A bench/serve_load.ts --url http://127.0.0.1:8080 --data QUESTIONS.json [...]
  * ```
  *
@@ -60,7 +73,8 @@
 
 const USAGE = "usage: deno run -A bench/serve_load.ts (--index DIR --encoder NAME | --url URL) " +
   "--data QUESTIONS.json [--seconds 30] [--concurrency 16] [--k 5] [--exact] [--batch 16] " +
-  "[--batch-concurrency 1] [--max-queries 1000000] [--timeout 60] [--out FILE.json] [-- SERVE_FLAGS...]";
+  "[--batch-concurrency 1] [--max-queries 1000000] [--timeout 60] [--out FILE.json] " +
+  "[--flood N [--flood-after S] [--flood-hold S]] [--nofile N] [-- SERVE_FLAGS...]";
 
 const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -92,6 +106,14 @@ export interface LoadOptions {
   readonly timeout: number;
   /** Where the JSON goes, if anywhere. */
   readonly out?: string;
+  /** Idle connections opened in the middle of the search phase (0: none). */
+  readonly flood: number;
+  /** Seconds into the search phase the flood starts. */
+  readonly floodAfter: number;
+  /** Seconds the flood's connections are held open. */
+  readonly floodHold: number;
+  /** `ulimit -n` of the server this script starts (default: this process's). */
+  readonly nofile?: number;
   /** Extra `serve` flags. */
   readonly serveFlags: readonly string[];
 }
@@ -122,6 +144,10 @@ export function parseArgs(argv: readonly string[]): LoadOptions {
     "max-queries",
     "timeout",
     "out",
+    "flood",
+    "flood-after",
+    "flood-hold",
+    "nofile",
   ];
   for (const k of vals.keys()) if (!known.includes(k)) throw new Error(`${USAGE}\n(--${k}?)`);
   const num = (name: string, dflt: number, max: number): number => {
@@ -152,12 +178,16 @@ export function parseArgs(argv: readonly string[]): LoadOptions {
   }
   const data = vals.get("data");
   if (data === undefined) throw new Error(`${USAGE}\n(--data is needed)`);
+  if (vals.has("nofile") && index === undefined) {
+    throw new Error(`${USAGE}\n(--nofile applies to the server this script starts: --index)`);
+  }
+  const seconds = num("seconds", 30, 3600);
   return {
     index,
     encoder: vals.get("encoder"),
     url: url?.replace(/\/+$/, ""),
     data,
-    seconds: num("seconds", 30, 3600),
+    seconds,
     concurrency: int("concurrency", 16, 256),
     k: int("k", 5, 100),
     exact: flags.has("exact"),
@@ -166,6 +196,10 @@ export function parseArgs(argv: readonly string[]): LoadOptions {
     maxQueries: int("max-queries", 1_000_000, 100_000_000),
     timeout: num("timeout", 60, 600),
     out: vals.get("out"),
+    flood: vals.has("flood") ? int("flood", 0, 5000) : 0,
+    floodAfter: num("flood-after", seconds / 2, 3600),
+    floodHold: num("flood-hold", 3, 60),
+    nofile: vals.has("nofile") ? int("nofile", 0, 1 << 20) : undefined,
     serveFlags,
   };
 }
@@ -255,13 +289,22 @@ export interface ServeChild {
 }
 
 /**
- * Starts `deno task serve ...args` (spawned directly, so SIGINT reaches it)
- * and waits for its `serving http://...` line; killed after `boundMs` if it
- * has not printed it.
+ * Starts `deno task serve ...args` (spawned directly, so SIGINT reaches it;
+ * with `nofile`, `bash` sets `ulimit -n` first and execs it) and waits for
+ * its `serving http://...` line; killed after `boundMs` if it has not
+ * printed it.
  */
-export async function spawnServe(args: readonly string[], boundMs = 600_000): Promise<ServeChild> {
-  const process = new Deno.Command(Deno.execPath(), {
-    args: ["task", "serve", ...args],
+export async function spawnServe(
+  args: readonly string[],
+  boundMs = 600_000,
+  nofile?: number,
+): Promise<ServeChild> {
+  const task = [Deno.execPath(), "task", "serve", ...args];
+  const argv = nofile === undefined
+    ? task
+    : ["bash", "-c", `ulimit -n ${nofile} && exec "$@"`, "-", ...task];
+  const process = new Deno.Command(argv[0], {
+    args: argv.slice(1),
     cwd: ROOT,
     stdin: "null",
     stdout: "null",
@@ -297,7 +340,144 @@ export async function spawnServe(args: readonly string[], boundMs = 600_000): Pr
 }
 
 function startServer(o: LoadOptions): Promise<ServeChild> {
-  return spawnServe([o.index!, "--encoder", o.encoder!, "--port", "0", ...o.serveFlags]);
+  return spawnServe(
+    [o.index!, "--encoder", o.encoder!, "--port", "0", ...o.serveFlags],
+    undefined,
+    o.nofile,
+  );
+}
+
+/** What a connection flood met. */
+export interface FloodResult {
+  /** Connections asked for. */
+  readonly asked: number;
+  /** Connections this process could not open. */
+  readonly connectFailed: number;
+  /** Connections the server answered 503 (and closed). */
+  readonly refused503: number;
+  /** Connections the server closed without an answer. */
+  readonly closed: number;
+  /** Connections still open, unanswered, when the flood ended (held by the server or its backlog). */
+  readonly held: number;
+  /**
+   * `/healthz` on a fresh connection once the flood closed, asked again
+   * every 100 ms while it is refused (the server may not have seen every
+   * close yet), for 10 s at most: the last status (0: no answer).
+   */
+  readonly afterStatus: number;
+  /** From the flood's close to that answer, ms. */
+  readonly afterMs: number;
+  /** Requests it took (1: answered at once). */
+  readonly afterTries: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The first bytes a connection gets within `ms`: `503`, `other`, `closed` or `held`. */
+async function firstAnswer(c: Deno.Conn, ms: number): Promise<string> {
+  const buf = new Uint8Array(64);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const n = await Promise.race([
+    c.read(buf).catch(() => null),
+    new Promise<"t">((r) => timer = setTimeout(() => r("t"), ms)),
+  ]);
+  clearTimeout(timer);
+  if (n === "t") return "held";
+  if (n === null) return "closed";
+  return /^HTTP\/1\.1 503 /.test(new TextDecoder().decode(buf.subarray(0, n))) ? "503" : "other";
+}
+
+/** One GET on a fresh connection: status (0: none within `ms`) and latency. */
+async function freshGet(base: string, path: string, ms: number): Promise<[number, number]> {
+  const u = new URL(base);
+  const t0 = performance.now();
+  let c: Deno.Conn | undefined;
+  try {
+    c = await Deno.connect({ hostname: u.hostname.replace(/^\[(.*)\]$/, "$1"), port: +u.port });
+    await c.write(
+      new TextEncoder().encode(
+        `GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\nConnection: close\r\n\r\n`,
+      ),
+    );
+    const head = await firstHead(c, ms);
+    return [Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1] ?? 0), performance.now() - t0];
+  } catch {
+    return [0, performance.now() - t0];
+  } finally {
+    try {
+      c?.close();
+    } catch { /* closed */ }
+  }
+}
+
+/** The bytes of a response up to its head's end (or what came within `ms`). */
+async function firstHead(c: Deno.Conn, ms: number): Promise<string> {
+  const end = performance.now() + ms;
+  const buf = new Uint8Array(4096);
+  let text = "";
+  while (!text.includes("\r\n\r\n")) {
+    const left = end - performance.now();
+    if (left <= 0) break;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const n = await Promise.race([
+      c.read(buf).catch(() => null),
+      new Promise<null>((r) => timer = setTimeout(() => r(null), left)),
+    ]);
+    clearTimeout(timer);
+    if (n === null) break;
+    text += new TextDecoder().decode(buf.subarray(0, n));
+  }
+  return text;
+}
+
+/**
+ * Opens `n` connections that send nothing, holds them `holdS` seconds,
+ * closes them, then asks `/healthz` on a fresh connection.
+ */
+export async function flood(base: string, n: number, holdS: number): Promise<FloodResult> {
+  const u = new URL(base);
+  const hostname = u.hostname.replace(/^\[(.*)\]$/, "$1");
+  const conns: Deno.Conn[] = [];
+  let connectFailed = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    try {
+      conns.push(await Deno.connect({ hostname, port: Number(u.port) }));
+    } catch {
+      connectFailed++;
+    }
+  }
+  const left = Math.max(0, holdS * 1000 - (performance.now() - t0));
+  const got = await Promise.all(conns.map((c) => firstAnswer(c, left)));
+  for (const c of conns) {
+    try {
+      c.close();
+    } catch { /* closed */ }
+  }
+  const count = (k: string) => got.filter((g) => g === k).length;
+  const t1 = performance.now();
+  let afterStatus = 0, afterTries = 0;
+  while (performance.now() - t1 < 10_000) {
+    afterTries++;
+    [afterStatus] = await freshGet(
+      base,
+      "/healthz",
+      Math.max(1, 10_000 - (performance.now() - t1)),
+    );
+    if (afterStatus === 200) break;
+    await sleep(100);
+  }
+  const afterMs = performance.now() - t1;
+  return {
+    asked: n,
+    connectFailed,
+    refused503: count("503"),
+    closed: count("closed") + count("other"),
+    held: count("held"),
+    afterStatus,
+    afterMs,
+    afterTries,
+  };
 }
 
 /** One phase's measurements. */
@@ -469,6 +649,9 @@ async function main(): Promise<number> {
       }): ${health.kind} index, ${health.phrases} phrases, ` +
         `encoder ${health.encoder}; ${questions.length} questions; ${o.seconds} s per phase`,
     );
+    const flooded = o.flood > 0
+      ? sleep(o.floodAfter * 1000).then(() => flood(base, o.flood, o.floodHold))
+      : undefined;
     const search = await phase(
       "search",
       o.concurrency,
@@ -488,7 +671,22 @@ async function main(): Promise<number> {
     );
     rss.push(rssMiB(pid));
     const phases = [search, batch];
+    const floodResult = await flooded;
     console.log(table(label, phases, rss));
+    if (floodResult !== undefined) {
+      const f = floodResult;
+      console.error(
+        `flood: ${f.asked} idle connections at ${o.floodAfter} s, held ${o.floodHold} s: ` +
+          `${f.held} held open, ${f.refused503} answered 503, ${f.closed} closed, ` +
+          `${f.connectFailed} could not connect; then /healthz on a fresh connection: ` +
+          `${f.afterStatus || "no answer"} after ${f.afterMs.toFixed(1)} ms (${f.afterTries} ` +
+          `request${f.afterTries === 1 ? "" : "s"})`,
+      );
+      if (f.afterStatus !== 200) {
+        console.error("serve_load: the server did not answer after the flood");
+        code = 1;
+      }
+    }
     for (const p of phases) {
       for (const e of p.errorSamples) console.error(`${p.phase} error: ${e}`);
     }
@@ -506,6 +704,7 @@ async function main(): Promise<number> {
         questions: questions.length,
         rssMiB: { ready: rss[0] ?? null, afterSearch: rss[1] ?? null, afterBatch: rss[2] ?? null },
         phases,
+        flood: floodResult ?? null,
       };
       await Deno.writeTextFile(o.out, JSON.stringify(json, null, 2) + "\n");
       console.error(`wrote ${o.out}`);

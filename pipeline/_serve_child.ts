@@ -4,7 +4,9 @@
  * network access to its own address only. It opens the index and the
  * encoder, listens, writes `ready <url>` on stdout, and serves until
  * SIGINT, SIGTERM or the end of its stdin (the launcher is gone): then it
- * stops taking requests, answers those in flight and exits 0.
+ * stops taking requests, answers those in flight and exits 0. It may not
+ * read `/proc/self/limits`: the launcher, which shares its descriptor
+ * limit, gives the connection cap (`--max-connections`).
  *
  * @module
  */
@@ -34,6 +36,12 @@ export const SERVE_CHILD_SPEC = {
     { name: "queue", type: "int", default: 32, description: "searches waiting or running" },
     { name: "static", type: "string", metavar: "DIR", description: "static files" },
     { name: "body-timeout", type: "number", default: 10, description: "seconds" },
+    {
+      name: "max-connections",
+      type: "int",
+      metavar: "N",
+      description: "connections open at once (the launcher's, from its descriptor limit)",
+    },
     { name: "watch-stdin", type: "boolean", description: "stop at the end of stdin" },
   ],
 } as const satisfies CommandSpec;
@@ -57,6 +65,7 @@ if (import.meta.main) {
           staticDir: f.static,
           bodyTimeoutMs: f["body-timeout"] * 1000,
           headTimeoutMs: f["body-timeout"] * 1000,
+          maxConnections: f["max-connections"],
         });
         const stop = () => server.shutdown();
         if (ctx.signal.aborted) stop();

@@ -10,8 +10,10 @@
  * index, the encoder's model and `serve/static` only and network access to
  * its own address (`serve/launch.ts` `serveGrants`, `runs/sandbox.ts`).
  * It prints `serving http://HOST:PORT/ (...)` on stderr when the server is
- * ready. SIGINT and SIGTERM reach the child, which finishes the requests in
- * flight; the launcher exits with the child's code (0 after a graceful
+ * ready. The server holds at most a margin below the descriptor limit
+ * (`ulimit -n`, read here and passed on) of connections at once; more get
+ * 503. SIGINT and SIGTERM reach the child, which finishes the requests
+ * already sent; the launcher exits with the child's code (0 after a graceful
  * stop). The child watches its stdin, a pipe from the launcher: when the
  * launcher is gone, even killed outright, the child stops too.
  *
@@ -26,6 +28,7 @@ import { readIndexHeader } from "../search/index/read.ts";
 import { denoRunArgv, grantedFileProblem } from "../runs/sandbox.ts";
 import { ensureIndex, isIndexFolder, serveGrants } from "../serve/launch.ts";
 import { STATIC_DIR } from "../serve/server.ts";
+import { defaultMaxConnections } from "../serve/http.ts";
 import { type CommandSpec, runMain, UsageError } from "./_cli.ts";
 
 /** `serve`'s command line. */
@@ -276,6 +279,8 @@ if (import.meta.main) {
         `--queue=${f.queue}`,
         `--static=${STATIC_DIR}`,
         `--body-timeout=${f["body-timeout"]}`,
+        // The child inherits this process's descriptor limit but may not read it.
+        `--max-connections=${defaultMaxConnections()}`,
         "--watch-stdin",
       ];
       const argv = yield* Effect.try({

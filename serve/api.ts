@@ -7,20 +7,24 @@
  * | --- | --- |
  * | `GET /api?query=Q` | PIQA's shape: `[[context, start_char, end_char, score], ...]`, the top k |
  * | `GET /v1/search?q=Q&k=K&nprobe=N&exact=0\|1` | `{query, took_ms, exact, results: [{rank, title, paragraph_id, phrase, start, end, score, context}]}` |
- * | `POST /v1/batch` `{"queries": [...], "k"?, "nprobe"?, "exact"?}` | `{took_ms, results: [<the /v1/search object per query>]}`, in order, at most 64 queries |
- * | `GET /healthz` | `{status: "ok", kind, metric, phrases, paragraphs, d, encoder, nlist?}` |
+ * | `POST /v1/batch` `{"queries": [...], "k"?, "nprobe"?, "exact"?}` (`Content-Type: application/json`) | `{took_ms, results: [<the /v1/search object per query>]}`, in order, at most 64 queries |
+ * | `GET /healthz` (answered at once, never queued) | `{status: "ok", kind, metric, phrases, paragraphs, d, encoder, nlist?}` |
  * | `GET /`, `GET /<file>` | the static files of `staticDir` (`/` is `index.html`) |
  *
  * Errors are JSON `{"error": "..."}`: 400 for a missing, empty or
  * over-4-KiB query, bad percent-encoding, a query that is not UTF-8, a bad
  * `k` (1..100), `nprobe` (ivf-pq only, 1..nlist) or `exact` (`0`/`1`), a
- * bad JSON body or more than 64 queries; 404 for anything else (a static
+ * bad JSON body or more than 64 queries; 415 for a `/v1/batch` whose
+ * `Content-Type` is not `application/json` (a cross-site page may send a
+ * `text/plain` POST without a CORS preflight); 404 for anything else (a static
  * path that does not resolve, after decoding and `realpath`, to a regular
  * file inside `staticDir`: `..`, encoded slashes, NUL bytes, hidden files
  * and links out of the folder included); 405 with `Allow`; 503 with
  * `Retry-After` when the search queue is full (see
  * {@linkcode SearchQueue}: concurrent searches, and the queries of one
- * `/v1/batch`, are encoded and scored together). On an `exact` index `exact=0` is accepted and
+ * `/v1/batch`, are encoded and scored together; a `/v1/batch` goes in
+ * chunks of 8 questions, so that other requests are answered between
+ * them). On an `exact` index `exact=0` is accepted and
  * answered exactly (`"exact": true`).
  *
  * @module
@@ -43,8 +47,16 @@ export class QueueFull extends Error {}
 interface Job {
   readonly searcher: SearcherLike;
   readonly items: readonly SearchRequest[];
+  /** The answers so far (of `items[0..answers.length)`). */
+  readonly answers: SearchAnswer[];
   readonly resolve: (answers: SearchAnswer[]) => void;
   readonly reject: (e: unknown) => void;
+}
+
+/** The questions of a job a pass answers. */
+interface Take {
+  readonly job: Job;
+  readonly items: readonly SearchRequest[];
 }
 
 /**
@@ -54,12 +66,18 @@ interface Job {
  *
  * Micro-batching: when the loop is free it lets the event loop turn once
  * (so the requests that arrived during the last pass are read), then takes
- * the first waiting request and every request waiting behind it, in order, while their questions
- * number at most `maxBatch` (a larger request goes alone), and answers them
- * in one `searchMany` call of the searcher (one encoder call, one scoring
- * pass per group). If that call fails, each of its requests is retried
- * alone, so one request's error is not another's. A searcher without
- * `searchMany` is asked one question at a time, one request at a time.
+ * the first waiting request and every request waiting behind it, in order,
+ * while their questions number at most `maxBatch`, and answers them in one
+ * `searchMany` call of the searcher (one encoder call, one scoring pass per
+ * group). A request takes at most `chunk` questions (default 8) into a
+ * pass: a larger one (a `/v1/batch`) goes back to the end of the line with
+ * the rest of its questions, so that the thread is never held by more than
+ * `chunk` questions of one request, the requests that arrive meanwhile
+ * (a single question, `/healthz`) are answered between its chunks, and its
+ * answers are the same (each question is answered as it would be alone).
+ * If a pass fails, each of its requests is retried alone, so one request's
+ * error is not another's. A searcher without `searchMany` is asked one
+ * question at a time, one request at a time.
  *
  * @example
  * ```ts
@@ -89,8 +107,9 @@ export class SearchQueue {
   /**
    * @param limit requests waiting or running at most
    * @param maxBatch questions answered together at most (default 32)
+   * @param chunk questions of one request in one pass at most (default 8)
    */
-  constructor(readonly limit: number, readonly maxBatch = 32) {}
+  constructor(readonly limit: number, readonly maxBatch = 32, readonly chunk = 8) {}
 
   /** Requests waiting or running. */
   get size(): number {
@@ -107,9 +126,10 @@ export class SearchQueue {
         new QueueFull(`the search queue is full (${this.limit} waiting or running)`),
       );
     }
+    if (items.length === 0) return Promise.resolve([]);
     this.#size++;
     const p = new Promise<SearchAnswer[]>((resolve, reject) => {
-      this.#waiting.push({ searcher, items, resolve, reject });
+      this.#waiting.push({ searcher, items, answers: [], resolve, reject });
     });
     if (!this.#busy) this.#drain();
     return p.finally(() => this.#size--);
@@ -122,41 +142,59 @@ export class SearchQueue {
         // One turn of the event loop first: requests that came in during the
         // last (synchronous) scoring pass are read and join this one.
         await new Promise((r) => setTimeout(r, 0));
+        const size = Math.max(1, Math.min(this.chunk, this.maxBatch));
+        const next = (job: Job): Take => ({
+          job,
+          items: job.items.slice(job.answers.length, job.answers.length + size),
+        });
         const first = this.#waiting[0];
-        const take = [first], rest: Job[] = [];
-        let n = first.items.length;
+        const take = [next(first)], rest: Job[] = [];
+        let n = take[0].items.length;
         const batching = first.searcher.searchMany !== undefined;
         for (const job of this.#waiting.slice(1)) {
-          if (
-            batching && job.searcher === first.searcher && n + job.items.length <= this.maxBatch
-          ) {
-            take.push(job);
-            n += job.items.length;
+          const t = next(job);
+          if (batching && job.searcher === first.searcher && n + t.items.length <= this.maxBatch) {
+            take.push(t);
+            n += t.items.length;
           } else rest.push(job);
         }
         this.#waiting = rest;
-        await this.#answer(take);
+        const unfinished = await this.#answer(take);
+        // A request with questions left goes to the end of the line.
+        this.#waiting.push(...unfinished);
       }
     } finally {
       this.#busy = false;
     }
   }
 
-  async #answer(jobs: readonly Job[]): Promise<void> {
-    const s = jobs[0].searcher;
+  /** Answers one pass; the jobs that have questions left. */
+  async #answer(takes: readonly Take[]): Promise<Job[]> {
+    const s = takes[0].job.searcher;
+    const done = (t: Take, answers: readonly SearchAnswer[]): Job[] => {
+      t.job.answers.push(...answers);
+      if (t.job.answers.length < t.job.items.length) return [t.job];
+      t.job.resolve(t.job.answers);
+      return [];
+    };
     try {
-      const all = await ask(s, jobs.flatMap((j) => j.items));
+      const all = await ask(s, takes.flatMap((t) => t.items));
       let o = 0;
-      for (const j of jobs) j.resolve(all.slice(o, o += j.items.length));
+      return takes.flatMap((t) => done(t, all.slice(o, o += t.items.length)));
     } catch (e) {
-      if (jobs.length === 1) return jobs[0].reject(e);
-      for (const j of jobs) {
+      if (takes.length === 1) {
+        takes[0].job.reject(e);
+        return [];
+      }
+      const left: Job[] = [];
+      for (const t of takes) {
         try {
-          j.resolve(await ask(s, j.items));
+          left.push(...done(t, await ask(s, t.items)));
         } catch (e) {
-          j.reject(e);
+          t.job.reject(e);
         }
       }
+      return left;
     }
   }
 }
@@ -413,6 +451,16 @@ export function apiHandler(opts: ApiOptions): (req: HttpRequest) => Promise<Http
         return json(200, await searchOne(q, o));
       }
       case "/v1/batch": {
+        const type = req.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
+        if (type !== "application/json") {
+          // A cross-site form or fetch may POST text/plain without asking first (CORS).
+          throw new HttpError(
+            415,
+            `the body must be sent as Content-Type: application/json (got ${
+              type === undefined ? "none" : JSON.stringify(type)
+            })`,
+          );
+        }
         let body: unknown;
         try {
           body = JSON.parse(utf8.decode(req.body));

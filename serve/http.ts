@@ -20,10 +20,25 @@
  *   normalisation: the router decides what `/../` means). HTTP/1.0 without
  *   `Host` works (answered and closed); HTTP/1.1 keeps the connection open
  *   unless the client says `Connection: close`.
- * - **Shutdown** ({@linkcode HttpServer.shutdown}): the listener is closed,
- *   idle connections are closed, requests in flight are answered (with
- *   `Connection: close`), then `finished` resolves; connections still open
- *   after `drainTimeoutMs` are closed.
+ * - **Host** (against DNS rebinding): two `Host` fields are a 400; a `Host`
+ *   that is not this server's address and port is a 421 (see
+ *   {@linkcode allowedHosts}: `127.0.0.1:8080`, `localhost:8080`,
+ *   `[::1]:8080`, whichever the server is bound to; any when it is bound
+ *   to `0.0.0.0` or `::`).
+ * - **Connections**: at most `maxConnections` open at once (default
+ *   {@linkcode defaultMaxConnections}: a margin below the process's
+ *   descriptor limit); one more is answered 503 (`Retry-After: 1`) and
+ *   closed at once, before the next is accepted. A failed accept (out of descriptors: EMFILE, ENFILE;
+ *   or any other error while the server runs) does not end the accept
+ *   loop: it waits (10 ms, doubling up to 1 s) and accepts again. Each of
+ *   these two events is logged once, the first time it happens.
+ * - **Shutdown** ({@linkcode HttpServer.shutdown}): for a short grace
+ *   ({@linkcode SHUTDOWN_GRACE_MS}) the server still accepts and reads, so
+ *   that requests already sent (waiting in the kernel while a search held
+ *   the thread) are read; then the listener is closed and the connections
+ *   with no request started are closed; every request read is answered
+ *   (with `Connection: close`), then `finished` resolves; connections still
+ *   open after `drainTimeoutMs` are closed.
  *
  * One log line per request: `METHOD path status ms` (the path without its
  * query, control characters escaped).
@@ -75,7 +90,14 @@ export interface HttpServerOptions {
   readonly bodyTimeoutMs?: number;
   /** How long shutdown waits for open connections before closing them (default 15 s). */
   readonly drainTimeoutMs?: number;
-  /** Receives one line per request (default: none). */
+  /** Connections open at once at most (default {@linkcode defaultMaxConnections}). */
+  readonly maxConnections?: number;
+  /**
+   * Check the `Host` field against the bound address (default true; see
+   * {@linkcode allowedHosts}). Two `Host` fields are refused either way.
+   */
+  readonly checkHost?: boolean;
+  /** Receives one line per request, and the once-only warnings (default: none). */
   readonly log?: (line: string) => void;
 }
 
@@ -99,6 +121,7 @@ const REASONS: Record<number, string> = {
   408: "Request Timeout",
   413: "Content Too Large",
   415: "Unsupported Media Type",
+  421: "Misdirected Request",
   431: "Request Header Fields Too Large",
   500: "Internal Server Error",
   501: "Not Implemented",
@@ -108,6 +131,100 @@ const REASONS: Record<number, string> = {
 
 const enc = new TextEncoder();
 const latin1 = new TextDecoder("latin1");
+
+/** How long shutdown keeps reading before it closes the connections that sent nothing, ms. */
+export const SHUTDOWN_GRACE_MS = 250;
+
+/** The descriptor limit assumed when the process's own cannot be read. */
+export const FALLBACK_DESCRIPTOR_LIMIT = 1024;
+
+const limitOf = (s: string | undefined): number | undefined => {
+  if (s === undefined) return undefined;
+  if (s === "unlimited") return 1 << 20;
+  const n = Number(s);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+};
+
+/**
+ * The soft limit on open files of this process (`ulimit -n`; Deno has no
+ * `getrlimit`): from `/proc/self/limits` (Linux; Deno lets only a process
+ * with every permission read it), else from `sh -c "ulimit -n"` (a child
+ * inherits the limit; with the permission to run `sh`), else `undefined`.
+ * Permissions are queried, never prompted for. `unlimited` is 2^20.
+ */
+export function descriptorLimit(): number | undefined {
+  const proc = "/proc/self/limits";
+  try {
+    if (Deno.permissions.querySync({ name: "read", path: proc }).state === "granted") {
+      const n = limitOf(/^Max open files\s+(\S+)/m.exec(Deno.readTextFileSync(proc))?.[1]);
+      if (n !== undefined) return n;
+    }
+  } catch { /* not Linux, or not every permission */ }
+  try {
+    if (Deno.permissions.querySync({ name: "run", command: "sh" }).state !== "granted") {
+      return undefined;
+    }
+    const out = new Deno.Command("sh", {
+      args: ["-c", "ulimit -n"],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).outputSync();
+    return out.success ? limitOf(new TextDecoder().decode(out.stdout).trim()) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The connection cap for a descriptor limit: the limit less a margin for
+ * everything else the process holds open (index files, the encoder, pipes,
+ * the runtime's own): 1/8 of the limit, at least 64. 256 → 192, 1024 →
+ * 896.
+ *
+ * @example
+ * ```ts
+ * import { defaultMaxConnections } from "./http.ts";
+ * if (defaultMaxConnections(256) !== 192) throw new Error();
+ * if (defaultMaxConnections(1024) !== 896) throw new Error();
+ * ```
+ */
+export function defaultMaxConnections(
+  limit: number = descriptorLimit() ?? FALLBACK_DESCRIPTOR_LIMIT,
+): number {
+  return Math.max(1, limit - Math.max(64, Math.floor(limit / 8)));
+}
+
+/**
+ * The `Host` values a server bound to `hostname`:`port` answers (lower
+ * case), or `undefined` for any (bound to every address: `0.0.0.0`, `::`).
+ * A loopback address also answers `localhost`, and `localhost` answers the
+ * loopback addresses; port 80 may be left out.
+ *
+ * @example
+ * ```ts
+ * import { allowedHosts } from "./http.ts";
+ * const h = allowedHosts("127.0.0.1", 8080)!;
+ * if (!h.has("127.0.0.1:8080") || !h.has("localhost:8080") || h.has("evil.example:8080")) {
+ *   throw new Error([...h].join());
+ * }
+ * if (!allowedHosts("::1", 8080)!.has("[::1]:8080")) throw new Error();
+ * if (allowedHosts("0.0.0.0", 8080) !== undefined) throw new Error();
+ * ```
+ */
+export function allowedHosts(hostname: string, port: number): Set<string> | undefined {
+  const h = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  if (h === "0.0.0.0" || h === "::" || h === "") return undefined;
+  const names = new Set([h.includes(":") ? `[${h}]` : h]);
+  if (h === "127.0.0.1" || h === "::1") names.add("localhost");
+  if (h === "localhost") ["127.0.0.1", "[::1]"].forEach((n) => names.add(n));
+  const out = new Set<string>();
+  for (const n of names) {
+    out.add(`${n}:${port}`);
+    if (port === 80) out.add(n);
+  }
+  return out;
+}
 
 /** A request error found while reading: answered with `status`, then the connection closed. */
 class ReadFailure extends Error {
@@ -267,6 +384,9 @@ function parseHead(text: string): Omit<HttpRequest, "body"> {
       throw new ReadFailure(400, "bad header line");
     }
   }
+  if (lines.slice(1).filter((l) => /^host\s*:/i.test(l)).length > 1) {
+    throw new ReadFailure(400, "two Host header fields");
+  }
   if (version === "1.1" && !headers.has("host")) {
     throw new ReadFailure(400, "an HTTP/1.1 request needs a Host header");
   }
@@ -405,9 +525,15 @@ export function listenHttp(opts: HttpServerOptions): HttpServer {
   const headMs = opts.headTimeoutMs ?? 10_000;
   const bodyMs = opts.bodyTimeoutMs ?? 10_000;
   const errorResponse = opts.errorResponse ?? defaultError;
+  const maxConns = opts.maxConnections ?? defaultMaxConnections();
   const listener = Deno.listen({ hostname: opts.hostname ?? "127.0.0.1", port: opts.port });
-  const conns = new Map<Deno.Conn, { idle: boolean }>();
-  let draining = false;
+  const addr = listener.addr as Deno.NetAddr;
+  const hosts = opts.checkHost === false ? undefined : allowedHosts(addr.hostname, addr.port);
+  /** Each open connection: whether it waits for a request with nothing of it received. */
+  const conns = new Map<Deno.Conn, { idle: () => boolean }>();
+  let draining = false, listenerClosed = false;
+  let wake = () => {};
+  const stopped = new Promise<void>((r) => wake = r);
   const closeConn = (c: Deno.Conn) => {
     try {
       c.close();
@@ -417,24 +543,39 @@ export function listenHttp(opts: HttpServerOptions): HttpServer {
   const checkDone = () => {
     if (draining && conns.size === 0) allClosed?.();
   };
+  const warned = new Set<string>();
+  const warnOnce = (key: string, line: string) => {
+    if (warned.has(key)) return;
+    warned.add(key);
+    opts.log?.(line);
+  };
 
   async function serveConn(conn: Deno.Conn): Promise<void> {
-    const state = { idle: true };
-    conns.set(conn, state);
     const r = new Reader(conn);
+    let waiting = true;
+    conns.set(conn, { idle: () => waiting && r.buffered === 0 });
     try {
-      while (!draining) {
-        state.idle = r.buffered === 0;
+      while (true) {
+        waiting = true;
         let method = "-", target = "-";
         const t0 = performance.now();
         let res: HttpResponse, close = false, head = false, linger = false;
         try {
           const text = await r.head(performance.now() + headMs, maxHead);
-          state.idle = false;
+          waiting = false;
           const req = parseHead(text);
           method = req.method;
           target = req.target;
           head = method === "HEAD";
+          const host = req.headers.get("host");
+          if (hosts !== undefined && host !== null && !hosts.has(host.toLowerCase())) {
+            throw new ReadFailure(
+              421,
+              `Host ${JSON.stringify(host)} is not this server's address (${
+                [...hosts].join(", ")
+              })`,
+            );
+          }
           const body = await readBody(r, req, conn, maxBody, performance.now() + bodyMs);
           const conn_ = req.headers.get("connection")?.toLowerCase() ?? "";
           close = req.version === "1.0" ? !/\bkeep-alive\b/.test(conn_) : /\bclose\b/.test(conn_);
@@ -444,6 +585,7 @@ export function listenHttp(opts: HttpServerOptions): HttpServer {
             res = errorResponse(500, e instanceof Error ? e.message : String(e));
           }
         } catch (e) {
+          waiting = false;
           if (e instanceof Gone) return;
           if (!(e instanceof ReadFailure)) throw e;
           res = errorResponse(e.status, e.message);
@@ -470,19 +612,52 @@ export function listenHttp(opts: HttpServerOptions): HttpServer {
     }
   }
 
+  /**
+   * A connection over the cap: 503 and closed at once (nothing of it is
+   * read). Awaited before the next accept, so that refusing holds one
+   * descriptor at most; a response this small does not wait on the client
+   * (bounded at 1 s all the same).
+   */
+  const refuse = async (c: Deno.Conn) => {
+    warnOnce(
+      "cap",
+      `${maxConns} connections open, the most allowed: further connections get 503 ` +
+        "until some close (logged once)",
+    );
+    const res = errorResponse(503, `too many connections (${maxConns} open)`);
+    const busy = { ...res, headers: { ...res.headers, "retry-after": "1" } };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      writeAll(c, serialize(busy, false, true)).catch(() => {}),
+      new Promise((r) => timer = setTimeout(r, 1000)),
+    ]);
+    clearTimeout(timer);
+    closeConn(c);
+  };
+
   const accepting = (async () => {
+    let backoff = 0;
     while (true) {
       let c: Deno.Conn;
       try {
         c = await listener.accept();
-      } catch {
-        return;
-      }
-      if (draining) {
-        closeConn(c);
+        backoff = 0;
+      } catch (e) {
+        if (listenerClosed) return;
+        // Out of descriptors (EMFILE, ENFILE) or another failure: wait, then accept again.
+        warnOnce(
+          "accept",
+          `accepting a connection failed (${e instanceof Error ? e.message : e}); ` +
+            "retrying with backoff, 10 ms doubling to 1 s (logged once)",
+        );
+        backoff = Math.min(1000, backoff === 0 ? 10 : backoff * 2);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([stopped, new Promise((r) => timer = setTimeout(r, backoff))]);
+        clearTimeout(timer);
         continue;
       }
-      serveConn(c).catch(() => {});
+      if (conns.size >= maxConns) await refuse(c);
+      else serveConn(c).catch(() => {});
     }
   })();
 
@@ -491,26 +666,28 @@ export function listenHttp(opts: HttpServerOptions): HttpServer {
     allClosed = res;
   });
   return {
-    addr: listener.addr as Deno.NetAddr,
+    addr,
     finished: finished.then(() => accepting),
     shutdown() {
       shut ??= (async () => {
         draining = true;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const drained = new Promise<void>((res) => {
+          timer = setTimeout(() => {
+            for (const c of conns.keys()) closeConn(c);
+            res();
+          }, opts.drainTimeoutMs ?? 15_000);
+        });
+        // The grace: requests already sent are read (and answered, with `Connection: close`).
+        await new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS));
+        listenerClosed = true;
         try {
           listener.close();
         } catch { /* closed */ }
-        for (const [c, s] of conns) if (s.idle) closeConn(c);
+        wake();
+        for (const [c, s] of conns) if (s.idle()) closeConn(c);
         checkDone();
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([
-          finished,
-          new Promise<void>((res) => {
-            timer = setTimeout(() => {
-              for (const c of conns.keys()) closeConn(c);
-              res();
-            }, opts.drainTimeoutMs ?? 15_000);
-          }),
-        ]);
+        await Promise.race([finished, drained]);
         clearTimeout(timer);
         await accepting;
       })();

@@ -3,7 +3,11 @@
  * encoder ({@linkcode Searcher}) behind the routes of `api.ts`, on the
  * HTTP/1.1 listener of `http.ts` (limits and timeouts there), bound to
  * 127.0.0.1 unless told otherwise, one log line per request on stderr
- * (`METHOD path status ms`).
+ * (`METHOD path status ms`). It answers only requests whose `Host` is its
+ * own address (`http.ts` `allowedHosts`), holds at most `maxConnections`
+ * connections (default: a margin below the descriptor limit, `http.ts`
+ * `defaultMaxConnections`) and answers `/healthz` at once, whatever the
+ * search queue holds.
  *
  * @example
  * ```ts
@@ -64,6 +68,11 @@ export interface ServerOptions {
   readonly bodyTimeoutMs?: number;
   /** How long shutdown waits for open requests, ms (default 15 000). */
   readonly drainTimeoutMs?: number;
+  /**
+   * Connections open at once at most (default: from this process's
+   * descriptor limit, `http.ts` `defaultMaxConnections`); more get 503.
+   */
+  readonly maxConnections?: number;
 }
 
 /** A running demo server. */
@@ -122,6 +131,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       headTimeoutMs: options.headTimeoutMs,
       bodyTimeoutMs: options.bodyTimeoutMs,
       drainTimeoutMs: options.drainTimeoutMs,
+      maxConnections: options.maxConnections,
       log,
     });
   } catch (e) {

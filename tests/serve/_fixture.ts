@@ -118,7 +118,13 @@ export async function readResponse(conn: Deno.Conn, closeWaitMs = 2000): Promise
   return { status, headers, body, closed: eof };
 }
 
-/** Sends `text` (or bytes) on a fresh connection and reads one response. */
+/** The server's own `Host` in a request {@linkcode raw} sends (`$PORT` becomes its port). */
+export const HOST = "127.0.0.1:$PORT";
+
+/**
+ * Sends `text` (or bytes) on a fresh connection and reads one response;
+ * `$PORT` in a text request is replaced by `port`.
+ */
 export async function raw(
   port: number,
   request: string | Uint8Array,
@@ -126,7 +132,9 @@ export async function raw(
 ): Promise<RawResponse> {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   try {
-    const bytes = typeof request === "string" ? new TextEncoder().encode(request) : request;
+    const bytes = typeof request === "string"
+      ? new TextEncoder().encode(request.replaceAll("$PORT", String(port)))
+      : request;
     let o = 0;
     try {
       while (o < bytes.length) o += await conn.write(bytes.subarray(o));
@@ -139,13 +147,13 @@ export async function raw(
   }
 }
 
-/** A GET request line and Host header. */
+/** A GET request line and Host header (the server's own: {@linkcode HOST}). */
 export const get = (target: string, extra = ""): string =>
-  `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${extra}\r\n`;
+  `GET ${target} HTTP/1.1\r\nHost: ${HOST}\r\nConnection: close\r\n${extra}\r\n`;
 
-/** A POST with a body. */
+/** A JSON POST with a body. */
 export const post = (target: string, body: string, extra = ""): string =>
-  `POST ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n` +
+  `POST ${target} HTTP/1.1\r\nHost: ${HOST}\r\nConnection: close\r\n` +
   `Content-Type: application/json\r\nContent-Length: ${
     new TextEncoder().encode(body).length
   }\r\n${extra}\r\n${body}`;

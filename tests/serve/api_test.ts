@@ -8,7 +8,7 @@ import { assert, assertEquals } from "../_assert.ts";
 import { DEV_GZ } from "../_util.ts";
 import { type RunningServer, startServer } from "../../serve/server.ts";
 import type { SearchAnswer, SearcherLike } from "../../serve/search.ts";
-import { type Fixture, get, makeFixture, post, raw, readResponse } from "./_fixture.ts";
+import { type Fixture, get, HOST, makeFixture, post, raw, readResponse } from "./_fixture.ts";
 
 let fixture: Promise<Fixture> | undefined;
 const fix = () => fixture ??= makeFixture("pv-serve-api-");
@@ -108,6 +108,7 @@ Deno.test("serve api: /healthz, /v1/search, /api and /v1/batch shapes; answers =
     const qs = sample.slice(0, 3).map((q) => q.question);
     const b = await (await fetch(`${s.url}v1/batch`, {
       method: "POST",
+      headers: { "content-type": "application/json" },
       body: JSON.stringify({ queries: qs, k: 3 }),
     })).json();
     assertEquals(Object.keys(b), ["took_ms", "results"]);
@@ -172,7 +173,11 @@ Deno.test("serve hostile: every error status, path traversal, 10 MB body, 200 id
     await expect("65 queries", post("/v1/batch", many), 400, /65 queries; at most 64/);
     await expect("an empty query in a batch", post("/v1/batch", '{"queries":["a",""]}'), 400);
     await expect("404", get("/nope"), 404, /not found/);
-    const m = await expect("405 DELETE", `DELETE /v1/search HTTP/1.1\r\nHost: x\r\n\r\n`, 405);
+    const m = await expect(
+      "405 DELETE",
+      `DELETE /v1/search HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`,
+      405,
+    );
     assertEquals(m.headers["allow"], "GET, HEAD");
     const g = await expect("405 GET /v1/batch", get("/v1/batch"), 405);
     assertEquals(g.headers["allow"], "POST");
@@ -180,7 +185,7 @@ Deno.test("serve hostile: every error status, path traversal, 10 MB body, 200 id
     // 413: Content-Length checked first; the 10 MB body is not read.
     const big = new Uint8Array(10 << 20).fill(0x61);
     const head = new TextEncoder().encode(
-      `POST /v1/batch HTTP/1.1\r\nHost: x\r\nContent-Length: ${big.length}\r\n\r\n`,
+      `POST /v1/batch HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: ${big.length}\r\n\r\n`,
     );
     const tenMb = new Uint8Array(head.length + big.length);
     tenMb.set(head);
@@ -188,14 +193,14 @@ Deno.test("serve hostile: every error status, path traversal, 10 MB body, 200 id
     const r413 = await expect("10 MB body", tenMb, 413, /over 65536 bytes/, 3000);
     assert(r413.closed, "the connection is closed after 413");
     // 413 for a chunked body: reading stops at 64 KiB.
-    let chunked = `POST /v1/batch HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    let chunked = `POST /v1/batch HTTP/1.1\r\nHost: ${HOST}\r\nTransfer-Encoding: chunked\r\n\r\n`;
     for (let i = 0; i < 40; i++) chunked += `1000\r\n${"b".repeat(4096)}\r\n`;
     chunked += "0\r\n\r\n";
     await expect("chunked body over 64 KiB", chunked, 413, /over 65536/);
     // A small chunked body is read and answered.
     const part2 = `ries": ["${Q}"]}`;
-    const okChunked = `POST /v1/batch HTTP/1.1\r\nHost: x\r\nConnection: close\r\n` +
-      `Transfer-Encoding: chunked\r\n\r\n5\r\n{"que\r\n${
+    const okChunked = `POST /v1/batch HTTP/1.1\r\nHost: ${HOST}\r\nConnection: close\r\n` +
+      `Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"que\r\n${
         new TextEncoder().encode(part2).length.toString(16)
       }\r\n${part2}\r\n0\r\n\r\n`;
     const rc = await raw(port, okChunked);
@@ -203,13 +208,13 @@ Deno.test("serve hostile: every error status, path traversal, 10 MB body, 200 id
     assertEquals(JSON.parse(rc.body).results[0].query, Q);
     await expect(
       "bad chunk size",
-      "POST /v1/batch HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+      `POST /v1/batch HTTP/1.1\r\nHost: ${HOST}\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`,
       400,
       /chunked/,
     );
     await expect(
       "both framings",
-      `POST /v1/batch HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}`,
+      `POST /v1/batch HTTP/1.1\r\nHost: ${HOST}\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}`,
       400,
       /both/,
     );
@@ -218,7 +223,7 @@ Deno.test("serve hostile: every error status, path traversal, 10 MB body, 200 id
     // 408: a body that does not arrive in time; the connection is closed.
     const r408 = await expect(
       "slow body",
-      `POST /v1/batch HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"que`,
+      `POST /v1/batch HTTP/1.1\r\nHost: ${HOST}\r\nContent-Length: 100\r\n\r\n{"que`,
       408,
       /did not arrive in time/,
       3000,
@@ -265,7 +270,9 @@ Deno.test("serve hostile: every error status, path traversal, 10 MB body, 200 id
     const conn = await Deno.connect({ hostname: "127.0.0.1", port });
     try {
       for (let i = 0; i < 2; i++) {
-        await conn.write(new TextEncoder().encode(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`));
+        await conn.write(
+          new TextEncoder().encode(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`),
+        );
         const r = await readResponse(conn, 0);
         assertEquals([r.status, r.headers["connection"]], [200, "keep-alive"]);
       }
@@ -312,6 +319,68 @@ Deno.test("serve hostile: 503 when the queue is full; searches run one at a time
     while (gates.length === 0) await new Promise((r) => setTimeout(r, 5));
     gates.shift()!();
     assertEquals((await (await c).json()).query, "c");
+  } finally {
+    await s.shutdown();
+  }
+});
+
+Deno.test("serve hostile: Host must be the server's own address (DNS rebinding), two Host fields are refused, a POST must say application/json", async () => {
+  const searcher: SearcherLike = {
+    info: { kind: "exact", metric: "ip", phrases: 1, paragraphs: 1, d: 1, encoder: "fake" },
+    search: (query) => Promise.resolve({ query, took_ms: 0, exact: true, results: [] }),
+  };
+  const log: string[] = [];
+  const s = await startServer({ searcher, port: 0, log: (l) => log.push(l) });
+  try {
+    const port = s.port;
+    const health = (host: string) => `GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
+    const batch = (headers: string) => {
+      const body = '{"queries": ["a", "b"]}';
+      return `POST /v1/batch HTTP/1.1\r\nHost: ${HOST}\r\n${headers}` +
+        `Content-Length: ${body.length}\r\n\r\n${body}`;
+    };
+    const cases: [string, string, number, RegExp?][] = [
+      ["own address", health(`127.0.0.1:${port}`), 200],
+      ["localhost", health(`localhost:${port}`), 200],
+      ["upper case", health(`LOCALHOST:${port}`), 200],
+      ["evil.example", health("evil.example"), 421, /Host "evil\.example" is not this server/],
+      ["evil.example with the port", health(`evil.example:${port}`), 421],
+      ["the address without its port", health("127.0.0.1"), 421],
+      ["another port", health(`127.0.0.1:${port + 1}`), 421],
+      ["[::1] (not bound there)", health(`[::1]:${port}`), 421],
+      [
+        "two Host fields",
+        `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nHost: evil.example\r\n\r\n`,
+        400,
+        /two Host header fields/,
+      ],
+      [
+        "two Host fields, both right",
+        `GET /healthz HTTP/1.1\r\nHost: ${HOST}\r\nhost: ${HOST}\r\n\r\n`,
+        400,
+        /two Host/,
+      ],
+      ["POST text/plain", batch("Content-Type: text/plain;charset=UTF-8\r\n"), 415, /text\/plain/],
+      ["POST without a type", batch(""), 415, /got none/],
+      ["POST a form", batch("Content-Type: application/x-www-form-urlencoded\r\n"), 415],
+      ["POST application/json", batch("Content-Type: application/json\r\n"), 200],
+      ["POST JSON, charset", batch("Content-Type: Application/JSON; charset=utf-8\r\n"), 200],
+    ];
+    const got: string[] = [];
+    for (const [what, req, status, error] of cases) {
+      const r = await raw(port, req);
+      got.push(`${what}: ${r.status}`);
+      assertEquals(r.status, status, `${what}: ${r.body}`);
+      if (error !== undefined) assert(error.test(JSON.parse(r.body).error), r.body);
+      if (status === 200 && req.startsWith("POST")) {
+        assertEquals(JSON.parse(r.body).results.map((a: SearchAnswer) => a.query), ["a", "b"]);
+      }
+    }
+    console.log(got.join("\n"));
+    // fetch (as the demo page does) sends the server's own Host.
+    assertEquals((await (await fetch(`${s.url}healthz`)).json()).status, "ok");
+    const viaLocalhost = await fetch(`http://localhost:${port}/healthz`).catch(() => undefined);
+    if (viaLocalhost !== undefined) assertEquals(viaLocalhost.status, 200);
   } finally {
     await s.shutdown();
   }

@@ -3,7 +3,9 @@
  * `Searcher.searchMany`), on a sparse-pi index of dev paragraphs: searches
  * that wait together are encoded and scored in one call and answer exactly
  * what they answer one at a time (each with its own k and exact flag); a
- * `/v1/batch` is one call and equals its queries one by one; the queue
+ * `/v1/batch` goes in chunks of 8 questions, the single questions that
+ * arrive meanwhile answered between its chunks, and equals its queries one
+ * by one; the queue
  * limit still counts the requests waiting or running (503 beyond it); a
  * request whose batch fails is retried alone.
  */
@@ -28,7 +30,7 @@ const request = (target: string, body?: unknown): HttpRequest => ({
   method: body === undefined ? "GET" : "POST",
   target,
   version: "1.1",
-  headers: new Headers(),
+  headers: new Headers(body === undefined ? {} : { "content-type": "application/json" }),
   body: body === undefined ? new Uint8Array() : new TextEncoder().encode(JSON.stringify(body)),
 });
 
@@ -114,13 +116,54 @@ Deno.test("serve batching: concurrent searches are encoded and scored together a
     rec.release();
     assertEquals((await Promise.all(p8)).map((r) => untimed(json(r))), sequential.map(untimed));
     assertEquals(rec.calls.map((c) => c.length), [8, 8, 4]);
-    // /v1/batch: one call for its queries, each = its /v1/search.
+    // /v1/batch: its queries in chunks of 8 (12: two calls), each = its /v1/search.
     rec.calls.length = 0;
     const b = json(await handler(request("/v1/batch", { queries: qs.slice(0, 12), k: 4 })));
-    assertEquals(rec.calls, [qs.slice(0, 12)]);
+    assertEquals(rec.calls, [qs.slice(0, 8), qs.slice(8, 12)]);
     for (const [i, x] of (b.results as SearchAnswer[]).entries()) {
       const one = json(await handler(request(`/v1/search?q=${encodeURIComponent(qs[i])}&k=4`)));
       assertEquals(untimed(x), untimed(one), `batch query ${i}`);
+    }
+  } finally {
+    await inner.close();
+  }
+});
+
+Deno.test("serve batching: a 64-question /v1/batch goes in chunks of 8; single questions that arrive meanwhile are answered between its chunks; answers unchanged", async () => {
+  const f = await fix();
+  const inner = await Searcher.open({ index: f.index, encoder: "sparse-pi" });
+  try {
+    const rec = recording(inner);
+    const queue = new SearchQueue(64, 32);
+    const handler = apiHandler({ searcher: rec.searcher, queue, staticDir: f.dir });
+    const qs = Array.from({ length: 64 }, (_, i) => f.questions[i % f.questions.length].question);
+    const alone = await handler(request("/v1/batch", { queries: qs, k: 3 }));
+    assertEquals(rec.calls.map((c) => c.length), [8, 8, 8, 8, 8, 8, 8, 8]);
+    // The batch's first pass held; two single questions come in meanwhile.
+    rec.calls.length = 0;
+    rec.hold();
+    const batch = handler(request("/v1/batch", { queries: qs, k: 3 }));
+    await until(() => rec.calls.length === 1);
+    const singles = [f.questions[70].question, f.questions[71].question].map((q) =>
+      handler(request(`/v1/search?q=${encodeURIComponent(q)}&k=3`))
+    );
+    await until(() => queue.size === 3);
+    rec.release();
+    const [b, ...ones] = await Promise.all([batch, ...singles]);
+    // Pass 2: the two singles, then the batch's next 8; the batch's last chunk comes last.
+    assertEquals(rec.calls.map((c) => c.length), [8, 10, 8, 8, 8, 8, 8, 8]);
+    assertEquals(rec.calls[1].slice(0, 2), [f.questions[70].question, f.questions[71].question]);
+    assertEquals(rec.calls[1].slice(2), qs.slice(8, 16));
+    assertEquals(rec.calls.flatMap((c, i) => i === 1 ? c.slice(2) : c), qs);
+    assertEquals(json(b).results.map(untimed), json(alone).results.map(untimed));
+    for (const [i, r] of ones.entries()) {
+      assertEquals(r.status, 200);
+      const one = json(
+        await handler(
+          request(`/v1/search?q=${encodeURIComponent(f.questions[70 + i].question)}&k=3`),
+        ),
+      );
+      assertEquals(untimed(json(r)), untimed(one));
     }
   } finally {
     await inner.close();

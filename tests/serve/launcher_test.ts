@@ -105,9 +105,10 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
     const conn = await Deno.connect({ hostname: "127.0.0.1", port: l.port! });
     await conn.write(
       new TextEncoder().encode(
-        `POST /v1/batch HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: ${
-          new TextEncoder().encode(body).length
-        }\r\n\r\n`,
+        `POST /v1/batch HTTP/1.1\r\nHost: 127.0.0.1:${l.port}\r\nContent-Type: application/json\r\n` +
+          `Expect: 100-continue\r\nContent-Length: ${
+            new TextEncoder().encode(body).length
+          }\r\n\r\n`,
       ),
     );
     const cont = new Uint8Array(64);

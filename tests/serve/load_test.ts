@@ -2,7 +2,8 @@
  * `bench/serve_load.ts`, bounded: a short run against `deno task serve` on
  * a sparse-pi index of a few dev paragraphs answers every request (0
  * errors), stops at `--max-queries`, reads the server's RSS and writes its
- * JSON; a non-loopback `--url` is refused; the percentiles are nearest-rank.
+ * JSON; a non-loopback `--url` is refused; the flood options are read;
+ * the percentiles are nearest-rank.
  */
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { devJson, runStage } from "../_util.ts";
@@ -22,6 +23,18 @@ Deno.test("serve load: percentiles are nearest-rank; a non-loopback --url is ref
   assertMatch(why, /loopback http only/);
   const o = parseArgs(["--index", "ix", "--encoder", "e", "--data", "d", "--", "--nprobe", "4"]);
   assertEquals([o.seconds, o.concurrency, o.batch, o.serveFlags], [30, 16, 16, ["--nprobe", "4"]]);
+  assertEquals([o.flood, o.nofile], [0, undefined]);
+  const f = parseArgs(["--index", "ix", "--encoder", "e", "--data", "d", "--seconds", "12"].concat(
+    ["--flood", "400", "--nofile", "256"],
+  ));
+  assertEquals([f.flood, f.floodAfter, f.floodHold, f.nofile], [400, 6, 3, 256]);
+  why = "";
+  try {
+    parseArgs(["--url", "http://127.0.0.1:8080", "--data", "d", "--nofile", "256"]);
+  } catch (e) {
+    why = (e as Error).message;
+  }
+  assertMatch(why, /--nofile applies to the server this script starts/);
 });
 
 Deno.test("serve load: a bounded run against deno task serve answers every request and reports RSS", async () => {
