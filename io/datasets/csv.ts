@@ -90,34 +90,49 @@ export class CsvRowParser {
     }
     const d = this.delimiter;
     const t = line.text;
-    for (let i = 0; i < t.length; i++) {
-      const c = t[i];
+    // Runs of ordinary characters are copied as slices, not one by one.
+    let i = 0;
+    while (i < t.length) {
       switch (this.#state) {
         case State.StartField:
-          if (c === '"') this.#state = State.InQuoted;
-          else if (c === d) this.#fields.push("");
+          if (t[i] === '"') {
+            this.#state = State.InQuoted;
+            i++;
+          } else if (t[i] === d) {
+            this.#save();
+            i++;
+          } else this.#state = State.InField;
+          break;
+        case State.InField: {
+          // Outside quotes a `"` is an ordinary character.
+          const j = t.indexOf(d, i);
+          this.#field += t.slice(i, j < 0 ? t.length : j);
+          if (j < 0) i = t.length;
           else {
-            this.#field = c;
-            this.#state = State.InField;
+            this.#save();
+            i = j + 1;
           }
           break;
-        case State.InField:
-          if (c === d) this.#save();
-          else this.#field += c;
+        }
+        case State.InQuoted: {
+          const j = t.indexOf('"', i);
+          this.#field += t.slice(i, j < 0 ? t.length : j);
+          if (j < 0) i = t.length;
+          else {
+            this.#state = State.QuoteInQuoted;
+            i = j + 1;
+          }
           break;
-        case State.InQuoted:
-          if (c === '"') this.#state = State.QuoteInQuoted;
-          else this.#field += c;
-          break;
+        }
         case State.QuoteInQuoted:
-          if (c === '"') {
+          if (t[i] === '"') {
             this.#field += '"';
             this.#state = State.InQuoted;
-          } else if (c === d) this.#save();
-          else {
-            this.#field += c;
-            this.#state = State.InField;
-          }
+            i++;
+          } else if (t[i] === d) {
+            this.#save();
+            i++;
+          } else this.#state = State.InField; // text after a closing quote is kept
           break;
       }
     }

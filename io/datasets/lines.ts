@@ -27,97 +27,143 @@ export interface TextLine {
 }
 
 /**
- * A transform from bytes to {@linkcode TextLine}s; errors are
- * {@linkcode InputError}s naming `file` and the line. The last line needs
- * no `\n`.
+ * A transform from bytes to {@linkcode TextLine}s, in batches (the lines
+ * completed by each chunk of input; lines inside one chunk are decoded in
+ * one call); errors are {@linkcode InputError}s naming `file` and the line.
+ * The last line needs no `\n`.
  *
  * @example
  * ```ts
  * import { lineSplitter } from "./lines.ts";
- * const lines = await Array.fromAsync(
+ * const batches = await Array.fromAsync(
  *   new Blob(["\uFEFFa\r\nbé\n\nc"]).stream().pipeThrough(lineSplitter("f.txt", 16)),
  * );
- * const got = lines.map((l) => `${l.line}@${l.offset}:${l.text}`).join("|");
- * if (got !== "1@3:a|2@6:bé|3@10:|4@11:c") throw new Error(got);
+ * const got = batches.flat().map((l) => `${l.line}@${l.offset}+${l.bytes}:${l.text}`).join("|");
+ * if (got !== "1@3+1:a|2@6+3:bé|3@10+0:|4@11+1:c") throw new Error(got);
  * ```
  */
 export function lineSplitter(
   file: string,
   maxLineBytes: number = MAX_LINE_BYTES,
-): TransformStream<Uint8Array, TextLine> {
+): TransformStream<Uint8Array, TextLine[]> {
   const dec = new TextDecoder("utf-8", { fatal: true });
   let pending: Uint8Array[] = [];
   let pendingLen = 0;
-  let lineNo = 0;
-  let offset = 0; // of the pending line's first byte
-  const tooLong = () =>
+  let lineNo = 0; // lines emitted so far
+  let offset = 0; // byte offset of the next line's first byte
+  const tooLong = (line: number) =>
     new InputError({
       file,
-      where: `line ${lineNo + 1}`,
+      where: `line ${line}`,
       message: `line longer than ${maxLineBytes} bytes`,
     });
+  const badUtf8 = (line: number, at: number) =>
+    new InputError({ file, where: `line ${line}`, message: `invalid UTF-8 at byte ${at}` });
   // Bytes a line may hold beyond the bound before its end is seen: a `\r` that ends it
   // (and the first line's byte-order mark) do not count.
   const slack = () => lineNo === 0 ? 4 : 1;
-  const emit = (controller: TransformStreamDefaultController<TextLine>, last: Uint8Array) => {
-    let bytes: Uint8Array;
-    if (pending.length === 0) bytes = last;
-    else {
-      bytes = new Uint8Array(pendingLen + last.byteLength);
+  /** One line from its bytes (without the `\n`), decoded alone. */
+  const single = (bytes: Uint8Array, out: TextLine[]) => {
+    const total = bytes.byteLength;
+    const line = lineNo + 1;
+    let start = 0;
+    if (line === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) start = 3;
+    let end = total;
+    if (end > start && bytes[end - 1] === 0x0d) end--;
+    if (end - start > maxLineBytes) throw tooLong(line);
+    const body = bytes.subarray(start, end);
+    let text: string;
+    try {
+      text = dec.decode(body);
+    } catch {
+      throw badUtf8(line, offset + start + firstInvalidUtf8(body));
+    }
+    out.push({ line, offset: offset + start, bytes: end - start, text });
+    lineNo = line;
+    offset += total + 1;
+  };
+  /** The lines of `chunk[from, to)`, each ended by a `\n` at its end, decoded in one call. */
+  const run = (chunk: Uint8Array, from: number, to: number, out: TextLine[]) => {
+    let text: string;
+    try {
+      text = dec.decode(chunk.subarray(from, to));
+    } catch {
+      // Name the bad line: decode them one by one.
+      let at = from;
+      while (at < to) {
+        const nl = chunk.indexOf(0x0a, at);
+        single(chunk.subarray(at, nl), out);
+        at = nl + 1;
+      }
+      return;
+    }
+    const parts = text.split("\n");
+    parts.pop(); // after the last `\n`
+    let at = from;
+    for (let t of parts) {
+      const nl = chunk.indexOf(0x0a, at);
+      let bytes = nl - at;
+      if (t.endsWith("\r")) {
+        t = t.slice(0, -1);
+        bytes--;
+      }
+      const line = lineNo + 1;
+      if (bytes > maxLineBytes) throw tooLong(line);
+      out.push({ line, offset, bytes, text: t });
+      lineNo = line;
+      offset += nl - at + 1;
+      at = nl + 1;
+    }
+  };
+  return new TransformStream<Uint8Array, TextLine[]>({
+    transform(chunk, controller) {
+      const out: TextLine[] = [];
+      let at = 0;
+      const nl = chunk.indexOf(0x0a);
+      if (nl < 0) {
+        if (pendingLen + chunk.byteLength > maxLineBytes + slack()) throw tooLong(lineNo + 1);
+        pending.push(chunk.slice());
+        pendingLen += chunk.byteLength;
+        return;
+      }
+      // The line in progress ends in this chunk.
+      if (pendingLen + nl > maxLineBytes + slack()) throw tooLong(lineNo + 1);
+      if (pending.length === 0 && lineNo > 0) {
+        at = 0; // no carried bytes: the run below takes it
+      } else {
+        const bytes = new Uint8Array(pendingLen + nl);
+        let o = 0;
+        for (const p of pending) {
+          bytes.set(p, o);
+          o += p.byteLength;
+        }
+        bytes.set(chunk.subarray(0, nl), o);
+        pending = [];
+        pendingLen = 0;
+        single(bytes, out);
+        at = nl + 1;
+      }
+      const last = chunk.lastIndexOf(0x0a);
+      if (last >= at) run(chunk, at, last + 1, out);
+      const rest = chunk.subarray(last + 1);
+      if (rest.byteLength > maxLineBytes + slack()) throw tooLong(lineNo + 1);
+      if (rest.byteLength > 0) {
+        pending.push(rest.slice());
+        pendingLen = rest.byteLength;
+      }
+      if (out.length > 0) controller.enqueue(out);
+    },
+    flush(controller) {
+      if (pendingLen === 0) return;
+      const bytes = new Uint8Array(pendingLen);
       let o = 0;
       for (const p of pending) {
         bytes.set(p, o);
         o += p.byteLength;
       }
-      bytes.set(last, o);
-    }
-    const total = bytes.byteLength;
-    lineNo++;
-    let start = 0;
-    if (lineNo === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) start = 3;
-    let end = total;
-    if (end > start && bytes[end - 1] === 0x0d) end--;
-    if (end - start > maxLineBytes) {
-      lineNo--;
-      throw tooLong();
-    }
-    let text: string;
-    try {
-      text = dec.decode(bytes.subarray(start, end));
-    } catch {
-      throw new InputError({
-        file,
-        where: `line ${lineNo}`,
-        message: `invalid UTF-8 at byte ${
-          offset + start + firstInvalidUtf8(bytes.subarray(start, end))
-        }`,
-      });
-    }
-    controller.enqueue({ line: lineNo, offset: offset + start, bytes: end - start, text });
-    offset += total;
-    pending = [];
-    pendingLen = 0;
-  };
-  return new TransformStream<Uint8Array, TextLine>({
-    transform(chunk, controller) {
-      let at = 0;
-      while (at < chunk.byteLength) {
-        const nl = chunk.indexOf(0x0a, at);
-        if (nl < 0) {
-          const rest = chunk.subarray(at);
-          if (pendingLen + rest.byteLength > maxLineBytes + slack()) throw tooLong();
-          pending.push(rest.slice());
-          pendingLen += rest.byteLength;
-          return;
-        }
-        if (pendingLen + (nl - at) > maxLineBytes + slack()) throw tooLong();
-        emit(controller, chunk.subarray(at, nl));
-        offset += 1; // the `\n`
-        at = nl + 1;
-      }
-    },
-    flush(controller) {
-      if (pendingLen > 0) emit(controller, new Uint8Array(0));
+      const out: TextLine[] = [];
+      single(bytes, out);
+      controller.enqueue(out);
     },
   });
 }
@@ -147,19 +193,19 @@ export function lineRecords<T>(
   parse: (line: TextLine, out: T[]) => void,
   end?: (out: T[]) => void,
 ): Stream.Stream<T, InputError> {
-  return Stream.fromReadableStream({
+  const batches = Stream.fromReadableStream({
     evaluate: () =>
       src.stream.pipeThrough(lineSplitter(src.name, maxLineBytes)).pipeThrough(
-        new TransformStream<TextLine, T>({
-          transform(line, controller) {
+        new TransformStream<TextLine[], T[]>({
+          transform(lines, controller) {
             const out: T[] = [];
-            parse(line, out);
-            for (const r of out) controller.enqueue(r);
+            for (const line of lines) parse(line, out);
+            if (out.length > 0) controller.enqueue(out);
           },
           flush(controller) {
             const out: T[] = [];
             end?.(out);
-            for (const r of out) controller.enqueue(r);
+            if (out.length > 0) controller.enqueue(out);
           },
         }),
       ),
@@ -170,4 +216,5 @@ export function lineRecords<T>(
         message: e instanceof Error ? e.message : String(e),
       }),
   });
+  return Stream.flattenIterable(batches);
 }
