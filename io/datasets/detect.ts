@@ -17,7 +17,8 @@
  * question file (`trec` when the file name says `trec`: CuratedTREC's
  * answers are regular expressions); another line with a tab is generic
  * `tsv`, with a comma generic `csv`. Anything else cannot be told: name the
- * format.
+ * format. (`squad` and `squad2` files are read alike, `is_impossible` kept
+ * either way; the name tells which official rules score them.)
  *
  * @module
  */
@@ -97,7 +98,9 @@ const ALIASES: Record<string, DatasetFormat> = {
  * } catch (e) {
  *   msg = (e as Error).message;
  * }
- * if (!msg.startsWith('unknown dataset format "hotpot"; the formats: squad, squad2,')) throw new Error(msg);
+ * if (!msg.startsWith('unknown dataset format "hotpot"; the formats: squad, squad2,')) {
+ *   throw new Error(msg);
+ * }
  * ```
  */
 export function parseFormatName(name: string): DatasetFormat {

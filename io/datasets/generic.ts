@@ -171,7 +171,8 @@ export function jsonlQuestions(
  * const src = { name: "x.csv", stream: new Blob([text]).stream() };
  * const fields = { id: "qid", question: "q", answers: "gold" };
  * const rs = await Effect.runPromise(Stream.runCollect(csvQuestions(src, { fields })));
- * if (rs.map((r) => `${r.id}:${r.answers.join("/")}`).join() !== "a:Ann/Anna,b:Rome") throw new Error();
+ * const got = rs.map((r) => `${r.id}:${r.answers.join("/")}`).join();
+ * if (got !== "a:Ann/Anna,b:Rome") throw new Error(got);
  * ```
  */
 export function csvQuestions(

@@ -27,7 +27,8 @@ import {
  * ```ts
  * import { Effect, Stream } from "effect";
  * import { jsonlPassages } from "./passages.ts";
- * const text = '{"id": 7, "title": "Zürich", "text": "Zürich is a city."}\n{"id": "b", "text": "B."}\n';
+ * const text = '{"id": 7, "title": "Zürich", "text": "Zürich is a city."}\n' +
+ *   '{"id": "b", "text": "B."}\n';
  * const src = { name: "corpus.jsonl", stream: new Blob([text]).stream() };
  * const ps = await Effect.runPromise(Stream.runCollect(jsonlPassages(src)));
  * if (ps[0].id !== "7" || ps[0].title !== "Zürich" || ps[1].title !== "") throw new Error();

@@ -34,7 +34,8 @@ import {
  * ```ts
  * import { langFromFileName } from "./squad.ts";
  * if (langFromFileName("data/xquad.de.json") !== "de") throw new Error();
- * if (langFromFileName("MLQA_V1/dev/dev-context-zh-question-en.json.gz") !== "zh") throw new Error();
+ * const mlqa = "MLQA_V1/dev/dev-context-zh-question-en.json.gz";
+ * if (langFromFileName(mlqa) !== "zh") throw new Error();
  * if (langFromFileName("dev-v1.1.json") !== undefined) throw new Error();
  * ```
  */

@@ -200,6 +200,14 @@ Deno.test("datasets errors: a repeated id names both places", async () => {
     "id\ttext\ttitle\n1\tA.\tT\n2\tB.\tT\n1\tC.\tT\n",
     `line 4 passage "1": duplicate id (first at line 2)`,
   );
+  // 50,000 passages with DPR's dense decimal ids, then one repeated.
+  let tsv = "id\ttext\ttitle\n";
+  for (let i = 1; i <= 50000; i++) tsv += `${i}\tPassage ${i}.\tT\n`;
+  await corpusFail(
+    "psgs_w100.tsv",
+    tsv + "25000\tAgain.\tT\n",
+    `line 50002 passage "25000": duplicate id (first at line 25001)`,
+  );
   await corpusFail(
     "corpus.jsonl",
     '{"id": "p", "text": "A."}\n{"id": "p", "text": "B."}\n',

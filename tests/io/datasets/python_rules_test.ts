@@ -75,6 +75,12 @@ Deno.test("pyliteral: lists of strings parse as Python parses them; anything els
   });
 });
 
+const CSV_SCRIPT = `
+import csv, io, json, sys
+rows = csv.reader(io.StringIO(sys.stdin.read()), delimiter="\\t")
+print(json.dumps([r for r in rows if r]))
+`;
+
 const CSV_TEXT = [
   'plain\t["a"]',
   '"quoted ""inner"" text"\tx',
@@ -88,12 +94,9 @@ const CSV_TEXT = [
   "  spaced  \t  x  ",
 ].join("\n") + "\n";
 
-Deno.test("csv: records as Python's csv.reader(delimiter='\\t') gives them, blank lines passed over", async () => {
+Deno.test("csv: records as Python's csv.reader gives them (tab), blank lines passed over", async () => {
   const r = await python(
-    [
-      "-c",
-      "import csv, io, json, sys; print(json.dumps([r for r in csv.reader(io.StringIO(sys.stdin.read()), delimiter='\\t') if r]))",
-    ],
+    ["-c", CSV_SCRIPT],
     CSV_TEXT,
   );
   const want = JSON.parse(r.stdout) as string[][];

@@ -10,7 +10,7 @@
  */
 import { Effect, Stream } from "effect";
 import { assertEquals } from "../../_assert.ts";
-import { ROOT } from "../../_util.ts";
+import { DEV_GZ, ROOT, TRAIN_GZ } from "../../_util.ts";
 import { detectFormat } from "../../../io/datasets/detect.ts";
 import { readCorpus, readQuestions } from "../../../io/datasets/read.ts";
 import type { DatasetOptions } from "../../../io/datasets/read.ts";
@@ -464,4 +464,15 @@ Deno.test("datasets: any chunking, CRLF line ends and a byte-order mark give the
       );
     }
   }
+});
+
+Deno.test("datasets: the bundled SQuAD v1.1 sets: the counts of data/README.md", async () => {
+  assertEquals(await Effect.runPromise(detectFormat(DEV_GZ)), "squad");
+  const qs = await collect(readQuestions(DEV_GZ));
+  assertEquals([qs.length, qs.reduce((n, q) => n + q.answers.length, 0)], [10570, 34726]);
+  assertEquals(new Set(qs.map((q) => q.paragraphId)).size, 2067);
+  assertEquals(await Effect.runPromise(Stream.runCount(readCorpus(DEV_GZ))), 2067);
+  // The train subset is key-sorted: "data" before "version".
+  assertEquals(await Effect.runPromise(detectFormat(TRAIN_GZ)), "squad");
+  assertEquals(await Effect.runPromise(Stream.runCount(readQuestions(TRAIN_GZ))), 11877);
 });
