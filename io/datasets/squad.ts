@@ -15,7 +15,7 @@
 import * as Stream from "effect/Stream";
 import { InputError } from "../errors.ts";
 import type { ByteSource } from "../source.ts";
-import { type SquadRecord, squadRecordStream } from "../squad.ts";
+import { type SquadReadOptions, type SquadRecord, squadRecordStream } from "../squad.ts";
 import {
   type CorpusPassage,
   IdRegistry,
@@ -49,13 +49,12 @@ export function langFromFileName(path: string): string | undefined {
 
 function fromSquad<T>(
   src: ByteSource,
-  context: "required" | "optional",
-  answers: "required" | "optional",
+  parts: SquadReadOptions,
   convert: (r: SquadRecord, out: T[]) => void,
 ): Stream.Stream<T, InputError> {
   return Stream.fromReadableStream({
     evaluate: () =>
-      squadRecordStream(src, { context, answers }).pipeThrough(
+      squadRecordStream(src, parts).pipeThrough(
         new TransformStream<SquadRecord, T>({
           transform(r, controller) {
             const out: T[] = [];
@@ -101,7 +100,8 @@ export function squadQuestionRecords(
   opts: QaReadOptions = {},
 ): Stream.Stream<QaRecord, InputError> {
   const ids = new IdRegistry();
-  return fromSquad<QaRecord>(src, "optional", opts.answers ?? "required", (r, out) => {
+  const parts = { context: "optional", answers: opts.answers ?? "required" } as const;
+  return fromSquad<QaRecord>(src, parts, (r, out) => {
     if (r.kind !== "article") return;
     const rawTitle = r.raw.title as string;
     for (const p of r.paragraphs) {
@@ -142,7 +142,7 @@ export function squadQuestionRecords(
  * The paragraphs of a SQuAD-format file as corpus passages (id
  * `title_index`, the article title, the context). A paragraph without a
  * context, or one whose id repeats an earlier one (two articles with one
- * title), is bad input.
+ * title), is bad input; `qas` may be missing (a PI-SQuAD context file).
  *
  * @example
  * ```ts
@@ -159,7 +159,7 @@ export function squadQuestionRecords(
  */
 export function squadPassages(src: ByteSource): Stream.Stream<CorpusPassage, InputError> {
   const ids = new IdRegistry();
-  return fromSquad<CorpusPassage>(src, "required", "optional", (r, out) => {
+  return fromSquad<CorpusPassage>(src, { qas: "optional" }, (r, out) => {
     if (r.kind !== "article") return;
     const rawTitle = r.raw.title as string;
     for (const p of r.paragraphs) {

@@ -248,6 +248,14 @@ Deno.test("datasets errors: a corpus passage without an id, or with the wrong co
   );
 });
 
+Deno.test("datasets errors: a SQuAD paragraph without a context is no corpus passage", async () => {
+  await corpusFail(
+    "squad.json",
+    JSON.stringify({ data: [{ title: "T", paragraphs: [{ context: "c" }, { qas: [] }] }] }),
+    `article "T" paragraph 1: missing "context"`,
+  );
+});
+
 Deno.test("datasets errors: an empty question, in every format", async () => {
   await questionsFail(
     "nq-test.qa.csv",

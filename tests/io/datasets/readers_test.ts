@@ -476,3 +476,28 @@ Deno.test("datasets: the bundled SQuAD v1.1 sets: the counts of data/README.md",
   assertEquals(await Effect.runPromise(detectFormat(TRAIN_GZ)), "squad");
   assertEquals(await Effect.runPromise(Stream.runCount(readQuestions(TRAIN_GZ))), 11877);
 });
+
+Deno.test("datasets: a PI-SQuAD context file (no qas) is a corpus; a question file has no context", async () => {
+  const dir = await Deno.makeTempDir();
+  const ctx = `${dir}/dev-v1.1-context.json`;
+  await Deno.writeTextFile(
+    ctx,
+    JSON.stringify({
+      data: [{ title: "Ö", paragraphs: [{ context: "Öl." }, { context: "Eis." }] }],
+    }),
+  );
+  assertEquals(await collect(readCorpus(ctx)), [
+    { id: "Ö_0", title: "Ö", text: "Öl." },
+    { id: "Ö_1", title: "Ö", text: "Eis." },
+  ]);
+  const qfile = `${dir}/dev-v1.1-question.json`;
+  await Deno.writeTextFile(
+    qfile,
+    JSON.stringify({
+      data: [{ title: "Ö", paragraphs: [{ qas: [{ id: "q", question: "Was?", answers: [] }] }] }],
+    }),
+  );
+  assertEquals(await collect(readQuestions(qfile)), [
+    { kind: "question", id: "q", question: "Was?", answers: [], paragraphId: "Ö_0", title: "Ö" },
+  ]);
+});
