@@ -18,6 +18,11 @@ import { type DatasetOptions, readCorpus, readQuestions } from "../../../io/data
 import { MAX_LINE_BYTES } from "../../../io/datasets/types.ts";
 
 const DIR = await Deno.makeTempDir({ prefix: "datasets_errors_" });
+globalThis.addEventListener("unload", () => {
+  try {
+    Deno.removeSync(DIR, { recursive: true });
+  } catch { /* already gone */ }
+});
 
 /** Writes `content` to a new file called `name` in a fresh folder; returns its path. */
 async function file(name: string, content: string | Uint8Array): Promise<string> {

@@ -23,10 +23,16 @@ import { jsonlPassages } from "../../../io/datasets/passages.ts";
 import type { ByteSource } from "../../../io/source.ts";
 
 const DATA = `${ROOT}/tests/testdata/datasets`;
+const TMP = await Deno.makeTempDir({ prefix: "datasets_readers_" });
+globalThis.addEventListener("unload", () => {
+  try {
+    Deno.removeSync(TMP, { recursive: true });
+  } catch { /* already gone */ }
+});
 
 /** A gzip copy of `path` under the same name plus `.gz`, in a new temporary folder. */
 async function gzCopy(path: string): Promise<string> {
-  const dir = await Deno.makeTempDir();
+  const dir = await Deno.makeTempDir({ dir: TMP });
   const out = `${dir}/${path.slice(path.lastIndexOf("/") + 1)}.gz`;
   const file = await Deno.open(path);
   await Deno.writeFile(out, file.readable.pipeThrough(new CompressionStream("gzip")));
@@ -478,7 +484,7 @@ Deno.test("datasets: the bundled SQuAD v1.1 sets: the counts of data/README.md",
 });
 
 Deno.test("datasets: a PI-SQuAD context file (no qas) is a corpus; a question file has no context", async () => {
-  const dir = await Deno.makeTempDir();
+  const dir = await Deno.makeTempDir({ dir: TMP });
   const ctx = `${dir}/dev-v1.1-context.json`;
   await Deno.writeTextFile(
     ctx,
