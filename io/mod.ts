@@ -1,8 +1,11 @@
 /**
  * The io room: readers and writers of every file the tool chain touches
  * (SQuAD, Python-json, NDJSON, npy/npz/zip, predictions), the Matrix type,
- * atomic writes, and PI-SQuAD dumps (`io/dump/`: names, reader, writer, the
- * one set of dump checks and `validate`). It imports no other room.
+ * atomic writes, PI-SQuAD dumps (`io/dump/`: names, reader, writer, the
+ * one set of dump checks and `validate`), and the readers of other question
+ * sets and corpora (`io/datasets/`: MRQA, DPR, NQ-open, TriviaQA-open,
+ * CuratedTREC, XQuAD/MLQA, generic JSONL/CSV; one `QaRecord` type, a format
+ * detector). It imports no other room.
  *
  * @example
  * ```ts
@@ -205,3 +208,33 @@ export { parseArticleRange, writeArticleSubset } from "./squad_subset.ts";
 export type { SubsetOptions } from "./squad_subset.ts";
 export { records } from "./records.ts";
 export type { RecordsOptions } from "./records.ts";
+export { readCorpus, readQuestions } from "./datasets/read.ts";
+export type { DatasetOptions } from "./datasets/read.ts";
+export {
+  CORPUS_ONLY_FORMATS,
+  detectFormat,
+  formatOfHead,
+  HEAD_BYTES,
+  PARAGRAPH_FORMATS,
+  parseFormatName,
+  QUESTION_FORMATS,
+  sniffFormat,
+} from "./datasets/detect.ts";
+export type { DatasetFormat } from "./datasets/detect.ts";
+export { MAX_LINE_BYTES } from "./datasets/types.ts";
+export type {
+  CorpusPassage,
+  DatasetReadError,
+  FieldMap,
+  QaReadOptions,
+  QaRecord,
+} from "./datasets/types.ts";
+export { langFromFileName, squadPassages, squadQuestionRecords } from "./datasets/squad.ts";
+export { mrqaPassages, mrqaQuestions } from "./datasets/mrqa.ts";
+export { dprPassages, dprQuestions } from "./datasets/dpr.ts";
+export type { DprPassageOptions, DprQaOptions } from "./datasets/dpr.ts";
+export { openAnswers, openQuestions } from "./datasets/open.ts";
+export { csvQuestions, jsonlQuestions } from "./datasets/generic.ts";
+export type { GenericReadOptions } from "./datasets/generic.ts";
+export { jsonlPassages } from "./datasets/passages.ts";
+export { parsePyStringList, PyLiteralError } from "./datasets/pyliteral.ts";

@@ -1,0 +1,258 @@
+/**
+ * Which dataset or corpus format a file is, from its first bytes (at most
+ * {@linkcode HEAD_BYTES} of the decompressed input: `.gz` is told by its
+ * magic bytes) and its name, and the format names a `--format` option
+ * takes ({@linkcode parseFormatName}).
+ *
+ * The rules, in order: a first line that is a JSON object with `header` is
+ * MRQA; with `data` or `version` (or a head that opens so, for a SQuAD file
+ * on one huge line or pretty-printed) SQuAD: `squad2` when the head holds
+ * a `"version": "v2..."` or an `"is_impossible"`, `xquad`/`mlqa` when the
+ * name is XQuAD's or MLQA's, else `squad`; with `context` and `qas` MRQA
+ * (without its header, which its reader then reports); with `question` and
+ * no `context` `open` (NQ-open, EfficientQA, TriviaQA-open); with `text`
+ * or `contents` and no `question` a JSONL corpus (`passages`); any other
+ * object generic `jsonl` (it needs a field map). A text line `id	text	title`
+ * is DPR's passage TSV; `question<TAB>[...]` with a Python list is a DPR
+ * question file (`trec` when the file name says `trec`: CuratedTREC's
+ * answers are regular expressions); another line with a tab is generic
+ * `tsv`, with a comma generic `csv`. Anything else cannot be told: name the
+ * format. (`squad` and `squad2` files are read alike, `is_impossible` kept
+ * either way; the name tells which official rules score them.)
+ *
+ * @module
+ */
+import * as Effect from "effect/Effect";
+import { FileError, InputError, UsageError } from "../errors.ts";
+import { type ByteSource, openSource, peekBytes } from "../source.ts";
+import { CsvRowParser } from "./csv.ts";
+import { parsePyStringList } from "./pyliteral.ts";
+import { isJsonObject } from "./types.ts";
+
+/** The question-set formats. */
+export const QUESTION_FORMATS = [
+  "squad",
+  "squad2",
+  "xquad",
+  "mlqa",
+  "mrqa",
+  "dpr",
+  "trec",
+  "open",
+  "jsonl",
+  "csv",
+  "tsv",
+] as const;
+
+/** The formats of corpora only (question sets with paragraphs are corpora too). */
+export const CORPUS_ONLY_FORMATS = ["dpr-passages", "passages"] as const;
+
+/** A dataset or corpus format. */
+export type DatasetFormat =
+  | (typeof QUESTION_FORMATS)[number]
+  | (typeof CORPUS_ONLY_FORMATS)[number];
+
+/** The formats whose files also give a corpus (their paragraphs). */
+export const PARAGRAPH_FORMATS: readonly DatasetFormat[] = [
+  "squad",
+  "squad2",
+  "xquad",
+  "mlqa",
+  "mrqa",
+];
+
+const ALIASES: Record<string, DatasetFormat> = {
+  "squad1": "squad",
+  "squad1.1": "squad",
+  "squad-v1.1": "squad",
+  "squad2.0": "squad2",
+  "squad-v2.0": "squad2",
+  "mrqa2019": "mrqa",
+  "dpr-csv": "dpr",
+  "dpr-tsv": "dpr",
+  "curatedtrec": "trec",
+  "nq-open": "open",
+  "nq_open": "open",
+  "efficientqa": "open",
+  "triviaqa-open": "open",
+  "psgs_w100": "dpr-passages",
+  "dpr-psgs": "dpr-passages",
+  "passages-jsonl": "passages",
+};
+
+/**
+ * The format a `--format` value names (a format or one of its aliases:
+ * `nq-open`, `efficientqa`, `triviaqa-open` for `open`, `curatedtrec` for
+ * `trec`, `psgs_w100` for `dpr-passages`, ...); case does not matter.
+ * Throws {@linkcode UsageError} listing the formats for any other name.
+ *
+ * @example
+ * ```ts
+ * import { parseFormatName } from "./detect.ts";
+ * if (parseFormatName("NQ-open") !== "open" || parseFormatName("squad2") !== "squad2") {
+ *   throw new Error();
+ * }
+ * let msg = "";
+ * try {
+ *   parseFormatName("hotpot");
+ * } catch (e) {
+ *   msg = (e as Error).message;
+ * }
+ * if (!msg.startsWith('unknown dataset format "hotpot"; the formats: squad, squad2,')) {
+ *   throw new Error(msg);
+ * }
+ * ```
+ */
+export function parseFormatName(name: string): DatasetFormat {
+  const n = name.trim().toLowerCase();
+  const all: readonly string[] = [...QUESTION_FORMATS, ...CORPUS_ONLY_FORMATS];
+  if (all.includes(n)) return n as DatasetFormat;
+  const alias = ALIASES[n];
+  if (alias !== undefined) return alias;
+  throw new UsageError(
+    `unknown dataset format ${JSON.stringify(name)}; the formats: ${all.join(", ")}` +
+      ` (aliases: ${Object.keys(ALIASES).join(", ")})`,
+  );
+}
+
+/** How many bytes of the (decompressed) input the detector looks at. */
+export const HEAD_BYTES = 64 * 1024;
+
+function baseName(name: string): string {
+  return name.slice(name.lastIndexOf("/") + 1);
+}
+
+function squadKind(head: string, name: string): DatasetFormat {
+  const base = baseName(name);
+  if (/^xquad\.[^.]+\.json(\.gz)?$/i.test(base)) return "xquad";
+  if (/context-[a-z]+-question-[a-z]+\.json(\.gz)?$/i.test(base)) return "mlqa";
+  if (/"version"\s*:\s*"v?2/.test(head) || head.includes('"is_impossible"')) return "squad2";
+  return "squad";
+}
+
+/**
+ * The format of a file whose first bytes are `head` (decoded) and whose
+ * name is `name`, or `undefined` when the head does not tell.
+ *
+ * @example
+ * ```ts
+ * import { formatOfHead } from "./detect.ts";
+ * if (formatOfHead('{"header": {"dataset": "SQuAD"}}\n', "a.jsonl") !== "mrqa") throw new Error();
+ * if (formatOfHead('{"version": "v2.0", "data": [', "dev.json") !== "squad2") throw new Error();
+ * if (formatOfHead("who is\t['x']\n", "curatedtrec-test.qa.csv") !== "trec") throw new Error();
+ * if (formatOfHead("id\ttext\ttitle\n1\tA\tB\n", "psgs.tsv") !== "dpr-passages") throw new Error();
+ * if (formatOfHead('{"question": "q", "answer": ["a"]}', "nq.jsonl") !== "open") throw new Error();
+ * ```
+ */
+export function formatOfHead(head: string, name: string): DatasetFormat | undefined {
+  const text = head.replace(/^\uFEFF/, "").replace(/^\s+/, "");
+  const nl = text.indexOf("\n");
+  const first = (nl < 0 ? text : text.slice(0, nl)).replace(/\r$/, "");
+  if (text.startsWith("{")) {
+    let obj: unknown;
+    try {
+      obj = JSON.parse(first);
+    } catch {
+      obj = undefined;
+    }
+    if (!isJsonObject(obj)) {
+      // A document over several lines, or one line longer than the head: SQuAD opens so.
+      if (/^\{\s*"(data|version)"\s*:/.test(text)) return squadKind(text, name);
+      if (/^\{\s*"header"\s*:/.test(text)) return "mrqa";
+      return undefined;
+    }
+    const has = (k: string) => Object.hasOwn(obj as object, k);
+    if (has("header")) return "mrqa";
+    if (has("data") || has("version")) return squadKind(text, name);
+    if (has("context") && has("qas")) return "mrqa";
+    if (has("question") && !has("context")) return "open";
+    if ((has("text") || has("contents")) && !has("question")) return "passages";
+    return "jsonl";
+  }
+  if (first === "id\ttext\ttitle") return "dpr-passages";
+  if (first.includes("\t")) {
+    const row = new CsvRowParser(name, "\t", HEAD_BYTES).push({
+      line: 1,
+      offset: 0,
+      bytes: first.length,
+      text: first,
+    });
+    if (row !== undefined && row.fields.length === 2 && row.fields[1].trim().startsWith("[")) {
+      try {
+        parsePyStringList(row.fields[1]);
+        return /trec/i.test(baseName(name)) ? "trec" : "dpr";
+      } catch {
+        // Not a list: a generic TSV.
+      }
+    }
+    return "tsv";
+  }
+  if (first.includes(",")) return "csv";
+  return undefined;
+}
+
+/**
+ * Looks at the first bytes of `src` and tells its format; returns the
+ * source with those bytes put back, so it can still be read whole (stdin
+ * too). An empty input, or one whose start does not tell, fails with
+ * {@linkcode InputError}.
+ *
+ * @example
+ * ```ts
+ * import { sniffFormat } from "./detect.ts";
+ * const text = "who wrote hamlet\t['Shakespeare']\n";
+ * const [format, src] = await sniffFormat({ name: "-", stream: new Blob([text]).stream() });
+ * if (format !== "dpr" || (await new Response(src.stream).text()) !== text) throw new Error();
+ * ```
+ */
+export async function sniffFormat(src: ByteSource): Promise<[DatasetFormat, ByteSource]> {
+  const [first, stream] = await peekBytes(src.stream.getReader(), HEAD_BYTES);
+  const head = new TextDecoder().decode(first.subarray(0, HEAD_BYTES));
+  const rest = { name: src.name, stream };
+  if (head.trim() === "" || head.replace(/^\uFEFF/, "").trim() === "") {
+    await stream.cancel().catch(() => {});
+    throw new InputError({ file: src.name, where: "", message: "empty file" });
+  }
+  const format = formatOfHead(head, src.name);
+  if (format === undefined) {
+    await stream.cancel().catch(() => {});
+    throw new InputError({
+      file: src.name,
+      where: "line 1",
+      message: "cannot tell the dataset format from the start of the file; name it (--format)",
+    });
+  }
+  return [format, rest];
+}
+
+/**
+ * The format of the file at `path` (`-` is stdin, which this consumes: use
+ * {@linkcode sniffFormat} to read it afterwards), from its first bytes
+ * only.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { detectFormat } from "./detect.ts";
+ * const path = await Deno.makeTempFile({ suffix: ".jsonl.gz" });
+ * const gz = new Blob(['{"question": "q?", "answer": ["a"]}\n']).stream()
+ *   .pipeThrough(new CompressionStream("gzip"));
+ * await Deno.writeFile(path, gz);
+ * if (await Effect.runPromise(detectFormat(path)) !== "open") throw new Error();
+ * ```
+ */
+export const detectFormat = (path: string): Effect.Effect<DatasetFormat, InputError | FileError> =>
+  Effect.flatMap(openSource(path), (src) =>
+    Effect.tryPromise({
+      try: async () => {
+        const [format, rest] = await sniffFormat(src);
+        await rest.stream.cancel().catch(() => {});
+        return format;
+      },
+      catch: (e) =>
+        e instanceof InputError || e instanceof FileError ? e : new InputError({
+          file: path,
+          where: "",
+          message: e instanceof Error ? e.message : String(e),
+        }),
+    }));
