@@ -700,6 +700,7 @@ export const buildIndex = (
       lift(() => {
         // One build of a folder at a time: the loser of a race stops here, touching nothing.
         const lock = lockBuild(tmp, out);
+        const build = `${tmp}/${BUILD_FOLDER}`;
         let dump: DumpSourceSync | undefined;
         try {
           // Decided under the lock: a build that just finished has renamed its folder into place.
@@ -708,13 +709,15 @@ export const buildIndex = (
           for (const e of Deno.readDirSync(tmp)) {
             if (e.name !== LOCK_FILE) Deno.removeSync(`${tmp}/${e.name}`, { recursive: true });
           }
-          const build = `${tmp}/${BUILD_FOLDER}`;
           Deno.mkdirSync(build);
           dump = openDumpSync(opts.contextEmb, { sparse });
           const w = new ExactWriter(build, sparse, metric);
           return { dump, w, lock, build, replace, done: false };
         } catch (e) {
           dump?.close();
+          try {
+            Deno.removeSync(build, { recursive: true });
+          } catch { /* not made */ }
           unlockBuild(tmp, lock);
           throw e;
         }
