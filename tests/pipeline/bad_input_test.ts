@@ -135,14 +135,6 @@ async function bounded(script: string, args: readonly string[]): Promise<RunResu
   }
 }
 
-/** Asserts exit 2 with one stderr line matching `re`. */
-function oneLine(r: RunResult, re: RegExp): void {
-  assertEquals(r.code, 2, r.stderr);
-  const lines = r.stderr.trimEnd().split("\n");
-  assertEquals(lines.length, 1, r.stderr);
-  assertMatch(lines[0], re);
-}
-
 const mkfifo = (path: string) => {
   const r = new Deno.Command("mkfifo", { args: [path] }).outputSync();
   if (!r.success) throw new Error(`mkfifo ${path}: ${new TextDecoder().decode(r.stderr)}`);
