@@ -21,7 +21,8 @@ export const INDEX_SPEC = {
   summary: "Builds a phrase index from a context dump: every phrase's vector (flat, as dumped: " +
     "f32, f16 or CSR), paragraph id, phrase index, text and (with --context or --metadata dumps) " +
     "character offsets. Written paragraph by paragraph into INDEX_DIR.<hex>.tmp, fsynced, then " +
-    "renamed; a killed build, rerun, gives the same bytes.",
+    "renamed; one build of a folder at a time (a second exits 2); a killed build, rerun, gives " +
+    "the same bytes.",
   args: [
     { name: "context_emb", description: "context dump: a folder or a .zip of one" },
     { name: "index_dir", description: "the index folder to create" },

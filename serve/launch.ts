@@ -9,8 +9,9 @@
  * `<dump>.index` beside the dump (`out/dumps/context_emb` →
  * `out/dumps/context_emb.index`; a `.zip` loses its extension). After a
  * build, {@linkcode SOURCE_FILE} in the index folder records the dump's
- * fingerprint ({@linkcode dumpFingerprint}: every file's name, size and
- * modification time, hashed), the context file's, and the parameters. The
+ * fingerprint ({@linkcode dumpFingerprint}: every file's name, size,
+ * modification time and the sha256 of its bytes, hashed), the context
+ * file's, and the parameters. The
  * next start reuses the folder when its header has the asked kind, metric,
  * nlist and bpv and the fingerprints are equal; else it is rebuilt (it was
  * built here, so it may be replaced). A folder there that was not built
@@ -18,9 +19,9 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
+import { contentFingerprint } from "../io/dump/fingerprint.ts";
 import { buildIndex, type BuildIndexError } from "../search/index/build.ts";
 import { INDEX_HEADER, type IndexHeader } from "../search/index/format.ts";
 import { readIndexHeader } from "../search/index/read.ts";
@@ -44,7 +45,9 @@ export function isIndexFolder(path: string): boolean {
 
 /**
  * A fingerprint of a dump (a folder or a `.zip`) or a file: sha256 over
- * each file's name, size and modification time (sorted names).
+ * each file's name, size, modification time and content's sha256 (sorted
+ * names; `contentFingerprint` of `io/dump/fingerprint.ts`): a byte changed
+ * with the modification time put back is a changed dump.
  *
  * @example
  * ```ts
@@ -58,16 +61,7 @@ export function isIndexFolder(path: string): boolean {
  * ```
  */
 export function dumpFingerprint(path: string): string {
-  const h = createHash("sha256");
-  const st = Deno.statSync(path);
-  const line = (name: string, s: Deno.FileInfo) =>
-    h.update(`${JSON.stringify(name)} ${s.size} ${s.mtime?.getTime() ?? 0}\n`);
-  if (!st.isDirectory) line("", st);
-  else {
-    const names = [...Deno.readDirSync(path)].map((e) => e.name).sort();
-    for (const n of names) line(n, Deno.statSync(`${path}/${n}`));
-  }
-  return h.digest("hex");
+  return contentFingerprint(path);
 }
 
 /** Options of {@linkcode ensureIndex}. */
@@ -159,7 +153,10 @@ export const ensureIndex = (
         nlist: o.nlist ?? null,
         bpv: o.bpv ?? null,
       }),
-      catch: (e) => new FileError({ file: o.dump, message: osMessage(e) }),
+      catch: (e) =>
+        e instanceof InputError || e instanceof FileError
+          ? e
+          : new FileError({ file: o.dump, message: osMessage(e) }),
     });
     let exists = false;
     try {

@@ -24,7 +24,9 @@
  * float16/float32, a matrix that is not 2-d, NaN or infinite values (the
  * error names the row), a phrase list that is not a JSON list of strings.
  * All are {@linkcode InputError}s naming the file (for a zip entry
- * `zip:entry`). Whether the rows equal the phrases is the caller's check
+ * `zip:entry`), and so is a dump file (or the dump path) that is a named
+ * pipe, a device or a socket (or a link to one): refused by name, never
+ * opened (`io/regular.ts`). Whether the rows equal the phrases is the caller's check
  * (`rowsMatchPhrases` in `checks.ts`): `validate` lists every paragraph
  * where they differ, `merge` stops at the first.
  * (With `deferFiniteCheck`, the NaN/infinity check of dense float32

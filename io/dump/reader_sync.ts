@@ -14,6 +14,7 @@ import { openZipIndex, type ZipFileIndex } from "../zip_file.ts";
 import { osMessage } from "../_zip_internal.ts";
 import type { Matrix } from "../matrix.ts";
 import { decodeDumpMatrix, type DecodeOptions } from "./decode.ts";
+import { fileKind, statRegularFile } from "../regular.ts";
 
 export { type DecodedMatrix, decodeDumpMatrix, type DecodeOptions } from "./decode.ts";
 export { nativeCrc32 } from "../zip_file.ts";
@@ -123,8 +124,13 @@ class Scratch {
   }
 }
 
-/** Reads a whole file, into `scratch` when given; `undefined` when it does not exist. */
+/**
+ * Reads a whole file, into `scratch` when given; `undefined` when it does not
+ * exist. Anything but a regular file (a named pipe, `/dev/zero` or a link to
+ * it) is refused by name before it is opened (`io/regular.ts`).
+ */
 function readFileSyncInto(path: string, scratch?: Scratch): Uint8Array | undefined {
+  if (statRegularFile(path) === undefined) return undefined;
   if (scratch === undefined) {
     // One call instead of open, stat, read and close (small files: the calls dominate).
     try {
@@ -343,6 +349,10 @@ function zipBackend(path: string, index: ZipFileIndex): Backend {
  * Opens a dump folder or a zip of one, synchronously. For a zip, the central
  * directory is read and validated now (an unsafe entry name refuses the
  * archive). Methods throw {@linkcode InputError} / {@linkcode FileError}.
+ * A dump path that is neither a folder nor a regular file, and a file of
+ * the dump that is not a regular file (a named pipe, a device, a socket;
+ * a symbolic link counts as what it points to), are bad input, refused by
+ * name before they are opened.
  *
  * @example
  * ```ts
@@ -370,6 +380,14 @@ export function openDumpSync(path: string, options: DumpOptions = {}): DumpSourc
     throw new FileError({ file: path, message: osMessage(e) });
   }
   if (info.isDirectory) return sourceOf(path, folderBackend(path), options);
+  if (!info.isFile) {
+    // Not opened: a named pipe would block here, a device read without end.
+    throw new InputError({
+      file: path,
+      where: "",
+      message: `is ${fileKind(info)}, not a dump folder or a .zip of one`,
+    });
+  }
   let index: ZipFileIndex;
   try {
     index = openZipIndex(path, options.limits ?? {});

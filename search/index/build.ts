@@ -36,11 +36,19 @@
  * `denseDims`, `denseDims` without `sparse` (a dense dump needs none),
  * without `nlist`/`bpv`, or below 1.
  *
- * **Atomic and repeatable.** The index is built in `INDEX_DIR.<8 hex>.tmp`
- * (the hex a hash of the target's absolute path), every file fsynced, then
- * renamed into place. A build that was killed leaves that folder; the next
- * build of the same target removes it and starts again, and since nothing
- * in the index depends on time or place, it writes the same bytes.
+ * **Atomic, one at a time, and repeatable.** A build of `INDEX_DIR` works in
+ * `INDEX_DIR.<8 hex>.tmp` (the hex a hash of the target's absolute path): it
+ * first holds an exclusive `flock` on its `lock` file, so that a second
+ * build of the same folder started meanwhile stops at once with one line
+ * (an {@linkcode InputError}, exit 2) and touches nothing; then, under the
+ * lock, it checks the target (so a build that just finished is an index
+ * that `--overwrite` must be given to replace), writes the index into
+ * `build/` there, every file fsynced, and renames it into place (a replaced
+ * index goes to `old/` there for a moment), then removes the lock file and
+ * the folder. A build that was killed leaves that folder, and the kernel
+ * drops its lock; the next build of the same target takes the lock, removes
+ * what the killed one left and starts again, and since nothing in the index
+ * depends on time or place, it writes the same bytes.
  *
  * @module
  */
@@ -517,6 +525,68 @@ function statOrUndefined(path: string): Deno.FileInfo | undefined {
   }
 }
 
+/** The lock file in a build's temporary folder (held with `flock`, released by the kernel). */
+const LOCK_FILE = "lock";
+/** The folder a build writes in its temporary folder, renamed into place when complete. */
+const BUILD_FOLDER = "build";
+/** Where a replaced index lies for a moment, in the temporary folder. */
+const OLD_FOLDER = "old";
+
+/**
+ * Takes the build lock of `out`: creates the temporary folder `tmp` if need
+ * be and holds an exclusive `flock` on `tmp/lock`. Another build holding it
+ * is an {@linkcode InputError} (one line; nothing touched). The kernel
+ * releases the lock of a killed build, so its folder is taken over.
+ */
+function lockBuild(tmp: string, out: string): Deno.FsFile {
+  for (let attempt = 0;; attempt++) {
+    Deno.mkdirSync(tmp, { recursive: true });
+    let f: Deno.FsFile;
+    try {
+      f = Deno.openSync(`${tmp}/${LOCK_FILE}`, {
+        read: true,
+        write: true,
+        create: true,
+        mode: 0o666,
+      });
+    } catch (e) {
+      // The holder before us removed the folder as we came: start again.
+      if (e instanceof Deno.errors.NotFound && attempt < 100) continue;
+      throw e;
+    }
+    if (!f.tryLockSync(true)) {
+      f.close();
+      throw new InputError({
+        file: out,
+        where: "",
+        message: `another index build into this folder is running (it holds ${tmp}/${LOCK_FILE})` +
+          "; wait for it to end",
+      });
+    }
+    // Still the file at that name? (The holder before us may have removed it as it ended.)
+    const held = f.statSync();
+    let now: Deno.FileInfo | undefined;
+    try {
+      now = Deno.lstatSync(`${tmp}/${LOCK_FILE}`);
+    } catch { /* removed */ }
+    if (now !== undefined && now.ino === held.ino && now.dev === held.dev) return f;
+    f.close();
+    if (attempt >= 100) {
+      throw new FileError({ file: `${tmp}/${LOCK_FILE}`, message: "cannot take the build lock" });
+    }
+  }
+}
+
+/** Ends a build: removes the lock file and the temporary folder (when empty), then unlocks. */
+function unlockBuild(tmp: string, lock: Deno.FsFile): void {
+  try {
+    Deno.removeSync(`${tmp}/${LOCK_FILE}`);
+    // Not recursive: a build that came after the lock file was removed may have made its own.
+    Deno.removeSync(tmp);
+  } catch { /* gone, or another build's lock file is in it */ }
+  lock.close();
+}
+
 /** Refuses a target that cannot be (re)placed; whether an old index is to be replaced. */
 function checkTarget(out: string, overwrite: boolean): boolean {
   const st = statOrUndefined(out);
@@ -625,26 +695,36 @@ export const buildIndex = (
             ? e
             : new FileError({ file, message: osMessage(e) }),
       });
-    const replace = yield* lift(() => checkTarget(out, opts.overwrite === true), out);
     const tmp = tmpName(out);
     return yield* Effect.acquireUseRelease(
       lift(() => {
-        // A killed build's folder: its files are rewritten from the start.
-        if (statOrUndefined(tmp) !== undefined) Deno.removeSync(tmp, { recursive: true });
-        Deno.mkdirSync(tmp);
+        // One build of a folder at a time: the loser of a race stops here, touching nothing.
+        const lock = lockBuild(tmp, out);
+        const build = `${tmp}/${BUILD_FOLDER}`;
         let dump: DumpSourceSync | undefined;
         try {
+          // Decided under the lock: a build that just finished has renamed its folder into place.
+          const replace = checkTarget(out, opts.overwrite === true);
+          // A killed build's files (or an older phraseval's): rewritten from the start.
+          for (const e of Deno.readDirSync(tmp)) {
+            if (e.name !== LOCK_FILE) Deno.removeSync(`${tmp}/${e.name}`, { recursive: true });
+          }
+          Deno.mkdirSync(build);
           dump = openDumpSync(opts.contextEmb, { sparse });
-          return { dump, w: new ExactWriter(tmp, sparse, metric), done: false };
+          const w = new ExactWriter(build, sparse, metric);
+          return { dump, w, lock, build, replace, done: false };
         } catch (e) {
           dump?.close();
-          Deno.removeSync(tmp, { recursive: true });
+          try {
+            Deno.removeSync(build, { recursive: true });
+          } catch { /* not made */ }
+          unlockBuild(tmp, lock);
           throw e;
         }
       }, tmp),
       (st) =>
         Effect.gen(function* () {
-          const { dump, w } = st;
+          const { dump, w, build } = st;
           const read = (id: string) => {
             try {
               return dump.readContext(id);
@@ -727,19 +807,19 @@ export const buildIndex = (
             tmp,
           );
           if (opts.nlist !== undefined || opts.bpv !== undefined) {
-            header = yield* ivfStage(header, w, tmp, opts);
+            header = yield* ivfStage(header, w, build, opts);
           }
           yield* lift(() => {
-            const f = new OutFile(`${tmp}/${INDEX_HEADER}`);
+            const f = new OutFile(`${build}/${INDEX_HEADER}`);
             f.write(new TextEncoder().encode(headerJson(header)));
             f.finish();
-            fsyncDir(tmp);
-            if (replace) {
-              const old = `${tmp}.old`;
+            fsyncDir(build);
+            if (st.replace) {
+              const old = `${tmp}/${OLD_FOLDER}`;
               Deno.renameSync(out, old);
-              Deno.renameSync(tmp, out);
+              Deno.renameSync(build, out);
               Deno.removeSync(old, { recursive: true });
-            } else Deno.renameSync(tmp, out);
+            } else Deno.renameSync(build, out);
             fsyncDir(parentOf(out));
             st.done = true;
           }, out);
@@ -751,18 +831,20 @@ export const buildIndex = (
           st.dump.close();
           if (!st.done) {
             try {
-              Deno.removeSync(tmp, { recursive: true });
+              Deno.removeSync(st.build, { recursive: true });
             } catch { /* already gone */ }
           }
+          unlockBuild(tmp, st.lock);
         }),
     );
   });
 
 /**
- * The temporary folder a build of the index folder `out` writes before it
- * renames it into place (`<out>.<8 hex>.tmp`; `<that>.old` holds a replaced
- * index for a moment): what a sandboxed `index` task must be allowed to
- * write besides `out` (`runs/sandbox.ts`).
+ * The temporary folder of a build of the index folder `out`
+ * (`<out>.<8 hex>.tmp`: the build's lock file, the folder it writes before
+ * renaming it into place, and for a moment a replaced index; see the module
+ * notes): what a sandboxed `index` task must be allowed to write besides
+ * `out` (`runs/sandbox.ts`).
  *
  * @example
  * ```ts

@@ -271,3 +271,132 @@ export function headerJson(h: IndexHeader): string {
   };
   return JSON.stringify(ordered, null, 2) + "\n";
 }
+
+/**
+ * Appended to the refusal of an index file that is a symbolic link, a named
+ * pipe, a device or a socket (`io/regular.ts`): an index folder holds only
+ * the regular files its build wrote, so a reader never follows a link out of
+ * it nor opens what would block or read without end.
+ */
+export const INDEX_FILES_ONLY = " (an index folder holds only the regular files its build wrote)";
+
+/**
+ * The first position of `v` holding NaN or ±Infinity, or -1.
+ *
+ * @example
+ * ```ts
+ * import { firstNonFinite } from "./format.ts";
+ * if (firstNonFinite(new Float32Array([1, 2, NaN])) !== 2) throw new Error();
+ * if (firstNonFinite(new Float32Array([1, -0, 3e38])) !== -1) throw new Error();
+ * ```
+ */
+export function firstNonFinite(v: Float32Array): number {
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i];
+    if (x - x !== 0) return i;
+  }
+  return -1;
+}
+
+/**
+ * The first position of `bits` (IEEE half floats) holding NaN or ±Infinity
+ * (all exponent bits set), or -1.
+ *
+ * @example
+ * ```ts
+ * import { firstNonFiniteF16 } from "./format.ts";
+ * if (firstNonFiniteF16(new Uint16Array([0x3c00, 0x7c00])) !== 1) throw new Error(); // 1, +Inf
+ * if (firstNonFiniteF16(new Uint16Array([0x7bff, 0xfbff])) !== -1) throw new Error(); // ±65504
+ * ```
+ */
+export function firstNonFiniteF16(bits: Uint16Array): number {
+  for (let i = 0; i < bits.length; i++) if ((bits[i] & 0x7c00) === 0x7c00) return i;
+  return -1;
+}
+
+/** What an `f16` value with all exponent bits set is: `NaN`, `Infinity` or `-Infinity`. */
+export const f16Name = (bits: number): string =>
+  (bits & 0x3ff) !== 0 ? "NaN" : bits & 0x8000 ? "-Infinity" : "Infinity";
+
+/** The IVF-PQ arrays of an index as read from its `ivf/` files (`ivfpq.ts` has the layout). */
+export interface IvfArrays {
+  /** `ivf/centroids.f32`. */
+  readonly centroids: Float32Array;
+  /** `ivf/codebooks.f32`. */
+  readonly codebooks: Float32Array;
+  /** `ivf/list_offsets.i64`, as numbers (nlist + 1). */
+  readonly offsets: Float64Array;
+  /** `ivf/list_rows.u32` (one per phrase). */
+  readonly rows: Uint32Array;
+}
+
+/**
+ * What is wrong with the contents of an index's IVF-PQ files, as
+ * `[file, message]`, or `undefined`: list offsets that decrease or do not
+ * span the phrases; a list row out of range, not above the row before it
+ * in its list, or in two lists (so the rows are each phrase exactly once);
+ * a centroid or codebook value that is NaN or infinite. One linear pass;
+ * sizes and sha256 are checked before (a forged file whose sha256 in
+ * `index.json` was recomputed still fails here).
+ *
+ * @example
+ * ```ts
+ * import { ivfContentProblem } from "./format.ts";
+ * const ok = {
+ *   centroids: new Float32Array(2), codebooks: new Float32Array(4),
+ *   offsets: new Float64Array([0, 2, 3]), rows: new Uint32Array([0, 2, 1]),
+ * };
+ * if (ivfContentProblem(3, 2, ok) !== undefined) throw new Error();
+ * const twice = { ...ok, rows: new Uint32Array([0, 1, 1]) };
+ * const why = ivfContentProblem(3, 2, twice);
+ * if (why?.[1] !== "row 1 at 2 is in more than one list (corrupt index)") throw new Error(why?.[1]);
+ * ```
+ */
+export function ivfContentProblem(
+  phrases: number,
+  nlist: number,
+  a: IvfArrays,
+): [string, string] | undefined {
+  const { offsets, rows } = a;
+  for (let l = 0; l < nlist; l++) {
+    if (!(offsets[l + 1] >= offsets[l])) {
+      return ["ivf/list_offsets.i64", `offsets decrease at list ${l} (corrupt index)`];
+    }
+  }
+  if (offsets[0] !== 0 || offsets[nlist] !== phrases) {
+    return [
+      "ivf/list_offsets.i64",
+      `offsets do not span the ${phrases} phrases (corrupt index)`,
+    ];
+  }
+  const seen = new Uint8Array(phrases);
+  for (let l = 0; l < nlist; l++) {
+    for (let i = offsets[l]; i < offsets[l + 1]; i++) {
+      const r = rows[i];
+      if (r >= phrases) {
+        return ["ivf/list_rows.u32", `row ${r} at ${i} is out of range (corrupt index)`];
+      }
+      if (i > offsets[l] && r <= rows[i - 1]) {
+        return [
+          "ivf/list_rows.u32",
+          `row ${r} at ${i} is not above the row before it in list ${l} ` +
+          `(rows increase within a list; corrupt index)`,
+        ];
+      }
+      if (seen[r] !== 0) {
+        return ["ivf/list_rows.u32", `row ${r} at ${i} is in more than one list (corrupt index)`];
+      }
+      seen[r] = 1;
+    }
+  }
+  for (
+    const [file, v] of [["ivf/centroids.f32", a.centroids], [
+      "ivf/codebooks.f32",
+      a.codebooks,
+    ]] as const
+  ) {
+    const i = firstNonFinite(v);
+    if (i >= 0) return [file, `value ${i} is ${v[i]} (corrupt index)`];
+  }
+  return undefined;
+}

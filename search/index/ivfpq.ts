@@ -66,8 +66,9 @@
  * @module
  */
 import { InputError } from "../../io/errors.ts";
+import { statRealFolder, statRegularFile } from "../../io/regular.ts";
 import { halfTable } from "../dense_f64.ts";
-import type { IndexMetric } from "./format.ts";
+import { INDEX_FILES_ONLY, type IndexMetric, ivfContentProblem } from "./format.ts";
 import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts";
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
 import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
@@ -379,10 +380,12 @@ export interface IvfData {
 const loaded = new WeakMap<object, IvfData>();
 
 /**
- * The IVF-PQ files of an index, read and checked (sizes, offsets, rows;
+ * The IVF-PQ files of an index, read and checked (sizes; offsets, rows and
+ * finite centroids and codebooks by `ivfContentProblem` of `format.ts`;
  * their sha256 is checked by `openIndexSync`), cached per index object.
- * A file missing, of the wrong size, or with offsets or rows out of range is
- * an {@linkcode InputError} naming it.
+ * A file missing, of the wrong size, a symbolic link or not a regular file
+ * (looked at by name before it is opened), or with offsets or rows out of
+ * range or values not finite is an {@linkcode InputError} naming it.
  */
 export function loadIvf(index: IvfIndexView): IvfData {
   const have = loaded.get(index);
@@ -395,9 +398,16 @@ export function loadIvf(index: IvfIndexView): IvfData {
   // Read into shared memory, so that search workers see the same bytes without a copy; the
   // codes into the scan kernel's memory where it can run.
   const memory = codesMemory(sizes[IVF_FILES.codes]);
+  statRealFolder(`${index.dir}/ivf`, INDEX_FILES_ONLY);
   const read = (name: string, into?: WebAssembly.Memory) => {
     let f: Deno.FsFile;
     try {
+      if (
+        statRegularFile(`${index.dir}/${name}`, { links: "refuse", why: INDEX_FILES_ONLY }) ===
+          undefined
+      ) {
+        throw new Deno.errors.NotFound(name);
+      }
       f = Deno.openSync(`${index.dir}/${name}`, { read: true });
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) {
@@ -431,25 +441,16 @@ export function loadIvf(index: IvfIndexView): IvfData {
   const codes = read(IVF_FILES.codes, memory);
   const o64 = new BigInt64Array(off.buffer, off.byteOffset, nlist + 1);
   const offsets = Float64Array.from(o64, (x) => Number(x));
-  for (let l = 0; l < nlist; l++) {
-    if (!(offsets[l + 1] >= offsets[l])) {
-      throw bad(IVF_FILES.offsets, `offsets decrease at list ${l} (corrupt index)`);
-    }
-  }
-  if (offsets[0] !== 0 || offsets[nlist] !== h.phrases) {
-    throw bad(IVF_FILES.offsets, `offsets do not span the ${h.phrases} phrases (corrupt index)`);
-  }
   const rows = new Uint32Array(rw.buffer, rw.byteOffset, h.phrases);
-  for (let i = 0; i < rows.length; i++) {
-    if (rows[i] >= h.phrases) {
-      throw bad(IVF_FILES.rows, `row ${rows[i]} at ${i} is out of range (corrupt index)`);
-    }
-  }
+  const centroids = new Float32Array(c.buffer, c.byteOffset, nlist * h.d);
+  const codebooks = new Float32Array(cb.buffer, cb.byteOffset, KSUB * h.d);
+  const why = ivfContentProblem(h.phrases, nlist, { centroids, codebooks, offsets, rows });
+  if (why !== undefined) throw bad(why[0], why[1]);
   const data: IvfData = {
     nlist,
     bpv,
-    centroids: new Float32Array(c.buffer, c.byteOffset, nlist * h.d),
-    codebooks: new Float32Array(cb.buffer, cb.byteOffset, KSUB * h.d),
+    centroids,
+    codebooks,
     offsets,
     rows,
     codes,

@@ -10,17 +10,39 @@
  * and sha256 with `verify`), and loaded on the first approximate query
  * (`ivfpq.ts`). One built by LanceDB (an earlier phraseval) is refused.
  *
+ * The contents are checked too, in one linear pass (a forged file whose
+ * sha256 in `index.json` was recomputed passes the sha256 check): every
+ * vector value finite (f32, f16, sparse), sparse row pointers and columns in
+ * range, and for `ivf-pq` the list offsets, the list rows (each phrase in
+ * exactly one list, increasing within a list) and finite centroids and
+ * codebooks (`ivfContentProblem` in `format.ts`; `ivfpq.ts` checks them
+ * again when it loads them for a query).
+ *
  * A path that is a file, a folder without `index.json`, a header of another
  * format, kind or a newer version, a file missing, truncated or changed
- * (sha256), a paragraph table that does not add up: each is an
- * {@linkcode InputError} naming the file.
+ * (sha256), a paragraph table that does not add up, contents out of range
+ * or not finite, a file of the folder that is a symbolic link (even to a
+ * file inside it), a named pipe, a device or a socket (looked at by name,
+ * never opened, `io/regular.ts`), an `ivf` that is not a real folder: each
+ * is an {@linkcode InputError} naming the file.
  *
  * @module
  */
 import { createHash } from "node:crypto";
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../../io/errors.ts";
-import { headerProblem, INDEX_HEADER, type IndexHeader, PARAGRAPHS_FILE } from "./format.ts";
+import { statRealFolder, statRegularFile } from "../../io/regular.ts";
+import {
+  f16Name,
+  firstNonFinite,
+  firstNonFiniteF16,
+  headerProblem,
+  INDEX_FILES_ONLY,
+  INDEX_HEADER,
+  type IndexHeader,
+  ivfContentProblem,
+  PARAGRAPHS_FILE,
+} from "./format.ts";
 
 /** An open exact index, all in memory. */
 export interface ExactIndex {
@@ -58,7 +80,19 @@ export interface OpenIndexOptions {
 
 const bad = (file: string, message: string) => new InputError({ file, where: "", message });
 
+/**
+ * The size of the index file `path`, checked by name before it is opened:
+ * `undefined` when it is missing; a symbolic link (even to a file inside the
+ * folder), a named pipe, a device or a socket is refused ({@linkcode InputError}).
+ */
+function indexFileSize(path: string): number | undefined {
+  return statRegularFile(path, { links: "refuse", why: INDEX_FILES_ONLY })?.size;
+}
+
 function readFile(path: string): Uint8Array {
+  if (indexFileSize(path) === undefined) {
+    throw bad(path, "missing (the index folder is incomplete)");
+  }
   try {
     return Deno.readFileSync(path);
   } catch (e) {
@@ -79,6 +113,9 @@ export function readIndexHeader(dir: string): IndexHeader {
   }
   if (!st.isDirectory) throw bad(dir, "is a file, not an index folder");
   const path = `${dir}/${INDEX_HEADER}`;
+  if (indexFileSize(path) === undefined) {
+    throw bad(dir, `not an index folder (no ${INDEX_HEADER})`);
+  }
   let bytes: Uint8Array;
   try {
     bytes = Deno.readFileSync(path);
@@ -191,17 +228,12 @@ export function openIndexSync(dir: string, options: OpenIndexOptions = {}): Exac
   const load = (name: string) => loadFile(dir, h, name, verify);
   const table = parseParagraphs(load(PARAGRAPHS_FILE), `${dir}/${PARAGRAPHS_FILE}`, h);
   if (h.kind === "ivf-pq") {
+    statRealFolder(`${dir}/ivf`, INDEX_FILES_ONLY);
+    const ivf = new Map<string, Uint8Array>();
     for (const name of Object.keys(h.files).filter((k) => k.startsWith("ivf/"))) {
       const path = `${dir}/${name}`;
-      let size: number;
-      try {
-        size = Deno.statSync(path).size;
-      } catch (e) {
-        if (e instanceof Deno.errors.NotFound) {
-          throw bad(path, "missing (the index folder is incomplete)");
-        }
-        throw new FileError({ file: path, message: e instanceof Error ? e.message : String(e) });
-      }
+      const size = indexFileSize(path);
+      if (size === undefined) throw bad(path, "missing (the index folder is incomplete)");
       if (size !== h.files[name].bytes) {
         throw bad(
           path,
@@ -210,8 +242,11 @@ export function openIndexSync(dir: string, options: OpenIndexOptions = {}): Exac
           } (truncated or corrupt index)`,
         );
       }
-      if (verify) load(name);
+      // The codes are checked by their sha256 only (every byte is a valid code).
+      if (name !== "ivf/codes.u8") ivf.set(name, verify ? load(name) : readFile(path));
+      else if (verify) load(name);
     }
+    checkIvfContent(dir, h, ivf);
   }
   if (h.vectors === "dense") {
     const b = load(`vectors.${h.dtype}`);
@@ -219,6 +254,14 @@ export function openIndexSync(dir: string, options: OpenIndexOptions = {}): Exac
     const dense = h.dtype === "f32"
       ? new Float32Array(b.buffer, b.byteOffset, n)
       : new Uint16Array(b.buffer, b.byteOffset, n);
+    const at = dense instanceof Float32Array ? firstNonFinite(dense) : firstNonFiniteF16(dense);
+    if (at >= 0) {
+      const v = dense instanceof Float32Array ? String(dense[at]) : f16Name(dense[at]);
+      throw bad(
+        `${dir}/vectors.${h.dtype}`,
+        `${v} at row ${Math.floor(at / h.d)}, column ${at % h.d} (corrupt index)`,
+      );
+    }
     return { dir, header: h, ...table, dense };
   }
   const d = load("data.f32"), ix = load("indices.i32"), p = load("indptr.i64");
@@ -241,7 +284,29 @@ export function openIndexSync(dir: string, options: OpenIndexOptions = {}): Exac
       throw bad(`${dir}/indices.i32`, `column ${indices[k]} at ${k} is outside d = ${h.d}`);
     }
   }
+  const at = firstNonFinite(data);
+  if (at >= 0) throw bad(`${dir}/data.f32`, `value ${at} is ${data[at]} (corrupt index)`);
   return { dir, header: h, ...table, csr: { data, indices, indptr } };
+}
+
+/** Refuses IVF-PQ files whose contents are out of range or not finite (`ivfContentProblem`). */
+function checkIvfContent(dir: string, h: IndexHeader, files: Map<string, Uint8Array>): void {
+  const f32 = (name: string) => {
+    const b = files.get(name)!;
+    return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+  };
+  const off = files.get("ivf/list_offsets.i64")!, rw = files.get("ivf/list_rows.u32")!;
+  const nlist = h.parameters.nlist as number;
+  const why = ivfContentProblem(h.phrases, nlist, {
+    centroids: f32("ivf/centroids.f32"),
+    codebooks: f32("ivf/codebooks.f32"),
+    offsets: Float64Array.from(
+      new BigInt64Array(off.buffer, off.byteOffset, nlist + 1),
+      (x) => Number(x),
+    ),
+    rows: new Uint32Array(rw.buffer, rw.byteOffset, h.phrases),
+  });
+  if (why !== undefined) throw bad(`${dir}/${why[0]}`, why[1]);
 }
 
 /**

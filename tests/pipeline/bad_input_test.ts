@@ -1,9 +1,15 @@
 /**
  * Bad input: every case exits 2 with exactly one clear line on stderr that
  * names the file and the record (or byte offset), and leaves no output file.
+ * Among them, a named pipe, a device (`/dev/zero`, linked) or a symbolic link
+ * where a dump or index file should be: refused by name, before it is opened.
  */
+import { Effect } from "effect";
 import { assertEquals, assertMatch } from "../_assert.ts";
-import { listDir, runStage } from "../_util.ts";
+import { listDir, ROOT, type RunResult, runStage } from "../_util.ts";
+import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
+import { CHILD_ENV } from "../../runs/process.ts";
+import { denoRunArgv } from "../../runs/sandbox.ts";
 
 const enc = new TextEncoder();
 const valid = (para: string) =>
@@ -94,4 +100,164 @@ Deno.test("split: bad usage and a missing file exit 2 with one line", async () =
   const r3 = await runStage("pipeline/split.ts", ["--help"]);
   assertEquals(r3.code, 0);
   assertMatch(r3.stdout, /^Usage: \.\/phraseval split data\.json context\.json question\.json/);
+});
+
+/**
+ * Runs a stage as `runStage` does, but under a 2 GiB data limit (`ulimit
+ * -d`) and SIGKILLed after 90 s: a stage that reads a device without end or
+ * blocks on a named pipe fails the test instead of filling the machine.
+ */
+async function bounded(script: string, args: readonly string[]): Promise<RunResult> {
+  const [deno, ...argv] = denoRunArgv(`${ROOT}/${script}`, args, { all: true }, {
+    config: null,
+    prompt: true,
+  });
+  const child = new Deno.Command("bash", {
+    args: ["-c", 'ulimit -d 2097152; exec "$@"', "bash", deno, ...argv],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { ...CHILD_ENV },
+  }).spawn();
+  let killed = false;
+  const timer = setTimeout(() => {
+    killed = true;
+    child.kill("SIGKILL");
+  }, 90_000);
+  try {
+    const out = await child.output();
+    const dec = new TextDecoder();
+    const stderr = dec.decode(out.stderr) + (killed ? "\n(killed after 90 s)" : "");
+    return { code: out.code, stdout: dec.decode(out.stdout), stderr };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const mkfifo = (path: string) => {
+  const r = new Deno.Command("mkfifo", { args: [path] }).outputSync();
+  if (!r.success) throw new Error(`mkfifo ${path}: ${new TextDecoder().decode(r.stderr)}`);
+};
+
+/** A one-paragraph dense dump (`c`), its question dump (`q`), `data.json` and an index (`ix`). */
+async function smallRun(dir: string): Promise<void> {
+  const fmt = { sparse: false, compressed: false };
+  const m = (rows: number, v: number[]) =>
+    ({ kind: "dense", rows, cols: 4, dtype: "f32", data: new Float32Array(v) }) as const;
+  for (const d of ["c", "q"]) Deno.mkdirSync(`${dir}/${d}`);
+  const phrases = [{ text: "a", start: 0, end: 1 }, { text: "b", start: 2, end: 3 }];
+  await Effect.runPromise(
+    writeContextDump(
+      `${dir}/c`,
+      { id: "T_0", phrases, matrix: m(2, [1, 0, 0, 0, 0, 1, 0, 0]) },
+      fmt,
+    ),
+  );
+  await Effect.runPromise(
+    writeQuestionDump(`${dir}/q`, { id: "q1", vector: m(1, [0, 1, 0, 0]) }, fmt),
+  );
+  const qas = [{ id: "q1", question: "?", answers: [{ text: "b", answer_start: 2 }] }];
+  Deno.writeTextFileSync(
+    `${dir}/data.json`,
+    JSON.stringify({
+      version: "1.1",
+      data: [{ title: "T", paragraphs: [{ context: "a b", qas }] }],
+    }),
+  );
+  const r = await runStage("pipeline/index.ts", [`${dir}/c`, `${dir}/ix`]);
+  assertEquals(r.code, 0, r.stderr);
+}
+
+/** A copy of the folder `from` at `to` whose file `name` is replaced by `make(path)`. */
+function variant(from: string, to: string, name: string, make: (path: string) => void): string {
+  Deno.mkdirSync(to);
+  for (const e of Deno.readDirSync(from)) Deno.copyFileSync(`${from}/${e.name}`, `${to}/${e.name}`);
+  Deno.removeSync(`${to}/${name}`);
+  make(`${to}/${name}`);
+  return to;
+}
+
+const zero = (p: string) => Deno.symlinkSync("/dev/zero", p);
+
+Deno.test("a named pipe or /dev/zero (linked) in place of a dump file: index, validate, merge and search exit 2 naming it", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "pv-special-dump-" });
+  try {
+    await smallRun(dir);
+    const cz = variant(`${dir}/c`, `${dir}/c_zero`, "T_0.npz", zero);
+    const cf = variant(`${dir}/c`, `${dir}/c_fifo`, "T_0.npz", mkfifo);
+    const jf = variant(`${dir}/c`, `${dir}/c_jfifo`, "T_0.json", mkfifo);
+    const qz = variant(`${dir}/q`, `${dir}/q_zero`, "q1.npz", zero);
+    const qf = variant(`${dir}/q`, `${dir}/q_fifo`, "q1.npz", mkfifo);
+    mkfifo(`${dir}/dump.zip`);
+    const dev = "is a character device, not a regular file";
+    const pipe = "is a named pipe, not a regular file";
+    // [script, arguments, the file named, what it is]
+    const cases: [string, string[], string, string][] = [
+      ["index", [cz, `${dir}/ix1`], `${cz}/T_0.npz`, dev],
+      ["index", [cf, `${dir}/ix2`], `${cf}/T_0.npz`, pipe],
+      ["index", [jf, `${dir}/ix3`], `${jf}/T_0.json`, pipe],
+      [
+        "index",
+        [`${dir}/dump.zip`, `${dir}/ix4`],
+        `${dir}/dump.zip`,
+        "is a named pipe, not a dump folder or a .zip of one",
+      ],
+      ["validate", [`${dir}/data.json`, cz, `${dir}/q`], `${cz}/T_0.npz`, dev],
+      ["validate", [`${dir}/data.json`, cf, `${dir}/q`], `${cf}/T_0.npz`, pipe],
+      ["merge", [`${dir}/data.json`, cf, `${dir}/q`, `${dir}/m.json`], `${cf}/T_0.npz`, pipe],
+      ["merge", [`${dir}/data.json`, `${dir}/c`, qz, `${dir}/m.json`], `${qz}/q1.npz`, dev],
+      ["search", [`${dir}/data.json`, `${dir}/ix`, qf, `${dir}/p.json`], `${qf}/q1.npz`, pipe],
+      ["search", [`${dir}/data.json`, `${dir}/ix`, qz, `${dir}/p.json`], `${qz}/q1.npz`, dev],
+    ];
+    for (const [stage, args, file, what] of cases) {
+      const r = await bounded(`pipeline/${stage}.ts`, args);
+      assertEquals(r.code, 2, `${stage} ${args.join(" ")}: ${r.stderr}`);
+      assertEquals(r.stderr.trimEnd(), `${stage}: ${file}: ${what}`);
+    }
+    assertEquals((await listDir(dir)).filter((n) => /^(ix\d|m\.json|p\.json|.*\.tmp)/.test(n)), []);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("a named pipe, /dev/zero or a link in an index folder: search and the serve child exit 2 naming the file", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "pv-special-ix-" });
+  try {
+    await smallRun(dir);
+    const ix = `${dir}/ix`;
+    // A link to a copy of the file outside the folder: the same bytes, still refused.
+    Deno.copyFileSync(`${ix}/paragraphs.ndjson`, `${dir}/outside.ndjson`);
+    const out = (p: string) => Deno.symlinkSync(`${dir}/outside.ndjson`, p);
+    const only =
+      "not a regular file (an index folder holds only the regular files its build wrote)";
+    const cases: [string, string][] = [
+      [`${variant(ix, `${dir}/ix_zero`, "vectors.f32", zero)}/vectors.f32`, "a symbolic link"],
+      [`${variant(ix, `${dir}/ix_fifo`, "vectors.f32", mkfifo)}/vectors.f32`, "a named pipe"],
+      [`${variant(ix, `${dir}/ix_hfifo`, "index.json", mkfifo)}/index.json`, "a named pipe"],
+      [
+        `${variant(ix, `${dir}/ix_link`, "paragraphs.ndjson", out)}/paragraphs.ndjson`,
+        "a symbolic link",
+      ],
+    ];
+    for (const [file, what] of cases) {
+      const index = file.slice(0, file.lastIndexOf("/"));
+      for (
+        const [stage, args] of [
+          ["search", [`${dir}/data.json`, index, `${dir}/q`, `${dir}/p.json`]],
+          ["serve", [index, "--port", "0"]],
+        ] as const
+      ) {
+        const r = await bounded(
+          stage === "serve" ? "pipeline/_serve_child.ts" : "pipeline/search.ts",
+          args,
+        );
+        assertEquals(r.code, 2, `${stage} ${index}: ${r.stderr}`);
+        assertEquals(r.stderr.trimEnd(), `${stage}: ${file}: is ${what}, ${only}`);
+      }
+    }
+    assertEquals((await listDir(dir)).filter((n) => n.startsWith("p.")), []);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });

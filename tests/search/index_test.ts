@@ -6,8 +6,8 @@
  * nothing behind; `inspect INDEX_DIR`.
  */
 import { Effect } from "effect";
-import { assert, assertEquals } from "../_assert.ts";
-import { DEV_GZ, listDir, python, ROOT, sha256File } from "../_util.ts";
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { DEV_GZ, listDir, python, ROOT, runStage, sha256File } from "../_util.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { ok, type Rec, records, refused } from "./_stages.ts";
@@ -172,7 +172,7 @@ Deno.test("index: a build SIGKILLed mid-way, rerun, gives the same bytes and the
       for (const e of Deno.readDirSync(tmp)) {
         if (!e.name.startsWith("killed.") || !e.name.endsWith(".tmp")) continue;
         try {
-          if (Deno.statSync(`${tmp}/${e.name}/vectors.f32`).size > 4 << 20) partial = e.name;
+          if (Deno.statSync(`${tmp}/${e.name}/build/vectors.f32`).size > 4 << 20) partial = e.name;
         } catch { /* not yet */ }
       }
       if (partial === "") await new Promise((r) => setTimeout(r, 5));
@@ -200,6 +200,50 @@ Deno.test("index: a build SIGKILLed mid-way, rerun, gives the same bytes and the
       await sha256File(`${tmp}/killed.ndjson`),
       await sha256File(`${tmp}/clean.ndjson`),
     );
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("index: two builds into one folder at once: one writes it, the other exits 2 with one line; search accepts the folder, its bytes a single build's", async () => {
+  const dir = await dumps(["--articles", "4", "--dim", "256"]);
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-ixrace-" });
+  try {
+    await ok("pipeline/index.ts", [`${dir}/context_emb`, `${tmp}/single`]);
+    const want = await treeSums(`${tmp}/single`);
+    const build = (target: string, extra: string[]) =>
+      runStage("pipeline/index.ts", [`${dir}/context_emb`, target, ...extra]);
+    // Fresh folders, then --overwrite of an existing one: both ways the builds overlap.
+    for (const [trial, extra] of [[1, []], [2, []], [3, ["--overwrite"]]] as const) {
+      const target = `${tmp}/race`;
+      if (trial === 2) Deno.removeSync(target, { recursive: true });
+      const rs = await Promise.all([build(target, [...extra]), build(target, [...extra])]);
+      const codes = rs.map((r) => r.code).sort();
+      assert(codes[0] === 0, `trial ${trial}: no build succeeded: ${rs.map((r) => r.stderr)}`);
+      for (const r of rs) {
+        if (r.code === 0) continue;
+        assertEquals(r.code, 2, `trial ${trial}: ${r.stderr}`);
+        const lines = r.stderr.trimEnd().split("\n");
+        assertEquals(lines.length, 1, r.stderr);
+        assertMatch(
+          lines[0],
+          /^index: .*race: (another index build into this folder is running \(it holds .*race\.[0-9a-f]{8}\.tmp\/lock\); wait for it to end|exists; pass --overwrite to replace it)$/,
+        );
+      }
+      assertEquals(await listDir(tmp), ["race", "single"], `trial ${trial}: left behind`);
+      assertEquals(
+        await treeSums(target),
+        want,
+        `trial ${trial}: the folder is not a single build's`,
+      );
+      await ok("pipeline/search.ts", [
+        `${dir}/data.json`,
+        target,
+        `${dir}/question_emb`,
+        `${tmp}/pred.json`,
+      ]);
+      for (const n of ["pred.json", "pred.rows.ndjson"]) Deno.removeSync(`${tmp}/${n}`);
+    }
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }

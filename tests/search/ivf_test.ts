@@ -3,10 +3,12 @@
  * refine covering every phrase it gives the exact index's answers (NumPy-
  * written dense f32 and f16 dumps, both metrics); recall@10 against exact
  * search on real piqa-lstm vectors; bad input exits 2 with one line and
- * leaves nothing behind; `inspect` prints its kind and parameters.
+ * leaves nothing behind; forged files whose sha256 was recomputed are
+ * refused; `inspect` prints its kind and parameters.
  */
+import { createHash } from "node:crypto";
 import { assert, assertEquals } from "../_assert.ts";
-import { python } from "../_util.ts";
+import { python, runStage } from "../_util.ts";
 import { ok, records, refused, subset } from "./_stages.ts";
 
 /** Dumps written by NumPy (bench/make_dumps.py) for a few dev paragraphs. */
@@ -317,6 +319,103 @@ Deno.test("inspect: an ivf-pq index prints its kind and parameters", async () =>
         engine: "phraseval",
       },
     });
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+/** A copy of the index `from` at `to` with the data file `name` edited and its sha256 recomputed. */
+function forge(from: string, to: string, name: string, edit: (b: Uint8Array) => void): string {
+  Deno.mkdirSync(`${to}/ivf`, { recursive: true });
+  for (const n of ["index.json", "paragraphs.ndjson", "vectors.f32"]) {
+    Deno.copyFileSync(`${from}/${n}`, `${to}/${n}`);
+  }
+  for (const e of Deno.readDirSync(`${from}/ivf`)) {
+    Deno.copyFileSync(`${from}/ivf/${e.name}`, `${to}/ivf/${e.name}`);
+  }
+  const bytes = Deno.readFileSync(`${to}/${name}`);
+  edit(bytes);
+  Deno.writeFileSync(`${to}/${name}`, bytes);
+  const h = JSON.parse(Deno.readTextFileSync(`${to}/index.json`));
+  h.files[name].sha256 = createHash("sha256").update(bytes).digest("hex");
+  Deno.writeTextFileSync(`${to}/index.json`, JSON.stringify(h, null, 2) + "\n");
+  return to;
+}
+
+Deno.test("ivf-pq: forged files with their sha256 recomputed are refused when the index opens", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-ivfforge-" });
+  try {
+    const dir = `${tmp}/d`;
+    await numpyDumps(dir, "f32");
+    const ix = `${tmp}/ix`;
+    await ok("pipeline/index.ts", [`${dir}/context_emb`, ix, "--nlist", "4", "--bpv", "4"]);
+    const n = phrasesOf(ix);
+    const f32 = (b: Uint8Array) => new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+    const u32 = (b: Uint8Array) => new Uint32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+    const offsets = () => {
+      const b = Deno.readFileSync(`${ix}/ivf/list_offsets.i64`);
+      return [...new BigInt64Array(b.buffer, 0, b.byteLength / 8)].map(Number);
+    };
+    const cases: [string, (b: Uint8Array) => void, string, string][] = [
+      // Every list row 0: in range, but phrase 0 everywhere (every answer the first phrase).
+      [
+        "ivf/list_rows.u32",
+        (b) => b.fill(0),
+        "zero",
+        "row 0 at 1 is not above the row before it in list 0 (rows increase within a list; corrupt index)",
+      ],
+      // The first row of a later list made a row of list 0: each list still increasing, one
+      // phrase in two lists, another in none.
+      [
+        "ivf/list_rows.u32",
+        (b) => {
+          const r = u32(b), o = offsets();
+          const l = [...o.keys()].find((l) => l > 0 && o[l + 1] - o[l] >= 2 && r[0] < r[o[l] + 1])!;
+          r[o[l]] = r[0];
+        },
+        "twice",
+        "is in more than one list (corrupt index)",
+      ],
+      [
+        "ivf/list_rows.u32",
+        (b) => u32(b).fill(n),
+        "big",
+        `row ${n} at 0 is out of range (corrupt index)`,
+      ],
+      ["ivf/centroids.f32", (b) => f32(b).fill(NaN), "nan", "value 0 is NaN (corrupt index)"],
+      [
+        "ivf/codebooks.f32",
+        (b) => (f32(b)[5] = Infinity),
+        "inf",
+        "value 5 is Infinity (corrupt index)",
+      ],
+      [
+        "vectors.f32",
+        (b) => (f32(b)[17] = -Infinity),
+        "vec",
+        "-Infinity at row 1, column 1 (corrupt index)",
+      ],
+    ];
+    for (const [name, edit, label, why] of cases) {
+      const bad = forge(ix, `${tmp}/${label}`, name, edit);
+      const r = await runStage("pipeline/search.ts", [
+        `${dir}/data.json`,
+        bad,
+        `${dir}/question_emb`,
+        `${tmp}/pred.json`,
+        "--nprobe",
+        "4",
+      ]);
+      assertEquals(r.code, 2, `${label}: ${r.stderr}`);
+      const lines = r.stderr.trimEnd().split("\n");
+      assertEquals(lines.length, 1, r.stderr);
+      assert(lines[0].startsWith(`search: ${bad}/${name}: `), lines[0]);
+      assert(lines[0].endsWith(why), `${label}: ${lines[0]}`);
+    }
+    assert(
+      !Deno.readDirSync(tmp).some((e) => e.name.startsWith("pred")),
+      "a prediction was written",
+    );
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }
