@@ -235,13 +235,14 @@ export function encoderPermissions(
  * The grants of an `index` task: read the context dump (and the context
  * file that gives the paragraph order and offsets), write only the index
  * folder and the temporary folder its build renames into place
- * (`search/index/build.ts` {@linkcode indexTempFolder}, and its `.old`).
+ * (`search/index/build.ts` {@linkcode indexTempFolder}: its lock, the
+ * build, and a replaced index's `old/` all lie inside it).
  *
  * @example
  * ```ts
  * import { indexGrants } from "./sandbox.ts";
  * const g = indexGrants({ contextEmb: "/r/c_emb", context: "/r/context.json", index: "/r/index" });
- * if (g.write.length !== 3 || !g.read.includes("/r/context.json") || g.read.includes("/r")) {
+ * if (g.write.length !== 2 || !g.read.includes("/r/context.json") || g.read.includes("/r")) {
  *   throw new Error(JSON.stringify(g));
  * }
  * ```
@@ -251,7 +252,7 @@ export function indexGrants(
 ): { read: string[]; write: string[] } {
   const index = abs(p.index);
   const tmp = indexTempFolder(index);
-  const write = [index, tmp, `${tmp}.old`];
+  const write = [index, tmp];
   return { read: [abs(p.contextEmb), abs(p.context), ...write], write };
 }
 
