@@ -3,7 +3,9 @@
  * (`squad_scores.ts`) and the v1.1/v2.0 folds (`squad.ts`), scoring a
  * prediction file (`evaluate.ts`, with BEM on request), BEM (`bem/`), and the
  * statistics that compare systems on the same questions (`stats/`: paired
- * bootstrap, approximate randomization, McNemar, Wilson).
+ * bootstrap, approximate randomization, McNemar, Wilson); MRQA (`mrqa.ts`)
+ * and MLQA/XQuAD (`mlqa.ts`) scoring on CPython 3.11's character data
+ * (`_py311_unicode.ts`).
  *
  * @example
  * ```ts
@@ -68,6 +70,31 @@ export {
   scoreDataset,
   type ScoreDatasetOptions,
 } from "./evaluate.ts";
+export {
+  type AnswerScores,
+  formatMrqa,
+  mrqaEvaluate,
+  type MrqaOptions,
+  type MrqaQuestion,
+  type MrqaResult,
+  mrqaScores,
+  mrqaUnansweredMessage,
+} from "./mrqa.ts";
+export {
+  formatMlqa,
+  MLQA_LANGUAGES,
+  mlqaEvaluate,
+  mlqaNormalize,
+  type MlqaQuestion,
+  type MlqaResult,
+  mlqaScores,
+} from "./mlqa.ts";
+export {
+  type AnswerRules,
+  NoAnswersError,
+  NothingScoredError,
+  UnknownLanguageError,
+} from "./qa_errors.ts";
 export * from "./bem/mod.ts";
 export * from "./stats/mod.ts";
 /** The `bem` stage as an Effect (`pipeline/bem.ts`): {@linkcode bemEvaluateFile}. */
