@@ -4,7 +4,8 @@
  * prediction file (`evaluate.ts`, with BEM on request), BEM (`bem/`), and the
  * statistics that compare systems on the same questions (`stats/`: paired
  * bootstrap, approximate randomization, McNemar, Wilson); MRQA (`mrqa.ts`)
- * and MLQA/XQuAD (`mlqa.ts`) scoring on CPython 3.11's character data
+ * and MLQA/XQuAD (`mlqa.ts`) scoring and Python regular expressions run
+ * exactly (`pyregex.ts`), on CPython 3.11's character data
  * (`_py311_unicode.ts`).
  *
  * @example
@@ -89,6 +90,7 @@ export {
   type MlqaResult,
   mlqaScores,
 } from "./mlqa.ts";
+export { compilePyRegex, type PyRegex, PyRegexError } from "./pyregex.ts";
 export {
   type AnswerRules,
   NoAnswersError,
