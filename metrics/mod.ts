@@ -3,10 +3,11 @@
  * (`squad_scores.ts`) and the v1.1/v2.0 folds (`squad.ts`), scoring a
  * prediction file (`evaluate.ts`, with BEM on request), BEM (`bem/`), and the
  * statistics that compare systems on the same questions (`stats/`: paired
- * bootstrap, approximate randomization, McNemar, Wilson); MRQA (`mrqa.ts`)
- * and MLQA/XQuAD (`mlqa.ts`) scoring and Python regular expressions run
- * exactly (`pyregex.ts`), on CPython 3.11's character data
- * (`_py311_unicode.ts`).
+ * bootstrap, approximate randomization, McNemar, Wilson); the other official
+ * answer metrics: MRQA (`mrqa.ts`), MLQA/XQuAD (`mlqa.ts`), DPR's has-answer
+ * and top-k accuracy (`dpr.ts`), DrQA/DensePhrases open EM/F1
+ * (`open_answers.ts`), on Python regular expressions run exactly
+ * (`pyregex.ts`) and CPython 3.11's character data (`_py311_unicode.ts`).
  *
  * @example
  * ```ts
@@ -90,6 +91,22 @@ export {
   type MlqaResult,
   mlqaScores,
 } from "./mlqa.ts";
+export {
+  DPR_KS,
+  dprHasAnswer,
+  dprTokenize,
+  type MatchType,
+  type TopKAccuracy,
+  topKAccuracy,
+} from "./dpr.ts";
+export {
+  openAnswerEvaluate,
+  type OpenAnswerOptions,
+  type OpenAnswerResult,
+  type OpenAnswerRow,
+  type OpenAnswerScores,
+  openAnswerScores,
+} from "./open_answers.ts";
 export { compilePyRegex, type PyRegex, PyRegexError } from "./pyregex.ts";
 export {
   type AnswerRules,
