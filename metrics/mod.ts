@@ -3,7 +3,11 @@
  * (`squad_scores.ts`) and the v1.1/v2.0 folds (`squad.ts`), scoring a
  * prediction file (`evaluate.ts`, with BEM on request), BEM (`bem/`), and the
  * statistics that compare systems on the same questions (`stats/`: paired
- * bootstrap, approximate randomization, McNemar, Wilson).
+ * bootstrap, approximate randomization, McNemar, Wilson); the other official
+ * answer metrics: MRQA (`mrqa.ts`), MLQA/XQuAD (`mlqa.ts`), DPR's has-answer
+ * and top-k accuracy (`dpr.ts`), DrQA/DensePhrases open EM/F1
+ * (`open_answers.ts`), on Python regular expressions run exactly
+ * (`pyregex.ts`) and CPython 3.11's character data (`_py311_unicode.ts`).
  *
  * @example
  * ```ts
@@ -68,6 +72,48 @@ export {
   scoreDataset,
   type ScoreDatasetOptions,
 } from "./evaluate.ts";
+export {
+  type AnswerScores,
+  formatMrqa,
+  mrqaEvaluate,
+  type MrqaOptions,
+  type MrqaQuestion,
+  type MrqaResult,
+  mrqaScores,
+  mrqaUnansweredMessage,
+} from "./mrqa.ts";
+export {
+  formatMlqa,
+  MLQA_LANGUAGES,
+  mlqaEvaluate,
+  mlqaNormalize,
+  type MlqaQuestion,
+  type MlqaResult,
+  mlqaScores,
+} from "./mlqa.ts";
+export {
+  DPR_KS,
+  dprHasAnswer,
+  dprTokenize,
+  type MatchType,
+  type TopKAccuracy,
+  topKAccuracy,
+} from "./dpr.ts";
+export {
+  openAnswerEvaluate,
+  type OpenAnswerOptions,
+  type OpenAnswerResult,
+  type OpenAnswerRow,
+  type OpenAnswerScores,
+  openAnswerScores,
+} from "./open_answers.ts";
+export { compilePyRegex, type PyRegex, PyRegexError } from "./pyregex.ts";
+export {
+  type AnswerRules,
+  NoAnswersError,
+  NothingScoredError,
+  UnknownLanguageError,
+} from "./qa_errors.ts";
 export * from "./bem/mod.ts";
 export * from "./stats/mod.ts";
 /** The `bem` stage as an Effect (`pipeline/bem.ts`): {@linkcode bemEvaluateFile}. */
