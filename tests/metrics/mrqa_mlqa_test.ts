@@ -20,6 +20,7 @@ import {
   mrqaScores,
 } from "../../metrics/mod.ts";
 import { TextGen } from "./_qa_text.ts";
+import { SAME_CPYTHON } from "./_cpython.ts";
 
 type Pair = [string, string[]];
 
@@ -54,7 +55,10 @@ const PY_ERROR: Record<string, string> = {
   Exception: "UnknownLanguageError",
 };
 
-Deno.test("MRQA: 6,000 generated pairs and 60 folds equal mrqa_eval.py", async () => {
+Deno.test({
+  name: "MRQA: 6,000 generated pairs and 60 folds equal mrqa_eval.py",
+  ignore: !SAME_CPYTHON,
+}, async () => {
   const t = new TextGen(2301);
   const ps = pairs(t, 6000);
   const folds = [];
@@ -104,7 +108,11 @@ Deno.test("MRQA: 6,000 generated pairs and 60 folds equal mrqa_eval.py", async (
   assertEquals(JSON.parse(line), refFolds[ok]);
 });
 
-Deno.test("MLQA: normalisation of 3,000 texts in 12 languages, 7,000 pairs and 40 folds equal mlqa_eval.py", async () => {
+Deno.test({
+  name:
+    "MLQA: normalisation of 3,000 texts in 12 languages, 7,000 pairs and 40 folds equal mlqa_eval.py",
+  ignore: !SAME_CPYTHON,
+}, async () => {
   const t = new TextGen(2302);
   const langs = [...MLQA_LANGUAGES, "el", "ru", "th", "tr", "ro"];
   const norm: [string, string][] = [];
