@@ -32,6 +32,14 @@ export interface FlagSpec {
   readonly choices?: readonly string[];
   /** Default value shown in help. */
   readonly default?: string | number | boolean;
+  /**
+   * Smallest value an `int` or `number` flag takes (a smaller one is a
+   * usage error, exit 2); with {@linkcode FlagSpec.exclusiveMin} the value
+   * must be above it.
+   */
+  readonly min?: number;
+  /** `min` itself is refused: the value must be greater than it. */
+  readonly exclusiveMin?: boolean;
 }
 
 /** A positional argument of a stage. */
@@ -249,6 +257,7 @@ export function helpText(spec: CommandSpec): string {
 /**
  * Parses `argv` against `spec`. `-` alone is a positional value (stdin or
  * stdout); `--` ends the flags; `--flag=value` and `--flag value` both work.
+ * A number below a flag's `min` (see {@linkcode FlagSpec.min}) is refused.
  * Throws {@linkcode UsageError}. Returns `"help"` when `--help` was given.
  *
  * @example
@@ -319,13 +328,19 @@ export function parseArgs<const S extends CommandSpec>(
       if (i + 1 >= argv.length) throw new UsageError(`--${name} needs a value`);
       v = argv[++i];
     }
-    if (f.type === "int") {
-      if (!/^-?[0-9]+$/.test(v)) throw new UsageError(`--${name} expects an integer, got "${v}"`);
-      flags[name] = Number(v);
-    } else if (f.type === "number") {
+    if (f.type === "int" || f.type === "number") {
       const n = Number(v);
+      if (f.type === "int" && !/^-?[0-9]+$/.test(v)) {
+        throw new UsageError(`--${name} expects an integer, got "${v}"`);
+      }
       if (v.trim() === "" || !Number.isFinite(n)) {
         throw new UsageError(`--${name} expects a number, got "${v}"`);
+      }
+      const low = f.min !== undefined && (f.exclusiveMin ? n <= f.min : n < f.min);
+      if (low) {
+        throw new UsageError(
+          `--${name} must be ${f.exclusiveMin ? "greater than" : "at least"} ${f.min}, got ${v}`,
+        );
       }
       flags[name] = n;
     } else {

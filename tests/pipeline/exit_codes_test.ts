@@ -123,6 +123,77 @@ Deno.test({
     }),
 });
 
+Deno.test({
+  name: "full: --out on a read-only mount (EROFS) exits 1 with one line, new folder or existing",
+  ignore: !MOUNT,
+  fn: () =>
+    withTmpfs("ro,size=64k", async (dir) => {
+      for (const out of [`${dir}/run`, dir]) {
+        const r = await stage("full.ts", ["-A"], ["--out", out]);
+        assertEquals(r.code, 1, r.stderr);
+        assertMatch(r.stderr, /^full: .*Read-only file system.*\n$/);
+      }
+      assertEquals([...Deno.readDirSync(dir)], []);
+    }),
+});
+
+Deno.test("numeric flags below their range are usage errors (exit 2) before any work", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pv-range-" });
+  try {
+    const data = `${dir}/d.json`;
+    await Deno.writeTextFile(
+      data,
+      JSON.stringify({
+        version: "1.1",
+        data: [{
+          title: "T",
+          paragraphs: [{
+            context: "Paris is nice",
+            qas: [{ id: "q1", question: "Where?", answers: [{ text: "Paris", answer_start: 0 }] }],
+          }],
+        }],
+      }),
+    );
+    await Deno.mkdir(`${dir}/c`);
+    await Deno.mkdir(`${dir}/q`);
+    const cases: [string, string[], string][] = [
+      [
+        "validate.ts",
+        [data, `${dir}/c`, `${dir}/q`, "--max-bytes-per-word", "-5"],
+        "greater than 0",
+      ],
+      ["validate.ts", [data, `${dir}/c`, `${dir}/q`, "--max-bytes-per-word=0"], "greater than 0"],
+      [
+        "embed_context.ts",
+        [data, `${dir}/e`, "--sparse", "--max-paragraph-chars", "0"],
+        "at least 1",
+      ],
+      [
+        "embed_context.ts",
+        [data, `${dir}/e`, "--sparse", "--max-paragraph-phrases", "-5"],
+        "at least 1",
+      ],
+      ["embed_context.ts", [data, `${dir}/e`, "--sparse", "--batch", "0"], "at least 1"],
+      ["embed_question.ts", [data, `${dir}/e`, "--sparse", "--batch", "-5"], "at least 1"],
+      ["run.ts", [`${ROOT}/configs/eval_two_models_mini.ts`, "--retries", "-1"], "at least 0"],
+    ];
+    for (const [script, args, want] of cases) {
+      const r = await stage(script, ["-A"], args);
+      const name = script.slice(0, -3);
+      const flag = args.find((a) => a.startsWith("--") && a !== "--sparse")!.split("=")[0];
+      assertEquals(r.code, 2, `${script} ${args.join(" ")}: ${r.stderr}`);
+      assertMatch(
+        r.stderr,
+        new RegExp(`^${name}: ${flag} must be ${want}, got -?\\d+ \\(see --help\\)\\n$`),
+      );
+    }
+    // Nothing was written: no dump folder, no run folder.
+    assertEquals([...Deno.readDirSync(dir)].map((e) => e.name).sort(), ["c", "d.json", "q"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("full: a task's bad input (exit 2) makes full exit 2; no empty dump folders are left", async () => {
   const dir = await Deno.makeTempDir({ prefix: "pv-exit2-" });
   try {
