@@ -126,6 +126,48 @@ export class WorkError extends Error {
   readonly _tag = "WorkError";
 }
 
+/**
+ * Open files (descriptors) every command needs at least: its own files,
+ * standard streams, and what Deno's runtime opens (its event loop, signal
+ * handling, TLS certificates). Below it Deno itself may panic (a failure no
+ * program can catch), so {@linkcode openFilesProblem} refuses to start.
+ */
+export const MIN_OPEN_FILES = 64;
+
+/**
+ * The soft limit on open files of this process (`ulimit -n`), from
+ * `/proc/self/limits`; `undefined` where that cannot be read (not Linux,
+ * or not granted: it is never asked for).
+ */
+export function openFilesLimit(): number | undefined {
+  const path = "/proc/self/limits";
+  try {
+    if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") return undefined;
+    const m = /^Max open files\s+(\d+|unlimited)\s/m.exec(Deno.readTextFileSync(path));
+    return m === null ? undefined : m[1] === "unlimited" ? Infinity : Number(m[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why a command that needs `need` open files cannot start under this
+ * process's limit (one line), or `undefined` when it can or the limit is
+ * unknown. A limit too low is the environment failing (exit 1).
+ *
+ * @example
+ * ```ts
+ * import { openFilesProblem } from "./_args.ts";
+ * if (openFilesProblem(1) !== undefined) throw new Error("1 open file is always allowed");
+ * ```
+ */
+export function openFilesProblem(need: number = MIN_OPEN_FILES): string | undefined {
+  const limit = openFilesLimit();
+  if (limit === undefined || limit >= need) return undefined;
+  return `the limit on open files (ulimit -n) is ${limit}, below the ${need} this command ` +
+    `needs: raise it (ulimit -n ${Math.max(1024, need)})`;
+}
+
 /** How every README command and help text starts a command: the launcher at the repository root. */
 export const LAUNCHER = "./phraseval";
 

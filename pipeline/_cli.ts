@@ -23,9 +23,22 @@ import {
 } from "../io/errors.ts";
 
 import { watchLifeline } from "../runs/lifeline.ts";
-import { type CommandSpec, helpText, parseArgs, type ParsedArgs } from "./_args.ts";
+import {
+  type CommandSpec,
+  helpText,
+  openFilesProblem,
+  parseArgs,
+  type ParsedArgs,
+} from "./_args.ts";
 
-export { helpText, parseArgs, UsageError, WorkError } from "./_args.ts";
+export {
+  helpText,
+  MIN_OPEN_FILES,
+  openFilesProblem,
+  parseArgs,
+  UsageError,
+  WorkError,
+} from "./_args.ts";
 export type {
   ArgSpec,
   CommandSpec,
@@ -104,8 +117,10 @@ export const SIGNAL_EXIT_CODES: Readonly<Record<"SIGINT" | "SIGTERM", number>> =
 };
 
 /**
- * Runs a stage as a script: parses `argv`, prints help on `--help`, runs the
- * Effect built by `program`, and exits with the conventional code. A failure
+ * Runs a stage as a script: parses `argv`, prints help on `--help`, refuses
+ * to start (exit 1, one line) under a limit on open files below
+ * {@linkcode MIN_OPEN_FILES} (`openFilesProblem`), runs the Effect built by
+ * `program`, and exits with the conventional code. A failure
  * prints `name: <one line>` on stderr (the whole cause with `--debug`).
  *
  * SIGINT and SIGTERM do not kill the process outright: the first one
@@ -149,6 +164,12 @@ export async function runMain<const S extends CommandSpec>(
     Deno.exit(0);
   }
   const args = parsed;
+  // Deno panics (uncatchable) when it cannot open what its runtime needs.
+  const fds = openFilesProblem();
+  if (fds !== undefined) {
+    console.error(`${spec.name}: ${fds}`);
+    Deno.exit(1);
+  }
   const ac = new AbortController();
   const fiber = Effect.runFork(Effect.suspend(() => program(args, { signal: ac.signal })));
   let caught: keyof typeof SIGNAL_EXIT_CODES | undefined;

@@ -72,6 +72,16 @@ Deno.test("exitCodeOf: OS write failures are the work failing (1); bad input and
     ),
     1,
   );
+  // Out of descriptors (EMFILE) reading an input: the environment, not the input.
+  assertEquals(
+    exitCodeOf(
+      new FileError({
+        file: "q/a.npz",
+        message: "Too many open files (os error 24): readfile 'q/a.npz'",
+      }),
+    ),
+    1,
+  );
   assertEquals(exitCodeOf(new FileError({ file: "/i/d.json", message: "no such file" })), 2);
   assertEquals(exitCodeOf(new FileError({ file: "/i/d.json", message: "permission denied" })), 2);
   assertEquals(exitCodeOf(new InputError({ file: "d.json", where: "", message: "bad" })), 2);
@@ -135,6 +145,42 @@ Deno.test({
       }
       assertEquals([...Deno.readDirSync(dir)], []);
     }),
+});
+
+Deno.test("merge, embed_context, validate: a limit on open files too low (ulimit -n) is one line, exit 1, not a panic of Deno", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pv-nofile-" });
+  try {
+    await Deno.mkdir(`${dir}/empty`);
+    const runs: [string, string[]][] = [
+      ["merge", [DEV_GZ, `${dir}/empty`, `${dir}/empty`, `${dir}/pred.json`, "--workers", "4"]],
+      ["embed_context", [DEV_GZ, `${dir}/emb`, "--sparse"]],
+      ["validate", [DEV_GZ, `${dir}/empty`, `${dir}/empty`]],
+    ];
+    for (const limit of [16, 24]) {
+      for (const [name, args] of runs) {
+        const quoted = [Deno.execPath(), "run", "-A", `${ROOT}/pipeline/${name}.ts`, ...args]
+          .map((a) => `'${a}'`).join(" ");
+        const o = await new Deno.Command("bash", {
+          args: ["-c", `ulimit -n ${limit} && exec ${quoted}`],
+          cwd: ROOT,
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+          env: { NO_COLOR: "1" },
+        }).output();
+        const err = dec.decode(o.stderr);
+        assertEquals([o.code, err], [
+          1,
+          `${name}: the limit on open files (ulimit -n) is ${limit}, below the 64 this command ` +
+          `needs: raise it (ulimit -n 1024)\n`,
+        ]);
+      }
+    }
+    // Nothing written.
+    assertEquals([...Deno.readDirSync(dir)].map((e) => e.name), ["empty"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("numeric flags below their range are usage errors (exit 2) before any work", async () => {
