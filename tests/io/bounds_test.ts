@@ -1,7 +1,8 @@
 /**
  * Bounded resources: `.npz` entries that would inflate far past what they
  * should (zip bombs within the size and ratio limits) are refused by
- * `inspect`, `validate` and `merge` for the price of their header, and the
+ * `inspect` (past its `--max-bytes`), `validate` and `merge` (past what
+ * the paragraph's phrases need) for the price of their header, and the
  * peak memory of the stage stays small; an entry that inflates past its
  * declared size is refused by all readers alike.
  */
@@ -188,6 +189,15 @@ Deno.test("bounds: zip bombs within the limits are refused for the price of thei
           ins.stderr,
           /^inspect: .*size\.npz: arr_0\.npy: data size does not match the shape: shape \(2, 4\) of <f4 needs 32 bytes, the entry declares 1073741824 \(refused before inflating\)\n$/,
         );
+        assert(ins.peak < PEAK_LIMIT, `inspect peak RSS ${ins.peak}`);
+      } else {
+        // A header that fits its entry, but 1 GiB of zeros: past inspect's bound
+        // (--max-bytes, 256 MiB by default), refused before it is inflated.
+        assertEquals([ins.code, ins.stderr], [
+          2,
+          `inspect: ${bomb}: arr_0.npy: the arrays need ${128 + GiB} bytes so far, more than ` +
+          `the 268435456 inspect inflates (refused before inflating; --max-bytes)\n`,
+        ]);
         assert(ins.peak < PEAK_LIMIT, `inspect peak RSS ${ins.peak}`);
       }
 
