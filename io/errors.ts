@@ -91,8 +91,8 @@ const SYSTEM_WRITE_CODES = new Set([
 
 /**
  * Messages of OS errors that are failures of the system whatever the
- * operation (disk full, read-only file system, I/O error, quota), as Deno
- * words them (`No space left on device (os error 28)`).
+ * operation (disk full, read-only file system, I/O error, quota, too many
+ * open files), as Deno words them (`No space left on device (os error 28)`).
  *
  * @example
  * ```ts
@@ -102,7 +102,7 @@ const SYSTEM_WRITE_CODES = new Set([
  * ```
  */
 export function isSystemFailureMessage(message: string): boolean {
-  return /\(os error (5|27|28|30|122)\)|No space left on device|Read-only file system|Disk quota exceeded|Input\/output error/
+  return /\(os error (5|23|24|27|28|30|122)\)|No space left on device|Read-only file system|Disk quota exceeded|Input\/output error|Too many open files/
     .test(message);
 }
 

@@ -2,7 +2,11 @@
  * Describing an `.npy` or `.npz` file as JSON ({@linkcode inspectFile}), what
  * the `inspect` command prints (see `pipeline/inspect.ts` for the output's
  * shape): dtype, shape and order of every array, a summary of scipy sparse
- * matrices, and with `values` the elements as nested lists.
+ * matrices, and with `values` the elements as nested lists. An `.npz` is
+ * read within bounds: arrays that need more than `maxBytes` (default
+ * 256 MiB) in all are refused from their headers before they are
+ * inflated, and an entry never inflates past what it declares
+ * (`io/zip.ts`).
  *
  * @example
  * ```ts
@@ -20,7 +24,15 @@
  * @module
  */
 import { Effect } from "effect";
-import { descrOf, type JsonValue, type NdArray, NpyError, parseNpy, toJsonValues } from "./npy.ts";
+import {
+  descrOf,
+  type JsonValue,
+  type NdArray,
+  NpyError,
+  type NpyHeader,
+  parseNpy,
+  toJsonValues,
+} from "./npy.ts";
 import { type NpzContent, NpzError, parseNpzContent } from "./npz.ts";
 
 /** What `inspect` reports for one array. */
@@ -64,7 +76,18 @@ export type InspectResult =
 export interface InspectOptions {
   /** Include the values of every array. */
   readonly values?: boolean;
+  /**
+   * The most bytes the arrays of an `.npz` may need, all together (default
+   * {@linkcode INSPECT_MAX_BYTES}): each entry's header is read first (with
+   * the checks every reader makes, as `validate` and `merge` do through
+   * `checkHeader`), and an entry past the bound is refused before it is
+   * inflated.
+   */
+  readonly maxBytes?: number;
 }
+
+/** Default of {@linkcode InspectOptions.maxBytes}: 256 MiB. */
+export const INSPECT_MAX_BYTES: number = 256 * 1024 ** 2;
 
 /**
  * Describes one array (see {@linkcode ArrayInfo}).
@@ -115,6 +138,23 @@ export function describeNpz(content: NpzContent, options: InspectOptions = {}): 
     };
   }
   return out;
+}
+
+/**
+ * The bound of {@linkcode InspectOptions.maxBytes}, checked on each entry's
+ * header (after the checks of every reader: the entry declares no more than
+ * its shape needs), before the entry is inflated.
+ */
+function bound(options: InspectOptions): (entry: string, h: NpyHeader) => string | undefined {
+  const max = options.maxBytes ?? INSPECT_MAX_BYTES;
+  let total = 0;
+  return (_entry, h) => {
+    total += h.dataStart + h.dataBytes;
+    return total <= max
+      ? undefined
+      : `the arrays need ${total} bytes so far, more than the ${max} ` +
+        `inspect inflates (refused before inflating; --max-bytes)`;
+  };
 }
 
 function looksLikeNpy(bytes: Uint8Array, path: string): boolean {
@@ -170,9 +210,10 @@ export const inspectFile = (
       Effect.suspend((): Effect.Effect<InspectResult, NpyError | NpzError> => {
         try {
           return Effect.succeed(
-            looksLikeNpy(bytes, path)
-              ? describeArray(parseNpy(bytes, path), options)
-              : describeNpz(parseNpzContent(bytes, path), options),
+            looksLikeNpy(bytes, path) ? describeArray(parseNpy(bytes, path), options) : describeNpz(
+              parseNpzContent(bytes, path, { checkHeader: bound(options) }),
+              options,
+            ),
           );
         } catch (e) {
           return e instanceof NpyError || e instanceof NpzError ? Effect.fail(e) : Effect.die(e);

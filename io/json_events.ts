@@ -153,15 +153,34 @@ export class JsonEventDecoder {
   #rootKeys = new Set<string>();
 
   readonly #repeatKeys: boolean;
+  readonly #maxString: number;
+  readonly #maxStringWhy: string;
+  /** The string being read, if any: where it began, its bytes so far, an escape pending. */
+  #inString = false;
+  #escape = false;
+  #stringStart = 0;
+  #stringBytes = 0;
 
   /**
    * @param arrayKey the top-level key whose array elements are streamed
    * @param options `repeatedKeys: true` lets a top-level key repeat (each
    *   occurrence is a `field` event, as Python's `json` keeps the last);
-   *   by default a repeated top-level key is refused
+   *   by default a repeated top-level key is refused. `maxStringBytes`: a
+   *   string (key or value) of more bytes in the input, quotes aside, is
+   *   refused at its first byte before more of it is held (default: no
+   *   limit); `maxStringWhy` ends that message (which limit it is).
    */
-  constructor(readonly arrayKey: string, options: { readonly repeatedKeys?: boolean } = {}) {
+  constructor(
+    readonly arrayKey: string,
+    options: {
+      readonly repeatedKeys?: boolean;
+      readonly maxStringBytes?: number;
+      readonly maxStringWhy?: string;
+    } = {},
+  ) {
     this.#repeatKeys = options.repeatedKeys === true;
+    this.#maxString = options.maxStringBytes ?? Infinity;
+    this.#maxStringWhy = options.maxStringWhy ?? "";
     this.#tok.onToken = ({ token, value, offset }) => this.#onToken(token, value as PyJson, offset);
     this.#tok.onError = (err) => {
       throw err;
@@ -171,6 +190,7 @@ export class JsonEventDecoder {
   /** Decodes one chunk; returns the events completed by it. */
   push(chunk: Uint8Array): JsonEvent[] {
     this.#checkUtf8(chunk, false);
+    if (this.#maxString !== Infinity) this.#checkStrings(chunk);
     try {
       this.#tok.write(chunk);
     } catch (e) {
@@ -200,6 +220,41 @@ export class JsonEventDecoder {
     const out = this.#out;
     this.#out = [];
     return out;
+  }
+
+  /**
+   * Follows strings through `chunk` (a `"` outside a string opens one, `\\`
+   * escapes the next byte) and refuses one longer than the limit, before the
+   * tokenizer holds it.
+   */
+  #checkStrings(chunk: Uint8Array): void {
+    let inString = this.#inString, escape = this.#escape, n = this.#stringBytes;
+    for (let i = 0; i < chunk.length; i++) {
+      const b = chunk[i];
+      if (!inString) {
+        if (b === 0x22) {
+          inString = true;
+          n = 0;
+          this.#stringStart = this.#bytes + i;
+        }
+        continue;
+      }
+      if (escape) escape = false;
+      else if (b === 0x5c) escape = true;
+      else if (b === 0x22) {
+        inString = false;
+        continue;
+      }
+      if (++n > this.#maxString) {
+        throw new JsonSyntaxError(
+          this.#stringStart,
+          `a string longer than ${this.#maxString} bytes${this.#maxStringWhy}`,
+        );
+      }
+    }
+    this.#inString = inString;
+    this.#escape = escape;
+    this.#stringBytes = n;
   }
 
   #checkUtf8(chunk: Uint8Array, final: boolean): void {

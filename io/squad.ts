@@ -130,6 +130,14 @@ export interface SquadReadOptions {
    * renamed instead of refused).
    */
   readonly ids?: IdMode;
+  /**
+   * The longest string (any key or value) accepted, in bytes as written in
+   * the file: a longer one is bad input, refused before it is held
+   * (default: no limit). `maxStringWhy` ends the message (which limit).
+   */
+  readonly maxStringBytes?: number;
+  /** See {@linkcode SquadReadOptions.maxStringBytes}. */
+  readonly maxStringWhy?: string;
 }
 
 function describeIssue(schema: Schema.Top, value: unknown): string {
@@ -233,7 +241,10 @@ export function squadRecordStream(
   source: ByteSource,
   opts: SquadReadOptions = {},
 ): ReadableStream<SquadRecord> {
-  const decoder = new JsonEventDecoder("data");
+  const decoder = new JsonEventDecoder("data", {
+    maxStringBytes: opts.maxStringBytes,
+    maxStringWhy: opts.maxStringWhy,
+  });
   const ids = opts.ids === undefined || opts.ids === "as-read"
     ? undefined
     : new DatasetIds(opts.ids);

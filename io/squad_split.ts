@@ -33,7 +33,17 @@ export interface SplitOptions {
   readonly uniqueIds?: boolean;
   /** Called after each article with the paragraphs written so far. */
   readonly onProgress?: (paragraphs: number) => void;
+  /**
+   * The paragraph limit of the encoders, in characters (default
+   * {@linkcode SPLIT_MAX_PARAGRAPH_CHARS}): a string of the file longer than
+   * any such paragraph can be written (6 bytes a character, as `\uXXXX`)
+   * is refused where it begins, before it is held.
+   */
+  readonly maxParagraphChars?: number;
 }
+
+/** Default of {@linkcode SplitOptions.maxParagraphChars}: the encoders' default limit. */
+export const SPLIT_MAX_PARAGRAPH_CHARS = 100_000;
 
 /** What {@linkcode split} wrote. */
 export interface SplitResult {
@@ -104,11 +114,14 @@ export const split = (
             try: f,
             catch: (e) => writeFailure(file, e),
           });
+        const maxChars = opts.maxParagraphChars ?? SPLIT_MAX_PARAGRAPH_CHARS;
         yield* Stream.runForEach(
           squadRecords(opts.data, {
             context: "required",
             qas: "required",
             ids: opts.uniqueIds ? "unique" : "distinct",
+            maxStringBytes: 6 * maxChars,
+            maxStringWhy: ` (a paragraph of at most ${maxChars} characters: --max-paragraph-chars)`,
           }),
           (r) =>
             Effect.gen(function* () {

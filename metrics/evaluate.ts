@@ -6,8 +6,9 @@
  * script's `{"exact_match": ..., "f1": ...}`); SQuAD v2.0 rules with `--v2`
  * or when the file's `version` says v2 (stdout as the official v2.0 script,
  * `json.dumps(..., indent=2)`). Messages the official scripts print
- * (`Unanswered question ...`, the version warning) go to stderr in the same
- * order.
+ * (`Unanswered question ...`, the version warning) come in the same order,
+ * in {@linkcode EvaluateResult.messages} or one by one to
+ * {@linkcode EvaluateOptions.onMessage}.
  *
  * @module
  */
@@ -64,6 +65,14 @@ export interface EvaluateOptions {
    * open search's, `OpenRow` in `metrics/open.ts`); `undefined`: none.
    */
   readonly rowExtra?: (id: string) => object | undefined;
+  /**
+   * Receives the messages (see {@linkcode EvaluateResult.messages}) one by
+   * one, in the official order, as soon as that order is certain, instead
+   * of {@linkcode EvaluateResult.messages} (left empty): no message is kept.
+   * Until the rules are known (a file whose `version` comes after `data`,
+   * the official layout), only the ids of the questions concerned are kept.
+   */
+  readonly onMessage?: (line: string) => void;
 }
 
 /** What {@linkcode evaluate} found. */
@@ -74,7 +83,10 @@ export interface EvaluateResult {
   readonly result: SquadV1Result | SquadV2Result;
   /** Exactly what the official script prints on stdout (no newline). */
   readonly stdout: string;
-  /** What it prints on stderr, in order (one message a line). */
+  /**
+   * What it prints on stderr, in order (one message a line); empty with
+   * {@linkcode EvaluateOptions.onMessage}, which got them.
+   */
   readonly messages: readonly string[];
 }
 
@@ -196,9 +208,12 @@ const evaluateRaw = (opts: EvaluateOptions): Effect.Effect<EvaluateResult, Evalu
             `a SQuAD ${first.version} file on stdin whose "version" comes after "data": pass --v2`,
         });
       }
-      return yield* scorePass(opts, preds, "v2.0", naProbs).pipe(Effect.map(finish));
+      return yield* scorePass(opts, preds, "v2.0", naProbs).pipe(
+        Effect.map((p) => (release(p), finish(p))),
+      );
     }
     if (first.noGold) return yield* first.noGold;
+    release(first);
     return finish(first);
   });
 
@@ -209,12 +224,71 @@ interface Pass {
   v2: SquadV2Accumulator;
   messages: string[];
   noGold: NoGoldAnswersError | undefined;
+  /** Where messages go one by one (`EvaluateOptions.onMessage`). */
+  onMessage: ((line: string) => void) | undefined;
+  /** With `onMessage`: the order is certain, messages go out as they come. */
+  released: boolean;
+  /**
+   * With `onMessage`, until released: the ids the messages are about, in
+   * order, packed (see {@linkcode HeldIds}).
+   */
+  held: HeldIds;
+}
+
+/**
+ * Question ids kept in order, packed as JSON strings joined by newlines in
+ * chunks of 1024: an id from the parser may be a slice that keeps a whole
+ * chunk of the input alive, a packed copy does not.
+ */
+class HeldIds {
+  #chunks: string[] = [];
+  #batch: string[] = [];
+  /** Keeps `id`. */
+  push(id: string): void {
+    this.#batch.push(JSON.stringify(id));
+    if (this.#batch.length === 1024) {
+      this.#chunks.push(this.#batch.join("\n"));
+      this.#batch = [];
+    }
+  }
+  /** The ids kept, in order. */
+  *ids(): Generator<string> {
+    for (const c of [...this.#chunks, this.#batch.join("\n")]) {
+      if (c === "") continue;
+      for (const s of c.split("\n")) yield JSON.parse(s) as string;
+    }
+  }
+}
+
+const versionWarns = (v: string | undefined): v is string => v !== "1.1" && v !== undefined;
+
+/** A message about question `id` (unanswered; no prediction under v2.0). */
+function tell(p: Pass, id: string): void {
+  if (p.onMessage === undefined) p.messages.push(messageOf(p, id));
+  else if (p.released) p.onMessage(messageOf(p, id));
+  else p.held.push(id);
+}
+
+const messageOf = (p: Pass, id: string) =>
+  p.rules === "v1.1" ? unansweredMessage(id) : missingPredictionMessage(id);
+
+/**
+ * The order of the messages is certain (the rules and version are known):
+ * the version warning, then the messages held so far; the rest go out as
+ * they come.
+ */
+function release(p: Pass): void {
+  if (p.onMessage === undefined || p.released) return;
+  p.released = true;
+  if (p.rules === "v1.1" && versionWarns(p.version)) p.onMessage(versionMismatchMessage(p.version));
+  for (const id of p.held.ids()) p.onMessage(messageOf(p, id));
+  p.held = new HeldIds();
 }
 
 function finish(p: Pass): EvaluateResult {
   if (p.rules === "v1.1") {
     const result = p.v1.result();
-    const messages = p.version === "1.1" || p.version === undefined
+    const messages = !versionWarns(p.version) || p.onMessage !== undefined
       ? p.messages
       : [versionMismatchMessage(p.version), ...p.messages];
     return { rules: "v1.1", result, stdout: formatV1(result), messages };
@@ -237,6 +311,9 @@ const scorePass = (
       v2: new SquadV2Accumulator({ naProbs, naProbThreshold: opts.naProbThreshold }),
       messages: [],
       noGold: undefined,
+      onMessage: opts.onMessage,
+      released: false,
+      held: new HeldIds(),
     };
     let sawData = false;
     const rows = opts.perQuestion
@@ -264,11 +341,11 @@ const scorePass = (
                 }
                 throw e;
               }
-              if (!row.answered) pass.messages.push(unansweredMessage(q.id));
+              if (!row.answered) tell(pass, q.id);
             } else {
               try {
                 const r2 = pass.v2.add(question, pred);
-                if (!r2.answered) pass.messages.push(missingPredictionMessage(q.id));
+                if (!r2.answered) tell(pass, q.id);
                 row = {
                   id: r2.id,
                   answered: r2.answered,
@@ -312,9 +389,15 @@ const scorePass = (
             ? r.value.text
             : JSON.stringify(r.value);
           if (!sawData && !forced && isV2Version(pass.version)) pass.rules = "v2.0";
+          // After the data, a v2.0 version means a second pass (this one's messages go).
+          if (sawData && (forced || !isV2Version(pass.version))) release(pass);
           return Effect.void;
         }
-        if (r.kind === "data-start") sawData = true;
+        if (r.kind === "data-start") {
+          sawData = true;
+          // The rules are settled before the data: no message need wait.
+          if (forced || pass.version !== undefined) release(pass);
+        }
         if (r.kind !== "article") return Effect.void;
         return scoreArticle(r);
       },

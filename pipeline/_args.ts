@@ -32,6 +32,14 @@ export interface FlagSpec {
   readonly choices?: readonly string[];
   /** Default value shown in help. */
   readonly default?: string | number | boolean;
+  /**
+   * Smallest value an `int` or `number` flag takes (a smaller one is a
+   * usage error, exit 2); with {@linkcode FlagSpec.exclusiveMin} the value
+   * must be above it.
+   */
+  readonly min?: number;
+  /** `min` itself is refused: the value must be greater than it. */
+  readonly exclusiveMin?: boolean;
 }
 
 /** A positional argument of a stage. */
@@ -116,6 +124,48 @@ export interface ParsedArgs<S extends CommandSpec = CommandSpec> {
 export class WorkError extends Error {
   /** Tag for matching. */
   readonly _tag = "WorkError";
+}
+
+/**
+ * Open files (descriptors) every command needs at least: its own files,
+ * standard streams, and what Deno's runtime opens (its event loop, signal
+ * handling, TLS certificates). Below it Deno itself may panic (a failure no
+ * program can catch), so {@linkcode openFilesProblem} refuses to start.
+ */
+export const MIN_OPEN_FILES = 64;
+
+/**
+ * The soft limit on open files of this process (`ulimit -n`), from
+ * `/proc/self/limits`; `undefined` where that cannot be read (not Linux,
+ * or not granted: it is never asked for).
+ */
+export function openFilesLimit(): number | undefined {
+  const path = "/proc/self/limits";
+  try {
+    if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") return undefined;
+    const m = /^Max open files\s+(\d+|unlimited)\s/m.exec(Deno.readTextFileSync(path));
+    return m === null ? undefined : m[1] === "unlimited" ? Infinity : Number(m[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why a command that needs `need` open files cannot start under this
+ * process's limit (one line), or `undefined` when it can or the limit is
+ * unknown. A limit too low is the environment failing (exit 1).
+ *
+ * @example
+ * ```ts
+ * import { openFilesProblem } from "./_args.ts";
+ * if (openFilesProblem(1) !== undefined) throw new Error("1 open file is always allowed");
+ * ```
+ */
+export function openFilesProblem(need: number = MIN_OPEN_FILES): string | undefined {
+  const limit = openFilesLimit();
+  if (limit === undefined || limit >= need) return undefined;
+  return `the limit on open files (ulimit -n) is ${limit}, below the ${need} this command ` +
+    `needs: raise it (ulimit -n ${Math.max(1024, need)})`;
 }
 
 /** How every README command and help text starts a command: the launcher at the repository root. */
@@ -249,6 +299,7 @@ export function helpText(spec: CommandSpec): string {
 /**
  * Parses `argv` against `spec`. `-` alone is a positional value (stdin or
  * stdout); `--` ends the flags; `--flag=value` and `--flag value` both work.
+ * A number below a flag's `min` (see {@linkcode FlagSpec.min}) is refused.
  * Throws {@linkcode UsageError}. Returns `"help"` when `--help` was given.
  *
  * @example
@@ -319,13 +370,19 @@ export function parseArgs<const S extends CommandSpec>(
       if (i + 1 >= argv.length) throw new UsageError(`--${name} needs a value`);
       v = argv[++i];
     }
-    if (f.type === "int") {
-      if (!/^-?[0-9]+$/.test(v)) throw new UsageError(`--${name} expects an integer, got "${v}"`);
-      flags[name] = Number(v);
-    } else if (f.type === "number") {
+    if (f.type === "int" || f.type === "number") {
       const n = Number(v);
+      if (f.type === "int" && !/^-?[0-9]+$/.test(v)) {
+        throw new UsageError(`--${name} expects an integer, got "${v}"`);
+      }
       if (v.trim() === "" || !Number.isFinite(n)) {
         throw new UsageError(`--${name} expects a number, got "${v}"`);
+      }
+      const low = f.min !== undefined && (f.exclusiveMin ? n <= f.min : n < f.min);
+      if (low) {
+        throw new UsageError(
+          `--${name} must be ${f.exclusiveMin ? "greater than" : "at least"} ${f.min}, got ${v}`,
+        );
       }
       flags[name] = n;
     } else {

@@ -23,9 +23,22 @@ import {
 } from "../io/errors.ts";
 
 import { watchLifeline } from "../runs/lifeline.ts";
-import { type CommandSpec, helpText, parseArgs, type ParsedArgs } from "./_args.ts";
+import {
+  type CommandSpec,
+  helpText,
+  openFilesProblem,
+  parseArgs,
+  type ParsedArgs,
+} from "./_args.ts";
 
-export { helpText, parseArgs, UsageError, WorkError } from "./_args.ts";
+export {
+  helpText,
+  MIN_OPEN_FILES,
+  openFilesProblem,
+  parseArgs,
+  UsageError,
+  WorkError,
+} from "./_args.ts";
 export type {
   ArgSpec,
   CommandSpec,
@@ -104,8 +117,10 @@ export const SIGNAL_EXIT_CODES: Readonly<Record<"SIGINT" | "SIGTERM", number>> =
 };
 
 /**
- * Runs a stage as a script: parses `argv`, prints help on `--help`, runs the
- * Effect built by `program`, and exits with the conventional code. A failure
+ * Runs a stage as a script: parses `argv`, prints help on `--help`, refuses
+ * to start (exit 1, one line) under a limit on open files below
+ * {@linkcode MIN_OPEN_FILES} (`openFilesProblem`), runs the Effect built by
+ * `program`, and exits with the conventional code. A failure
  * prints `name: <one line>` on stderr (the whole cause with `--debug`).
  *
  * SIGINT and SIGTERM do not kill the process outright: the first one
@@ -117,7 +132,9 @@ export const SIGNAL_EXIT_CODES: Readonly<Record<"SIGINT" | "SIGTERM", number>> =
  * still stops it at once. The process the user started going away (npx,
  * `deno task` or the shell above this one: `runs/lifeline.ts`) stops it the
  * same way as SIGTERM, with the line `name: interrupted (the process N it
- * was started under (...) ended)`.
+ * was started under (...) ended)`. A signal that comes while the program
+ * finishes (as its output is committed) is not lost: exit 0 means that
+ * none came before the program was done.
  *
  * @example
  * ```ts
@@ -147,6 +164,12 @@ export async function runMain<const S extends CommandSpec>(
     Deno.exit(0);
   }
   const args = parsed;
+  // Deno panics (uncatchable) when it cannot open what its runtime needs.
+  const fds = openFilesProblem();
+  if (fds !== undefined) {
+    console.error(`${spec.name}: ${fds}`);
+    Deno.exit(1);
+  }
   const ac = new AbortController();
   const fiber = Effect.runFork(Effect.suspend(() => program(args, { signal: ac.signal })));
   let caught: keyof typeof SIGNAL_EXIT_CODES | undefined;
@@ -158,12 +181,10 @@ export async function runMain<const S extends CommandSpec>(
     ac.abort(sig);
     if (options.onSignal !== "abort") Effect.runFork(Fiber.interrupt(fiber));
   };
-  const listeners: [Deno.Signal, () => void][] = [];
+  // Never removed: see below.
   for (const sig of Object.keys(SIGNAL_EXIT_CODES) as (keyof typeof SIGNAL_EXIT_CODES)[]) {
-    const on = () => stop(sig, sig);
     try {
-      Deno.addSignalListener(sig, on);
-      listeners.push([sig, on]);
+      Deno.addSignalListener(sig, () => stop(sig, sig));
     } catch { /* a platform without this signal */ }
   }
   // The process the user started (npx, `deno task`, a shell) going away stops
@@ -171,19 +192,31 @@ export async function runMain<const S extends CommandSpec>(
   const lifeline = watchLifeline((why) => stop("SIGTERM", why));
   const exit = await Effect.runPromise(Fiber.await(fiber));
   lifeline.stop();
-  for (const [sig, on] of listeners) Deno.removeSignalListener(sig, on);
-  if (Exit.isSuccess(exit)) Deno.exit(0);
+  // A signal the system delivered while the program was finishing (its output
+  // being committed) reaches its listener only on a later turn of the event
+  // loop: let it, before deciding, so that it is not lost and exit 0 means no
+  // signal came before the work was done. The listeners stay until the exit:
+  // removing them dropped a signal still on its way, and let the next one kill
+  // the process without its line.
+  if (Exit.isSuccess(exit) && caught === undefined) await drainSignals();
+  if (Exit.isSuccess(exit) && caught === undefined) Deno.exit(0);
   if (caught !== undefined) {
-    if (args.debug) console.error(Cause.pretty(exit.cause));
+    if (args.debug && Exit.isFailure(exit)) console.error(Cause.pretty(exit.cause));
     console.error(`${spec.name}: interrupted (${caughtWhy})`);
     Deno.exit(SIGNAL_EXIT_CODES[caught]);
   }
+  if (Exit.isSuccess(exit)) Deno.exit(0);
   const err = Cause.squash(exit.cause);
   // The reader of our stdout went away (`| head`): stop quietly, as Unix tools do.
   if (/Broken pipe|BrokenPipe/.test(oneLine(err))) Deno.exit(0);
   if (args.debug) console.error(Cause.pretty(exit.cause));
   console.error(`${spec.name}: ${oneLine(err)}`);
   Deno.exit(exitCodeOf(err));
+}
+
+/** Two turns of the event loop, so that signals already delivered reach their listeners. */
+async function drainSignals(): Promise<void> {
+  for (let i = 0; i < 2; i++) await new Promise((r) => setTimeout(r, 0));
 }
 
 /** True when stderr is a terminal (progress is shown only then). */

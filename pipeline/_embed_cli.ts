@@ -45,7 +45,7 @@ export const EMBED_FLAGS = [
     description:
       "rewrite files that already exist; accept a folder made from another input, encoder or format",
   },
-  { name: "batch", type: "int", metavar: "N", description: "items per encoder call" },
+  { name: "batch", type: "int", metavar: "N", min: 1, description: "items per encoder call" },
   {
     name: "device",
     type: "string",

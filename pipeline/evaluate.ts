@@ -5,7 +5,7 @@
  * or when the file's `version` says v2 (stdout as the official v2.0 script,
  * `json.dumps(..., indent=2)`). Messages the official scripts print
  * (`Unanswered question ...`, the version warning) go to stderr in the same
- * order. With `--bem FILE`, a second line: the BEM summary. The scoring is
+ * order, as they come (none is kept: `onMessage` of `evaluate`). With `--bem FILE`, a second line: the BEM summary. The scoring is
  * `metrics/evaluate.ts`.
  *
  * @module
@@ -34,6 +34,29 @@ export type {
   EvaluateResult,
   QuestionRow,
 } from "../metrics/evaluate.ts";
+
+/** Lines for stderr, written 64 KiB at a time (`flush` writes the rest). */
+function stderrLines(): { line(text: string): void; flush(): void } {
+  const enc = new TextEncoder();
+  let pending: string[] = [];
+  let size = 0;
+  const flush = () => {
+    if (pending.length === 0) return;
+    const bytes = enc.encode(pending.join("\n") + "\n");
+    pending = [];
+    size = 0;
+    let off = 0;
+    while (off < bytes.length) off += Deno.stderr.writeSync(bytes.subarray(off));
+  };
+  return {
+    line(text) {
+      pending.push(text);
+      size += text.length + 1;
+      if (size >= 1 << 16) flush();
+    },
+    flush,
+  };
+}
 
 if (import.meta.main) {
   await runMain(
@@ -137,6 +160,8 @@ if (import.meta.main) {
           ],
           "the scores",
         );
+        // Messages stream to stderr as they come (none is kept), 64 KiB at a time.
+        const messages = stderrLines();
         const r = yield* scoreDataset({
           data,
           predictions,
@@ -145,8 +170,8 @@ if (import.meta.main) {
           naProbThreshold: a.flags["na-prob-thresh"],
           perQuestion: a.flags["per-question"],
           bem: model === undefined ? undefined : { model, disagreements: a.flags.disagreements },
-        });
-        if (r.messages.length) console.error(r.messages.join("\n"));
+          onMessage: messages.line,
+        }).pipe(Effect.ensuring(Effect.sync(messages.flush)));
         console.log(r.stdout);
         if (r.bem !== undefined) console.log(formatBemSummary(r.bem));
         if (topk !== undefined) {

@@ -23,6 +23,11 @@
  *   representable, else decimal strings; booleans are `true`/`false`; `S`/`U`
  *   strings are strings (see `stringsOf` in `io/npy.ts`).
  *
+ * An `.npz` whose arrays need more than `--max-bytes` (default 256 MiB) in
+ * all is refused from their headers, before they are inflated (a zip bomb
+ * costs no more than its headers), exit 2; raise the bound for a larger
+ * archive.
+ *
  * The file type is recognised by its first bytes (NPY magic or ZIP
  * signature), then by its extension. Exit status: 0 success, 1 failure of the
  * work, 2 bad usage or an unreadable / corrupt file; a failure prints one line
@@ -42,15 +47,23 @@ import { readIndexHeader } from "../search/index/read.ts";
 import { type CommandSpec, runMain, WorkError } from "./_cli.ts";
 
 /** A folder is read as a phrase index: its kind, counts, d, metric and parameters. */
-const inspectPath = (path: string, values: boolean): Effect.Effect<unknown, InputError> => {
+const inspectPath = (
+  path: string,
+  values: boolean,
+  maxBytes: number | undefined,
+): Effect.Effect<unknown, InputError> => {
   let dir = false;
   try {
     dir = Deno.statSync(path).isDirectory;
   } catch { /* inspectFile names the error */ }
   if (!dir) {
-    return inspectFile(path, { values }).pipe(
+    return inspectFile(path, { values, maxBytes }).pipe(
       Effect.mapError((e) =>
-        new InputError({ file: e.file, where: e.entry ?? "", message: e.reason })
+        new InputError({
+          file: e.file,
+          where: e.entry ?? "",
+          message: e.reason,
+        })
       ),
     );
   }
@@ -91,6 +104,13 @@ const INSPECT_SPEC = {
     name: "values",
     type: "boolean",
     description: "include the values (nested lists, row-major)",
+  }, {
+    name: "max-bytes",
+    type: "int",
+    metavar: "N",
+    min: 1,
+    description: "refuse an .npz whose arrays need more than N bytes in all, before " +
+      "inflating them (default 268435456: 256 MiB)",
   }],
   examples: ["out/dumps/context_emb/Super_Bowl_50_0.npz --values"],
 } as const satisfies CommandSpec;
@@ -100,7 +120,7 @@ if (import.meta.main) {
     INSPECT_SPEC,
     Deno.args,
     (args) =>
-      inspectPath(args.positional.file, args.flags.values === true).pipe(
+      inspectPath(args.positional.file, args.flags.values === true, args.flags["max-bytes"]).pipe(
         Effect.flatMap((result) =>
           Effect.tryPromise({
             try: async () => {

@@ -3,11 +3,13 @@
  * PI-SQuAD merge as a command (the stage itself is `merge` in
  * `search/merge.ts`, which see). Run as a command, it starts its workers
  * first thing ({@linkcode startEarly}), before the stage and Effect have
- * loaded (they are imported after); the stage adopts them.
+ * loaded (they are imported after); the stage adopts them. Before that, a
+ * limit on open files too low for its workers ({@linkcode mergeOpenFiles})
+ * is refused in one line, exit 1 (Deno would panic starting them).
  *
  * @module
  */
-import { type CommandSpec, parseArgs } from "./_args.ts";
+import { type CommandSpec, MIN_OPEN_FILES, openFilesProblem, parseArgs } from "./_args.ts";
 import { EarlyPool } from "../search/early.ts";
 import { batchSize, defaultConcurrency, defaultWorkers } from "../search/plan.ts";
 
@@ -99,7 +101,33 @@ export function startEarly(argv: readonly string[]): EarlyPool | undefined {
   });
 }
 
+/**
+ * Open files the command line `argv` needs: each worker thread takes
+ * descriptors of its own (its event loop, its standard streams, the dump
+ * files it reads), and Deno panics when it cannot open them.
+ *
+ * @example
+ * ```ts
+ * import { mergeOpenFiles } from "./merge.ts";
+ * if (mergeOpenFiles(["d.json", "c", "q", "p.json", "--workers", "16"]) !== 160) throw new Error();
+ * ```
+ */
+export function mergeOpenFiles(argv: readonly string[]): number {
+  let workers = defaultWorkers();
+  try {
+    const a = parseArgs(MERGE_SPEC, argv);
+    if (a !== "help") workers = Math.max(0, a.flags.workers ?? workers);
+  } catch { /* runMain reports the usage error */ }
+  return Math.max(MIN_OPEN_FILES, 32 + 8 * workers);
+}
+
 if (import.meta.main) {
+  // Below this limit a worker thread would make Deno panic: refuse in one line.
+  const fds = openFilesProblem(mergeOpenFiles(Deno.args));
+  if (fds !== undefined) {
+    console.error(`merge: ${fds}`);
+    Deno.exit(1);
+  }
   // The workers first: they load while this thread loads Effect and the stage.
   const early = startEarly(Deno.args);
   const [Effect, { progress, runMain, UsageError }, { merge }, { refuseAliases }] = await Promise

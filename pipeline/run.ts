@@ -99,6 +99,7 @@ export const RUN_SPEC = {
       name: "retries",
       type: "int",
       metavar: "N",
+      min: 0,
       description: `extra attempts of a failed task (default ${RUN_DEFAULTS.retries})`,
     },
   ],

@@ -34,6 +34,14 @@ if (import.meta.main) {
           description:
             "rename repeated article titles (<title>#2, #3, ...: io/squad_ids.ts) instead of refusing them",
         },
+        {
+          name: "max-paragraph-chars",
+          type: "int",
+          metavar: "N",
+          min: 1,
+          description: "refuse a string longer than a paragraph of N characters can be " +
+            "(6N bytes) where it begins, before it is read (default 100000, as embed_context)",
+        },
       ],
     },
     Deno.args,
@@ -50,6 +58,7 @@ if (import.meta.main) {
           context,
           question,
           uniqueIds: a.flags["unique-ids"] === true,
+          maxParagraphChars: a.flags["max-paragraph-chars"],
           onProgress: (n) => bar.update(n, "paragraphs"),
         })),
         Effect.ensuring(Effect.sync(() => bar.done())),

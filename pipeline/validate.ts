@@ -37,6 +37,8 @@ if (import.meta.main) {
           name: "max-bytes-per-word",
           type: "number",
           metavar: "B",
+          min: 0,
+          exclusiveMin: true,
           description: "largest allowed .npz size per context word",
         },
         { name: "json", type: "boolean", description: "print the report as JSON" },

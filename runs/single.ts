@@ -13,7 +13,7 @@
  */
 import { Cause, Deferred, Effect, Exit, Fiber } from "effect";
 import type { EncoderSpec } from "../encoders/registry.ts";
-import { InputError } from "../io/errors.ts";
+import { type FileError, InputError, WriteError, writeFailure } from "../io/errors.ts";
 import { pyFloatRepr } from "../io/pyjson.ts";
 import type { ResolvedRunConfig } from "./config.ts";
 import { RunError } from "./errors.ts";
@@ -121,7 +121,7 @@ export const planSingleRun = (
   out: string,
   uniqueIds = false,
   open?: { readonly topK: number },
-): Effect.Effect<Plan, InputError> =>
+): Effect.Effect<Plan, InputError | FileError> =>
   Effect.gen(function* () {
     const layout = singleRunLayout(out);
     const plan = yield* planRun(singleRunConfig(data, spec, `${out}/full.ts`, uniqueIds, open), {
@@ -133,7 +133,14 @@ export const planSingleRun = (
       try: () => {
         for (const d of [out, ...runFolders(plan, layout)]) Deno.mkdirSync(d, { recursive: true });
       },
-      catch: (e) => new InputError({ file: out, where: "", message: String(e) }),
+      // The system refusing the folder (read-only, permission, disk full) fails the
+      // work (exit 1); anything else (a file in the way) is bad usage.
+      catch: (e) => {
+        const w = writeFailure(out, e);
+        return w instanceof WriteError
+          ? new WriteError({ file: out, message: String(e) })
+          : new InputError({ file: out, where: "", message: String(e) });
+      },
     });
     return plan;
   });

@@ -1,7 +1,8 @@
 /**
  * Bounded resources: `.npz` entries that would inflate far past what they
  * should (zip bombs within the size and ratio limits) are refused by
- * `inspect`, `validate` and `merge` for the price of their header, and the
+ * `inspect` (past its `--max-bytes`), `validate` and `merge` (past what
+ * the paragraph's phrases need) for the price of their header, and the
  * peak memory of the stage stays small; an entry that inflates past its
  * declared size is refused by all readers alike.
  */
@@ -189,6 +190,15 @@ Deno.test("bounds: zip bombs within the limits are refused for the price of thei
           /^inspect: .*size\.npz: arr_0\.npy: data size does not match the shape: shape \(2, 4\) of <f4 needs 32 bytes, the entry declares 1073741824 \(refused before inflating\)\n$/,
         );
         assert(ins.peak < PEAK_LIMIT, `inspect peak RSS ${ins.peak}`);
+      } else {
+        // A header that fits its entry, but 1 GiB of zeros: past inspect's bound
+        // (--max-bytes, 256 MiB by default), refused before it is inflated.
+        assertEquals([ins.code, ins.stderr], [
+          2,
+          `inspect: ${bomb}: arr_0.npy: the arrays need ${128 + GiB} bytes so far, more than ` +
+          `the 268435456 inspect inflates (refused before inflating; --max-bytes)\n`,
+        ]);
+        assert(ins.peak < PEAK_LIMIT, `inspect peak RSS ${ins.peak}`);
       }
 
       const c = await contextWith(b, bomb, kind);
@@ -329,6 +339,59 @@ Deno.test("bounds: a valid predictions file over 512 MiB is read (streamed), not
     const preds = await Effect.runPromise(readPredictions(path));
     assertEquals(preds.size, n);
     assertEquals(preds.get("q1099"), `${answer}1099`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("bounds: split refuses a string longer than a paragraph can be where it begins (gzip, default and --max-paragraph-chars)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "phraseval-longstr-" });
+  try {
+    const head = '{"version": "1.1", "data": [{"title": "T", "paragraphs": [{"context": "';
+    const tail = '", "qas": [{"id": "q1", "question": "Where?", ' +
+      '"answers": [{"text": "a", "answer_start": 0}]}]}]}]}';
+    /** A gzipped dataset whose context is `n` bytes ("a" escaped as \u0061 every 7th). */
+    const write = async (name: string, n: number) => {
+      const unit = "aaaaaa\\u0061"; // 12 bytes, 7 characters
+      const text = unit.repeat(Math.floor(n / unit.length)) + "a".repeat(n % unit.length);
+      const gz = new Blob([head + text + tail]).stream().pipeThrough(
+        new CompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>,
+      );
+      await Deno.writeFile(`${dir}/${name}`, gz);
+      return `${dir}/${name}`;
+    };
+    const offset = new TextEncoder().encode(head).length - 1;
+    const out = [`${dir}/c.json`, `${dir}/q.json`];
+    const cases: [number, string[], number][] = [
+      [600_001, [], 100_000],
+      [6_001, ["--max-paragraph-chars", "1000"], 1_000],
+    ];
+    for (const [bytes, flags, chars] of cases) {
+      const path = await write(`over${bytes}.json.gz`, bytes);
+      const r = await stageWithPeak("pipeline/split.ts", [path, ...out, ...flags]);
+      assertEquals([r.code, r.stderr], [
+        2,
+        `split: ${path}: byte ${offset}: a string longer than ${6 * chars} bytes ` +
+        `(a paragraph of at most ${chars} characters: --max-paragraph-chars)\n`,
+      ]);
+      assert(r.peak < PEAK_LIMIT, `split peak RSS ${r.peak}`);
+    }
+    // At the limit it is read, and split as before.
+    const at = await write("at.json.gz", 6_000);
+    const ok = await stageWithPeak("pipeline/split.ts", [
+      at,
+      ...out,
+      "--max-paragraph-chars",
+      "1000",
+    ]);
+    assertEquals(ok.code, 0, ok.stderr);
+    const ctx = JSON.parse(await Deno.readTextFile(out[0]));
+    assertEquals(ctx.data[0].paragraphs[0].context.length, 6000 / 12 * 7);
+    await Deno.remove(out[0]);
+    await Deno.remove(out[1]);
+    // Nothing else left: no output of the refused runs.
+    const left = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => !n.endsWith(".gz"));
+    assertEquals(left, []);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -183,6 +183,70 @@ Deno.test("evaluate: version warning and per-question rows", async () => {
   }
 });
 
+Deno.test("evaluate: with onMessage the messages go out one by one in the official order, none kept", async () => {
+  const { evaluate } = await import("../../metrics/evaluate.ts");
+  const dir = await Deno.makeTempDir();
+  try {
+    const { version: _v, ...rest } = V2;
+    const v1 = {
+      data: V2.data.map((a) => ({
+        ...a,
+        paragraphs: a.paragraphs.map((p) => ({ ...p, qas: p.qas.slice(0, 2) })),
+      })),
+    };
+    const ids = v1.data.flatMap((a) => a.paragraphs.flatMap((p) => p.qas.map((q) => q.id)));
+    const unanswered = ids.map((id) => `Unanswered question ${id} will receive score 0.`);
+    await Deno.writeTextFile(`${dir}/p.json`, "{}");
+    // v2.0 needs one answered question to have scores.
+    await Deno.writeTextFile(`${dir}/p2.json`, '{"a": "Normandy"}');
+    const cases: [string, object, string[]][] = [
+      // The rules known before the data: each message as its question is scored.
+      ["first.json", { version: "1.1", ...v1 }, unanswered],
+      // The official layout ("version" last): ids kept until it comes, then the warning first.
+      ["last.json", { ...v1, version: "1.0" }, [
+        "Evaluation expects v-1.1, but got dataset with v-1.0",
+        ...unanswered,
+      ]],
+      ["none.json", v1, unanswered],
+      // A v2.0 file read as v1.1 first: that pass's messages never go out.
+      ["v2-late.json", { ...rest, version: "v2.0" }, [
+        ...V2.data.flatMap((a) => a.paragraphs.flatMap((p) => p.qas.map((q) => q.id)))
+          .filter((id) => id !== "a").map((id) => `Missing prediction for ${id}`),
+      ]],
+    ];
+    for (const [name, data, want] of cases) {
+      await Deno.writeTextFile(`${dir}/${name}`, JSON.stringify(data));
+      const predictions = `${dir}/${name === "v2-late.json" ? "p2" : "p"}.json`;
+      const got: string[] = [];
+      const r = await Effect.runPromise(
+        evaluate({
+          data: `${dir}/${name}`,
+          predictions,
+          onMessage: (l) => got.push(l),
+        }),
+      );
+      assertEquals(got, want, name);
+      assertEquals(r.messages, [], name);
+      // Without onMessage, the same lines are returned.
+      const kept = await Effect.runPromise(
+        evaluate({ data: `${dir}/${name}`, predictions }),
+      );
+      assertEquals(kept.messages, want, name);
+    }
+    // The command prints them on stderr, one a line: every dev question with {}.
+    const dev = await runStage("pipeline/evaluate.ts", [await devJson(), `${dir}/p.json`]);
+    assertEquals(dev.code, 0, dev.stderr);
+    const lines = dev.stderr.trimEnd().split("\n");
+    assertEquals(lines.length, 10570);
+    for (const l of lines) {
+      assertMatch(l, /^Unanswered question [0-9a-f]{24} will receive score 0\.$/);
+    }
+    assertEquals(dev.stdout, '{"exact_match": 0.0, "f1": 0.0}\n');
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 const BAD_PREDS: Array<[string, string, RegExp]> = [
   ["a list", `["x"]`, /p\.json: not a JSON object of question id → answer string/],
   ["a non-string value", `{"a": 3}`, /p\.json: question "a": prediction is number, not a string/],

@@ -72,6 +72,16 @@ Deno.test("exitCodeOf: OS write failures are the work failing (1); bad input and
     ),
     1,
   );
+  // Out of descriptors (EMFILE) reading an input: the environment, not the input.
+  assertEquals(
+    exitCodeOf(
+      new FileError({
+        file: "q/a.npz",
+        message: "Too many open files (os error 24): readfile 'q/a.npz'",
+      }),
+    ),
+    1,
+  );
   assertEquals(exitCodeOf(new FileError({ file: "/i/d.json", message: "no such file" })), 2);
   assertEquals(exitCodeOf(new FileError({ file: "/i/d.json", message: "permission denied" })), 2);
   assertEquals(exitCodeOf(new InputError({ file: "d.json", where: "", message: "bad" })), 2);
@@ -121,6 +131,114 @@ Deno.test({
       assertEquals(m.code, 1, m.stderr);
       assertMatch(m.stderr, /^merge: .*Read-only file system.*\n$/m);
     }),
+});
+
+Deno.test({
+  name: "full: --out on a read-only mount (EROFS) exits 1 with one line, new folder or existing",
+  ignore: !MOUNT,
+  fn: () =>
+    withTmpfs("ro,size=64k", async (dir) => {
+      for (const out of [`${dir}/run`, dir]) {
+        const r = await stage("full.ts", ["-A"], ["--out", out]);
+        assertEquals(r.code, 1, r.stderr);
+        assertMatch(r.stderr, /^full: .*Read-only file system.*\n$/);
+      }
+      assertEquals([...Deno.readDirSync(dir)], []);
+    }),
+});
+
+Deno.test("merge, embed_context, validate: a limit on open files too low (ulimit -n) is one line, exit 1, not a panic of Deno", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pv-nofile-" });
+  try {
+    await Deno.mkdir(`${dir}/empty`);
+    const runs: [string, string[]][] = [
+      ["merge", [DEV_GZ, `${dir}/empty`, `${dir}/empty`, `${dir}/pred.json`, "--workers", "4"]],
+      ["embed_context", [DEV_GZ, `${dir}/emb`, "--sparse"]],
+      ["validate", [DEV_GZ, `${dir}/empty`, `${dir}/empty`]],
+    ];
+    // Below about 20, Deno itself fails before any code of the command runs.
+    for (const limit of [24, 40]) {
+      for (const [name, args] of runs) {
+        const quoted = [Deno.execPath(), "run", "-A", `${ROOT}/pipeline/${name}.ts`, ...args]
+          .map((a) => `'${a}'`).join(" ");
+        const o = await new Deno.Command("bash", {
+          args: ["-c", `ulimit -n ${limit} && exec ${quoted}`],
+          cwd: ROOT,
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+          env: { NO_COLOR: "1" },
+        }).output();
+        const err = dec.decode(o.stderr);
+        assertEquals([o.code, err], [
+          1,
+          `${name}: the limit on open files (ulimit -n) is ${limit}, below the 64 this command ` +
+          `needs: raise it (ulimit -n 1024)\n`,
+        ]);
+      }
+    }
+    // Nothing written.
+    assertEquals([...Deno.readDirSync(dir)].map((e) => e.name), ["empty"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("numeric flags below their range are usage errors (exit 2) before any work", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pv-range-" });
+  try {
+    const data = `${dir}/d.json`;
+    await Deno.writeTextFile(
+      data,
+      JSON.stringify({
+        version: "1.1",
+        data: [{
+          title: "T",
+          paragraphs: [{
+            context: "Paris is nice",
+            qas: [{ id: "q1", question: "Where?", answers: [{ text: "Paris", answer_start: 0 }] }],
+          }],
+        }],
+      }),
+    );
+    await Deno.mkdir(`${dir}/c`);
+    await Deno.mkdir(`${dir}/q`);
+    const cases: [string, string[], string][] = [
+      [
+        "validate.ts",
+        [data, `${dir}/c`, `${dir}/q`, "--max-bytes-per-word", "-5"],
+        "greater than 0",
+      ],
+      ["validate.ts", [data, `${dir}/c`, `${dir}/q`, "--max-bytes-per-word=0"], "greater than 0"],
+      [
+        "embed_context.ts",
+        [data, `${dir}/e`, "--sparse", "--max-paragraph-chars", "0"],
+        "at least 1",
+      ],
+      [
+        "embed_context.ts",
+        [data, `${dir}/e`, "--sparse", "--max-paragraph-phrases", "-5"],
+        "at least 1",
+      ],
+      ["embed_context.ts", [data, `${dir}/e`, "--sparse", "--batch", "0"], "at least 1"],
+      ["embed_question.ts", [data, `${dir}/e`, "--sparse", "--batch", "-5"], "at least 1"],
+      ["run.ts", [`${ROOT}/configs/eval_two_models_mini.ts`, "--retries", "-1"], "at least 0"],
+    ];
+    for (const [script, args, want] of cases) {
+      const r = await stage(script, ["-A"], args);
+      const name = script.slice(0, -3);
+      const flag = args.find((a) => a.startsWith("--") && a !== "--sparse")!.split("=")[0];
+      assertEquals(r.code, 2, `${script} ${args.join(" ")}: ${r.stderr}`);
+      assertMatch(
+        r.stderr,
+        new RegExp(`^${name}: ${flag} must be ${want}, got -?\\d+ \\(see --help\\)\\n$`),
+      );
+    }
+    // Nothing was written: no dump folder, no run folder.
+    assertEquals([...Deno.readDirSync(dir)].map((e) => e.name).sort(), ["c", "d.json", "q"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("full: a task's bad input (exit 2) makes full exit 2; no empty dump folders are left", async () => {

@@ -206,3 +206,28 @@ Deno.test("inspect CLI: bad usage exits 2 with one line", async () => {
     assert(r.stderr.startsWith("inspect: "), r.stderr);
   }
 });
+
+Deno.test("inspect CLI: --max-bytes bounds what an .npz may need; past it, one line, exit 2", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/a.npz`;
+    await Deno.writeFile(
+      path,
+      encodeNpz({ a: ndarray(new Float32Array(8), [2, 4]), b: ndarray(new Float32Array(8), [8]) }),
+    );
+    // Each entry: a 128-byte header and 32 bytes of data.
+    const ok = await runStage("pipeline/inspect.ts", [path, "--max-bytes", "320"]);
+    assertEquals(ok.code, 0, ok.stderr);
+    const r = await runStage("pipeline/inspect.ts", [path, "--max-bytes", "319"]);
+    assertEquals([r.code, r.stdout, r.stderr], [
+      2,
+      "",
+      `inspect: ${path}: b.npy: the arrays need 320 bytes so far, more than the 319 inspect ` +
+      "inflates (refused before inflating; --max-bytes)\n",
+    ]);
+    const bad = await runStage("pipeline/inspect.ts", [path, "--max-bytes", "0"]);
+    assertEquals(bad.code, 2, bad.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
