@@ -5,13 +5,23 @@
  * or when the file's `version` says v2 (stdout as the official v2.0 script,
  * `json.dumps(..., indent=2)`). Messages the official scripts print
  * (`Unanswered question ...`, the version warning) go to stderr in the same
- * order, as they come (none is kept: `onMessage` of `evaluate`). With `--bem FILE`, a second line: the BEM summary. The scoring is
+ * order, as they come (none is kept: `onMessage` of `evaluate`). With
+ * `--bem FILE`, a second line: the BEM summary. The scoring is
  * `metrics/evaluate.ts`.
+ *
+ * Other question sets are detected from the file (or named with
+ * `--format`) and scored with their official metric by
+ * `metrics/qa_eval.ts`, loaded only then: MRQA (`mrqa_official_eval.py`),
+ * XQuAD/MLQA (`mlqa_evaluation_v1.py`, `--lang`), and open-domain sets (DPR
+ * CSV/TSV, CuratedTREC's regular expressions, NQ-open/TriviaQA JSONL: top-1
+ * EM/F1, max over the answers). The first stdout line is always one JSON
+ * object with `exact_match` and `f1`.
  *
  * @module
  */
 import { Effect } from "effect";
-import { InputError } from "../io/errors.ts";
+import { FileError, InputError } from "../io/errors.ts";
+import { type DatasetFormat, detectFormat, parseFormatName } from "../io/datasets/detect.ts";
 import { refuseAliases } from "../io/paths.ts";
 import { formatBemSummary } from "../metrics/bem/fold.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
@@ -25,6 +35,30 @@ const writeJsonAtomic = (path: string, value: unknown) =>
         Deno.rename(`${path}.tmp`, path)
       ),
     catch: (e) => new InputError({ file: path, where: "", message: String(e) }),
+  });
+
+/**
+ * The format `evaluate` scores `data` as: the one named by `--format`, else
+ * the detected one; stdin, and a file whose format cannot be told, are read
+ * as SQuAD (whose reader then names what is wrong with it).
+ */
+const datasetFormat = (
+  data: string,
+  named: string | undefined,
+): Effect.Effect<DatasetFormat, UsageError | InputError | FileError> =>
+  Effect.gen(function* () {
+    if (named !== undefined) {
+      const f = yield* Effect.try({
+        try: () => parseFormatName(named),
+        catch: (e) => e instanceof UsageError ? e : new UsageError(String(e)),
+      });
+      if (f !== "dpr-passages" && f !== "passages") return f;
+      return yield* Effect.fail(new UsageError(`--format ${named}: a corpus, not a question set`));
+    }
+    if (data === "-") return "squad";
+    return yield* detectFormat(data).pipe(
+      Effect.catchTag("InputError", () => Effect.succeed<DatasetFormat>("squad")),
+    );
   });
 
 export { evaluate } from "../metrics/evaluate.ts";
@@ -74,6 +108,19 @@ if (import.meta.main) {
         { name: "pred.json", description: "predictions: {question id: answer} (- for stdin)" },
       ],
       flags: [
+        {
+          name: "format",
+          type: "string",
+          metavar: "NAME",
+          description:
+            "the dataset's format (default: detected): squad, squad2, mrqa (mrqa_official_eval.py), xquad or mlqa (mlqa_evaluation_v1.py), dpr, trec, open (open-domain top-1 EM/F1; trec: regex answers)",
+        },
+        {
+          name: "lang",
+          type: "string",
+          metavar: "CODE",
+          description: "xquad/mlqa: the language (default: from the file name, e.g. xquad.de.json)",
+        },
         { name: "v2", type: "boolean", description: "score with the SQuAD v2.0 rules" },
         {
           name: "na-prob-file",
@@ -162,10 +209,40 @@ if (import.meta.main) {
         );
         // Messages stream to stderr as they come (none is kept), 64 KiB at a time.
         const messages = stderrLines();
+        const format = yield* datasetFormat(data, a.flags.format);
+        if (format !== "squad" && format !== "squad2") {
+          const squadOnly = [
+            ["v2", a.flags.v2 ? true : undefined],
+            ["na-prob-file", a.flags["na-prob-file"]],
+            ["per-question", a.flags["per-question"]],
+            ["bem", model],
+            ["topk-file", topk],
+          ].filter(([, v]) => v !== undefined).map(([n]) => `--${n}`);
+          if (squadOnly.length > 0) {
+            return yield* Effect.fail(
+              new UsageError(`${squadOnly.join(", ")}: for SQuAD files; ${data} is ${format}`),
+            );
+          }
+          const { scoreQuestionSet } = yield* Effect.promise(() => import("../metrics/qa_eval.ts"));
+          const q = yield* scoreQuestionSet({
+            data,
+            predictions,
+            format,
+            lang: a.flags.lang,
+            onMessage: (l) => console.error(l),
+          });
+          console.log(q.stdout);
+          return;
+        }
+        if (a.flags.lang !== undefined) {
+          return yield* Effect.fail(
+            new UsageError(`--lang: for xquad/mlqa files (--format xquad); ${data} is ${format}`),
+          );
+        }
         const r = yield* scoreDataset({
           data,
           predictions,
-          v2: a.flags.v2,
+          v2: a.flags.v2 || a.flags.format !== undefined && format === "squad2",
           naProbFile: a.flags["na-prob-file"],
           naProbThreshold: a.flags["na-prob-thresh"],
           perQuestion: a.flags["per-question"],

@@ -43,6 +43,8 @@ export interface DatasetOptions extends QaReadOptions {
   readonly fields?: FieldMap;
   /** The column separator of a `dpr` or generic `csv` file. */
   readonly delimiter?: string;
+  /** Told the format the file is read as (named or detected), before its first record. */
+  readonly onFormat?: (format: DatasetFormat) => void;
 }
 
 const asError = (file: string) => (e: unknown): DatasetReadError =>
@@ -94,6 +96,7 @@ export const readQuestions = (
     Effect.flatMap(
       openWithFormat(path, opts.format),
       ([format, src]): Effect.Effect<Stream.Stream<QaRecord, DatasetReadError>, UsageError> => {
+        opts.onFormat?.(format);
         const usage = (m: string) => {
           void src.stream.cancel().catch(() => {});
           return Effect.fail(new UsageError(`${path}: ${m}`));
