@@ -228,11 +228,13 @@ Deno.test("rows: run writes <dataset>.rows.ndjson; summary CIs = pairedBootstrap
       f(f1Lo)
     }, ${f(f1Hi)}] | - | - |`,
   );
-  // The report of the run folder, from the rows; its CIs are the summary's.
+  // The report of the run folder: scores recomputed from the predictions, the rows checked
+  // against them; its CIs are the summary's.
   assertMatch(r.stdout, new RegExp(`^report: ${dir}/report/report\\.\\{html,md,json\\}$`, "m"));
   const rep = readJson(`${dir}/report/report.json`) as ReportJson;
   const s = rep.datasets[0].systems[0];
-  assertEquals([s.name, s.scored_from], ["sparse-pi", "rows"]);
+  assertEquals([s.name, s.scored_from], ["sparse-pi", "predictions"]);
+  assert(s.rows?.endsWith("dev-8-10.rows.ndjson"), String(s.rows));
   assertEquals([s.em.value, s.em.low, s.em.high], [res.exact_match, emLo, emHi]);
   assertEquals([s.f1.value, s.f1.low, s.f1.high], [res.f1, f1Lo, f1Hi]);
   for (const n of ["report.html", "report.md"]) assert(Deno.statSync(`${dir}/report/${n}`).isFile);

@@ -220,17 +220,32 @@ Deno.test("searchVectors: a sparse index: a batch = one vector at a time; a bad 
   }
 });
 
-Deno.test("searchVectors: an infinite value in an f16 index is the same corrupt-index error with the per-index row squares", async () => {
+Deno.test("searchVectors: an infinite value in an f16 index is refused when it opens; one that goes bad in memory is the same corrupt-index error with the per-index row squares", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "pv-batch-inf-" });
   try {
     const ix0 = await denseIndex(dir, "f16", "ip");
     const file = `${ix0.dir}/vectors.f16`;
     const bytes = Deno.readFileSync(file);
+    const clean = bytes.slice();
     new DataView(bytes.buffer).setUint16((2500 * D + 3) * 2, 0x7c00, true); // +inf in row 2500
     Deno.writeFileSync(file, bytes);
+    // Opening checks every vector (issue 22 item 11): the index is refused before any search.
+    let opened: unknown;
+    try {
+      openIndexSync(ix0.dir, { verify: false });
+    } catch (e) {
+      opened = e;
+    }
+    assertEquals(
+      String(opened),
+      `${ix0.dir}/vectors.f16: Infinity at row 2500, column 3 (corrupt index)`,
+    );
+    // The search's own check, for an index whose vectors went bad in memory.
+    Deno.writeFileSync(file, clean);
     const messages: string[] = [];
     for (const simd of [true, false]) {
-      const ix = openIndexSync(ix0.dir, { verify: false });
+      const ix = openIndexSync(ix0.dir);
+      (ix as { dense: Uint16Array }).dense[2500 * D + 3] = 0x7c00;
       try {
         await searchVectors(ix, questions().slice(0, 2), { topK: 3, simd });
         messages.push("no error");
