@@ -3,8 +3,10 @@
  * jsonl, ...) and `type: "predictions"` models: config errors (one line,
  * exit 2, the config and the field), a run of `configs/eval_kinds_mini.ts`
  * (one predictions model × four kinds) whose results equal `evaluate` on
- * each set, its summary's kind columns, `report` on it, and a single-file
- * predictions model on SQuAD v1.1 equal to `evaluate`'s EM/F1.
+ * each set, its summary's kind columns, `report` on it, a single-file
+ * predictions model on SQuAD v1.1 equal to `evaluate`'s EM/F1, a generic
+ * `jsonl` set and an XQuAD set equal to `scoreQuestionSet`, and the plan of
+ * an encoder and a predictions model side by side.
  *
  * @module
  */
@@ -12,7 +14,9 @@ import { Effect } from "effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ROOT, runStage } from "../_util.ts";
 import { validateRunConfig } from "../../runs/config.ts";
+import { planRun } from "../../runs/plan.ts";
 import { formatSummary } from "../../runs/summary.ts";
+import { scoreQuestionSet } from "../../metrics/qa_eval.ts";
 
 const RUN_PERMS = ["--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
 const DS = `${ROOT}/tests/testdata/datasets`;
@@ -295,4 +299,73 @@ Deno.test("run kinds: summary groups (v2.0 HasAns/NoAns, MLQA language, regex F1
     old.csv.split("\n")[0],
     "dataset,model,em,em_low,em_high,f1,f1_low,f1_high,bem,bem_low,bem_high",
   );
+});
+
+Deno.test("run kinds: a generic jsonl set (field map) and an XQuAD set = scoreQuestionSet", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "pv-kinds-gen-" });
+  try {
+    await Deno.mkdir(`${dir}/p`);
+    await Deno.mkdir(`${dir}/w`);
+    await Deno.writeTextFile(`${dir}/p/gen.json`, '{"g1": "Ada L", "g2": "in 1850"}');
+    await Deno.writeTextFile(`${dir}/p/xq.json`, '{"x1": "Berlin", "x2": "der Spree"}');
+    const fields = { id: "qid", question: "q", answers: "gold", context: "passage" };
+    await Deno.writeTextFile(
+      `${dir}/cfg.ts`,
+      `export const config = ${
+        JSON.stringify({
+          datasets: [
+            { abbr: "gen", type: "jsonl", path: `${DS}/generic.jsonl`, reader: { fields } },
+            { abbr: "xq", type: "xquad", path: `${DS}/xquad.de.json` },
+          ],
+          models: [{ abbr: "pm", type: "predictions", predictions: `${dir}/p` }],
+        })
+      };\n`,
+    );
+    const r = await runRun([`${dir}/cfg.ts`, "--work-dir", `${dir}/w`]);
+    assertEquals(r.code, 0, r.stderr);
+    const run = onlyDir(`${dir}/w`);
+    const res = (d: string) => JSON.parse(Deno.readTextFileSync(`${run}/results/pm/${d}.json`));
+    const gen = await Effect.runPromise(scoreQuestionSet({
+      data: `${DS}/generic.jsonl`,
+      predictions: `${dir}/p/gen.json`,
+      format: "jsonl",
+      fields,
+    }));
+    // g3 has no answer: it scores 0. g1 matches, g2 has F1 2/3.
+    assertEquals([res("gen").exact_match, res("gen").f1], [gen.exact_match, gen.f1]);
+    assertAlmostEquals(res("gen").f1, 100 * (1 + 2 / 3) / 3, 1e-9, "gen f1");
+    assertEquals([res("gen").total, res("gen").answered], [3, 2]);
+    // MLQA's German rules drop "der"/"die": both answers match.
+    assertEquals([res("xq").exact_match, res("xq").f1, res("xq").lang], [100, 100, "de"]);
+    const csv = Deno.readTextFileSync(`${run}/summary/summary.csv`).trim().split("\n");
+    assertEquals(csv[0].split(",").at(-1), "lang");
+    assertEquals(csv[2].split(",").at(-1), "de");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("run kinds: an encoder and a predictions model side by side: the plan", async () => {
+  const cfg = await Effect.runPromise(validateRunConfig({
+    datasets: [{ abbr: "a0", path: `${ROOT}/data/dev-v1.1.json.gz`, reader: { articles: [0, 1] } }],
+    models: [
+      { abbr: "e", encoder: "sparse-pi" },
+      { abbr: "p", type: "predictions", predictions: `${PRED}/squad-dev-a0.json` },
+    ],
+  }, `${ROOT}/cfg.ts`));
+  const plan = await Effect.runPromise(planRun(cfg, { runDir: "/tmp/r", maxPartitionSize: 5000 }));
+  assertEquals(plan.tasks.map((t) => t.id), [
+    "prepare/a0",
+    "encode_context/e/a0/0",
+    "encode_question/e/a0/0",
+    "merge/e/a0",
+    "eval/e/a0",
+    "eval/p/a0",
+  ]);
+  const p = plan.tasks.at(-1)!;
+  assertEquals(p.deps, ["prepare/a0"]);
+  assert(p.argv.includes(`--from=${PRED}/squad-dev-a0.json`), p.argv.join(" "));
+  assert(p.argv.includes("--pred=/tmp/r/predictions/p/a0.json"), p.argv.join(" "));
+  // The split is still written: the encoder reads it.
+  assert(!plan.tasks[0].argv.includes("--subset-only"));
 });
