@@ -26,7 +26,9 @@
 import type {
   BatchSizesSchema,
   BemOptionsSchema,
+  DatasetKind as DatasetKindSchema,
   DatasetSchema,
+  FieldMapSchema,
   MetricName as MetricNameSchema,
   ModelSchema,
   PathLike as PathLikeSchema,
@@ -42,13 +44,19 @@ export type MetricName = typeof MetricNameSchema.Type;
 /** BEM answer-equivalence options (scored by `pipeline/evaluate.ts --bem`). */
 export type BemOptions = typeof BemOptionsSchema.Type;
 
-/** A dataset: a SQuAD v1.1 file and how to read and score it. */
+/** The kind of a dataset (`squad`, `squad2`, `mrqa`, `xquad`, `mlqa`, `open`, `jsonl`). */
+export type DatasetKind = typeof DatasetKindSchema.Type;
+
+/** The field map of a generic `jsonl`/`csv`/`tsv` question set. */
+export type FieldMapConfig = typeof FieldMapSchema.Type;
+
+/** A dataset: a question set and how to read and score it. */
 export type DatasetConfig = typeof DatasetSchema.Type;
 
 /** Batch sizes of the two encoder halves. */
 export type BatchSizes = typeof BatchSizesSchema.Type;
 
-/** A model: a registered encoder (or an ONNX manifest) and how to run it. */
+/** A model: a registered encoder (or an ONNX manifest), or existing predictions. */
 export type ModelConfig = typeof ModelSchema.Type;
 
 /** A run: models × datasets, plus optional defaults for the runner flags. */

@@ -1,7 +1,10 @@
 /**
  * The command line of a run's `prepare` and `eval` tasks
  * (`runs/tasks.ts`); `runs/plan.ts` names this script in its task command
- * lines.
+ * lines. `eval --from F` copies a predictions model's answers to `--pred`
+ * first; `--format`/`--lang`/`--fields` score a non-SQuAD set with its own
+ * metric; `prepare --subset-only` writes the article subset without the
+ * split.
  *
  * @module
  */
@@ -9,6 +12,8 @@ import { Effect } from "effect";
 import { UsageError } from "../io/errors.ts";
 import { evalPredictions, prepareDataset } from "../runs/tasks.ts";
 import { runMain } from "./_cli.ts";
+import type { DatasetFormat } from "../io/datasets/detect.ts";
+import type { FieldMap } from "../io/datasets/types.ts";
 
 const parseArticles = (v: string | undefined): [number, number] | undefined => {
   if (v === undefined) return undefined;
@@ -32,6 +37,7 @@ if (import.meta.main) {
           { name: "out", type: "string", description: "output folder" },
           { name: "articles", type: "string", metavar: "A:B", description: "article range" },
           { name: "unique-ids", type: "boolean", description: "rename repeated titles" },
+          { name: "subset-only", type: "boolean", description: "the article subset, no split" },
         ],
       },
       rest,
@@ -45,6 +51,7 @@ if (import.meta.main) {
             out: a.flags.out,
             articles: parseArticles(a.flags.articles),
             uniqueIds: a.flags["unique-ids"] === true,
+            subsetOnly: a.flags["subset-only"] === true,
           });
           console.error(
             `prepare: ${r.articles} articles, ${r.paragraphs} paragraphs, ${r.questions} questions`,
@@ -72,6 +79,10 @@ if (import.meta.main) {
           { name: "open-pred", type: "string", description: "open search's predictions" },
           { name: "topk", type: "string", description: "open search's top-k records (NDJSON)" },
           { name: "unique-ids", type: "boolean", description: "rename repeated titles" },
+          { name: "from", type: "string", description: "answers to copy to --pred first" },
+          { name: "format", type: "string", description: "a non-SQuAD set's format" },
+          { name: "lang", type: "string", description: "an XQuAD/MLQA set's language" },
+          { name: "fields", type: "string", description: "a generic set's field map (JSON)" },
         ],
       },
       rest,
@@ -90,6 +101,12 @@ if (import.meta.main) {
             rows: a.flags.rows,
             bem: a.flags.bem,
             bemReport: a.flags["bem-report"],
+            ...(a.flags.from !== undefined ? { from: a.flags.from } : {}),
+            ...(a.flags.format !== undefined ? { format: a.flags.format as DatasetFormat } : {}),
+            ...(a.flags.lang !== undefined ? { lang: a.flags.lang } : {}),
+            ...(a.flags.fields !== undefined
+              ? { fields: JSON.parse(a.flags.fields) as FieldMap }
+              : {}),
             ...(a.flags["open-pred"] !== undefined || a.flags.topk !== undefined
               ? {
                 open: {

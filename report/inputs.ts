@@ -8,7 +8,10 @@
  * - A `run` work folder (`configs/<name>.json` and `predictions/`): one
  *   system per model × dataset with a prediction file
  *   (`predictions/<model>/<dataset>.json`, see `runs/layout.ts`), named
- *   `<model>`, on the dataset `<dataset>`.
+ *   `<model>`, on the dataset `<dataset>`. Only its SQuAD v1.1 datasets
+ *   (`type: "squad"`): the other kinds' EM/F1 (v2.0's HasAns/NoAns too)
+ *   are in the run's summary, and a run of only those is refused with one
+ *   line.
  * - `NAME=pred.json`: one system named NAME on `--data`. `NAME=FOLDER`
  *   renames the system of a `full` folder.
  *
@@ -124,6 +127,7 @@ function runSystems(dir: string, input: string): SystemSpec[] {
   const L = runLayout(dir);
   const out: SystemSpec[] = [];
   const configs = listNames(`${dir}/configs`).filter((n) => n.endsWith(".json"));
+  const skipped = new Set<string>();
   for (const c of configs) {
     const file = `${dir}/configs/${c}`;
     const cfg = readJson(file) as {
@@ -134,6 +138,12 @@ function runSystems(dir: string, input: string): SystemSpec[] {
       throw bad(file, "no datasets and models: not a resolved run config");
     }
     for (const ds of cfg.datasets) {
+      // Sets other than SQuAD v1.1 (v2.0, MRQA, MLQA, open, ...) have their
+      // own metrics: the run's summary gives their EM/F1; report takes v1.1's.
+      if (ds.type !== undefined && ds.type !== "squad") {
+        skipped.add(`${ds.abbr} (${ds.type})`);
+        continue;
+      }
       for (const m of cfg.models) {
         const predictions = L.prediction(m.abbr, ds.abbr);
         if (!isFile(predictions)) continue;
@@ -151,6 +161,13 @@ function runSystems(dir: string, input: string): SystemSpec[] {
         });
       }
     }
+  }
+  if (out.length === 0 && skipped.size > 0) {
+    throw bad(
+      input,
+      `report scores SQuAD v1.1 sets; this run's are ${[...skipped].join(", ")}: ` +
+        "their EM/F1 are in the run's summary/",
+    );
   }
   if (out.length === 0) throw bad(input, "a run folder without any prediction file");
   return out;

@@ -2,7 +2,11 @@
  * Validating a loaded run config: structure by Effect Schema
  * ({@linkcode RunConfigSchema}), then against the checkout (known encoders,
  * existing files, unique `abbr`s), giving a {@linkcode ResolvedRunConfig}
- * (absolute paths, defaults filled in). Every error is an
+ * (absolute paths, defaults filled in). A dataset's `type` (its kind) is
+ * checked against its file (the format detected, or the `format` named,
+ * must be one of the kind's) and its options; a `predictions` model's
+ * answer file of every dataset must exist; an encoder model on a set that
+ * is not SQuAD v1.1 is refused. Every error is an
  * {@linkcode InputError} whose one line names the config file and the field
  * path: `configs/bad.ts: models[1].encoder: unknown encoder "nope" (known: sparse-pi)`.
  *
@@ -13,19 +17,51 @@ import { InputError } from "../io/errors.ts";
 import { ENCODER_NAMES, encoderSpec } from "../encoders/registry.ts";
 import { absPath, baseOf, dirOf, displayPath, isDir, isFifo, isFile } from "./_fs.ts";
 import { NON_DATA } from "./config_loader.ts";
-import { type MetricName, RunConfigSchema } from "./schema.ts";
+import {
+  type DatasetKind as DatasetKindSchema,
+  type MetricName,
+  RunConfigSchema,
+} from "./schema.ts";
+import { type DatasetFormat, detectFormat, parseFormatName } from "../io/datasets/detect.ts";
+import type { FieldMap } from "../io/datasets/types.ts";
+import { MLQA_LANGUAGES } from "../metrics/mlqa.ts";
 
 /** A metric name. */
 export type Metric = typeof MetricName.Type;
+
+/** A dataset kind (`type` of a dataset config). */
+export type DatasetKind = typeof DatasetKindSchema.Type;
+
+/** The kinds whose files are SQuAD JSON (articles, the official SQuAD script). */
+export const SQUAD_KINDS: readonly DatasetKind[] = ["squad", "squad2"];
+
+/** The `--format` names each dataset kind reads (the first: what a `format` defaults to). */
+export const KIND_FORMATS: Readonly<Record<DatasetKind, readonly DatasetFormat[]>> = {
+  squad: ["squad"],
+  squad2: ["squad2"],
+  mrqa: ["mrqa"],
+  xquad: ["xquad"],
+  mlqa: ["mlqa"],
+  open: ["dpr", "trec", "open", "csv", "tsv", "jsonl"],
+  jsonl: ["jsonl", "csv", "tsv"],
+};
 
 /** A dataset after validation: absolute paths, defaults filled in. */
 export interface ResolvedDataset {
   /** Unique short name. */
   readonly abbr: string;
-  /** Reader type. */
-  readonly type: "squad";
+  /** Its kind: how it is read and scored. */
+  readonly type: DatasetKind;
   /** Absolute path of the data file. */
   readonly path: string;
+  /** The format its reader is told (`evaluate --format`); absent: detected from the file. */
+  readonly format?: DatasetFormat;
+  /** The language of an `xquad`/`mlqa` set (absent: its file name's); a label elsewhere. */
+  readonly lang?: string;
+  /** The field map of a generic `jsonl`/`csv`/`tsv` set. */
+  readonly fields?: FieldMap;
+  /** An `open` set's passage corpus (absolute). */
+  readonly corpus?: string;
   /** Article range `[start, end)`, or `null` for all. */
   readonly articles: readonly [number, number] | null;
   /** Rename repeated article titles (`io/squad_ids.ts`); absent: refuse them. */
@@ -41,10 +77,16 @@ export interface ResolvedDataset {
   } | null;
 }
 
-/** A model after validation: a registered encoder and the files each half reads. */
+/**
+ * A model after validation: a registered encoder and the files each half
+ * reads, or (`predictions` present) existing answers, one file per dataset,
+ * where the encoder fields are empty (`encoder: "predictions"`, no files).
+ */
 export interface ResolvedModel {
   /** Unique short name. */
   readonly abbr: string;
+  /** A predictions model's answer file of each dataset (abbr → absolute path); absent: an encoder. */
+  readonly predictions?: Readonly<Record<string, string>>;
   /** Registered encoder name. */
   readonly encoder: string;
   /** Model artifact (`--model`), or `null` for the encoder's bundled one. */
@@ -137,6 +179,65 @@ function describeValue(v: unknown): string {
   return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }
 
+/** The encoder fields a predictions model does not use. */
+const ENCODER_ONLY = ["encoder", "onnx", "model", "device", "threads", "batch", "dtype"] as const;
+
+/**
+ * A predictions model resolved against the datasets, or `"<where>\0<message>"`
+ * for the one thing wrong with it.
+ */
+function predictionsModel(
+  m: RawRunConfig["models"][number],
+  where: string,
+  base: string,
+  datasets: readonly ResolvedDataset[],
+): ResolvedModel | string {
+  const bad = (w: string, msg: string) => `${w}\u0000${msg}`;
+  const extra = ENCODER_ONLY.find((k) => m[k] !== undefined);
+  if (extra !== undefined) {
+    return bad(`${where}.${extra}`, 'a "predictions" model takes "predictions" only');
+  }
+  if (m.predictions === undefined) {
+    return bad(`${where}.predictions`, "missing (a folder of <dataset abbr>.json, or one file)");
+  }
+  const p = absPath(pathOf(m.predictions), base);
+  const files: Record<string, string> = {};
+  if (isDir(p)) {
+    for (const d of datasets) {
+      const f = `${p}/${d.abbr}.json`;
+      if (!isFile(f)) {
+        return bad(`${where}.predictions`, `no "${d.abbr}.json" in ${p} for dataset "${d.abbr}"`);
+      }
+      files[d.abbr] = f;
+    }
+  } else if (isFile(p)) {
+    if (datasets.length !== 1) {
+      return bad(
+        `${where}.predictions`,
+        `one file answers one dataset and the run has ${datasets.length}: ` +
+          `give a folder holding <dataset abbr>.json for each`,
+      );
+    }
+    files[datasets[0].abbr] = p;
+  } else {
+    return bad(`${where}.predictions`, `no such file or folder "${p}"`);
+  }
+  return {
+    abbr: m.abbr,
+    predictions: files,
+    encoder: "predictions",
+    model: null,
+    device: "cpu",
+    threads: null,
+    batch: { context: null, question: null },
+    dtype: null,
+    sparse: false,
+    contextFiles: [],
+    questionFiles: [],
+    permissions: [],
+  };
+}
+
 /**
  * Validates the data a run config module exported: structure by Schema,
  * then paths (relative strings are resolved against the config's folder),
@@ -193,6 +294,97 @@ export const validateRunConfig = (
       const where = `datasets[${i}]`;
       const path = absPath(pathOf(d.path), base);
       if (!isFile(path)) return yield* fail(`${where}.path`, `no such file "${path}"`);
+      const kind: DatasetKind = d.type ?? "squad";
+      const squadKind = SQUAD_KINDS.includes(kind);
+      let format: DatasetFormat | undefined;
+      if (d.format !== undefined) {
+        try {
+          format = parseFormatName(d.format);
+        } catch (e) {
+          return yield* fail(`${where}.format`, (e as Error).message);
+        }
+        if (!KIND_FORMATS[kind].includes(format)) {
+          return yield* fail(
+            `${where}.format`,
+            `"${d.format}" is not a format of type "${kind}" (its formats: ${
+              KIND_FORMATS[kind].join(", ")
+            })`,
+          );
+        }
+      } else if (squadKind) {
+        format = kind;
+      } else if (kind === "jsonl") {
+        // A generic set is read with its field map, as its extension says.
+        format = /\.tsv(\.gz)?$/.test(path) ? "tsv" : /\.csv(\.gz)?$/.test(path) ? "csv" : "jsonl";
+      } else {
+        // The file's own shape says its format; it must be one of the kind's.
+        const found = yield* Effect.result(detectFormat(path));
+        if (Result.isFailure(found)) {
+          const e = found.failure;
+          return yield* fail(`${where}.path`, "message" in e ? String(e.message) : String(e));
+        }
+        format = found.success;
+        if (!KIND_FORMATS[kind].includes(format)) {
+          return yield* fail(
+            `${where}.type`,
+            `"${kind}", but the file reads as ${format} (type "${kind}" reads ${
+              KIND_FORMATS[kind].join(", ")
+            }; name one with "format")`,
+          );
+        }
+      }
+      const fields = d.reader?.fields;
+      const generic = format === "jsonl" || format === "csv" || format === "tsv";
+      if (generic && fields === undefined) {
+        return yield* fail(
+          `${where}.reader.fields`,
+          `missing (a ${format} set is read with a field map, e.g. { question: "q", answers: "a" })`,
+        );
+      }
+      if (fields !== undefined && kind !== "jsonl" && kind !== "open") {
+        return yield* fail(
+          `${where}.reader.fields`,
+          `only "jsonl" and "open" sets take a field map`,
+        );
+      }
+      if (d.reader?.articles !== undefined && !squadKind) {
+        return yield* fail(
+          `${where}.reader.articles`,
+          `only SQuAD sets (type "squad" or "squad2") have articles, not type "${kind}"`,
+        );
+      }
+      if (
+        (kind === "xquad" || kind === "mlqa") && d.lang !== undefined &&
+        !MLQA_LANGUAGES.includes(d.lang)
+      ) {
+        return yield* fail(
+          `${where}.lang`,
+          `"${d.lang}" is not an MLQA language (${MLQA_LANGUAGES.join(", ")})`,
+        );
+      }
+      let corpus: string | undefined;
+      if (d.corpus !== undefined) {
+        if (kind !== "open") {
+          return yield* fail(
+            `${where}.corpus`,
+            `only "open" sets take a corpus, not type "${kind}"`,
+          );
+        }
+        corpus = absPath(pathOf(d.corpus), base);
+        if (!isFile(corpus)) return yield* fail(`${where}.corpus`, `no such file "${corpus}"`);
+      }
+      if (kind !== "squad") {
+        const only = d.open !== undefined
+          ? "open"
+          : d.uniqueIds !== undefined && kind !== "squad2"
+          ? "uniqueIds"
+          : d.eval?.metrics?.includes("bem") || d.eval?.bem !== undefined
+          ? "eval.bem"
+          : undefined;
+        if (only !== undefined) {
+          return yield* fail(`${where}.${only}`, `a SQuAD v1.1 option; type "${kind}" has none`);
+        }
+      }
       const articles = d.reader?.articles;
       if (articles && articles[0] >= articles[1]) {
         return yield* fail(
@@ -215,8 +407,12 @@ export const validateRunConfig = (
       }
       datasets.push({
         abbr: d.abbr,
-        type: "squad",
+        type: kind,
         path,
+        ...(format !== undefined && (d.format !== undefined || !squadKind) ? { format } : {}),
+        ...(d.lang !== undefined ? { lang: d.lang } : {}),
+        ...(fields !== undefined ? { fields: { ...fields } } : {}),
+        ...(corpus !== undefined ? { corpus } : {}),
         articles: articles ? [articles[0], articles[1]] : null,
         ...(d.uniqueIds === true ? { uniqueIds: true } : {}),
         ...(d.open === true || typeof d.open === "object"
@@ -228,6 +424,7 @@ export const validateRunConfig = (
     }
     // Names first (an unknown encoder is the first thing to fix), then files.
     for (const [i, m] of raw.models.entries()) {
+      if (m.type === "predictions") continue;
       if (m.encoder !== undefined && m.onnx === undefined && !ENCODER_NAMES.includes(m.encoder)) {
         return yield* fail(
           `models[${i}].encoder`,
@@ -238,6 +435,24 @@ export const validateRunConfig = (
     const models: ResolvedModel[] = [];
     for (const [i, m] of raw.models.entries()) {
       const where = `models[${i}]`;
+      if (m.type === "predictions" || (m.type === undefined && m.predictions !== undefined)) {
+        const r = predictionsModel(m, where, base, datasets);
+        if (typeof r === "string") return yield* fail(r.split("\u0000")[0], r.split("\u0000")[1]);
+        models.push(r);
+        continue;
+      }
+      if (m.predictions !== undefined) {
+        return yield* fail(`${where}.predictions`, 'only a type "predictions" model takes it');
+      }
+      const sq = datasets.find((d) => d.type !== "squad");
+      if (sq !== undefined) {
+        return yield* fail(
+          where,
+          `"${m.abbr}" is an encoder model and dataset "${sq.abbr}" is type "${sq.type}": ` +
+            `encoders run on SQuAD v1.1 sets only; score such a set with ` +
+            `{ type: "predictions", predictions: ... }`,
+        );
+      }
       if (m.encoder !== undefined && m.onnx !== undefined) {
         return yield* fail(where, 'give "encoder" or "onnx", not both');
       }

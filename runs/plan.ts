@@ -7,7 +7,14 @@
  * `eval` task; a dataset with the `open` option adds, per model, an `index`
  * task (an exact phrase index of the context dump) and a `search` task
  * (every question against every phrase), whose outputs the `eval` task
- * scores beside the closed predictions. Every task is a Deno command line from `sandbox.ts` with
+ * scores beside the closed predictions. A `predictions` model (existing
+ * answers, `config.ts`) has one `eval` task per dataset and nothing else:
+ * it copies the answers into the run folder and scores them with the
+ * dataset kind's metric; a SQuAD set then gets a `prepare` task only for
+ * its article range (no split, when no encoder model is in the run), and
+ * a set of another kind none (its questions are read here, so a bad record
+ * is refused before anything runs).
+ * Every task is a Deno command line from `sandbox.ts` with
  * permissions narrowed to its inputs and its output folder, writes
  * atomically and skips complete files, so running it twice is safe. A task
  * is complete when its output files are (see `complete.ts`).
@@ -29,7 +36,8 @@ import { squadArticles } from "../io/squad.ts";
 import { manifestFiles } from "../encoders/onnx/manifest.ts";
 import { dirOf, displayPath, isFile, normalize } from "./_fs.ts";
 import { DatasetIds, isIdProblem } from "../io/squad_ids.ts";
-import type { ResolvedDataset, ResolvedRunConfig } from "./config.ts";
+import { type ResolvedDataset, type ResolvedRunConfig, SQUAD_KINDS } from "./config.ts";
+import { readQuestions } from "../io/datasets/read.ts";
 import { type RunLayout, runLayout } from "./layout.ts";
 import { partitions } from "./partition.ts";
 import {
@@ -142,6 +150,7 @@ function checkEncoderGrants(
     ...(workDir !== null ? [{ path: workDir, what: "the work folder" }] : []),
   ];
   for (const [mi, m] of config.models.entries()) {
+    if (m.predictions !== undefined) continue;
     for (const ds of config.datasets) {
       for (const half of ["context", "question"] as const) {
         const other = half === "context" ? "question" : "context";
@@ -200,6 +209,76 @@ function checkEncoderGrants(
   return undefined;
 }
 
+/**
+ * Reads the questions of a set that is not SQuAD-shaped (its kind's
+ * reader, `io/datasets/`): their ids, in file order; a bad record is one
+ * {@linkcode InputError} here, before anything runs.
+ */
+export const scanQuestionSet = (ds: ResolvedDataset): Effect.Effect<DatasetScan, InputError> =>
+  Effect.gen(function* () {
+    const questionIds: string[] = [];
+    yield* Stream.runForEach(
+      readQuestions(ds.path, { format: ds.format, lang: ds.lang, fields: ds.fields }),
+      (r) => Effect.sync(() => void questionIds.push(r.id)),
+    ).pipe(
+      Effect.mapError((e) =>
+        e instanceof InputError
+          ? e
+          : new InputError({ file: ds.path, where: `dataset ${ds.abbr}`, message: e.message })
+      ),
+    );
+    return { abbr: ds.abbr, articles: 0, paragraphIds: [], questionIds };
+  });
+
+/** The `eval` task of a predictions model on a dataset: copy its answers in, score them. */
+function predictionsEval(
+  L: RunLayout,
+  denoRun: (grants: Grants, script: string, args: readonly string[]) => string[],
+  model: string,
+  source: string,
+  ds: ResolvedDataset,
+  scan: DatasetScan,
+  o: { readonly deps: readonly string[] },
+): Task {
+  const data = L.data(ds);
+  const pred = L.prediction(model, ds.abbr);
+  const result = L.result(model, ds.abbr);
+  const rows = L.rows(model, ds.abbr);
+  const resDir = result.slice(0, result.lastIndexOf("/"));
+  const predDir = pred.slice(0, pred.lastIndexOf("/"));
+  const other = !SQUAD_KINDS.includes(ds.type) && ds.format !== undefined;
+  return {
+    id: `eval/${model}/${ds.abbr}`,
+    stage: "eval",
+    model,
+    dataset: ds.abbr,
+    part: null,
+    range: null,
+    items: scan.questionIds.length,
+    unit: "questions",
+    argv: denoRun(
+      { read: [data, source, resDir, predDir], write: [resDir, predDir] },
+      "_run_task.ts",
+      [
+        "eval",
+        `--data=${data}`,
+        `--pred=${pred}`,
+        `--from=${source}`,
+        `--out=${result}`,
+        `--rows=${rows}`,
+        ...(other ? [`--format=${ds.format}`] : []),
+        ...(ds.lang !== undefined && !SQUAD_KINDS.includes(ds.type) ? [`--lang=${ds.lang}`] : []),
+        ...(ds.fields !== undefined ? [`--fields=${JSON.stringify(ds.fields)}`] : []),
+      ],
+    ),
+    log: L.log("eval", model, ds.abbr, null),
+    watch: [resDir, predDir],
+    check: { kind: "files", files: [pred, result, rows] },
+    deps: [...o.deps],
+    gres: null,
+  };
+}
+
 /** Options of {@linkcode planRun}. */
 export interface PlanOptions {
   /** The run folder (absolute). */
@@ -252,15 +331,24 @@ export const planRun = (
     const denoRun = (grants: Grants, script: string, args: readonly string[]) =>
       denoRunArgv(`${REPO_ROOT}/pipeline/${script}`, args, grants, { deno });
     const scans: DatasetScan[] = [];
-    for (const ds of config.datasets) scans.push(yield* scanDataset(ds));
+    for (const ds of config.datasets) {
+      scans.push(
+        yield* (SQUAD_KINDS.includes(ds.type) ? scanDataset(ds) : scanQuestionSet(ds)),
+      );
+    }
     const tasks: Task[] = [];
     const size = opts.maxPartitionSize;
     const unique = (ds: ResolvedDataset) => ds.uniqueIds ? ["--unique-ids"] : [];
+    // Encoders read the split; predictions models only the article subset, if any.
+    const encoders = config.models.some((m) => m.predictions === undefined);
+    const hasPrepare = (ds: ResolvedDataset) =>
+      SQUAD_KINDS.includes(ds.type) && (encoders || ds.articles !== null);
     for (const [di, ds] of config.datasets.entries()) {
+      if (!hasPrepare(ds)) continue;
       const scan = scans[di];
       const dir = L.datasetDir(ds.abbr);
       const prepareId = `prepare/${ds.abbr}`;
-      const outs = [L.contextFile(ds.abbr), L.questionFile(ds.abbr)];
+      const outs = encoders ? [L.contextFile(ds.abbr), L.questionFile(ds.abbr)] : [];
       if (ds.articles) outs.unshift(L.data(ds));
       tasks.push({
         id: prepareId,
@@ -280,6 +368,7 @@ export const planRun = (
             `--out=${dir}`,
             ...(ds.articles ? [`--articles=${ds.articles[0]}:${ds.articles[1]}`] : []),
             ...unique(ds),
+            ...(encoders ? [] : ["--subset-only"]),
           ],
         ),
         log: L.log("prepare", null, ds.abbr, null),
@@ -302,6 +391,12 @@ export const planRun = (
       for (const [di, ds] of config.datasets.entries()) {
         const scan = scans[di];
         const prepareId = `prepare/${ds.abbr}`;
+        if (m.predictions !== undefined) {
+          tasks.push(predictionsEval(L, denoRun, m.abbr, m.predictions[ds.abbr], ds, scan, {
+            deps: hasPrepare(ds) ? [prepareId] : [],
+          }));
+          continue;
+        }
         const encodeIds: string[] = [];
         for (const half of ["context", "question"] as const) {
           const stage: Stage = half === "context" ? "encode_context" : "encode_question";

@@ -60,18 +60,73 @@ export const BemOptionsSchema = Schema.Struct({
   report: Schema.optionalKey(Schema.Literals(["accuracy", "score"])),
 });
 
-/** A dataset: a SQuAD v1.1 file and how to read and score it. */
+/**
+ * The kind of a dataset, which says how it is read and scored:
+ * `squad` (SQuAD v1.1, the default), `squad2` (SQuAD v2.0), `mrqa`
+ * (MRQA 2019 JSONL), `xquad` / `mlqa` (SQuAD-shaped, MLQA's per-language
+ * rules), `open` (open-domain question sets: DPR CSV/TSV, CuratedTREC
+ * regexes, NQ-open/TriviaQA JSONL; top-1 EM/F1) and `jsonl` (a generic
+ * JSONL/CSV/TSV set read with a field map, scored as `open`).
+ */
+export const DatasetKind = Schema.Literals([
+  "squad",
+  "squad2",
+  "mrqa",
+  "xquad",
+  "mlqa",
+  "open",
+  "jsonl",
+]);
+
+/** The field map of a generic `jsonl`/`csv`/`tsv` question set (`FieldMap` of `io/datasets/`). */
+export const FieldMapSchema = Schema.Struct({
+  /** Field of the question id (without it questions are numbered from 0). */
+  id: Schema.optionalKey(Schema.String),
+  /** Field of the question text. */
+  question: Schema.String,
+  /** Field of the gold answers (a string or a list of strings). */
+  answers: Schema.optionalKey(Schema.String),
+  /** Field of the paragraph text. */
+  context: Schema.optionalKey(Schema.String),
+  /** Field of the paragraph id. */
+  paragraphId: Schema.optionalKey(Schema.String),
+  /** Field of the title. */
+  title: Schema.optionalKey(Schema.String),
+  /** Field of the language code. */
+  lang: Schema.optionalKey(Schema.String),
+  /** Field of the no-answer flag. */
+  noAnswer: Schema.optionalKey(Schema.String),
+});
+
+/** A dataset: a question set and how to read and score it. */
 export const DatasetSchema = Schema.Struct({
   /** Short unique name (folder and table name): letters, digits, `._+-`. */
   abbr: Abbr,
-  /** Reader: only `"squad"` (SQuAD v1.1 JSON, `.json` or `.json.gz`). */
-  type: Schema.optionalKey(Schema.Literal("squad")),
+  /**
+   * Its kind (default `"squad"`): how it is read and which metric its eval
+   * task applies (`squad`, `squad2`: the official SQuAD script; the others:
+   * their official metric, `metrics/qa_eval.ts`). Encoder models run on
+   * `squad` sets only; every kind takes `type: "predictions"` models.
+   */
+  type: Schema.optionalKey(DatasetKind),
+  /**
+   * The file format as `evaluate --format` names it (`dpr`, `trec`, `open`,
+   * `csv`, `tsv`, ...), when the file's own shape does not say it; it must
+   * be a format of the dataset's `type`.
+   */
+  format: Schema.optionalKey(Schema.String),
+  /** The language of an `xquad`/`mlqa` set (default: from its file name); a label elsewhere. */
+  lang: Schema.optionalKey(Schema.String),
   /** The data file. */
   path: PathLike,
+  /** An `open` set's passage corpus (checked to exist; kept in the resolved config). */
+  corpus: Schema.optionalKey(PathLike),
   /** Reader options. */
   reader: Schema.optionalKey(Schema.Struct({
-    /** Only the articles with index in `[start, end)` (0-based). */
+    /** Only the articles with index in `[start, end)` (0-based; `squad`/`squad2`). */
     articles: Schema.optionalKey(Schema.Tuple([NonNegInt, NonNegInt])),
+    /** The field map of a `jsonl` set (and of an `open` set in a generic CSV/TSV). */
+    fields: Schema.optionalKey(FieldMapSchema),
   })),
   /**
    * Rename repeated article titles (`<title>#2`, ...; the rule is in
@@ -110,10 +165,25 @@ export const BatchSizesSchema = Schema.Struct({
   question: Schema.optionalKey(PosInt),
 });
 
-/** A model: a registered encoder (or an ONNX manifest) and how to run it. */
+/**
+ * A model: a registered encoder (or an ONNX manifest) and how to run it, or
+ * (`type: "predictions"`) answers that already exist: a generative
+ * reader's, an API's or an earlier run's, scored without running anything.
+ */
 export const ModelSchema = Schema.Struct({
   /** Short unique name (folder and table name): letters, digits, `._+-`. */
   abbr: Abbr,
+  /**
+   * `"encoder"` (the default: `encoder` or `onnx` runs) or `"predictions"`
+   * (`predictions` names the answers; no other field applies).
+   */
+  type: Schema.optionalKey(Schema.Literals(["encoder", "predictions"])),
+  /**
+   * A predictions model's answers (`{id: answer}` JSON): a folder holding
+   * `<dataset abbr>.json` for each dataset of the run, or one file when the
+   * run has a single dataset.
+   */
+  predictions: Schema.optionalKey(PathLike),
   /** A registered encoder name (`ENCODER_NAMES` in `encoders/registry.ts`). */
   encoder: Schema.optionalKey(Schema.String),
   /**

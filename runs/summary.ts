@@ -5,6 +5,14 @@
  * open search's columns too (open EM/F1, k, top-k EM/F1, paragraph
  * recall@k, MRR@k; `-` for a dataset without it).
  *
+ * Dataset kinds (a dataset's `type`): EM and F1 are each kind's own metric
+ * (SQuAD v1.1/v2.0's script, MRQA's, MLQA's in the set's language, top-1
+ * for open sets; F1 is `-` for regex answers, which have none). When a
+ * dataset is not `squad` the table gains a `kind` column, and a group per
+ * kind that has more: `squad2` HasAns EM / NoAns EM, `xquad`/`mlqa` the
+ * language (`-` in the rows of other kinds). A run of `squad` sets only
+ * has the table it always had.
+ *
  * The intervals are paired bootstrap percentile intervals
  * (`metrics/stats` {@linkcode pairedBootstrap}, B = {@linkcode SUMMARY_RESAMPLES},
  * seed {@linkcode SUMMARY_SEED}) of the mean over the per-question rows the
@@ -22,6 +30,7 @@ import { pairedBootstrap } from "../metrics/stats/bootstrap.ts";
 import { runLayout } from "./layout.ts";
 import { textTable } from "./table.ts";
 import type { Plan } from "./task.ts";
+import type { DatasetKind } from "./config.ts";
 
 /** Resamples of the summary's bootstrap intervals. */
 export const SUMMARY_RESAMPLES = 1000;
@@ -54,6 +63,16 @@ export interface SummaryRow {
    * `open`): `undefined` when not configured, `null` when missing.
    */
   readonly open?: OpenSummary | null;
+  /**
+   * The dataset's kind (`squad`, `squad2`, `mrqa`, `xquad`, `mlqa`, `open`,
+   * `jsonl`); absent: `squad`. When any row is not `squad` the table gains
+   * a `kind` column and the groups of the kinds present.
+   */
+  readonly kind?: DatasetKind;
+  /** SQuAD v2.0's HasAns/NoAns EM (`squad2` rows; `null` when missing). */
+  readonly v2?: { readonly hasAnsEm: number | null; readonly noAnsEm: number | null } | null;
+  /** The language an `xquad`/`mlqa` row was scored in. */
+  readonly lang?: string;
 }
 
 /** The open columns of a summary row (see {@linkcode SummaryRow.open}). */
@@ -111,9 +130,28 @@ export function formatSummary(rows: readonly SummaryRow[]): {
       : [o.em, o.f1, o.k, o.topkEm, o.topkF1, o.paragraphRecall].map((v, i) =>
         i === 2 ? String(v) : f(v)
       ).concat(f === String ? String(o.mrr) : o.mrr.toFixed(4));
+  // Dataset kinds beyond SQuAD v1.1: a kind column, then one group per kind that has one.
+  const withKind = rows.some((r) => r.kind !== undefined && r.kind !== "squad");
+  const withV2 = rows.some((r) => r.kind === "squad2");
+  const withLang = rows.some((r) => r.kind === "mlqa" || r.kind === "xquad");
+  const kindHead = [
+    ...(withV2 ? ["HasAns EM", "NoAns EM"] : []),
+    ...(withLang ? ["lang"] : []),
+  ];
+  const kindCells = (r: SummaryRow, f: (v: number | null | undefined) => string) => [
+    ...(withV2
+      ? r.kind !== "squad2"
+        ? ["-", "-"]
+        : r.v2 == null
+        ? ["n/a", "n/a"]
+        : [f(r.v2.hasAnsEm), f(r.v2.noAnsEm)]
+      : []),
+    ...(withLang ? [r.kind === "mlqa" || r.kind === "xquad" ? r.lang ?? "n/a" : "-"] : []),
+  ];
   const head = [
     "dataset",
     "model",
+    ...(withKind ? ["kind"] : []),
     "EM",
     "EM 95% CI",
     "F1",
@@ -121,6 +159,7 @@ export function formatSummary(rows: readonly SummaryRow[]): {
     "BEM",
     "BEM 95% CI",
     ...(withOpen ? openHead : []),
+    ...kindHead,
   ];
   const fmt = (v: number | null | undefined) =>
     v === undefined ? "-" : v === null ? "n/a" : v.toFixed(2);
@@ -131,38 +170,50 @@ export function formatSummary(rows: readonly SummaryRow[]): {
     !configured ? "-" : !v ? "n/a" : `[${v[0].toFixed(2)}, ${v[1].toFixed(2)}]`;
   const ciRaw = (v: Ci | null | undefined, configured: boolean) =>
     !configured ? ["-", "-"] : !v ? ["n/a", "n/a"] : [String(v[0]), String(v[1])];
+  // F1 of regex answers (CuratedTREC) does not exist: "-", as an unconfigured metric.
+  const noF1 = (r: SummaryRow) => r.em !== null && r.f1 === null && r.kind !== undefined;
   const cells = rows.map((r) => [
     r.dataset,
     r.model,
+    ...(withKind ? [r.kind ?? "squad"] : []),
     fmt(r.em),
     ci(r.emCi, true),
-    fmt(r.f1),
-    ci(r.f1Ci, true),
+    noF1(r) ? "-" : fmt(r.f1),
+    ci(r.f1Ci, !noF1(r)),
     fmt(r.bem),
     ci(r.bemCi, r.bem !== undefined),
     ...openCells(r.open, (v) => v.toFixed(2)),
+    ...kindCells(r, fmt),
   ]);
   const txt = textTable(head, cells).join("\n") + "\n";
   const md = [
     `| ${head.join(" | ")} |`,
-    `| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |${withOpen ? " ---: |".repeat(7) : ""}`,
+    `| --- | --- |${withKind ? " --- |" : ""} ---: | ---: | ---: | ---: | ---: | ---: |${
+      withOpen ? " ---: |".repeat(7) : ""
+    }${withV2 ? " ---: | ---: |" : ""}${withLang ? " --- |" : ""}`,
     ...cells.map((c) => `| ${c.join(" | ")} |`),
   ].join("\n") + "\n";
   const csvCell = (s: string) => /[",\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-  const csvHead = "dataset,model,em,em_low,em_high,f1,f1_low,f1_high,bem,bem_low,bem_high" +
-    (withOpen ? ",open_em,open_f1,top_k,top_k_em,top_k_f1,paragraph_recall,mrr" : "");
+  const csvHead =
+    `dataset,model,${
+      withKind ? "kind," : ""
+    }em,em_low,em_high,f1,f1_low,f1_high,bem,bem_low,bem_high` +
+    (withOpen ? ",open_em,open_f1,top_k,top_k_em,top_k_f1,paragraph_recall,mrr" : "") +
+    (withV2 ? ",has_ans_em,no_ans_em" : "") + (withLang ? ",lang" : "");
   const csv = [csvHead].concat(
     rows.map((r) =>
       [
         r.dataset,
         r.model,
+        ...(withKind ? [r.kind ?? "squad"] : []),
         raw(r.em),
         ...ciRaw(r.emCi, true),
-        raw(r.f1),
-        ...ciRaw(r.f1Ci, true),
+        noF1(r) ? "-" : raw(r.f1),
+        ...ciRaw(r.f1Ci, !noF1(r)),
         raw(r.bem),
         ...ciRaw(r.bemCi, r.bem !== undefined),
         ...openCells(r.open, String),
+        ...kindCells(r, raw),
       ].map(csvCell).join(",")
     ),
   ).join("\n") + "\n";
@@ -172,7 +223,7 @@ export function formatSummary(rows: readonly SummaryRow[]): {
 /** The per-question scores of a rows file, or `null` when it is missing or unreadable. */
 function readRowScores(
   file: string,
-): { em: Float64Array; f1: Float64Array; bem: Float64Array | null } | null {
+): { em: Float64Array; f1: Float64Array | null; bem: Float64Array | null } | null {
   let text: string;
   try {
     text = Deno.readTextFileSync(file);
@@ -182,6 +233,7 @@ function readRowScores(
   const em: number[] = [];
   const f1: number[] = [];
   const bem: number[] = [];
+  let noF1 = 0;
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
     let r: { em?: unknown; f1?: unknown; bem?: unknown };
@@ -190,15 +242,17 @@ function readRowScores(
     } catch {
       return null;
     }
-    if (typeof r.em !== "number" || typeof r.f1 !== "number") return null;
+    // `f1: null`: regex answers (CuratedTREC), which have EM only.
+    if (typeof r.em !== "number" || (typeof r.f1 !== "number" && r.f1 !== null)) return null;
     em.push(r.em);
-    f1.push(r.f1);
+    if (r.f1 === null) noF1++;
+    else f1.push(r.f1);
     if (typeof r.bem === "number") bem.push(r.bem);
   }
   if (em.length === 0) return null;
   return {
     em: Float64Array.from(em),
-    f1: Float64Array.from(f1),
+    f1: noF1 === 0 ? Float64Array.from(f1) : null,
     bem: bem.length === em.length ? Float64Array.from(bem) : null,
   };
 }
@@ -217,6 +271,14 @@ function readRowScores(
 export function summaryInterval(scores: ArrayLike<number>): Ci {
   const r = pairedBootstrap([scores], { resamples: SUMMARY_RESAMPLES, seed: SUMMARY_SEED });
   return [100 * r.systems[0].low, 100 * r.systems[0].high];
+}
+
+/** The HasAns/NoAns EM of a SQuAD v2.0 result file, or `null` when it has none. */
+function v2Of(r: Record<string, unknown> | null): SummaryRow["v2"] {
+  const v = r?.v2 as Record<string, unknown> | undefined;
+  if (typeof v !== "object" || v === null) return null;
+  const n = (k: string) => typeof v[k] === "number" ? v[k] as number : null;
+  return { hasAnsEm: n("has_ans_exact_match"), noAnsEm: n("no_ans_exact_match") };
 }
 
 /** The open columns of a result file, or `null` when it has none. */
@@ -273,9 +335,12 @@ export function readSummary(plan: Plan): SummaryRow[] {
         f1: num("f1"),
         bem: withBem ? num("bem") : undefined,
         emCi: scores ? summaryInterval(scores.em) : null,
-        f1Ci: scores ? summaryInterval(scores.f1) : null,
+        f1Ci: scores?.f1 ? summaryInterval(scores.f1) : null,
         bemCi: !withBem ? undefined : bemScores ? summaryInterval(bemScores) : null,
         ...(ds.open !== undefined ? { open: openOf(r) } : {}),
+        ...(ds.type !== undefined && ds.type !== "squad" ? { kind: ds.type } : {}),
+        ...(ds.type === "squad2" ? { v2: v2Of(r) } : {}),
+        ...(typeof r?.lang === "string" ? { lang: r.lang } : {}),
       });
     }
   }

@@ -13,20 +13,36 @@
  *   pass (`runs/layout.ts`) to ROWS, atomically, before R. With
  *   `--open-pred P2 --topk T` (a dataset's `open` option), the open search's
  *   top-1 EM/F1 and top-k metrics go in R's `open` and each row gets the
- *   question's open fields (`metrics/open.ts`).
+ *   question's open fields (`metrics/open.ts`). A SQuAD v2.0 set's result
+ *   adds `rules: "v2.0"` and `v2` (HasAns/NoAns). With `--format F` (a
+ *   dataset kind other than SQuAD) the set is scored with F's official
+ *   metric (`metrics/qa_eval.ts`, `evaluate --format F`'s numbers; `f1`
+ *   `null` for regex answers) and the rows hold each question's scores of
+ *   that metric. With `--from A` (a predictions model) A is first copied to
+ *   P, atomically.
+ * - `prepare ... --subset-only`: the article subset `DIR/data.json` only.
  *
  * The command line of both is `pipeline/_run_task.ts`, which the plans
  * name as a script (`runs/plan.ts`).
  *
  * @module
  */
-import { Effect } from "effect";
+import { Effect, Stream } from "effect";
 import { FileError } from "../io/errors.ts";
 import { openAtomicWriter } from "../io/source.ts";
 import { split } from "../io/squad_split.ts";
 import { writeArticleSubset } from "../io/squad_subset.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { type OpenMetrics, openScores } from "../metrics/open.ts";
+import { scoreQuestionSet } from "../metrics/qa_eval.ts";
+import { mrqaScores } from "../metrics/mrqa.ts";
+import { mlqaScores } from "../metrics/mlqa.ts";
+import { openAnswerScores } from "../metrics/open_answers.ts";
+import type { SquadV2Result } from "../metrics/squad.ts";
+import { readPredictions } from "../io/predictions.ts";
+import { readQuestions } from "../io/datasets/read.ts";
+import type { DatasetFormat } from "../io/datasets/detect.ts";
+import type { FieldMap, QaRecord } from "../io/datasets/types.ts";
 
 const fsDo = <A>(file: string, f: () => Promise<A>) =>
   Effect.tryPromise({
@@ -44,6 +60,12 @@ export interface PrepareOptions {
   readonly articles?: readonly [number, number];
   /** Rename repeated article titles in the split (`io/squad_ids.ts`) instead of refusing them. */
   readonly uniqueIds?: boolean;
+  /**
+   * Write only the article subset `DIR/data.json`, no split (no encoder
+   * reads the set: the run's models are all predictions models); the result
+   * then counts articles only (`paragraphs` and `questions` are 0).
+   */
+  readonly subsetOnly?: boolean;
 }
 
 /**
@@ -69,7 +91,12 @@ export const prepareDataset = (opts: PrepareOptions) =>
     let data = opts.data;
     if (opts.articles) {
       data = `${opts.out}/data.json`;
-      yield* writeArticleSubset({ data: opts.data, out: data, articles: opts.articles });
+      const sub = yield* writeArticleSubset({
+        data: opts.data,
+        out: data,
+        articles: opts.articles,
+      });
+      if (opts.subsetOnly) return { articles: sub, paragraphs: 0, questions: 0 };
     }
     return yield* split({
       data,
@@ -81,10 +108,26 @@ export const prepareDataset = (opts: PrepareOptions) =>
 
 /** Options of {@linkcode evalPredictions}. */
 export interface EvalOptions {
-  /** The SQuAD dataset. */
+  /** The dataset (SQuAD unless `format` names another kind's format). */
   readonly data: string;
   /** The predictions. */
   readonly pred: string;
+  /**
+   * A predictions model's answer file: copied to `pred` (atomically) before
+   * scoring, so the run folder holds what it scored where every run does.
+   */
+  readonly from?: string;
+  /**
+   * The dataset's format when it is not SQuAD's (`mrqa`, `xquad`, `mlqa`,
+   * `dpr`, `trec`, `open`, `jsonl`, `csv`, `tsv`): scored with that
+   * format's official metric (`metrics/qa_eval.ts`); absent: SQuAD v1.1 or
+   * v2.0 (from the file's `version`).
+   */
+  readonly format?: DatasetFormat;
+  /** The language of an XQuAD/MLQA set (default: from its file name). */
+  readonly lang?: string;
+  /** The field map of a generic `jsonl`/`csv`/`tsv` set. */
+  readonly fields?: FieldMap;
   /** The result file to write. */
   readonly out: string;
   /**
@@ -121,12 +164,34 @@ export interface OpenRecord extends OpenMetrics {
   readonly answered: number;
 }
 
+/** SQuAD v2.0's breakdown of a result file: answerable and unanswerable questions. */
+export interface V2Record {
+  /** EM on the questions with an answer (0..100). */
+  readonly has_ans_exact_match: number | null;
+  /** F1 on the questions with an answer (0..100). */
+  readonly has_ans_f1: number | null;
+  /** Questions with an answer. */
+  readonly has_ans_total: number;
+  /** EM on the questions without one (0..100). */
+  readonly no_ans_exact_match: number | null;
+  /** Questions without an answer. */
+  readonly no_ans_total: number;
+}
+
 /** A result file. */
 export interface EvalRecord {
-  /** Official SQuAD v1.1 exact match (0..100). */
+  /** Official exact match of the dataset's metric (0..100). */
   readonly exact_match: number;
-  /** Official SQuAD v1.1 F1 (0..100). */
-  readonly f1: number;
+  /** Official F1 (0..100); `null` for regex answers (CuratedTREC), which have none. */
+  readonly f1: number | null;
+  /** The rules that scored it, when not SQuAD v1.1 (`v2.0`, `MRQA`, `MLQA`, `open-domain`). */
+  readonly rules?: "v2.0" | "MRQA" | "MLQA" | "open-domain";
+  /** The format read, when not SQuAD's. */
+  readonly format?: DatasetFormat;
+  /** The language an XQuAD/MLQA set was scored in. */
+  readonly lang?: string;
+  /** SQuAD v2.0's HasAns/NoAns numbers. */
+  readonly v2?: V2Record;
   /** BEM accuracy or score (0..100), when configured. */
   readonly bem?: number;
   /** The whole BEM summary (as `evaluate --bem` prints it), when configured. */
@@ -155,7 +220,7 @@ export interface EvalRecord {
  * const r = await Effect.runPromise(evalPredictions({
  *   data: `${dir}/d.json`, pred: `${dir}/p.json`, out: `${dir}/r.json`,
  * }));
- * if (r.exact_match !== 0 || Math.abs(r.f1 - 200 / 3) > 1e-9 || r.answered !== 1) {
+ * if (r.exact_match !== 0 || Math.abs((r.f1 ?? 0) - 200 / 3) > 1e-9 || r.answered !== 1) {
  *   throw new Error(JSON.stringify(r));
  * }
  * await Deno.remove(dir, { recursive: true });
@@ -163,6 +228,17 @@ export interface EvalRecord {
  */
 export const evalPredictions = (opts: EvalOptions) =>
   Effect.gen(function* () {
+    if (opts.from !== undefined) {
+      const from = opts.from;
+      yield* fsDo(opts.pred, async () => {
+        const w = await openAtomicWriter(opts.pred);
+        await w.write(await Deno.readTextFile(from));
+        await w.commit();
+      });
+    }
+    if (opts.format !== undefined && opts.format !== "squad" && opts.format !== "squad2") {
+      return yield* evalQuestionSet({ ...opts, format: opts.format });
+    }
     const open = opts.open === undefined ? undefined : yield* openScores({
       data: opts.data,
       predictions: opts.open.pred,
@@ -186,6 +262,9 @@ export const evalPredictions = (opts: EvalOptions) =>
           bem_summary: { ...bem },
         }
         : {}),
+      ...(s.rules === "v2.0"
+        ? { rules: "v2.0" as const, v2: v2Of(s.result as SquadV2Result) }
+        : {}),
       total: s.questions,
       answered: "answered" in s.result ? s.result.answered : 0,
       ...(open !== undefined
@@ -205,5 +284,89 @@ export const evalPredictions = (opts: EvalOptions) =>
       await w.write(text);
       await w.commit();
     });
+    return record;
+  });
+
+/** The HasAns/NoAns numbers of a SQuAD v2.0 result. */
+function v2Of(r: SquadV2Result): V2Record {
+  return {
+    has_ans_exact_match: r.HasAns_exact ?? null,
+    has_ans_f1: r.HasAns_f1 ?? null,
+    has_ans_total: r.HasAns_total ?? 0,
+    no_ans_exact_match: r.NoAns_exact ?? null,
+    no_ans_total: r.NoAns_total ?? 0,
+  };
+}
+
+const writeAtomic = (file: string, text: string) =>
+  fsDo(file, async () => {
+    const w = await openAtomicWriter(file);
+    await w.write(text);
+    await w.commit();
+  });
+
+/**
+ * A question set that is not SQuAD-shaped: the numbers of
+ * `scoreQuestionSet` (what `evaluate DATA PRED --format F` prints), and one
+ * row per question (`id`, `prediction`, `reference: null`, `golds`, `em`,
+ * `f1`: the same per-question scores the metric sums; `f1` is `null` for
+ * regex answers), rows first, then the result.
+ */
+const evalQuestionSet = (opts: EvalOptions & { readonly format: DatasetFormat }) =>
+  Effect.gen(function* () {
+    const q = yield* scoreQuestionSet({
+      data: opts.data,
+      predictions: opts.pred,
+      format: opts.format,
+      lang: opts.lang,
+      fields: opts.fields,
+    });
+    const records: QaRecord[] = [];
+    yield* Stream.runForEach(
+      readQuestions(opts.data, { format: opts.format, lang: opts.lang, fields: opts.fields }),
+      (r) => Effect.sync(() => void records.push(r)),
+    );
+    const lang = opts.lang ?? records[0]?.lang;
+    if (opts.rows !== undefined) {
+      const preds = yield* readPredictions(opts.pred);
+      const regex = q.format === "trec" || records.some((r) => r.regex === true);
+      const lines: string[] = [];
+      for (const r of records) {
+        const p = preds.get(r.id);
+        let em = 0;
+        let f1: number | null = 0;
+        if (q.rules === "open-domain") {
+          const sc = openAnswerScores(p === undefined ? [] : [p], r.answers, { regex, k: 1 });
+          em = sc?.emTop1 ?? 0;
+          f1 = regex ? null : sc?.f1Top1 ?? 0;
+        } else if (p !== undefined) {
+          const sc = q.rules === "MRQA"
+            ? mrqaScores(p, r.answers)
+            : mlqaScores(p, r.answers, lang ?? "");
+          em = sc?.em ?? 0;
+          f1 = sc?.f1 ?? 0;
+        }
+        lines.push(JSON.stringify({
+          kind: "score",
+          id: r.id,
+          prediction: p ?? null,
+          reference: null,
+          golds: r.answers,
+          em,
+          f1,
+        }));
+      }
+      yield* writeAtomic(opts.rows, lines.join("\n") + "\n");
+    }
+    const record: EvalRecord = {
+      exact_match: q.exact_match,
+      f1: q.f1,
+      rules: q.rules,
+      format: q.format,
+      ...(q.rules === "MLQA" && lang !== undefined ? { lang } : {}),
+      total: q.questions,
+      answered: q.questions - q.unanswered,
+    };
+    yield* writeAtomic(opts.out, JSON.stringify(record) + "\n");
     return record;
   });
