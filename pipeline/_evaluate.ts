@@ -8,7 +8,7 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import { FileError, InputError } from "../io/errors.ts";
+import { type FileError, InputError } from "../io/errors.ts";
 import { type DatasetFormat, detectFormat, parseFormatName } from "../io/datasets/detect.ts";
 import { refuseAliases } from "../io/paths.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
