@@ -7,6 +7,16 @@
  * valid UTF-8; errors name the byte offset. Nesting is bounded by
  * {@linkcode MAX_JSON_DEPTH}.
  *
+ * Speed: an element of the streamed array that is an object of at most
+ * {@linkcode FAST_ITEM_BYTES} is found by a byte scan (strings, escapes,
+ * brackets) and handed whole to the native `JSON.parse` when that gives
+ * exactly the value the streaming tokenizer would (no number but a small
+ * integer, no key that is an integer or holds an escape, no `"__proto__"`,
+ * within the nesting bound, valid JSON). Any other element, and any element
+ * with a problem, goes through the streaming tokenizer, which names it: the
+ * events, values and errors are the same either way, and memory stays
+ * bounded by the largest element.
+ *
  * @module
  */
 import { Tokenizer, TokenType } from "@streamparser/json";
@@ -73,6 +83,24 @@ export class JsonSyntaxError extends Error {
 }
 
 const SAFE_INT = /^-?(?:0|[1-9][0-9]{0,14})$/;
+
+/**
+ * The largest element of the streamed array read by the fast path (8 MiB):
+ * a larger one streams through the tokenizer, as every element did before.
+ */
+export const FAST_ITEM_BYTES = 8 << 20;
+
+/** Thrown out of the tokenizer to hand the bytes from `at` on to the fast scan. */
+class ToScan {
+  constructor(readonly at: number) {}
+}
+
+/** The private fields of @streamparser/json 0.0.26's Tokenizer that resuming it sets. */
+interface TokenizerPosition {
+  state: number;
+  offset: number;
+  streamByteLength: number;
+}
 
 class RawNumberTokenizer extends Tokenizer {
   constructor() {
@@ -153,6 +181,7 @@ export class JsonEventDecoder {
   #rootKeys = new Set<string>();
 
   readonly #repeatKeys: boolean;
+  readonly #fast: boolean;
   readonly #maxString: number;
   readonly #maxStringWhy: string;
   /** The string being read, if any: where it began, its bytes so far, an escape pending. */
@@ -160,6 +189,32 @@ export class JsonEventDecoder {
   #escape = false;
   #stringStart = 0;
   #stringBytes = 0;
+
+  /** The fast scan reads the streamed array now (between or inside its elements). */
+  #scanning = false;
+  /** Inside an element (`true`) or between elements. */
+  #inItem = false;
+  /** Between elements: an element was just read (a `,` or `]` comes next). */
+  #afterItem = false;
+  /** The element being scanned: where it began, its bytes so far, its state. */
+  #itemStart = 0;
+  #itemParts: Uint8Array[] = [];
+  #itemBytes = 0;
+  #depth = 0;
+  #sInString = false;
+  #sEscape = false;
+  /** The string being read: only digits so far, not empty, with an escape. */
+  #strDigits = false;
+  #strAny = false;
+  #strEscaped = false;
+  /** The same of the string last read (a key when a `:` follows). */
+  #lastDigits = false;
+  #lastEscaped = false;
+  /** A number being read, its text so far ("" when none). */
+  #number = "";
+  /** The element needs the tokenizer (see the module doc). */
+  #unsafe = false;
+  #itemText = new TextDecoder("utf-8", { ignoreBOM: true });
 
   /**
    * @param arrayKey the top-level key whose array elements are streamed
@@ -169,6 +224,8 @@ export class JsonEventDecoder {
    *   string (key or value) of more bytes in the input, quotes aside, is
    *   refused at its first byte before more of it is held (default: no
    *   limit); `maxStringWhy` ends that message (which limit it is).
+   *   `fastItems: false` reads every element with the tokenizer (the
+   *   module doc's fast path is off; the events are the same).
    */
   constructor(
     readonly arrayKey: string,
@@ -176,8 +233,10 @@ export class JsonEventDecoder {
       readonly repeatedKeys?: boolean;
       readonly maxStringBytes?: number;
       readonly maxStringWhy?: string;
+      readonly fastItems?: boolean;
     } = {},
   ) {
+    this.#fast = options.fastItems !== false;
     this.#repeatKeys = options.repeatedKeys === true;
     this.#maxString = options.maxStringBytes ?? Infinity;
     this.#maxStringWhy = options.maxStringWhy ?? "";
@@ -191,10 +250,19 @@ export class JsonEventDecoder {
   push(chunk: Uint8Array): JsonEvent[] {
     this.#checkUtf8(chunk, false);
     if (this.#maxString !== Infinity) this.#checkStrings(chunk);
-    try {
-      this.#tok.write(chunk);
-    } catch (e) {
-      throw this.#wrap(e);
+    const base = this.#bytes;
+    let i = this.#scanning ? this.#scan(chunk, 0, base) : 0;
+    while (i < chunk.byteLength) {
+      try {
+        this.#tok.write(i === 0 ? chunk : chunk.subarray(i));
+        i = chunk.byteLength;
+      } catch (e) {
+        if (!(e instanceof ToScan)) throw this.#wrap(e);
+        this.#scanning = true;
+        this.#inItem = false;
+        this.#afterItem = false;
+        i = this.#scan(chunk, e.at - base, base);
+      }
     }
     this.#bytes += chunk.byteLength;
     const out = this.#out;
@@ -205,6 +273,12 @@ export class JsonEventDecoder {
   /** Signals the end of input; returns the last events. */
   end(): JsonEvent[] {
     this.#checkUtf8(new Uint8Array(0), true);
+    if (this.#scanning) {
+      // The file ends in the streamed array: the tokenizer says how.
+      this.#scanning = false;
+      if (this.#inItem) this.#tokenizeItem();
+      else this.#resume(this.#bytes);
+    }
     try {
       this.#tok.end();
     } catch (e) {
@@ -220,6 +294,185 @@ export class JsonEventDecoder {
     const out = this.#out;
     this.#out = [];
     return out;
+  }
+
+  /** Makes the tokenizer go on at byte `at` (it was left between two tokens). */
+  #resume(at: number): void {
+    const t = this.#tok as unknown as TokenizerPosition;
+    t.state = 0; // START: between tokens
+    t.offset = at - 1;
+    t.streamByteLength = at;
+  }
+
+  /** The element scanned so far, as one byte array. */
+  #itemBytesJoined(): Uint8Array {
+    const parts = this.#itemParts;
+    if (parts.length === 1) return parts[0];
+    const all = new Uint8Array(this.#itemBytes);
+    let off = 0;
+    for (const p of parts) {
+      all.set(p, off);
+      off += p.byteLength;
+    }
+    return all;
+  }
+
+  /** Hands the element scanned so far to the tokenizer (which goes on reading it). */
+  #tokenizeItem(): void {
+    const bytes = this.#itemBytesJoined();
+    this.#itemParts = [];
+    this.#inItem = false;
+    this.#resume(this.#itemStart);
+    try {
+      this.#tok.write(bytes);
+    } catch (e) {
+      // The element ends where the scan ended it: no `,` of the array is within it.
+      throw this.#wrap(e);
+    }
+  }
+
+  /** The element just scanned is complete: its value, by JSON.parse or by the tokenizer. */
+  #itemDone(): void {
+    this.#afterItem = true;
+    let value: PyJson | undefined;
+    if (!this.#unsafe) {
+      const text = this.#itemText.decode(this.#itemBytesJoined());
+      if (!text.includes('"__proto__"')) {
+        try {
+          value = JSON.parse(text) as PyJson;
+        } catch {
+          value = undefined;
+        }
+      }
+    }
+    if (value === undefined) return this.#tokenizeItem();
+    this.#itemParts = [];
+    this.#inItem = false;
+    this.#sawToken = true;
+    const top = this.#stack[this.#stack.length - 1];
+    this.#expectValue(top, this.#itemStart, TokenType.LEFT_BRACE);
+    this.#attach(top, value, this.#itemStart);
+  }
+
+  /**
+   * The fast scan of the streamed array, from `chunk[from]` (`base`: the
+   * chunk's offset in the input). Returns where the tokenizer takes over
+   * (the chunk's length when it does not).
+   */
+  #scan(chunk: Uint8Array, from: number, base: number): number {
+    const n = chunk.byteLength;
+    let i = from;
+    while (i < n) {
+      if (!this.#inItem) {
+        const b = chunk[i];
+        if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) {
+          i++;
+          continue;
+        }
+        if (this.#afterItem && b === 0x2c) {
+          // `,` between elements: what the tokenizer would do with it.
+          this.#afterItem = false;
+          this.#stack[this.#stack.length - 1].state = S.Value;
+          i++;
+          continue;
+        }
+        if (this.#afterItem || b !== 0x7b) {
+          // `]`, an element not an object, or bad input: the tokenizer's.
+          this.#scanning = false;
+          this.#afterItem = false;
+          this.#resume(base + i);
+          return i;
+        }
+        this.#inItem = true;
+        this.#itemStart = base + i;
+        this.#itemParts = [];
+        this.#itemBytes = 0;
+        this.#depth = 0;
+        this.#sInString = this.#sEscape = false;
+        this.#lastDigits = this.#lastEscaped = false;
+        this.#number = "";
+        this.#unsafe = false;
+      }
+      const end = this.#scanItem(chunk, i);
+      const piece = chunk.subarray(i, end < 0 ? n : end + 1);
+      this.#itemParts.push(end < 0 ? piece.slice() : piece);
+      this.#itemBytes += piece.byteLength;
+      if (end >= 0) {
+        this.#itemDone();
+        i = end + 1;
+      } else {
+        if (this.#itemBytes > FAST_ITEM_BYTES) {
+          // Too large to hold twice: the tokenizer reads it, as any element before.
+          this.#tokenizeItem();
+          this.#scanning = false;
+        }
+        return n;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Scans the element from `chunk[from]`; returns the index of its closing
+   * bracket, or -1 when it goes on past the chunk.
+   */
+  #scanItem(chunk: Uint8Array, from: number): number {
+    const n = chunk.byteLength;
+    let inString = this.#sInString, escape = this.#sEscape, depth = this.#depth;
+    let num = this.#number;
+    const limit = MAX_JSON_DEPTH - this.#stack.length;
+    for (let i = from; i < n; i++) {
+      const b = chunk[i];
+      if (inString) {
+        if (escape) escape = false;
+        else if (b === 0x5c) {
+          escape = true;
+          this.#strEscaped = true;
+        } else if (b === 0x22) {
+          inString = false;
+          this.#lastDigits = this.#strDigits && this.#strAny;
+          this.#lastEscaped = this.#strEscaped;
+          continue;
+        } else if (b < 0x30 || b > 0x39) this.#strDigits = false;
+        this.#strAny = true;
+        continue;
+      }
+      if (num !== "") {
+        if (
+          (b >= 0x30 && b <= 0x39) || b === 0x2e || b === 0x65 || b === 0x45 || b === 0x2b ||
+          b === 0x2d
+        ) {
+          num += String.fromCharCode(b);
+          continue;
+        }
+        if (!SAFE_INT.test(num) || num === "-0") this.#unsafe = true;
+        num = "";
+      }
+      if (b === 0x22) {
+        inString = true;
+        this.#strDigits = true;
+        this.#strAny = false;
+        this.#strEscaped = false;
+      } else if (b === 0x3a) {
+        // A key JavaScript would order first (an integer) or one with an escape.
+        if (this.#lastDigits || this.#lastEscaped) this.#unsafe = true;
+      } else if (b === 0x7b || b === 0x5b) {
+        if (++depth > limit) this.#unsafe = true;
+      } else if (b === 0x7d || b === 0x5d) {
+        if (--depth === 0) {
+          this.#sInString = false;
+          this.#sEscape = false;
+          this.#depth = 0;
+          this.#number = "";
+          return i;
+        }
+      } else if (b === 0x2d || (b >= 0x30 && b <= 0x39)) num = String.fromCharCode(b);
+    }
+    this.#sInString = inString;
+    this.#sEscape = escape;
+    this.#depth = depth;
+    this.#number = num;
+    return -1;
   }
 
   /**
@@ -354,7 +607,11 @@ export class JsonEventDecoder {
           key: "",
           start: offset,
         });
-        if (streamed) this.#out.push({ kind: "array-start", key: top.key });
+        if (streamed) {
+          this.#out.push({ kind: "array-start", key: top.key });
+          // The elements: the fast scan first (see the module doc).
+          if (this.#fast) throw new ToScan(offset + 1);
+        }
         return;
       }
       case TokenType.RIGHT_BRACE:
@@ -386,6 +643,7 @@ export class JsonEventDecoder {
       case TokenType.COMMA:
         if (top.state !== S.CommaOrEnd) this.#fail(offset, 'unexpected ","');
         top.state = top.array ? S.Value : S.Key;
+        if (this.#fast && top.streamed && top.array) throw new ToScan(offset + 1);
         return;
       default:
         this.#fail(offset, "unexpected token");

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { FileError, InputError } from "./errors.ts";
 import { type JsonEvent, JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
 import { RawNumber } from "./pyjson.ts";
@@ -38,16 +38,49 @@ export const readPredictions = (
       try: async () => {
         // Streamed: no single string holds the file, so a file over
         // JavaScript's string limit (512 MiB) reads as any other.
+        // A file of up to FAST_PARSE_BYTES is first tried with the native JSON.parse (whole);
+        // anything it does not take as is (bad JSON, a value not a string, ...) goes through
+        // the streaming decoder below, which names the problem.
+        const head: Uint8Array[] = [];
+        let headBytes = 0;
+        const it = src.stream[Symbol.asyncIterator]();
+        let rest = true;
+        try {
+          while (headBytes <= FAST_PARSE_BYTES) {
+            const r = await it.next();
+            if (r.done) {
+              rest = false;
+              break;
+            }
+            head.push(r.value);
+            headBytes += r.value.byteLength;
+          }
+        } catch (e) {
+          await it.return?.();
+          throw e;
+        }
+        if (!rest) {
+          const fast = parseWhole(head, headBytes);
+          if (fast !== undefined) return fast;
+        }
         const d = new JsonEventDecoder("\0", { repeatedKeys: true });
         const out = new Map<string, string>();
         let bytes = 0;
         try {
-          for await (const c of src.stream) {
+          for (const c of head) {
             take(d.push(c), out, path);
             bytes += c.byteLength;
           }
+          head.length = 0;
+          while (rest) {
+            const r = await it.next();
+            if (r.done) break;
+            take(d.push(r.value), out, path);
+            bytes += r.value.byteLength;
+          }
           take(d.end(), out, path);
         } catch (e) {
+          await it.return?.();
           throw asInputError(e, path, bytes);
         }
         return out;
@@ -57,6 +90,45 @@ export const readPredictions = (
           ? e
           : new InputError({ file: path, where: "", message: String(e) }),
     }));
+
+/** The largest prediction file first tried whole with `JSON.parse` (64 MiB). */
+const FAST_PARSE_BYTES = 64 << 20;
+
+/** An id JavaScript orders before the others in an object (an array index). */
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
+
+/**
+ * The predictions of a whole file with the native `JSON.parse`, or
+ * `undefined` when the streaming decoder must read it (it is not valid
+ * UTF-8 or JSON, starts with a BOM, is not an object of strings, or has an
+ * id that is an array index, which an object would not keep in file order):
+ * then the streaming decoder gives the same map, or names the problem.
+ */
+function parseWhole(chunks: readonly Uint8Array[], size: number): Map<string, string> | undefined {
+  let bytes: Uint8Array;
+  if (chunks.length === 1) bytes = chunks[0];
+  else {
+    bytes = new Uint8Array(size);
+    let off = 0;
+    for (const c of chunks) {
+      bytes.set(c, off);
+      off += c.byteLength;
+    }
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const out = new Map<string, string>();
+  for (const [id, v] of Object.entries(value)) {
+    if (typeof v !== "string" || ARRAY_INDEX.test(id)) return undefined;
+    out.set(id, v);
+  }
+  return out;
+}
 
 /** The length above which JavaScript cannot hold a string (V8: 2^29 - 24 code units). */
 const MAX_STRING = (1 << 29) - 24;

@@ -12,7 +12,9 @@
  *
  * @module
  */
-import { Effect, Layer, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
+import * as Stream from "effect/Stream";
 import { FileError, InputError, UsageError } from "../io/errors.ts";
 import { readPredictions } from "../io/predictions.ts";
 import { RawNumber } from "../io/pyjson.ts";
@@ -34,13 +36,8 @@ import {
   unansweredMessage,
   versionMismatchMessage,
 } from "./squad.ts";
-import {
-  bemEvaluate,
-  type BemEvaluateError,
-  type BemSummary,
-  formatBemSummary,
-} from "./bem/fold.ts";
-import { BemLive } from "./bem/service.ts";
+// BEM (ONNX Runtime, its tokenizer) is loaded only when asked for: `evaluateBem`.
+import type { BemEvaluateError, BemSummary } from "./bem/fold.ts";
 import type { BemDevice } from "./bem/session.ts";
 
 /** Options of {@linkcode evaluate}. */
@@ -462,6 +459,9 @@ export const evaluateBem = (
         message: "--bem reads data.json and pred.json a second time: give files, not stdin",
       });
     }
+    const [{ bemEvaluate }, { BemLive }] = yield* Effect.promise(() =>
+      Promise.all([import("./bem/fold.ts"), import("./bem/service.ts")])
+    );
     const r = yield* Effect.provide(
       bemEvaluate({
         data: opts.data,
@@ -497,7 +497,10 @@ export const evaluateBem = (
 export const evaluateBemExtra = (
   opts: EvaluateBemOptions,
 ): Effect.Effect<string, BemEvaluateError | InputError> =>
-  Effect.map(evaluateBem(opts), formatBemSummary);
+  Effect.flatMap(
+    evaluateBem(opts),
+    (s) => Effect.promise(() => import("./bem/fold.ts").then((m) => m.formatBemSummary(s))),
+  );
 
 /** Options of {@linkcode scoreDataset}: {@linkcode evaluate}'s, plus BEM. */
 export interface ScoreDatasetOptions extends EvaluateOptions {

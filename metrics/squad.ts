@@ -19,7 +19,8 @@
  * @module
  */
 
-import { Data, Effect } from "effect";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
 import { pyFloatRepr, pyNumberText, RawNumber } from "../io/pyjson.ts";
 import { tokenF1, tokenF1V2 } from "./squad_scores.ts";
 import { answerTokens } from "./squad_text.ts";

@@ -409,3 +409,30 @@ export function parseArgs<const S extends CommandSpec>(
   });
   return { positional, flags, debug } as unknown as ParsedArgs<S>;
 }
+
+/**
+ * Writes `spec`'s help to stdout and returns `true` when `argv` asks for it,
+ * read as {@linkcode parseArgs} reads it; `false` otherwise, bad usage
+ * included (the command's `runMain` reports that). A command file calls it
+ * before it loads the modules of its work, so `--help` loads none of them.
+ *
+ * @example
+ * ```ts
+ * import { printHelpIfAsked } from "./_args.ts";
+ * const spec = { name: "demo", summary: "A demo.", args: [], flags: [] };
+ * if (printHelpIfAsked(spec, ["--", "--help"])) throw new Error("after --, not a request");
+ * ```
+ */
+export function printHelpIfAsked(spec: CommandSpec, argv: readonly string[]): boolean {
+  let parsed: ParsedArgs | "help";
+  try {
+    parsed = parseArgs(spec, argv);
+  } catch {
+    return false;
+  }
+  if (parsed !== "help") return false;
+  const bytes = new TextEncoder().encode(helpText(spec));
+  let off = 0;
+  while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
+  return true;
+}

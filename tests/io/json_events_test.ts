@@ -219,3 +219,49 @@ Deno.test("json events: duplicate nested keys keep the first position and the la
   const item = events.find((e) => e.kind === "item") as { value: unknown };
   assertEquals(pyDumps(item.value as never), '{"b": 3, "a": 2, "10": 4, "2": 5}');
 });
+
+/** Events (shown as `json.dumps` prints them), or the error, of `text` in chunks of `size`. */
+function outcome(text: string, size: number, fastItems: boolean): unknown {
+  const bytes = enc.encode(text);
+  const d = new JsonEventDecoder("data", { fastItems, maxStringBytes: 40 });
+  const out: JsonEvent[] = [];
+  try {
+    for (let i = 0; i < bytes.length; i += size) out.push(...d.push(bytes.subarray(i, i + size)));
+    out.push(...d.end());
+  } catch (e) {
+    return e instanceof JsonSyntaxError ? ["error", e.offset, e.message] : ["thrown", String(e)];
+  }
+  return shown(out);
+}
+
+Deno.test("json events: the fast path (JSON.parse of whole elements) gives the tokenizer's events and errors", () => {
+  const docs = [
+    '{"version": "1.1", "data": [{"a": 1}, {"b": [1, 2, {"c": "x"}]}, 7, "s", [1], {}]}',
+    '{"data": [ {"t": "\\u00e9\\ud83d\\ude00\\ud800 \\"q\\" \\\\"} , {"u": "\ufeffé"} ] , "v": 2}',
+    '{"data": [{"b": 1, "a": 2, "b": 3, "10": 4, "2": 5}, {"\\u0031": 1}, {"__proto__": {"x": 1}}]}',
+    '{"data": [{"n": 1.5, "m": -0, "k": 1e3, "big": 12345678901234567890, "s": -12}]}',
+    '{"data": [{"a": true, "b": false, "c": null, "d": [true, null, -1]}]}',
+    '{"data": [{"a": 1,}, {"b": 2}]}',
+    '{"data": [{"a": 1} {"b": 2}]}',
+    '{"data": [{"a": 1},]}',
+    '{"data": [{"a": [1}]}',
+    '{"data": [{"a": 1}, {"b": "' + "x".repeat(41) + '"}]}',
+    '{"data": [{"a": 1}, {"b": ',
+    '{"data": [{"a": 1}',
+    '{"data": [' + "[".repeat(999) + "]".repeat(999) + "]}",
+    '{"data": [{"a": ' + "[".repeat(998) + "]".repeat(998) + "}]}",
+    '{"data": [{"a": ' + "[".repeat(997) + "]".repeat(997) + "}]}",
+    '{"data": [{"a": 01}]}',
+    '{"data": [{"a": "x"}], "data": []}',
+    '{"data": [], "x": [{"a": 1}]}',
+  ];
+  for (const doc of docs) {
+    for (const size of [1, 2, 3, 7, 64, 1 << 20]) {
+      assertEquals(
+        outcome(doc, size, true),
+        outcome(doc, size, false),
+        `${doc} (chunks of ${size})`,
+      );
+    }
+  }
+});

@@ -1,0 +1,168 @@
+/**
+ * The work of `evaluate` (`pipeline/evaluate.ts`, which loads this module
+ * only to score: `--help` needs none of it): the format of the data, the
+ * SQuAD scores (`metrics/evaluate.ts`), the other question sets
+ * (`metrics/qa_eval.ts`), BEM (`metrics/bem/`) and the open metrics
+ * (`metrics/open.ts`), each loaded only when its flags ask for it.
+ *
+ * @module
+ */
+import * as Effect from "effect/Effect";
+import { type FileError, InputError } from "../io/errors.ts";
+import { type DatasetFormat, detectFormat, parseFormatName } from "../io/datasets/detect.ts";
+import { refuseAliases } from "../io/paths.ts";
+import { scoreDataset } from "../metrics/evaluate.ts";
+import { UsageError } from "./_cli.ts";
+import type { ParsedArgs } from "./_args.ts";
+import type { EVALUATE_SPEC } from "./evaluate.ts";
+
+const writeJsonAtomic = (path: string, value: unknown) =>
+  Effect.tryPromise({
+    try: () =>
+      Deno.writeTextFile(`${path}.tmp`, JSON.stringify(value) + "\n").then(() =>
+        Deno.rename(`${path}.tmp`, path)
+      ),
+    catch: (e) => new InputError({ file: path, where: "", message: String(e) }),
+  });
+
+/**
+ * The format `evaluate` scores `data` as: the one named by `--format`, else
+ * the detected one; stdin, and a file whose format cannot be told, are read
+ * as SQuAD (whose reader then names what is wrong with it).
+ */
+const datasetFormat = (
+  data: string,
+  named: string | undefined,
+): Effect.Effect<DatasetFormat, UsageError | InputError | FileError> =>
+  Effect.gen(function* () {
+    if (named !== undefined) {
+      const f = yield* Effect.try({
+        try: () => parseFormatName(named),
+        catch: (e) => e instanceof UsageError ? e : new UsageError(String(e)),
+      });
+      if (f !== "dpr-passages" && f !== "passages") return f;
+      return yield* Effect.fail(new UsageError(`--format ${named}: a corpus, not a question set`));
+    }
+    if (data === "-") return "squad";
+    return yield* detectFormat(data).pipe(
+      Effect.catchTag("InputError", () => Effect.succeed<DatasetFormat>("squad")),
+    );
+  });
+
+/** Lines for stderr, written 64 KiB at a time (`flush` writes the rest). */
+function stderrLines(): { line(text: string): void; flush(): void } {
+  const enc = new TextEncoder();
+  let pending: string[] = [];
+  let size = 0;
+  const flush = () => {
+    if (pending.length === 0) return;
+    const bytes = enc.encode(pending.join("\n") + "\n");
+    pending = [];
+    size = 0;
+    let off = 0;
+    while (off < bytes.length) off += Deno.stderr.writeSync(bytes.subarray(off));
+  };
+  return {
+    line(text) {
+      pending.push(text);
+      size += text.length + 1;
+      if (size >= 1 << 16) flush();
+    },
+    flush,
+  };
+}
+
+/** What `evaluate` does with its parsed command line (`runMain`'s program). */
+export const evaluateCommand = (
+  a: ParsedArgs<typeof EVALUATE_SPEC>,
+): Effect.Effect<void, unknown> =>
+  Effect.gen(function* () {
+    const data = a.positional["data.json"], predictions = a.positional["pred.json"];
+    if (data === "-" && predictions === "-") {
+      return yield* new InputError({
+        file: "-",
+        where: "",
+        message: "data.json and pred.json cannot both be stdin",
+      });
+    }
+    const model = a.flags.bem;
+    if (a.flags.disagreements !== undefined && model === undefined) {
+      return yield* Effect.fail(new UsageError("--disagreements needs --bem"));
+    }
+    const topk = a.flags["topk-file"], openOut = a.flags["open-out"];
+    if (openOut !== undefined && topk === undefined) {
+      return yield* Effect.fail(new UsageError("--open-out needs --topk-file"));
+    }
+    if (topk !== undefined && data === "-") {
+      return yield* Effect.fail(new UsageError("--topk-file needs data.json as a file"));
+    }
+    yield* refuseAliases(
+      [
+        { name: "data.json", path: data },
+        { name: "pred.json", path: predictions },
+        { name: "--topk-file", path: topk },
+        { name: "--na-prob-file", path: a.flags["na-prob-file"] },
+        { name: "--bem", path: model },
+      ],
+      [
+        { name: "--per-question", path: a.flags["per-question"] },
+        { name: "--disagreements", path: a.flags.disagreements },
+        { name: "--open-out", path: openOut },
+      ],
+      "the scores",
+    );
+    // Messages stream to stderr as they come (none is kept), 64 KiB at a time.
+    const messages = stderrLines();
+    const format = yield* datasetFormat(data, a.flags.format);
+    if (format !== "squad" && format !== "squad2") {
+      const squadOnly = [
+        ["v2", a.flags.v2 ? true : undefined],
+        ["na-prob-file", a.flags["na-prob-file"]],
+        ["per-question", a.flags["per-question"]],
+        ["bem", model],
+        ["topk-file", topk],
+      ].filter(([, v]) => v !== undefined).map(([n]) => `--${n}`);
+      if (squadOnly.length > 0) {
+        return yield* Effect.fail(
+          new UsageError(`${squadOnly.join(", ")}: for SQuAD files; ${data} is ${format}`),
+        );
+      }
+      const { scoreQuestionSet } = yield* Effect.promise(() => import("../metrics/qa_eval.ts"));
+      const q = yield* scoreQuestionSet({
+        data,
+        predictions,
+        format,
+        lang: a.flags.lang,
+        onMessage: (l) => console.error(l),
+      });
+      console.log(q.stdout);
+      return;
+    }
+    if (a.flags.lang !== undefined) {
+      return yield* Effect.fail(
+        new UsageError(`--lang: for xquad/mlqa files (--format xquad); ${data} is ${format}`),
+      );
+    }
+    const r = yield* scoreDataset({
+      data,
+      predictions,
+      v2: a.flags.v2 || a.flags.format !== undefined && format === "squad2",
+      naProbFile: a.flags["na-prob-file"],
+      naProbThreshold: a.flags["na-prob-thresh"],
+      perQuestion: a.flags["per-question"],
+      bem: model === undefined ? undefined : { model, disagreements: a.flags.disagreements },
+      onMessage: messages.line,
+    }).pipe(Effect.ensuring(Effect.sync(messages.flush)));
+    console.log(r.stdout);
+    if (r.bem !== undefined) {
+      // BEM's modules (ONNX Runtime) load only with --bem.
+      const { formatBemSummary } = yield* Effect.promise(() => import("../metrics/bem/fold.ts"));
+      console.log(formatBemSummary(r.bem));
+    }
+    if (topk !== undefined) {
+      const { openMetrics } = yield* Effect.promise(() => import("../metrics/open.ts"));
+      const m = yield* openMetrics({ data, topk });
+      if (openOut === undefined) console.error(`open: ${JSON.stringify(m)}`);
+      else yield* writeJsonAtomic(openOut, m);
+    }
+  });
