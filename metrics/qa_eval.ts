@@ -38,7 +38,7 @@
  * @module
  */
 import { Effect, Stream } from "effect";
-import { FileError, InputError, UsageError } from "../io/errors.ts";
+import { type FileError, InputError, UsageError } from "../io/errors.ts";
 import { pyFloatRepr } from "../io/pyjson.ts";
 import { readPredictions } from "../io/predictions.ts";
 import { readQuestions } from "../io/datasets/read.ts";
