@@ -12,7 +12,7 @@ import { DUMP_MANIFEST } from "../../io/manifest.ts";
 import { Effect } from "effect";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ROOT } from "../_util.ts";
-import { evaluate } from "../../pipeline/evaluate.ts";
+import { evaluate } from "../../metrics/evaluate.ts";
 import { expandReuseFlag } from "../../pipeline/run.ts";
 import { findImportCycle, formatSummary, partitions } from "../../runs/mod.ts";
 import { expandArrayString, shellQuote } from "../../runs/mod.ts";
