@@ -134,7 +134,9 @@ export const SIGNAL_EXIT_CODES: Readonly<Record<"SIGINT" | "SIGTERM", number>> =
  * same way as SIGTERM, with the line `name: interrupted (the process N it
  * was started under (...) ended)`. A signal that comes while the program
  * finishes (as its output is committed) is not lost: exit 0 means that
- * none came before the program was done.
+ * none came before the program was done. A program run with
+ * `onSignal: "abort"` winds down by itself, and exits 0 when it then
+ * succeeds (the server's graceful stop).
  *
  * @example
  * ```ts
@@ -198,6 +200,9 @@ export async function runMain<const S extends CommandSpec>(
   // signal came before the work was done. The listeners stay until the exit:
   // removing them dropped a signal still on its way, and let the next one kill
   // the process without its line.
+  // A program that winds down by itself on a signal (`onSignal: "abort"`, the
+  // server's graceful stop) and then succeeds has stopped as it should: exit 0.
+  if (Exit.isSuccess(exit) && options.onSignal === "abort") Deno.exit(0);
   if (Exit.isSuccess(exit) && caught === undefined) await drainSignals();
   if (Exit.isSuccess(exit) && caught === undefined) Deno.exit(0);
   if (caught !== undefined) {

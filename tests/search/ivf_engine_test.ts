@@ -101,7 +101,8 @@ Deno.test("ivf-pq engine: two builds and a killed build, rerun, give identical b
     ]);
     assertEquals(await hashes(`${tmp}/b`), a);
 
-    // Killed while in the IVF stage: the exact vectors are complete, no index.json yet.
+    // Killed while in the IVF stage: the exact vectors are complete, no index.json yet (the
+    // build writes in `<tmp>/build/` under its lock).
     const out = `${tmp}/k`, work = indexTempFolder(out);
     const full = big.paragraphs * big.per * big.d * 4;
     const child = new Deno.Command(Deno.execPath(), {
@@ -116,15 +117,18 @@ Deno.test("ivf-pq engine: two builds and a killed build, rerun, give identical b
         return -1;
       }
     };
-    for (let i = 0; i < 100000 && size(`${work}/vectors.f32`) < full; i++) {
+    let exited = false;
+    child.status.then(() => exited = true);
+    for (let i = 0; i < 100000 && !exited && size(`${work}/build/vectors.f32`) < full; i++) {
       await new Promise((r) => setTimeout(r, 5));
     }
-    assertEquals(size(`${work}/index.json`), -1, "the build finished before it was killed");
+    assertEquals(size(`${work}/build/index.json`), -1, "the build finished before it was killed");
+    assert(!exited, "the build ended before it was killed");
     child.kill("SIGKILL");
     const st = await child.status;
     assertEquals(st.signal, "SIGKILL");
     assertEquals(size(out), -1);
-    assert(size(`${work}/vectors.f32`) === full, "the killed build left its folder");
+    assert(size(`${work}/build/vectors.f32`) === full, "the killed build left its folder");
     await build(`${tmp}/c`, out, args);
     assertEquals(await hashes(out), a);
     assertEquals(size(work), -1);
