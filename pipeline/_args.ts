@@ -6,6 +6,7 @@
  * @module
  */
 import { UsageError } from "../io/errors.ts";
+import { openFilesLimit } from "../io/limits.ts";
 
 export { UsageError };
 
@@ -133,22 +134,6 @@ export class WorkError extends Error {
  * program can catch), so {@linkcode openFilesProblem} refuses to start.
  */
 export const MIN_OPEN_FILES = 64;
-
-/**
- * The soft limit on open files of this process (`ulimit -n`), from
- * `/proc/self/limits`; `undefined` where that cannot be read (not Linux,
- * or not granted: it is never asked for).
- */
-export function openFilesLimit(): number | undefined {
-  const path = "/proc/self/limits";
-  try {
-    if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") return undefined;
-    const m = /^Max open files\s+(\d+|unlimited)\s/m.exec(Deno.readTextFileSync(path));
-    return m === null ? undefined : m[1] === "unlimited" ? Infinity : Number(m[1]);
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Why a command that needs `need` open files cannot start under this

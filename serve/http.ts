@@ -45,6 +45,7 @@
  *
  * @module
  */
+import { openFilesLimit } from "../io/limits.ts";
 
 /** A parsed request. */
 export interface HttpRequest {
@@ -138,42 +139,14 @@ export const SHUTDOWN_GRACE_MS = 250;
 /** The descriptor limit assumed when the process's own cannot be read. */
 export const FALLBACK_DESCRIPTOR_LIMIT = 1024;
 
-const limitOf = (s: string | undefined): number | undefined => {
-  if (s === undefined) return undefined;
-  if (s === "unlimited") return 1 << 20;
-  const n = Number(s);
-  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
-};
-
 /**
- * The soft limit on open files of this process (`ulimit -n`; Deno has no
- * `getrlimit`): from `/proc/self/limits` (Linux; Deno lets only a process
- * with every permission read it), else from `sh -c "ulimit -n"` (a child
- * inherits the limit; with the permission to run `sh`), else `undefined`.
- * Permissions are queried, never prompted for. `unlimited` is 2^20.
+ * The soft limit on open files of this process (`ulimit -n`;
+ * `io/limits.ts`, asking `sh` when `/proc/self/limits` cannot be read):
+ * `unlimited` is 2^20 here.
  */
 export function descriptorLimit(): number | undefined {
-  const proc = "/proc/self/limits";
-  try {
-    if (Deno.permissions.querySync({ name: "read", path: proc }).state === "granted") {
-      const n = limitOf(/^Max open files\s+(\S+)/m.exec(Deno.readTextFileSync(proc))?.[1]);
-      if (n !== undefined) return n;
-    }
-  } catch { /* not Linux, or not every permission */ }
-  try {
-    if (Deno.permissions.querySync({ name: "run", command: "sh" }).state !== "granted") {
-      return undefined;
-    }
-    const out = new Deno.Command("sh", {
-      args: ["-c", "ulimit -n"],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).outputSync();
-    return out.success ? limitOf(new TextDecoder().decode(out.stdout).trim()) : undefined;
-  } catch {
-    return undefined;
-  }
+  const n = openFilesLimit({ shell: true });
+  return n === Infinity ? 1 << 20 : n;
 }
 
 /**
