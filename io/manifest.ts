@@ -32,7 +32,7 @@ export const RUN_MANIFEST = ".phraseval-run.json";
 
 /**
  * The tool version recorded in manifests: `deno.json`'s `version` (kept
- * equal to it; `tests/pipeline/resume_test.ts` checks).
+ * equal to it; `tests/pipeline/resume_slow_test.ts` checks).
  */
 export const TOOL_VERSION = "0.1.0";
 
