@@ -44,9 +44,9 @@ import { readPredictions } from "../io/predictions.ts";
 import { readQuestions } from "../io/datasets/read.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 import type { FieldMap, QaRecord } from "../io/datasets/types.ts";
-import { mrqaEvaluate, mrqaUnansweredMessage } from "./mrqa.ts";
-import { mlqaEvaluate } from "./mlqa.ts";
-import { openAnswerEvaluate } from "./open_answers.ts";
+import { mrqaEvaluate, mrqaScores, mrqaUnansweredMessage } from "./mrqa.ts";
+import { mlqaEvaluate, mlqaScores } from "./mlqa.ts";
+import { openAnswerEvaluate, openAnswerScores } from "./open_answers.ts";
 import { compilePyRegex, PyRegexError } from "./pyregex.ts";
 import { NoAnswersError, NothingScoredError, UnknownLanguageError } from "./qa_errors.ts";
 
@@ -97,6 +97,53 @@ export interface QaEvalResult {
   readonly unanswered: number;
   /** The stderr lines (empty when `onMessage` took them). */
   readonly messages: readonly string[];
+}
+
+/** How {@linkcode questionScore} scores a question: the rules and what they need. */
+export interface QuestionScoreRules {
+  /** The rules (`QaEvalResult.rules`). */
+  readonly rules: QaEvalResult["rules"];
+  /** Open-domain: the answers are Python regular expressions (EM only, no F1). */
+  readonly regex?: boolean;
+  /** MLQA: the language whose normalization applies. */
+  readonly lang?: string;
+}
+
+/**
+ * One question's EM (0 or 1) and F1 (0..1; `null` for regex answers) under
+ * the rules of {@linkcode scoreQuestionSet}: the per-question scores its
+ * totals sum (`mrqaScores`, `mlqaScores`, `openAnswerScores` top-1). A
+ * question without a prediction scores 0; a question without answers
+ * scores 0 too (the totals refuse it).
+ *
+ * @example
+ * ```ts
+ * import { questionScore } from "./qa_eval.ts";
+ * const s = questionScore({ rules: "MRQA" }, ["Denver Broncos"], "Denver");
+ * if (s.em !== 0 || Math.abs((s.f1 ?? 0) - 2 / 3) > 1e-15) throw new Error();
+ * if (questionScore({ rules: "open-domain", regex: true }, ["19[0-9]{2}"], "1984").f1 !== null) {
+ *   throw new Error();
+ * }
+ * ```
+ */
+export function questionScore(
+  how: QuestionScoreRules,
+  answers: readonly string[],
+  prediction: string | undefined,
+): { readonly em: number; readonly f1: number | null } {
+  if (how.rules === "open-domain") {
+    const regex = how.regex === true;
+    const sc = openAnswerScores(prediction === undefined ? [] : [prediction], answers, {
+      regex,
+      k: 1,
+    });
+    return { em: sc?.emTop1 ?? 0, f1: regex ? null : sc?.f1Top1 ?? 0 };
+  }
+  if (prediction === undefined) return { em: 0, f1: 0 };
+  const sc = how.rules === "MRQA"
+    ? mrqaScores(prediction, answers)
+    : mlqaScores(prediction, answers, how.lang ?? "");
+  return { em: sc?.em ?? 0, f1: sc?.f1 ?? 0 };
 }
 
 /** Errors of {@linkcode scoreQuestionSet}: bad input (exit 2), files (exit 1), usage (exit 2). */

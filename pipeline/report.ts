@@ -1,7 +1,9 @@
 /**
  * `report INPUT... [--data DATA] [--out DIR] [--baseline NAME] [--seed S]`:
  * compares systems on the same questions and writes `report.json`,
- * `report.md` and `report.html` (`report/mod.ts`).
+ * `report.md` and `report.html` (`report/mod.ts`), for every dataset kind
+ * (SQuAD v1.1 and v2.0, MRQA, XQuAD/MLQA, open-domain, generic sets), one
+ * section per dataset.
  *
  * @module
  */
@@ -43,7 +45,7 @@ if (import.meta.main) {
     {
       name: "report",
       summary:
-        "Compare systems on the same questions: EM, F1 (BEM when the rows carry it) with 95% bootstrap CIs, each system against the baseline (difference with its paired CI, approximate-randomization p, McNemar p for EM), breakdowns by question type, gold answer length and article, the questions where the systems disagree most, and charts. Writes report.json, report.md and report.html (self-contained) into --out.",
+        "Compare systems on the same questions, on every dataset kind (each with its official EM/F1; SQuAD v2.0 HasAns/NoAns, a per-language table for XQuAD/MLQA, top-k curves of an open search): EM, F1 (BEM when the rows carry it) with 95% bootstrap CIs, each system against the baseline (difference with its paired CI, approximate-randomization p, McNemar p for EM), breakdowns by question type, gold answer length and article, the questions where the systems disagree most, and charts. Writes report.json, report.md and report.html (self-contained) into --out.",
       args: [
         {
           name: "INPUT...",

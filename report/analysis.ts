@@ -3,7 +3,8 @@
  * scored question by question ({@linkcode ScoredDataset}), with the
  * statistics of `metrics/stats/`:
  *
- * - each system's EM, F1 (and, when its rows carry BEM, BEM accuracy, the
+ * - each system's EM, F1 (by its dataset kind's official rules,
+ *   `systems.ts`; no F1 for regex answers) (and, when its rows carry BEM, BEM accuracy, the
  *   share of questions with a BEM score above 0.5, and the mean BEM score),
  *   in percent, with 95 % paired bootstrap percentile intervals
  *   ({@linkcode pairedBootstrap}, B resamples, the given seed; every system
@@ -13,9 +14,18 @@
  *   approximate-randomization p ({@linkcode pairedRandomization}, R
  *   shuffles, the same seed), and for EM (and BEM accuracy) McNemar's exact
  *   p ({@linkcode mcnemarPaired});
- * - breakdowns by question type ({@linkcode questionType}), by gold answer
- *   length ({@linkcode answerLengthBin}) and by article, each group with its
- *   own bootstrap intervals;
+ * - breakdowns by question type ({@linkcode questionType}; English sets
+ *   only, not XQuAD/MLQA), by gold answer length ({@linkcode answerLengthBin};
+ *   not for regex answers) and by article (sets with titles), each group
+ *   with its own bootstrap intervals; for SQuAD v2.0 by answerability
+ *   (`HasAns`, `NoAns`: the official script's subsets, equal to its
+ *   `HasAns_*` / `NoAns_*` numbers);
+ * - with an open search in the rows (a SQuAD set's `open` option): each
+ *   system's open top-1 EM/F1 with intervals and its top-k curve (the
+ *   share of questions whose first EM-matching rank is at most k, k = 1 to
+ *   the ranks kept);
+ * - over the XQuAD/MLQA datasets, one row per language
+ *   ({@linkcode LanguageRow}): each system's EM and F1 in it;
  * - the questions where the systems disagree most (largest spread of F1
  *   across systems), and for BEM the questions where BEM and EM disagree;
  * - F1 histograms.
@@ -35,7 +45,15 @@ import { mcnemarPaired } from "../metrics/stats/mcnemar.ts";
 import { pairedBootstrapSteps } from "../metrics/stats/bootstrap.ts";
 import { pairedRandomizationSteps } from "../metrics/stats/randomization.ts";
 import { runSteps, type Steps } from "../metrics/stats/steps.ts";
-import { bemCorrect, type ScoredDataset, type ScoredSystem } from "./systems.ts";
+import {
+  bemCorrect,
+  type ReportRules,
+  type ScoredDataset,
+  type ScoredSystem,
+  type V2Breakdown,
+} from "./systems.ts";
+import type { DatasetKind } from "../runs/config.ts";
+import type { DatasetFormat } from "../io/datasets/detect.ts";
 
 /** The wh-words of {@linkcode questionType}, in table order, then `other`. */
 export const QUESTION_TYPES = [
@@ -145,12 +163,14 @@ export interface SystemScores {
   readonly rows: string | null;
   /** EM in percent. */
   readonly em: Interval;
-  /** F1 in percent. */
-  readonly f1: Interval;
+  /** F1 in percent (`null`: regex answers, which have no F1). */
+  readonly f1: Interval | null;
   /** BEM accuracy in percent (BEM score > 0.5), when present. */
   readonly bem?: Interval;
   /** Mean BEM score in percent, when present. */
   readonly bem_score?: Interval;
+  /** SQuAD v2.0: the official HasAns / NoAns numbers (the script's keys). */
+  readonly v2?: V2Breakdown;
 }
 
 /** A difference against the baseline, in percentage points. */
@@ -179,8 +199,8 @@ export interface Comparison {
   readonly baseline: string;
   /** EM difference. */
   readonly em: Difference;
-  /** F1 difference. */
-  readonly f1: Difference;
+  /** F1 difference (`null`: no F1). */
+  readonly f1: Difference | null;
   /** BEM accuracy difference, when both have BEM. */
   readonly bem?: Difference;
 }
@@ -195,7 +215,7 @@ export interface BreakdownGroup {
   readonly systems: readonly {
     readonly name: string;
     readonly em: Interval;
-    readonly f1: Interval;
+    readonly f1: Interval | null;
     readonly bem?: Interval;
   }[];
 }
@@ -208,8 +228,8 @@ export interface Answer {
   readonly prediction: string | null;
   /** EM 0/1. */
   readonly em: number;
-  /** F1 0..1. */
-  readonly f1: number;
+  /** F1 0..1 (`null`: no F1). */
+  readonly f1: number | null;
   /** BEM score 0..1, when present. */
   readonly bem?: number;
 }
@@ -224,7 +244,7 @@ export interface QuestionDetail {
   readonly question: string;
   /** Gold answers. */
   readonly golds: readonly string[];
-  /** Largest minus smallest F1 across the systems. */
+  /** Largest minus smallest F1 (EM without F1) across the systems. */
   readonly spread: number;
   /** Each system's answer. */
   readonly answers: readonly Answer[];
@@ -250,15 +270,46 @@ export interface BemDisagreements {
   }[];
 }
 
+/** One system's open search on a dataset (from its rows). */
+export interface OpenSystem {
+  /** The system. */
+  readonly name: string;
+  /** Open (search) top-1 EM in percent. */
+  readonly em: Interval;
+  /** Open top-1 F1 in percent. */
+  readonly f1: Interval;
+  /**
+   * Top-k accuracy in percent for k = 1 .. `k`: the share of questions
+   * whose first EM-matching rank (`answer_rank`) is at most k.
+   */
+  readonly curve: readonly number[];
+}
+
+/** The open search of a dataset's systems (a SQuAD set's `open` option). */
+export interface OpenReport {
+  /** The ranks kept (the run's `topK`, else the largest rank seen). */
+  readonly k: number;
+  /** Each system with open fields in its rows. */
+  readonly systems: readonly OpenSystem[];
+}
+
 /** Everything the report says about one dataset. */
 export interface DatasetReport {
   /** Dataset name. */
   readonly name: string;
+  /** Its kind (`squad`, `squad2`, `mrqa`, `xquad`, `mlqa`, `open`, `jsonl`). */
+  readonly kind: DatasetKind;
+  /** The official rules of its EM/F1. */
+  readonly rules: ReportRules;
+  /** The format it was read as. */
+  readonly format: DatasetFormat;
+  /** Its language (XQuAD/MLQA). */
+  readonly lang?: string;
   /** Data file. */
   readonly data: string;
   /** The sha256 (hex) of the data file as read: the gold answers every score was computed on. */
   readonly data_sha256: string;
-  /** Questions. */
+  /** Questions (v2.0: the answered ones, which the official numbers count). */
   readonly questions: number;
   /** The baseline (`null` when it has no predictions on this dataset). */
   readonly baseline: string | null;
@@ -268,16 +319,41 @@ export interface DatasetReport {
   readonly comparisons: readonly Comparison[];
   /** Breakdowns. */
   readonly breakdowns: {
+    /** By question type (empty for XQuAD/MLQA). */
     readonly question_type: readonly BreakdownGroup[];
+    /** By gold answer length (empty for regex answers). */
     readonly answer_length: readonly BreakdownGroup[];
+    /** By article (empty for sets without titles). */
     readonly article: readonly BreakdownGroup[];
+    /** SQuAD v2.0: `HasAns` and `NoAns` (empty for other kinds). */
+    readonly answerability: readonly BreakdownGroup[];
   };
+  /** The open search, when the systems' rows carry it. */
+  readonly open?: OpenReport;
   /** The questions where the systems' F1 spreads most (at most `top`; none with one system). */
   readonly disagreements: readonly QuestionDetail[];
   /** Per system with BEM: where BEM and EM disagree. */
   readonly bem_disagreements: readonly BemDisagreements[];
-  /** F1 histogram: per system, the count of questions in each of {@linkcode F1_BINS}. */
+  /** F1 histogram: per system, the count of questions in each of {@linkcode F1_BINS} (none without F1). */
   readonly f1_histogram: readonly { readonly system: string; readonly counts: readonly number[] }[];
+}
+
+/** One language of the XQuAD/MLQA datasets: each system's EM and F1 in it. */
+export interface LanguageRow {
+  /** The language code. */
+  readonly lang: string;
+  /** The dataset. */
+  readonly dataset: string;
+  /** Its kind (`xquad` or `mlqa`). */
+  readonly kind: DatasetKind;
+  /** Questions. */
+  readonly questions: number;
+  /** Every system of the language table, in order (`null`: none on this dataset). */
+  readonly systems: readonly ({
+    readonly name: string;
+    readonly em: Interval;
+    readonly f1: Interval;
+  } | null)[];
 }
 
 /** Options of the statistics. */
@@ -312,6 +388,10 @@ export interface ReportJson {
   };
   /** Per dataset. */
   readonly datasets: readonly DatasetReport[];
+  /** The systems of the language table (column groups), in order of appearance. */
+  readonly language_systems: readonly string[];
+  /** One row per XQuAD/MLQA dataset (its language), in dataset order. */
+  readonly languages: readonly LanguageRow[];
 }
 
 /** `100 · Σx / n`, summed in order: the official formula. */
@@ -370,7 +450,7 @@ function* breakdown(
   for (const [group, idx] of groups) {
     if (idx.length === 0) continue;
     const em = yield* intervals(ds.systems.map((s) => pick(s.em, idx)), B, seed);
-    const f1 = yield* intervals(ds.systems.map((s) => pick(s.f1, idx)), B, seed);
+    const f1 = ds.hasF1 ? yield* intervals(ds.systems.map((s) => pick(s.f1!, idx)), B, seed) : null;
     const withBem = ds.systems.every((s) => s.bem !== null);
     const bem = withBem
       ? yield* intervals(ds.systems.map((s) => pick(binary(s.bem!), idx)), B, seed)
@@ -381,7 +461,7 @@ function* breakdown(
       systems: ds.systems.map((s, j) => ({
         name: s.spec.name,
         em: em[j],
-        f1: f1[j],
+        f1: f1 ? f1[j] : null,
         ...(bem ? { bem: bem[j] } : {}),
       })),
     });
@@ -394,9 +474,40 @@ function answersAt(systems: readonly ScoredSystem[], i: number): Answer[] {
     system: s.spec.name,
     prediction: s.predictions[i],
     em: s.em[i],
-    f1: s.f1[i],
+    f1: s.f1 ? s.f1[i] : null,
     ...(s.bem ? { bem: s.bem[i] } : {}),
   }));
+}
+
+/** The open search report of a dataset's systems whose rows carry it (`null`: none). */
+function* openReport(
+  ds: ScoredDataset,
+  B: number,
+  seed: number,
+): Steps<OpenReport | null> {
+  const S = ds.systems.filter((s) => s.open !== null);
+  if (S.length === 0) return null;
+  let k = ds.topK ?? 1;
+  if (ds.topK === undefined) {
+    for (const s of S) {
+      for (const r of s.open!.rank) k = Math.max(k, r);
+    }
+  }
+  const em = yield* intervals(S.map((s) => s.open!.em), B, seed);
+  const f1 = yield* intervals(S.map((s) => s.open!.f1), B, seed);
+  const n = ds.questions.length;
+  const systems = S.map((s, j) => {
+    const hits = new Array<number>(k + 1).fill(0);
+    for (const r of s.open!.rank) if (r >= 1 && r <= k) hits[r]++;
+    const curve: number[] = [];
+    let c = 0;
+    for (let r = 1; r <= k; r++) {
+      c += hits[r];
+      curve.push((100.0 * c) / n);
+    }
+    return { name: s.spec.name, em: em[j], f1: f1[j], curve };
+  });
+  return { k, systems };
 }
 
 /**
@@ -410,9 +521,10 @@ function answersAt(systems: readonly ScoredSystem[], i: number): Answer[] {
  * const sys = (name: string, em: number[]) => ({
  *   spec: { ...spec, name }, result: { exact_match: 0, f1: 0, total: 2, answered: 2 },
  *   predictions: ["a", "b"], em: Float64Array.from(em), f1: Float64Array.from(em), bem: null,
- *   rows: null,
+ *   rows: null, open: null,
  * });
- * const ds: ScoredDataset = { name: "d", data: "d.json", sha256: "0".repeat(64), systems: [sys("A", [1, 0]), sys("B", [1, 0])],
+ * const ds: ScoredDataset = { name: "d", data: "d.json", sha256: "0".repeat(64), kind: "squad",
+ *   rules: "v1.1", format: "squad", hasF1: true, systems: [sys("A", [1, 0]), sys("B", [1, 0])],
  *   questions: [{ id: "q1", title: "T", question: "Who?", golds: ["a"] }, { id: "q2", title: "T", question: "What?", golds: ["c"] }] };
  * const r = analyzeDataset(ds, "A", { resamples: 50, shuffles: 99 });
  * if (r.comparisons[0].em.difference !== 0 || r.comparisons[0].em.randomization_p !== 1) throw new Error();
@@ -444,7 +556,7 @@ export function* analyzeDatasetSteps(
   const top = opts.top ?? 20;
   const S = ds.systems;
   const em = yield* intervals(S.map((s) => s.em), o.resamples, o.seed);
-  const f1 = yield* intervals(S.map((s) => s.f1), o.resamples, o.seed);
+  const f1 = ds.hasF1 ? yield* intervals(S.map((s) => s.f1!), o.resamples, o.seed) : null;
   const bemSys = S.filter((s) => s.bem !== null);
   const bemAcc = yield* intervals(bemSys.map((s) => binary(s.bem!)), o.resamples, o.seed);
   const bemScore = yield* intervals(bemSys.map((s) => s.bem!), o.resamples, o.seed);
@@ -459,8 +571,9 @@ export function* analyzeDatasetSteps(
       rows: s.rows,
       // The official totals, to the bit.
       em: { ...em[i], value: s.result.exact_match },
-      f1: { ...f1[i], value: s.result.f1 },
+      f1: f1 && s.result.f1 !== null ? { ...f1[i], value: s.result.f1 } : null,
       ...(j >= 0 ? { bem: bemAcc[j], bem_score: bemScore[j] } : {}),
+      ...(s.v2 ? { v2: s.v2 } : {}),
     };
   });
   const base = S.find((s) => s.spec.name === baseline) ?? null;
@@ -469,7 +582,7 @@ export function* analyzeDatasetSteps(
     for (const s of S) {
       if (s === base) continue;
       const em = yield* difference(s.em, base.em, o, true);
-      const f1 = yield* difference(s.f1, base.f1, o, false);
+      const f1 = s.f1 && base.f1 ? yield* difference(s.f1, base.f1, o, false) : null;
       const bem = s.bem && base.bem
         ? yield* difference(binary(s.bem), binary(base.bem), o, true)
         : null;
@@ -477,31 +590,48 @@ export function* analyzeDatasetSteps(
     }
   }
   const qs = ds.questions;
+  const english = ds.rules !== "MLQA";
+  const titled = qs.length > 0 && qs.every((q) => q.title !== "");
   const breakdowns = {
-    question_type: yield* breakdown(
-      ds,
-      (i) => questionType(qs[i].question),
-      QUESTION_TYPES,
-      o.resamples,
-      o.seed,
-    ),
-    answer_length: yield* breakdown(
-      ds,
-      (i) => answerLengthBin(qs[i].golds),
-      LENGTH_BINS,
-      o.resamples,
-      o.seed,
-    ),
-    article: yield* breakdown(ds, (i) => qs[i].title, null, o.resamples, o.seed),
+    question_type: english
+      ? yield* breakdown(
+        ds,
+        (i) => questionType(qs[i].question),
+        QUESTION_TYPES,
+        o.resamples,
+        o.seed,
+      )
+      : [],
+    answer_length: ds.hasF1
+      ? yield* breakdown(
+        ds,
+        (i) => answerLengthBin(qs[i].golds),
+        LENGTH_BINS,
+        o.resamples,
+        o.seed,
+      )
+      : [],
+    article: titled ? yield* breakdown(ds, (i) => qs[i].title, null, o.resamples, o.seed) : [],
+    answerability: ds.rules === "v2.0"
+      ? yield* breakdown(
+        ds,
+        (i) => qs[i].golds.length > 0 ? "HasAns" : "NoAns",
+        ["HasAns", "NoAns"],
+        o.resamples,
+        o.seed,
+      )
+      : [],
   };
+  const open = yield* openReport(ds, o.resamples, o.seed);
   const disagreements: QuestionDetail[] = [];
   if (S.length > 1) {
     const spread = new Float64Array(qs.length);
     for (let i = 0; i < qs.length; i++) {
       let lo = Infinity, hi = -Infinity;
       for (const s of S) {
-        lo = Math.min(lo, s.f1[i]);
-        hi = Math.max(hi, s.f1[i]);
+        const v = (s.f1 ?? s.em)[i];
+        lo = Math.min(lo, v);
+        hi = Math.max(hi, v);
       }
       spread[i] = hi - lo;
     }
@@ -540,18 +670,23 @@ export function* analyzeDatasetSteps(
         golds: qs[i].golds,
         prediction: s.predictions[i],
         em: s.em[i],
-        f1: s.f1[i],
+        f1: s.f1![i], // BEM is scored on SQuAD v1.1 sets, which have F1
         bem: bem[i],
       })),
     };
   });
-  const f1_histogram = S.map((s) => {
+  const f1_histogram = S.flatMap((s) => {
+    if (s.f1 === null) return [];
     const counts = F1_BINS.map(() => 0);
     for (const v of s.f1) counts[F1_BINS.indexOf(f1Bin(v))]++;
-    return { system: s.spec.name, counts };
+    return [{ system: s.spec.name, counts }];
   });
   return {
     name: ds.name,
+    kind: ds.kind,
+    rules: ds.rules,
+    format: ds.format,
+    ...(ds.lang !== undefined ? { lang: ds.lang } : {}),
     data: ds.data,
     data_sha256: ds.sha256,
     questions: qs.length,
@@ -559,6 +694,7 @@ export function* analyzeDatasetSteps(
     systems,
     comparisons,
     breakdowns,
+    ...(open ? { open } : {}),
     disagreements,
     bem_disagreements,
     f1_histogram,
@@ -588,6 +724,7 @@ export function* analyzeSteps(
   const baseline = opts.baseline ?? datasets[0].systems[0].spec.name;
   const reports: DatasetReport[] = [];
   for (const d of datasets) reports.push(yield* analyzeDatasetSteps(d, baseline, opts));
+  const { systems: language_systems, rows: languages } = languageTable(reports);
   return {
     format: "phraseval-report/1",
     options: {
@@ -602,5 +739,46 @@ export function* analyzeSteps(
       f1_bins: F1_BINS,
     },
     datasets: reports,
+    language_systems,
+    languages,
   };
+}
+
+/**
+ * The language table of a report: one row per XQuAD/MLQA dataset (its
+ * language), one column group per system that appears on any of them (in
+ * order of appearance), each cell the system's EM and F1 there (`null`: it
+ * has no predictions on that dataset).
+ *
+ * @example
+ * ```ts
+ * import { languageTable, type DatasetReport } from "./analysis.ts";
+ * const iv = (value: number) => ({ value, low: value, high: value });
+ * const ds = (name: string, lang: string, systems: string[]) =>
+ *   ({ name, kind: lang ? "xquad" : "squad", lang, questions: 2,
+ *      systems: systems.map((n, i) => ({ name: n, em: iv(i), f1: iv(i + 1) })) }) as unknown as DatasetReport;
+ * const t = languageTable([ds("xq.de", "de", ["A"]), ds("sq", "", []), ds("xq.es", "es", ["B", "A"])]);
+ * if (t.systems.join() !== "A,B" || t.rows.length !== 2 || t.rows[0].systems[1] !== null) throw new Error();
+ * if (t.rows[1].systems[0]!.em.value !== 1) throw new Error();
+ * ```
+ */
+export function languageTable(
+  reports: readonly DatasetReport[],
+): { systems: string[]; rows: LanguageRow[] } {
+  const multi = reports.filter((r) => r.kind === "xquad" || r.kind === "mlqa");
+  const systems: string[] = [];
+  for (const r of multi) {
+    for (const s of r.systems) if (!systems.includes(s.name)) systems.push(s.name);
+  }
+  const rows = multi.map((r) => ({
+    lang: r.lang ?? "",
+    dataset: r.name,
+    kind: r.kind,
+    questions: r.questions,
+    systems: systems.map((n) => {
+      const s = r.systems.find((x) => x.name === n);
+      return s && s.f1 ? { name: n, em: s.em, f1: s.f1 } : null;
+    }),
+  }));
+  return { systems, rows };
 }

@@ -5,8 +5,11 @@
  * one page), one generic font family (`sans-serif`), so nothing is fetched.
  *
  * Per dataset: scores with 95 % CI whiskers per system (EM, F1, BEM when
- * present); F1 by question type; F1 histograms; BEM score against F1 (a
- * binned scatter: circle area = questions) when BEM is present.
+ * present); F1 by question type (when the dataset has that breakdown and
+ * F1); F1 histograms (when it has F1); BEM score against F1 (a binned
+ * scatter: circle area = questions) when BEM is present; the open search's
+ * top-k curves (accuracy against k, one line per system) when the rows
+ * carry an open search.
  *
  * @module
  */
@@ -114,49 +117,82 @@ export function chartSpecs(
     },
   });
   const qt = r.breakdowns.question_type.flatMap((g) =>
-    g.systems.map((s) => ({ type: g.group, system: s.name, f1: s.f1.value, n: g.questions }))
+    g.systems.flatMap((s) =>
+      s.f1 ? [{ type: g.group, system: s.name, f1: s.f1.value, n: g.questions }] : []
+    )
   );
-  out.push({
-    id: `${slug(r.name)}-qtype`,
-    title: `${r.name}: F1 by question type`,
-    spec: {
-      data: { values: qt },
-      width: 460,
-      height: 220,
-      mark: "bar",
-      encoding: {
-        x: { field: "type", type: "nominal", sort: QUESTION_TYPES, title: "question type" },
-        xOffset: { field: "system", sort: names },
-        y: { field: "f1", type: "quantitative", title: "F1 (percent)" },
-        color,
+  if (qt.length > 0) {
+    out.push({
+      id: `${slug(r.name)}-qtype`,
+      title: `${r.name}: F1 by question type`,
+      spec: {
+        data: { values: qt },
+        width: 460,
+        height: 220,
+        mark: "bar",
+        encoding: {
+          x: { field: "type", type: "nominal", sort: QUESTION_TYPES, title: "question type" },
+          xOffset: { field: "system", sort: names },
+          y: { field: "f1", type: "quantitative", title: "F1 (percent)" },
+          color,
+        },
       },
-    },
-  });
+    });
+  }
   const hist = r.f1_histogram.flatMap((h) =>
     h.counts.map((count, i) => ({ system: h.system, bin: F1_BINS[i], count }))
   );
-  out.push({
-    id: `${slug(r.name)}-f1hist`,
-    title: `${r.name}: F1 histograms`,
-    spec: {
-      data: { values: hist },
-      width: 460,
-      height: 220,
-      mark: "bar",
-      encoding: {
-        x: { field: "bin", type: "ordinal", sort: F1_BINS, title: "F1 of a question" },
-        xOffset: { field: "system", sort: names },
-        y: { field: "count", type: "quantitative", title: "questions" },
-        color,
+  if (hist.length > 0) {
+    out.push({
+      id: `${slug(r.name)}-f1hist`,
+      title: `${r.name}: F1 histograms`,
+      spec: {
+        data: { values: hist },
+        width: 460,
+        height: 220,
+        mark: "bar",
+        encoding: {
+          x: { field: "bin", type: "ordinal", sort: F1_BINS, title: "F1 of a question" },
+          xOffset: { field: "system", sort: names },
+          y: { field: "count", type: "quantitative", title: "questions" },
+          color,
+        },
       },
-    },
-  });
+    });
+  }
+  if (r.open) {
+    const curve = r.open.systems.flatMap((s) =>
+      s.curve.map((accuracy, i) => ({ system: s.name, k: i + 1, accuracy }))
+    );
+    out.push({
+      id: `${slug(r.name)}-topk`,
+      title: `${r.name}: open search, top-k accuracy (first EM-matching rank ≤ k)`,
+      spec: {
+        data: { values: curve },
+        width: 460,
+        height: 220,
+        mark: { type: "line", point: true },
+        encoding: {
+          x: {
+            field: "k",
+            type: "quantitative",
+            title: "k",
+            scale: { domain: [1, r.open.k] },
+            axis: { tickMinStep: 1, format: "d" },
+          },
+          y: { field: "accuracy", type: "quantitative", title: "accuracy (percent)" },
+          color,
+        },
+      },
+    });
+  }
   const withBem = ds.systems.filter((s) => s.bem !== null);
   if (withBem.length > 0) {
     const cells = new Map<string, { system: string; f1: number; bem: number; questions: number }>();
     for (const s of withBem) {
-      for (let i = 0; i < s.f1.length; i++) {
-        const f = Math.min(9, Math.floor(s.f1[i] * 10));
+      const f1 = s.f1!; // BEM is scored on SQuAD v1.1 sets, which have F1
+      for (let i = 0; i < f1.length; i++) {
+        const f = Math.min(9, Math.floor(f1[i] * 10));
         const b = Math.min(9, Math.floor(s.bem![i] * 10));
         const key = `${s.spec.name}\u0000${f}\u0000${b}`;
         const c = cells.get(key);

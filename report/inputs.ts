@@ -8,12 +8,14 @@
  * - A `run` work folder (`configs/<name>.json` and `predictions/`): one
  *   system per model × dataset with a prediction file
  *   (`predictions/<model>/<dataset>.json`, see `runs/layout.ts`), named
- *   `<model>`, on the dataset `<dataset>`. Only its SQuAD v1.1 datasets
- *   (`type: "squad"`): the other kinds' EM/F1 (v2.0's HasAns/NoAns too)
- *   are in the run's summary, and a run of only those is refused with one
- *   line.
+ *   `<model>` (an encoder or a `predictions` model alike), on the dataset
+ *   `<dataset>`, of every dataset kind: the system carries the dataset's
+ *   `type`, `format`, `lang`, field map and `open` ranks from the run's
+ *   resolved config, so `systems.ts` scores it with its kind's metric.
  * - `NAME=pred.json`: one system named NAME on `--data`. `NAME=FOLDER`
- *   renames the system of a `full` folder.
+ *   renames the system of a `full` folder. The kind of `--data` (and of a
+ *   `full` folder's dataset) is told from the file as `evaluate` tells it
+ *   (`systems.ts`).
  *
  * A dataset's name is its run `abbr`, or the data file's name without
  * `.json`/`.json.gz` (`dev-v1.1`). A system's per-question rows are found
@@ -28,7 +30,9 @@ import { Effect } from "effect";
 import { InputError, UsageError } from "../io/errors.ts";
 import { runLayout } from "../runs/layout.ts";
 import { singleRunLayout } from "../runs/single.ts";
-import type { ResolvedDataset } from "../runs/config.ts";
+import type { DatasetKind, ResolvedDataset } from "../runs/config.ts";
+import type { DatasetFormat } from "../io/datasets/detect.ts";
+import type { FieldMap } from "../io/datasets/types.ts";
 import { baseOf, exists, isDir, isFile, listNames, trimSlash } from "./_fs.ts";
 
 /** One system of a report: a prediction file on a dataset. */
@@ -37,8 +41,21 @@ export interface SystemSpec {
   readonly name: string;
   /** The dataset's name. */
   readonly dataset: string;
-  /** The SQuAD file the predictions answer. */
+  /** The data file the predictions answer. */
   readonly data: string;
+  /**
+   * How the dataset is read and scored (a run dataset's `type`); absent:
+   * told from the data file (`full` folders, `NAME=pred.json`).
+   */
+  readonly type?: DatasetKind;
+  /** The format its reader is told (a run dataset's `format`); absent: detected. */
+  readonly format?: DatasetFormat;
+  /** The language of an `xquad`/`mlqa` set (absent: its file name's). */
+  readonly lang?: string;
+  /** The field map of a generic `jsonl`/`csv`/`tsv` set. */
+  readonly fields?: FieldMap;
+  /** The ranks its open search kept (a run dataset's `open` option), when it has one. */
+  readonly topK?: number;
   /** The prediction file. */
   readonly predictions: string;
   /** Per-question rows (with `bem`) next to the predictions, or `null`. */
@@ -127,7 +144,6 @@ function runSystems(dir: string, input: string): SystemSpec[] {
   const L = runLayout(dir);
   const out: SystemSpec[] = [];
   const configs = listNames(`${dir}/configs`).filter((n) => n.endsWith(".json"));
-  const skipped = new Set<string>();
   for (const c of configs) {
     const file = `${dir}/configs/${c}`;
     const cfg = readJson(file) as {
@@ -138,12 +154,6 @@ function runSystems(dir: string, input: string): SystemSpec[] {
       throw bad(file, "no datasets and models: not a resolved run config");
     }
     for (const ds of cfg.datasets) {
-      // Sets other than SQuAD v1.1 (v2.0, MRQA, MLQA, open, ...) have their
-      // own metrics: the run's summary gives their EM/F1; report takes v1.1's.
-      if (ds.type !== undefined && ds.type !== "squad") {
-        skipped.add(`${ds.abbr} (${ds.type})`);
-        continue;
-      }
       for (const m of cfg.models) {
         const predictions = L.prediction(m.abbr, ds.abbr);
         if (!isFile(predictions)) continue;
@@ -154,6 +164,11 @@ function runSystems(dir: string, input: string): SystemSpec[] {
           name: m.abbr,
           dataset: ds.abbr,
           data,
+          type: ds.type ?? "squad",
+          ...(ds.format !== undefined ? { format: ds.format } : {}),
+          ...(ds.lang !== undefined ? { lang: ds.lang } : {}),
+          ...(ds.fields !== undefined ? { fields: ds.fields } : {}),
+          ...(ds.open ? { topK: ds.open.topK } : {}),
           predictions,
           rows: present(L.rows(m.abbr, ds.abbr)),
           input,
@@ -161,13 +176,6 @@ function runSystems(dir: string, input: string): SystemSpec[] {
         });
       }
     }
-  }
-  if (out.length === 0 && skipped.size > 0) {
-    throw bad(
-      input,
-      `report scores SQuAD v1.1 sets; this run's are ${[...skipped].join(", ")}: ` +
-        "their EM/F1 are in the run's summary/",
-    );
   }
   if (out.length === 0) throw bad(input, "a run folder without any prediction file");
   return out;

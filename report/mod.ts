@@ -4,8 +4,12 @@
  * `pipeline/report.ts`).
  *
  * INPUTs become systems (`inputs.ts`), each scored question by question
- * with the one SQuAD fold of `metrics/`, from its predictions against the
- * dataset, its rows checked against that (`systems.ts`), compared with the
+ * with the official fold of `metrics/` for its dataset's kind (SQuAD v1.1
+ * and v2.0, MRQA, XQuAD/MLQA, open-domain and generic sets), from its
+ * predictions against the dataset, its rows checked against that
+ * (`systems.ts`); one section per dataset, with the kind's own tables
+ * (v2.0's HasAns / NoAns, an open search's top-k curve) and a table of the
+ * XQuAD/MLQA languages; compared with the
  * statistics of `metrics/stats/` (`analysis.ts`), drawn with Vega-Lite
  * (`charts.ts`) and written as `report.json` (all numbers), `report.md`
  * (tables) and `report.html` (tables and inline SVG charts; self-contained)
@@ -65,7 +69,11 @@ export {
   F1_BINS,
   f1Bin,
   type Interval,
+  type LanguageRow,
+  languageTable,
   LENGTH_BINS,
+  type OpenReport,
+  type OpenSystem,
   QUESTION_TYPES,
   questionType,
   type ReportJson,
@@ -76,11 +84,18 @@ export { datasetName, resolveInputs, type ResolveOptions, type SystemSpec } from
 export { escapeHtml, formatP, renderHtml, renderMarkdown } from "./render.ts";
 export {
   bemCorrect,
+  type OfficialTotals,
+  type OpenColumns,
+  type ReadDataset,
+  readDataset,
   readQuestions,
   type ReportQuestion,
+  type ReportRules,
+  RULES_OF_KIND,
   type ScoredDataset,
   type ScoredSystem,
   scoreSystems,
+  type V2Breakdown,
 } from "./systems.ts";
 export { writeFolderAtomic } from "./write.ts";
 

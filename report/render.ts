@@ -1,17 +1,27 @@
 /**
  * `report.md` and `report.html` from the numbers of `report.json`: the same
  * tables in both (scores with intervals, the comparison with the baseline,
- * the breakdowns, the disagreement lists), and in the HTML the charts as
- * inline SVG; each dataset opens with what its scores were computed from
- * (the predictions against the data file and its sha256, and the rows
- * files checked). The page is self-contained (inline CSS, no script, no image,
+ * the breakdowns, the disagreement lists; per kind, SQuAD v2.0's HasAns /
+ * NoAns table, an open search's top-1 scores and top-k curve, and over the
+ * XQuAD/MLQA datasets one table with a row per language and a column group
+ * per system), and in the HTML the charts as inline SVG; each dataset
+ * opens with its kind and what its scores were computed from (the
+ * predictions against the data file and its sha256 with the kind's
+ * official rules, and the rows files checked). A dataset without F1
+ * (CuratedTREC's regular expressions) has no F1 columns. The page is self-contained (inline CSS, no script, no image,
  * font or style sheet from anywhere) and prints cleanly (`@media print`).
  * Every text from the inputs is escaped.
  *
  * @module
  */
 import type { Chart } from "./charts.ts";
-import type { BreakdownGroup, DatasetReport, Difference, ReportJson } from "./analysis.ts";
+import type {
+  BreakdownGroup,
+  DatasetReport,
+  Difference,
+  Interval,
+  ReportJson,
+} from "./analysis.ts";
 
 /**
  * A p-value for a table: four decimals, or two significant digits in
@@ -39,12 +49,21 @@ interface Table {
   readonly numeric: readonly boolean[];
 }
 
+const hasF1 = (r: DatasetReport) => r.systems.some((s) => s.f1 !== null);
+
 function scoreTable(r: DatasetReport): Table {
   const bem = r.systems.some((s) => s.bem);
-  const head = ["system", "answered", "EM", "95% CI", "F1", "95% CI"];
+  const f1 = hasF1(r);
+  const head = ["system", "answered", "EM", "95% CI", ...(f1 ? ["F1", "95% CI"] : [])];
   if (bem) head.push("BEM", "95% CI");
   const rows = r.systems.map((s) => {
-    const row = [s.name, String(s.answered), f2(s.em.value), ci(s.em), f2(s.f1.value), ci(s.f1)];
+    const row = [
+      s.name,
+      String(s.answered),
+      f2(s.em.value),
+      ci(s.em),
+      ...(f1 ? (s.f1 ? [f2(s.f1.value), ci(s.f1)] : ["-", "-"]) : []),
+    ];
     if (bem) row.push(...(s.bem ? [f2(s.bem.value), ci(s.bem)] : ["-", "-"]));
     return row;
   });
@@ -53,15 +72,14 @@ function scoreTable(r: DatasetReport): Table {
 
 function comparisonTable(r: DatasetReport): Table {
   const bem = r.comparisons.some((c) => c.bem);
+  const f1 = r.comparisons.some((c) => c.f1);
   const head = [
     "system",
     "ΔEM",
     "95% CI",
     "p (rand.)",
     "p (McNemar)",
-    "ΔF1",
-    "95% CI",
-    "p (rand.)",
+    ...(f1 ? ["ΔF1", "95% CI", "p (rand.)"] : []),
   ];
   if (bem) head.push("ΔBEM", "95% CI", "p (rand.)", "p (McNemar)");
   const rows = r.comparisons.map((c) => {
@@ -71,9 +89,11 @@ function comparisonTable(r: DatasetReport): Table {
       dci(c.em),
       formatP(c.em.randomization_p),
       formatP(c.em.mcnemar_p!),
-      signed(c.f1.difference),
-      dci(c.f1),
-      formatP(c.f1.randomization_p),
+      ...(f1
+        ? (c.f1
+          ? [signed(c.f1.difference), dci(c.f1), formatP(c.f1.randomization_p)]
+          : ["-", "-", "-"])
+        : []),
     ];
     if (bem) {
       row.push(
@@ -95,25 +115,122 @@ function comparisonTable(r: DatasetReport): Table {
 function breakdownTable(label: string, groups: readonly BreakdownGroup[]): Table {
   const names = groups[0]?.systems.map((s) => s.name) ?? [];
   const bem = groups[0]?.systems.some((s) => s.bem) ?? false;
+  const f1 = groups[0]?.systems.some((s) => s.f1) ?? false;
   const head = [
     label,
     "n",
-    ...names.flatMap((n) => [`${n} EM`, `${n} F1`, ...(bem ? [`${n} BEM`] : [])]),
+    ...names.flatMap((n) => [
+      `${n} EM`,
+      ...(f1 ? [`${n} F1`] : []),
+      ...(bem ? [`${n} BEM`] : []),
+    ]),
   ];
   const rows = groups.map((g) => [
     g.group,
     String(g.questions),
-    ...g.systems.flatMap((
-      s,
-    ) => [f2(s.em.value), f2(s.f1.value), ...(s.bem ? [f2(s.bem.value)] : [])]),
+    ...g.systems.flatMap((s) => [
+      f2(s.em.value),
+      ...(f1 ? [s.f1 ? f2(s.f1.value) : "-"] : []),
+      ...(s.bem ? [f2(s.bem.value)] : []),
+    ]),
   ]);
   return { head, rows, numeric: head.map((_, i) => i > 0) };
 }
 
-const answerCell = (a: { prediction: string | null; em: number; f1: number; bem?: number }) =>
-  `${a.prediction === null ? "(none)" : `“${a.prediction}”`} (EM ${a.em}, F1 ${f2(a.f1)}${
-    a.bem === undefined ? "" : `, BEM ${f2(a.bem)}`
-  })`;
+const answerCell = (
+  a: { prediction: string | null; em: number; f1: number | null; bem?: number },
+) =>
+  `${a.prediction === null ? "(none)" : `“${a.prediction}”`} (EM ${a.em}${
+    a.f1 === null ? "" : `, F1 ${f2(a.f1)}`
+  }${a.bem === undefined ? "" : `, BEM ${f2(a.bem)}`})`;
+
+/**
+ * SQuAD v2.0's HasAns / NoAns table: per system the official script's
+ * `HasAns_exact`, `HasAns_f1`, `HasAns_total`, `NoAns_exact`, `NoAns_f1`,
+ * `NoAns_total`, with the bootstrap intervals of the answerability
+ * breakdown.
+ */
+function v2Table(r: DatasetReport): Table {
+  const groups = r.breakdowns.answerability;
+  const at = (label: string, name: string) =>
+    groups.find((g) => g.group === label)?.systems.find((s) => s.name === name);
+  const cell = (v: number | undefined, iv: Interval | null | undefined) =>
+    v === undefined ? ["-", "-"] : [f2(v), iv ? ci(iv) : "-"];
+  const head = [
+    "system",
+    "HasAns EM",
+    "95% CI",
+    "HasAns F1",
+    "95% CI",
+    "HasAns n",
+    "NoAns EM",
+    "95% CI",
+    "NoAns F1",
+    "95% CI",
+    "NoAns n",
+  ];
+  const rows = r.systems.map((s) => {
+    const v = s.v2 ?? {};
+    const h = at("HasAns", s.name);
+    const n = at("NoAns", s.name);
+    return [
+      s.name,
+      ...cell(v.HasAns_exact, h?.em),
+      ...cell(v.HasAns_f1, h?.f1),
+      String(v.HasAns_total ?? 0),
+      ...cell(v.NoAns_exact, n?.em),
+      ...cell(v.NoAns_f1, n?.f1),
+      String(v.NoAns_total ?? 0),
+    ];
+  });
+  return { head, rows, numeric: head.map((_, i) => i > 0) };
+}
+
+/** The open search's top-1 scores per system. */
+function openTable(r: DatasetReport): Table {
+  const o = r.open!;
+  const head = ["system", "open EM", "95% CI", "open F1", "95% CI", `top-${o.k} accuracy`];
+  const rows = o.systems.map((s) => [
+    s.name,
+    f2(s.em.value),
+    ci(s.em),
+    f2(s.f1.value),
+    ci(s.f1),
+    f2(s.curve[s.curve.length - 1] ?? 0),
+  ]);
+  return { head, rows, numeric: head.map((_, i) => i > 0) };
+}
+
+/** The open search's top-k curve: one row per k, one column per system. */
+function curveTable(r: DatasetReport): Table {
+  const o = r.open!;
+  const head = ["k", ...o.systems.map((s) => s.name)];
+  const rows = Array.from(
+    { length: o.k },
+    (_, i) => [String(i + 1), ...o.systems.map((s) => f2(s.curve[i]))],
+  );
+  return { head, rows, numeric: head.map(() => true) };
+}
+
+/** The language table: one row per XQuAD/MLQA dataset, an EM/F1 column group per system. */
+function languageTable(report: ReportJson): Table {
+  const names = report.language_systems;
+  const head = [
+    "language",
+    "dataset",
+    "n",
+    ...names.flatMap((n) => [`${n} EM`, "95% CI", `${n} F1`, "95% CI"]),
+  ];
+  const rows = report.languages.map((l) => [
+    l.lang,
+    l.dataset,
+    String(l.questions),
+    ...l.systems.flatMap((s) =>
+      s ? [f2(s.em.value), ci(s.em), f2(s.f1.value), ci(s.f1)] : ["-", "-", "-", "-"]
+    ),
+  ]);
+  return { head, rows, numeric: head.map((_, i) => i > 1) };
+}
 
 function disagreementTable(r: DatasetReport): Table {
   const names = r.systems.map((s) => s.name);
@@ -159,12 +276,39 @@ function sections(r: DatasetReport, o: ReportJson["options"], charts: readonly C
   const out: Section[] = [
     {
       title: "Scores",
-      note:
-        `Percent; 95% paired bootstrap percentile intervals (B = ${o.resamples}, seed ${o.seed}). BEM: share of questions with a BEM score above 0.5.`,
+      note: `${
+        RULES_NOTE[r.rules]
+      } Percent; 95% paired bootstrap percentile intervals (B = ${o.resamples}, seed ${o.seed}).${
+        r.systems.some((s) => s.bem) ? " BEM: share of questions with a BEM score above 0.5." : ""
+      }`,
       table: scoreTable(r),
       charts: chart("-scores"),
     },
   ];
+  if (r.breakdowns.answerability.length > 0) {
+    out.push({
+      title: "HasAns / NoAns",
+      note:
+        "The official v2.0 script's subsets: questions with a gold answer (HasAns) and without (NoAns; right when the prediction is empty). EM and F1 in percent, with 95% bootstrap intervals over each subset.",
+      table: v2Table(r),
+    });
+  }
+  if (r.open) {
+    out.push(
+      {
+        title: "Open search",
+        note:
+          `Top-1 of the open search (official v1.1 EM/F1, from the rows) with 95% bootstrap intervals, and top-${r.open.k} accuracy: the share of questions whose first EM-matching rank is at most ${r.open.k}.`,
+        table: openTable(r),
+        charts: chart("-topk"),
+      },
+      {
+        title: "Top-k accuracy",
+        note: "Percent of questions whose first EM-matching rank is at most k.",
+        table: curveTable(r),
+      },
+    );
+  }
   if (r.comparisons.length > 0) {
     out.push({
       title: `Against the baseline ${r.baseline}`,
@@ -180,30 +324,33 @@ function sections(r: DatasetReport, o: ReportJson["options"], charts: readonly C
         : "Only the baseline: no comparison.",
     });
   }
-  out.push(
-    {
+  if (r.breakdowns.question_type.length > 0) {
+    out.push({
       title: "By question type",
       note:
         "The question's first word among what, who, when, where, why, how, which (case ignored; whom/whose are other); EM and F1 in percent.",
       table: breakdownTable("type", r.breakdowns.question_type),
       charts: chart("-qtype"),
-    },
-    {
+    });
+  }
+  if (r.breakdowns.answer_length.length > 0) {
+    out.push({
       title: "By gold answer length",
       note:
         "Words in the first gold answer after SQuAD normalization (lower case, no punctuation, no a/an/the).",
       table: breakdownTable("words", r.breakdowns.answer_length),
-    },
-    {
-      title: "By article",
-      table: breakdownTable("article", r.breakdowns.article),
-    },
-    { title: "F1 histograms", charts: chart("-f1hist") },
-  );
+    });
+  }
+  if (r.breakdowns.article.length > 0) {
+    out.push({ title: "By article", table: breakdownTable("article", r.breakdowns.article) });
+  }
+  if (r.f1_histogram.length > 0) out.push({ title: "F1 histograms", charts: chart("-f1hist") });
   if (r.systems.length > 1) {
     out.push({
       title: `Where the systems disagree most (top ${r.disagreements.length})`,
-      note: "Largest spread of F1 across the systems; ties in dataset order.",
+      note: `Largest spread of ${
+        hasF1(r) ? "F1" : "EM"
+      } across the systems; ties in dataset order.`,
       table: disagreementTable(r),
     });
   }
@@ -239,8 +386,45 @@ function provenance(r: DatasetReport): string {
     } were checked against them question by question (prediction, gold answers, EM, F1)${
       withRows.some((s) => s.bem) ? "; BEM comes from those rows" : ""
     }.`;
-  return `${r.questions} questions. EM and F1 recomputed from each system's predictions against ${r.data} (sha256 ${r.data_sha256}) with the SQuAD v1.1 fold that evaluate uses; ${rows}`;
+  const f1 = hasF1(r) ? "EM and F1" : "EM";
+  const kind = `${KIND_NAME[r.kind]}${r.lang ? ` (${r.lang})` : ""}`;
+  return `${kind}, ${r.questions} questions${
+    r.rules === "v2.0" ? " with a prediction" : ""
+  }. ${f1} recomputed from each system's predictions against ${r.data} (sha256 ${r.data_sha256}) with the ${
+    RULES_NAME[r.rules]
+  } fold that evaluate uses; ${rows}`;
 }
+
+const KIND_NAME: Readonly<Record<DatasetReport["kind"], string>> = {
+  squad: "SQuAD v1.1",
+  squad2: "SQuAD v2.0",
+  mrqa: "MRQA",
+  xquad: "XQuAD",
+  mlqa: "MLQA",
+  open: "open-domain QA",
+  jsonl: "generic question set",
+};
+
+const RULES_NAME: Readonly<Record<DatasetReport["rules"], string>> = {
+  "v1.1": "official SQuAD v1.1",
+  "v2.0": "official SQuAD v2.0",
+  "MRQA": "mrqa_official_eval.py",
+  "MLQA": "mlqa_evaluation_v1.py",
+  "open-domain": "open-domain top-1 (DrQA/DPR)",
+};
+
+const RULES_NOTE: Readonly<Record<DatasetReport["rules"], string>> = {
+  "v1.1": "SQuAD v1.1 EM and F1.",
+  "v2.0":
+    "SQuAD v2.0 EM (exact) and F1 over the questions with a prediction; no-answer questions are right when the prediction is empty.",
+  "MRQA": "MRQA 2019 EM and F1 (best over the answers).",
+  "MLQA": "MLQA EM and F1 in the set's language (its articles and punctuation removed).",
+  "open-domain":
+    "Open-domain top-1 EM and F1 (best over the gold answers; regular-expression answers: EM only).",
+};
+
+const LANG_NOTE =
+  "XQuAD and MLQA sets, one row per language: each system's EM and F1 (mlqa_evaluation_v1.py in that language), in percent, with 95% bootstrap intervals.";
 
 const intro = (o: ReportJson["options"]) =>
   `Generated by \`deno task report\` (phraseval). Baseline: ${o.baseline}. Bootstrap: B = ${o.resamples}, seed ${o.seed}; randomization: ${o.shuffles} shuffles.`;
@@ -248,6 +432,9 @@ const intro = (o: ReportJson["options"]) =>
 /** `report.md`: every table of the report in Markdown (no charts). */
 export function renderMarkdown(report: ReportJson): string {
   const parts = ["# Report", "", intro(report.options), ""];
+  if (report.languages.length > 0) {
+    parts.push("## By language", "", LANG_NOTE, "", mdTable(languageTable(report)), "");
+  }
   for (const r of report.datasets) {
     parts.push(`## ${r.name}`, "", provenance(r), "");
     for (const s of sections(r, report.options, [])) {
@@ -328,6 +515,13 @@ export function renderHtml(report: ReportJson, charts: readonly (readonly Chart[
     `<h1>Report</h1>`,
     `<p class="note">${escapeHtml(intro(report.options))}</p>`,
   ];
+  if (report.languages.length > 0) {
+    body.push(
+      "<h2>By language</h2>",
+      `<p class="note">${escapeHtml(LANG_NOTE)}</p>`,
+      htmlTable(languageTable(report)),
+    );
+  }
   report.datasets.forEach((r, d) => {
     body.push(
       `<h2>${escapeHtml(r.name)}</h2>`,

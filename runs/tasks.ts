@@ -34,10 +34,7 @@ import { split } from "../io/squad_split.ts";
 import { writeArticleSubset } from "../io/squad_subset.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { type OpenMetrics, openScores } from "../metrics/open.ts";
-import { scoreQuestionSet } from "../metrics/qa_eval.ts";
-import { mrqaScores } from "../metrics/mrqa.ts";
-import { mlqaScores } from "../metrics/mlqa.ts";
-import { openAnswerScores } from "../metrics/open_answers.ts";
+import { questionScore, scoreQuestionSet } from "../metrics/qa_eval.ts";
 import type { SquadV2Result } from "../metrics/squad.ts";
 import { readPredictions } from "../io/predictions.ts";
 import { readQuestions } from "../io/datasets/read.ts";
@@ -333,19 +330,7 @@ const evalQuestionSet = (opts: EvalOptions & { readonly format: DatasetFormat })
       const lines: string[] = [];
       for (const r of records) {
         const p = preds.get(r.id);
-        let em = 0;
-        let f1: number | null = 0;
-        if (q.rules === "open-domain") {
-          const sc = openAnswerScores(p === undefined ? [] : [p], r.answers, { regex, k: 1 });
-          em = sc?.emTop1 ?? 0;
-          f1 = regex ? null : sc?.f1Top1 ?? 0;
-        } else if (p !== undefined) {
-          const sc = q.rules === "MRQA"
-            ? mrqaScores(p, r.answers)
-            : mlqaScores(p, r.answers, lang ?? "");
-          em = sc?.em ?? 0;
-          f1 = sc?.f1 ?? 0;
-        }
+        const { em, f1 } = questionScore({ rules: q.rules, regex, lang }, r.answers, p);
         lines.push(JSON.stringify({
           kind: "score",
           id: r.id,

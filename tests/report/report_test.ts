@@ -70,7 +70,7 @@ Deno.test("report: every number equals the metrics fold's EM/F1 and the stats fu
   for (let s = 0; s < 3; s++) {
     assertEquals(ds.systems[s].name, SYSTEMS[s]);
     assertEquals(ds.systems[s].em.value, off[s].result.exact_match);
-    assertEquals(ds.systems[s].f1.value, off[s].result.f1);
+    assertEquals(ds.systems[s].f1!.value, off[s].result.f1);
     assertEquals(ds.systems[s].answered, 10570);
   }
   assertEquals(ds.systems.map((s) => s.em.value.toFixed(2)), ["5.44", "12.37", "12.77"]);
@@ -82,7 +82,7 @@ Deno.test("report: every number equals the metrics fold's EM/F1 and the stats fu
       100 * bEm.systems[s].low,
       100 * bEm.systems[s].high,
     ]);
-    assertEquals([ds.systems[s].f1.low, ds.systems[s].f1.high], [
+    assertEquals([ds.systems[s].f1!.low, ds.systems[s].f1!.high], [
       100 * bF1.systems[s].low,
       100 * bF1.systems[s].high,
     ]);
@@ -99,17 +99,17 @@ Deno.test("report: every number equals the metrics fold's EM/F1 and the stats fu
     const dEm = pairedBootstrap([em[s], em[1]], { resamples: 1000, seed: 0 }).differences[0];
     const dF1 = pairedBootstrap([f1[s], f1[1]], { resamples: 1000, seed: 0 }).differences[0];
     assertEquals(c.em.difference, off[s].result.exact_match - off[1].result.exact_match);
-    assertEquals(c.f1.difference, off[s].result.f1 - off[1].result.f1);
+    assertEquals(c.f1!.difference, off[s].result.f1 - off[1].result.f1);
     assertEquals([c.em.low, c.em.high], [100 * dEm.low, 100 * dEm.high]);
-    assertEquals([c.f1.low, c.f1.high], [100 * dF1.low, 100 * dF1.high]);
+    assertEquals([c.f1!.low, c.f1!.high], [100 * dF1.low, 100 * dF1.high]);
     assertEquals(c.em.randomization_p, pairedRandomization(em[s], em[1]).pValue);
-    assertEquals(c.f1.randomization_p, pairedRandomization(f1[s], f1[1]).pValue);
+    assertEquals(c.f1!.randomization_p, pairedRandomization(f1[s], f1[1]).pValue);
     const m = mcnemarPaired(em[s], em[1]);
     assertEquals([c.em.mcnemar_p, c.em.mcnemar_b, c.em.mcnemar_c], [m.pValue, m.b, m.c]);
   }
   // lastCaps vs firstCaps: EM not significant, F1 is (the stats test's finding).
   assert(ds.comparisons[1].em.randomization_p > 0.05 && ds.comparisons[1].em.mcnemar_p! > 0.05);
-  assert(ds.comparisons[1].f1.randomization_p < 0.05);
+  assert(ds.comparisons[1].f1!.randomization_p < 0.05);
   // Breakdowns: groups partition the questions; each group's numbers are the
   // official formula and the bootstrap over its questions.
   const dev = JSON.parse(
@@ -141,8 +141,8 @@ Deno.test("report: every number equals the metrics fold's EM/F1 and the stats fu
       const b = pairedBootstrap(sub, { resamples: 1000, seed: 0 });
       for (let s = 0; s < 3; s++) {
         const sum = idx.reduce((a, i) => a + f1[s][i], 0);
-        assertEquals(g.systems[s].f1.value, (100 * sum) / idx.length);
-        assertEquals(g.systems[s].f1.low, 100 * b.systems[s].low);
+        assertEquals(g.systems[s].f1!.value, (100 * sum) / idx.length);
+        assertEquals(g.systems[s].f1!.low, 100 * b.systems[s].low);
       }
     }
   }
@@ -205,7 +205,7 @@ Deno.test("report: identical prediction files give difference 0 and p = 1", asyn
   }));
   const c = readJson(`${out}/report.json`).datasets[0].comparisons[0];
   assertEquals([c.system, c.baseline], ["B", "A"]);
-  for (const d of [c.em, c.f1]) {
+  for (const d of [c.em, c.f1!]) {
     assertEquals([d.difference, d.low, d.high, d.randomization_p], [0, 0, 0, 1]);
   }
   assertEquals([c.em.mcnemar_p, c.em.mcnemar_b, c.em.mcnemar_c], [1, 0, 0]);
@@ -295,6 +295,6 @@ Deno.test("report: a run folder gives one system per model × dataset", async ()
   assertEquals([r.name, r.baseline], ["dev3", "m2"]);
   assertEquals(r.systems.map((s) => s.name), ["m1", "m2"]);
   const off = await officialRows(preds[2], data);
-  assertEquals(r.systems[1].f1.value, off.result.f1);
+  assertEquals(r.systems[1].f1!.value, off.result.f1);
   assertEquals(r.comparisons.map((c) => c.system), ["m1"]);
 });

@@ -3,8 +3,10 @@
  * jsonl, ...) and `type: "predictions"` models: config errors (one line,
  * exit 2, the config and the field), a run of `configs/eval_kinds_mini.ts`
  * (one predictions model × four kinds) whose results equal `evaluate` on
- * each set, its summary's kind columns, `report` on it, a single-file
- * predictions model on SQuAD v1.1 equal to `evaluate`'s EM/F1, a generic
+ * each set, its summary's kind columns, `report` on it (one section per
+ * dataset, each equal to its result file), a single-file predictions model
+ * on SQuAD v1.1 equal to `evaluate`'s EM/F1, `report` on a run of an MRQA
+ * set only, a generic
  * `jsonl` set and an XQuAD set equal to `scoreQuestionSet`, and the plan of
  * an encoder and a predictions model side by side.
  *
@@ -214,16 +216,33 @@ Deno.test("run kinds: a predictions model over four kinds scores each as evaluat
       "mrqa-fixture,hand-made,mrqa,33.333333333333336,0,100,55.55555555555555,0,100,-,-,-,-,-",
     );
     assertEquals(csv[4], "trec-fixture,hand-made,open,50,0,100,-,-,-,-,-,-,-,-");
-    // The run's report takes the SQuAD v1.1 set (its statistics as for any run).
+    // The run's report: one section per dataset, each with its result file's EM/F1.
     assert(!r.stderr.includes("no report"), r.stderr);
-    const text = Deno.readTextFileSync(`${run}/report/report.json`);
-    assert(text.includes("squad-dev-a0") && !text.includes("mrqa-fixture"), text.slice(0, 400));
+    const rep = JSON.parse(Deno.readTextFileSync(`${run}/report/report.json`));
+    assertEquals(
+      rep.datasets.map((d: { name: string; kind: string }) => `${d.name}:${d.kind}`),
+      ["squad-dev-a0:squad", "squad2-fixture:squad2", "mrqa-fixture:mrqa", "trec-fixture:open"],
+    );
+    for (const d of rep.datasets) {
+      const res = result(d.name);
+      assertEquals(d.systems[0].name, "hand-made");
+      assertEquals(d.systems[0].em.value, res.exact_match, d.name);
+      assertEquals(d.systems[0].f1?.value ?? null, res.f1, d.name);
+    }
+    assertEquals(rep.datasets[1].systems[0].v2, {
+      HasAns_exact: 50,
+      HasAns_f1: 50,
+      HasAns_total: 2,
+      NoAns_exact: 100,
+      NoAns_f1: 100,
+      NoAns_total: 1,
+    });
   } finally {
     await Deno.remove(work, { recursive: true });
   }
 });
 
-Deno.test("run kinds: a predictions file on SQuAD v1.1 = evaluate's EM/F1; report refuses a run without v1.1 sets", async () => {
+Deno.test("run kinds: a predictions file on SQuAD v1.1 = evaluate's EM/F1; report on a run of an MRQA set", async () => {
   const dir = await Deno.makeTempDir({ prefix: "pv-kinds-file-" });
   try {
     const cfg = `${dir}/one.ts`;
@@ -260,10 +279,12 @@ export const config = {
     assertEquals(r2.code, 0, r2.stderr);
     const run2 = onlyDir(`${dir}/w2`);
     const rep = await runStage("pipeline/report.ts", [run2, "--out", `${dir}/rep`]);
-    assertEquals(rep.code, 2, rep.stderr);
-    const lines = rep.stderr.trim().split("\n");
-    assertEquals(lines.length, 1, rep.stderr);
-    assertMatch(lines[0], /report scores SQuAD v1\.1 sets; this run's are mq \(mrqa\)/);
+    assertEquals(rep.code, 0, rep.stderr);
+    const mq = JSON.parse(Deno.readTextFileSync(`${dir}/rep/report.json`)).datasets[0];
+    assertEquals([mq.name, mq.kind, mq.rules], ["mq", "mrqa", "MRQA"]);
+    // mq1 "2" matches, mq2 "Warsaw, Poland" has F1 2/3, "Zurich" misses "Zürich": EM 1/3, F1 5/9.
+    assertAlmostEquals(mq.systems[0].em.value, 100 / 3, 1e-9, "mrqa em");
+    assertAlmostEquals(mq.systems[0].f1.value, 500 / 9, 1e-9, "mrqa f1");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -93,7 +93,7 @@ Deno.test("rows: report of a full folder checks rows.ndjson against the scores i
   );
   const s = r.report.datasets[0].systems[0];
   assertEquals([s.scored_from, s.rows], ["predictions", `${out}/rows.ndjson`]);
-  assertEquals([s.em.value, s.f1.value], [result.exact_match, result.f1]);
+  assertEquals([s.em.value, s.f1!.value], [result.exact_match, result.f1]);
   // Without rows: pred.json scored the same way, to the same numbers.
   const bare = `${TMP}/full-bare`;
   await Deno.mkdir(bare);
@@ -103,7 +103,7 @@ Deno.test("rows: report of a full folder checks rows.ndjson against the scores i
   );
   const s2 = r2.report.datasets[0].systems[0];
   assertEquals([s2.scored_from, s2.rows], ["predictions", null]);
-  assertEquals([s2.em.value, s2.f1.value], [s.em.value, s.f1.value]);
+  assertEquals([s2.em.value, s2.f1!.value], [s.em.value, s.f1!.value]);
   // Rows whose prediction is not pred.json's (stale), and rows missing a question.
   const rows = Deno.readTextFileSync(`${out}/rows.ndjson`).trim().split("\n");
   const first = JSON.parse(rows[0]);
@@ -236,7 +236,7 @@ Deno.test("rows: run writes <dataset>.rows.ndjson; summary CIs = pairedBootstrap
   assertEquals([s.name, s.scored_from], ["sparse-pi", "predictions"]);
   assert(s.rows?.endsWith("dev-8-10.rows.ndjson"), String(s.rows));
   assertEquals([s.em.value, s.em.low, s.em.high], [res.exact_match, emLo, emHi]);
-  assertEquals([s.f1.value, s.f1.low, s.f1.high], [res.f1, f1Lo, f1Hi]);
+  assertEquals([s.f1!.value, s.f1!.low, s.f1!.high], [res.f1, f1Lo, f1Hi]);
   for (const n of ["report.html", "report.md"]) assert(Deno.statSync(`${dir}/report/${n}`).isFile);
   // A report that cannot be written is one warning line; the run still succeeds.
   await Deno.remove(`${dir}/report`, { recursive: true });
