@@ -74,23 +74,66 @@ def _inputs(extra=()):
     ]
 
 
-def context_graph(cm):
+def _self_att(att, name, y_tbd, y_btd, mask_neg_b1t, out, inits, nodes):
+    """out [B,T,2D] = [y ; softmax(K K^T + mask) y], K = BiLSTM(y) (model.SelfAtt)."""
+    k = _lstm(att.key_lstm, name + "_k", y_tbd, "lengths", inits, nodes)  # T,B,2a
+    nodes.append(helper.make_node("Transpose", [k], [name + "_kb"], perm=[1, 0, 2]))  # B,T,2a
+    nodes.append(helper.make_node("Transpose", [k], [name + "_kt"], perm=[1, 2, 0]))  # B,2a,T
+    nodes.append(helper.make_node("MatMul", [name + "_kb", name + "_kt"], [name + "_a0"]))
+    nodes.append(helper.make_node("Add", [name + "_a0", mask_neg_b1t], [name + "_a1"]))
+    nodes.append(helper.make_node("Softmax", [name + "_a1"], [name + "_w"], axis=2))
+    nodes.append(helper.make_node("MatMul", [name + "_w", y_btd], [name + "_v"]))
+    nodes.append(helper.make_node("Concat", [y_btd, name + "_v"], [out], axis=2))
+
+
+def _mask_from_lengths(inits, nodes):
+    """mask_neg_b1t [B,1,T]: 0 on tokens, -1e4 on padding, from `lengths` and the ids' shape."""
+    inits.append(numpy_helper.from_array(np.array(0, dtype=np.int64), "i64_0"))
+    inits.append(numpy_helper.from_array(np.array(1, dtype=np.int64), "i64_1"))
+    inits.append(numpy_helper.from_array(np.array([0], dtype=np.int64), "axis0"))
+    inits.append(numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"))
+    inits.append(numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one"))
+    inits.append(numpy_helper.from_array(np.array(1e4, dtype=np.float32), "big"))
+    nodes.append(helper.make_node("Shape", ["input_ids"], ["ids_shape"]))
+    nodes.append(helper.make_node("Gather", ["ids_shape", "i64_1"], ["T"], axis=0))
+    nodes.append(helper.make_node("Range", ["i64_0", "T", "i64_1"], ["pos"]))
+    nodes.append(helper.make_node("Unsqueeze", ["pos", "axis0"], ["pos_1t"]))
+    nodes.append(helper.make_node("Cast", ["lengths"], ["len64"], to=TensorProto.INT64))
+    nodes.append(helper.make_node("Unsqueeze", ["len64", "axis1"], ["len_b1"]))
+    nodes.append(helper.make_node("Less", ["pos_1t", "len_b1"], ["valid"]))
+    nodes.append(helper.make_node("Cast", ["valid"], ["mask_c"], to=TensorProto.FLOAT))
+    nodes.append(helper.make_node("Sub", ["mask_c", "one"], ["mask_c_m1"]))
+    nodes.append(helper.make_node("Mul", ["mask_c_m1", "big"], ["mask_c_neg"]))
+    nodes.append(helper.make_node("Unsqueeze", ["mask_c_neg", "axis1"], ["mask_neg_b1t"]))
+
+
+def context_graph(cm, model_name="piqa-lstm"):
     inits, nodes = [], []
     _embed(cm, inits, nodes)
+    heads = getattr(cm, "heads", 1)
+    if heads == 2:
+        _mask_from_lengths(inits, nodes)
     h = _lstm(cm.lstm, "l0", "xt", "lengths", inits, nodes)
-    for name, lstm in [("start", cm.lstm_s), ("end", cm.lstm_e)]:
-        y = _lstm(lstm, "l_" + name, h, "lengths", inits, nodes)
-        nodes.append(helper.make_node("Transpose", [y], [name], perm=[1, 0, 2]))
-    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["batch", "tokens", 2 * BOUND])
+    for out, lstm, att in [("start", cm.lstm_s, cm.sa_s if heads == 2 else None),
+                           ("end", cm.lstm_e, cm.sa_e if heads == 2 else None)]:
+        y = _lstm(lstm, "l_" + out, h, "lengths", inits, nodes)
+        if att is None:
+            nodes.append(helper.make_node("Transpose", [y], [out], perm=[1, 0, 2]))
+        else:
+            nodes.append(helper.make_node("Transpose", [y], [out + "_y"], perm=[1, 0, 2]))
+            _self_att(att, "sa_" + out, y, out + "_y", "mask_neg_b1t", out, inits, nodes)
+    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT,
+                                             ["batch", "tokens", 2 * BOUND * heads])
                for n in ("start", "end")]
-    g = helper.make_graph(nodes, "piqa_lstm_context", _inputs(), outputs, inits)
+    g = helper.make_graph(nodes, model_name.replace("-", "_") + "_context", _inputs(), outputs, inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)],
                              producer_name="phraseval/baselines/piqa_lstm", ir_version=IR_VERSION)
 
 
-def question_graph(qm):
+def question_graph(qm, model_name="piqa-lstm"):
     inits, nodes = [], []
     _embed(qm, inits, nodes)
+    heads = getattr(qm, "heads", 1)
     h = _lstm(qm.lstm, "l0", "xt", "lengths", inits, nodes)
     inits.append(numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"))
     inits.append(numpy_helper.from_array(np.array([2], dtype=np.int64), "axis2"))
@@ -98,10 +141,18 @@ def question_graph(qm):
     inits.append(numpy_helper.from_array(np.array(1e4, dtype=np.float32), "big"))
     nodes.append(helper.make_node("Sub", ["mask", "one"], ["mask_m1"]))
     nodes.append(helper.make_node("Mul", ["mask_m1", "big"], ["mask_neg"]))
+    if heads == 2:
+        nodes.append(helper.make_node("Unsqueeze", ["mask_neg", "axis1"], ["mask_neg_b1t"]))
     pooled = []
-    for name, lstm, att in [("qs", qm.lstm_s, qm.att_s), ("qe", qm.lstm_e, qm.att_e)]:
+    for name, lstm, att, sa in [("qs", qm.lstm_s, qm.att_s, qm.sa_s if heads == 2 else None),
+                                ("qe", qm.lstm_e, qm.att_e, qm.sa_e if heads == 2 else None)]:
         y = _lstm(lstm, "l_" + name, h, "lengths", inits, nodes)
-        nodes.append(helper.make_node("Transpose", [y], [name + "_y"], perm=[1, 0, 2]))  # B,T,D
+        if sa is None:
+            nodes.append(helper.make_node("Transpose", [y], [name + "_y"], perm=[1, 0, 2]))  # B,T,D
+        else:
+            nodes.append(helper.make_node("Transpose", [y], [name + "_y0"], perm=[1, 0, 2]))
+            _self_att(sa, "sa_" + name, y, name + "_y0", "mask_neg_b1t", name + "_y", inits,
+                      nodes)
         _f16_const(name + "_aw", att.weight.detach().numpy().T, inits, nodes)  # D,1
         _f16_const(name + "_ab", att.bias.detach().numpy(), inits, nodes)  # 1
         nodes.append(helper.make_node("MatMul", [name + "_y", name + "_aw"], [name + "_a0"]))
@@ -116,13 +167,15 @@ def question_graph(qm):
         pooled.append(name + "_p")
     nodes.append(helper.make_node("Concat", pooled, ["question"], axis=1))
     mask = helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "tokens"])
-    outputs = [helper.make_tensor_value_info("question", TensorProto.FLOAT, ["batch", 4 * BOUND])]
-    g = helper.make_graph(nodes, "piqa_lstm_question", _inputs([mask]), outputs, inits)
+    outputs = [helper.make_tensor_value_info("question", TensorProto.FLOAT,
+                                             ["batch", 4 * BOUND * heads])]
+    g = helper.make_graph(nodes, model_name.replace("-", "_") + "_question", _inputs([mask]), outputs,
+                          inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)],
                              producer_name="phraseval/baselines/piqa_lstm", ir_version=IR_VERSION)
 
 
-def manifest(vocab_size):
+def manifest(vocab_size, name="piqa-lstm", heads=1):
     ids = [
         {"name": "input_ids", "role": "ids", "dtype": "int64"},
         {"name": "casing", "role": "casing", "dtype": "int64"},
@@ -131,10 +184,14 @@ def manifest(vocab_size):
     return {
         "format": "phraseval/onnx-encoder",
         "version": 1,
-        "name": "piqa-lstm",
-        "description": "PIQA LSTM baseline (BiLSTM over GloVe 100d + casing; start/end vectors "
-                       "per token, self-attentive question pooling), trained on the SQuAD train subset",
-        "dim": 4 * BOUND,
+        "name": name,
+        "description": ("PIQA LSTM baseline (BiLSTM over GloVe 100d + casing; start/end vectors "
+                        "per token, self-attentive question pooling), trained on the SQuAD train "
+                        "subset") if heads == 1 else (
+                        "PIQA LSTM+SA baseline (BiLSTM over GloVe 100d + casing; start/end vectors "
+                        "per token, each with one self-attention head beside it; self-attentive "
+                        "question pooling), trained on the SQuAD train subset"),
+        "dim": 4 * BOUND * heads,
         "store": "f16",
         "tokenizer": {"kind": "word", "vocab": "vocab.txt", "lowercase": True, "pad": 0, "unk": 1,
                       "size": vocab_size},
@@ -161,7 +218,7 @@ def _round_f16_(module):
         module.embed.table.copy_(module.embed.table.half().float())
 
 
-def export_all(cm, qm, vocab_words, out, sample_paras, log=print):
+def export_all(cm, qm, vocab_words, out, sample_paras, log=print, name="piqa-lstm"):
     """Writes the files; rounds cm/qm weights to f16 in place (what the ONNX files hold)."""
     import onnxruntime as ort
     from train import batch_tensors, question_tensors
@@ -170,14 +227,14 @@ def export_all(cm, qm, vocab_words, out, sample_paras, log=print):
     qm.eval()
     _round_f16_(cm)
     _round_f16_(qm)
-    onnx.save(context_graph(cm), f"{out}/context.onnx")
-    onnx.save(question_graph(qm), f"{out}/question.onnx")
+    onnx.save(context_graph(cm, name), f"{out}/context.onnx")
+    onnx.save(question_graph(qm, name), f"{out}/question.onnx")
     for f in ("context.onnx", "question.onnx"):
         onnx.checker.check_model(f"{out}/{f}")
     with open(f"{out}/vocab.txt", "w", encoding="utf-8") as fh:
         fh.write("\n".join(vocab_words) + "\n")
     with open(f"{out}/manifest.json", "w") as fh:
-        json.dump(manifest(len(vocab_words)), fh, indent=2)
+        json.dump(manifest(len(vocab_words), name, getattr(cm, "heads", 1)), fh, indent=2)
         fh.write("\n")
     # ONNX Runtime vs PyTorch on padded batches.
     so = ort.SessionOptions()

