@@ -48,7 +48,15 @@ import {
   type QuestionRecord,
   sniffNdjson,
 } from "../io/ndjson.ts";
-import { openSource } from "../io/source.ts";
+import { type ByteSource, openSource } from "../io/source.ts";
+import type { DatasetFormat } from "../io/datasets/detect.ts";
+import {
+  isSquadShaped,
+  passagesOfSource,
+  questionsOfSource,
+  settleFormat,
+} from "../io/datasets/read.ts";
+import type { DatasetReadError } from "../io/datasets/types.ts";
 import { type SquadArticle, type SquadReadOptions, squadRecordStream } from "../io/squad.ts";
 import {
   ContextEncoder,
@@ -61,8 +69,18 @@ import { contextEncoderLayer, type EncoderOptions, questionEncoderLayer } from "
 
 /** Options shared by both runners. */
 export interface EmbedOptions {
-  /** Input: a SQuAD file (`.json`, `.json.gz`), or NDJSON records; `-` is stdin. */
+  /**
+   * Input: a SQuAD file (`.json`, `.json.gz`), NDJSON records, or any corpus
+   * (`embed_context`) or question set (`embed_question`) of `io/datasets/`;
+   * `-` is stdin.
+   */
   readonly input: string;
+  /**
+   * The input's format, a `--format` name (`dpr-passages`, `passages`,
+   * `dpr`, `open`, ...; see `io/datasets/detect.ts`); default: detected
+   * (NDJSON records first).
+   */
+  readonly format?: string;
   /** Output folder (created if needed). */
   readonly out: string;
   /** Write scipy sparse CSR files (required for a sparse encoder). */
@@ -132,8 +150,8 @@ export interface EmbedResult {
   readonly dim: number;
 }
 
-/** Errors of the runners. */
-export type EmbedError = InputError | FileError | EncoderError;
+/** Errors of the runners (a {@linkcode UsageError}: a bad `format`). */
+export type EmbedError = InputError | FileError | EncoderError | UsageError;
 
 const mkdir = (dir: string) =>
   Effect.tryPromise({
@@ -351,41 +369,55 @@ export function inRange<A, E>(
 }
 
 /**
- * Items of a SQuAD file, or of NDJSON records of `kind` when the input
- * starts with `{"kind": ...}` (see `io/ndjson.ts`).
+ * Items of a SQuAD file, of NDJSON records of `kind` when the input starts
+ * with `{"kind": ...}` (see `io/ndjson.ts`), or of any other question set
+ * or corpus of `io/datasets/` (`fromOther`). The format is the one `format`
+ * names, else the detected one; SQuAD-shaped files (SQuAD, XQuAD, MLQA)
+ * keep the SQuAD reader (PI-SQuAD ids, `--unique-ids`).
  */
-const squadOrRecords = <K extends "paragraph" | "question", A>(
+const datasetItems = <K extends "paragraph" | "question", A>(
   path: string,
   kind: K,
+  format: string | undefined,
   read: SquadReadOptions,
   fromRecord: (r: K extends "paragraph" ? ParagraphRecord : QuestionRecord) => A,
   fromArticle: (a: SquadArticle) => A[],
-): Stream.Stream<A, InputError | FileError> =>
+  fromOther: (
+    format: DatasetFormat,
+    src: ByteSource,
+  ) => Effect.Effect<Stream.Stream<A, DatasetReadError>, UsageError>,
+): Stream.Stream<A, InputError | FileError | UsageError> =>
   Stream.unwrap(
     Effect.flatMap(openSource(path), (src) =>
-      Effect.map(
+      Effect.flatMap(
         Effect.promise(() => sniffNdjson(src)),
-        ([isNd, s]) =>
-          isNd
-            ? Stream.map(
+        ([isNd, s]): Effect.Effect<
+          Stream.Stream<A, InputError | FileError | UsageError>,
+          InputError | FileError | UsageError
+        > =>
+          isNd && format === undefined
+            ? Effect.succeed(Stream.map(
               ndjsonRecords(s, kind) as Stream.Stream<
                 K extends "paragraph" ? ParagraphRecord : QuestionRecord,
                 InputError
               >,
               fromRecord,
-            )
-            : Stream.flattenIterable(
-              Stream.map(
-                Stream.fromReadableStream({
-                  evaluate: () => squadRecordStream(s, read),
-                  onError: (e) =>
-                    e instanceof InputError
-                      ? e
-                      : new InputError({ file: path, where: "", message: String(e) }),
-                }),
-                (r) => r.kind === "article" ? fromArticle(r) : [],
-              ),
-            ),
+            ))
+            : Effect.flatMap(settleFormat(s, format, true), ([f, s2]) =>
+              isSquadShaped(f)
+                ? Effect.succeed(Stream.flattenIterable(
+                  Stream.map(
+                    Stream.fromReadableStream({
+                      evaluate: () => squadRecordStream(s2, read),
+                      onError: (e) =>
+                        e instanceof InputError
+                          ? e
+                          : new InputError({ file: path, where: "", message: String(e) }),
+                    }),
+                    (r) => r.kind === "article" ? fromArticle(r) : [],
+                  ),
+                ))
+                : fromOther(f, s2)),
       )),
   );
 
@@ -395,35 +427,74 @@ const idMode = (uniqueIds: boolean | undefined) =>
 
 /**
  * Paragraphs of a SQuAD file (ids checked, or repeated titles renamed with
- * `uniqueIds`: `io/squad_ids.ts`) or of NDJSON paragraph records.
+ * `uniqueIds`: `io/squad_ids.ts`), of NDJSON paragraph records, or of any
+ * corpus `readCorpus` reads (DPR's passage TSV, a JSONL corpus, MRQA's
+ * contexts: the passage id is the paragraph id). `format` names the input's
+ * format (a `--format` value; default: detected).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect";
+ * import { contextInputs } from "./embed.ts";
+ * const path = await Deno.makeTempFile({ suffix: ".tsv" });
+ * await Deno.writeTextFile(path, "id\ttext\ttitle\nwiki:12\tZürich is a city.\tZürich\n");
+ * const [p] = await Effect.runPromise(Stream.runCollect(contextInputs(path)));
+ * if (p.id !== "wiki:12" || p.context !== "Zürich is a city.") throw new Error(JSON.stringify(p));
+ * ```
  */
 export const contextInputs = (
   path: string,
   uniqueIds?: boolean,
-): Stream.Stream<ContextInput, InputError | FileError> =>
-  squadOrRecords(
+  format?: string,
+): Stream.Stream<ContextInput, InputError | FileError | UsageError> =>
+  datasetItems(
     path,
     "paragraph",
+    format,
     { context: "required", qas: "optional", ids: idMode(uniqueIds) },
     (r) => ({ id: r.id, context: r.context }),
     (a) => a.paragraphs.map((p) => ({ id: p.id, context: p.context! })),
+    (f, src) =>
+      Effect.map(
+        passagesOfSource(path, f, src),
+        (s) => Stream.map(s, (p): ContextInput => ({ id: p.id, context: p.text })),
+      ),
   );
 
 /**
  * Questions (id and text only) of a SQuAD file (ids checked as for
- * {@linkcode contextInputs}) or of NDJSON question records.
+ * {@linkcode contextInputs}), of NDJSON question records, or of any
+ * question set `readQuestions` reads (a set without ids numbered from 0 in
+ * file order). `format` names the input's format (default: detected).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect";
+ * import { questionInputs } from "./embed.ts";
+ * const path = await Deno.makeTempFile({ suffix: ".qa.csv" });
+ * await Deno.writeTextFile(path, "who built the bridge\t['Ada']\n");
+ * const [q] = await Effect.runPromise(Stream.runCollect(questionInputs(path)));
+ * if (q.id !== "0" || q.question !== "who built the bridge") throw new Error(JSON.stringify(q));
+ * ```
  */
 export const questionInputs = (
   path: string,
   uniqueIds?: boolean,
-): Stream.Stream<QuestionInput, InputError | FileError> =>
-  squadOrRecords(
+  format?: string,
+): Stream.Stream<QuestionInput, InputError | FileError | UsageError> =>
+  datasetItems(
     path,
     "question",
+    format,
     { context: "optional", qas: "required", ids: idMode(uniqueIds) },
     (r) => ({ id: r.id, question: r.question }),
     (a) =>
       a.paragraphs.flatMap((p) => p.questions.map((q) => ({ id: q.id, question: q.question }))),
+    (f, src) =>
+      Effect.map(
+        questionsOfSource(path, f, src, { answers: "optional" }),
+        (s) => Stream.map(s, (q): QuestionInput => ({ id: q.id, question: q.question })),
+      ),
   );
 
 /**
@@ -467,7 +538,7 @@ export const embedContexts = (
       const contexts = new Map<string, string>();
       const maxChars = opts.maxParagraphChars ?? DEFAULT_MAX_PARAGRAPH_CHARS;
       const maxPhrases = opts.maxParagraphPhrases ?? DEFAULT_MAX_PARAGRAPH_PHRASES;
-      yield* inRange(contextInputs(opts.input, opts.uniqueIds), opts.range).pipe(
+      yield* inRange(contextInputs(opts.input, opts.uniqueIds, opts.format), opts.range).pipe(
         Stream.mapEffect((p) =>
           Effect.flatMap(
             guard(() => {
@@ -543,7 +614,7 @@ export const embedQuestions = (
       let unwritten = yield* checkFolder("question", opts, manifest);
       const reg = new StemRegistry();
       let written = 0, skipped = 0;
-      yield* inRange(questionInputs(opts.input, opts.uniqueIds), opts.range).pipe(
+      yield* inRange(questionInputs(opts.input, opts.uniqueIds, opts.format), opts.range).pipe(
         Stream.mapEffect((q) =>
           Effect.flatMap(guard(() => checkId(opts.input, "question", q.id, reg)), () =>
             opts.overwrite

@@ -207,8 +207,16 @@ export type { SplitOptions, SplitResult } from "./squad_split.ts";
 export { parseArticleRange, writeArticleSubset } from "./squad_subset.ts";
 export type { SubsetOptions } from "./squad_subset.ts";
 export { records } from "./records.ts";
-export type { RecordsOptions } from "./records.ts";
-export { readCorpus, readQuestions } from "./datasets/read.ts";
+export type { RecordsError, RecordsOptions } from "./records.ts";
+export {
+  isSquadShaped,
+  openDataset,
+  passagesOfSource,
+  questionsOfSource,
+  readCorpus,
+  readQuestions,
+  settleFormat,
+} from "./datasets/read.ts";
 export type { DatasetOptions } from "./datasets/read.ts";
 export {
   CORPUS_ONLY_FORMATS,

@@ -107,6 +107,17 @@ export {
   type OpenAnswerScores,
   openAnswerScores,
 } from "./open_answers.ts";
+export {
+  accuracyKs,
+  type CorpusOpenError,
+  type CorpusOpenOptions,
+  type CorpusOpenRow,
+  type CorpusOpenScores,
+  corpusOpenScores,
+  corpusSummary,
+  type CorpusTopK,
+  distinctPassages,
+} from "./open_corpus.ts";
 export { compilePyRegex, type PyRegex, PyRegexError } from "./pyregex.ts";
 export {
   type AnswerRules,

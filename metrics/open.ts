@@ -135,7 +135,9 @@ export function parseTopk(text: string, file: string): Map<string, Candidate[]> 
 }
 
 /** Reads and parses a top-k file (see {@linkcode parseTopk}). */
-const readTopk = (file: string): Effect.Effect<Map<string, Candidate[]>, InputError | FileError> =>
+export const readTopk = (
+  file: string,
+): Effect.Effect<Map<string, Candidate[]>, InputError | FileError> =>
   Effect.gen(function* () {
     const text = yield* Effect.tryPromise({
       try: () => Deno.readTextFile(file),

@@ -71,6 +71,13 @@ export const EMBED_FLAGS = [
     metavar: "A:B",
     description: "only items A (inclusive) to B (exclusive), 0-based in input order",
   },
+  {
+    name: "format",
+    type: "string",
+    metavar: "NAME",
+    description:
+      "the input's format (default: detected; NDJSON records first), as evaluate's: squad, mrqa, dpr, trec, open; corpora: dpr-passages (psgs_w100.tsv), passages (JSONL)",
+  },
 ] as const satisfies readonly FlagSpec[];
 
 /** The parsed values of {@linkcode EMBED_FLAGS} (plus `embed_context`'s `--metadata`). */
@@ -102,6 +109,7 @@ export function embedOptions(a: EmbedArgs, input: string, out: string): EmbedOpt
     batchSize: a.flags.batch,
     range: parseRange(a.flags.range),
     uniqueIds: a.flags["unique-ids"] === true,
+    ...(a.flags.format !== undefined ? { format: a.flags.format } : {}),
   };
 }
 

@@ -90,8 +90,12 @@ export const evaluateCommand = (
       return yield* Effect.fail(new UsageError("--disagreements needs --bem"));
     }
     const topk = a.flags["topk-file"], openOut = a.flags["open-out"];
+    const index = a.flags.index;
     if (openOut !== undefined && topk === undefined) {
       return yield* Effect.fail(new UsageError("--open-out needs --topk-file"));
+    }
+    if (index !== undefined && topk === undefined) {
+      return yield* Effect.fail(new UsageError("--index needs --topk-file"));
     }
     if (topk !== undefined && data === "-") {
       return yield* Effect.fail(new UsageError("--topk-file needs data.json as a file"));
@@ -101,6 +105,7 @@ export const evaluateCommand = (
         { name: "data.json", path: data },
         { name: "pred.json", path: predictions },
         { name: "--topk-file", path: topk },
+        { name: "--index", path: index, folder: true },
         { name: "--na-prob-file", path: a.flags["na-prob-file"] },
         { name: "--bem", path: model },
       ],
@@ -120,11 +125,18 @@ export const evaluateCommand = (
         ["na-prob-file", a.flags["na-prob-file"]],
         ["per-question", a.flags["per-question"]],
         ["bem", model],
-        ["topk-file", topk],
       ].filter(([, v]) => v !== undefined).map(([n]) => `--${n}`);
       if (squadOnly.length > 0) {
         return yield* Effect.fail(
           new UsageError(`${squadOnly.join(", ")}: for SQuAD files; ${data} is ${format}`),
+        );
+      }
+      if (topk !== undefined && index === undefined) {
+        return yield* Effect.fail(
+          new UsageError(
+            `--topk-file on a ${format} set needs --index INDEX_DIR (the passage texts of ` +
+              "DPR's top-k passage accuracy)",
+          ),
         );
       }
       const { scoreQuestionSet } = yield* Effect.promise(() => import("../metrics/qa_eval.ts"));
@@ -136,7 +148,37 @@ export const evaluateCommand = (
         onMessage: (l) => console.error(l),
       });
       console.log(q.stdout);
+      if (topk !== undefined && index !== undefined) {
+        const [{ corpusOpenScores, corpusSummary }, { readIndexPassages }] = yield* Effect
+          .promise(() =>
+            Promise.all([import("../metrics/open_corpus.ts"), import("../search/index/read.ts")])
+          );
+        const passages = yield* Effect.try({
+          try: () => readIndexPassages(index),
+          catch: (e) =>
+            e instanceof InputError
+              ? e
+              : new InputError({ file: index, where: "", message: String(e) }),
+        });
+        const s = yield* corpusOpenScores({
+          data,
+          format,
+          lang: a.flags.lang,
+          predictions,
+          topk,
+          passages: { text: passages.text, where: passages.file },
+        });
+        if (openOut === undefined) console.error(`open: ${corpusSummary(s)}`);
+        else yield* writeJsonAtomic(openOut, JSON.parse(corpusSummary(s)));
+      }
       return;
+    }
+    if (index !== undefined) {
+      return yield* Effect.fail(
+        new UsageError(
+          `--index: for open-domain sets (the top-k passage accuracy); ${data} is ${format}`,
+        ),
+      );
     }
     if (a.flags.lang !== undefined) {
       return yield* Effect.fail(

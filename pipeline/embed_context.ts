@@ -4,7 +4,9 @@
  * and writes `<pid>.npz` + `<pid>.json` per paragraph, each file atomically
  * as soon as its paragraph is encoded. A rerun skips complete paragraphs
  * unless `--overwrite`. The input may be a SQuAD file, the split's context
- * file, or NDJSON paragraph records (`-` for stdin). The library part is
+ * file, NDJSON paragraph records, or any corpus `io/datasets/` reads (DPR's
+ * passage TSV, a JSONL corpus, MRQA's contexts: the passage id is the
+ * paragraph id), `-` for stdin; `--format` names it. The library part is
  * `encoders/embed.ts`.
  *
  * @module
@@ -24,13 +26,15 @@ if (import.meta.main) {
       examples: [
         "out/context.json out/dumps/context_emb --sparse",
         "out/context.json out/dumps/context_emb --encoder piqa-lstm --dtype f16",
+        "psgs_w100.tsv out/dumps/context_emb --sparse",
       ],
       summary:
         "Encode every paragraph into phrases and phrase vectors: <pid>.npz (N×d) + <pid>.json (N phrases) per paragraph, written atomically; complete files are skipped on a rerun.",
       args: [
         {
           name: "context.json",
-          description: "SQuAD/context file or NDJSON paragraph records (- for stdin)",
+          description:
+            "SQuAD/context file, NDJSON paragraph records, or any corpus (DPR passage TSV, JSONL, MRQA; - for stdin)",
         },
         { name: "context_emb", description: "output folder" },
       ],

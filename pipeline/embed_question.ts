@@ -3,8 +3,10 @@
  * [--compressed]`: runs a question encoder over every question (its id and
  * text only; it never sees a context) and writes `<qid>.npz` (1×d) per
  * question, atomically. A rerun skips complete files unless `--overwrite`.
- * The input may be a SQuAD file, the split's question file, or NDJSON
- * question records (`-` for stdin). The library part is `encoders/embed.ts`.
+ * The input may be a SQuAD file, the split's question file, NDJSON
+ * question records, or any question set `io/datasets/` reads (DPR's CSV/TSV,
+ * CuratedTREC, NQ-open JSONL, MRQA, ...: ids as `readQuestions` gives them,
+ * a set without ids numbered from 0), `-` for stdin; `--format` names it. The library part is `encoders/embed.ts`.
  *
  * @module
  */
@@ -22,13 +24,15 @@ if (import.meta.main) {
       name: "embed_question",
       examples: [
         "out/question.json out/dumps/question_emb --sparse",
+        "nq-test.qa.csv out/dumps/question_emb --sparse",
       ],
       summary:
         "Encode every question (id and text only) into a 1×d vector: <qid>.npz per question, written atomically; complete files are skipped on a rerun.",
       args: [
         {
           name: "question.json",
-          description: "SQuAD/question file or NDJSON question records (- for stdin)",
+          description:
+            "SQuAD/question file, NDJSON question records, or any question set (DPR CSV, NQ-open JSONL, MRQA, ...; - for stdin)",
         },
         { name: "question_emb", description: "output folder" },
       ],

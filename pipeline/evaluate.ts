@@ -15,7 +15,11 @@
  * XQuAD/MLQA (`mlqa_evaluation_v1.py`, `--lang`), and open-domain sets (DPR
  * CSV/TSV, CuratedTREC's regular expressions, NQ-open/TriviaQA JSONL: top-1
  * EM/F1, max over the answers). The first stdout line is always one JSON
- * object with `exact_match` and `f1`.
+ * object with `exact_match` and `f1`. On those, `--topk-file topk.ndjson
+ * --index INDEX_DIR` adds the open metrics of an open search over a corpus
+ * (`metrics/open_corpus.ts`: top-k EM/F1, MRR and DPR's top-k passage
+ * accuracy over the index's passage texts) on stderr, or as JSON with
+ * `--open-out`.
  *
  * @module
  */
@@ -37,6 +41,7 @@ export const EVALUATE_SPEC = {
   examples: [
     "data/dev-v1.1.json.gz pred.json",
     "data/dev-v1.1.json.gz out/open/pred.json --topk-file out/open/topk.ndjson",
+    "nq-test.qa.csv pred.json --topk-file topk.ndjson --index out/index --open-out open.json",
   ],
   args: [
     { name: "data.json", description: "SQuAD dataset (.json, .json.gz, or - for stdin)" },
@@ -89,6 +94,13 @@ export const EVALUATE_SPEC = {
       metavar: "FILE",
       description:
         "also score search's top-k NDJSON: top-k EM/F1, gold-paragraph recall, MRR@k (metrics/open.ts), on stderr",
+    },
+    {
+      name: "index",
+      type: "string",
+      metavar: "DIR",
+      description:
+        "with --topk-file on an open-domain set (not SQuAD): the index searched, whose passage texts give DPR's top-k passage accuracy (metrics/open_corpus.ts)",
     },
     {
       name: "open-out",

@@ -1,11 +1,13 @@
 /**
- * `index CONTEXT_EMB INDEX_DIR [--sparse] [--context context.json] [--exact |
+ * `index CONTEXT_EMB INDEX_DIR [--sparse] [--context FILE [--format NAME]] [--exact |
  * --nlist N --bpv B [--train-paragraphs N] [--dense-dims D]] [--metric ip|l2] [--overwrite]`:
  * builds a phrase index from a context dump (the stage is `buildIndex` in
  * `search/index/build.ts`, which see; the folder format is
  * `search/index/format.ts`; the IVF-PQ kind is `search/index/ivfpq.ts`; a
  * hybrid dump's IVF-PQ over its dense block, `--sparse --dense-dims D`, is
- * `search/index/hybrid.ts`).
+ * `search/index/hybrid.ts`). `--context` is a SQuAD/context file or any
+ * corpus (DPR's passage TSV, a JSONL corpus, MRQA): the paragraph order,
+ * ids, titles and texts of the index.
  *
  * @module
  */
@@ -33,7 +35,15 @@ export const INDEX_SPEC = {
       name: "context",
       type: "string",
       metavar: "FILE",
-      description: "context.json: the dataset's paragraph order, ids and texts (for offsets)",
+      description: "context.json, or any corpus (DPR passage TSV, JSONL, MRQA): the paragraph " +
+        "order, ids, titles and texts (for offsets)",
+    },
+    {
+      name: "format",
+      type: "string",
+      metavar: "NAME",
+      description: "--context's format (default: detected), as evaluate's: squad, mrqa; " +
+        "corpora: dpr-passages (psgs_w100.tsv), passages (JSONL)",
     },
     { name: "exact", type: "boolean", description: "an exact (flat) index (the default)" },
     {
@@ -76,6 +86,7 @@ export const INDEX_SPEC = {
   ],
   examples: [
     "out/dumps/context_emb out/index --sparse --context out/context.json",
+    "out/dumps/context_emb out/index --sparse --context psgs_w100.tsv",
     "out/dumps/context_emb out/ivf --context out/context.json --nlist 100 --bpv 128",
     "out/dumps/context_emb out/hybrid --sparse --context out/context.json --nlist 100 " +
     "--bpv 128 --dense-dims 256",
@@ -120,6 +131,9 @@ if (import.meta.main) {
           "drop --nlist/--bpv for a plain sparse dump",
       );
     }
+    if (a.flags.format !== undefined && a.flags.context === undefined) {
+      return usage("--format names --context's format: give --context");
+    }
     const bar = progress("index");
     return Effect.andThen(
       refuseAliases(
@@ -135,6 +149,7 @@ if (import.meta.main) {
           out: a.positional["index_dir"],
           sparse: a.flags.sparse,
           context: a.flags.context,
+          ...(a.flags.format !== undefined ? { contextFormat: a.flags.format } : {}),
           metric: a.flags.metric as "ip" | "l2",
           overwrite: a.flags.overwrite,
           nlist,

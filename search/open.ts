@@ -33,10 +33,12 @@
  * @module
  */
 import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { isQuestionShape } from "../io/dump/checks.ts";
 import { dumpStem } from "../io/dump/names.ts";
 import { openDumpSync } from "../io/dump/reader_sync.ts";
-import { FileError, InputError } from "../io/errors.ts";
+import { FileError, InputError, type UsageError } from "../io/errors.ts";
+import { isSquadShaped, openDataset, questionsOfSource } from "../io/datasets/read.ts";
 import type { CsrMatrix, Matrix } from "../io/matrix.ts";
 import { pyStringLiteral } from "../io/pyjson.ts";
 import { type AtomicWriter, openAtomicWriter } from "../io/source.ts";
@@ -514,8 +516,17 @@ export const queryText = (
 
 /** Options of {@linkcode openSearch}. */
 export interface OpenSearchOptions extends QueryOptions {
-  /** The SQuAD dataset (`.json`, `.json.gz`, `-`): which questions, in which order. */
+  /**
+   * The question set: which questions, in which order. A SQuAD file
+   * (`.json`, `.json.gz`, `-`), or any question set `io/datasets/` reads
+   * (DPR's CSV/TSV, CuratedTREC, NQ-open JSONL, MRQA, ...: ids as
+   * `readQuestions` gives them, a set without ids numbered from 0).
+   */
   readonly data: string;
+  /** The format of `data`, a `--format` name (default: detected; stdin is SQuAD unless named). */
+  readonly format?: string;
+  /** The language of an XQuAD/MLQA set. */
+  readonly lang?: string;
   /** The index folder, or an index already open. */
   readonly index: string | ExactIndex;
   /** The question dump: a folder or a `.zip` of one. */
@@ -564,8 +575,8 @@ export interface OpenSearchResult {
   readonly phrases: number;
 }
 
-/** Errors of {@linkcode openSearch}. */
-export type OpenSearchError = SquadReadError | InputError | FileError;
+/** Errors of {@linkcode openSearch} (a {@linkcode UsageError}: a bad `format` or `lang`). */
+export type OpenSearchError = SquadReadError | InputError | FileError | UsageError;
 
 const asError = (file: string) => (e: unknown): InputError | FileError =>
   e instanceof InputError || e instanceof FileError
@@ -591,6 +602,46 @@ function topkLines(qid: string, hits: readonly Hit[]): string {
   }
   return s;
 }
+
+/**
+ * Each question id of `opts.data` with its paragraph id (`""` when the
+ * question set has none), in file order: a SQuAD-shaped file by merge's
+ * reader (`readQ2c`, `--unique-ids`), any other question set by
+ * `readQuestions`.
+ */
+const questionParagraphs = (
+  opts: OpenSearchOptions,
+): Effect.Effect<Map<string, string>, OpenSearchError> =>
+  Effect.gen(function* () {
+    if (opts.data === "-" && opts.format === undefined) {
+      return yield* readQ2c(opts.data, opts.uniqueIds === true);
+    }
+    const [format, src] = yield* openDataset(opts.data, opts.format, true);
+    if (isSquadShaped(format) && opts.data !== "-") {
+      yield* Effect.promise(() => src.stream.cancel().catch(() => {}));
+      return yield* readQ2c(opts.data, opts.uniqueIds === true);
+    }
+    const q2c = new Map<string, string>();
+    const questions = yield* questionsOfSource(opts.data, format, src, {
+      lang: opts.lang,
+      answers: "optional",
+    });
+    yield* Stream.runForEach(questions, (q) =>
+      Effect.suspend(() => {
+        if (q2c.has(q.id)) {
+          return Effect.fail(
+            new InputError({
+              file: opts.data,
+              where: `question ${JSON.stringify(q.id)}`,
+              message: "occurs twice (question ids must be unique)",
+            }),
+          );
+        }
+        q2c.set(q.id, q.paragraphId ?? "");
+        return Effect.void;
+      }));
+    return q2c;
+  });
 
 /**
  * Answers every question of `data` from the index (see the module notes).
@@ -627,7 +678,7 @@ export const openSearch = (
     if (probeWhy !== undefined) {
       return yield* Effect.fail(new InputError({ file: index.dir, where: "", message: probeWhy }));
     }
-    const q2c = yield* readQ2c(opts.data, opts.uniqueIds === true);
+    const q2c = yield* questionParagraphs(opts);
     const onMissing = opts.onMissing ?? ((line: string) => console.error(line));
     const paragraphOf = new Map(index.ids.map((id, p) => [id, p]));
     const sparse = index.header.vectors === "csr";

@@ -35,6 +35,9 @@ Rules:
     re.MULTILINE).search(text)``; a pattern that does not compile is no match;
   * top-k: the first passage (0-based) that has an answer; ``hits[i]`` counts
     the questions whose first hit is at or before ``i``; accuracy ``hits / n``;
+  * passage accuracy of a phrase search (``passage_accuracy``): a question's
+    passages are the distinct paragraphs of its ranked phrases, in rank order;
+    then the top-k fold above, ``100.0 * hits / n``;
   * open EM/F1 (DensePhrases): the candidates (an empty list is ``['']``),
     NFD normalised like the answers; top-1 EM = the best over the answers of
     SQuAD EM (or regex ``match``), top-k = the best over the first k
@@ -196,6 +199,32 @@ def open_fold(rows, regex, k):
     }
 
 
+def passage_accuracy(case):
+    """DPR top-k passage accuracy of an open phrase search: each question's
+    passages are the distinct paragraphs of its ranked phrases, in rank
+    order; has_answer over each passage's text (regex mode for regex
+    answers); accuracy@k = 100 * (questions whose first passage with an
+    answer is among the first k) / questions, a question with fewer than k
+    passages counting with those it has."""
+    texts = case['passages']
+    per_question = []
+    for answers, regex, ranked in case['questions']:
+        seen, passages = set(), []
+        for pid in ranked:
+            if pid not in seen:
+                seen.add(pid)
+                passages.append(pid)
+        mode = 'regex' if regex else 'string'
+        per_question.append([has_answer(answers, texts[pid], mode) for pid in passages])
+    hits = top_k_hits(per_question)
+    n = len(per_question)
+    out = {}
+    for k in case['ks']:
+        found = hits[min(k, len(hits)) - 1] if hits else 0
+        out[str(k)] = 100.0 * found / n
+    return out
+
+
 def batch():
     """stdin: {"tokens": [text...], "has": [[answers, text, mode]...],
     "compiles": [pattern...], "search": [[pattern, text]...], "match":
@@ -214,6 +243,7 @@ def batch():
         'topk': [top_k_hits(h) for h in job.get('topk', [])],
         'open': [open_scores(c, a, r, k) for c, a, r, k in job.get('open', [])],
         'open_folds': [open_fold(rows, r, k) for rows, r, k in job.get('open_folds', [])],
+        'passage_accuracy': [passage_accuracy(c) for c in job.get('passage_accuracy', [])],
     }
     json.dump(out, sys.stdout)
 

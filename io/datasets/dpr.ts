@@ -104,8 +104,9 @@ export interface DprPassageOptions {
 /**
  * The passages of a DPR passage TSV (`id<TAB>text<TAB>title`, header line
  * `id	text	title` first). A row that is not three columns, a passage
- * without an id and a repeated id (naming the line of the first) each fail
- * with one {@linkcode InputError}.
+ * without an id, an empty text (nothing but white space once DPR's quotes
+ * are stripped: nothing to encode) and a repeated id (naming the line of
+ * the first) each fail with one {@linkcode InputError}.
  *
  * @example
  * ```ts
@@ -141,9 +142,11 @@ export function dprPassages(
       fail(`expected 3 tab-separated columns (id, text, title), found ${f.length}`);
     }
     if (id === undefined) fail("passage without id");
+    const text = stripQuotes(f[1]);
+    if (text.trim() === "") fail("empty text");
     const seen = ids.add(id as string, row.line);
     if (seen !== undefined) fail(`duplicate id (first at ${seen})`);
-    out.push({ id: id as string, title: f[2], text: stripQuotes(f[1]) });
+    out.push({ id: id as string, title: f[2], text });
   }, () => csv.end());
 }
 

@@ -2,8 +2,9 @@
  * A corpus as JSONL, one passage a line: `{"id", "title", "text"}` (the
  * layout of DPR-style and Pyserini-style JSONL corpora; `contents` is read
  * when there is no `text`). `id` is a string or an integer; `title` may be
- * missing (`""`). A line without an id or a text, or a repeated id (naming
- * the line of the first), is bad input.
+ * missing (`""`). A line without an id or a text, an empty text (nothing
+ * but white space: nothing to encode), or a repeated id (naming the line of
+ * the first), is bad input.
  *
  * @module
  */
@@ -54,6 +55,7 @@ export function jsonlPassages(
     if (typeof text !== "string") {
       fail(text === undefined ? 'missing "text"' : '"text" is not a string');
     }
+    if ((text as string).trim() === "") fail("empty text");
     const title = rec.title ?? "";
     if (typeof title !== "string") fail('"title" is not a string');
     const seen = ids.add(id as string, line.line);

@@ -13,11 +13,13 @@
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError, UsageError } from "../errors.ts";
-import { type ByteSource, openSource } from "../source.ts";
+import { type ByteSource, openSource, peekBytes } from "../source.ts";
 import { dprPassages, dprQuestions } from "./dpr.ts";
 import {
   CORPUS_ONLY_FORMATS,
   type DatasetFormat,
+  formatOfHead,
+  HEAD_BYTES,
   PARAGRAPH_FORMATS,
   parseFormatName,
   sniffFormat,
@@ -52,19 +54,181 @@ const asError = (file: string) => (e: unknown): DatasetReadError =>
     ? e
     : new InputError({ file, where: "", message: e instanceof Error ? e.message : String(e) });
 
-/** Opens `path` and settles its format: the named one, else the detected one. */
-const openWithFormat = (
+/**
+ * The formats read as SQuAD files (a JSON document with `data`): SQuAD
+ * v1.1 and v2.0, XQuAD and MLQA. The stages keep their SQuAD reader (PI-SQuAD
+ * paragraph ids `title_index`, `--unique-ids`) for these, and read every
+ * other format with {@linkcode readQuestions} / {@linkcode readCorpus}.
+ *
+ * @example
+ * ```ts
+ * import { isSquadShaped } from "./read.ts";
+ * if (!isSquadShaped("xquad") || isSquadShaped("dpr-passages")) throw new Error();
+ * ```
+ */
+export function isSquadShaped(format: DatasetFormat): boolean {
+  return format === "squad" || format === "squad2" || format === "xquad" || format === "mlqa";
+}
+
+/**
+ * Opens `path` and settles its format: the one `format` names (a
+ * `--format` value), else the one its first bytes tell ({@linkcode sniffFormat}).
+ * Returns the format and the source with those bytes put back, so stdin
+ * (`-`) can be told and still read whole. With `squadFallback`, an input
+ * whose start does not tell (or an empty one), and one detected as a
+ * generic `jsonl`/`csv`/`tsv` file (which needs a field map, so it must be
+ * named), is `"squad"`, so the SQuAD reader names what is wrong with it, as
+ * the stages did before they read other formats.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { openDataset } from "./read.ts";
+ * const path = await Deno.makeTempFile({ suffix: ".tsv" });
+ * await Deno.writeTextFile(path, "id\ttext\ttitle\n1\tA text.\tA\n");
+ * const [format, src] = await Effect.runPromise(openDataset(path));
+ * if (format !== "dpr-passages" || !(await new Response(src.stream).text()).startsWith("id")) {
+ *   throw new Error(format);
+ * }
+ * ```
+ */
+export const openDataset = (
   path: string,
-  format: string | undefined,
+  format?: string,
+  squadFallback = false,
 ): Effect.Effect<[DatasetFormat, ByteSource], DatasetReadError> =>
   Effect.gen(function* () {
+    // A bad format name is told before the file is opened.
     const named = format === undefined
       ? undefined
       : yield* Effect.try({ try: () => parseFormatName(format), catch: asError(path) });
     const src = yield* openSource(path);
-    if (named !== undefined) return [named, src] as [DatasetFormat, ByteSource];
-    return yield* Effect.tryPromise({ try: () => sniffFormat(src), catch: asError(path) });
+    return yield* settleFormat(src, named, squadFallback);
   });
+
+/**
+ * {@linkcode openDataset} on a source already open (its first bytes are
+ * put back): the format `format` names, else the detected one (with
+ * `squadFallback`, `"squad"` when the start does not tell).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { settleFormat } from "./read.ts";
+ * const src = { name: "-", stream: new Blob(["not a dataset"]).stream() };
+ * const [format] = await Effect.runPromise(settleFormat(src, undefined, true));
+ * if (format !== "squad") throw new Error(format);
+ * ```
+ */
+export const settleFormat = (
+  src: ByteSource,
+  format?: string,
+  squadFallback = false,
+): Effect.Effect<[DatasetFormat, ByteSource], DatasetReadError> =>
+  Effect.gen(function* () {
+    const named = format === undefined
+      ? undefined
+      : yield* Effect.try({ try: () => parseFormatName(format), catch: asError(src.name) });
+    if (named !== undefined) return [named, src] as [DatasetFormat, ByteSource];
+    if (!squadFallback) {
+      return yield* Effect.tryPromise({ try: () => sniffFormat(src), catch: asError(src.name) });
+    }
+    return yield* Effect.promise(async (): Promise<[DatasetFormat, ByteSource]> => {
+      const [head, stream] = await peekBytes(src.stream.getReader(), HEAD_BYTES);
+      const f = formatOfHead(new TextDecoder().decode(head.subarray(0, HEAD_BYTES)), src.name);
+      // A generic file needs a field map the stages do not take: the SQuAD reader names it.
+      const told = f === undefined || f === "jsonl" || f === "csv" || f === "tsv" ? "squad" : f;
+      return [told, { name: src.name, stream }];
+    });
+  });
+
+const openWithFormat = (path: string, format: string | undefined) => openDataset(path, format);
+
+/**
+ * The questions of `src`, read as `format` (see {@linkcode readQuestions},
+ * which opens the file and settles the format first; `path` names the file
+ * in errors).
+ */
+export const questionsOfSource = (
+  path: string,
+  format: DatasetFormat,
+  src: ByteSource,
+  opts: DatasetOptions = {},
+): Effect.Effect<Stream.Stream<QaRecord, DatasetReadError>, UsageError> => {
+  const usage = (m: string) => {
+    void src.stream.cancel().catch(() => {});
+    return Effect.fail(new UsageError(`${path}: ${m}`));
+  };
+  switch (format) {
+    case "squad":
+    case "squad2":
+      return Effect.succeed(squadQuestionRecords(src, opts));
+    case "xquad":
+    case "mlqa": {
+      const lang = opts.lang ?? langFromFileName(path);
+      if (lang === undefined) {
+        return usage(`a ${format} file needs a language code (--lang)`);
+      }
+      return Effect.succeed(squadQuestionRecords(src, { ...opts, lang }));
+    }
+    case "mrqa":
+      return Effect.succeed(mrqaQuestions(src, opts));
+    case "dpr":
+    case "trec":
+      return Effect.succeed(
+        dprQuestions(src, { ...opts, regex: format === "trec" || opts.regex }),
+      );
+    case "open":
+      return Effect.succeed(openQuestions(src, opts));
+    case "jsonl":
+    case "csv":
+    case "tsv": {
+      const fields = opts.fields;
+      if (fields === undefined) {
+        return usage(
+          `a generic ${format} file needs a field map ({question, answers, id, ...})`,
+        );
+      }
+      if (format === "jsonl") return Effect.succeed(jsonlQuestions(src, { ...opts, fields }));
+      const delimiter = opts.delimiter ?? (format === "tsv" ? "\t" : undefined);
+      return Effect.succeed(csvQuestions(src, { ...opts, fields, delimiter }));
+    }
+    case "dpr-passages":
+    case "passages":
+      return usage(`${format} is a corpus, not a question set`);
+  }
+};
+
+/**
+ * The passages of `src`, read as `format` (see {@linkcode readCorpus},
+ * which opens the file and settles the format first; `path` names the file
+ * in errors).
+ */
+export const passagesOfSource = (
+  path: string,
+  format: DatasetFormat,
+  src: ByteSource,
+  opts: Pick<DatasetOptions, "maxLineBytes"> = {},
+): Effect.Effect<Stream.Stream<CorpusPassage, DatasetReadError>, UsageError> => {
+  switch (format) {
+    case "dpr-passages":
+      return Effect.succeed(dprPassages(src, opts));
+    case "passages":
+      return Effect.succeed(jsonlPassages(src, opts));
+    case "mrqa":
+      return Effect.succeed(mrqaPassages(src, opts));
+    default:
+      if (PARAGRAPH_FORMATS.includes(format)) return Effect.succeed(squadPassages(src));
+      void src.stream.cancel().catch(() => {});
+      return Effect.fail(
+        new UsageError(
+          `${path}: a ${format} file has no paragraphs to search; corpora: ${
+            [...CORPUS_ONLY_FORMATS, ...PARAGRAPH_FORMATS].join(", ")
+          }`,
+        ),
+      );
+  }
+};
 
 /**
  * The questions of a question set of any format, as {@linkcode QaRecord}s
@@ -93,54 +257,10 @@ export const readQuestions = (
   opts: DatasetOptions = {},
 ): Stream.Stream<QaRecord, DatasetReadError> =>
   Stream.unwrap(
-    Effect.flatMap(
-      openWithFormat(path, opts.format),
-      ([format, src]): Effect.Effect<Stream.Stream<QaRecord, DatasetReadError>, UsageError> => {
-        opts.onFormat?.(format);
-        const usage = (m: string) => {
-          void src.stream.cancel().catch(() => {});
-          return Effect.fail(new UsageError(`${path}: ${m}`));
-        };
-        switch (format) {
-          case "squad":
-          case "squad2":
-            return Effect.succeed(squadQuestionRecords(src, opts));
-          case "xquad":
-          case "mlqa": {
-            const lang = opts.lang ?? langFromFileName(path);
-            if (lang === undefined) {
-              return usage(`a ${format} file needs a language code (--lang)`);
-            }
-            return Effect.succeed(squadQuestionRecords(src, { ...opts, lang }));
-          }
-          case "mrqa":
-            return Effect.succeed(mrqaQuestions(src, opts));
-          case "dpr":
-          case "trec":
-            return Effect.succeed(
-              dprQuestions(src, { ...opts, regex: format === "trec" || opts.regex }),
-            );
-          case "open":
-            return Effect.succeed(openQuestions(src, opts));
-          case "jsonl":
-          case "csv":
-          case "tsv": {
-            const fields = opts.fields;
-            if (fields === undefined) {
-              return usage(
-                `a generic ${format} file needs a field map ({question, answers, id, ...})`,
-              );
-            }
-            if (format === "jsonl") return Effect.succeed(jsonlQuestions(src, { ...opts, fields }));
-            const delimiter = opts.delimiter ?? (format === "tsv" ? "\t" : undefined);
-            return Effect.succeed(csvQuestions(src, { ...opts, fields, delimiter }));
-          }
-          case "dpr-passages":
-          case "passages":
-            return usage(`${format} is a corpus, not a question set`);
-        }
-      },
-    ),
+    Effect.flatMap(openWithFormat(path, opts.format), ([format, src]) => {
+      opts.onFormat?.(format);
+      return questionsOfSource(path, format, src, opts);
+    }),
   );
 
 /**
@@ -167,27 +287,6 @@ export const readCorpus = (
   Stream.unwrap(
     Effect.flatMap(
       openWithFormat(path, opts.format),
-      (
-        [format, src],
-      ): Effect.Effect<Stream.Stream<CorpusPassage, DatasetReadError>, UsageError> => {
-        switch (format) {
-          case "dpr-passages":
-            return Effect.succeed(dprPassages(src, opts));
-          case "passages":
-            return Effect.succeed(jsonlPassages(src, opts));
-          case "mrqa":
-            return Effect.succeed(mrqaPassages(src, opts));
-          default:
-            if (PARAGRAPH_FORMATS.includes(format)) return Effect.succeed(squadPassages(src));
-            void src.stream.cancel().catch(() => {});
-            return Effect.fail(
-              new UsageError(
-                `${path}: a ${format} file has no paragraphs to search; corpora: ${
-                  [...CORPUS_ONLY_FORMATS, ...PARAGRAPH_FORMATS].join(", ")
-                }`,
-              ),
-            );
-        }
-      },
+      ([format, src]) => passagesOfSource(path, format, src, opts),
     ),
   );

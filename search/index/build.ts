@@ -5,8 +5,10 @@
  * through `io/dump`) is copied paragraph by paragraph into the flat files
  * of `format.ts`: memory holds one paragraph at a time, whatever the number
  * of phrases. **Paragraph order**: with `context` (a context or full SQuAD
- * file) the dataset's paragraph order and ids, and a paragraph of the
- * dataset without its dump files is bad input; without it, the dump's
+ * file, or any corpus `readCorpus` reads: DPR's passage TSV, a JSONL corpus,
+ * MRQA's contexts; `contextFormat` names its format, else it is detected)
+ * the file's paragraph (passage) order and ids, and a paragraph of the
+ * file without its dump files is bad input; without it, the dump's
  * `<stem>.npz` files sorted by name (UTF-16 code unit order), the id being
  * the one in `<stem>.meta.json` when the dump has it, else the stem.
  * **Offsets** (code points): from `<stem>.meta.json` (`--metadata` dumps)
@@ -14,7 +16,8 @@
  * paragraph's text: its first occurrence at or after the previous phrase's
  * start (else from the beginning), and a phrase not in the text is bad input.
  * **Titles and texts**: each paragraph's article title and context go into
- * `paragraphs.ndjson` when known: from `context` (the article's title), else
+ * `paragraphs.ndjson` when known: from `context` (the article's title; a
+ * corpus passage's own title, `""` when it has none, and its text), else
  * from `<stem>.meta.json` (its `context`; the title is the id without its
  * trailing `_<n>`).
  *
@@ -55,13 +58,14 @@
 import { createHash, type Hash } from "node:crypto";
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
-import { dumpStem } from "../../io/dump/names.ts";
+import { dumpStem, StemRegistry, unsafeIdReason } from "../../io/dump/names.ts";
 import { codePointIndex } from "../../io/dump/writer.ts";
 import { type ContextDump, type DumpSourceSync, openDumpSync } from "../../io/dump/reader_sync.ts";
 import { csrDenseRows } from "./hybrid.ts";
-import { FileError, InputError } from "../../io/errors.ts";
+import { FileError, InputError, type UsageError } from "../../io/errors.ts";
+import { isSquadShaped, openDataset, passagesOfSource } from "../../io/datasets/read.ts";
 import type { Matrix } from "../../io/matrix.ts";
-import { squadParagraphs, type SquadReadError } from "../../io/squad.ts";
+import { type SquadReadError, squadRecordStream } from "../../io/squad.ts";
 import {
   buildIvfPq,
   DEFAULT_TRAIN_PARAGRAPHS,
@@ -92,8 +96,13 @@ export interface BuildIndexOptions {
   readonly out: string;
   /** The dump is scipy sparse (CSR/CSC); otherwise dense. */
   readonly sparse?: boolean;
-  /** A context (or full SQuAD) file: paragraph order, ids and texts for offsets. */
+  /**
+   * A context (or full SQuAD) file, or any corpus (`io/datasets/`):
+   * paragraph order, ids, titles and texts (for offsets).
+   */
   readonly context?: string;
+  /** The format of `context`, a `--format` name (default: detected). */
+  readonly contextFormat?: string;
   /** Ranking metric (default `ip`). */
   readonly metric?: IndexMetric;
   /** Replace an existing index folder. */
@@ -130,8 +139,8 @@ export interface BuildIndexResult {
   readonly out: string;
 }
 
-/** Errors of {@linkcode buildIndex}. */
-export type BuildIndexError = InputError | FileError | SquadReadError;
+/** Errors of {@linkcode buildIndex} (a {@linkcode UsageError}: a bad `contextFormat`). */
+export type BuildIndexError = InputError | FileError | SquadReadError | UsageError;
 
 const osMessage = (e: unknown) => e instanceof Error ? e.message : String(e);
 
@@ -790,10 +799,48 @@ export const buildIndex = (
             opts.onProgress?.(w.paragraphs, w.rows);
           };
           if (opts.context !== undefined) {
-            yield* Stream.runForEach(
-              squadParagraphs(opts.context, { qas: "optional", ids: "distinct" }),
-              (p) => lift(() => add(p.id, dumpStem(p.id), p.context, p.title), opts.contextEmb),
-            );
+            const ctx = opts.context;
+            const [format, src] = yield* openDataset(ctx, opts.contextFormat, true);
+            if (isSquadShaped(format)) {
+              const articles = Stream.fromReadableStream({
+                evaluate: () => squadRecordStream(src, { qas: "optional", ids: "distinct" }),
+                onError: (e) =>
+                  e instanceof InputError || e instanceof FileError ? e : new InputError({
+                    file: ctx,
+                    where: "",
+                    message: e instanceof Error ? e.message : String(e),
+                  }),
+              });
+              yield* Stream.runForEach(articles, (r) =>
+                lift(() => {
+                  if (r.kind !== "article") return;
+                  for (const p of r.paragraphs) add(p.id, dumpStem(p.id), p.context, p.title);
+                }, opts.contextEmb));
+            } else {
+              // A corpus: its passage ids name the dump files, so they are checked as the
+              // SQuAD reader checks paragraph ids (`ids: "distinct"`).
+              const stems = new StemRegistry();
+              yield* Stream.runForEach(
+                yield* passagesOfSource(ctx, format, src),
+                (p) =>
+                  lift(() => {
+                    const where = `passage ${JSON.stringify(p.id)}`;
+                    const why = unsafeIdReason(p.id, "paragraph");
+                    if (why !== undefined) throw new InputError({ file: ctx, where, message: why });
+                    const owner = stems.claim(p.id);
+                    if (owner !== undefined) {
+                      throw new InputError({
+                        file: ctx,
+                        where,
+                        message: `same dump file name as passage ${
+                          JSON.stringify(owner)
+                        } ('/' becomes '_')`,
+                      });
+                    }
+                    add(p.id, dumpStem(p.id), p.text, p.title);
+                  }, opts.contextEmb),
+              );
+            }
           } else {
             const names = yield* lift(() => dump.list(), opts.contextEmb);
             for (const name of names) {

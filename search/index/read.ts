@@ -345,3 +345,52 @@ export function paragraphOfRow(index: Pick<ExactIndex, "starts">, row: number): 
   }
   return lo;
 }
+
+/** The passages of an index (`paragraphs.ndjson`): what top-k passage accuracy reads. */
+export interface IndexPassages {
+  /** Paragraph ids, in index order. */
+  readonly ids: readonly string[];
+  /** Each paragraph's text, by id (paragraphs without a text are left out). */
+  readonly text: ReadonlyMap<string, string>;
+  /** Each paragraph's title, by id (paragraphs without a title are left out). */
+  readonly titles: ReadonlyMap<string, string>;
+  /** The file read (`<dir>/paragraphs.ndjson`), for messages. */
+  readonly file: string;
+}
+
+/**
+ * Reads the paragraph table of the index folder `dir` only (the header and
+ * `paragraphs.ndjson`, checked as {@linkcode openIndexSync} checks them,
+ * sha256 included; no vectors): each paragraph's id, title and text.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { writeContextDump } from "../../io/dump/writer.ts";
+ * import { buildIndex } from "./build.ts";
+ * import { readIndexPassages } from "./read.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.mkdirSync(`${dir}/c`);
+ * await Effect.runPromise(writeContextDump(`${dir}/c`, {
+ *   id: "T_0",
+ *   phrases: [{ text: "Paris", start: 0, end: 5 }],
+ *   matrix: { kind: "dense", rows: 1, cols: 2, dtype: "f32", data: new Float32Array([1, 0]) },
+ * }, { sparse: false, compressed: false }, "Paris is big."));
+ * await Effect.runPromise(buildIndex({ contextEmb: `${dir}/c`, out: `${dir}/ix` }));
+ * const p = readIndexPassages(`${dir}/ix`);
+ * Deno.removeSync(dir, { recursive: true });
+ * if (p.text.get("T_0") !== "Paris is big." || p.titles.get("T_0") !== "T") throw new Error();
+ * ```
+ */
+export function readIndexPassages(dir: string): IndexPassages {
+  const h = readIndexHeader(dir);
+  const file = `${dir}/${PARAGRAPHS_FILE}`;
+  const table = parseParagraphs(loadFile(dir, h, PARAGRAPHS_FILE, true), file, h);
+  const text = new Map<string, string>(), titles = new Map<string, string>();
+  table.ids.forEach((id, p) => {
+    const c = table.contexts?.[p], t = table.titles?.[p];
+    if (typeof c === "string") text.set(id, c);
+    if (typeof t === "string") titles.set(id, t);
+  });
+  return { ids: table.ids, text, titles, file };
+}

@@ -261,3 +261,57 @@ Deno.test("a named pipe, /dev/zero or a link in an index folder: search and the 
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("a bad corpus: records, embed_context and index exit 2 with one line (file, line, passage id) and write nothing", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bad_corpus_" });
+  try {
+    const good =
+      "id\ttext\ttitle\n1\tAda built the bridge.\tAda\nwiki:2\tZürich is a city.\tZürich\n";
+    await Deno.writeTextFile(`${dir}/good.tsv`, good);
+    const e = await runStage("pipeline/embed_context.ts", [
+      `${dir}/good.tsv`,
+      `${dir}/emb`,
+      "--sparse",
+    ]);
+    assertEquals(e.code, 0, e.stderr);
+    const cases: Array<[string, string, string]> = [
+      ["no_id.tsv", good + "\tA text.\tT\n", "line 4: passage without id"],
+      ["dup.tsv", good + "1\tAgain.\tT\n", 'line 4 passage "1": duplicate id (first at line 2)'],
+      [
+        "columns.tsv",
+        good + "3\tA text.\n",
+        'line 4 passage "3": expected 3 tab-separated columns (id, text, title), found 2',
+      ],
+      ["empty.tsv", good + '3\t""\tT\n', 'line 4 passage "3": empty text'],
+      [
+        "dup.jsonl",
+        '{"id": "wiki:2", "text": "A."}\n{"id": "wiki:2", "text": "B."}\n',
+        'line 2 passage "wiki:2": duplicate id (first at line 1)',
+      ],
+    ];
+    for (const [name, text, what] of cases) {
+      const path = `${dir}/${name}`;
+      await Deno.writeTextFile(path, text);
+      const runs: Array<[string, string[]]> = [
+        ["records", ["--kind", "paragraph", "--out", `${dir}/out.ndjson`]],
+        ["embed_context", [`${dir}/out_emb`, "--sparse"]],
+        ["index", []],
+      ];
+      for (const [stage, rest] of runs) {
+        const args = stage === "index"
+          ? [`${dir}/emb`, `${dir}/ix`, "--sparse", "--context", path]
+          : [path, ...rest];
+        const r = await runStage(`pipeline/${stage}.ts`, args);
+        assertEquals([r.code, r.stderr], [2, `${stage}: ${path}: ${what}\n`], `${stage} ${name}`);
+        assertEquals(r.stdout, "");
+        assertEquals(
+          (await listDir(dir)).filter((n) => !n.endsWith(".tsv") && !n.endsWith(".jsonl")),
+          ["emb"],
+          `${stage} ${name} left something`,
+        );
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

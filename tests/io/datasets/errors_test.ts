@@ -253,6 +253,24 @@ Deno.test("datasets errors: a corpus passage without an id, or with the wrong co
   );
 });
 
+Deno.test("datasets errors: a corpus passage with an empty text", async () => {
+  await corpusFail(
+    "psgs_w100.tsv",
+    'id\ttext\ttitle\n1\tA.\tT\n2\t""\tT\n',
+    `line 3 passage "2": empty text`,
+  );
+  await corpusFail(
+    "psgs_w100.tsv",
+    "id\ttext\ttitle\nwiki:7\t  \tT\n",
+    `line 2 passage "wiki:7": empty text`,
+  );
+  await corpusFail(
+    "corpus.jsonl",
+    '{"id": "p1", "text": "A."}\n{"id": 2, "title": "T", "text": "  "}\n',
+    `line 2 passage "2": empty text`,
+  );
+});
+
 Deno.test("datasets errors: a SQuAD paragraph without a context is no corpus passage", async () => {
   await corpusFail(
     "squad.json",
