@@ -34,3 +34,35 @@ export function scoresOf(systems: readonly ArrayLike<number>[]): Float64Array[] 
     return out;
   });
 }
+
+/**
+ * Checks `resamples` and `percentiles` as `pairedBootstrap` (`bootstrap.ts`) does
+ * (a `RangeError` otherwise) and returns them, with the seed, defaults
+ * filled in (B = 1000, seed 0, percentiles [2.5, 97.5]).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { bootstrapSettings } from "./_scores.ts";
+ * assert.deepEqual(bootstrapSettings({}), { B: 1000, seed: 0, pct: [2.5, 97.5] });
+ * assert.throws(() => bootstrapSettings({ resamples: 0 }), RangeError);
+ * ```
+ */
+export function bootstrapSettings(
+  opts: {
+    readonly resamples?: number;
+    readonly seed?: number | bigint;
+    readonly percentiles?: readonly [number, number];
+  },
+): { B: number; seed: number | bigint; pct: readonly [number, number] } {
+  const B = opts.resamples ?? 1000;
+  const seed = opts.seed ?? 0;
+  const pct = opts.percentiles ?? [2.5, 97.5];
+  if (!Number.isSafeInteger(B) || B < 1) {
+    throw new RangeError(`resamples must be a positive integer, got ${B}`);
+  }
+  for (const p of pct) {
+    if (!(p >= 0 && p <= 100)) throw new RangeError(`percentiles must lie in [0, 100], got ${p}`);
+  }
+  return { B, seed, pct: [pct[0], pct[1]] };
+}

@@ -10,6 +10,19 @@
  *   test of a mean difference (`randomization.ts`);
  * - {@linkcode mcnemarExact}, {@linkcode mcnemarPaired}: McNemar's exact test
  *   for binary scores such as EM (`mcnemar.ts`);
+ * - {@linkcode pairedClusterBootstrap}, {@linkcode pairedClusterRandomization}:
+ *   the same two resamplings over clusters of questions (SQuAD paragraphs or
+ *   articles): whole clusters are resampled or swapped; singleton clusters
+ *   give the per-question results to the bit (`clusters.ts`);
+ * - {@linkcode bootstrapRanks}: bootstrap intervals of N systems' ranks and
+ *   the share of resamples each ranks first, per question or clustered
+ *   (`ranks.ts`);
+ * - {@linkcode holm}, {@linkcode benjaminiHochberg}: adjusted p-values for
+ *   many comparisons (`multiple.ts`);
+ * - {@linkcode minimumDetectableEffect}, {@linkcode pairedMde},
+ *   {@linkcode discordantMde}: the minimum detectable effect of a paired
+ *   comparison at a level and power, and {@linkcode tied} for a difference
+ *   interval that holds 0 (`power.ts`);
  * - {@linkcode wilsonInterval}: Wilson score intervals for a proportion
  *   (`wilson.ts`), on {@linkcode normalQuantile} (`normal.ts`);
  * - {@linkcode pairedBootstrapSteps}, {@linkcode pairedRandomizationSteps}:
@@ -18,7 +31,9 @@
  *   noticing SIGINT) while they run (`steps.ts`, {@linkcode runSteps}).
  *
  * Each is checked against NumPy or SciPy in
- * `tests/metrics/stats_test.ts` (reference: `tests/py/stats_ref.py`).
+ * `tests/metrics/stats_test.ts` (reference: `tests/py/stats_ref.py`) and
+ * `tests/metrics/cluster_stats_test.ts` (reference:
+ * `bench/reference/cluster_stats.py`).
  *
  * @example
  * ```ts
@@ -42,8 +57,28 @@ export {
   pairedBootstrapSteps,
   percentile,
 } from "./bootstrap.ts";
+export {
+  type ClusterBootstrapResult,
+  type ClusterId,
+  type ClusterIndex,
+  clusterIndex,
+  type ClusterRandomizationResult,
+  pairedClusterBootstrap,
+  pairedClusterBootstrapSteps,
+  pairedClusterRandomization,
+  pairedClusterRandomizationSteps,
+} from "./clusters.ts";
 export { binomialHalfPmf, mcnemarExact, mcnemarPaired, type McNemarResult } from "./mcnemar.ts";
+export { benjaminiHochberg, holm } from "./multiple.ts";
 export { normalQuantile } from "./normal.ts";
+export {
+  discordantMde,
+  minimumDetectableEffect,
+  type PairedMde,
+  pairedMde,
+  type PowerOptions,
+  tied,
+} from "./power.ts";
 export { seedState, Xoshiro128StarStar } from "./prng.ts";
 export {
   pairedRandomization,
@@ -51,5 +86,12 @@ export {
   type RandomizationOptions,
   type RandomizationResult,
 } from "./randomization.ts";
+export {
+  bootstrapRanks,
+  bootstrapRanksSteps,
+  type RankInterval,
+  type RankOptions,
+  type RankResult,
+} from "./ranks.ts";
 export { runSteps, sortedSteps, STEP_WORK, type Steps } from "./steps.ts";
 export { type ProportionInterval, wilsonInterval } from "./wilson.ts";
