@@ -118,6 +118,32 @@ export const evaluateCommand = (
     );
     // Messages stream to stderr as they come (none is kept), 64 KiB at a time.
     const messages = stderrLines();
+    // Top-1 and top-k numbers of a search over a corpus, with DPR's top-k
+    // passage accuracy over the passage texts the index holds.
+    const corpusOpen = (topk: string, index: string, format: string) =>
+      Effect.gen(function* () {
+        const [{ corpusOpenScores, corpusSummary }, { readIndexPassages }] = yield* Effect
+          .promise(() =>
+            Promise.all([import("../metrics/open_corpus.ts"), import("../search/index/read.ts")])
+          );
+        const passages = yield* Effect.try({
+          try: () => readIndexPassages(index),
+          catch: (e) =>
+            e instanceof InputError
+              ? e
+              : new InputError({ file: index, where: "", message: String(e) }),
+        });
+        const s = yield* corpusOpenScores({
+          data,
+          format,
+          lang: a.flags.lang,
+          predictions,
+          topk,
+          passages: { text: passages.text, where: passages.file },
+        });
+        if (openOut === undefined) console.error(`open: ${corpusSummary(s)}`);
+        else yield* writeJsonAtomic(openOut, JSON.parse(corpusSummary(s)));
+      });
     const format = yield* datasetFormat(data, a.flags.format);
     if (format !== "squad" && format !== "squad2") {
       const squadOnly = [
@@ -148,37 +174,8 @@ export const evaluateCommand = (
         onMessage: (l) => console.error(l),
       });
       console.log(q.stdout);
-      if (topk !== undefined && index !== undefined) {
-        const [{ corpusOpenScores, corpusSummary }, { readIndexPassages }] = yield* Effect
-          .promise(() =>
-            Promise.all([import("../metrics/open_corpus.ts"), import("../search/index/read.ts")])
-          );
-        const passages = yield* Effect.try({
-          try: () => readIndexPassages(index),
-          catch: (e) =>
-            e instanceof InputError
-              ? e
-              : new InputError({ file: index, where: "", message: String(e) }),
-        });
-        const s = yield* corpusOpenScores({
-          data,
-          format,
-          lang: a.flags.lang,
-          predictions,
-          topk,
-          passages: { text: passages.text, where: passages.file },
-        });
-        if (openOut === undefined) console.error(`open: ${corpusSummary(s)}`);
-        else yield* writeJsonAtomic(openOut, JSON.parse(corpusSummary(s)));
-      }
+      if (topk !== undefined && index !== undefined) yield* corpusOpen(topk, index, format);
       return;
-    }
-    if (index !== undefined) {
-      return yield* Effect.fail(
-        new UsageError(
-          `--index: for open-domain sets (the top-k passage accuracy); ${data} is ${format}`,
-        ),
-      );
     }
     if (a.flags.lang !== undefined) {
       return yield* Effect.fail(
@@ -201,7 +198,10 @@ export const evaluateCommand = (
       const { formatBemSummary } = yield* Effect.promise(() => import("../metrics/bem/fold.ts"));
       console.log(formatBemSummary(r.bem));
     }
-    if (topk !== undefined) {
+    if (topk !== undefined && index !== undefined) {
+      // A search over a corpus: the question's own paragraph is not what was searched.
+      yield* corpusOpen(topk, index, format);
+    } else if (topk !== undefined) {
       const { openMetrics } = yield* Effect.promise(() => import("../metrics/open.ts"));
       const m = yield* openMetrics({ data, topk });
       if (openOut === undefined) console.error(`open: ${JSON.stringify(m)}`);

@@ -10,7 +10,7 @@
  */
 import { Effect } from "effect";
 import { UsageError } from "../io/errors.ts";
-import { evalPredictions, prepareDataset } from "../runs/tasks.ts";
+import { evalCorpusSearch, evalPredictions, prepareDataset } from "../runs/tasks.ts";
 import { runMain } from "./_cli.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 import type { FieldMap } from "../io/datasets/types.ts";
@@ -83,11 +83,41 @@ if (import.meta.main) {
           { name: "format", type: "string", description: "a non-SQuAD set's format" },
           { name: "lang", type: "string", description: "an XQuAD/MLQA set's language" },
           { name: "fields", type: "string", description: "a generic set's field map (JSON)" },
+          {
+            name: "corpus-index",
+            type: "string",
+            description: "the index of a corpus search: score only the search (passage texts)",
+          },
+          { name: "top-k", type: "int", description: "ranks the search kept per question" },
         ],
       },
       rest,
       (a) =>
         Effect.gen(function* () {
+          const corpusIndex = a.flags["corpus-index"];
+          if (corpusIndex !== undefined) {
+            if (!a.flags.data || !a.flags.out || !a.flags["open-pred"] || !a.flags.topk) {
+              return yield* Effect.fail(
+                new UsageError("--corpus-index needs --data, --out, --open-pred and --topk"),
+              );
+            }
+            const r = yield* evalCorpusSearch({
+              data: a.flags.data,
+              out: a.flags.out,
+              rows: a.flags.rows,
+              pred: a.flags["open-pred"],
+              topk: a.flags.topk,
+              index: corpusIndex,
+              ranks: a.flags["top-k"],
+              ...(a.flags.format !== undefined ? { format: a.flags.format } : {}),
+              ...(a.flags.lang !== undefined ? { lang: a.flags.lang } : {}),
+              ...(a.flags.fields !== undefined
+                ? { fields: JSON.parse(a.flags.fields) as FieldMap }
+                : {}),
+            });
+            console.error(`eval: ${JSON.stringify(r)}`);
+            return;
+          }
           if (!a.flags["data"] || !a.flags["pred"] || !a.flags["out"]) {
             return yield* Effect.fail(new UsageError("--data, --pred and --out are required"));
           }

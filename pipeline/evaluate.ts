@@ -100,7 +100,7 @@ export const EVALUATE_SPEC = {
       type: "string",
       metavar: "DIR",
       description:
-        "with --topk-file on an open-domain set (not SQuAD): the index searched, whose passage texts give DPR's top-k passage accuracy (metrics/open_corpus.ts)",
+        "with --topk-file: the index of a search over a corpus (any question set, SQuAD too), whose passage texts give DPR's top-k passage accuracy (metrics/open_corpus.ts)",
     },
     {
       name: "open-out",

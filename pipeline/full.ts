@@ -5,7 +5,10 @@
  * EM/F1, and leaves `outputs/<YYYYMMDD_HHMMSS>/` with the split files, the
  * dumps (unless `--no-keep-dumps`), `pred.json`, `summary.json` and the
  * tasks' logs. `--open [--top-k K]` adds the open-domain search (index →
- * search) and prints its numbers beside the closed ones.
+ * search) and prints its numbers beside the closed ones; `--corpus FILE`
+ * makes it search a corpus instead of the dataset's own paragraphs (no
+ * merge then: the numbers are the search's, with DPR's top-k passage
+ * accuracy).
  *
  * @module
  */
@@ -25,6 +28,7 @@ if (import.meta.main) {
         "",
         "--encoder piqa-lstm --out outputs/lstm",
         "--open --top-k 10",
+        "--open --top-k 100 --corpus outputs/squad-open-lite.jsonl",
       ],
       summary:
         "Run the PI-SQuAD pipeline end to end (split → embed_context ∥ embed_question in permission-narrowed processes → validate → merge → evaluate) and print EM/F1.",
@@ -67,6 +71,13 @@ if (import.meta.main) {
           metavar: "K",
           description: "with --open: ranks kept per question (default 10)",
         },
+        {
+          name: "corpus",
+          type: "string",
+          metavar: "FILE",
+          description:
+            "with --open: search this corpus (DPR passage TSV, JSONL {id, title, text}, or a SQuAD/MRQA file's paragraphs) instead of the dataset's paragraphs; scores the search only (top-1 EM/F1, top-k passage accuracy)",
+        },
       ],
     },
     Deno.args,
@@ -85,6 +96,7 @@ if (import.meta.main) {
           uniqueIds: a.flags["unique-ids"] === true,
           open: a.flags.open === true,
           topK: a.flags["top-k"],
+          ...(a.flags.corpus !== undefined ? { corpus: a.flags.corpus } : {}),
           onStage: (name, sec, detail) =>
             console.log(`  ${name.padEnd(15)} ${sec.toFixed(1).padStart(6)} s  ${detail}`),
         });

@@ -364,17 +364,26 @@ export const validateRunConfig = (
       }
       let corpus: string | undefined;
       if (d.corpus !== undefined) {
-        if (kind !== "open") {
+        if (kind !== "open" && kind !== "squad") {
           return yield* fail(
             `${where}.corpus`,
-            `only "open" sets take a corpus, not type "${kind}"`,
+            `only "open" and "squad" sets take a corpus, not type "${kind}"`,
+          );
+        }
+        if (kind === "squad" && (d.open === undefined || d.open === false)) {
+          return yield* fail(
+            `${where}.corpus`,
+            `a SQuAD set searches a corpus only with the open search: add open: true`,
           );
         }
         corpus = absPath(pathOf(d.corpus), base);
         if (!isFile(corpus)) return yield* fail(`${where}.corpus`, `no such file "${corpus}"`);
       }
+      // An open set with a corpus is searched by encoder models (its open
+      // option: the ranks kept; default OPEN_TOP_K, `plan.ts`).
+      const openSearched = kind === "open" && corpus !== undefined;
       if (kind !== "squad") {
-        const only = d.open !== undefined
+        const only = d.open !== undefined && !openSearched
           ? "open"
           : d.uniqueIds !== undefined && kind !== "squad2"
           ? "uniqueIds"
@@ -444,13 +453,13 @@ export const validateRunConfig = (
       if (m.predictions !== undefined) {
         return yield* fail(`${where}.predictions`, 'only a type "predictions" model takes it');
       }
-      const sq = datasets.find((d) => d.type !== "squad");
+      const sq = datasets.find((d) => d.type !== "squad" && d.corpus === undefined);
       if (sq !== undefined) {
         return yield* fail(
           where,
           `"${m.abbr}" is an encoder model and dataset "${sq.abbr}" is type "${sq.type}": ` +
-            `encoders run on SQuAD v1.1 sets only; score such a set with ` +
-            `{ type: "predictions", predictions: ... }`,
+            `encoders run on SQuAD v1.1 sets and on sets with a corpus only; score such a set ` +
+            `with { type: "predictions", predictions: ... }`,
         );
       }
       if (m.encoder !== undefined && m.onnx !== undefined) {

@@ -36,8 +36,13 @@ import { squadArticles } from "../io/squad.ts";
 import { manifestFiles } from "../encoders/onnx/manifest.ts";
 import { dirOf, displayPath, isFile, normalize } from "./_fs.ts";
 import { DatasetIds, isIdProblem } from "../io/squad_ids.ts";
-import { type ResolvedDataset, type ResolvedRunConfig, SQUAD_KINDS } from "./config.ts";
-import { readQuestions } from "../io/datasets/read.ts";
+import {
+  OPEN_TOP_K,
+  type ResolvedDataset,
+  type ResolvedRunConfig,
+  SQUAD_KINDS,
+} from "./config.ts";
+import { readCorpus, readQuestions } from "../io/datasets/read.ts";
 import { type RunLayout, runLayout } from "./layout.ts";
 import { partitions } from "./partition.ts";
 import {
@@ -230,6 +235,27 @@ export const scanQuestionSet = (ds: ResolvedDataset): Effect.Effect<DatasetScan,
     return { abbr: ds.abbr, articles: 0, paragraphIds: [], questionIds };
   });
 
+/**
+ * The passage ids of a dataset's corpus (its `corpus`), in file order: the
+ * paragraphs its context encoder reads and the index holds; a bad passage
+ * is one {@linkcode InputError} here, before anything runs.
+ */
+export const scanCorpus = (ds: ResolvedDataset & { readonly corpus: string }) =>
+  Effect.gen(function* () {
+    const ids: string[] = [];
+    yield* Stream.runForEach(
+      readCorpus(ds.corpus),
+      (p) => Effect.sync(() => void ids.push(p.id)),
+    ).pipe(
+      Effect.mapError((e) =>
+        e instanceof InputError
+          ? e
+          : new InputError({ file: ds.corpus, where: `dataset ${ds.abbr}`, message: e.message })
+      ),
+    );
+    return ids;
+  });
+
 /** The `eval` task of a predictions model on a dataset: copy its answers in, score them. */
 function predictionsEval(
   L: RunLayout,
@@ -332,8 +358,13 @@ export const planRun = (
       denoRunArgv(`${REPO_ROOT}/pipeline/${script}`, args, grants, { deno });
     const scans: DatasetScan[] = [];
     for (const ds of config.datasets) {
+      const scan = yield* (SQUAD_KINDS.includes(ds.type) ? scanDataset(ds) : scanQuestionSet(ds));
+      // With a corpus, the context encoder reads the corpus's passages.
+      const corpus = ds.corpus;
       scans.push(
-        yield* (SQUAD_KINDS.includes(ds.type) ? scanDataset(ds) : scanQuestionSet(ds)),
+        corpus === undefined
+          ? scan
+          : { ...scan, paragraphIds: yield* scanCorpus({ ...ds, corpus }) },
       );
     }
     const tasks: Task[] = [];
@@ -398,10 +429,21 @@ export const planRun = (
           continue;
         }
         const encodeIds: string[] = [];
+        // With a corpus: the context encoder reads it, and a question set
+        // that is not SQuAD (no split) is read by the question encoder as it is.
+        const corpus = ds.corpus;
+        const split = hasPrepare(ds);
+        const formatFlag = !SQUAD_KINDS.includes(ds.type) && ds.format !== undefined
+          ? [`--format=${ds.format}`]
+          : [];
         for (const half of ["context", "question"] as const) {
           const stage: Stage = half === "context" ? "encode_context" : "encode_question";
           const ids = half === "context" ? scan.paragraphIds : scan.questionIds;
-          const input = half === "context" ? L.contextFile(ds.abbr) : L.questionFile(ds.abbr);
+          const input = half === "context"
+            ? corpus ?? L.contextFile(ds.abbr)
+            : split
+            ? L.questionFile(ds.abbr)
+            : L.data(ds);
           const out = half === "context"
             ? L.contextEmb(m.abbr, ds.abbr)
             : L.questionEmb(m.abbr, ds.abbr);
@@ -437,13 +479,14 @@ export const planRun = (
                   ...common,
                   ...(batch !== null ? [`--batch=${batch}`] : []),
                   `--range=${a}:${b}`,
-                  ...unique(ds),
+                  ...(half === "question" && !split ? formatFlag : []),
+                  ...(half === "context" && corpus !== undefined ? [] : unique(ds)),
                 ],
               ),
               log: L.log(stage, m.abbr, ds.abbr, pi),
               watch: [out],
               check: { kind: half, dir: out, ids: ids.slice(a, b) },
-              deps: [prepareId],
+              deps: split ? [prepareId] : [],
               gres,
             });
           }
@@ -454,29 +497,34 @@ export const planRun = (
         const cEmb = L.contextEmb(m.abbr, ds.abbr);
         const qEmb = L.questionEmb(m.abbr, ds.abbr);
         const mergeId = `merge/${m.abbr}/${ds.abbr}`;
-        tasks.push({
-          id: mergeId,
-          stage: "merge",
-          model: m.abbr,
-          dataset: ds.abbr,
-          part: null,
-          range: null,
-          items: scan.questionIds.length,
-          unit: "questions",
-          argv: denoRun(
-            { read: [data, cEmb, qEmb, predDir], write: [predDir] },
-            "merge.ts",
-            [data, cEmb, qEmb, pred, ...(m.sparse ? ["--sparse"] : []), ...unique(ds)],
-          ),
-          log: L.log("merge", m.abbr, ds.abbr, null),
-          watch: [predDir],
-          check: { kind: "files", files: [pred] },
-          deps: [prepareId, ...encodeIds],
-          gres: null,
-        });
+        // No closed answers over a corpus: a question's own paragraph is not what is searched.
+        if (corpus === undefined) {
+          tasks.push({
+            id: mergeId,
+            stage: "merge",
+            model: m.abbr,
+            dataset: ds.abbr,
+            part: null,
+            range: null,
+            items: scan.questionIds.length,
+            unit: "questions",
+            argv: denoRun(
+              { read: [data, cEmb, qEmb, predDir], write: [predDir] },
+              "merge.ts",
+              [data, cEmb, qEmb, pred, ...(m.sparse ? ["--sparse"] : []), ...unique(ds)],
+            ),
+            log: L.log("merge", m.abbr, ds.abbr, null),
+            watch: [predDir],
+            check: { kind: "files", files: [pred] },
+            deps: [prepareId, ...encodeIds],
+            gres: null,
+          });
+        }
+        const prep = split ? [prepareId] : [];
         // Open search (the dataset's `open` option): index the context dump,
         // search it with every question; the eval task scores both.
-        const open = ds.open;
+        // An open set with a corpus is searched even without the option.
+        const open = ds.open ?? (corpus !== undefined ? { topK: OPEN_TOP_K } : undefined);
         const openPred = L.openPrediction(m.abbr, ds.abbr);
         const topk = L.topk(m.abbr, ds.abbr);
         const searchId = `search/${m.abbr}/${ds.abbr}`;
@@ -494,20 +542,20 @@ export const planRun = (
             items: scan.paragraphIds.length,
             unit: "paragraphs",
             argv: denoRun(
-              indexGrants({ contextEmb: cEmb, context: L.contextFile(ds.abbr), index }),
+              indexGrants({ contextEmb: cEmb, context: corpus ?? L.contextFile(ds.abbr), index }),
               "index.ts",
               [
                 cEmb,
                 index,
                 ...(m.sparse ? ["--sparse"] : []),
-                `--context=${L.contextFile(ds.abbr)}`,
+                `--context=${corpus ?? L.contextFile(ds.abbr)}`,
                 "--overwrite",
               ],
             ),
             log: L.log("index", m.abbr, ds.abbr, null),
             watch: [index.slice(0, index.lastIndexOf("/"))],
             check: { kind: "files", files: [`${index}/${INDEX_HEADER}`] },
-            deps: [prepareId, ...contextIds],
+            deps: [...prep, ...contextIds],
             gres: null,
           });
           const openDir = openPred.slice(0, openPred.lastIndexOf("/"));
@@ -530,13 +578,14 @@ export const planRun = (
                 openPred,
                 `--top-k=${open.topK}`,
                 `--topk-out=${topk}`,
+                ...formatFlag,
                 ...unique(ds),
               ],
             ),
             log: L.log("search", m.abbr, ds.abbr, null),
             watch: [openDir],
             check: { kind: "files", files: [openPred, topk] },
-            deps: [prepareId, indexId, ...encodeIds.filter((id) => !contextIds.includes(id))],
+            deps: [...prep, indexId, ...encodeIds.filter((id) => !contextIds.includes(id))],
             gres: null,
           });
         }
@@ -546,6 +595,46 @@ export const planRun = (
         const rows = L.rows(m.abbr, ds.abbr);
         const rowsDir = rows.slice(0, rows.lastIndexOf("/"));
         const bem = ds.bem;
+        if (corpus !== undefined && open !== undefined) {
+          // Over a corpus the eval task scores the search: top-1 EM/F1 over the
+          // gold answers and DPR's top-k passage accuracy (passage texts from the index).
+          const index = L.index(m.abbr, ds.abbr);
+          tasks.push({
+            id: `eval/${m.abbr}/${ds.abbr}`,
+            stage: "eval",
+            model: m.abbr,
+            dataset: ds.abbr,
+            part: null,
+            range: null,
+            items: scan.questionIds.length,
+            unit: "questions",
+            argv: denoRun(
+              { read: [data, openPred, topk, index, resDir, rowsDir], write: [resDir, rowsDir] },
+              "_run_task.ts",
+              [
+                "eval",
+                `--data=${data}`,
+                `--out=${result}`,
+                `--rows=${rows}`,
+                `--open-pred=${openPred}`,
+                `--topk=${topk}`,
+                `--corpus-index=${index}`,
+                `--top-k=${open.topK}`,
+                ...formatFlag,
+                ...(ds.lang !== undefined && !SQUAD_KINDS.includes(ds.type)
+                  ? [`--lang=${ds.lang}`]
+                  : []),
+                ...(ds.fields !== undefined ? [`--fields=${JSON.stringify(ds.fields)}`] : []),
+              ],
+            ),
+            log: L.log("eval", m.abbr, ds.abbr, null),
+            watch: [resDir, rowsDir],
+            check: { kind: "files", files: [result, rows] },
+            deps: [searchId],
+            gres: null,
+          });
+          continue;
+        }
         tasks.push({
           id: `eval/${m.abbr}/${ds.abbr}`,
           stage: "eval",

@@ -73,7 +73,7 @@ export function singleRunConfig(
   spec: EncoderSpec,
   file: string,
   uniqueIds = false,
-  open?: { readonly topK: number },
+  open?: { readonly topK: number; readonly corpus?: string },
 ): ResolvedRunConfig {
   return {
     file,
@@ -85,6 +85,7 @@ export function singleRunConfig(
       articles: null,
       ...(uniqueIds ? { uniqueIds: true } : {}),
       ...(open !== undefined ? { open: { topK: open.topK } } : {}),
+      ...(open?.corpus !== undefined ? { corpus: open.corpus } : {}),
       metrics: ["em", "f1"],
       bem: null,
     }],
@@ -113,14 +114,15 @@ export function singleRunConfig(
  * Plans the single run of `spec` on `data` in `out` (one partition per
  * half) and creates its folders; `uniqueIds` renames repeated titles
  * (`io/squad_ids.ts`) instead of refusing them; `open` adds the open
- * search (`index` and `search` tasks, `topK` ranks).
+ * search (`index` and `search` tasks, `topK` ranks), over `corpus` when
+ * given (then no merge: the eval task scores the search).
  */
 export const planSingleRun = (
   data: string,
   spec: EncoderSpec,
   out: string,
   uniqueIds = false,
-  open?: { readonly topK: number },
+  open?: { readonly topK: number; readonly corpus?: string },
 ): Effect.Effect<Plan, InputError | FileError> =>
   Effect.gen(function* () {
     const layout = singleRunLayout(out);

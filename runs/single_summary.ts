@@ -11,6 +11,7 @@ import { FileError } from "../io/errors.ts";
 import type { SquadCounts } from "../io/squad.ts";
 import type { Plan, Stage } from "./task.ts";
 import type { OpenRecord } from "./tasks.ts";
+import type { CorpusTopK } from "../metrics/open_corpus.ts";
 
 /** sha256 of the official PI-SQuAD split of SQuAD v1.1 dev. */
 export const OFFICIAL_SPLIT_SHA256 = {
@@ -52,6 +53,12 @@ export interface FullSummary {
   readonly permissions: readonly StagePermissions[];
   /** The open search's numbers (`full --open`; `result.json`'s `open`), beside the closed ones. */
   readonly open?: OpenRecord;
+  /**
+   * A search over a corpus (`full --open --corpus FILE`): the corpus, and
+   * the search's top-k numbers (`exact_match` and `f1` are then its top-1
+   * answers'; there is no merge).
+   */
+  readonly corpus?: { readonly path: string; readonly passages: number } & CorpusTopK;
 }
 
 const fsDo = <A>(file: string, f: () => Promise<A>) =>
@@ -121,8 +128,36 @@ export const singleRunSummary = (f: SingleRunFacts): Effect.Effect<FullSummary, 
         { stage: "embed_question", flags: flags("encode_question") },
       ],
       ...(result.open !== undefined ? { open: result.open as OpenRecord } : {}),
+      ...(result.corpus !== undefined
+        ? {
+          corpus: {
+            path: f.plan.config.datasets[0].corpus ?? "",
+            passages: f.plan.scans[0].paragraphIds.length,
+            ...(result.corpus as CorpusTopK),
+          },
+        }
+        : {}),
     };
   });
+
+/** The numbers of a search over a corpus: top-1 and best-of-k EM/F1, MRR, passage accuracy@k. */
+function corpusTable(s: FullSummary, c: NonNullable<FullSummary["corpus"]>): string[] {
+  const f = (x: number | null) => x === null ? "-" : x.toFixed(2);
+  const rows: [string, string][] = [
+    ["corpus", `${c.path} (${c.passages} passages)`],
+    ["EM", f(s.exact_match)],
+    ["F1", f(s.f1)],
+    [`top-${c.k} EM`, f(c.top_k_exact_match)],
+    [`top-${c.k} F1`, f(c.top_k_f1)],
+    [`MRR@${c.k}`, c.mrr.toFixed(4)],
+    ...Object.entries(c.top_k_accuracy).map(([k, v]): [string, string] => [
+      `top-${k} acc`,
+      `${v.toFixed(2)}${c.short[k] ? `  (${c.short[k]} questions had < ${k} passages)` : ""}`,
+    ]),
+  ];
+  const w = Math.max(9, ...rows.map((r) => r[0].length + 1));
+  return rows.map(([a, b]) => `${a.padEnd(w)} ${b}`);
+}
 
 /** The closed (merge) and open (search) numbers side by side. */
 function openTable(s: FullSummary, o: OpenRecord): string[] {
@@ -174,12 +209,16 @@ export function formatSingleRunSummary(s: FullSummary, totalSeconds: number): st
     `dumps     ${c.contextFiles} context files, ${c.questionFiles} question files`,
     `encoders  separate processes: embed_context ${s.permissions[0].flags.join(" ")}`,
     `                              embed_question ${s.permissions[1].flags.join(" ")}`,
-    ...(s.open === undefined
+    ...(s.corpus !== undefined
+      ? corpusTable(s, s.corpus)
+      : s.open === undefined
       ? [`EM        ${s.exact_match.toFixed(2)}`, `F1        ${s.f1.toFixed(2)}`]
       : openTable(s, s.open)),
     `total     ${totalSeconds.toFixed(1)} s`,
-    `outputs   ${s.out}/ (summary.json, pred.json${
-      s.open !== undefined ? ", open/pred.json, open/topk.ndjson" : ""
-    })`,
+    s.corpus !== undefined
+      ? `outputs   ${s.out}/ (summary.json, open/pred.json, open/topk.ndjson, rows.ndjson)`
+      : `outputs   ${s.out}/ (summary.json, pred.json${
+        s.open !== undefined ? ", open/pred.json, open/topk.ndjson" : ""
+      })`,
   ].join("\n");
 }

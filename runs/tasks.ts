@@ -28,12 +28,14 @@
  * @module
  */
 import { Effect, Stream } from "effect";
-import { FileError } from "../io/errors.ts";
+import { FileError, InputError } from "../io/errors.ts";
 import { openAtomicWriter } from "../io/source.ts";
 import { split } from "../io/squad_split.ts";
 import { writeArticleSubset } from "../io/squad_subset.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { type OpenMetrics, openScores } from "../metrics/open.ts";
+import { corpusOpenScores, type CorpusTopK } from "../metrics/open_corpus.ts";
+import { readIndexPassages } from "../search/index/read.ts";
 import { questionScore, scoreQuestionSet } from "../metrics/qa_eval.ts";
 import type { SquadV2Result } from "../metrics/squad.ts";
 import { readPredictions } from "../io/predictions.ts";
@@ -199,7 +201,80 @@ export interface EvalRecord {
   readonly answered: number;
   /** The open search's numbers, when the dataset has the `open` option. */
   readonly open?: OpenRecord;
+  /**
+   * A search over a corpus (a dataset's `corpus`): `exact_match` and `f1`
+   * are then the search's top-1 answers' (max over the gold answers), and
+   * this holds its top-k numbers: best-of-k EM/F1, MRR and DPR's top-k
+   * passage accuracy (`metrics/open_corpus.ts`).
+   */
+  readonly corpus?: CorpusTopK;
 }
+
+/** Options of {@linkcode evalCorpusSearch}. */
+export interface CorpusEvalOptions {
+  /** The question set. */
+  readonly data: string;
+  /** Its format (a `--format` name; default: detected). */
+  readonly format?: string;
+  /** The language of an XQuAD/MLQA set. */
+  readonly lang?: string;
+  /** The field map of a generic set. */
+  readonly fields?: FieldMap;
+  /** The search's top-1 predictions. */
+  readonly pred: string;
+  /** The search's top-k records. */
+  readonly topk: string;
+  /** The index searched (its `paragraphs.ndjson` holds the passage texts). */
+  readonly index: string;
+  /** Ranks the search kept per question (accuracy@k for the k up to it). */
+  readonly ranks?: number;
+  /** The result file to write. */
+  readonly out: string;
+  /** The per-question rows to write. */
+  readonly rows?: string;
+}
+
+/**
+ * Scores a search over a corpus (the `eval` task of a dataset with a
+ * `corpus`): top-1 EM/F1 over the gold answers (regex answers as DPR's
+ * regex mode) and, from the top-k records and the passage texts the index
+ * holds, best-of-k EM/F1, MRR and DPR's top-k passage accuracy; writes the
+ * result file and the per-question rows atomically.
+ */
+export const evalCorpusSearch = (opts: CorpusEvalOptions) =>
+  Effect.gen(function* () {
+    const passages = yield* Effect.try({
+      try: () => readIndexPassages(opts.index),
+      catch: (e) =>
+        e instanceof InputError || e instanceof FileError
+          ? e
+          : new InputError({ file: opts.index, where: "", message: String(e) }),
+    });
+    const s = yield* corpusOpenScores({
+      data: opts.data,
+      ...(opts.format !== undefined ? { format: opts.format } : {}),
+      ...(opts.lang !== undefined ? { lang: opts.lang } : {}),
+      ...(opts.fields !== undefined ? { fields: opts.fields } : {}),
+      predictions: opts.pred,
+      topk: opts.topk,
+      passages: { text: passages.text, where: passages.file },
+      ...(opts.ranks !== undefined ? { ranks: opts.ranks } : {}),
+    });
+    const record: EvalRecord = {
+      exact_match: s.exact_match,
+      f1: s.f1,
+      rules: "open-domain",
+      format: s.format,
+      total: s.questions,
+      answered: s.answered,
+      ...(s.topk !== undefined ? { corpus: s.topk } : {}),
+    };
+    if (opts.rows !== undefined) {
+      yield* writeAtomic(opts.rows, s.rows.map((r) => JSON.stringify(r) + "\n").join(""));
+    }
+    yield* writeAtomic(opts.out, JSON.stringify(record) + "\n");
+    return record;
+  });
 
 /**
  * Scores predictions and writes the result file atomically.

@@ -90,12 +90,12 @@ Deno.test("run kinds: bad dataset kinds and predictions models are one line nami
       [
         { datasets: [{ ...mrqa, corpus: `${DS}/psgs_w100.tsv` }], models: [pm] },
         "datasets[0].corpus",
-        /^only "open" sets take a corpus, not type "mrqa"$/,
+        /^only "open" and "squad" sets take a corpus, not type "mrqa"$/,
       ],
       [
         { datasets: [mrqa], models: [{ abbr: "e", encoder: "sparse-pi" }] },
         "models[0]",
-        /^"e" is an encoder model and dataset "m" is type "mrqa": encoders run on SQuAD v1\.1 sets only/,
+        /^"e" is an encoder model and dataset "m" is type "mrqa": encoders run on SQuAD v1\.1 sets and on sets with a corpus only/,
       ],
       [
         { datasets: [mrqa], models: [pm] },
