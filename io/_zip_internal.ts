@@ -331,7 +331,8 @@ function inflateCut(raw: Uint8Array, c: number, cap: number): Uint8Array | undef
 
 /**
  * The first `n` bytes of what raw DEFLATE data inflates to (fewer when it
- * inflates to less), never producing more than `n` + 64 KiB of output: the
+ * inflates to less), never producing more than `n` + 64 KiB of output (and
+ * the one 16 KiB chunk zlib fills before it stops there): the
  * way a `.npy` header is read before its entry is trusted with memory. A
  * slice of the compressed data is inflated (1 KiB first, doubled while it
  * gives fewer than `n` bytes); a slice that gives more than `n` + 64 KiB is
