@@ -77,7 +77,7 @@ export class NpzError extends Data.TaggedError("NpzError")<{
 
 /** Options for reading archives: the ZIP limits (see {@linkcode ZipLimits}). */
 export interface NpzReadOptions extends ZipLimits {
-  /** DEFLATE and CRC-32 to read entries with (default: fflate and a table CRC). */
+  /** DEFLATE and CRC-32 to read entries with (default: the runtime's zlib). */
   readonly codec?: ZipCodec;
   /**
    * Checks what an entry's `.npy` header declares before the entry is

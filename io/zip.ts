@@ -1,6 +1,7 @@
 /**
  * A minimal but careful ZIP container layer (for `.npz` files and zipped dump
- * folders), on top of `fflate`'s raw DEFLATE.
+ * folders): entries are inflated and CRC-checked by the runtime's zlib
+ * (`node:zlib`), and deflated for writing by `fflate`.
  *
  * Reading trusts only the central directory (never the local headers' sizes,
  * which `numpy.savez` fills with ZIP64 placeholders), understands ZIP64 extra
@@ -17,8 +18,10 @@
  * - entries whose data lies outside the archive or overlaps another entry;
  * - CRC-32 mismatches (checked on every extraction);
  * - deflated entries that inflate past their declared size: inflation stops
- *   there (a stream cannot make the reader allocate more than the directory
- *   declared, nor spin on the rest).
+ *   there (zlib's `maxOutputLength`: a stream cannot make the reader allocate
+ *   more than the directory declared plus one output chunk, 64 bytes up to
+ *   64 MiB, 16 KiB above, nor spin on the rest); a header read inflates at
+ *   most 64 KiB past the header.
  *
  * Writing produces stored or deflated entries with sizes and CRCs in the local
  * headers (no data descriptors), a fixed 1980-01-01 timestamp (reproducible
@@ -100,7 +103,7 @@ export interface ZipLimits {
 
 /**
  * Another implementation of DEFLATE decoding and CRC-32 for the readers
- * (default: fflate and this module's table CRC), e.g. the runtime's zlib:
+ * (default: the runtime's zlib, bounded as in the module notes):
  * `inflateRaw` returns the entry's bytes (throwing on corrupt data; it must
  * stop at `size` bytes and throw, or return why, when the data inflates past
  * them), `crc32` the unsigned CRC-32.
@@ -112,7 +115,8 @@ export interface ZipCodec {
   crc32(data: Uint8Array): number;
   /**
    * The first `n` bytes raw DEFLATE data inflates to (fewer when it gives
-   * fewer), inflating little past them (default: fflate, a slice at a time).
+   * fewer), inflating little past them (default: zlib on slices of the data,
+   * at most 64 KiB of output past them).
    */
   inflatePrefix?(raw: Uint8Array, n: number): Uint8Array;
 }

@@ -346,6 +346,35 @@ Deno.test("merge: dense f32 compressed (savez_compressed) is byte-identical", as
   await sameAsReference("f32c", ["--articles", "2", "--paragraphs", "12", "--compressed"], []);
 });
 
+Deno.test("merge: compressed and stored dumps of the same matrices give byte-identical pred.json", async () => {
+  const args = ["--articles", "2", "--paragraphs", "12"];
+  const [stored, compressed] = await Promise.all([
+    dumps("f32s", args),
+    dumps("f32c", [...args, "--compressed"]),
+  ]);
+  // The same paragraph is deflated in one dump and stored in the other.
+  const name = (await listDir(`${compressed}/context_emb`)).find((n) => n.endsWith(".npz"))!;
+  const method = async (dir: string) => {
+    const bytes = await Deno.readFile(`${dir}/context_emb/${name}`);
+    return readZipDirectory(bytes, name).find((e) => e.name === "arr_0.npy")!.method;
+  };
+  assertEquals([await method(stored), await method(compressed)], [0, 8]);
+  for (const w of [[], ["--workers", "0"]]) {
+    const a = await ours(stored, ["data.json", "context_emb", "question_emb", "ours.json", ...w]);
+    const b = await ours(compressed, [
+      "data.json",
+      "context_emb",
+      "question_emb",
+      "ours.json",
+      ...w,
+    ]);
+    assertEquals([a.code, b.code], [0, 0], a.stderr + b.stderr);
+    assert(Object.keys(JSON.parse(a.pred)).length > 10, "too few answers");
+    assert(a.pred === b.pred, `${w.join(" ")}: pred.json differs between stored and compressed`);
+    assertEquals(b.stderr, a.stderr);
+  }
+});
+
 Deno.test("merge: dense f16 is byte-identical", async () => {
   await sameAsReference("f16", ["--articles", "2", "--paragraphs", "12", "--dtype", "f16"], []);
 });
