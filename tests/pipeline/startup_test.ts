@@ -46,10 +46,11 @@ async function staticGraph(script: string): Promise<string[]> {
     .sort();
 }
 
-Deno.test("startup: evaluate --help loads only the argument parser and its error type", async () => {
+Deno.test("startup: evaluate --help loads only the argument parser, its error type and the open-files limit", async () => {
   const g = await staticGraph("pipeline/evaluate.ts");
   assertEquals(g.filter((s) => !s.startsWith("npm:")), [
     "io/errors.ts",
+    "io/limits.ts",
     "pipeline/_args.ts",
     "pipeline/evaluate.ts",
   ]);
