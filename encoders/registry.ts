@@ -20,6 +20,7 @@ import {
   onnxPermissions,
   OnnxQuestionEncoderLive,
   PIQA_LSTM_MANIFEST,
+  PIQA_LSTM_SA_MANIFEST,
 } from "./onnx/encoder.ts";
 import {
   HYBRID_NAME,
@@ -94,6 +95,21 @@ const BUILDERS: Record<string, (o: EncoderOptions) => EncoderSpec> = {
       permissions: proc.flags,
       contextLayer: () => OnnxContextEncoderLive(model, { device, threads, name: "piqa-lstm" }),
       questionLayer: () => OnnxQuestionEncoderLive(model, { device, threads, name: "piqa-lstm" }),
+    };
+  },
+  "piqa-lstm-sa": ({ model = PIQA_LSTM_SA_MANIFEST, device, threads }) => {
+    const proc = onnxProcess(device);
+    return {
+      name: "piqa-lstm-sa",
+      description: "PIQA LSTM+SA baseline (piqa-lstm with one self-attention head beside each " +
+        "start/end vector, PIQA's --num_heads 2; d=512, f16 dumps), trained on the SQuAD train subset",
+      sparse: false,
+      contextFiles: [...onnxFiles(model, "context"), ...proc.read],
+      questionFiles: [...onnxFiles(model, "question"), ...proc.read],
+      permissions: proc.flags,
+      contextLayer: () => OnnxContextEncoderLive(model, { device, threads, name: "piqa-lstm-sa" }),
+      questionLayer: () =>
+        OnnxQuestionEncoderLive(model, { device, threads, name: "piqa-lstm-sa" }),
     };
   },
   [HYBRID_NAME]: ({ model = PIQA_LSTM_MANIFEST, device, threads }) => {

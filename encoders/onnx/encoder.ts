@@ -124,6 +124,11 @@ export const PIQA_LSTM_MANIFEST: string = decodeURIComponent(
   new URL("../../data/models/piqa-lstm/manifest.json", import.meta.url).pathname,
 );
 
+/** The bundled piqa-lstm-sa baseline's manifest (LSTM+SA: PIQA's `--num_heads 2`). */
+export const PIQA_LSTM_SA_MANIFEST: string = decodeURIComponent(
+  new URL("../../data/models/piqa-lstm-sa/manifest.json", import.meta.url).pathname,
+);
+
 /** Options of the ONNX encoders. */
 export interface OnnxEncoderOptions extends OnnxSessionOptions {
   /** Most items per session run (default 64). */
