@@ -172,16 +172,21 @@ export const CLUSTER_LEVELS: readonly ClusterLevel[] = ["article", "paragraph", 
  * article for every question, SQuAD-shaped sets; `paragraph` a paragraph
  * id for every question, SQuAD-shaped and MRQA sets, generic sets with a
  * `paragraphId` field; `question` always). Without a request: `paragraph`
- * where the set has paragraphs, else `question` (open sets).
+ * where the set has paragraphs, else `question` (open sets). A level that
+ * gives fewer than two clusters is passed over too (one cluster has no
+ * spread to resample: its interval would be a point).
  *
  * @example
  * ```ts
  * import { clusterLevel } from "./analysis.ts";
- * const squad = [{ id: "a", title: "T", question: "Q?", golds: [], paragraph: "T_0", article: 0 }];
- * const mrqa = [{ id: "m", title: "", question: "Q?", golds: [], paragraph: "c1" }];
- * const open = [{ id: "0", title: "", question: "Q?", golds: [] }];
+ * const q = (id: string, paragraph?: string, article?: number) =>
+ *   ({ id, title: "", question: "Q?", golds: [], paragraph, article });
+ * const squad = [q("a", "T_0", 0), q("b", "T_0", 0), q("c", "U_0", 1)];
  * if (clusterLevel(squad) !== "paragraph" || clusterLevel(squad, "article") !== "article") throw new Error();
- * if (clusterLevel(mrqa, "article") !== "paragraph" || clusterLevel(open) !== "question") throw new Error();
+ * const mrqa = [q("m1", "c1"), q("m2", "c2")]; // no articles
+ * if (clusterLevel(mrqa, "article") !== "paragraph" || clusterLevel([q("0"), q("1")]) !== "question") throw new Error();
+ * // one paragraph in all: no spread between clusters, so by question
+ * if (clusterLevel([q("a", "T_0", 0), q("b", "T_0", 0)]) !== "question") throw new Error();
  * ```
  */
 export function clusterLevel(
@@ -191,7 +196,8 @@ export function clusterLevel(
   const has = (l: ClusterLevel) =>
     l === "question" ||
     (questions.length > 0 &&
-      questions.every((q) => (l === "article" ? q.article : q.paragraph) !== undefined));
+      questions.every((q) => (l === "article" ? q.article : q.paragraph) !== undefined) &&
+      new Set(clusterIds(questions, l)).size >= 2);
   const order = requested === undefined
     ? ["paragraph", "question"] as const
     : CLUSTER_LEVELS.slice(CLUSTER_LEVELS.indexOf(requested));
