@@ -12,8 +12,12 @@
  * XQuAD/MLQA languages; compared with the
  * statistics of `metrics/stats/` (`analysis.ts`), drawn with Vega-Lite
  * (`charts.ts`) and written as `report.json` (all numbers), `report.md`
- * (tables) and `report.html` (tables and inline SVG charts; self-contained)
- * into one folder, all or nothing (`write.ts`).
+ * (tables) and `report.html` (tables and inline SVG charts; self-contained),
+ * with `latex` also `report.tex` (a LaTeX tabular per dataset), into one
+ * folder, all or nothing (`write.ts`). Beside the per-question statistics,
+ * clustered ones (`cluster`: paragraphs, articles or questions), the
+ * minimum detectable effect and ties, Holm / BH adjusted p-values and rank
+ * intervals (`analysis.ts`).
  *
  * The statistics run in steps (`analyzeSteps`) resumed from the event loop
  * about every 20 ms, so an interruption of {@linkcode report}'s fiber (the
