@@ -1,5 +1,6 @@
 /**
- * `report INPUT... [--data DATA] [--out DIR] [--baseline NAME] [--seed S]`:
+ * `report INPUT... [--data DATA] [--out DIR] [--baseline NAME] [--seed S]
+ * [--cluster article|paragraph|question] [--latex]`:
  * compares systems on the same questions and writes `report.json`,
  * `report.md` and `report.html` (`report/mod.ts`), for every dataset kind
  * (SQuAD v1.1 and v2.0, MRQA, XQuAD/MLQA, open-domain, generic sets), one
@@ -11,10 +12,13 @@ import { Effect } from "effect";
 import { report } from "../report/mod.ts";
 import { runMain } from "./_cli.ts";
 
+/** The flags of this stage that take no value. */
+const BOOLEAN_FLAGS = ["--help", "--debug", "--latex"];
+
 /**
  * The INPUTs of the command line, and the rest of it with only the first
  * INPUT left (the shared parser takes one value per positional argument;
- * every flag of this stage but --help and --debug takes a value).
+ * every flag of this stage but --help, --debug and --latex takes a value).
  */
 function splitInputs(argv: readonly string[]): { inputs: string[]; rest: string[] } {
   const inputs: string[] = [];
@@ -27,7 +31,7 @@ function splitInputs(argv: readonly string[]): { inputs: string[]; rest: string[
     }
     if (a.startsWith("-") && a !== "-") {
       rest.push(a);
-      if (a.startsWith("--") && !a.includes("=") && a !== "--help" && a !== "--debug") {
+      if (a.startsWith("--") && !a.includes("=") && !BOOLEAN_FLAGS.includes(a)) {
         if (i + 1 < argv.length) rest.push(argv[++i]);
       }
       continue;
@@ -94,6 +98,18 @@ if (import.meta.main) {
           description: "approximate-randomization shuffles (1 or more)",
         },
         {
+          name: "cluster",
+          type: "string",
+          choices: ["article", "paragraph", "question"],
+          description:
+            "clusters of the clustered intervals and p-values (default: paragraph where the set has paragraphs, else question)",
+        },
+        {
+          name: "latex",
+          type: "boolean",
+          description: "also write report.tex (a LaTeX tabular per dataset)",
+        },
+        {
           name: "top",
           type: "int",
           metavar: "N",
@@ -101,7 +117,10 @@ if (import.meta.main) {
           description: "questions in each disagreement list (0 or more)",
         },
       ],
-      examples: ["outputs/20261201_002927 outputs/20261201_003512 --baseline sparse-pi"],
+      examples: [
+        "outputs/20261201_002927 outputs/20261201_003512 --baseline sparse-pi",
+        "outputs/20261201_002927 outputs/20261201_003512 --cluster article --latex",
+      ],
     },
     split.rest,
     (a) =>
@@ -115,10 +134,14 @@ if (import.meta.main) {
           resamples: a.flags.resamples,
           shuffles: a.flags.shuffles,
           top: a.flags.top,
+          cluster: a.flags.cluster,
+          latex: a.flags.latex,
         });
         const t = r.timings;
         console.log(
-          `report: ${r.systems} systems → ${r.out}/report.{html,md,json} (score ${t.score} s, statistics ${t.stats} s, charts ${t.charts} s, write ${t.write} s)`,
+          `report: ${r.systems} systems → ${r.out}/report.{html,md,json${
+            a.flags.latex ? ",tex" : ""
+          }} (score ${t.score} s, statistics ${t.stats} s, charts ${t.charts} s, write ${t.write} s)`,
         );
       }),
   );

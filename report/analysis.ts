@@ -14,6 +14,24 @@
  *   approximate-randomization p ({@linkcode pairedRandomization}, R
  *   shuffles, the same seed), and for EM (and BEM accuracy) McNemar's exact
  *   p ({@linkcode mcnemarPaired});
+ * - clustered, beside those (questions of one paragraph or article are not
+ *   independent): each system's and each difference's 95 % interval by the
+ *   paired cluster bootstrap ({@linkcode pairedClusterBootstrap}: whole
+ *   clusters resampled, B and the seed as above) and the clustered
+ *   randomization p ({@linkcode pairedClusterRandomization}: whole clusters
+ *   swapped), the clusters being the dataset's paragraphs, articles or
+ *   single questions ({@linkcode clusterLevel}, {@linkcode clusterIds});
+ *   with single questions they equal the per-question numbers to the bit;
+ * - per comparison, the minimum detectable effect at 80 % power and
+ *   α = 0.05 ({@linkcode pairedMde}; for EM also from the discordance
+ *   rate) and whether the two are tied (the clustered difference interval
+ *   holds 0, {@linkcode tied}); with two or more comparisons (N ≥ 3
+ *   systems), Holm and Benjamini–Hochberg adjusted p-values over the
+ *   comparisons with the baseline, per dataset and metric, of the
+ *   per-question and of the clustered randomization p ({@linkcode holm},
+ *   {@linkcode benjaminiHochberg}); and with N ≥ 3 systems, each system's
+ *   bootstrap rank interval and share of resamples ranked first, per
+ *   metric, clustered ({@linkcode bootstrapRanks});
  * - breakdowns by question type ({@linkcode questionType}; English sets
  *   only, not XQuAD/MLQA), by gold answer length ({@linkcode answerLengthBin};
  *   not for regex answers) and by article (sets with titles), each group
@@ -43,10 +61,19 @@
 import { answerTokens } from "../metrics/squad_text.ts";
 import { mcnemarPaired } from "../metrics/stats/mcnemar.ts";
 import { pairedBootstrapSteps } from "../metrics/stats/bootstrap.ts";
+import {
+  type ClusterId,
+  pairedClusterBootstrapSteps,
+  pairedClusterRandomizationSteps,
+} from "../metrics/stats/clusters.ts";
+import { benjaminiHochberg, holm } from "../metrics/stats/multiple.ts";
+import { pairedMde, tied } from "../metrics/stats/power.ts";
 import { pairedRandomizationSteps } from "../metrics/stats/randomization.ts";
+import { bootstrapRanksSteps } from "../metrics/stats/ranks.ts";
 import { runSteps, type Steps } from "../metrics/stats/steps.ts";
 import {
   bemCorrect,
+  type ReportQuestion,
   type ReportRules,
   type ScoredDataset,
   type ScoredSystem,
@@ -130,6 +157,149 @@ export function f1Bin(f1: number): typeof F1_BINS[number] {
     : ".75–1";
 }
 
+/**
+ * How the questions are grouped for the clustered statistics: by article,
+ * by paragraph, or each question alone.
+ */
+export type ClusterLevel = "article" | "paragraph" | "question";
+
+/** The cluster levels, coarsest first (`report --cluster`). */
+export const CLUSTER_LEVELS: readonly ClusterLevel[] = ["article", "paragraph", "question"];
+
+/**
+ * The cluster level used for a dataset's questions: the one asked for when
+ * the dataset has it, else the next finer one it has (`article` needs an
+ * article for every question, SQuAD-shaped sets; `paragraph` a paragraph
+ * id for every question, SQuAD-shaped and MRQA sets, generic sets with a
+ * `paragraphId` field; `question` always). Without a request: `paragraph`
+ * where the set has paragraphs, else `question` (open sets). A level that
+ * gives fewer than two clusters is passed over too (one cluster has no
+ * spread to resample: its interval would be a point).
+ *
+ * @example
+ * ```ts
+ * import { clusterLevel } from "./analysis.ts";
+ * const q = (id: string, paragraph?: string, article?: number) =>
+ *   ({ id, title: "", question: "Q?", golds: [], paragraph, article });
+ * const squad = [q("a", "T_0", 0), q("b", "T_0", 0), q("c", "U_0", 1)];
+ * if (clusterLevel(squad) !== "paragraph" || clusterLevel(squad, "article") !== "article") throw new Error();
+ * const mrqa = [q("m1", "c1"), q("m2", "c2")]; // no articles
+ * if (clusterLevel(mrqa, "article") !== "paragraph" || clusterLevel([q("0"), q("1")]) !== "question") throw new Error();
+ * // one paragraph in all: no spread between clusters, so by question
+ * if (clusterLevel([q("a", "T_0", 0), q("b", "T_0", 0)]) !== "question") throw new Error();
+ * ```
+ */
+export function clusterLevel(
+  questions: readonly ReportQuestion[],
+  requested?: ClusterLevel,
+): ClusterLevel {
+  const has = (l: ClusterLevel) =>
+    l === "question" ||
+    (questions.length > 0 &&
+      questions.every((q) => (l === "article" ? q.article : q.paragraph) !== undefined) &&
+      new Set(clusterIds(questions, l)).size >= 2);
+  const order = requested === undefined
+    ? ["paragraph", "question"] as const
+    : CLUSTER_LEVELS.slice(CLUSTER_LEVELS.indexOf(requested));
+  return order.find(has) ?? "question";
+}
+
+/**
+ * One cluster id per question at a level ({@linkcode clusterLevel}): the
+ * article's index; the paragraph's id within its article (two articles'
+ * paragraphs of one id are two clusters); the question's position.
+ *
+ * @example
+ * ```ts
+ * import { clusterIds } from "./analysis.ts";
+ * const q = (paragraph: string, article: number) => ({ id: "", title: "", question: "", golds: [], paragraph, article });
+ * const qs = [q("T_0", 0), q("T_0", 0), q("T_1", 0), q("T_0", 1)];
+ * if (new Set(clusterIds(qs, "paragraph")).size !== 3 || clusterIds(qs, "article").join() !== "0,0,0,1") throw new Error();
+ * if (clusterIds(qs, "question").join() !== "0,1,2,3") throw new Error();
+ * ```
+ */
+export function clusterIds(
+  questions: readonly ReportQuestion[],
+  level: ClusterLevel,
+): ClusterId[] {
+  return questions.map((q, i) =>
+    level === "article"
+      ? q.article!
+      : level === "paragraph"
+      ? `${q.article ?? ""}\u0000${q.paragraph}`
+      : i
+  );
+}
+
+/** The ends of a 95 % interval, in percent (or points for a difference). */
+export interface Range {
+  /** Lower end. */
+  readonly low: number;
+  /** Upper end. */
+  readonly high: number;
+}
+
+/**
+ * A system's clustered 95 % intervals (the paired cluster bootstrap over
+ * the dataset's clusters), beside the per-question ones.
+ */
+export interface ClusterScores {
+  /** The cluster level. */
+  readonly by: ClusterLevel;
+  /** Number of clusters. */
+  readonly clusters: number;
+  /** EM's interval, in percent. */
+  readonly em: Range;
+  /** F1's (`null`: no F1). */
+  readonly f1: Range | null;
+  /** BEM accuracy's, when present. */
+  readonly bem?: Range;
+}
+
+/** A difference's clustered numbers, beside the per-question ones. */
+export interface ClusterDifference {
+  /** The cluster level. */
+  readonly by: ClusterLevel;
+  /** Number of clusters. */
+  readonly clusters: number;
+  /** Lower end of the paired cluster bootstrap interval (points). */
+  readonly low: number;
+  /** Upper end. */
+  readonly high: number;
+  /** Clustered paired approximate-randomization p (whole clusters swapped). */
+  readonly randomization_p: number;
+  /** Holm-adjusted clustered p (two or more comparisons). */
+  readonly holm_p?: number;
+  /** Benjamini–Hochberg-adjusted clustered p (two or more comparisons). */
+  readonly bh_p?: number;
+}
+
+/** One system's bootstrap rank interval on one metric. */
+export interface RankRow {
+  /** The system. */
+  readonly system: string;
+  /** Its rank by the mean over all questions (1 = best; ties share the better rank). */
+  readonly rank: number;
+  /** Lower end of the 95 % rank interval (a whole rank). */
+  readonly low: number;
+  /** Upper end. */
+  readonly high: number;
+  /** The share (0..1) of resamples in which it ranks first (ties included). */
+  readonly first: number;
+}
+
+/** The rank intervals of a dataset's systems (N ≥ 3), clustered as the dataset is. */
+export interface Ranks {
+  /** The cluster level resampled. */
+  readonly by: ClusterLevel;
+  /** Number of clusters. */
+  readonly clusters: number;
+  /** By EM. */
+  readonly em: readonly RankRow[];
+  /** By F1 (`null`: no F1). */
+  readonly f1: readonly RankRow[] | null;
+}
+
 /** A percentage with its 95 % interval. */
 export interface Interval {
   /** The value over all questions (official formula). */
@@ -171,6 +341,8 @@ export interface SystemScores {
   readonly bem_score?: Interval;
   /** SQuAD v2.0: the official HasAns / NoAns numbers (the script's keys). */
   readonly v2?: V2Breakdown;
+  /** The clustered intervals of EM, F1 (and BEM accuracy). */
+  readonly cluster: ClusterScores;
 }
 
 /** A difference against the baseline, in percentage points. */
@@ -189,6 +361,24 @@ export interface Difference {
   readonly mcnemar_b?: number;
   /** Questions the baseline gets right and the system wrong (binary metrics). */
   readonly mcnemar_c?: number;
+  /** Holm-adjusted `randomization_p` (two or more comparisons). */
+  readonly holm_p?: number;
+  /** Benjamini–Hochberg-adjusted `randomization_p` (two or more comparisons). */
+  readonly bh_p?: number;
+  /** The clustered interval and p. */
+  readonly cluster: ClusterDifference;
+  /**
+   * The minimum detectable effect in points at 80 % power and α = 0.05
+   * (two-sided), from the per-question differences' standard deviation
+   * ({@linkcode pairedMde}; it ignores clustering).
+   */
+  readonly mde: number;
+  /** Binary metrics: the MDE in points from the discordance rate. */
+  readonly mde_discordant?: number;
+  /** Binary metrics: the percent of questions on which exactly one of the two is right. */
+  readonly discordance_rate?: number;
+  /** The clustered difference interval holds 0 (ends included): no difference shown. */
+  readonly tied: boolean;
 }
 
 /** A system against the baseline. */
@@ -313,10 +503,21 @@ export interface DatasetReport {
   readonly questions: number;
   /** The baseline (`null` when it has no predictions on this dataset). */
   readonly baseline: string | null;
+  /** The clusters of the clustered statistics. */
+  readonly cluster: {
+    /** The level used ({@linkcode clusterLevel}). */
+    readonly by: ClusterLevel;
+    /** The level asked for (`--cluster`), `null` for the default. */
+    readonly requested: ClusterLevel | null;
+    /** Number of clusters. */
+    readonly clusters: number;
+  };
   /** Systems, in INPUT order. */
   readonly systems: readonly SystemScores[];
   /** Each other system against the baseline. */
   readonly comparisons: readonly Comparison[];
+  /** With three or more systems: their bootstrap rank intervals. */
+  readonly ranks?: Ranks;
   /** Breakdowns. */
   readonly breakdowns: {
     /** By question type (empty for XQuAD/MLQA). */
@@ -368,6 +569,8 @@ export interface AnalysisOptions {
   readonly top?: number;
   /** The baseline's name (default: the first system of the first dataset). */
   readonly baseline?: string;
+  /** The cluster level of the clustered statistics (default: {@linkcode clusterLevel}'s). */
+  readonly cluster?: ClusterLevel;
 }
 
 /** The whole of `report.json`. */
@@ -382,6 +585,12 @@ export interface ReportJson {
     readonly top: number;
     readonly confidence: 95;
     readonly baseline: string;
+    /** The cluster level asked for (`null`: each dataset's default). */
+    readonly cluster: ClusterLevel | null;
+    /** Level α and power of the minimum detectable effects. */
+    readonly alpha: 0.05;
+    /** Power of the minimum detectable effects. */
+    readonly power: 0.8;
     readonly question_types: readonly string[];
     readonly answer_length_bins: readonly string[];
     readonly f1_bins: readonly string[];
@@ -412,24 +621,124 @@ function* intervals(cols: readonly Float64Array[], B: number, seed: number): Ste
   return r.systems.map((s, i) => ({ value: pct(cols[i]), low: 100 * s.low, high: 100 * s.high }));
 }
 
+/** Each column's clustered bootstrap interval, all resampled on the same clusters. */
+function* clusterRanges(
+  cols: readonly Float64Array[],
+  ids: readonly ClusterId[],
+  B: number,
+  seed: number,
+): Steps<Range[]> {
+  if (cols.length === 0) return [];
+  const r = yield* pairedClusterBootstrapSteps(cols, ids, { resamples: B, seed });
+  return r.systems.map((s) => ({ low: 100 * s.low, high: 100 * s.high }));
+}
+
+/** The clusters of a dataset: level, ids, count. */
+interface Clusters {
+  readonly by: ClusterLevel;
+  readonly ids: readonly ClusterId[];
+  readonly count: number;
+}
+
 function* difference(
   a: Float64Array,
   b: Float64Array,
   o: Required<Pick<AnalysisOptions, "resamples" | "seed" | "shuffles">>,
   isBinary: boolean,
+  cl: Clusters,
 ): Steps<Difference> {
   const d = (yield* pairedBootstrapSteps([a, b], { resamples: o.resamples, seed: o.seed }))
     .differences[0];
   const p = (yield* pairedRandomizationSteps(a, b, { shuffles: o.shuffles, seed: o.seed })).pValue;
+  const cd = (yield* pairedClusterBootstrapSteps([a, b], cl.ids, {
+    resamples: o.resamples,
+    seed: o.seed,
+  })).differences[0];
+  const cp = (yield* pairedClusterRandomizationSteps(a, b, cl.ids, {
+    shuffles: o.shuffles,
+    seed: o.seed,
+  })).pValue;
+  const cluster: ClusterDifference = {
+    by: cl.by,
+    clusters: cl.count,
+    low: 100 * cd.low,
+    high: 100 * cd.high,
+    randomization_p: cp,
+  };
+  const power = pairedMde(a, b);
   const out: Difference = {
     difference: pct(a) - pct(b),
     low: 100 * d.low,
     high: 100 * d.high,
     randomization_p: p,
+    cluster,
+    mde: 100 * power.mde,
+    tied: tied(cluster),
   };
   if (!isBinary) return out;
   const m = mcnemarPaired(a, b);
-  return { ...out, mcnemar_p: m.pValue, mcnemar_b: m.b, mcnemar_c: m.c };
+  return {
+    ...out,
+    mcnemar_p: m.pValue,
+    mcnemar_b: m.b,
+    mcnemar_c: m.c,
+    ...(power.discordantMde !== undefined
+      ? {
+        mde_discordant: 100 * power.discordantMde,
+        discordance_rate: 100 * power.discordanceRate!,
+      }
+      : {}),
+  };
+}
+
+/**
+ * The comparisons with Holm and Benjamini–Hochberg adjusted p-values over
+ * them, per metric (per-question and clustered p), when there are two or
+ * more; as they are otherwise.
+ */
+function adjusted(comparisons: readonly Comparison[]): Comparison[] {
+  if (comparisons.length < 2) return [...comparisons];
+  const out = comparisons.map((c) => ({ ...c }));
+  for (const metric of ["em", "f1", "bem"] as const) {
+    const at = comparisons.flatMap((c, i) => (c[metric] ? [i] : []));
+    if (at.length < 2) continue;
+    const ds = at.map((i) => comparisons[i][metric]!);
+    const h = holm(ds.map((d) => d.randomization_p));
+    const bh = benjaminiHochberg(ds.map((d) => d.randomization_p));
+    const ch = holm(ds.map((d) => d.cluster.randomization_p));
+    const cbh = benjaminiHochberg(ds.map((d) => d.cluster.randomization_p));
+    at.forEach((i, j) => {
+      const d = ds[j];
+      out[i] = {
+        ...out[i],
+        [metric]: {
+          ...d,
+          holm_p: h[j],
+          bh_p: bh[j],
+          cluster: { ...d.cluster, holm_p: ch[j], bh_p: cbh[j] },
+        },
+      };
+    });
+  }
+  return out;
+}
+
+/** Rank intervals of the systems on each column set (N ≥ 3), clustered. */
+function* rankRows(
+  names: readonly string[],
+  cols: readonly Float64Array[],
+  cl: Clusters,
+  B: number,
+  seed: number,
+): Steps<RankRow[]> {
+  const r = yield* bootstrapRanksSteps(cols, { resamples: B, seed, clusters: cl.ids });
+  return r.systems.map((s, i) => ({
+    system: names[i],
+    rank: s.rank,
+    low: s.low,
+    high: s.high,
+    first: s.first,
+  }));
 }
 
 function* breakdown(
@@ -555,11 +864,17 @@ export function* analyzeDatasetSteps(
   };
   const top = opts.top ?? 20;
   const S = ds.systems;
+  const by = clusterLevel(ds.questions, opts.cluster);
+  const ids = clusterIds(ds.questions, by);
+  const cl: Clusters = { by, ids, count: new Set(ids).size };
   const em = yield* intervals(S.map((s) => s.em), o.resamples, o.seed);
   const f1 = ds.hasF1 ? yield* intervals(S.map((s) => s.f1!), o.resamples, o.seed) : null;
   const bemSys = S.filter((s) => s.bem !== null);
   const bemAcc = yield* intervals(bemSys.map((s) => binary(s.bem!)), o.resamples, o.seed);
   const bemScore = yield* intervals(bemSys.map((s) => s.bem!), o.resamples, o.seed);
+  const cEm = yield* clusterRanges(S.map((s) => s.em), ids, o.resamples, o.seed);
+  const cF1 = ds.hasF1 ? yield* clusterRanges(S.map((s) => s.f1!), ids, o.resamples, o.seed) : null;
+  const cBem = yield* clusterRanges(bemSys.map((s) => binary(s.bem!)), ids, o.resamples, o.seed);
   const systems: SystemScores[] = S.map((s, i) => {
     const j = bemSys.indexOf(s);
     return {
@@ -574,21 +889,38 @@ export function* analyzeDatasetSteps(
       f1: f1 && s.result.f1 !== null ? { ...f1[i], value: s.result.f1 } : null,
       ...(j >= 0 ? { bem: bemAcc[j], bem_score: bemScore[j] } : {}),
       ...(s.v2 ? { v2: s.v2 } : {}),
+      cluster: {
+        by,
+        clusters: cl.count,
+        em: cEm[i],
+        f1: cF1 && s.result.f1 !== null ? cF1[i] : null,
+        ...(j >= 0 ? { bem: cBem[j] } : {}),
+      },
     };
   });
   const base = S.find((s) => s.spec.name === baseline) ?? null;
-  const comparisons: Comparison[] = [];
+  const compared: Comparison[] = [];
   if (base) {
     for (const s of S) {
       if (s === base) continue;
-      const em = yield* difference(s.em, base.em, o, true);
-      const f1 = s.f1 && base.f1 ? yield* difference(s.f1, base.f1, o, false) : null;
+      const em = yield* difference(s.em, base.em, o, true, cl);
+      const f1 = s.f1 && base.f1 ? yield* difference(s.f1, base.f1, o, false, cl) : null;
       const bem = s.bem && base.bem
-        ? yield* difference(binary(s.bem), binary(base.bem), o, true)
+        ? yield* difference(binary(s.bem), binary(base.bem), o, true, cl)
         : null;
-      comparisons.push({ system: s.spec.name, baseline, em, f1, ...(bem ? { bem } : {}) });
+      compared.push({ system: s.spec.name, baseline, em, f1, ...(bem ? { bem } : {}) });
     }
   }
+  const comparisons = adjusted(compared);
+  const names = S.map((s) => s.spec.name);
+  const ranks: Ranks | null = S.length >= 3
+    ? {
+      by,
+      clusters: cl.count,
+      em: yield* rankRows(names, S.map((s) => s.em), cl, o.resamples, o.seed),
+      f1: ds.hasF1 ? yield* rankRows(names, S.map((s) => s.f1!), cl, o.resamples, o.seed) : null,
+    }
+    : null;
   const qs = ds.questions;
   const english = ds.rules !== "MLQA";
   const titled = qs.length > 0 && qs.every((q) => q.title !== "");
@@ -691,8 +1023,10 @@ export function* analyzeDatasetSteps(
     data_sha256: ds.sha256,
     questions: qs.length,
     baseline: base ? baseline : null,
+    cluster: { by, requested: opts.cluster ?? null, clusters: cl.count },
     systems,
     comparisons,
+    ...(ranks ? { ranks } : {}),
     breakdowns,
     ...(open ? { open } : {}),
     disagreements,
@@ -734,6 +1068,9 @@ export function* analyzeSteps(
       top: opts.top ?? 20,
       confidence: 95,
       baseline,
+      cluster: opts.cluster ?? null,
+      alpha: 0.05,
+      power: 0.8,
       question_types: QUESTION_TYPES,
       answer_length_bins: LENGTH_BINS,
       f1_bins: F1_BINS,

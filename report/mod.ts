@@ -12,8 +12,12 @@
  * XQuAD/MLQA languages; compared with the
  * statistics of `metrics/stats/` (`analysis.ts`), drawn with Vega-Lite
  * (`charts.ts`) and written as `report.json` (all numbers), `report.md`
- * (tables) and `report.html` (tables and inline SVG charts; self-contained)
- * into one folder, all or nothing (`write.ts`).
+ * (tables) and `report.html` (tables and inline SVG charts; self-contained),
+ * with `latex` also `report.tex` (a LaTeX tabular per dataset), into one
+ * folder, all or nothing (`write.ts`). Beside the per-question statistics,
+ * clustered ones (`cluster`: paragraphs, articles or questions), the
+ * minimum detectable effect and ties, Holm / BH adjusted p-values and rank
+ * intervals (`analysis.ts`).
  *
  * The statistics run in steps (`analyzeSteps`) resumed from the event loop
  * about every 20 ms, so an interruption of {@linkcode report}'s fiber (the
@@ -48,10 +52,10 @@ import { Effect } from "effect";
 import { FileError, type InputError, UsageError } from "../io/errors.ts";
 import type { Steps } from "../metrics/stats/steps.ts";
 import { timestamp } from "../runs/run_dir.ts";
-import { type AnalysisOptions, analyzeSteps, type ReportJson } from "./analysis.ts";
+import { type AnalysisOptions, analyzeSteps, CLUSTER_LEVELS, type ReportJson } from "./analysis.ts";
 import { renderCharts } from "./charts.ts";
 import { resolveInputs } from "./inputs.ts";
-import { renderHtml, renderMarkdown } from "./render.ts";
+import { renderHtml, renderLatex, renderMarkdown } from "./render.ts";
 import { scoreSystems } from "./systems.ts";
 import { writeFolderAtomic } from "./write.ts";
 
@@ -63,6 +67,12 @@ export {
   analyzeSteps,
   answerLengthBin,
   type BreakdownGroup,
+  CLUSTER_LEVELS,
+  type ClusterDifference,
+  clusterIds,
+  type ClusterLevel,
+  clusterLevel,
+  type ClusterScores,
   type Comparison,
   type DatasetReport,
   type Difference,
@@ -76,12 +86,22 @@ export {
   type OpenSystem,
   QUESTION_TYPES,
   questionType,
+  type Range,
+  type RankRow,
+  type Ranks,
   type ReportJson,
   type SystemScores,
 } from "./analysis.ts";
 export { type Chart, chartSpecs, renderCharts, renderSvg } from "./charts.ts";
 export { datasetName, resolveInputs, type ResolveOptions, type SystemSpec } from "./inputs.ts";
-export { escapeHtml, formatP, renderHtml, renderMarkdown } from "./render.ts";
+export {
+  escapeHtml,
+  escapeLatex,
+  formatP,
+  renderHtml,
+  renderLatex,
+  renderMarkdown,
+} from "./render.ts";
 export {
   bemCorrect,
   type OfficialTotals,
@@ -113,6 +133,8 @@ export interface ReportOptions extends AnalysisOptions {
   readonly data?: string;
   /** The output folder (default `outputs/report_<YYYYMMDD_HHMMSS>` in the working folder). */
   readonly out?: string;
+  /** Also write `report.tex` (a LaTeX tabular per dataset, {@linkcode renderLatex}). */
+  readonly latex?: boolean;
 }
 
 /** What {@linkcode report} did. */
@@ -140,7 +162,7 @@ export const MAX_RESAMPLES = 100_000_000;
  * the command's flag, or `null`: `resamples` an integer in [1,
  * {@linkcode MAX_RESAMPLES}], `shuffles` an integer of at least 1 (and at
  * most 2⁵³ − 1), `top` an integer of at least 0, `seed` an integer in [0,
- * 2⁵³ − 1].
+ * 2⁵³ − 1], `cluster` one of {@linkcode CLUSTER_LEVELS}.
  *
  * @example
  * ```ts
@@ -158,6 +180,11 @@ export function checkOptions(opts: AnalysisOptions): UsageError | null {
     ["top", 0, Number.MAX_SAFE_INTEGER],
     ["seed", 0, Number.MAX_SAFE_INTEGER],
   ];
+  if (opts.cluster !== undefined && !CLUSTER_LEVELS.includes(opts.cluster)) {
+    return new UsageError(
+      `--cluster must be one of ${CLUSTER_LEVELS.join(", ")}, got "${opts.cluster}"`,
+    );
+  }
   for (const [name, lo, hi] of limits) {
     const v = opts[name];
     if (v === undefined) continue;
@@ -221,7 +248,8 @@ const writeFolder = (
 
 /**
  * Builds the report of the INPUTs and writes `report.json`, `report.md` and
- * `report.html` into `opts.out` (all or nothing). Bad input (see
+ * `report.html` (and with `latex` `report.tex`) into `opts.out` (all or
+ * nothing). Bad input (see
  * `inputs.ts` and `systems.ts`) fails with {@linkcode InputError} before
  * anything is written; `--baseline` naming no system, or an option out of
  * range ({@linkcode checkOptions}), with {@linkcode UsageError}.
@@ -263,6 +291,7 @@ export const report = (
       "report.json": JSON.stringify(json, null, 2) + "\n",
       "report.md": renderMarkdown(json),
       "report.html": renderHtml(json, charts),
+      ...(opts.latex ? { "report.tex": renderLatex(json) } : {}),
     });
     const t4 = performance.now();
     const s = (a: number, b: number) => Math.round(b - a) / 1000;

@@ -1,6 +1,8 @@
 /**
  * `report.md` and `report.html` from the numbers of `report.json`: the same
- * tables in both (scores with intervals, the comparison with the baseline,
+ * tables in both (scores with per-question and clustered intervals, the
+ * comparison with the baseline, its clustered intervals and p with the
+ * MDE, ties and Holm / BH adjusted p-values, the rank intervals,
  * the breakdowns, the disagreement lists; per kind, SQuAD v2.0's HasAns /
  * NoAns table, an open search's top-1 scores and top-k curve, and over the
  * XQuAD/MLQA datasets one table with a row per language and a column group
@@ -10,16 +12,20 @@
  * official rules, and the rows files checked). A dataset without F1
  * (CuratedTREC's regular expressions) has no F1 columns. The page is self-contained (inline CSS, no script, no image,
  * font or style sheet from anywhere) and prints cleanly (`@media print`).
- * Every text from the inputs is escaped.
+ * Every text from the inputs is escaped. With `--latex`, `report.tex`
+ * ({@linkcode renderLatex}): a LaTeX tabular per dataset.
  *
  * @module
  */
 import type { Chart } from "./charts.ts";
 import type {
   BreakdownGroup,
+  ClusterLevel,
   DatasetReport,
   Difference,
   Interval,
+  Range,
+  RankRow,
   ReportJson,
 } from "./analysis.ts";
 
@@ -40,7 +46,8 @@ export function formatP(p: number): string {
 const f2 = (x: number) => x.toFixed(2);
 const signed = (x: number) => (x > 0 ? "+" : x < 0 ? "−" : "±") + Math.abs(x).toFixed(2);
 const ci = (iv: { low: number; high: number }) => `[${f2(iv.low)}, ${f2(iv.high)}]`;
-const dci = (d: Difference) => `[${signed(d.low)}, ${signed(d.high)}]`;
+const dci = (d: Range) => `[${signed(d.low)}, ${signed(d.high)}]`;
+const byName = (by: ClusterLevel) => `CI by ${by}`;
 
 /** A table: header and rows of plain-text cells, and which columns are numbers. */
 interface Table {
@@ -54,17 +61,29 @@ const hasF1 = (r: DatasetReport) => r.systems.some((s) => s.f1 !== null);
 function scoreTable(r: DatasetReport): Table {
   const bem = r.systems.some((s) => s.bem);
   const f1 = hasF1(r);
-  const head = ["system", "answered", "EM", "95% CI", ...(f1 ? ["F1", "95% CI"] : [])];
-  if (bem) head.push("BEM", "95% CI");
+  const by = byName(r.cluster.by);
+  const head = [
+    "system",
+    "answered",
+    "EM",
+    "95% CI",
+    by,
+    ...(f1 ? ["F1", "95% CI", by] : []),
+  ];
+  if (bem) head.push("BEM", "95% CI", by);
   const rows = r.systems.map((s) => {
+    const c = s.cluster;
     const row = [
       s.name,
       String(s.answered),
       f2(s.em.value),
       ci(s.em),
-      ...(f1 ? (s.f1 ? [f2(s.f1.value), ci(s.f1)] : ["-", "-"]) : []),
+      ci(c.em),
+      ...(f1 ? (s.f1 && c.f1 ? [f2(s.f1.value), ci(s.f1), ci(c.f1)] : ["-", "-", "-"]) : []),
     ];
-    if (bem) row.push(...(s.bem ? [f2(s.bem.value), ci(s.bem)] : ["-", "-"]));
+    if (bem) {
+      row.push(...(s.bem && c.bem ? [f2(s.bem.value), ci(s.bem), ci(c.bem)] : ["-", "-", "-"]));
+    }
     return row;
   });
   return { head, rows, numeric: head.map((_, i) => i > 0) };
@@ -109,6 +128,77 @@ function comparisonTable(r: DatasetReport): Table {
     }
     return row;
   });
+  return { head, rows, numeric: head.map((_, i) => i > 0) };
+}
+
+/** A p-value, or `-` when it is not there. */
+const pOr = (p: number | undefined) => p === undefined ? "-" : formatP(p);
+
+/**
+ * The clustered differences, power and ties: one row per system and metric
+ * (EM, F1, BEM), with the clustered interval and p, the Holm and
+ * Benjamini–Hochberg adjusted p-values (clustered, then per question), the
+ * MDE at 80 % power and whether the two are tied.
+ */
+function clusterTable(r: DatasetReport): Table {
+  const head = [
+    "system",
+    "metric",
+    "Δ",
+    byName(r.cluster.by),
+    "p (clust.)",
+    "Holm",
+    "BH",
+    "Holm (per q.)",
+    "BH (per q.)",
+    "MDE",
+    "MDE (disc.)",
+    "tied",
+  ];
+  const rows = r.comparisons.flatMap((c) =>
+    (["em", "f1", "bem"] as const).flatMap((m) => {
+      const d: Difference | null | undefined = c[m];
+      if (!d) return [];
+      return [[
+        c.system,
+        m.toUpperCase(),
+        signed(d.difference),
+        dci(d.cluster),
+        formatP(d.cluster.randomization_p),
+        pOr(d.cluster.holm_p),
+        pOr(d.cluster.bh_p),
+        pOr(d.holm_p),
+        pOr(d.bh_p),
+        f2(d.mde),
+        d.mde_discordant === undefined ? "-" : f2(d.mde_discordant),
+        d.tied ? "tied" : "no",
+      ]];
+    })
+  );
+  return { head, rows, numeric: head.map((_, i) => i > 1) };
+}
+
+/** A rank with its interval: `2 [1, 3]`. */
+const rankCell = (x: RankRow) => `${x.rank} [${x.low}, ${x.high}]`;
+
+/** The share of resamples ranked first, in percent. */
+const firstCell = (x: RankRow) => `${(100 * x.first).toFixed(1)}%`;
+
+/** The rank intervals (N ≥ 3): per system, by EM and F1. */
+function rankTable(r: DatasetReport): Table {
+  const k = r.ranks!;
+  const head = [
+    "system",
+    "EM rank [95%]",
+    "first (EM)",
+    ...(k.f1 ? ["F1 rank [95%]", "first (F1)"] : []),
+  ];
+  const rows = k.em.map((e, i) => [
+    e.system,
+    rankCell(e),
+    firstCell(e),
+    ...(k.f1 ? [rankCell(k.f1[i]), firstCell(k.f1[i])] : []),
+  ]);
   return { head, rows, numeric: head.map((_, i) => i > 0) };
 }
 
@@ -278,7 +368,9 @@ function sections(r: DatasetReport, o: ReportJson["options"], charts: readonly C
       title: "Scores",
       note: `${
         RULES_NOTE[r.rules]
-      } Percent; 95% paired bootstrap percentile intervals (B = ${o.resamples}, seed ${o.seed}).${
+      } Percent; 95% paired bootstrap percentile intervals (B = ${o.resamples}, seed ${o.seed}): over questions (95% CI) and over ${
+        clusterWords(r)
+      } (${byName(r.cluster.by)}: the paired cluster bootstrap).${
         r.systems.some((s) => s.bem) ? " BEM: share of questions with a BEM score above 0.5." : ""
       }`,
       table: scoreTable(r),
@@ -316,12 +408,33 @@ function sections(r: DatasetReport, o: ReportJson["options"], charts: readonly C
         `Differences in points (system − ${r.baseline}) with paired bootstrap 95% intervals; p (rand.): two-sided paired approximate randomization (${o.shuffles} shuffles, seed ${o.seed}); p (McNemar): exact McNemar test on EM.`,
       table: comparisonTable(r),
     });
+    out.push({
+      title: "Clustered differences, power and ties",
+      note: `The paired 95% interval of each difference and its randomization p over ${
+        clusterWords(r)
+      } (${r.cluster.by} clusters resampled and swapped whole; by question they equal the per-question numbers). Holm, BH: ${
+        r.comparisons.length > 1
+          ? `adjusted p-values over the ${r.comparisons.length} comparisons with ${r.baseline} on this metric (Holm: family-wise error; BH: false discovery rate), of the clustered p and of the per-question p`
+          : "with one comparison nothing to adjust"
+      }. MDE: the smallest difference in points the test detects with 80% power at α = 0.05 (from the per-question differences; clustering makes it larger); MDE (disc.): from the share of questions on which exactly one is right (EM, BEM). tied: the clustered interval holds 0.`,
+      table: clusterTable(r),
+    });
   } else {
     out.push({
       title: "Against the baseline",
       note: r.baseline === null
         ? `The baseline ${o.baseline} has no predictions on this dataset: no comparison.`
         : "Only the baseline: no comparison.",
+    });
+  }
+  if (r.ranks) {
+    out.push({
+      title: "Ranks",
+      note:
+        `Each system's rank (1 = best; ties share the better rank) by the scores over all questions, its 95% bootstrap interval and the share of resamples in which it ranks first (resampling ${
+          clusterWords(r)
+        }, B = ${o.resamples}, seed ${o.seed}).`,
+      table: rankTable(r),
     });
   }
   if (r.breakdowns.question_type.length > 0) {
@@ -360,6 +473,12 @@ function sections(r: DatasetReport, o: ReportJson["options"], charts: readonly C
   }
   return out;
 }
+
+/** The clusters of a dataset in words: `2,067 paragraphs`. */
+const clusterWords = (r: DatasetReport) =>
+  `${r.cluster.clusters.toLocaleString("en-US")} ${r.cluster.by}${
+    r.cluster.clusters === 1 ? "" : "s"
+  }`;
 
 const mdCell = (s: string) =>
   s.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\s*\n\s*/g, " ");
@@ -555,4 +674,147 @@ export function renderHtml(report: ReportJson, charts: readonly (readonly Chart[
     "</html>",
     "",
   ].join("\n");
+}
+
+/**
+ * Escapes text for LaTeX (outside math): `\ { } $ & # ^ _ % ~` become
+ * their commands, and a few non-ASCII signs used in names (−, Δ, …) their
+ * LaTeX forms.
+ *
+ * @example
+ * ```ts
+ * import { escapeLatex } from "./render.ts";
+ * if (escapeLatex("piqa_lstm+sparse 100%") !== "piqa\\_lstm+sparse 100\\%") throw new Error();
+ * if (escapeLatex("a\\b{c}") !== "a\\textbackslash{}b\\{c\\}") throw new Error();
+ * ```
+ */
+export function escapeLatex(s: string): string {
+  return s.replace(
+    /[\\{}$&#^_%~]/g,
+    (c) =>
+      c === "\\"
+        ? "\\textbackslash{}"
+        : c === "^"
+        ? "\\textasciicircum{}"
+        : c === "~"
+        ? "\\textasciitilde{}"
+        : `\\${c}`,
+  ).replace(/\s*\n\s*/g, " ");
+}
+
+/** A number for LaTeX: two decimals, the minus sign in math mode. */
+const tex2 = (x: number) => (x < 0 ? `$-$${Math.abs(x).toFixed(2)}` : x.toFixed(2));
+
+/** A signed difference for LaTeX: `+3.95`, `$-$14.25`, `$\pm$0.00`. */
+const texSigned = (x: number) => (x > 0 ? "+" : x < 0 ? "$-$" : "$\\pm$") + Math.abs(x).toFixed(2);
+
+/** A p-value for LaTeX ({@linkcode formatP}, exponent as `$\times 10^{-5}$`). */
+const texP = (p: number | undefined) => {
+  if (p === undefined) return "--";
+  const s = formatP(p);
+  const m = s.match(/^([0-9.]+)e([+-]?[0-9]+)$/);
+  return m ? `$${m[1]}\\times 10^{${Number(m[2])}}$` : s;
+};
+
+/**
+ * One dataset's LaTeX tabular: per system EM and F1 with the clustered
+ * 95 % interval, the difference with the baseline with its clustered
+ * interval and clustered randomization p, the Holm / BH adjusted clustered
+ * p (two or more comparisons), and the rank interval (by F1, else EM; three
+ * or more systems).
+ */
+function latexTable(r: DatasetReport, o: ReportJson["options"]): string {
+  const f1 = hasF1(r);
+  const adjust = r.comparisons.length > 1;
+  const rank = r.ranks !== undefined;
+  const rankBy = r.ranks?.f1 ? "F1" : "EM";
+  const metrics = f1 ? (["em", "f1"] as const) : (["em"] as const);
+  const cols = [
+    "System",
+    "EM [95\\% CI]",
+    ...(f1 ? ["F1 [95\\% CI]"] : []),
+    ...metrics.flatMap((m) => [
+      `$\\Delta$${m.toUpperCase()} [95\\% CI]`,
+      "$p$",
+      ...(adjust ? ["Holm", "BH"] : []),
+    ]),
+    ...(rank ? [`Rank (${rankBy}) [95\\%]`] : []),
+  ];
+  const iv = (v: number, x: Range) => `${tex2(v)} [${tex2(x.low)}, ${tex2(x.high)}]`;
+  const rows = r.systems.map((s, i) => {
+    const c = r.comparisons.find((x) => x.system === s.name);
+    const cells = [
+      escapeLatex(s.name) + (s.name === r.baseline ? " (baseline)" : ""),
+      iv(s.em.value, s.cluster.em),
+      ...(f1 ? [s.f1 && s.cluster.f1 ? iv(s.f1.value, s.cluster.f1) : "--"] : []),
+      ...metrics.flatMap((m) => {
+        const d = c?.[m];
+        if (!d) return ["--", "--", ...(adjust ? ["--", "--"] : [])];
+        return [
+          `${texSigned(d.difference)} [${texSigned(d.cluster.low)}, ${texSigned(d.cluster.high)}]`,
+          texP(d.cluster.randomization_p),
+          ...(adjust ? [texP(d.cluster.holm_p), texP(d.cluster.bh_p)] : []),
+        ];
+      }),
+    ];
+    if (rank) {
+      const x = (r.ranks!.f1 ?? r.ranks!.em)[i];
+      cells.push(`${x.rank} [${x.low}, ${x.high}]`);
+    }
+    return `${cells.join(" & ")} \\\\`;
+  });
+  const how = r.cluster.by === "question"
+    ? "bootstrap and randomization over questions"
+    : `cluster bootstrap and randomization over ${
+      r.cluster.clusters.toLocaleString("en-US").replace(/,/g, "{,}")
+    } ${r.cluster.by}s`;
+  const caption = `${
+    escapeLatex(r.name)
+  }: ${r.questions} questions; 95\\% intervals and $p$ by the paired ${how} (B = ${o.resamples}, ${o.shuffles} shuffles, seed ${o.seed})${
+    r.baseline ? `; $\\Delta$: system $-$ ${escapeLatex(r.baseline)}` : ""
+  }${adjust ? "; Holm, BH: adjusted over the comparisons with it" : ""}.`;
+  return [
+    `% ${r.name.replace(/\s+/g, " ")} (${
+      KIND_NAME[r.kind]
+    }), clusters: ${r.cluster.by} (${r.cluster.clusters})`,
+    "\\begin{table}[ht]",
+    "\\centering",
+    "\\small",
+    `\\begin{tabular}{l${"r".repeat(cols.length - 1)}}`,
+    "\\hline",
+    `${cols.join(" & ")} \\\\`,
+    "\\hline",
+    ...rows,
+    "\\hline",
+    "\\end{tabular}",
+    `\\caption{${caption}}`,
+    "\\end{table}",
+  ].join("\n");
+}
+
+/**
+ * `report.tex`: one LaTeX `table` per dataset (plain `tabular`, `\hline`
+ * rules, no package beyond LaTeX itself), per system EM and F1 with their
+ * clustered 95 % intervals, the difference with the baseline with its
+ * clustered interval and p, Holm / BH adjusted p-values (three or more
+ * systems) and the rank interval, to `\input` into a paper.
+ *
+ * @example
+ * ```ts
+ * import { renderLatex } from "./render.ts";
+ * import type { ReportJson } from "./analysis.ts";
+ * const options = { resamples: 10, shuffles: 9, seed: 0, baseline: "A" };
+ * const tex = renderLatex({ options, datasets: [] } as unknown as ReportJson);
+ * if (!tex.startsWith("% Generated by phraseval's report. Baseline: A.")) throw new Error(tex);
+ * ```
+ */
+export function renderLatex(report: ReportJson): string {
+  const o = report.options;
+  return [
+    `% Generated by phraseval's report. Baseline: ${
+      o.baseline.replace(/\s+/g, " ")
+    }. Bootstrap: B = ${o.resamples}, seed ${o.seed}; randomization: ${o.shuffles} shuffles.`,
+    ...report.datasets.map((r) => latexTable(r, o)),
+    "",
+  ].join("\n\n");
 }

@@ -158,6 +158,21 @@ export interface ReportQuestion {
   readonly question: string;
   /** The gold answers, in file order (empty: a v2.0 question without answer). */
   readonly golds: readonly string[];
+  /**
+   * Its paragraph's id as the reader gives it (SQuAD-shaped sets: PI-SQuAD's
+   * `title_index`; MRQA: its context's; a generic set: the field map's
+   * `paragraphId`), when the set has paragraphs: the `paragraph` cluster of
+   * the clustered statistics (within its article, see `article`).
+   */
+  readonly paragraph?: string;
+  /**
+   * Its article's index in the file (from 0), for sets with articles
+   * (SQuAD-shaped: SQuAD v1.1/v2.0, XQuAD, MLQA): the `article` cluster.
+   * Read with `io/datasets/` (every kind but SQuAD v1.1), a new article
+   * starts where the title changes, so two adjacent articles with one title
+   * are one.
+   */
+  readonly article?: number;
 }
 
 /** A system scored on every question of its dataset (dataset order). */
@@ -234,6 +249,8 @@ export const readQuestions = (
               title: a.title,
               question: q.question,
               golds: (q.answers ?? []).map((x) => x.text),
+              paragraph: p.id,
+              article: a.index,
             });
           }
         }
@@ -339,12 +356,19 @@ export const readDataset = (spec: SystemSpec): Effect.Effect<ReadDataset, ScoreE
     );
     const regex = format === "trec" || records.some((r) => r.regex === true);
     const lang = rules === "MLQA" ? spec.lang ?? records[0]?.lang : undefined;
-    const questions = records.map((r) => ({
-      id: r.id,
-      title: r.title ?? "",
-      question: r.question,
-      golds: r.answers,
-    }));
+    const titled = records.length > 0 && records.every((r) => r.title !== undefined);
+    let article = -1;
+    const questions = records.map((r, i): ReportQuestion => {
+      if (titled && (i === 0 || r.title !== records[i - 1].title)) article++;
+      return {
+        id: r.id,
+        title: r.title ?? "",
+        question: r.question,
+        golds: r.answers,
+        ...(r.paragraphId !== undefined ? { paragraph: r.paragraphId } : {}),
+        ...(titled ? { article } : {}),
+      };
+    });
     return {
       kind,
       rules,

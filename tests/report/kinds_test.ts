@@ -298,6 +298,20 @@ Deno.test("report kinds: a run over MRQA, jsonl, open, XQuAD and MLQA sets: one 
       "mlqa-zh:mlqa:MLQA",
     ],
   );
+  // The default clusters: MRQA's contexts (mq1, mq2 share one; mq3 has its
+  // own), each question of the generic and open sets, and each question of
+  // the one-paragraph XQuAD/MLQA sets (one cluster has nothing to resample).
+  assertEquals(
+    json.datasets.map((d) => `${d.name}:${d.cluster.by}:${d.cluster.clusters}`),
+    [
+      "mq:paragraph:2",
+      "gen:question:3",
+      "nq:question:3",
+      "xq-de:question:2",
+      "xq-es:question:2",
+      "mlqa-zh:question:1",
+    ],
+  );
   // Per question, by hand: [EM], [F1] of A then B.
   const t = 2 / 3; // F1 of one right word in a two-word answer (or of 2 of 3 gold words)
   const f08 = (2 * 1 * t) / (1 + t); // precision 1, recall 2/3
