@@ -10,6 +10,7 @@
 import * as Effect from "effect/Effect";
 import { type FileError, InputError } from "../io/errors.ts";
 import { type DatasetFormat, detectFormat, parseFormatName } from "../io/datasets/detect.ts";
+import { parseFieldsFlag } from "../io/datasets/fields.ts";
 import { refuseAliases } from "../io/paths.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { UsageError } from "./_cli.ts";
@@ -137,6 +138,7 @@ export const evaluateCommand = (
           data,
           format,
           lang: a.flags.lang,
+          ...(fields !== undefined ? { fields } : {}),
           predictions,
           topk,
           passages: { text: passages.text, where: passages.file },
@@ -144,6 +146,10 @@ export const evaluateCommand = (
         if (openOut === undefined) console.error(`open: ${corpusSummary(s)}`);
         else yield* writeJsonAtomic(openOut, JSON.parse(corpusSummary(s)));
       });
+    const fields = a.flags.fields === undefined ? undefined : yield* Effect.try({
+      try: () => parseFieldsFlag(a.flags.fields!),
+      catch: (e) => e instanceof UsageError ? e : new UsageError(String(e)),
+    });
     const format = yield* datasetFormat(data, a.flags.format);
     if (format !== "squad" && format !== "squad2") {
       const squadOnly = [
@@ -171,6 +177,7 @@ export const evaluateCommand = (
         predictions,
         format,
         lang: a.flags.lang,
+        ...(fields !== undefined ? { fields } : {}),
         onMessage: (l) => console.error(l),
       });
       console.log(q.stdout);

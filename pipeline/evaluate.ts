@@ -61,6 +61,13 @@ export const EVALUATE_SPEC = {
       metavar: "CODE",
       description: "xquad/mlqa: the language (default: from the file name, e.g. xquad.de.json)",
     },
+    {
+      name: "fields",
+      type: "string",
+      metavar: "MAP",
+      description:
+        "a generic jsonl/csv/tsv set's field map: key=field pairs (question=q,answers=gold,id=qid) or a JSON object; keys id, question, answers, context, paragraphId, title, lang, noAnswer",
+    },
     { name: "v2", type: "boolean", description: "score with the SQuAD v2.0 rules" },
     {
       name: "na-prob-file",

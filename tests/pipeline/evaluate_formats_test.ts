@@ -153,3 +153,48 @@ Deno.test("evaluate: bad question sets and options exit 2 with one line", async 
     assertEquals(r.stdout, "");
   }
 });
+
+Deno.test("evaluate --fields: a generic JSONL or CSV set read through a field map, scored by hand", async () => {
+  const pred = `${tmp}/generic.pred.json`;
+  // g1 exact; g2 "in 1850" against "1850": EM 0, F1 2/3; g3 nothing in common.
+  await Deno.writeTextFile(pred, JSON.stringify({ g1: "Ada", g2: "in 1850", g3: "la gare" }));
+  const want = { exact_match: 100 / 3, f1: (1 + 2 / 3) / 3 * 100 };
+  for (
+    const [file, format, fields] of [
+      ["generic.jsonl", "jsonl", "question=q,answers=gold,id=qid"],
+      ["generic.csv", "csv", '{"question": "q", "answers": "gold", "id": "qid"}'],
+    ]
+  ) {
+    const r = await runStage("pipeline/evaluate.ts", [
+      `${FIX}/${file}`,
+      pred,
+      "--format",
+      format,
+      "--fields",
+      fields,
+    ]);
+    assertEquals(r.code, 0, r.stderr);
+    const got = JSON.parse(firstLine(r.stdout));
+    assert(Math.abs(got.exact_match - want.exact_match) < 1e-12, r.stdout);
+    assert(Math.abs(got.f1 - want.f1) < 1e-12, r.stdout);
+  }
+  for (
+    const [fields, re] of [
+      ["question=q,bogus=x", /^evaluate: --fields: unknown key "bogus"/],
+      ["answers=gold", /^evaluate: --fields: no "question" field/],
+      ["question", /^evaluate: --fields: "question" is not key=field/],
+    ] as const
+  ) {
+    const r = await runStage("pipeline/evaluate.ts", [
+      `${FIX}/generic.jsonl`,
+      pred,
+      "--format",
+      "jsonl",
+      "--fields",
+      fields,
+    ]);
+    assertEquals(r.code, 2, r.stderr);
+    assertEquals(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
+    assertMatch(r.stderr, re);
+  }
+});
