@@ -36,12 +36,7 @@ import { squadArticles } from "../io/squad.ts";
 import { manifestFiles } from "../encoders/onnx/manifest.ts";
 import { dirOf, displayPath, isFile, normalize } from "./_fs.ts";
 import { DatasetIds, isIdProblem } from "../io/squad_ids.ts";
-import {
-  OPEN_TOP_K,
-  type ResolvedDataset,
-  type ResolvedRunConfig,
-  SQUAD_KINDS,
-} from "./config.ts";
+import { OPEN_TOP_K, type ResolvedDataset, type ResolvedRunConfig, SQUAD_KINDS } from "./config.ts";
 import { readCorpus, readQuestions } from "../io/datasets/read.ts";
 import { type RunLayout, runLayout } from "./layout.ts";
 import { partitions } from "./partition.ts";
