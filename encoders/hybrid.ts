@@ -57,9 +57,9 @@ import {
   QuestionEncoder,
   type QuestionInput,
 } from "./types.ts";
+import { HYBRID_NAME } from "./names.ts";
 
-/** Encoder name. */
-export const HYBRID_NAME = "piqa-lstm+sparse";
+export { HYBRID_NAME };
 
 /** The bundled hybrid config (the dense weight). */
 export const PIQA_LSTM_HYBRID_CONFIG: string = decodeURIComponent(

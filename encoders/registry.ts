@@ -15,19 +15,16 @@ import {
 import type { ContextEncoder, EncoderError, QuestionEncoder } from "./types.ts";
 import {
   OnnxContextEncoderLive,
-  type OnnxDevice,
   onnxFiles,
   onnxPermissions,
   OnnxQuestionEncoderLive,
   PIQA_LSTM_MANIFEST,
   PIQA_LSTM_SA_MANIFEST,
 } from "./onnx/encoder.ts";
-import {
-  HYBRID_NAME,
-  HybridContextEncoderLive,
-  hybridFiles,
-  HybridQuestionEncoderLive,
-} from "./hybrid.ts";
+import { HybridContextEncoderLive, hybridFiles, HybridQuestionEncoderLive } from "./hybrid.ts";
+import { ENCODER_NAMES, type EncoderName, HYBRID_NAME, type OnnxDevice } from "./names.ts";
+
+export { DEFAULT_ENCODER, ENCODER_NAMES } from "./names.ts";
 
 /** How to build both halves of a named encoder. */
 export interface EncoderSpec {
@@ -72,7 +69,8 @@ function onnxProcess(device: OnnxDevice = "cpu"): { flags: string[]; read: strin
   };
 }
 
-const BUILDERS: Record<string, (o: EncoderOptions) => EncoderSpec> = {
+/** One builder per name of `names.ts` (the type refuses a missing or an extra one). */
+const BUILDERS: Record<EncoderName, (o: EncoderOptions) => EncoderSpec> = {
   "sparse-pi": ({ model = SPARSE_PI_MODEL }) => ({
     name: "sparse-pi",
     description:
@@ -129,12 +127,6 @@ const BUILDERS: Record<string, (o: EncoderOptions) => EncoderSpec> = {
   },
 };
 
-/** The encoder a stage, `full` or a run uses when none is named. */
-export const DEFAULT_ENCODER = "sparse-pi";
-
-/** Names accepted by `--encoder`. */
-export const ENCODER_NAMES: readonly string[] = Object.keys(BUILDERS);
-
 /**
  * The spec of encoder `name`, with its model at `model` (default the
  * bundled one), or with {@linkcode EncoderOptions} (model, device, threads).
@@ -155,7 +147,7 @@ export const encoderSpec = (
   model?: string | EncoderOptions,
 ): Effect.Effect<EncoderSpec, UsageError> =>
   Effect.suspend(() => {
-    const build = BUILDERS[name];
+    const build = (BUILDERS as Record<string, (o: EncoderOptions) => EncoderSpec>)[name];
     const opts: EncoderOptions = typeof model === "string" ? { model } : model ?? {};
     return build ? Effect.succeed(build(opts)) : Effect.fail(
       new UsageError(`unknown encoder "${name}" (known: ${ENCODER_NAMES.join(", ")})`),

@@ -416,8 +416,64 @@ export function printHelpIfAsked(spec: CommandSpec, argv: readonly string[]): bo
     return false;
   }
   if (parsed !== "help") return false;
+  writeHelp(spec);
+  return true;
+}
+
+/** Writes `spec`'s help to stdout, all of it. */
+function writeHelp(spec: CommandSpec): void {
   const bytes = new TextEncoder().encode(helpText(spec));
   let off = 0;
   while (off < bytes.length) off += Deno.stdout.writeSync(bytes.subarray(off));
-  return true;
+}
+
+/**
+ * The line a command prints on stderr for bad usage (exit 2): `name: <what
+ * is wrong> (see --help)`, on one line.
+ *
+ * @example
+ * ```ts
+ * import { usageLine, UsageError } from "./_args.ts";
+ * const line = usageLine("x", new UsageError("unknown option --y"));
+ * if (line !== "x: unknown option --y (see --help)") throw new Error(line);
+ * ```
+ */
+export function usageLine(name: string, e: unknown): string {
+  const what = e instanceof Error ? e.message : String(e);
+  return `${name}: ${what.replace(/\s*\n\s*/g, " ")} (see --help)`;
+}
+
+/**
+ * What every command does with its command line before it loads its work:
+ * `--help` writes the help to stdout and exits 0; bad usage (what
+ * {@linkcode parseArgs} refuses) writes {@linkcode usageLine} on stderr and
+ * exits 2; any other command line returns, parsed. `runMain`
+ * (`pipeline/_cli.ts`) starts with it, and a command file calls it before
+ * its `import()` of the modules of its work, so neither `--help` nor a
+ * usage error loads them.
+ *
+ * @example
+ * ```ts
+ * import { exitOnHelpOrUsageError } from "./_args.ts";
+ * const spec = { name: "demo", summary: "A demo.", args: [], flags: [] } as const;
+ * const a = exitOnHelpOrUsageError(spec, ["--debug"]);
+ * if (!a.debug) throw new Error("--debug is parsed");
+ * ```
+ */
+export function exitOnHelpOrUsageError<const S extends CommandSpec>(
+  spec: S,
+  argv: readonly string[],
+): ParsedArgs<S> {
+  let parsed: ParsedArgs<S> | "help";
+  try {
+    parsed = parseArgs(spec, argv);
+  } catch (e) {
+    console.error(usageLine(spec.name, e));
+    Deno.exit(2);
+  }
+  if (parsed === "help") {
+    writeHelp(spec);
+    Deno.exit(0);
+  }
+  return parsed;
 }

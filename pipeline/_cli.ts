@@ -25,13 +25,13 @@ import {
 import { watchLifeline } from "../runs/lifeline.ts";
 import {
   type CommandSpec,
-  helpText,
+  exitOnHelpOrUsageError,
   openFilesProblem,
-  parseArgs,
   type ParsedArgs,
 } from "./_args.ts";
 
 export {
+  exitOnHelpOrUsageError,
   helpText,
   MIN_OPEN_FILES,
   openFilesProblem,
@@ -154,18 +154,7 @@ export async function runMain<const S extends CommandSpec>(
   program: (args: ParsedArgs<S>, ctx: MainContext) => Effect.Effect<unknown, unknown>,
   options: RunMainOptions = {},
 ): Promise<never> {
-  let parsed: ParsedArgs<S> | "help";
-  try {
-    parsed = parseArgs(spec, argv);
-  } catch (e) {
-    console.error(`${spec.name}: ${oneLine(e)} (see --help)`);
-    Deno.exit(2);
-  }
-  if (parsed === "help") {
-    await Deno.stdout.write(new TextEncoder().encode(helpText(spec)));
-    Deno.exit(0);
-  }
-  const args = parsed;
+  const args = exitOnHelpOrUsageError(spec, argv);
   // Deno panics (uncatchable) when it cannot open what its runtime needs.
   const fds = openFilesProblem();
   if (fds !== undefined) {

@@ -1,5 +1,6 @@
 /**
- * Flags shared by `embed_context` and `embed_question`.
+ * Flags shared by `embed_context` and `embed_question` (the flags
+ * themselves are `_embed_flags.ts`, which their command lines load alone).
  *
  * @module
  */
@@ -8,77 +9,11 @@ import { aliasProblem } from "../io/paths.ts";
 import type { EmbedOptions } from "../encoders/embed.ts";
 import { InputError } from "../io/errors.ts";
 import { outputFolderProblem } from "../runs/sandbox.ts";
-import { type FlagSpec, type FlagValues, UsageError } from "./_cli.ts";
-import { ENCODER_NAMES, type EncoderOptions } from "../encoders/registry.ts";
-import { ONNX_DEVICES } from "../encoders/onnx/encoder.ts";
+import { type FlagValues, UsageError } from "./_cli.ts";
+import type { EncoderOptions } from "../encoders/registry.ts";
+import { EMBED_FLAGS } from "./_embed_flags.ts";
 
-/** The flags both embedding stages take. */
-export const EMBED_FLAGS = [
-  {
-    name: "encoder",
-    type: "string",
-    choices: ENCODER_NAMES,
-    default: "sparse-pi",
-    description: "encoder to run",
-  },
-  {
-    name: "model",
-    type: "string",
-    metavar: "PATH",
-    description: "model artifact (default: the encoder's bundled one)",
-  },
-  { name: "sparse", type: "boolean", description: "write scipy sparse CSR .npz files" },
-  {
-    name: "compressed",
-    type: "boolean",
-    description: "deflate the .npz entries (savez_compressed)",
-  },
-  {
-    name: "dtype",
-    type: "string",
-    choices: ["f32", "f16"],
-    description: "dense element type to store (default: the encoder's)",
-  },
-  {
-    name: "overwrite",
-    type: "boolean",
-    description:
-      "rewrite files that already exist; accept a folder made from another input, encoder or format",
-  },
-  { name: "batch", type: "int", metavar: "N", min: 1, description: "items per encoder call" },
-  {
-    name: "device",
-    type: "string",
-    choices: ONNX_DEVICES,
-    default: "cpu",
-    description: "ONNX encoders: execution provider (auto: CUDA if it loads, else CPU)",
-  },
-  {
-    name: "threads",
-    type: "int",
-    metavar: "N",
-    description: "ONNX encoders: intra-op threads (default: one per core)",
-  },
-  {
-    name: "unique-ids",
-    type: "boolean",
-    description:
-      "rename repeated article titles as split --unique-ids does (io/squad_ids.ts) instead of refusing them",
-  },
-  {
-    name: "range",
-    type: "string",
-    metavar: "A:B",
-    description: "only items A (inclusive) to B (exclusive), 0-based in input order",
-  },
-  {
-    name: "format",
-    type: "string",
-    metavar: "NAME",
-    description:
-      "the input's format (default: detected; NDJSON records first), as evaluate's: squad, mrqa, dpr, trec, open; corpora: dpr-passages (psgs_w100.tsv), passages (JSONL)",
-  },
-] as const satisfies readonly FlagSpec[];
+export { EMBED_FLAGS };
 
 /** The parsed values of {@linkcode EMBED_FLAGS} (plus `embed_context`'s `--metadata`). */
 export interface EmbedArgs {

@@ -9,80 +9,64 @@
  * paragraph id), `-` for stdin; `--format` names it. The library part is
  * `encoders/embed.ts`.
  *
+ * This file is the command line (`--help` loads nothing else); the work,
+ * `pipeline/_embed_context.ts`, loads with `import()` only to run.
+ *
  * @module
  */
-import { Effect } from "effect";
-import { embedContext } from "../encoders/embed.ts";
-import { progress, runMain } from "./_cli.ts";
-import { checkOutputFolder, EMBED_FLAGS, embedOptions, encoderOptions } from "./_embed_cli.ts";
+import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
+import { EMBED_FLAGS } from "./_embed_flags.ts";
 
-export { embedContext } from "../encoders/embed.ts";
 export type { EmbedContextOptions } from "../encoders/embed.ts";
 
-if (import.meta.main) {
-  await runMain(
+/** The command line of `embed_context`. */
+export const EMBED_CONTEXT_SPEC = {
+  name: "embed_context",
+  examples: [
+    "out/context.json out/dumps/context_emb --sparse",
+    "out/context.json out/dumps/context_emb --encoder piqa-lstm --dtype f16",
+    "psgs_w100.tsv out/dumps/context_emb --sparse",
+  ],
+  summary:
+    "Encode every paragraph into phrases and phrase vectors: <pid>.npz (N×d) + <pid>.json (N phrases) per paragraph, written atomically; complete files are skipped on a rerun.",
+  args: [
     {
-      name: "embed_context",
-      examples: [
-        "out/context.json out/dumps/context_emb --sparse",
-        "out/context.json out/dumps/context_emb --encoder piqa-lstm --dtype f16",
-        "psgs_w100.tsv out/dumps/context_emb --sparse",
-      ],
-      summary:
-        "Encode every paragraph into phrases and phrase vectors: <pid>.npz (N×d) + <pid>.json (N phrases) per paragraph, written atomically; complete files are skipped on a rerun.",
-      args: [
-        {
-          name: "context.json",
-          description:
-            "SQuAD/context file, NDJSON paragraph records, or any corpus (DPR passage TSV, JSONL, MRQA; - for stdin)",
-        },
-        { name: "context_emb", description: "output folder" },
-      ],
-      flags: [
-        ...EMBED_FLAGS,
-        {
-          name: "metadata",
-          type: "boolean",
-          description:
-            "also write <pid>.meta.json (context, phrase offsets in code points) for a demo",
-        },
-        {
-          name: "max-paragraph-chars",
-          type: "int",
-          metavar: "N",
-          min: 1,
-          description: "refuse a paragraph longer than N characters (default 100000)",
-        },
-        {
-          name: "max-paragraph-phrases",
-          type: "int",
-          metavar: "N",
-          min: 1,
-          description: "refuse a paragraph of more than N phrases (default 2000000)",
-        },
-      ],
+      name: "context.json",
+      description:
+        "SQuAD/context file, NDJSON paragraph records, or any corpus (DPR passage TSV, JSONL, MRQA; - for stdin)",
     },
-    Deno.args,
-    (a) =>
-      Effect.gen(function* () {
-        yield* checkOutputFolder(
-          "context",
-          a.positional["context.json"],
-          a.positional["context_emb"],
-        );
-        const bar = progress("embed_context");
-        const r = yield* embedContext({
-          ...embedOptions(a, a.positional["context.json"], a.positional["context_emb"]),
-          encoder: a.flags.encoder,
-          ...encoderOptions(a),
-          maxParagraphChars: a.flags["max-paragraph-chars"],
-          maxParagraphPhrases: a.flags["max-paragraph-phrases"],
-          onProgress: (n) => bar.update(n, "paragraphs"),
-        });
-        bar.done();
-        console.error(
-          `embed_context: ${r.written} paragraphs written, ${r.skipped} already complete (${r.encoder}, d=${r.dim})`,
-        );
-      }),
-  );
+    { name: "context_emb", description: "output folder" },
+  ],
+  flags: [
+    ...EMBED_FLAGS,
+    {
+      name: "metadata",
+      type: "boolean",
+      description: "also write <pid>.meta.json (context, phrase offsets in code points) for a demo",
+    },
+    {
+      name: "max-paragraph-chars",
+      type: "int",
+      metavar: "N",
+      min: 1,
+      description: "refuse a paragraph longer than N characters (default 100000)",
+    },
+    {
+      name: "max-paragraph-phrases",
+      type: "int",
+      metavar: "N",
+      min: 1,
+      description: "refuse a paragraph of more than N phrases (default 2000000)",
+    },
+  ],
+} as const satisfies CommandSpec;
+
+if (import.meta.main) {
+  // `--help` and bad usage load nothing else; the encoders (ONNX Runtime) load only to run.
+  exitOnHelpOrUsageError(EMBED_CONTEXT_SPEC, Deno.args);
+  const [{ runMain }, { embedContextCommand }] = await Promise.all([
+    import("./_cli.ts"),
+    import("./_embed_context.ts"),
+  ]);
+  await runMain(EMBED_CONTEXT_SPEC, Deno.args, embedContextCommand);
 }

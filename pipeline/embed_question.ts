@@ -8,55 +8,42 @@
  * CuratedTREC, NQ-open JSONL, MRQA, ...: ids as `readQuestions` gives them,
  * a set without ids numbered from 0), `-` for stdin; `--format` names it. The library part is `encoders/embed.ts`.
  *
+ * This file is the command line (`--help` loads nothing else); the work,
+ * `pipeline/_embed_question.ts`, loads with `import()` only to run.
+ *
  * @module
  */
-import { Effect } from "effect";
-import { embedQuestion } from "../encoders/embed.ts";
-import { progress, runMain } from "./_cli.ts";
-import { checkOutputFolder, EMBED_FLAGS, embedOptions, encoderOptions } from "./_embed_cli.ts";
+import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
+import { EMBED_FLAGS } from "./_embed_flags.ts";
 
-export { embedQuestion } from "../encoders/embed.ts";
 export type { EmbedQuestionOptions } from "../encoders/embed.ts";
 
-if (import.meta.main) {
-  await runMain(
+/** The command line of `embed_question`. */
+export const EMBED_QUESTION_SPEC = {
+  name: "embed_question",
+  examples: [
+    "out/question.json out/dumps/question_emb --sparse",
+    "nq-test.qa.csv out/dumps/question_emb --sparse",
+  ],
+  summary:
+    "Encode every question (id and text only) into a 1×d vector: <qid>.npz per question, written atomically; complete files are skipped on a rerun.",
+  args: [
     {
-      name: "embed_question",
-      examples: [
-        "out/question.json out/dumps/question_emb --sparse",
-        "nq-test.qa.csv out/dumps/question_emb --sparse",
-      ],
-      summary:
-        "Encode every question (id and text only) into a 1×d vector: <qid>.npz per question, written atomically; complete files are skipped on a rerun.",
-      args: [
-        {
-          name: "question.json",
-          description:
-            "SQuAD/question file, NDJSON question records, or any question set (DPR CSV, NQ-open JSONL, MRQA, ...; - for stdin)",
-        },
-        { name: "question_emb", description: "output folder" },
-      ],
-      flags: EMBED_FLAGS,
+      name: "question.json",
+      description:
+        "SQuAD/question file, NDJSON question records, or any question set (DPR CSV, NQ-open JSONL, MRQA, ...; - for stdin)",
     },
-    Deno.args,
-    (a) =>
-      Effect.gen(function* () {
-        yield* checkOutputFolder(
-          "question",
-          a.positional["question.json"],
-          a.positional["question_emb"],
-        );
-        const bar = progress("embed_question");
-        const r = yield* embedQuestion({
-          ...embedOptions(a, a.positional["question.json"], a.positional["question_emb"]),
-          encoder: a.flags.encoder,
-          ...encoderOptions(a),
-          onProgress: (n) => bar.update(n, "questions"),
-        });
-        bar.done();
-        console.error(
-          `embed_question: ${r.written} questions written, ${r.skipped} already complete (${r.encoder}, d=${r.dim})`,
-        );
-      }),
-  );
+    { name: "question_emb", description: "output folder" },
+  ],
+  flags: EMBED_FLAGS,
+} as const satisfies CommandSpec;
+
+if (import.meta.main) {
+  // `--help` and bad usage load nothing else; the encoders (ONNX Runtime) load only to run.
+  exitOnHelpOrUsageError(EMBED_QUESTION_SPEC, Deno.args);
+  const [{ runMain }, { embedQuestionCommand }] = await Promise.all([
+    import("./_cli.ts"),
+    import("./_embed_question.ts"),
+  ]);
+  await runMain(EMBED_QUESTION_SPEC, Deno.args, embedQuestionCommand);
 }

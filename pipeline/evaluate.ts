@@ -23,7 +23,7 @@
  *
  * @module
  */
-import { type CommandSpec, printHelpIfAsked } from "./_args.ts";
+import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
 
 export type {
   EvaluateError,
@@ -126,8 +126,9 @@ export const EVALUATE_SPEC = {
 } as const satisfies CommandSpec;
 
 if (import.meta.main) {
-  // `--help` loads nothing else; the scoring's modules load only to score (pipeline/_evaluate.ts).
-  if (printHelpIfAsked(EVALUATE_SPEC, Deno.args)) Deno.exit(0);
+  // `--help` and bad usage load nothing else; the scoring's modules load only to score
+  // (pipeline/_evaluate.ts).
+  exitOnHelpOrUsageError(EVALUATE_SPEC, Deno.args);
   const [{ runMain }, { evaluateCommand }] = await Promise.all([
     import("./_cli.ts"),
     import("./_evaluate.ts"),

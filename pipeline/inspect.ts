@@ -38,61 +38,17 @@
  * index (`search/index/`): one line `{"kind", "version", "phrases",
  * "paragraphs", "d", "metric", "vectors", "dtype", "nnz", "parameters"}`.
  *
+ * This file is the command line (`--help` loads nothing else); the work,
+ * `pipeline/_inspect.ts`, loads with `import()` only to run.
+ *
  * @module
  */
-import { Effect } from "effect";
-import { InputError } from "../io/errors.ts";
-import { inspectFile } from "../io/inspect.ts";
-import { readIndexHeader } from "../search/index/read.ts";
-import { type CommandSpec, runMain, WorkError } from "./_cli.ts";
+import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
 
-/** A folder is read as a phrase index: its kind, counts, d, metric and parameters. */
-const inspectPath = (
-  path: string,
-  values: boolean,
-  maxBytes: number | undefined,
-): Effect.Effect<unknown, InputError> => {
-  let dir = false;
-  try {
-    dir = Deno.statSync(path).isDirectory;
-  } catch { /* inspectFile names the error */ }
-  if (!dir) {
-    return inspectFile(path, { values, maxBytes }).pipe(
-      Effect.mapError((e) =>
-        new InputError({
-          file: e.file,
-          where: e.entry ?? "",
-          message: e.reason,
-        })
-      ),
-    );
-  }
-  return Effect.try({
-    try: () => {
-      const h = readIndexHeader(path);
-      return {
-        kind: h.kind,
-        version: h.version,
-        phrases: h.phrases,
-        paragraphs: h.paragraphs,
-        d: h.d,
-        metric: h.metric,
-        vectors: h.vectors,
-        dtype: h.dtype,
-        nnz: h.nnz,
-        parameters: h.parameters,
-      };
-    },
-    catch: (e) =>
-      e instanceof InputError ? e : new InputError({ file: path, where: "", message: String(e) }),
-  });
-};
-
-export { describeArray, describeNpz, inspectFile } from "../io/inspect.ts";
 export type { ArrayInfo, InspectOptions, InspectResult, SparseInfo } from "../io/inspect.ts";
 
 /** The command line of `inspect`. */
-const INSPECT_SPEC = {
+export const INSPECT_SPEC = {
   name: "inspect",
   summary: "Print the dtype, shape and order of every array in an .npy or .npz file " +
     "(and a summary of scipy sparse matrices) as one line of JSON on stdout.",
@@ -116,22 +72,11 @@ const INSPECT_SPEC = {
 } as const satisfies CommandSpec;
 
 if (import.meta.main) {
-  await runMain(
-    INSPECT_SPEC,
-    Deno.args,
-    (args) =>
-      inspectPath(args.positional.file, args.flags.values === true, args.flags["max-bytes"]).pipe(
-        Effect.flatMap((result) =>
-          Effect.tryPromise({
-            try: async () => {
-              const bytes = new TextEncoder().encode(JSON.stringify(result) + "\n");
-              let off = 0;
-              while (off < bytes.length) off += await Deno.stdout.write(bytes.subarray(off));
-            },
-            catch: (e) =>
-              new WorkError(`cannot write output: ${e instanceof Error ? e.message : String(e)}`),
-          })
-        ),
-      ),
-  );
+  // `--help` and bad usage load nothing else; the readers load only to run.
+  exitOnHelpOrUsageError(INSPECT_SPEC, Deno.args);
+  const [{ runMain }, { inspectCommand }] = await Promise.all([
+    import("./_cli.ts"),
+    import("./_inspect.ts"),
+  ]);
+  await runMain(INSPECT_SPEC, Deno.args, inspectCommand);
 }

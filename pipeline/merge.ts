@@ -6,10 +6,18 @@
  * loaded (they are imported after); the stage adopts them. Before that, a
  * limit on open files too low for its workers ({@linkcode mergeOpenFiles})
  * is refused in one line, exit 1 (Deno would panic starting them).
+ * `--help` and bad usage load nothing but this file's light modules; the
+ * work, `pipeline/_merge.ts`, loads with `import()` only to run.
  *
  * @module
  */
-import { type CommandSpec, MIN_OPEN_FILES, openFilesProblem, parseArgs } from "./_args.ts";
+import {
+  type CommandSpec,
+  exitOnHelpOrUsageError,
+  MIN_OPEN_FILES,
+  openFilesProblem,
+  parseArgs,
+} from "./_args.ts";
 import { EarlyPool } from "../search/early.ts";
 import { batchSize, defaultConcurrency, defaultWorkers } from "../search/plan.ts";
 
@@ -128,47 +136,13 @@ if (import.meta.main) {
     console.error(`merge: ${fds}`);
     Deno.exit(1);
   }
+  // `--help` and bad usage start no worker and load nothing else.
+  exitOnHelpOrUsageError(MERGE_SPEC, Deno.args);
   // The workers first: they load while this thread loads Effect and the stage.
   const early = startEarly(Deno.args);
-  const [Effect, { progress, runMain, UsageError }, { merge }, { refuseAliases }] = await Promise
-    .all([
-      import("effect/Effect"),
-      import("./_cli.ts"),
-      import("../search/merge.ts"),
-      import("../io/paths.ts"),
-    ]);
-  await runMain(MERGE_SPEC, Deno.args, (a) => {
-    const concurrency = a.flags.concurrency;
-    const workers = a.flags.workers;
-    if (concurrency !== undefined && concurrency < 1) {
-      return Effect.fail(new UsageError(`--concurrency must be at least 1, got ${concurrency}`));
-    }
-    if (workers !== undefined && workers < 0) {
-      return Effect.fail(new UsageError(`--workers must be 0 or more, got ${workers}`));
-    }
-    const aliased = refuseAliases(
-      [
-        { name: "data.json", path: a.positional["data.json"] },
-        { name: "context_emb", path: a.positional["context_emb"], folder: true },
-        { name: "question_emb", path: a.positional["question_emb"], folder: true },
-      ],
-      [{ name: "pred.json", path: a.positional["pred.json"] }],
-    );
-    return Effect.andThen(
-      aliased,
-      merge({
-        data: a.positional["data.json"],
-        contextEmb: a.positional["context_emb"],
-        questionEmb: a.positional["question_emb"],
-        predictions: a.positional["pred.json"],
-        sparse: a.flags.sparse === true,
-        uniqueIds: a.flags["unique-ids"] === true,
-        concurrency,
-        workers,
-        progress: a.flags.progress === true ? progress("merge") : undefined,
-        simd: a.flags["no-simd"] !== true,
-        early,
-      }),
-    );
-  });
+  const [{ runMain }, { mergeCommand }] = await Promise.all([
+    import("./_cli.ts"),
+    import("./_merge.ts"),
+  ]);
+  await runMain(MERGE_SPEC, Deno.args, mergeCommand(early));
 }

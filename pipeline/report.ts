@@ -6,11 +6,12 @@
  * (SQuAD v1.1 and v2.0, MRQA, XQuAD/MLQA, open-domain, generic sets), one
  * section per dataset.
  *
+ * This file is the command line (`--help` loads nothing else); the work,
+ * `pipeline/_report.ts`, loads with `import()` only to run (Vega among it).
+ *
  * @module
  */
-import { Effect } from "effect";
-import { report } from "../report/mod.ts";
-import { runMain } from "./_cli.ts";
+import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
 
 /** The flags of this stage that take no value. */
 const BOOLEAN_FLAGS = ["--help", "--debug", "--latex"];
@@ -41,108 +42,91 @@ function splitInputs(argv: readonly string[]): { inputs: string[]; rest: string[
   return { inputs, rest: inputs.length > 0 ? [...rest, "--", inputs[0]] : rest };
 }
 
-export { report } from "../report/mod.ts";
+/** The command line of `report` (its one INPUT stands for them all: see `splitInputs`). */
+export const REPORT_SPEC = {
+  name: "report",
+  summary:
+    "Compare systems on the same questions, on every dataset kind (each with its official EM/F1; SQuAD v2.0 HasAns/NoAns, a per-language table for XQuAD/MLQA, top-k curves of an open search): EM, F1 (BEM when the rows carry it) with 95% bootstrap CIs, each system against the baseline (difference with its paired CI, approximate-randomization p, McNemar p for EM), breakdowns by question type, gold answer length and article, the questions where the systems disagree most, and charts. Writes report.json, report.md and report.html (self-contained) into --out.",
+  args: [
+    {
+      name: "INPUT...",
+      description:
+        "a full output folder, a run work folder (every model × dataset), or NAME=pred.json (with --data)",
+    },
+  ],
+  flags: [
+    {
+      name: "data",
+      type: "string",
+      metavar: "DATA",
+      description: "the dataset of NAME=pred.json inputs",
+    },
+    {
+      name: "out",
+      type: "string",
+      metavar: "DIR",
+      description: "output folder (default outputs/report_<YYYYMMDD_HHMMSS>)",
+    },
+    {
+      name: "baseline",
+      type: "string",
+      metavar: "NAME",
+      description: "the system the others are compared with (default: the first INPUT's)",
+    },
+    {
+      name: "seed",
+      type: "int",
+      metavar: "S",
+      default: 0,
+      description: "seed of the bootstrap and the randomization test (0 or more)",
+    },
+    {
+      name: "resamples",
+      type: "int",
+      metavar: "B",
+      default: 1000,
+      description: "bootstrap resamples (1 to 100000000)",
+    },
+    {
+      name: "shuffles",
+      type: "int",
+      metavar: "R",
+      default: 10000,
+      description: "approximate-randomization shuffles (1 or more)",
+    },
+    {
+      name: "cluster",
+      type: "string",
+      choices: ["article", "paragraph", "question"],
+      description:
+        "clusters of the clustered intervals and p-values (default: paragraph where the set has paragraphs, else question)",
+    },
+    {
+      name: "latex",
+      type: "boolean",
+      description: "also write report.tex (a LaTeX tabular per dataset)",
+    },
+    {
+      name: "top",
+      type: "int",
+      metavar: "N",
+      default: 20,
+      description: "questions in each disagreement list (0 or more)",
+    },
+  ],
+  examples: [
+    "outputs/20261201_002927 outputs/20261201_003512 --baseline sparse-pi",
+    "outputs/20261201_002927 outputs/20261201_003512 --cluster article --latex",
+  ],
+} as const satisfies CommandSpec;
 
 if (import.meta.main) {
   const split = splitInputs(Deno.args);
-  await runMain(
-    {
-      name: "report",
-      summary:
-        "Compare systems on the same questions, on every dataset kind (each with its official EM/F1; SQuAD v2.0 HasAns/NoAns, a per-language table for XQuAD/MLQA, top-k curves of an open search): EM, F1 (BEM when the rows carry it) with 95% bootstrap CIs, each system against the baseline (difference with its paired CI, approximate-randomization p, McNemar p for EM), breakdowns by question type, gold answer length and article, the questions where the systems disagree most, and charts. Writes report.json, report.md and report.html (self-contained) into --out.",
-      args: [
-        {
-          name: "INPUT...",
-          description:
-            "a full output folder, a run work folder (every model × dataset), or NAME=pred.json (with --data)",
-        },
-      ],
-      flags: [
-        {
-          name: "data",
-          type: "string",
-          metavar: "DATA",
-          description: "the dataset of NAME=pred.json inputs",
-        },
-        {
-          name: "out",
-          type: "string",
-          metavar: "DIR",
-          description: "output folder (default outputs/report_<YYYYMMDD_HHMMSS>)",
-        },
-        {
-          name: "baseline",
-          type: "string",
-          metavar: "NAME",
-          description: "the system the others are compared with (default: the first INPUT's)",
-        },
-        {
-          name: "seed",
-          type: "int",
-          metavar: "S",
-          default: 0,
-          description: "seed of the bootstrap and the randomization test (0 or more)",
-        },
-        {
-          name: "resamples",
-          type: "int",
-          metavar: "B",
-          default: 1000,
-          description: "bootstrap resamples (1 to 100000000)",
-        },
-        {
-          name: "shuffles",
-          type: "int",
-          metavar: "R",
-          default: 10000,
-          description: "approximate-randomization shuffles (1 or more)",
-        },
-        {
-          name: "cluster",
-          type: "string",
-          choices: ["article", "paragraph", "question"],
-          description:
-            "clusters of the clustered intervals and p-values (default: paragraph where the set has paragraphs, else question)",
-        },
-        {
-          name: "latex",
-          type: "boolean",
-          description: "also write report.tex (a LaTeX tabular per dataset)",
-        },
-        {
-          name: "top",
-          type: "int",
-          metavar: "N",
-          default: 20,
-          description: "questions in each disagreement list (0 or more)",
-        },
-      ],
-      examples: [
-        "outputs/20261201_002927 outputs/20261201_003512 --baseline sparse-pi",
-        "outputs/20261201_002927 outputs/20261201_003512 --cluster article --latex",
-      ],
-    },
-    split.rest,
-    (a) =>
-      Effect.gen(function* () {
-        const r = yield* report({
-          inputs: split.inputs,
-          data: a.flags.data,
-          out: a.flags.out,
-          baseline: a.flags.baseline,
-          seed: a.flags.seed,
-          resamples: a.flags.resamples,
-          shuffles: a.flags.shuffles,
-          top: a.flags.top,
-          cluster: a.flags.cluster,
-          latex: a.flags.latex,
-        });
-        const t = r.timings;
-        console.log(
-          `report: ${r.systems} systems → ${r.out}/report.{html,md,json${
-            a.flags.latex ? ",tex" : ""
-          }} (score ${t.score} s, statistics ${t.stats} s, charts ${t.charts} s, write ${t.write} s)`,
-        );
-      }),
-  );
+  // `--help` and bad usage load nothing else; the report's modules load only to run.
+  exitOnHelpOrUsageError(REPORT_SPEC, split.rest);
+  const [{ runMain }, { reportCommand }] = await Promise.all([
+    import("./_cli.ts"),
+    import("./_report.ts"),
+  ]);
+  await runMain(REPORT_SPEC, split.rest, reportCommand(split.inputs));
 }

@@ -35,11 +35,9 @@
  *
  * @module
  */
-import { Cause, Effect, Exit } from "effect";
-import { run, RUN_DEFAULTS, type RunResult } from "../runs/run.ts";
-import { type CommandSpec, runMain } from "./_cli.ts";
+import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
+import { RUN_DEFAULTS } from "../runs/defaults.ts";
 
-export { run, RUN_DEFAULTS } from "../runs/run.ts";
 export type { RunOptions, RunResult } from "../runs/run.ts";
 
 /** The command line of `run`. */
@@ -140,56 +138,15 @@ export function expandReuseFlag(argv: readonly string[]): string[] {
   return out;
 }
 
-/**
- * Writes the report of a finished run's folder into `<run folder>/report/`
- * (see the module notes). Never fails: a report that cannot be made is one
- * warning line on stderr. Returns the report folder, or `null` (no report:
- * a dry run, a mode without `eval`, or the warning).
- */
-export const writeRunReport = (r: RunResult): Effect.Effect<string | null> =>
-  Effect.gen(function* () {
-    if (r.runDir === null || r.summary.length === 0) return null;
-    const out = `${r.runDir}/report`;
-    // Loaded only here: the charts' Vega modules are not needed to run tasks.
-    const exit = yield* Effect.exit(
-      Effect.flatMap(
-        Effect.promise(() => import("../report/mod.ts")),
-        (m) => m.report({ inputs: [r.runDir!], out }),
-      ),
-    );
-    if (Exit.isSuccess(exit)) {
-      console.log(`report: ${out}/report.{html,md,json}`);
-      return out;
-    }
-    const e = Cause.squash(exit.cause);
-    const line = (e instanceof Error ? e.toString() : String(e)).replace(/\s*\n\s*/g, " ");
-    console.error(`run: warning: no report (${line}); the run succeeded`);
-    return null;
-  });
-
 if (import.meta.main) {
+  const argv = expandReuseFlag(Deno.args);
+  // `--help` and bad usage load nothing else; the runner loads only to run.
+  exitOnHelpOrUsageError(RUN_SPEC, argv);
+  const [{ runMain }, { runCommand }] = await Promise.all([
+    import("./_cli.ts"),
+    import("./_run.ts"),
+  ]);
   // SIGINT/SIGTERM abort the run: its tasks are interrupted, stopped and
   // awaited, the invocation is recorded, and the exit code is 130/143.
-  await runMain(RUN_SPEC, expandReuseFlag(Deno.args), (a, { signal }) => {
-    signal.addEventListener("abort", () => {
-      console.error(`run: ${signal.reason}: stopping the running tasks`);
-    }, { once: true });
-    return Effect.asVoid(Effect.flatMap(
-      run({
-        config: a.positional["config.ts"],
-        maxPartitionSize: a.flags["max-partition-size"],
-        maxWorkers: a.flags["max-workers"],
-        slurm: a.flags["slurm"] === true,
-        partition: a.flags["partition"],
-        reuse: a.flags["reuse"],
-        mode: a.flags["mode"],
-        dryRun: a.flags["dry-run"] === true,
-        workDir: a.flags["work-dir"],
-        taskTimeout: a.flags["task-timeout"],
-        retries: a.flags["retries"],
-        signal,
-      }),
-      writeRunReport,
-    ));
-  }, { onSignal: "abort" });
+  await runMain(RUN_SPEC, argv, runCommand, { onSignal: "abort" });
 }

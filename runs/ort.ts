@@ -42,9 +42,11 @@ export const ORT_ADDON: string | null = (() => {
 /**
  * Whether an encoder process loads ONNX Runtime's native addon just by
  * importing the encoder registry (then every encoder process, ONNX or not,
- * needs `--allow-ffi=<that addon>`): a probe that runs `embed_context
- * --help` with no permission at all. Succeeds with the addon path to
- * allow, or `undefined` when the probe needs nothing.
+ * needs `--allow-ffi=<that addon>`): a probe that runs `embed_context - -`
+ * with no permission at all, so that the modules of its work load (its
+ * `--help` loads none of them) and its first read is refused. Succeeds
+ * with the addon path to allow, or `undefined` when the probe needs
+ * nothing.
  *
  * @example
  * ```ts
@@ -59,7 +61,7 @@ export const probeOrtOnImport = (
 ): Effect.Effect<string | undefined> =>
   Effect.promise(async () => {
     if (ORT_ADDON === null) return undefined;
-    const [cmd, ...args] = denoRunArgv(`${REPO_ROOT}/pipeline/embed_context.ts`, ["--help"], {}, {
+    const [cmd, ...args] = denoRunArgv(`${REPO_ROOT}/pipeline/embed_context.ts`, ["-", "-"], {}, {
       deno,
     });
     const out = await new Deno.Command(cmd, {

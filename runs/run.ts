@@ -36,13 +36,9 @@ import { formatSummary, readSummary, type SummaryRow } from "./summary.ts";
 import { planTable } from "./table.ts";
 import { ProgressView, stderrSink, type ViewSink } from "./view.ts";
 import { type Mode, MODE_STAGES, type Plan } from "./task.ts";
+import { RUN_DEFAULTS } from "./defaults.ts";
 
-/** Defaults of the runner flags (a config may override them, flags override both). */
-export const RUN_DEFAULTS = {
-  maxPartitionSize: 2000,
-  taskTimeout: 1800,
-  retries: 2,
-} as const;
+export { RUN_DEFAULTS };
 
 /** Options of {@linkcode run}. */
 export interface RunOptions {

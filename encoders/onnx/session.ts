@@ -19,6 +19,7 @@
  */
 import type * as Ort from "onnxruntime-node";
 import { type GraphInterface, OnnxConfigError } from "./manifest.ts";
+import { ONNX_DEVICES, type OnnxDevice } from "../names.ts";
 
 let ortModule: typeof Ort | undefined;
 
@@ -47,11 +48,7 @@ function ortLoaded(): typeof Ort {
   return ortModule;
 }
 
-/** Where a model runs. `auto`: CUDA when it can be loaded, else CPU (said on stderr). */
-export type OnnxDevice = "cpu" | "cuda" | "webgpu" | "auto";
-
-/** Devices accepted by `--device`. */
-export const ONNX_DEVICES: readonly OnnxDevice[] = ["cpu", "cuda", "webgpu", "auto"];
+export { ONNX_DEVICES, type OnnxDevice };
 
 /** Session options of the ONNX encoders. */
 export interface OnnxSessionOptions {

@@ -34,9 +34,9 @@ import { fsum } from "../fsum.ts";
 import type { IndexMetric } from "./format.ts";
 import { DEFAULT_NPROBE, ivfCandidatesMany, type IvfIndexView, nprobeProblem } from "./ivfpq.ts";
 import { NonFiniteError, TopK } from "./score.ts";
+import { DEFAULT_HYBRID_CANDIDATES } from "./defaults.ts";
 
-/** Candidates re-scored exactly per question by default on a hybrid index. */
-export const DEFAULT_HYBRID_CANDIDATES = 1000;
+export { DEFAULT_HYBRID_CANDIDATES };
 
 const EPS = 2 ** -52;
 

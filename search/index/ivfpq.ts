@@ -73,9 +73,9 @@ import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts"
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
 import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
 import { scoreDense, TopK } from "./score.ts";
+import { DEFAULT_TRAIN_PARAGRAPHS } from "./defaults.ts";
 
-/** Paragraphs the IVF-PQ quantizers are trained on, by default. */
-export const DEFAULT_TRAIN_PARAGRAPHS = 100;
+export { DEFAULT_TRAIN_PARAGRAPHS };
 
 /** k-means iterations of the coarse quantizer and of each sub-quantizer (faiss's default). */
 export const KMEANS_ITERATIONS = 25;

@@ -1,13 +1,13 @@
 /**
- * Tests of pipeline/inspect.ts: the importable `inspectFile` and the script's
- * command-line conventions (help, exit codes, one error line).
+ * Tests of pipeline/inspect.ts: the library's `inspectFile` (`io/inspect.ts`) and the
+ * script's command-line conventions (help, exit codes, one error line).
  */
 import { Effect } from "effect";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { python, runStage } from "../_util.ts";
 import { bytesArray, encodeNpy, ndarray } from "../../io/npy.ts";
 import { encodeNpz, encodeSparseNpz } from "../../io/npz.ts";
-import { inspectFile } from "../../pipeline/inspect.ts";
+import { inspectFile } from "../../io/inspect.ts";
 
 const tempDirs: string[] = [];
 globalThis.addEventListener("unload", () => {

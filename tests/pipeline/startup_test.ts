@@ -1,7 +1,10 @@
 /**
  * What a command loads before it runs: its static module graph (`deno info
- * --json`, imports that are not `import()`). `evaluate --help` loads only the
- * argument parser; `evaluate` loads ONNX Runtime, Vega and the other
+ * --json`, imports that are not `import()`). Every command's `--help` (and a
+ * usage error) loads only the argument parser, its error type, the
+ * open-files limit and the light modules its spec reads (the names of
+ * encoders, the defaults it shows); the work loads with `import()`.
+ * `evaluate` loads ONNX Runtime, Vega and the other
  * question sets' metrics only when its flags ask for them (`import()`), and
  * Effect module by module, never through the `effect` index (which loads
  * all of Effect).
@@ -46,17 +49,6 @@ async function staticGraph(script: string): Promise<string[]> {
     .sort();
 }
 
-Deno.test("startup: evaluate --help loads only the argument parser, its error type and the open-files limit", async () => {
-  const g = await staticGraph("pipeline/evaluate.ts");
-  assertEquals(g.filter((s) => !s.startsWith("npm:")), [
-    "io/errors.ts",
-    "io/limits.ts",
-    "pipeline/_args.ts",
-    "pipeline/evaluate.ts",
-  ]);
-  assertEquals(g.filter((s) => s.startsWith("npm:")), ["npm:/effect@4.1.0/Data"]);
-});
-
 Deno.test("startup: scoring SQuAD loads no ONNX Runtime, Vega, tokenizer or Effect index", async () => {
   const g = await staticGraph("pipeline/_evaluate.ts");
   assert(g.includes("metrics/evaluate.ts"), `not the scoring's graph: ${g}`);
@@ -71,3 +63,63 @@ Deno.test("startup: scoring SQuAD loads no ONNX Runtime, Vega, tokenizer or Effe
     assertEquals(g.filter((s) => s.startsWith(later)), [], `${later} is loaded up front`);
   }
 });
+
+/** What every command file loads: the argument parser, its error type, the open-files limit. */
+const PARSER = ["io/errors.ts", "io/limits.ts", "pipeline/_args.ts"];
+
+/**
+ * Each command of deno.json and the light modules its spec (or its start,
+ * before the work loads) reads besides {@linkcode PARSER}.
+ */
+const COMMANDS: Readonly<Record<string, readonly string[]>> = {
+  bem: [],
+  embed_context: ["encoders/names.ts", "pipeline/_embed_flags.ts"],
+  embed_question: ["encoders/names.ts", "pipeline/_embed_flags.ts"],
+  evaluate: [],
+  full: ["encoders/names.ts"],
+  index: ["search/index/defaults.ts"],
+  inspect: [],
+  // Its workers start before the stage loads: their plan and pool.
+  merge: ["search/early.ts", "search/plan.ts"],
+  records: [],
+  report: [],
+  run: ["runs/defaults.ts"],
+  search: ["search/index/defaults.ts"],
+  serve: [],
+  split: [],
+  subset: [],
+  validate: [],
+};
+
+Deno.test("startup: the commands of deno.json are the ones checked here", async () => {
+  const tasks = await Deno.readTextFile(`${ROOT}/deno.json`);
+  const run = [...new Set([...tasks.matchAll(/pipeline\/([a-z_]+)\.ts/g)].map((m) => m[1]))];
+  assertEquals(run.sort(), Object.keys(COMMANDS).sort());
+});
+
+for (const [command, light] of Object.entries(COMMANDS)) {
+  Deno.test(
+    `startup: ${command} --help loads only the argument parser${
+      light.length > 0 ? ` and ${light.join(", ")}` : ""
+    }`,
+    async () => {
+      const g = await staticGraph(`pipeline/${command}.ts`);
+      assertEquals(
+        g.filter((s) => !s.startsWith("npm:")),
+        [...PARSER, ...light, `pipeline/${command}.ts`].sort(),
+      );
+      assertEquals(g.filter((s) => s.startsWith("npm:")), ["npm:/effect@4.1.0/Data"]);
+    },
+  );
+}
+
+for (const command of Object.keys(COMMANDS)) {
+  Deno.test(`startup: ${command}'s work (pipeline/_${command}.ts) imports only types from its command file`, async () => {
+    // A value imported from the command file would wait forever on the
+    // command's top-level await of this very module: the process would
+    // end with "Top-level await promise never resolved".
+    const g = await staticGraph(`pipeline/_${command}.ts`);
+    assert(g.includes(`pipeline/_${command}.ts`), `not the work's graph: ${g}`);
+    assertEquals(g.filter((s) => s === `pipeline/${command}.ts`), []);
+  });
+}

@@ -1,0 +1,35 @@
+/**
+ * The names a command line gives encoders (`--encoder NAME`) and ONNX
+ * devices (`--device`), without the encoders themselves: a command's spec
+ * (its flags' choices and defaults, `--help`) reads them without loading
+ * ONNX Runtime or Effect. `registry.ts` builds each name's encoder and
+ * re-exports these.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_ENCODER, ENCODER_NAMES } from "./names.ts";
+ * if (!ENCODER_NAMES.includes(DEFAULT_ENCODER)) throw new Error("the default is registered");
+ * ```
+ *
+ * @module
+ */
+
+/** The hybrid encoder's name (`hybrid.ts`). */
+export const HYBRID_NAME = "piqa-lstm+sparse";
+
+const NAMES = ["sparse-pi", "piqa-lstm", "piqa-lstm-sa", HYBRID_NAME] as const;
+
+/** A registered encoder's name. */
+export type EncoderName = (typeof NAMES)[number];
+
+/** Names accepted by `--encoder`, in the order help lists them. */
+export const ENCODER_NAMES: readonly string[] = NAMES;
+
+/** The encoder a stage, `full` or a run uses when none is named. */
+export const DEFAULT_ENCODER = "sparse-pi";
+
+/** Where a model runs. `auto`: CUDA when it can be loaded, else CPU (said on stderr). */
+export type OnnxDevice = "cpu" | "cuda" | "webgpu" | "auto";
+
+/** Devices accepted by `--device`. */
+export const ONNX_DEVICES: readonly OnnxDevice[] = ["cpu", "cuda", "webgpu", "auto"];

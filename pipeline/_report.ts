@@ -1,0 +1,33 @@
+/**
+ * The work of `report` (`pipeline/report.ts`, which loads this module only
+ * to run: `--help` and bad usage need none of it).
+ *
+ * @module
+ */
+import { Effect } from "effect";
+import { report } from "../report/mod.ts";
+import type { ParsedArgs } from "./_args.ts";
+import type { REPORT_SPEC } from "./report.ts";
+
+/** `report`'s program over `inputs` (every INPUT of the command line): the report folder. */
+export const reportCommand = (inputs: readonly string[]) => (a: ParsedArgs<typeof REPORT_SPEC>) =>
+  Effect.gen(function* () {
+    const r = yield* report({
+      inputs: [...inputs],
+      data: a.flags.data,
+      out: a.flags.out,
+      baseline: a.flags.baseline,
+      seed: a.flags.seed,
+      resamples: a.flags.resamples,
+      shuffles: a.flags.shuffles,
+      top: a.flags.top,
+      cluster: a.flags.cluster,
+      latex: a.flags.latex,
+    });
+    const t = r.timings;
+    console.log(
+      `report: ${r.systems} systems → ${r.out}/report.{html,md,json${
+        a.flags.latex ? ",tex" : ""
+      }} (score ${t.score} s, statistics ${t.stats} s, charts ${t.charts} s, write ${t.write} s)`,
+    );
+  });

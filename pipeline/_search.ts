@@ -1,0 +1,274 @@
+/**
+ * The work of `search` (`pipeline/search.ts`, which loads this module only
+ * to run: `--help` and bad usage need none of it): the flags' checks, the
+ * search (`openSearch`, `search/open.ts`) and its scores.
+ *
+ * @module
+ */
+import * as Effect from "effect/Effect";
+import * as Option from "effect/Option";
+import * as Stream from "effect/Stream";
+import { FileError, InputError } from "../io/errors.ts";
+import type { DatasetFormat } from "../io/datasets/detect.ts";
+import { isSquadShaped, openDataset, readQuestions } from "../io/datasets/read.ts";
+import { refuseAliases } from "../io/paths.ts";
+import { openAtomicWriter } from "../io/source.ts";
+import { corpusOpenScores, corpusSummary } from "../metrics/open_corpus.ts";
+import { readIndexPassages } from "../search/index/read.ts";
+import { squadQuestions } from "../io/squad.ts";
+import { scoreDataset } from "../metrics/evaluate.ts";
+import { openScores } from "../metrics/open.ts";
+import { openSearch } from "../search/open.ts";
+import { progress, UsageError } from "./_cli.ts";
+import type { ParsedArgs } from "./_args.ts";
+import type { SEARCH_SPEC } from "./search.ts";
+
+/**
+ * Where `search` writes its per-question rows: `--rows`, else the
+ * prediction file's name with `.json` replaced by `.rows.ndjson` (the rule
+ * of `runs/layout.ts`); none when the predictions go to stdout.
+ *
+ * @example
+ * ```ts
+ * import { rowsPath } from "./_search.ts";
+ * if (rowsPath("out/open.json") !== "out/open.rows.ndjson") throw new Error();
+ * if (rowsPath("-") !== undefined || rowsPath("-", "r.ndjson") !== "r.ndjson") throw new Error();
+ * ```
+ */
+export function rowsPath(pred: string, flag?: string): string | undefined {
+  if (flag !== undefined) return flag;
+  if (pred === "-") return undefined;
+  return pred.endsWith(".json") ? `${pred.slice(0, -5)}.rows.ndjson` : `${pred}.rows.ndjson`;
+}
+
+/**
+ * The format `search` reads `data` as: the named one, else the detected one
+ * (stdin, a file whose start does not tell, and a generic JSONL/CSV file are
+ * SQuAD, whose reader names what is wrong).
+ */
+const searchFormat = (
+  data: string,
+  named: string | undefined,
+): Effect.Effect<DatasetFormat, InputError | FileError | UsageError> =>
+  data === "-" && named === undefined
+    ? Effect.succeed<DatasetFormat>("squad")
+    : Effect.flatMap(openDataset(data, named, true), ([format, src]) =>
+      Effect.as(
+        Effect.promise(() => src.stream.cancel().catch(() => {})),
+        format,
+      ));
+
+/** The options of `search` after its checks (see {@linkcode corpusSearch}). */
+interface SearchRun {
+  readonly data: string;
+  readonly pred: string;
+  readonly topkOut: string | undefined;
+  readonly rows: string | undefined;
+  readonly k: number;
+  readonly format: DatasetFormat;
+}
+
+/** The search options shared by both paths, from the flags. */
+function searchOptions(a: ParsedArgs<typeof SEARCH_SPEC>) {
+  const candidates = a.flags.candidates ?? a.flags.refine;
+  return {
+    index: a.positional["index_dir"],
+    questionEmb: a.positional["question_emb"],
+    closed: a.flags.closed,
+    exact: a.flags.exact,
+    nprobe: a.flags.nprobe,
+    candidates,
+    ...(a.flags.threads !== undefined ? { threads: a.flags.threads } : {}),
+    simd: !a.flags["no-simd"],
+  };
+}
+
+/**
+ * `search` on a question set that is not SQuAD-shaped: the search, then
+ * the open metrics over the corpus (`metrics/open_corpus.ts`) printed as
+ * one `search: open: {...}` line and, unless the predictions go to stdout,
+ * the per-question rows. A set without gold answers is searched and not
+ * scored (a note says so; an explicit `--rows` is refused first).
+ */
+const corpusSearch = (a: ParsedArgs<typeof SEARCH_SPEC>, run: SearchRun) =>
+  Effect.gen(function* () {
+    const { data, pred, topkOut, rows } = run;
+    const unanswered = yield* Stream.runHead(
+      Stream.filter(
+        readQuestions(data, { format: run.format, lang: a.flags.lang, answers: "optional" }),
+        (q) => q.answers.length === 0,
+      ),
+    );
+    const noGolds = Option.isSome(unanswered)
+      ? `question ${JSON.stringify(unanswered.value.id)} has no gold answers`
+      : undefined;
+    if (noGolds !== undefined && a.flags.rows !== undefined) {
+      return yield* Effect.fail(
+        new InputError({ file: data, where: "", message: `${noGolds}: --rows needs them` }),
+      );
+    }
+    const bar = progress("search");
+    const r = yield* openSearch({
+      ...searchOptions(a),
+      data,
+      format: run.format,
+      ...(a.flags.lang !== undefined ? { lang: a.flags.lang } : {}),
+      predictions: pred,
+      topkOut,
+      topK: run.k,
+      onProgress: (n) => bar.update(n, "questions"),
+    });
+    bar.done();
+    console.error(
+      `search: ${r.answered} of ${r.questions} questions answered over ${r.phrases} phrases`,
+    );
+    if (noGolds !== undefined) {
+      console.error(`search: no scores: ${data}: ${noGolds}`);
+      return;
+    }
+    if (pred === "-") return;
+    const passages = topkOut === undefined ? undefined : yield* Effect.try({
+      try: () => readIndexPassages(a.positional["index_dir"]),
+      catch: (e) =>
+        e instanceof InputError || e instanceof FileError
+          ? e
+          : new FileError({ file: a.positional["index_dir"], message: String(e) }),
+    });
+    const s = yield* corpusOpenScores({
+      data,
+      format: run.format,
+      lang: a.flags.lang,
+      predictions: pred,
+      ...(topkOut !== undefined ? { topk: topkOut, ranks: run.k } : {}),
+      ...(passages !== undefined
+        ? { passages: { text: passages.text, where: passages.file } }
+        : {}),
+    });
+    console.error(`search: open: ${corpusSummary(s)}`);
+    if (rows === undefined) return;
+    yield* Effect.tryPromise({
+      try: async () => {
+        const w = await openAtomicWriter(rows);
+        try {
+          await w.write(s.rows.map((row) => JSON.stringify(row) + "\n").join(""));
+          await w.commit();
+        } catch (e) {
+          await w.abort();
+          throw e;
+        }
+      },
+      catch: (e) =>
+        new FileError({ file: rows, message: e instanceof Error ? e.message : String(e) }),
+    });
+  });
+
+/** `search`'s program: the predictions, top-k records and rows of the search. */
+export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
+  const k = a.flags["top-k"];
+  if (k < 1) return Effect.fail(new UsageError(`--top-k must be at least 1, got ${k}`));
+  const { nprobe, threads } = a.flags;
+  if (threads !== undefined && threads < 1) {
+    return Effect.fail(new UsageError(`--threads must be at least 1, got ${threads}`));
+  }
+  if (nprobe !== undefined && nprobe < 1) {
+    return Effect.fail(new UsageError(`--nprobe must be at least 1, got ${nprobe}`));
+  }
+  if (a.flags.candidates !== undefined && a.flags.refine !== undefined) {
+    return Effect.fail(new UsageError("--refine is the older name of --candidates: give one"));
+  }
+  const candidates = a.flags.candidates ?? a.flags.refine;
+  const cname = a.flags.refine !== undefined ? "--refine" : "--candidates";
+  if (candidates !== undefined && candidates < 0) {
+    return Effect.fail(new UsageError(`${cname} must be at least 0, got ${candidates}`));
+  }
+  if (a.flags.exact && (nprobe !== undefined || candidates !== undefined)) {
+    return Effect.fail(new UsageError(`--exact cannot go with --nprobe or ${cname}`));
+  }
+  const bar = progress("search");
+  const data = a.positional["data.json"];
+  const pred = a.positional["pred.json"];
+  const topkOut = a.flags["topk-out"];
+  const rows = rowsPath(pred, a.flags.rows);
+  if (rows !== undefined && (data === "-" || pred === "-")) {
+    return Effect.fail(
+      new UsageError("per-question rows read the dataset and pred.json again: give files, not -"),
+    );
+  }
+  return Effect.gen(function* () {
+    yield* refuseAliases(
+      [
+        { name: "data.json", path: data },
+        { name: "index_dir", path: a.positional["index_dir"], folder: true },
+        { name: "question_emb", path: a.positional["question_emb"], folder: true },
+      ],
+      [
+        { name: "pred.json", path: pred },
+        { name: "--topk-out", path: topkOut },
+        { name: "--rows", path: rows },
+      ],
+    );
+    const format = yield* searchFormat(data, a.flags.format);
+    if (!isSquadShaped(format)) {
+      return yield* corpusSearch(a, { data, pred, topkOut, rows, k, format });
+    }
+    // Per-question rows need gold answers: without them (a split's question.json), an
+    // implicit --rows is skipped with a note; an explicit one is refused before any output.
+    const firstWithout = rows === undefined ? undefined : yield* Stream.runHead(
+      Stream.filter(
+        squadQuestions(data, { context: "optional" }),
+        (q) => q.answers === undefined || q.answers.length === 0,
+      ),
+    );
+    let rowsOut = rows;
+    if (firstWithout !== undefined && Option.isSome(firstWithout)) {
+      const why = `question "${firstWithout.value.id}" has no gold answers`;
+      if (a.flags.rows !== undefined) {
+        return yield* Effect.fail(
+          new InputError({
+            file: data,
+            where: "",
+            message: `${why}: --rows needs them (SQuAD v1.1 scoring)`,
+          }),
+        );
+      }
+      console.error(`search: no per-question rows: ${data}: ${why}`);
+      rowsOut = undefined;
+    }
+    const r = yield* openSearch({
+      data,
+      index: a.positional["index_dir"],
+      questionEmb: a.positional["question_emb"],
+      predictions: pred,
+      topkOut,
+      topK: k,
+      closed: a.flags.closed,
+      uniqueIds: a.flags["unique-ids"],
+      ...(a.flags.format !== undefined ? { format: a.flags.format } : {}),
+      ...(a.flags.lang !== undefined ? { lang: a.flags.lang } : {}),
+      exact: a.flags.exact,
+      nprobe,
+      candidates,
+      ...(threads !== undefined ? { threads } : {}),
+      simd: !a.flags["no-simd"],
+      onProgress: (n) => bar.update(n, "questions"),
+    });
+    bar.done();
+    console.error(
+      `search: ${r.answered} of ${r.questions} questions answered over ${r.phrases} phrases`,
+    );
+    if (rowsOut === undefined) return;
+    // The rows come from the one fold of metrics/ (as the eval task's).
+    const open = topkOut === undefined ? undefined : yield* openScores({
+      data,
+      predictions: pred,
+      topk: topkOut,
+      uniqueIds: a.flags["unique-ids"],
+    });
+    yield* scoreDataset({
+      data,
+      predictions: pred,
+      perQuestion: rowsOut,
+      ...(open !== undefined ? { rowExtra: (id: string) => open.rows.get(id) } : {}),
+    });
+  });
+};

@@ -1,0 +1,224 @@
+/**
+ * The work of `serve` (`pipeline/serve.ts`, which loads this module only
+ * to run: `--help` and bad usage need none of it): the checks of the
+ * arguments and the index, building it from a dump (`serve/launch.ts`),
+ * and the server child.
+ *
+ * @module
+ */
+import { CHILD_ENV } from "../runs/process.ts";
+import * as Effect from "effect/Effect";
+import { FileError, InputError } from "../io/errors.ts";
+import { REPO_ROOT } from "../io/repo.ts";
+import { encoderSpec } from "../encoders/registry.ts";
+import { readIndexHeader } from "../search/index/read.ts";
+import { denoRunArgv, grantedFileProblem } from "../runs/sandbox.ts";
+import { ensureIndex, isIndexFolder, serveGrants } from "../serve/launch.ts";
+import { STATIC_DIR } from "../serve/server.ts";
+import { defaultMaxConnections } from "../serve/http.ts";
+import { type MainContext, UsageError } from "./_cli.ts";
+import type { ParsedArgs } from "./_args.ts";
+import type { SERVE_SPEC } from "./serve.ts";
+
+/** A free TCP port on `host` (bound, read, released). */
+function freePort(host: string): number {
+  const l = Deno.listen({ hostname: host, port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+/** `serve`'s program: the checks, the index, then the server child until it exits. */
+export const serveCommand = (a: ParsedArgs<typeof SERVE_SPEC>, ctx: MainContext) =>
+  Effect.gen(function* () {
+    const f = a.flags;
+    const input = a.positional["index_dir"].replace(/\/+$/, "") || "/";
+    const usage = (m: string) => Effect.fail(new UsageError(m));
+    if (f["top-k"] < 1 || f["top-k"] > 100) return yield* usage("--top-k must be 1..100");
+    if (f.port < 0 || f.port > 65535) return yield* usage(`bad --port ${f.port}`);
+    if (f.queue < 1) return yield* usage("--queue must be at least 1");
+    if (f.nprobe !== undefined && f.nprobe < 1) {
+      return yield* usage("--nprobe must be at least 1");
+    }
+    if (f.candidates !== undefined && f.refine !== undefined) {
+      return yield* usage("give --candidates or its older name --refine, not both");
+    }
+    const candidates = f.candidates ?? f.refine;
+    if (candidates !== undefined && candidates < 0) {
+      return yield* usage("--candidates must be at least 0");
+    }
+    if (!(f["body-timeout"] > 0)) return yield* usage("--body-timeout must be positive");
+    const spec = yield* encoderSpec(f.encoder, f.model);
+    const st = yield* Effect.try({
+      try: () => Deno.statSync(input),
+      catch: (e) => new FileError({ file: input, message: (e as Error).message }),
+    });
+    const buildFlags = f.nlist !== undefined || f.bpv !== undefined || f["exact-index"] ||
+      f.context !== undefined || f["index-dir"] !== undefined;
+    let index = input;
+    if (st.isDirectory && isIndexFolder(input)) {
+      if (buildFlags) {
+        return yield* usage(
+          `${input} is an index: --nlist, --bpv, --exact-index, --context and --index-dir ` +
+            "apply to a context dump",
+        );
+      }
+    } else if (st.isDirectory || /\.zip$/i.test(input)) {
+      if ((f.nlist === undefined) !== (f.bpv === undefined)) {
+        return yield* usage("an IVF-PQ index needs both --nlist and --bpv");
+      }
+      if (f["exact-index"] && f.nlist !== undefined) {
+        return yield* usage("--exact-index cannot go with --nlist and --bpv");
+      }
+      const r = yield* ensureIndex({
+        dump: input,
+        indexDir: f["index-dir"],
+        sparse: spec.sparse,
+        context: f.context,
+        nlist: f.nlist,
+        bpv: f.bpv,
+        onStatus: (line) => console.error(`serve: ${line}`),
+      });
+      index = r.dir;
+    } else {
+      return yield* Effect.fail(
+        new InputError({
+          file: input,
+          where: "",
+          message: "is neither an index folder nor a context dump (a folder or a .zip)",
+        }),
+      );
+    }
+    const header = yield* Effect.try({
+      try: () => readIndexHeader(index),
+      catch: (e) => e as InputError,
+    });
+    if (
+      header.kind !== "ivf-pq" && (f.nprobe !== undefined || candidates !== undefined || f.exact)
+    ) {
+      return yield* Effect.fail(
+        new InputError({
+          file: index,
+          where: "",
+          message:
+            `is an ${header.kind} index: --nprobe, --candidates and --exact apply to ivf-pq only`,
+        }),
+      );
+    }
+    const nlist = header.parameters.nlist as number | undefined;
+    if (nlist !== undefined && f.nprobe !== undefined && f.nprobe > nlist) {
+      return yield* Effect.fail(
+        new InputError({
+          file: index,
+          where: "",
+          message: `--nprobe ${f.nprobe} is larger than the index's nlist ${nlist}`,
+        }),
+      );
+    }
+    if ((header.vectors === "csr") !== spec.sparse) {
+      return yield* Effect.fail(
+        new InputError({
+          file: index,
+          where: "",
+          message: `has ${header.vectors} vectors but the encoder ${spec.name} writes ` +
+            `${spec.sparse ? "csr" : "dense"} ones (serve the index with the encoder of its dump)`,
+        }),
+      );
+    }
+    // The server child reads its model files by name: each must be what
+    // it says (no hard link to another file, no link or device in a folder).
+    for (const file of spec.questionFiles) {
+      const why = grantedFileProblem(file, []);
+      if (why !== undefined) {
+        return yield* Effect.fail(
+          new InputError({
+            file: "",
+            where: "--model",
+            message: `${why}; the server may not be granted it`,
+          }),
+        );
+      }
+    }
+    const port = f.port === 0 ? freePort(f.host) : f.port;
+    const grants = serveGrants({
+      index,
+      modelFiles: spec.questionFiles,
+      staticDir: STATIC_DIR,
+      host: f.host,
+      port,
+      encoderFlags: spec.permissions,
+    });
+    const args = [
+      index,
+      `--encoder=${f.encoder}`,
+      ...(f.model !== undefined ? [`--model=${f.model}`] : []),
+      `--host=${f.host}`,
+      `--port=${port}`,
+      `--top-k=${f["top-k"]}`,
+      ...(f.nprobe !== undefined ? [`--nprobe=${f.nprobe}`] : []),
+      ...(candidates !== undefined ? [`--refine=${candidates}`] : []),
+      ...(f.exact ? ["--exact"] : []),
+      `--queue=${f.queue}`,
+      `--static=${STATIC_DIR}`,
+      `--body-timeout=${f["body-timeout"]}`,
+      // The child inherits this process's descriptor limit but may not read it.
+      `--max-connections=${defaultMaxConnections()}`,
+      "--watch-stdin",
+    ];
+    const argv = yield* Effect.try({
+      try: () =>
+        denoRunArgv(`${REPO_ROOT}/pipeline/_serve_child.ts`, args, grants, { quiet: true }),
+      catch: (e) => e as InputError,
+    });
+    const code = yield* Effect.promise(() =>
+      runChild(argv, ctx.signal, (url) =>
+        console.error(
+          `serving ${url} (index ${index}: ${header.kind}, ${header.phrases} phrases, ` +
+            `encoder ${f.encoder})`,
+        ))
+    );
+    if (code !== 0) Deno.exit(code);
+  });
+
+/**
+ * Runs the server child until it exits: its stdout is read for the `ready`
+ * line, its stderr passes through, its stdin stays open (its end tells the
+ * child the launcher is gone), and the launcher's SIGINT/SIGTERM (`signal`)
+ * are passed on. The child's exit code, as a shell reports it.
+ */
+async function runChild(
+  argv: string[],
+  signal: AbortSignal,
+  onReady: (url: string) => void,
+): Promise<number> {
+  const child = new Deno.Command(argv[0], {
+    args: argv.slice(1),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+    env: { ...CHILD_ENV },
+  }).spawn();
+  const forward = () => {
+    try {
+      child.kill(signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT");
+    } catch { /* gone */ }
+  };
+  if (signal.aborted) forward();
+  signal.addEventListener("abort", forward);
+  (async () => {
+    let buf = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      buf += chunk;
+      const m = /^ready (\S+)$/m.exec(buf);
+      if (m !== null) {
+        onReady(m[1]);
+        buf = "";
+      }
+    }
+  })().catch(() => {});
+  const status = await child.status;
+  signal.removeEventListener("abort", forward);
+  if (!status.signal) return status.code;
+  const n = ({ SIGINT: 2, SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[status.signal] ?? 0;
+  return 128 + n;
+}

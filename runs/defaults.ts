@@ -1,0 +1,14 @@
+/**
+ * The defaults of `run`'s runner flags, in a module without imports: the
+ * command's spec (its `--help`) shows them without loading the runner.
+ * `run.ts` re-exports them.
+ *
+ * @module
+ */
+
+/** Defaults of the runner flags (a config may override them, flags override both). */
+export const RUN_DEFAULTS = {
+  maxPartitionSize: 2000,
+  taskTimeout: 1800,
+  retries: 2,
+} as const;
