@@ -251,6 +251,19 @@ export const scanCorpus = (ds: ResolvedDataset & { readonly corpus: string }) =>
     return ids;
   });
 
+/**
+ * How a task is told a question set that is not SQuAD's: `--format` (when
+ * the config names or detected one), `--lang` and `--fields`.
+ */
+function questionSetFlags(ds: ResolvedDataset): string[] {
+  const other = !SQUAD_KINDS.includes(ds.type);
+  return [
+    ...(other && ds.format !== undefined ? [`--format=${ds.format}`] : []),
+    ...(other && ds.lang !== undefined ? [`--lang=${ds.lang}`] : []),
+    ...(ds.fields !== undefined ? [`--fields=${JSON.stringify(ds.fields)}`] : []),
+  ];
+}
+
 /** The `eval` task of a predictions model on a dataset: copy its answers in, score them. */
 function predictionsEval(
   L: RunLayout,
@@ -267,7 +280,6 @@ function predictionsEval(
   const rows = L.rows(model, ds.abbr);
   const resDir = result.slice(0, result.lastIndexOf("/"));
   const predDir = pred.slice(0, pred.lastIndexOf("/"));
-  const other = !SQUAD_KINDS.includes(ds.type) && ds.format !== undefined;
   return {
     id: `eval/${model}/${ds.abbr}`,
     stage: "eval",
@@ -287,9 +299,7 @@ function predictionsEval(
         `--from=${source}`,
         `--out=${result}`,
         `--rows=${rows}`,
-        ...(other ? [`--format=${ds.format}`] : []),
-        ...(ds.lang !== undefined && !SQUAD_KINDS.includes(ds.type) ? [`--lang=${ds.lang}`] : []),
-        ...(ds.fields !== undefined ? [`--fields=${JSON.stringify(ds.fields)}`] : []),
+        ...questionSetFlags(ds),
       ],
     ),
     log: L.log("eval", model, ds.abbr, null),
@@ -590,46 +600,13 @@ export const planRun = (
         const rows = L.rows(m.abbr, ds.abbr);
         const rowsDir = rows.slice(0, rows.lastIndexOf("/"));
         const bem = ds.bem;
-        if (corpus !== undefined && open !== undefined) {
-          // Over a corpus the eval task scores the search: top-1 EM/F1 over the
-          // gold answers and DPR's top-k passage accuracy (passage texts from the index).
-          const index = L.index(m.abbr, ds.abbr);
-          tasks.push({
-            id: `eval/${m.abbr}/${ds.abbr}`,
-            stage: "eval",
-            model: m.abbr,
-            dataset: ds.abbr,
-            part: null,
-            range: null,
-            items: scan.questionIds.length,
-            unit: "questions",
-            argv: denoRun(
-              { read: [data, openPred, topk, index, resDir, rowsDir], write: [resDir, rowsDir] },
-              "_run_task.ts",
-              [
-                "eval",
-                `--data=${data}`,
-                `--out=${result}`,
-                `--rows=${rows}`,
-                `--open-pred=${openPred}`,
-                `--topk=${topk}`,
-                `--corpus-index=${index}`,
-                `--top-k=${open.topK}`,
-                ...formatFlag,
-                ...(ds.lang !== undefined && !SQUAD_KINDS.includes(ds.type)
-                  ? [`--lang=${ds.lang}`]
-                  : []),
-                ...(ds.fields !== undefined ? [`--fields=${JSON.stringify(ds.fields)}`] : []),
-              ],
-            ),
-            log: L.log("eval", m.abbr, ds.abbr, null),
-            watch: [resDir, rowsDir],
-            check: { kind: "files", files: [result, rows] },
-            deps: [searchId],
-            gres: null,
-          });
-          continue;
-        }
+        // Over a corpus the eval task scores the search alone: top-1 EM/F1 over
+        // the gold answers and DPR's top-k passage accuracy (passage texts from
+        // the index). Otherwise it scores merge's answers, and the search's too
+        // with the open option; BEM is scored in the task's own process (it reads
+        // the model and the BERT vocabulary and loads ONNX Runtime's addon).
+        const overCorpus = corpus !== undefined && open !== undefined;
+        const index = L.index(m.abbr, ds.abbr);
         tasks.push({
           id: `eval/${m.abbr}/${ds.abbr}`,
           stage: "eval",
@@ -640,42 +617,45 @@ export const planRun = (
           items: scan.questionIds.length,
           unit: "questions",
           argv: denoRun(
-            {
-              // BEM is scored in the task's own process: it reads the model and
-              // the BERT vocabulary and loads ONNX Runtime's addon.
-              read: [
-                data,
-                pred,
-                resDir,
-                rowsDir,
-                ...(bem ? [bem.model, `${REPO_ROOT}/data/bert`] : []),
-                ...(open !== undefined ? [openPred, topk] : []),
-              ],
-              write: [resDir, rowsDir],
-              ffi: bem ? (opts.bemFfi ? [opts.bemFfi] : true) : undefined,
-            },
+            overCorpus
+              ? { read: [data, openPred, topk, index, resDir, rowsDir], write: [resDir, rowsDir] }
+              : {
+                read: [
+                  data,
+                  pred,
+                  resDir,
+                  rowsDir,
+                  ...(bem ? [bem.model, `${REPO_ROOT}/data/bert`] : []),
+                  ...(open !== undefined ? [openPred, topk] : []),
+                ],
+                write: [resDir, rowsDir],
+                ffi: bem ? (opts.bemFfi ? [opts.bemFfi] : true) : undefined,
+              },
             "_run_task.ts",
             [
               "eval",
               `--data=${data}`,
-              `--pred=${pred}`,
+              ...(overCorpus ? [] : [`--pred=${pred}`]),
               `--out=${result}`,
               `--rows=${rows}`,
-              ...(open !== undefined
+              ...(overCorpus
+                ? [
+                  `--open-pred=${openPred}`,
+                  `--topk=${topk}`,
+                  `--corpus-index=${index}`,
+                  `--top-k=${open.topK}`,
+                  ...questionSetFlags(ds),
+                ]
+                : open !== undefined
                 ? [`--open-pred=${openPred}`, `--topk=${topk}`, ...unique(ds)]
                 : []),
-              ...(bem
-                ? [
-                  `--bem=${bem.model}`,
-                  `--bem-report=${bem.report}`,
-                ]
-                : []),
+              ...(bem && !overCorpus ? [`--bem=${bem.model}`, `--bem-report=${bem.report}`] : []),
             ],
           ),
           log: L.log("eval", m.abbr, ds.abbr, null),
           watch: [resDir, rowsDir],
           check: { kind: "files", files: [result, rows] },
-          deps: open !== undefined ? [mergeId, searchId] : [mergeId],
+          deps: overCorpus ? [searchId] : open !== undefined ? [mergeId, searchId] : [mergeId],
           gres: null,
         });
       }
