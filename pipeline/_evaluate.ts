@@ -119,37 +119,29 @@ export const evaluateCommand = (
     );
     // Messages stream to stderr as they come (none is kept), 64 KiB at a time.
     const messages = stderrLines();
-    // Top-1 and top-k numbers of a search over a corpus, with DPR's top-k
-    // passage accuracy over the passage texts the index holds.
-    const corpusOpen = (topk: string, index: string, format: string) =>
-      Effect.gen(function* () {
-        const [{ corpusOpenScores, corpusSummary }, { readIndexPassages }] = yield* Effect
-          .promise(() =>
-            Promise.all([import("../metrics/open_corpus.ts"), import("../search/index/read.ts")])
-          );
-        const passages = yield* Effect.try({
-          try: () => readIndexPassages(index),
-          catch: (e) =>
-            e instanceof InputError
-              ? e
-              : new InputError({ file: index, where: "", message: String(e) }),
-        });
-        const s = yield* corpusOpenScores({
-          data,
-          format,
-          lang: a.flags.lang,
-          ...(fields !== undefined ? { fields } : {}),
-          predictions,
-          topk,
-          passages: { text: passages.text, where: passages.file },
-        });
-        if (openOut === undefined) console.error(`open: ${corpusSummary(s)}`);
-        else yield* writeJsonAtomic(openOut, JSON.parse(corpusSummary(s)));
-      });
     const fields = a.flags.fields === undefined ? undefined : yield* Effect.try({
       try: () => parseFieldsFlag(a.flags.fields!),
       catch: (e) => e instanceof UsageError ? e : new UsageError(String(e)),
     });
+    // Top-1 and top-k numbers of a search over a corpus, with DPR's top-k
+    // passage accuracy over the passage texts the index holds.
+    const corpusOpen = (topk: string, index: string, format: string) =>
+      Effect.gen(function* () {
+        const [{ corpusSummary }, { corpusSearchScores }] = yield* Effect.promise(() =>
+          Promise.all([import("../metrics/open_corpus.ts"), import("../runs/tasks.ts")])
+        );
+        const s = yield* corpusSearchScores({
+          data,
+          format,
+          ...(a.flags.lang !== undefined ? { lang: a.flags.lang } : {}),
+          ...(fields !== undefined ? { fields } : {}),
+          pred: predictions,
+          topk,
+          index,
+        });
+        if (openOut === undefined) console.error(`open: ${corpusSummary(s)}`);
+        else yield* writeJsonAtomic(openOut, JSON.parse(corpusSummary(s)));
+      });
     const format = yield* datasetFormat(data, a.flags.format);
     if (format !== "squad" && format !== "squad2") {
       const squadOnly = [

@@ -34,7 +34,12 @@ import { split } from "../io/squad_split.ts";
 import { writeArticleSubset } from "../io/squad_subset.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { type OpenMetrics, openScores } from "../metrics/open.ts";
-import { corpusOpenScores, type CorpusTopK } from "../metrics/open_corpus.ts";
+import {
+  type CorpusOpenError,
+  type CorpusOpenScores,
+  corpusOpenScores,
+  type CorpusTopK,
+} from "../metrics/open_corpus.ts";
 import { readIndexPassages } from "../search/index/read.ts";
 import { questionScore, scoreQuestionSet } from "../metrics/qa_eval.ts";
 import type { SquadV2Result } from "../metrics/squad.ts";
@@ -235,13 +240,15 @@ export interface CorpusEvalOptions {
 }
 
 /**
- * Scores a search over a corpus (the `eval` task of a dataset with a
- * `corpus`): top-1 EM/F1 over the gold answers (regex answers as DPR's
- * regex mode) and, from the top-k records and the passage texts the index
- * holds, best-of-k EM/F1, MRR and DPR's top-k passage accuracy; writes the
- * result file and the per-question rows atomically.
+ * The scores of a search over a corpus: the index's passage texts
+ * (`paragraphs.ndjson`) read, then `corpusOpenScores` of
+ * `metrics/open_corpus.ts` (top-1 and best-of-k EM/F1, MRR, DPR's top-k
+ * passage accuracy). What the `eval` task of a corpus run and `evaluate
+ * --topk-file --index` both compute.
  */
-export const evalCorpusSearch = (opts: CorpusEvalOptions) =>
+export const corpusSearchScores = (
+  opts: Omit<CorpusEvalOptions, "out" | "rows">,
+): Effect.Effect<CorpusOpenScores, CorpusOpenError> =>
   Effect.gen(function* () {
     const passages = yield* Effect.try({
       try: () => readIndexPassages(opts.index),
@@ -250,7 +257,7 @@ export const evalCorpusSearch = (opts: CorpusEvalOptions) =>
           ? e
           : new InputError({ file: opts.index, where: "", message: String(e) }),
     });
-    const s = yield* corpusOpenScores({
+    return yield* corpusOpenScores({
       data: opts.data,
       ...(opts.format !== undefined ? { format: opts.format } : {}),
       ...(opts.lang !== undefined ? { lang: opts.lang } : {}),
@@ -260,6 +267,18 @@ export const evalCorpusSearch = (opts: CorpusEvalOptions) =>
       passages: { text: passages.text, where: passages.file },
       ...(opts.ranks !== undefined ? { ranks: opts.ranks } : {}),
     });
+  });
+
+/**
+ * Scores a search over a corpus (the `eval` task of a dataset with a
+ * `corpus`): top-1 EM/F1 over the gold answers (regex answers as DPR's
+ * regex mode) and, from the top-k records and the passage texts the index
+ * holds, best-of-k EM/F1, MRR and DPR's top-k passage accuracy; writes the
+ * result file and the per-question rows atomically.
+ */
+export const evalCorpusSearch = (opts: CorpusEvalOptions) =>
+  Effect.gen(function* () {
+    const s = yield* corpusSearchScores(opts);
     const record: EvalRecord = {
       exact_match: s.exact_match,
       f1: s.f1,
