@@ -8,7 +8,7 @@
  * 4,500, not the question's own.
  *
  * ```sh
- * ./phraseval squad-open-lite                      # writes outputs/squad-open-lite.jsonl
+ * ./phraseval squad-open-lite                      # writes outputs/squad-open-lite.jsonl (--out FILE)
  * ./phraseval full --open --top-k 100 --corpus outputs/squad-open-lite.jsonl
  * ```
  *
@@ -98,26 +98,37 @@ export const writeSquadCorpus = (sources: readonly string[], out: string) =>
   );
 
 if (import.meta.main) {
-  const out = Deno.args[0] ?? "outputs/squad-open-lite.jsonl";
-  if (out === "--help" || out === "-h") {
-    console.log(
-      "Usage: ./phraseval squad-open-lite [OUT.jsonl]\n\n" +
-        "Write SQuAD-open-lite's corpus: every paragraph of the bundled dev set and train " +
-        "subset as JSONL {id, title, text} (default outputs/squad-open-lite.jsonl).",
-    );
-    Deno.exit(0);
-  }
-  await Deno.mkdir(out.slice(0, Math.max(0, out.lastIndexOf("/"))) || ".", { recursive: true });
-  const exit = await Effect.runPromiseExit(writeSquadCorpus(SQUAD_OPEN_LITE_SOURCES, out));
-  if (exit._tag === "Failure") {
-    const e = exit.cause.toString();
-    console.error(`squad-open-lite: ${e.split("\n")[0]}`);
-    Deno.exit(2);
-  }
-  const counts = exit.value;
-  console.log(
-    `${out}: ${counts.reduce((a, b) => a + b, 0)} passages (dev ${counts[0]}, train subset ${
-      counts[1]
-    })`,
+  const { runMain } = await import("../pipeline/_cli.ts");
+  await runMain(
+    {
+      name: "squad-open-lite",
+      summary: "Write SQuAD-open-lite's corpus: every paragraph of the bundled dev set and train " +
+        "subset as JSONL {id, title, text}.",
+      args: [],
+      flags: [
+        {
+          name: "out",
+          type: "string",
+          metavar: "FILE",
+          default: "outputs/squad-open-lite.jsonl",
+          description: "the corpus to write",
+        },
+      ],
+      examples: ["", "--out /tmp/lite.jsonl"],
+    },
+    Deno.args,
+    (a) =>
+      Effect.gen(function* () {
+        const out = a.flags.out;
+        const dir = out.includes("/") ? out.slice(0, out.lastIndexOf("/")) : ".";
+        yield* Effect.tryPromise({
+          try: () => Deno.mkdir(dir || "/", { recursive: true }),
+          catch: (e) => new InputError({ file: dir, where: "", message: String(e) }),
+        });
+        const counts = yield* writeSquadCorpus(SQUAD_OPEN_LITE_SOURCES, out);
+        console.log(
+          `${out}: ${counts[0] + counts[1]} passages (dev ${counts[0]}, train subset ${counts[1]})`,
+        );
+      }),
   );
 }

@@ -31,7 +31,7 @@ Deno.test("full --open --corpus: the search over another corpus, scored as the s
     await devArticles(`${dir}/q.json`, 1);
     await devArticles(`${dir}/c.json`, 3);
     // SQuAD-open-lite's corpus: every paragraph of dev and of the train subset.
-    const lite = await runStage("tools/squad_open_lite.ts", [`${dir}/lite.jsonl`]);
+    const lite = await runStage("tools/squad_open_lite.ts", ["--out", `${dir}/lite.jsonl`]);
     assertEquals(lite.code, 0, lite.stderr);
     assertMatch(lite.stdout, /: 4497 passages \(dev 2067, train subset 2430\)$/m);
     const first = JSON.parse((await Deno.readTextFile(`${dir}/lite.jsonl`)).split("\n")[0]);
