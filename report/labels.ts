@@ -51,7 +51,8 @@
  * (an unlabelled stratum keeps its verdict); π*_r = (Σ_h c_h p*_h) / N
  * (g a {@linkcode Xoshiro128StarStar} seeded with the report's seed; the
  * 2.5 and 97.5 percentiles by NumPy's linear rule). Its variance is SE²
- * above. Each metric's bias is its own score (the share of questions it
+ * plus Σ_h w_h (1 − w_h) / N · p̂_h (1 − p̂_h) / n_h (the strata counts vary
+ * too; small beside SE² when N is large). Each metric's bias is its own score (the share of questions it
  * counts right) minus π̂, with the interval of (Σ_h c_h v_h) / N − π*_r
  * over the same replicates (v_h the metric's verdict in stratum h).
  * `bench/reference/label_correction.py` computes all of it again in

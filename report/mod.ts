@@ -312,14 +312,26 @@ const REPORT_FILES = ["report.json", "report.md", "report.html", "report.tex"];
  * in the report folder `out` (written with the report, all or nothing),
  * else `null` (written after it, atomically), failing with a
  * {@linkcode FileError} when its folder does not exist or it is a folder,
- * and with a {@linkcode UsageError} when it would replace a report file.
+ * and with a {@linkcode UsageError} when it would replace a report file,
+ * the `--labels` file or any file that holds a filled label.
  */
 const sliceTarget = (
   file: string | undefined,
   out: string,
+  labels: string | undefined,
 ): Effect.Effect<string | null, FileError | UsageError> =>
   Effect.gen(function* () {
     if (file === undefined) return null;
+    const labelled = labels !== undefined && absolutePath(labels) === absolutePath(file)
+      ? "it is the --labels file"
+      : labelledLine(file);
+    if (labelled !== null) {
+      return yield* Effect.fail(
+        new UsageError(
+          `--export-slice ${file} would replace people's labels (${labelled}): give another file`,
+        ),
+      );
+    }
     if (absolutePath(dirOf(file)) === absolutePath(out)) {
       const name = baseOf(file);
       if (REPORT_FILES.includes(name)) {
@@ -337,6 +349,21 @@ const sliceTarget = (
     }
     return null;
   });
+
+/**
+ * Where an existing file holds a filled label (`line N`), or `null`: a
+ * slice written over it would lose a person's work.
+ */
+function labelledLine(file: string): string | null {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(file);
+  } catch {
+    return null; // not there (or not a file: refused next)
+  }
+  const i = text.split("\n").findIndex((l) => /"label"\s*:\s*"(correct|incorrect)"/.test(l));
+  return i < 0 ? null : `line ${i + 1} has a label`;
+}
 
 /** Writes the slice's text to `file` atomically (a temporary file renamed into place). */
 const writeSlice = (file: string, text: string): Effect.Effect<void, WriteError> =>
@@ -382,7 +409,7 @@ export const report = (
       );
     }
     const out = opts.out ?? `outputs/report_${timestamp()}`;
-    const sliceName = yield* sliceTarget(opts.exportSlice, out);
+    const sliceName = yield* sliceTarget(opts.exportSlice, out, opts.labels);
     const datasets = yield* scoreSystems(specs);
     const labelSet = opts.labels === undefined
       ? undefined

@@ -491,6 +491,21 @@ Deno.test("slice: one record per disagreeing question, seeded order, read back a
   const l = readJson(`${out2}/report.json`).datasets[0].labels!;
   assertEquals(l.systems.map((s) => s.labelled), [a.disagreeing, b.disagreeing]);
   assertEquals(readJson(`${out2}/report.json`).options.labels, labels);
+  // A new slice is never written over people's labels.
+  for (const args of [{ labels, exportSlice: labels }, { exportSlice: labels }]) {
+    const exit = await Effect.runPromiseExit(
+      report({ inputs: INPUTS, data: DATA, out: `${TMP}/never`, ...OPTS, ...args }),
+    );
+    assert(exit._tag === "Failure");
+    assertStringIncludes(
+      String(exit.cause),
+      `--export-slice ${labels} would replace people's labels (${
+        args.labels ? "it is the --labels file" : "line 1 has a label"
+      }): give another file`,
+    );
+  }
+  assertEquals(readNdjson<SliceRecord>(labels).every((x) => x.label !== ""), true);
+  assertEquals((await listDir(TMP)).includes("never"), false);
 });
 
 /** Cohen's κ from a 2×2 table in its other closed form: 2(ad − bc) / ((a+b)(b+d) + (a+c)(c+d)). */
