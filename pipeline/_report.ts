@@ -23,11 +23,14 @@ export const reportCommand = (inputs: readonly string[]) => (a: ParsedArgs<typeo
       top: a.flags.top,
       cluster: a.flags.cluster,
       latex: a.flags.latex,
+      f1Threshold: a.flags["f1-threshold"],
+      exportSlice: a.flags["export-slice"],
+      labels: a.flags.labels,
     });
     const t = r.timings;
     console.log(
-      `report: ${r.systems} systems → ${r.out}/report.{html,md,json${
-        a.flags.latex ? ",tex" : ""
-      }} (score ${t.score} s, statistics ${t.stats} s, charts ${t.charts} s, write ${t.write} s)`,
+      `report: ${r.systems} systems → ${r.out}/report.{html,md,json${a.flags.latex ? ",tex" : ""}}${
+        r.slice ? `, slice → ${r.slice.file} (${r.slice.records} questions)` : ""
+      } (score ${t.score} s, statistics ${t.stats} s, charts ${t.charts} s, write ${t.write} s)`,
     );
   });

@@ -1,6 +1,7 @@
 /**
  * `report INPUT... [--data DATA] [--out DIR] [--baseline NAME] [--seed S]
- * [--cluster article|paragraph|question] [--latex]`:
+ * [--cluster article|paragraph|question] [--latex] [--f1-threshold X]
+ * [--export-slice FILE] [--labels FILE]`:
  * compares systems on the same questions and writes `report.json`,
  * `report.md` and `report.html` (`report/mod.ts`), for every dataset kind
  * (SQuAD v1.1 and v2.0, MRQA, XQuAD/MLQA, open-domain, generic sets), one
@@ -46,7 +47,7 @@ function splitInputs(argv: readonly string[]): { inputs: string[]; rest: string[
 export const REPORT_SPEC = {
   name: "report",
   summary:
-    "Compare systems on the same questions, on every dataset kind (each with its official EM/F1; SQuAD v2.0 HasAns/NoAns, a per-language table for XQuAD/MLQA, top-k curves of an open search): EM, F1 (BEM when the rows carry it) with 95% bootstrap CIs, each system against the baseline (difference with its paired CI, approximate-randomization p, McNemar p for EM), breakdowns by question type, gold answer length and article, the questions where the systems disagree most, and charts. Writes report.json, report.md and report.html (self-contained) into --out.",
+    "Compare systems on the same questions, on every dataset kind (each with its official EM/F1; SQuAD v2.0 HasAns/NoAns, a per-language table for XQuAD/MLQA, top-k curves of an open search): EM, F1 (BEM when the rows carry it) with 95% bootstrap CIs, each system against the baseline (difference with its paired CI, approximate-randomization p, McNemar p for EM), breakdowns by question type, gold answer length and article, the questions where the systems disagree most, where each system's metrics disagree (EM, F1, BEM, v2.0 no-answer decisions; counts and the most telling questions), and charts; a slice of those questions to label, and with labels each metric's agreement with people and the label-corrected accuracy. Writes report.json, report.md and report.html (self-contained) into --out.",
   args: [
     {
       name: "INPUT...",
@@ -113,10 +114,36 @@ export const REPORT_SPEC = {
       default: 20,
       description: "questions in each disagreement list (0 or more)",
     },
+    {
+      name: "f1-threshold",
+      type: "number",
+      metavar: "X",
+      default: 0.5,
+      min: 0,
+      exclusiveMin: true,
+      description:
+        "F1 at or above X counts a question right in the metric disagreements (at most 1)",
+    },
+    {
+      name: "export-slice",
+      type: "string",
+      metavar: "FILE",
+      description:
+        "write each system's questions on which its metrics disagree as NDJSON, with an empty label to fill (correct or incorrect), in a random order",
+    },
+    {
+      name: "labels",
+      type: "string",
+      metavar: "FILE",
+      description:
+        "people's labels (the slice with label filled, or {system, id, label} lines): each metric's agreement with them and the label-corrected accuracy",
+    },
   ],
   examples: [
     "outputs/20261201_002927 outputs/20261201_003512 --baseline sparse-pi",
     "outputs/20261201_002927 outputs/20261201_003512 --cluster article --latex",
+    "outputs/20261201_002927 --export-slice outputs/slice.ndjson",
+    "outputs/20261201_002927 --labels outputs/slice.ndjson --f1-threshold 0.6",
   ],
 } as const satisfies CommandSpec;
 

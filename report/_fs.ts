@@ -60,3 +60,18 @@ export function realOr(p: string): string {
     return p;
   }
 }
+
+/**
+ * `p` as an absolute path with `.` and `..` segments resolved (against the
+ * working folder; symlinks are not followed): two spellings of one path
+ * compare equal.
+ */
+export function absolutePath(p: string): string {
+  const parts: string[] = [];
+  for (const seg of (p.startsWith("/") ? p : `${Deno.cwd()}/${p}`).split("/")) {
+    if (seg === "" || seg === ".") continue;
+    if (seg === "..") parts.pop();
+    else parts.push(seg);
+  }
+  return `/${parts.join("/")}`;
+}

@@ -45,7 +45,13 @@
  * - over the XQuAD/MLQA datasets, one row per language
  *   ({@linkcode LanguageRow}): each system's EM and F1 in it;
  * - the questions where the systems disagree most (largest spread of F1
- *   across systems), and for BEM the questions where BEM and EM disagree;
+ *   across systems), and for BEM the questions where BEM and EM disagree
+ *   (with BEM accuracy per F1 bin);
+ * - per system, where its own metrics disagree (EM, F1 ≥ t, BEM > 0.5, the
+ *   SQuAD v2.0 no-answer decisions): the count of each kind and the most
+ *   telling questions (`disagree.ts`); with labels (`labelSet`), each
+ *   metric's agreement with people and the label-corrected accuracy
+ *   (`labels.ts`);
  * - F1 histograms.
  *
  * Point values use the official formula (`100 · sum / n`, sums in dataset
@@ -80,6 +86,8 @@ import {
   type V2Breakdown,
 } from "./systems.ts";
 import type { DatasetKind } from "../runs/config.ts";
+import { DEFAULT_F1_THRESHOLD, type MetricDisagreements, metricDisagreements } from "./disagree.ts";
+import { type LabelReport, labelReportSteps, type LabelSet } from "./labels.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 
 /** The wh-words of {@linkcode questionType}, in table order, then `other`. */
@@ -448,6 +456,11 @@ export interface BemDisagreements {
   readonly em0_bem1: number;
   /** Questions with EM 1 and BEM ≤ 0.5. */
   readonly em1_bem0: number;
+  /**
+   * Per bin of {@linkcode F1_BINS}: its questions and the share of them
+   * with a BEM score above 0.5, in percent (`null`: no question).
+   */
+  readonly by_f1: readonly { readonly questions: number; readonly bem_accuracy: number | null }[];
   /** The first `top` of them, largest |BEM − EM| first. */
   readonly items: readonly {
     readonly id: string;
@@ -535,6 +548,14 @@ export interface DatasetReport {
   readonly disagreements: readonly QuestionDetail[];
   /** Per system with BEM: where BEM and EM disagree. */
   readonly bem_disagreements: readonly BemDisagreements[];
+  /**
+   * Per system, where its metrics disagree (EM, F1 ≥ t, BEM, v2.0
+   * no-answer decisions): counts of each kind and the most telling
+   * questions (`disagree.ts`).
+   */
+  readonly metric_disagreements: MetricDisagreements;
+  /** With `--labels`: each metric against people's labels, and the corrected scores (`labels.ts`). */
+  readonly labels?: LabelReport;
   /** F1 histogram: per system, the count of questions in each of {@linkcode F1_BINS} (none without F1). */
   readonly f1_histogram: readonly { readonly system: string; readonly counts: readonly number[] }[];
 }
@@ -571,6 +592,10 @@ export interface AnalysisOptions {
   readonly baseline?: string;
   /** The cluster level of the clustered statistics (default: {@linkcode clusterLevel}'s). */
   readonly cluster?: ClusterLevel;
+  /** F1 at or above it counts a question right in the metric disagreements (default 0.5). */
+  readonly f1Threshold?: number;
+  /** People's labels (`labels.ts`): each metric's agreement with them and corrected scores. */
+  readonly labelSet?: LabelSet;
 }
 
 /** The whole of `report.json`. */
@@ -594,6 +619,12 @@ export interface ReportJson {
     readonly question_types: readonly string[];
     readonly answer_length_bins: readonly string[];
     readonly f1_bins: readonly string[];
+    /** F1 at or above it counts a question right (metric disagreements, labels). */
+    readonly f1_threshold: number;
+    /** A BEM score above it counts a question right. */
+    readonly bem_threshold: 0.5;
+    /** The labels file (`null`: none). */
+    readonly labels: string | null;
   };
   /** Per dataset. */
   readonly datasets: readonly DatasetReport[];
@@ -992,10 +1023,21 @@ export function* analyzeDatasetSteps(
       idx.push(i);
     }
     idx.sort((a, b) => Math.abs(bem[b] - s.em[b]) - Math.abs(bem[a] - s.em[a]) || a - b);
+    const inBin = F1_BINS.map(() => 0);
+    const yesInBin = F1_BINS.map(() => 0);
+    for (let i = 0; i < (s.f1 ? qs.length : 0); i++) {
+      const k = F1_BINS.indexOf(f1Bin(s.f1![i]));
+      inBin[k]++;
+      if (bemCorrect(bem[i])) yesInBin[k]++;
+    }
     return {
       system: s.spec.name,
       em0_bem1: em0,
       em1_bem0: em1,
+      by_f1: inBin.map((n, k) => ({
+        questions: n,
+        bem_accuracy: n === 0 ? null : (100 * yesInBin[k]) / n,
+      })),
       items: idx.slice(0, top).map((i) => ({
         id: qs[i].id,
         question: qs[i].question,
@@ -1007,6 +1049,11 @@ export function* analyzeDatasetSteps(
       })),
     };
   });
+  const t = opts.f1Threshold ?? DEFAULT_F1_THRESHOLD;
+  const metric_disagreements = metricDisagreements(ds, t, top);
+  const labels = opts.labelSet
+    ? yield* labelReportSteps(ds, opts.labelSet, t, o.resamples, o.seed)
+    : null;
   const f1_histogram = S.flatMap((s) => {
     if (s.f1 === null) return [];
     const counts = F1_BINS.map(() => 0);
@@ -1031,6 +1078,8 @@ export function* analyzeDatasetSteps(
     ...(open ? { open } : {}),
     disagreements,
     bem_disagreements,
+    metric_disagreements,
+    ...(labels ? { labels } : {}),
     f1_histogram,
   };
 }
@@ -1074,6 +1123,9 @@ export function* analyzeSteps(
       question_types: QUESTION_TYPES,
       answer_length_bins: LENGTH_BINS,
       f1_bins: F1_BINS,
+      f1_threshold: opts.f1Threshold ?? DEFAULT_F1_THRESHOLD,
+      bem_threshold: 0.5,
+      labels: opts.labelSet?.file ?? null,
     },
     datasets: reports,
     language_systems,

@@ -9,7 +9,9 @@
  * F1); F1 histograms (when it has F1); BEM score against F1 (a binned
  * scatter: circle area = questions) when BEM is present; the open search's
  * top-k curves (accuracy against k, one line per system) when the rows
- * carry an open search.
+ * carry an open search; the questions on which each system's metrics
+ * disagree, by kind (when there are any); with labels, each metric's
+ * accuracy beside the label-corrected accuracy with its interval.
  *
  * @module
  */
@@ -234,6 +236,91 @@ export function chartSpecs(
             color: { field: "system", type: "nominal", sort: names, legend: null },
           },
         },
+      },
+    });
+  }
+  const m = r.metric_disagreements;
+  const counts = m.systems.flatMap((s) =>
+    m.kinds.flatMap((kind) => {
+      const n = s.counts[kind];
+      return n === null ? [] : [{ system: s.system, kind, questions: n }];
+    })
+  );
+  if (counts.some((c) => c.questions > 0)) {
+    out.push({
+      id: `${slug(r.name)}-disagree`,
+      title: `${r.name}: questions on which the metrics disagree, by kind`,
+      spec: {
+        data: { values: counts },
+        width: Math.max(300, 70 * m.kinds.length),
+        height: 220,
+        mark: "bar",
+        encoding: {
+          x: {
+            field: "kind",
+            type: "nominal",
+            sort: m.kinds,
+            title: "kind",
+            axis: { labelAngle: -30 },
+          },
+          xOffset: { field: "system", sort: names },
+          y: { field: "questions", type: "quantitative", title: "questions" },
+          color,
+        },
+      },
+    });
+  }
+  const labelled = r.labels?.systems.filter((s) => s.corrected !== null) ?? [];
+  if (labelled.length > 0) {
+    const t = m.f1_threshold;
+    const measures = ["EM", `F1 ≥ ${t}`, "BEM > 0.5", "people (corrected)"];
+    const points = labelled.flatMap((s) => {
+      const c = s.corrected!;
+      const raw =
+        ([["EM", c.metrics.em], [`F1 ≥ ${t}`, c.metrics.f1], ["BEM > 0.5", c.metrics.bem]] as const)
+          .flatMap(([measure, x]) =>
+            x ? [{ system: s.system, measure, value: x.score, low: x.score, high: x.score }] : []
+          );
+      return [
+        ...raw,
+        {
+          system: s.system,
+          measure: "people (corrected)",
+          value: c.value,
+          low: c.low,
+          high: c.high,
+        },
+      ];
+    });
+    const mcolor = { field: "measure", type: "nominal", sort: measures, title: "measure" };
+    out.push({
+      id: `${slug(r.name)}-labels`,
+      title: `${r.name}: each metric's accuracy and the label-corrected accuracy (95% interval)`,
+      spec: {
+        data: { values: points },
+        width: Math.max(160, 90 * labelled.length),
+        height: 220,
+        layer: [
+          {
+            mark: { type: "rule", strokeWidth: 2 },
+            encoding: {
+              x: { field: "system", type: "nominal", sort: names, title: null },
+              xOffset: { field: "measure", sort: measures },
+              y: { field: "low", type: "quantitative", title: "percent", scale: { zero: false } },
+              y2: { field: "high" },
+              color: mcolor,
+            },
+          },
+          {
+            mark: { type: "point", filled: true, size: 70 },
+            encoding: {
+              x: { field: "system", type: "nominal", sort: names },
+              xOffset: { field: "measure", sort: measures },
+              y: { field: "value", type: "quantitative" },
+              color: mcolor,
+            },
+          },
+        ],
       },
     });
   }

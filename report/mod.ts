@@ -17,7 +17,11 @@
  * folder, all or nothing (`write.ts`). Beside the per-question statistics,
  * clustered ones (`cluster`: paragraphs, articles or questions), the
  * minimum detectable effect and ties, Holm / BH adjusted p-values and rank
- * intervals (`analysis.ts`).
+ * intervals (`analysis.ts`). Per system, where its metrics disagree (EM, F1,
+ * BEM, SQuAD v2.0's no-answer decisions: `disagree.ts`), with `exportSlice`
+ * those questions as NDJSON for a person to label, and with `labels` each
+ * metric's agreement with such labels and the label-corrected accuracy
+ * (`labels.ts`).
  *
  * The statistics run in steps (`analyzeSteps`) resumed from the event loop
  * about every 20 ms, so an interruption of {@linkcode report}'s fiber (the
@@ -49,11 +53,15 @@
  * @module
  */
 import { Effect } from "effect";
-import { FileError, type InputError, UsageError } from "../io/errors.ts";
+import { FileError, type InputError, UsageError, WriteError } from "../io/errors.ts";
+import { openAtomicWriter } from "../io/source.ts";
 import type { Steps } from "../metrics/stats/steps.ts";
 import { timestamp } from "../runs/run_dir.ts";
 import { type AnalysisOptions, analyzeSteps, CLUSTER_LEVELS, type ReportJson } from "./analysis.ts";
 import { renderCharts } from "./charts.ts";
+import { DEFAULT_F1_THRESHOLD, sliceRecords } from "./disagree.ts";
+import { absolutePath, baseOf, dirOf, isDir } from "./_fs.ts";
+import { readLabels } from "./labels.ts";
 import { resolveInputs } from "./inputs.ts";
 import { renderHtml, renderLatex, renderMarkdown } from "./render.ts";
 import { scoreSystems } from "./systems.ts";
@@ -93,7 +101,43 @@ export {
   type SystemScores,
 } from "./analysis.ts";
 export { type Chart, chartSpecs, renderCharts, renderSvg } from "./charts.ts";
+export {
+  applicableKinds,
+  contextSnippet,
+  DEFAULT_F1_THRESHOLD,
+  DISAGREEMENT_KINDS,
+  type DisagreementExample,
+  type DisagreementKind,
+  kindTitle,
+  type MetricDisagreements,
+  metricDisagreements,
+  mostTelling,
+  type QuestionVerdict,
+  type SliceLabel,
+  type SliceRecord,
+  sliceRecords,
+  type SystemDisagreements,
+  systemVerdicts,
+} from "./disagree.ts";
 export { datasetName, resolveInputs, type ResolveOptions, type SystemSpec } from "./inputs.ts";
+export {
+  type Agreement,
+  agreement,
+  type CorrectedScore,
+  type Correction,
+  type CorrectionInput,
+  labelCorrection,
+  labelCorrectionSteps,
+  labelKey,
+  type LabelReport,
+  labelReportSteps,
+  type LabelSet,
+  type LabelSystem,
+  type MetricCorrection,
+  parseLabels,
+  readLabels,
+  type StratumRow,
+} from "./labels.ts";
 export {
   escapeHtml,
   escapeLatex,
@@ -135,6 +179,14 @@ export interface ReportOptions extends AnalysisOptions {
   readonly out?: string;
   /** Also write `report.tex` (a LaTeX tabular per dataset, {@linkcode renderLatex}). */
   readonly latex?: boolean;
+  /**
+   * Write the slice of disagreeing questions here (NDJSON, `disagree.ts`:
+   * {@linkcode sliceRecords}), atomically; a file in `out` is written with
+   * the report, all or nothing.
+   */
+  readonly exportSlice?: string;
+  /** People's labels of questions (NDJSON, `labels.ts`). */
+  readonly labels?: string;
 }
 
 /** What {@linkcode report} did. */
@@ -145,6 +197,8 @@ export interface ReportResult {
   readonly systems: number;
   /** The numbers (`report.json`). */
   readonly report: ReportJson;
+  /** The slice written (`exportSlice`): its file and records. */
+  readonly slice?: { readonly file: string; readonly records: number };
   /** Seconds spent: scoring (reading and scoring), statistics, charts, writing. */
   readonly timings: {
     readonly score: number;
@@ -180,6 +234,10 @@ export function checkOptions(opts: AnalysisOptions): UsageError | null {
     ["top", 0, Number.MAX_SAFE_INTEGER],
     ["seed", 0, Number.MAX_SAFE_INTEGER],
   ];
+  const t = opts.f1Threshold;
+  if (t !== undefined && !(typeof t === "number" && t > 0 && t <= 1)) {
+    return new UsageError(`--f1-threshold must be a number above 0 and at most 1, got ${t}`);
+  }
   if (opts.cluster !== undefined && !CLUSTER_LEVELS.includes(opts.cluster)) {
     return new UsageError(
       `--cluster must be one of ${CLUSTER_LEVELS.join(", ")}, got "${opts.cluster}"`,
@@ -246,6 +304,83 @@ const writeFolder = (
     });
   });
 
+/** The files of the report folder, which a slice written into it must not replace. */
+const REPORT_FILES = ["report.json", "report.md", "report.html", "report.tex"];
+
+/**
+ * Where the slice goes, checked before any work: its file name when it is
+ * in the report folder `out` (written with the report, all or nothing),
+ * else `null` (written after it, atomically), failing with a
+ * {@linkcode FileError} when its folder does not exist or it is a folder,
+ * and with a {@linkcode UsageError} when it would replace a report file,
+ * the `--labels` file or any file that holds a filled label.
+ */
+const sliceTarget = (
+  file: string | undefined,
+  out: string,
+  labels: string | undefined,
+): Effect.Effect<string | null, FileError | UsageError> =>
+  Effect.gen(function* () {
+    if (file === undefined) return null;
+    const labelled = labels !== undefined && absolutePath(labels) === absolutePath(file)
+      ? "it is the --labels file"
+      : labelledLine(file);
+    if (labelled !== null) {
+      return yield* Effect.fail(
+        new UsageError(
+          `--export-slice ${file} would replace people's labels (${labelled}): give another file`,
+        ),
+      );
+    }
+    if (absolutePath(dirOf(file)) === absolutePath(out)) {
+      const name = baseOf(file);
+      if (REPORT_FILES.includes(name)) {
+        return yield* Effect.fail(
+          new UsageError(`--export-slice ${file} would replace the report's ${name}`),
+        );
+      }
+      return name;
+    }
+    if (isDir(file)) return yield* Effect.fail(new FileError({ file, message: "is a folder" }));
+    if (!isDir(dirOf(file))) {
+      return yield* Effect.fail(
+        new FileError({ file, message: `no such folder ${dirOf(file)} (for the slice)` }),
+      );
+    }
+    return null;
+  });
+
+/**
+ * Where an existing file holds a filled label (`line N`), or `null`: a
+ * slice written over it would lose a person's work.
+ */
+function labelledLine(file: string): string | null {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(file);
+  } catch {
+    return null; // not there (or not a file: refused next)
+  }
+  const i = text.split("\n").findIndex((l) => /"label"\s*:\s*"(correct|incorrect)"/.test(l));
+  return i < 0 ? null : `line ${i + 1} has a label`;
+}
+
+/** Writes the slice's text to `file` atomically (a temporary file renamed into place). */
+const writeSlice = (file: string, text: string): Effect.Effect<void, WriteError> =>
+  Effect.tryPromise({
+    try: async () => {
+      const w = await openAtomicWriter(file);
+      try {
+        await w.write(text);
+        await w.commit();
+      } catch (e) {
+        await w.abort();
+        throw e;
+      }
+    },
+    catch: (e) => new WriteError({ file, message: e instanceof Error ? e.message : String(e) }),
+  });
+
 /**
  * Builds the report of the INPUTs and writes `report.json`, `report.md` and
  * `report.html` (and with `latex` `report.tex`) into `opts.out` (all or
@@ -273,9 +408,14 @@ export const report = (
         ),
       );
     }
+    const out = opts.out ?? `outputs/report_${timestamp()}`;
+    const sliceName = yield* sliceTarget(opts.exportSlice, out, opts.labels);
     const datasets = yield* scoreSystems(specs);
+    const labelSet = opts.labels === undefined
+      ? undefined
+      : yield* readLabels(opts.labels, datasets);
     const t1 = performance.now();
-    const json = yield* runStepsYielding(analyzeSteps(datasets, opts));
+    const json = yield* runStepsYielding(analyzeSteps(datasets, { ...opts, labelSet }));
     const t2 = performance.now();
     const charts = yield* Effect.tryPromise({
       try: () => renderCharts(json.datasets, datasets),
@@ -286,19 +426,27 @@ export const report = (
         }),
     });
     const t3 = performance.now();
-    const out = opts.out ?? `outputs/report_${timestamp()}`;
+    const slice = opts.exportSlice === undefined ? null : sliceRecords(
+      datasets,
+      opts.f1Threshold ?? DEFAULT_F1_THRESHOLD,
+      opts.seed ?? 0,
+    );
+    const sliceText = slice === null ? "" : slice.map((r) => JSON.stringify(r) + "\n").join("");
     yield* writeFolder(out, {
       "report.json": JSON.stringify(json, null, 2) + "\n",
       "report.md": renderMarkdown(json),
       "report.html": renderHtml(json, charts),
       ...(opts.latex ? { "report.tex": renderLatex(json) } : {}),
+      ...(sliceName !== null ? { [sliceName]: sliceText } : {}),
     });
+    if (slice !== null && sliceName === null) yield* writeSlice(opts.exportSlice!, sliceText);
     const t4 = performance.now();
     const s = (a: number, b: number) => Math.round(b - a) / 1000;
     return {
       out,
       systems: specs.length,
       report: json,
+      ...(slice !== null ? { slice: { file: opts.exportSlice!, records: slice.length } } : {}),
       timings: { score: s(t0, t1), stats: s(t1, t2), charts: s(t2, t3), write: s(t3, t4) },
     };
   });

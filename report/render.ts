@@ -3,7 +3,10 @@
  * tables in both (scores with per-question and clustered intervals, the
  * comparison with the baseline, its clustered intervals and p with the
  * MDE, ties and Holm / BH adjusted p-values, the rank intervals,
- * the breakdowns, the disagreement lists; per kind, SQuAD v2.0's HasAns /
+ * the breakdowns, the disagreement lists, each system's metric
+ * disagreements (counts per kind and the most telling questions) and, with
+ * labels, each metric's agreement with people and the label-corrected
+ * accuracy; per kind, SQuAD v2.0's HasAns /
  * NoAns table, an open search's top-1 scores and top-k curve, and over the
  * XQuAD/MLQA datasets one table with a row per language and a column group
  * per system), and in the HTML the charts as inline SVG; each dataset
@@ -18,6 +21,8 @@
  * @module
  */
 import type { Chart } from "./charts.ts";
+import { type DisagreementKind, kindTitle } from "./disagree.ts";
+import type { Agreement, LabelReport } from "./labels.ts";
 import type {
   BreakdownGroup,
   ClusterLevel,
@@ -334,24 +339,229 @@ function disagreementTable(r: DatasetReport): Table {
   return { head, rows, numeric: head.map((_, i) => i === head.length - 1) };
 }
 
-function bemTables(r: DatasetReport): { title: string; table: Table }[] {
-  return r.bem_disagreements.map((b) => ({
-    title: `${b.system}: BEM and EM disagree on ${
-      b.em0_bem1 + b.em1_bem0
-    } questions (EM 0 but BEM > 0.5: ${b.em0_bem1}; EM 1 but BEM ≤ 0.5: ${b.em1_bem0})`,
-    table: {
-      head: ["question", "gold answers", "prediction", "EM", "F1", "BEM"],
-      rows: b.items.map((x) => [
-        `${x.question} (${x.id})`,
-        x.golds.map((g) => `“${g}”`).join(" · "),
-        x.prediction ?? "(none)",
-        String(x.em),
-        f2(x.f1),
-        f2(x.bem),
-      ]),
-      numeric: [false, false, false, true, true, true],
-    },
-  }));
+/** The counts of each kind of metric disagreement: a row per kind, a column per system. */
+function kindCountTable(r: DatasetReport): Table {
+  const m = r.metric_disagreements;
+  const head = ["kind", "definition", ...m.systems.map((s) => s.system)];
+  const cell = (n: number | null) => (n === null ? "-" : String(n));
+  const rows = [
+    ...m.kinds.map((k) => [
+      k,
+      kindTitle(k, m.f1_threshold),
+      ...m.systems.map((s) => cell(s.counts[k])),
+    ]),
+    ["any", "questions under one kind at least", ...m.systems.map((s) => String(s.disagreeing))],
+    ["questions", "all scored questions", ...m.systems.map((s) => String(s.questions))],
+  ];
+  return { head, rows, numeric: head.map((_, i) => i > 1) };
+}
+
+/** The most telling questions of each kind, per system (kinds with none are left out). */
+function kindExampleTables(r: DatasetReport): { title: string; table: Table }[] {
+  const m = r.metric_disagreements;
+  const out: { title: string; table: Table }[] = [];
+  const f1 = hasF1(r);
+  for (const s of m.systems) {
+    for (const k of m.kinds) {
+      const items = s.examples[k as DisagreementKind] ?? [];
+      const n = s.counts[k];
+      if (items.length === 0 || n === null) continue;
+      const bem = items.some((x) => x.bem !== undefined);
+      out.push({
+        title: `${s.system}: ${kindTitle(k, m.f1_threshold)} (${k}): ${n} question${
+          n === 1 ? "" : "s"
+        }${items.length < n ? `, the ${items.length} most telling` : ""}`,
+        table: {
+          head: [
+            "question",
+            "gold answers",
+            "prediction",
+            "EM",
+            ...(f1 ? ["F1"] : []),
+            ...(bem ? ["BEM"] : []),
+            "gap",
+          ],
+          rows: items.map((x) => [
+            `${x.question} (${x.id}${x.title ? `, ${x.title}` : ""})`,
+            x.golds.length === 0 ? "(no answer)" : x.golds.map((g) => `“${g}”`).join(" · "),
+            x.prediction === null ? "(none)" : `“${x.prediction}”`,
+            String(x.em),
+            ...(f1 ? [x.f1 === null ? "-" : f2(x.f1)] : []),
+            ...(bem ? [x.bem === undefined ? "-" : f2(x.bem)] : []),
+            f2(x.gap),
+          ]),
+          numeric: [false, false, false, true, ...(f1 ? [true] : []), ...(bem ? [true] : []), true],
+        },
+      });
+    }
+  }
+  return out;
+}
+
+/** A percentage or `-`. */
+const pctOr = (x: number | null | undefined) => (x === null || x === undefined ? "-" : f2(x));
+
+/** Each metric's agreement with the labels: a row per system and metric. */
+function agreementTable(l: LabelReport, t: number): Table {
+  const head = [
+    "system",
+    "metric",
+    "labelled",
+    "TP",
+    "FP",
+    "FN",
+    "TN",
+    "accuracy",
+    "κ",
+    "precision",
+    "recall",
+    "agreement (all, est.)",
+  ];
+  const rows = l.systems.flatMap((s) =>
+    ([["em", "EM"], ["f1", `F1 ≥ ${t}`], ["bem", "BEM > 0.5"]] as const).flatMap(([m, name]) => {
+      const a: Agreement | null = s.agreement[m];
+      if (!a) return [];
+      return [[
+        s.system,
+        name,
+        String(a.labelled),
+        String(a.tp),
+        String(a.fp),
+        String(a.fn),
+        String(a.tn),
+        pctOr(a.accuracy),
+        a.kappa === null ? "-" : a.kappa.toFixed(3),
+        pctOr(a.precision),
+        pctOr(a.recall),
+        pctOr(s.corrected?.metrics[m]?.agreement),
+      ]];
+    })
+  );
+  return { head, rows, numeric: head.map((_, i) => i > 1) };
+}
+
+/** The label-corrected accuracy per system, with each metric's score and bias. */
+function correctedTable(l: LabelReport, t: number): Table {
+  const present = (["em", "f1", "bem"] as const).filter((m) =>
+    l.systems.some((s) => s.agreement[m] !== null)
+  );
+  const label = { em: "EM", f1: `F1 ≥ ${t}`, bem: "BEM" };
+  const head = [
+    "system",
+    "labelled",
+    "corrected",
+    "95% CI",
+    "SE",
+    ...present.flatMap((m) => [label[m], `${label[m]} bias`, "95% CI"]),
+    "missing strata",
+  ];
+  const rows = l.systems.map((s) => {
+    const c = s.corrected;
+    return [
+      s.system,
+      String(s.labelled),
+      c ? f2(c.value) : "-",
+      c ? ci(c) : "-",
+      c ? f2(c.se) : "-",
+      ...present.flatMap((m) => {
+        const x = c?.metrics[m];
+        return x ? [f2(x.score), signed(x.bias.value), dci(x.bias)] : ["-", "-", "-"];
+      }),
+      s.missing.length === 0 ? "none" : s.missing.join("; "),
+    ];
+  });
+  return { head, rows, numeric: head.map((_, i) => i > 0 && i < head.length - 1) };
+}
+
+/** Every system's strata: questions, labels, the share judged correct and its source. */
+function strataTable(l: LabelReport): Table {
+  const head = ["system", "stratum", "questions", "labelled", "correct", "judged correct", "from"];
+  const rows = l.systems.flatMap((s) =>
+    s.strata.map((x) => [
+      s.system,
+      x.stratum,
+      String(x.questions),
+      String(x.labelled),
+      String(x.correct),
+      pctOr(x.estimate),
+      x.source,
+    ])
+  );
+  return { head, rows, numeric: head.map((_, i) => i > 1 && i < head.length - 1) };
+}
+
+/** The F1 histograms as a table: a row per bin, a column per system. */
+function f1HistogramTable(r: DatasetReport, bins: readonly string[]): Table {
+  const head = ["F1", ...r.f1_histogram.map((h) => h.system)];
+  const rows = bins.map((b, i) => [b, ...r.f1_histogram.map((h) => String(h.counts[i]))]);
+  return { head, rows, numeric: head.map((_, i) => i > 0) };
+}
+
+/** BEM accuracy per F1 bin: a row per bin, two columns per system with BEM. */
+function bemByF1Table(r: DatasetReport, bins: readonly string[]): Table {
+  const b = r.bem_disagreements;
+  const head = ["F1", ...b.flatMap((x) => [`${x.system} n`, `${x.system} BEM`])];
+  const rows = bins.map((bin, i) => [
+    bin,
+    ...b.flatMap((x) => [String(x.by_f1[i]?.questions ?? 0), pctOr(x.by_f1[i]?.bem_accuracy)]),
+  ]);
+  return { head, rows, numeric: head.map((_, i) => i > 0) };
+}
+
+/** The sections of a dataset's metric disagreements and labels. */
+function disagreementSections(
+  r: DatasetReport,
+  o: ReportJson["options"],
+  chart: (suffix: string) => Chart[],
+): Section[] {
+  const m = r.metric_disagreements;
+  const t = m.f1_threshold;
+  const out: Section[] = [];
+  if (m.kinds.length === 0) {
+    out.push({
+      title: "Metric disagreements",
+      note: "Only one metric (EM) for these systems: nothing to compare.",
+    });
+  } else {
+    out.push({
+      title: "Metric disagreements",
+      note:
+        `Per system, the questions on which its metrics disagree: EM; F1 counted right at F1 ≥ ${t} (--f1-threshold)${
+          m.kinds.includes("em0_bem1") ? "; BEM counted right above 0.5" : ""
+        }${
+          r.rules === "v2.0"
+            ? "; and the no-answer decisions (a question with an answer left empty, or one without an answer answered: EM and F1 are 0 by the decision alone)"
+            : ""
+        }.${
+          m.kinds.includes("f1hi_bem0") ? " Partial F1: 0 < F1 < 1." : ""
+        } A question may fall under several kinds. Each list below shows the ${o.top} most telling: the largest gap between the two metrics that disagree first, then the largest |F1 − EM|, then the largest BEM margin |BEM − 0.5|, ties by question id.`,
+      table: kindCountTable(r),
+      charts: chart("-disagree"),
+    });
+    for (const x of kindExampleTables(r)) out.push({ title: x.title, table: x.table });
+  }
+  const l = r.labels;
+  if (l) {
+    const any = l.systems.some((s) => s.labelled > 0);
+    out.push({
+      title: "Agreement with people",
+      note: any
+        ? `Labels of ${l.file}: each metric's verdict against people's (correct or incorrect) on each system's labelled questions (mostly disagreeing ones, so these describe the metrics where they differ): TP metric right and people correct, FP metric right and people incorrect; accuracy, precision and recall of "correct" in percent; κ Cohen's kappa. Agreement (all, est.): the share of all questions on which it agrees with people, estimated by stratum (where the metrics all agree, people are taken to agree).`
+        : `No label of ${l.file} is for this dataset.`,
+      ...(any ? { table: agreementTable(l, t) } : {}),
+    });
+    if (any) {
+      out.push({
+        title: "Label-corrected accuracy",
+        note:
+          `The share of questions people would judge correct, in percent: π = Σ_h w_h p_h over the strata h of each system's questions (by its metrics' verdicts), w_h the stratum's share of questions and p_h the share of its labelled questions labelled correct (a stratum whose metrics all agree and has no labels counts at their verdict). 95% CI: a two-phase bootstrap over both the questions and the labelled sample (B = ${o.resamples}, seed ${o.seed}); SE: its closed form. A metric's bias: its score (the share it counts right) minus the corrected accuracy, in points. Missing: disagreeing strata without labels (no corrected score).`,
+        table: correctedTable(l, t),
+        charts: chart("-labels"),
+      });
+      out.push({ title: "Strata of the labels", table: strataTable(l) });
+    }
+  }
+  return out;
 }
 
 interface Section {
@@ -457,7 +667,14 @@ function sections(r: DatasetReport, o: ReportJson["options"], charts: readonly C
   if (r.breakdowns.article.length > 0) {
     out.push({ title: "By article", table: breakdownTable("article", r.breakdowns.article) });
   }
-  if (r.f1_histogram.length > 0) out.push({ title: "F1 histograms", charts: chart("-f1hist") });
+  if (r.f1_histogram.length > 0) {
+    out.push({
+      title: "F1 histograms",
+      note: "Questions per F1 bin (0 and 1 exactly, and four ranges between).",
+      table: f1HistogramTable(r, o.f1_bins),
+      charts: chart("-f1hist"),
+    });
+  }
   if (r.systems.length > 1) {
     out.push({
       title: `Where the systems disagree most (top ${r.disagreements.length})`,
@@ -468,9 +685,15 @@ function sections(r: DatasetReport, o: ReportJson["options"], charts: readonly C
     });
   }
   if (r.bem_disagreements.length > 0) {
-    out.push({ title: "BEM against F1", charts: chart("-bemf1") });
-    for (const b of bemTables(r)) out.push({ title: b.title, table: b.table });
+    out.push({
+      title: "BEM against F1",
+      note:
+        "Per F1 bin, the questions in it and the share of them with a BEM score above 0.5 (percent).",
+      table: bemByF1Table(r, o.f1_bins),
+      charts: chart("-bemf1"),
+    });
   }
+  out.push(...disagreementSections(r, o, chart));
   return out;
 }
 

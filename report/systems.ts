@@ -173,6 +173,12 @@ export interface ReportQuestion {
    * are one.
    */
   readonly article?: number;
+  /**
+   * Its paragraph's text, when the set has one (the same string for every
+   * question of a paragraph): the context snippet of a disagreement slice
+   * (`disagree.ts`).
+   */
+  readonly context?: string;
 }
 
 /** A system scored on every question of its dataset (dataset order). */
@@ -233,7 +239,7 @@ export type ScoreError = InputError | FileError;
 const bad = (file: string, where: string, message: string) =>
   new InputError({ file, where, message });
 
-/** Reads the questions of a SQuAD file (contexts are not kept). */
+/** Reads the questions of a SQuAD file (each with its paragraph's context, when there is one). */
 export const readQuestions = (
   data: string,
 ): Effect.Effect<ReportQuestion[], ScoreError> =>
@@ -251,6 +257,7 @@ export const readQuestions = (
               golds: (q.answers ?? []).map((x) => x.text),
               paragraph: p.id,
               article: a.index,
+              ...(p.context !== undefined ? { context: p.context } : {}),
             });
           }
         }
@@ -367,6 +374,7 @@ export const readDataset = (spec: SystemSpec): Effect.Effect<ReadDataset, ScoreE
         golds: r.answers,
         ...(r.paragraphId !== undefined ? { paragraph: r.paragraphId } : {}),
         ...(titled ? { article } : {}),
+        ...(r.context !== undefined ? { context: r.context } : {}),
       };
     });
     return {

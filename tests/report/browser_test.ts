@@ -38,7 +38,7 @@ Deno.test("report.html in headless Chromium: no console error, no request leaves
         const r = e.getBoundingClientRect();
         return [r.width, r.height];
       }));
-    assertEquals(svgs.length, 3);
+    assertEquals(svgs.length, 4); // scores, question type, F1 histograms, metric disagreements
     for (const [w, h] of svgs) assert(w > 100 && h > 100, `a chart of ${w}×${h}`);
     const tables = await page.$$eval("table", (els) => els.length);
     assert(tables >= 5, `${tables} tables`);

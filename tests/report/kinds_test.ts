@@ -370,8 +370,12 @@ Deno.test("report kinds: a run over MRQA, jsonl, open, XQuAD and MLQA sets: one 
   for (const d of json.datasets) assertStringIncludes(md, `## ${d.name}\n`);
   const html = await Deno.readTextFile(`${out}/report.html`);
   assertStringIncludes(html, "<h2>By language</h2>");
-  // Charts: scores, question type (not XQuAD/MLQA), F1 histograms.
-  assertEquals(html.match(/<svg/g)?.length, 3 * 3 + 2 * 3);
+  // Charts: scores, question type (not XQuAD/MLQA), F1 histograms, and the metric
+  // disagreements (each set has a question with EM 0 but F1 ≥ 0.5).
+  assertEquals(html.match(/<svg/g)?.length, 3 * 3 + 2 * 3 + 6);
+  for (const d of json.datasets) {
+    assert(d.metric_disagreements.systems.some((s) => s.counts.em0_f1hi! > 0), d.name);
+  }
 });
 
 Deno.test("report kinds: an open search in the rows gives top-1 scores and the top-k curve with its chart", async () => {

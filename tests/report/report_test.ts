@@ -177,9 +177,10 @@ Deno.test("report: every number equals the metrics fold's EM/F1 and the stats fu
     md.includes(`| firstCaps | 10570 | 12.37 | [${ds.systems[1].em.low.toFixed(2)}, `),
     md.slice(0, 800),
   );
-  // HTML: one <svg> per chart (scores, question type, F1 histograms), and no URL outside text.
+  // HTML: one <svg> per chart (scores, question type, F1 histograms, metric disagreements),
+  // and no URL outside text.
   const html = await Deno.readTextFile(`${out}/report.html`);
-  assertEquals(html.match(/<svg/g)?.length, 3);
+  assertEquals(html.match(/<svg/g)?.length, 4);
   assertEquals(urlsOutsideText(html), []);
 });
 
@@ -259,7 +260,8 @@ Deno.test("report: full folders by encoder name, BEM from rows.ndjson (CIs, McNe
   assertEquals(ds.bem_disagreements[0].items.length, 5);
   for (const x of ds.bem_disagreements[0].items) assertEquals(x.em, 0);
   const html = await Deno.readTextFile(`${out}/report.html`);
-  assertEquals(html.match(/<svg/g)?.length, 4);
+  // scores, question type, F1 histograms, BEM against F1, metric disagreements.
+  assertEquals(html.match(/<svg/g)?.length, 5);
   assertEquals(urlsOutsideText(html), []);
   assert((await Deno.readTextFile(`${out}/report.md`)).includes("| BEM | 95% CI |"));
 });
