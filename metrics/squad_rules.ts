@@ -286,6 +286,9 @@ export class SquadV1Fold {
     let anyEm = false;
     let reference = golds[0];
     for (let i = 0; i < golds.length; i++) {
+      // A gold answer equal to an earlier one scores as it did, which changes
+      // neither the best (ties keep the first) nor any-EM: skip it.
+      if (golds.indexOf(golds[i]) < i) continue;
       const goldTokens = answerTokens(golds[i]);
       const em = goldTokens.join(" ") === predText;
       const f1 = tokenF1(predTokens, goldTokens);
