@@ -10,6 +10,7 @@ import { FileError, InputError } from "./errors.ts";
 import { type JsonEvent, JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
 import { RawNumber } from "./pyjson.ts";
 import { openSource } from "./source.ts";
+import { FAST_PARSE_BYTES, parseWhole } from "./predictions_whole.ts";
 
 /**
  * Reads a prediction file (`-` for stdin, `.gz` allowed) into a Map. Bad
@@ -90,45 +91,6 @@ export const readPredictions = (
           ? e
           : new InputError({ file: path, where: "", message: String(e) }),
     }));
-
-/** The largest prediction file first tried whole with `JSON.parse` (64 MiB). */
-const FAST_PARSE_BYTES = 64 << 20;
-
-/** An id JavaScript orders before the others in an object (an array index). */
-const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
-
-/**
- * The predictions of a whole file with the native `JSON.parse`, or
- * `undefined` when the streaming decoder must read it (it is not valid
- * UTF-8 or JSON, starts with a BOM, is not an object of strings, or has an
- * id that is an array index, which an object would not keep in file order):
- * then the streaming decoder gives the same map, or names the problem.
- */
-function parseWhole(chunks: readonly Uint8Array[], size: number): Map<string, string> | undefined {
-  let bytes: Uint8Array;
-  if (chunks.length === 1) bytes = chunks[0];
-  else {
-    bytes = new Uint8Array(size);
-    let off = 0;
-    for (const c of chunks) {
-      bytes.set(c, off);
-      off += c.byteLength;
-    }
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes));
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const out = new Map<string, string>();
-  for (const [id, v] of Object.entries(value)) {
-    if (typeof v !== "string" || ARRAY_INDEX.test(id)) return undefined;
-    out.set(id, v);
-  }
-  return out;
-}
 
 /** The length above which JavaScript cannot hold a string (V8: 2^29 - 24 code units). */
 const MAX_STRING = (1 << 29) - 24;

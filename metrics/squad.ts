@@ -19,171 +19,37 @@
  * @module
  */
 
-import * as Data from "effect/Data";
 import * as Effect from "effect/Effect";
 import { pyFloatRepr, pyNumberText, RawNumber } from "../io/pyjson.ts";
-import { tokenF1, tokenF1V2 } from "./squad_scores.ts";
+import { tokenF1V2 } from "./squad_scores.ts";
 import { answerTokens } from "./squad_text.ts";
+import {
+  EmptyDatasetError,
+  MissingNaProbError,
+  NoGoldAnswersError,
+  type PerQuestionScore,
+  predictionLookup,
+  type Predictions,
+  type ScoredQuestion,
+  SquadV1Fold,
+  type SquadV1Result,
+} from "./squad_rules.ts";
 
-// ---------------------------------------------------------------------------
-// Errors and messages
-// ---------------------------------------------------------------------------
-
-/**
- * A question without any gold answer under the v1.1 rules (the official
- * script dies there with `max() arg is an empty sequence`).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { NoGoldAnswersError, SquadV1Accumulator } from "./squad.ts";
- * assert.throws(
- *   () => new SquadV1Accumulator().add({ id: "q9", answers: [] }, "x"),
- *   (e) => e instanceof NoGoldAnswersError && e.id === "q9",
- * );
- * ```
- */
-export class NoGoldAnswersError extends Data.TaggedError("NoGoldAnswersError")<{
-  /** The question id. */
-  readonly id: string;
-  /** Position of the question in dataset order (0-based). */
-  readonly index: number;
-}> {
-  /** One line naming the question. */
-  override get message(): string {
-    return `question ${this.id} (#${this.index} in dataset order) has no gold answers; SQuAD v1.1 scoring needs at least one`;
-  }
-}
-
-/**
- * Nothing to average over: no question (v1.1) or no scored question (v2.0);
- * the official scripts die with `ZeroDivisionError`.
- *
- * @example
- * ```ts
- * import { EmptyDatasetError } from "./squad.ts";
- * const m = new EmptyDatasetError({ rules: "v1.1" }).message;
- * if (m !== "the dataset has no questions; SQuAD v1.1 scores are undefined") throw new Error(m);
- * ```
- */
-export class EmptyDatasetError extends Data.TaggedError("EmptyDatasetError")<{
-  /** Which rules were being applied. */
-  readonly rules: "v1.1" | "v2.0";
-}> {
-  /** One line saying why. */
-  override get message(): string {
-    return this.rules === "v1.1"
-      ? "the dataset has no questions; SQuAD v1.1 scores are undefined"
-      : "no question has a prediction; SQuAD v2.0 scores are undefined";
-  }
-}
-
-/**
- * A v2.0 question with a prediction but no entry in the no-answer probability
- * map (the official script dies with `KeyError`).
- *
- * @example
- * ```ts
- * import { MissingNaProbError } from "./squad.ts";
- * const m = new MissingNaProbError({ id: "q1" }).message;
- * if (!m.includes("q1")) throw new Error(m);
- * ```
- */
-export class MissingNaProbError extends Data.TaggedError("MissingNaProbError")<{
-  /** The question id. */
-  readonly id: string;
-}> {
-  /** One line naming the question. */
-  override get message(): string {
-    return `question ${this.id} has a prediction but no no-answer probability`;
-  }
-}
-
-/**
- * The official v1.1 stderr line for a question without prediction.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { unansweredMessage } from "./squad.ts";
- * assert.deepEqual(unansweredMessage("q1"), "Unanswered question q1 will receive score 0.");
- * ```
- */
-export function unansweredMessage(id: string): string {
-  return `Unanswered question ${id} will receive score 0.`;
-}
-
-/**
- * The official v2.0 line for a question without prediction (the official
- * script prints it to stdout; phraseval prints it to stderr).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { missingPredictionMessage } from "./squad.ts";
- * assert.deepEqual(missingPredictionMessage("q1"), "Missing prediction for q1");
- * ```
- */
-export function missingPredictionMessage(id: string): string {
-  return `Missing prediction for ${id}`;
-}
-
-/**
- * The official v1.1 stderr line for a dataset whose `version` is not `1.1`
- * (a warning: scoring goes on).
- *
- * @example
- * ```ts
- * import { versionMismatchMessage } from "./squad.ts";
- * const m = versionMismatchMessage("2.0");
- * if (m !== "Evaluation expects v-1.1, but got dataset with v-2.0") throw new Error(m);
- * ```
- */
-export function versionMismatchMessage(version: string): string {
-  return `Evaluation expects v-1.1, but got dataset with v-${version}`;
-}
-
-// ---------------------------------------------------------------------------
-// Inputs
-// ---------------------------------------------------------------------------
-
-/** One SQuAD question as the scorers need it: its id and gold answer texts. */
-export interface ScoredQuestion {
-  /** The SQuAD `id`. */
-  readonly id: string;
-  /** The `text` of every entry of `answers`, in order (duplicates kept). */
-  readonly answers: readonly string[];
-}
-
-/**
- * Predictions by question id: a `Map`, a plain object (own keys only, so
- * `"constructor"` is not found by accident) or a lookup function.
- */
-export type Predictions =
-  | ReadonlyMap<string, string>
-  | Readonly<Record<string, string>>
-  | ((id: string) => string | undefined);
-
-/**
- * A lookup function over {@linkcode Predictions}.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { predictionLookup } from "./squad.ts";
- * const get = predictionLookup({ q1: "Broncos" });
- * assert.deepEqual(get("q1"), "Broncos");
- * assert.deepEqual(get("toString"), undefined);
- * ```
- */
-export function predictionLookup(
-  predictions: Predictions,
-): (id: string) => string | undefined {
-  if (typeof predictions === "function") return predictions;
-  if (predictions instanceof Map) return (id) => predictions.get(id);
-  const rec = predictions as Readonly<Record<string, string>>;
-  return (id) => Object.hasOwn(rec, id) ? rec[id] : undefined;
-}
+export {
+  EmptyDatasetError,
+  formatV1,
+  MissingNaProbError,
+  missingPredictionMessage,
+  NoGoldAnswersError,
+  type PerQuestionScore,
+  predictionLookup,
+  type Predictions,
+  type ScoredQuestion,
+  SquadV1Fold,
+  type SquadV1Result,
+  unansweredMessage,
+  versionMismatchMessage,
+} from "./squad_rules.ts";
 
 /** Runs `f`, turning a thrown error of class `E` into a typed failure. */
 function attempt<A, E>(
@@ -209,38 +75,11 @@ const isV2Error = (u: unknown): u is MissingNaProbError | EmptyDatasetError =>
 // v1.1 fold
 // ---------------------------------------------------------------------------
 
-/** The score of one question under the v1.1 rules. */
-export interface PerQuestionScore {
-  /** The question id. */
-  readonly id: string;
-  /** Whether a prediction was given (otherwise both scores are 0). */
-  readonly answered: boolean;
-  /** Exact match against the best gold answer. */
-  readonly exactMatch: boolean;
-  /** The best F1 over the gold answers (0..1). */
-  readonly f1: number;
-  /**
-   * The first gold answer with the highest `(f1, exact match)`; `undefined`
-   * when unanswered.
-   */
-  readonly reference: string | undefined;
-}
-
-/** The v1.1 summary (percentages, as the official script prints them). */
-export interface SquadV1Result {
-  /** `100 * exact matches / total`. */
-  readonly exact_match: number;
-  /** `100 * sum of F1 / total`. */
-  readonly f1: number;
-  /** Questions in the dataset (each occurrence counts). */
-  readonly total: number;
-  /** Questions that had a prediction. */
-  readonly answered: number;
-}
-
 /**
- * Scores questions one by one in dataset order under the official v1.1 rules:
- * every question counts in the total; one without prediction scores 0.
+ * {@linkcode SquadV1Fold} with Effect-typed steps: scores questions one by
+ * one in dataset order under the official v1.1 rules (every question counts
+ * in the total; one without prediction scores 0), adding chunks for
+ * `Stream.runForEachArray` and a typed summary.
  *
  * @example
  * ```ts
@@ -253,84 +92,7 @@ export interface SquadV1Result {
  * assert.deepEqual(formatV1(acc.result()), '{"exact_match": 0.0, "f1": 33.33333333333333}');
  * ```
  */
-export class SquadV1Accumulator {
-  #total = 0;
-  #answered = 0;
-  #exact = 0;
-  #f1 = 0;
-
-  /** Questions added so far. */
-  get total(): number {
-    return this.#total;
-  }
-
-  /** Questions added so far that had a prediction. */
-  get answered(): number {
-    return this.#answered;
-  }
-
-  /** Exact matches so far (an integer count). */
-  get exactMatchCount(): number {
-    return this.#exact;
-  }
-
-  /** Sum of per-question F1 so far, added in dataset order. */
-  get f1Sum(): number {
-    return this.#f1;
-  }
-
-  /**
-   * Scores one question and adds it to the totals.
-   *
-   * @throws {NoGoldAnswersError} when the question has a prediction and no
-   * gold answer (nothing is added then).
-   */
-  add(question: ScoredQuestion, prediction: string | undefined): PerQuestionScore {
-    const index = this.#total;
-    if (prediction === undefined) {
-      this.#total++;
-      return {
-        id: question.id,
-        answered: false,
-        exactMatch: false,
-        f1: 0,
-        reference: undefined,
-      };
-    }
-    const golds = question.answers;
-    if (golds.length === 0) {
-      throw new NoGoldAnswersError({ id: question.id, index });
-    }
-    const predTokens = answerTokens(prediction);
-    const predText = predTokens.join(" ");
-    let bestF1 = -1;
-    let bestEm = false;
-    let anyEm = false;
-    let reference = golds[0];
-    for (let i = 0; i < golds.length; i++) {
-      const goldTokens = answerTokens(golds[i]);
-      const em = goldTokens.join(" ") === predText;
-      const f1 = tokenF1(predTokens, goldTokens);
-      if (em) anyEm = true;
-      if (f1 > bestF1 || (f1 === bestF1 && em && !bestEm)) {
-        bestF1 = f1;
-        bestEm = em;
-        reference = golds[i];
-      }
-    }
-    this.#total++;
-    this.#answered++;
-    if (anyEm) this.#exact++;
-    this.#f1 += bestF1;
-    return {
-      id: question.id,
-      answered: true,
-      exactMatch: anyEm,
-      f1: bestF1,
-      reference,
-    };
-  }
-
+export class SquadV1Accumulator extends SquadV1Fold {
   /**
    * Adds a chunk of questions (for `Stream.runForEachArray`), failing with a
    * typed error at the first question without gold answers.
@@ -349,40 +111,10 @@ export class SquadV1Accumulator {
     }, isNoGold);
   }
 
-  /**
-   * The summary: `100.0 * em / total`, `100.0 * f1 / total`.
-   *
-   * @throws {EmptyDatasetError} when no question was added.
-   */
-  result(): SquadV1Result {
-    if (this.#total === 0) throw new EmptyDatasetError({ rules: "v1.1" });
-    return {
-      exact_match: (100.0 * this.#exact) / this.#total,
-      f1: (100.0 * this.#f1) / this.#total,
-      total: this.#total,
-      answered: this.#answered,
-    };
-  }
-
   /** {@linkcode SquadV1Accumulator.result} as an Effect. */
   summary(): Effect.Effect<SquadV1Result, EmptyDatasetError> {
     return attempt(() => this.result(), isEmpty);
   }
-}
-
-/**
- * Python's `json.dumps({'exact_match': ..., 'f1': ...})`, the official v1.1
- * output line.
- *
- * @example
- * ```ts
- * import { formatV1 } from "./squad.ts";
- * const line = formatV1({ exact_match: 100, f1: 100, total: 1, answered: 1 });
- * if (line !== '{"exact_match": 100.0, "f1": 100.0}') throw new Error(line);
- * ```
- */
-export function formatV1(result: SquadV1Result): string {
-  return `{"exact_match": ${pyFloatRepr(result.exact_match)}, "f1": ${pyFloatRepr(result.f1)}}`;
 }
 
 /**

@@ -23,6 +23,20 @@ function commonCount(
 ): number {
   if (pred.length === 0 || gold.length === 0) return 0;
   if (pred.length === 1) return gold.includes(pred[0]) ? 1 : 0;
+  if (gold.length <= 32) {
+    // Few gold tokens: mark each one used by a bit, no Map.
+    let used = 0, same = 0;
+    for (const t of pred) {
+      for (let j = 0; j < gold.length; j++) {
+        if ((used & (1 << j)) === 0 && gold[j] === t) {
+          used |= 1 << j;
+          same++;
+          break;
+        }
+      }
+    }
+    return same;
+  }
   const counts = new Map<string, number>();
   for (const t of gold) counts.set(t, (counts.get(t) ?? 0) + 1);
   let same = 0;

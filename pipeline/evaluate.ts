@@ -129,6 +129,12 @@ if (import.meta.main) {
   // `--help` and bad usage load nothing else; the scoring's modules load only to score
   // (pipeline/_evaluate.ts).
   exitOnHelpOrUsageError(EVALUATE_SPEC, Deno.args);
+  // Two files and no option: the plain v1.1 case needs no Effect runtime
+  // (pipeline/_evaluate_whole.ts); it declines anything else.
+  if (Deno.args.length === 2 && !Deno.args.some((a) => a.startsWith("-"))) {
+    const { evaluateWhole } = await import("./_evaluate_whole.ts");
+    if (evaluateWhole(Deno.args[0], Deno.args[1])) Deno.exit(0);
+  }
   const [{ runMain }, { evaluateCommand }] = await Promise.all([
     import("./_cli.ts"),
     import("./_evaluate.ts"),

@@ -27,7 +27,7 @@ import { FileError, InputError, UsageError } from "../errors.ts";
 import { type ByteSource, openSource, peekBytes } from "../source.ts";
 import { CsvRowParser } from "./csv.ts";
 import { parsePyStringList } from "./pyliteral.ts";
-import { isJsonObject } from "./types.ts";
+import { baseName, formatOfJsonHead, HEAD_BYTES, headText } from "./detect_json.ts";
 
 /** The question-set formats. */
 export const QUESTION_FORMATS = [
@@ -115,20 +115,7 @@ export function parseFormatName(name: string): DatasetFormat {
   );
 }
 
-/** How many bytes of the (decompressed) input the detector looks at. */
-export const HEAD_BYTES = 64 * 1024;
-
-function baseName(name: string): string {
-  return name.slice(name.lastIndexOf("/") + 1);
-}
-
-function squadKind(head: string, name: string): DatasetFormat {
-  const base = baseName(name);
-  if (/^xquad\.[^.]+\.json(\.gz)?$/i.test(base)) return "xquad";
-  if (/context-[a-z]+-question-[a-z]+\.json(\.gz)?$/i.test(base)) return "mlqa";
-  if (/"version"\s*:\s*"v?2/.test(head) || head.includes('"is_impossible"')) return "squad2";
-  return "squad";
-}
+export { HEAD_BYTES };
 
 /**
  * The format of a file whose first bytes are `head` (decoded) and whose
@@ -145,30 +132,10 @@ function squadKind(head: string, name: string): DatasetFormat {
  * ```
  */
 export function formatOfHead(head: string, name: string): DatasetFormat | undefined {
-  const text = head.replace(/^\uFEFF/, "").replace(/^\s+/, "");
+  const text = headText(head);
+  if (text.startsWith("{")) return formatOfJsonHead(text, name);
   const nl = text.indexOf("\n");
   const first = (nl < 0 ? text : text.slice(0, nl)).replace(/\r$/, "");
-  if (text.startsWith("{")) {
-    let obj: unknown;
-    try {
-      obj = JSON.parse(first);
-    } catch {
-      obj = undefined;
-    }
-    if (!isJsonObject(obj)) {
-      // A document over several lines, or one line longer than the head: SQuAD opens so.
-      if (/^\{\s*"(data|version)"\s*:/.test(text)) return squadKind(text, name);
-      if (/^\{\s*"header"\s*:/.test(text)) return "mrqa";
-      return undefined;
-    }
-    const has = (k: string) => Object.hasOwn(obj as object, k);
-    if (has("header")) return "mrqa";
-    if (has("data") || has("version")) return squadKind(text, name);
-    if (has("context") && has("qas")) return "mrqa";
-    if (has("question") && !has("context")) return "open";
-    if ((has("text") || has("contents")) && !has("question")) return "passages";
-    return "jsonl";
-  }
   if (first === "id\ttext\ttitle") return "dpr-passages";
   if (first.includes("\t")) {
     const row = new CsvRowParser(name, "\t", HEAD_BYTES).push({

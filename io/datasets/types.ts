@@ -8,6 +8,9 @@
  */
 import { type FileError, InputError, type UsageError } from "../errors.ts";
 import type { QuestionRecord } from "../ndjson.ts";
+import { isJsonObject } from "./detect_json.ts";
+
+export { isJsonObject };
 
 /**
  * One question of any question set, as the rest of the code understands it:
@@ -267,11 +270,6 @@ export function questionProblem(question: unknown, field: string): string | unde
   if (typeof question !== "string") return `${JSON.stringify(field)} is not a string`;
   if (question.trim() === "") return "empty question";
   return undefined;
-}
-
-/** Whether `v` is a JSON object (not an array, not `null`). */
-export function isJsonObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /**
