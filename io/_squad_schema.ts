@@ -1,7 +1,7 @@
 /**
  * The shape of SQuAD records (internal to `io/squad.ts`): the schemas, which
  * word the errors. Their `is` checks, written out in plain JavaScript, are in
- * `io/_squad_checks.ts` (`tests/squad_test.ts` checks that both agree).
+ * `io/squad_checks.ts` (`tests/squad_test.ts` checks that both agree).
  *
  * @module
  */

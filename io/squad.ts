@@ -21,7 +21,7 @@ import * as Stream from "effect/Stream";
 import { FileError, InputError } from "./errors.ts";
 import { type JsonEvent, JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
 import type { PyJson, PyObject } from "./pyjson.ts";
-import { isArticle, isObject, isParagraph, isQuestion } from "./_squad_checks.ts";
+import { isArticle, isObject, isParagraph, isQuestion } from "./squad_checks.ts";
 import { ArticleSchema, ParagraphSchema, QuestionSchema } from "./_squad_schema.ts";
 import { type ByteSource, openSource } from "./source.ts";
 import { DatasetIds, type IdMode, isIdProblem } from "./squad_ids.ts";

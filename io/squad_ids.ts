@@ -46,7 +46,7 @@
  * @module
  */
 import * as zlib from "node:zlib";
-import { isValidArticle } from "./_squad_checks.ts";
+import { isValidArticle } from "./squad_checks.ts";
 import { type IdKind, unsafeIdReason } from "./dump/names.ts";
 import type { SquadReadOptions } from "./squad.ts";
 

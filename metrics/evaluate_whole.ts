@@ -3,7 +3,7 @@
  * a prediction file, scored with the official v1.1 rules, read by the same
  * streaming decoder as `./evaluate.ts` (`io/json_events.ts`: memory bounded
  * by the largest article; articles go whole to the native `JSON.parse`) and
- * checked by the same article checks (`io/_squad_checks.ts`), folded by the
+ * checked by the same article checks (`io/squad_checks.ts`), folded by the
  * same fold (`./squad_rules.ts`). It loads a dozen small modules where the
  * full path loads Effect's runtime, streams and schemas, which cost more
  * than scoring SQuAD dev.
@@ -19,7 +19,7 @@
  * @module
  */
 import { formatOfJsonHead, HEAD_BYTES, headText } from "../io/datasets/detect_json.ts";
-import { isValidArticle } from "../io/_squad_checks.ts";
+import { isValidArticle } from "../io/squad_checks.ts";
 import { JsonEventDecoder } from "../io/json_events.ts";
 import { FAST_PARSE_BYTES, parseWhole } from "../io/predictions_whole.ts";
 import type { PyJson } from "../io/pyjson.ts";

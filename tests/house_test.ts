@@ -1,13 +1,11 @@
 /**
  * The house plan's import directions, checked over the repository's own
- * `.ts` files. Rooms are top-level folders; imports run one way:
+ * `.ts` files. Rooms are top-level folders, in tiers read from the
+ * repository's `ARCHITECTURE.md` (`io` ← `encoders` ← `metrics`, `search`
+ * ← `runs` ← `report`, `serve` ← `pipeline`); imports run one way:
  *
- * - `io` → nothing outside `io`;
- * - `encoders` → `io`;
- * - `metrics`, `search` → `io`, `encoders`;
- * - `runs` → `io`, `encoders`, `metrics`, `search`;
- * - `report`, `serve` → those and `runs`;
- * - `pipeline` → any room;
+ * - a room → its own files and the rooms of lower tiers, never a room of
+ *   its own tier;
  * - `configs/*` → only other files of `configs/` (datasets and models compose into runs, as
  *   OpenCompass configs do); `configs/types.ts` may also import `runs/` (the schema's types);
  * - the root `mod.ts` → any room;
@@ -30,17 +28,40 @@ import { ROOT } from "./_util.ts";
 /** Folders whose files may import anything and which nothing else may import. */
 const FREE = new Set(["tests", "bench", "notebooks", "baselines", "tools"]);
 
-/** What each room may import besides itself (`*`: any room that is not free). */
-const ALLOWED: Record<string, readonly string[] | "*"> = {
-  io: [],
-  encoders: ["io"],
-  metrics: ["io", "encoders"],
-  search: ["io", "encoders"],
-  runs: ["io", "encoders", "metrics", "search"],
-  report: ["io", "encoders", "metrics", "search", "runs"],
-  serve: ["io", "encoders", "metrics", "search", "runs"],
-  pipeline: "*",
-};
+/**
+ * The tiers of the rooms, read from the repository's `ARCHITECTURE.md` (its
+ * "Tiers" table: `| tier | rooms | why |`), lowest first. A row without a
+ * reason is refused: every place in the chain says why it is there.
+ */
+export function parseTiers(markdown: string): { tier: number; rooms: string[]; why: string }[] {
+  const at = markdown.indexOf("\n## Tiers");
+  if (at < 0) throw new Error('ARCHITECTURE.md has no "## Tiers" section');
+  const end = markdown.indexOf("\n## ", at + 1);
+  const rows: { tier: number; rooms: string[]; why: string }[] = [];
+  for (const line of markdown.slice(at, end < 0 ? undefined : end).split("\n")) {
+    const m = /^\|\s*(\d+)\s*\|([^|]*)\|([^|]*)\|\s*$/.exec(line);
+    if (!m) continue;
+    const why = m[3].trim();
+    if (why === "") throw new Error(`ARCHITECTURE.md: tier ${m[1]} gives no reason`);
+    rows.push({ tier: Number(m[1]), rooms: m[2].split(",").map((r) => r.trim()), why });
+  }
+  if (rows.length === 0) throw new Error("ARCHITECTURE.md: the Tiers table has no rows");
+  return rows.sort((a, b) => a.tier - b.tier);
+}
+
+const TIERS = parseTiers(await Deno.readTextFile(`${ROOT}/ARCHITECTURE.md`));
+
+/** Each room's tier (`ARCHITECTURE.md`). */
+const TIER_OF: ReadonlyMap<string, number> = new Map(
+  TIERS.flatMap((t) => t.rooms.map((r) => [r, t.tier] as const)),
+);
+
+/** What each room may import besides itself: the rooms of lower tiers, lowest first. */
+const ALLOWED: Record<string, readonly string[]> = Object.fromEntries(
+  TIERS.flatMap((t) =>
+    t.rooms.map((r) => [r, TIERS.filter((u) => u.tier < t.tier).flatMap((u) => u.rooms)])
+  ),
+);
 
 /** Folders never scanned (data, generated output, dependencies). */
 const SKIP = new Set(["data", "outputs", "node_modules", "bench/out"]);
@@ -191,7 +212,9 @@ export function ruleBroken(file: string, target: string): string | undefined {
   const allowed = ALLOWED[room];
   if (allowed === undefined) return undefined; // not a room of the plan (docs/, ...)
   if (targetRoom === room) return undefined;
-  if (allowed === "*") return undefined;
+  if (TIER_OF.get(targetRoom) === TIER_OF.get(room)) {
+    return `${room} and ${targetRoom} are on one tier (ARCHITECTURE.md): neither imports the other`;
+  }
   if (!allowed.includes(targetRoom)) {
     return allowed.length === 0
       ? `${room} may import nothing outside ${room}`
@@ -349,12 +372,12 @@ Deno.test("house plan checker: finds one violation of each rule in a synthetic t
       "configs/types.ts → io/a.ts (configs/types.ts may import only runs/)",
       "encoders/e.ts → metrics/m.ts (encoders may import only encoders, io)",
       "io/a.ts → encoders/e.ts (io may import nothing outside io)",
-      "metrics/m.ts → search/s.ts (metrics may import only metrics, io, encoders)",
+      "metrics/m.ts → search/s.ts (metrics and search are on one tier (ARCHITECTURE.md): neither imports the other)",
       "pipeline/p.ts → io/_core.ts (a _ file is private to its room (io))",
       "pipeline/p.ts → tests/_util.ts (nothing may import tests/)",
       "report/x.ts → pipeline/p.ts (report may import only report, io, encoders, metrics, search, runs)",
       "runs/r.ts → pipeline/p.ts (runs may import only runs, io, encoders, metrics, search)",
-      "search/s.ts → metrics/w.ts (search may import only search, io, encoders)",
+      "search/s.ts → metrics/w.ts (search and metrics are on one tier (ARCHITECTURE.md): neither imports the other)",
     ]);
   } finally {
     await Deno.remove(dir, { recursive: true });

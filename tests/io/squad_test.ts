@@ -16,7 +16,7 @@ import {
   isParagraph,
   isQuestion,
   isValidArticle,
-} from "../../io/_squad_checks.ts";
+} from "../../io/squad_checks.ts";
 import { type PyJson, type PyObject, RawNumber } from "../../io/pyjson.ts";
 import { split } from "../../io/squad_split.ts";
 import { DEV_GZ, listDir, python, ROOT, runStage, sha256File, trainJson } from "../_util.ts";

@@ -2,7 +2,8 @@
  * The `is` checks of the SQuAD record schemas (`io/_squad_schema.ts`),
  * written out in plain JavaScript: they run on every record, the schema
  * interpreter is several times slower, and this module loads without it
- * (`merge` parses its dataset with these alone unless something is wrong).
+ * (`merge` parses its dataset with these alone unless something is wrong;
+ * `evaluate`'s whole-file path, `metrics/evaluate_whole.ts`, checks with them).
  * `tests/squad_test.ts` checks that they agree with the schemas and with
  * `decodeArticle`.
  *
@@ -46,7 +47,7 @@ const isRecord = (v: unknown): v is PyObject => isObject(v) && !Array.isArray(v)
  *
  * @example
  * ```ts
- * import { isValidArticle } from "./_squad_checks.ts";
+ * import { isValidArticle } from "./squad_checks.ts";
  * if (!isValidArticle({ title: "T", paragraphs: [{ context: "c", qas: [] }] }, {})) throw new Error();
  * // No context: refused unless the context is optional.
  * if (isValidArticle({ title: "T", paragraphs: [{ qas: [] }] }, {})) throw new Error();
