@@ -6,8 +6,10 @@
  * NDJSON, npy/npz/zip, dumps, `split`, `validate`, `inspectFile`),
  * `encoders/` (the encoder services and `embedContext`/`embedQuestion`),
  * `metrics/` (EM/F1 v1.1/v2.0, `evaluate`, `scoreDataset`, BEM), `search/`
- * (`merge`), `runs/` (config runs, `run`, `full`) and `serve/` (the demo
- * server, `startServer`). The command-line
+ * (`merge`), `runs/` (config runs, `run`, `full`), `serve/` (the demo
+ * server, `startServer`) and, as the namespace `report` (its names would
+ * clash with `io/`'s), `report/` (`report.report`, the statistics and
+ * renderers). The command-line
  * scripts are in `pipeline/`.
  *
  * @example
@@ -25,4 +27,5 @@ export * from "./encoders/mod.ts";
 export * from "./metrics/mod.ts";
 export * from "./search/mod.ts";
 export * from "./runs/mod.ts";
+export * as report from "./report/mod.ts";
 export * from "./serve/mod.ts";

@@ -29,6 +29,7 @@
  */
 import { Effect, Stream } from "effect";
 import { dumpStem, type IdKind, StemRegistry, unsafeIdReason } from "../io/dump/names.ts";
+import { DEFAULT_ENCODER } from "./names.ts";
 import { type DumpFormat, writeContextDump, writeQuestionDump } from "../io/dump/writer.ts";
 import {
   DUMP_MANIFEST,
@@ -681,7 +682,7 @@ export const embedContext = (
   opts: EmbedContextOptions,
 ): Effect.Effect<EmbedResult, EmbedError | UsageError> =>
   Effect.gen(function* () {
-    const layer = yield* contextEncoderLayer(opts.encoder ?? "sparse-pi", {
+    const layer = yield* contextEncoderLayer(opts.encoder ?? DEFAULT_ENCODER, {
       model: opts.model,
       device: opts.device,
       threads: opts.threads,
@@ -714,7 +715,7 @@ export const embedQuestion = (
   opts: EmbedQuestionOptions,
 ): Effect.Effect<EmbedResult, EmbedError | UsageError> =>
   Effect.gen(function* () {
-    const layer = yield* questionEncoderLayer(opts.encoder ?? "sparse-pi", {
+    const layer = yield* questionEncoderLayer(opts.encoder ?? DEFAULT_ENCODER, {
       model: opts.model,
       device: opts.device,
       threads: opts.threads,
