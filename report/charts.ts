@@ -278,6 +278,20 @@ export async function renderCharts(
   return out;
 }
 
+/** Vega's default categorical colors (`tableau10`), for colors fixed across charts. */
+const TABLEAU10 = [
+  "#4c78a8",
+  "#f58518",
+  "#e45756",
+  "#72b7b2",
+  "#54a24b",
+  "#eeca3b",
+  "#b279a2",
+  "#ff9da6",
+  "#9d755d",
+  "#bab0ac",
+];
+
 /** Bytes in MB (10⁶ bytes), one decimal. */
 const mb = (b: number | null) => b === null ? null : Math.round(b / 1e5) / 10;
 
@@ -313,7 +327,10 @@ export function searchErrorChartSpecs(
       `peak RSS ${mb(s.peak_rss_bytes) ?? "-"} MB`,
     ].join("; "),
   }));
-  const xScale = r.axis === "nprobe" ? { type: "log", base: 2 } : { type: "symlog" };
+  // Padding keeps the points' labels inside the plot.
+  const xScale = r.axis === "nprobe"
+    ? { type: "log", base: 2, padding: 24 }
+    : { type: "symlog", padding: 24 };
   const x = {
     field: "x",
     type: "quantitative",
@@ -321,10 +338,12 @@ export function searchErrorChartSpecs(
     scale: xScale,
     axis: { values: [...new Set(rows.map((d) => d.x))], format: "d" },
   };
+  // One color per series in every chart; the exact search gray.
+  const palette = seriesNames.map((_, i) => TABLEAU10[i % TABLEAU10.length]);
   const color = {
     field: "series",
     type: "nominal",
-    sort: seriesNames,
+    scale: { domain: seriesNames, range: palette },
     title: null,
     ...(seriesNames.length === 1 ? { legend: null } : {}),
   };
@@ -355,7 +374,7 @@ export function searchErrorChartSpecs(
               field: "em",
               type: "quantitative",
               title: "EM (percent)",
-              scale: { zero: false },
+              scale: { zero: false, padding: 16 },
             },
             color,
             description: tip,
@@ -405,7 +424,9 @@ export function searchErrorChartSpecs(
           sort: r.recall_ks.map((k) => `recall@${k}`),
           title: null,
         },
-        ...(seriesNames.length > 1 ? { strokeDash: { field: "series", type: "nominal" } } : {}),
+        ...(seriesNames.length > 1
+          ? { strokeDash: { field: "series", type: "nominal", sort: seriesNames, title: null } }
+          : {}),
         description: tip,
       },
     },
@@ -444,18 +465,18 @@ export function searchErrorChartSpecs(
               field: "qps",
               type: "quantitative",
               title: "questions per second (log)",
-              scale: { type: "log" },
+              scale: { type: "log", padding: 24 },
             },
             y: {
               field: "em",
               type: "quantitative",
               title: "EM (percent)",
-              scale: { zero: false },
+              scale: { zero: false, padding: 16 },
             },
             color: {
               field: "series",
               type: "nominal",
-              sort: ["exact", ...seriesNames],
+              scale: { domain: ["exact", ...seriesNames], range: ["#888888", ...palette] },
               title: null,
             },
             description: tip,
