@@ -543,6 +543,12 @@ export const searchError = (
   opts: SearchErrorOptions,
 ): Effect.Effect<SearchErrorReport, InputError | FileError> =>
   Effect.gen(function* () {
+    if (opts.approx.length === 0) {
+      return yield* bad(
+        opts.exact,
+        "no APPROX: --search-error takes EXACT and at least one APPROX",
+      );
+    }
     const { exact, approx } = yield* Effect.try({
       try: () => ({
         exact: exactOf(opts.exact, opts.data),
