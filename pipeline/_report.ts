@@ -9,11 +9,22 @@ import { report } from "../report/mod.ts";
 import type { ParsedArgs } from "./_args.ts";
 import type { REPORT_SPEC } from "./report.ts";
 
-/** `report`'s program over `inputs` (every INPUT of the command line): the report folder. */
-export const reportCommand = (inputs: readonly string[]) => (a: ParsedArgs<typeof REPORT_SPEC>) =>
+/**
+ * `report`'s program over `inputs` (every INPUT of the command line) and
+ * `searchError` (`--search-error`'s operands: EXACT, then every APPROX):
+ * the report folder.
+ */
+export const reportCommand = (
+  inputs: readonly string[],
+  searchError?: readonly string[],
+) =>
+(a: ParsedArgs<typeof REPORT_SPEC>) =>
   Effect.gen(function* () {
     const r = yield* report({
       inputs: [...inputs],
+      ...(searchError !== undefined && searchError.length > 0
+        ? { searchError: { exact: searchError[0], approx: searchError.slice(1) } }
+        : {}),
       data: a.flags.data,
       out: a.flags.out,
       baseline: a.flags.baseline,
@@ -28,8 +39,11 @@ export const reportCommand = (inputs: readonly string[]) => (a: ParsedArgs<typeo
       labels: a.flags.labels,
     });
     const t = r.timings;
+    const se = r.searches > 0 ? `, search error of ${r.searches} approximate searches` : "";
     console.log(
-      `report: ${r.systems} systems → ${r.out}/report.{html,md,json${a.flags.latex ? ",tex" : ""}}${
+      `report: ${r.systems} systems${se} → ${r.out}/report.{html,md,json${
+        a.flags.latex ? ",tex" : ""
+      }}${
         r.slice ? `, slice → ${r.slice.file} (${r.slice.records} questions)` : ""
       } (score ${t.score} s, statistics ${t.stats} s, charts ${t.charts} s, write ${t.write} s)`,
     );

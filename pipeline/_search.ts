@@ -14,11 +14,22 @@ import { isSquadShaped, openDataset, readQuestions } from "../io/datasets/read.t
 import { refuseAliases } from "../io/paths.ts";
 import { openAtomicWriter } from "../io/source.ts";
 import { corpusOpenScores, corpusSummary } from "../metrics/open_corpus.ts";
-import { readIndexPassages } from "../search/index/read.ts";
 import { squadQuestions } from "../io/squad.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { openScores } from "../metrics/open.ts";
-import { openSearch } from "../search/open.ts";
+import { openSearch, type OpenSearchOptions, type OpenSearchResult } from "../search/open.ts";
+import { type ExactIndex, openIndexSync, readIndexPassages } from "../search/index/read.ts";
+import { hybridDenseDims } from "../search/index/hybrid.ts";
+import {
+  cpuSeconds,
+  peakRssBytes,
+  recordIndex,
+  SEARCH_RECORD_FORMAT,
+  searchMode,
+  type SearchRecord,
+  searchRecordPath,
+  searchSettings,
+} from "../search/record.ts";
 import { progress, UsageError } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";
 import type { SEARCH_SPEC } from "./search.ts";
@@ -66,13 +77,118 @@ interface SearchRun {
   readonly rows: string | undefined;
   readonly k: number;
   readonly format: DatasetFormat;
+  /** When the command's work began (`performance.now()`). */
+  readonly started: number;
 }
+
+/** Failures other than ours become a {@linkcode FileError} of `file`. */
+const asError = (file: string) => (e: unknown): InputError | FileError =>
+  e instanceof InputError || e instanceof FileError
+    ? e
+    : new FileError({ file, message: e instanceof Error ? e.message : String(e) });
+
+/** What {@linkcode timedSearch} did: the search's result, the index and the seconds of each. */
+interface TimedSearch {
+  readonly r: OpenSearchResult;
+  readonly index: ExactIndex;
+  readonly load: number;
+  readonly search: number;
+  /** CPU seconds of the search (the process's, all threads), or `null`. */
+  readonly searchCpu: number | null;
+}
+
+/** `openSearch` on the index of `indexDir`, opened first: the index's load and the search timed. */
+const timedSearch = (indexDir: string, opts: Omit<OpenSearchOptions, "index">) =>
+  Effect.gen(function* () {
+    const t0 = performance.now();
+    const index = yield* Effect.try({
+      try: () => openIndexSync(indexDir),
+      catch: asError(indexDir),
+    });
+    const t1 = performance.now();
+    const c1 = cpuSeconds();
+    const r = yield* openSearch({ ...opts, index });
+    const search = (performance.now() - t1) / 1000;
+    const c2 = cpuSeconds();
+    const searchCpu = c1 === null || c2 === null ? null : c2 - c1;
+    return { r, index, load: (t1 - t0) / 1000, search, searchCpu } satisfies TimedSearch;
+  });
+
+/**
+ * Writes the search's record (`search/record.ts`) beside the predictions,
+ * atomically, after every other output: how it searched, its counts, its
+ * times and the process's peak memory.
+ */
+const writeRecord = (
+  a: ParsedArgs<typeof SEARCH_SPEC>,
+  run: SearchRun,
+  rowsOut: string | undefined,
+  t: TimedSearch,
+) =>
+  Effect.tryPromise({
+    try: async () => {
+      const file = searchRecordPath(run.pred);
+      if (file === undefined) return;
+      const { r, index } = t;
+      const h = index.header;
+      const mode = searchMode(h.kind, a.flags.exact, a.flags.closed);
+      const record: SearchRecord = {
+        format: SEARCH_RECORD_FORMAT,
+        mode,
+        data: run.data,
+        index_dir: a.positional["index_dir"],
+        question_emb: a.positional["question_emb"],
+        files: { predictions: run.pred, topk: run.topkOut ?? null, rows: rowsOut ?? null },
+        index: recordIndex(h),
+        ...searchSettings(
+          mode,
+          hybridDenseDims(h) !== undefined,
+          a.flags.nprobe,
+          a.flags.candidates ?? a.flags.refine,
+        ),
+        top_k: run.k,
+        threads: a.flags.threads ?? 1,
+        questions: r.questions,
+        answered: r.answered,
+        missing: r.missing,
+        seconds: {
+          load: round3(t.load),
+          search: round3(t.search),
+          total: round3((performance.now() - run.started) / 1000),
+          search_cpu: t.searchCpu === null ? null : round3(t.searchCpu),
+        },
+        questions_per_second: t.search > 0 ? round3(r.answered / t.search) : 0,
+        peak_rss_bytes: peakRssBytes(),
+        cpu_seconds: cpuOf(),
+      };
+      const w = await openAtomicWriter(file);
+      try {
+        await w.write(JSON.stringify(record, null, 2) + "\n");
+        await w.commit();
+      } catch (e) {
+        await w.abort();
+        throw e;
+      }
+    },
+    catch: (e) =>
+      new FileError({
+        file: searchRecordPath(run.pred)!,
+        message: e instanceof Error ? e.message : String(e),
+      }),
+  });
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** The process's CPU seconds, to the millisecond (`null` where unknown). */
+const cpuOf = () => {
+  const s = cpuSeconds();
+  return s === null ? null : round3(s);
+};
 
 /** The search options shared by both paths, from the flags. */
 function searchOptions(a: ParsedArgs<typeof SEARCH_SPEC>) {
   const candidates = a.flags.candidates ?? a.flags.refine;
   return {
-    index: a.positional["index_dir"],
     questionEmb: a.positional["question_emb"],
     closed: a.flags.closed,
     exact: a.flags.exact,
@@ -108,7 +224,7 @@ const corpusSearch = (a: ParsedArgs<typeof SEARCH_SPEC>, run: SearchRun) =>
       );
     }
     const bar = progress("search");
-    const r = yield* openSearch({
+    const t = yield* timedSearch(a.positional["index_dir"], {
       ...searchOptions(a),
       data,
       format: run.format,
@@ -119,12 +235,13 @@ const corpusSearch = (a: ParsedArgs<typeof SEARCH_SPEC>, run: SearchRun) =>
       onProgress: (n) => bar.update(n, "questions"),
     });
     bar.done();
+    const r = t.r;
     console.error(
       `search: ${r.answered} of ${r.questions} questions answered over ${r.phrases} phrases`,
     );
     if (noGolds !== undefined) {
       console.error(`search: no scores: ${data}: ${noGolds}`);
-      return;
+      return yield* writeRecord(a, run, undefined, t);
     }
     if (pred === "-") return;
     const passages = topkOut === undefined ? undefined : yield* Effect.try({
@@ -145,21 +262,25 @@ const corpusSearch = (a: ParsedArgs<typeof SEARCH_SPEC>, run: SearchRun) =>
         : {}),
     });
     console.error(`search: open: ${corpusSummary(s)}`);
-    if (rows === undefined) return;
-    yield* Effect.tryPromise({
-      try: async () => {
-        const w = await openAtomicWriter(rows);
-        try {
-          await w.write(s.rows.map((row) => JSON.stringify(row) + "\n").join(""));
-          await w.commit();
-        } catch (e) {
-          await w.abort();
-          throw e;
-        }
-      },
-      catch: (e) =>
-        new FileError({ file: rows, message: e instanceof Error ? e.message : String(e) }),
-    });
+    if (rows !== undefined) yield* writeRows(rows, s.rows);
+    yield* writeRecord(a, run, rows, t);
+  });
+
+/** Writes the per-question rows of a corpus search, atomically. */
+const writeRows = (rows: string, lines: readonly unknown[]) =>
+  Effect.tryPromise({
+    try: async () => {
+      const w = await openAtomicWriter(rows);
+      try {
+        await w.write(lines.map((row) => JSON.stringify(row) + "\n").join(""));
+        await w.commit();
+      } catch (e) {
+        await w.abort();
+        throw e;
+      }
+    },
+    catch: (e) =>
+      new FileError({ file: rows, message: e instanceof Error ? e.message : String(e) }),
   });
 
 /** `search`'s program: the predictions, top-k records and rows of the search. */
@@ -194,7 +315,9 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
       new UsageError("per-question rows read the dataset and pred.json again: give files, not -"),
     );
   }
+  const record = searchRecordPath(pred);
   return Effect.gen(function* () {
+    const started = performance.now();
     yield* refuseAliases(
       [
         { name: "data.json", path: data },
@@ -205,12 +328,12 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
         { name: "pred.json", path: pred },
         { name: "--topk-out", path: topkOut },
         { name: "--rows", path: rows },
+        { name: "the search record", path: record },
       ],
     );
     const format = yield* searchFormat(data, a.flags.format);
-    if (!isSquadShaped(format)) {
-      return yield* corpusSearch(a, { data, pred, topkOut, rows, k, format });
-    }
+    const run: SearchRun = { data, pred, topkOut, rows, k, format, started };
+    if (!isSquadShaped(format)) return yield* corpusSearch(a, run);
     // Per-question rows need gold answers: without them (a split's question.json), an
     // implicit --rows is skipped with a note; an explicit one is refused before any output.
     const firstWithout = rows === undefined ? undefined : yield* Stream.runHead(
@@ -234,9 +357,8 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
       console.error(`search: no per-question rows: ${data}: ${why}`);
       rowsOut = undefined;
     }
-    const r = yield* openSearch({
+    const t = yield* timedSearch(a.positional["index_dir"], {
       data,
-      index: a.positional["index_dir"],
       questionEmb: a.positional["question_emb"],
       predictions: pred,
       topkOut,
@@ -253,10 +375,11 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
       onProgress: (n) => bar.update(n, "questions"),
     });
     bar.done();
+    const r = t.r;
     console.error(
       `search: ${r.answered} of ${r.questions} questions answered over ${r.phrases} phrases`,
     );
-    if (rowsOut === undefined) return;
+    if (rowsOut === undefined) return yield* writeRecord(a, run, undefined, t);
     // The rows come from the one fold of metrics/ (as the eval task's).
     const open = topkOut === undefined ? undefined : yield* openScores({
       data,
@@ -270,5 +393,6 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
       perQuestion: rowsOut,
       ...(open !== undefined ? { rowExtra: (id: string) => open.rows.get(id) } : {}),
     });
+    yield* writeRecord(a, run, rowsOut, t);
   });
 };

@@ -1,35 +1,70 @@
 /**
  * `report INPUT... [--data DATA] [--out DIR] [--baseline NAME] [--seed S]
  * [--cluster article|paragraph|question] [--latex] [--f1-threshold X]
- * [--export-slice FILE] [--labels FILE]`:
+ * [--export-slice FILE] [--labels FILE] [--search-error EXACT APPROX...]`:
  * compares systems on the same questions and writes `report.json`,
  * `report.md` and `report.html` (`report/mod.ts`), for every dataset kind
  * (SQuAD v1.1 and v2.0, MRQA, XQuAD/MLQA, open-domain, generic sets), one
- * section per dataset.
+ * section per dataset. `--search-error EXACT APPROX...` adds a part on an
+ * exact search against approximate ones (`report/search_error.ts`); with
+ * it, INPUTs may be left out. Its operands run to the next option or `--`
+ * (INPUTs go before it, or after `--`).
  *
  * This file is the command line (`--help` loads nothing else); the work,
  * `pipeline/_report.ts`, loads with `import()` only to run (Vega among it).
  *
  * @module
  */
-import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
+import { type CommandSpec, exitOnHelpOrUsageError, UsageError, usageLine } from "./_args.ts";
 
 /** The flags of this stage that take no value. */
 const BOOLEAN_FLAGS = ["--help", "--debug", "--latex"];
 
+/** The command line split: the INPUTs, `--search-error`'s operands, and the rest for the parser. */
+interface SplitArgs {
+  readonly inputs: string[];
+  /** `--search-error`'s operands (EXACT, then every APPROX), or `undefined`. */
+  readonly searchError: string[] | undefined;
+  /** What is wrong with `--search-error`, reported after `--help` had its chance. */
+  readonly problem: string | undefined;
+  readonly rest: string[];
+}
+
 /**
- * The INPUTs of the command line, and the rest of it with only the first
- * INPUT left (the shared parser takes one value per positional argument;
- * every flag of this stage but --help, --debug and --latex takes a value).
+ * The INPUTs of the command line, `--search-error`'s operands (every
+ * argument after it up to the next option or `--`), and the rest of the
+ * command line with only the first INPUT left and `--search-error`'s first
+ * operand as its value (the shared parser takes one value per positional
+ * argument and per flag; every flag of this stage but --help, --debug and
+ * --latex takes a value).
  */
-function splitInputs(argv: readonly string[]): { inputs: string[]; rest: string[] } {
+function splitInputs(argv: readonly string[]): SplitArgs {
   const inputs: string[] = [];
   const rest: string[] = [];
+  let searchError: string[] | undefined;
+  let problem: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--") {
       inputs.push(...argv.slice(i + 1));
       break;
+    }
+    if (a === "--search-error") {
+      const ops: string[] = [];
+      while (i + 1 < argv.length && !argv[i + 1].startsWith("-")) ops.push(argv[++i]);
+      if (searchError !== undefined) {
+        problem ??= "--search-error is given once: EXACT, then every APPROX";
+      } else if (ops.length === 1) {
+        problem ??= "--search-error takes EXACT and at least one APPROX";
+      }
+      searchError ??= ops;
+      rest.push(a);
+      if (ops.length > 0) rest.push(ops[0]);
+      continue;
+    }
+    if (a.startsWith("--search-error=")) {
+      problem ??= "--search-error takes its operands apart: --search-error EXACT APPROX...";
+      continue;
     }
     if (a.startsWith("-") && a !== "-") {
       rest.push(a);
@@ -40,7 +75,12 @@ function splitInputs(argv: readonly string[]): { inputs: string[]; rest: string[
     }
     inputs.push(a);
   }
-  return { inputs, rest: inputs.length > 0 ? [...rest, "--", inputs[0]] : rest };
+  return {
+    inputs,
+    searchError,
+    problem,
+    rest: inputs.length > 0 ? [...rest, "--", inputs[0]] : rest,
+  };
 }
 
 /** The command line of `report` (its one INPUT stands for them all: see `splitInputs`). */
@@ -51,8 +91,9 @@ export const REPORT_SPEC = {
   args: [
     {
       name: "INPUT...",
+      optional: true,
       description:
-        "a full output folder, a run work folder (every model × dataset), or NAME=pred.json (with --data)",
+        "a full output folder, a run work folder (every model × dataset), or NAME=pred.json (with --data); none with --search-error alone",
     },
   ],
   flags: [
@@ -60,7 +101,15 @@ export const REPORT_SPEC = {
       name: "data",
       type: "string",
       metavar: "DATA",
-      description: "the dataset of NAME=pred.json inputs",
+      description:
+        "the dataset of NAME=pred.json inputs (and of --search-error searches whose recorded dataset is not there)",
+    },
+    {
+      name: "search-error",
+      type: "string",
+      metavar: "EXACT APPROX...",
+      description:
+        "search error against model error: EXACT an exact search, each APPROX an approximate (ivf-pq) one of the same question vectors (a search's pred.json with its <stem>.search.json and --topk-out file, or a folder of searches); the questions right in both, lost to the search, wrong in both, saved by chance; recall@k of the exact top-1; EM against nprobe/candidates with q/s and memory. Its operands end at the next option or --",
     },
     {
       name: "out",
@@ -144,6 +193,7 @@ export const REPORT_SPEC = {
     "outputs/20261201_002927 outputs/20261201_003512 --cluster article --latex",
     "outputs/20261201_002927 --export-slice outputs/slice.ndjson",
     "outputs/20261201_002927 --labels outputs/slice.ndjson --f1-threshold 0.6",
+    "--search-error out/exact.json out/ivf --out out/search_error",
   ],
 } as const satisfies CommandSpec;
 
@@ -151,9 +201,13 @@ if (import.meta.main) {
   const split = splitInputs(Deno.args);
   // `--help` and bad usage load nothing else; the report's modules load only to run.
   exitOnHelpOrUsageError(REPORT_SPEC, split.rest);
+  if (split.problem !== undefined) {
+    console.error(usageLine(REPORT_SPEC.name, new UsageError(split.problem)));
+    Deno.exit(2);
+  }
   const [{ runMain }, { reportCommand }] = await Promise.all([
     import("./_cli.ts"),
     import("./_report.ts"),
   ]);
-  await runMain(REPORT_SPEC, split.rest, reportCommand(split.inputs));
+  await runMain(REPORT_SPEC, split.rest, reportCommand(split.inputs, split.searchError));
 }

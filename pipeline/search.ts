@@ -16,13 +16,19 @@
  * `search: open: {...}` JSON line, the per-question rows beside
  * `pred.json`.
  *
+ * Every search but one to stdout ends by writing its record beside the
+ * predictions, `<stem>.search.json` (`search/record.ts`): exact or
+ * approximate, nprobe and candidates, the index's shape and bytes, the
+ * questions, the seconds and questions per second, the peak RSS
+ * (`report --search-error` reads it).
+ *
  * This file is the command line (`--help` loads nothing else); the work,
  * `pipeline/_search.ts`, loads with `import()` only to run.
  *
  * @module
  */
 import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
-import { DEFAULT_HYBRID_CANDIDATES } from "../search/index/defaults.ts";
+import { DEFAULT_HYBRID_CANDIDATES, DEFAULT_NPROBE } from "../search/index/defaults.ts";
 
 /** `search`'s command line. */
 export const SEARCH_SPEC = {
@@ -31,7 +37,9 @@ export const SEARCH_SPEC = {
     "whole index whose vector scores highest with the question vector (exact scores as merge's; " +
     "ties to the first phrase in paragraph order, phrase order). Writes the top-1 predictions " +
     "(Python json.dump format) and, with --topk-out, NDJSON records (id, rank, paragraph, " +
-    "phrase_index, phrase, score).",
+    "phrase_index, phrase, score), then the search's record beside the predictions " +
+    "(<stem>.search.json: exact or approximate, nprobe, candidates, index bytes, seconds, q/s, " +
+    "peak RSS).",
   args: [
     { name: "data.json", description: "SQuAD dataset (.json, .json.gz, or - for stdin)" },
     { name: "index_dir", description: "the index folder (deno task index)" },
@@ -73,7 +81,8 @@ export const SEARCH_SPEC = {
       name: "nprobe",
       type: "int",
       metavar: "N",
-      description: "an ivf-pq index: IVF partitions probed (default 10; at most nlist)",
+      description:
+        `an ivf-pq index: IVF partitions probed (default ${DEFAULT_NPROBE}; at most nlist)`,
     },
     {
       name: "candidates",

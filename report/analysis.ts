@@ -89,6 +89,7 @@ import type { DatasetKind } from "../runs/config.ts";
 import { DEFAULT_F1_THRESHOLD, type MetricDisagreements, metricDisagreements } from "./disagree.ts";
 import { type LabelReport, labelReportSteps, type LabelSet } from "./labels.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
+import type { SearchErrorReport } from "./search_error.ts";
 
 /** The wh-words of {@linkcode questionType}, in table order, then `other`. */
 export const QUESTION_TYPES = [
@@ -632,6 +633,8 @@ export interface ReportJson {
   readonly language_systems: readonly string[];
   /** One row per XQuAD/MLQA dataset (its language), in dataset order. */
   readonly languages: readonly LanguageRow[];
+  /** With `--search-error`: the exact search against the approximate ones (`search_error.ts`). */
+  readonly search_error?: SearchErrorReport;
 }
 
 /** `100 · Σx / n`, summed in order: the official formula. */
@@ -1104,7 +1107,7 @@ export function* analyzeSteps(
   datasets: readonly ScoredDataset[],
   opts: AnalysisOptions = {},
 ): Steps<ReportJson> {
-  const baseline = opts.baseline ?? datasets[0].systems[0].spec.name;
+  const baseline = opts.baseline ?? datasets[0]?.systems[0].spec.name ?? "";
   const reports: DatasetReport[] = [];
   for (const d of datasets) reports.push(yield* analyzeDatasetSteps(d, baseline, opts));
   const { systems: language_systems, rows: languages } = languageTable(reports);

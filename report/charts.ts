@@ -13,6 +13,13 @@
  * disagree, by kind (when there are any); with labels, each metric's
  * accuracy beside the label-corrected accuracy with its interval.
  *
+ * With `--search-error` (`search_error.ts`): the approximate searches' EM
+ * against nprobe (or candidates) beside the exact search's, with each
+ * point's questions per second and index bytes written by it; recall@k of
+ * the exact top-1 against the same axis; EM against questions per second.
+ * Their points carry an SVG `<title>` (the browser shows it on hover; no
+ * script).
+ *
  * @module
  */
 import * as vega from "vega";
@@ -20,6 +27,7 @@ import * as vl from "vega-lite";
 import { F1_BINS, QUESTION_TYPES } from "./analysis.ts";
 import type { DatasetReport } from "./analysis.ts";
 import type { ScoredDataset } from "./systems.ts";
+import type { SearchErrorReport } from "./search_error.ts";
 
 /** A chart: its title, its Vega-Lite spec and the rendered SVG. */
 export interface Chart {
@@ -54,12 +62,25 @@ const CONFIG = {
  * if (!svg.startsWith("<svg") || /https?:/.test(svg)) throw new Error(svg.slice(0, 200));
  * ```
  */
-export async function renderSvg(spec: Record<string, unknown>, prefix: string): Promise<string> {
+export async function renderSvg(
+  spec: Record<string, unknown>,
+  prefix: string,
+  titles = false,
+): Promise<string> {
   // deno-lint-ignore no-explicit-any
   const compiled = vl.compile({ config: CONFIG, ...spec } as any).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: "none" });
   try {
-    const svg = await view.toSVG();
+    let svg = await view.toSVG();
+    // A point's aria-label (its description) as a <title>: the browser shows it on hover.
+    if (titles) {
+      svg = svg.replace(
+        /<path aria-label="([^"]*)" role="graphics-symbol"([^>]*?)\/>/g,
+        (_, label, rest) =>
+          `<path aria-label="${label}" role="graphics-symbol"${rest}>` +
+          `<title>${label.replace(/; /g, "\n")}</title></path>`,
+      );
+    }
     return svg
       .replace(/\s+xmlns(:\w+)?="[^"]*"/g, "")
       .replace(/\bid="([^"]+)"/g, (_, id) => `id="${prefix}-${id}"`)
@@ -340,6 +361,234 @@ export async function renderCharts(
       charts.push({ ...c, svg: await renderSvg(c.spec, `c${++k}`) });
     }
     out.push(charts);
+  }
+  return out;
+}
+
+/** Vega's default categorical colors (`tableau10`), for colors fixed across charts. */
+const TABLEAU10 = [
+  "#4c78a8",
+  "#f58518",
+  "#e45756",
+  "#72b7b2",
+  "#54a24b",
+  "#eeca3b",
+  "#b279a2",
+  "#ff9da6",
+  "#9d755d",
+  "#bab0ac",
+];
+
+/** Bytes in MB (10⁶ bytes), one decimal. */
+const mb = (b: number | null) => b === null ? null : Math.round(b / 1e5) / 10;
+
+/**
+ * The Vega-Lite specs of the search-error charts (data inline), in page
+ * order: EM against the varying setting (`r.axis`), the exact EM as a
+ * dashed rule, each point labelled with its questions per second and its
+ * `ivf/` bytes; recall@k of the exact top-1 against the same axis, one line
+ * per k; EM against questions per second, the exact search among the
+ * points.
+ */
+export function searchErrorChartSpecs(
+  r: SearchErrorReport,
+): { id: string; title: string; spec: Record<string, unknown> }[] {
+  const other = r.axis === "nprobe" ? "candidates" : "nprobe";
+  const series = (s: { nprobe: number | null; candidates: number | null }) =>
+    `${other} ${s[other]}`;
+  const seriesNames = [...new Set(r.settings.map(series))];
+  const rows = r.settings.map((s) => ({
+    setting: s.name,
+    x: s[r.axis],
+    series: series(s),
+    em: s.em,
+    qps: s.questions_per_second,
+    label: `${Math.round(s.questions_per_second)} q/s, ${mb(s.index.ivf_bytes)} MB`,
+    tip: [
+      s.name,
+      `EM ${s.em.toFixed(2)}`,
+      `lost ${s.cells.lost}, saved ${s.cells.saved}`,
+      `recall@1 ${(s.recall[0]?.value ?? 0).toFixed(2)}`,
+      `${s.questions_per_second.toFixed(1)} q/s`,
+      `ivf/ ${mb(s.index.ivf_bytes)} MB, index ${mb(s.index.bytes)} MB`,
+      `peak RSS ${mb(s.peak_rss_bytes) ?? "-"} MB`,
+    ].join("; "),
+  }));
+  // Padding keeps the points' labels inside the plot.
+  const xScale = r.axis === "nprobe"
+    ? { type: "log", base: 2, padding: 24 }
+    : { type: "symlog", padding: 24 };
+  const x = {
+    field: "x",
+    type: "quantitative",
+    title: r.axis === "nprobe" ? "nprobe (IVF lists probed)" : "candidates re-scored exactly",
+    scale: xScale,
+    axis: { values: [...new Set(rows.map((d) => d.x))], format: "d" },
+  };
+  // One color per series in every chart; the exact search gray.
+  const palette = seriesNames.map((_, i) => TABLEAU10[i % TABLEAU10.length]);
+  const color = {
+    field: "series",
+    type: "nominal",
+    scale: { domain: seriesNames, range: palette },
+    title: null,
+    ...(seriesNames.length === 1 ? { legend: null } : {}),
+  };
+  // A point's description is its aria-label, which renderSvg makes its hover <title>.
+  const tip = { field: "tip" };
+  const exactEm = r.exact.em;
+  const out: { id: string; title: string; spec: Record<string, unknown> }[] = [];
+  out.push({
+    id: "search-error-em",
+    title: `${r.dataset}: approximate EM against ${r.axis} (dashed: exact search, EM ${
+      exactEm.toFixed(2)
+    }); labels: questions per second, ivf/ MB`,
+    spec: {
+      width: 460,
+      height: 240,
+      layer: [
+        {
+          data: { values: [{ em: exactEm }] },
+          mark: { type: "rule", strokeDash: [6, 4], color: "#888" },
+          encoding: { y: { field: "em", type: "quantitative" } },
+        },
+        {
+          data: { values: rows },
+          mark: { type: "line", point: { filled: true, size: 60 } },
+          encoding: {
+            x,
+            y: {
+              field: "em",
+              type: "quantitative",
+              title: "EM (percent)",
+              scale: { zero: false, padding: 16 },
+            },
+            color,
+            description: tip,
+          },
+        },
+        {
+          data: { values: rows },
+          mark: { type: "text", dy: -10, fontSize: 10, color: "#333" },
+          encoding: {
+            x: { field: "x", type: "quantitative", scale: xScale },
+            y: { field: "em", type: "quantitative" },
+            text: { field: "label" },
+          },
+        },
+      ],
+    },
+  });
+  const recall = r.settings.flatMap((s) =>
+    s.recall.map((c) => ({
+      setting: s.name,
+      x: s[r.axis],
+      k: `recall@${c.k}`,
+      series: series(s),
+      recall: c.value,
+      tip: `${s.name}; recall@${c.k} ${c.value.toFixed(2)}`,
+    }))
+  );
+  out.push({
+    id: "search-error-recall",
+    title: `${r.dataset}: recall@k of the exact top-1 phrase in the approximate ranks`,
+    spec: {
+      data: { values: recall },
+      width: 460,
+      height: 240,
+      mark: { type: "line", point: { filled: true, size: 50 } },
+      encoding: {
+        x,
+        y: {
+          field: "recall",
+          type: "quantitative",
+          title: "recall (percent)",
+          scale: { domain: [0, 100] },
+        },
+        color: {
+          field: "k",
+          type: "nominal",
+          sort: r.recall_ks.map((k) => `recall@${k}`),
+          title: null,
+        },
+        ...(seriesNames.length > 1
+          ? { strokeDash: { field: "series", type: "nominal", sort: seriesNames, title: null } }
+          : {}),
+        description: tip,
+      },
+    },
+  });
+  const speed = [
+    {
+      setting: "exact",
+      em: exactEm,
+      qps: r.exact.questions_per_second,
+      series: "exact",
+      label: "exact",
+      tip: `exact; EM ${exactEm.toFixed(2)}; ${r.exact.questions_per_second.toFixed(1)} q/s; ` +
+        `index ${mb(r.exact.index.bytes)} MB; peak RSS ${mb(r.exact.peak_rss_bytes) ?? "-"} MB`,
+    },
+    ...rows.map((d) => ({
+      setting: d.setting,
+      em: d.em,
+      qps: d.qps,
+      series: d.series,
+      label: `${r.axis} ${d.x}`,
+      tip: d.tip,
+    })),
+  ];
+  out.push({
+    id: "search-error-speed",
+    title: `${r.dataset}: EM against questions per second (one process, its threads)`,
+    spec: {
+      data: { values: speed },
+      width: 460,
+      height: 240,
+      layer: [
+        {
+          mark: { type: "point", filled: true, size: 60 },
+          encoding: {
+            x: {
+              field: "qps",
+              type: "quantitative",
+              title: "questions per second (log)",
+              scale: { type: "log", padding: 24 },
+            },
+            y: {
+              field: "em",
+              type: "quantitative",
+              title: "EM (percent)",
+              scale: { zero: false, padding: 16 },
+            },
+            color: {
+              field: "series",
+              type: "nominal",
+              scale: { domain: ["exact", ...seriesNames], range: ["#888888", ...palette] },
+              title: null,
+            },
+            description: tip,
+          },
+        },
+        {
+          mark: { type: "text", dy: -10, fontSize: 10, color: "#333" },
+          encoding: {
+            x: { field: "qps", type: "quantitative", scale: { type: "log" } },
+            y: { field: "em", type: "quantitative" },
+            text: { field: "label" },
+          },
+        },
+      ],
+    },
+  });
+  return out;
+}
+
+/** Renders the search-error charts (see {@linkcode searchErrorChartSpecs}). */
+export async function renderSearchErrorCharts(r: SearchErrorReport): Promise<Chart[]> {
+  const out: Chart[] = [];
+  let k = 0;
+  for (const c of searchErrorChartSpecs(r)) {
+    out.push({ ...c, svg: await renderSvg(c.spec, `se${++k}`, true) });
   }
   return out;
 }

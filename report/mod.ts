@@ -21,7 +21,11 @@
  * BEM, SQuAD v2.0's no-answer decisions: `disagree.ts`), with `exportSlice`
  * those questions as NDJSON for a person to label, and with `labels` each
  * metric's agreement with such labels and the label-corrected accuracy
- * (`labels.ts`).
+ * (`labels.ts`). With `searchError` (`--search-error EXACT
+ * APPROX...`), a part before the datasets that splits the questions by an
+ * exact search and approximate ones of the same question vectors: lost to
+ * search against model error, recall@k, speed and memory
+ * (`search_error.ts`); such a report may have no INPUT.
  *
  * The statistics run in steps (`analyzeSteps`) resumed from the event loop
  * about every 20 ms, so an interruption of {@linkcode report}'s fiber (the
@@ -58,13 +62,14 @@ import { openAtomicWriter } from "../io/source.ts";
 import type { Steps } from "../metrics/stats/steps.ts";
 import { timestamp } from "../runs/run_dir.ts";
 import { type AnalysisOptions, analyzeSteps, CLUSTER_LEVELS, type ReportJson } from "./analysis.ts";
-import { renderCharts } from "./charts.ts";
+import { renderCharts, renderSearchErrorCharts } from "./charts.ts";
 import { DEFAULT_F1_THRESHOLD, sliceRecords } from "./disagree.ts";
 import { absolutePath, baseOf, dirOf, isDir } from "./_fs.ts";
 import { readLabels } from "./labels.ts";
 import { resolveInputs } from "./inputs.ts";
 import { renderHtml, renderLatex, renderMarkdown } from "./render.ts";
 import { scoreSystems } from "./systems.ts";
+import { searchError } from "./search_error.ts";
 import { writeFolderAtomic } from "./write.ts";
 
 export {
@@ -162,6 +167,19 @@ export {
   type V2Breakdown,
 } from "./systems.ts";
 export { writeFolderAtomic } from "./write.ts";
+export {
+  type RecallAtK,
+  recallAtK,
+  recallKs,
+  searchError,
+  type SearchErrorCells,
+  searchErrorCells,
+  type SearchErrorOptions,
+  type SearchErrorReport,
+  type SearchErrorSetting,
+  type SearchSide,
+} from "./search_error.ts";
+export { renderSearchErrorCharts, searchErrorChartSpecs } from "./charts.ts";
 
 /** A failure of the work itself (statistics, charts): exit 1, not bad input. */
 export class ReportError extends Error {
@@ -187,6 +205,12 @@ export interface ReportOptions extends AnalysisOptions {
   readonly exportSlice?: string;
   /** People's labels of questions (NDJSON, `labels.ts`). */
   readonly labels?: string;
+  /**
+   * `--search-error EXACT APPROX...`: the exact search and the approximate
+   * ones (`search_error.ts`); the report then has a search-error part, and
+   * may have no INPUT.
+   */
+  readonly searchError?: { readonly exact: string; readonly approx: readonly string[] };
 }
 
 /** What {@linkcode report} did. */
@@ -195,6 +219,8 @@ export interface ReportResult {
   readonly out: string;
   /** Systems compared (over all datasets). */
   readonly systems: number;
+  /** Approximate searches of the search-error part (0 without it). */
+  readonly searches: number;
   /** The numbers (`report.json`). */
   readonly report: ReportJson;
   /** The slice written (`exportSlice`): its file and records. */
@@ -398,7 +424,14 @@ export const report = (
     const t0 = performance.now();
     const usage = checkOptions(opts);
     if (usage) return yield* Effect.fail(usage);
-    const specs = yield* resolveInputs(opts.inputs, { data: opts.data });
+    if (opts.inputs.length === 0 && opts.searchError === undefined) {
+      return yield* Effect.fail(
+        new UsageError("give at least one INPUT, or --search-error EXACT APPROX"),
+      );
+    }
+    const specs = opts.inputs.length === 0
+      ? []
+      : yield* resolveInputs(opts.inputs, { data: opts.data });
     if (opts.baseline !== undefined && !specs.some((s) => s.name === opts.baseline)) {
       return yield* Effect.fail(
         new UsageError(
@@ -410,15 +443,24 @@ export const report = (
     }
     const out = opts.out ?? `outputs/report_${timestamp()}`;
     const sliceName = yield* sliceTarget(opts.exportSlice, out, opts.labels);
+    const se = opts.searchError === undefined ? undefined : yield* searchError({
+      ...opts.searchError,
+      ...(opts.data !== undefined ? { data: opts.data } : {}),
+    });
     const datasets = yield* scoreSystems(specs);
     const labelSet = opts.labels === undefined
       ? undefined
       : yield* readLabels(opts.labels, datasets);
     const t1 = performance.now();
-    const json = yield* runStepsYielding(analyzeSteps(datasets, { ...opts, labelSet }));
+    const analysed = yield* runStepsYielding(analyzeSteps(datasets, { ...opts, labelSet }));
+    const json: ReportJson = se === undefined ? analysed : { ...analysed, search_error: se };
     const t2 = performance.now();
-    const charts = yield* Effect.tryPromise({
-      try: () => renderCharts(json.datasets, datasets),
+    const [charts, seCharts] = yield* Effect.tryPromise({
+      try: () =>
+        Promise.all([
+          renderCharts(json.datasets, datasets),
+          se === undefined ? Promise.resolve([]) : renderSearchErrorCharts(se),
+        ]),
       catch: (e) =>
         new FileError({
           file: "report.html",
@@ -435,7 +477,7 @@ export const report = (
     yield* writeFolder(out, {
       "report.json": JSON.stringify(json, null, 2) + "\n",
       "report.md": renderMarkdown(json),
-      "report.html": renderHtml(json, charts),
+      "report.html": renderHtml(json, charts, seCharts),
       ...(opts.latex ? { "report.tex": renderLatex(json) } : {}),
       ...(sliceName !== null ? { [sliceName]: sliceText } : {}),
     });
@@ -445,6 +487,7 @@ export const report = (
     return {
       out,
       systems: specs.length,
+      searches: se?.settings.length ?? 0,
       report: json,
       ...(slice !== null ? { slice: { file: opts.exportSlice!, records: slice.length } } : {}),
       timings: { score: s(t0, t1), stats: s(t1, t2), charts: s(t2, t3), write: s(t3, t4) },

@@ -18,6 +18,12 @@
  * Every text from the inputs is escaped. With `--latex`, `report.tex`
  * ({@linkcode renderLatex}): a LaTeX tabular per dataset.
  *
+ * With `--search-error`, a "Search error" part before the datasets: the
+ * split of the questions by the exact and each approximate search (under
+ * the EM chart), recall@k of the exact top-1 (under the recall chart), and
+ * each search's speed and memory (under the EM against q/s chart); in
+ * `report.tex` one more table.
+ *
  * @module
  */
 import type { Chart } from "./charts.ts";
@@ -33,6 +39,7 @@ import type {
   RankRow,
   ReportJson,
 } from "./analysis.ts";
+import type { SearchErrorReport, SearchErrorSetting, SearchSide } from "./search_error.ts";
 
 /**
  * A p-value for a table: four decimals, or two significant digits in
@@ -697,6 +704,132 @@ function sections(r: DatasetReport, o: ReportJson["options"], charts: readonly C
   return out;
 }
 
+/** Bytes as MB (10⁶ bytes), one decimal, or `-`. */
+const mbCell = (b: number | null) => b === null ? "-" : (b / 1e6).toFixed(1);
+
+const pOrDash = (x: number | null) => x === null ? "-" : f2(x);
+
+/** The split table: the four cells and the EM lost to search, per approximate search. */
+function splitTable(r: SearchErrorReport): Table {
+  const f1 = r.exact.f1 !== null;
+  const head = [
+    "search",
+    "EM",
+    ...(f1 ? ["F1"] : []),
+    "right in both",
+    "lost",
+    "wrong in both",
+    "saved",
+    "EM lost to search",
+    "lost / n",
+    "saved / n",
+    "of exact EM",
+    ...(f1 ? ["ΔF1"] : []),
+    "p (McNemar)",
+  ];
+  const rows = r.settings.map((s: SearchErrorSetting) => [
+    s.name,
+    f2(s.em),
+    ...(f1 ? [pOrDash(s.f1)] : []),
+    String(s.cells.right_both),
+    String(s.cells.lost),
+    String(s.cells.wrong_both),
+    String(s.cells.saved),
+    signed(s.em_lost_net),
+    f2(s.em_lost),
+    f2(s.em_saved),
+    s.em_lost_of_exact === null ? "-" : `${signed(s.em_lost_of_exact)}%`,
+    ...(f1 ? [s.f1_difference === null ? "-" : signed(s.f1_difference)] : []),
+    formatP(s.mcnemar_p),
+  ]);
+  return { head, rows, numeric: head.map((_, i) => i > 0) };
+}
+
+/** Recall@k of the exact top-1 per approximate search. */
+function recallTable(r: SearchErrorReport): Table {
+  const head = ["search", ...r.recall_ks.map((k) => `recall@${k}`)];
+  const rows = r.settings.map((s) => [s.name, ...s.recall.map((c) => f2(c.value))]);
+  return { head, rows, numeric: head.map((_, i) => i > 0) };
+}
+
+/** Speed and memory of every search, the exact one first. */
+function costTable(r: SearchErrorReport): Table {
+  const head = [
+    "search",
+    "index",
+    "EM",
+    "q/s",
+    "search s",
+    "search CPU s",
+    "q / CPU s",
+    "load s",
+    "threads",
+    "ivf/ MB",
+    "index MB",
+    "peak RSS MB",
+  ];
+  const row = (s: SearchSide, cpu = s.seconds.search_cpu ?? null) => [
+    s.name,
+    s.index.kind === "ivf-pq"
+      ? `ivf-pq nlist ${s.index.nlist} bpv ${s.index.bpv}${
+        s.index.dense_dims === null ? "" : ` dense ${s.index.dense_dims}`
+      }${s.nprobe === null ? " (--exact)" : ""}`
+      : s.index.kind,
+    f2(s.em),
+    s.questions_per_second.toFixed(1),
+    s.seconds.search.toFixed(1),
+    cpu === null ? "-" : cpu.toFixed(1),
+    cpu === null || cpu === 0 ? "-" : (s.questions_per_second * s.seconds.search / cpu).toFixed(1),
+    s.seconds.load.toFixed(1),
+    String(s.threads),
+    mbCell(s.index.ivf_bytes),
+    mbCell(s.index.bytes),
+    mbCell(s.peak_rss_bytes),
+  ];
+  const rows = [row(r.exact), ...r.settings.map((s) => row(s))];
+  return { head, rows, numeric: head.map((_, i) => i > 1) };
+}
+
+/** The search-error part: its sections (tables under their charts). */
+function searchErrorSections(r: SearchErrorReport, charts: readonly Chart[]): Section[] {
+  const chart = (id: string) => charts.filter((c) => c.id === id);
+  const n = r.questions;
+  return [
+    {
+      title: "Lost to search, and model error",
+      note: `${r.exact.name}: EM ${f2(r.exact.em)}${
+        r.exact.f1 === null ? "" : `, F1 ${f2(r.exact.f1)}`
+      }; model error (questions it gets wrong) ${
+        f2(r.exact.model_error)
+      }% of the n = ${n} questions. Per approximate search, the questions right in both, lost to the search (exact right, approximate wrong), wrong in both and saved by chance (exact wrong, approximate right), adding up to n; EM lost to search = (lost − saved) / n (the exact EM − this EM, points); lost / n and saved / n in percent; of exact EM = (lost − saved) / the questions the exact search gets right; ΔF1 = this F1 − the exact F1; p (McNemar): exact two-sided test of lost against saved.`,
+      table: splitTable(r),
+      charts: chart("search-error-em"),
+    },
+    {
+      title: "Recall@k of the exact top-1",
+      note:
+        `Percent of the ${r.answered} questions the exact search answers whose exact top-1 phrase (paragraph, phrase index) is among the first k ranks of the approximate search.`,
+      table: recallTable(r),
+      charts: chart("search-error-recall"),
+    },
+    {
+      title: "Speed and memory",
+      note:
+        "From each search's record (<stem>.search.json): q/s = questions answered / search seconds (the search and the writing of its predictions and top-k records, the index already open); search CPU s = the CPU seconds of the search (user + system, all its threads), q / CPU s = questions answered per CPU second (on a machine shared with other work, steadier than q/s); load s = opening the index; ivf/ MB = the IVF-PQ files (lists, codes, quantizers) on disk, index MB = all the index's files (its exact vectors included), peak RSS = the process's peak resident set (MB = 10⁶ bytes).",
+      table: costTable(r),
+      charts: chart("search-error-speed"),
+    },
+  ];
+}
+
+/** What the search-error part was computed from. */
+const searchErrorIntro = (r: SearchErrorReport) =>
+  `The same question vectors searched exactly (${r.exact.predictions}) and approximately (${
+    r.settings.map((s) => s.predictions).join(", ")
+  }), on ${r.dataset}: ${r.questions} questions; EM and F1 recomputed from each search's predictions against ${r.data} (sha256 ${r.data_sha256}) with the ${
+    RULES_NAME[r.rules]
+  } rules.`;
+
 /** The clusters of a dataset in words: `2,067 paragraphs`. */
 const clusterWords = (r: DatasetReport) =>
   `${r.cluster.clusters.toLocaleString("en-US")} ${r.cluster.by}${
@@ -769,11 +902,20 @@ const LANG_NOTE =
   "XQuAD and MLQA sets, one row per language: each system's EM and F1 (mlqa_evaluation_v1.py in that language), in percent, with 95% bootstrap intervals.";
 
 const intro = (o: ReportJson["options"]) =>
-  `Generated by \`deno task report\` (phraseval). Baseline: ${o.baseline}. Bootstrap: B = ${o.resamples}, seed ${o.seed}; randomization: ${o.shuffles} shuffles.`;
+  o.baseline === ""
+    ? "Generated by `deno task report` (phraseval), with --search-error only (no INPUT)."
+    : `Generated by \`deno task report\` (phraseval). Baseline: ${o.baseline}. Bootstrap: B = ${o.resamples}, seed ${o.seed}; randomization: ${o.shuffles} shuffles.`;
 
 /** `report.md`: every table of the report in Markdown (no charts). */
 export function renderMarkdown(report: ReportJson): string {
   const parts = ["# Report", "", intro(report.options), ""];
+  if (report.search_error) {
+    const se = report.search_error;
+    parts.push("## Search error", "", searchErrorIntro(se), "");
+    for (const s of searchErrorSections(se, [])) {
+      parts.push(`### ${s.title}`, "", s.note!, "", mdTable(s.table!), "");
+    }
+  }
   if (report.languages.length > 0) {
     parts.push("## By language", "", LANG_NOTE, "", mdTable(languageTable(report)), "");
   }
@@ -852,11 +994,33 @@ figure svg { max-width: 100%; height: auto; }
  * `report.html`: the tables and the charts (inline SVG, one `<svg>` per
  * chart), with inline CSS and nothing to fetch.
  */
-export function renderHtml(report: ReportJson, charts: readonly (readonly Chart[])[]): string {
+export function renderHtml(
+  report: ReportJson,
+  charts: readonly (readonly Chart[])[],
+  searchErrorCharts: readonly Chart[] = [],
+): string {
   const body: string[] = [
     `<h1>Report</h1>`,
     `<p class="note">${escapeHtml(intro(report.options))}</p>`,
   ];
+  const section = (s: Section) => {
+    body.push(`<h3>${escapeHtml(s.title)}</h3>`);
+    if (s.note) body.push(`<p class="note">${escapeHtml(s.note)}</p>`);
+    for (const c of s.charts ?? []) {
+      body.push(
+        `<figure id="${c.id}"><figcaption>${escapeHtml(c.title)}</figcaption>${c.svg}</figure>`,
+      );
+    }
+    if (s.table) body.push(htmlTable(s.table));
+  };
+  if (report.search_error) {
+    const se = report.search_error;
+    body.push(
+      "<h2>Search error</h2>",
+      `<p class="note">${escapeHtml(searchErrorIntro(se))}</p>`,
+    );
+    for (const s of searchErrorSections(se, searchErrorCharts)) section(s);
+  }
   if (report.languages.length > 0) {
     body.push(
       "<h2>By language</h2>",
@@ -869,16 +1033,7 @@ export function renderHtml(report: ReportJson, charts: readonly (readonly Chart[
       `<h2>${escapeHtml(r.name)}</h2>`,
       `<p class="note">${escapeHtml(provenance(r))}</p>`,
     );
-    for (const s of sections(r, report.options, charts[d] ?? [])) {
-      body.push(`<h3>${escapeHtml(s.title)}</h3>`);
-      if (s.note) body.push(`<p class="note">${escapeHtml(s.note)}</p>`);
-      for (const c of s.charts ?? []) {
-        body.push(
-          `<figure id="${c.id}"><figcaption>${escapeHtml(c.title)}</figcaption>${c.svg}</figure>`,
-        );
-      }
-      if (s.table) body.push(htmlTable(s.table));
-    }
+    for (const s of sections(r, report.options, charts[d] ?? [])) section(s);
   });
   return [
     "<!DOCTYPE html>",
@@ -1034,10 +1189,68 @@ function latexTable(r: DatasetReport, o: ReportJson["options"]): string {
 export function renderLatex(report: ReportJson): string {
   const o = report.options;
   return [
-    `% Generated by phraseval's report. Baseline: ${
-      o.baseline.replace(/\s+/g, " ")
-    }. Bootstrap: B = ${o.resamples}, seed ${o.seed}; randomization: ${o.shuffles} shuffles.`,
+    o.baseline === ""
+      ? "% Generated by phraseval's report, with --search-error only (no INPUT)."
+      : `% Generated by phraseval's report. Baseline: ${
+        o.baseline.replace(/\s+/g, " ")
+      }. Bootstrap: B = ${o.resamples}, seed ${o.seed}; randomization: ${o.shuffles} shuffles.`,
+    ...(report.search_error ? [latexSearchError(report.search_error)] : []),
     ...report.datasets.map((r) => latexTable(r, o)),
     "",
   ].join("\n\n");
+}
+
+/**
+ * The search-error table for LaTeX: per approximate search its nprobe,
+ * candidates, EM, the four cells, the EM lost to search, recall@1 and
+ * questions per second; the exact search's EM and model error in the
+ * caption.
+ */
+function latexSearchError(r: SearchErrorReport): string {
+  const cols = [
+    "nprobe",
+    "cand.",
+    "EM",
+    "both right",
+    "lost",
+    "both wrong",
+    "saved",
+    "EM lost",
+    "R@1",
+    "q/s",
+  ];
+  const rows = r.settings.map((s) =>
+    [
+      String(s.nprobe),
+      String(s.candidates),
+      tex2(s.em),
+      String(s.cells.right_both),
+      String(s.cells.lost),
+      String(s.cells.wrong_both),
+      String(s.cells.saved),
+      texSigned(s.em_lost_net),
+      tex2(s.recall[0]?.value ?? 0),
+      s.questions_per_second.toFixed(0),
+    ].join(" & ") + " \\\\"
+  );
+  const caption = `${escapeLatex(r.dataset)}: search error of the approximate searches against ` +
+    `the exact one (EM ${tex2(r.exact.em)}, model error ${
+      tex2(r.exact.model_error)
+    }\\%; n = ${r.questions}). EM lost: (lost $-$ saved) / n in points; R@1: percent of ` +
+    "questions whose exact top-1 phrase is the approximate top-1.";
+  return [
+    `% search error: ${r.dataset.replace(/\s+/g, " ")}`,
+    "\\begin{table}[ht]",
+    "\\centering",
+    "\\small",
+    `\\begin{tabular}{${"r".repeat(cols.length)}}`,
+    "\\hline",
+    `${cols.join(" & ")} \\\\`,
+    "\\hline",
+    ...rows,
+    "\\hline",
+    "\\end{tabular}",
+    `\\caption{${caption}}`,
+    "\\end{table}",
+  ].join("\n");
 }

@@ -48,6 +48,7 @@ import { asFloat32 } from "./dense_f64.ts";
 import { readQ2c } from "./merge.ts";
 import { type ExactIndex, openIndexSync, paragraphOfRow } from "./index/read.ts";
 import { closeIvfWorkers, nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
+import { DEFAULT_NPROBE } from "./index/defaults.ts";
 import {
   closeI8Workers,
   I8NonFinite,
@@ -487,7 +488,7 @@ export async function searchVectors(
   if (!ivf) {
     return (await scoreQuestionsAsync(index, vectors, options)).map((t) => hitsOf(index, t));
   }
-  const why = nprobeProblem(index, options.nprobe ?? 10);
+  const why = nprobeProblem(index, options.nprobe ?? DEFAULT_NPROBE);
   if (why !== undefined) throw new InputError({ file: "question", where: "", message: why });
   const tops = await approximate(index, vectors, options);
   return tops.map((t) => hitsOf(index, t));
@@ -672,7 +673,7 @@ export const openSearch = (
     }
     const hybrid = hybridDenseDims(index.header) !== undefined;
     const probeWhy = ivf
-      ? nprobeProblem(index, opts.nprobe ?? 10) ??
+      ? nprobeProblem(index, opts.nprobe ?? DEFAULT_NPROBE) ??
         (hybrid ? candidatesProblem(candidatesOf(opts) ?? DEFAULT_HYBRID_CANDIDATES) : undefined)
       : undefined;
     if (probeWhy !== undefined) {

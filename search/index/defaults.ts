@@ -12,3 +12,6 @@ export const DEFAULT_TRAIN_PARAGRAPHS = 100;
 
 /** Candidates re-scored exactly per question by default on a hybrid index. */
 export const DEFAULT_HYBRID_CANDIDATES = 1000;
+
+/** IVF lists an ivf-pq search probes by default (`search --nprobe`). */
+export const DEFAULT_NPROBE = 10;

@@ -242,7 +242,9 @@ Deno.test("index: two builds into one folder at once: one writes it, the other e
         `${dir}/question_emb`,
         `${tmp}/pred.json`,
       ]);
-      for (const n of ["pred.json", "pred.rows.ndjson"]) Deno.removeSync(`${tmp}/${n}`);
+      for (const n of ["pred.json", "pred.rows.ndjson", "pred.search.json"]) {
+        Deno.removeSync(`${tmp}/${n}`);
+      }
     }
   } finally {
     Deno.removeSync(tmp, { recursive: true });
