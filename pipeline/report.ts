@@ -1,10 +1,19 @@
 /**
  * `report INPUT... [--data DATA] [--out DIR] [--baseline NAME] [--seed S]
- * [--cluster article|paragraph|question] [--latex]`:
+ * [--cluster article|paragraph|question] [--latex]`, and
+ * `report --diff RUN_A RUN_B [--out DIR]`:
  * compares systems on the same questions and writes `report.json`,
  * `report.md` and `report.html` (`report/mod.ts`), for every dataset kind
  * (SQuAD v1.1 and v2.0, MRQA, XQuAD/MLQA, open-domain, generic sets), one
- * section per dataset.
+ * section per dataset. `report.json` carries the report's own provenance
+ * block (`runs/provenance.ts`).
+ *
+ * `--diff RUN_A RUN_B` says why two runs (`full` or `run` folders with a
+ * `provenance.json`) differ (`report/diff.ts`): the provenance keys that
+ * differ (A → B), how many questions changed answer, EM gained and lost,
+ * F1 up and down, the changed questions, and the paired tests of B − A on
+ * EM and F1 (bootstrap interval, randomization p, McNemar, clustered). It
+ * prints that, and with `--out` writes `report.{json,md,html}` there.
  *
  * This file is the command line (`--help` loads nothing else); the work,
  * `pipeline/_report.ts`, loads with `import()` only to run (Vega among it).
@@ -14,12 +23,13 @@
 import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
 
 /** The flags of this stage that take no value. */
-const BOOLEAN_FLAGS = ["--help", "--debug", "--latex"];
+const BOOLEAN_FLAGS = ["--help", "--debug", "--latex", "--diff"];
 
 /**
  * The INPUTs of the command line, and the rest of it with only the first
  * INPUT left (the shared parser takes one value per positional argument;
- * every flag of this stage but --help, --debug and --latex takes a value).
+ * every flag of this stage but --help, --debug, --latex and --diff takes a
+ * value).
  */
 function splitInputs(argv: readonly string[]): { inputs: string[]; rest: string[] } {
   const inputs: string[] = [];
@@ -107,16 +117,24 @@ export const REPORT_SPEC = {
       description: "also write report.tex (a LaTeX tabular per dataset)",
     },
     {
+      name: "diff",
+      type: "boolean",
+      description:
+        "with two INPUTs RUN_A RUN_B (full or run folders with provenance.json): print what differs in provenance, the questions that changed answer, EM gained/lost, F1 up/down and the paired tests of B − A; with --out also write report.{json,md,html}",
+    },
+    {
       name: "top",
       type: "int",
       metavar: "N",
       default: 20,
-      description: "questions in each disagreement list (0 or more)",
+      description:
+        "questions in each disagreement list, and changed questions shown by --diff (0 or more)",
     },
   ],
   examples: [
     "outputs/20261201_002927 outputs/20261201_003512 --baseline sparse-pi",
     "outputs/20261201_002927 outputs/20261201_003512 --cluster article --latex",
+    "--diff outputs/diff-a outputs/diff-b --out outputs/diff",
   ],
 } as const satisfies CommandSpec;
 

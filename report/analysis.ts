@@ -80,6 +80,7 @@ import {
   type V2Breakdown,
 } from "./systems.ts";
 import type { DatasetKind } from "../runs/config.ts";
+import type { ReportProvenance } from "../runs/provenance.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 
 /** The wh-words of {@linkcode questionType}, in table order, then `other`. */
@@ -601,6 +602,12 @@ export interface ReportJson {
   readonly language_systems: readonly string[];
   /** One row per XQuAD/MLQA dataset (its language), in dataset order. */
   readonly languages: readonly LanguageRow[];
+  /**
+   * The report's own provenance block (`runs/provenance.ts`): its options,
+   * tool, normalizer, machine, seed and each INPUT's `provenance.json`
+   * sha256; added by `report` (absent from {@linkcode analyze}'s result).
+   */
+  readonly provenance?: ReportProvenance;
 }
 
 /** `100 · Σx / n`, summed in order: the official formula. */
