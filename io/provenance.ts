@@ -165,18 +165,19 @@ export async function sha256Folder(
 
 /**
  * The path to record for `path`: relative to `runDir` when inside it,
- * else as given.
+ * else as given (always as given when `runDir` is `""` or `/`).
  *
  * @example
  * ```ts
  * import { recordedPath } from "./provenance.ts";
  * if (recordedPath("/o/run/dumps/c", "/o/run") !== "dumps/c") throw new Error();
  * if (recordedPath("/data/dev.json", "/o/run") !== "/data/dev.json") throw new Error();
+ * if (recordedPath("/data/dev.json", "") !== "/data/dev.json") throw new Error();
  * ```
  */
 export function recordedPath(path: string, runDir: string): string {
   const root = runDir.replace(/\/+$/, "");
-  return path.startsWith(`${root}/`) ? path.slice(root.length + 1) : path;
+  return root !== "" && path.startsWith(`${root}/`) ? path.slice(root.length + 1) : path;
 }
 
 const fileError = (file: string) => (e: unknown) =>

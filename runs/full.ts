@@ -223,20 +223,30 @@ const claimOut = (data: string, out: string, manifest: Manifest, overwrite: bool
 
 /**
  * Writes `<out>/provenance.json` of a finished run (`provenance.ts`), with
- * the dumps hashed earlier (`dumps_kept: false` when they are gone).
+ * the dumps hashed earlier (`dumps_kept: false` when they are gone) and the
+ * dataset's and corpus's sha256 from the run's manifest.
  */
 const writeFullProvenance = (
   plan: Plan,
   opts: FullOptions,
   dumps: DumpHashes | null,
+  manifest: Manifest,
 ): Effect.Effect<void, FileError> =>
   Effect.gen(function* () {
     const out = plan.runDir;
+    const ds = plan.config.datasets[0];
+    // The manifest hashed the dataset and the corpus before the run: not again.
+    const known = new Map<string, string>();
+    if (typeof manifest.data_sha256 === "string") known.set(ds.path, manifest.data_sha256);
+    if (ds.corpus !== undefined && typeof manifest.corpus_sha256 === "string") {
+      known.set(ds.corpus, manifest.corpus_sha256);
+    }
     const system = yield* systemProvenance(
       singleRunLayout(out),
       plan.config.models[0],
-      plan.config.datasets[0],
+      ds,
       dumps,
+      known,
     );
     const block = runProvenance({
       command: "full",
@@ -342,7 +352,7 @@ export const full = (opts: FullOptions = {}) => {
       }
       const text = JSON.stringify(summary, null, 2) + "\n";
       yield* fsDo(`${out}/summary.json`, () => Deno.writeTextFile(`${out}/summary.json`, text));
-      yield* writeFullProvenance(plan, opts, dumps);
+      yield* writeFullProvenance(plan, opts, dumps, manifest);
       return summary;
     }
     const checked = yield* validate({
@@ -379,7 +389,7 @@ export const full = (opts: FullOptions = {}) => {
     }
     const text = JSON.stringify(summary, null, 2) + "\n";
     yield* fsDo(`${out}/summary.json`, () => Deno.writeTextFile(`${out}/summary.json`, text));
-    yield* writeFullProvenance(plan, opts, dumps);
+    yield* writeFullProvenance(plan, opts, dumps, manifest);
     return summary;
   }).pipe(
     Effect.onExit((exit) =>

@@ -43,6 +43,7 @@ import {
   type MachineInfo,
   machineInfo,
   PROVENANCE_FORMAT,
+  recordedPath,
   type ToolInfo,
   toolInfo,
 } from "../io/provenance.ts";
@@ -177,16 +178,31 @@ export const hashDumps = (
 
 /**
  * The entry of `model` on `ds` in the run folder of `layout`: every file
- * hashed now, but the dumps when `dumps` gives them (hashed earlier).
+ * hashed now, but the dumps when `dumps` gives them (hashed earlier), and
+ * a dataset or corpus whose sha256 `known` holds (path → sha256: taken
+ * earlier, as `full`'s manifest does; the ones hashed here are added, so
+ * one map shared by the systems of a run hashes each dataset once).
  */
 export const systemProvenance = (
   layout: RunLayout,
   model: ResolvedModel,
   ds: ResolvedDataset,
   dumps?: DumpHashes | null,
+  known?: Map<string, string>,
 ): Effect.Effect<SystemProvenance, FileError> =>
   Effect.gen(function* () {
     const run = layout.runDir;
+    const once = (p: string): Effect.Effect<FileHash, FileError> => {
+      const sha = known?.get(p);
+      if (sha === undefined) {
+        return Effect.tap(hashFile(p, run), (h) => Effect.sync(() => known?.set(p, h.sha256)));
+      }
+      return Effect.try({
+        try: () => ({ path: recordedPath(p, run), sha256: sha, bytes: Deno.statSync(p).size }),
+        catch: (e) =>
+          new FileError({ file: p, message: e instanceof Error ? e.message : String(e) }),
+      });
+    };
     const m = model.abbr, d = ds.abbr;
     const optional = (p: string) => isFile(p) ? hashFile(p, run) : null;
     const modelFiles = (files: readonly string[]) =>
@@ -215,8 +231,8 @@ export const systemProvenance = (
     return {
       model: m,
       dataset: d,
-      data: yield* hashFile(layout.data(ds), run),
-      ...(ds.corpus !== undefined ? { corpus: yield* hashFile(ds.corpus, run) } : {}),
+      data: yield* once(layout.data(ds)),
+      ...(ds.corpus !== undefined ? { corpus: yield* once(ds.corpus) } : {}),
       encoder,
       dumps: dumps !== undefined ? dumps : yield* hashDumps(layout, m, d),
       predictions: pred === null ? null : yield* pred,

@@ -131,6 +131,7 @@ const writeRunProvenance = (
   Effect.gen(function* () {
     const layout = runLayout(plan.runDir);
     const systems: SystemProvenance[] = [];
+    const known = new Map<string, string>(); // each dataset and corpus hashed once
     for (const ds of plan.config.datasets) {
       for (const m of plan.config.models) {
         try {
@@ -138,7 +139,7 @@ const writeRunProvenance = (
         } catch {
           continue;
         }
-        systems.push(yield* systemProvenance(layout, m, ds));
+        systems.push(yield* systemProvenance(layout, m, ds, undefined, known));
       }
     }
     const block = runProvenance({
