@@ -341,12 +341,12 @@ export function pairSystems(a: DiffSide, b: DiffSide): {
 }
 
 /**
- * The specs to score for a pair: both renamed `A` and `B` on one dataset
- * name, so `scoreSystems` scores them together and refuses two question
- * sets.
+ * The specs to score for a pair: renamed `A (<RUN_A>)` and `B (<RUN_B>)`
+ * (for the messages) on one dataset name, so `scoreSystems` scores them
+ * together and refuses two question sets.
  */
 export function pairSpecs(s: SystemSpec, t: SystemSpec): SystemSpec[] {
-  return [{ ...s, name: "A" }, { ...t, name: "B", dataset: s.dataset }];
+  return [{ ...s, name: `A (${s.input})` }, { ...t, name: `B (${t.input})`, dataset: s.dataset }];
 }
 
 /**
