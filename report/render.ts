@@ -834,12 +834,17 @@ export function renderLatex(report: ReportJson): string {
 // report --diff
 // ---------------------------------------------------------------------------
 
-/** A provenance diff as a table: key, A's value, B's value (location flags last). */
-function provenanceTable(d: ProvenanceDiff): Table {
+/**
+ * A provenance diff as a table: key, A's value, B's value (location flags
+ * last); `code` wraps the values in backticks (Markdown, where `<run>`
+ * would be taken for a tag).
+ */
+function provenanceTable(d: ProvenanceDiff, code: boolean): Table {
+  const v = (x: string) => code ? `\`${x.replace(/`/g, "'")}\`` : x;
   const row = (c: ProvenanceChange, where: boolean) => [
     where ? `${c.key} (where written)` : c.key,
-    shortValue(c.a, "a" in c),
-    shortValue(c.b, "b" in c),
+    v(shortValue(c.a, "a" in c)),
+    v(shortValue(c.b, "b" in c)),
   ];
   return {
     head: ["key", "A", "B"],
@@ -904,17 +909,21 @@ function changedTable(p: PairDiff, top: number): Table {
 /** The sections of a diff report: a title, a note, a table (each optional but the title). */
 function diffSections(
   d: DiffJson,
+  code: boolean,
 ): { level: 2 | 3; title: string; note?: string; table?: Table }[] {
   const out: { level: 2 | 3; title: string; note?: string; table?: Table }[] = [];
+  const tag = (name: string) => code ? `\`<${name}>\`` : `<${name}>`;
   const n = d.provenance_diff.changed.length;
   out.push({
     level: 2,
     title: "Provenance",
     note: `${n} key${n === 1 ? "" : "s"} of the two run blocks differ${
       n === 1 ? "s" : ""
-    } (flags, tool, normalizer, machine, seeds, config after inheritance); each run folder's own path is written <run>.`,
+    } (flags, tool, normalizer, machine, seeds, config after inheritance); each run folder's own path is written ${
+      tag("run")
+    } and this repository's ${tag("repo")} before they are compared.`,
     ...(n + d.provenance_diff.location.length > 0
-      ? { table: provenanceTable(d.provenance_diff) }
+      ? { table: provenanceTable(d.provenance_diff, code) }
       : {}),
   });
   for (const p of d.pairs) {
@@ -933,7 +942,7 @@ function diffSections(
       note: `${m} key${m === 1 ? "" : "s"} of the two systems' entries differ${
         m === 1 ? "s" : ""
       } (dataset, encoder and model files, dumps, prediction and rows files).`,
-      ...(m > 0 ? { table: provenanceTable(p.provenance) } : {}),
+      ...(m > 0 ? { table: provenanceTable(p.provenance, code) } : {}),
     });
     out.push({
       level: 3,
@@ -969,7 +978,7 @@ const diffIntro = (d: DiffJson) =>
 /** `report.md` of `report --diff`: the provenance differences, scores, tests, changed questions. */
 export function renderDiffMarkdown(d: DiffJson): string {
   const parts = ["# Diff of two runs", "", diffIntro(d), ""];
-  for (const s of diffSections(d)) {
+  for (const s of diffSections(d, true)) {
     parts.push(`${"#".repeat(s.level)} ${s.title}`, "");
     if (s.note) parts.push(s.note, "");
     if (s.table) parts.push(mdTable(s.table), "");
@@ -980,7 +989,7 @@ export function renderDiffMarkdown(d: DiffJson): string {
 /** `report.html` of `report --diff`: the tables of {@linkcode renderDiffMarkdown}, self-contained. */
 export function renderDiffHtml(d: DiffJson): string {
   const body = [`<h1>Diff of two runs</h1>`, `<p class="note">${escapeHtml(diffIntro(d))}</p>`];
-  for (const s of diffSections(d)) {
+  for (const s of diffSections(d, false)) {
     body.push(`<h${s.level}>${escapeHtml(s.title)}</h${s.level}>`);
     if (s.note) body.push(`<p class="note">${escapeHtml(s.note)}</p>`);
     if (s.table) body.push(htmlTable(s.table));

@@ -247,7 +247,8 @@ Deno.test("report --diff (command): prints the diff, writes report.{json,md,html
   assertEquals(json.provenance.seeds, { bootstrap_randomization: 0 });
   assertEquals(json.provenance.inputs.map((i: { input: string }) => i.input), [RA, RB]);
   const md = Deno.readTextFileSync(`${out}/report.md`);
-  assertStringIncludes(md, '| flags.dtype | "f16" | "f32" |');
+  assertStringIncludes(md, '| flags.dtype | `"f16"` | `"f32"` |');
+  assertStringIncludes(md, "is written `<run>` and this repository's `<repo>`");
   assertStringIncludes(md, "2 of the 9 questions whose answer or score changed");
   assertEquals(md.split("\n").filter((l) => l.startsWith("| q")).length, 2);
   assertStringIncludes(Deno.readTextFileSync(`${out}/report.html`), "<h1>Diff of two runs</h1>");
