@@ -613,8 +613,8 @@ function testLines(name: string, t: DiffTest, em: boolean): string[] {
       signed(t.low)
     }, ${signed(t.high)}]  p ${fp(t.randomization_p)} (rand.)${
       t.mcnemar_p !== undefined ? `, ${fp(t.mcnemar_p)} (McNemar)` : ""
-    }; ${counts}`,
-    `    by ${t.cluster.by} (${t.cluster.clusters}): [${signed(t.cluster.low)}, ${
+    }`,
+    `    ${counts}; by ${t.cluster.by} (${t.cluster.clusters}): [${signed(t.cluster.low)}, ${
       signed(t.cluster.high)
     }]  p ${fp(t.cluster.randomization_p)}`,
   ];
@@ -655,11 +655,9 @@ export function renderDiffText(d: DiffJson): string {
       );
       for (const q of shown) {
         const f1 = q.f1_a !== null && q.f1_b !== null
-          ? `F1 ${q.f1_a.toFixed(2)}→${q.f1_b.toFixed(2)} `
+          ? ` F1 ${q.f1_a.toFixed(2)}→${q.f1_b.toFixed(2)}`
           : "";
-        out.push(
-          `    ${q.id}  EM ${q.em_a}→${q.em_b} ${f1} ${cut(q.a, 24)} → ${cut(q.b, 24)}`,
-        );
+        out.push(`    ${q.id}  EM ${q.em_a}→${q.em_b}${f1}  ${cut(q.a, 21)} → ${cut(q.b, 21)}`);
       }
     }
   }
