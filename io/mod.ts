@@ -246,3 +246,22 @@ export { csvQuestions, jsonlQuestions } from "./datasets/generic.ts";
 export type { GenericReadOptions } from "./datasets/generic.ts";
 export { jsonlPassages } from "./datasets/passages.ts";
 export { parsePyStringList, PyLiteralError } from "./datasets/pyliteral.ts";
+export {
+  type FileHash,
+  filesSha256,
+  flattenJson,
+  type FolderHash,
+  gitCommit,
+  hashFile,
+  hashFolder,
+  type MachineInfo,
+  machineInfo,
+  PROVENANCE_FILE,
+  PROVENANCE_FORMAT,
+  readProvenance,
+  recordedPath,
+  sha256Folder,
+  type ToolInfo,
+  toolInfo,
+  writeProvenance,
+} from "./provenance.ts";

@@ -22,6 +22,7 @@ export {
   isPythonSpace,
   isPythonWordChar,
   normalizeAnswer,
+  NORMALIZER_VERSION,
   PY311_CASE_IGNORABLE,
   PY311_INERT_RANGES,
   pythonLower,

@@ -283,3 +283,20 @@ export function answerTokens(s: string): string[] {
 export function normalizeAnswer(s: string): string {
   return answerTokens(s).join(" ");
 }
+
+/**
+ * Names the revision of the SQuAD answer normalizer above
+ * ({@linkcode normalizeAnswer}, {@linkcode answerTokens}): the official
+ * `evaluate-v1.1.py` / `evaluate-v2.0.py` `normalize_answer` on CPython
+ * 3.11's string rules (Unicode 14.0). Recorded in every provenance block
+ * (`runs/provenance.ts`), so two runs scored by different normalizers show
+ * it; a change to what these functions return for any string gives a new
+ * revision number.
+ *
+ * @example
+ * ```ts
+ * import { NORMALIZER_VERSION } from "./squad_text.ts";
+ * if (!NORMALIZER_VERSION.startsWith("squad-normalize_answer/")) throw new Error();
+ * ```
+ */
+export const NORMALIZER_VERSION = "squad-normalize_answer/cpython-3.11-unicode-14.0/r1";

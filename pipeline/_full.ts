@@ -26,6 +26,8 @@ export const fullCommand = (a: ParsedArgs<typeof FULL_SPEC>) =>
       uniqueIds: a.flags["unique-ids"] === true,
       open: a.flags.open === true,
       topK: a.flags["top-k"],
+      ...(a.flags.dtype !== undefined ? { dtype: a.flags.dtype as "f32" | "f16" } : {}),
+      flags: a.flags,
       ...(a.flags.corpus !== undefined ? { corpus: a.flags.corpus } : {}),
       onStage: (name, sec, detail) =>
         console.log(`  ${name.padEnd(15)} ${sec.toFixed(1).padStart(6)} s  ${detail}`),

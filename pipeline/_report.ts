@@ -5,7 +5,8 @@
  * @module
  */
 import { Effect } from "effect";
-import { report } from "../report/mod.ts";
+import { report, reportDiff } from "../report/mod.ts";
+import { UsageError } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";
 import type { REPORT_SPEC } from "./report.ts";
 
@@ -20,6 +21,36 @@ export const reportCommand = (
 ) =>
 (a: ParsedArgs<typeof REPORT_SPEC>) =>
   Effect.gen(function* () {
+    if (a.flags.diff === true) {
+      if (inputs.length !== 2) {
+        return yield* Effect.fail(
+          new UsageError(`--diff takes two run folders RUN_A RUN_B, got ${inputs.length}`),
+        );
+      }
+      for (const f of ["baseline", "latex", "export-slice", "labels"] as const) {
+        if (a.flags[f] !== undefined && a.flags[f] !== false) {
+          return yield* Effect.fail(new UsageError(`--${f} does not go with --diff`));
+        }
+      }
+      if (searchError !== undefined) {
+        return yield* Effect.fail(new UsageError("--search-error does not go with --diff"));
+      }
+      const d = yield* reportDiff({
+        a: inputs[0],
+        b: inputs[1],
+        data: a.flags.data,
+        out: a.flags.out,
+        seed: a.flags.seed,
+        resamples: a.flags.resamples,
+        shuffles: a.flags.shuffles,
+        top: a.flags.top,
+        cluster: a.flags.cluster,
+        flags: { ...a.flags, inputs: [...inputs] },
+      });
+      console.log(d.text.trimEnd());
+      if (d.out !== null) console.log(`report --diff: ${d.out}/report.{json,md,html}`);
+      return;
+    }
     const r = yield* report({
       inputs: [...inputs],
       ...(searchError !== undefined && searchError.length > 0
@@ -37,6 +68,7 @@ export const reportCommand = (
       f1Threshold: a.flags["f1-threshold"],
       exportSlice: a.flags["export-slice"],
       labels: a.flags.labels,
+      flags: { ...a.flags, inputs: [...inputs] },
     });
     const t = r.timings;
     const se = r.searches > 0 ? `, search error of ${r.searches} approximate searches` : "";

@@ -57,6 +57,7 @@ export const runCommand = (a: ParsedArgs<typeof RUN_SPEC>, { signal }: MainConte
       taskTimeout: a.flags["task-timeout"],
       retries: a.flags["retries"],
       signal,
+      flags: a.flags,
     }),
     writeRunReport,
   ));

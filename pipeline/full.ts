@@ -8,7 +8,10 @@
  * search) and prints its numbers beside the closed ones; `--corpus FILE`
  * makes it search a corpus instead of the dataset's own paragraphs (no
  * merge then: the numbers are the search's, with DPR's top-k passage
- * accuracy).
+ * accuracy). `--dtype f32|f16` sets the element type of dense dumps (the
+ * bundled ONNX encoders store f16 by default).
+ * It also writes `provenance.json` (what the run was made from and with:
+ * `runs/provenance.ts`), which `report --diff` compares.
  *
  * This file is the command line (`--help` loads nothing else); the work,
  * `pipeline/_full.ts`, loads with `import()` only to run.
@@ -26,6 +29,7 @@ export const FULL_SPEC = {
   examples: [
     "",
     "--encoder piqa-lstm --out outputs/lstm",
+    "--encoder piqa-lstm --dtype f16 --out outputs/lstm-f16",
     "--open --top-k 10",
     "--open --top-k 100 --corpus outputs/squad-open-lite.jsonl",
   ],
@@ -40,6 +44,13 @@ export const FULL_SPEC = {
       description: "SQuAD file (default: the bundled data/dev-v1.1.json.gz)",
     },
     { name: "encoder", type: "string", default: DEFAULT_ENCODER, description: "encoder name" },
+    {
+      name: "dtype",
+      type: "string",
+      choices: ["f32", "f16"],
+      description:
+        "element type of dense dumps (default: the encoder's own, f16 for piqa-lstm; not for sparse encoders)",
+    },
     {
       name: "out",
       type: "string",

@@ -8,7 +8,16 @@
  * section per dataset. `--search-error EXACT APPROX...` adds a part on an
  * exact search against approximate ones (`report/search_error.ts`); with
  * it, INPUTs may be left out. Its operands run to the next option or `--`
- * (INPUTs go before it, or after `--`).
+ * (INPUTs go before it, or after `--`). `report.json` carries the report's
+ * own provenance block (`runs/provenance.ts`).
+ *
+ * `report --diff RUN_A RUN_B [--out DIR]` says why two runs (`full` or
+ * `run` folders with a `provenance.json`) differ (`report/diff.ts`): the
+ * provenance keys that differ (A → B), how many questions changed answer,
+ * EM gained and lost, F1 up and down, the changed questions, and the paired
+ * tests of B − A on EM and F1 (bootstrap interval, randomization p,
+ * McNemar, clustered). It prints that, and with `--out` writes
+ * `report.{json,md,html}` there.
  *
  * This file is the command line (`--help` loads nothing else); the work,
  * `pipeline/_report.ts`, loads with `import()` only to run (Vega among it).
@@ -18,7 +27,7 @@
 import { type CommandSpec, exitOnHelpOrUsageError, UsageError, usageLine } from "./_args.ts";
 
 /** The flags of this stage that take no value. */
-const BOOLEAN_FLAGS = ["--help", "--debug", "--latex"];
+const BOOLEAN_FLAGS = ["--help", "--debug", "--latex", "--diff"];
 
 /** The command line split: the INPUTs, `--search-error`'s operands, and the rest for the parser. */
 interface SplitArgs {
@@ -35,8 +44,8 @@ interface SplitArgs {
  * argument after it up to the next option or `--`), and the rest of the
  * command line with only the first INPUT left and `--search-error`'s first
  * operand as its value (the shared parser takes one value per positional
- * argument and per flag; every flag of this stage but --help, --debug and
- * --latex takes a value).
+ * argument and per flag; every flag of this stage but --help, --debug,
+ * --latex and --diff takes a value).
  */
 function splitInputs(argv: readonly string[]): SplitArgs {
   const inputs: string[] = [];
@@ -157,11 +166,18 @@ export const REPORT_SPEC = {
       description: "also write report.tex (a LaTeX tabular per dataset)",
     },
     {
+      name: "diff",
+      type: "boolean",
+      description:
+        "with two INPUTs RUN_A RUN_B (full or run folders with provenance.json): print what differs in provenance, the questions that changed answer, EM gained/lost, F1 up/down and the paired tests of B − A; with --out also write report.{json,md,html}",
+    },
+    {
       name: "top",
       type: "int",
       metavar: "N",
       default: 20,
-      description: "questions in each disagreement list (0 or more)",
+      description:
+        "questions in each disagreement list, and changed questions shown by --diff (0 or more)",
     },
     {
       name: "f1-threshold",
@@ -194,6 +210,7 @@ export const REPORT_SPEC = {
     "outputs/20261201_002927 --export-slice outputs/slice.ndjson",
     "outputs/20261201_002927 --labels outputs/slice.ndjson --f1-threshold 0.6",
     "--search-error out/exact.json out/ivf --out out/search_error",
+    "--diff outputs/diff-a outputs/diff-b --out outputs/diff",
   ],
 } as const satisfies CommandSpec;
 

@@ -88,6 +88,7 @@ import {
 import type { DatasetKind } from "../runs/config.ts";
 import { DEFAULT_F1_THRESHOLD, type MetricDisagreements, metricDisagreements } from "./disagree.ts";
 import { type LabelReport, labelReportSteps, type LabelSet } from "./labels.ts";
+import type { ReportProvenance } from "../runs/provenance.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 import type { SearchErrorReport } from "./search_error.ts";
 
@@ -635,6 +636,12 @@ export interface ReportJson {
   readonly languages: readonly LanguageRow[];
   /** With `--search-error`: the exact search against the approximate ones (`search_error.ts`). */
   readonly search_error?: SearchErrorReport;
+  /**
+   * The report's own provenance block (`runs/provenance.ts`): its options,
+   * tool, normalizer, machine, seed and each INPUT's `provenance.json`
+   * sha256; added by `report` (absent from {@linkcode analyze}'s result).
+   */
+  readonly provenance?: ReportProvenance;
 }
 
 /** `100 · Σx / n`, summed in order: the official formula. */

@@ -12,11 +12,15 @@
  * `open`, the open-domain search runs too (index → search, scored in the
  * same eval task): `index/`, `open/pred.json`, `open/topk.ndjson`, the
  * open fields in every row, and `open` in `result.json` and `summary.json`.
+ * Last it writes `provenance.json` (`provenance.ts`: the flags, tool,
+ * machine, config, and the sha256 of the dataset, the model files, the
+ * dumps, hashed while the merge runs, and the prediction and rows files).
  *
  * Rerun into the same `out`, it resumes (the encoders skip complete dump
  * files), but only a run of the same job: `<out>/.phraseval-run.json`
  * (`io/manifest.ts`: the dataset's sha256, the split, the encoder with the
- * sha256 of its model files, the tool version) is written before the first
+ * sha256 of its model files, the dumps' dtype when given, the tool
+ * version) is written before the first
  * task, and a folder whose manifest differs, or that holds an earlier run's
  * files without one, is refused (exit 2) unless `overwrite`, which removes
  * the files `full` owns there and starts afresh. The dataset may not be
@@ -44,11 +48,14 @@ import { readIndexHeader } from "../search/index/read.ts";
 import { DEFAULT_ENCODER, type EncoderSpec, encoderSpec } from "../encoders/registry.ts";
 import { OPEN_TOP_K } from "./config.ts";
 import { RunError } from "./errors.ts";
+import { PROVENANCE_FILE, writeProvenance } from "../io/provenance.ts";
+import { type DumpHashes, hashDumps, runProvenance, systemProvenance } from "./provenance.ts";
 import {
   planSingleRun,
   removeEmptyRunFolders,
   runStages,
   SINGLE_STAGE_NAMES,
+  singleRunLayout,
   taskDetail,
   taskSeconds,
 } from "./single.ts";
@@ -89,6 +96,17 @@ export interface FullOptions {
   readonly open?: boolean;
   /** Ranks the open search keeps (default 10; implies nothing without `open`). */
   readonly topK?: number;
+  /**
+   * The element type dense dumps store (`embed_* --dtype`; default: the
+   * encoder's own, f16 for the bundled ONNX encoders); refused for a sparse
+   * encoder, whose dumps it would not change.
+   */
+  readonly dtype?: "f32" | "f16";
+  /**
+   * The command line's flags as parsed, recorded in `provenance.json`
+   * (default `null`: called as a library function).
+   */
+  readonly flags?: Readonly<Record<string, unknown>>;
   /**
    * With `open`: search this corpus instead of the dataset's own paragraphs
    * (a DPR passage TSV, a JSONL corpus, or the paragraphs of a SQuAD or MRQA
@@ -131,6 +149,7 @@ export const FULL_OUTPUTS: readonly { readonly name: string; readonly folder: bo
   { name: "index", folder: true },
   { name: "open", folder: true },
   { name: RUN_MANIFEST, folder: false },
+  { name: PROVENANCE_FILE, folder: false },
 ];
 
 /** The manifest of a `full` run: what its output folder is made from. */
@@ -139,11 +158,14 @@ const runManifest = (
   spec: EncoderSpec,
   uniqueIds: boolean,
   open: { readonly topK: number; readonly corpus?: string } | undefined,
+  dtype: "f32" | "f16" | undefined,
 ): Effect.Effect<Manifest, FileError> =>
   Effect.gen(function* () {
     return {
       // Only an open run records it, so a closed run's manifest is as before.
       ...(open !== undefined ? { open_top_k: open.topK } : {}),
+      // Likewise the dtype, only when given.
+      ...(dtype !== undefined ? { dtype } : {}),
       ...(open?.corpus !== undefined ? { corpus_sha256: yield* fileSha256(open.corpus) } : {}),
       kind: "phraseval-run",
       tool: TOOL_VERSION,
@@ -200,8 +222,45 @@ const claimOut = (data: string, out: string, manifest: Manifest, overwrite: bool
   });
 
 /**
+ * Writes `<out>/provenance.json` of a finished run (`provenance.ts`), with
+ * the dumps hashed earlier (`dumps_kept: false` when they are gone) and the
+ * dataset's and corpus's sha256 from the run's manifest.
+ */
+const writeFullProvenance = (
+  plan: Plan,
+  opts: FullOptions,
+  dumps: DumpHashes | null,
+  manifest: Manifest,
+): Effect.Effect<void, FileError> =>
+  Effect.gen(function* () {
+    const out = plan.runDir;
+    const ds = plan.config.datasets[0];
+    // The manifest hashed the dataset and the corpus before the run: not again.
+    const known = new Map<string, string>();
+    if (typeof manifest.data_sha256 === "string") known.set(ds.path, manifest.data_sha256);
+    if (ds.corpus !== undefined && typeof manifest.corpus_sha256 === "string") {
+      known.set(ds.corpus, manifest.corpus_sha256);
+    }
+    const system = yield* systemProvenance(
+      singleRunLayout(out),
+      plan.config.models[0],
+      ds,
+      dumps,
+      known,
+    );
+    const block = runProvenance({
+      command: "full",
+      flags: opts.flags ?? null,
+      seeds: {},
+      config: plan.config,
+      systems: [opts.keepDumps === false ? { ...system, dumps_kept: false } : system],
+    });
+    yield* writeProvenance(`${out}/${PROVENANCE_FILE}`, block);
+  });
+
+/**
  * Runs the pipeline and returns its summary (also written to
- * `<out>/summary.json`).
+ * `<out>/summary.json`, and its provenance to `<out>/provenance.json`).
  *
  * @example
  * ```ts
@@ -237,12 +296,23 @@ export const full = (opts: FullOptions = {}) => {
     const open = opts.open === true
       ? { topK, ...(corpus !== undefined ? { corpus } : {}) }
       : undefined;
+    if (opts.dtype !== undefined && opts.dtype !== "f32" && opts.dtype !== "f16") {
+      return yield* Effect.fail(new UsageError(`--dtype must be f32 or f16, got ${opts.dtype}`));
+    }
+    if (opts.dtype !== undefined && spec.sparse) {
+      return yield* Effect.fail(
+        new UsageError(
+          `--dtype sets the dense dumps' element type; ${spec.name} writes sparse ones`,
+        ),
+      );
+    }
     const outExisted = existsSync(out);
-    const manifest = yield* runManifest(data, spec, uniqueIds, open);
+    const manifest = yield* runManifest(data, spec, uniqueIds, open, opts.dtype);
     const claimed = yield* claimOut(data, out, manifest, opts.overwrite === true);
     // Reads (and checks) the dataset.
-    const plan = yield* planSingleRun(data, spec, out, uniqueIds, open);
+    const plan = yield* planSingleRun(data, spec, out, uniqueIds, open, opts.dtype ?? null);
     made = { plan, outExisted };
+    const layout = singleRunLayout(out);
     if (!claimed) yield* writeManifest(`${out}/${RUN_MANIFEST}`, manifest);
     const timings: Record<string, number> = {};
     const report = (name: string, s: number, detail: string) => {
@@ -262,7 +332,10 @@ export const full = (opts: FullOptions = {}) => {
       // The context dump is the corpus's, not the dataset's: index checks it
       // (rows, phrases, values) as it builds, and search checks the questions.
       report("validate", 0, "skipped over a corpus: index and search check the dumps");
-      yield* runStages(plan, ["index", "search", "eval"], onDone);
+      const [, dumps] = yield* Effect.all([
+        runStages(plan, ["index", "search", "eval"], onDone),
+        hashDumps(layout, spec.name, "data"),
+      ], { concurrency: 2 });
       const header = yield* Effect.try({
         try: () => readIndexHeader(`${out}/index`),
         catch: (e) => new RunError(`index: ${e instanceof Error ? e.message : String(e)}`),
@@ -279,6 +352,7 @@ export const full = (opts: FullOptions = {}) => {
       }
       const text = JSON.stringify(summary, null, 2) + "\n";
       yield* fsDo(`${out}/summary.json`, () => Deno.writeTextFile(`${out}/summary.json`, text));
+      yield* writeFullProvenance(plan, opts, dumps, manifest);
       return summary;
     }
     const checked = yield* validate({
@@ -297,8 +371,12 @@ export const full = (opts: FullOptions = {}) => {
       }`,
     );
     if (v > 0) return yield* Effect.fail(new RunError(`validate: ${checked.violations[0]}`));
-    // merge ∥ index, then search, then eval (the groups of `task.ts`).
-    yield* runStages(plan, ["merge", "index", "search", "eval"], onDone);
+    // merge ∥ index, then search, then eval (the groups of `task.ts`); the
+    // dumps are hashed for provenance.json meanwhile.
+    const [, dumps] = yield* Effect.all([
+      runStages(plan, ["merge", "index", "search", "eval"], onDone),
+      hashDumps(layout, spec.name, "data"),
+    ], { concurrency: 2 });
     const summary = yield* singleRunSummary({
       plan,
       data,
@@ -311,6 +389,7 @@ export const full = (opts: FullOptions = {}) => {
     }
     const text = JSON.stringify(summary, null, 2) + "\n";
     yield* fsDo(`${out}/summary.json`, () => Deno.writeTextFile(`${out}/summary.json`, text));
+    yield* writeFullProvenance(plan, opts, dumps, manifest);
     return summary;
   }).pipe(
     Effect.onExit((exit) =>

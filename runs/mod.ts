@@ -128,3 +128,13 @@ export {
 } from "./single_summary.ts";
 export { DEFAULT_DATA, full } from "./full.ts";
 export type { FullOptions } from "./full.ts";
+export {
+  type DumpHashes,
+  hashDumps,
+  type ReportProvenance,
+  reportProvenance,
+  type RunProvenance,
+  runProvenance,
+  type SystemProvenance,
+  systemProvenance,
+} from "./provenance.ts";

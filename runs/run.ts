@@ -10,9 +10,12 @@
  * `predictions/<model>/<dataset>.json` with its per-question rows
  * `<dataset>.rows.ndjson` (`layout.ts`), `results/<model>/<dataset>.json`,
  * `summary/summary.{csv,md,txt}` (EM/F1/BEM with 95 % bootstrap intervals
- * over the rows, `summary.ts`) and `runs.jsonl` (one line per invocation:
- * which tasks ran, were skipped, failed). Reusing a run folder runs only
- * the tasks whose outputs are incomplete. (The command line,
+ * over the rows, `summary.ts`), `provenance.json` (what each model ×
+ * dataset was made from and with: flags, tool, machine, the config after
+ * inheritance, the sha256 of the datasets, model files, dumps, prediction
+ * and rows files; `provenance.ts`) and `runs.jsonl` (one line per
+ * invocation: which tasks ran, were skipped, failed). Reusing a run folder
+ * runs only the tasks whose outputs are incomplete. (The command line,
  * `pipeline/run.ts`, then writes the folder's report.)
  *
  * @module
@@ -25,14 +28,16 @@ import { chooseRunDir } from "./run_dir.ts";
 import type { ResolvedRunConfig } from "./config.ts";
 import { RunError } from "./errors.ts";
 import { executePlan } from "./execute.ts";
-import { runFolders } from "./layout.ts";
+import { runFolders, runLayout } from "./layout.ts";
+import { PROVENANCE_FILE, writeProvenance } from "../io/provenance.ts";
+import { runProvenance, type SystemProvenance, systemProvenance } from "./provenance.ts";
 import { loadRunConfig } from "./load.ts";
 import { LocalRunner } from "./local.ts";
 import { ORT_ADDON, probeOrtOnImport } from "./ort.ts";
 import { planRun } from "./plan.ts";
 import { checkSlurm, SlurmRunner } from "./slurm.ts";
 import { newStatus, type Runner, type RunnerContext, type TaskStatus } from "./status.ts";
-import { formatSummary, readSummary, type SummaryRow } from "./summary.ts";
+import { formatSummary, readSummary, SUMMARY_SEED, type SummaryRow } from "./summary.ts";
 import { planTable } from "./table.ts";
 import { ProgressView, stderrSink, type ViewSink } from "./view.ts";
 import { type Mode, MODE_STAGES, type Plan } from "./task.ts";
@@ -75,6 +80,11 @@ export interface RunOptions {
    * Interrupting the effect itself also stops every task.
    */
   readonly signal?: AbortSignal;
+  /**
+   * The command line's flags as parsed, recorded in `provenance.json`
+   * (default `null`: called as a library function).
+   */
+  readonly flags?: Readonly<Record<string, unknown>>;
 }
 
 /** What {@linkcode run} did. */
@@ -108,6 +118,39 @@ const tryDo = <A>(what: string, f: () => A) =>
         ? e
         : new RunError(`${what}: ${e instanceof Error ? e.message : e}`),
   });
+
+/**
+ * Writes `<run folder>/provenance.json` (`provenance.ts`): one entry per
+ * model × dataset with a prediction file, its dumps hashed now.
+ */
+const writeRunProvenance = (
+  plan: Plan,
+  config: unknown,
+  flags: Readonly<Record<string, unknown>> | null,
+): Effect.Effect<void, RunError> =>
+  Effect.gen(function* () {
+    const layout = runLayout(plan.runDir);
+    const systems: SystemProvenance[] = [];
+    const known = new Map<string, string>(); // each dataset and corpus hashed once
+    for (const ds of plan.config.datasets) {
+      for (const m of plan.config.models) {
+        try {
+          if (!Deno.statSync(layout.prediction(m.abbr, ds.abbr)).isFile) continue;
+        } catch {
+          continue;
+        }
+        systems.push(yield* systemProvenance(layout, m, ds, undefined, known));
+      }
+    }
+    const block = runProvenance({
+      command: "run",
+      flags,
+      seeds: { summary_bootstrap: SUMMARY_SEED },
+      config,
+      systems,
+    });
+    yield* writeProvenance(`${plan.runDir}/${PROVENANCE_FILE}`, block);
+  }).pipe(Effect.mapError((e) => new RunError(`provenance.json: ${e.toString()}`)));
 
 /**
  * Plans and runs a config (see the module notes). Fails with
@@ -191,26 +234,23 @@ export const run = (
     const view = new ProgressView(sink);
     view.message(header);
     // Create the folders and record the resolved config.
+    const resolved = {
+      ...config,
+      run: {
+        runner: opts.slurm ? "slurm" : "local",
+        partition: opts.partition ?? null,
+        maxPartitionSize,
+        maxWorkers: workersGiven,
+        taskTimeout: timeoutS,
+        retries,
+      },
+    };
     yield* tryDo("run folder", () => {
       for (const d of [`${runDir}/configs`, `${runDir}/summary`, ...runFolders(plan)]) {
         Deno.mkdirSync(d, { recursive: true });
       }
       const saved = `${runDir}/configs/${config.name}.json`;
-      const record = JSON.stringify(
-        {
-          ...config,
-          run: {
-            runner: opts.slurm ? "slurm" : "local",
-            partition: opts.partition ?? null,
-            maxPartitionSize,
-            maxWorkers: workersGiven,
-            taskTimeout: timeoutS,
-            retries,
-          },
-        },
-        null,
-        2,
-      ) + "\n";
+      const record = JSON.stringify(resolved, null, 2) + "\n";
       try {
         const old = JSON.parse(Deno.readTextFileSync(saved));
         const now = JSON.parse(record);
@@ -288,6 +328,7 @@ export const run = (
         Deno.writeTextFileSync(`${runDir}/summary/summary.csv`, s.csv);
       });
       print(s.txt);
+      if (!interrupted) yield* writeRunProvenance(plan, resolved, opts.flags ?? null);
     }
     print(`outputs: ${displayPath(runDir)}`);
     if (interrupted) return yield* Effect.fail(new RunError("interrupted: tasks stopped"));

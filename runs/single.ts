@@ -58,7 +58,8 @@ export function singleRunLayout(out: string): RunLayout {
 
 /**
  * The resolved config of one encoder (with its bundled model, on the CPU)
- * on one SQuAD file (all articles, EM and F1).
+ * on one SQuAD file (all articles, EM and F1); `dtype` is the dense
+ * element type its dumps store (`null`: the encoder's own).
  *
  * @example
  * ```ts
@@ -74,6 +75,7 @@ export function singleRunConfig(
   file: string,
   uniqueIds = false,
   open?: { readonly topK: number; readonly corpus?: string },
+  dtype: "f32" | "f16" | null = null,
 ): ResolvedRunConfig {
   return {
     file,
@@ -96,7 +98,7 @@ export function singleRunConfig(
       device: "cpu",
       threads: null,
       batch: { context: null, question: null },
-      dtype: null,
+      dtype,
       sparse: spec.sparse,
       contextFiles: [...spec.contextFiles],
       questionFiles: [...spec.questionFiles],
@@ -115,7 +117,8 @@ export function singleRunConfig(
  * half) and creates its folders; `uniqueIds` renames repeated titles
  * (`io/squad_ids.ts`) instead of refusing them; `open` adds the open
  * search (`index` and `search` tasks, `topK` ranks), over `corpus` when
- * given (then no merge: the eval task scores the search).
+ * given (then no merge: the eval task scores the search); `dtype` is the
+ * dense element type the dumps store (`null`: the encoder's own).
  */
 export const planSingleRun = (
   data: string,
@@ -123,10 +126,12 @@ export const planSingleRun = (
   out: string,
   uniqueIds = false,
   open?: { readonly topK: number; readonly corpus?: string },
+  dtype: "f32" | "f16" | null = null,
 ): Effect.Effect<Plan, InputError | FileError> =>
   Effect.gen(function* () {
     const layout = singleRunLayout(out);
-    const plan = yield* planRun(singleRunConfig(data, spec, `${out}/full.ts`, uniqueIds, open), {
+    const config = singleRunConfig(data, spec, `${out}/full.ts`, uniqueIds, open, dtype);
+    const plan = yield* planRun(config, {
       runDir: out,
       maxPartitionSize: Infinity,
       layout,

@@ -109,6 +109,7 @@ Deno.test("full --open: open/pred.json and topk.ndjson equal deno task search by
     "logs",
     "open",
     "pred.json",
+    "provenance.json",
     "question.json",
     "result.json",
     "rows.ndjson",
