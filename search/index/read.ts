@@ -62,6 +62,11 @@ export interface ExactIndex {
   readonly titles: readonly (string | null)[] | null;
   /** Each paragraph's text (`null` where unknown), or `null` when none is known. */
   readonly contexts: readonly (string | null)[] | null;
+  /**
+   * A shard's paragraphs' places in the whole corpus (`position` in
+   * `paragraphs.ndjson`; `shards.ts`), or `null` for an unsharded index.
+   */
+  readonly positions: Float64Array | null;
   /** Dense vectors: f32 values, or f16 bits. */
   readonly dense?: Float32Array | Uint16Array;
   /** Sparse vectors: one CSR matrix over all rows (row pointers as float64). */
@@ -164,6 +169,7 @@ function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
   const phrases: string[] = [];
   const offsets = h.offsets === null ? null : new Int32Array(2 * h.phrases).fill(-1);
   const titles: (string | null)[] = [], contexts: (string | null)[] = [];
+  const positions = h.shard !== undefined ? new Float64Array(h.paragraphs) : null;
   let row = 0;
   for (let p = 0; p < lines.length; p++) {
     let o: {
@@ -173,6 +179,7 @@ function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
       offsets?: unknown;
       title?: unknown;
       context?: unknown;
+      position?: unknown;
     };
     try {
       o = JSON.parse(lines[p]);
@@ -192,6 +199,20 @@ function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
       if (o[key] !== undefined && o[key] !== null && typeof o[key] !== "string") {
         throw bad(path, `line ${p + 1}: bad ${key} (a string expected)`);
       }
+    }
+    if (positions !== null) {
+      const at = o.position as number;
+      if (
+        !Number.isSafeInteger(at) || at < 0 || at >= h.shard!.corpus_paragraphs ||
+        (p > 0 && at <= positions[p - 1])
+      ) {
+        throw bad(
+          path,
+          `line ${p + 1}: bad position ${JSON.stringify(o.position)} (a shard's paragraphs ` +
+            `have increasing places in the corpus, below ${h.shard!.corpus_paragraphs})`,
+        );
+      }
+      positions[p] = at;
     }
     titles.push(typeof o.title === "string" ? o.title : null);
     contexts.push(typeof o.context === "string" ? o.context : null);
@@ -218,6 +239,7 @@ function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
     offsets,
     titles: titles.some((t) => t !== null) ? titles : null,
     contexts: contexts.some((c) => c !== null) ? contexts : null,
+    positions,
   };
 }
 
