@@ -48,7 +48,7 @@ import { type AtomicWriter, openAtomicWriter } from "../io/source.ts";
 import { openIndexSync, readIndexHeader } from "./index/read.ts";
 import type { ExactIndex } from "./index/read.ts";
 import type { TopK } from "./index/score.ts";
-import { openShardSet, shardFolderName, type ShardSet } from "./index/shards.ts";
+import { openShardSet, type ShardSet } from "./index/shards.ts";
 import {
   closeSearchWorkers,
   type Hit,
@@ -359,20 +359,6 @@ export const shardedOpenSearch = (
 
 /** The `format` tag of a shard's hits file. */
 export const SHARD_HITS_FORMAT = "phraseval-shard-hits";
-
-/**
- * The hits file of shard `index` of `count` (`<dir>/shard-i-of-N.hits.ndjson`).
- *
- * @example
- * ```ts
- * import { shardHitsFile } from "./sharded.ts";
- * if (shardHitsFile("/r/open/m/d.shards", 2, 8) !== "/r/open/m/d.shards/shard-2-of-8.hits.ndjson") {
- *   throw new Error();
- * }
- * ```
- */
-export const shardHitsFile = (dir: string, index: number, count: number): string =>
-  `${dir}/${shardFolderName(index, count)}.hits.ndjson`;
 
 /** The first line of a shard's hits file. */
 interface HitsHeader {

@@ -43,6 +43,7 @@ import {
   ivfContentProblem,
   PARAGRAPHS_FILE,
 } from "./format.ts";
+import { isShardSet, openShardSet } from "./shards.ts";
 
 /** An open exact index, all in memory. */
 export interface ExactIndex {
@@ -383,7 +384,9 @@ export interface IndexPassages {
 /**
  * Reads the paragraph table of the index folder `dir` only (the header and
  * `paragraphs.ndjson`, checked as {@linkcode openIndexSync} checks them,
- * sha256 included; no vectors): each paragraph's id, title and text.
+ * sha256 included; no vectors): each paragraph's id, title and text. A
+ * folder of shards (`shards.ts`, checked as a search checks it) gives the
+ * paragraphs of all its shards, in corpus order.
  *
  * @example
  * ```ts
@@ -405,6 +408,24 @@ export interface IndexPassages {
  * ```
  */
 export function readIndexPassages(dir: string): IndexPassages {
+  if (isShardSet(dir)) {
+    // A folder of shards: every shard's paragraphs, in corpus order.
+    const set = openShardSet(dir, readIndexHeader);
+    const parts = set.shards.map((e) => {
+      const file = `${e.dir}/${PARAGRAPHS_FILE}`;
+      const t = parseParagraphs(loadFile(e.dir, e.header, PARAGRAPHS_FILE, true), file, e.header);
+      return { t, file };
+    });
+    const all = parts.flatMap(({ t }) => t.ids.map((id, p) => ({ id, at: t.positions![p], t, p })));
+    all.sort((a, b) => a.at - b.at);
+    const text = new Map<string, string>(), titles = new Map<string, string>();
+    for (const { id, t, p } of all) {
+      const c = t.contexts?.[p], ti = t.titles?.[p];
+      if (typeof c === "string") text.set(id, c);
+      if (typeof ti === "string") titles.set(id, ti);
+    }
+    return { ids: all.map((x) => x.id), text, titles, file: set.dir };
+  }
   const h = readIndexHeader(dir);
   const file = `${dir}/${PARAGRAPHS_FILE}`;
   const table = parseParagraphs(loadFile(dir, h, PARAGRAPHS_FILE, true), file, h);

@@ -97,6 +97,20 @@ export function shardOf(id: string, count: number): number {
 export const shardFolderName = (index: number, count: number): string =>
   `shard-${index}-of-${count}`;
 
+/**
+ * The hits file of shard `index` of `count` (`<dir>/shard-i-of-N.hits.ndjson`).
+ *
+ * @example
+ * ```ts
+ * import { shardHitsFile } from "./shards.ts";
+ * if (shardHitsFile("/r/open/m/d.shards", 2, 8) !== "/r/open/m/d.shards/shard-2-of-8.hits.ndjson") {
+ *   throw new Error();
+ * }
+ * ```
+ */
+export const shardHitsFile = (dir: string, index: number, count: number): string =>
+  `${dir}/${shardFolderName(index, count)}.hits.ndjson`;
+
 const SHARD_NAME = /^shard-(0|[1-9][0-9]*)-of-([1-9][0-9]*)$/;
 const SHARD_TMP = /^(shard-(?:0|[1-9][0-9]*)-of-[1-9][0-9]*|quantizer)\.[0-9a-f]{8}\.tmp$/;
 
