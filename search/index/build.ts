@@ -579,6 +579,20 @@ function statOrUndefined(path: string): Deno.FileInfo | undefined {
   }
 }
 
+/**
+ * `dir` when it does not exist (a build that makes it to hold its target
+ * removes it again if it does not finish), else `undefined` (also when it
+ * may not be looked at: a sandboxed shard build may not read INDEX_DIR).
+ */
+function absentFolder(dir: string): string | undefined {
+  try {
+    Deno.lstatSync(dir);
+    return undefined;
+  } catch (e) {
+    return e instanceof Deno.errors.NotFound ? dir : undefined;
+  }
+}
+
 /** The lock file in a build's temporary folder (held with `flock`, released by the kernel). */
 const LOCK_FILE = "lock";
 /** The folder a build writes in its temporary folder, renamed into place when complete. */
@@ -631,12 +645,18 @@ function lockBuild(tmp: string, out: string): Deno.FsFile {
   }
 }
 
-/** Ends a build: removes the lock file and the temporary folder (when empty), then unlocks. */
-function unlockBuild(tmp: string, lock: Deno.FsFile): void {
+/**
+ * Ends a build: removes the lock file and the temporary folder (when
+ * empty), then unlocks; `parent`, the folder the build made to hold the
+ * target (a shard's `INDEX_DIR`) when it did not finish, is removed too
+ * when nothing else is in it.
+ */
+function unlockBuild(tmp: string, lock: Deno.FsFile, parent?: string): void {
   try {
     Deno.removeSync(`${tmp}/${LOCK_FILE}`);
     // Not recursive: a build that came after the lock file was removed may have made its own.
     Deno.removeSync(tmp);
+    if (parent !== undefined) Deno.removeSync(parent);
   } catch { /* gone, or another build's lock file is in it */ }
   lock.close();
 }
@@ -751,6 +771,8 @@ export const buildIndex = (
     const tmp = tmpName(out);
     return yield* Effect.acquireUseRelease(
       lift(() => {
+        // A shard's INDEX_DIR made here goes again if the build does not finish.
+        const made = absentFolder(parentOf(out));
         // One build of a folder at a time: the loser of a race stops here, touching nothing.
         const lock = lockBuild(tmp, out);
         const build = `${tmp}/${BUILD_FOLDER}`;
@@ -765,13 +787,13 @@ export const buildIndex = (
           Deno.mkdirSync(build);
           dump = openDumpSync(opts.contextEmb, { sparse });
           const w = new ExactWriter(build, sparse, metric);
-          return { dump, w, lock, build, replace, done: false };
+          return { dump, w, lock, build, replace, made, done: false };
         } catch (e) {
           dump?.close();
           try {
             Deno.removeSync(build, { recursive: true });
           } catch { /* not made */ }
-          unlockBuild(tmp, lock);
+          unlockBuild(tmp, lock, made);
           throw e;
         }
       }, tmp),
@@ -907,7 +929,7 @@ export const buildIndex = (
               Deno.removeSync(st.build, { recursive: true });
             } catch { /* already gone */ }
           }
-          unlockBuild(tmp, st.lock);
+          unlockBuild(tmp, st.lock, st.done ? undefined : st.made);
         }),
     );
   });
@@ -1270,6 +1292,7 @@ export const trainQuantizer = (
     const tmp = tmpName(out);
     return yield* Effect.acquireUseRelease(
       lift(() => {
+        const made = absentFolder(parentOf(out));
         const lock = lockBuild(tmp, out);
         const build = `${tmp}/${BUILD_FOLDER}`;
         let dump: DumpSourceSync | undefined;
@@ -1280,13 +1303,13 @@ export const trainQuantizer = (
           }
           Deno.mkdirSync(build);
           dump = openDumpSync(opts.contextEmb, { sparse });
-          return { dump, lock, build, replace, done: false };
+          return { dump, lock, build, replace, made, done: false };
         } catch (e) {
           dump?.close();
           try {
             Deno.removeSync(build, { recursive: true });
           } catch { /* not made */ }
-          unlockBuild(tmp, lock);
+          unlockBuild(tmp, lock, made);
           throw e;
         }
       }, tmp),
@@ -1345,7 +1368,7 @@ export const trainQuantizer = (
               Deno.removeSync(st.build, { recursive: true });
             } catch { /* already gone */ }
           }
-          unlockBuild(tmp, st.lock);
+          unlockBuild(tmp, st.lock, st.done ? undefined : st.made);
         }),
     );
   });
