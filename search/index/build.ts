@@ -39,6 +39,16 @@
  * `denseDims`, `denseDims` without `sparse` (a dense dump needs none),
  * without `nlist`/`bpv`, or below 1.
  *
+ * **Shards** (`shard`, `shards.ts`): the corpus is walked as above, and
+ * only the paragraphs whose id the assignment gives this shard are read and
+ * written, each with its place in the corpus (`position`); the header gets
+ * the `shard` block (the corpus's sha256: of the `context` file's bytes, or
+ * of the sorted dump stems). A shard that gets no paragraph is an empty
+ * index of the corpus's d and dtype. An IVF-PQ shard is encoded with the
+ * whole corpus's quantizer: the `quantizer` folder's ({@linkcode trainQuantizer}
+ * writes one; refused when trained on another corpus, vector kind or d), or
+ * trained here on the corpus's sample by a second walk (the same bytes).
+ *
  * **Atomic, one at a time, and repeatable.** A build of `INDEX_DIR` works in
  * `INDEX_DIR.<8 hex>.tmp` (the hex a hash of the target's absolute path): it
  * first holds an exclusive `flock` on its `lock` file, so that a second
@@ -762,6 +772,10 @@ export const buildIndex = (
     ) {
       return yield* refuse(`bad shard ${shard.index} of ${shard.count}`);
     }
+    // The quantizer is read first: a missing or bad one is refused before any work.
+    const q = opts.quantizer === undefined
+      ? undefined
+      : yield* lift(() => readQuantizer(opts.quantizer!), opts.quantizer);
     if (opts.quantizer === undefined) {
       const why = ivfOptionsProblem(opts, sparse);
       if (why !== undefined) {
@@ -883,12 +897,11 @@ export const buildIndex = (
               },
             };
           }
-          if (opts.quantizer !== undefined) {
-            const q = yield* lift(() => readQuantizer(opts.quantizer!), opts.quantizer);
+          if (q !== undefined) {
             const why = quantizerProblem(q.manifest, header, sparse);
             if (why !== undefined) {
               return yield* Effect.fail(
-                new InputError({ file: opts.quantizer, where: "", message: why }),
+                new InputError({ file: opts.quantizer!, where: "", message: why }),
               );
             }
             header = yield* ivfStage(header, w, build, {

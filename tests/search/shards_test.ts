@@ -4,7 +4,8 @@
  * command lines and killed builds are `shards_slow_test.ts`):
  *
  * - the assignment is Python's `int.from_bytes(sha256(id)[:8], "big") % N`
- *   for every dev paragraph id, and balanced (χ² of the 8 shard sizes
+ *   for every dev paragraph id (its SHA-256, in TypeScript, is
+ *   `node:crypto`'s for every length and UTF-8 width), and balanced (χ² of the 8 shard sizes
  *   below the 0.1 % critical value);
  * - exact search over 1, 3, 8 and 16 shards (some empty) of rows tied
  *   across paragraphs writes `pred.json` and the top-k records byte for
@@ -21,6 +22,7 @@
  *   two counts are mixed, a shard is half-written, renamed, of another
  *   corpus or of other codebooks; a build refuses a foreign quantizer.
  */
+import { createHash } from "node:crypto";
 import { Effect } from "effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { DEV_GZ, python } from "../_util.ts";
@@ -32,6 +34,7 @@ import { splitmix32 } from "../../search/index/kmeans.ts";
 import { openIndexSync, readIndexHeader, readIndexPassages } from "../../search/index/read.ts";
 import {
   openShardSet,
+  sha256Head,
   shardFolderName,
   shardHitsFile,
   shardOf,
@@ -162,6 +165,17 @@ Deno.test("shards: the assignment is Python's sha256 rule on every dev paragraph
   const e = ids.length / 8;
   const chi2 = counts.reduce((t, c) => t + (c - e) ** 2 / e, 0);
   assert(chi2 < 24.32, `shard sizes ${counts} (chi2 ${chi2})`);
+});
+
+Deno.test("shards: sha256Head is node:crypto's sha256 (every length 0 to 300 bytes, 1 to 4 byte UTF-8)", () => {
+  const pieces = ["a", "é", "漢", "😀", "_", " ", "0"];
+  const rng = splitmix32(7);
+  for (let n = 0; n < 300; n++) {
+    let id = "";
+    while (new TextEncoder().encode(id).length < n) id += pieces[rng() % pieces.length];
+    const d = createHash("sha256").update(id, "utf8").digest();
+    assertEquals(sha256Head(id), [d.readUInt32BE(0), d.readUInt32BE(4)], JSON.stringify(id));
+  }
 });
 
 Deno.test("shards: exact search over 1, 3, 8, 16 shards of tied rows is byte-identical to unsharded; hits files merged too", async () => {
