@@ -20,7 +20,7 @@
  * - every refusal is one line, exit 2, and leaves nothing behind.
  */
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { DEV_GZ, listDir, python, ROOT, runStage, sha256File } from "../_util.ts";
+import { DEV_GZ, listDir, python, ROOT, sha256File } from "../_util.ts";
 import { ok, refused } from "./_stages.ts";
 
 const dumpsCache = new Map<string, Promise<string>>();
@@ -124,6 +124,7 @@ Deno.test("shards: index --shards and search over 1, 3, 8 shards = the unsharded
         assertEquals(await sums(`s${n}`), base, `${n} shards, sparse ${sparse}`);
       }
       // The run's tasks: a search-shard per shard, then search-merge.
+      Deno.mkdirSync(`${tmp}/hits`);
       for (let i = 0; i < 3; i++) {
         await ok("pipeline/_run_task.ts", [
           "search-shard",
