@@ -12,6 +12,9 @@
  *   trains its own quantizer, hold the unsharded index's IVF-PQ files'
  *   centroids and codebooks and the same codes; the search without
  *   re-scoring is byte-identical;
+ * - `--closed` over the shards, and a corpus search (DPR passages, NQ-open
+ *   questions, its passage accuracy read from the shards' passage texts),
+ *   are the unsharded outputs too;
  * - a corpus that grows keeps every paragraph in its shard;
  * - a shard build SIGKILLed mid-way (exact, and IVF-PQ mid-encoding) leaves
  *   a half-written shard that `search` refuses, and rerun gives the same
@@ -123,6 +126,19 @@ Deno.test("shards: index --shards and search over 1, 3, 8 shards = the unsharded
         assertEquals(r.stderr.split("\n").filter((l) => l.startsWith("Missing")).length, 1);
         assertEquals(await sums(`s${n}`), base, `${n} shards, sparse ${sparse}`);
       }
+      // --closed (each question against its own paragraph, in whichever shard it is).
+      for (const [index, out] of [[`${tmp}/one`, "c1"], [`${tmp}/s3`, "c3"]]) {
+        await ok("pipeline/search.ts", [
+          `${dir}/data.json`,
+          index,
+          q,
+          `${tmp}/${out}.json`,
+          "--topk-out",
+          `${tmp}/${out}.topk.ndjson`,
+          "--closed",
+        ]);
+      }
+      assertEquals(await sums("c3"), await sums("c1"), `--closed, sparse ${sparse}`);
       // The run's tasks: a search-shard per shard, then search-merge.
       Deno.mkdirSync(`${tmp}/hits`);
       for (let i = 0; i < 3; i++) {
@@ -223,6 +239,40 @@ Deno.test("shards: IVF-PQ --train-only, --quantizer and self-trained shards hold
       await sha256File(`${tmp}/g.topk.ndjson`),
       await sha256File(`${tmp}/w.topk.ndjson`),
     );
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("shards: a corpus search (DPR passages, NQ-open questions) over 3 shards = unsharded", async () => {
+  const C = `${ROOT}/tests/testdata/corpus`;
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-shcorpus-" });
+  try {
+    await ok("pipeline/embed_context.ts", [`${C}/psgs.tsv`, `${tmp}/c`, "--sparse"]);
+    await ok("pipeline/embed_question.ts", [`${C}/nq.qa.csv`, `${tmp}/q`, "--sparse"]);
+    const ix = ["--sparse", "--context", `${C}/psgs.tsv`];
+    await ok("pipeline/index.ts", [`${tmp}/c`, `${tmp}/one`, ...ix]);
+    await ok("pipeline/index.ts", [`${tmp}/c`, `${tmp}/s3`, ...ix, "--shards", "3"]);
+    const lines: string[] = [];
+    for (const [index, out] of [[`${tmp}/one`, "one"], [`${tmp}/s3`, "s3"]]) {
+      const r = await ok("pipeline/search.ts", [
+        `${C}/nq.qa.csv`,
+        index,
+        `${tmp}/q`,
+        `${tmp}/${out}.json`,
+        "--top-k",
+        "5",
+        "--topk-out",
+        `${tmp}/${out}.topk.ndjson`,
+      ]);
+      // The open metrics' line, passage accuracy from the shards' passage texts.
+      lines.push(r.stderr.split("\n").find((l) => l.startsWith("search: open: "))!);
+    }
+    assertMatch(lines[0], /"top_k_accuracy"/);
+    assertEquals(lines[1], lines[0]);
+    for (const f of [".json", ".topk.ndjson", ".rows.ndjson"]) {
+      assertEquals(await sha256File(`${tmp}/s3${f}`), await sha256File(`${tmp}/one${f}`), f);
+    }
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }
