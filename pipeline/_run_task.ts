@@ -1,7 +1,8 @@
 /**
  * The command line of a run's `prepare` and `eval` tasks
- * (`runs/tasks.ts`); `runs/plan.ts` names this script in its task command
- * lines. `eval --from F` copies a predictions model's answers to `--pred`
+ * (`runs/tasks.ts`) and of a sharded open search's `search-shard` and
+ * `search-merge` tasks (`search/sharded.ts`); `runs/plan.ts` names this
+ * script in its task command lines. `eval --from F` copies a predictions model's answers to `--pred`
  * first; `--format`/`--lang`/`--fields` score a non-SQuAD set with its own
  * metric; `prepare --subset-only` writes the article subset without the
  * split.
@@ -150,8 +151,96 @@ if (import.meta.main) {
           console.error(`eval: ${JSON.stringify(r)}`);
         }),
     );
+  } else if (kind === "search-shard") {
+    await runMain(
+      {
+        name: "search-shard",
+        summary: "Search one shard of a sharded index: its top k of every question, with each " +
+          "phrase's corpus position, in a hits file (a task of run).",
+        args: [],
+        flags: [
+          { name: "data", type: "string", description: "the question set" },
+          { name: "index", type: "string", description: "the folder of shards" },
+          { name: "shard", type: "int", description: "the shard searched" },
+          { name: "question-emb", type: "string", description: "the question dump" },
+          { name: "out", type: "string", description: "the hits file to write" },
+          { name: "top-k", type: "int", description: "ranks kept per question" },
+          { name: "nprobe", type: "int", description: "ivf-pq: lists probed" },
+          { name: "candidates", type: "int", description: "ivf-pq: candidates re-scored" },
+          { name: "format", type: "string", description: "a non-SQuAD set's format" },
+          { name: "lang", type: "string", description: "an XQuAD/MLQA set's language" },
+          { name: "unique-ids", type: "boolean", description: "rename repeated titles" },
+        ],
+      },
+      rest,
+      (a) =>
+        Effect.gen(function* () {
+          const f = a.flags;
+          if (
+            !f.data || !f.index || f.shard === undefined || !f["question-emb"] || !f.out ||
+            f["top-k"] === undefined
+          ) {
+            return yield* Effect.fail(
+              new UsageError(
+                "--data, --index, --shard, --question-emb, --out and --top-k are required",
+              ),
+            );
+          }
+          const { searchShard } = yield* Effect.promise(() => import("../search/sharded.ts"));
+          const r = yield* searchShard({
+            data: f.data,
+            index: f.index,
+            shard: f.shard,
+            questionEmb: f["question-emb"],
+            out: f.out,
+            topK: f["top-k"],
+            nprobe: f.nprobe,
+            candidates: f.candidates,
+            uniqueIds: f["unique-ids"] === true,
+            ...(f.format !== undefined ? { format: f.format } : {}),
+            ...(f.lang !== undefined ? { lang: f.lang } : {}),
+          });
+          console.error(`search-shard: ${JSON.stringify({ shard: f.shard, ...r })}`);
+        }),
+    );
+  } else if (kind === "search-merge") {
+    await runMain(
+      {
+        name: "search-merge",
+        summary: "Merge the hits files of every shard of a sharded search into its predictions " +
+          "and top-k records (a task of run).",
+        args: [],
+        flags: [
+          { name: "parts", type: "string", description: "the folder of the shards' hits files" },
+          { name: "shards", type: "int", description: "shards of the index" },
+          { name: "pred", type: "string", description: "the predictions to write" },
+          { name: "topk", type: "string", description: "the top-k records to write" },
+        ],
+      },
+      rest,
+      (a) =>
+        Effect.gen(function* () {
+          const f = a.flags;
+          if (!f.parts || f.shards === undefined || f.shards < 1 || !f.pred) {
+            return yield* Effect.fail(new UsageError("--parts, --shards and --pred are required"));
+          }
+          const [{ mergeShardHits }, { shardHitsFile }] = yield* Effect.promise(() =>
+            Promise.all([import("../search/sharded.ts"), import("../search/index/shards.ts")])
+          );
+          const parts = Array.from({ length: f.shards }, (_, i) =>
+            shardHitsFile(f.parts!, i, f.shards!));
+          const r = yield* mergeShardHits({
+            parts,
+            predictions: f.pred,
+            ...(f.topk !== undefined ? { topkOut: f.topk } : {}),
+          });
+          console.error(`search-merge: ${JSON.stringify(r)}`);
+        }),
+    );
   } else {
-    console.error("_run_task: expected `prepare` or `eval` (see pipeline/run.ts)");
+    console.error(
+      "_run_task: expected `prepare`, `eval`, `search-shard` or `search-merge` (see pipeline/run.ts)",
+    );
     Deno.exit(2);
   }
 }

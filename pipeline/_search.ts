@@ -19,6 +19,7 @@ import { scoreDataset } from "../metrics/evaluate.ts";
 import { openScores } from "../metrics/open.ts";
 import { openSearch, type OpenSearchOptions, type OpenSearchResult } from "../search/open.ts";
 import { type ExactIndex, openIndexSync, readIndexPassages } from "../search/index/read.ts";
+import { isShardSet } from "../search/index/shards.ts";
 import { hybridDenseDims } from "../search/index/hybrid.ts";
 import {
   cpuSeconds,
@@ -90,7 +91,8 @@ const asError = (file: string) => (e: unknown): InputError | FileError =>
 /** What {@linkcode timedSearch} did: the search's result, the index and the seconds of each. */
 interface TimedSearch {
   readonly r: OpenSearchResult;
-  readonly index: ExactIndex;
+  /** The index searched; `null` for a folder of shards (searched shard by shard, no record). */
+  readonly index: ExactIndex | null;
   readonly load: number;
   readonly search: number;
   /** CPU seconds of the search (the process's, all threads), or `null`. */
@@ -101,6 +103,15 @@ interface TimedSearch {
 const timedSearch = (indexDir: string, opts: Omit<OpenSearchOptions, "index">) =>
   Effect.gen(function* () {
     const t0 = performance.now();
+    if (isShardSet(indexDir)) {
+      // A folder of shards: search/sharded.ts opens them one at a time.
+      const c0 = cpuSeconds();
+      const r = yield* openSearch({ ...opts, index: indexDir });
+      const c1 = cpuSeconds();
+      const search = (performance.now() - t0) / 1000;
+      const searchCpu = c0 === null || c1 === null ? null : c1 - c0;
+      return { r, index: null, load: 0, search, searchCpu } satisfies TimedSearch;
+    }
     const index = yield* Effect.try({
       try: () => openIndexSync(indexDir),
       catch: asError(indexDir),
@@ -128,7 +139,7 @@ const writeRecord = (
   Effect.tryPromise({
     try: async () => {
       const file = searchRecordPath(run.pred);
-      if (file === undefined) return;
+      if (file === undefined || t.index === null) return;
       const { r, index } = t;
       const h = index.header;
       const mode = searchMode(h.kind, a.flags.exact, a.flags.closed);

@@ -1,6 +1,7 @@
 /**
  * `index CONTEXT_EMB INDEX_DIR [--sparse] [--context FILE [--format NAME]] [--exact |
- * --nlist N --bpv B [--train-paragraphs N] [--dense-dims D]] [--metric ip|l2] [--overwrite]`:
+ * --nlist N --bpv B [--train-paragraphs N] [--dense-dims D]] [--metric ip|l2] [--overwrite]
+ * [--shards N [--shard I] [--quantizer DIR] | --train-only]`:
  * builds a phrase index from a context dump (the stage is `buildIndex` in
  * `search/index/build.ts`, which see; the folder format is
  * `search/index/format.ts`; the IVF-PQ kind is `search/index/ivfpq.ts`; a
@@ -8,6 +9,14 @@
  * `search/index/hybrid.ts`). `--context` is a SQuAD/context file or any
  * corpus (DPR's passage TSV, a JSONL corpus, MRQA): the paragraph order,
  * ids, titles and texts of the index.
+ *
+ * Sharded (`search/index/shards.ts`): `--shards N --shard I` writes shard I
+ * of N, `INDEX_DIR/shard-I-of-N/` (the paragraphs whose sha256(id) falls to
+ * it); `--shards N` alone writes every shard, one after the other.
+ * `--train-only` (with `--nlist`/`--bpv`) trains the IVF-PQ quantizer of
+ * the corpus once into `INDEX_DIR/quantizer/`, and `--quantizer DIR` encodes
+ * a shard with it (an IVF-PQ shard build without it trains the same
+ * quantizer itself).
  *
  * This file is the command line (`--help` loads nothing else); the work,
  * `pipeline/_index.ts`, loads with `import()` only to run.
@@ -83,6 +92,32 @@ export const INDEX_SPEC = {
       description: "inner product, or squared L2 distance (score -|q-p|^2)",
     },
     { name: "overwrite", type: "boolean", description: "replace an existing index folder" },
+    {
+      name: "shards",
+      type: "int",
+      metavar: "N",
+      description: "a sharded index: INDEX_DIR/shard-I-of-N/ for each shard I (paragraphs by " +
+        "sha256 of their id, mod N); with --shard I only that one",
+    },
+    {
+      name: "shard",
+      type: "int",
+      metavar: "I",
+      description: "with --shards N: build shard I only (0 <= I < N), INDEX_DIR/shard-I-of-N/",
+    },
+    {
+      name: "train-only",
+      type: "boolean",
+      description: "IVF-PQ (--nlist, --bpv): train the corpus's quantizer, the one every shard " +
+        "shares, into INDEX_DIR/quantizer/ and stop",
+    },
+    {
+      name: "quantizer",
+      type: "string",
+      metavar: "DIR",
+      description: "with --shards: encode the IVF-PQ shard with this quantizer (--train-only's " +
+        "INDEX_DIR/quantizer); it fixes nlist, bpv and the training sample",
+    },
   ],
   examples: [
     "out/dumps/context_emb out/index --sparse --context out/context.json",
@@ -90,6 +125,10 @@ export const INDEX_SPEC = {
     "out/dumps/context_emb out/ivf --context out/context.json --nlist 100 --bpv 128",
     "out/dumps/context_emb out/hybrid --sparse --context out/context.json --nlist 100 " +
     "--bpv 128 --dense-dims 256",
+    "out/dumps/context_emb out/sharded --sparse --context out/context.json --shards 8 --shard 3",
+    "out/dumps/context_emb out/ivf8 --context out/context.json --nlist 100 --bpv 128 --train-only",
+    "out/dumps/context_emb out/ivf8 --context out/context.json --shards 8 --shard 3 " +
+    "--quantizer out/ivf8/quantizer",
   ],
 } as const satisfies CommandSpec;
 

@@ -3,7 +3,9 @@
  * topk.ndjson] [--closed] [--exact] [--nprobe N] [--candidates C] [--threads N]
  * [--format NAME] [--lang CODE]`: answers every question of the dataset
  * against every phrase of an index (the stage is `openSearch` in
- * `search/open.ts`, which see).
+ * `search/open.ts`, which see). `INDEX_DIR` may be a folder of shards
+ * (`index --shards`): searched shard by shard and merged exactly
+ * (`search/sharded.ts`).
  *
  * A SQuAD-shaped dataset (SQuAD, XQuAD, MLQA) is scored as before: the
  * per-question rows with the official v1.1 EM/F1 and, with `--topk-out`,
@@ -42,7 +44,11 @@ export const SEARCH_SPEC = {
     "peak RSS).",
   args: [
     { name: "data.json", description: "SQuAD dataset (.json, .json.gz, or - for stdin)" },
-    { name: "index_dir", description: "the index folder (deno task index)" },
+    {
+      name: "index_dir",
+      description: "the index folder (deno task index), or a folder of its shards " +
+        "(shard-0-of-N ... shard-(N-1)-of-N: searched shard by shard, merged exactly)",
+    },
     { name: "question_emb", description: "question dump: a folder or a .zip of one" },
     { name: "pred.json", description: "predictions to write (- for stdout)" },
   ],

@@ -46,6 +46,23 @@ export const KIND_FORMATS: Readonly<Record<DatasetKind, readonly DatasetFormat[]
   jsonl: ["jsonl", "csv", "tsv"],
 };
 
+/** A dataset's open search after validation. */
+export interface OpenOptions {
+  /** Ranks kept per question. */
+  readonly topK: number;
+  /** Shards of the index (absent: one unsharded index). */
+  readonly shards?: number;
+  /** An IVF-PQ index (absent: exact). */
+  readonly ivf?: {
+    readonly nlist: number;
+    readonly bpv: number;
+    readonly trainParagraphs?: number;
+    readonly denseDims?: number;
+    readonly nprobe?: number;
+    readonly candidates?: number;
+  };
+}
+
 /** A dataset after validation: absolute paths, defaults filled in. */
 export interface ResolvedDataset {
   /** Unique short name. */
@@ -67,7 +84,7 @@ export interface ResolvedDataset {
   /** Rename repeated article titles (`io/squad_ids.ts`); absent: refuse them. */
   readonly uniqueIds?: boolean;
   /** Open-domain search too (index and search tasks), keeping `topK` ranks; absent: closed only. */
-  readonly open?: { readonly topK: number };
+  readonly open?: OpenOptions;
   /** Metrics, in table order. */
   readonly metrics: readonly Metric[];
   /** BEM options when `bem` is a metric. */
@@ -425,7 +442,17 @@ export const validateRunConfig = (
         articles: articles ? [articles[0], articles[1]] : null,
         ...(d.uniqueIds === true ? { uniqueIds: true } : {}),
         ...(d.open === true || typeof d.open === "object"
-          ? { open: { topK: (typeof d.open === "object" ? d.open.topK : undefined) ?? OPEN_TOP_K } }
+          ? {
+            open: {
+              topK: (typeof d.open === "object" ? d.open.topK : undefined) ?? OPEN_TOP_K,
+              ...(typeof d.open === "object" && d.open.shards !== undefined
+                ? { shards: d.open.shards }
+                : {}),
+              ...(typeof d.open === "object" && d.open.ivf !== undefined
+                ? { ivf: { ...d.open.ivf } }
+                : {}),
+            },
+          }
           : {}),
         metrics,
         bem: bemResolved,

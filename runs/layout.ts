@@ -21,7 +21,10 @@
  * phrase index `indexes/<model>/<dataset>/` (`index/` in `full`), the
  * `search` task `open/<model>/<dataset>.json` and
  * `open/<model>/<dataset>.topk.ndjson` (`open/pred.json` and
- * `open/topk.ndjson` in `full`).
+ * `open/topk.ndjson` in `full`). A sharded index (`open.shards` N):
+ * `indexes/<model>/<dataset>/shard-i-of-N/` (and `quantizer/` for IVF-PQ),
+ * each shard's hits `hits/<model>/<dataset>/shard-i-of-N.hits.ndjson`,
+ * merged into the same `open/` files.
  *
  * @module
  */
@@ -58,6 +61,8 @@ export interface RunLayout {
   openPrediction(m: string, d: string): string;
   /** A model's open-search top-k records for a dataset, next to its open predictions. */
   topk(m: string, d: string): string;
+  /** A sharded open search's per-shard hits files (`search` tasks; `search_merge` reads them). */
+  shardHits(m: string, d: string): string;
 }
 
 /**
@@ -90,6 +95,7 @@ export function runLayout(runDir: string): RunLayout {
     index: (m, d) => `${runDir}/indexes/${m}/${d}`,
     openPrediction: (m, d) => `${runDir}/open/${m}/${d}.json`,
     topk: (m, d) => `${runDir}/open/${m}/${d}.topk.ndjson`,
+    shardHits: (m, d) => `${runDir}/hits/${m}/${d}`,
     log: (stage, m, d, part) =>
       `${runDir}/logs/${stage}/${m === null ? "" : `${m}/`}${d}${
         part === null ? "" : `.${part}`

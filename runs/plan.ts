@@ -51,6 +51,8 @@ import {
   searchGrants,
 } from "./sandbox.ts";
 import { INDEX_HEADER } from "../search/index/format.ts";
+import { QUANTIZER_MANIFEST } from "../search/index/quantizer.ts";
+import { QUANTIZER_FOLDER, shardFolderName, shardHitsFile } from "../search/index/shards.ts";
 import { type DatasetScan, type Plan, type Stage, STAGE_GROUPS, type Task } from "./task.ts";
 
 /**
@@ -533,66 +535,202 @@ export const planRun = (
         const openPred = L.openPrediction(m.abbr, ds.abbr);
         const topk = L.topk(m.abbr, ds.abbr);
         const searchId = `search/${m.abbr}/${ds.abbr}`;
+        let searchDone = searchId;
         if (open !== undefined) {
           const index = L.index(m.abbr, ds.abbr);
-          const indexId = `index/${m.abbr}/${ds.abbr}`;
           const contextIds = encodeIds.filter((id) => id.startsWith("encode_context/"));
-          tasks.push({
-            id: indexId,
-            stage: "index",
-            model: m.abbr,
-            dataset: ds.abbr,
-            part: null,
-            range: null,
-            items: scan.paragraphIds.length,
-            unit: "paragraphs",
-            argv: denoRun(
-              indexGrants({ contextEmb: cEmb, context: corpus ?? L.contextFile(ds.abbr), index }),
-              "index.ts",
-              [
-                cEmb,
-                index,
-                ...(m.sparse ? ["--sparse"] : []),
-                `--context=${corpus ?? L.contextFile(ds.abbr)}`,
-                "--overwrite",
-              ],
-            ),
-            log: L.log("index", m.abbr, ds.abbr, null),
-            watch: [index.slice(0, index.lastIndexOf("/"))],
-            check: { kind: "files", files: [`${index}/${INDEX_HEADER}`] },
-            deps: [...prep, ...contextIds],
-            gres: null,
-          });
+          const questionIds = encodeIds.filter((id) => !contextIds.includes(id));
+          const context = corpus ?? L.contextFile(ds.abbr);
+          const ivf = open.ivf;
+          if (ivf !== undefined && m.sparse && ivf.denseDims === undefined) {
+            return yield* Effect.fail(
+              new InputError({
+                file: isFile(config.file) ? displayPath(config.file) : "",
+                where: `datasets[${di}] "${ds.abbr}".open.ivf`,
+                message: `model "${m.abbr}" writes sparse vectors: an IVF-PQ index needs a ` +
+                  `dense model, or denseDims for a hybrid one`,
+              }),
+            );
+          }
+          const ivfFlags = ivf === undefined ? [] : [
+            `--nlist=${ivf.nlist}`,
+            `--bpv=${ivf.bpv}`,
+            ...(ivf.trainParagraphs !== undefined
+              ? [`--train-paragraphs=${ivf.trainParagraphs}`]
+              : []),
+            ...(ivf.denseDims !== undefined ? [`--dense-dims=${ivf.denseDims}`] : []),
+          ];
+          const probeFlags = ivf === undefined ? [] : [
+            ...(ivf.nprobe !== undefined ? [`--nprobe=${ivf.nprobe}`] : []),
+            ...(ivf.candidates !== undefined ? [`--candidates=${ivf.candidates}`] : []),
+          ];
+          const sparseFlag = m.sparse ? ["--sparse"] : [];
           const openDir = openPred.slice(0, openPred.lastIndexOf("/"));
-          tasks.push({
-            id: searchId,
-            stage: "search",
+          const base = (stage: Stage, id: string, part: Task["part"]) => ({
+            id,
+            stage,
             model: m.abbr,
             dataset: ds.abbr,
-            part: null,
+            part,
             range: null,
-            items: scan.questionIds.length,
-            unit: "questions",
-            argv: denoRun(
-              searchGrants({ data, index, questionEmb: qEmb, outDir: openDir }),
-              "search.ts",
-              [
-                data,
-                index,
-                qEmb,
-                openPred,
-                `--top-k=${open.topK}`,
-                `--topk-out=${topk}`,
-                ...formatFlag,
-                ...unique(ds),
-              ],
-            ),
-            log: L.log("search", m.abbr, ds.abbr, null),
-            watch: [openDir],
-            check: { kind: "files", files: [openPred, topk] },
-            deps: [...prep, indexId, ...encodeIds.filter((id) => !contextIds.includes(id))],
             gres: null,
           });
+          if (open.shards === undefined) {
+            const indexId = `index/${m.abbr}/${ds.abbr}`;
+            tasks.push({
+              ...base("index", indexId, null),
+              items: scan.paragraphIds.length,
+              unit: "paragraphs",
+              argv: denoRun(
+                indexGrants({ contextEmb: cEmb, context, index }),
+                "index.ts",
+                [cEmb, index, ...sparseFlag, `--context=${context}`, "--overwrite", ...ivfFlags],
+              ),
+              log: L.log("index", m.abbr, ds.abbr, null),
+              watch: [index.slice(0, index.lastIndexOf("/"))],
+              check: { kind: "files", files: [`${index}/${INDEX_HEADER}`] },
+              deps: [...prep, ...contextIds],
+            });
+            tasks.push({
+              ...base("search", searchId, null),
+              items: scan.questionIds.length,
+              unit: "questions",
+              argv: denoRun(
+                searchGrants({ data, index, questionEmb: qEmb, outDir: openDir }),
+                "search.ts",
+                [
+                  data,
+                  index,
+                  qEmb,
+                  openPred,
+                  `--top-k=${open.topK}`,
+                  `--topk-out=${topk}`,
+                  ...probeFlags,
+                  ...formatFlag,
+                  ...unique(ds),
+                ],
+              ),
+              log: L.log("search", m.abbr, ds.abbr, null),
+              watch: [openDir],
+              check: { kind: "files", files: [openPred, topk] },
+              deps: [...prep, indexId, ...questionIds],
+            });
+          } else {
+            // A sharded index: the quantizer once (IVF-PQ), then a task per shard to
+            // build it and one to search it (a Slurm array each), then the merge.
+            const n = open.shards;
+            const quantizer = `${index}/${QUANTIZER_FOLDER}`;
+            const trainIds: string[] = [];
+            if (ivf !== undefined) {
+              const trainId = `index_train/${m.abbr}/${ds.abbr}`;
+              trainIds.push(trainId);
+              tasks.push({
+                ...base("index_train", trainId, null),
+                items: scan.paragraphIds.length,
+                unit: "paragraphs",
+                argv: denoRun(
+                  indexGrants({ contextEmb: cEmb, context, index: quantizer }),
+                  "index.ts",
+                  [
+                    cEmb,
+                    index,
+                    ...sparseFlag,
+                    `--context=${context}`,
+                    "--overwrite",
+                    "--train-only",
+                    ...ivfFlags,
+                  ],
+                ),
+                log: L.log("index_train", m.abbr, ds.abbr, null),
+                watch: [index],
+                check: { kind: "files", files: [`${quantizer}/${QUANTIZER_MANIFEST}`] },
+                deps: [...prep, ...contextIds],
+              });
+            }
+            const hitsDir = L.shardHits(m.abbr, ds.abbr);
+            const indexIds: string[] = [], shardSearchIds: string[] = [];
+            for (let i = 0; i < n; i++) {
+              const folder = `${index}/${shardFolderName(i, n)}`;
+              const id = `index/${m.abbr}/${ds.abbr}/${i}`;
+              indexIds.push(id);
+              const g = indexGrants({ contextEmb: cEmb, context, index: folder });
+              tasks.push({
+                ...base("index", id, { index: i, count: n }),
+                items: scan.paragraphIds.length,
+                unit: "paragraphs",
+                argv: denoRun(
+                  ivf !== undefined ? { ...g, read: [...g.read, quantizer] } : g,
+                  "index.ts",
+                  [
+                    cEmb,
+                    index,
+                    ...sparseFlag,
+                    `--context=${context}`,
+                    "--overwrite",
+                    `--shards=${n}`,
+                    `--shard=${i}`,
+                    ...(ivf !== undefined ? [`--quantizer=${quantizer}`] : []),
+                  ],
+                ),
+                log: L.log("index", m.abbr, ds.abbr, i),
+                watch: [index],
+                check: { kind: "files", files: [`${folder}/${INDEX_HEADER}`] },
+                deps: [...prep, ...contextIds, ...trainIds],
+              });
+            }
+            for (let i = 0; i < n; i++) {
+              const id = `search/${m.abbr}/${ds.abbr}/${i}`;
+              shardSearchIds.push(id);
+              const hits = shardHitsFile(hitsDir, i, n);
+              tasks.push({
+                ...base("search", id, { index: i, count: n }),
+                items: scan.questionIds.length,
+                unit: "questions",
+                argv: denoRun(
+                  searchGrants({ data, index, questionEmb: qEmb, outDir: hitsDir }),
+                  "_run_task.ts",
+                  [
+                    "search-shard",
+                    `--data=${data}`,
+                    `--index=${index}`,
+                    `--shard=${i}`,
+                    `--question-emb=${qEmb}`,
+                    `--out=${hits}`,
+                    `--top-k=${open.topK}`,
+                    ...probeFlags,
+                    ...formatFlag,
+                    ...(ds.lang !== undefined && !split ? [`--lang=${ds.lang}`] : []),
+                    ...unique(ds),
+                  ],
+                ),
+                log: L.log("search", m.abbr, ds.abbr, i),
+                watch: [hitsDir],
+                check: { kind: "files", files: [hits] },
+                deps: [...prep, ...indexIds, ...questionIds],
+              });
+            }
+            searchDone = `search_merge/${m.abbr}/${ds.abbr}`;
+            tasks.push({
+              ...base("search_merge", searchDone, null),
+              items: scan.questionIds.length,
+              unit: "questions",
+              argv: denoRun(
+                { read: [hitsDir, openDir], write: [openDir] },
+                "_run_task.ts",
+                [
+                  "search-merge",
+                  `--parts=${hitsDir}`,
+                  `--shards=${n}`,
+                  `--pred=${openPred}`,
+                  `--topk=${topk}`,
+                ],
+              ),
+              log: L.log("search_merge", m.abbr, ds.abbr, null),
+              watch: [openDir],
+              check: { kind: "files", files: [openPred, topk] },
+              deps: shardSearchIds,
+            });
+          }
         }
         const result = L.result(m.abbr, ds.abbr);
         const resDir = result.slice(0, result.lastIndexOf("/"));
@@ -655,7 +793,7 @@ export const planRun = (
           log: L.log("eval", m.abbr, ds.abbr, null),
           watch: [resDir, rowsDir],
           check: { kind: "files", files: [result, rows] },
-          deps: overCorpus ? [searchId] : open !== undefined ? [mergeId, searchId] : [mergeId],
+          deps: overCorpus ? [searchDone] : open !== undefined ? [mergeId, searchDone] : [mergeId],
           gres: null,
         });
       }

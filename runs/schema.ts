@@ -98,6 +98,22 @@ export const FieldMapSchema = Schema.Struct({
   noAnswer: Schema.optionalKey(Schema.String),
 });
 
+/** The IVF-PQ index of a dataset's open search (`index --nlist --bpv`, `search --nprobe`). */
+export const IvfOptionsSchema = Schema.Struct({
+  /** IVF lists. */
+  nlist: PosInt,
+  /** PQ bytes per vector (must divide d, or `denseDims`). */
+  bpv: PosInt,
+  /** Paragraphs the quantizer is trained on (default 100). */
+  trainParagraphs: Schema.optionalKey(PosInt),
+  /** A hybrid dense ⊕ sparse model's dense block (`index --dense-dims`). */
+  denseDims: Schema.optionalKey(PosInt),
+  /** Lists probed per question (default 10). */
+  nprobe: Schema.optionalKey(PosInt),
+  /** Approximate candidates re-scored exactly (default: `search`'s). */
+  candidates: Schema.optionalKey(NonNegInt),
+});
+
 /** A dataset: a question set and how to read and score it. */
 export const DatasetSchema = Schema.Struct({
   /** Short unique name (folder and table name): letters, digits, `._+-`. */
@@ -146,6 +162,18 @@ export const DatasetSchema = Schema.Struct({
     Schema.Struct({
       /** Ranks kept per question (default 10). */
       topK: Schema.optionalKey(PosInt),
+      /**
+       * A sharded index of N shards (`search/index/shards.ts`): an `index`
+       * task per shard and a `search` task per shard (Slurm: one job array
+       * each), then a `search_merge` task (the exact merge of the shards'
+       * top k); an IVF-PQ index first trains its quantizer once
+       * (`index_train`). At most 65536.
+       */
+      shards: Schema.optionalKey(PosInt.check(
+        Schema.isLessThanOrEqualTo(65536, { message: "expected at most 65536 shards" }),
+      )),
+      /** An IVF-PQ index instead of an exact one (dense models, or hybrid with `denseDims`). */
+      ivf: Schema.optionalKey(IvfOptionsSchema),
     }),
   ])),
   /** Metrics (default `em`, `f1`). */

@@ -53,6 +53,7 @@ export function singleRunLayout(out: string): RunLayout {
     index: () => `${out}/index`,
     openPrediction: () => `${out}/open/pred.json`,
     topk: () => `${out}/open/topk.ndjson`,
+    shardHits: () => `${out}/hits`,
   };
 }
 
@@ -196,9 +197,11 @@ export const SINGLE_STAGE_NAMES: Readonly<Record<Stage, string>> = {
   prepare: "split",
   encode_context: "embed_context",
   encode_question: "embed_question",
+  index_train: "index_train",
   merge: "merge",
   index: "index",
   search: "search",
+  search_merge: "search_merge",
   eval: "evaluate",
 };
 

@@ -11,23 +11,30 @@ import type { ResolvedRunConfig } from "./config.ts";
  * The stages, in run order. `index` and `search` are the open-domain
  * search of a dataset with the `open` option (`full --open`): an exact
  * phrase index of the context dump, then every question against every
- * phrase of it.
+ * phrase of it. With `open.shards` N, `index` and `search` have a task per
+ * shard (a Slurm job array each), `search_merge` merges the shards' top k
+ * into the search's outputs, and an IVF-PQ index trains its quantizer
+ * first (`index_train`).
  */
 export type Stage =
   | "prepare"
   | "encode_context"
   | "encode_question"
+  | "index_train"
   | "merge"
   | "index"
   | "search"
+  | "search_merge"
   | "eval";
 
 /** Stage groups run one after the other; the stages of a group run side by side. */
 export const STAGE_GROUPS: readonly (readonly Stage[])[] = [
   ["prepare"],
   ["encode_context", "encode_question"],
+  ["index_train"],
   ["merge", "index"],
   ["search"],
+  ["search_merge"],
   ["eval"],
 ];
 
@@ -36,9 +43,19 @@ export type Mode = "all" | "encode" | "merge" | "eval";
 
 /** The stages of each `--mode`. */
 export const MODE_STAGES: Readonly<Record<Mode, readonly Stage[]>> = {
-  all: ["prepare", "encode_context", "encode_question", "merge", "index", "search", "eval"],
+  all: [
+    "prepare",
+    "encode_context",
+    "encode_question",
+    "index_train",
+    "merge",
+    "index",
+    "search",
+    "search_merge",
+    "eval",
+  ],
   encode: ["prepare", "encode_context", "encode_question"],
-  merge: ["merge", "index", "search"],
+  merge: ["index_train", "merge", "index", "search", "search_merge"],
   eval: ["eval"],
 };
 
@@ -58,7 +75,7 @@ export interface Task {
   readonly model: string | null;
   /** Dataset abbr. */
   readonly dataset: string;
-  /** Partition number and count (encode tasks), else `null`. */
+  /** Partition number and count (encode tasks; a shard's index and search tasks), else `null`. */
   readonly part: { readonly index: number; readonly count: number } | null;
   /** Item range `[start, end)` in input order (encode tasks), else `null`. */
   readonly range: readonly [number, number] | null;

@@ -18,6 +18,11 @@
  * exactly with the full vector: `--exact`'s scores and tie rule). `refine`
  * is the older name of `candidates` (either may be given; `candidates` wins).
  *
+ * **Sharded indexes.** `index` given as a folder of shards
+ * (`search/index/shards.ts`) is searched shard by shard and the shards'
+ * top k merged (`search/sharded.ts`): the same outputs as the unsharded
+ * index's for exact search.
+ *
  * **Memory.** The index is memory-resident (see `search/index/read.ts`);
  * questions are read and answered in blocks of 256, and
  * each block's lines are written before the next is read, so memory beyond
@@ -49,6 +54,7 @@ import { readQ2c } from "./merge.ts";
 import { type ExactIndex, openIndexSync, paragraphOfRow } from "./index/read.ts";
 import { closeIvfWorkers, nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
 import { DEFAULT_NPROBE } from "./index/defaults.ts";
+import { isShardSet } from "./index/shards.ts";
 import {
   closeI8Workers,
   I8NonFinite,
@@ -316,7 +322,10 @@ export function hitsOf(index: ExactIndex, top: TopK): Hit[] {
 }
 
 /** Checks a question vector against the index: `undefined` or what is wrong. */
-function questionProblem(index: ExactIndex, m: Matrix): string | undefined {
+export function questionProblem(
+  index: Pick<ExactIndex, "dir" | "header">,
+  m: Matrix,
+): string | undefined {
   const h = index.header;
   const kind = h.vectors === "dense" ? "dense" : "csr";
   if (m.kind !== kind) return `a ${m.kind} vector, but the index is ${kind}`;
@@ -584,7 +593,8 @@ const asError = (file: string) => (e: unknown): InputError | FileError =>
     ? e
     : new FileError({ file, message: e instanceof Error ? e.message : String(e) });
 
-function topkLines(qid: string, hits: readonly Hit[]): string {
+/** The top-k NDJSON records of one question's hits (see the module notes), one line each. */
+export function topkLines(qid: string, hits: readonly Hit[]): string {
   let s = "";
   for (const h of hits) {
     const rec: Record<string, unknown> = {
@@ -610,8 +620,8 @@ function topkLines(qid: string, hits: readonly Hit[]): string {
  * reader (`readQ2c`, `--unique-ids`), any other question set by
  * `readQuestions`.
  */
-const questionParagraphs = (
-  opts: OpenSearchOptions,
+export const questionParagraphs = (
+  opts: Omit<OpenSearchOptions, "predictions" | "topkOut">,
 ): Effect.Effect<Map<string, string>, OpenSearchError> =>
   Effect.gen(function* () {
     if (opts.data === "-" && opts.format === undefined) {
@@ -645,40 +655,79 @@ const questionParagraphs = (
   });
 
 /**
+ * Whether `opts` search the index approximately (an `ivf-pq` index without
+ * `exact` or `closed`); the options an index of its kind refuses
+ * (`nprobe`/`candidates` on an exact index, a bad `nprobe` or hybrid
+ * `candidates`) fail with one {@linkcode InputError} naming the index.
+ */
+export const searchMode = (
+  index: Pick<ExactIndex, "dir" | "header">,
+  opts: Pick<OpenSearchOptions, "exact" | "closed" | "nprobe" | "candidates" | "refine">,
+): Effect.Effect<boolean, InputError> => {
+  const ivf = index.header.kind === "ivf-pq" && opts.exact !== true && opts.closed !== true;
+  if (
+    index.header.kind !== "ivf-pq" &&
+    (opts.nprobe !== undefined || candidatesOf(opts) !== undefined)
+  ) {
+    return Effect.fail(
+      new InputError({
+        file: index.dir,
+        where: "",
+        message: `is an ${index.header.kind} index: --nprobe and --candidates (--refine) ` +
+          `apply to ivf-pq only`,
+      }),
+    );
+  }
+  const hybrid = hybridDenseDims(index.header) !== undefined;
+  const probeWhy = ivf
+    ? nprobeProblem(index, opts.nprobe ?? DEFAULT_NPROBE) ??
+      (hybrid ? candidatesProblem(candidatesOf(opts) ?? DEFAULT_HYBRID_CANDIDATES) : undefined)
+    : undefined;
+  if (probeWhy !== undefined) {
+    return Effect.fail(new InputError({ file: index.dir, where: "", message: probeWhy }));
+  }
+  return Effect.succeed(ivf);
+};
+
+/**
+ * The top rows of a block of question vectors, as {@linkcode openSearch}
+ * scores them: approximately (`ivf`, from {@linkcode searchMode}), against
+ * each question's own paragraph (`closed`, `own[j]` its paragraph in the
+ * index or -1), else exactly over every phrase.
+ */
+export async function scoreOpenBlock(
+  index: ExactIndex,
+  vectors: readonly Matrix[],
+  opts: Omit<OpenSearchOptions, "predictions" | "topkOut">,
+  ivf: boolean,
+  own: readonly number[],
+): Promise<TopK[]> {
+  return ivf
+    ? await approximate(index, vectors, opts)
+    : opts.closed
+    ? scoreQuestions(index, vectors, opts, own)
+    : await scoreQuestionsAsync(index, vectors, opts);
+}
+
+/**
  * Answers every question of `data` from the index (see the module notes).
  */
 export const openSearch = (
   opts: OpenSearchOptions,
 ): Effect.Effect<OpenSearchResult, OpenSearchError> =>
   Effect.gen(function* () {
+    if (typeof opts.index === "string" && isShardSet(opts.index)) {
+      // A folder of shards: searched shard by shard, the top k merged (`sharded.ts`).
+      const { shardedOpenSearch } = yield* Effect.promise(() => import("./sharded.ts"));
+      return yield* shardedOpenSearch({ ...opts, index: opts.index });
+    }
     const index = typeof opts.index === "string"
       ? yield* Effect.try({
         try: () => openIndexSync(opts.index as string),
         catch: asError(opts.index),
       })
       : opts.index;
-    const ivf = index.header.kind === "ivf-pq" && opts.exact !== true && opts.closed !== true;
-    if (
-      index.header.kind !== "ivf-pq" &&
-      (opts.nprobe !== undefined || candidatesOf(opts) !== undefined)
-    ) {
-      return yield* Effect.fail(
-        new InputError({
-          file: index.dir,
-          where: "",
-          message: `is an ${index.header.kind} index: --nprobe and --candidates (--refine) ` +
-            `apply to ivf-pq only`,
-        }),
-      );
-    }
-    const hybrid = hybridDenseDims(index.header) !== undefined;
-    const probeWhy = ivf
-      ? nprobeProblem(index, opts.nprobe ?? DEFAULT_NPROBE) ??
-        (hybrid ? candidatesProblem(candidatesOf(opts) ?? DEFAULT_HYBRID_CANDIDATES) : undefined)
-      : undefined;
-    if (probeWhy !== undefined) {
-      return yield* Effect.fail(new InputError({ file: index.dir, where: "", message: probeWhy }));
-    }
+    const ivf = yield* searchMode(index, opts);
     const q2c = yield* questionParagraphs(opts);
     const onMissing = opts.onMissing ?? ((line: string) => console.error(line));
     const paragraphOf = new Map(index.ids.map((id, p) => [id, p]));
@@ -727,11 +776,7 @@ export const openSearch = (
                 vectors.push(v);
                 own.push(paragraphOf.get(q2c.get(qid)!) ?? -1);
               }
-              const tops = ivf
-                ? await approximate(index, vectors, opts)
-                : opts.closed
-                ? scoreQuestions(index, vectors, opts, own)
-                : await scoreQuestionsAsync(index, vectors, opts);
+              const tops = await scoreOpenBlock(index, vectors, opts, ivf, own);
               let text = "", lines = "";
               for (let j = 0; j < ids.length; j++) {
                 const hits = hitsOf(index, tops[j]);

@@ -39,6 +39,16 @@
  * `denseDims`, `denseDims` without `sparse` (a dense dump needs none),
  * without `nlist`/`bpv`, or below 1.
  *
+ * **Shards** (`shard`, `shards.ts`): the corpus is walked as above, and
+ * only the paragraphs whose id the assignment gives this shard are read and
+ * written, each with its place in the corpus (`position`); the header gets
+ * the `shard` block (the corpus's sha256: of the `context` file's bytes, or
+ * of the sorted dump stems). A shard that gets no paragraph is an empty
+ * index of the corpus's d and dtype. An IVF-PQ shard is encoded with the
+ * whole corpus's quantizer: the `quantizer` folder's ({@linkcode trainQuantizer}
+ * writes one; refused when trained on another corpus, vector kind or d), or
+ * trained here on the corpus's sample by a second walk (the same bytes).
+ *
  * **Atomic, one at a time, and repeatable.** A build of `INDEX_DIR` works in
  * `INDEX_DIR.<8 hex>.tmp` (the hex a hash of the target's absolute path): it
  * first holds an exclusive `flock` on its `lock` file, so that a second
@@ -69,14 +79,27 @@ import { type SquadReadError, squadRecordStream } from "../../io/squad.ts";
 import {
   buildIvfPq,
   DEFAULT_TRAIN_PARAGRAPHS,
+  ENCODE_THREADS,
   IVF_ENGINE,
   IVF_FILES,
   IVF_SEED,
   type IvfBuildOptions,
+  type IvfQuantizer,
   KMEANS_ITERATIONS,
   TRAIN_SAMPLE_RULE,
+  trainIvfPq,
   trainSample,
 } from "./ivfpq.ts";
+import { halfTable } from "../dense_f64.ts";
+import {
+  QUANTIZER_FILES,
+  QUANTIZER_FORMAT,
+  QUANTIZER_MANIFEST,
+  quantizerJson,
+  type QuantizerManifest,
+  readQuantizer,
+} from "./quantizer.ts";
+import { SHARD_RULE, shardOf } from "./shards.ts";
 import {
   headerJson,
   INDEX_FORMAT,
@@ -119,6 +142,20 @@ export interface BuildIndexOptions {
   readonly denseDims?: number;
   /** Paragraphs the IVF-PQ quantizers are trained on (default 100; see `ivfpq.ts`). */
   readonly trainParagraphs?: number;
+  /**
+   * Build shard `index` of `count` (`shards.ts`): only the paragraphs the
+   * assignment gives it, each with its place in the corpus; `out` is the
+   * shard's folder. An IVF-PQ shard is encoded with the quantizer of the
+   * whole corpus (`quantizer`, else trained here on the corpus's sample:
+   * the same bytes).
+   */
+  readonly shard?: { readonly index: number; readonly count: number };
+  /**
+   * A shard's IVF-PQ: the quantizer folder (`index --train-only`) to encode
+   * with; its parameters replace `nlist`, `bpv`, `trainParagraphs` and
+   * `denseDims` (which must then not be given).
+   */
+  readonly quantizer?: string;
   /** Told the paragraphs and phrases written so far. */
   readonly onProgress?: (paragraphs: number, phrases: number) => void;
   /** Told the rows encoded so far (`ivf-pq`; 0 once the quantizers are trained). */
@@ -267,13 +304,26 @@ class ExactWriter {
     this.#vectorsFile = f;
   }
 
-  /** Adds one paragraph: its matrix, phrases and (optional) offsets. */
+  /**
+   * Takes d and dtype from `m` without adding a paragraph (a shard that
+   * gets no paragraph of the corpus: its files are empty, its shape the
+   * corpus's).
+   */
+  shapeFrom(m: Matrix, label: string): void {
+    this.#checkShape(m, label);
+  }
+
+  /**
+   * Adds one paragraph: its matrix, phrases and (optional) offsets; a
+   * shard's paragraph also its place in the corpus (`position`).
+   */
   add(
     id: string,
     ctx: ContextDump,
     label: string,
     offsets: readonly (readonly [number, number])[] | null,
     text: { title?: string; context?: string } = {},
+    position?: number,
   ): void {
     const m = ctx.matrix, n = ctx.phrases.length;
     if (n === 0) {
@@ -299,7 +349,14 @@ class ExactWriter {
     }
     const phrases: string[] = [];
     for (let i = 0; i < n; i++) phrases.push(ctx.phrases.at(i));
-    const line = JSON.stringify({ id, rows: n, phrases, offsets, ...text }) + "\n";
+    const line = JSON.stringify({
+      id,
+      rows: n,
+      phrases,
+      offsets,
+      ...text,
+      ...(position !== undefined ? { position } : {}),
+    }) + "\n";
     this.#paragraphs.write(this.#enc.encode(line));
     this.rows += n;
     this.paragraphs++;
@@ -416,12 +473,17 @@ function metaOf(
   };
 }
 
-/** Turns the exact index in `tmp` into an `ivf-pq` one (see the module notes). */
+/**
+ * Turns the exact index in `tmp` into an `ivf-pq` one (see the module
+ * notes); with `global` (a shard's), its rows are encoded with that
+ * quantizer and nothing is trained.
+ */
 const ivfStage = (
   h: IndexHeader,
   w: ExactWriter,
   tmp: string,
   opts: BuildIndexOptions,
+  global?: GlobalQuantizer,
 ): Effect.Effect<IndexHeader, InputError | FileError> =>
   Effect.gen(function* () {
     const nlist = opts.nlist!, bpv = opts.bpv!;
@@ -440,9 +502,11 @@ const ivfStage = (
       return yield* refuse(`--bpv ${bpv} does not divide d = ${h.d} (PQ splits d into bpv parts)`);
     }
     const wanted = opts.trainParagraphs ?? DEFAULT_TRAIN_PARAGRAPHS;
-    const train = yield* Effect.promise(() => trainSample(w.ids, wanted));
+    const train = global !== undefined
+      ? []
+      : yield* Effect.promise(() => trainSample(w.ids, wanted));
     const trainPhrases = train.reduce((n, p) => n + w.starts[p + 1] - w.starts[p], 0);
-    if (nlist > trainPhrases) {
+    if (global === undefined && nlist > trainPhrases) {
       return yield* refuse(
         `--nlist ${nlist} is larger than the ${trainPhrases} training phrases ` +
           `(${train.length} paragraphs; see --train-paragraphs)`,
@@ -468,6 +532,7 @@ const ivfStage = (
             onProgress: (rows) => opts.onIvfProgress?.(rows, h.phrases),
             signal,
             ...opts.ivfTuning,
+            ...(global !== undefined ? { quantizer: global.quantizer } : {}),
           });
         } finally {
           block?.close();
@@ -502,18 +567,8 @@ const ivfStage = (
     return {
       ...h,
       kind: "ivf-pq",
-      parameters: {
-        nlist,
-        bpv,
-        bits: 8,
-        train_paragraphs: train.length,
-        train_phrases: trainPhrases,
-        train_sample: TRAIN_SAMPLE_RULE,
-        kmeans_iterations: KMEANS_ITERATIONS,
-        seed: IVF_SEED,
-        engine: IVF_ENGINE,
-        ...(D !== undefined ? { dense_dims: D } : {}),
-      },
+      parameters: global?.parameters ??
+        ivfParameters(nlist, bpv, train.length, trainPhrases, D),
       files,
     };
   });
@@ -531,6 +586,20 @@ function statOrUndefined(path: string): Deno.FileInfo | undefined {
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return undefined;
     throw new FileError({ file: path, message: osMessage(e) });
+  }
+}
+
+/**
+ * `dir` when it does not exist (a build that makes it to hold its target
+ * removes it again if it does not finish), else `undefined` (also when it
+ * may not be looked at: a sandboxed shard build may not read INDEX_DIR).
+ */
+function absentFolder(dir: string): string | undefined {
+  try {
+    Deno.lstatSync(dir);
+    return undefined;
+  } catch (e) {
+    return e instanceof Deno.errors.NotFound ? dir : undefined;
   }
 }
 
@@ -586,18 +655,24 @@ function lockBuild(tmp: string, out: string): Deno.FsFile {
   }
 }
 
-/** Ends a build: removes the lock file and the temporary folder (when empty), then unlocks. */
-function unlockBuild(tmp: string, lock: Deno.FsFile): void {
+/**
+ * Ends a build: removes the lock file and the temporary folder (when
+ * empty), then unlocks; `parent`, the folder the build made to hold the
+ * target (a shard's `INDEX_DIR`) when it did not finish, is removed too
+ * when nothing else is in it.
+ */
+function unlockBuild(tmp: string, lock: Deno.FsFile, parent?: string): void {
   try {
     Deno.removeSync(`${tmp}/${LOCK_FILE}`);
     // Not recursive: a build that came after the lock file was removed may have made its own.
     Deno.removeSync(tmp);
+    if (parent !== undefined) Deno.removeSync(parent);
   } catch { /* gone, or another build's lock file is in it */ }
   lock.close();
 }
 
 /** Refuses a target that cannot be (re)placed; whether an old index is to be replaced. */
-function checkTarget(out: string, overwrite: boolean): boolean {
+function checkTarget(out: string, overwrite: boolean, marker = INDEX_HEADER): boolean {
   const st = statOrUndefined(out);
   if (st === undefined) return false;
   if (!st.isDirectory) {
@@ -615,11 +690,13 @@ function checkTarget(out: string, overwrite: boolean): boolean {
     });
   }
   const names = [...Deno.readDirSync(out)].map((e) => e.name);
-  if (names.length > 0 && !names.includes(INDEX_HEADER)) {
+  if (names.length > 0 && !names.includes(marker)) {
     throw new InputError({
       file: out,
       where: "",
-      message: "exists and is not an index folder; it is not replaced",
+      message: `exists and is not ${
+        marker === INDEX_HEADER ? "an index" : "a quantizer"
+      } folder; it is not replaced`,
     });
   }
   return true;
@@ -669,44 +746,47 @@ export const buildIndex = (
     const out = opts.out.replace(/\/+$/, "") || "/";
     const metric = opts.metric ?? "ip";
     const sparse = opts.sparse === true;
-    if ((opts.nlist === undefined) !== (opts.bpv === undefined)) {
-      return yield* Effect.fail(
-        new InputError({ file: out, where: "", message: "IVF-PQ needs both --nlist and --bpv" }),
-      );
-    }
+    const shard = opts.shard;
     const refuse = (message: string) =>
       Effect.fail(new InputError({ file: opts.contextEmb, where: "", message }));
-    if (opts.denseDims !== undefined) {
-      if (!sparse) {
+    if (opts.quantizer !== undefined) {
+      if (shard === undefined) {
         return yield* refuse(
-          "--dense-dims is for a sparse (CSR) hybrid dump read with --sparse; " +
-            "a dense dump's IVF-PQ uses all its d columns (drop --dense-dims)",
+          "--quantizer is for the shards of an index (give --shards and --shard)",
         );
       }
-      if (opts.nlist === undefined) {
-        return yield* refuse("--dense-dims needs --nlist and --bpv (it shapes an IVF-PQ index)");
-      }
-      if (!Number.isSafeInteger(opts.denseDims) || opts.denseDims < 1) {
-        return yield* refuse(`--dense-dims must be at least 1, got ${opts.denseDims}`);
+      if (
+        opts.nlist !== undefined || opts.bpv !== undefined || opts.denseDims !== undefined ||
+        opts.trainParagraphs !== undefined
+      ) {
+        return yield* refuse(
+          "--quantizer fixes the IVF-PQ parameters: drop --nlist, --bpv, --dense-dims and " +
+            "--train-paragraphs",
+        );
       }
     }
-    if (opts.nlist !== undefined && sparse && opts.denseDims === undefined) {
-      return yield* refuse(
-        "IVF-PQ indexes dense vectors, or the dense block of a hybrid sparse dump " +
-          "(--dense-dims D); build an exact index of a plain sparse dump",
-      );
+    if (
+      shard !== undefined &&
+      (!Number.isSafeInteger(shard.count) || shard.count < 1 || shard.index < 0 ||
+        shard.index >= shard.count || !Number.isSafeInteger(shard.index))
+    ) {
+      return yield* refuse(`bad shard ${shard.index} of ${shard.count}`);
     }
-    const lift = <A>(f: () => A, file: string) =>
-      Effect.try({
-        try: f,
-        catch: (e) =>
-          e instanceof InputError || e instanceof FileError
-            ? e
-            : new FileError({ file, message: osMessage(e) }),
-      });
+    // The quantizer is read first: a missing or bad one is refused before any work.
+    const q = opts.quantizer === undefined
+      ? undefined
+      : yield* lift(() => readQuantizer(opts.quantizer!), opts.quantizer);
+    if (opts.quantizer === undefined) {
+      const why = ivfOptionsProblem(opts, sparse);
+      if (why !== undefined) {
+        return yield* Effect.fail(new InputError({ file: why[0], where: "", message: why[1] }));
+      }
+    }
     const tmp = tmpName(out);
     return yield* Effect.acquireUseRelease(
       lift(() => {
+        // A shard's INDEX_DIR made here goes again if the build does not finish.
+        const made = absentFolder(parentOf(out));
         // One build of a folder at a time: the loser of a race stops here, touching nothing.
         const lock = lockBuild(tmp, out);
         const build = `${tmp}/${BUILD_FOLDER}`;
@@ -721,39 +801,29 @@ export const buildIndex = (
           Deno.mkdirSync(build);
           dump = openDumpSync(opts.contextEmb, { sparse });
           const w = new ExactWriter(build, sparse, metric);
-          return { dump, w, lock, build, replace, done: false };
+          return { dump, w, lock, build, replace, made, done: false };
         } catch (e) {
           dump?.close();
           try {
             Deno.removeSync(build, { recursive: true });
           } catch { /* not made */ }
-          unlockBuild(tmp, lock);
+          unlockBuild(tmp, lock, made);
           throw e;
         }
       }, tmp),
       (st) =>
         Effect.gen(function* () {
           const { dump, w, build } = st;
-          const read = (id: string) => {
-            try {
-              return dump.readContext(id);
-            } catch (e) {
-              // A dense dump given for a hybrid one: say so in this command's terms.
-              if (
-                opts.denseDims !== undefined && e instanceof InputError &&
-                e.message.startsWith("is a dense array")
-              ) {
-                throw new InputError({
-                  file: e.file,
-                  where: "",
-                  message: "is a dense array: --dense-dims is for a hybrid CSR dump; a dense " +
-                    "dump's IVF-PQ uses all its d columns (drop --sparse and --dense-dims)",
-                });
-              }
-              throw e;
-            }
-          };
+          const read = readerOf(dump, opts);
+          // Every paragraph of the corpus has a place (its position); a shard keeps its own.
+          let position = -1;
+          let first: { id: string; stem: string } | undefined;
           const add = (id: string, stem: string, context?: string, title?: string) => {
+            position++;
+            if (shard !== undefined) {
+              first ??= { id, stem };
+              if (shardOf(metaOf(dump, stem)?.id ?? id, shard.count) !== shard.index) return;
+            }
             const c = read(id);
             if ("missing" in c) {
               throw new InputError({
@@ -790,71 +860,62 @@ export const buildIndex = (
             }
             const pid = meta?.id ?? id;
             const text = context ?? meta?.context;
-            w.add(pid, c, dump.label(`${stem}.npz`), offsets, {
-              ...(title !== undefined || text !== undefined
-                ? { title: title ?? pid.replace(/_\d+$/, "") }
-                : {}),
-              ...(text !== undefined ? { context: text } : {}),
-            });
+            w.add(
+              pid,
+              c,
+              dump.label(`${stem}.npz`),
+              offsets,
+              {
+                ...(title !== undefined || text !== undefined
+                  ? { title: title ?? pid.replace(/_\d+$/, "") }
+                  : {}),
+                ...(text !== undefined ? { context: text } : {}),
+              },
+              shard !== undefined ? position : undefined,
+            );
             opts.onProgress?.(w.paragraphs, w.rows);
           };
-          if (opts.context !== undefined) {
-            const ctx = opts.context;
-            const [format, src] = yield* openDataset(ctx, opts.contextFormat, true);
-            if (isSquadShaped(format)) {
-              const articles = Stream.fromReadableStream({
-                evaluate: () => squadRecordStream(src, { qas: "optional", ids: "distinct" }),
-                onError: (e) =>
-                  e instanceof InputError || e instanceof FileError ? e : new InputError({
-                    file: ctx,
-                    where: "",
-                    message: e instanceof Error ? e.message : String(e),
-                  }),
-              });
-              yield* Stream.runForEach(articles, (r) =>
-                lift(() => {
-                  if (r.kind !== "article") return;
-                  for (const p of r.paragraphs) add(p.id, dumpStem(p.id), p.context, p.title);
-                }, opts.contextEmb));
-            } else {
-              // A corpus: its passage ids name the dump files, so they are checked as the
-              // SQuAD reader checks paragraph ids (`ids: "distinct"`).
-              const stems = new StemRegistry();
-              yield* Stream.runForEach(
-                yield* passagesOfSource(ctx, format, src),
-                (p) =>
-                  lift(() => {
-                    const where = `passage ${JSON.stringify(p.id)}`;
-                    const why = unsafeIdReason(p.id, "paragraph");
-                    if (why !== undefined) throw new InputError({ file: ctx, where, message: why });
-                    const owner = stems.claim(p.id);
-                    if (owner !== undefined) {
-                      throw new InputError({
-                        file: ctx,
-                        where,
-                        message: `same dump file name as passage ${
-                          JSON.stringify(owner)
-                        } ('/' becomes '_')`,
-                      });
-                    }
-                    add(p.id, dumpStem(p.id), p.text, p.title);
-                  }, opts.contextEmb),
-              );
-            }
-          } else {
-            const names = yield* lift(() => dump.list(), opts.contextEmb);
-            for (const name of names) {
-              if (!name.endsWith(".npz")) continue;
-              const stem = name.slice(0, -4);
-              yield* lift(() => add(stem, stem), opts.contextEmb);
-            }
+          yield* walkCorpus(opts, dump, add);
+          if (shard !== undefined && w.paragraphs === 0 && first !== undefined) {
+            // A shard the assignment gave nothing: empty files of the corpus's d and dtype.
+            const c = read(first.id);
+            if (!("missing" in c)) w.shapeFrom(c.matrix, dump.label(`${first.stem}.npz`));
           }
           let header = yield* lift(
             () => w.finish(opts.context !== undefined ? "dataset" : "sorted-names"),
             tmp,
           );
-          if (opts.nlist !== undefined || opts.bpv !== undefined) {
-            header = yield* ivfStage(header, w, build, opts);
+          if (shard !== undefined) {
+            header = {
+              ...header,
+              shard: {
+                index: shard.index,
+                count: shard.count,
+                assign: SHARD_RULE,
+                corpus_sha256: yield* corpusSha256(opts, dump),
+                corpus_paragraphs: position + 1,
+              },
+            };
+          }
+          if (q !== undefined) {
+            const why = quantizerProblem(q.manifest, header, sparse);
+            if (why !== undefined) {
+              return yield* Effect.fail(
+                new InputError({ file: opts.quantizer!, where: "", message: why }),
+              );
+            }
+            header = yield* ivfStage(header, w, build, {
+              ...opts,
+              nlist: q.manifest.parameters.nlist as number,
+              bpv: q.manifest.parameters.bpv as number,
+              ...(q.manifest.dense_dims !== undefined ? { denseDims: q.manifest.dense_dims } : {}),
+            }, { quantizer: q.quantizer, parameters: q.manifest.parameters });
+          } else if (opts.nlist !== undefined || opts.bpv !== undefined) {
+            // A shard trains on the whole corpus's sample (the unsharded index's quantizer).
+            const global = shard === undefined
+              ? undefined
+              : yield* trainGlobal(opts, dump, header.d, header.vectors);
+            header = yield* ivfStage(header, w, build, opts, global);
           }
           yield* lift(() => {
             const f = new OutFile(`${build}/${INDEX_HEADER}`);
@@ -881,7 +942,446 @@ export const buildIndex = (
               Deno.removeSync(st.build, { recursive: true });
             } catch { /* already gone */ }
           }
-          unlockBuild(tmp, st.lock);
+          unlockBuild(tmp, st.lock, st.done ? undefined : st.made);
+        }),
+    );
+  });
+
+/** The checks of the IVF-PQ options made before anything is read: `[file, message]` or `undefined`. */
+function ivfOptionsProblem(
+  opts: BuildIndexOptions,
+  sparse: boolean,
+): [string, string] | undefined {
+  const out = opts.out.replace(/\/+$/, "") || "/";
+  if ((opts.nlist === undefined) !== (opts.bpv === undefined)) {
+    return [out, "IVF-PQ needs both --nlist and --bpv"];
+  }
+  const at = (message: string): [string, string] => [opts.contextEmb, message];
+  if (opts.denseDims !== undefined) {
+    if (!sparse) {
+      return at(
+        "--dense-dims is for a sparse (CSR) hybrid dump read with --sparse; " +
+          "a dense dump's IVF-PQ uses all its d columns (drop --dense-dims)",
+      );
+    }
+    if (opts.nlist === undefined) {
+      return at("--dense-dims needs --nlist and --bpv (it shapes an IVF-PQ index)");
+    }
+    if (!Number.isSafeInteger(opts.denseDims) || opts.denseDims < 1) {
+      return at(`--dense-dims must be at least 1, got ${opts.denseDims}`);
+    }
+  }
+  if (opts.nlist !== undefined && sparse && opts.denseDims === undefined) {
+    return at(
+      "IVF-PQ indexes dense vectors, or the dense block of a hybrid sparse dump " +
+        "(--dense-dims D); build an exact index of a plain sparse dump",
+    );
+  }
+  return undefined;
+}
+
+/** Runs `f`, a failure an {@linkcode InputError} or {@linkcode FileError} (naming `file`). */
+const lift = <A>(f: () => A, file: string) =>
+  Effect.try({
+    try: f,
+    catch: (e) =>
+      e instanceof InputError || e instanceof FileError
+        ? e
+        : new FileError({ file, message: osMessage(e) }),
+  });
+
+/** Reads a paragraph of the dump, a dense dump given for a hybrid one refused in this command's terms. */
+const readerOf = (dump: DumpSourceSync, opts: BuildIndexOptions) => (id: string) => {
+  try {
+    return dump.readContext(id);
+  } catch (e) {
+    if (
+      opts.denseDims !== undefined && e instanceof InputError &&
+      e.message.startsWith("is a dense array")
+    ) {
+      throw new InputError({
+        file: e.file,
+        where: "",
+        message: "is a dense array: --dense-dims is for a hybrid CSR dump; a dense " +
+          "dump's IVF-PQ uses all its d columns (drop --sparse and --dense-dims)",
+      });
+    }
+    throw e;
+  }
+};
+
+/**
+ * Calls `visit` for every paragraph of the corpus, in the index's order
+ * (see the module notes): the `--context` file's paragraphs (SQuAD-shaped)
+ * or passages (a corpus, their ids checked), else the dump's `.npz` stems
+ * sorted by name. `visit` gets the id the dump names the paragraph by, its
+ * file stem, and its text and title when the context file has them.
+ */
+const walkCorpus = (
+  opts: BuildIndexOptions,
+  dump: DumpSourceSync,
+  visit: (id: string, stem: string, context?: string, title?: string) => void,
+): Effect.Effect<void, BuildIndexError> =>
+  Effect.gen(function* () {
+    if (opts.context !== undefined) {
+      const ctx = opts.context;
+      const [format, src] = yield* openDataset(ctx, opts.contextFormat, true);
+      if (isSquadShaped(format)) {
+        const articles = Stream.fromReadableStream({
+          evaluate: () => squadRecordStream(src, { qas: "optional", ids: "distinct" }),
+          onError: (e) =>
+            e instanceof InputError || e instanceof FileError ? e : new InputError({
+              file: ctx,
+              where: "",
+              message: e instanceof Error ? e.message : String(e),
+            }),
+        });
+        yield* Stream.runForEach(articles, (r) =>
+          lift(() => {
+            if (r.kind !== "article") return;
+            for (const p of r.paragraphs) visit(p.id, dumpStem(p.id), p.context, p.title);
+          }, opts.contextEmb));
+      } else {
+        // A corpus: its passage ids name the dump files, so they are checked as the
+        // SQuAD reader checks paragraph ids (`ids: "distinct"`).
+        const stems = new StemRegistry();
+        yield* Stream.runForEach(
+          yield* passagesOfSource(ctx, format, src),
+          (p) =>
+            lift(() => {
+              const where = `passage ${JSON.stringify(p.id)}`;
+              const why = unsafeIdReason(p.id, "paragraph");
+              if (why !== undefined) throw new InputError({ file: ctx, where, message: why });
+              const owner = stems.claim(p.id);
+              if (owner !== undefined) {
+                throw new InputError({
+                  file: ctx,
+                  where,
+                  message: `same dump file name as passage ${
+                    JSON.stringify(owner)
+                  } ('/' becomes '_')`,
+                });
+              }
+              visit(p.id, dumpStem(p.id), p.text, p.title);
+            }, opts.contextEmb),
+        );
+      }
+    } else {
+      const names = yield* lift(() => dump.list(), opts.contextEmb);
+      for (const name of names) {
+        if (!name.endsWith(".npz")) continue;
+        const stem = name.slice(0, -4);
+        yield* lift(() => visit(stem, stem), opts.contextEmb);
+      }
+    }
+  });
+
+/**
+ * The corpus's sha256 (`ShardInfo.corpus_sha256`): of the `--context`
+ * file's bytes, or without one, of the dump's sorted `.npz` stems, each
+ * followed by a newline.
+ */
+const corpusSha256 = (
+  opts: BuildIndexOptions,
+  dump: DumpSourceSync,
+): Effect.Effect<string, FileError | InputError> =>
+  lift(() => {
+    const h = createHash("sha256");
+    if (opts.context === undefined) {
+      for (const name of dump.list()) if (name.endsWith(".npz")) h.update(`${name.slice(0, -4)}\n`);
+      return h.digest("hex");
+    }
+    const f = Deno.openSync(opts.context, { read: true });
+    try {
+      const buf = new Uint8Array(1 << 20);
+      for (;;) {
+        const n = f.readSync(buf);
+        if (n === null) break;
+        h.update(buf.subarray(0, n));
+      }
+    } finally {
+      f.close();
+    }
+    return h.digest("hex");
+  }, opts.context ?? opts.contextEmb);
+
+/** What a quantizer trained on the corpus's sample is, with what the header records of it. */
+interface GlobalQuantizer {
+  /** The centroids and codebooks. */
+  readonly quantizer: IvfQuantizer;
+  /** The IVF-PQ parameters of the header. */
+  readonly parameters: Readonly<Record<string, unknown>>;
+}
+
+/** The float32 rows of a paragraph's matrix the IVF-PQ trains on: all d, or a hybrid's first `D`. */
+function trainRowsOf(m: Matrix, D: number | undefined): Float32Array {
+  if (m.kind === "dense") {
+    if (m.dtype === "f32") return m.data as Float32Array;
+    const bits = new Uint16Array(m.data.buffer, m.data.byteOffset, m.data.length);
+    const t = halfTable(), out = new Float32Array(bits.length);
+    for (let i = 0; i < bits.length; i++) out[i] = t[bits[i]];
+    return out;
+  }
+  // The dense block of CSR rows, repeats summed in stored order (`hybrid.ts`'s `csrDenseRows`).
+  const out = new Float32Array(m.rows * D!);
+  for (let i = 0; i < m.rows; i++) {
+    for (let k = m.indptr[i]; k < m.indptr[i + 1]; k++) {
+      const c = m.indices[k];
+      if (c < D!) out[i * D! + c] += m.data[k];
+    }
+  }
+  return out;
+}
+
+/**
+ * Trains the IVF-PQ quantizer of the whole corpus: one pass over it (ids
+ * only) picks the training sample as `ivfpq.ts` does (the
+ * `trainParagraphs` paragraphs whose sha256(id) sorts first), then their
+ * rows are read from the dump in corpus order and trained on, so the
+ * quantizer is the unsharded index's. `d` and `vectors` are the dump's
+ * when known (a shard's), else taken from the sample.
+ */
+const trainGlobal = (
+  opts: BuildIndexOptions,
+  dump: DumpSourceSync,
+  knownD?: number,
+  knownVectors?: "dense" | "csr",
+): Effect.Effect<GlobalQuantizer & { d: number; corpusParagraphs: number }, BuildIndexError> =>
+  Effect.gen(function* () {
+    const nlist = opts.nlist!, bpv = opts.bpv!, D = opts.denseDims;
+    const refuse = (message: string) =>
+      Effect.fail(new InputError({ file: opts.contextEmb, where: "", message }));
+    const wanted = opts.trainParagraphs ?? DEFAULT_TRAIN_PARAGRAPHS;
+    // The `wanted` smallest (key, position): the sample rule of `trainSample`.
+    let kept: { key: string; at: number; id: string; stem: string }[] = [];
+    const order = (a: { key: string; at: number }, b: { key: string; at: number }) =>
+      a.key < b.key ? -1 : a.key > b.key ? 1 : a.at - b.at;
+    let at = -1;
+    yield* walkCorpus(opts, dump, (id, stem) => {
+      at++;
+      const pid = metaOf(dump, stem)?.id ?? id;
+      kept.push({ key: createHash("sha256").update(pid, "utf8").digest("hex"), at, id, stem });
+      if (kept.length >= 2 * wanted + 4096) kept = kept.sort(order).slice(0, wanted);
+    });
+    const sample = kept.sort(order).slice(0, wanted).sort((a, b) => a.at - b.at);
+    if (sample.length === 0) {
+      return yield* Effect.fail(
+        new InputError({ file: opts.contextEmb, where: "", message: "no paragraphs to index" }),
+      );
+    }
+    const read = readerOf(dump, opts);
+    const parts: Float32Array[] = [];
+    let d = knownD, vectors = knownVectors, nt = 0;
+    for (const p of sample) {
+      const c = yield* lift(() => read(p.id), opts.contextEmb);
+      if ("missing" in c) {
+        return yield* Effect.fail(
+          new InputError({
+            file: c.missing,
+            where: "",
+            message: `missing: paragraph ${JSON.stringify(p.id)} has no dump file`,
+          }),
+        );
+      }
+      const m = c.matrix;
+      d ??= m.cols;
+      vectors ??= m.kind === "dense" ? "dense" : "csr";
+      if (m.cols !== d) {
+        return yield* Effect.fail(
+          new InputError({
+            file: dump.label(`${p.stem}.npz`),
+            where: "",
+            message: `d = ${m.cols} but the index has d = ${d} (one index needs one d)`,
+          }),
+        );
+      }
+      parts.push(trainRowsOf(m, D));
+      nt += m.rows;
+    }
+    if (D !== undefined && D > d!) {
+      return yield* refuse(`--dense-dims ${D} is larger than the dump's d = ${d}`);
+    }
+    if (D !== undefined && D % bpv !== 0) {
+      return yield* refuse(
+        `--bpv ${bpv} does not divide --dense-dims ${D} (PQ splits the dense block into bpv parts)`,
+      );
+    }
+    if (D === undefined && d! % bpv !== 0) {
+      return yield* refuse(`--bpv ${bpv} does not divide d = ${d} (PQ splits d into bpv parts)`);
+    }
+    if (nlist > nt) {
+      return yield* refuse(
+        `--nlist ${nlist} is larger than the ${nt} training phrases ` +
+          `(${sample.length} paragraphs; see --train-paragraphs)`,
+      );
+    }
+    const dq = D ?? d!;
+    const xt = new Float32Array(nt * dq);
+    let o = 0;
+    for (const x of parts) {
+      xt.set(x, o);
+      o += x.length;
+    }
+    const quantizer = yield* Effect.tryPromise({
+      try: (signal) =>
+        trainIvfPq(xt, nt, dq, nlist, bpv, {
+          threads: opts.ivfTuning?.encodeThreads ?? ENCODE_THREADS,
+          signal,
+        }),
+      catch: (e) =>
+        e instanceof InputError || e instanceof FileError
+          ? e
+          : new FileError({ file: opts.contextEmb, message: osMessage(e) }),
+    });
+    return {
+      quantizer,
+      parameters: ivfParameters(nlist, bpv, sample.length, nt, D),
+      d: d!,
+      corpusParagraphs: at + 1,
+    };
+  });
+
+/** The `parameters` of an `ivf-pq` header. */
+const ivfParameters = (
+  nlist: number,
+  bpv: number,
+  trainParagraphs: number,
+  trainPhrases: number,
+  D: number | undefined,
+): Record<string, unknown> => ({
+  nlist,
+  bpv,
+  bits: 8,
+  train_paragraphs: trainParagraphs,
+  train_phrases: trainPhrases,
+  train_sample: TRAIN_SAMPLE_RULE,
+  kmeans_iterations: KMEANS_ITERATIONS,
+  seed: IVF_SEED,
+  engine: IVF_ENGINE,
+  ...(D !== undefined ? { dense_dims: D } : {}),
+});
+
+/** What makes quantizer `m` foreign to the shard whose exact header is `h`, or `undefined`. */
+function quantizerProblem(
+  m: QuantizerManifest,
+  h: IndexHeader,
+  sparse: boolean,
+): string | undefined {
+  if (h.shard !== undefined && m.corpus_sha256 !== h.shard.corpus_sha256) {
+    return `foreign quantizer: trained on a corpus of sha256 ${m.corpus_sha256.slice(0, 12)}…, ` +
+      `this shard's is ${h.shard.corpus_sha256.slice(0, 12)}… (train it on the same --context)`;
+  }
+  if ((m.vectors === "csr") !== sparse) {
+    return `foreign quantizer: trained on a ${m.vectors} dump, this one is ${
+      sparse ? "csr" : "dense"
+    }`;
+  }
+  if (m.d !== h.d) return `foreign quantizer: trained on d = ${m.d}, the dump has d = ${h.d}`;
+  return undefined;
+}
+
+/** Options of {@linkcode trainQuantizer}: a build's, with `nlist` and `bpv`. */
+export type TrainQuantizerOptions =
+  & Omit<BuildIndexOptions, "shard" | "quantizer" | "metric" | "onProgress" | "onIvfProgress">
+  & { readonly nlist: number; readonly bpv: number };
+
+/**
+ * `index --train-only`: trains the IVF-PQ quantizer of the whole corpus
+ * (its training sample, as an unsharded build of it would) and writes the
+ * quantizer folder `opts.out` (`quantizer.ts`), atomically, as a build
+ * writes an index folder (its `<out>.<hex>.tmp`, lock and rename; a
+ * rerun gives the same bytes).
+ */
+export const trainQuantizer = (
+  opts: TrainQuantizerOptions,
+): Effect.Effect<{ manifest: QuantizerManifest; out: string }, BuildIndexError> =>
+  Effect.gen(function* () {
+    const out = opts.out.replace(/\/+$/, "") || "/";
+    const sparse = opts.sparse === true;
+    const why = ivfOptionsProblem(opts, sparse);
+    if (why !== undefined) {
+      return yield* Effect.fail(new InputError({ file: why[0], where: "", message: why[1] }));
+    }
+    const tmp = tmpName(out);
+    return yield* Effect.acquireUseRelease(
+      lift(() => {
+        const made = absentFolder(parentOf(out));
+        const lock = lockBuild(tmp, out);
+        const build = `${tmp}/${BUILD_FOLDER}`;
+        let dump: DumpSourceSync | undefined;
+        try {
+          const replace = checkTarget(out, opts.overwrite === true, QUANTIZER_MANIFEST);
+          for (const e of Deno.readDirSync(tmp)) {
+            if (e.name !== LOCK_FILE) Deno.removeSync(`${tmp}/${e.name}`, { recursive: true });
+          }
+          Deno.mkdirSync(build);
+          dump = openDumpSync(opts.contextEmb, { sparse });
+          return { dump, lock, build, replace, made, done: false };
+        } catch (e) {
+          dump?.close();
+          try {
+            Deno.removeSync(build, { recursive: true });
+          } catch { /* not made */ }
+          unlockBuild(tmp, lock, made);
+          throw e;
+        }
+      }, tmp),
+      (st) =>
+        Effect.gen(function* () {
+          const g = yield* trainGlobal(opts, st.dump);
+          const sha = yield* corpusSha256(opts, st.dump);
+          const manifest = yield* lift(() => {
+            const files: Record<string, IndexFile> = {};
+            for (
+              const [name, v] of [
+                [QUANTIZER_FILES.centroids, g.quantizer.centroids],
+                [QUANTIZER_FILES.codebooks, g.quantizer.codebooks],
+              ] as const
+            ) {
+              const f = new OutFile(`${st.build}/${name}`);
+              try {
+                f.write(bytesOf(v));
+                files[name] = f.finish();
+              } finally {
+                f.close();
+              }
+            }
+            const m: QuantizerManifest = {
+              format: QUANTIZER_FORMAT,
+              version: 1,
+              vectors: sparse ? "csr" : "dense",
+              d: g.d,
+              ...(opts.denseDims !== undefined ? { dense_dims: opts.denseDims } : {}),
+              parameters: g.parameters,
+              corpus_sha256: sha,
+              corpus_paragraphs: g.corpusParagraphs,
+              files,
+            };
+            const f = new OutFile(`${st.build}/${QUANTIZER_MANIFEST}`);
+            f.write(new TextEncoder().encode(quantizerJson(m)));
+            f.finish();
+            fsyncDir(st.build);
+            if (st.replace) {
+              const old = `${tmp}/${OLD_FOLDER}`;
+              Deno.renameSync(out, old);
+              Deno.renameSync(st.build, out);
+              Deno.removeSync(old, { recursive: true });
+            } else Deno.renameSync(st.build, out);
+            fsyncDir(parentOf(out));
+            st.done = true;
+            return m;
+          }, out);
+          return { manifest, out };
+        }),
+      (st) =>
+        Effect.sync(() => {
+          st.dump.close();
+          if (!st.done) {
+            try {
+              Deno.removeSync(st.build, { recursive: true });
+            } catch { /* already gone */ }
+          }
+          unlockBuild(tmp, st.lock, st.done ? undefined : st.made);
         }),
     );
   });

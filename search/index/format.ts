@@ -33,7 +33,12 @@
  *   (Python string indices) into the paragraph's context. `title` (the
  *   article title) and `context` (the paragraph's text) are there when the
  *   build knew them (`--context`, or a `--metadata` dump's `.meta.json`);
- *   an index without them (older builds) reads as `null`.
+ *   an index without them (older builds) reads as `null`. A shard's lines
+ *   also hold `"position"`: the paragraph's place in the whole corpus.
+ *
+ * A shard of a sharded index (`shards.ts`) is an index folder of either kind
+ * whose header also has a `shard` block (index, count, assignment rule,
+ * corpus sha256 and paragraph count).
  *
  * The header is written last, with the sha256 of every file; a reader
  * checks each file's size (and, when asked, its sha256) before use, so a
@@ -42,6 +47,8 @@
  *
  * @module
  */
+
+import { type ShardInfo, shardProblem } from "./shards.ts";
 
 /** The header's file name. */
 export const INDEX_HEADER = "index.json";
@@ -103,6 +110,11 @@ export interface IndexHeader {
   readonly parameters: Readonly<Record<string, unknown>>;
   /** Data files by name. */
   readonly files: Readonly<Record<string, IndexFile>>;
+  /**
+   * A shard of a sharded index (`shards.ts`): which shard, of how many, and
+   * the corpus it was cut from; absent in an unsharded index.
+   */
+  readonly shard?: ShardInfo;
 }
 
 /** The data files an `exact` index of this shape must list. */
@@ -176,6 +188,10 @@ export function headerProblem(h: unknown): string | undefined {
   }
   if (typeof o.parameters !== "object" || o.parameters === null) return "bad parameters";
   if (typeof o.files !== "object" || o.files === null) return "bad file list";
+  if (o.shard !== undefined) {
+    const why = shardProblem(o.shard);
+    if (why !== undefined) return why;
+  }
   if (o.kind === "ivf-pq") {
     const why = ivfPqProblem(o);
     if (why !== undefined) return why;
@@ -268,6 +284,18 @@ export function headerJson(h: IndexHeader): string {
     offsets: h.offsets,
     parameters: h.parameters,
     files: Object.fromEntries(Object.keys(h.files).sort().map((k) => [k, h.files[k]])),
+    // Only a shard's header has the block (an unsharded header's bytes are unchanged).
+    ...(h.shard !== undefined
+      ? {
+        shard: {
+          index: h.shard.index,
+          count: h.shard.count,
+          assign: h.shard.assign,
+          corpus_sha256: h.shard.corpus_sha256,
+          corpus_paragraphs: h.shard.corpus_paragraphs,
+        },
+      }
+      : {}),
   };
   return JSON.stringify(ordered, null, 2) + "\n";
 }

@@ -237,6 +237,11 @@ export interface IvfBuildOptions {
   readonly encodeThreads?: number;
   /** Stops the build (rejecting, the scratch files removed) once aborted. */
   readonly signal?: AbortSignal;
+  /**
+   * A quantizer trained before (a sharded index's, `index --train-only`):
+   * the rows are encoded with it and nothing is trained (`train` is not read).
+   */
+  readonly quantizer?: IvfQuantizer;
 }
 
 /** The trained and encoded IVF-PQ, ready to be written (see the module notes for the layout). */
@@ -271,7 +276,8 @@ export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
   const rowsOf = o.rowsOf ?? ((a: number, b: number) => readRows(f!, o.dtype, d, a, b));
   let scratch: IvfScratch | undefined;
   try {
-    const { centroids, codebooks } = await train(o, rowsOf, iterations, seed, threads);
+    const { centroids, codebooks } = o.quantizer ??
+      await train(o, rowsOf, iterations, seed, threads);
     o.onProgress?.(0);
     // Every row, streamed in blocks to the scratch files.
     const sc = scratch = new IvfScratch(o.scratch, nlist, bpv);
@@ -311,8 +317,8 @@ async function train(
   iterations: number,
   seed: number,
   threads: number,
-): Promise<{ centroids: Float32Array; codebooks: Float32Array }> {
-  const { d, nlist, bpv } = o;
+): Promise<IvfQuantizer> {
+  const { d } = o;
   // Training rows, in row order.
   let nt = 0;
   for (const p of o.train) nt += o.starts[p + 1] - o.starts[p];
@@ -323,6 +329,44 @@ async function train(
     xt.set(rows, at * d);
     at += o.starts[p + 1] - o.starts[p];
   }
+  return await trainIvfPq(xt, nt, d, o.nlist, o.bpv, {
+    iterations,
+    seed,
+    threads,
+    signal: o.signal,
+  });
+}
+
+/** A trained IVF-PQ quantizer: what every row is encoded with. */
+export interface IvfQuantizer {
+  /** Coarse centroids, nlist × d. */
+  readonly centroids: Float32Array;
+  /** PQ codebooks, bpv × 256 × d/bpv. */
+  readonly codebooks: Float32Array;
+}
+
+/**
+ * Trains the coarse quantizer and the PQ codebooks on `nt` training rows
+ * `xt` (row-major float32, d columns, the training paragraphs' rows in
+ * index order; `xt` is overwritten with the residuals): k-means with
+ * `nlist` centroids, then one k-means per sub-quantizer on the residuals
+ * (see the module notes). The same rows give the same bytes, whatever
+ * `threads`.
+ */
+export async function trainIvfPq(
+  xt: Float32Array,
+  nt: number,
+  d: number,
+  nlist: number,
+  bpv: number,
+  o: {
+    readonly iterations?: number;
+    readonly seed?: number;
+    readonly threads?: number;
+    readonly signal?: AbortSignal;
+  } = {},
+): Promise<IvfQuantizer> {
+  const iterations = o.iterations ?? KMEANS_ITERATIONS, seed = o.seed ?? IVF_SEED;
   const centroids = kmeans(xt, nt, d, nlist, { iterations, seed });
   const cNorm = rowNorms(centroids, nlist, d);
   // Residuals of the training rows, then one k-means per sub-quantizer.
@@ -333,7 +377,7 @@ async function train(
   const codebooks = await trainCodebooks(xt, nt, d, bpv, {
     iterations,
     seed,
-    threads,
+    threads: o.threads ?? 0,
     signal: o.signal,
   });
   return { centroids, codebooks };

@@ -43,6 +43,7 @@ import {
   ivfContentProblem,
   PARAGRAPHS_FILE,
 } from "./format.ts";
+import { isShardSet, openShardSet } from "./shards.ts";
 
 /** An open exact index, all in memory. */
 export interface ExactIndex {
@@ -62,6 +63,11 @@ export interface ExactIndex {
   readonly titles: readonly (string | null)[] | null;
   /** Each paragraph's text (`null` where unknown), or `null` when none is known. */
   readonly contexts: readonly (string | null)[] | null;
+  /**
+   * A shard's paragraphs' places in the whole corpus (`position` in
+   * `paragraphs.ndjson`; `shards.ts`), or `null` for an unsharded index.
+   */
+  readonly positions: Float64Array | null;
   /** Dense vectors: f32 values, or f16 bits. */
   readonly dense?: Float32Array | Uint16Array;
   /** Sparse vectors: one CSR matrix over all rows (row pointers as float64). */
@@ -164,6 +170,7 @@ function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
   const phrases: string[] = [];
   const offsets = h.offsets === null ? null : new Int32Array(2 * h.phrases).fill(-1);
   const titles: (string | null)[] = [], contexts: (string | null)[] = [];
+  const positions = h.shard !== undefined ? new Float64Array(h.paragraphs) : null;
   let row = 0;
   for (let p = 0; p < lines.length; p++) {
     let o: {
@@ -173,6 +180,7 @@ function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
       offsets?: unknown;
       title?: unknown;
       context?: unknown;
+      position?: unknown;
     };
     try {
       o = JSON.parse(lines[p]);
@@ -192,6 +200,20 @@ function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
       if (o[key] !== undefined && o[key] !== null && typeof o[key] !== "string") {
         throw bad(path, `line ${p + 1}: bad ${key} (a string expected)`);
       }
+    }
+    if (positions !== null) {
+      const at = o.position as number;
+      if (
+        !Number.isSafeInteger(at) || at < 0 || at >= h.shard!.corpus_paragraphs ||
+        (p > 0 && at <= positions[p - 1])
+      ) {
+        throw bad(
+          path,
+          `line ${p + 1}: bad position ${JSON.stringify(o.position)} (a shard's paragraphs ` +
+            `have increasing places in the corpus, below ${h.shard!.corpus_paragraphs})`,
+        );
+      }
+      positions[p] = at;
     }
     titles.push(typeof o.title === "string" ? o.title : null);
     contexts.push(typeof o.context === "string" ? o.context : null);
@@ -218,6 +240,7 @@ function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
     offsets,
     titles: titles.some((t) => t !== null) ? titles : null,
     contexts: contexts.some((c) => c !== null) ? contexts : null,
+    positions,
   };
 }
 
@@ -361,7 +384,9 @@ export interface IndexPassages {
 /**
  * Reads the paragraph table of the index folder `dir` only (the header and
  * `paragraphs.ndjson`, checked as {@linkcode openIndexSync} checks them,
- * sha256 included; no vectors): each paragraph's id, title and text.
+ * sha256 included; no vectors): each paragraph's id, title and text. A
+ * folder of shards (`shards.ts`, checked as a search checks it) gives the
+ * paragraphs of all its shards, in corpus order.
  *
  * @example
  * ```ts
@@ -383,6 +408,24 @@ export interface IndexPassages {
  * ```
  */
 export function readIndexPassages(dir: string): IndexPassages {
+  if (isShardSet(dir)) {
+    // A folder of shards: every shard's paragraphs, in corpus order.
+    const set = openShardSet(dir, readIndexHeader);
+    const parts = set.shards.map((e) => {
+      const file = `${e.dir}/${PARAGRAPHS_FILE}`;
+      const t = parseParagraphs(loadFile(e.dir, e.header, PARAGRAPHS_FILE, true), file, e.header);
+      return { t, file };
+    });
+    const all = parts.flatMap(({ t }) => t.ids.map((id, p) => ({ id, at: t.positions![p], t, p })));
+    all.sort((a, b) => a.at - b.at);
+    const text = new Map<string, string>(), titles = new Map<string, string>();
+    for (const { id, t, p } of all) {
+      const c = t.contexts?.[p], ti = t.titles?.[p];
+      if (typeof c === "string") text.set(id, c);
+      if (typeof ti === "string") titles.set(id, ti);
+    }
+    return { ids: all.map((x) => x.id), text, titles, file: set.dir };
+  }
   const h = readIndexHeader(dir);
   const file = `${dir}/${PARAGRAPHS_FILE}`;
   const table = parseParagraphs(loadFile(dir, h, PARAGRAPHS_FILE, true), file, h);

@@ -287,3 +287,125 @@ Deno.test({
     await Deno.remove(work, { recursive: true });
   },
 });
+
+Deno.test({
+  name: "slurm: sharded open search (exact and IVF-PQ, 8 shards) as job arrays, a killed shard " +
+    "task retried: the merged search = unsharded",
+  ignore: skip !== null,
+  fn: async () => {
+    const work = await Deno.makeTempDir({ prefix: "pv-slurm-shards-" });
+    const cfg = `${work}/shards.ts`;
+    // A dense model for the IVF-PQ index: piqa-lstm when its bundled model is there.
+    let dense = true;
+    try {
+      Deno.statSync(`${ROOT}/data/models/piqa-lstm/manifest.json`);
+    } catch {
+      dense = false;
+    }
+    const model = dense
+      ? `import { piqaLstm as model } from "${ROOT}/configs/models/piqa_lstm.ts";`
+      : `import { sparsePi as model } from "${ROOT}/configs/models/sparse_pi.ts";`;
+    const ivf = "{ nlist: 8, bpv: 16, trainParagraphs: 4, nprobe: 3 }";
+    Deno.writeTextFileSync(
+      cfg,
+      `import { squadDev } from "${ROOT}/configs/datasets/squad_dev.ts";
+${model}
+const d = { ...squadDev, reader: { articles: [8, 10] } };
+export const config = {
+  datasets: [
+    { ...d, abbr: "e1", open: true },
+    { ...d, abbr: "e8", open: { shards: 8 } },
+    ${dense ? `{ ...d, abbr: "i1", open: { ivf: ${ivf} } },` : ""}
+    ${dense ? `{ ...d, abbr: "i8", open: { shards: 8, ivf: ${ivf} } },` : ""}
+  ],
+  models: [model],
+};
+`,
+    );
+    const child = runCmd([cfg, "--slurm", "--partition", PARTITION, "--work-dir", work]).spawn();
+    const errText = new Response(child.stderr).text();
+    const outText = new Response(child.stdout).text();
+    // SIGKILL shard 5's index task of e8 and shard 2's search task of the last dataset, each
+    // once its half-written output is there.
+    const last = dense ? "i8" : "e8";
+    const abbr = dense ? "piqa-lstm" : "sparse-pi";
+    const killed: string[] = [];
+    const t0 = Date.now();
+    const has = (d: string, re: RegExp) => {
+      try {
+        return [...Deno.readDirSync(d)].some((e) => re.test(e.name));
+      } catch {
+        return false;
+      }
+    };
+    while (killed.length < 2 && Date.now() - t0 < 900000) {
+      await new Promise((r) => setTimeout(r, 20));
+      let dir: string;
+      try {
+        dir = runDir(work);
+      } catch {
+        continue;
+      }
+      const targets = [
+        {
+          log: `${dir}/logs/index/${abbr}/e8.5.log`,
+          busy: () => has(`${dir}/indexes/${abbr}/e8`, /^shard-5-of-8\.[0-9a-f]{8}\.tmp$/),
+        },
+        {
+          log: `${dir}/logs/search/${abbr}/${last}.2.log`,
+          busy: () => has(`${dir}/hits/${abbr}/${last}`, /^\.shard-2-of-8\.hits\.ndjson\./),
+        },
+      ];
+      for (const t of targets) {
+        if (killed.includes(t.log) || !t.busy()) continue;
+        let text: string;
+        try {
+          text = Deno.readTextFileSync(t.log);
+        } catch {
+          continue;
+        }
+        const m = /^== pid (\d+)$/m.exec(text);
+        if (!m || text.includes("== exit")) continue;
+        try {
+          Deno.kill(Number(m[1]), "SIGKILL");
+          killed.push(t.log);
+        } catch { /* it just ended */ }
+      }
+    }
+    const status = await child.status;
+    const stderr = await errText;
+    await outText;
+    assertEquals(status.code, 0, stderr);
+    assertEquals(killed.length, 2, `killed ${killed}`);
+    for (const log of killed) {
+      const t = Deno.readTextFileSync(log);
+      assert(/^== exit 137$/m.test(t), `the killed attempt: ${t}`);
+      assert(t.trimEnd().endsWith("== exit 0"), t);
+    }
+    const dir = runDir(work);
+    const same = (a: string, b: string) => {
+      for (const f of [".json", ".topk.ndjson"]) {
+        assertEquals(
+          Deno.readFileSync(`${dir}/open/${abbr}/${b}${f}`),
+          Deno.readFileSync(`${dir}/open/${abbr}/${a}${f}`),
+          `${b}${f}`,
+        );
+      }
+    };
+    same("e1", "e8");
+    if (dense) same("i1", "i8");
+    // Each stage of shards ran as job arrays (MaxArraySize may split one stage in several).
+    const lines = (stage: string) =>
+      [...Deno.readDirSync(`${dir}/slurm`)].map((e) => e.name)
+        .filter((n) => n.startsWith(`${stage}.`) && n.endsWith(".tasks"))
+        .reduce(
+          (s, t) => s + Deno.readTextFileSync(`${dir}/slurm/${t}`).trim().split("\n").length,
+          0,
+        );
+    assert(lines("index") >= (dense ? 18 : 9), `index array tasks: ${lines("index")}`);
+    assert(lines("search") >= (dense ? 18 : 9), `search array tasks: ${lines("search")}`);
+    assertEquals(lines("search_merge"), dense ? 2 : 1);
+    assertEquals(lines("index_train"), dense ? 1 : 0);
+    await Deno.remove(work, { recursive: true });
+  },
+});
