@@ -330,6 +330,10 @@ export const config = {
     const last = dense ? "i8" : "e8";
     const abbr = dense ? "piqa-lstm" : "sparse-pi";
     const killed: string[] = [];
+    // Stop looking for tasks to kill once the run has ended (whatever its end): the checks
+    // below then say what went wrong instead of a wait of minutes.
+    let ended = false;
+    child.status.then(() => ended = true, () => ended = true);
     const t0 = Date.now();
     const has = (d: string, re: RegExp) => {
       try {
@@ -338,7 +342,7 @@ export const config = {
         return false;
       }
     };
-    while (killed.length < 2 && Date.now() - t0 < 900000) {
+    while (killed.length < 2 && !ended && Date.now() - t0 < 900000) {
       await new Promise((r) => setTimeout(r, 20));
       let dir: string;
       try {
