@@ -37,6 +37,15 @@ export {
   searchVector,
 } from "./open.ts";
 export { i8Available } from "./i8_scan.ts";
+export {
+  compareHits,
+  mergeHits,
+  mergeShardHits,
+  searchShard,
+  SHARD_HITS_FORMAT,
+  shardedOpenSearch,
+} from "./sharded.ts";
+export type { MergeShardHitsOptions, SearchShardOptions, ShardHit } from "./sharded.ts";
 export type {
   Hit,
   OpenSearchError,

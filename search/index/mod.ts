@@ -2,7 +2,9 @@
  * The phrase index: its folder format (`format.ts`), the exact build
  * (`build.ts`), opening one (`read.ts`), exact top-k scoring
  * (`score.ts`), the IVF-PQ kind (`ivfpq.ts`, on `kmeans.ts`) and hybrid
- * dense ⊕ sparse IVF-PQ indexes, searched dense-first (`hybrid.ts`). Search over an index is `search/open.ts`.
+ * dense ⊕ sparse IVF-PQ indexes, searched dense-first (`hybrid.ts`), and
+ * sharded indexes (`shards.ts`, `quantizer.ts`). Search over an index is
+ * `search/open.ts`, over a folder of shards `search/sharded.ts`.
  *
  * @example
  * ```ts
@@ -25,8 +27,28 @@ export {
   PARAGRAPHS_FILE,
 } from "./format.ts";
 export type { IndexFile, IndexHeader, IndexMetric } from "./format.ts";
-export { buildIndex } from "./build.ts";
-export type { BuildIndexError, BuildIndexOptions, BuildIndexResult } from "./build.ts";
+export { buildIndex, trainQuantizer } from "./build.ts";
+export type {
+  BuildIndexError,
+  BuildIndexOptions,
+  BuildIndexResult,
+  TrainQuantizerOptions,
+} from "./build.ts";
+export {
+  isShardSet,
+  MAX_SHARDS,
+  openShardSet,
+  parseShardFolderName,
+  QUANTIZER_FOLDER,
+  sha256Head,
+  SHARD_RULE,
+  shardFolderName,
+  shardHitsFile,
+  shardOf,
+} from "./shards.ts";
+export type { ShardEntry, ShardInfo, ShardSet } from "./shards.ts";
+export { QUANTIZER_MANIFEST, readQuantizer } from "./quantizer.ts";
+export type { QuantizerManifest } from "./quantizer.ts";
 export { openIndex, openIndexSync, paragraphOfRow, readIndexHeader } from "./read.ts";
 export type { ExactIndex, OpenIndexOptions } from "./read.ts";
 export { NonFiniteError, scoreDense, SparseIndexScorer, SparseQueries, TopK } from "./score.ts";
