@@ -175,7 +175,7 @@ def question_graph(qm, model_name="piqa-lstm"):
                              producer_name="phraseval/baselines/piqa_lstm", ir_version=IR_VERSION)
 
 
-def manifest(vocab_size, name="piqa-lstm", heads=1):
+def manifest(vocab_size, name="piqa-lstm", heads=1, max_tokens=MAX_TOKENS):
     ids = [
         {"name": "input_ids", "role": "ids", "dtype": "int64"},
         {"name": "casing", "role": "casing", "dtype": "int64"},
@@ -195,7 +195,7 @@ def manifest(vocab_size, name="piqa-lstm", heads=1):
         "store": "f16",
         "tokenizer": {"kind": "word", "vocab": "vocab.txt", "lowercase": True, "pad": 0, "unk": 1,
                       "size": vocab_size},
-        "phrases": {"kind": "spans", "maxTokens": MAX_TOKENS, "wordBoundary": True,
+        "phrases": {"kind": "spans", "maxTokens": max_tokens, "wordBoundary": True,
                     "noBoundary": NO_BOUNDARY},
         "context": {
             "model": "context.onnx",
@@ -218,8 +218,10 @@ def _round_f16_(module):
         module.embed.table.copy_(module.embed.table.half().float())
 
 
-def export_all(cm, qm, vocab_words, out, sample_paras, log=print, name="piqa-lstm"):
-    """Writes the files; rounds cm/qm weights to f16 in place (what the ONNX files hold)."""
+def export_all(cm, qm, vocab_words, out, sample_paras, log=print, name="piqa-lstm",
+               max_tokens=MAX_TOKENS):
+    """Writes the files; rounds cm/qm weights to f16 in place (what the ONNX files hold).
+    `max_tokens`: the manifest's longest phrase (the span length the model was scored with)."""
     import onnxruntime as ort
     from train import batch_tensors, question_tensors
 
@@ -234,7 +236,8 @@ def export_all(cm, qm, vocab_words, out, sample_paras, log=print, name="piqa-lst
     with open(f"{out}/vocab.txt", "w", encoding="utf-8") as fh:
         fh.write("\n".join(vocab_words) + "\n")
     with open(f"{out}/manifest.json", "w") as fh:
-        json.dump(manifest(len(vocab_words), name, getattr(cm, "heads", 1)), fh, indent=2)
+        json.dump(manifest(len(vocab_words), name, getattr(cm, "heads", 1), max_tokens), fh,
+                  indent=2)
         fh.write("\n")
     # ONNX Runtime vs PyTorch on padded batches.
     so = ort.SessionOptions()

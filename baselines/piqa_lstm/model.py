@@ -28,11 +28,11 @@ ATT_HIDDEN = 32  # per direction of a self-attention head's key LSTM
 
 
 class Embed(nn.Module):
-    def __init__(self, table: torch.Tensor):
+    def __init__(self, table: torch.Tensor, n_casing=N_CASING):
         super().__init__()
         self.register_buffer("table", table)  # V x 100, rows 0 pad and 1 unk are zero
         self.unk = nn.Parameter(torch.zeros(table.shape[1]))
-        self.case = nn.Embedding(N_CASING, CASE_DIM, padding_idx=0)
+        self.case = nn.Embedding(n_casing, CASE_DIM, padding_idx=0)
 
     def full_table(self) -> torch.Tensor:
         return torch.cat([self.table[:1], self.unk[None], self.table[2:]], 0)
@@ -72,9 +72,9 @@ def length_mask(lengths, t):
 
 
 class ContextModel(nn.Module):
-    def __init__(self, table, dropout=0.2, heads=1):
+    def __init__(self, table, dropout=0.2, heads=1, n_casing=N_CASING):
         super().__init__()
-        self.embed = Embed(table)
+        self.embed = Embed(table, n_casing)
         d_in = table.shape[1] + CASE_DIM
         self.lstm = nn.LSTM(d_in, HIDDEN, batch_first=True, bidirectional=True)
         self.lstm_s = nn.LSTM(2 * HIDDEN, BOUND, batch_first=True, bidirectional=True)
@@ -94,9 +94,9 @@ class ContextModel(nn.Module):
 
 
 class QuestionModel(nn.Module):
-    def __init__(self, table, dropout=0.2, heads=1):
+    def __init__(self, table, dropout=0.2, heads=1, n_casing=N_CASING):
         super().__init__()
-        self.embed = Embed(table)
+        self.embed = Embed(table, n_casing)
         d_in = table.shape[1] + CASE_DIM
         self.lstm = nn.LSTM(d_in, HIDDEN, batch_first=True, bidirectional=True)
         self.lstm_s = nn.LSTM(2 * HIDDEN, BOUND, batch_first=True, bidirectional=True)
