@@ -310,14 +310,26 @@ Deno.test("run: two models × one dataset locally; partitions merged into one sc
       }\\s+\\[[\\d.]+, [\\d.]+\\]\\s+-\\s+-`,
     ),
   );
-  // Each task ran once, in its own log, with a narrowed permission set.
+  // Each task ran once, with a narrowed permission set; the 6 question partitions of a model
+  // shared one process (4 halves, 2 workers: one pack a half), whose output is in the first
+  // partition's log; every partition's log names the pack.
   const run = lastRun(dir);
   assertEquals(run.ran.length, 21);
   assertEquals([run.skipped, run.failed, run.interrupted], [[], [], false]);
-  const log = Deno.readTextFileSync(`${dir}/logs/encode_question/sparse-pi/dev-8-10.3.log`);
-  assertMatch(log, /^== encode_question\/sparse-pi\/dev-8-10\/3 attempt 1 local pid \d+ /);
-  assertMatch(log, /embed_question: 40 questions written, 0 already complete/);
-  assertMatch(log, /\n== exit 0 after [\d.]+ s\n$/);
+  const logs = `${dir}/logs/encode_question/sparse-pi`;
+  const log3 = Deno.readTextFileSync(`${logs}/dev-8-10.3.log`);
+  const log0 = Deno.readTextFileSync(`${logs}/dev-8-10.0.log`);
+  const pid = /^== encode_question\/sparse-pi\/dev-8-10\/0 attempt 1 local pid (\d+) /.exec(log0)
+    ?.[1];
+  assertEquals(typeof pid, "string", log0);
+  const pack = [0, 1, 2, 3, 4, 5].map((i) => `encode_question/sparse-pi/dev-8-10/${i}`).join(", ");
+  assertStringIncludes(
+    log3,
+    `== encode_question/sparse-pi/dev-8-10/3 attempt 1 local pid ${pid} `,
+  );
+  assertStringIncludes(log3, `(one process for ${pack}; output in ${logs}/dev-8-10.0.log)`);
+  assertMatch(log0, /embed_question: 232 questions written, 0 already complete/);
+  for (const log of [log0, log3]) assertMatch(log, /\n== exit 0 after [\d.]+ s\n$/);
   firstRun = readRun(dir);
   // A second invocation with -r finds everything complete and runs nothing.
   const again = await runRun([cfg, "-r", "--max-partition-size", "40", "--work-dir", work]);
