@@ -421,22 +421,49 @@ export class JsonEventDecoder {
     let inString = this.#sInString, escape = this.#sEscape, depth = this.#depth;
     let num = this.#number;
     const limit = MAX_JSON_DEPTH - this.#stack.length;
+    // The next `"` at or after i (n: none in the chunk), found natively and
+    // kept while a string's escapes are stepped over, so the scan stays linear.
+    let quote = -1;
     for (let i = from; i < n; i++) {
-      const b = chunk[i];
       if (inString) {
-        if (escape) escape = false;
-        else if (b === 0x5c) {
+        if (escape) {
+          escape = false;
+          this.#strAny = true;
+          continue;
+        }
+        // The string's bytes up to its next `"` or `\\`, skipped natively.
+        if (quote < i) {
+          quote = chunk.indexOf(0x22, i);
+          if (quote < 0) quote = n;
+        }
+        const slash = chunk.subarray(i, quote).indexOf(0x5c);
+        const stop = slash < 0 ? quote : i + slash;
+        if (stop > i) {
+          this.#strAny = true;
+          if (this.#strDigits) {
+            for (let k = i; k < stop; k++) {
+              const c = chunk[k];
+              if (c < 0x30 || c > 0x39) {
+                this.#strDigits = false;
+                break;
+              }
+            }
+          }
+        }
+        i = stop;
+        if (i === n) break;
+        if (chunk[i] === 0x5c) {
           escape = true;
           this.#strEscaped = true;
-        } else if (b === 0x22) {
-          inString = false;
-          this.#lastDigits = this.#strDigits && this.#strAny;
-          this.#lastEscaped = this.#strEscaped;
+          this.#strAny = true;
           continue;
-        } else if (b < 0x30 || b > 0x39) this.#strDigits = false;
-        this.#strAny = true;
+        }
+        inString = false;
+        this.#lastDigits = this.#strDigits && this.#strAny;
+        this.#lastEscaped = this.#strEscaped;
         continue;
       }
+      const b = chunk[i];
       if (num !== "") {
         if (
           (b >= 0x30 && b <= 0x39) || b === 0x2e || b === 0x65 || b === 0x45 || b === 0x2b ||
