@@ -21,7 +21,7 @@
 import { createHash } from "node:crypto";
 import * as Effect from "effect/Effect";
 import { osMessage } from "./_zip_internal.ts";
-import { writeFileAtomic } from "./_write_atomic.ts";
+import { writeFileAtomic } from "./fs.ts";
 import { FileError } from "./errors.ts";
 
 /** The file name of a dump folder's manifest. */

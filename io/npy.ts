@@ -34,7 +34,7 @@
 import * as Effect from "effect/Effect";
 import { encodeNpy, type NdArray, NpyError, parseNpy } from "./npy_format.ts";
 import { osMessage } from "./_zip_internal.ts";
-import { writeFileAtomic } from "./_write_atomic.ts";
+import { writeFileAtomic } from "./fs.ts";
 
 export * from "./npy_format.ts";
 

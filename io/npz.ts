@@ -45,7 +45,7 @@ import {
   type SparseMatrix,
 } from "./npz_format.ts";
 import { osMessage } from "./_zip_internal.ts";
-import { writeFileAtomic } from "./_write_atomic.ts";
+import { writeFileAtomic } from "./fs.ts";
 
 export * from "./npz_format.ts";
 

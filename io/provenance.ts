@@ -31,7 +31,7 @@
  */
 import { createHash } from "node:crypto";
 import * as Effect from "effect/Effect";
-import { writeFileAtomic } from "./_write_atomic.ts";
+import { writeFileAtomic } from "./fs.ts";
 import { FileError, InputError } from "./errors.ts";
 import { sha256File, TOOL_VERSION } from "./manifest.ts";
 import { REPO_ROOT } from "./repo.ts";

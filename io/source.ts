@@ -8,7 +8,7 @@
  */
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "./errors.ts";
-import { removeStaleTemps } from "./_write_atomic.ts";
+import { removeStaleTemps } from "./fs.ts";
 
 /** Bytes of an input file, with the name to use in error messages. */
 export interface ByteSource {

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect";
 import { type FileError, InputError } from "../io/errors.ts";
 import { type DatasetFormat, detectFormat, parseFormatName } from "../io/datasets/detect.ts";
 import { parseFieldsFlag } from "../io/datasets/fields.ts";
+import { writeTextFileAtomic } from "../io/fs.ts";
 import { refuseAliases } from "../io/paths.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { UsageError } from "./_cli.ts";
@@ -18,13 +19,11 @@ import type { ParsedArgs } from "./_args.ts";
 import type { EVALUATE_SPEC } from "./evaluate.ts";
 
 const writeJsonAtomic = (path: string, value: unknown) =>
-  Effect.tryPromise({
-    try: () =>
-      Deno.writeTextFile(`${path}.tmp`, JSON.stringify(value) + "\n").then(() =>
-        Deno.rename(`${path}.tmp`, path)
-      ),
-    catch: (e) => new InputError({ file: path, where: "", message: String(e) }),
-  });
+  writeTextFileAtomic(
+    path,
+    JSON.stringify(value) + "\n",
+    (message) => new InputError({ file: path, where: "", message }),
+  );
 
 /**
  * The format `evaluate` scores `data` as: the one named by `--format`, else

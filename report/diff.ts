@@ -56,7 +56,7 @@ import type { Steps } from "../metrics/stats/steps.ts";
 import { clusterIds, type ClusterLevel, clusterLevel } from "./analysis.ts";
 import { resolveInputs, type SystemSpec } from "./inputs.ts";
 import type { ScoredDataset } from "./systems.ts";
-import { realOr, trimSlash } from "./_fs.ts";
+import { realOr, trimSlash } from "../io/fs.ts";
 import { REPO_ROOT } from "../io/repo.ts";
 
 /** One provenance key that differs: its value in A and in B (absent: the key is not there). */

@@ -33,7 +33,7 @@ import { singleRunLayout } from "../runs/single.ts";
 import type { DatasetKind, ResolvedDataset } from "../runs/config.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 import type { FieldMap } from "../io/datasets/types.ts";
-import { baseOf, exists, isDir, isFile, listNames, trimSlash } from "./_fs.ts";
+import { baseOf, exists, isDir, isFile, listNames, trimSlash } from "../io/fs.ts";
 
 /** One system of a report: a prediction file on a dataset. */
 export interface SystemSpec {

@@ -64,7 +64,7 @@ import { timestamp } from "../runs/run_dir.ts";
 import { type AnalysisOptions, analyzeSteps, CLUSTER_LEVELS, type ReportJson } from "./analysis.ts";
 import { renderCharts, renderSearchErrorCharts } from "./charts.ts";
 import { DEFAULT_F1_THRESHOLD, sliceRecords } from "./disagree.ts";
-import { absolutePath, baseOf, dirOf, isDir } from "./_fs.ts";
+import { absPath, baseOf, dirOf, isDir } from "../io/fs.ts";
 import { readLabels } from "./labels.ts";
 import { resolveInputs } from "./inputs.ts";
 import {
@@ -382,7 +382,7 @@ const sliceTarget = (
 ): Effect.Effect<string | null, FileError | UsageError> =>
   Effect.gen(function* () {
     if (file === undefined) return null;
-    const labelled = labels !== undefined && absolutePath(labels) === absolutePath(file)
+    const labelled = labels !== undefined && absPath(labels) === absPath(file)
       ? "it is the --labels file"
       : labelledLine(file);
     if (labelled !== null) {
@@ -392,7 +392,7 @@ const sliceTarget = (
         ),
       );
     }
-    if (absolutePath(dirOf(file)) === absolutePath(out)) {
+    if (absPath(dirOf(file)) === absPath(out)) {
       const name = baseOf(file);
       if (REPORT_FILES.includes(name)) {
         return yield* Effect.fail(

@@ -53,7 +53,7 @@ import {
 } from "../search/record.ts";
 import { datasetName, type SystemSpec } from "./inputs.ts";
 import { type ReportRules, type ScoredDataset, scoreSystems } from "./systems.ts";
-import { baseOf, dirOf, isDir, isFile, listNames, trimSlash } from "./_fs.ts";
+import { baseOf, dirOf, isDir, isFile, listNames, trimSlash } from "../io/fs.ts";
 
 /** The four cells of the split, in questions. */
 export interface SearchErrorCells {

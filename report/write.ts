@@ -10,7 +10,7 @@
  * @module
  */
 import { FileError } from "../io/errors.ts";
-import { baseOf, dirOf, exists, isDir } from "./_fs.ts";
+import { baseOf, dirOf, exists, isDir } from "../io/fs.ts";
 
 /**
  * Writes `files` (name → text) into the folder `out`, atomically (see the

@@ -5,7 +5,7 @@
  * @module
  */
 import { dumpStem } from "../io/dump/names.ts";
-import { isFile } from "./_fs.ts";
+import { isFile } from "../io/fs.ts";
 import type { Task } from "./task.ts";
 
 /**

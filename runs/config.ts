@@ -15,7 +15,7 @@
 import { Effect, Result, Schema, SchemaIssue } from "effect";
 import { InputError } from "../io/errors.ts";
 import { ENCODER_NAMES, encoderSpec } from "../encoders/registry.ts";
-import { absPath, baseOf, dirOf, displayPath, isDir, isFifo, isFile } from "./_fs.ts";
+import { absPath, baseOf, dirOf, displayPath, isDir, isFifo, isFile } from "../io/fs.ts";
 import { NON_DATA } from "./config_loader.ts";
 import {
   type DatasetKind as DatasetKindSchema,

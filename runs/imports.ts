@@ -6,7 +6,7 @@
  * @module
  */
 import { REPO_ROOT } from "../io/repo.ts";
-import { absPath, dirOf, normalize } from "./_fs.ts";
+import { absPath, dirOf, normalize } from "../io/fs.ts";
 
 /** Folders (and files) of the repository's library: not followed by the cycle check. */
 const LIBRARY = ["io/", "encoders/", "metrics/", "search/", "runs/", "pipeline/", "mod.ts"];

@@ -15,7 +15,7 @@ import { CHILD_ENV } from "./process.ts";
 import { Effect } from "effect";
 import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
-import { absPath, dirOf, displayPath, isFile } from "./_fs.ts";
+import { absPath, dirOf, displayPath, isFile } from "../io/fs.ts";
 import { type ResolvedRunConfig, validateRunConfig } from "./config.ts";
 import { findImportCycle } from "./imports.ts";
 import { ORT_ADDON } from "./ort.ts";

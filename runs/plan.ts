@@ -34,7 +34,7 @@ import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
 import { squadArticles } from "../io/squad.ts";
 import { manifestFiles } from "../encoders/onnx/manifest.ts";
-import { dirOf, displayPath, isFile, normalize } from "./_fs.ts";
+import { dirOf, displayPath, isFile, normalize } from "../io/fs.ts";
 import { DatasetIds, isIdProblem } from "../io/squad_ids.ts";
 import { OPEN_TOP_K, type ResolvedDataset, type ResolvedRunConfig, SQUAD_KINDS } from "./config.ts";
 import { readCorpus, readQuestions } from "../io/datasets/read.ts";

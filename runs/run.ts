@@ -23,7 +23,7 @@
 import { Effect, Exit, Fiber } from "effect";
 import { InputError, UsageError } from "../io/errors.ts";
 import { aliasProblem } from "../io/paths.ts";
-import { displayPath } from "./_fs.ts";
+import { displayPath } from "../io/fs.ts";
 import { chooseRunDir } from "./run_dir.ts";
 import type { ResolvedRunConfig } from "./config.ts";
 import { RunError } from "./errors.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { UsageError } from "../io/errors.ts";
-import { displayPath, isDir } from "./_fs.ts";
+import { displayPath, isDir } from "../io/fs.ts";
 
 const RUN_DIR_RE = /^\d{8}_\d{6}(_\d+)?$/;
 

@@ -19,7 +19,7 @@ import { FileError, InputError, writeFailure } from "../errors.ts";
 import { ndarray } from "../npy.ts";
 import { encodeNpz, encodeSparseNpz } from "../npz.ts";
 import { pyStringLiteral } from "../pyjson.ts";
-import { writeFileAtomic } from "../_write_atomic.ts";
+import { writeFileAtomic } from "../fs.ts";
 
 /** A phrase of a paragraph: `context.slice(start, end) === text` (UTF-16 offsets). */
 export interface DumpPhrase {

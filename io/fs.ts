@@ -1,0 +1,287 @@
+/**
+ * Files and paths, written once for every room: what a path is on disk
+ * (`isFile`, `isDir`, `isFifo`, `exists`, `listNames`, `realOr`), paths as
+ * strings (`normalize`, `absPath`, `dirOf`, `baseOf`, `trimSlash`,
+ * `displayPath`), and atomic writes (`writeFileAtomic`,
+ * `writeTextFileAtomic`: a temporary file in the same folder renamed onto
+ * the target, removed on any failure; `removeStaleTemps` for what a killed
+ * writer left). The merge workers load `_zip_internal.ts` without this
+ * module (it needs Effect).
+ *
+ * @module
+ */
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import { osMessage } from "./_zip_internal.ts";
+
+// ---------------------------------------------------------------------------
+// Paths as strings.
+
+/**
+ * `p` relative to the working folder when inside it, else as given: how a
+ * path is shown in a message.
+ *
+ * @example
+ * ```ts
+ * import { displayPath } from "./fs.ts";
+ * if (displayPath(`${Deno.cwd()}/a/b.json`) !== "a/b.json") throw new Error();
+ * if (displayPath("/elsewhere/x") !== "/elsewhere/x") throw new Error();
+ * ```
+ */
+export function displayPath(p: string): string {
+  const cwd = Deno.cwd().replace(/\/$/, "");
+  return p.startsWith(cwd + "/") ? p.slice(cwd.length + 1) : p;
+}
+
+/**
+ * An absolute path without `.` and `..` segments or repeated `/` (symlinks
+ * are not followed).
+ *
+ * @example
+ * ```ts
+ * import { normalize } from "./fs.ts";
+ * if (normalize("/a/./b/../c//d/") !== "/a/c/d") throw new Error();
+ * ```
+ */
+export function normalize(p: string): string {
+  const out: string[] = [];
+  for (const s of p.split("/")) {
+    if (s === "" || s === ".") continue;
+    if (s === "..") out.pop();
+    else out.push(s);
+  }
+  return "/" + out.join("/");
+}
+
+/**
+ * `p` as an absolute, normalized path (a relative one against `base`,
+ * default the working folder): two spellings of one path compare equal.
+ *
+ * @example
+ * ```ts
+ * import { absPath } from "./fs.ts";
+ * if (absPath("x/../y", "/base/") !== "/base/y") throw new Error();
+ * if (absPath("/abs/./z") !== "/abs/z") throw new Error();
+ * ```
+ */
+export const absPath = (p: string, base: string = Deno.cwd()): string =>
+  normalize(p.startsWith("/") ? p : `${base.replace(/\/$/, "")}/${p}`);
+
+/**
+ * The folder of a path (trailing `/` ignored; `.` for a bare name, `/` for
+ * a name at the root).
+ *
+ * @example
+ * ```ts
+ * import { dirOf } from "./fs.ts";
+ * if (dirOf("/a/b/c.json") !== "/a/b" || dirOf("/a/b/") !== "/a") throw new Error();
+ * if (dirOf("c.json") !== "." || dirOf("/c") !== "/") throw new Error();
+ * ```
+ */
+export const dirOf = (p: string): string => {
+  const i = p.replace(/\/+$/, "").lastIndexOf("/");
+  return i < 0 ? "." : i === 0 ? "/" : p.slice(0, i);
+};
+
+/**
+ * The last segment of a path (trailing `/` ignored).
+ *
+ * @example
+ * ```ts
+ * import { baseOf } from "./fs.ts";
+ * if (baseOf("/a/b/c.json") !== "c.json" || baseOf("/a/b/") !== "b") throw new Error();
+ * ```
+ */
+export const baseOf = (p: string): string => {
+  const q = p.replace(/\/+$/, "");
+  return q.slice(q.lastIndexOf("/") + 1);
+};
+
+/** `p` without a trailing `/` (but `/` stays `/`). */
+export const trimSlash = (p: string): string => p.length > 1 ? p.replace(/\/+$/, "") || "/" : p;
+
+// ---------------------------------------------------------------------------
+// What a path is on disk.
+
+const stat = (p: string): Deno.FileInfo | null => {
+  try {
+    return Deno.statSync(p);
+  } catch {
+    return null;
+  }
+};
+
+/** Whether `p` is a regular file (symlinks followed). */
+export const isFile = (p: string): boolean => stat(p)?.isFile === true;
+
+/** Whether `p` is a folder (symlinks followed). */
+export const isDir = (p: string): boolean => stat(p)?.isDirectory === true;
+
+/** Whether `p` is a named pipe (symlinks followed). */
+export const isFifo = (p: string): boolean => stat(p)?.isFifo === true;
+
+/** Whether anything exists at `p` (a dangling symlink counts). */
+export const exists = (p: string): boolean => {
+  try {
+    Deno.lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** A folder's entry names, sorted (empty when it cannot be read). */
+export function listNames(dir: string): string[] {
+  try {
+    return [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** The real path of `p`, or `p` itself when it cannot be resolved. */
+export function realOr(p: string): string {
+  try {
+    return Deno.realPathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Atomic writes.
+
+function splitPath(path: string): { dir: string; base: string } {
+  const i = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+  if (i < 0) return { dir: ".", base: path };
+  return { dir: i === 0 ? path.slice(0, 1) : path.slice(0, i), base: path.slice(i + 1) };
+}
+
+/**
+ * Writes `bytes` to `path` atomically: into a temporary file in the same
+ * folder (`.<name>.<random>.tmp`, mode 0666 less the umask, like any new
+ * file), then renamed onto `path`. On any failure
+ * (or interruption) the temporary file is removed, so `path` is either the
+ * old file or the complete new one. `onError` turns the OS error into the
+ * caller's typed error (it also gets the error itself, so that a write the
+ * system refused can be told from bad input). A temporary file left by a
+ * killed process (SIGKILL) is not looked for here, once per file: see
+ * {@linkcode removeStaleTemps}.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { writeFileAtomic } from "./fs.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Effect.runPromise(writeFileAtomic(`${dir}/a.bin`, new Uint8Array([1, 2]), (r) => r));
+ * if ((await Deno.readFile(`${dir}/a.bin`)).join() !== "1,2") throw new Error();
+ * // A folder that does not exist: the typed error, and nothing left behind.
+ * const exit = await Effect.runPromiseExit(
+ *   writeFileAtomic(`${dir}/no/a.bin`, new Uint8Array(1), (r) => `failed: ${r}`),
+ * );
+ * if (exit._tag !== "Failure") throw new Error();
+ * if ([...Deno.readDirSync(dir)].length !== 1) throw new Error();
+ * ```
+ */
+export function writeFileAtomic<E>(
+  path: string,
+  bytes: Uint8Array,
+  onError: (reason: string, cause: unknown) => E,
+  options: { readonly sync?: boolean } = {},
+): Effect.Effect<void, E> {
+  const { dir, base } = splitPath(path);
+  let tmp: string | undefined;
+  const cleanup = () =>
+    Effect.promise(async () => {
+      if (tmp !== undefined) await Deno.remove(tmp).catch(() => {});
+    });
+  return Effect.tryPromise({
+    try: async () => {
+      // Not Deno.makeTempFile: its 0600 mode would survive the rename.
+      const name = `${dir}/.${base}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+      const f = await Deno.open(name, { write: true, createNew: true, mode: 0o666 });
+      tmp = name;
+      try {
+        let off = 0;
+        while (off < bytes.length) off += await f.write(bytes.subarray(off));
+        if (options.sync) await f.syncData();
+      } finally {
+        f.close();
+      }
+      await Deno.rename(tmp, path);
+      tmp = undefined;
+    },
+    catch: (e) => onError(`cannot write file: ${osMessage(e)}`, e),
+  }).pipe(
+    Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : cleanup()),
+    Effect.uninterruptible,
+  );
+}
+
+/**
+ * {@linkcode writeFileAtomic} of a string (UTF-8).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect";
+ * import { writeTextFileAtomic } from "./fs.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Effect.runPromise(writeTextFileAtomic(`${dir}/a.json`, "{}\n", (r) => r));
+ * if (Deno.readTextFileSync(`${dir}/a.json`) !== "{}\n") throw new Error();
+ * ```
+ */
+export function writeTextFileAtomic<E>(
+  path: string,
+  text: string,
+  onError: (reason: string, cause: unknown) => E,
+  options: { readonly sync?: boolean } = {},
+): Effect.Effect<void, E> {
+  return writeFileAtomic(path, new TextEncoder().encode(text), onError, options);
+}
+
+/** Whether `name` is a temporary file of this module's writers, of target `base` when given. */
+function isTempName(name: string, base?: string): boolean {
+  const m = /^\.(.+)\.[0-9a-f]{8}\.tmp$/.exec(name);
+  return m !== null && (base === undefined || m[1] === base);
+}
+
+/**
+ * Removes the temporary files (`.<name>.<8 hex digits>.tmp`) that a writer
+ * killed outright (SIGKILL, power loss) left beside `path`, or, when
+ * `path` ends in `/`, every such file in that folder. Only files older
+ * than `before` (default: when this process started) go: a writer still
+ * running keeps writing to its own and that one is younger. A folder that
+ * cannot be listed, or a file that cannot be removed (not granted to this
+ * process), is left as it is. Interrupted or failing writers remove their
+ * own temporary file; this is for the next run after a kill.
+ *
+ * @example
+ * ```ts
+ * import { removeStaleTemps } from "./fs.ts";
+ * const dir = await Deno.makeTempDir();
+ * for (const n of [".c.json.deadbeef.tmp", ".q.json.deadbeef.tmp", ".c.json.xyz.tmp"]) {
+ *   await Deno.writeTextFile(`${dir}/${n}`, "partial");
+ * }
+ * await removeStaleTemps(`${dir}/c.json`, Date.now() + 1000);
+ * const left = [...Deno.readDirSync(dir)].map((e) => e.name).sort().join();
+ * if (left !== ".c.json.xyz.tmp,.q.json.deadbeef.tmp") throw new Error(left);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function removeStaleTemps(
+  path: string,
+  before: number = performance.timeOrigin,
+): Promise<void> {
+  const all = path.endsWith("/");
+  const { dir, base } = all ? { dir: path.slice(0, -1) || "/", base: "" } : splitPath(path);
+  try {
+    for await (const e of Deno.readDir(dir)) {
+      if (!e.isFile || !isTempName(e.name, all ? undefined : base)) continue;
+      const p = `${dir}/${e.name}`;
+      try {
+        const st = await Deno.lstat(p);
+        if ((st.mtime?.getTime() ?? 0) < before) await Deno.remove(p);
+      } catch { /* gone already, or not ours to remove */ }
+    }
+  } catch { /* a folder this process may not list */ }
+}
