@@ -41,7 +41,8 @@
  * a quarter of `--seconds`) shard I's server process is sent SIGKILL, and
  * `/healthz` is asked every 50 ms until it reports shard I `up` again; the
  * report says when it was back and how many requests were answered 503
- * naming shard I (those are not errors; any other failure still is).
+ * naming shard I (those are not errors; any other failure still is; a
+ * client that gets one waits 100 ms before its next request).
  *
  * ```sh
  * deno run -A bench/serve_load.ts --index IX --encoder NAME --data QUESTIONS.json[.gz] \
@@ -605,8 +606,11 @@ async function phase(
       requests++;
       const r = await send(qs);
       if ("error" in r) {
-        if (killed?.test(r.error)) shard503++;
-        else errors.push(r.error);
+        if (killed?.test(r.error)) {
+          shard503++;
+          // A client told the shard is down waits a little before it asks again.
+          await sleep(100);
+        } else errors.push(r.error);
       } else {
         queries += r.questions;
         lat.push(r.ms);
