@@ -15,7 +15,10 @@
  * launcher restarts a dead one, `supervise.ts`). A request needing a shard
  * that is not `up` fails at once, and a shard that does not answer within
  * `timeoutMs` (or whose connection fails) fails the request: both are
- * {@linkcode Unavailable} (HTTP 503 with `Retry-After`), naming the shard.
+ * {@linkcode Unavailable} (HTTP 503 with `Retry-After`), naming the shard;
+ * for a second after such a failure (or until the launcher says the shard
+ * is up) requests fail at once the same way, so that a shard that hangs
+ * holds a request `timeoutMs` at most, not once per request waiting.
  * An empty shard (no phrases) has no process: it is always up, with no
  * hits.
  *
@@ -71,12 +74,19 @@ type WireHit = SearchHit & { readonly position: number; readonly phrase_index: n
 
 const ROUND = (ms: number) => Math.round(ms * 1000) / 1000;
 
+/** How long a shard whose connection failed or timed out counts as not answering, ms. */
+const FAILED_MS = 1000;
+
 /** The searcher of the front of a sharded server (see the module notes). */
 export class ShardedSearcher implements SearcherLike {
   readonly #info: SearcherInfo;
   readonly #shards: readonly ShardEndpoint[];
   readonly #timeoutMs: number;
   #states: ShardHealth[];
+  /** Per shard: until when (performance.now()) it counts as not answering, after a failure. */
+  readonly #failedUntil: number[];
+  /** Per shard: the last failure's message. */
+  readonly #failure: string[];
 
   /** A front over `opts.shards`, all `up` until told otherwise ({@linkcode setStates}). */
   constructor(opts: ShardedSearcherOptions) {
@@ -85,6 +95,8 @@ export class ShardedSearcher implements SearcherLike {
     this.#timeoutMs = opts.timeoutMs ?? 30_000;
     const count = opts.shards.length;
     this.#states = opts.shards.map((_, index) => ({ index, count, state: "up", restarts: 0 }));
+    this.#failedUntil = opts.shards.map(() => 0);
+    this.#failure = opts.shards.map(() => "");
   }
 
   /** What `/healthz` reports: the index, and each shard's state. */
@@ -96,6 +108,10 @@ export class ShardedSearcher implements SearcherLike {
   setStates(states: readonly ShardHealth[]): void {
     if (states.length !== this.#shards.length) return;
     this.#states = states.map((s) => ({ ...s }));
+    // A shard (back) up is asked again at once.
+    states.forEach((s, i) => {
+      if (s.state === "up" && this.#failedUntil[i] > 0) this.#failedUntil[i] = 0;
+    });
   }
 
   /** Answers one question (see {@linkcode SearchOptions}). */
@@ -120,6 +136,10 @@ export class ShardedSearcher implements SearcherLike {
         );
       }
     }
+    const now = performance.now();
+    this.#failedUntil.forEach((until, i) => {
+      if (until > now) throw new Unavailable(this.#failure[i]);
+    });
     const groups = new Map<string, number[]>();
     requests.forEach((r, j) => {
       const o = r.options ?? {};
@@ -181,7 +201,10 @@ export class ShardedSearcher implements SearcherLike {
       const why = e instanceof DOMException && e.name === "TimeoutError"
         ? `did not answer within ${this.#timeoutMs / 1000} s`
         : `is not answering (${e instanceof Error ? e.message : e})`;
-      throw new Unavailable(`shard ${s} of ${count} ${why}; try again shortly`);
+      // The requests that follow within a second (the queue's retries) fail at once.
+      this.#failure[s] = `shard ${s} of ${count} ${why}; try again shortly`;
+      this.#failedUntil[s] = performance.now() + FAILED_MS;
+      throw new Unavailable(this.#failure[s]);
     }
     let got: { results?: SearchAnswer[]; error?: string };
     try {

@@ -110,6 +110,11 @@ Deno.test("ShardedSearcher: a closed port, a slow shard, a shard not up: 503s na
     e = await t.search("q").catch((e) => e);
     assert(performance.now() - t0 < 2500, "the timeout was not kept");
     assert(e instanceof Unavailable && /shard 1 of 2 did not answer within 0.3 s/.test(e.message));
+    // Asked again at once: refused at once (a hung shard holds one request, not each).
+    const t1 = performance.now();
+    e = await t.search("q").catch((e) => e);
+    assert(performance.now() - t1 < 200, "the second request waited");
+    assert(e instanceof Unavailable && /shard 1 of 2 did not answer/.test(e.message));
     const states: ShardHealth[] = [
       { index: 0, count: 2, state: "restarting", restarts: 2 },
       { index: 1, count: 2, state: "up", restarts: 0 },
