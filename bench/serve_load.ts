@@ -34,9 +34,19 @@
  * error. N is at most 5000, and this process needs N descriptors more
  * than the load.
  *
+ * A server over a folder of shards (`--index` a folder of `shard-i-of-N`
+ * folders, `index --shards N`): the RSS is the sum over the front and the
+ * shards' server processes (the listener's parent's children). With
+ * `--kill-shard I`, `--kill-after` seconds into the search phase (default:
+ * a quarter of `--seconds`) shard I's server process is sent SIGKILL, and
+ * `/healthz` is asked every 50 ms until it reports shard I `up` again; the
+ * report says when it was back and how many requests were answered 503
+ * naming shard I (those are not errors; any other failure still is; a
+ * client that gets one waits 100 ms before its next request).
+ *
  * ```sh
  * deno run -A bench/serve_load.ts --index IX --encoder NAME --data QUESTIONS.json[.gz] \
- *   [--seconds 30] [--concurrency 16] [--k 5] [--exact] [--batch 16] [--batch-concurrency 1] \
+ *   [--kill-shard I [--kill-after S]] [--seconds 30] [--concurrency 16] [--k 5] [--exact] [--batch 16] [--batch-concurrency 1] \
  *   [--max-queries 1000000] [--timeout 60] [--out bench/out/serve_load.json] \
  *   [--flood N [--flood-after S] [--flood-hold 3]] [--nofile N] [-- SERVE_FLAGS...]
  * deno run -A bench/serve_load.ts --url http://127.0.0.1:8080 --data QUESTIONS.json [...]
@@ -74,7 +84,8 @@
 const USAGE = "usage: deno run -A bench/serve_load.ts (--index DIR --encoder NAME | --url URL) " +
   "--data QUESTIONS.json [--seconds 30] [--concurrency 16] [--k 5] [--exact] [--batch 16] " +
   "[--batch-concurrency 1] [--max-queries 1000000] [--timeout 60] [--out FILE.json] " +
-  "[--flood N [--flood-after S] [--flood-hold S]] [--nofile N] [-- SERVE_FLAGS...]";
+  "[--flood N [--flood-after S] [--flood-hold S]] [--kill-shard I [--kill-after S]] " +
+  "[--nofile N] [-- SERVE_FLAGS...]";
 
 const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -112,6 +123,10 @@ export interface LoadOptions {
   readonly floodAfter: number;
   /** Seconds the flood's connections are held open. */
   readonly floodHold: number;
+  /** A shard whose server process is killed during the search phase (sharded servers). */
+  readonly killShard?: number;
+  /** Seconds into the search phase it is killed. */
+  readonly killAfter: number;
   /** `ulimit -n` of the server this script starts (default: this process's). */
   readonly nofile?: number;
   /** Extra `serve` flags. */
@@ -147,6 +162,8 @@ export function parseArgs(argv: readonly string[]): LoadOptions {
     "flood",
     "flood-after",
     "flood-hold",
+    "kill-shard",
+    "kill-after",
     "nofile",
   ];
   for (const k of vals.keys()) if (!known.includes(k)) throw new Error(`${USAGE}\n(--${k}?)`);
@@ -182,6 +199,10 @@ export function parseArgs(argv: readonly string[]): LoadOptions {
     throw new Error(`${USAGE}\n(--nofile applies to the server this script starts: --index)`);
   }
   const seconds = num("seconds", 30, 3600);
+  const ks = vals.get("kill-shard");
+  if (ks !== undefined && !/^\d{1,5}$/.test(ks)) {
+    throw new Error(`--kill-shard ${ks}: a shard index (0, 1, ...) is needed`);
+  }
   return {
     index,
     encoder: vals.get("encoder"),
@@ -199,6 +220,8 @@ export function parseArgs(argv: readonly string[]): LoadOptions {
     flood: vals.has("flood") ? int("flood", 0, 5000) : 0,
     floodAfter: num("flood-after", seconds / 2, 3600),
     floodHold: num("flood-hold", 3, 60),
+    killShard: vals.has("kill-shard") ? Number(vals.get("kill-shard")) : undefined,
+    killAfter: num("kill-after", seconds / 4, 3600),
     nofile: vals.has("nofile") ? int("nofile", 0, 1 << 20) : undefined,
     serveFlags,
   };
@@ -502,8 +525,10 @@ export interface PhaseResult {
   readonly p99: number;
   /** Median of the server's `took_ms`. */
   readonly serverP50: number;
-  /** Failed requests. */
+  /** Failed requests (not counting {@linkcode PhaseResult.shard503}). */
   readonly errors: number;
+  /** Requests answered 503 naming the killed shard (`--kill-shard`). */
+  readonly shard503: number;
   /** The first few failures. */
   readonly errorSamples: string[];
 }
@@ -566,7 +591,10 @@ async function phase(
   o: LoadOptions,
   send: (qs: string[]) => Promise<Shot>,
 ): Promise<PhaseResult> {
-  let next = 0, handed = 0, queries = 0, requests = 0;
+  let next = 0, handed = 0, queries = 0, requests = 0, shard503 = 0;
+  const killed = o.killShard === undefined
+    ? undefined
+    : new RegExp(`^503 .*shard ${o.killShard} of \\d+ `);
   const lat: number[] = [], took: number[] = [], errors: string[] = [];
   const t0 = performance.now();
   const end = t0 + o.seconds * 1000;
@@ -577,8 +605,13 @@ async function phase(
       handed += size;
       requests++;
       const r = await send(qs);
-      if ("error" in r) errors.push(r.error);
-      else {
+      if ("error" in r) {
+        if (killed?.test(r.error)) {
+          shard503++;
+          // A client told the shard is down waits a little before it asks again.
+          await sleep(100);
+        } else errors.push(r.error);
+      } else {
         queries += r.questions;
         lat.push(r.ms);
         took.push(r.tookMs);
@@ -601,8 +634,91 @@ async function phase(
     p99: percentile(lat, 99),
     serverP50: percentile(took, 50),
     errors: errors.length,
+    shard503,
     errorSamples: errors.slice(0, 5),
   };
+}
+
+/** The pids of a server: the listener, or over shards the front and the shards' processes. */
+export function serverPids(listener: number | undefined, sharded: boolean): number[] {
+  if (listener === undefined) return [];
+  if (!sharded) return [listener];
+  const ppid = (pid: number) => {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  };
+  try {
+    const parent = ppid(listener);
+    const out: number[] = [];
+    for (const e of Deno.readDirSync("/proc")) {
+      if (!/^\d+$/.test(e.name)) continue;
+      try {
+        if (ppid(Number(e.name)) === parent) out.push(Number(e.name));
+      } catch { /* gone */ }
+    }
+    return out;
+  } catch {
+    return [listener];
+  }
+}
+
+/** The summed `VmRSS`/`VmHWM` of processes, MiB (undefined when one is unreadable). */
+function rssSum(pids: readonly number[]): { rss: number; peak: number } | undefined {
+  let rss = 0, peak = 0;
+  for (const pid of pids) {
+    const r = rssMiB(pid);
+    if (r === undefined) return undefined;
+    rss += r.rss;
+    peak += r.peak;
+  }
+  return pids.length === 0 ? undefined : { rss, peak };
+}
+
+/** What killing a shard's process met. */
+export interface KillResult {
+  /** The shard. */
+  readonly shard: number;
+  /** Seconds into the search phase it was killed. */
+  readonly at: number;
+  /** From the kill to `/healthz` saying it is up again, ms (null: not within 120 s). */
+  readonly backMs: number | null;
+  /** Its restarts count then. */
+  readonly restarts: number | null;
+}
+
+/** SIGKILLs shard `shard`'s server process (a child of the launcher) and waits for it to be back. */
+async function killShard(
+  base: string,
+  pids: readonly number[],
+  shard: number,
+  at: number,
+): Promise<KillResult> {
+  const victim = pids.find((pid) => {
+    try {
+      return Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0").some((a) =>
+        new RegExp(`/shard-${shard}-of-\\d+(,|$)`).test(a)
+      );
+    } catch {
+      return false;
+    }
+  });
+  if (victim === undefined) throw new Error(`--kill-shard ${shard}: no such shard process`);
+  Deno.kill(victim, "SIGKILL");
+  const t0 = performance.now();
+  let seenDown = false;
+  while (performance.now() - t0 < 120_000) {
+    try {
+      const h = await (await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(5000) }))
+        .json();
+      const st = h.shards?.[shard];
+      if (st?.state !== "up") seenDown = true;
+      else if (seenDown || st.restarts > 0) {
+        return { shard, at, backMs: performance.now() - t0, restarts: st.restarts };
+      }
+    } catch { /* ask again */ }
+    await sleep(50);
+  }
+  return { shard, at, backMs: null, restarts: null };
 }
 
 const f1 = (x: number | undefined) => x === undefined || Number.isNaN(x) ? "–" : x.toFixed(1);
@@ -641,8 +757,16 @@ async function main(): Promise<number> {
   try {
     const health = await (await fetch(`${base}/healthz`)).json();
     const pid = listenerPid(Number(new URL(base).port));
-    const label = `${health.encoder} ${health.kind}${o.exact ? " (exact=1)" : ""}`;
-    const rss = [rssMiB(pid)];
+    const sharded = Array.isArray(health.shards);
+    const pids = serverPids(pid, sharded);
+    const label = `${health.encoder} ${health.kind}${
+      sharded ? ` ${health.shards.length} shards` : ""
+    }${o.exact ? " (exact=1)" : ""}`;
+    const rssNow = () => sharded ? rssSum(serverPids(pid, true)) : rssMiB(pid);
+    const rss = [rssNow()];
+    if (o.killShard !== undefined && !sharded) {
+      throw new Error("--kill-shard needs a server over a folder of shards");
+    }
     console.error(
       `server ${base} (pid ${
         pid ?? "not visible"
@@ -652,6 +776,9 @@ async function main(): Promise<number> {
     const flooded = o.flood > 0
       ? sleep(o.floodAfter * 1000).then(() => flood(base, o.flood, o.floodHold))
       : undefined;
+    const killing = o.killShard !== undefined
+      ? sleep(o.killAfter * 1000).then(() => killShard(base, pids, o.killShard!, o.killAfter))
+      : undefined;
     const search = await phase(
       "search",
       o.concurrency,
@@ -660,7 +787,8 @@ async function main(): Promise<number> {
       o,
       (qs) => searchOnce(base, qs[0], o),
     );
-    rss.push(rssMiB(pid));
+    rss.push(rssNow());
+    const killResult = await killing;
     const batch = await phase(
       "batch",
       o.batchConcurrency,
@@ -669,7 +797,7 @@ async function main(): Promise<number> {
       o,
       (qs) => batchOnce(base, qs, o),
     );
-    rss.push(rssMiB(pid));
+    rss.push(rssNow());
     const phases = [search, batch];
     const floodResult = await flooded;
     console.log(table(label, phases, rss));
@@ -684,6 +812,19 @@ async function main(): Promise<number> {
       );
       if (f.afterStatus !== 200) {
         console.error("serve_load: the server did not answer after the flood");
+        code = 1;
+      }
+    }
+    if (killResult !== undefined) {
+      const k = killResult;
+      console.error(
+        `kill: shard ${k.shard}'s process SIGKILLed at ${k.at} s; back up after ` +
+          `${k.backMs === null ? "more than 120 s" : `${(k.backMs / 1000).toFixed(2)} s`} ` +
+          `(restarts ${k.restarts ?? "?"}); answered 503 naming it: ` +
+          `${search.shard503} search requests, ${batch.shard503} batch requests`,
+      );
+      if (k.backMs === null) {
+        console.error("serve_load: the killed shard did not come back");
         code = 1;
       }
     }
@@ -705,6 +846,7 @@ async function main(): Promise<number> {
         rssMiB: { ready: rss[0] ?? null, afterSearch: rss[1] ?? null, afterBatch: rss[2] ?? null },
         phases,
         flood: floodResult ?? null,
+        kill: killResult ?? null,
       };
       await Deno.writeTextFile(o.out, JSON.stringify(json, null, 2) + "\n");
       console.error(`wrote ${o.out}`);

@@ -2,7 +2,9 @@
  * The work of `serve` (`pipeline/serve.ts`, which loads this module only
  * to run: `--help` and bad usage need none of it): the checks of the
  * arguments and the index, building it from a dump (`serve/launch.ts`),
- * and the server child.
+ * and the server child; over a folder of shards, one server child per
+ * shard (kept running by `serve/supervise.ts`) and a front child that
+ * merges their answers (`pipeline/_serve_front.ts`).
  *
  * @module
  */
@@ -12,8 +14,10 @@ import { FileError, InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
 import { encoderSpec } from "../encoders/registry.ts";
 import { readIndexHeader } from "../search/index/read.ts";
+import { isShardSet, openShardSet, type ShardSet } from "../search/index/shards.ts";
 import { denoRunArgv, grantedFileProblem } from "../runs/sandbox.ts";
-import { ensureIndex, isIndexFolder, serveGrants } from "../serve/launch.ts";
+import { ensureIndex, frontGrants, isIndexFolder, serveGrants } from "../serve/launch.ts";
+import { type ServerProcess, ShardSupervisor, spawnServer } from "../serve/supervise.ts";
 import { STATIC_DIR } from "../serve/server.ts";
 import { defaultMaxConnections } from "../serve/http.ts";
 import { type MainContext, UsageError } from "./_cli.ts";
@@ -56,7 +60,25 @@ export const serveCommand = (a: ParsedArgs<typeof SERVE_SPEC>, ctx: MainContext)
     const buildFlags = f.nlist !== undefined || f.bpv !== undefined || f["exact-index"] ||
       f.context !== undefined || f["index-dir"] !== undefined;
     let index = input;
-    if (st.isDirectory && isIndexFolder(input)) {
+    let shardSet: ShardSet | undefined;
+    if (st.isDirectory && isShardSet(input)) {
+      if (buildFlags) {
+        return yield* usage(
+          `${input} is a folder of shards: --nlist, --bpv, --exact-index, --context and ` +
+            "--index-dir apply to a context dump",
+        );
+      }
+      // Every shard present and of one index, or one line (search/index/shards.ts).
+      shardSet = yield* Effect.try({
+        try: () => openShardSet(input, readIndexHeader),
+        catch: (e) => e as InputError,
+      });
+      if (shardSet.phrases === 0) {
+        return yield* Effect.fail(
+          new InputError({ file: input, where: "", message: "the shards hold no phrases" }),
+        );
+      }
+    } else if (st.isDirectory && isIndexFolder(input)) {
       if (buildFlags) {
         return yield* usage(
           `${input} is an index: --nlist, --bpv, --exact-index, --context and --index-dir ` +
@@ -89,7 +111,7 @@ export const serveCommand = (a: ParsedArgs<typeof SERVE_SPEC>, ctx: MainContext)
         }),
       );
     }
-    const header = yield* Effect.try({
+    const header = shardSet !== undefined ? shardSet.shards[0].header : yield* Effect.try({
       try: () => readIndexHeader(index),
       catch: (e) => e as InputError,
     });
@@ -140,19 +162,11 @@ export const serveCommand = (a: ParsedArgs<typeof SERVE_SPEC>, ctx: MainContext)
       }
     }
     const port = f.port === 0 ? freePort(f.host) : f.port;
-    const grants = serveGrants({
-      index,
-      modelFiles: spec.questionFiles,
-      staticDir: STATIC_DIR,
-      host: f.host,
-      port,
-      encoderFlags: spec.permissions,
-    });
-    const args = [
+    const childArgs = (index: string, host: string, port: number) => [
       index,
       `--encoder=${f.encoder}`,
       ...(f.model !== undefined ? [`--model=${f.model}`] : []),
-      `--host=${f.host}`,
+      `--host=${host}`,
       `--port=${port}`,
       `--top-k=${f["top-k"]}`,
       ...(f.nprobe !== undefined ? [`--nprobe=${f.nprobe}`] : []),
@@ -165,11 +179,84 @@ export const serveCommand = (a: ParsedArgs<typeof SERVE_SPEC>, ctx: MainContext)
       `--max-connections=${defaultMaxConnections()}`,
       "--watch-stdin",
     ];
-    const argv = yield* Effect.try({
-      try: () =>
-        denoRunArgv(`${REPO_ROOT}/pipeline/_serve_child.ts`, args, grants, { quiet: true }),
-      catch: (e) => e as InputError,
-    });
+    const childArgv = (index: string, host: string, port: number, extra: string[] = []) =>
+      Effect.try({
+        try: () =>
+          denoRunArgv(
+            `${REPO_ROOT}/pipeline/_serve_child.ts`,
+            [...childArgs(index, host, port), ...extra],
+            serveGrants({
+              index,
+              modelFiles: spec.questionFiles,
+              staticDir: STATIC_DIR,
+              host,
+              port,
+              encoderFlags: spec.permissions,
+            }),
+            { quiet: true },
+          ),
+        catch: (e) => e as InputError,
+      });
+    if (shardSet !== undefined) {
+      const set = shardSet;
+      // One server child per shard (an empty shard has none), each on a loopback port.
+      const shardPorts = set.shards.map((e) =>
+        e.header.phrases === 0 ? null : freePort("127.0.0.1")
+      );
+      const shardArgvs: (string[] | null)[] = [];
+      for (const [i, e] of set.shards.entries()) {
+        const p = shardPorts[i];
+        shardArgvs.push(
+          p === null ? null : yield* childArgv(e.dir, "127.0.0.1", p, ["--shard-hits"]),
+        );
+      }
+      const nlist = header.parameters.nlist as number | undefined;
+      const info = {
+        kind: header.kind,
+        metric: header.metric,
+        phrases: set.phrases,
+        paragraphs: set.paragraphs,
+        d: header.d,
+        encoder: f.encoder,
+        ...(nlist !== undefined ? { nlist } : {}),
+      };
+      const frontArgv = yield* Effect.try({
+        try: () =>
+          denoRunArgv(
+            `${REPO_ROOT}/pipeline/_serve_front.ts`,
+            [
+              `--host=${f.host}`,
+              `--port=${port}`,
+              `--top-k=${f["top-k"]}`,
+              `--queue=${f.queue}`,
+              `--static=${STATIC_DIR}`,
+              `--body-timeout=${f["body-timeout"]}`,
+              `--max-connections=${defaultMaxConnections()}`,
+              `--shard-ports=${shardPorts.map((p) => p ?? "-").join(",")}`,
+              `--info=${JSON.stringify(info)}`,
+            ],
+            frontGrants({
+              staticDir: STATIC_DIR,
+              host: f.host,
+              port,
+              shardPorts: shardPorts.filter((p): p is number => p !== null),
+            }),
+            { quiet: true },
+          ),
+        catch: (e) => e as InputError,
+      });
+      console.error(`serve: starting ${set.count} shard servers (${set.dir})`);
+      const code = yield* Effect.promise(() =>
+        runSharded(shardArgvs, frontArgv, ctx.signal, (url) =>
+          console.error(
+            `serving ${url} (index ${index}: ${header.kind}, ${set.phrases} phrases in ` +
+              `${set.count} shards, encoder ${f.encoder})`,
+          ))
+      );
+      if (code !== 0) Deno.exit(code);
+      return;
+    }
+    const argv = yield* childArgv(index, f.host, port);
     const code = yield* Effect.promise(() =>
       runChild(argv, ctx.signal, (url) =>
         console.error(
@@ -179,6 +266,63 @@ export const serveCommand = (a: ParsedArgs<typeof SERVE_SPEC>, ctx: MainContext)
     );
     if (code !== 0) Deno.exit(code);
   });
+
+/**
+ * Runs a server over shards until its front exits: the shards' children
+ * first (all ready, else the first failure's exit code), then the front,
+ * which is told every change of the shards' states on its stdin. The
+ * launcher's SIGINT/SIGTERM (`signal`) go to the front, which answers what
+ * is in flight and exits; then the shards' children are stopped with the
+ * same signal. No child outlives it. The front's exit code, as a shell
+ * reports it (128 + n when it was stopped while starting).
+ */
+async function runSharded(
+  shardArgvs: readonly (readonly string[] | null)[],
+  frontArgv: readonly string[],
+  signal: AbortSignal,
+  onReady: (url: string) => void,
+): Promise<number> {
+  let front: ServerProcess | undefined;
+  let stopSig: "SIGINT" | "SIGTERM" | undefined;
+  const sup = new ShardSupervisor({
+    shards: shardArgvs.map((argv) => ({ argv })),
+    env: { ...CHILD_ENV },
+    onChange: (states) => front?.send(JSON.stringify(states)),
+    log: (line) => console.error(`serve: ${line}`),
+  });
+  const onAbort = () => {
+    stopSig = signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT";
+    if (front === undefined) sup.stop(stopSig);
+    else {
+      try {
+        front.child.kill(stopSig);
+      } catch { /* gone */ }
+    }
+  };
+  if (signal.aborted) onAbort();
+  signal.addEventListener("abort", onAbort);
+  try {
+    try {
+      await sup.start();
+    } catch (e) {
+      console.error(`serve: ${(e as Error).message}`);
+      await sup.stop("SIGTERM");
+      return (e as { exitCode?: number }).exitCode ?? 1;
+    }
+    if (stopSig !== undefined) {
+      await sup.stop(stopSig);
+      return stopSig === "SIGTERM" ? 143 : 130;
+    }
+    const fp = front = spawnServer(frontArgv, { ...CHILD_ENV });
+    fp.send(JSON.stringify(sup.states));
+    fp.ready.then((url) => url !== undefined && onReady(url));
+    const code = await fp.exit;
+    await sup.stop(stopSig ?? "SIGTERM");
+    return code;
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+}
 
 /**
  * Runs the server child until it exits: its stdout is read for the `ready`

@@ -6,7 +6,9 @@
  * SIGINT, SIGTERM or the end of its stdin (the launcher is gone): then it
  * stops taking requests, answers those in flight and exits 0. It may not
  * read `/proc/self/limits`: the launcher, which shares its descriptor
- * limit, gives the connection cap (`--max-connections`).
+ * limit, gives the connection cap (`--max-connections`). Over a folder of
+ * shards the launcher starts one per shard, on a loopback port, with
+ * `--shard-hits` (its hits carry what the front merges by).
  *
  * @module
  */
@@ -43,6 +45,11 @@ export const SERVE_CHILD_SPEC = {
       description: "connections open at once (the launcher's, from its descriptor limit)",
     },
     { name: "watch-stdin", type: "boolean", description: "stop at the end of stdin" },
+    {
+      name: "shard-hits",
+      type: "boolean",
+      description: "a shard's index: hits carry position and phrase_index (for the front)",
+    },
   ],
 } as const satisfies CommandSpec;
 
@@ -61,6 +68,7 @@ if (import.meta.main) {
           nprobe: f.nprobe,
           refine: f.refine,
           exact: f.exact,
+          shardHits: f["shard-hits"],
           queue: f.queue,
           staticDir: f.static,
           bodyTimeoutMs: f["body-timeout"] * 1000,

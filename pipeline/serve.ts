@@ -17,6 +17,17 @@
  * stop). The child watches its stdin, a pipe from the launcher: when the
  * launcher is gone, even killed outright, the child stops too.
  *
+ * **A folder of shards** (`index --shards N`: `shard-i-of-N` folders) is
+ * served by one such child per shard, on a loopback port, and a front child
+ * (`pipeline/_serve_front.ts`, granted `serve/static` and those ports only)
+ * that asks every shard and merges their top k exactly (the unsharded
+ * answers). All N shards must be present and of one index (else exit 2,
+ * one line: `search/index/shards.ts`). A shard child that dies is started
+ * again (`serve/supervise.ts`, bounded backoff); meanwhile requests get 503
+ * naming the shard, and `/healthz` reports each shard's state and restarts.
+ * SIGINT/SIGTERM stop the front first (it finishes what is in flight), then
+ * the shards' children; none outlives the launcher.
+ *
  * This file is the command line (`--help` loads nothing else); the work,
  * `pipeline/_serve.ts`, loads with `import()` only to run.
  *
@@ -34,7 +45,9 @@ export const SERVE_SPEC = {
   args: [
     {
       name: "index_dir",
-      description: "an index folder (deno task index), or a context dump folder or .zip",
+      description:
+        "an index folder (deno task index), a folder of its shards (index --shards N), " +
+        "or a context dump folder or .zip",
     },
   ],
   flags: [

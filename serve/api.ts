@@ -8,7 +8,7 @@
  * | `GET /api?query=Q` | PIQA's shape: `[[context, start_char, end_char, score], ...]`, the top k |
  * | `GET /v1/search?q=Q&k=K&nprobe=N&exact=0\|1` | `{query, took_ms, exact, results: [{rank, title, paragraph_id, phrase, start, end, score, context}]}` |
  * | `POST /v1/batch` `{"queries": [...], "k"?, "nprobe"?, "exact"?}` (`Content-Type: application/json`) | `{took_ms, results: [<the /v1/search object per query>]}`, in order, at most 64 queries |
- * | `GET /healthz` (answered at once, never queued) | `{status: "ok", kind, metric, phrases, paragraphs, d, encoder, nlist?}` |
+ * | `GET /healthz` (answered at once, never queued) | `{status: "ok", kind, metric, phrases, paragraphs, d, encoder, nlist?}`; over shards also `shards: [{index, count, state, restarts}]`, and `status` is `"degraded"` while one is not up |
  * | `GET /`, `GET /<file>` | the static files of `staticDir` (`/` is `index.html`) |
  *
  * Errors are JSON `{"error": "..."}`: 400 for a missing, empty or
@@ -20,7 +20,8 @@
  * path that does not resolve, after decoding and `realpath`, to a regular
  * file inside `staticDir`: `..`, encoded slashes, NUL bytes, hidden files
  * and links out of the folder included); 405 with `Allow`; 503 with
- * `Retry-After` when the search queue is full (see
+ * `Retry-After` when the search queue is full, or, over shards, when a
+ * shard a request needs is not answering ({@linkcode Unavailable}) (see
  * {@linkcode SearchQueue}: concurrent searches, and the queries of one
  * `/v1/batch`, are encoded and scored together; a `/v1/batch` goes in
  * chunks of 8 questions, so that other requests are answered between
@@ -42,6 +43,13 @@ export const MAX_K = 100;
 
 /** The search queue was full. */
 export class QueueFull extends Error {}
+
+/**
+ * A part of the searcher is not answering now (a shard of a sharded
+ * server, `shards.ts`): the request is answered 503 with `Retry-After` and
+ * this message, which names the part.
+ */
+export class Unavailable extends Error {}
 
 /** A request's questions waiting in the {@linkcode SearchQueue}. */
 interface Job {
@@ -432,8 +440,12 @@ export function apiHandler(opts: ApiOptions): (req: HttpRequest) => Promise<Http
       throw new HttpError(405, `${req.method} is not allowed here`, { allow: allowed.join(", ") });
     }
     switch (path) {
-      case "/healthz":
-        return json(200, { status: "ok", ...searcher.info });
+      case "/healthz": {
+        const info = searcher.info;
+        // A sharded server with a shard not up is "degraded" (still 200: the server answers).
+        const degraded = info.shards?.some((s) => s.state !== "up") === true;
+        return json(200, { status: degraded ? "degraded" : "ok", ...info });
+      }
       case "/api": {
         const params = parseQuery(rawQuery);
         const q = checkQuery(params.get("query"), "query");
@@ -531,7 +543,9 @@ export function apiHandler(opts: ApiOptions): (req: HttpRequest) => Promise<Http
 
 function asHttp(e: unknown): HttpError {
   if (e instanceof HttpError) return e;
-  if (e instanceof QueueFull) return new HttpError(503, e.message, { "retry-after": "1" });
+  if (e instanceof QueueFull || e instanceof Unavailable) {
+    return new HttpError(503, e.message, { "retry-after": "1" });
+  }
   if (e instanceof InputError) return new HttpError(400, e.message);
   return new HttpError(500, e instanceof Error ? e.message : String(e));
 }

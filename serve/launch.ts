@@ -242,3 +242,36 @@ export function serveGrants(p: ServeGrantsInput): Grants {
     flags: [`--allow-net=${host}:${p.port}`, ...(p.encoderFlags ?? [])],
   };
 }
+
+/** What the front process of a sharded server is granted (see {@linkcode frontGrants}). */
+export interface FrontGrantsInput {
+  /** The static files' folder. */
+  readonly staticDir: string;
+  /** The address it binds. */
+  readonly host: string;
+  /** Its port. */
+  readonly port: number;
+  /** The shards' server processes' loopback ports. */
+  readonly shardPorts: readonly number[];
+}
+
+/**
+ * The grants of the front process of a server over a folder of shards
+ * (`pipeline/_serve_front.ts`): read the static folder only; listen on its
+ * own address and port and reach the shards' loopback ports only; no
+ * index, no model, no native code (the shards' processes have those, each
+ * with {@linkcode serveGrants} on its own shard).
+ *
+ * @example
+ * ```ts
+ * import { frontGrants } from "./launch.ts";
+ * const g = frontGrants({ staticDir: "/r/serve/static", host: "127.0.0.1", port: 8080, shardPorts: [9001, 9002] });
+ * if (JSON.stringify(g.read) !== '["/r/serve/static"]') throw new Error();
+ * if (g.flags?.[0] !== "--allow-net=127.0.0.1:8080,127.0.0.1:9001,127.0.0.1:9002") throw new Error();
+ * ```
+ */
+export function frontGrants(p: FrontGrantsInput): Grants {
+  const host = p.host.includes(":") ? `[${p.host}]` : p.host;
+  const net = [`${host}:${p.port}`, ...p.shardPorts.map((q) => `127.0.0.1:${q}`)];
+  return { read: [abs(p.staticDir)], flags: [`--allow-net=${net.join(",")}`] };
+}

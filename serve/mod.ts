@@ -4,7 +4,8 @@
  * (`apiHandler`: `/api`, `/v1/search`, `/v1/batch`, `/healthz`, static
  * files), the HTTP/1.1 listener with its limits (`listenHttp`),
  * `startServer`, and what `deno task serve` does first (`ensureIndex`,
- * `serveGrants`).
+ * `serveGrants`); over a folder of shards, the front's `ShardedSearcher`
+ * and the `ShardSupervisor` of the shards' server processes.
  *
  * @example
  * ```ts
@@ -23,8 +24,21 @@ export type {
   SearchHit,
   SearchOptions,
   SearchRequest,
+  ShardHealth,
 } from "./search.ts";
-export { apiHandler, MAX_BATCH, MAX_K, MAX_QUERY_BYTES, QueueFull, SearchQueue } from "./api.ts";
+export {
+  apiHandler,
+  MAX_BATCH,
+  MAX_K,
+  MAX_QUERY_BYTES,
+  QueueFull,
+  SearchQueue,
+  Unavailable,
+} from "./api.ts";
+export { ShardedSearcher } from "./shards.ts";
+export type { ShardedSearcherOptions, ShardEndpoint } from "./shards.ts";
+export { ShardStartError, ShardSupervisor, shellCode, spawnServer } from "./supervise.ts";
+export type { ServerProcess, ShardCommand, ShardSupervisorOptions } from "./supervise.ts";
 export type { ApiOptions } from "./api.ts";
 export { listenHttp } from "./http.ts";
 export type { HttpRequest, HttpResponse, HttpServer, HttpServerOptions } from "./http.ts";
@@ -34,8 +48,9 @@ export {
   defaultIndexDir,
   dumpFingerprint,
   ensureIndex,
+  frontGrants,
   isIndexFolder,
   serveGrants,
   SOURCE_FILE,
 } from "./launch.ts";
-export type { EnsureIndexOptions, ServeGrantsInput } from "./launch.ts";
+export type { EnsureIndexOptions, FrontGrantsInput, ServeGrantsInput } from "./launch.ts";

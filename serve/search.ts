@@ -46,6 +46,13 @@ export interface SearchHit {
   readonly score: number;
   /** The paragraph's text, or `null` when the index does not hold it. */
   readonly context: string | null;
+  /**
+   * A shard's searcher with `shardHits` only: the paragraph's place in the
+   * corpus (what orders hits across shards, `search/sharded.ts`).
+   */
+  readonly position?: number;
+  /** A shard's searcher with `shardHits` only: the phrase's index in its paragraph. */
+  readonly phrase_index?: number;
 }
 
 /** The answer to one question, as `/v1/search` returns it. */
@@ -90,6 +97,20 @@ export interface SearcherInfo {
   readonly encoder: string;
   /** IVF partitions (`ivf-pq` only). */
   readonly nlist?: number;
+  /** A server over a folder of shards: each shard's state (`serve/shards.ts`). */
+  readonly shards?: readonly ShardHealth[];
+}
+
+/** One shard of a sharded server, as `/healthz` reports it. */
+export interface ShardHealth {
+  /** The shard's index, 0-based. */
+  readonly index: number;
+  /** Shards of the index. */
+  readonly count: number;
+  /** `up`: answering; `restarting`: its new process is loading; `down`: waiting to restart. */
+  readonly state: "up" | "restarting" | "down";
+  /** Times its process was restarted. */
+  readonly restarts: number;
 }
 
 /** One question and its options. */
@@ -130,6 +151,11 @@ export interface SearcherOptions {
   readonly refine?: number;
   /** Check the index files' sha256 on opening (default true). */
   readonly verify?: boolean;
+  /**
+   * A shard's index: each hit carries `position` and `phrase_index`, what
+   * the front of a sharded server merges by (default false).
+   */
+  readonly shardHits?: boolean;
 }
 
 /** The IVF partitions of an index, or `undefined` for an `exact` one. */
@@ -137,11 +163,15 @@ export function nlistOf(index: Pick<ExactIndex, "header">): number | undefined {
   return index.header.kind === "ivf-pq" ? index.header.parameters.nlist as number : undefined;
 }
 
-/** The hits of `searchVector` in the API's shape. */
-export function apiHits(index: ExactIndex, hits: readonly Hit[]): SearchHit[] {
+/**
+ * The hits of `searchVector` in the API's shape; with `shardHits`, each
+ * with its paragraph's corpus `position` and its `phrase_index` (a shard's
+ * index).
+ */
+export function apiHits(index: ExactIndex, hits: readonly Hit[], shardHits = false): SearchHit[] {
   return hits.map((h) => {
     const p = paragraphIndex(index, h.paragraph);
-    return {
+    const hit: SearchHit = {
       rank: h.rank,
       title: p >= 0 ? index.titles?.[p] ?? null : null,
       paragraph_id: h.paragraph,
@@ -151,6 +181,8 @@ export function apiHits(index: ExactIndex, hits: readonly Hit[]): SearchHit[] {
       score: h.score,
       context: p >= 0 ? index.contexts?.[p] ?? null : null,
     };
+    if (!shardHits) return hit;
+    return { ...hit, position: index.positions?.[p] ?? p, phrase_index: h.phraseIndex };
   });
 }
 
@@ -168,12 +200,14 @@ function paragraphIndex(index: ExactIndex, id: string): number {
 export class Searcher implements SearcherLike {
   readonly info: SearcherInfo;
   readonly #defaults: { nprobe: number; exact: boolean; refine: number };
+  readonly #shardHits: boolean;
 
   private constructor(
     readonly index: ExactIndex,
     readonly runtime: ManagedRuntime.ManagedRuntime<QuestionEncoder, unknown>,
     encoder: string,
     defaults: { nprobe: number; exact: boolean; refine: number },
+    shardHits: boolean,
   ) {
     const h = index.header;
     const nlist = nlistOf(index);
@@ -187,6 +221,7 @@ export class Searcher implements SearcherLike {
       ...(nlist !== undefined ? { nlist } : {}),
     };
     this.#defaults = defaults;
+    this.#shardHits = shardHits;
   }
 
   /**
@@ -217,7 +252,7 @@ export class Searcher implements SearcherLike {
       nprobe,
       exact: opts.exact === true,
       refine: Math.max(0, opts.refine ?? 0),
-    });
+    }, opts.shardHits === true);
     try {
       await s.search("What is it?", { k: 1 });
     } catch (e) {
@@ -283,7 +318,7 @@ export class Searcher implements SearcherLike {
       query: r.query,
       took_ms: took,
       exact: plan[j].exact,
-      results: apiHits(this.index, hits[j]),
+      results: apiHits(this.index, hits[j], this.#shardHits),
     }));
   }
 

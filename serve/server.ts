@@ -56,6 +56,8 @@ export interface ServerOptions {
   readonly refine?: number;
   /** An `ivf-pq` index: answer exactly unless a request says `exact=0`. */
   readonly exact?: boolean;
+  /** A shard's index: hits carry `position` and `phrase_index` (`SearcherOptions.shardHits`). */
+  readonly shardHits?: boolean;
   /** Search requests waiting or running at most (default 32); more get 503. */
   readonly queue?: number;
   /** Questions encoded and scored together at most (default 32; see `SearchQueue`). */
@@ -106,6 +108,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       nprobe: options.nprobe,
       refine: options.refine,
       exact: options.exact,
+      shardHits: options.shardHits,
     });
     searcher = owned;
   }
