@@ -25,6 +25,7 @@
  *
  * @module
  */
+import { rangesClass } from "./_ranges.ts";
 
 // ---------------------------------------------------------------------------
 // Python 3.11 character classes
@@ -63,16 +64,6 @@ export const PY311_INERT_RANGES: readonly number[] = [
  */
 export const PY311_CASE_IGNORABLE: readonly number[] = [0x1171e];
 // END GENERATED
-
-const hex = (cp: number): string => `\\u{${cp.toString(16)}}`;
-
-function rangesClass(ranges: readonly number[]): string {
-  let out = "";
-  for (let i = 0; i < ranges.length; i += 2) {
-    out += ranges[i] === ranges[i + 1] ? hex(ranges[i]) : `${hex(ranges[i])}-${hex(ranges[i + 1])}`;
-  }
-  return out;
-}
 
 const INERT_CLASS = rangesClass(PY311_INERT_RANGES);
 /** Python's `\w` for `str` patterns (set subtraction needs the `v` flag). */

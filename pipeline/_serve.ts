@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { CHILD_ENV } from "../runs/process.ts";
+import { CHILD_ENV, exitCode } from "../runs/process.ts";
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
@@ -362,7 +362,5 @@ async function runChild(
   })().catch(() => {});
   const status = await child.status;
   signal.removeEventListener("abort", forward);
-  if (!status.signal) return status.code;
-  const n = ({ SIGINT: 2, SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[status.signal] ?? 0;
-  return 128 + n;
+  return exitCode(status);
 }

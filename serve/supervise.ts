@@ -20,14 +20,11 @@
  *
  * @module
  */
+import { exitCode } from "../runs/process.ts";
 import type { ShardHealth } from "./search.ts";
 
 /** The exit code of a process's status, as a shell reports it (128 + n for a signal). */
-export function shellCode(status: Deno.CommandStatus): number {
-  if (!status.signal) return status.code;
-  const n = ({ SIGINT: 2, SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[status.signal] ?? 0;
-  return 128 + n;
-}
+export const shellCode: (status: Deno.CommandStatus) => number = exitCode;
 
 /** A server process started by {@linkcode spawnServer}. */
 export interface ServerProcess {

@@ -43,6 +43,7 @@
  */
 import { Tokenizer } from "@huggingface/tokenizers";
 import { PY311_BERT_DELETE_RANGES } from "./_unicode.ts";
+import { rangesClass } from "../_ranges.ts";
 
 /** The special tokens of the bert-base-uncased vocabulary. */
 export const BERT_SPECIAL_TOKENS: readonly string[] = [
@@ -69,15 +70,6 @@ export interface BertTokenizer {
   ids(text: string): number[];
   /** `tokenize(text)`: the WordPiece strings. */
   tokens(text: string): string[];
-}
-
-const hex = (cp: number): string => `\\u{${cp.toString(16)}}`;
-function rangesClass(ranges: readonly number[]): string {
-  let out = "";
-  for (let i = 0; i < ranges.length; i += 2) {
-    out += ranges[i] === ranges[i + 1] ? hex(ranges[i]) : `${hex(ranges[i])}-${hex(ranges[i + 1])}`;
-  }
-  return out;
 }
 
 /** Python's `BasicTokenizer._is_chinese_char` ranges. */
