@@ -23,8 +23,12 @@
  * top k merged (`search/sharded.ts`): the same outputs as the unsharded
  * index's for exact search.
  *
- * **Memory.** The index is memory-resident (see `search/index/read.ts`);
- * questions are read and answered in blocks of 256, and
+ * **Memory.** The index is memory-resident (see `search/index/read.ts`),
+ * unless opened with `memoryBudget`: then its vectors, IVF-PQ lists and
+ * phrase texts are read from disk on demand within the budget
+ * (`search/index/disk.ts`; the same outputs, byte for byte; an exact pass
+ * then takes 4,096 questions at a time, each pass reading the vectors
+ * once). Otherwise questions are read and answered in blocks of 256, and
  * each block's lines are written before the next is read, so memory beyond
  * the index is the dataset's question → paragraph map and one block.
  *

@@ -27,7 +27,8 @@
  *   with it here too (recall at least the unsharded recall).
  *
  * **One process** ({@linkcode shardedOpenSearch}): the shards are opened
- * one at a time (one shard's vectors in memory), the questions read again
+ * one at a time (one shard's vectors in memory; with `memoryBudget`, each
+ * shard read from disk on demand within it, `disk.ts`), the questions read again
  * for each, and the running top k of every question kept (questions × k
  * hits). **As a run** (`runs/plan.ts`): a task per shard
  * ({@linkcode searchShard}: the shard's top k of every question, with each

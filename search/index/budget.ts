@@ -73,8 +73,11 @@ export class ByteLru<K, V> {
   /** Values put and not kept or evicted since (for tests and benchmarks). */
   evictions = 0;
 
-  /** A cache of at most `capacity` bytes (0: keeps nothing). */
-  constructor(readonly capacity: number) {}
+  /**
+   * A cache of at most `capacity` bytes (0: keeps nothing); `onEvict` is
+   * told each value evicted (to reuse its memory).
+   */
+  constructor(readonly capacity: number, readonly onEvict?: (value: V) => void) {}
 
   /** The bytes held. */
   get bytes(): number {
@@ -101,14 +104,20 @@ export class ByteLru<K, V> {
       this.evictions++;
       return;
     }
+    this.makeRoom(bytes);
+    this.#map.set(key, { value, bytes });
+    this.#bytes += bytes;
+  }
+
+  /** Evicts the least recently used values until `bytes` more fit. */
+  makeRoom(bytes: number): void {
     for (const [k, e] of this.#map) {
       if (this.#bytes + bytes <= this.capacity) break;
       this.#map.delete(k);
       this.#bytes -= e.bytes;
       this.evictions++;
+      this.onEvict?.(e.value);
     }
-    this.#map.set(key, { value, bytes });
-    this.#bytes += bytes;
   }
 
   /** Drops every value. */

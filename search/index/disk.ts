@@ -130,7 +130,18 @@ interface DiskIvf {
   readonly data: IvfData;
   readonly codes: Deno.FsFile;
   readonly rows: Deno.FsFile;
-  readonly cache: ByteLru<number, { codes: Uint8Array; rows: Uint32Array }>;
+  readonly cache: ByteLru<number, CachedList>;
+  /** Rows of the list just read when it is not cached (the largest list's size). */
+  readonly rows1: Uint32Array;
+  /** Buffers of evicted lists, reused for the next ones (counted in the cache's capacity). */
+  readonly pool: ArrayBuffer[];
+}
+
+/** A list kept in the cache: its codes and rows in one buffer. */
+interface CachedList {
+  readonly buf: ArrayBuffer;
+  readonly codes: Uint8Array;
+  readonly rows: Uint32Array;
 }
 
 /** The paragraph table of an index read on demand: per paragraph, not per phrase. */
@@ -160,7 +171,7 @@ export class DiskIndex implements IvfOnDisk {
   readonly #lines: Float64Array;
   readonly #para: Deno.FsFile;
   readonly #vectors: Deno.FsFile;
-  readonly #texts: ByteLru<number, ParagraphLine>;
+  readonly #texts: ByteLru<number, PhraseTexts>;
   readonly #block: Uint8Array;
   #ivf?: DiskIvf;
   #closed = false;
@@ -378,11 +389,17 @@ export class DiskIndex implements IvfOnDisk {
       ...(memory !== undefined ? { memory } : {}),
     };
     const staging = memory !== undefined ? memory.buffer.byteLength : codes.length;
+    const pool: ArrayBuffer[] = [];
     return {
       data,
       codes: files[IVF_FILES.codes],
       rows: files[IVF_FILES.rows],
-      cache: new ByteLru(Math.max(0, Math.floor(budget / 2) - staging)),
+      cache: new ByteLru<number, CachedList>(
+        Math.max(0, Math.floor(budget / 2) - staging - maxN * 4),
+        (e) => pool.push(e.buf),
+      ),
+      rows1: new Uint32Array(maxN),
+      pool,
     };
   }
 
@@ -405,11 +422,32 @@ export class DiskIndex implements IvfOnDisk {
     this.listReads++;
     const codes = ivf.data.codes.subarray(0, n * bpv);
     readAt(ivf.codes, s * bpv, codes, `${this.#dir}/${IVF_FILES.codes}`);
-    const rb = new Uint8Array(n * 4);
-    readAt(ivf.rows, s * 4, rb, `${this.#dir}/${IVF_FILES.rows}`);
-    const rows = new Uint32Array(rb.buffer);
-    if (n * (bpv + 4) <= ivf.cache.capacity) {
-      ivf.cache.put(l, { codes: codes.slice(), rows }, n * (bpv + 4));
+    const rows = ivf.rows1.subarray(0, n);
+    readAt(
+      ivf.rows,
+      s * 4,
+      new Uint8Array(rows.buffer, 0, n * 4),
+      `${this.#dir}/${IVF_FILES.rows}`,
+    );
+    const need = n * (bpv + 4), cache = ivf.cache, pool = ivf.pool;
+    if (need > cache.capacity) return rows;
+    // Kept: in an evicted list's buffer where one is large enough (less garbage), else a new one.
+    cache.makeRoom(need);
+    let best = -1;
+    for (let i = 0; i < pool.length; i++) {
+      const b = pool[i].byteLength;
+      if (b >= need && (best < 0 || b < pool[best].byteLength)) best = i;
+    }
+    const buf = best >= 0 ? pool.splice(best, 1)[0] : new ArrayBuffer(need);
+    const keptRows = new Uint32Array(buf, 0, n);
+    keptRows.set(rows);
+    const kept = new Uint8Array(buf, n * 4, n * bpv);
+    kept.set(codes);
+    cache.put(l, { buf, codes: kept, rows: keptRows }, buf.byteLength);
+    // The pool and the cache together within the capacity.
+    let pooled = pool.reduce((t, b) => t + b.byteLength, 0);
+    while (pool.length > 0 && cache.bytes + pooled > cache.capacity) {
+      pooled -= pool.shift()!.byteLength;
     }
     return rows;
   }
@@ -448,8 +486,8 @@ export class DiskIndex implements IvfOnDisk {
       : new Float32Array(b.buffer, b.byteOffset, n * h.d);
   }
 
-  /** Paragraph `p`'s line, from the cache or read and checked again. */
-  paragraph(p: number): ParagraphLine {
+  /** Paragraph `p`'s phrases, from the cache or read from its line and checked again. */
+  #paragraph(p: number): PhraseTexts {
     const have = this.#texts.get(p);
     if (have !== undefined) return have;
     this.textReads++;
@@ -459,8 +497,29 @@ export class DiskIndex implements IvfOnDisk {
     readAt(this.#para, at, b, path);
     const text = new TextDecoder("utf-8", { fatal: true }).decode(b);
     const o = parseParagraphLine(text, p, this.#starts[p], this.#h, path, -1);
-    this.#texts.put(p, o, 2 * b.length + 64);
-    return o;
+    const t = compactTexts(o);
+    // A string counted at 2 bytes a code unit (V8 keeps Latin-1 in 1), the arrays as they are.
+    this.#texts.put(
+      p,
+      t,
+      2 * t.joined.length + t.cuts.byteLength + (t.offsets?.byteLength ?? 0) + 200,
+    );
+    return t;
+  }
+
+  /** The phrase `i` of paragraph `p`. */
+  phrase(p: number, i: number): string {
+    const t = this.#paragraph(p);
+    return t.joined.slice(t.cuts[i], t.cuts[i + 1]);
+  }
+
+  /**
+   * The code point offsets of phrase `i` of paragraph `p` as the in-memory
+   * table holds them (int32; `[-1, -1]` where its line has none).
+   */
+  offsets(p: number, i: number): [number, number] {
+    const o = this.#paragraph(p).offsets;
+    return o === null ? [-1, -1] : [o[2 * i], o[2 * i + 1]];
   }
 
   /** Closes the files (a later read fails). */
@@ -474,6 +533,31 @@ export class DiskIndex implements IvfOnDisk {
     this.#texts.clear();
     this.#ivf?.cache.clear();
   }
+}
+
+/** A paragraph's phrases held compactly: one string, where each starts, the offsets. */
+interface PhraseTexts {
+  /** The phrases, one after another. */
+  readonly joined: string;
+  /** Phrase i is `joined.slice(cuts[i], cuts[i + 1])`. */
+  readonly cuts: Uint32Array;
+  /** `[start, end]` of each phrase (int32), or `null` where the line has none. */
+  readonly offsets: Int32Array | null;
+}
+
+/** The compact form of a checked paragraph line. */
+function compactTexts(o: ParagraphLine): PhraseTexts {
+  const cuts = new Uint32Array(o.rows + 1);
+  for (let i = 0; i < o.rows; i++) cuts[i + 1] = cuts[i] + o.phrases[i].length;
+  let offsets: Int32Array | null = null;
+  if (o.offsets !== null) {
+    offsets = new Int32Array(2 * o.rows);
+    o.offsets.forEach(([s, e], i) => {
+      offsets![2 * i] = s;
+      offsets![2 * i + 1] = e;
+    });
+  }
+  return { joined: o.phrases.join(""), cuts, offsets };
 }
 
 /**

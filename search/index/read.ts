@@ -5,6 +5,10 @@
  * memory (exact search keeps them memory-resident: phrases × d × 4 (or 2)
  * bytes dense, nnz × 8 + phrases × 8 sparse, plus the phrase texts).
  *
+ * With `memoryBudget` ({@linkcode OpenIndexOptions}), a dense index is
+ * opened with the same checks but not loaded: its vectors, IVF-PQ lists and
+ * phrase texts are read from disk on demand within the budget (`disk.ts`).
+ *
  * An `ivf-pq` index is opened the same way (its exact vectors serve
  * `--exact` and the re-scoring); its `ivf/` files are checked too (size,
  * and sha256 with `verify`), and loaded on the first approximate query
@@ -356,7 +360,7 @@ export const openIndex = (
 export function phraseAt(index: ExactIndex, row: number): string {
   if (index.disk === undefined) return index.phrases[row];
   const p = paragraphOfRow(index, row);
-  return index.disk.paragraph(p).phrases[row - index.starts[p]];
+  return index.disk.phrase(p, row - index.starts[p]);
 }
 
 /** The code point offsets `[start, end]` of `row`, or `undefined` where the index has none. */
@@ -366,9 +370,8 @@ export function offsetsAt(index: ExactIndex, row: number): [number, number] | un
     return off !== null && off[2 * row] >= 0 ? [off[2 * row], off[2 * row + 1]] : undefined;
   }
   const p = paragraphOfRow(index, row);
-  const o = index.disk.paragraph(p).offsets?.[row - index.starts[p]];
-  // As the in-memory table stores them (int32; a negative start: unknown).
-  return o === undefined || (o[0] | 0) < 0 ? undefined : [o[0] | 0, o[1] | 0];
+  const o = index.disk.offsets(p, row - index.starts[p]);
+  return o[0] >= 0 ? o : undefined;
 }
 
 /** Closes the files of an index opened with a memory budget (nothing for one in memory). */

@@ -28,8 +28,12 @@ import { openSearch, searchVectors } from "../../search/open.ts";
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e);
 const fmt = { sparse: false, compressed: false } as const;
 
-/** Budgets: 1 byte, a few lists, about half the index, more than all of it. */
-const BUDGETS = [1, 3000, 40_000, 64 * 2 ** 20];
+/**
+ * Budgets: 1 byte; a few paragraph lines and rows; some IVF-PQ lists cached
+ * beside the 64 KiB staging page (so lists are evicted and their buffers
+ * reused); more than all of it.
+ */
+const BUDGETS = [1, 3000, 40_000, 136_000, 64 * 2 ** 20];
 
 /**
  * A dense dump of `paragraphs` paragraphs (`T_0`, `T_1`, ...; texts, so
@@ -200,22 +204,26 @@ Deno.test("memory budget: IVF-PQ gives the in-memory bytes with any budget; a ti
     qd.close();
     const mem = openIndexSync(`${tmp}/ix`);
     const tiny = openIndexSync(`${tmp}/ix`, { memoryBudget: 1 });
+    const mid = openIndexSync(`${tmp}/ix`, { memoryBudget: 136_000 });
     const big = openIndexSync(`${tmp}/ix`, { memoryBudget: 2 ** 26 });
     try {
       for (const o of [{ nprobe: 4 }, { nprobe: 6, candidates: 9 }]) {
         const want = await searchVectors(mem, vs, { topK: 5, ...o });
         assertEquals(await searchVectors(tiny, vs, { topK: 5, ...o }), want);
+        assertEquals(await searchVectors(mid, vs, { topK: 5, ...o }), want);
         assertEquals(await searchVectors(big, vs, { topK: 5, ...o }), want);
         for (const [j, v] of vs.slice(0, 3).entries()) {
           assertEquals(await searchVectors(tiny, [v], { topK: 5, ...o }), [want[j]]);
+          assertEquals(await searchVectors(mid, [v], { topK: 5, ...o }), [want[j]]);
         }
       }
       assert(tiny.disk!.listReads > 3 * 6, `tiny budget: ${tiny.disk!.listReads} list reads`);
       assert(big.disk!.listReads <= 6, `large budget: ${big.disk!.listReads} list reads`);
+      const m = mid.disk!.listReads;
+      assert(m > 6 && m < tiny.disk!.listReads, `some lists cached: ${m} list reads`);
       assert(tiny.disk!.textReads > big.disk!.textReads);
     } finally {
-      tiny.disk!.close();
-      big.disk!.close();
+      for (const x of [tiny, mid, big]) x.disk!.close();
     }
   } finally {
     Deno.removeSync(tmp, { recursive: true });
