@@ -14,11 +14,13 @@
  * - **IVF-PQ** reads a probed list's codes and rows when a batch of
  *   questions first needs it, through a least-recently-used cache of half
  *   the budget (less the staging copy of the largest list the scan kernel
- *   reads from); the re-scored candidates' vectors are read row by row.
+ *   reads from, and one buffer of its rows); an evicted list's buffer is
+ *   reused for the next list it can hold (counted in the cache until then);
+ *   the re-scored candidates' vectors are read row by row.
  * - **Phrase texts and offsets** are read a paragraph line at a time from
- *   `paragraphs.ndjson` through a cache of a quarter of the budget (a
- *   line counted as twice its bytes, about what its JavaScript strings
- *   take).
+ *   `paragraphs.ndjson` through a cache of a quarter of the budget, each
+ *   paragraph kept compactly (its phrases as one string, counted at 2
+ *   bytes a code unit, where they start, its offsets as int32).
  *
  * Not counted in the budget: the runtime and the code; the question
  * vectors of a block and the top-k heaps (and, over shards, the merged
@@ -27,8 +29,9 @@
  * the IVF-PQ centroids, codebooks and list offsets (nlist × d × 4 +
  * 256 × d × 4 + nlist × 8 bytes); the staging copy of the largest list
  * beyond half the budget, and one paragraph line beyond its cache (at
- * least one of each is held whatever the budget); the page cache of the
- * operating system. The answers are those of the in-memory index, byte
+ * least one of each is held whatever the budget); what the JavaScript
+ * garbage collector has not yet reclaimed (evicted entries, parsed lines);
+ * the page cache of the operating system. The answers are those of the in-memory index, byte
  * for byte, with any budget (`tests/search/memory_budget_test.ts`).
  *
  * Sparse (CSR) and hybrid indexes are not read this way: a budget on one is
@@ -499,12 +502,15 @@ export class DiskIndex implements IvfOnDisk {
     const o = parseParagraphLine(text, p, this.#starts[p], this.#h, path, -1);
     const t = compactTexts(o);
     // A string counted at 2 bytes a code unit (V8 keeps Latin-1 in 1), the arrays as they are.
-    this.#texts.put(
-      p,
-      t,
-      2 * t.joined.length + t.cuts.byteLength + (t.offsets?.byteLength ?? 0) + 200,
-    );
+    const chars = t.joined.length + (t.title?.length ?? 0) + (t.context?.length ?? 0);
+    this.#texts.put(p, t, 2 * chars + t.cuts.byteLength + (t.offsets?.byteLength ?? 0) + 200);
     return t;
+  }
+
+  /** Paragraph `p`'s article title and text (`null` where unknown). */
+  paragraphText(p: number): { title: string | null; context: string | null } {
+    const t = this.#paragraph(p);
+    return { title: t.title, context: t.context };
   }
 
   /** The phrase `i` of paragraph `p`. */
@@ -543,6 +549,10 @@ interface PhraseTexts {
   readonly cuts: Uint32Array;
   /** `[start, end]` of each phrase (int32), or `null` where the line has none. */
   readonly offsets: Int32Array | null;
+  /** The article title, or `null`. */
+  readonly title: string | null;
+  /** The paragraph's text, or `null`. */
+  readonly context: string | null;
 }
 
 /** The compact form of a checked paragraph line. */
@@ -557,7 +567,7 @@ function compactTexts(o: ParagraphLine): PhraseTexts {
       offsets![2 * i + 1] = e;
     });
   }
-  return { joined: o.phrases.join(""), cuts, offsets };
+  return { joined: o.phrases.join(""), cuts, offsets, title: o.title, context: o.context };
 }
 
 /**

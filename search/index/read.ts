@@ -374,6 +374,19 @@ export function offsetsAt(index: ExactIndex, row: number): [number, number] | un
   return o[0] >= 0 ? o : undefined;
 }
 
+/**
+ * Paragraph `p`'s article title and text (`null` where unknown): from
+ * memory (`titles`, `contexts`), or read from disk for an index opened with
+ * a budget.
+ */
+export function paragraphText(
+  index: ExactIndex,
+  p: number,
+): { title: string | null; context: string | null } {
+  if (index.disk !== undefined) return index.disk.paragraphText(p);
+  return { title: index.titles?.[p] ?? null, context: index.contexts?.[p] ?? null };
+}
+
 /** Closes the files of an index opened with a memory budget (nothing for one in memory). */
 export function closeIndex(index: ExactIndex): void {
   index.disk?.close();

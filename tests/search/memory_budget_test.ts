@@ -21,7 +21,7 @@ import type { Matrix } from "../../io/matrix.ts";
 import { ByteLru, parseMemoryBudget } from "../../search/index/budget.ts";
 import { buildIndex, trainQuantizer } from "../../search/index/build.ts";
 import { splitmix32 } from "../../search/index/kmeans.ts";
-import { openIndexSync } from "../../search/index/read.ts";
+import { openIndexSync, paragraphText } from "../../search/index/read.ts";
 import { shardFolderName } from "../../search/index/shards.ts";
 import { openSearch, searchVectors } from "../../search/open.ts";
 
@@ -222,6 +222,11 @@ Deno.test("memory budget: IVF-PQ gives the in-memory bytes with any budget; a ti
       const m = mid.disk!.listReads;
       assert(m > 6 && m < tiny.disk!.listReads, `some lists cached: ${m} list reads`);
       assert(tiny.disk!.textReads > big.disk!.textReads);
+      // Titles and texts (what the demo shows), as in memory.
+      for (let p = 0; p < mem.ids.length; p++) {
+        assertEquals(paragraphText(tiny, p), paragraphText(mem, p));
+        assert(paragraphText(mem, p).context !== null);
+      }
     } finally {
       for (const x of [tiny, mid, big]) x.disk!.close();
     }
