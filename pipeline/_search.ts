@@ -18,7 +18,13 @@ import { squadQuestions } from "../io/squad.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { openScores } from "../metrics/open.ts";
 import { openSearch, type OpenSearchOptions, type OpenSearchResult } from "../search/open.ts";
-import { type ExactIndex, openIndexSync, readIndexPassages } from "../search/index/read.ts";
+import {
+  closeIndex,
+  type ExactIndex,
+  openIndexSync,
+  readIndexPassages,
+} from "../search/index/read.ts";
+import { parseMemoryBudget } from "../search/index/budget.ts";
 import { isShardSet } from "../search/index/shards.ts";
 import { hybridDenseDims } from "../search/index/hybrid.ts";
 import {
@@ -112,13 +118,17 @@ const timedSearch = (indexDir: string, opts: Omit<OpenSearchOptions, "index">) =
       const searchCpu = c0 === null || c1 === null ? null : c1 - c0;
       return { r, index: null, load: 0, search, searchCpu } satisfies TimedSearch;
     }
+    const budget = opts.memoryBudget;
     const index = yield* Effect.try({
-      try: () => openIndexSync(indexDir),
+      try: () => openIndexSync(indexDir, budget !== undefined ? { memoryBudget: budget } : {}),
       catch: asError(indexDir),
     });
     const t1 = performance.now();
     const c1 = cpuSeconds();
-    const r = yield* openSearch({ ...opts, index });
+    const r = yield* Effect.ensuring(
+      openSearch({ ...opts, index }),
+      Effect.sync(() => closeIndex(index)),
+    );
     const search = (performance.now() - t1) / 1000;
     const c2 = cpuSeconds();
     const searchCpu = c1 === null || c2 === null ? null : c2 - c1;
@@ -206,8 +216,17 @@ function searchOptions(a: ParsedArgs<typeof SEARCH_SPEC>) {
     nprobe: a.flags.nprobe,
     candidates,
     ...(a.flags.threads !== undefined ? { threads: a.flags.threads } : {}),
+    ...budgetOf(a),
     simd: !a.flags["no-simd"],
   };
+}
+
+/** `{ memoryBudget }` from `--memory-budget` (checked by {@linkcode searchCommand}), or `{}`. */
+function budgetOf(a: ParsedArgs<typeof SEARCH_SPEC>): { memoryBudget?: number } {
+  const text = a.flags["memory-budget"];
+  if (text === undefined) return {};
+  const bytes = parseMemoryBudget(text);
+  return typeof bytes === "number" ? { memoryBudget: bytes } : {};
 }
 
 /**
@@ -316,6 +335,9 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
   if (a.flags.exact && (nprobe !== undefined || candidates !== undefined)) {
     return Effect.fail(new UsageError(`--exact cannot go with --nprobe or ${cname}`));
   }
+  const budget = a.flags["memory-budget"];
+  const bytes = budget === undefined ? undefined : parseMemoryBudget(budget);
+  if (typeof bytes === "string") return Effect.fail(new UsageError(`--memory-budget: ${bytes}`));
   const bar = progress("search");
   const data = a.positional["data.json"];
   const pred = a.positional["pred.json"];
@@ -382,6 +404,7 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
       nprobe,
       candidates,
       ...(threads !== undefined ? { threads } : {}),
+      ...budgetOf(a),
       simd: !a.flags["no-simd"],
       onProgress: (n) => bar.update(n, "questions"),
     });

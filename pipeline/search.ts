@@ -113,6 +113,14 @@ export const SEARCH_SPEC = {
         "worker threads: an ivf-pq index's list scans, a dense index's exact screening (default 1; same answers)",
     },
     {
+      name: "memory-budget",
+      type: "string",
+      metavar: "BYTES",
+      description: "a dense index: hold at most BYTES of its vectors, IVF-PQ lists and phrase " +
+        "texts in memory (bytes, or with kB/MB/GB or KiB/MiB/GiB, e.g. 256MB), reading them " +
+        "from disk on demand (same answers; search/index/disk.ts tells what is not counted)",
+    },
+    {
       name: "unique-ids",
       type: "boolean",
       description: "rename repeated article titles as the encoders' --unique-ids does",

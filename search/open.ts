@@ -23,8 +23,12 @@
  * top k merged (`search/sharded.ts`): the same outputs as the unsharded
  * index's for exact search.
  *
- * **Memory.** The index is memory-resident (see `search/index/read.ts`);
- * questions are read and answered in blocks of 256, and
+ * **Memory.** The index is memory-resident (see `search/index/read.ts`),
+ * unless opened with `memoryBudget`: then its vectors, IVF-PQ lists and
+ * phrase texts are read from disk on demand within the budget
+ * (`search/index/disk.ts`; the same outputs, byte for byte; an exact pass
+ * then takes 4,096 questions at a time, each pass reading the vectors
+ * once). Otherwise questions are read and answered in blocks of 256, and
  * each block's lines are written before the next is read, so memory beyond
  * the index is the dataset's question → paragraph map and one block.
  *
@@ -51,7 +55,14 @@ import type { SquadReadError } from "../io/squad.ts";
 import { type EncoderError, QuestionEncoder } from "../encoders/types.ts";
 import { asFloat32 } from "./dense_f64.ts";
 import { readQ2c } from "./merge.ts";
-import { type ExactIndex, openIndexSync, paragraphOfRow } from "./index/read.ts";
+import {
+  closeIndex,
+  type ExactIndex,
+  offsetsAt,
+  openIndexSync,
+  paragraphOfRow,
+  phraseAt,
+} from "./index/read.ts";
 import { closeIvfWorkers, nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
 import { DEFAULT_NPROBE } from "./index/defaults.ts";
 import { isShardSet } from "./index/shards.ts";
@@ -143,6 +154,8 @@ export interface QueryOptions {
 }
 
 const DENSE_BLOCK = 256;
+/** Questions a pass of an exact search over an index read on demand (`disk.ts`). */
+const DISK_BLOCK = 4096;
 const SPARSE_BLOCK = 256;
 const DENSE_CHUNK = 2048;
 
@@ -196,7 +209,8 @@ export async function scoreQuestionsAsync(
 ): Promise<TopK[]> {
   const threads = options.threads ?? 1;
   if (
-    index.dense === undefined || threads <= 1 || options.simd === false ||
+    index.dense === undefined || index.disk !== undefined || threads <= 1 ||
+    options.simd === false ||
     options.screen === false
   ) {
     return scoreQuestions(index, vectors, options);
@@ -230,7 +244,7 @@ export async function scoreQuestionsAsync(
  * {@linkcode InputError} naming the vectors file.
  */
 export function prepareExact(index: ExactIndex): void {
-  if (index.dense === undefined) return;
+  if (index.dense === undefined) return; // sparse, or read on demand (no screening rows)
   try {
     i8RowsOf(index, i8Source(index));
   } catch (e) {
@@ -286,6 +300,10 @@ export function scoreQuestions(
         } finally {
           sq.dispose();
         }
+      } else if (index.disk !== undefined) {
+        // Read on demand: the rows in blocks from disk, every row on the float kernels.
+        const qs = g.js.map((j) => asFloat32(vectors[j] as Matrix & { kind: "dense" }));
+        scoreDiskRows(index, qs, ts, g, options);
       } else {
         const qs = g.js.map((j) => asFloat32(vectors[j] as Matrix & { kind: "dense" }));
         // Open search: the 8-bit screening, then exact scores of its candidates.
@@ -302,22 +320,45 @@ export function scoreQuestions(
   return tops;
 }
 
+/**
+ * Rows `g.from … g.to` of an index read on demand (`disk.ts`) against `qs`:
+ * a block of rows read from disk at a time, scored on the float kernels in
+ * chunks of {@linkcode DENSE_CHUNK} rows (the same results as in memory).
+ */
+function scoreDiskRows(
+  index: ExactIndex,
+  qs: readonly Float32Array[],
+  ts: readonly TopK[],
+  g: { from: number; to: number },
+  options: QueryOptions,
+): void {
+  if (qs.length === 0) return;
+  const h = index.header, disk = index.disk!;
+  for (let b = g.from; b < g.to; b += disk.blockRows) {
+    const m = Math.min(disk.blockRows, g.to - b);
+    const block = disk.readRows(b, m);
+    for (let r = 0; r < m; r += DENSE_CHUNK) {
+      const n = Math.min(DENSE_CHUNK, m - r);
+      const rows = block.subarray(r * h.d, (r + n) * h.d);
+      scoreDense(rows, n, h.d, b + r, qs, ts, h.metric, options.simd);
+    }
+  }
+}
+
 /** The hits of one question's {@linkcode TopK}. */
 export function hitsOf(index: ExactIndex, top: TopK): Hit[] {
   return top.rows.map((row, r) => {
     const p = paragraphOfRow(index, row);
-    const off = index.offsets;
     const hit: Hit = {
       rank: r + 1,
       paragraph: index.ids[p],
       phraseIndex: row - index.starts[p],
-      phrase: index.phrases[row],
+      phrase: phraseAt(index, row),
       score: top.scores[r],
       row,
     };
-    return off !== null && off[2 * row] >= 0
-      ? { ...hit, start: off[2 * row], end: off[2 * row + 1] }
-      : hit;
+    const off = offsetsAt(index, row);
+    return off !== undefined ? { ...hit, start: off[0], end: off[1] } : hit;
   });
 }
 
@@ -551,6 +592,13 @@ export interface OpenSearchOptions extends QueryOptions {
   readonly uniqueIds?: boolean;
   /** An `ivf-pq` index: score every phrase exactly instead. */
   readonly exact?: boolean;
+  /**
+   * Bytes the index may hold in memory when `index` is a folder (or a
+   * folder of shards, each opened in turn): its vectors, IVF-PQ lists and
+   * phrase texts are read from disk on demand (`search/index/disk.ts`; the
+   * same answers). Dense indexes only. Default: loaded whole.
+   */
+  readonly memoryBudget?: number;
   /** An `ivf-pq` index: partitions probed (default 10, at most nlist). */
   readonly nprobe?: number;
   /**
@@ -721,18 +769,44 @@ export const openSearch = (
       const { shardedOpenSearch } = yield* Effect.promise(() => import("./sharded.ts"));
       return yield* shardedOpenSearch({ ...opts, index: opts.index });
     }
+    const opened = typeof opts.index === "string";
     const index = typeof opts.index === "string"
       ? yield* Effect.try({
-        try: () => openIndexSync(opts.index as string),
+        try: () =>
+          openIndexSync(
+            opts.index as string,
+            opts.memoryBudget !== undefined ? { memoryBudget: opts.memoryBudget } : {},
+          ),
         catch: asError(opts.index),
       })
       : opts.index;
+    // An index this call opened on disk closes with it.
+    if (opened) {
+      return yield* Effect.ensuring(
+        searchOpen(index, opts),
+        Effect.sync(() => closeIndex(index)),
+      );
+    }
+    return yield* searchOpen(index, opts);
+  });
+
+/** {@linkcode openSearch} on an open index. */
+const searchOpen = (
+  index: ExactIndex,
+  opts: OpenSearchOptions,
+): Effect.Effect<OpenSearchResult, OpenSearchError> =>
+  Effect.gen(function* () {
     const ivf = yield* searchMode(index, opts);
     const q2c = yield* questionParagraphs(opts);
     const onMissing = opts.onMissing ?? ((line: string) => console.error(line));
     const paragraphOf = new Map(index.ids.map((id, p) => [id, p]));
     const sparse = index.header.vectors === "csr";
-    const block = sparse ? SPARSE_BLOCK : DENSE_BLOCK;
+    // Read on demand, an exact pass reads every row from disk: more questions a pass.
+    const block = sparse
+      ? SPARSE_BLOCK
+      : index.disk !== undefined && !ivf && opts.closed !== true
+      ? DISK_BLOCK
+      : DENSE_BLOCK;
     return yield* Effect.acquireUseRelease(
       Effect.tryPromise({
         try: async () => {

@@ -27,7 +27,8 @@
  *   with it here too (recall at least the unsharded recall).
  *
  * **One process** ({@linkcode shardedOpenSearch}): the shards are opened
- * one at a time (one shard's vectors in memory), the questions read again
+ * one at a time (one shard's vectors in memory; with `memoryBudget`, each
+ * shard read from disk on demand within it, `disk.ts`), the questions read again
  * for each, and the running top k of every question kept (questions × k
  * hits). **As a run** (`runs/plan.ts`): a task per shard
  * ({@linkcode searchShard}: the shard's top k of every question, with each
@@ -46,7 +47,7 @@ import type { Matrix } from "../io/matrix.ts";
 import { pyStringLiteral } from "../io/pyjson.ts";
 import { type AtomicWriter, openAtomicWriter } from "../io/source.ts";
 import { DEFAULT_NPROBE } from "./index/defaults.ts";
-import { openIndexSync, readIndexHeader } from "./index/read.ts";
+import { closeIndex, offsetsAt, openIndexSync, phraseAt, readIndexHeader } from "./index/read.ts";
 import type { ExactIndex } from "./index/read.ts";
 import type { TopK } from "./index/score.ts";
 import { openShardSet, type ShardSet } from "./index/shards.ts";
@@ -141,17 +142,15 @@ function shardHitsOf(index: ExactIndex, top: TopK): ShardHit[] {
       if (index.starts[mid] <= row) lo = mid;
       else hi = mid - 1;
     }
-    const off = index.offsets;
     const hit: ShardHit = {
       position: pos[lo],
       phraseIndex: row - index.starts[lo],
       score: top.scores[r],
       paragraph: index.ids[lo],
-      phrase: index.phrases[row],
+      phrase: phraseAt(index, row),
     };
-    return off !== null && off[2 * row] >= 0
-      ? { ...hit, start: off[2 * row], end: off[2 * row + 1] }
-      : hit;
+    const off = offsetsAt(index, row);
+    return off !== undefined ? { ...hit, start: off[0], end: off[1] } : hit;
   });
 }
 
@@ -194,7 +193,10 @@ async function shardPass(
 ): Promise<void> {
   const entry = set.shards[s];
   const empty = entry.header.phrases === 0;
-  const index = empty ? undefined : openIndexSync(entry.dir);
+  const index = empty ? undefined : openIndexSync(
+    entry.dir,
+    opts.memoryBudget !== undefined ? { memoryBudget: opts.memoryBudget } : {},
+  );
   const shape = index ?? { dir: entry.dir, header: entry.header };
   try {
     const paragraphOf = new Map(index?.ids.map((id, p) => [id, p]) ?? []);
@@ -224,7 +226,10 @@ async function shardPass(
       onBlock(Math.min(qids.length, b + QUESTION_BLOCK));
     }
   } finally {
-    if (index !== undefined) closeSearchWorkers(index);
+    if (index !== undefined) {
+      closeSearchWorkers(index);
+      closeIndex(index);
+    }
   }
 }
 

@@ -396,6 +396,32 @@ export interface IvfIndexView {
   };
   /** Dense vectors: f32 values, or f16 bits. */
   readonly dense?: Float32Array | Uint16Array;
+  /** An index read on demand under a memory budget (`disk.ts`): its lists and vectors. */
+  readonly disk?: IvfOnDisk;
+}
+
+/**
+ * The IVF-PQ lists and vectors of an index read from disk on demand
+ * (`disk.ts`): the scan asks for one list at a time.
+ */
+export interface IvfOnDisk {
+  /** Centroids, codebooks and offsets; `codes` the staging area of one list (`rows` empty). */
+  ivfData(): IvfData;
+  /** Puts list `l`'s codes at the start of the staging area (`codes`); its global rows. */
+  list(l: number): Uint32Array;
+  /** The vectors of `rows` (increasing), one after another: f32 values or f16 bits. */
+  gather(rows: readonly number[]): Float32Array | Uint16Array;
+}
+
+/**
+ * Where list `l`'s codes and rows are: `[codes offset, rows, first of its rows]`
+ * (in memory: the list's place in the whole arrays; read on demand: list
+ * `l` just read into the staging area).
+ */
+function listAt(index: IvfIndexView, data: IvfData, l: number): [number, Uint32Array, number] {
+  if (index.disk !== undefined) return [0, index.disk.list(l), 0];
+  const s = data.offsets[l];
+  return [s * data.bpv, data.rows, s];
 }
 
 /** The IVF-PQ data of an index, in memory. */
@@ -434,6 +460,12 @@ const loaded = new WeakMap<object, IvfData>();
 export function loadIvf(index: IvfIndexView): IvfData {
   const have = loaded.get(index);
   if (have !== undefined) return have;
+  if (index.disk !== undefined) {
+    // Read on demand: checked at open; the lists come one at a time (`listAt`).
+    const data = index.disk.ivfData();
+    loaded.set(index, data);
+    return data;
+  }
   const h = index.header, p = h.parameters;
   const nlist = p.nlist as number, bpv = p.bpv as number;
   const sizes = ivfFileSizes(h, nlist, bpv);
@@ -740,20 +772,21 @@ export function ivfCandidates(
   const mine = k === undefined ? new Float32Array(maxN) : undefined;
   const cands = new Candidates(cap);
   for (const l of lists) {
-    const s = data.offsets[l], n = data.offsets[l + 1] - s;
+    const n = data.offsets[l + 1] - data.offsets[l];
     if (n === 0) continue;
+    const [co, rows, s] = listAt(index, data, l);
     if (l2) {
       const c = data.centroids;
       for (let j = 0; j < d; j++) v[j] = q[j] - c[l * d + j];
       tables(v, data.codebooks, bpv, dsub, true, own ?? k!.tables(bpv));
     }
     let acc: Float32Array;
-    if (k !== undefined) acc = k.scan(s * bpv, n, bpv);
+    if (k !== undefined) acc = k.scan(co, n, bpv);
     else {
-      scanLists(data.codes, s * bpv, n, bpv, own!, mine!);
+      scanLists(data.codes, co, n, bpv, own!, mine!);
       acc = mine!;
     }
-    offerRows(cands, acc, 1, 0, n, l2 ? 0 : qc[l], l2, data.rows, s);
+    offerRows(cands, acc, 1, 0, n, l2 ? 0 : qc[l], l2, rows, s);
   }
   return cands.byRow();
 }
@@ -850,8 +883,9 @@ function laneBatch(
   const cands = qs.map(() => new Candidates(cap));
   const c = data.centroids;
   for (let l = 0; l < data.nlist; l++) {
-    const s = data.offsets[l], n = data.offsets[l + 1] - s, js = byList[l];
-    if (n === 0) continue;
+    const n = data.offsets[l + 1] - data.offsets[l], js = byList[l];
+    if (n === 0 || js.length === 0) continue;
+    const [co, rows, s] = listAt(index, data, l);
     for (let g0 = 0; g0 < js.length; g0 += SCAN_LANES) {
       const group = js.slice(g0, g0 + SCAN_LANES);
       if (l2) {
@@ -863,13 +897,13 @@ function laneBatch(
       }
       if (group.length === 1) {
         const j = group[0];
-        const sums = k.scanOne(j, s * bpv, n);
-        offerRows(cands[j], sums, 1, 0, n, l2 ? 0 : probes[j].qc[l], l2, data.rows, s);
+        const sums = k.scanOne(j, co, n);
+        offerRows(cands[j], sums, 1, 0, n, l2 ? 0 : probes[j].qc[l], l2, rows, s);
         continue;
       }
-      const sums = k.scanLanes(group, s * bpv, n);
+      const sums = k.scanLanes(group, co, n);
       group.forEach((j, g) => {
-        offerRows(cands[j], sums, SCAN_LANES, g, n, l2 ? 0 : probes[j].qc[l], l2, data.rows, s);
+        offerRows(cands[j], sums, SCAN_LANES, g, n, l2 ? 0 : probes[j].qc[l], l2, rows, s);
       });
     }
   }
@@ -971,10 +1005,13 @@ function finish(
   const h = index.header, d = h.d, a = index.dense;
   for (let j = 0; j < qs.length; j++) {
     const list = cands[j];
-    if (refine > 0 && a !== undefined) {
+    if (refine > 0 && (a !== undefined || index.disk !== undefined)) {
       const n = list.length;
-      const g = a instanceof Float32Array ? new Float32Array(n * d) : new Uint16Array(n * d);
-      list.forEach((x, i) => g.set(a.subarray(x.row * d, (x.row + 1) * d), i * d));
+      let g: Float32Array | Uint16Array;
+      if (a !== undefined) {
+        g = a instanceof Float32Array ? new Float32Array(n * d) : new Uint16Array(n * d);
+        list.forEach((x, i) => g.set(a.subarray(x.row * d, (x.row + 1) * d), i * d));
+      } else g = index.disk!.gather(list.map((x) => x.row));
       const local = new TopK(k);
       scoreDense(g, n, d, 0, [qs[j]], [local], h.metric, simd);
       const order = local.rows.map((r, i) => ({ r, s: local.scores[i] })).sort((x, y) => x.r - y.r);
@@ -997,7 +1034,10 @@ export async function scoreIvf(
   options: IvfQueryOptions = {},
 ): Promise<TopK[]> {
   const threads = Math.max(1, Math.floor(options.threads ?? 1));
-  if (threads === 1 || qs.length < 2) return scoreIvfSync(index, qs, options);
+  // Read on demand: the lists are scanned in this thread (one staging area).
+  if (threads === 1 || qs.length < 2 || index.disk !== undefined) {
+    return scoreIvfSync(index, qs, options);
+  }
   const [k, nprobe, refine, cap] = settle(index, options);
   const cands = await ivfCandidatesMany(index, qs, nprobe, cap, threads, useKernel(options));
   return finish(index, qs, cands, k, refine, options.simd);
@@ -1018,7 +1058,7 @@ export async function ivfCandidatesMany(
   threads = 1,
   kernel = true,
 ): Promise<{ row: number; score: number }[][]> {
-  if (threads <= 1 || qs.length < 2 || !searchWorkersAllowed()) {
+  if (threads <= 1 || qs.length < 2 || index.disk !== undefined || !searchWorkersAllowed()) {
     return ivfCandidatesBatch(index, qs, nprobe, cap, kernel);
   }
   const data = loadIvf(index);

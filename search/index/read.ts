@@ -5,6 +5,10 @@
  * memory (exact search keeps them memory-resident: phrases × d × 4 (or 2)
  * bytes dense, nnz × 8 + phrases × 8 sparse, plus the phrase texts).
  *
+ * With `memoryBudget` ({@linkcode OpenIndexOptions}), a dense index is
+ * opened with the same checks but not loaded: its vectors, IVF-PQ lists and
+ * phrase texts are read from disk on demand within the budget (`disk.ts`).
+ *
  * An `ivf-pq` index is opened the same way (its exact vectors serve
  * `--exact` and the re-scoring); its `ivf/` files are checked too (size,
  * and sha256 with `verify`), and loaded on the first approximate query
@@ -44,6 +48,8 @@ import {
   PARAGRAPHS_FILE,
 } from "./format.ts";
 import { isShardSet, openShardSet } from "./shards.ts";
+import { parseParagraphLine } from "./paragraphs.ts";
+import { DiskIndex } from "./disk.ts";
 
 /** An open exact index, all in memory. */
 export interface ExactIndex {
@@ -76,12 +82,29 @@ export interface ExactIndex {
     readonly indices: Int32Array;
     readonly indptr: Float64Array;
   };
+  /**
+   * An index opened with a memory budget ({@linkcode OpenIndexOptions.memoryBudget}):
+   * its vectors, IVF-PQ lists and phrase texts are read from disk on demand
+   * (`disk.ts`). Then `dense` is absent, `phrases` empty and `offsets`,
+   * `titles` and `contexts` `null`: read a row's phrase with
+   * {@linkcode phraseAt} and its offsets with {@linkcode offsetsAt}; close
+   * it with `disk.close()` (or {@linkcode closeIndex}) when done.
+   */
+  readonly disk?: DiskIndex;
 }
 
 /** Options of {@linkcode openIndex}. */
 export interface OpenIndexOptions {
   /** Check every data file's sha256 against the header (default true). */
   readonly verify?: boolean;
+  /**
+   * Bytes the index's vectors, IVF-PQ lists and phrase texts may hold in
+   * memory (see `disk.ts` for what is counted): they are then read from
+   * disk on demand instead of loaded whole, for the same answers. Dense
+   * indexes only (a sparse or hybrid one is refused). Default: no budget,
+   * everything loaded.
+   */
+  readonly memoryBudget?: number;
 }
 
 const bad = (file: string, message: string) => new InputError({ file, where: "", message });
@@ -173,63 +196,20 @@ function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
   const positions = h.shard !== undefined ? new Float64Array(h.paragraphs) : null;
   let row = 0;
   for (let p = 0; p < lines.length; p++) {
-    let o: {
-      id?: unknown;
-      rows?: unknown;
-      phrases?: unknown;
-      offsets?: unknown;
-      title?: unknown;
-      context?: unknown;
-      position?: unknown;
-    };
-    try {
-      o = JSON.parse(lines[p]);
-    } catch (e) {
-      throw bad(path, `line ${p + 1}: invalid JSON (${e instanceof Error ? e.message : e})`);
-    }
-    const n = o?.rows;
-    if (
-      typeof o !== "object" || o === null || typeof o.id !== "string" ||
-      !Number.isSafeInteger(n) || (n as number) < 1 || !Array.isArray(o.phrases) ||
-      o.phrases.length !== n || !o.phrases.every((s) => typeof s === "string")
-    ) throw bad(path, `line ${p + 1}: not a paragraph record`);
-    if (row + (n as number) > h.phrases) {
-      throw bad(path, `more rows than the ${h.phrases} phrases ${INDEX_HEADER} says`);
-    }
-    for (const key of ["title", "context"] as const) {
-      if (o[key] !== undefined && o[key] !== null && typeof o[key] !== "string") {
-        throw bad(path, `line ${p + 1}: bad ${key} (a string expected)`);
-      }
-    }
-    if (positions !== null) {
-      const at = o.position as number;
-      if (
-        !Number.isSafeInteger(at) || at < 0 || at >= h.shard!.corpus_paragraphs ||
-        (p > 0 && at <= positions[p - 1])
-      ) {
-        throw bad(
-          path,
-          `line ${p + 1}: bad position ${JSON.stringify(o.position)} (a shard's paragraphs ` +
-            `have increasing places in the corpus, below ${h.shard!.corpus_paragraphs})`,
-        );
-      }
-      positions[p] = at;
-    }
-    titles.push(typeof o.title === "string" ? o.title : null);
-    contexts.push(typeof o.context === "string" ? o.context : null);
+    const o = parseParagraphLine(lines[p], p, row, h, path, p > 0 ? positions?.[p - 1] ?? -1 : -1);
+    if (positions !== null) positions[p] = o.position!;
+    titles.push(o.title);
+    contexts.push(o.context);
     starts[p] = row;
     ids.push(o.id);
-    for (const s of o.phrases as string[]) phrases.push(s);
-    if (o.offsets !== null && o.offsets !== undefined) {
-      const ok = Array.isArray(o.offsets) && o.offsets.length === n &&
-        o.offsets.every((x) => Array.isArray(x) && x.length === 2 && x.every(Number.isSafeInteger));
-      if (!ok || offsets === null) throw bad(path, `line ${p + 1}: bad offsets`);
-      (o.offsets as [number, number][]).forEach(([s, e], i) => {
-        offsets[2 * (row + i)] = s;
-        offsets[2 * (row + i) + 1] = e;
+    for (const s of o.phrases) phrases.push(s);
+    if (o.offsets !== null) {
+      o.offsets.forEach(([s, e], i) => {
+        offsets![2 * (row + i)] = s;
+        offsets![2 * (row + i) + 1] = e;
       });
     }
-    row += n as number;
+    row += o.rows;
   }
   if (row !== h.phrases) throw bad(path, `${row} rows but ${INDEX_HEADER} says ${h.phrases}`);
   starts[h.paragraphs] = row;
@@ -248,6 +228,25 @@ function parseParagraphs(bytes: Uint8Array, path: string, h: IndexHeader) {
 export function openIndexSync(dir: string, options: OpenIndexOptions = {}): ExactIndex {
   const h = readIndexHeader(dir);
   const verify = options.verify !== false;
+  if (options.memoryBudget !== undefined) {
+    const budget = options.memoryBudget;
+    if (!Number.isSafeInteger(budget) || budget < 1) {
+      throw bad(dir, `bad memory budget ${budget} (a whole number of bytes, at least 1)`);
+    }
+    const { disk, table } = DiskIndex.open(dir, h, budget, verify);
+    return {
+      dir,
+      header: h,
+      ids: table.ids,
+      starts: table.starts,
+      phrases: [],
+      offsets: null,
+      titles: null,
+      contexts: null,
+      positions: table.positions,
+      disk,
+    };
+  }
   const load = (name: string) => loadFile(dir, h, name, verify);
   const table = parseParagraphs(load(PARAGRAPHS_FILE), `${dir}/${PARAGRAPHS_FILE}`, h);
   if (h.kind === "ivf-pq") {
@@ -356,6 +355,42 @@ export const openIndex = (
         ? e
         : new FileError({ file: dir, message: e instanceof Error ? e.message : String(e) }),
   });
+
+/** The phrase of `row`: from memory, or read from disk for an index opened with a budget. */
+export function phraseAt(index: ExactIndex, row: number): string {
+  if (index.disk === undefined) return index.phrases[row];
+  const p = paragraphOfRow(index, row);
+  return index.disk.phrase(p, row - index.starts[p]);
+}
+
+/** The code point offsets `[start, end]` of `row`, or `undefined` where the index has none. */
+export function offsetsAt(index: ExactIndex, row: number): [number, number] | undefined {
+  if (index.disk === undefined) {
+    const off = index.offsets;
+    return off !== null && off[2 * row] >= 0 ? [off[2 * row], off[2 * row + 1]] : undefined;
+  }
+  const p = paragraphOfRow(index, row);
+  const o = index.disk.offsets(p, row - index.starts[p]);
+  return o[0] >= 0 ? o : undefined;
+}
+
+/**
+ * Paragraph `p`'s article title and text (`null` where unknown): from
+ * memory (`titles`, `contexts`), or read from disk for an index opened with
+ * a budget.
+ */
+export function paragraphText(
+  index: ExactIndex,
+  p: number,
+): { title: string | null; context: string | null } {
+  if (index.disk !== undefined) return index.disk.paragraphText(p);
+  return { title: index.titles?.[p] ?? null, context: index.contexts?.[p] ?? null };
+}
+
+/** Closes the files of an index opened with a memory budget (nothing for one in memory). */
+export function closeIndex(index: ExactIndex): void {
+  index.disk?.close();
+}
 
 /** The paragraph (index) a row belongs to, by binary search of `starts`. */
 export function paragraphOfRow(index: Pick<ExactIndex, "starts">, row: number): number {
