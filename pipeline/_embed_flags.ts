@@ -7,7 +7,7 @@
  * @module
  */
 import type { FlagSpec } from "./_args.ts";
-import { ENCODER_NAMES, ONNX_DEVICES } from "../encoders/names.ts";
+import { DEFAULT_ENCODER, ENCODER_NAMES, ONNX_DEVICES } from "../encoders/names.ts";
 
 /** The flags both embedding stages take. */
 export const EMBED_FLAGS = [
@@ -15,7 +15,7 @@ export const EMBED_FLAGS = [
     name: "encoder",
     type: "string",
     choices: ENCODER_NAMES,
-    default: "sparse-pi",
+    default: DEFAULT_ENCODER,
     description: "encoder to run",
   },
   {
