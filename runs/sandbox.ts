@@ -62,7 +62,7 @@
  */
 import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
-import { indexTempFolder } from "../search/index/build.ts";
+import { indexTempFolder } from "../search/index/temp.ts";
 
 /**
  * What a process may touch. A list grants exactly those paths, `true`
@@ -235,7 +235,7 @@ export function encoderPermissions(
  * The grants of an `index` task: read the context dump (and the context
  * file that gives the paragraph order and offsets), write only the index
  * folder and the temporary folder its build renames into place
- * (`search/index/build.ts` {@linkcode indexTempFolder}: its lock, the
+ * (`search/index/temp.ts` {@linkcode indexTempFolder}: its lock, the
  * build, and a replaced index's `old/` all lie inside it).
  *
  * @example

@@ -65,6 +65,7 @@
  *
  * @module
  */
+import { indexTempFolder, tmpName } from "./temp.ts";
 import { createHash, type Hash } from "node:crypto";
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
@@ -574,11 +575,6 @@ const ivfStage = (
   });
 
 /** A short hex name for the target's temporary folder (its absolute path hashed). */
-function tmpName(out: string): string {
-  const abs = out.startsWith("/") ? out : `${Deno.cwd()}/${out}`;
-  const hex = createHash("sha256").update(abs.replace(/\/+$/, "")).digest("hex").slice(0, 8);
-  return `${out.replace(/\/+$/, "")}.${hex}.tmp`;
-}
 
 function statOrUndefined(path: string): Deno.FileInfo | undefined {
   try {
@@ -1386,17 +1382,5 @@ export const trainQuantizer = (
     );
   });
 
-/**
- * The temporary folder of a build of the index folder `out`
- * (`<out>.<8 hex>.tmp`: the build's lock file, the folder it writes before
- * renaming it into place, and for a moment a replaced index; see the module
- * notes): what a sandboxed `index` task must be allowed to write besides
- * `out` (`runs/sandbox.ts`).
- *
- * @example
- * ```ts
- * import { indexTempFolder } from "./build.ts";
- * if (!/^\/r\/index\.[0-9a-f]{8}\.tmp$/.test(indexTempFolder("/r/index/"))) throw new Error();
- * ```
- */
-export const indexTempFolder = (out: string): string => tmpName(out.replace(/\/+$/, "") || "/");
+/** The temporary folder of a build of the index folder `out` (see `temp.ts`). */
+export { indexTempFolder };
