@@ -12,11 +12,11 @@
  *   kernels (`scoreDense`; the in-memory search's 8-bit screening rows,
  *   d bytes a phrase, are not made): the same scores, ranks and ties.
  * - **IVF-PQ** reads a probed list's codes and rows when a batch of
- *   questions first needs it, through a least-recently-used cache of half
- *   the budget (less the staging area the scan kernel reads from, an
- *   eighth of the budget at most, and one buffer of its rows); an evicted
- *   list's buffer is reused for the next list it can hold (counted in the
- *   cache until then). A list larger than the cache is never held whole: it
+ *   questions first needs it, into a cache of half the budget (less the
+ *   staging area the scan kernel reads from, an eighth of the budget at
+ *   most, and one buffer of its rows): one buffer, allocated once, in which
+ *   lists are laid one after another, wrapping round, a list written over
+ *   evicting the older ones there (no buffer a list, so no garbage). A list larger than the cache is never held whole: it
  *   is read and scanned a slice of {@linkcode DiskIndex.sliceRows} rows at a
  *   time (the same sums, offered in the same order). The re-scored
  *   candidates' vectors are read row by row.
@@ -136,20 +136,70 @@ interface DiskIvf {
   readonly data: IvfData;
   readonly codes: Deno.FsFile;
   readonly rows: Deno.FsFile;
-  readonly cache: ByteLru<number, CachedList>;
+  readonly cache: ListArena;
   /** Rows of the slice just read when its list is not cached ({@linkcode DiskIvf.sliceRows}). */
   readonly rows1: Uint32Array;
   /** The most rows of one slice of a list (the staging area's size). */
   readonly sliceRows: number;
-  /** Buffers of evicted lists, reused for the next ones (counted in the cache's capacity). */
-  readonly pool: ArrayBuffer[];
 }
 
-/** A list kept in the cache: its codes and rows in one buffer. */
+/** A list kept in the cache: its codes and rows, views of the arena. */
 interface CachedList {
-  readonly buf: ArrayBuffer;
   readonly codes: Uint8Array;
   readonly rows: Uint32Array;
+}
+
+/**
+ * The IVF-PQ list cache: one buffer of `capacity` bytes (allocated once,
+ * when the first list is kept) in which lists are laid one after another,
+ * wrapping to the start; a list written over a kept one evicts it (first in,
+ * first out). No buffer is allocated per list, so evicted lists leave no
+ * garbage for the collector: memory stays within the capacity.
+ */
+class ListArena {
+  #buf?: ArrayBuffer;
+  #head = 0;
+  readonly #kept = new Map<number, { at: number; end: number; list: CachedList }>();
+  /** Lists evicted (for tests and benchmarks). */
+  evictions = 0;
+
+  constructor(readonly capacity: number) {}
+
+  /** List `l`, or `undefined`. */
+  get(l: number): CachedList | undefined {
+    return this.#kept.get(l)?.list;
+  }
+
+  /**
+   * Room for list `l` of `n` rows and `bpv` codes a row (at most the
+   * capacity): its rows and codes, to be filled by the caller.
+   */
+  put(l: number, n: number, bpv: number): CachedList {
+    const need = 4 * Math.ceil((n * (bpv + 4)) / 4);
+    this.#buf ??= new ArrayBuffer(this.capacity);
+    if (this.#head + need > this.capacity) this.#head = 0;
+    const at = this.#head, end = at + need;
+    for (const [k, e] of this.#kept) {
+      if (e.at < end && at < e.end) {
+        this.#kept.delete(k);
+        this.evictions++;
+      }
+    }
+    const list = {
+      rows: new Uint32Array(this.#buf, at, n),
+      codes: new Uint8Array(this.#buf, at + n * 4, n * bpv),
+    };
+    this.#kept.set(l, { at, end, list });
+    this.#head = end;
+    return list;
+  }
+
+  /** Drops every list and the buffer. */
+  clear(): void {
+    this.#kept.clear();
+    this.#buf = undefined;
+    this.#head = 0;
+  }
 }
 
 /** The paragraph table of an index read on demand: per paragraph, not per phrase. */
@@ -402,18 +452,13 @@ export class DiskIndex implements IvfOnDisk {
       ...(memory !== undefined ? { memory } : {}),
     };
     const staging = memory !== undefined ? memory.buffer.byteLength : codes.length;
-    const pool: ArrayBuffer[] = [];
     return {
       data,
       codes: files[IVF_FILES.codes],
       rows: files[IVF_FILES.rows],
-      cache: new ByteLru<number, CachedList>(
-        Math.max(0, Math.floor(budget / 2) - staging - sliceRows * 4),
-        (e) => pool.push(e.buf),
-      ),
+      cache: new ListArena(Math.max(0, Math.floor(budget / 2) - staging - sliceRows * 4)),
       rows1: new Uint32Array(sliceRows),
       sliceRows,
-      pool,
     };
   }
 
@@ -441,28 +486,13 @@ export class DiskIndex implements IvfOnDisk {
     const s = offsets[l], all = offsets[l + 1] - s;
     const staged = ivf.data.codes;
     let have = ivf.cache.get(l);
-    const need = all * (bpv + 4), cache = ivf.cache, pool = ivf.pool;
-    if (have === undefined && need <= cache.capacity) {
-      // Kept: in an evicted list's buffer where one is large enough (less garbage), else a new one.
+    if (have === undefined && 4 * Math.ceil((all * (bpv + 4)) / 4) <= ivf.cache.capacity) {
+      // Kept in the arena, read there whole.
       this.listReads++;
-      cache.makeRoom(need);
-      let best = -1;
-      for (let i = 0; i < pool.length; i++) {
-        const b = pool[i].byteLength;
-        if (b >= need && (best < 0 || b < pool[best].byteLength)) best = i;
-      }
-      const buf = best >= 0 ? pool.splice(best, 1)[0] : new ArrayBuffer(need);
-      const keptRows = new Uint32Array(buf, 0, all);
-      readAt(ivf.rows, s * 4, new Uint8Array(buf, 0, all * 4), `${this.#dir}/${IVF_FILES.rows}`);
-      const kept = new Uint8Array(buf, all * 4, all * bpv);
-      readAt(ivf.codes, s * bpv, kept, `${this.#dir}/${IVF_FILES.codes}`);
-      have = { buf, codes: kept, rows: keptRows };
-      cache.put(l, have, buf.byteLength);
-      // The pool and the cache together within the capacity.
-      let pooled = pool.reduce((t, b) => t + b.byteLength, 0);
-      while (pool.length > 0 && cache.bytes + pooled > cache.capacity) {
-        pooled -= pool.shift()!.byteLength;
-      }
+      have = ivf.cache.put(l, all, bpv);
+      const rb = new Uint8Array(have.rows.buffer, have.rows.byteOffset, all * 4);
+      readAt(ivf.rows, s * 4, rb, `${this.#dir}/${IVF_FILES.rows}`);
+      readAt(ivf.codes, s * bpv, have.codes, `${this.#dir}/${IVF_FILES.codes}`);
     }
     // Codes are sub-quantizer-major inside a list (code m of row i at m·all + i): a slice
     // is bpv runs of n bytes, laid out the same way (m·n + i) in the staging area.
