@@ -169,6 +169,7 @@ const writeRecord = (
         ),
         top_k: run.k,
         threads: a.flags.threads ?? 1,
+        memory_budget: budgetOf(a).memoryBudget ?? null,
         questions: r.questions,
         answered: r.answered,
         missing: r.missing,

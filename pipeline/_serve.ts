@@ -23,6 +23,7 @@ import { defaultMaxConnections } from "../serve/http.ts";
 import { type MainContext, UsageError } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";
 import type { SERVE_SPEC } from "./serve.ts";
+import { parseMemoryBudget } from "../search/index/budget.ts";
 
 /** A free TCP port on `host` (bound, read, released). */
 function freePort(host: string): number {
@@ -52,6 +53,10 @@ export const serveCommand = (a: ParsedArgs<typeof SERVE_SPEC>, ctx: MainContext)
       return yield* usage("--candidates must be at least 0");
     }
     if (!(f["body-timeout"] > 0)) return yield* usage("--body-timeout must be positive");
+    const budget = f["memory-budget"] === undefined
+      ? undefined
+      : parseMemoryBudget(f["memory-budget"]);
+    if (typeof budget === "string") return yield* usage(`--memory-budget: ${budget}`);
     const spec = yield* encoderSpec(f.encoder, f.model);
     const st = yield* Effect.try({
       try: () => Deno.statSync(input),
@@ -172,6 +177,7 @@ export const serveCommand = (a: ParsedArgs<typeof SERVE_SPEC>, ctx: MainContext)
       ...(f.nprobe !== undefined ? [`--nprobe=${f.nprobe}`] : []),
       ...(candidates !== undefined ? [`--refine=${candidates}`] : []),
       ...(f.exact ? ["--exact"] : []),
+      ...(budget !== undefined ? [`--memory-budget=${budget}`] : []),
       `--queue=${f.queue}`,
       `--static=${STATIC_DIR}`,
       `--body-timeout=${f["body-timeout"]}`,

@@ -46,6 +46,12 @@ export const SERVE_CHILD_SPEC = {
     },
     { name: "watch-stdin", type: "boolean", description: "stop at the end of stdin" },
     {
+      name: "memory-budget",
+      type: "int",
+      metavar: "BYTES",
+      description: "read a dense index from disk on demand within BYTES (the launcher's, parsed)",
+    },
+    {
       name: "shard-hits",
       type: "boolean",
       description: "a shard's index: hits carry position and phrase_index (for the front)",
@@ -69,6 +75,7 @@ if (import.meta.main) {
           refine: f.refine,
           exact: f.exact,
           shardHits: f["shard-hits"],
+          ...(f["memory-budget"] !== undefined ? { memoryBudget: f["memory-budget"] } : {}),
           queue: f.queue,
           staticDir: f.static,
           bodyTimeoutMs: f["body-timeout"] * 1000,

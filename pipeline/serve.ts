@@ -106,6 +106,14 @@ export const SERVE_SPEC = {
       description: "seconds a request head or body may take (then 408)",
     },
     {
+      name: "memory-budget",
+      type: "string",
+      metavar: "BYTES",
+      description: "a dense index: hold at most BYTES of its vectors, IVF-PQ lists and phrase " +
+        "texts in memory (bytes, or with kB/MB/GB or KiB/MiB/GiB, e.g. 256MB), reading them " +
+        "from disk on demand (same answers); over shards, each shard's process within BYTES",
+    },
+    {
       name: "nlist",
       type: "int",
       metavar: "N",

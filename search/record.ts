@@ -19,6 +19,9 @@
  *   lists them: two searches of the same phrase vectors have the same
  *   `content`, whatever index kind holds them;
  * - `questions`, `answered`, `missing`, `top_k`, `threads`;
+ * - `memory_budget`: the bytes of `--memory-budget` (the index read from
+ *   disk on demand, `index/disk.ts`), or `null` (read whole into memory; a
+ *   record written before the field existed reads as `null`);
  * - `seconds`: `load` (opening the index), `search` (answering every
  *   question, writing the predictions and top-k records), `total` (the
  *   command's work, scoring the rows included), all wall seconds, and
@@ -101,6 +104,8 @@ export interface SearchRecord {
   readonly top_k: number;
   /** Worker threads. */
   readonly threads: number;
+  /** `--memory-budget` in bytes, or `null` (the index held in memory). */
+  readonly memory_budget: number | null;
   /** Questions in the question set. */
   readonly questions: number;
   /** Questions answered. */
@@ -269,7 +274,8 @@ const orNull = <T>(x: unknown, ok: (y: unknown) => y is T) => x === null || ok(x
 /**
  * Parses and checks a search record (`file` names it in errors): every
  * field present with its type, `nprobe` and `candidates` set exactly when
- * the mode is `approximate`. Anything else is an {@linkcode InputError}
+ * the mode is `approximate` (`memory_budget` may be absent: a record of
+ * before it, read as `null`). Anything else is an {@linkcode InputError}
  * naming the first field that is wrong.
  *
  * @example
@@ -330,6 +336,8 @@ export function parseSearchRecord(text: string, file: string): SearchRecord {
   for (const f of ["top_k", "threads", "questions", "answered", "missing"]) {
     need(isCount(r[f]), f, "a count");
   }
+  if (r.memory_budget === undefined) r.memory_budget = null;
+  need(orNull(r.memory_budget, isCount), "memory_budget", "a count of bytes or null");
   const s = r.seconds as Record<string, unknown> | null;
   need(typeof s === "object" && s !== null, "seconds", "an object");
   for (const f of ["load", "search", "total"]) need(isSeconds(s![f]), `seconds.${f}`, "seconds");

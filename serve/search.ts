@@ -24,7 +24,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime";
 import { InputError } from "../io/errors.ts";
 import { questionEncoderLayer } from "../encoders/registry.ts";
 import { QuestionEncoder } from "../encoders/types.ts";
-import { type ExactIndex, openIndexSync } from "../search/index/read.ts";
+import { closeIndex, type ExactIndex, openIndexSync, paragraphText } from "../search/index/read.ts";
 import { DEFAULT_NPROBE, nprobeProblem } from "../search/index/ivfpq.ts";
 import { type Hit, prepareExact, searchVectors } from "../search/open.ts";
 
@@ -152,6 +152,12 @@ export interface SearcherOptions {
   /** Check the index files' sha256 on opening (default true). */
   readonly verify?: boolean;
   /**
+   * Open the index (a folder) under this memory budget in bytes: a dense
+   * index read from disk on demand (`openIndexSync`'s `memoryBudget`,
+   * `search/index/disk.ts`), the same answers.
+   */
+  readonly memoryBudget?: number;
+  /**
    * A shard's index: each hit carries `position` and `phrase_index`, what
    * the front of a sharded server merges by (default false).
    */
@@ -171,15 +177,17 @@ export function nlistOf(index: Pick<ExactIndex, "header">): number | undefined {
 export function apiHits(index: ExactIndex, hits: readonly Hit[], shardHits = false): SearchHit[] {
   return hits.map((h) => {
     const p = paragraphIndex(index, h.paragraph);
+    // From memory, or the paragraph's line read from disk under a memory budget.
+    const text = p >= 0 ? paragraphText(index, p) : { title: null, context: null };
     const hit: SearchHit = {
       rank: h.rank,
-      title: p >= 0 ? index.titles?.[p] ?? null : null,
+      title: text.title,
       paragraph_id: h.paragraph,
       phrase: h.phrase,
       start: h.start ?? null,
       end: h.end ?? null,
       score: h.score,
-      context: p >= 0 ? index.contexts?.[p] ?? null : null,
+      context: text.context,
     };
     if (!shardHits) return hit;
     return { ...hit, position: index.positions?.[p] ?? p, phrase_index: h.phraseIndex };
@@ -201,6 +209,7 @@ export class Searcher implements SearcherLike {
   readonly info: SearcherInfo;
   readonly #defaults: { nprobe: number; exact: boolean; refine: number };
   readonly #shardHits: boolean;
+  #owned = false;
 
   private constructor(
     readonly index: ExactIndex,
@@ -231,8 +240,22 @@ export class Searcher implements SearcherLike {
    */
   static async open(opts: SearcherOptions): Promise<Searcher> {
     const index = typeof opts.index === "string"
-      ? openIndexSync(opts.index, { verify: opts.verify })
+      ? openIndexSync(opts.index, {
+        verify: opts.verify,
+        ...(opts.memoryBudget !== undefined ? { memoryBudget: opts.memoryBudget } : {}),
+      })
       : opts.index;
+    // An index opened here is closed here (its files, under a memory budget).
+    const owned = typeof opts.index === "string";
+    try {
+      return await Searcher.#open(index, opts, owned);
+    } catch (e) {
+      if (owned) closeIndex(index);
+      throw e;
+    }
+  }
+
+  static async #open(index: ExactIndex, opts: SearcherOptions, owned: boolean): Promise<Searcher> {
     const nlist = nlistOf(index);
     if (nlist === undefined && opts.nprobe !== undefined) {
       throw new InputError({
@@ -253,6 +276,7 @@ export class Searcher implements SearcherLike {
       exact: opts.exact === true,
       refine: Math.max(0, opts.refine ?? 0),
     }, opts.shardHits === true);
+    s.#owned = owned;
     try {
       await s.search("What is it?", { k: 1 });
     } catch (e) {
@@ -322,8 +346,9 @@ export class Searcher implements SearcherLike {
     }));
   }
 
-  /** Releases the encoder. */
-  close(): Promise<void> {
-    return this.runtime.dispose();
+  /** Releases the encoder (and the index's files where it opened them). */
+  async close(): Promise<void> {
+    await this.runtime.dispose();
+    if (this.#owned) closeIndex(this.index);
   }
 }

@@ -58,6 +58,8 @@ export interface ServerOptions {
   readonly exact?: boolean;
   /** A shard's index: hits carry `position` and `phrase_index` (`SearcherOptions.shardHits`). */
   readonly shardHits?: boolean;
+  /** Open the index under this memory budget in bytes (`SearcherOptions.memoryBudget`). */
+  readonly memoryBudget?: number;
   /** Search requests waiting or running at most (default 32); more get 503. */
   readonly queue?: number;
   /** Questions encoded and scored together at most (default 32; see `SearchQueue`). */
@@ -109,6 +111,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       refine: options.refine,
       exact: options.exact,
       shardHits: options.shardHits,
+      ...(options.memoryBudget !== undefined ? { memoryBudget: options.memoryBudget } : {}),
     });
     searcher = owned;
   }

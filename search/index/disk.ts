@@ -12,11 +12,14 @@
  *   kernels (`scoreDense`; the in-memory search's 8-bit screening rows,
  *   d bytes a phrase, are not made): the same scores, ranks and ties.
  * - **IVF-PQ** reads a probed list's codes and rows when a batch of
- *   questions first needs it, through a least-recently-used cache of half
- *   the budget (less the staging copy of the largest list the scan kernel
- *   reads from, and one buffer of its rows); an evicted list's buffer is
- *   reused for the next list it can hold (counted in the cache until then);
- *   the re-scored candidates' vectors are read row by row.
+ *   questions first needs it, into a cache of half the budget (less the
+ *   staging area the scan kernel reads from, an eighth of the budget at
+ *   most, and one buffer of its rows): one buffer, allocated once, in which
+ *   lists are laid one after another, wrapping round, a list written over
+ *   evicting the older ones there (no buffer a list, so no garbage). A list larger than the cache is never held whole: it
+ *   is read and scanned a slice of {@linkcode DiskIndex.sliceRows} rows at a
+ *   time (the same sums, offered in the same order). The re-scored
+ *   candidates' vectors are read row by row.
  * - **Phrase texts and offsets** are read a paragraph line at a time from
  *   `paragraphs.ndjson` through a cache of a quarter of the budget, each
  *   paragraph kept compactly (its phrases as one string, counted at 2
@@ -27,9 +30,9 @@
  * top k of every question); the per-paragraph table (ids, first rows, byte
  * offsets of the lines, a shard's positions: some 60 bytes a paragraph);
  * the IVF-PQ centroids, codebooks and list offsets (nlist × d × 4 +
- * 256 × d × 4 + nlist × 8 bytes); the staging copy of the largest list
- * beyond half the budget, and one paragraph line beyond its cache (at
- * least one of each is held whatever the budget); what the JavaScript
+ * 256 × d × 4 + nlist × 8 bytes); one row of a list and one paragraph
+ * line beyond their shares (at least one of each is held whatever the
+ * budget); what the JavaScript
  * garbage collector has not yet reclaimed (evicted entries, parsed lines);
  * the page cache of the operating system. The answers are those of the in-memory index, byte
  * for byte, with any budget (`tests/search/memory_budget_test.ts`).
@@ -133,18 +136,70 @@ interface DiskIvf {
   readonly data: IvfData;
   readonly codes: Deno.FsFile;
   readonly rows: Deno.FsFile;
-  readonly cache: ByteLru<number, CachedList>;
-  /** Rows of the list just read when it is not cached (the largest list's size). */
+  readonly cache: ListArena;
+  /** Rows of the slice just read when its list is not cached ({@linkcode DiskIvf.sliceRows}). */
   readonly rows1: Uint32Array;
-  /** Buffers of evicted lists, reused for the next ones (counted in the cache's capacity). */
-  readonly pool: ArrayBuffer[];
+  /** The most rows of one slice of a list (the staging area's size). */
+  readonly sliceRows: number;
 }
 
-/** A list kept in the cache: its codes and rows in one buffer. */
+/** A list kept in the cache: its codes and rows, views of the arena. */
 interface CachedList {
-  readonly buf: ArrayBuffer;
   readonly codes: Uint8Array;
   readonly rows: Uint32Array;
+}
+
+/**
+ * The IVF-PQ list cache: one buffer of `capacity` bytes (allocated once,
+ * when the first list is kept) in which lists are laid one after another,
+ * wrapping to the start; a list written over a kept one evicts it (first in,
+ * first out). No buffer is allocated per list, so evicted lists leave no
+ * garbage for the collector: memory stays within the capacity.
+ */
+class ListArena {
+  #buf?: ArrayBuffer;
+  #head = 0;
+  readonly #kept = new Map<number, { at: number; end: number; list: CachedList }>();
+  /** Lists evicted (for tests and benchmarks). */
+  evictions = 0;
+
+  constructor(readonly capacity: number) {}
+
+  /** List `l`, or `undefined`. */
+  get(l: number): CachedList | undefined {
+    return this.#kept.get(l)?.list;
+  }
+
+  /**
+   * Room for list `l` of `n` rows and `bpv` codes a row (at most the
+   * capacity): its rows and codes, to be filled by the caller.
+   */
+  put(l: number, n: number, bpv: number): CachedList {
+    const need = 4 * Math.ceil((n * (bpv + 4)) / 4);
+    this.#buf ??= new ArrayBuffer(this.capacity);
+    if (this.#head + need > this.capacity) this.#head = 0;
+    const at = this.#head, end = at + need;
+    for (const [k, e] of this.#kept) {
+      if (e.at < end && at < e.end) {
+        this.#kept.delete(k);
+        this.evictions++;
+      }
+    }
+    const list = {
+      rows: new Uint32Array(this.#buf, at, n),
+      codes: new Uint8Array(this.#buf, at + n * 4, n * bpv),
+    };
+    this.#kept.set(l, { at, end, list });
+    this.#head = end;
+    return list;
+  }
+
+  /** Drops every list and the buffer. */
+  clear(): void {
+    this.#kept.clear();
+    this.#buf = undefined;
+    this.#head = 0;
+  }
 }
 
 /** The paragraph table of an index read on demand: per paragraph, not per phrase. */
@@ -183,6 +238,8 @@ export class DiskIndex implements IvfOnDisk {
   textReads = 0;
   /** IVF-PQ lists read from disk (for tests and benchmarks). */
   listReads = 0;
+  /** Slices of lists larger than the cache read from disk (for tests and benchmarks). */
+  sliceReads = 0;
 
   private constructor(
     dir: string,
@@ -377,10 +434,13 @@ export class DiskIndex implements IvfOnDisk {
     if (why !== undefined) throw bad(`${dir}/${why[0]}`, why[1]);
     let maxN = 1;
     for (let l = 0; l < nlist; l++) maxN = Math.max(maxN, offsets[l + 1] - offsets[l]);
-    const memory = codesMemory(maxN * bpv);
+    // The staging area (codes and rows of one slice of a list): an eighth of the budget, at
+    // most the largest list; a list larger than the cache is scanned a slice at a time.
+    const sliceRows = Math.max(1, Math.min(maxN, Math.floor(budget / 8 / (bpv + 4))));
+    const memory = codesMemory(sliceRows * bpv);
     const codes = memory !== undefined
-      ? new Uint8Array(memory.buffer, 0, maxN * bpv)
-      : new Uint8Array(maxN * bpv);
+      ? new Uint8Array(memory.buffer, 0, sliceRows * bpv)
+      : new Uint8Array(sliceRows * bpv);
     const data: IvfData = {
       nlist,
       bpv,
@@ -392,17 +452,13 @@ export class DiskIndex implements IvfOnDisk {
       ...(memory !== undefined ? { memory } : {}),
     };
     const staging = memory !== undefined ? memory.buffer.byteLength : codes.length;
-    const pool: ArrayBuffer[] = [];
     return {
       data,
       codes: files[IVF_FILES.codes],
       rows: files[IVF_FILES.rows],
-      cache: new ByteLru<number, CachedList>(
-        Math.max(0, Math.floor(budget / 2) - staging - maxN * 4),
-        (e) => pool.push(e.buf),
-      ),
-      rows1: new Uint32Array(maxN),
-      pool,
+      cache: new ListArena(Math.max(0, Math.floor(budget / 2) - staging - sliceRows * 4)),
+      rows1: new Uint32Array(sliceRows),
+      sliceRows,
     };
   }
 
@@ -412,46 +468,59 @@ export class DiskIndex implements IvfOnDisk {
     return this.#ivf.data;
   }
 
-  /** Puts list `l`'s codes at the start of the staging area; its global rows. */
-  list(l: number): Uint32Array {
+  /** The most rows of one slice of a list ({@linkcode DiskIndex.list}). */
+  get sliceRows(): number {
+    return this.#ivf?.sliceRows ?? 1;
+  }
+
+  /**
+   * Puts the codes of rows `from … from + n` of list `l` (n at most
+   * {@linkcode DiskIndex.sliceRows}) at the start of the staging area; their
+   * global rows (valid until the next call). A list that fits the cache is
+   * read whole into it when first asked for; a larger one is read a slice at
+   * a time, into the staging area and one buffer of rows.
+   */
+  list(l: number, from: number, n: number): Uint32Array {
     const ivf = this.#ivf!;
     const { offsets, bpv } = ivf.data;
-    const s = offsets[l], n = offsets[l + 1] - s;
-    const have = ivf.cache.get(l);
-    if (have !== undefined) {
-      ivf.data.codes.set(have.codes);
-      return have.rows;
+    const s = offsets[l], all = offsets[l + 1] - s;
+    const staged = ivf.data.codes;
+    let have = ivf.cache.get(l);
+    if (have === undefined && 4 * Math.ceil((all * (bpv + 4)) / 4) <= ivf.cache.capacity) {
+      // Kept in the arena, read there whole.
+      this.listReads++;
+      have = ivf.cache.put(l, all, bpv);
+      const rb = new Uint8Array(have.rows.buffer, have.rows.byteOffset, all * 4);
+      readAt(ivf.rows, s * 4, rb, `${this.#dir}/${IVF_FILES.rows}`);
+      readAt(ivf.codes, s * bpv, have.codes, `${this.#dir}/${IVF_FILES.codes}`);
     }
-    this.listReads++;
-    const codes = ivf.data.codes.subarray(0, n * bpv);
-    readAt(ivf.codes, s * bpv, codes, `${this.#dir}/${IVF_FILES.codes}`);
+    // Codes are sub-quantizer-major inside a list (code m of row i at m·all + i): a slice
+    // is bpv runs of n bytes, laid out the same way (m·n + i) in the staging area.
+    if (have !== undefined) {
+      if (n === all) staged.set(have.codes);
+      else {
+        for (let m = 0; m < bpv; m++) {
+          staged.set(have.codes.subarray(m * all + from, m * all + from + n), m * n);
+        }
+      }
+      return have.rows.subarray(from, from + n);
+    }
+    if (from === 0) this.listReads++;
+    this.sliceReads++;
+    const path = `${this.#dir}/${IVF_FILES.codes}`;
+    if (n === all) readAt(ivf.codes, s * bpv, staged.subarray(0, n * bpv), path);
+    else {
+      for (let m = 0; m < bpv; m++) {
+        readAt(ivf.codes, s * bpv + m * all + from, staged.subarray(m * n, (m + 1) * n), path);
+      }
+    }
     const rows = ivf.rows1.subarray(0, n);
     readAt(
       ivf.rows,
-      s * 4,
+      (s + from) * 4,
       new Uint8Array(rows.buffer, 0, n * 4),
       `${this.#dir}/${IVF_FILES.rows}`,
     );
-    const need = n * (bpv + 4), cache = ivf.cache, pool = ivf.pool;
-    if (need > cache.capacity) return rows;
-    // Kept: in an evicted list's buffer where one is large enough (less garbage), else a new one.
-    cache.makeRoom(need);
-    let best = -1;
-    for (let i = 0; i < pool.length; i++) {
-      const b = pool[i].byteLength;
-      if (b >= need && (best < 0 || b < pool[best].byteLength)) best = i;
-    }
-    const buf = best >= 0 ? pool.splice(best, 1)[0] : new ArrayBuffer(need);
-    const keptRows = new Uint32Array(buf, 0, n);
-    keptRows.set(rows);
-    const kept = new Uint8Array(buf, n * 4, n * bpv);
-    kept.set(codes);
-    cache.put(l, { buf, codes: kept, rows: keptRows }, buf.byteLength);
-    // The pool and the cache together within the capacity.
-    let pooled = pool.reduce((t, b) => t + b.byteLength, 0);
-    while (pool.length > 0 && cache.bytes + pooled > cache.capacity) {
-      pooled -= pool.shift()!.byteLength;
-    }
     return rows;
   }
 

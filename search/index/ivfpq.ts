@@ -402,26 +402,43 @@ export interface IvfIndexView {
 
 /**
  * The IVF-PQ lists and vectors of an index read from disk on demand
- * (`disk.ts`): the scan asks for one list at a time.
+ * (`disk.ts`): the scan asks for one slice of a list at a time (a list
+ * larger than the cache is never held whole).
  */
 export interface IvfOnDisk {
   /** Centroids, codebooks and offsets; `codes` the staging area of one list (`rows` empty). */
   ivfData(): IvfData;
-  /** Puts list `l`'s codes at the start of the staging area (`codes`); its global rows. */
-  list(l: number): Uint32Array;
+  /** The most rows of one slice of a list (the staging area's size). */
+  readonly sliceRows: number;
+  /**
+   * Puts the codes of rows `from … from + n` of list `l` (n at most
+   * `sliceRows`) at the start of the staging area (`codes`); their global rows.
+   */
+  list(l: number, from: number, n: number): Uint32Array;
   /** The vectors of `rows` (increasing), one after another: f32 values or f16 bits. */
   gather(rows: readonly number[]): Float32Array | Uint16Array;
 }
 
 /**
- * Where list `l`'s codes and rows are: `[codes offset, rows, first of its rows]`
- * (in memory: the list's place in the whole arrays; read on demand: list
- * `l` just read into the staging area).
+ * Where rows `from … from + n` of list `l` are: `[codes offset, rows, first
+ * of its rows]` (in memory: their place in the whole arrays; read on
+ * demand: that slice just read into the staging area).
  */
-function listAt(index: IvfIndexView, data: IvfData, l: number): [number, Uint32Array, number] {
-  if (index.disk !== undefined) return [0, index.disk.list(l), 0];
-  const s = data.offsets[l];
+function listAt(
+  index: IvfIndexView,
+  data: IvfData,
+  l: number,
+  from: number,
+  n: number,
+): [number, Uint32Array, number] {
+  if (index.disk !== undefined) return [0, index.disk.list(l, from, n), 0];
+  const s = data.offsets[l] + from;
   return [s * data.bpv, data.rows, s];
+}
+
+/** Rows of one slice of a list: the whole list in memory, the staging area's size on disk. */
+function sliceOf(index: IvfIndexView, maxN: number): number {
+  return index.disk !== undefined ? Math.min(maxN, index.disk.sliceRows) : maxN;
 }
 
 /** The IVF-PQ data of an index, in memory. */
@@ -769,24 +786,29 @@ export function ivfCandidates(
   }
   let maxN = 0;
   for (const l of lists) maxN = Math.max(maxN, data.offsets[l + 1] - data.offsets[l]);
-  const mine = k === undefined ? new Float32Array(maxN) : undefined;
+  const slice = sliceOf(index, maxN);
+  const mine = k === undefined ? new Float32Array(slice) : undefined;
   const cands = new Candidates(cap);
   for (const l of lists) {
-    const n = data.offsets[l + 1] - data.offsets[l];
-    if (n === 0) continue;
-    const [co, rows, s] = listAt(index, data, l);
+    const all = data.offsets[l + 1] - data.offsets[l];
+    if (all === 0) continue;
     if (l2) {
       const c = data.centroids;
       for (let j = 0; j < d; j++) v[j] = q[j] - c[l * d + j];
       tables(v, data.codebooks, bpv, dsub, true, own ?? k!.tables(bpv));
     }
-    let acc: Float32Array;
-    if (k !== undefined) acc = k.scan(co, n, bpv);
-    else {
-      scanLists(data.codes, co, n, bpv, own!, mine!);
-      acc = mine!;
+    // A slice at a time (the whole list in memory): each row's sum the same, offered in order.
+    for (let from = 0; from < all; from += slice) {
+      const n = Math.min(slice, all - from);
+      const [co, rows, s] = listAt(index, data, l, from, n);
+      let acc: Float32Array;
+      if (k !== undefined) acc = k.scan(co, n, bpv);
+      else {
+        scanLists(data.codes, co, n, bpv, own!, mine!);
+        acc = mine!;
+      }
+      offerRows(cands, acc, 1, 0, n, l2 ? 0 : qc[l], l2, rows, s);
     }
-    offerRows(cands, acc, 1, 0, n, l2 ? 0 : qc[l], l2, rows, s);
   }
   return cands.byRow();
 }
@@ -871,7 +893,8 @@ function laneBatch(
       maxN = Math.max(maxN, data.offsets[l + 1] - data.offsets[l]);
     }
   });
-  const t = k.batch(qs.length, bpv, maxN);
+  const slice = sliceOf(index, maxN);
+  const t = k.batch(qs.length, bpv, slice);
   const slot = (j: number) => t.subarray(j * per, (j + 1) * per);
   const v = new Float64Array(d);
   if (!l2) {
@@ -883,28 +906,33 @@ function laneBatch(
   const cands = qs.map(() => new Candidates(cap));
   const c = data.centroids;
   for (let l = 0; l < data.nlist; l++) {
-    const n = data.offsets[l + 1] - data.offsets[l], js = byList[l];
-    if (n === 0 || js.length === 0) continue;
-    const [co, rows, s] = listAt(index, data, l);
-    for (let g0 = 0; g0 < js.length; g0 += SCAN_LANES) {
-      const group = js.slice(g0, g0 + SCAN_LANES);
-      if (l2) {
-        for (const j of group) {
-          const q = qs[j];
-          for (let x = 0; x < d; x++) v[x] = q[x] - c[l * d + x];
-          tables(v, data.codebooks, bpv, dsub, true, slot(j));
+    const all = data.offsets[l + 1] - data.offsets[l], js = byList[l];
+    if (all === 0 || js.length === 0) continue;
+    if (l2) {
+      // Each question's tables for this list in its own slot, made once for all the slices.
+      for (const j of js) {
+        const q = qs[j];
+        for (let x = 0; x < d; x++) v[x] = q[x] - c[l * d + x];
+        tables(v, data.codebooks, bpv, dsub, true, slot(j));
+      }
+    }
+    // A slice at a time (the whole list in memory), each read once for all its questions.
+    for (let from = 0; from < all; from += slice) {
+      const n = Math.min(slice, all - from);
+      const [co, rows, s] = listAt(index, data, l, from, n);
+      for (let g0 = 0; g0 < js.length; g0 += SCAN_LANES) {
+        const group = js.slice(g0, g0 + SCAN_LANES);
+        if (group.length === 1) {
+          const j = group[0];
+          const sums = k.scanOne(j, co, n);
+          offerRows(cands[j], sums, 1, 0, n, l2 ? 0 : probes[j].qc[l], l2, rows, s);
+          continue;
         }
+        const sums = k.scanLanes(group, co, n);
+        group.forEach((j, g) => {
+          offerRows(cands[j], sums, SCAN_LANES, g, n, l2 ? 0 : probes[j].qc[l], l2, rows, s);
+        });
       }
-      if (group.length === 1) {
-        const j = group[0];
-        const sums = k.scanOne(j, co, n);
-        offerRows(cands[j], sums, 1, 0, n, l2 ? 0 : probes[j].qc[l], l2, rows, s);
-        continue;
-      }
-      const sums = k.scanLanes(group, co, n);
-      group.forEach((j, g) => {
-        offerRows(cands[j], sums, SCAN_LANES, g, n, l2 ? 0 : probes[j].qc[l], l2, rows, s);
-      });
     }
   }
   return cands.map((x) => x.byRow());

@@ -128,6 +128,7 @@ export function writeSearch(
     candidates: approx ? opts.candidates ?? 0 : null,
     top_k: opts.topK ?? 3,
     threads: 1,
+    memory_budget: null,
     questions: IDS.length,
     answered: Object.keys(ranked).length,
     missing: IDS.length - Object.keys(ranked).length,

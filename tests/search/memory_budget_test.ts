@@ -10,8 +10,10 @@
  *   byte for byte those of the in-memory search: exact (open and closed,
  *   f32 and f16, ip and l2, with offsets), IVF-PQ (nprobe 1 and 3, with and
  *   without re-scoring, `--exact`), over one index and over 3 shards;
+ * - the search record's `memory_budget`: the bytes, or `null` without one;
  * - a tiny budget reads lists and paragraphs from disk again and again (it
- *   does evict); corrupt files are refused at open with the in-memory
+ *   does evict); a list larger than the cache is scanned in slices of the
+ *   staging area's size (the same bytes); corrupt files are refused at open with the in-memory
  *   reader's messages.
  */
 import { Effect } from "effect";
@@ -206,19 +208,29 @@ Deno.test("memory budget: IVF-PQ gives the in-memory bytes with any budget; a ti
     const tiny = openIndexSync(`${tmp}/ix`, { memoryBudget: 1 });
     const mid = openIndexSync(`${tmp}/ix`, { memoryBudget: 136_000 });
     const big = openIndexSync(`${tmp}/ix`, { memoryBudget: 2 ** 26 });
+    // Slices of 46 rows (3000 / 8 / (bpv + 4)), no list cached: each list scanned in slices.
+    const sliced = openIndexSync(`${tmp}/ix`, { memoryBudget: 3000 });
     try {
       for (const o of [{ nprobe: 4 }, { nprobe: 6, candidates: 9 }]) {
         const want = await searchVectors(mem, vs, { topK: 5, ...o });
         assertEquals(await searchVectors(tiny, vs, { topK: 5, ...o }), want);
         assertEquals(await searchVectors(mid, vs, { topK: 5, ...o }), want);
         assertEquals(await searchVectors(big, vs, { topK: 5, ...o }), want);
+        assertEquals(await searchVectors(sliced, vs, { topK: 5, ...o }), want);
         for (const [j, v] of vs.slice(0, 3).entries()) {
+          assertEquals(await searchVectors(sliced, [v], { topK: 5, ...o }), [want[j]]);
           assertEquals(await searchVectors(tiny, [v], { topK: 5, ...o }), [want[j]]);
           assertEquals(await searchVectors(mid, [v], { topK: 5, ...o }), [want[j]]);
         }
       }
       assert(tiny.disk!.listReads > 3 * 6, `tiny budget: ${tiny.disk!.listReads} list reads`);
       assert(big.disk!.listReads <= 6, `large budget: ${big.disk!.listReads} list reads`);
+      // A list larger than the cache is read a slice at a time, never whole.
+      assertEquals(sliced.disk!.sliceRows, 46);
+      assert(mem.header.phrases / 6 > 46, "the lists are larger than a slice");
+      const sl = sliced.disk!;
+      assert(sl.sliceReads > sl.listReads && sl.listReads > 0, `${sl.sliceReads} slice reads`);
+      assertEquals(big.disk!.sliceReads, 0);
       const m = mid.disk!.listReads;
       assert(m > 6 && m < tiny.disk!.listReads, `some lists cached: ${m} list reads`);
       assert(tiny.disk!.textReads > big.disk!.textReads);
@@ -228,7 +240,7 @@ Deno.test("memory budget: IVF-PQ gives the in-memory bytes with any budget; a ti
         assert(paragraphText(mem, p).context !== null);
       }
     } finally {
-      for (const x of [tiny, mid, big]) x.disk!.close();
+      for (const x of [tiny, mid, big, sliced]) x.disk!.close();
     }
   } finally {
     Deno.removeSync(tmp, { recursive: true });
@@ -370,4 +382,34 @@ Deno.test("memory budget: search --memory-budget refuses a bad value with one li
   assertEquals(out.code, 2, err);
   assertEquals(err.split("\n").length, 1, err);
   assertMatch(err, /--memory-budget: bad memory budget "lots"/);
+});
+
+Deno.test("memory budget: the search record says the budget in bytes, or null without one", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-mbr-" });
+  try {
+    await dump(tmp, { paragraphs: 3, rows: 5, d: 4, distinct: 9, questions: 4, seed: 3 });
+    await run(buildIndex({ contextEmb: `${tmp}/c`, out: `${tmp}/ix` }));
+    for (const [name, extra, want] of [["b", ["--memory-budget", "5kB"], 5000], ["m", [], null]]) {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          new URL("../../pipeline/search.ts", import.meta.url).pathname,
+          `${tmp}/data.json`,
+          `${tmp}/ix`,
+          `${tmp}/q`,
+          `${tmp}/${name}.json`,
+          ...(extra as string[]),
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+      const rec = JSON.parse(Deno.readTextFileSync(`${tmp}/${name}.search.json`));
+      assertEquals(rec.memory_budget, want);
+    }
+    assertEquals(Deno.readTextFileSync(`${tmp}/b.json`), Deno.readTextFileSync(`${tmp}/m.json`));
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
 });
