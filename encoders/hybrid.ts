@@ -1,7 +1,8 @@
 /**
- * `piqa-lstm+sparse`: a dense ONNX phrase encoder (`spans` kind, e.g.
- * piqa-lstm) joined with the sparse `sparse-pi` encoder into one vector per
- * phrase, as DenSPI joins dense and sparse phrase vectors.
+ * `piqa-lstm+sparse` (and `piqa-lstm-sa+sparse`): a dense ONNX phrase
+ * encoder (`spans` kind: piqa-lstm, piqa-lstm-sa) joined with the sparse
+ * `sparse-pi` encoder into one vector per phrase, as DenSPI joins dense and
+ * sparse phrase vectors.
  *
  * **Phrases**: the candidate spans of sparse-pi (both halves agree on them:
  * the sparse-pi rules). Each span gets the dense vector `[start_i ; end_j]`
@@ -13,8 +14,9 @@
  * columns `[0, dDense)`, sparse-pi's columns follow, shifted by `dDense`.
  * The question vector is `[w · q_dense ; q_sparse]`, so a phrase's score is
  * `w · (dense score) + (sparse score)`; `w` (`denseWeight` in the hybrid
- * config, `data/models/piqa-lstm/hybrid.json`) was chosen on held-out
- * articles of the training subset by `baselines/piqa_lstm/hybrid_weight.ts`.
+ * config beside the dense model, `data/models/piqa-lstm/hybrid.json` and
+ * `data/models/piqa-lstm-sa/hybrid.json`) was chosen on held-out articles of
+ * the training subset by `baselines/piqa_lstm/hybrid_weight.ts`.
  *
  * @example
  * ```ts
@@ -57,13 +59,18 @@ import {
   QuestionEncoder,
   type QuestionInput,
 } from "./types.ts";
-import { HYBRID_NAME } from "./names.ts";
+import { HYBRID_NAME, SA_HYBRID_NAME } from "./names.ts";
 
-export { HYBRID_NAME };
+export { HYBRID_NAME, SA_HYBRID_NAME };
 
-/** The bundled hybrid config (the dense weight). */
+/** The bundled hybrid config of `piqa-lstm+sparse` (the dense weight). */
 export const PIQA_LSTM_HYBRID_CONFIG: string = decodeURIComponent(
   new URL("../data/models/piqa-lstm/hybrid.json", import.meta.url).pathname,
+);
+
+/** The bundled hybrid config of `piqa-lstm-sa+sparse` (the dense weight). */
+export const PIQA_LSTM_SA_HYBRID_CONFIG: string = decodeURIComponent(
+  new URL("../data/models/piqa-lstm-sa/hybrid.json", import.meta.url).pathname,
 );
 
 /** The hybrid config file. */
@@ -86,6 +93,8 @@ export interface HybridOptions extends OnnxSessionOptions {
   readonly config?: string;
   /** Dense weight, overriding the config (then the config is not read). */
   readonly denseWeight?: number;
+  /** Encoder name in `info` and errors (default `piqa-lstm+sparse`). */
+  readonly name?: string;
 }
 
 /**
@@ -109,12 +118,14 @@ export function hybridFiles(o: HybridOptions): { context: string[]; question: st
   };
 }
 
-const fail = (message: string) => new EncoderError({ encoder: HYBRID_NAME, message });
-const toError = (e: unknown) =>
-  e instanceof EncoderError ? e : fail(e instanceof Error ? e.message : String(e));
+const fail = (message: string, encoder: string = HYBRID_NAME) =>
+  new EncoderError({ encoder, message });
+const toError = (encoder: string) => (e: unknown) =>
+  e instanceof EncoderError ? e : fail(e instanceof Error ? e.message : String(e), encoder);
 
 /**
- * Reads the dense weight from a hybrid config file.
+ * Reads the dense weight from a hybrid config file (`encoder`: the name its
+ * errors carry, default `piqa-lstm+sparse`).
  *
  * @example
  * ```ts
@@ -124,7 +135,10 @@ const toError = (e: unknown) =>
  * if (!(w > 0)) throw new Error(`dense weight ${w}`);
  * ```
  */
-export const readHybridWeight = (path: string): Effect.Effect<number, EncoderError> =>
+export const readHybridWeight = (
+  path: string,
+  encoder: string = HYBRID_NAME,
+): Effect.Effect<number, EncoderError> =>
   Effect.tryPromise({
     try: async () => {
       const c = JSON.parse(await Deno.readTextFile(path)) as HybridConfig;
@@ -132,11 +146,15 @@ export const readHybridWeight = (path: string): Effect.Effect<number, EncoderErr
         c.format !== "phraseval/hybrid" || typeof c.denseWeight !== "number" ||
         !(c.denseWeight >= 0)
       ) {
-        throw fail(`${path}: not a hybrid config (format "phraseval/hybrid", denseWeight ≥ 0)`);
+        throw fail(
+          `${path}: not a hybrid config (format "phraseval/hybrid", denseWeight ≥ 0)`,
+          encoder,
+        );
       }
       return c.denseWeight;
     },
-    catch: (e) => e instanceof EncoderError ? e : fail(`cannot read hybrid config ${path}: ${e}`),
+    catch: (e) =>
+      e instanceof EncoderError ? e : fail(`cannot read hybrid config ${path}: ${e}`, encoder),
   });
 
 /** Unit index at each UTF-16 position of a text (-1 between units). */
@@ -207,9 +225,10 @@ export const HybridContextEncoderLive = (
   Layer.effect(
     ContextEncoder,
     Effect.gen(function* () {
+      const name = o.name ?? HYBRID_NAME;
       const dense = yield* loadOnnxContext(o.manifest ?? PIQA_LSTM_MANIFEST, {
         ...o,
-        name: HYBRID_NAME,
+        name,
         store: "f32",
       });
       const sparse = yield* loadContextModel(o.sparseModel ?? SPARSE_PI_MODEL);
@@ -240,9 +259,9 @@ export const HybridContextEncoderLive = (
       };
       const files = hybridFiles(o).context;
       return {
-        info: { name: HYBRID_NAME, dim: dDense + sparse.dim, sparse: true, files },
+        info: { name, dim: dDense + sparse.dim, sparse: true, files },
         encode: (batch: readonly ContextInput[]) =>
-          Effect.tryPromise({ try: () => encode(batch), catch: toError }),
+          Effect.tryPromise({ try: () => encode(batch), catch: toError(name) }),
       };
     }),
   );
@@ -264,10 +283,12 @@ export const HybridQuestionEncoderLive = (
   Layer.effect(
     QuestionEncoder,
     Effect.gen(function* () {
-      const w = o.denseWeight ?? (yield* readHybridWeight(o.config ?? PIQA_LSTM_HYBRID_CONFIG));
+      const name = o.name ?? HYBRID_NAME;
+      const w = o.denseWeight ??
+        (yield* readHybridWeight(o.config ?? PIQA_LSTM_HYBRID_CONFIG, name));
       const dense = yield* loadOnnxQuestion(o.manifest ?? PIQA_LSTM_MANIFEST, {
         ...o,
-        name: HYBRID_NAME,
+        name,
         store: "f32",
       });
       const sparse = yield* loadQuestionModel(o.sparseModel ?? SPARSE_PI_MODEL);
@@ -284,9 +305,9 @@ export const HybridQuestionEncoderLive = (
       };
       const files = hybridFiles(o).question;
       return {
-        info: { name: HYBRID_NAME, dim: dDense + sparse.dim, sparse: true, files },
+        info: { name, dim: dDense + sparse.dim, sparse: true, files },
         encode: (batch: readonly QuestionInput[]) =>
-          Effect.tryPromise({ try: () => encode(batch), catch: toError }),
+          Effect.tryPromise({ try: () => encode(batch), catch: toError(name) }),
       };
     }),
   );

@@ -131,5 +131,7 @@ export {
   HybridQuestionEncoderLive,
   joinDenseSparse,
   PIQA_LSTM_HYBRID_CONFIG,
+  PIQA_LSTM_SA_HYBRID_CONFIG,
   readHybridWeight,
+  SA_HYBRID_NAME,
 } from "./hybrid.ts";

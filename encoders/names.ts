@@ -14,10 +14,13 @@
  * @module
  */
 
-/** The hybrid encoder's name (`hybrid.ts`). */
+/** The hybrid encoder's name (`hybrid.ts`): piqa-lstm's vectors joined with sparse-pi's. */
 export const HYBRID_NAME = "piqa-lstm+sparse";
 
-const NAMES = ["sparse-pi", "piqa-lstm", "piqa-lstm-sa", HYBRID_NAME] as const;
+/** The LSTM+SA hybrid's name (`hybrid.ts`): piqa-lstm-sa's vectors joined with sparse-pi's. */
+export const SA_HYBRID_NAME = "piqa-lstm-sa+sparse";
+
+const NAMES = ["sparse-pi", "piqa-lstm", "piqa-lstm-sa", HYBRID_NAME, SA_HYBRID_NAME] as const;
 
 /** A registered encoder's name. */
 export type EncoderName = (typeof NAMES)[number];

@@ -21,8 +21,19 @@ import {
   PIQA_LSTM_MANIFEST,
   PIQA_LSTM_SA_MANIFEST,
 } from "./onnx/encoder.ts";
-import { HybridContextEncoderLive, hybridFiles, HybridQuestionEncoderLive } from "./hybrid.ts";
-import { ENCODER_NAMES, type EncoderName, HYBRID_NAME, type OnnxDevice } from "./names.ts";
+import {
+  HybridContextEncoderLive,
+  hybridFiles,
+  HybridQuestionEncoderLive,
+  PIQA_LSTM_SA_HYBRID_CONFIG,
+} from "./hybrid.ts";
+import {
+  ENCODER_NAMES,
+  type EncoderName,
+  HYBRID_NAME,
+  type OnnxDevice,
+  SA_HYBRID_NAME,
+} from "./names.ts";
 
 export { DEFAULT_ENCODER, ENCODER_NAMES } from "./names.ts";
 
@@ -123,6 +134,22 @@ const BUILDERS: Record<EncoderName, (o: EncoderOptions) => EncoderSpec> = {
       permissions: proc.flags,
       contextLayer: () => HybridContextEncoderLive({ manifest: model, device, threads }),
       questionLayer: () => HybridQuestionEncoderLive({ manifest: model, device, threads }),
+    };
+  },
+  [SA_HYBRID_NAME]: ({ model = PIQA_LSTM_SA_MANIFEST, device, threads }) => {
+    const proc = onnxProcess(device);
+    const o = { manifest: model, config: PIQA_LSTM_SA_HYBRID_CONFIG, name: SA_HYBRID_NAME };
+    const files = hybridFiles(o);
+    return {
+      name: SA_HYBRID_NAME,
+      description: "piqa-lstm-sa's dense [start; end] vectors on sparse-pi's spans, joined with " +
+        "sparse-pi's vectors (CSR, dense block first, dense weight chosen on held-out train)",
+      sparse: true,
+      contextFiles: [...files.context, ...proc.read],
+      questionFiles: [...files.question, ...proc.read],
+      permissions: proc.flags,
+      contextLayer: () => HybridContextEncoderLive({ ...o, device, threads }),
+      questionLayer: () => HybridQuestionEncoderLive({ ...o, device, threads }),
     };
   },
 };

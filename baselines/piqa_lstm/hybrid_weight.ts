@@ -1,11 +1,12 @@
 /**
- * Chooses the dense weight of `piqa-lstm+sparse` on the held-out articles of
- * the training subset (the ones piqa-lstm's training held out, from
- * `data/models/piqa-lstm/training.json`) and writes
- * `data/models/piqa-lstm/hybrid.json`. Nothing here reads the dev set.
+ * Chooses the dense weight of `piqa-lstm+sparse` (or, with `--dense
+ * piqa-lstm-sa`, of `piqa-lstm-sa+sparse`) on the held-out articles of the
+ * training subset (the ones the dense model's training held out, from
+ * `data/models/<dense>/training.json`) and writes
+ * `data/models/<dense>/hybrid.json`. Nothing here reads the dev set.
  *
- * Usage: `deno run -A baselines/piqa_lstm/hybrid_weight.ts [--sparse-model PATH]
- * [--train FILE] [--work DIR] [--out FILE]`
+ * Usage: `deno run -A baselines/piqa_lstm/hybrid_weight.ts [--dense piqa-lstm|piqa-lstm-sa]
+ * [--sparse-model PATH] [--train FILE] [--work DIR] [--out FILE]`
  *
  * The bundled sparse-pi model was fitted on the whole subset, held-out
  * articles included, so on them it looks better than it is (and a weight
@@ -16,7 +17,7 @@
  * chosen with that model; the encoder then uses it with the bundled one.
  *
  * For each held-out question, every sparse-pi span of its paragraph gets a
- * dense score (piqa-lstm's `[start_i ; end_j] · [q_s ; q_e]`) and a sparse
+ * dense score (the dense model's `[start_i ; end_j] · [q_s ; q_e]`) and a sparse
  * score (sparse-pi's); the answer for weight w is the first span with the
  * largest `w · dense + sparse`. The weight with the best F1 (then EM) over
  * a grid is kept.
@@ -25,7 +26,7 @@
  */
 import { Effect } from "effect";
 import { hybridLayers } from "../../encoders/hybrid.ts";
-import { PIQA_LSTM_MANIFEST } from "../../encoders/onnx/encoder.ts";
+import { PIQA_LSTM_MANIFEST, PIQA_LSTM_SA_MANIFEST } from "../../encoders/onnx/encoder.ts";
 import { ContextEncoder, type CsrMatrix, QuestionEncoder } from "../../encoders/types.ts";
 import { exactMatchScore, f1Score } from "../../metrics/mod.ts";
 import { readTextMaybeGzip } from "../../io/source.ts";
@@ -65,20 +66,28 @@ interface Question {
   readonly answers: readonly string[];
 }
 
+/** The dense models a hybrid is made of: manifest and folder (training.json, hybrid.json). */
+export const DENSE_MODELS: Readonly<Record<string, { manifest: string; dir: string }>> = {
+  "piqa-lstm": { manifest: PIQA_LSTM_MANIFEST, dir: "data/models/piqa-lstm" },
+  "piqa-lstm-sa": { manifest: PIQA_LSTM_SA_MANIFEST, dir: "data/models/piqa-lstm-sa" },
+};
+
 /**
  * Dense and sparse scores of every phrase for every question of the given
- * paragraphs, and the grid scores.
+ * paragraphs, and the grid scores (`manifest`: the dense model, default
+ * piqa-lstm's).
  */
 export async function scoreGrid(
   paragraphs: readonly { id: string; context: string; questions: readonly Question[] }[],
   sparseModel: string,
   onProgress?: (done: number) => void,
+  manifest: string = PIQA_LSTM_MANIFEST,
 ): Promise<WeightScore[]> {
-  const layers = { manifest: PIQA_LSTM_MANIFEST, sparseModel, denseWeight: 1, threads: 2 };
+  const layers = { manifest, sparseModel, denseWeight: 1, threads: 2 };
+  const dDense = (JSON.parse(await Deno.readTextFile(manifest)) as { dim: number }).dim;
   const program = Effect.gen(function* () {
     const ctx = yield* ContextEncoder;
     const qst = yield* QuestionEncoder;
-    const dDense = 256;
     const rows: {
       dense: number[];
       sparse: number[];
@@ -152,13 +161,17 @@ if (import.meta.main) {
     const i = args.indexOf(name);
     return i >= 0 && i + 1 < args.length ? args[i + 1] : def;
   };
+  const denseName = opt("--dense", "piqa-lstm");
+  const dense = DENSE_MODELS[denseName];
+  if (dense === undefined) {
+    console.error(`--dense: "${denseName}" is not one of ${Object.keys(DENSE_MODELS).join(", ")}`);
+    Deno.exit(2);
+  }
   const train = opt("--train", `${ROOT}data/train-subset-v1.1.json.gz`);
   const work = opt("--work", `${ROOT}outputs/piqa_lstm_hybrid`);
-  const out = opt("--out", `${ROOT}data/models/piqa-lstm/hybrid.json`);
+  const out = opt("--out", `${ROOT}${dense.dir}/hybrid.json`);
   if (/dev-v1\.1/.test(train)) throw new Error("refusing to tune on dev");
-  const training = JSON.parse(
-    await Deno.readTextFile(`${ROOT}data/models/piqa-lstm/training.json`),
-  );
+  const training = JSON.parse(await Deno.readTextFile(`${ROOT}${dense.dir}/training.json`));
   const held = new Set<string>(training.heldout_articles);
   const squad = JSON.parse(await readTextMaybeGzip(train));
   let sparseModel = opt("--sparse-model", "");
@@ -205,7 +218,7 @@ if (import.meta.main) {
     }))
   );
   const t0 = performance.now();
-  const grid = await scoreGrid(paragraphs, sparseModel);
+  const grid = await scoreGrid(paragraphs, sparseModel, undefined, dense.manifest);
   const fit = grid.filter((g) => Number.isFinite(g.w));
   const best = fit.reduce((a, b) => (b.f1 > a.f1 || (b.f1 === a.f1 && b.em > a.em) ? b : a));
   for (const g of grid) {
@@ -219,7 +232,8 @@ if (import.meta.main) {
     format: "phraseval/hybrid",
     denseWeight: best.w,
     provenance: {
-      command: "deno run -A baselines/piqa_lstm/hybrid_weight.ts",
+      command: "deno run -A baselines/piqa_lstm/hybrid_weight.ts" +
+        (denseName === "piqa-lstm" ? "" : ` --dense ${denseName}`),
       heldoutArticles: [...held],
       questions: paragraphs.reduce((n, p) => n + p.questions.length, 0),
       sparseModel: sparseModel.replace(ROOT, ""),
