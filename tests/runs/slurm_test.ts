@@ -289,7 +289,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "slurm: sharded open search (exact and IVF-PQ, 4 shards) as job arrays, a killed shard " +
+  name: "slurm: sharded open search (exact and IVF-PQ, 8 shards) as job arrays, a killed shard " +
     "task retried: the merged search = unsharded",
   ignore: skip !== null,
   fn: async () => {
@@ -314,9 +314,9 @@ const d = { ...squadDev, reader: { articles: [8, 10] } };
 export const config = {
   datasets: [
     { ...d, abbr: "e1", open: true },
-    { ...d, abbr: "e8", open: { shards: 4 } },
+    { ...d, abbr: "e8", open: { shards: 8 } },
     ${dense ? `{ ...d, abbr: "i1", open: { ivf: ${ivf} } },` : ""}
-    ${dense ? `{ ...d, abbr: "i8", open: { shards: 4, ivf: ${ivf} } },` : ""}
+    ${dense ? `{ ...d, abbr: "i8", open: { shards: 8, ivf: ${ivf} } },` : ""}
   ],
   models: [model],
 };
@@ -325,7 +325,7 @@ export const config = {
     const child = runCmd([cfg, "--slurm", "--partition", PARTITION, "--work-dir", work]).spawn();
     const errText = new Response(child.stderr).text();
     const outText = new Response(child.stdout).text();
-    // SIGKILL shard 3's index task of e8 and shard 2's search task of the last dataset, each
+    // SIGKILL shard 5's index task of e8 and shard 2's search task of the last dataset, each
     // once its half-written output is there.
     const last = dense ? "i8" : "e8";
     const abbr = dense ? "piqa-lstm" : "sparse-pi";
@@ -352,12 +352,12 @@ export const config = {
       }
       const targets = [
         {
-          log: `${dir}/logs/index/${abbr}/e8.3.log`,
-          busy: () => has(`${dir}/indexes/${abbr}/e8`, /^shard-3-of-4\.[0-9a-f]{8}\.tmp$/),
+          log: `${dir}/logs/index/${abbr}/e8.5.log`,
+          busy: () => has(`${dir}/indexes/${abbr}/e8`, /^shard-5-of-8\.[0-9a-f]{8}\.tmp$/),
         },
         {
           log: `${dir}/logs/search/${abbr}/${last}.2.log`,
-          busy: () => has(`${dir}/hits/${abbr}/${last}`, /^\.shard-2-of-4\.hits\.ndjson\./),
+          busy: () => has(`${dir}/hits/${abbr}/${last}`, /^\.shard-2-of-8\.hits\.ndjson\./),
         },
       ];
       for (const t of targets) {
@@ -406,8 +406,8 @@ export const config = {
           (s, t) => s + Deno.readTextFileSync(`${dir}/slurm/${t}`).trim().split("\n").length,
           0,
         );
-    assert(lines("index") >= (dense ? 10 : 5), `index array tasks: ${lines("index")}`);
-    assert(lines("search") >= (dense ? 10 : 5), `search array tasks: ${lines("search")}`);
+    assert(lines("index") >= (dense ? 18 : 9), `index array tasks: ${lines("index")}`);
+    assert(lines("search") >= (dense ? 18 : 9), `search array tasks: ${lines("search")}`);
     assertEquals(lines("search_merge"), dense ? 2 : 1);
     assertEquals(lines("index_train"), dense ? 1 : 0);
     await Deno.remove(work, { recursive: true });
