@@ -152,8 +152,12 @@ export const FULL_OUTPUTS: readonly { readonly name: string; readonly folder: bo
   { name: PROVENANCE_FILE, folder: false },
 ];
 
-/** The manifest of a `full` run: what its output folder is made from. */
-const runManifest = (
+/**
+ * The manifest of a `full` run: what its output folder is made from (the dataset's and encoder's
+ * sha256, the options that change the outputs; no paths). A folder whose manifest differs is
+ * refused unless `--overwrite`.
+ */
+export const runManifest = (
   data: string,
   spec: EncoderSpec,
   uniqueIds: boolean,

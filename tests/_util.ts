@@ -14,6 +14,13 @@ export const ROOT: string = REPO_ROOT;
 /** The bundled SQuAD v1.1 dev set. */
 export const DEV_GZ: string = `${ROOT}/data/dev-v1.1.json.gz`;
 
+/**
+ * The sha256 of `pred.json` from `deno task full` on the bundled default (sparse-pi on SQuAD v1.1
+ * dev): a golden value, which changes only when the default encoder's answers change.
+ */
+export const DEV_FULL_PRED_SHA256 =
+  "c7c90246c8a65ae8dd1fcb88581c62221782daa8ca22ef037f1ecc9f90241137";
+
 /** The bundled SQuAD v1.1 train subset (44 articles; what the encoders were fitted on). */
 export const TRAIN_GZ: string = `${ROOT}/data/train-subset-v1.1.json.gz`;
 

@@ -14,7 +14,10 @@
  */
 import { Effect } from "effect";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { canMount, devJson, ROOT, sha256File } from "../_util.ts";
+import { canMount, DEV_FULL_PRED_SHA256, devJson, ROOT, sha256File } from "../_util.ts";
+import { DEFAULT_ENCODER, encoderSpec } from "../../encoders/registry.ts";
+import { type Manifest, writeManifest } from "../../io/manifest.ts";
+import { DEFAULT_DATA, runManifest } from "../../runs/full.ts";
 import { exitCodeOf } from "../../pipeline/_cli.ts";
 import { RunError } from "../../runs/errors.ts";
 import { runStages } from "../../runs/single.ts";
@@ -96,27 +99,14 @@ async function until(cond: () => boolean, ms = 120000): Promise<boolean> {
   return true;
 }
 
-/** pred.json of an uninterrupted `full` on the dev set (computed once). */
-let cleanPred: Promise<{ sha: string; manifest: string }> | undefined;
-function cleanRun(): Promise<{ sha: string; manifest: string }> {
-  cleanPred ??= (async () => {
-    const out = await Deno.makeTempDir({ prefix: "pv-sig-clean-" });
-    try {
-      const r = await finish(spawnStage("full.ts", FULL_PERMS, ["--out", out]));
-      assertEquals(r.code, 0, r.stderr);
-      return {
-        sha: await sha256File(`${out}/pred.json`),
-        manifest: await Deno.readTextFile(`${out}/.phraseval-run.json`),
-      };
-    } finally {
-      await Deno.remove(out, { recursive: true });
-    }
-  })();
-  return cleanPred;
-}
-
-async function cleanPredSha(): Promise<string> {
-  return (await cleanRun()).sha;
+/** The manifest `full` writes for its default job (sparse-pi on dev), as a resume finds it. */
+function defaultManifest(): Promise<Manifest> {
+  return Effect.runPromise(
+    Effect.flatMap(
+      encoderSpec(DEFAULT_ENCODER),
+      (spec) => runManifest(DEFAULT_DATA, spec, false, undefined, undefined),
+    ),
+  );
 }
 
 /**
@@ -171,7 +161,7 @@ Deno.test("full: SIGINT mid-encode stops and awaits both encoders, exit 130; a r
   try {
     const r = await finish(spawnStage("full.ts", FULL_PERMS, ["--out", out]));
     assertEquals(r.code, 0, r.stderr);
-    assertEquals(await sha256File(`${out}/pred.json`), await cleanPredSha());
+    assertEquals(await sha256File(`${out}/pred.json`), DEV_FULL_PRED_SHA256);
   } finally {
     await Deno.remove(out, { recursive: true });
   }
@@ -199,7 +189,7 @@ Deno.test({
     const qdir = `${out}/dumps/question_emb`;
     // The run manifest of this job (it holds no paths), as a resume finds it:
     // a folder with dumps and no manifest would be refused before any task.
-    await Deno.writeTextFile(`${out}/.phraseval-run.json`, (await cleanRun()).manifest);
+    await Effect.runPromise(writeManifest(`${out}/.phraseval-run.json`, await defaultManifest()));
     Deno.mkdirSync(qdir, { recursive: true });
     const mount = new Deno.Command("mount", {
       args: ["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", qdir],
@@ -223,7 +213,7 @@ Deno.test({
       mounted = false;
       const again = await finish(spawnStage("full.ts", FULL_PERMS, ["--out", out]));
       assertEquals(again.code, 0, again.stderr);
-      assertEquals(await sha256File(`${out}/pred.json`), await cleanPredSha());
+      assertEquals(await sha256File(`${out}/pred.json`), DEV_FULL_PRED_SHA256);
     } finally {
       if (mounted) new Deno.Command("umount", { args: [qdir] }).outputSync();
       await Deno.remove(out, { recursive: true });
