@@ -19,7 +19,12 @@ import {
   parseArgs,
 } from "./_args.ts";
 import { EarlyPool } from "../search/early.ts";
-import { batchSize, defaultConcurrency, defaultWorkers } from "../search/plan.ts";
+import {
+  batchSize,
+  defaultConcurrency,
+  defaultMergeWorkers,
+  defaultWorkers,
+} from "../search/plan.ts";
 
 export type { MergeError, MergeOptions, MergeProgress, MergeResult } from "../search/merge.ts";
 
@@ -67,7 +72,8 @@ export const MERGE_SPEC = {
       name: "workers",
       type: "int",
       metavar: "N",
-      description: "threads reading and scoring paragraphs (default: CPUs, at most 4; 0: none)",
+      description:
+        "threads reading and scoring paragraphs (default: CPUs, at most 4; none for under 128 paragraphs; 0: none)",
     },
   ],
   examples: [
@@ -95,7 +101,7 @@ export function startEarly(argv: readonly string[]): EarlyPool | undefined {
   }
   if (a === "help") return undefined;
   const data = a.positional["data.json"];
-  const workers = a.flags.workers ?? defaultWorkers();
+  const workers = a.flags.workers ?? defaultMergeWorkers(a.positional["context_emb"]);
   const concurrency = a.flags.concurrency ?? defaultConcurrency(workers);
   if (data === "-" || workers < 1 || concurrency < 1) return undefined;
   return new EarlyPool({

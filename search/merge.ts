@@ -52,7 +52,7 @@ import {
   batchesOf,
   batchSize,
   defaultConcurrency,
-  defaultWorkers,
+  defaultMergeWorkers,
   type MergeUnit,
   planMerge,
   SQUAD_OPTS,
@@ -147,8 +147,9 @@ export interface MergeOptions {
   readonly sparse?: boolean;
   /**
    * Worker threads that read and score paragraphs (default: the number of
-   * CPUs, at most 4); 0 does everything in this thread. Small datasets (under
-   * 16 paragraphs) always run in this thread.
+   * CPUs, at most 4, and none for a context dump folder of under about 128
+   * paragraphs, `defaultMergeWorkers`); 0 does everything in this thread.
+   * Small datasets (under 16 paragraphs) always run in this thread.
    */
   readonly workers?: number;
   /**
@@ -231,7 +232,7 @@ export const merge = (
     const onMissing = opts.onMissing ?? ((line: string) => console.error(line));
     const dumpOpts = { sparse: opts.sparse === true };
     const simd = opts.simd !== false;
-    const requested = Math.max(0, opts.workers ?? defaultWorkers());
+    const requested = Math.max(0, opts.workers ?? defaultMergeWorkers(opts.contextEmb));
     const init: WorkerInit = {
       contextEmb: opts.contextEmb,
       questionEmb: opts.questionEmb,

@@ -71,6 +71,36 @@ export function defaultWorkers(): number {
   return Math.max(1, Math.min(4, n));
 }
 
+/**
+ * Context dumps with fewer entries than this (files of about 128 paragraphs) are merged without
+ * worker threads when none are asked for: there, starting them costs more than they save (on
+ * 2 cores, 3 paragraphs: 0.59 s against 0.47 s; 148 paragraphs: 1.00 s against 0.93 s).
+ */
+export const SMALL_DUMP_ENTRIES = 256;
+
+/**
+ * Worker threads for merging the context dump `contextEmb` when none are asked for: none for a
+ * folder of fewer than {@linkcode SMALL_DUMP_ENTRIES} entries, else {@linkcode defaultWorkers}
+ * (an archive, or a folder that cannot be read, gets the default; the merge reports the problem).
+ *
+ * @example
+ * ```ts
+ * import { defaultMergeWorkers } from "./plan.ts";
+ * const dir = Deno.makeTempDirSync();
+ * if (defaultMergeWorkers(dir) !== 0) throw new Error("an empty folder needs no workers");
+ * Deno.removeSync(dir);
+ * ```
+ */
+export function defaultMergeWorkers(contextEmb: string): number {
+  let n = 0;
+  try {
+    for (const _ of Deno.readDirSync(contextEmb)) if (++n >= SMALL_DUMP_ENTRIES) break;
+  } catch {
+    return defaultWorkers();
+  }
+  return n < SMALL_DUMP_ENTRIES ? 0 : defaultWorkers();
+}
+
 /** Paragraphs in flight when `concurrency` is not given. */
 export function defaultConcurrency(workers: number): number {
   return Math.max(2, 64 * workers);
