@@ -13,7 +13,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { squadQuestions } from "../io/squad.ts";
 import { Bem, BemLive, type BemTriple, defaultBemTokenizer } from "../metrics/bem/mod.ts";
 

@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { openAtomicWriter } from "../io/source.ts";
 import { squadRecords } from "../io/squad.ts";
 import { omitKeys, SquadJsonWriter } from "../io/squad_writer.ts";

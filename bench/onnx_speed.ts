@@ -14,7 +14,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { contextInputs, questionInputs } from "../encoders/embed.ts";
 import {
   encodeContexts,

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import {
   contextModelFromArtifact,
   encodeContext,

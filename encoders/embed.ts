@@ -27,7 +27,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { dumpStem, type IdKind, StemRegistry, unsafeIdReason } from "../io/dump/names.ts";
 import { DEFAULT_ENCODER } from "./names.ts";
 import { type DumpFormat, writeContextDump, writeQuestionDump } from "../io/dump/writer.ts";

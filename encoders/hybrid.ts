@@ -32,7 +32,8 @@
  *
  * @module
  */
-import { Effect, Layer } from "effect";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
 import {
   contextTokenVectors,
   encodeQuestions,

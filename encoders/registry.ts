@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { Effect, type Layer } from "effect";
+import * as Effect from "effect/Effect";
+import type * as Layer from "effect/Layer";
 import { UsageError } from "../io/errors.ts";
 import {
   SPARSE_PI_MODEL,

@@ -10,7 +10,9 @@
  *
  * @module
  */
-import { Context, Data, type Effect } from "effect";
+import * as Context from "effect/Context";
+import * as Data from "effect/Data";
+import type * as Effect from "effect/Effect";
 import type { Matrix } from "../io/matrix.ts";
 
 export type { CsrMatrix, DenseMatrix, Matrix } from "../io/matrix.ts";

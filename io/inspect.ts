@@ -23,7 +23,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import {
   descrOf,
   type JsonValue,

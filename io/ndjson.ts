@@ -6,7 +6,10 @@
  *
  * @module
  */
-import { Effect, Result, Schema, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Result from "effect/Result";
+import * as Schema from "effect/Schema";
+import * as Stream from "effect/Stream";
 import { type FileError, InputError } from "./errors.ts";
 import { type ByteSource, openSource, peekBytes } from "./source.ts";
 import { firstInvalidUtf8 } from "./json_events.ts";

@@ -21,7 +21,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { FileError, InputError, type UsageError } from "./errors.ts";
 import type { ParagraphRecord, QuestionRecord } from "./ndjson.ts";
 import { openAtomicWriter } from "./source.ts";

@@ -14,7 +14,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { type FileError, writeFailure } from "./errors.ts";
 import type { PyObject } from "./pyjson.ts";
 import { openAtomicWriter } from "./source.ts";

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { FileError, InputError, UsageError } from "./errors.ts";
 import { openAtomicWriter } from "./source.ts";
 import { squadRecords } from "./squad.ts";

@@ -57,7 +57,7 @@
  *
  * @module
  */
-import { Data } from "effect";
+import * as Data from "effect/Data";
 import {
   cpAtom,
   pyCategoryClass,

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { Data } from "effect";
+import * as Data from "effect/Data";
 
 /** The rules a fold applies, as named in messages. */
 export type AnswerRules = "MRQA" | "MLQA" | "open-domain";

@@ -37,7 +37,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { type FileError, InputError, UsageError } from "../io/errors.ts";
 import { pyFloatRepr } from "../io/pyjson.ts";
 import { readPredictions } from "../io/predictions.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { bemEvaluateFile, formatBemSummary } from "../metrics/bem/fold.ts";
 import { BEM_MODEL_HOWTO, BemError } from "../metrics/bem/service.ts";
 import { refuseAliases } from "../io/paths.ts";

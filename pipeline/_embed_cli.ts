@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { aliasProblem } from "../io/paths.ts";
 import type { EmbedOptions } from "../encoders/embed.ts";
 import { InputError } from "../io/errors.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { embedQuestion } from "../encoders/embed.ts";
 import { progress } from "./_cli.ts";
 import { checkOutputFolder, embedOptions, encoderOptions } from "./_embed_cli.ts";

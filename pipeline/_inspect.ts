@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { InputError } from "../io/errors.ts";
 import { inspectFile } from "../io/inspect.ts";
 import { readIndexHeader } from "../search/index/read.ts";

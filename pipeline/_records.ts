@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { refuseAliases } from "../io/paths.ts";
 import { records } from "../io/records.ts";
 import type { ParsedArgs } from "./_args.ts";

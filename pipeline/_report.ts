@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { report, reportDiff } from "../report/mod.ts";
 import { UsageError } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";

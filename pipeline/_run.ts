@@ -5,7 +5,9 @@
  *
  * @module
  */
-import { Cause, Effect, Exit } from "effect";
+import * as Cause from "effect/Cause";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
 import { run, type RunResult } from "../runs/run.ts";
 import type { MainContext } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";

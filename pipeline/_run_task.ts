@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { UsageError } from "../io/errors.ts";
 import { evalCorpusSearch, evalPredictions, prepareDataset } from "../runs/tasks.ts";
 import { runMain } from "./_cli.ts";

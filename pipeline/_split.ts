@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { split } from "../io/squad_split.ts";
 import { refuseAliases } from "../io/paths.ts";
 import { progress } from "./_cli.ts";

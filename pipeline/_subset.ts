@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { refuseAliases } from "../io/paths.ts";
 import { parseArticleRange, writeArticleSubset } from "../io/squad_subset.ts";
 import { UsageError } from "./_cli.ts";

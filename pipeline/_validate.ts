@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { formatValidateReport, validate } from "../io/dump/validate.ts";
 import { WorkError } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";

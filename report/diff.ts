@@ -42,7 +42,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { InputError, type UsageError } from "../io/errors.ts";
 import { flattenJson, readProvenance } from "../io/provenance.ts";
 import { mcnemarPaired } from "../metrics/stats/mcnemar.ts";

@@ -26,7 +26,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { InputError, UsageError } from "../io/errors.ts";
 import { runLayout } from "../runs/layout.ts";
 import { singleRunLayout } from "../runs/single.ts";

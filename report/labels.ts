@@ -60,7 +60,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
 import { percentile } from "../metrics/stats/bootstrap.ts";
 import { Xoshiro128StarStar } from "../metrics/stats/prng.ts";

@@ -56,7 +56,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { FileError, type InputError, UsageError, WriteError } from "../io/errors.ts";
 import { openAtomicWriter } from "../io/source.ts";
 import type { Steps } from "../metrics/stats/steps.ts";

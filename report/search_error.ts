@@ -41,7 +41,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
 import { readPredictions } from "../io/predictions.ts";
 import { mcnemarExact } from "../metrics/stats/mcnemar.ts";

@@ -47,7 +47,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { FileError, InputError } from "../io/errors.ts";
 import { fileSha256 } from "../io/manifest.ts";
 import { readPredictions } from "../io/predictions.ts";

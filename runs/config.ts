@@ -12,7 +12,10 @@
  *
  * @module
  */
-import { Effect, Result, Schema, SchemaIssue } from "effect";
+import * as Effect from "effect/Effect";
+import * as Result from "effect/Result";
+import * as Schema from "effect/Schema";
+import * as SchemaIssue from "effect/SchemaIssue";
 import { InputError } from "../io/errors.ts";
 import { ENCODER_NAMES, encoderSpec } from "../encoders/registry.ts";
 import { absPath, baseOf, dirOf, displayPath, isDir, isFifo, isFile } from "../io/fs.ts";

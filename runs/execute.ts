@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { firstMissing } from "./complete.ts";
 import type { Runner, RunnerContext, TaskStatus } from "./status.ts";
 import { STAGE_GROUPS, type Task } from "./task.ts";

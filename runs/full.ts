@@ -28,7 +28,8 @@
  *
  * @module
  */
-import { Effect, Exit } from "effect";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
 import { FileError, InputError, UsageError } from "../io/errors.ts";
 import {
   filesFingerprint,

@@ -12,7 +12,7 @@
  * @module
  */
 import { CHILD_ENV } from "./process.ts";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
 import { absPath, dirOf, displayPath, isFile } from "../io/fs.ts";

@@ -11,7 +11,9 @@
  *
  * @module
  */
-import { Effect, Option, Schedule } from "effect";
+import * as Effect from "effect/Effect";
+import * as Option from "effect/Option";
+import * as Schedule from "effect/Schedule";
 import { endAttempt } from "./execute.ts";
 import { appendLog, lastProgress } from "./logs.ts";
 import { type Child, exitCode, signalChild, spawnScoped, stopChild } from "./process.ts";

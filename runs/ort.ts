@@ -7,7 +7,7 @@
  * @module
  */
 import { CHILD_ENV } from "./process.ts";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { REPO_ROOT } from "../io/repo.ts";
 import { denoRunArgv } from "./sandbox.ts";
 

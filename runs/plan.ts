@@ -29,7 +29,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
 import { squadArticles } from "../io/squad.ts";

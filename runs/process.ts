@@ -7,7 +7,10 @@
  *
  * @module
  */
-import { Data, Effect, Option, type Scope } from "effect";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
+import * as Option from "effect/Option";
+import type * as Scope from "effect/Scope";
 
 /** A child process could not be started. */
 export class SpawnError extends Data.TaggedError("SpawnError")<{

@@ -20,7 +20,9 @@
  *
  * @module
  */
-import { Effect, Exit, Fiber } from "effect";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import * as Fiber from "effect/Fiber";
 import { InputError, UsageError } from "../io/errors.ts";
 import { aliasProblem } from "../io/paths.ts";
 import { displayPath } from "../io/fs.ts";

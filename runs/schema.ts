@@ -23,7 +23,7 @@
  *
  * @module
  */
-import { Schema } from "effect";
+import * as Schema from "effect/Schema";
 
 /** A short unique name: letters, digits and `._+-`, at most 64. */
 export const Abbr = Schema.String.check(

@@ -11,7 +11,11 @@
  *
  * @module
  */
-import { Cause, Deferred, Effect, Exit, Fiber } from "effect";
+import * as Cause from "effect/Cause";
+import * as Deferred from "effect/Deferred";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import * as Fiber from "effect/Fiber";
 import type { EncoderSpec } from "../encoders/registry.ts";
 import { type FileError, InputError, WriteError, writeFailure } from "../io/errors.ts";
 import { pyFloatRepr } from "../io/pyjson.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { FileError } from "../io/errors.ts";
 import type { SquadCounts } from "../io/squad.ts";
 import type { Plan, Stage } from "./task.ts";

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { UsageError } from "../io/errors.ts";
 import { endAttempt } from "./execute.ts";
 import { appendLog, lastExitStatus, lastProgress } from "./logs.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Effect } from "effect";
+import type * as Effect from "effect/Effect";
 import type { Task } from "./task.ts";
 
 /** The state of a task in one invocation of `run`. */

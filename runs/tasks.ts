@@ -27,7 +27,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { FileError, InputError } from "../io/errors.ts";
 import { openAtomicWriter } from "../io/source.ts";
 import { split } from "../io/squad_split.ts";

@@ -17,7 +17,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { readCorpus } from "../io/datasets/read.ts";
 import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";

@@ -24,7 +24,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { hybridLayers } from "../../encoders/hybrid.ts";
 import { PIQA_LSTM_MANIFEST, PIQA_LSTM_SA_MANIFEST } from "../../encoders/onnx/encoder.ts";
 import { ContextEncoder, type CsrMatrix, QuestionEncoder } from "../../encoders/types.ts";

@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { Result, Schema } from "effect";
+import * as Result from "effect/Result";
+import * as Schema from "effect/Schema";
 import { EncoderError } from "../types.ts";
 
 /** Manifest format tag. */

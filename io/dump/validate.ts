@@ -12,7 +12,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { DUMP_MANIFEST } from "../manifest.ts";
 import { dumpStem } from "./names.ts";
 import { type DumpError, type DumpSource, openDump } from "./reader.ts";

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type { Matrix } from "../matrix.ts";
 import { dumpStem, type IdKind } from "./names.ts";
 import { FileError, InputError, writeFailure } from "../errors.ts";

@@ -9,7 +9,9 @@
  *
  * @module
  */
-import { Effect, Layer, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
+import * as Stream from "effect/Stream";
 import { FileError, InputError } from "../../io/errors.ts";
 import { readPredictions } from "../../io/predictions.ts";
 import { type AtomicWriter, openAtomicWriter } from "../../io/source.ts";

@@ -29,7 +29,10 @@
  *
  * @module
  */
-import { Context, Data, Effect, Layer } from "effect";
+import * as Context from "effect/Context";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
 import type { BertTokenizer } from "./tokenizer.ts";
 import {
   BEM_MAX_LENGTH,

@@ -5,7 +5,7 @@
  * direct phrase models, the WordPiece path, manifest errors (exact
  * messages), and the CUDA check on this machine.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import {
   cudaProviderProblem,
   elfNeeded,

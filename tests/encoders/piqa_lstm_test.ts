@@ -5,7 +5,8 @@
  * answers two dev articles with the recorded EM/F1 (in process, via the
  * Layers); the hybrid beats both of its parts there.
  */
-import { Effect, type Layer } from "effect";
+import * as Effect from "effect/Effect";
+import type * as Layer from "effect/Layer";
 import { hybridLayers, PIQA_LSTM_SA_HYBRID_CONFIG } from "../../encoders/hybrid.ts";
 import {
   onnxLayers,

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { Effect, Layer } from "effect";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
 import { assert, assertEquals } from "../_assert.ts";
 import { DEV_GZ } from "../_util.ts";
 import {

@@ -3,7 +3,9 @@
  * the refusals of repeated paragraph and question ids in the SQuAD reader
  * and in merge's one-go reader, and a run config's `uniqueIds`.
  */
-import { Effect, Schema, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Schema from "effect/Schema";
+import * as Stream from "effect/Stream";
 import { assertEquals } from "../_assert.ts";
 import { InputError } from "../../io/errors.ts";
 import { type SquadReadOptions, squadRecords } from "../../io/squad.ts";

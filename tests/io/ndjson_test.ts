@@ -5,7 +5,9 @@
  *
  * @module
  */
-import { Effect, Exit, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import * as Stream from "effect/Stream";
 import { assert, assertEquals } from "../_assert.ts";
 import { FileError, InputError } from "../../io/errors.ts";
 import { ndjsonRecords, readNdjson, sniffNdjson } from "../../io/ndjson.ts";

@@ -5,7 +5,8 @@
  * numpy loads them, compares every value and checks the bytes against
  * numpy.save.
  */
-import { Effect, Exit } from "effect";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { python, ROOT } from "../_util.ts";
 import { arrayFromSpec, assertMatchesSpec, type Spec, tempDir } from "./_numpy_spec.ts";

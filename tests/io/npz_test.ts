@@ -3,7 +3,8 @@
  * and scipy (tests/py/npz_crosscheck.py), plus every refusal the readers
  * must make on hostile or broken archives.
  */
-import { Effect, Exit } from "effect";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { python, ROOT } from "../_util.ts";
 import {

@@ -8,7 +8,7 @@
  * (= `git rev-parse HEAD` where git is installed); `flattenJson`;
  * `readProvenance`'s refusals.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { python, ROOT } from "../_util.ts";
 import {

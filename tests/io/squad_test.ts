@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../_assert.ts";
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import * as Schema from "effect/Schema";
 import {
   countSquad,

@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { assertEquals } from "../_assert.ts";
 import { python } from "../_util.ts";
 import { squadRecords } from "../../io/squad.ts";

@@ -3,7 +3,7 @@
  * character with the Python reference of the official scripts; and
  * `scoreDataset`, the same scores as numbers in process.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assertEquals, assertMatch } from "../_assert.ts";
 import { scoreDataset } from "../../metrics/evaluate.ts";
 import { writePerturbations } from "../../bench/perturb.ts";

@@ -6,7 +6,7 @@
  * one-pass ASCII tokens and the small-list F1 against independent
  * implementations of the official rules.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assertEquals } from "../_assert.ts";
 import { evaluate } from "../../metrics/evaluate.ts";
 import { evaluateWholeV1 } from "../../metrics/evaluate_whole.ts";

@@ -6,7 +6,7 @@
  * Run: npx -y deno@2.9.6 test -A tests/metrics/squad_test.ts
  */
 
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { RawNumber } from "../../io/pyjson.ts";
 import {
   answerTokens,

@@ -4,7 +4,7 @@
  * Among them, a named pipe, a device (`/dev/zero`, linked) or a symbolic link
  * where a dump or index file should be: refused by name, before it is opened.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assertEquals, assertMatch } from "../_assert.ts";
 import { listDir, ROOT, type RunResult, runStage } from "../_util.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";

@@ -6,7 +6,8 @@
  * fixtures of `tests/testdata/datasets/`, with predictions that are right,
  * partly right, wrong, empty and missing. Bad input exits 2 with one line.
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { python, ROOT, runStage } from "../_util.ts";
 import { readQuestions } from "../../io/datasets/read.ts";

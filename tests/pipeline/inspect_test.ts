@@ -2,7 +2,7 @@
  * Tests of pipeline/inspect.ts: the library's `inspectFile` (`io/inspect.ts`) and the
  * script's command-line conventions (help, exit codes, one error line).
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { python, runStage } from "../_util.ts";
 import { bytesArray, encodeNpy, ndarray } from "../../io/npy.ts";

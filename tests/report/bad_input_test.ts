@@ -8,7 +8,7 @@
  * (edited), rows whose gold answers are not the dataset's (the dataset
  * changed after the run); every numeric option out of range.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../_assert.ts";
 import { DEV_GZ, listDir, runStage, sha256File, TRAIN_GZ } from "../_util.ts";
 import { evaluate } from "../../metrics/evaluate.ts";

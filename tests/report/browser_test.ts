@@ -8,7 +8,7 @@
  * table under it and hover titles on its points. Without `/usr/bin/chromium` this test fails: it
  * does not skip (`.ci/run` installs the package).
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../_assert.ts";
 import { assertGuardCatches, guardPage, launchChromium, type PageGuard } from "../_browser.ts";
 import { DEV_GZ } from "../_util.ts";

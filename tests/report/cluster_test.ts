@@ -10,7 +10,7 @@
  * `report.tex` whose rows hold the numbers; a bad `--cluster` is one line,
  * exit 2, nothing written.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { listDir, runStage } from "../_util.ts";
 import {

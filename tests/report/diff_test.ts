@@ -11,7 +11,7 @@
  * and nothing written: a RUN without provenance.json (naming it), two runs
  * on different question sets, a prediction file, one INPUT, `--latex`.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { runStage } from "../_util.ts";
 import {

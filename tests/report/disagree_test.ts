@@ -11,7 +11,7 @@
  * NumPy's own bootstrap to Monte Carlo error); bad labels refused with one
  * line and exit 2, nothing written.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { listDir, python, runStage } from "../_util.ts";
 import { evaluate } from "../../metrics/evaluate.ts";

@@ -12,7 +12,7 @@
  * hand-made per-question vectors, and one language table; and a SQuAD
  * v1.1 run with an open search in its rows: the top-k curve and its chart.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { ROOT, runStage } from "../_util.ts";
 import { mcnemarPaired, pairedBootstrap, pairedRandomization } from "../../metrics/stats/mod.ts";

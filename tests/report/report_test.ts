@@ -6,7 +6,7 @@
  * with p = 1; BEM from rows next to a full folder's pred.json; a run folder's
  * systems; the HTML's charts and its freedom from URLs.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../_assert.ts";
 import { DEV_GZ } from "../_util.ts";
 import { evaluate } from "../../metrics/evaluate.ts";

@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { Effect, Exit } from "effect";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { runStage } from "../_util.ts";
 import {

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ROOT, runStage } from "../_util.ts";
 import { validateRunConfig } from "../../runs/config.ts";

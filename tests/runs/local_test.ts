@@ -2,7 +2,7 @@
  * The local runner's packs (runs/local.ts): encode partitions of one half share a process over the
  * union of their ranges; each partition keeps its own check, status and retries.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { LocalRunner, packTasks } from "../../runs/local.ts";
 import { newStatus, type TaskStatus } from "../../runs/status.ts";

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ROOT, runStage } from "../_util.ts";
 import { evaluate } from "../../metrics/evaluate.ts";

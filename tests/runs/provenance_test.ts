@@ -7,7 +7,7 @@
  * holds format, command, flags, tool (= deno.json, git), normalizer,
  * machine, seeds and config.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../_assert.ts";
 import { ROOT } from "../_util.ts";
 import { NORMALIZER_VERSION } from "../../metrics/squad_text.ts";

@@ -9,7 +9,7 @@
  * @module
  */
 import { DUMP_MANIFEST } from "../../io/manifest.ts";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ROOT } from "../_util.ts";
 import { evaluate } from "../../metrics/evaluate.ts";

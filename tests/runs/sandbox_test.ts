@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ROOT, runStage } from "../_util.ts";
 import { InputError } from "../../io/errors.ts";

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { canMount, DEV_FULL_PRED_SHA256, devJson, ROOT, sha256File } from "../_util.ts";
 import { DEFAULT_ENCODER, encoderSpec } from "../../encoders/registry.ts";

@@ -3,7 +3,7 @@
  * scores BEM in process (no child, no stdout parsing) and writes the same
  * numbers that {@linkcode scoreDataset} returns.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../_assert.ts";
 import { DEV_GZ, ROOT } from "../_util.ts";
 import { validateRunConfig } from "../../runs/config.ts";

@@ -6,7 +6,7 @@
  * keep the float64 path's answers and the corrupt-index error; the SIMD
  * module's float16 widening equals the table's for all 65,536 bit patterns.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../_assert.ts";
 import { writeContextDump } from "../../io/dump/writer.ts";
 import type { Matrix } from "../../io/matrix.ts";

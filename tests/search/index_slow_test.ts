@@ -5,7 +5,7 @@
  * rerun, gives the same bytes; bad input exits 2 with one line and leaves
  * nothing behind; `inspect INDEX_DIR`.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { DEV_GZ, listDir, python, ROOT, runStage, sha256File } from "../_util.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";

@@ -4,7 +4,7 @@
  * context; the title is the id without `_<n>`), none without either, and an
  * index written before these fields existed reads as `null`.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assertEquals } from "../_assert.ts";
 import { writeContextDump } from "../../io/dump/writer.ts";
 import { buildIndex } from "../../search/index/build.ts";

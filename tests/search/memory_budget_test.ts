@@ -16,7 +16,7 @@
  *   staging area's size (the same bytes); corrupt files are refused at open with the in-memory
  *   reader's messages.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
 import type { Matrix } from "../../io/matrix.ts";

@@ -5,7 +5,7 @@
  * search on sparse-pi dumps = the SciPy brute force, and the open metrics
  * of `evaluate --topk-file` = the Python reference (stdout unchanged).
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { DEV_GZ, python, runStage } from "../_util.ts";
 import { writeContextDump } from "../../io/dump/writer.ts";

@@ -23,7 +23,7 @@
  *   corpus or of other codebooks; a build refuses a foreign quantizer.
  */
 import { createHash } from "node:crypto";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { DEV_GZ, python } from "../_util.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";

@@ -22,7 +22,7 @@
  * or page error fails the test (the one deliberate 400 aside).
  */
 /// <reference lib="dom" />
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type { HTTPRequest, Page } from "puppeteer-core";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import {

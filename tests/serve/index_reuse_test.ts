@@ -4,7 +4,7 @@
  * and modification time put back is seen (the fingerprint hashes content),
  * and a named pipe in the dump is refused by name, not read.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../_assert.ts";
 import { writeContextDump } from "../../io/dump/writer.ts";
 import { ensureIndex } from "../../serve/launch.ts";

@@ -8,7 +8,9 @@
  *
  * @module
  */
-import { Effect, Exit, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import * as Stream from "effect/Stream";
 import { assert, assertEquals } from "../../_assert.ts";
 import { exitCodeOf } from "../../../pipeline/_cli.ts";
 import { InputError, UsageError } from "../../../io/errors.ts";

@@ -8,7 +8,8 @@
  *
  * @module
  */
-import { Effect, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import * as Stream from "effect/Stream";
 import { assertEquals } from "../../_assert.ts";
 import { DEV_GZ, ROOT, TRAIN_GZ } from "../../_util.ts";
 import { detectFormat } from "../../../io/datasets/detect.ts";

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../../_assert.ts";
 import { python } from "../../_util.ts";
 import { openDump, openDumpSync } from "../../../io/dump/reader.ts";

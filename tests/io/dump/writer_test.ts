@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { Effect, Exit } from "effect";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
 import { assert, assertEquals } from "../../_assert.ts";
 import { listDir, python } from "../../_util.ts";
 import {

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../../_assert.ts";
 import { DEV_GZ, ROOT } from "../../_util.ts";
 import { Bem, type BemBatch, BemLive, type BemTriple } from "../../../metrics/bem/mod.ts";

@@ -2,7 +2,7 @@
  * The BEM service (`metrics/bem/service.ts`): batching, padding, dedup,
  * errors, order.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../../_assert.ts";
 import { ROOT } from "../../_util.ts";
 import {
