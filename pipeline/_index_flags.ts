@@ -1,7 +1,7 @@
 /**
  * The flags `search` and `serve` both take to search an index (`--exact`,
  * `--nprobe`, `--candidates` and its older name `--refine`,
- * `--memory-budget`), declared once.
+ * `--memory-budget`), and the range checks of their values, declared once.
  * Both command lines (`--help`) load this module, so it imports only the
  * argument types and `search/index/defaults.ts`.
  *
@@ -56,3 +56,33 @@ export const MEMORY_BUDGET_FLAG = {
     "from disk on demand (same answers; search/index/disk.ts tells what is not counted); " +
     "over shards, each shard within BYTES",
 } as const satisfies FlagSpec;
+
+/**
+ * What is wrong with the values of `--nprobe`, `--candidates` and
+ * `--refine` (the message of a usage error, exit 2), or `undefined`:
+ * `--nprobe` below 1, both names of the candidates given, the candidates
+ * below 0 (named as given).
+ *
+ * @example
+ * ```ts
+ * import { indexFlagsProblem } from "./_index_flags.ts";
+ * if (indexFlagsProblem({ nprobe: 10, candidates: 100 }) !== undefined) throw new Error();
+ * const why = indexFlagsProblem({ refine: -1 });
+ * if (why !== "--refine must be at least 0, got -1") throw new Error(why);
+ * ```
+ */
+export function indexFlagsProblem(
+  flags: { readonly nprobe?: number; readonly candidates?: number; readonly refine?: number },
+): string | undefined {
+  const { nprobe, refine } = flags;
+  if (nprobe !== undefined && nprobe < 1) return `--nprobe must be at least 1, got ${nprobe}`;
+  if (flags.candidates !== undefined && refine !== undefined) {
+    return "--refine is the older name of --candidates: give one";
+  }
+  const candidates = flags.candidates ?? refine;
+  if (candidates !== undefined && candidates < 0) {
+    return `${refine !== undefined ? "--refine" : "--candidates"} must be at least 0, ` +
+      `got ${candidates}`;
+  }
+  return undefined;
+}
