@@ -39,6 +39,7 @@ import {
 } from "../search/record.ts";
 import { progress, UsageError } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";
+import { indexFlagsProblem } from "./_index_flags.ts";
 import type { SEARCH_SPEC } from "./search.ts";
 
 /**
@@ -322,17 +323,10 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
   if (threads !== undefined && threads < 1) {
     return Effect.fail(new UsageError(`--threads must be at least 1, got ${threads}`));
   }
-  if (nprobe !== undefined && nprobe < 1) {
-    return Effect.fail(new UsageError(`--nprobe must be at least 1, got ${nprobe}`));
-  }
-  if (a.flags.candidates !== undefined && a.flags.refine !== undefined) {
-    return Effect.fail(new UsageError("--refine is the older name of --candidates: give one"));
-  }
+  const problem = indexFlagsProblem(a.flags);
+  if (problem !== undefined) return Effect.fail(new UsageError(problem));
   const candidates = a.flags.candidates ?? a.flags.refine;
   const cname = a.flags.refine !== undefined ? "--refine" : "--candidates";
-  if (candidates !== undefined && candidates < 0) {
-    return Effect.fail(new UsageError(`${cname} must be at least 0, got ${candidates}`));
-  }
   if (a.flags.exact && (nprobe !== undefined || candidates !== undefined)) {
     return Effect.fail(new UsageError(`--exact cannot go with --nprobe or ${cname}`));
   }

@@ -22,6 +22,7 @@ import { STATIC_DIR } from "../serve/server.ts";
 import { defaultMaxConnections } from "../serve/http.ts";
 import { type MainContext, UsageError } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";
+import { indexFlagsProblem } from "./_index_flags.ts";
 import type { SERVE_SPEC } from "./serve.ts";
 import { parseMemoryBudget } from "../search/index/budget.ts";
 
@@ -42,16 +43,9 @@ export const serveCommand = (a: ParsedArgs<typeof SERVE_SPEC>, ctx: MainContext)
     if (f["top-k"] < 1 || f["top-k"] > 100) return yield* usage("--top-k must be 1..100");
     if (f.port < 0 || f.port > 65535) return yield* usage(`bad --port ${f.port}`);
     if (f.queue < 1) return yield* usage("--queue must be at least 1");
-    if (f.nprobe !== undefined && f.nprobe < 1) {
-      return yield* usage("--nprobe must be at least 1");
-    }
-    if (f.candidates !== undefined && f.refine !== undefined) {
-      return yield* usage("give --candidates or its older name --refine, not both");
-    }
+    const problem = indexFlagsProblem(f);
+    if (problem !== undefined) return yield* usage(problem);
     const candidates = f.candidates ?? f.refine;
-    if (candidates !== undefined && candidates < 0) {
-      return yield* usage("--candidates must be at least 0");
-    }
     if (!(f["body-timeout"] > 0)) return yield* usage("--body-timeout must be positive");
     const budget = f["memory-budget"] === undefined
       ? undefined

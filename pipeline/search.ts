@@ -30,7 +30,13 @@
  * @module
  */
 import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
-import { DEFAULT_HYBRID_CANDIDATES, DEFAULT_NPROBE } from "../search/index/defaults.ts";
+import {
+  CANDIDATES_FLAG,
+  EXACT_FLAG,
+  MEMORY_BUDGET_FLAG,
+  NPROBE_FLAG,
+  REFINE_FLAG,
+} from "./_index_flags.ts";
 
 /** `search`'s command line. */
 export const SEARCH_SPEC = {
@@ -78,33 +84,10 @@ export const SEARCH_SPEC = {
       type: "boolean",
       description: "score each question against its own paragraph only (gives merge's answers)",
     },
-    {
-      name: "exact",
-      type: "boolean",
-      description: "an ivf-pq index: score every phrase exactly (as an exact index)",
-    },
-    {
-      name: "nprobe",
-      type: "int",
-      metavar: "N",
-      description:
-        `an ivf-pq index: IVF partitions probed (default ${DEFAULT_NPROBE}; at most nlist)`,
-    },
-    {
-      name: "candidates",
-      type: "int",
-      metavar: "C",
-      description: "an ivf-pq index: re-score the C best approximate candidates exactly. " +
-        "Dense index: default 0 (the approximate scores). Hybrid index (--dense-dims): " +
-        "candidates from the dense block's IVF-PQ re-scored with the full vector, default " +
-        `${DEFAULT_HYBRID_CANDIDATES}, at least 1. C below --top-k counts as --top-k`,
-    },
-    {
-      name: "refine",
-      type: "int",
-      metavar: "R",
-      description: "the older name of --candidates",
-    },
+    EXACT_FLAG,
+    NPROBE_FLAG,
+    CANDIDATES_FLAG,
+    REFINE_FLAG,
     {
       name: "threads",
       type: "int",
@@ -112,14 +95,7 @@ export const SEARCH_SPEC = {
       description:
         "worker threads: an ivf-pq index's list scans, a dense index's exact screening (default 1; same answers)",
     },
-    {
-      name: "memory-budget",
-      type: "string",
-      metavar: "BYTES",
-      description: "a dense index: hold at most BYTES of its vectors, IVF-PQ lists and phrase " +
-        "texts in memory (bytes, or with kB/MB/GB or KiB/MiB/GiB, e.g. 256MB), reading them " +
-        "from disk on demand (same answers; search/index/disk.ts tells what is not counted)",
-    },
+    MEMORY_BUDGET_FLAG,
     {
       name: "unique-ids",
       type: "boolean",

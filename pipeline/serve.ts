@@ -34,6 +34,13 @@
  * @module
  */
 import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
+import {
+  CANDIDATES_FLAG,
+  EXACT_FLAG,
+  MEMORY_BUDGET_FLAG,
+  NPROBE_FLAG,
+  REFINE_FLAG,
+} from "./_index_flags.ts";
 
 /** `serve`'s command line. */
 export const SERVE_SPEC = {
@@ -67,31 +74,10 @@ export const SERVE_SPEC = {
       default: 5,
       description: "answers per query when k is not given",
     },
-    {
-      name: "nprobe",
-      type: "int",
-      metavar: "N",
-      description: "an ivf-pq index: IVF partitions probed (default 10; at most nlist)",
-    },
-    {
-      name: "candidates",
-      type: "int",
-      metavar: "C",
-      description: "an ivf-pq index: re-score the C best approximate candidates exactly, as " +
-        "search --candidates (default as search: 0, the PQ scores, on a dense index; 1000 on a " +
-        "hybrid one; 100 gave recall@1 0.97 at nprobe 10 on piqa-lstm dev)",
-    },
-    {
-      name: "refine",
-      type: "int",
-      metavar: "R",
-      description: "the older name of --candidates",
-    },
-    {
-      name: "exact",
-      type: "boolean",
-      description: "an ivf-pq index: answer exactly unless a request says exact=0",
-    },
+    NPROBE_FLAG,
+    CANDIDATES_FLAG,
+    REFINE_FLAG,
+    EXACT_FLAG,
     {
       name: "queue",
       type: "int",
@@ -105,14 +91,7 @@ export const SERVE_SPEC = {
       metavar: "S",
       description: "seconds a request head or body may take (then 408)",
     },
-    {
-      name: "memory-budget",
-      type: "string",
-      metavar: "BYTES",
-      description: "a dense index: hold at most BYTES of its vectors, IVF-PQ lists and phrase " +
-        "texts in memory (bytes, or with kB/MB/GB or KiB/MiB/GiB, e.g. 256MB), reading them " +
-        "from disk on demand (same answers); over shards, each shard's process within BYTES",
-    },
+    MEMORY_BUDGET_FLAG,
     {
       name: "nlist",
       type: "int",
