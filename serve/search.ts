@@ -147,7 +147,10 @@ export interface SearcherOptions {
   readonly nprobe?: number;
   /** Default of {@linkcode SearchOptions.exact}. */
   readonly exact?: boolean;
-  /** An `ivf-pq` index: approximate candidates re-scored exactly (default 0: PQ scores, as `search`). */
+  /**
+   * An `ivf-pq` index: approximate candidates re-scored exactly (default as `search`: 0, the PQ
+   * scores, on a dense index; `DEFAULT_HYBRID_CANDIDATES` on a hybrid one).
+   */
   readonly refine?: number;
   /** Check the index files' sha256 on opening (default true). */
   readonly verify?: boolean;
@@ -207,7 +210,7 @@ function paragraphIndex(index: ExactIndex, id: string): number {
 /** An open index and question encoder (see the module notes). */
 export class Searcher implements SearcherLike {
   readonly info: SearcherInfo;
-  readonly #defaults: { nprobe: number; exact: boolean; refine: number };
+  readonly #defaults: { nprobe: number; exact: boolean; refine: number | undefined };
   readonly #shardHits: boolean;
   #owned = false;
 
@@ -215,7 +218,7 @@ export class Searcher implements SearcherLike {
     readonly index: ExactIndex,
     readonly runtime: ManagedRuntime.ManagedRuntime<QuestionEncoder, unknown>,
     encoder: string,
-    defaults: { nprobe: number; exact: boolean; refine: number },
+    defaults: { nprobe: number; exact: boolean; refine: number | undefined },
     shardHits: boolean,
   ) {
     const h = index.header;
@@ -274,7 +277,8 @@ export class Searcher implements SearcherLike {
     const s = new Searcher(index, runtime, opts.encoder, {
       nprobe,
       exact: opts.exact === true,
-      refine: Math.max(0, opts.refine ?? 0),
+      // Not given: the index kind's default (0 on a dense index, 1000 on a hybrid one).
+      refine: opts.refine === undefined ? undefined : Math.max(0, opts.refine),
     }, opts.shardHits === true);
     s.#owned = owned;
     try {
@@ -333,7 +337,9 @@ export class Searcher implements SearcherLike {
         topK: k,
         exact: p.exact,
         nprobe: p.nprobe,
-        ...(p.exact ? {} : { refine: this.#defaults.refine }),
+        ...(p.exact || this.#defaults.refine === undefined
+          ? {}
+          : { refine: this.#defaults.refine }),
       });
       js.forEach((j, u) => hits[j] = got[u].slice(0, plan[j].k));
     }

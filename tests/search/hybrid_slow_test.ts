@@ -6,7 +6,8 @@
  * dumps of three dev paragraphs); with few candidates, every reported
  * score is the exact score of its row and the rows are the IVF-PQ's
  * candidates; two builds write the same bytes; bad input exits 2 with one
- * line and leaves nothing behind.
+ * line and leaves nothing behind; serve's searcher takes the hybrid default
+ * candidates when none are given.
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
@@ -18,6 +19,8 @@ import { denseHead } from "../../search/index/hybrid.ts";
 import { ivfCandidates } from "../../search/index/ivfpq.ts";
 import { openIndexSync } from "../../search/index/read.ts";
 import { scoreQuestions, searchVectors } from "../../search/open.ts";
+import { DEFAULT_HYBRID_CANDIDATES } from "../../search/index/defaults.ts";
+import { Searcher } from "../../serve/search.ts";
 import { ok, records, refused, subset } from "./_stages.ts";
 
 /** A seeded PRNG in [0, 1). */
@@ -407,6 +410,24 @@ Deno.test("hybrid: real piqa-lstm+sparse dumps, nprobe = nlist and candidates ov
     );
     assertEquals(records(`${tmp}/all.ndjson`), records(`${tmp}/exact.ndjson`));
     assert(records(`${tmp}/exact.ndjson`).length > 50);
+    // serve's searcher on the hybrid index without --candidates takes the hybrid default (it
+    // refused to start, asking for at least 1), the same answers as the default given.
+    const answers = async (refine?: number) => {
+      const s = await Searcher.open({
+        index: `${tmp}/hyb`,
+        encoder: "piqa-lstm+sparse",
+        ...(refine === undefined ? {} : { refine }),
+      });
+      try {
+        const got = await s.search("What did the Normans give their name to?", { k: 5 });
+        return got.results;
+      } finally {
+        await s.close();
+      }
+    };
+    const byDefault = await answers();
+    assertEquals(byDefault.length, 5);
+    assertEquals(byDefault, await answers(DEFAULT_HYBRID_CANDIDATES));
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }
