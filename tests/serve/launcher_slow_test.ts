@@ -174,7 +174,10 @@ Deno.test("serve: bad arguments and bad indexes exit 2 with one line", async () 
       /^serve: .*index: is an exact index: --nprobe, --candidates and --exact/,
     ],
     [[f.index, "--candidates", "-1"], /^serve: --candidates must be at least 0/],
-    [[f.index, "--candidates", "1", "--refine", "1"], /^serve: give --candidates or its older/],
+    [
+      [f.index, "--candidates", "1", "--refine", "1"],
+      /^serve: --refine is the older name of --candidates: give one$/,
+    ],
     [[f.index, "--encoder", "piqa-lstm"], /has csr vectors but the encoder piqa-lstm writes dense/],
     [[f.index, "--encoder", "nope"], /^serve: unknown encoder "nope"/],
     [[`${f.run}/dumps/context_emb`, "--nlist", "4"], /needs both --nlist and --bpv/],
