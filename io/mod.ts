@@ -71,7 +71,14 @@ export {
 } from "./squad_ids.ts";
 export { contextArticle, omitKeys, questionArticle, SquadJsonWriter } from "./squad_writer.ts";
 export { parsePredictions, readPredictions } from "./predictions.ts";
-export { ndjsonRecords, readNdjson, RecordSchemas, sniffNdjson } from "./ndjson.ts";
+export {
+  decodeRecord,
+  ndjsonRecords,
+  readNdjson,
+  type RecordTypes,
+  sniffNdjson,
+} from "./ndjson.ts";
+export { RecordSchemas } from "./ndjson_schema.ts";
 export type { ParagraphRecord, QuestionRecord } from "./ndjson.ts";
 export {
   asFloat64,

@@ -7,8 +7,6 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import * as Result from "effect/Result";
-import * as Schema from "effect/Schema";
 import * as Stream from "effect/Stream";
 import { type FileError, InputError } from "./errors.ts";
 import { type ByteSource, openSource, peekBytes } from "./source.ts";
@@ -40,25 +38,69 @@ export interface QuestionRecord {
   readonly paragraphId?: string;
 }
 
-const ParagraphRecordSchema = Schema.Struct({
-  kind: Schema.Literal("paragraph"),
-  id: Schema.String,
-  context: Schema.String,
-  title: Schema.optionalKey(Schema.String),
-  index: Schema.optionalKey(Schema.Number),
-});
-const QuestionRecordSchema = Schema.Struct({
-  kind: Schema.Literal("question"),
-  id: Schema.String,
-  question: Schema.String,
-  paragraphId: Schema.optionalKey(Schema.String),
-});
+/** The record types, by kind. */
+export interface RecordTypes {
+  /** A paragraph record. */
+  readonly paragraph: ParagraphRecord;
+  /** A question record. */
+  readonly question: QuestionRecord;
+}
 
-/** Schemas of the record kinds, by kind. */
-export const RecordSchemas = {
-  paragraph: ParagraphRecordSchema,
-  question: QuestionRecordSchema,
-} as const;
+/**
+ * The fields of each record kind after `kind`, in order: name, type, required. The same shapes as
+ * `RecordSchemas` (`io/ndjson_schema.ts`), checked in plain JavaScript so that a stage reading
+ * records loads no Effect Schema (`tests/io/ndjson_test.ts` checks that both agree).
+ */
+const FIELDS: {
+  readonly [K in keyof RecordTypes]: readonly (readonly [string, "string" | "number", boolean])[];
+} = {
+  paragraph: [
+    ["id", "string", true],
+    ["context", "string", true],
+    ["title", "string", false],
+    ["index", "number", false],
+  ],
+  question: [
+    ["id", "string", true],
+    ["question", "string", true],
+    ["paragraphId", "string", false],
+  ],
+};
+
+/**
+ * Decodes `v` as a record of `kind` (a value whose `kind` is `kind`, or not an object): the
+ * record with its known fields only, in their order, or what is wrong, worded as the schema's
+ * decoder words it (`Missing key at ["id"]`, `Expected string at ["context"]`).
+ *
+ * @example
+ * ```ts
+ * import { decodeRecord } from "./ndjson.ts";
+ * const r = decodeRecord("question", { id: "q1", kind: "question", question: "Who?", x: 1 });
+ * if (JSON.stringify(r) !== '{"record":{"kind":"question","id":"q1","question":"Who?"}}') {
+ *   throw new Error(JSON.stringify(r));
+ * }
+ * const bad = decodeRecord("paragraph", { kind: "paragraph", id: 7, context: "c" });
+ * if (JSON.stringify(bad) !== '{"issue":"Expected string at [\\"id\\"]"}') throw new Error();
+ * ```
+ */
+export function decodeRecord<K extends keyof RecordTypes>(
+  kind: K,
+  v: unknown,
+): { readonly record: RecordTypes[K] } | { readonly issue: string } {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return { issue: "Expected object" };
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = { kind };
+  for (const [key, type, required] of FIELDS[kind]) {
+    if (!(key in o)) {
+      if (required) return { issue: `Missing key at ["${key}"]` };
+      continue;
+    }
+    const ok = type === "string" ? typeof o[key] === "string" : typeof o[key] === "number";
+    if (!ok) return { issue: `Expected ${type} at ["${key}"]` };
+    out[key] = o[key];
+  }
+  return { record: out as unknown as RecordTypes[K] };
+}
 
 const NDJSON_START = /^\s*\{\s*"kind"\s*:/;
 
@@ -104,14 +146,10 @@ export async function sniffNdjson(src: ByteSource): Promise<[boolean, ByteSource
  * if (bad._tag !== "Failure" || !String(bad.cause).includes("line 1")) throw new Error(String(bad));
  * ```
  */
-export function ndjsonRecords<K extends keyof typeof RecordSchemas>(
+export function ndjsonRecords<K extends keyof RecordTypes>(
   src: ByteSource,
   kind: K,
-): Stream.Stream<Schema.Schema.Type<(typeof RecordSchemas)[K]>, InputError> {
-  const schema = RecordSchemas[kind] as unknown as Schema.Codec<
-    Schema.Schema.Type<(typeof RecordSchemas)[K]>
-  >;
-  const decode = Schema.decodeUnknownResult(schema);
+): Stream.Stream<RecordTypes[K], InputError> {
   let lineNo = 0;
   let carry = "";
   const dec = new TextDecoder("utf-8", { fatal: true });
@@ -132,15 +170,15 @@ export function ndjsonRecords<K extends keyof typeof RecordSchemas>(
       // Other kinds pass through a pipe untouched by this stage.
       return;
     }
-    const r = decode(v);
-    if (Result.isFailure(r)) {
+    const r = decodeRecord(kind, v);
+    if ("issue" in r) {
       throw new InputError({
         file: src.name,
         where: `line ${lineNo}`,
-        message: `not a ${kind} record: ${r.failure.message.replace(/\s+/g, " ")}`,
+        message: `not a ${kind} record: ${r.issue}`,
       });
     }
-    out.push(r.success);
+    out.push(r.record);
   };
   const lines = src.stream.pipeThrough(
     new TransformStream<Uint8Array, unknown>({
@@ -169,7 +207,7 @@ export function ndjsonRecords<K extends keyof typeof RecordSchemas>(
     }),
   );
   return Stream.fromReadableStream({
-    evaluate: () => lines as ReadableStream<Schema.Schema.Type<(typeof RecordSchemas)[K]>>,
+    evaluate: () => lines as ReadableStream<RecordTypes[K]>,
     onError: (e) =>
       e instanceof InputError
         ? e
@@ -190,8 +228,8 @@ export function ndjsonRecords<K extends keyof typeof RecordSchemas>(
  * if (p.context !== "Paris." || p.index !== 0) throw new Error();
  * ```
  */
-export const readNdjson = <K extends keyof typeof RecordSchemas>(
+export const readNdjson = <K extends keyof RecordTypes>(
   path: string,
   kind: K,
-): Stream.Stream<Schema.Schema.Type<(typeof RecordSchemas)[K]>, InputError | FileError> =>
+): Stream.Stream<RecordTypes[K], InputError | FileError> =>
   Stream.unwrap(Effect.map(openSource(path), (src) => ndjsonRecords(src, kind)));

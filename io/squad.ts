@@ -1,7 +1,8 @@
 /**
  * Lazy SQuAD reader. A SQuAD file (`.json`, `.json.gz`, or `-` for stdin) is
  * parsed as it streams in and turned into a `Stream` of articles, each with
- * its paragraphs and their questions, validated with Effect Schema. Only one
+ * its paragraphs and their questions, validated against the record schemas
+ * (`io/_squad_schema.ts`, by their plain checks in `io/squad_checks.ts`). Only one
  * article is held in memory at a time (an article whose `title` comes after
  * its `paragraphs`, as in key-sorted files, is buffered until it is
  * complete). Unknown fields and SQuAD v2.0 fields (`is_impossible`,
@@ -15,14 +16,19 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import * as Result from "effect/Result";
-import * as Schema from "effect/Schema";
 import * as Stream from "effect/Stream";
 import { FileError, InputError } from "./errors.ts";
 import { type JsonEvent, JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
 import type { PyJson, PyObject } from "./pyjson.ts";
-import { isArticle, isObject, isParagraph, isQuestion } from "./squad_checks.ts";
-import { ArticleSchema, ParagraphSchema, QuestionSchema } from "./_squad_schema.ts";
+import {
+  articleIssue,
+  isArticle,
+  isObject,
+  isParagraph,
+  isQuestion,
+  paragraphIssue,
+  questionIssue,
+} from "./squad_checks.ts";
 import { type ByteSource, openSource } from "./source.ts";
 import { DatasetIds, type IdMode, isIdProblem } from "./squad_ids.ts";
 
@@ -140,18 +146,6 @@ export interface SquadReadOptions {
   readonly maxStringWhy?: string;
 }
 
-function describeIssue(schema: Schema.Top, value: unknown): string {
-  const r = Schema.decodeUnknownResult(schema as Schema.Codec<unknown>)(value);
-  if (Result.isSuccess(r)) return "invalid record";
-  const msg = r.failure.message;
-  // "Missing key\n  at ["context"]" -> 'missing "context"'
-  const m = /^(.*)\n\s*at (.*)$/s.exec(msg);
-  if (!m) return msg.replace(/\s+/g, " ");
-  const path = m[2].replace(/\["([^"]*)"\]/g, ".$1").replace(/^\./, "");
-  if (m[1] === "Missing key") return `missing "${path}"`;
-  return `"${path}": ${m[1].toLowerCase().replace(/\s+/g, " ")}`;
-}
-
 /**
  * Validates one article object and builds typed records from it. Throws
  * {@linkcode InputError} naming the article, paragraph or question. `ids`
@@ -174,7 +168,7 @@ export function decodeArticle(
   const raw = value as PyObject;
   if (!isArticle(raw)) {
     const t = typeof raw.title === "string" ? `article "${raw.title}"` : `article ${index}`;
-    return fail(t, describeIssue(ArticleSchema, raw));
+    return fail(t, articleIssue(raw));
   }
   const rawTitle = raw.title as string;
   const rawParagraphs = raw.paragraphs as PyJson[];
@@ -188,7 +182,7 @@ export function decodeArticle(
     const rp = rawParagraphs[p];
     if (!isObject(rp) || Array.isArray(rp) || rp === null) fail(where, "not an object");
     const para = rp as PyObject;
-    if (!isParagraph(para)) fail(where, describeIssue(ParagraphSchema, para));
+    if (!isParagraph(para)) fail(where, paragraphIssue(para));
     if (opts.context !== "optional" && para.context === undefined) {
       fail(where, 'missing "context"');
     }
@@ -202,7 +196,7 @@ export function decodeArticle(
         ? `${where} question "${qraw.id}"`
         : `${where} question ${q}`;
       if (!isObject(rq) || Array.isArray(rq) || rq === null) fail(qwhere, "not an object");
-      if (!isQuestion(qraw)) fail(qwhere, describeIssue(QuestionSchema, qraw));
+      if (!isQuestion(qraw)) fail(qwhere, questionIssue(qraw));
       if (opts.answers === "required" && qraw.answers === undefined) {
         fail(qwhere, 'missing "answers"');
       }

@@ -1,16 +1,19 @@
 /**
  * Tests of io/ndjson.ts: record streams with a `kind` field, other kinds
  * passing through, blank lines, CRLF line ends, a bad line named by its
- * number, and the sniffing of `{"kind": ...` input.
+ * number, the sniffing of `{"kind": ...` input, and the plain record decoder
+ * against the record schemas.
  *
  * @module
  */
 import * as Effect from "effect/Effect";
 import * as Exit from "effect/Exit";
+import * as Schema from "effect/Schema";
 import * as Stream from "effect/Stream";
 import { assert, assertEquals } from "../_assert.ts";
 import { FileError, InputError } from "../../io/errors.ts";
-import { ndjsonRecords, readNdjson, sniffNdjson } from "../../io/ndjson.ts";
+import { decodeRecord, ndjsonRecords, readNdjson, sniffNdjson } from "../../io/ndjson.ts";
+import { RecordSchemas } from "../../io/ndjson_schema.ts";
 import type { ByteSource } from "../../io/source.ts";
 
 const enc = new TextEncoder();
@@ -157,4 +160,53 @@ Deno.test("ndjson: readNdjson reads a file; a missing file is a FileError", asyn
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("ndjson: the plain record decoder agrees with RecordSchemas: records, key order, wording", () => {
+  const odd: unknown[] = [null, 1, "s", true, [], ["x"], {}, { a: 1 }, 1.5, JSON.parse("1e400")];
+  const base = {
+    paragraph: { kind: "paragraph", id: "T_0", context: "c", title: "T", index: 0 },
+    question: { kind: "question", id: "q", question: "w?", paragraphId: "T_0" },
+  } as const;
+  let cases = 0, bad = 0;
+  for (const kind of ["paragraph", "question"] as const) {
+    const b: Record<string, unknown> = base[kind];
+    // Whole values, the record with an extra field or its fields in another order, and each
+    // field (but kind) removed or replaced by each odd value.
+    const variants: unknown[] = [
+      ...odd.filter((v) => !Array.isArray(v)),
+      b,
+      { extra: 1, ...b },
+      Object.fromEntries(Object.entries(b).reverse()),
+    ];
+    for (const key of Object.keys(b).filter((k) => k !== "kind")) {
+      const { [key]: _, ...without } = b;
+      variants.push(without);
+      for (const v of odd) variants.push({ ...b, [key]: v });
+    }
+    const decode = Schema.decodeUnknownResult(
+      RecordSchemas[kind] as unknown as Schema.Codec<unknown>,
+    );
+    // What reaches the decoder: a value that is not an object, or an object of this kind
+    // (objects of another kind, lists among them, pass through untouched).
+    const reaches = (v: unknown) =>
+      typeof v !== "object" || v === null ||
+      (!Array.isArray(v) && (v as { kind?: unknown }).kind === kind);
+    for (const v of variants.filter(reaches)) {
+      const ours = decodeRecord(kind, v);
+      const theirs = decode(v);
+      if (theirs._tag === "Success") {
+        assert("record" in ours, `${kind} ${JSON.stringify(v)}: ${JSON.stringify(ours)}`);
+        // The same fields in the same order (what a stage writes back out).
+        assertEquals(JSON.stringify(ours.record), JSON.stringify(theirs.success));
+        assertEquals(Object.keys(ours.record), Object.keys(theirs.success as object));
+      } else {
+        assert("issue" in ours, `${kind} ${JSON.stringify(v)}`);
+        assertEquals(ours.issue, theirs.failure.message.replace(/\s+/g, " "), JSON.stringify(v));
+        bad++;
+      }
+      cases++;
+    }
+  }
+  assertEquals([cases, bad], [95, 77]);
 });

@@ -12,11 +12,14 @@ import {
 import { InputError } from "../../io/errors.ts";
 import * as schemas from "../../io/_squad_schema.ts";
 import {
+  articleIssue,
   isArticle,
   isObject,
   isParagraph,
   isQuestion,
   isValidArticle,
+  paragraphIssue,
+  questionIssue,
 } from "../../io/squad_checks.ts";
 import { type PyJson, type PyObject, RawNumber } from "../../io/pyjson.ts";
 import { split } from "../../io/squad_split.ts";
@@ -100,7 +103,7 @@ Deno.test("split: the script reads stdin and matches Python json.dump on odd inp
   }
 });
 
-Deno.test("squad record checks: the written-out checks agree with the schemas", () => {
+Deno.test("squad record checks: the written-out checks and their wording agree with the schemas", () => {
   const { ArticleSchema, ObjectSchema, ParagraphSchema, QuestionSchema } = schemas;
   const objectIs = Schema.is(ObjectSchema);
   const pairs: [string, (v: unknown) => boolean, (v: PyObject) => boolean][] = [
@@ -139,7 +142,17 @@ Deno.test("squad record checks: the written-out checks agree with the schemas", 
       plausible_answers: [{ text: "p" }],
     },
   } as Record<string, PyObject>;
-  let cases = 0;
+  const schemaOf: Record<string, Schema.Top> = {
+    article: ArticleSchema,
+    paragraph: ParagraphSchema,
+    question: QuestionSchema,
+  };
+  const issueOf: Record<string, (v: PyObject) => string> = {
+    article: articleIssue,
+    paragraph: paragraphIssue,
+    question: questionIssue,
+  };
+  let cases = 0, worded = 0;
   for (const [kind, schemaIs, check] of pairs) {
     const b = base[kind];
     const variants: unknown[] = [b, { ...b, extra: 1 }, ...odd];
@@ -153,11 +166,34 @@ Deno.test("squad record checks: the written-out checks agree with the schemas", 
       assertEquals(isObject(v), objectIs(v), `object ${String(v)}`);
       if (!isObject(v)) continue;
       assertEquals(check(v as PyObject), schemaIs(v), `${kind} ${JSON.stringify(v)}`);
+      // A failing record is worded as the schema's decoder words it.
+      if (!check(v as PyObject)) {
+        assertEquals(
+          issueOf[kind](v as PyObject),
+          schemaWording(schemaOf[kind], v),
+          `${kind} ${JSON.stringify(v)}`,
+        );
+        worded++;
+      }
       cases++;
     }
   }
   assertEquals(cases, 180); // every variant that is an object, all three kinds
+  assertEquals(worded, 138); // the variants that fail, each worded as the schema words it
 });
+
+/** The first problem of `value` as Schema's decoder words it, in `decodeArticle`'s form. */
+function schemaWording(schema: Schema.Top, value: unknown): string {
+  const r = Schema.decodeUnknownResult(schema as Schema.Codec<unknown>)(value);
+  if (r._tag === "Success") return "invalid record";
+  const msg = r.failure.message;
+  // "Missing key\n  at ["context"]" -> 'missing "context"'
+  const m = /^(.*)\n\s*at (.*)$/s.exec(msg);
+  if (!m) return msg.replace(/\s+/g, " ");
+  const path = m[2].replace(/\["([^"]*)"\]/g, ".$1").replace(/^\./, "");
+  if (m[1] === "Missing key") return `missing "${path}"`;
+  return `"${path}": ${m[1].toLowerCase().replace(/\s+/g, " ")}`;
+}
 
 Deno.test("squad record checks: isValidArticle says exactly when decodeArticle throws", () => {
   const odd: unknown[] = [null, 1, "s", true, [], {}, [{}], [{ text: 1 }], new RawNumber("2")];
