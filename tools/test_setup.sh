@@ -2,10 +2,9 @@
 # Installs what the test suites need beyond Node.js/npm and Python 3 with numpy and scipy, so that
 # the README's test command works on a fresh machine (`deno task test` runs this first):
 #   - Debian's chromium at /usr/bin/chromium for the browser tests (apt-get, as root);
-#   - the Python packages the cross-checks import (onnxruntime, faiss-cpu) through pip: without
-#     them those cross-checks are skipped with a warning, nothing else is.
-# No test runs the generators that need more (`onnx` for tests/fixtures/make_tiny_onnx.py and the
-# exports, `matplotlib` for evaluate_v2.py --out-image-dir): install those by hand to use them.
+#   - the Python packages of the cross-checks and references (onnxruntime, faiss-cpu, onnx,
+#     matplotlib for evaluate-v2.0's plots) through pip: without them those cross-checks are
+#     skipped with a warning, nothing else is.
 # Each missing piece that cannot be installed is named in one line; nothing here fails the run
 # except a Python without numpy and scipy.
 set -u
@@ -26,7 +25,7 @@ if [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
-for pair in onnxruntime:onnxruntime faiss:faiss-cpu; do
+for pair in onnxruntime:onnxruntime faiss:faiss-cpu onnx:onnx matplotlib:matplotlib; do
   module=${pair%%:*} package=${pair#*:}
   python3 -c "import $module" 2>/dev/null && continue
   python3 -m pip install --quiet --disable-pip-version-check "$package" >/dev/null 2>&1 ||
