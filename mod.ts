@@ -14,7 +14,8 @@
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { squadQuestions } from "./mod.ts";
  * const n = await Effect.runPromise(Stream.runCount(squadQuestions("data/dev-v1.1.json.gz")));
  * if (n !== 10570) throw new Error(`${n} questions`);

@@ -436,7 +436,8 @@ const idMode = (uniqueIds: boolean | undefined) =>
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { contextInputs } from "./embed.ts";
  * const path = await Deno.makeTempFile({ suffix: ".tsv" });
  * await Deno.writeTextFile(path, "id\ttext\ttitle\nwiki:12\tZürich is a city.\tZürich\n");
@@ -471,7 +472,8 @@ export const contextInputs = (
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { questionInputs } from "./embed.ts";
  * const path = await Deno.makeTempFile({ suffix: ".qa.csv" });
  * await Deno.writeTextFile(path, "who built the bridge\t['Ada']\n");
@@ -506,7 +508,7 @@ export const questionInputs = (
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { embedContexts } from "./embed.ts";
  * import { SPARSE_PI_MODEL, sparsePiLayers } from "./sparse_pi/encoder.ts";
  * const dir = await Deno.makeTempDir();
@@ -665,7 +667,7 @@ export interface EmbedQuestionOptions extends EmbedOptions, EncoderOptions {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { embedContext } from "./embed.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(
@@ -698,7 +700,7 @@ export const embedContext = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { embedQuestion } from "./embed.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(

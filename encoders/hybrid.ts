@@ -20,7 +20,7 @@
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { hybridLayers } from "./hybrid.ts";
  * import { ContextEncoder } from "./types.ts";
  * const [c] = await Effect.runPromise(Effect.provide(
@@ -130,7 +130,7 @@ const toError = (encoder: string) => (e: unknown) =>
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { PIQA_LSTM_HYBRID_CONFIG, readHybridWeight } from "./hybrid.ts";
  * const w = await Effect.runPromise(readHybridWeight(PIQA_LSTM_HYBRID_CONFIG));
  * if (!(w > 0)) throw new Error(`dense weight ${w}`);
@@ -214,7 +214,7 @@ export function joinDenseSparse(
  *
  * @example
  * ```ts
- * import { Layer } from "effect";
+ * import * as Layer from "effect/Layer";
  * import { HybridContextEncoderLive } from "./hybrid.ts";
  * const layer = HybridContextEncoderLive({ threads: 2 }); // nothing is loaded until the layer is built
  * if (!Layer.isLayer(layer)) throw new Error("a Layer");
@@ -272,7 +272,7 @@ export const HybridContextEncoderLive = (
  *
  * @example
  * ```ts
- * import { Layer } from "effect";
+ * import * as Layer from "effect/Layer";
  * import { HybridQuestionEncoderLive } from "./hybrid.ts";
  * const layer = HybridQuestionEncoderLive({ denseWeight: 0.5 }); // nothing is loaded until the layer is built
  * if (!Layer.isLayer(layer)) throw new Error("a Layer");
@@ -318,7 +318,7 @@ export const HybridQuestionEncoderLive = (
  *
  * @example
  * ```ts
- * import { Layer } from "effect";
+ * import * as Layer from "effect/Layer";
  * import { hybridLayers } from "./hybrid.ts";
  * const layer = hybridLayers({ threads: 2 }); // nothing is loaded until the layer is built
  * if (!Layer.isLayer(layer)) throw new Error("a Layer");

@@ -161,7 +161,7 @@ const BUILDERS: Record<EncoderName, (o: EncoderOptions) => EncoderSpec> = {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { encoderSpec } from "./registry.ts";
  * const spec = await Effect.runPromise(encoderSpec("sparse-pi"));
  * const files = spec.questionFiles;

@@ -86,7 +86,7 @@ export interface EncoderInfo {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { ContextEncoder } from "./types.ts";
  * import { SPARSE_PI_MODEL, sparsePiLayers } from "./sparse_pi/encoder.ts";
  * const program = Effect.gen(function* () {
@@ -111,7 +111,7 @@ export class ContextEncoder extends Context.Service<ContextEncoder, {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { QuestionEncoder } from "./types.ts";
  * import { SPARSE_PI_MODEL, sparsePiLayers } from "./sparse_pi/encoder.ts";
  * const program = Effect.gen(function* () {

@@ -21,7 +21,7 @@ export const ObjectSchema = Schema.Record(Schema.String, Schema.Unknown);
  *
  * @example
  * ```ts
- * import { Schema } from "effect";
+ * import * as Schema from "effect/Schema";
  * import { QuestionSchema } from "./_squad_schema.ts";
  * const is = Schema.is(QuestionSchema);
  * if (!is({ id: "q1", question: "Who?", answers: [{ text: "x", answer_start: 0 }] })) throw new Error();

@@ -170,7 +170,7 @@ function splitPath(path: string): { dir: string; base: string } {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { writeFileAtomic } from "./fs.ts";
  * const dir = await Deno.makeTempDir();
  * await Effect.runPromise(writeFileAtomic(`${dir}/a.bin`, new Uint8Array([1, 2]), (r) => r));
@@ -223,7 +223,7 @@ export function writeFileAtomic<E>(
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { writeTextFileAtomic } from "./fs.ts";
  * const dir = await Deno.makeTempDir();
  * await Effect.runPromise(writeTextFileAtomic(`${dir}/a.json`, "{}\n", (r) => r));

@@ -10,7 +10,7 @@
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { inspectFile } from "./inspect.ts";
  * import { ndarray, writeNpy } from "./npy.ts";
  * const path = Deno.makeTempFileSync({ suffix: ".npy" });
@@ -174,7 +174,7 @@ function looksLikeNpy(bytes: Uint8Array, path: string): boolean {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { inspectFile } from "./inspect.ts";
  * import { encodeNpz } from "./npz.ts";
  * import { ndarray } from "./npy.ts";

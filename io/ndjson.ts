@@ -129,7 +129,8 @@ export async function sniffNdjson(src: ByteSource): Promise<[boolean, ByteSource
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { ndjsonRecords } from "./ndjson.ts";
  * const text = [
  *   '{"kind": "paragraph", "id": "T_0", "context": "Paris."}',
@@ -220,7 +221,8 @@ export function ndjsonRecords<K extends keyof RecordTypes>(
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { readNdjson } from "./ndjson.ts";
  * const path = await Deno.makeTempFile({ suffix: ".ndjson" });
  * await Deno.writeTextFile(path, '{"kind": "paragraph", "id": "T_0", "context": "Paris.", "index": 0}\n');

@@ -56,7 +56,7 @@ const syncNpy = <A>(f: () => A): Effect.Effect<A, NpyError> =>
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { ndarray, readNpy, writeNpy } from "./npy.ts";
  * const path = Deno.makeTempFileSync({ suffix: ".npy" });
  * await Effect.runPromise(writeNpy(path, ndarray(new Float32Array(6), [2, 3])));
@@ -79,7 +79,7 @@ export const readNpy = (path: string): Effect.Effect<NdArray, NpyError> =>
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { ndarray, writeNpy } from "./npy.ts";
  * const path = Deno.makeTempFileSync({ suffix: ".npy" });
  * await Effect.runPromise(writeNpy(path, ndarray(new Float64Array([1, 1]))));

@@ -15,7 +15,7 @@
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { ndarray } from "./npy.ts";
  * import { readNpzContent, writeNpz } from "./npz.ts";
  * const path = Deno.makeTempFileSync({ suffix: ".npz" });
@@ -73,7 +73,7 @@ const parseWith = <A>(f: () => A): Effect.Effect<A, NpzError> =>
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { ndarray } from "./npy.ts";
  * import { readNpz, writeNpz } from "./npz.ts";
  * const path = Deno.makeTempFileSync({ suffix: ".npz" });
@@ -94,7 +94,7 @@ export const readNpz = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { ndarray } from "./npy.ts";
  * import { readNpzContent, writeNpz } from "./npz.ts";
  * const path = Deno.makeTempFileSync({ suffix: ".npz" });
@@ -118,7 +118,7 @@ export const readNpzContent = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { ndarray } from "./npy.ts";
  * import { readSparseNpz, writeSparseNpz } from "./npz.ts";
  * const path = Deno.makeTempFileSync({ suffix: ".npz" });
@@ -149,7 +149,7 @@ export interface NpzFileWriteOptions extends Omit<NpzWriteOptions, "file"> {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { ndarray } from "./npy.ts";
  * import { writeNpz } from "./npz.ts";
  * const path = Deno.makeTempFileSync({ suffix: ".npz" });
@@ -174,7 +174,7 @@ export const writeNpz = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { ndarray } from "./npy.ts";
  * import { readSparseNpz, writeSparseNpz } from "./npz.ts";
  * const dir = Deno.makeTempDirSync();

@@ -35,7 +35,7 @@ import {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { readNpz } from "./npz.ts";
  * const r = readNpz("missing.npz").pipe(
  *   Effect.map(() => "read"),

@@ -152,7 +152,8 @@ export function aliasProblem(
  *
  * @example
  * ```ts
- * import { Effect, Exit } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Exit from "effect/Exit";
  * import { refuseAliases } from "./paths.ts";
  * const exit = await Effect.runPromiseExit(
  *   refuseAliases([{ name: "in", path: "x.json" }], [{ name: "out", path: "./x.json" }]),

@@ -22,7 +22,7 @@ import { FAST_PARSE_BYTES, parseWhole } from "./predictions_whole.ts";
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { readPredictions } from "./predictions.ts";
  * const path = await Deno.makeTempFile({ suffix: ".json" });
  * await Deno.writeTextFile(path, '{"56be4db0acb8001400a502ec": "Denver Broncos", "q2": "x", "q2": "y"}');

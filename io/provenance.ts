@@ -377,7 +377,7 @@ export const writeProvenance = (path: string, block: unknown): Effect.Effect<voi
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { readProvenance } from "./provenance.ts";
  * const dir = Deno.makeTempDirSync();
  * const e = await Effect.runPromise(Effect.flip(readProvenance(dir)));

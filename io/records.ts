@@ -141,7 +141,7 @@ const recordLines = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { records } from "./records.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/data.json`, JSON.stringify({

@@ -32,7 +32,7 @@ function osMessage(e: unknown): string {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { openSource } from "./source.ts";
  * const path = await Deno.makeTempFile({ suffix: ".json.gz" });
  * const gz = new Blob(["{}"]).stream().pipeThrough(new CompressionStream("gzip"));

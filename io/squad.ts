@@ -307,7 +307,8 @@ const asReadError = (name: string) => (e: unknown): SquadReadError =>
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { squadRecords } from "./squad.ts";
  * const path = await Deno.makeTempFile({ suffix: ".json" });
  * await Deno.writeTextFile(path, JSON.stringify({
@@ -340,7 +341,8 @@ export const squadRecords = (
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { squadArticles } from "./squad.ts";
  * const path = await Deno.makeTempFile({ suffix: ".json" });
  * await Deno.writeTextFile(path, JSON.stringify({
@@ -370,7 +372,8 @@ export const squadArticles = (
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { squadParagraphs } from "./squad.ts";
  * const path = await Deno.makeTempFile({ suffix: ".json" });
  * await Deno.writeTextFile(path, JSON.stringify({
@@ -395,7 +398,8 @@ export const squadParagraphs = (
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { squadQuestions } from "./squad.ts";
  * const path = await Deno.makeTempFile({ suffix: ".json" });
  * await Deno.writeTextFile(path, JSON.stringify({
@@ -439,7 +443,7 @@ export interface SquadCounts {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { countSquad } from "./squad.ts";
  * const path = await Deno.makeTempFile({ suffix: ".json" });
  * await Deno.writeTextFile(path, JSON.stringify({

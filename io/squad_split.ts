@@ -61,7 +61,7 @@ export interface SplitResult {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { split } from "./squad_split.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/data.json`, JSON.stringify({

@@ -54,7 +54,7 @@ const fsDo = <A>(file: string, f: () => Promise<A>) =>
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { REPO_ROOT } from "./repo.ts";
  * import { writeArticleSubset } from "./squad_subset.ts";
  * const out = `${await Deno.makeTempDir()}/mini.json`;

@@ -147,7 +147,7 @@ const readPredictionsRaw = (path: string) =>
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { evaluate } from "./evaluate.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/d.json`, JSON.stringify({
@@ -440,7 +440,7 @@ export interface EvaluateBemOptions {
  *
  * @example
  * ```ts ignore
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { evaluateBem } from "./evaluate.ts";
  * const s = await Effect.runPromise(evaluateBem({
  *   data: "data/dev-v1.1.json.gz", predictions: "pred.json", model: "bem.onnx",
@@ -487,7 +487,7 @@ export const evaluateBem = (
  *
  * @example
  * ```ts ignore
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { evaluateBemExtra } from "./evaluate.ts";
  * const line = await Effect.runPromise(evaluateBemExtra({
  *   data: "data/dev-v1.1.json.gz", predictions: "pred.json", model: "bem.onnx",
@@ -542,7 +542,7 @@ export interface DatasetScores extends EvaluateResult {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { scoreDataset } from "./evaluate.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/d.json`, JSON.stringify({

@@ -155,7 +155,7 @@ export const readTopk = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { openMetrics } from "./open.ts";
  * const dir = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(`${dir}/d.json`, JSON.stringify({ version: "1.1", data: [{ title: "T",
@@ -254,7 +254,7 @@ export interface OpenScores {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { openScores } from "./open.ts";
  * const dir = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(`${dir}/d.json`, JSON.stringify({ version: "1.1", data: [{ title: "T",

@@ -179,7 +179,7 @@ export function distinctPassages(cands: readonly Candidate[]): string[] {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { corpusOpenScores } from "./open_corpus.ts";
  * const dir = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(`${dir}/nq.qa.csv`,

@@ -22,7 +22,7 @@
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { scoreQuestionSet } from "./qa_eval.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/nq.jsonl`,

@@ -123,7 +123,7 @@ export class SquadV1Accumulator extends SquadV1Fold {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { evaluateV1, formatV1 } from "./squad.ts";
  * const r = await Effect.runPromise(
  *   evaluateV1([{ id: "q1", answers: ["Broncos"] }], { q1: "broncos" }),
@@ -485,7 +485,7 @@ export function formatV2(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { evaluateV2 } from "./squad.ts";
  * const r = await Effect.runPromise(
  *   evaluateV2([{ id: "q1", answers: [] }], { q1: "" }),

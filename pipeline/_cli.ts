@@ -140,7 +140,7 @@ export const SIGNAL_EXIT_CODES: Readonly<Record<"SIGINT" | "SIGTERM", number>> =
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { runMain } from "./_cli.ts";
  * if (import.meta.main) {
  *   await runMain({ name: "hello", summary: "Says hello.", args: [], flags: [] },

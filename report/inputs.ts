@@ -223,7 +223,7 @@ function resolveOne(arg: string, opts: ResolveOptions): SystemSpec[] {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { resolveInputs } from "./inputs.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/p.json`, "{}");

@@ -35,7 +35,7 @@
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { report } from "./mod.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/d.json`, JSON.stringify({ version: "1.1", data: [{ title: "t",
@@ -583,7 +583,7 @@ export interface ReportDiffResult {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { reportDiff } from "./mod.ts";
  * const dir = await Deno.makeTempDir();
  * const e = await Effect.runPromise(Effect.flip(reportDiff({ a: dir, b: dir })));

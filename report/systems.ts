@@ -314,7 +314,7 @@ export interface ReadDataset {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { readDataset } from "./systems.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/m.jsonl`, '{"header": {"dataset": "x"}}\n' +
@@ -728,7 +728,7 @@ export const bemCorrect = (score: number): boolean => score > BEM_THRESHOLD;
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { scoreSystems } from "./systems.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/d.json`, JSON.stringify({ version: "1.1", data: [{ title: "t",

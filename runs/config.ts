@@ -265,7 +265,7 @@ function predictionsModel(
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { REPO_ROOT } from "../io/repo.ts";
  * import { validateRunConfig } from "./config.ts";
  * // "data/..." is relative to the config file, here one at the repository root.

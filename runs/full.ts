@@ -269,7 +269,7 @@ const writeFullProvenance = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { full } from "./full.ts";
  * const dir = await Deno.makeTempDir();
  * const context = "Paris is the capital and largest city of France.";

@@ -133,7 +133,7 @@ export interface LoadOptions {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { REPO_ROOT } from "../io/repo.ts";
  * import { loadRunConfig } from "./load.ts";
  * const cfg = await Effect.runPromise(loadRunConfig(`${REPO_ROOT}/configs/eval_two_models_mini.ts`));

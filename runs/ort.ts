@@ -50,7 +50,7 @@ export const ORT_ADDON: string | null = (() => {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { ORT_ADDON, probeOrtOnImport } from "./ort.ts";
  * const ffi = await Effect.runPromise(probeOrtOnImport());
  * if (ffi !== undefined && ffi !== ORT_ADDON) throw new Error(ffi);

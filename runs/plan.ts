@@ -65,7 +65,7 @@ import { type DatasetScan, type Plan, type Stage, STAGE_GROUPS, type Task } from
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { REPO_ROOT } from "../io/repo.ts";
  * import { scanDataset } from "./plan.ts";
  * const s = await Effect.runPromise(scanDataset({
@@ -334,7 +334,7 @@ export interface PlanOptions {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { REPO_ROOT } from "../io/repo.ts";
  * import { loadRunConfig } from "./load.ts";
  * import { planRun } from "./plan.ts";

@@ -91,7 +91,7 @@ export interface SpawnOptions {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { spawnScoped } from "./process.ts";
  * const code = await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
  *   const c = yield* spawnScoped(["true"], { stdout: "null", stderr: "null" });
@@ -143,7 +143,7 @@ export interface CmdOut {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { runCommand } from "./process.ts";
  * const r = await Effect.runPromise(runCommand("echo", ["hi"]));
  * if (r.code !== 0 || r.stdout !== "hi\n") throw new Error(JSON.stringify(r));

@@ -279,7 +279,7 @@ export function runProvenance(o: {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { reportProvenance } from "./provenance.ts";
  * const p = await Effect.runPromise(reportProvenance({ seed: 3 }, ["/nonexistent"]));
  * if (p.seeds.bootstrap_randomization !== 3 || p.inputs[0].provenance !== null) throw new Error();

@@ -161,7 +161,7 @@ const writeRunProvenance = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { REPO_ROOT } from "../io/repo.ts";
  * import { run } from "./run.ts";
  * // A dry run: the plan, nothing created.

@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import { Schema } from "effect";
+ * import * as Schema from "effect/Schema";
  * import { RunConfigSchema } from "./schema.ts";
  * const ok = Schema.is(RunConfigSchema)({
  *   datasets: [{ abbr: "d", path: new URL("file:///d.json") }],

@@ -165,7 +165,7 @@ export const planSingleRun = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { removeEmptyRunFolders } from "./single.ts";
  * const out = Deno.makeTempDirSync();
  * Deno.mkdirSync(`${out}/dumps/context_emb`, { recursive: true });

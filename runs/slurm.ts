@@ -38,7 +38,7 @@ const cmd = (name: string, args: readonly string[], timeoutMs = 30000): Effect.E
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { checkSlurm } from "./slurm.ts";
  * const r = await Effect.runPromise(Effect.result(checkSlurm("debug")));
  * if (r._tag === "Failure" && !r.failure.message.startsWith("--")) throw r.failure;

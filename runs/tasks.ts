@@ -79,7 +79,7 @@ export interface PrepareOptions {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { REPO_ROOT } from "../io/repo.ts";
  * import { prepareDataset } from "./tasks.ts";
  * const out = await Deno.makeTempDir();
@@ -301,7 +301,7 @@ export const evalCorpusSearch = (opts: CorpusEvalOptions) =>
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { evalPredictions } from "./tasks.ts";
  * const dir = await Deno.makeTempDir();
  * await Deno.writeTextFile(`${dir}/d.json`, JSON.stringify({ version: "1.1", data: [{

@@ -211,7 +211,7 @@ const writeError = (file: string) => (e: unknown): FileError | InputError =>
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { merge } from "./merge.ts";
  * const dir = Deno.makeTempDirSync();
  * const r = await Effect.runPromise(merge({

@@ -380,7 +380,7 @@ export function questionProblem(
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { writeContextDump } from "../io/dump/writer.ts";
  * import { buildIndex } from "./index/build.ts";
  * import { openIndexSync } from "./index/read.ts";
@@ -461,7 +461,7 @@ async function approximate(
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { writeContextDump } from "../io/dump/writer.ts";
  * import { buildIndex } from "./index/build.ts";
  * import { openIndexSync } from "./index/read.ts";
@@ -499,7 +499,7 @@ export async function searchVector(
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { writeContextDump } from "../io/dump/writer.ts";
  * import { buildIndex } from "./index/build.ts";
  * import { openIndexSync } from "./index/read.ts";

@@ -52,7 +52,7 @@ function checkedFirst(
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { openDumpSync } from "../io/dump/reader_sync.ts";
  * import { writeContextDump, writeQuestionDump } from "../io/dump/writer.ts";
  * import { mergeUnit } from "./unit.ts";

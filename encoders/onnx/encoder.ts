@@ -47,7 +47,7 @@
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { ContextEncoder, QuestionEncoder } from "../types.ts";
  * import { onnxLayers, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const program = Effect.gen(function* () {
@@ -256,7 +256,7 @@ async function loadHalf(
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { loadOnnxContext, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const model = await Effect.runPromise(loadOnnxContext(PIQA_LSTM_MANIFEST, { threads: 2 }));
  * if (model.opened.device !== "cpu") throw new Error(model.opened.device);
@@ -285,7 +285,7 @@ export const loadOnnxContext = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { loadOnnxQuestion, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const model = await Effect.runPromise(loadOnnxQuestion(PIQA_LSTM_MANIFEST, { threads: 2 }));
  * if (model.opened.device !== "cpu") throw new Error(model.opened.device);
@@ -428,7 +428,7 @@ function outputOf(
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { contextTokenVectors, loadOnnxContext, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const model = await Effect.runPromise(loadOnnxContext(PIQA_LSTM_MANIFEST, { threads: 2 }));
  * const [v] = await contextTokenVectors(model, ["Paris is in France."]);
@@ -481,7 +481,7 @@ export async function contextTokenVectors(
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { encodeContexts, loadOnnxContext, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const model = await Effect.runPromise(loadOnnxContext(PIQA_LSTM_MANIFEST, { threads: 2 }));
  * const [c] = await encodeContexts(model, [{ id: "T_0", context: "Paris is in France." }]);
@@ -562,7 +562,7 @@ export async function encodeContexts(
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { encodeQuestions, loadOnnxQuestion, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const model = await Effect.runPromise(loadOnnxQuestion(PIQA_LSTM_MANIFEST, { threads: 2 }));
  * const [q] = await encodeQuestions(model, [{ id: "q1", question: "Where is Paris?" }]);
@@ -626,7 +626,7 @@ export async function encodeQuestions(
  *
  * @example
  * ```ts
- * import { Layer } from "effect";
+ * import * as Layer from "effect/Layer";
  * import { OnnxContextEncoderLive, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const layer = OnnxContextEncoderLive(PIQA_LSTM_MANIFEST, { device: "cpu", threads: 2 }); // nothing is loaded until the layer is built
  * if (!Layer.isLayer(layer)) throw new Error("a Layer");
@@ -653,7 +653,7 @@ export const OnnxContextEncoderLive = (
  *
  * @example
  * ```ts
- * import { Layer } from "effect";
+ * import * as Layer from "effect/Layer";
  * import { OnnxQuestionEncoderLive, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const layer = OnnxQuestionEncoderLive(PIQA_LSTM_MANIFEST, { threads: 2 }); // nothing is loaded until the layer is built
  * if (!Layer.isLayer(layer)) throw new Error("a Layer");
@@ -680,7 +680,7 @@ export const OnnxQuestionEncoderLive = (
  *
  * @example
  * ```ts
- * import { Layer } from "effect";
+ * import * as Layer from "effect/Layer";
  * import { onnxLayers, PIQA_LSTM_MANIFEST } from "./encoder.ts";
  * const layer = onnxLayers(PIQA_LSTM_MANIFEST, { threads: 2 }); // nothing is loaded until the layer is built
  * if (!Layer.isLayer(layer)) throw new Error("a Layer");

@@ -39,7 +39,7 @@
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { ContextEncoder, QuestionEncoder } from "../types.ts";
  * import { SPARSE_PI_MODEL, sparsePiLayers } from "./encoder.ts";
  * const program = Effect.gen(function* () {
@@ -308,7 +308,7 @@ const toEncoderError = (path: string) => (e: unknown): EncoderError =>
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { loadContextModel, SPARSE_PI_MODEL } from "./encoder.ts";
  * const model = await Effect.runPromise(loadContextModel(SPARSE_PI_MODEL));
  * if (typeof model !== "object" || model === null) throw new Error("a context model");
@@ -327,7 +327,7 @@ export const loadContextModel = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { loadQuestionModel, SPARSE_PI_MODEL } from "./encoder.ts";
  * const model = await Effect.runPromise(loadQuestionModel(SPARSE_PI_MODEL));
  * if (typeof model !== "object" || model === null) throw new Error("a question model");
@@ -384,7 +384,7 @@ function canonicalRows(
  * ```ts
  * import assert from "node:assert/strict";
  * import { encodeContext, loadContextModel, SPARSE_PI_MODEL } from "./encoder.ts";
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * const model = await Effect.runPromise(loadContextModel(SPARSE_PI_MODEL));
  * const enc = encodeContext(model, { id: "T_0", context: "Paris is in France." });
  * assert.deepEqual(enc.phrases.map((p) => p.text), ["Paris", "Paris is in France", "in France", "France"]);
@@ -427,7 +427,7 @@ export function encodeContext(model: SparsePiContextModel, input: ContextInput):
  * @example
  * ```ts
  * import { encodeQuestion, loadQuestionModel, SPARSE_PI_MODEL } from "./encoder.ts";
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * const model = await Effect.runPromise(loadQuestionModel(SPARSE_PI_MODEL));
  * const rows = encodeQuestion(model, { id: "q1", question: "Where is Paris?" }).vector.rows;
  * if (rows !== 1) throw new Error(`${rows} rows`);
@@ -513,7 +513,7 @@ const encodeError = (e: unknown): EncoderError =>
  *
  * @example
  * ```ts
- * import { Layer } from "effect";
+ * import * as Layer from "effect/Layer";
  * import { SPARSE_PI_MODEL, SparsePiContextEncoderLive } from "./encoder.ts";
  * const layer = SparsePiContextEncoderLive(SPARSE_PI_MODEL); // nothing is loaded until the layer is built
  * if (!Layer.isLayer(layer)) throw new Error("a Layer");
@@ -537,7 +537,7 @@ export const SparsePiContextEncoderLive = (
  *
  * @example
  * ```ts
- * import { Layer } from "effect";
+ * import * as Layer from "effect/Layer";
  * import { SPARSE_PI_MODEL, SparsePiQuestionEncoderLive } from "./encoder.ts";
  * const layer = SparsePiQuestionEncoderLive(SPARSE_PI_MODEL); // nothing is loaded until the layer is built
  * if (!Layer.isLayer(layer)) throw new Error("a Layer");
@@ -560,7 +560,7 @@ export const SparsePiQuestionEncoderLive = (
  *
  * @example
  * ```ts
- * import { Layer } from "effect";
+ * import * as Layer from "effect/Layer";
  * import { SPARSE_PI_MODEL, sparsePiLayers } from "./encoder.ts";
  * const layer = sparsePiLayers(SPARSE_PI_MODEL); // nothing is loaded until the layer is built
  * if (!Layer.isLayer(layer)) throw new Error("a Layer");

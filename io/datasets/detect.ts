@@ -199,7 +199,7 @@ export async function sniffFormat(src: ByteSource): Promise<[DatasetFormat, Byte
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { detectFormat } from "./detect.ts";
  * const path = await Deno.makeTempFile({ suffix: ".jsonl.gz" });
  * const gz = new Blob(['{"question": "q?", "answer": ["a"]}\n']).stream()

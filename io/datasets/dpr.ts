@@ -45,7 +45,8 @@ export interface DprQaOptions extends QaReadOptions {
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { dprQuestions } from "./dpr.ts";
  * const text = "who wrote hamlet\t['William Shakespeare', \"Shakespeare\"]\n";
  * const src = { name: "nq.qa.csv", stream: new Blob([text]).stream() };
@@ -110,7 +111,8 @@ export interface DprPassageOptions {
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { dprPassages } from "./dpr.ts";
  * const text = 'id\ttext\ttitle\n1\t"Aaron is a ""prophet""."\tAaron\n';
  * const src = { name: "psgs_w100.tsv", stream: new Blob([text]).stream() };

@@ -136,7 +136,8 @@ function buildRecord(
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { jsonlQuestions } from "./generic.ts";
  * const text = '{"qid": "a", "q": "Who?", "gold": "Ann", "passage": "Ann came."}\n';
  * const src = { name: "x.jsonl", stream: new Blob([text]).stream() };
@@ -165,7 +166,8 @@ export function jsonlQuestions(
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { csvQuestions } from "./generic.ts";
  * const text = 'qid,q,gold\na,Who?,"[""Ann"", \'Anna\']"\nb,Where?,Rome\n';
  * const src = { name: "x.csv", stream: new Blob([text]).stream() };

@@ -176,7 +176,8 @@ export function lineSplitter(
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { lineRecords } from "./lines.ts";
  * const src = { name: "n.txt", stream: new Blob(["1\n2\n\n3\n"]).stream() };
  * const nums = await Effect.runPromise(Stream.runCollect(

@@ -195,7 +195,8 @@ function mrqaContexts(
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { mrqaQuestions } from "./mrqa.ts";
  * const text = [
  *   '{"header": {"dataset": "SQuAD", "split": "dev"}}',
@@ -221,7 +222,8 @@ export function mrqaQuestions(
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { mrqaPassages } from "./mrqa.ts";
  * const text = '{"header": {}}\n{"id": "c9", "context": "Paris.", "qas": []}\n';
  * const [p] = await Effect.runPromise(

@@ -61,7 +61,8 @@ export function openAnswers(value: unknown): string[] | undefined {
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { openQuestions } from "./open.ts";
  * const text = [
  *   '{"question": "who wrote hamlet", "answer": ["Shakespeare"]}',

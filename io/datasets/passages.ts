@@ -26,7 +26,8 @@ import {
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { jsonlPassages } from "./passages.ts";
  * const text = '{"id": 7, "title": "Zürich", "text": "Zürich is a city."}\n' +
  *   '{"id": "b", "text": "B."}\n';

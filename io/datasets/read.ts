@@ -82,7 +82,7 @@ export function isSquadShaped(format: DatasetFormat): boolean {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { openDataset } from "./read.ts";
  * const path = await Deno.makeTempFile({ suffix: ".tsv" });
  * await Deno.writeTextFile(path, "id\ttext\ttitle\n1\tA text.\tA\n");
@@ -113,7 +113,7 @@ export const openDataset = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { settleFormat } from "./read.ts";
  * const src = { name: "-", stream: new Blob(["not a dataset"]).stream() };
  * const [format] = await Effect.runPromise(settleFormat(src, undefined, true));
@@ -242,7 +242,8 @@ export const passagesOfSource = (
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { readQuestions } from "./read.ts";
  * const path = await Deno.makeTempFile({ suffix: ".qa.csv" });
  * await Deno.writeTextFile(path, "who wrote hamlet\t['Shakespeare']\nwhere is rome\t['Italy']\n");
@@ -272,7 +273,8 @@ export const readQuestions = (
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { readCorpus } from "./read.ts";
  * const path = await Deno.makeTempFile({ suffix: ".tsv" });
  * await Deno.writeTextFile(path, "id\ttext\ttitle\n1\t\"Aaron was a prophet.\"\tAaron\n");

@@ -79,7 +79,8 @@ function fromSquad<T>(
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { squadQuestionRecords } from "./squad.ts";
  * const text = JSON.stringify({ version: "v2.0", data: [{ title: "T", paragraphs: [{
  *   context: "Paris is big.", qas: [
@@ -146,7 +147,8 @@ export function squadQuestionRecords(
  *
  * @example
  * ```ts
- * import { Effect, Stream } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Stream from "effect/Stream";
  * import { squadPassages } from "./squad.ts";
  * const text = JSON.stringify({ data: [{ title: "T", paragraphs: [
  *   { context: "One.", qas: [] }, { context: "Two.", qas: [] },

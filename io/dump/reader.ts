@@ -37,7 +37,7 @@
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { openDump } from "./reader.ts";
  * const dir = Deno.makeTempDirSync();
  * const program = Effect.gen(function* () {
@@ -109,7 +109,7 @@ export interface DumpSource {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { openDump } from "./reader.ts";
  * const dir = Deno.makeTempDirSync();
  * const q = await Effect.runPromise(openDump(dir));

@@ -222,7 +222,7 @@ const checkQuestion = (
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { validate } from "./validate.ts";
  * const dir = Deno.makeTempDirSync();
  * const qas = [{ id: "q1", question: "Where?" }];

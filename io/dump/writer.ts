@@ -188,7 +188,7 @@ const atomic = (path: string, bytes: Uint8Array) =>
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { writeContextDump } from "./writer.ts";
  * const enc = {
  *   id: "T_0",

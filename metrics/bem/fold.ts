@@ -271,7 +271,7 @@ const write = (w: AtomicWriter | undefined, file: string | undefined, lines: str
  *
  * @example
  * ```ts ignore
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { BemLive, bemEvaluate } from "./fold.ts";
  * const r = await Effect.runPromise(Effect.provide(
  *   bemEvaluate({ data: "data/dev-v1.1.json.gz", predictions: "pred.json" }),
@@ -437,7 +437,7 @@ export interface BemFileOptions extends BemEvaluateOptions {
  *
  * @example
  * ```ts ignore
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { bemEvaluateFile } from "./fold.ts";
  * const r = await Effect.runPromise(
  *   bemEvaluateFile({ data: "data/dev-v1.1.json.gz", predictions: "pred.json", model: "bem.onnx" }),

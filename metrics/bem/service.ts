@@ -12,7 +12,7 @@
  *
  * @example
  * ```ts ignore
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { Bem, BemLive } from "./service.ts";
  * const program = Effect.gen(function* () {
  *   const bem = yield* Bem;
@@ -98,7 +98,8 @@ export interface BemInfo {
  *
  * @example
  * ```ts
- * import { Effect, Layer } from "effect";
+ * import * as Effect from "effect/Effect";
+ * import * as Layer from "effect/Layer";
  * import { Bem, makeBem } from "./service.ts";
  * const program = Effect.gen(function* () {
  *   const bem = yield* Bem;
@@ -157,7 +158,7 @@ export type BemRunner = (batch: BemBatch) => Promise<Float64Array>;
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { makeBem } from "./service.ts";
  * const bem = makeBem(
  *   async (b) => new Float64Array(b.rows * 2), // logits (0, 0): score 0.5

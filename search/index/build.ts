@@ -720,7 +720,7 @@ function parentOf(p: string): string {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { writeContextDump } from "../../io/dump/writer.ts";
  * import { buildIndex } from "./build.ts";
  * const dir = Deno.makeTempDirSync();

@@ -336,7 +336,7 @@ function checkIvfContent(dir: string, h: IndexHeader, files: Map<string, Uint8Ar
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { openIndex } from "./read.ts";
  * const dir = Deno.makeTempDirSync();
  * const r = await Effect.runPromise(Effect.flip(openIndex(dir)));
@@ -425,7 +425,7 @@ export interface IndexPassages {
  *
  * @example
  * ```ts
- * import { Effect } from "effect";
+ * import * as Effect from "effect/Effect";
  * import { writeContextDump } from "../../io/dump/writer.ts";
  * import { buildIndex } from "./build.ts";
  * import { readIndexPassages } from "./read.ts";
