@@ -64,7 +64,7 @@ const ALLOWED: Record<string, readonly string[]> = Object.fromEntries(
 );
 
 /** Folders never scanned (data, generated output, dependencies). */
-const SKIP = new Set(["data", "outputs", "node_modules", "bench/out"]);
+const SKIP = new Set(["data", "outputs", "node_modules", "bench/out", "tests/_doc_examples"]);
 
 /** One import that breaks a rule. */
 interface Violation {
