@@ -272,3 +272,14 @@ export {
   toolInfo,
   writeProvenance,
 } from "./provenance.ts";
+export {
+  type Child,
+  type CmdOut,
+  exitCode,
+  runCommand,
+  signalChild,
+  SpawnError,
+  type SpawnOptions,
+  spawnScoped,
+  stopChild,
+} from "./process.ts";

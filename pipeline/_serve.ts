@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { CHILD_ENV, exitCode } from "../runs/process.ts";
+import { CHILD_ENV, exitCode } from "../io/process.ts";
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { CHILD_ENV } from "./process.ts";
+import { runCommand } from "../io/process.ts";
 import * as Effect from "effect/Effect";
 import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
@@ -58,67 +58,32 @@ const importConfig = (
   shown: string,
   timeoutS: number,
 ): Effect.Effect<unknown, InputError> =>
-  Effect.tryPromise({
-    try: async (signal) => {
-      const [deno, ...args] = configLoaderArgv(file);
-      const child = new Deno.Command(deno, {
-        args,
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-        env: { ...CHILD_ENV },
-      }).spawn();
-      let timedOut = false;
-      const kill = () => {
-        try {
-          child.kill("SIGKILL");
-        } catch { /* exited already */ }
-      };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        kill();
-      }, timeoutS * 1000);
-      // Interrupting the load stops the process too.
-      signal.addEventListener("abort", kill, { once: true });
-      const out = await child.output().finally(() => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", kill);
-      });
-      if (timedOut) {
-        throw new InputError({
-          file: shown,
-          where: "",
-          message: `did not load within ${timeoutS} s (stopped)`,
-        });
-      }
-      const text = new TextDecoder().decode(out.stdout).trim().split("\n").pop() ?? "";
-      let parsed: { ok?: unknown; error?: string };
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        const err = new TextDecoder().decode(out.stderr).trim().split("\n").filter(Boolean);
-        throw new InputError({
-          file: shown,
-          where: "",
-          message: `cannot load: ${
-            err.find((l) => /error/i.test(l)) ?? err[0] ?? `exit ${out.code}`
-          }`.replace(ANSI, ""),
-        });
-      }
-      if (parsed.error !== undefined) {
-        const circular = /before initialization/.test(parsed.error) ? " (a circular import?)" : "";
-        throw new InputError({
-          file: shown,
-          where: "",
-          message: `cannot load: ${parsed.error}${circular}`,
-        });
-      }
-      return parsed.ok;
-    },
-    catch: (e) =>
-      e instanceof InputError
-        ? e
-        : new InputError({ file: shown, where: "", message: `cannot load: ${e}` }),
+  Effect.gen(function* () {
+    const fail = (message: string) =>
+      Effect.fail(new InputError({ file: shown, where: "", message }));
+    const [deno, ...args] = configLoaderArgv(file);
+    // A scoped child: stopped at the timeout, and when the load is interrupted.
+    const out = yield* runCommand(deno, args, timeoutS * 1000);
+    if (out.timedOut) return yield* fail(`did not load within ${timeoutS} s (stopped)`);
+    if ((out.code === 126 || out.code === 127) && out.stderr.startsWith(`${deno}: `)) {
+      return yield* fail(`cannot load: ${out.stderr}`); // the runtime could not be started
+    }
+    const text = out.stdout.trim().split("\n").pop() ?? "";
+    let parsed: { ok?: unknown; error?: string };
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      const err = out.stderr.trim().split("\n").filter(Boolean);
+      return yield* fail(
+        `cannot load: ${err.find((l) => /error/i.test(l)) ?? err[0] ?? `exit ${out.code}`}`
+          .replace(ANSI, ""),
+      );
+    }
+    if (parsed.error !== undefined) {
+      const circular = /before initialization/.test(parsed.error) ? " (a circular import?)" : "";
+      return yield* fail(`cannot load: ${parsed.error}${circular}`);
+    }
+    return parsed.ok;
   });
 
 /** Options of {@linkcode loadRunConfig}. */

@@ -16,7 +16,7 @@ import * as Option from "effect/Option";
 import * as Schedule from "effect/Schedule";
 import { endAttempt } from "./execute.ts";
 import { appendLog, lastProgress } from "./logs.ts";
-import { type Child, exitCode, signalChild, spawnScoped, stopChild } from "./process.ts";
+import { type Child, exitCode, signalChild, spawnScoped, stopChild } from "../io/process.ts";
 import type { Runner, RunnerContext, TaskStatus } from "./status.ts";
 
 /** A failed attempt that will be retried. */

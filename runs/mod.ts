@@ -68,17 +68,6 @@ export {
 } from "./status.ts";
 export { appendLog, lastExitStatus, lastProgress, logTail } from "./logs.ts";
 export { endAttempt, executePlan, type ExecuteResult } from "./execute.ts";
-export {
-  type Child,
-  type CmdOut,
-  exitCode,
-  runCommand,
-  signalChild,
-  SpawnError,
-  type SpawnOptions,
-  spawnScoped,
-  stopChild,
-} from "./process.ts";
 export { LocalRunner } from "./local.ts";
 export {
   arrayScript,

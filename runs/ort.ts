@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { CHILD_ENV } from "./process.ts";
+import { runCommand } from "../io/process.ts";
 import * as Effect from "effect/Effect";
 import { REPO_ROOT } from "../io/repo.ts";
 import { denoRunArgv } from "./sandbox.ts";
@@ -39,6 +39,9 @@ export const ORT_ADDON: string | null = (() => {
   }
 })();
 
+/** How long the probe below may take before it is stopped (it then counts as needing nothing). */
+const PROBE_TIMEOUT_MS = 60_000;
+
 /**
  * Whether an encoder process loads ONNX Runtime's native addon just by
  * importing the encoder registry (then every encoder process, ONNX or not,
@@ -59,19 +62,11 @@ export const ORT_ADDON: string | null = (() => {
 export const probeOrtOnImport = (
   deno: string = Deno.execPath(),
 ): Effect.Effect<string | undefined> =>
-  Effect.promise(async () => {
+  Effect.gen(function* () {
     if (ORT_ADDON === null) return undefined;
     const [cmd, ...args] = denoRunArgv(`${REPO_ROOT}/pipeline/embed_context.ts`, ["-", "-"], {}, {
       deno,
     });
-    const out = await new Deno.Command(cmd, {
-      args,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-      env: { ...CHILD_ENV },
-    }).output();
-    return out.code !== 0 && /Requires ffi access/.test(new TextDecoder().decode(out.stderr))
-      ? ORT_ADDON
-      : undefined;
+    const out = yield* runCommand(cmd, args, PROBE_TIMEOUT_MS);
+    return out.code !== 0 && /Requires ffi access/.test(out.stderr) ? ORT_ADDON : undefined;
   });

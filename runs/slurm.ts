@@ -24,7 +24,7 @@ import {
   signalChild,
   spawnFailure,
   spawnScoped,
-} from "./process.ts";
+} from "../io/process.ts";
 import type { Runner, RunnerContext, TaskStatus } from "./status.ts";
 
 /** Runs a Slurm client command (a missing binary is exit 127). */

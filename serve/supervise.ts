@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { exitCode } from "../runs/process.ts";
+import { exitCode } from "../io/process.ts";
 import type { ShardHealth } from "./search.ts";
 
 /** The exit code of a process's status, as a shell reports it (128 + n for a signal). */

@@ -5,7 +5,7 @@
  * @module
  */
 import { REPO_ROOT } from "../io/repo.ts";
-import { CHILD_ENV } from "../runs/process.ts";
+import { CHILD_ENV } from "../io/process.ts";
 import { denoRunArgv } from "../runs/sandbox.ts";
 
 /** Repository root (absolute, no trailing slash). */

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect";
 import { assertEquals, assertMatch } from "../_assert.ts";
 import { listDir, ROOT, type RunResult, runStage } from "../_util.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
-import { CHILD_ENV } from "../../runs/process.ts";
+import { CHILD_ENV } from "../../io/process.ts";
 import { denoRunArgv } from "../../runs/sandbox.ts";
 
 const enc = new TextEncoder();

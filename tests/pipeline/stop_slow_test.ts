@@ -12,7 +12,7 @@
  */
 import { assert, assertEquals } from "../_assert.ts";
 import { ROOT } from "../_util.ts";
-import { CHILD_ENV } from "../../runs/process.ts";
+import { CHILD_ENV } from "../../io/process.ts";
 import { type Fixture, get, makeFixture, raw } from "../serve/_fixture.ts";
 
 let fixture: Promise<Fixture> | undefined;

@@ -130,6 +130,8 @@ export const spawnScoped = (
 export interface CmdOut {
   /** Exit code (124: timed out and killed; 127: not found; 126: cannot start). */
   readonly code: number;
+  /** Whether it ran past the timeout and was killed (its output is then empty). */
+  readonly timedOut?: boolean;
   /** Standard output. */
   readonly stdout: string;
   /** Standard error. */
@@ -158,7 +160,6 @@ export const runCommand = (
 ): Effect.Effect<CmdOut> =>
   Effect.scoped(Effect.gen(function* () {
     const c = yield* spawnScoped([program, ...args], { graceMs: 0 });
-    const d = new TextDecoder();
     const out = Effect.promise(async () => {
       const [stdout, stderr, status] = await Promise.all([
         new Response(c.process.stdout).text(),
@@ -170,7 +171,7 @@ export const runCommand = (
     const r = yield* out.pipe(Effect.timeoutOption(timeoutMs));
     if (Option.isSome(r)) return r.value;
     signalChild(c, "SIGKILL");
-    return { code: 124, stdout: "", stderr: d.decode() };
+    return { code: 124, timedOut: true, stdout: "", stderr: "" };
   })).pipe(Effect.catchTag("SpawnError", (e) => Effect.succeed(spawnFailure(e))));
 
 /**
