@@ -33,7 +33,7 @@ export async function loadOrt(): Promise<typeof Ort> {
     // ONNX Runtime's telemetry writes /tmp/mat-debug-<pid>.log and files under
     // ~/.cache/Microsoft/DeveloperTools/ unless this is set before it starts. The
     // commands set it for themselves and their children (deno.json's tasks,
-    // runs/process.ts CHILD_ENV); this covers a program or notebook that imports the
+    // io/process.ts CHILD_ENV); this covers a program or notebook that imports the
     // library with environment access, and is skipped quietly without it.
     try {
       Deno.env.set("ORT_DISABLE_TELEMETRY", "1");
