@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { isUtf8 } from "node:buffer";
 import { Tokenizer, TokenType } from "@streamparser/json";
 import { type PyJson, type PyObject, RawNumber, setKey } from "./pyjson.ts";
 
@@ -141,6 +142,31 @@ interface Frame {
   start: number;
 }
 
+/**
+ * Whether `b` (1 to 3 bytes) can begin a valid UTF-8 character: what a streaming UTF-8 decoder
+ * (WHATWG, fatal) accepts without an error before the character's last byte.
+ */
+function validUtf8Prefix(b: Uint8Array): boolean {
+  const x = b[0];
+  if (x < 0xc2 || x > 0xf4) return false;
+  const need = x >= 0xf0 ? 4 : x >= 0xe0 ? 3 : 2;
+  if (b.byteLength >= need) return false;
+  if (b.byteLength > 1) {
+    const y = b[1];
+    const [lo, hi] = x === 0xe0
+      ? [0xa0, 0xbf]
+      : x === 0xed
+      ? [0x80, 0x9f]
+      : x === 0xf0
+      ? [0x90, 0xbf]
+      : x === 0xf4
+      ? [0x80, 0x8f]
+      : [0x80, 0xbf];
+    if (y < lo || y > hi) return false;
+  }
+  return b.byteLength < 3 || (b[2] & 0xc0) === 0x80;
+}
+
 /** The trailing bytes of `b` that begin a UTF-8 character not yet complete (valid input). */
 function incompleteSuffix(b: Uint8Array): Uint8Array {
   for (let k = 1; k <= 3 && k <= b.byteLength; k++) {
@@ -169,7 +195,6 @@ function incompleteSuffix(b: Uint8Array): Uint8Array {
  */
 export class JsonEventDecoder {
   #tok = new RawNumberTokenizer();
-  #utf8 = new TextDecoder("utf-8", { fatal: true });
   /** The bytes of a character that the last chunk left incomplete (0 to 3). */
   #tail: Uint8Array = new Uint8Array(0);
   #stack: Frame[] = [];
@@ -545,15 +570,19 @@ export class JsonEventDecoder {
       all.set(chunk, tail.byteLength);
       return all;
     };
-    try {
-      this.#utf8.decode(chunk, { stream: !final });
-    } catch {
+    // The bytes up to the last character the chunk leaves incomplete must be valid UTF-8
+    // (checked natively, without decoding them), and that character's bytes so far a valid
+    // beginning: exactly what a fatal streaming TextDecoder accepts.
+    const all = tail.byteLength === 0 ? chunk : joined();
+    const suffix = final ? new Uint8Array(0) : incompleteSuffix(all);
+    const body = all.subarray(0, all.byteLength - suffix.byteLength);
+    if (!isUtf8(body) || (suffix.byteLength > 0 && !validUtf8Prefix(suffix))) {
       // The bad sequence may have begun in the previous chunk: look from the
       // first byte of the character that chunk left incomplete.
-      const at = final ? this.#bytes : this.#bytes - tail.byteLength + firstInvalidUtf8(joined());
+      const at = final ? this.#bytes : this.#bytes - tail.byteLength + firstInvalidUtf8(all);
       throw new JsonSyntaxError(at, "invalid UTF-8 byte sequence");
     }
-    this.#tail = incompleteSuffix(chunk.byteLength >= 3 ? chunk : joined());
+    this.#tail = suffix;
   }
 
   #wrap(e: unknown): JsonSyntaxError {
@@ -746,19 +775,17 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
       i++;
       continue;
     }
-    let need: number, min: number;
-    if (b >= 0xc2 && b <= 0xdf) [need, min] = [1, 0x80];
-    else if (b >= 0xe0 && b <= 0xef) [need, min] = [2, 0x800];
-    else if (b >= 0xf0 && b <= 0xf4) [need, min] = [3, 0x10000];
-    else return i;
-    let cp = b & (0x3f >> need);
+    if (b < 0xc2 || b > 0xf4) return i;
+    const need = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : 1;
+    // The second byte's range excludes overlong forms, surrogates and code points past U+10FFFF
+    // (as a WHATWG decoder checks it, byte by byte).
+    const lo = b === 0xe0 ? 0xa0 : b === 0xf0 ? 0x90 : 0x80;
+    const hi = b === 0xed ? 0x9f : b === 0xf4 ? 0x8f : 0xbf;
     for (let k = 1; k <= need; k++) {
       if (i + k >= n) return n; // cut at the chunk end
       const c = bytes[i + k];
-      if ((c & 0xc0) !== 0x80) return i;
-      cp = (cp << 6) | (c & 0x3f);
+      if (k === 1 ? c < lo || c > hi : (c & 0xc0) !== 0x80) return i;
     }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
     i += need + 1;
   }
   return n;

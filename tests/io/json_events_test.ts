@@ -214,6 +214,44 @@ Deno.test("json events: invalid UTF-8 cut by a chunk boundary names its first by
   for (const size of [1, 2, 3, 7]) assertEquals(syntaxError(four, size).offset, head.length);
 });
 
+Deno.test("json events: random bytes in a string: rejected exactly when a fatal TextDecoder rejects them, at the first bad byte, whatever the chunk size", () => {
+  // A seeded generator, so a failure can be replayed.
+  let seed = 12345;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const head = enc.encode('{"data": ["a');
+  const pool = [0x41, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc2, 0xc3, 0xdf, 0xe0, 0xe2, 0xed, 0xef];
+  pool.push(0xf0, 0xf4, 0xf5, 0xc0, 0xff);
+  const fatal = new TextDecoder("utf-8", { fatal: true });
+  let rejected = 0;
+  for (let trial = 0; trial < 400; trial++) {
+    const mid = Array.from({ length: 1 + rand(6) }, () => pool[rand(pool.length)]);
+    const bytes = new Uint8Array([...head, ...mid, ...enc.encode('"]}')]);
+    let valid = true;
+    try {
+      fatal.decode(new Uint8Array(mid));
+    } catch {
+      valid = false;
+    }
+    const want = valid ? undefined : firstInvalidUtf8(bytes); // the rest is ASCII
+    for (const size of [0, 1, 2, 3, 5]) {
+      let got: number | undefined;
+      try {
+        decode(bytes, size);
+      } catch (e) {
+        if (!(e instanceof JsonSyntaxError)) throw e;
+        got = e.message === "invalid UTF-8 byte sequence" ? e.offset : -1;
+      }
+      assertEquals(got, want, `bytes ${mid.map((b) => b.toString(16))}, chunks of ${size}`);
+    }
+    if (!valid) rejected++;
+  }
+  // Both outcomes are exercised.
+  assertEquals(rejected > 100 && rejected < 400, true, `${rejected} rejected`);
+});
+
 Deno.test("json events: duplicate nested keys keep the first position and the last value (as Python)", () => {
   const events = decode(enc.encode('{"data": [{"b": 1, "a": 2, "b": 3, "10": 4, "2": 5}]}'));
   const item = events.find((e) => e.kind === "item") as { value: unknown };
