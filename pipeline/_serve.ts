@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { CHILD_ENV, exitCode } from "../io/process.ts";
+import { CHILD_ENV } from "../io/process.ts";
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
@@ -325,42 +325,27 @@ async function runSharded(
 }
 
 /**
- * Runs the server child until it exits: its stdout is read for the `ready`
- * line, its stderr passes through, its stdin stays open (its end tells the
- * child the launcher is gone), and the launcher's SIGINT/SIGTERM (`signal`)
- * are passed on. The child's exit code, as a shell reports it.
+ * Runs the server child until it exits ({@linkcode spawnServer}: its stdout
+ * read for the `ready` line, its stderr passed through, its stdin held open,
+ * so that its end tells the child the launcher is gone), passing on the
+ * launcher's SIGINT/SIGTERM (`signal`). The child's exit code, as a shell
+ * reports it.
  */
 async function runChild(
   argv: string[],
   signal: AbortSignal,
   onReady: (url: string) => void,
 ): Promise<number> {
-  const child = new Deno.Command(argv[0], {
-    args: argv.slice(1),
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-    env: { ...CHILD_ENV },
-  }).spawn();
+  const p = spawnServer(argv, { ...CHILD_ENV });
   const forward = () => {
     try {
-      child.kill(signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT");
+      p.child.kill(signal.reason === "SIGTERM" ? "SIGTERM" : "SIGINT");
     } catch { /* gone */ }
   };
   if (signal.aborted) forward();
   signal.addEventListener("abort", forward);
-  (async () => {
-    let buf = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      buf += chunk;
-      const m = /^ready (\S+)$/m.exec(buf);
-      if (m !== null) {
-        onReady(m[1]);
-        buf = "";
-      }
-    }
-  })().catch(() => {});
-  const status = await child.status;
+  p.ready.then((url) => url !== undefined && onReady(url));
+  const code = await p.exit;
   signal.removeEventListener("abort", forward);
-  return exitCode(status);
+  return code;
 }

@@ -50,18 +50,25 @@ export function spawnServer(argv: readonly string[], env: Record<string, string>
     stderr: "inherit",
     env,
   }).spawn();
-  const ready = (async () => {
+  let settle!: (url: string | undefined) => void;
+  const ready = new Promise<string | undefined>((r) => settle = r);
+  (async () => {
     let buf = "";
-    let url: string | undefined;
+    let found = false;
     try {
       for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-        if (url !== undefined) continue;
+        // Read to the end, so that the child never blocks on a full pipe after its line.
+        if (found) continue;
         buf += chunk;
         const m = /^ready (\S+)$/m.exec(buf);
-        if (m !== null) return url = m[1];
+        if (m !== null) {
+          found = true;
+          buf = "";
+          settle(m[1]);
+        }
       }
     } catch { /* gone */ }
-    return url;
+    settle(undefined); // no-op once the line was seen
   })();
   const writer = child.stdin.getWriter();
   const enc = new TextEncoder();
