@@ -298,7 +298,12 @@ Deno.test("serve browser: three dev questions highlighted with their exact top-1
       await page.waitForFunction(() =>
         document.getElementById("status")!.textContent === "Searching…"
       );
-      assert(held.length >= 1);
+      // The page shows "Searching…" before it fetches, and the interceptor hears of the request
+      // a moment later: wait for it (bounded) rather than race it.
+      for (let t = 0; held.length < 1 && t < 200; t++) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      assert(held.length >= 1, "the held request never reached the interceptor (5 s)");
       await clearBox(page);
       await page.type("#q", QUESTIONS[0]);
       await page.keyboard.press("Enter");
