@@ -11,6 +11,7 @@
  */
 import { exactScore, type I8Metric, I8NonFinite, I8Rows, I8Screen, i8Takes } from "./i8_scan.ts";
 import type { TopK } from "./index/score.ts";
+import { modulesReadable, RequestWorkers } from "./workers.ts";
 
 /** What the 8-bit path needs of an index. */
 export interface I8Source {
@@ -99,34 +100,16 @@ function split(qs: readonly Float32Array[]): { taken: number[]; left: number[] }
 
 /** Screening workers of one {@linkcode I8Rows}. */
 class I8Workers {
-  readonly #workers: Worker[] = [];
-  readonly #waiting = new Map<
-    number,
-    { resolve: (c: Int32Array[]) => void; reject: (e: Error) => void }
-  >();
-  #next = 0;
+  readonly #ws: RequestWorkers<{ id: number; cands: Int32Array[] }>;
 
   constructor(rows: I8Rows, n: number) {
-    for (let i = 0; i < n; i++) {
-      const w = new Worker(new URL("./i8_worker.ts", import.meta.url), { type: "module" });
-      w.onmessage = (ev: MessageEvent<{ id: number; cands?: Int32Array[]; error?: string }>) => {
-        const p = this.#waiting.get(ev.data.id);
-        this.#waiting.delete(ev.data.id);
-        if (ev.data.cands !== undefined) p?.resolve(ev.data.cands);
-        else p?.reject(new Error(ev.data.error ?? "search worker failed"));
-      };
-      w.onerror = (ev: ErrorEvent) => {
-        ev.preventDefault();
-        for (const p of this.#waiting.values()) p.reject(new Error(ev.message));
-        this.#waiting.clear();
-      };
-      w.postMessage({ init: { shared: rows.shared, slot: 1 + i } });
-      this.#workers.push(w);
-    }
+    this.#ws = new RequestWorkers(new URL("./i8_worker.ts", import.meta.url), n, {
+      init: (i) => ({ init: { shared: rows.shared, slot: 1 + i } }),
+    });
   }
 
   get size(): number {
-    return this.#workers.length;
+    return this.#ws.size;
   }
 
   /**
@@ -135,19 +118,17 @@ class I8Workers {
    * about one article, cost alike, so the shares take about as long).
    */
   async run(qs: readonly Float32Array[], k: number): Promise<Int32Array[]> {
-    const n = Math.min(this.#workers.length, qs.length);
+    const n = Math.min(this.#ws.size, qs.length);
     const parts: Promise<Int32Array[]>[] = [];
     for (let i = 0; i < n; i++) {
-      const id = this.#next++;
-      parts.push(new Promise((resolve, reject) => this.#waiting.set(id, { resolve, reject })));
-      this.#workers[i].postMessage({ id, qs: qs.filter((_, j) => j % n === i), k });
+      parts.push(this.#ws.ask(i, { qs: qs.filter((_, j) => j % n === i), k }).then((r) => r.cands));
     }
     const got = await Promise.all(parts);
     return qs.map((_, j) => got[j % n][Math.floor(j / n)]);
   }
 
   close(): void {
-    for (const w of this.#workers) w.terminate();
+    this.#ws.close();
   }
 }
 
@@ -161,13 +142,7 @@ const WORKER_MODULES = [
 ];
 
 /** Whether this process may read the worker's modules (a worker loads them from disk). */
-function workersAllowed(): boolean {
-  return WORKER_MODULES.every((m) => {
-    const url = new URL(m, import.meta.url);
-    return url.protocol !== "file:" ||
-      Deno.permissions.querySync({ name: "read", path: url }).state === "granted";
-  });
-}
+const workersAllowed = (): boolean => modulesReadable(import.meta.url, WORKER_MODULES);
 
 const pools = new WeakMap<object, I8Workers>();
 

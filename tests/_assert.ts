@@ -35,3 +35,15 @@ export function assertMatch(text: string, re: RegExp, msg?: string): void {
     throw new Error(`${msg ? msg + "\n" : ""}expected ${show(text)} to match ${re}`);
   }
 }
+
+/** Throws unless `p` rejects with an `Error` whose message includes `part`. */
+export async function assertRejectsWith(p: Promise<unknown>, part: string): Promise<void> {
+  try {
+    await p;
+  } catch (e) {
+    if (!(e instanceof Error)) throw new Error(`rejected with a non-Error: ${show(e)}`);
+    assertStringIncludes(e.message, part);
+    return;
+  }
+  throw new Error(`expected a rejection including ${show(part)}; it resolved`);
+}

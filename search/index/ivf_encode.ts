@@ -27,6 +27,7 @@
  * @module
  */
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
+import { modulesReadable, RequestWorkers } from "../workers.ts";
 
 /** Centroids per sub-quantizer (8-bit codes). */
 export const KSUB = 256;
@@ -131,60 +132,40 @@ export type EncodeReply =
 
 /** Worker threads running `ivf_encode_worker.ts`; each request answered by a promise. */
 class EncodeWorkers {
-  readonly #workers: Worker[];
-  readonly #waiting = new Map<
-    number,
-    { resolve: (r: EncodeReply) => void; reject: (e: Error) => void }
-  >();
-  #id = 0;
-  #failed?: Error;
+  readonly #ws: RequestWorkers<EncodeReply>;
+  #turn = 0;
 
   constructor(n: number, model?: EncodeModel) {
-    this.#workers = Array.from({ length: n }, () => {
-      const w = new Worker(new URL("./ivf_encode_worker.ts", import.meta.url), {
-        type: "module",
-      });
-      w.onmessage = (ev: MessageEvent<EncodeReply>) => {
-        const r = ev.data, p = this.#waiting.get(r.id);
-        this.#waiting.delete(r.id);
-        if ("error" in r) this.#fail(new Error(`IVF-PQ encode worker: ${r.error}`));
-        else p?.resolve(r);
-      };
-      w.onerror = (ev: ErrorEvent) => {
-        ev.preventDefault();
-        this.#fail(new Error(`IVF-PQ encode worker failed: ${ev.message}`));
-      };
-      if (model !== undefined) w.postMessage({ init: model } satisfies EncodeRequest);
-      return w;
+    this.#ws = new RequestWorkers(new URL("./ivf_encode_worker.ts", import.meta.url), n, {
+      ...(model !== undefined ? { init: () => ({ init: model } satisfies EncodeRequest) } : {}),
+      // One failure fails the whole encoding: every request waiting, and any after.
+      sticky: true,
+      describe: (text, answer) =>
+        answer ? `IVF-PQ encode worker: ${text}` : `IVF-PQ encode worker failed: ${text}`,
     });
   }
 
-  #fail(e: Error): void {
-    this.#failed ??= e;
-    for (const w of this.#waiting.values()) w.reject(e);
-    this.#waiting.clear();
-  }
-
-  /** Sends a request (its array transferred) to the next worker in turn; its answer. */
-  call(make: (id: number) => EncodeRequest, transfer: ArrayBuffer): Promise<EncodeReply> {
-    if (this.#failed !== undefined) return Promise.reject(this.#failed);
-    const id = this.#id++;
-    const p = new Promise<EncodeReply>((resolve, reject) =>
-      this.#waiting.set(id, { resolve, reject })
-    );
-    // Awaited later, in order: a failure meanwhile is not an unhandled rejection.
-    p.catch(() => {});
-    this.#workers[id % this.#workers.length].postMessage(make(id), [transfer]);
-    return p;
+  /**
+   * Sends a request (its array transferred) to the next worker in turn; its
+   * answer (awaited later, in order: a failure meanwhile is not an
+   * unhandled rejection).
+   */
+  call(request: Record<string, unknown>, transfer: ArrayBuffer): Promise<EncodeReply> {
+    return this.#ws.ask(this.#turn++, request, [transfer]);
   }
 
   close(): void {
-    for (const w of this.#workers) w.terminate();
+    this.#ws.close();
   }
 }
 
 /** The modules an encode worker loads (its own and its imports). */
-const WORKER_MODULES = ["./ivf_encode_worker.ts", "./ivf_encode.ts", "./kmeans.ts"];
+const WORKER_MODULES = [
+  "./ivf_encode_worker.ts",
+  "./ivf_encode.ts",
+  "./kmeans.ts",
+  "../workers.ts",
+];
 
 /**
  * Whether this process may start encode workers: a worker reads its
@@ -193,11 +174,7 @@ const WORKER_MODULES = ["./ivf_encode_worker.ts", "./ivf_encode.ts", "./kmeans.t
  * runs in this thread, with the same bytes.
  */
 export function encodeWorkersAllowed(): boolean {
-  return WORKER_MODULES.every((m) => {
-    const url = new URL(m, import.meta.url);
-    return url.protocol !== "file:" ||
-      Deno.permissions.querySync({ name: "read", path: url }).state === "granted";
-  });
+  return modulesReadable(import.meta.url, WORKER_MODULES);
 }
 
 /** An array that owns its whole buffer (a copy when it is a view), to be transferred. */
@@ -250,7 +227,7 @@ export async function encodeBlocks(o: EncodeBlocksOptions): Promise<void> {
       while (next < total && inFlight.length < o.threads + 1) {
         const a = next, b = Math.min(total, a + block);
         const x = own(o.rowsOf(a, b));
-        const result = workers.call((id) => ({ id, x, n: b - a }), x.buffer as ArrayBuffer);
+        const result = workers.call({ x, n: b - a }, x.buffer as ArrayBuffer);
         inFlight.push({ from: a, result });
         next = b;
       }
@@ -311,7 +288,7 @@ export async function trainCodebooks(
       while (m < bpv && inFlight.length < o.threads + 1) {
         const x = column(m), seed = o.seed + 1 + m;
         const kmeans = { x, n, d: dsub, k: KSUB, iterations: o.iterations, seed };
-        inFlight.push({ m, result: workers.call((id) => ({ id, kmeans }), x.buffer) });
+        inFlight.push({ m, result: workers.call({ kmeans }, x.buffer) });
         m++;
       }
       const head = inFlight.shift()!;

@@ -74,6 +74,7 @@ import { kmeans, nearest, rowNorms } from "./kmeans.ts";
 import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
 import { scoreDense, TopK } from "./score.ts";
 import { DEFAULT_TRAIN_PARAGRAPHS } from "./defaults.ts";
+import { modulesReadable, RequestWorkers } from "../workers.ts";
 
 export { DEFAULT_TRAIN_PARAGRAPHS };
 
@@ -943,32 +944,14 @@ type Cands = { row: number; score: number }[];
 
 /** Search workers of an index: each scans the lists for a share of the questions. */
 class IvfWorkers {
-  readonly #workers: Worker[] = [];
-  readonly #waiting = new Map<
-    number,
-    { resolve: (c: Cands[]) => void; reject: (e: Error) => void }
-  >();
-  #next = 0;
+  readonly #ws: RequestWorkers<{ id: number; cands: Cands[] }>;
 
   constructor(index: IvfIndexView, data: IvfData, n: number) {
     const h = index.header;
     const header = { metric: h.metric, d: h.d, phrases: h.phrases, parameters: h.parameters };
-    for (let i = 0; i < n; i++) {
-      const w = new Worker(new URL("./ivf_worker.ts", import.meta.url), { type: "module" });
-      w.onmessage = (ev: MessageEvent<{ id: number; cands?: Cands[]; error?: string }>) => {
-        const p = this.#waiting.get(ev.data.id);
-        this.#waiting.delete(ev.data.id);
-        if (ev.data.cands !== undefined) p?.resolve(ev.data.cands);
-        else p?.reject(new Error(ev.data.error ?? "search worker failed"));
-      };
-      w.onerror = (ev: ErrorEvent) => {
-        ev.preventDefault();
-        for (const p of this.#waiting.values()) p.reject(new Error(ev.message));
-        this.#waiting.clear();
-      };
-      w.postMessage({ init: { dir: index.dir, header, data } });
-      this.#workers.push(w);
-    }
+    this.#ws = new RequestWorkers(new URL("./ivf_worker.ts", import.meta.url), n, {
+      init: () => ({ init: { dir: index.dir, header, data } }),
+    });
   }
 
   /** The candidates of every question, the questions split in contiguous shares. */
@@ -978,24 +961,17 @@ class IvfWorkers {
     cap: number,
     kernel: boolean,
   ): Promise<Cands[]> {
-    const n = this.#workers.length, per = Math.ceil(qs.length / n);
+    const n = this.#ws.size, per = Math.ceil(qs.length / n);
     const parts: Promise<Cands[]>[] = [];
     for (let i = 0; i < n && i * per < qs.length; i++) {
-      const id = this.#next++;
-      parts.push(new Promise((resolve, reject) => this.#waiting.set(id, { resolve, reject })));
-      this.#workers[i].postMessage({
-        id,
-        qs: qs.slice(i * per, (i + 1) * per),
-        nprobe,
-        cap,
-        kernel,
-      });
+      const share = qs.slice(i * per, (i + 1) * per);
+      parts.push(this.#ws.ask(i, { qs: share, nprobe, cap, kernel }).then((r) => r.cands));
     }
     return (await Promise.all(parts)).flat();
   }
 
   close(): void {
-    for (const w of this.#workers) w.terminate();
+    this.#ws.close();
   }
 }
 
@@ -1105,9 +1081,7 @@ export async function ivfCandidatesMany(
  * same answers).
  */
 function searchWorkersAllowed(): boolean {
-  const root = new URL("../../", import.meta.url);
-  return root.protocol !== "file:" ||
-    Deno.permissions.querySync({ name: "read", path: root }).state === "granted";
+  return modulesReadable(import.meta.url, ["../../"]);
 }
 
 /** {@linkcode scoreIvf} in this thread. */
