@@ -32,9 +32,11 @@
  * the IVF-PQ centroids, codebooks and list offsets (nlist × d × 4 +
  * 256 × d × 4 + nlist × 8 bytes); one row of a list and one paragraph
  * line beyond their shares (at least one of each is held whatever the
- * budget); what the JavaScript
- * garbage collector has not yet reclaimed (evicted entries, parsed lines);
- * the page cache of the operating system. The answers are those of the in-memory index, byte
+ * budget); the page cache of the operating system. The garbage that
+ * re-reading lines makes (evicted entries, parsed lines) is not counted
+ * either, but it is bounded: a full collection runs whenever the heap
+ * passes a quarter of the budget plus 64 MiB (`HeapCeiling` in
+ * `budget.ts`), checked every 1/64 of the budget of lines read. The answers are those of the in-memory index, byte
  * for byte, with any budget (`tests/search/memory_budget_test.ts`).
  *
  * Sparse (CSR) and hybrid indexes are not read this way: a budget on one is
@@ -55,9 +57,12 @@ import {
   PARAGRAPHS_FILE,
 } from "./format.ts";
 import { IVF_FILES, type IvfData, type IvfOnDisk } from "./ivfpq.ts";
-import { ByteLru } from "./budget.ts";
+import { ByteLru, type HeapCeiling, heapCeilingFor } from "./budget.ts";
 import { type ParagraphLine, parseParagraphLine } from "./paragraphs.ts";
 import { codesMemory } from "./pq_scan.ts";
+
+/** Paragraph lines are UTF-8 (checked again at each read, as when the index was opened). */
+const UTF8_FATAL = new TextDecoder("utf-8", { fatal: true });
 
 /** The most rows of one streamed block of an exact scan. */
 export const MAX_BLOCK_ROWS = 16384;
@@ -231,6 +236,9 @@ export class DiskIndex implements IvfOnDisk {
   readonly #vectors: Deno.FsFile;
   readonly #texts: ByteLru<number, PhraseTexts>;
   readonly #block: Uint8Array;
+  #lineBuf = new Uint8Array(1 << 16);
+  /** The ceiling on the garbage that re-reading paragraph lines makes (`budget.ts`). */
+  readonly heap: HeapCeiling;
   #ivf?: DiskIvf;
   #closed = false;
 
@@ -261,6 +269,7 @@ export class DiskIndex implements IvfOnDisk {
     this.blockRows = Math.max(1, Math.min(MAX_BLOCK_ROWS, Math.floor(budget / 2 / rowBytes)));
     this.#block = new Uint8Array(this.blockRows * rowBytes);
     this.#texts = new ByteLru(Math.floor(budget / 4));
+    this.heap = heapCeilingFor(budget);
   }
 
   /**
@@ -564,12 +573,18 @@ export class DiskIndex implements IvfOnDisk {
     if (have !== undefined) return have;
     this.textReads++;
     const at = this.#lines[p], end = this.#lines[p + 1] - 1;
-    const b = new Uint8Array(end - at);
+    // One buffer for every line read (grown to the longest): a fresh one a read would be
+    // memory outside the JavaScript heap, left to the collector to free.
+    if (this.#lineBuf.length < end - at) {
+      this.#lineBuf = new Uint8Array(Math.max(end - at, 2 * this.#lineBuf.length));
+    }
+    const b = this.#lineBuf.subarray(0, end - at);
     const path = `${this.#dir}/${PARAGRAPHS_FILE}`;
     readAt(this.#para, at, b, path);
-    const text = new TextDecoder("utf-8", { fatal: true }).decode(b);
+    const text = UTF8_FATAL.decode(b);
     const o = parseParagraphLine(text, p, this.#starts[p], this.#h, path, -1);
     const t = compactTexts(o);
+    this.heap.note(b.length);
     // A string counted at 2 bytes a code unit (V8 keeps Latin-1 in 1), the arrays as they are.
     const chars = t.joined.length + (t.title?.length ?? 0) + (t.context?.length ?? 0);
     this.#texts.put(p, t, 2 * chars + t.cuts.byteLength + (t.offsets?.byteLength ?? 0) + 200);

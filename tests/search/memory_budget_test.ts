@@ -4,7 +4,9 @@
  *
  * - `parseMemoryBudget` reads bytes and kB/MB/GB, KiB/MiB/GiB; the command
  *   refuses a bad budget with one line and exit 2;
- * - the byte-bounded LRU cache keeps at most its capacity;
+ * - the byte-bounded LRU cache keeps at most its capacity; the heap ceiling
+ *   collects the garbage over it (what was unreachable is gone from the
+ *   heap), rises to 1.5 × what is left live, and checks only every step;
  * - with budgets from 1 byte (every list and paragraph read again each
  *   time) to more than the index, `pred.json` and the top-k records are
  *   byte for byte those of the in-memory search: exact (open and closed,
@@ -20,7 +22,13 @@ import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
 import type { Matrix } from "../../io/matrix.ts";
-import { ByteLru, parseMemoryBudget } from "../../search/index/budget.ts";
+import v8 from "node:v8";
+import {
+  ByteLru,
+  HeapCeiling,
+  heapCeilingFor,
+  parseMemoryBudget,
+} from "../../search/index/budget.ts";
 import { buildIndex, trainQuantizer } from "../../search/index/build.ts";
 import { splitmix32 } from "../../search/index/kmeans.ts";
 import { openIndexSync, paragraphText } from "../../search/index/read.ts";
@@ -161,6 +169,39 @@ Deno.test("memory budget: the LRU cache holds at most its capacity, least recent
   c.put(99, 99, 101);
   assertEquals(c.get(99), undefined);
   assertEquals(new ByteLru<number, number>(0).capacity, 0);
+});
+
+Deno.test("memory budget: the heap ceiling collects the garbage over it and rises above what is live", () => {
+  const used = () => v8.getHeapStatistics().used_heap_size;
+  const h = new HeapCeiling(1, 4 * 2 ** 20);
+  // 16 MiB live, then about 40 MB made unreachable: no allocation between the two readings.
+  const live = new Array(2 ** 21).fill(0).map((_, i) => i + 0.5); // 2 Mi doubles
+  let junk: { i: number; s: string }[] | null = Array.from(
+    { length: 400_000 },
+    (_, i) => ({ i, s: `garbage ${i}` }),
+  );
+  assertEquals(junk.length, 400_000);
+  junk = null;
+  const before = used();
+  h.note(2 ** 20); // under the step: no check
+  assertEquals(h.collections, 0);
+  h.note(3 * 2 ** 20); // the step reached: the heap is over 1 byte, so it collects
+  const after = used();
+  assertEquals(h.collections, 1);
+  assert(before - after > 20e6, `freed ${before - after} bytes (${before} → ${after})`);
+  assert(after > 16 * 2 ** 20, `the live array stays: ${after}`);
+  assertEquals(live.length, 2 ** 21);
+  // The ceiling is now 1.5 × the live heap: a check right after does not collect again.
+  const c = h.ceiling;
+  assert(c >= 1.5 * after - 1e6 && c <= 1.5 * after + 4e6, `ceiling ${c} for ${after} live`);
+  h.check();
+  assertEquals(h.collections, 1);
+  // A search's ceiling: a quarter of the budget and 64 MiB, checked every 1/64 of it (≥ 1 MiB).
+  assertEquals([heapCeilingFor(256e6).base, heapCeilingFor(256e6).step], [
+    64e6 + 64 * 2 ** 20,
+    4e6,
+  ]);
+  assertEquals([heapCeilingFor(1).base, heapCeilingFor(1).step], [64 * 2 ** 20, 2 ** 20]);
 });
 
 Deno.test("memory budget: exact search gives the in-memory bytes with any budget (f32 ip, f16 l2, closed)", async () => {
