@@ -140,8 +140,8 @@ export interface CmdOut {
 
 /**
  * Runs a command to its end (at most `timeoutMs`, then it is killed and the
- * code is 124) and collects its output. Never fails: a missing program is
- * code 127.
+ * code is 124) and collects its output, `env` added to its environment (on
+ * top of {@linkcode CHILD_ENV}). Never fails: a missing program is code 127.
  *
  * @example
  * ```ts
@@ -157,9 +157,10 @@ export const runCommand = (
   program: string,
   args: readonly string[],
   timeoutMs = 30000,
+  env?: Record<string, string>,
 ): Effect.Effect<CmdOut> =>
   Effect.scoped(Effect.gen(function* () {
-    const c = yield* spawnScoped([program, ...args], { graceMs: 0 });
+    const c = yield* spawnScoped([program, ...args], { graceMs: 0, ...(env ? { env } : {}) });
     const out = Effect.promise(async () => {
       const [stdout, stderr, status] = await Promise.all([
         new Response(c.process.stdout).text(),

@@ -31,6 +31,12 @@
  * @module
  */
 
+import * as Effect from "effect/Effect";
+import { runCommand } from "../io/process.ts";
+
+/** How long one `ps` may take before it is killed (a read then fails). */
+const PS_TIMEOUT_MS = 5000;
+
 /** What the watch knows of one process. */
 export interface ProcessInfo {
   /** Its PID. */
@@ -110,14 +116,16 @@ export function parsePs(text: string): Map<number, ProcessInfo> {
 
 const psReader: Reader = async (pids) => {
   if (pids.length === 0) return new Map();
-  const out = await new Deno.Command("ps", {
-    args: ["-o", "pid=,ppid=,stat=,lstart=,args=", "-p", pids.join(",")],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-    env: { LC_ALL: "C" },
-  }).output();
-  return parsePs(new TextDecoder().decode(out.stdout));
+  const out = await Effect.runPromise(runCommand(
+    "ps",
+    ["-o", "pid=,ppid=,stat=,lstart=,args=", "-p", pids.join(",")],
+    PS_TIMEOUT_MS,
+    { LC_ALL: "C" },
+  ));
+  // 1: some of the PIDs do not exist (they are absent from the map). Past the timeout, or
+  // without ps, nothing is known: a failed read, not every process gone.
+  if (out.code > 1) throw new Error(`ps: exit ${out.code} ${out.stderr.trim()}`);
+  return parsePs(out.stdout);
 };
 
 /** The reader this process may use, or null (then only `Deno.ppid` is watched). */
@@ -170,17 +178,11 @@ async function ignoresHangup(): Promise<boolean> {
     /^SigIgn:\s*([0-9a-f]+)$/m,
   )?.[1];
   if (mask === undefined) {
-    try {
-      const out = await new Deno.Command("ps", {
-        args: ["-o", "ignored=", "-p", String(Deno.pid)],
-        stdin: "null",
-        stdout: "piped",
-        stderr: "null",
-      }).output();
-      mask = new TextDecoder().decode(out.stdout).trim() || undefined;
-    } catch {
-      return false;
-    }
+    const out = await Effect.runPromise(
+      runCommand("ps", ["-o", "ignored=", "-p", String(Deno.pid)], PS_TIMEOUT_MS),
+    );
+    if (out.code !== 0) return false;
+    mask = out.stdout.trim() || undefined;
   }
   return mask !== undefined && /^[0-9a-f]+$/i.test(mask) && (BigInt(`0x${mask}`) & 1n) === 1n;
 }
