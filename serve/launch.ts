@@ -22,6 +22,7 @@
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
 import { contentFingerprint } from "../io/dump/fingerprint.ts";
+import { writeTextFileAtomic } from "../io/fs.ts";
 import { buildIndex, type BuildIndexError } from "../search/index/build.ts";
 import { INDEX_HEADER, type IndexHeader } from "../search/index/format.ts";
 import { readIndexHeader } from "../search/index/read.ts";
@@ -191,14 +192,12 @@ export const ensureIndex = (
       bpv: o.bpv,
       overwrite: exists,
     });
-    yield* Effect.try({
-      try: () => {
-        const tmp = `${dir}/.${SOURCE_FILE}.tmp`;
-        Deno.writeTextFileSync(tmp, JSON.stringify(want, null, 2) + "\n");
-        Deno.renameSync(tmp, `${dir}/${SOURCE_FILE}`);
-      },
-      catch: (e) => new FileError({ file: `${dir}/${SOURCE_FILE}`, message: osMessage(e) }),
-    });
+    const source = `${dir}/${SOURCE_FILE}`;
+    yield* writeTextFileAtomic(
+      source,
+      JSON.stringify(want, null, 2) + "\n",
+      (reason) => new FileError({ file: source, message: reason }),
+    );
     return { dir, built: true };
   });
 
