@@ -68,6 +68,44 @@ export interface RunResult {
 }
 
 /**
+ * Runs `argv` (`argv[0]` is the program) to its end and collects its output:
+ * stdin is `/dev/null` unless `opts.stdin` is given (then it is piped in and
+ * closed), stdout and stderr are piped and decoded, and the environment is
+ * this process's plus {@linkcode CHILD_ENV} plus `opts.env` (only the last
+ * two when `opts.clearEnv`). `opts.cwd` is the working folder (default this
+ * process's). A program that cannot be started throws (as `Deno.Command`
+ * does); a non-zero exit does not, its code is in the result.
+ */
+export async function runArgv(
+  argv: readonly string[],
+  opts: {
+    cwd?: string;
+    env?: Record<string, string>;
+    stdin?: string | Uint8Array;
+    clearEnv?: boolean;
+  } = {},
+): Promise<RunResult> {
+  if (argv.length === 0) throw new Error("runArgv: an empty command line");
+  const [program, ...args] = argv;
+  const child = new Deno.Command(program, {
+    args,
+    cwd: opts.cwd,
+    clearEnv: opts.clearEnv,
+    stdin: opts.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { ...CHILD_ENV, ...opts.env },
+  }).spawn();
+  const fed = opts.stdin === undefined ? Promise.resolve() : feedStdin(
+    child.stdin,
+    typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin,
+  );
+  const [out] = await Promise.all([child.output(), fed]);
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/**
  * Runs `deno run -A <script> ...args` from the repository root (or with
  * the given permission flags instead of `-A`; the command line comes from
  * `runs/sandbox.ts`); `stdin` is piped in when given.
@@ -77,28 +115,13 @@ export async function runStage(
   args: readonly string[],
   opts: { stdin?: Uint8Array | string; permissions?: readonly string[] } = {},
 ): Promise<RunResult> {
-  const [deno, ...argv] = denoRunArgv(
+  const argv = denoRunArgv(
     `${ROOT}/${script}`,
     args,
     opts.permissions ? { flags: opts.permissions } : { all: true },
     { config: null, prompt: true },
   );
-  const cmd = new Deno.Command(deno, {
-    args: argv,
-    cwd: ROOT,
-    stdin: opts.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: { ...CHILD_ENV },
-  });
-  const child = cmd.spawn();
-  const fed = opts.stdin === undefined ? Promise.resolve() : feedStdin(
-    child.stdin,
-    typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin,
-  );
-  const [out] = await Promise.all([child.output(), fed]);
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  return await runArgv(argv, { cwd: ROOT, stdin: opts.stdin });
 }
 
 /**
@@ -124,20 +147,7 @@ async function feedStdin(stdin: WritableStream<Uint8Array>, data: Uint8Array): P
  * even when the child died before reading its stdin.
  */
 export async function python(args: readonly string[], stdin?: string): Promise<RunResult> {
-  const cmd = new Deno.Command("python3", {
-    args: [...args],
-    cwd: ROOT,
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  });
-  const child = cmd.spawn();
-  const fed = stdin === undefined
-    ? Promise.resolve()
-    : feedStdin(child.stdin, new TextEncoder().encode(stdin));
-  const [out] = await Promise.all([child.output(), fed]);
-  const dec = new TextDecoder();
-  const r = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  const r = await runArgv(["python3", ...args], { cwd: ROOT, stdin });
   if (r.code !== 0) {
     throw new Error(`python3 ${args.join(" ")} exited ${r.code}:\n${r.stderr.trimEnd()}`);
   }
@@ -162,6 +172,7 @@ export async function listDir(dir: string): Promise<string[]> {
 export function canMount(): boolean {
   const dir = Deno.makeTempDirSync({ prefix: "pv-mnt-probe-" });
   try {
+    // Its own handle: canMount is synchronous (outputSync), called at module load.
     const ok = new Deno.Command("mount", { args: ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir] })
       .outputSync().success;
     if (ok) new Deno.Command("umount", { args: [dir] }).outputSync();

@@ -8,7 +8,7 @@
  */
 import * as zlib from "node:zlib";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { ROOT } from "../_util.ts";
+import { ROOT, runArgv } from "../_util.ts";
 import { encodeNpz } from "../../io/npz.ts";
 import { ndarray, npyPreamble } from "../../io/npy.ts";
 
@@ -107,16 +107,11 @@ async function stageWithPeak(
   const dir = await Deno.makeTempDir({ prefix: "phraseval-peak-" });
   const py = `${dir}/peak.py`;
   await Deno.writeTextFile(py, wrapper);
-  const out = await new Deno.Command("python3", {
-    args: [py, Deno.execPath(), "run", "-A", `${ROOT}/${script}`, ...args],
-    cwd: ROOT,
-    stdout: "null",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
+  const argv = ["python3", py, Deno.execPath(), "run", "-A", `${ROOT}/${script}`, ...args];
+  const out = await runArgv(argv, { cwd: ROOT });
   const peak = Number((await Deno.readTextFile(`${py}.rss`)).trim()) * 1024;
   await Deno.remove(dir, { recursive: true });
-  return { code: out.code, stderr: new TextDecoder().decode(out.stderr), peak };
+  return { code: out.code, stderr: out.stderr, peak };
 }
 
 const PEAK_LIMIT = 500 * 1024 ** 2;

@@ -10,7 +10,7 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { python, ROOT } from "../_util.ts";
+import { python, ROOT, runArgv, type RunResult } from "../_util.ts";
 import {
   filesSha256,
   flattenJson,
@@ -73,19 +73,16 @@ Deno.test("sha256Folder = Python hashlib and sha256sum over the files in byte or
     assertEquals([h.sha256, h.files, h.bytes], [pySha, Number(pyFiles), Number(pyBytes)]);
     assertEquals(h.files, 8);
     // coreutils, as the module notes say (no name here has a backslash or a line break).
-    const sh = await new Deno.Command("bash", {
-      args: [
-        "-c",
-        "cd \"$1\" && find . -type f ! -path '*/.*' | sed 's|^\\./||' | LC_ALL=C sort | " +
-        "xargs -d '\\n' sha256sum | sha256sum",
-        "_",
-        dir,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert(sh.success, new TextDecoder().decode(sh.stderr));
-    assertEquals(new TextDecoder().decode(sh.stdout).split(" ")[0], h.sha256);
+    const sh = await runArgv([
+      "bash",
+      "-c",
+      "cd \"$1\" && find . -type f ! -path '*/.*' | sed 's|^\\./||' | LC_ALL=C sort | " +
+      "xargs -d '\\n' sha256sum | sha256sum",
+      "_",
+      dir,
+    ]);
+    assert(sh.code === 0, sh.stderr);
+    assertEquals(sh.stdout.split(" ")[0], h.sha256);
     // Any change to a file changes it.
     await Deno.writeTextFile(`${dir}/sub/deeper/d`, "x");
     assert((await sha256Folder(dir)).sha256 !== h.sha256);
@@ -168,16 +165,11 @@ Deno.test("gitCommit: a .git folder (loose and packed refs, detached HEAD) and a
 Deno.test("toolInfo: deno.json's version, and this checkout's commit = git rev-parse HEAD", async () => {
   const t = toolInfo();
   assertEquals(t.version, JSON.parse(await Deno.readTextFile(`${ROOT}/deno.json`)).version);
-  let git: Deno.CommandOutput | null = null;
+  let git: RunResult | null = null;
   try {
-    git = await new Deno.Command("git", {
-      args: ["-C", ROOT, "rev-parse", "HEAD"],
-      stdout: "piped",
-      stderr: "null",
-    })
-      .output();
+    git = await runArgv(["git", "-C", ROOT, "rev-parse", "HEAD"]);
   } catch { /* no git: nothing to compare with */ }
-  if (git?.success) assertEquals(t.commit, new TextDecoder().decode(git.stdout).trim());
+  if (git?.code === 0) assertEquals(t.commit, git.stdout.trim());
   else assert(t.commit === undefined || /^[0-9a-f]{40}$/.test(t.commit), String(t.commit));
 });
 

@@ -14,6 +14,7 @@ const minor = (v: string) => v.split(".").slice(0, 2).join(".");
 
 function installed(): { version: string; unicode: string } {
   try {
+    // Its own handle: synchronous (outputSync), run once at module load.
     const out = new Deno.Command("python3", {
       args: [
         "-c",

@@ -42,7 +42,7 @@ import {
   writePerturbations,
 } from "../../bench/perturb.ts";
 import { expand, pythonTables } from "../fixtures/gen_squad_unicode.ts";
-import { devJson } from "../_util.ts";
+import { devJson, runArgv } from "../_util.ts";
 
 const DEV = await devJson();
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -68,21 +68,8 @@ interface Proc {
   stderr: string;
 }
 
-async function python(args: string[], stdin?: string): Promise<Proc> {
-  const child = new Deno.Command("python3", {
-    args: ["-B", ...args],
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(stdin));
-    await w.close();
-  }
-  const out = await child.output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+function python(args: string[], stdin?: string): Promise<Proc> {
+  return runArgv(["python3", "-B", ...args], { stdin });
 }
 
 interface OracleCases {

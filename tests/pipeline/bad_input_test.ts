@@ -112,6 +112,7 @@ async function bounded(script: string, args: readonly string[]): Promise<RunResu
     config: null,
     prompt: true,
   });
+  // Its own handle: the test SIGKILLs it after 90 s.
   const child = new Deno.Command("bash", {
     args: ["-c", 'ulimit -d 2097152; exec "$@"', "bash", deno, ...argv],
     cwd: ROOT,
@@ -136,6 +137,7 @@ async function bounded(script: string, args: readonly string[]): Promise<RunResu
 }
 
 const mkfifo = (path: string) => {
+  // Its own handle: synchronous (outputSync), passed to variant() as a sync callback.
   const r = new Deno.Command("mkfifo", { args: [path] }).outputSync();
   if (!r.success) throw new Error(`mkfifo ${path}: ${new TextDecoder().decode(r.stderr)}`);
 };

@@ -6,7 +6,7 @@ import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { encoderPermissions } from "../../runs/mod.ts";
 import { SPARSE_PI_MODEL } from "../../encoders/sparse_pi/encoder.ts";
 import { DUMP_MANIFEST } from "../../io/manifest.ts";
-import { devJson, listDir, ROOT, runStage } from "../_util.ts";
+import { devJson, listDir, ROOT, runArgv, runStage } from "../_util.ts";
 
 const DEV = await devJson();
 
@@ -58,14 +58,16 @@ Deno.test("the question encoder's process cannot read the context file", async (
       }); console.log("READ"); }
        catch (e) { console.log(e instanceof Deno.errors.NotCapable ? "NotCapable" : String(e)); }`,
     );
-    const probe = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--no-prompt", ...perms, `${dir}/probe.ts`],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const probe = await runArgv([
+      Deno.execPath(),
+      "run",
+      "--no-prompt",
+      ...perms,
+      `${dir}/probe.ts`,
+    ]);
     // Deno 2 reports a permission the process was not granted as NotCapable
     // (PermissionDenied is kept for the operating system's own refusals).
-    assertEquals(new TextDecoder().decode(probe.stdout).trim(), "NotCapable");
+    assertEquals(probe.stdout.trim(), "NotCapable");
     // The real question encoder under those flags: its own input works ...
     const ok = await runStage(
       "pipeline/embed_question.ts",
@@ -104,6 +106,7 @@ Deno.test("embed_context killed with SIGKILL half way resumes to the same bytes"
     assertEquals(ref.code, 0, ref.stderr);
     const total = (await listDir(`${dir}/ref`)).length;
     assert(total > 200, `only ${total} files`);
+    // Its own handle: the test kills it part way through.
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         "run",
@@ -156,19 +159,12 @@ Deno.test("shell pipes: records | embed_question - and merge - | evaluate -", as
     ]);
     assertEquals(viaFile.code, 0, viaFile.stderr);
     // records question.json --kind question | embed_question - q_pipe/
-    const sh = (cmd: string) =>
-      new Deno.Command("bash", {
-        args: ["-o", "pipefail", "-c", cmd],
-        cwd: ROOT,
-        stdout: "piped",
-        stderr: "piped",
-      })
-        .output();
+    const sh = (cmd: string) => runArgv(["bash", "-o", "pipefail", "-c", cmd], { cwd: ROOT });
     const deno = `'${Deno.execPath()}' run -A`;
     const piped = await sh(
       `${deno} pipeline/records.ts '${dir}/question.json' --kind question | ${deno} pipeline/embed_question.ts - '${dir}/q_pipe' --sparse`,
     );
-    assertEquals(piped.code, 0, new TextDecoder().decode(piped.stderr));
+    assertEquals(piped.code, 0, piped.stderr);
     // The same dump files; the manifests differ only in the input's hash
     // (stdin's is not known before it is read).
     assertEquals(
@@ -196,8 +192,8 @@ Deno.test("shell pipes: records | embed_question - and merge - | evaluate -", as
     const pipe = await sh(
       `${deno} pipeline/merge.ts '${data}' '${dir}/c_emb' '${dir}/q_pipe' - --sparse | ${deno} pipeline/evaluate.ts '${data}' -`,
     );
-    assertEquals(pipe.code, 0, new TextDecoder().decode(pipe.stderr));
-    assertEquals(new TextDecoder().decode(pipe.stdout), fromFile.stdout);
+    assertEquals(pipe.code, 0, pipe.stderr);
+    assertEquals(pipe.stdout, fromFile.stdout);
     assertMatch(fromFile.stdout, /^\{"exact_match": [0-9.]+, "f1": [0-9.]+\}\n$/);
   } finally {
     await Deno.remove(dir, { recursive: true });

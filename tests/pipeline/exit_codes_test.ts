@@ -12,22 +12,14 @@
  * @module
  */
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { canMount, DEV_GZ, ROOT } from "../_util.ts";
+import { canMount, DEV_GZ, ROOT, runArgv } from "../_util.ts";
 import { exitCodeOf } from "../../pipeline/_cli.ts";
 import { FileError, InputError, WriteError } from "../../io/errors.ts";
 
-const dec = new TextDecoder();
-
-async function stage(script: string, perms: readonly string[], args: readonly string[]) {
-  const o = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...perms, `${ROOT}/pipeline/${script}`, ...args],
+function stage(script: string, perms: readonly string[], args: readonly string[]) {
+  return runArgv([Deno.execPath(), "run", ...perms, `${ROOT}/pipeline/${script}`, ...args], {
     cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return { code: o.code, stdout: dec.decode(o.stdout), stderr: dec.decode(o.stderr) };
+  });
 }
 
 const RW = ["--allow-read", "--allow-write"];
@@ -37,13 +29,12 @@ const MOUNT = canMount();
 /** Runs `f` with a fresh tmpfs (`opts`: mount options) mounted on a temporary folder. */
 async function withTmpfs(opts: string, f: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "pv-mnt-" });
-  const m = new Deno.Command("mount", { args: ["-t", "tmpfs", "-o", opts, "tmpfs", dir] })
-    .outputSync();
-  assert(m.success, dec.decode(m.stderr));
+  const m = await runArgv(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", dir]);
+  assert(m.code === 0, m.stderr);
   try {
     await f(dir);
   } finally {
-    new Deno.Command("umount", { args: [dir] }).outputSync();
+    await runArgv(["umount", dir]);
     await Deno.remove(dir, { recursive: true });
   }
 }
@@ -161,15 +152,10 @@ Deno.test("merge, embed_context, validate: a limit on open files too low (ulimit
       for (const [name, args] of runs) {
         const quoted = [Deno.execPath(), "run", "-A", `${ROOT}/pipeline/${name}.ts`, ...args]
           .map((a) => `'${a}'`).join(" ");
-        const o = await new Deno.Command("bash", {
-          args: ["-c", `ulimit -n ${limit} && exec ${quoted}`],
+        const o = await runArgv(["bash", "-c", `ulimit -n ${limit} && exec ${quoted}`], {
           cwd: ROOT,
-          stdin: "null",
-          stdout: "piped",
-          stderr: "piped",
-          env: { NO_COLOR: "1" },
-        }).output();
-        const err = dec.decode(o.stderr);
+        });
+        const err = o.stderr;
         assertEquals([o.code, err], [
           1,
           `${name}: the limit on open files (ulimit -n) is ${limit}, below the 64 this command ` +

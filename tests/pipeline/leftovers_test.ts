@@ -10,16 +10,12 @@
  * @module
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { DEV_GZ, listDir, ROOT } from "../_util.ts";
+import { DEV_GZ, listDir, ROOT, runArgv } from "../_util.ts";
 
 /** Deno's cache folder as this test process sees it (so the child needs no download). */
 async function denoDir(): Promise<string> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json"],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return JSON.parse(new TextDecoder().decode(out.stdout)).denoDir;
+  const out = await runArgv([Deno.execPath(), "info", "--json"]);
+  return JSON.parse(out.stdout).denoDir;
 }
 
 /** Every path under `dir`, relative, sorted. */
@@ -50,6 +46,7 @@ Deno.test("leftovers: `deno task full --encoder piqa-lstm` writes nothing outsid
     await Deno.writeTextFile(`${dir}/data.json`, JSON.stringify(dev));
     for (const d of ["home", "tmp"]) await Deno.mkdir(`${dir}/${d}`);
     const before = new Set(await matDebug());
+    // Its own handle: a cleared environment without CHILD_ENV's ORT_DISABLE_TELEMETRY.
     const out = await new Deno.Command(Deno.execPath(), {
       args: [
         "task",

@@ -47,6 +47,7 @@ async function tryOnce(
 ): Promise<Outcome> {
   const pred = `${dir}/pred.json`;
   await Deno.remove(pred).catch(() => {});
+  // Its own handle: the test sends it SIGINT while it runs.
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",

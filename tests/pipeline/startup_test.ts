@@ -12,7 +12,7 @@
  * @module
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { ROOT } from "../_util.ts";
+import { ROOT, runArgv } from "../_util.ts";
 
 interface InfoModule {
   specifier: string;
@@ -21,14 +21,9 @@ interface InfoModule {
 
 /** The modules `script` loads before its first line runs (static imports only). */
 async function staticGraph(script: string): Promise<string[]> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", script],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
-  const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+  const out = await runArgv([Deno.execPath(), "info", "--json", script], { cwd: ROOT });
+  assertEquals(out.code, 0, out.stderr);
+  const info = JSON.parse(out.stdout) as {
     roots: string[];
     modules: InfoModule[];
     redirects?: Record<string, string>;

@@ -111,6 +111,7 @@ async function start(way: Way, withParent: boolean): Promise<Started> {
     ...(withParent ? PARENT : TRAMPOLINE),
     ...commandOf(way, [f.index, "--encoder", "sparse-pi", "--port", "0"]),
   ];
+  // Its own handle: stderr is read while the server runs (its port), then it is signalled.
   const proc = new Deno.Command(argv[0], {
     args: argv.slice(1),
     cwd: ROOT,

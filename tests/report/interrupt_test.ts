@@ -36,6 +36,7 @@ function cpuSeconds(pid: number): number | null {
 for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
   Deno.test(`report --resamples 100000000 stops on ${sig}: exit ${code}, nothing left`, async () => {
     const parent = await Deno.makeTempDir({ dir: TMP, prefix: "out-" });
+    // Its own handle: the test sends it SIGINT/SIGTERM while it runs.
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         "run",

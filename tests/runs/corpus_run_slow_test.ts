@@ -8,10 +8,9 @@
  * @module
  */
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { DEV_GZ, python, ROOT, runStage } from "../_util.ts";
+import { DEV_GZ, python, ROOT, runArgv, runStage } from "../_util.ts";
 
 const CORPUS = `${ROOT}/tests/testdata/corpus`;
-const dec = new TextDecoder();
 
 /** The first `n` dev articles as a SQuAD file. */
 async function devArticles(path: string, n: number): Promise<void> {
@@ -173,24 +172,18 @@ Deno.test("run: an open set (DPR CSV) searching a DPR passage TSV with an encode
         })
       };\n`,
     );
-    const o = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-read",
-        "--allow-write",
-        "--allow-run",
-        `${ROOT}/pipeline/run.ts`,
-        cfg,
-        "--work-dir",
-        `${dir}/work`,
-      ],
-      cwd: ROOT,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    }).output();
-    const err = dec.decode(o.stderr);
+    const o = await runArgv([
+      Deno.execPath(),
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      `${ROOT}/pipeline/run.ts`,
+      cfg,
+      "--work-dir",
+      `${dir}/work`,
+    ], { cwd: ROOT });
+    const err = o.stderr;
     assertEquals(o.code, 0, err);
     const run = [...Deno.readDirSync(`${dir}/work`)].find((e) => e.isDirectory)!.name;
     const base = `${dir}/work/${run}`;

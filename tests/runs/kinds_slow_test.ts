@@ -14,7 +14,7 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { ROOT, runStage } from "../_util.ts";
+import { ROOT, runArgv, runStage } from "../_util.ts";
 import { validateRunConfig } from "../../runs/config.ts";
 import { planRun } from "../../runs/plan.ts";
 import { formatSummary } from "../../runs/summary.ts";
@@ -23,22 +23,15 @@ import { scoreQuestionSet } from "../../metrics/qa_eval.ts";
 const RUN_PERMS = ["--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
 const DS = `${ROOT}/tests/testdata/datasets`;
 const PRED = `${ROOT}/tests/testdata/predictions/eval_kinds_mini`;
-const dec = new TextDecoder();
 
 function assertAlmostEquals(actual: number, expected: number, eps: number, msg: string) {
   assert(Math.abs(actual - expected) <= eps, `${msg}: ${actual} != ${expected}`);
 }
 
-async function runRun(args: readonly string[]) {
-  const o = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...RUN_PERMS, `${ROOT}/pipeline/run.ts`, ...args],
+function runRun(args: readonly string[]) {
+  return runArgv([Deno.execPath(), "run", ...RUN_PERMS, `${ROOT}/pipeline/run.ts`, ...args], {
     cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return { code: o.code, stdout: dec.decode(o.stdout), stderr: dec.decode(o.stderr) };
+  });
 }
 
 const onlyDir = (work: string) => {

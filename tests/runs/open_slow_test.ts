@@ -13,7 +13,7 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { ROOT, runStage } from "../_util.ts";
+import { ROOT, runArgv, runStage } from "../_util.ts";
 import { evaluate } from "../../metrics/evaluate.ts";
 import { openMetrics } from "../../metrics/open.ts";
 import { writeDevSubset } from "../report/_systems.ts";
@@ -240,25 +240,17 @@ export const config = {
 }
 
 /** `deno task run` (its permissions) on `args`. */
-async function runRun(args: readonly string[]) {
-  const o = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-run",
-      "--allow-ffi",
-      `${ROOT}/pipeline/run.ts`,
-      ...args,
-    ],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const dec = new TextDecoder();
-  return { code: o.code, stdout: dec.decode(o.stdout), stderr: dec.decode(o.stderr) };
+function runRun(args: readonly string[]) {
+  return runArgv([
+    Deno.execPath(),
+    "run",
+    "--allow-read",
+    "--allow-write",
+    "--allow-run",
+    "--allow-ffi",
+    `${ROOT}/pipeline/run.ts`,
+    ...args,
+  ], { cwd: ROOT });
 }
 
 Deno.test("run: a dataset's open option adds index and search tasks; results, rows and summary carry the open numbers", async () => {

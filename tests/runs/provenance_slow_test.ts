@@ -9,7 +9,7 @@
  * nothing written); `run` writes one entry per model × dataset.
  */
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { devJson, ROOT, runStage } from "../_util.ts";
+import { devJson, ROOT, runArgv, runStage } from "../_util.ts";
 
 const TMP = await Deno.makeTempDir({ prefix: "pv-prov-slow-" });
 globalThis.addEventListener("unload", () => {
@@ -19,7 +19,6 @@ globalThis.addEventListener("unload", () => {
 });
 const FULL_PERMS = ["--allow-read", "--allow-write", "--allow-run"];
 const REPORT_PERMS = ["--allow-read", "--allow-write", "--allow-env"];
-const dec = new TextDecoder();
 
 const DATA = `${TMP}/three.json`;
 {
@@ -35,24 +34,22 @@ const DATA = `${TMP}/three.json`;
 }
 
 async function sha256sum(file: string): Promise<string> {
-  const o = await new Deno.Command("sha256sum", { args: [file], stdout: "piped" }).output();
-  assert(o.success, `sha256sum ${file}`);
-  return dec.decode(o.stdout).split(" ")[0];
+  const o = await runArgv(["sha256sum", file]);
+  assert(o.code === 0, `sha256sum ${file}`);
+  return o.stdout.split(" ")[0];
 }
 
 async function folderSum(dir: string): Promise<string> {
-  const o = await new Deno.Command("bash", {
-    args: [
-      "-c",
-      "cd \"$1\" && find . -type f ! -name '.*' | sed 's|^\\./||' | LC_ALL=C sort | " +
-      "xargs -d '\\n' sha256sum | sha256sum",
-      "_",
-      dir,
-    ],
-    stdout: "piped",
-  }).output();
-  assert(o.success, `folder sum of ${dir}`);
-  return dec.decode(o.stdout).split(" ")[0];
+  const o = await runArgv([
+    "bash",
+    "-c",
+    "cd \"$1\" && find . -type f ! -name '.*' | sed 's|^\\./||' | LC_ALL=C sort | " +
+    "xargs -d '\\n' sha256sum | sha256sum",
+    "_",
+    dir,
+  ]);
+  assert(o.code === 0, `folder sum of ${dir}`);
+  return o.stdout.split(" ")[0];
 }
 
 const readJson = (p: string) => JSON.parse(Deno.readTextFileSync(p));
@@ -94,12 +91,8 @@ Deno.test("full writes provenance.json: every field, sha256 = sha256sum; a --dty
     open: false,
   });
   assertEquals(p.tool.version, readJson(`${ROOT}/deno.json`).version);
-  const git = await new Deno.Command("git", {
-    args: ["-C", ROOT, "rev-parse", "HEAD"],
-    stdout: "piped",
-    stderr: "null",
-  }).output().catch(() => null);
-  if (git?.success) assertEquals(p.tool.commit, dec.decode(git.stdout).trim());
+  const git = await runArgv(["git", "-C", ROOT, "rev-parse", "HEAD"]).catch(() => null);
+  if (git?.code === 0) assertEquals(p.tool.commit, git.stdout.trim());
   assertMatch(p.normalizer, /^squad-normalize_answer\//);
   assertEquals(Object.keys(p.machine), ["os", "arch", "cpus", "deno", "v8", "typescript"]);
   assertEquals(p.seeds, {});

@@ -12,7 +12,7 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { ROOT } from "../_util.ts";
+import { ROOT, runArgv } from "../_util.ts";
 import { evaluate } from "../../metrics/evaluate.ts";
 import { pairedBootstrap } from "../../metrics/stats/mod.ts";
 import { full } from "../../runs/full.ts";
@@ -39,7 +39,6 @@ interface Row {
 const readRows = (file: string): Row[] =>
   Deno.readTextFileSync(file).trim().split("\n").map((l) => JSON.parse(l));
 const readJson = (p: string) => JSON.parse(Deno.readTextFileSync(p));
-const dec = new TextDecoder();
 
 /** `100 · Σx / n` in order (the official formula). */
 const pct = (xs: readonly number[]) => (100 * xs.reduce((a, b) => a + b, 0)) / xs.length;
@@ -132,12 +131,16 @@ Deno.test("rows: report of a full folder checks rows.ndjson against the scores i
       await Deno.copyFile(`${out}/${f}`, `${dir}/${f}`);
     }
     await Deno.writeTextFile(`${dir}/rows.ndjson`, text + "\n");
-    const p = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", `${ROOT}/pipeline/report.ts`, dir, "--out", `${TMP}/rep-${name}`],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const err = dec.decode(p.stderr);
+    const p = await runArgv([
+      Deno.execPath(),
+      "run",
+      "-A",
+      `${ROOT}/pipeline/report.ts`,
+      dir,
+      "--out",
+      `${TMP}/rep-${name}`,
+    ]);
+    const err = p.stderr;
     assertEquals(p.code, 2, err);
     assertEquals(err.trimEnd().split("\n").length, 1, err);
     assertMatch(err, want);
@@ -168,24 +171,17 @@ export const config = {
 }
 
 /** `deno task run` (its permissions) on `args`. */
-async function runRun(args: readonly string[]) {
-  const o = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-run",
-      "--allow-ffi",
-      `${ROOT}/pipeline/run.ts`,
-      ...args,
-    ],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return { code: o.code, stdout: dec.decode(o.stdout), stderr: dec.decode(o.stderr) };
+function runRun(args: readonly string[]) {
+  return runArgv([
+    Deno.execPath(),
+    "run",
+    "--allow-read",
+    "--allow-write",
+    "--allow-run",
+    "--allow-ffi",
+    `${ROOT}/pipeline/run.ts`,
+    ...args,
+  ], { cwd: ROOT });
 }
 
 Deno.test("rows: run writes <dataset>.rows.ndjson; summary CIs = pairedBootstrap of the rows; its report uses the rows; a failed report only warns", async () => {

@@ -11,7 +11,7 @@
 import { DUMP_MANIFEST } from "../../io/manifest.ts";
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { ROOT } from "../_util.ts";
+import { ROOT, runArgv } from "../_util.ts";
 import { evaluate } from "../../metrics/evaluate.ts";
 import { expandReuseFlag } from "../../pipeline/run.ts";
 import { findImportCycle, formatSummary, partitions } from "../../runs/mod.ts";
@@ -29,6 +29,7 @@ interface Out {
 }
 
 function runCmd(args: readonly string[], env: Record<string, string> = {}): Deno.Command {
+  // Its own handle: the resume test spawns it, reads its output while it runs and signals it.
   return new Deno.Command(Deno.execPath(), {
     args: ["run", ...RUN_PERMS, `${ROOT}/pipeline/run.ts`, ...args],
     cwd: ROOT,
@@ -446,7 +447,7 @@ Deno.test("run: a task without progress is killed after --task-timeout, reported
   // (Outside the work folder: an encoder may not be granted a file inside it.)
   const modelDir = await Deno.makeTempDir({ prefix: "pv-run-stall-model-" });
   const fifo = `${modelDir}/model.fifo`;
-  const mk = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+  const mk = await runArgv(["mkfifo", fifo]);
   assertEquals(mk.code, 0);
   const cfg = `${work}/hang.ts`;
   Deno.writeTextFileSync(

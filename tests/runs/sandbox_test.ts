@@ -18,12 +18,11 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { ROOT, runStage } from "../_util.ts";
+import { ROOT, runArgv, runStage } from "../_util.ts";
 import { InputError } from "../../io/errors.ts";
 import * as sandbox from "../../runs/sandbox.ts";
 import * as load from "../../runs/load.ts";
 
-const dec = new TextDecoder();
 const RUN_PERMS = ["--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
 const ONNX_TINY = `${ROOT}/tests/fixtures/onnx_tiny`;
 
@@ -75,15 +74,9 @@ async function runCli(
   args: readonly string[],
   perms: readonly string[] = RUN_PERMS,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const o = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...perms, `${ROOT}/${script}`, ...args],
+  return await runArgv([Deno.execPath(), "run", ...perms, `${ROOT}/${script}`, ...args], {
     cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return { code: o.code, stdout: dec.decode(o.stdout), stderr: dec.decode(o.stderr) };
+  });
 }
 
 const oneLine = (stderr: string): string => {
@@ -440,7 +433,7 @@ Deno.test("sandbox 3: a symlink planted in question_emb is refused (full and emb
     // for reading would block, so a prompt exit shows it was never opened.
     const q = `${dir}/q`;
     Deno.mkdirSync(`${q}/emb`, { recursive: true });
-    const mk = await new Deno.Command("mkfifo", { args: [`${q}/context.fifo`] }).output();
+    const mk = await runArgv(["mkfifo", `${q}/context.fifo`]);
     assertEquals(mk.code, 0);
     Deno.symlinkSync(`${q}/context.fifo`, `${q}/emb/q1.npz`);
     const perms = sandbox.encoderPermissions({
@@ -531,9 +524,8 @@ Deno.test("sandbox 4: sandboxed children run with remote imports off (esm.sh and
     );
     const argv = sandbox.denoRunArgv(probe, [], { read: [dir] }, { quiet: true });
     assert(argv.includes("--no-remote") && argv.includes("--cached-only"), argv.join(" "));
-    const [deno, ...args] = argv;
-    const o = await new Deno.Command(deno, { args, stdout: "piped", stderr: "piped" }).output();
-    assertEquals(dec.decode(o.stdout).trim().split("\n"), [
+    const o = await runArgv(argv);
+    assertEquals(o.stdout.trim().split("\n"), [
       'TypeError: A remote specifier was requested: "https://esm.sh/x", but --no-remote is specified.',
       'TypeError: A remote specifier was requested: "https://deno.land/x/y/mod.ts", but --no-remote is specified.',
       'TypeError: Failed loading https://registry.npmjs.org/phraseval-not-a-package-0 for package "phraseval-not-a-package-0"',
@@ -599,11 +591,8 @@ Deno.test("sandbox 4: a config that never finishes loading fails after the timeo
   const dir = await Deno.makeTempDir({ prefix: "pv-sbx-loop-" });
   const cfg = writeCfg(dir, "loop.ts", "while (true) { /* never returns */ }");
   const alive = async () => {
-    const ps = await new Deno.Command("ps", { args: ["-eo", "pid=,args="], stdout: "piped" })
-      .output();
-    return dec.decode(ps.stdout).split("\n").filter((l) =>
-      l.includes(cfg) && l.includes("config_loader")
-    );
+    const ps = await runArgv(["ps", "-eo", "pid=,args="]);
+    return ps.stdout.split("\n").filter((l) => l.includes(cfg) && l.includes("config_loader"));
   };
   try {
     const t0 = Date.now();

@@ -8,7 +8,7 @@
  * is `slurm_test.ts`.
  */
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { ROOT } from "../_util.ts";
+import { ROOT, runArgv } from "../_util.ts";
 
 const RUN_PERMS = ["--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
 
@@ -51,16 +51,10 @@ export const config = {
 };
 `,
     );
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...RUN_PERMS, `${ROOT}/pipeline/run.ts`, config, "--work-dir", work],
-      cwd: ROOT,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    }).spawn();
-    const errText = new Response(child.stderr).text();
-    const outText = new Response(child.stdout).text();
+    const run = runArgv(
+      [Deno.execPath(), "run", ...RUN_PERMS, `${ROOT}/pipeline/run.ts`, config, "--work-dir", work],
+      { cwd: ROOT },
+    );
     const killed: string[] = [];
     const t0 = Date.now();
     while (killed.length < 2 && Date.now() - t0 < 600000) {
@@ -95,11 +89,9 @@ export const config = {
         } catch { /* it just ended */ }
       }
     }
-    const status = await child.status;
-    const stderr = await errText;
-    await outText;
+    const { code, stderr } = await run;
     assertEquals(killed.length, 2, `killed: ${killed}`);
-    assertEquals(status.code, 0, stderr);
+    assertEquals(code, 0, stderr);
     assertStringIncludes(stderr, "run: retrying index/sparse-pi/d3/1 (attempt 1)");
     assertStringIncludes(stderr, "run: retrying search/sparse-pi/d3/1 (attempt 1)");
     const dir = `${work}/${entry(work, /^\d{8}_\d{6}$/)}`;

@@ -14,7 +14,7 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { canMount, DEV_FULL_PRED_SHA256, devJson, ROOT, sha256File } from "../_util.ts";
+import { canMount, DEV_FULL_PRED_SHA256, devJson, ROOT, runArgv, sha256File } from "../_util.ts";
 import { DEFAULT_ENCODER, encoderSpec } from "../../encoders/registry.ts";
 import { type Manifest, writeManifest } from "../../io/manifest.ts";
 import { DEFAULT_DATA, runManifest } from "../../runs/full.ts";
@@ -28,6 +28,7 @@ const FULL_PERMS = ["--allow-read", "--allow-write", "--allow-run"];
 const dec = new TextDecoder();
 
 function spawnStage(script: string, perms: readonly string[], args: readonly string[]) {
+  // Its own handle: the signal tests kill the child it returns while it runs.
   return new Deno.Command(Deno.execPath(), {
     args: ["run", ...perms, `${ROOT}/pipeline/${script}`, ...args],
     cwd: ROOT,
@@ -119,6 +120,7 @@ async function interruptFull(
   viaTask = false,
 ): Promise<string> {
   const out = await Deno.makeTempDir({ prefix: `pv-sig-${signal}-` });
+  // Its own handle: the test sends `signal` to it while it runs.
   const child = viaTask
     ? new Deno.Command(Deno.execPath(), {
       args: ["task", "full", "--out", out],
@@ -191,11 +193,8 @@ Deno.test({
     // a folder with dumps and no manifest would be refused before any task.
     await Effect.runPromise(writeManifest(`${out}/.phraseval-run.json`, await defaultManifest()));
     Deno.mkdirSync(qdir, { recursive: true });
-    const mount = new Deno.Command("mount", {
-      args: ["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", qdir],
-    })
-      .outputSync();
-    assert(mount.success, dec.decode(mount.stderr));
+    const mount = await runArgv(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", qdir]);
+    assert(mount.code === 0, mount.stderr);
     let mounted = true;
     try {
       const r = await finish(spawnStage("full.ts", FULL_PERMS, ["--out", out]));
@@ -209,13 +208,13 @@ Deno.test({
         Deno.readTextFileSync(`${out}/logs/encode_context.log`),
         /== exit (143|137) after [\d.]+ s\n$/,
       );
-      new Deno.Command("umount", { args: [qdir] }).outputSync();
+      await runArgv(["umount", qdir]);
       mounted = false;
       const again = await finish(spawnStage("full.ts", FULL_PERMS, ["--out", out]));
       assertEquals(again.code, 0, again.stderr);
       assertEquals(await sha256File(`${out}/pred.json`), DEV_FULL_PRED_SHA256);
     } finally {
-      if (mounted) new Deno.Command("umount", { args: [qdir] }).outputSync();
+      if (mounted) await runArgv(["umount", qdir]);
       await Deno.remove(out, { recursive: true });
     }
   },

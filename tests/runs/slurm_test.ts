@@ -14,7 +14,7 @@
  * @module
  */
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { ROOT } from "../_util.ts";
+import { ROOT, runArgv } from "../_util.ts";
 
 const RUN_PERMS = ["--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
 const PARTITION = Deno.env.get("SLURM_TEST_PARTITION") ?? "debug";
@@ -25,13 +25,8 @@ async function slurmStatus(): Promise<string | null> {
     return "SLURM_CONF is not set (start a cluster with .ci/slurm_up.sh)";
   }
   try {
-    const o = await new Deno.Command("sinfo", {
-      args: ["-h", "-o", "%P %t"],
-      stdout: "piped",
-      stderr: "piped",
-    })
-      .output();
-    if (o.code !== 0) return `sinfo failed: ${dec.decode(o.stderr).trim().split("\n").pop()}`;
+    const o = await runArgv(["sinfo", "-h", "-o", "%P %t"]);
+    if (o.code !== 0) return `sinfo failed: ${o.stderr.trim().split("\n").pop()}`;
     return null;
   } catch (e) {
     return `sinfo cannot run: ${e instanceof Error ? e.message : e}`;
@@ -48,6 +43,7 @@ interface Out {
 }
 
 function runCmd(args: readonly string[]): Deno.Command {
+  // Its own handle: the Slurm tests spawn it, read its output while it runs, and SIGTERM it.
   return new Deno.Command(Deno.execPath(), {
     args: ["run", ...RUN_PERMS, `${ROOT}/pipeline/run.ts`, ...args],
     cwd: ROOT,
@@ -187,9 +183,8 @@ Deno.test({
     // One array per stage (context and question encodes are separate arrays; more when a
     // stage has more tasks than MaxArraySize), one array task per partition: 2 × (2 context +
     // 6 question) encode tasks; the killed task's retry resubmits its line of the same array.
-    const config = await new Deno.Command("scontrol", { args: ["show", "config"], stdout: "piped" })
-      .output();
-    const max = Number(/^MaxArraySize\s*=\s*(\d+)/m.exec(dec.decode(config.stdout))?.[1] ?? 1001);
+    const config = await runArgv(["scontrol", "show", "config"]);
+    const max = Number(/^MaxArraySize\s*=\s*(\d+)/m.exec(config.stdout)?.[1] ?? 1001);
     const tasks = [...Deno.readDirSync(`${dir}/slurm`)].map((e) => e.name)
       .filter((n) => n.endsWith(".tasks"));
     const lines = (stage: string) =>
@@ -255,11 +250,8 @@ Deno.test({
     const dir = runDir(work);
     assertEquals(lastRun(dir).interrupted, true);
     // The runner cancelled its arrays: nothing of this run is left in the queue.
-    const q = await new Deno.Command("squeue", {
-      args: ["-h", "-n", "pv-encode_question,pv-encode_context"],
-      stdout: "piped",
-    }).output();
-    assertEquals(dec.decode(q.stdout).trim(), "", "no task of the stopped run is queued");
+    const q = await runArgv(["squeue", "-h", "-n", "pv-encode_question,pv-encode_context"]);
+    assertEquals(q.stdout.trim(), "", "no task of the stopped run is queued");
     const plan = await runRun([cfg, "--dry-run", "-r", ...args]);
     assertEquals(plan.code, 0, plan.stderr);
     const rows = plan.stdout.trim().split("\n").slice(3).map((l) => l.trim().split(/\s+/));

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../_assert.ts";
-import { DEV_GZ, ROOT } from "../_util.ts";
+import { DEV_GZ, ROOT, runArgv } from "../_util.ts";
 import { validateRunConfig } from "../../runs/config.ts";
 import { ORT_ADDON } from "../../runs/ort.ts";
 import { planRun } from "../../runs/plan.ts";
@@ -56,9 +56,8 @@ Deno.test("run tasks: eval with BEM in its own narrowed process = scoreDataset i
     await Deno.writeTextFile(arg("pred"), JSON.stringify(pred));
     await Deno.mkdir(arg("out").replace(/\/[^/]*$/, ""), { recursive: true });
 
-    const [deno, ...args] = evalTask.argv;
-    const out = await new Deno.Command(deno, { args, stdout: "piped", stderr: "piped" }).output();
-    assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+    const out = await runArgv(evalTask.argv);
+    assertEquals(out.code, 0, out.stderr);
     const record = JSON.parse(await Deno.readTextFile(arg("out")));
 
     const direct = await Effect.runPromise(scoreDataset({

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../_assert.ts";
 import { writeContextDump } from "../../io/dump/writer.ts";
 import { ensureIndex } from "../../serve/launch.ts";
+import { runArgv } from "../_util.ts";
 
 Deno.test("serve: a dump byte changed with its mtime put back is not reused: the index is rebuilt", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "pv-serve-reuse-" });
@@ -49,7 +50,7 @@ Deno.test("serve: a dump byte changed with its mtime put back is not reused: the
       `rebuilding the index ${dump}.index`,
     ]);
     // A named pipe in the dump: refused by name (the fingerprint never opens it).
-    new Deno.Command("mkfifo", { args: [`${dump}/x.npz`] }).outputSync();
+    await runArgv(["mkfifo", `${dump}/x.npz`]);
     const why = await Effect.runPromise(Effect.flip(ensureIndex({ dump, sparse: false })));
     assertEquals(String(why), `${dump}/x.npz: is a named pipe, not a regular file`);
   } finally {

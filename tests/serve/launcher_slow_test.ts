@@ -32,6 +32,7 @@ async function launch(args: readonly string[]): Promise<Launched> {
     config: null,
     prompt: true,
   });
+  // Its own handle: stderr is read while the server runs (its port), then it is signalled.
   const proc = new Deno.Command(deno, {
     args: argv,
     cwd: ROOT,

@@ -26,6 +26,7 @@ interface Fake {
 /** Starts `_fake_server.ts flags` (under `ulimit -n nofile` when given) and waits for `ready`. */
 async function fake(flags: readonly string[], nofile?: number): Promise<Fake> {
   const argv = [Deno.execPath(), "run", "-A", `${ROOT}/tests/serve/_fake_server.ts`, ...flags];
+  // Its own handle: clearEnv without NODE_EXTRA_CA_CERTS, output read while it runs, SIGINT.
   const proc = new Deno.Command("bash", {
     args: ["-c", `${nofile !== undefined ? `ulimit -n ${nofile} && ` : ""}exec "$@"`, "-", ...argv],
     cwd: ROOT,

@@ -11,7 +11,7 @@
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { assertEquals } from "../../_assert.ts";
-import { DEV_GZ, ROOT, TRAIN_GZ } from "../../_util.ts";
+import { DEV_GZ, ROOT, runArgv, TRAIN_GZ } from "../../_util.ts";
 import { detectFormat } from "../../../io/datasets/detect.ts";
 import { readCorpus, readQuestions } from "../../../io/datasets/read.ts";
 import type { DatasetOptions } from "../../../io/datasets/read.ts";
@@ -410,19 +410,11 @@ Deno.test("datasets: stdin (-) is read once, its format told from the bytes put 
     const qs = await Effect.runPromise(Stream.runCollect(readQuestions("-")));
     console.log(JSON.stringify([...qs].map((q) => q.id + ":" + q.question)));
   `;
-  const cmd = new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--config", `${ROOT}/deno.json`, script],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
+  const out = await runArgv([Deno.execPath(), "eval", "--config", `${ROOT}/deno.json`, script], {
+    stdin: text,
   });
-  const child = cmd.spawn();
-  const w = child.stdin.getWriter();
-  await w.write(new TextEncoder().encode(text));
-  await w.close();
-  const out = await child.output();
-  assertEquals(new TextDecoder().decode(out.stderr), "");
-  assertEquals(JSON.parse(new TextDecoder().decode(out.stdout)), [
+  assertEquals(out.stderr, "");
+  assertEquals(JSON.parse(out.stdout), [
     "0:who painted the mona lisa",
     "1:what is the capital of japan",
     "2:when did the berlin wall fall",

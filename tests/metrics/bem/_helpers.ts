@@ -10,7 +10,7 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../../_assert.ts";
-import { DEV_GZ, ROOT } from "../../_util.ts";
+import { DEV_GZ, ROOT, runArgv } from "../../_util.ts";
 import { Bem, type BemBatch, BemLive, type BemTriple } from "../../../metrics/bem/mod.ts";
 
 /** The test fixtures folder. */
@@ -85,24 +85,17 @@ export async function ortLogits(
   inputs: readonly { input_ids: number[]; segment_ids: number[] }[],
 ): Promise<number[][] | undefined> {
   if (pythonOrt === false) return undefined;
-  const child = new Deno.Command("python3", {
-    args: [`${FIX}/bem_ort_check.py`],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const w = child.stdin.getWriter();
-  await w.write(new TextEncoder().encode(JSON.stringify({ model, inputs })));
-  await w.close();
-  const out = await child.output();
+  const out = await runArgv(["python3", `${FIX}/bem_ort_check.py`], {
+    stdin: JSON.stringify({ model, inputs }),
+  });
   if (out.code === 3) {
     pythonOrt = false;
     console.warn("bem_test: Python onnxruntime not installed; live cross-check skipped");
     return undefined;
   }
-  if (out.code !== 0) throw new Error(new TextDecoder().decode(out.stderr));
+  if (out.code !== 0) throw new Error(out.stderr);
   pythonOrt = true;
-  return JSON.parse(new TextDecoder().decode(out.stdout));
+  return JSON.parse(out.stdout);
 }
 
 /** Asserts two arrays are equal within `tol`, element by element. */
