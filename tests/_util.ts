@@ -105,6 +105,46 @@ export async function runArgv(
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
+/** The permissions of `deno task run` (what `pipeline/run.ts` is started with). */
+export const RUN_PERMS: readonly string[] = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-run",
+  "--allow-ffi",
+];
+
+/** `deno task run` (its permissions) on `args`, from the repository root, to its end. */
+export function runRun(
+  args: readonly string[],
+  env?: Record<string, string>,
+): Promise<RunResult> {
+  return runArgv(
+    [Deno.execPath(), "run", ...RUN_PERMS, `${ROOT}/pipeline/run.ts`, ...args],
+    { cwd: ROOT, ...(env ? { env } : {}) },
+  );
+}
+
+/** The `sha256sum` program's digest of a file (hex). */
+export async function sha256sum(file: string): Promise<string> {
+  const o = await runArgv(["sha256sum", file]);
+  if (o.code !== 0) throw new Error(`sha256sum ${file}: ${o.stderr.trim()}`);
+  return o.stdout.split(" ")[0];
+}
+
+/** `sha256sum` over a folder's files (dot files aside) in name order, piped into `sha256sum`. */
+export async function folderSum(dir: string): Promise<string> {
+  const o = await runArgv([
+    "bash",
+    "-c",
+    "cd \"$1\" && find . -type f ! -name '.*' | sed 's|^\\./||' | LC_ALL=C sort | " +
+    "xargs -d '\\n' sha256sum | sha256sum",
+    "_",
+    dir,
+  ]);
+  if (o.code !== 0) throw new Error(`folder sum of ${dir}: ${o.stderr.trim()}`);
+  return o.stdout.split(" ")[0];
+}
+
 /**
  * Runs `deno run -A <script> ...args` from the repository root (or with
  * the given permission flags instead of `-A`; the command line comes from

@@ -14,24 +14,17 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { ROOT, runArgv, runStage } from "../_util.ts";
+import { ROOT, runRun, runStage } from "../_util.ts";
 import { validateRunConfig } from "../../runs/config.ts";
 import { planRun } from "../../runs/plan.ts";
 import { formatSummary } from "../../runs/summary.ts";
 import { scoreQuestionSet } from "../../metrics/qa_eval.ts";
 
-const RUN_PERMS = ["--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
 const DS = `${ROOT}/tests/testdata/datasets`;
 const PRED = `${ROOT}/tests/testdata/predictions/eval_kinds_mini`;
 
 function assertAlmostEquals(actual: number, expected: number, eps: number, msg: string) {
   assert(Math.abs(actual - expected) <= eps, `${msg}: ${actual} != ${expected}`);
-}
-
-function runRun(args: readonly string[]) {
-  return runArgv([Deno.execPath(), "run", ...RUN_PERMS, `${ROOT}/pipeline/run.ts`, ...args], {
-    cwd: ROOT,
-  });
 }
 
 const onlyDir = (work: string) => {

@@ -13,7 +13,7 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { ROOT, runArgv, runStage } from "../_util.ts";
+import { ROOT, runRun, runStage } from "../_util.ts";
 import { evaluate } from "../../metrics/evaluate.ts";
 import { openMetrics } from "../../metrics/open.ts";
 import { writeDevSubset } from "../report/_systems.ts";
@@ -237,20 +237,6 @@ export const config = {
 `,
   );
   return file;
-}
-
-/** `deno task run` (its permissions) on `args`. */
-function runRun(args: readonly string[]) {
-  return runArgv([
-    Deno.execPath(),
-    "run",
-    "--allow-read",
-    "--allow-write",
-    "--allow-run",
-    "--allow-ffi",
-    `${ROOT}/pipeline/run.ts`,
-    ...args,
-  ], { cwd: ROOT });
 }
 
 Deno.test("run: a dataset's open option adds index and search tasks; results, rows and summary carry the open numbers", async () => {

@@ -9,7 +9,7 @@
  * nothing written); `run` writes one entry per model × dataset.
  */
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { devJson, ROOT, runArgv, runStage } from "../_util.ts";
+import { devJson, folderSum, ROOT, runArgv, runStage, sha256sum } from "../_util.ts";
 
 const TMP = await Deno.makeTempDir({ prefix: "pv-prov-slow-" });
 globalThis.addEventListener("unload", () => {
@@ -31,25 +31,6 @@ const DATA = `${TMP}/three.json`;
       data: [{ ...art, paragraphs: art.paragraphs.slice(0, 3) }],
     }),
   );
-}
-
-async function sha256sum(file: string): Promise<string> {
-  const o = await runArgv(["sha256sum", file]);
-  assert(o.code === 0, `sha256sum ${file}`);
-  return o.stdout.split(" ")[0];
-}
-
-async function folderSum(dir: string): Promise<string> {
-  const o = await runArgv([
-    "bash",
-    "-c",
-    "cd \"$1\" && find . -type f ! -name '.*' | sed 's|^\\./||' | LC_ALL=C sort | " +
-    "xargs -d '\\n' sha256sum | sha256sum",
-    "_",
-    dir,
-  ]);
-  assert(o.code === 0, `folder sum of ${dir}`);
-  return o.stdout.split(" ")[0];
 }
 
 const readJson = (p: string) => JSON.parse(Deno.readTextFileSync(p));

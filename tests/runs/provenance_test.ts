@@ -9,33 +9,12 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../_assert.ts";
-import { ROOT, runArgv } from "../_util.ts";
+import { folderSum, ROOT, sha256sum } from "../_util.ts";
 import { NORMALIZER_VERSION } from "../../metrics/squad_text.ts";
 import { PROVENANCE_FORMAT, runProvenance, systemProvenance } from "../../runs/provenance.ts";
 import { runLayout } from "../../runs/layout.ts";
 import { singleRunConfig, singleRunLayout } from "../../runs/single.ts";
 import type { EncoderSpec } from "../../encoders/registry.ts";
-
-/** `sha256sum FILE`'s digest. */
-async function sha256sum(file: string): Promise<string> {
-  const o = await runArgv(["sha256sum", file]);
-  assert(o.code === 0, `sha256sum ${file}`);
-  return o.stdout.split(" ")[0];
-}
-
-/** `sha256sum` over a folder's files in name order, piped into `sha256sum`. */
-async function folderSum(dir: string): Promise<string> {
-  const o = await runArgv([
-    "bash",
-    "-c",
-    "cd \"$1\" && find . -type f ! -name '.*' | sed 's|^\\./||' | LC_ALL=C sort | " +
-    "xargs -d '\\n' sha256sum | sha256sum",
-    "_",
-    dir,
-  ]);
-  assert(o.code === 0, `folder sum of ${dir}`);
-  return o.stdout.split(" ")[0];
-}
 
 const size = (p: string) => Deno.statSync(p).size;
 

@@ -12,7 +12,7 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { ROOT, runArgv } from "../_util.ts";
+import { ROOT, runArgv, runRun } from "../_util.ts";
 import { evaluate } from "../../metrics/evaluate.ts";
 import { pairedBootstrap } from "../../metrics/stats/mod.ts";
 import { full } from "../../runs/full.ts";
@@ -168,20 +168,6 @@ export const config = {
 `,
   );
   return file;
-}
-
-/** `deno task run` (its permissions) on `args`. */
-function runRun(args: readonly string[]) {
-  return runArgv([
-    Deno.execPath(),
-    "run",
-    "--allow-read",
-    "--allow-write",
-    "--allow-run",
-    "--allow-ffi",
-    `${ROOT}/pipeline/run.ts`,
-    ...args,
-  ], { cwd: ROOT });
 }
 
 Deno.test("rows: run writes <dataset>.rows.ndjson; summary CIs = pairedBootstrap of the rows; its report uses the rows; a failed report only warns", async () => {

@@ -18,12 +18,11 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { ROOT, runArgv, runStage } from "../_util.ts";
+import { ROOT, RUN_PERMS, runArgv, runStage } from "../_util.ts";
 import { InputError } from "../../io/errors.ts";
 import * as sandbox from "../../runs/sandbox.ts";
 import * as load from "../../runs/load.ts";
 
-const RUN_PERMS = ["--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
 const ONNX_TINY = `${ROOT}/tests/fixtures/onnx_tiny`;
 
 /** A one-article SQuAD file (one paragraph, two questions) in `dir`. */

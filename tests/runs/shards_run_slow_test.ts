@@ -8,9 +8,7 @@
  * is `slurm_test.ts`.
  */
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { ROOT, runArgv } from "../_util.ts";
-
-const RUN_PERMS = ["--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
+import { ROOT, RUN_PERMS, runArgv } from "../_util.ts";
 
 /** The first entry of `dir` whose name matches `re`, or `undefined`. */
 function entry(dir: string, re: RegExp): string | undefined {
