@@ -31,11 +31,23 @@
  * @module
  */
 
-import * as Effect from "effect/Effect";
-import { runCommand } from "../io/process.ts";
+import type { CmdOut } from "../io/process.ts";
 
 /** How long one `ps` may take before it is killed (a read then fails). */
 const PS_TIMEOUT_MS = 5000;
+
+/**
+ * `ps` with `args` through `io/process.ts`'s `runCommand` (scoped, killed past
+ * {@linkcode PS_TIMEOUT_MS}); loaded only where `/proc` cannot be read, so a
+ * command that reads `/proc` does not load it.
+ */
+async function ps(args: readonly string[], env?: Record<string, string>): Promise<CmdOut> {
+  const [Effect, { runCommand }] = await Promise.all([
+    import("effect/Effect"),
+    import("../io/process.ts"),
+  ]);
+  return await Effect.runPromise(runCommand("ps", args, PS_TIMEOUT_MS, env));
+}
 
 /** What the watch knows of one process. */
 export interface ProcessInfo {
@@ -116,12 +128,9 @@ export function parsePs(text: string): Map<number, ProcessInfo> {
 
 const psReader: Reader = async (pids) => {
   if (pids.length === 0) return new Map();
-  const out = await Effect.runPromise(runCommand(
-    "ps",
-    ["-o", "pid=,ppid=,stat=,lstart=,args=", "-p", pids.join(",")],
-    PS_TIMEOUT_MS,
-    { LC_ALL: "C" },
-  ));
+  const out = await ps(["-o", "pid=,ppid=,stat=,lstart=,args=", "-p", pids.join(",")], {
+    LC_ALL: "C",
+  });
   // 1: some of the PIDs do not exist (they are absent from the map). Past the timeout, or
   // without ps, nothing is known: a failed read, not every process gone.
   if (out.code > 1) throw new Error(`ps: exit ${out.code} ${out.stderr.trim()}`);
@@ -178,9 +187,7 @@ async function ignoresHangup(): Promise<boolean> {
     /^SigIgn:\s*([0-9a-f]+)$/m,
   )?.[1];
   if (mask === undefined) {
-    const out = await Effect.runPromise(
-      runCommand("ps", ["-o", "ignored=", "-p", String(Deno.pid)], PS_TIMEOUT_MS),
-    );
+    const out = await ps(["-o", "ignored=", "-p", String(Deno.pid)]);
     if (out.code !== 0) return false;
     mask = out.stdout.trim() || undefined;
   }
