@@ -462,13 +462,11 @@ export const validateRunConfig = (
       });
     }
     // Names first (an unknown encoder is the first thing to fix), then files.
+    const known = `known: ${ENCODER_NAMES.join(", ")}`;
     for (const [i, m] of raw.models.entries()) {
       if (m.type === "predictions") continue;
       if (m.encoder !== undefined && m.onnx === undefined && !ENCODER_NAMES.includes(m.encoder)) {
-        return yield* fail(
-          `models[${i}].encoder`,
-          `unknown encoder "${m.encoder}" (known: ${ENCODER_NAMES.join(", ")})`,
-        );
+        return yield* fail(`models[${i}].encoder`, `unknown encoder "${m.encoder}" (${known})`);
       }
     }
     const models: ResolvedModel[] = [];
@@ -496,7 +494,7 @@ export const validateRunConfig = (
         return yield* fail(where, 'give "encoder" or "onnx", not both');
       }
       if (m.encoder === undefined && m.onnx === undefined) {
-        return yield* fail(`${where}.encoder`, `missing (known: ${ENCODER_NAMES.join(", ")})`);
+        return yield* fail(`${where}.encoder`, `missing (${known})`);
       }
       let encoder: string;
       let model: string | null = m.model !== undefined ? absPath(pathOf(m.model), base) : null;
@@ -505,20 +503,12 @@ export const validateRunConfig = (
         if (onnx === undefined) {
           return yield* fail(
             `${where}.onnx`,
-            `no ONNX encoder is registered in this checkout (known: ${ENCODER_NAMES.join(", ")})`,
+            `no ONNX encoder is registered in this checkout (${known})`,
           );
         }
         encoder = onnx;
         model = absPath(pathOf(m.onnx), base);
-      } else {
-        encoder = m.encoder!;
-        if (!ENCODER_NAMES.includes(encoder)) {
-          return yield* fail(
-            `${where}.encoder`,
-            `unknown encoder "${encoder}" (known: ${ENCODER_NAMES.join(", ")})`,
-          );
-        }
-      }
+      } else encoder = m.encoder!; // a registered name: checked in the loop above
       if (model !== null && !isFile(model) && !isFifo(model)) {
         return yield* fail(
           `${where}.${m.onnx !== undefined ? "onnx" : "model"}`,
