@@ -4,7 +4,9 @@
  * (used by the public writer after validation, and by tests to build hostile
  * archives), and bounded inflation. CRC-32 and inflation run in the runtime's
  * zlib (`node:zlib`: `crc32`, `inflateRawSync` with `maxOutputLength`, no
- * permission needed); fflate only deflates, for the writer. No Effect here:
+ * permission needed; or, for a caller that lends an output buffer, one zlib
+ * stream per thread driven through its handle, see `inflateRawAtMost`);
+ * fflate only deflates, for the writer. No Effect here:
  * the merge workers load this module.
  *
  * Not part of the public API: import from `io/zip.ts`, `io/npy.ts` or
@@ -292,15 +294,95 @@ function plain(b: Uint8Array): Uint8Array {
  * costs at most one chunk more. Up to 64 MiB the chunk is a little larger
  * than `size` (zlib finds the end of the stream in one pass, no second chunk
  * and no concatenation); larger entries grow by the default chunks (no large
- * allocation up front).
+ * allocation up front). With `reuse`, the output goes into the buffer it
+ * lends (of at least the length asked for: `size` + 64 bytes) and the result
+ * views it: same bytes, same errors, no fresh memory.
  */
-export function inflateRawAtMost(raw: Uint8Array, size: number): Uint8Array {
+export function inflateRawAtMost(
+  raw: Uint8Array,
+  size: number,
+  reuse?: (length: number) => Uint8Array,
+): Uint8Array {
   const maxOutputLength = Math.max(1, size);
+  if (reuse !== undefined) {
+    const into = reusedInflater();
+    if (into !== undefined) return into(raw, maxOutputLength, reuse);
+  }
   return plain(
     size <= 1 << 26
       ? zlib.inflateRawSync(raw, { maxOutputLength, chunkSize: size + 64 })
       : zlib.inflateRawSync(raw, { maxOutputLength }),
   );
+}
+
+/** The part of `node:zlib`'s inflater object that {@linkcode reusedInflater} drives. */
+interface ZlibHandle {
+  reset(): void;
+  writeSync(
+    flush: number,
+    input: Uint8Array,
+    inOff: number,
+    inLen: number,
+    out: Uint8Array,
+    outOff: number,
+    outLen: number,
+  ): void;
+  onerror: (message: string, errno: number) => void;
+}
+
+let reusedInflate: ReturnType<typeof makeReusedInflater> | null = null;
+
+/**
+ * This thread's one raw inflater, driven directly (`undefined` where the
+ * runtime's `node:zlib` object does not have the handle this relies on):
+ * `inflateRawSync` makes a new zlib stream and a new output buffer per call,
+ * and in worker threads the fresh memory costs more than the inflating of a
+ * 700 KB entry (its pages are faulted in, and unmapped again, each time).
+ */
+function reusedInflater(): ReturnType<typeof makeReusedInflater> {
+  if (reusedInflate === null) reusedInflate = makeReusedInflater();
+  return reusedInflate;
+}
+
+function makeReusedInflater():
+  | ((raw: Uint8Array, max: number, reuse: (length: number) => Uint8Array) => Uint8Array)
+  | undefined {
+  const z = zlib.createInflateRaw() as unknown as {
+    _handle?: Partial<ZlibHandle>;
+    _writeState?: unknown;
+  };
+  const h = z._handle, state = z._writeState;
+  if (
+    typeof h?.writeSync !== "function" || typeof h.reset !== "function" ||
+    !(state instanceof Uint32Array) || state.length < 2
+  ) {
+    return undefined;
+  }
+  const handle = h as ZlibHandle;
+  const codes = (zlib as unknown as { codes?: Record<string, string | number> }).codes ?? {};
+  let failed: Error | undefined;
+  handle.onerror = (message, errno) => {
+    // As `inflateRawSync` throws it: zlib's message, its code name and number.
+    failed = Object.assign(new Error(message), { errno, code: codes[String(errno)] });
+  };
+  return (raw, max, reuse) => {
+    // Room for 64 bytes past the limit: output that fills it all went past the limit.
+    const room = max + 64;
+    const out = reuse(room).subarray(0, room);
+    failed = undefined;
+    handle.reset();
+    handle.writeSync(zlib.constants.Z_FINISH, raw, 0, raw.length, out, 0, room);
+    if (failed !== undefined) throw failed;
+    const produced = room - state[0];
+    if (produced > max) {
+      // What `inflateRawSync` throws past `maxOutputLength`.
+      throw Object.assign(
+        new RangeError(`Cannot create a Buffer larger than ${max} bytes`),
+        { code: "ERR_BUFFER_TOO_LARGE" },
+      );
+    }
+    return out.subarray(0, produced);
+  };
 }
 
 /** Compressed bytes a prefix read starts with (doubled until the prefix is out). */

@@ -525,7 +525,10 @@ function readHeader(
   if (start + headerLen > bytes.length) {
     fail(`corrupt header: declares ${headerLen} bytes but only ${bytes.length - start} follow`);
   }
-  const raw = bytes.subarray(start, start + headerLen);
+  const dataStart = start + headerLen;
+  const known = recentHeader(bytes, dataStart);
+  if (known !== undefined) return { ...known, shape: known.shape.slice() };
+  const raw = bytes.subarray(start, dataStart);
   let text: string;
   if (major === 3) {
     try {
@@ -536,6 +539,39 @@ function readHeader(
   } else {
     text = latin1(raw);
   }
+  const parsed = parseHeaderText(text, fail, dataStart);
+  if (dataStart <= 4096) {
+    recentHeaders.unshift({ bytes: bytes.slice(0, dataStart), parsed });
+    if (recentHeaders.length > RECENT_HEADERS) recentHeaders.pop();
+  }
+  return { ...parsed, shape: parsed.shape.slice() };
+}
+
+/** How many headers {@linkcode readHeader} remembers parsed (dumps repeat a few). */
+const RECENT_HEADERS = 8;
+/** Headers (preamble and text, byte for byte) recently parsed without fault, and what they declare. */
+const recentHeaders: { bytes: Uint8Array; parsed: NpyHeader & { readonly info: DtypeInfo } }[] = [];
+
+/** What `bytes`' header declares when its first `dataStart` bytes are a recent header's. */
+function recentHeader(
+  bytes: Uint8Array,
+  dataStart: number,
+): (NpyHeader & { readonly info: DtypeInfo }) | undefined {
+  for (const h of recentHeaders) {
+    if (h.bytes.length !== dataStart) continue;
+    let i = dataStart - 1;
+    while (i >= 0 && bytes[i] === h.bytes[i]) i--;
+    if (i < 0) return h.parsed;
+  }
+  return undefined;
+}
+
+/** The header dictionary `text` parsed and checked (`fail` throws); the data starts at `dataStart`. */
+function parseHeaderText(
+  text: string,
+  fail: (reason: string) => never,
+  dataStart: number,
+): NpyHeader & { readonly info: DtypeInfo } {
   let lit: PyValue;
   try {
     lit = parsePyLiteral(text);
@@ -577,7 +613,6 @@ function readHeader(
   const { info, order } = parsed;
   const count = elementCount(shape);
   if (count < 0) return fail(`shape ${shapeRepr(shape)} is too large`);
-  const dataStart = start + headerLen;
   const dataBytes = count * info.itemsize;
   if (!Number.isSafeInteger(dataBytes)) return fail(`shape ${shapeRepr(shape)} is too large`);
   return {

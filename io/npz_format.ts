@@ -93,9 +93,13 @@ function isNpyMagic(b: Uint8Array): boolean {
     b[4] === 0x50 && b[5] === 0x59;
 }
 
+/** Bytes of an entry inflated first for its header (more only when the header is longer). */
+const FIRST_HEADER_READ = 256;
+
 /**
  * What the `.npy` entry `entry` of an archive declares, read by inflating
- * only its header (at most {@linkcode MAX_NPY_HEADER} bytes). The entry's
+ * only its header (at most {@linkcode MAX_NPY_HEADER} bytes), or from
+ * `inflated`, the entry's bytes when the caller has them already. The entry's
  * declared uncompressed size must not exceed what the header's shape and
  * dtype need: an entry is never trusted with more memory than its shape
  * declares (an entry declaring less fails later, as truncated data).
@@ -118,8 +122,15 @@ export function npzEntryHeader(
   entry: ZipEntry,
   file: string,
   codec?: ZipCodec,
+  inflated?: Uint8Array,
 ): NpyHeader {
-  const first = zipEntryPrefix(bytes, entry, file, 12, codec);
+  // With the entry already inflated (and checked), its header is read from that.
+  const prefix = (n: number) =>
+    inflated === undefined
+      ? zipEntryPrefix(bytes, entry, file, n, codec)
+      : inflated.subarray(0, Math.min(n, inflated.length));
+  // NumPy's headers take 128 bytes (64 for version 1.0's smallest): one read usually has it.
+  const first = prefix(FIRST_HEADER_READ);
   const start = npyDataStart(first);
   if (isNpyMagic(first) && start > MAX_NPY_HEADER) {
     throw NpyError.of(
@@ -128,7 +139,7 @@ export function npzEntryHeader(
       `header of ${start} bytes is larger than the ${MAX_NPY_HEADER} bytes read for one`,
     );
   }
-  const pre = start > first.length ? zipEntryPrefix(bytes, entry, file, start, codec) : first;
+  const pre = start > first.length ? prefix(start) : first;
   const h = parseNpyHeader(pre, file, { entry: entry.name });
   if (entry.uncompressedSize > h.dataStart + h.dataBytes) {
     const shape = h.shape.length === 1 ? `(${h.shape[0]},)` : `(${h.shape.join(", ")})`;

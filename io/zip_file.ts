@@ -54,19 +54,23 @@ export const NATIVE: ZipCodec = {
 
 /**
  * Turns stored or deflated entry data into the entry's bytes, checking the
- * size and the CRC-32 declared by the central directory. Throws the reason.
+ * size and the CRC-32 declared by the central directory; returns the reason
+ * when they do not hold. With `reuse`, deflated data is inflated into the
+ * buffer it lends (at least the length it is asked for) and the result views
+ * that buffer.
  */
 export function inflateChecked(
   raw: Uint8Array,
   method: 0 | 8,
   size: number,
   crc: number,
+  reuse?: (length: number) => Uint8Array,
 ): Uint8Array | string {
   let out: Uint8Array;
   if (method === 0) out = raw;
   else {
     try {
-      out = inflateRawAtMost(raw, size);
+      out = inflateRawAtMost(raw, size, reuse);
     } catch (e) {
       return `corrupt deflate data or more than the declared ${size} bytes (${
         e instanceof Error ? e.message : String(e)

@@ -57,6 +57,12 @@ export interface DecodeOptions {
    * {@linkcode InputError} naming the file, its rows and the rows expected).
    */
   readonly rowsMismatch?: (rows: number, cols: number) => InputError;
+  /**
+   * A buffer reused from one decode to the next (of at least the length
+   * asked for), to inflate a large deflated matrix into: the matrix then
+   * views it, and is good until the next decode that uses the same buffer.
+   */
+  readonly inflateBuffer?: (length: number) => Uint8Array;
 }
 
 function mismatch(label: string, options: DecodeOptions, rows: number, cols: number): InputError {
@@ -196,7 +202,11 @@ function parseNpyCached(
   movable: boolean,
   crc?: number,
 ): NdArray {
-  const h = knownHeader(data) ?? numpyFloatHeader(data);
+  let h = knownHeader(data);
+  if (h === undefined) {
+    h = numpyFloatHeader(data);
+    if (h !== undefined) remember(data, h);
+  }
   if (h !== undefined) {
     const n = h.start;
     const size = h.dtype === "f4" ? 4 : 2;
@@ -224,15 +234,16 @@ function parseNpyCached(
   ) {
     const start = npyDataStart(data);
     if (start > 0 && start <= data.length) {
-      knownHeaders.unshift({
-        bytes: data.slice(0, start),
-        dtype: arr.dtype,
-        shape: [arr.shape[0], arr.shape[1]],
-      });
-      if (knownHeaders.length > 8) knownHeaders.pop();
+      remember(data, { dtype: arr.dtype, shape: [arr.shape[0], arr.shape[1]], start });
     }
   }
   return arr;
+}
+
+/** Remembers the header of `data` (its first `h.start` bytes) as a recent one. */
+function remember(data: Uint8Array, h: NumpyFloatHeader): void {
+  knownHeaders.unshift({ bytes: data.slice(0, h.start), dtype: h.dtype, shape: h.shape });
+  if (knownHeaders.length > 8) knownHeaders.pop();
 }
 
 /** The header of `data` when it is byte for byte a recent file's, and the size fits. */
@@ -256,6 +267,9 @@ function knownHeader(data: Uint8Array): NumpyFloatHeader | undefined {
 }
 
 const SPARSE_KEYS = ["format.npy", "shape.npy", "data.npy"];
+
+/** Deflated entries of up to this many bytes are inflated once, whole (see {@linkcode decodeDumpMatrix}). */
+const SMALL_ENTRY = 1 << 16;
 
 /** Result of {@linkcode decodeDumpMatrix}. */
 export interface DecodedMatrix {
@@ -358,10 +372,23 @@ export function decodeDumpMatrix(
       message: "no arr_0 array (dense dumps are written with numpy.savez(path, matrix))",
     });
   }
-  // What the header declares is checked before the data is inflated.
+  const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
+  // What the header declares is checked before the data is inflated; a small
+  // deflated entry (a question vector) is inflated whole first, no further than
+  // its declared size, and its header read from that (one inflation instead of
+  // two). If that fails, the usual order says what is wrong first.
+  let whole: Uint8Array | undefined;
+  if (entry.method === 8 && entry.uncompressedSize <= SMALL_ENTRY) {
+    try {
+      const w = inflateChecked(raw, 8, entry.uncompressedSize, entry.crc32);
+      if (typeof w !== "string") whole = w;
+    } catch {
+      // reported below, in the usual order
+    }
+  }
   let header: NpyHeader;
   try {
-    header = npzEntryHeader(bytes, entry, label, NATIVE);
+    header = npzEntryHeader(bytes, entry, label, NATIVE, whole);
   } catch (e) {
     throw badNpz(label, e);
   }
@@ -383,13 +410,17 @@ export function decodeDumpMatrix(
   if (options.expectRows !== undefined && header.shape[0] !== options.expectRows) {
     throw mismatch(label, options, header.shape[0], header.shape[1]);
   }
-  const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
   // A stored entry in the reader's own buffer: its CRC is checked while its data is
   // moved into alignment (parseNpyCached).
   const crcLater = movable && entry.method === 0 && entry.compressedSize === entry.uncompressedSize;
-  const data = crcLater
-    ? raw
-    : inflateChecked(raw, entry.method, entry.uncompressedSize, entry.crc32);
+  const data = whole ??
+    (crcLater ? raw : inflateChecked(
+      raw,
+      entry.method,
+      entry.uncompressedSize,
+      entry.crc32,
+      options.inflateBuffer,
+    ));
   if (typeof data === "string") {
     throw new InputError({ file: label, where: entry.name, message: `unreadable npz: ${data}` });
   }

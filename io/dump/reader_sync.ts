@@ -242,6 +242,8 @@ function sourceOf(path: string, b: Backend, options: DumpOptions): DumpSourceSyn
   const reuse = options.reuseBuffers === true;
   const matrixScratch = reuse ? new Scratch(options.contextBuffer) : undefined;
   const jsonScratch = reuse ? new Scratch() : undefined;
+  const inflateScratch = reuse ? new Scratch() : undefined;
+  const inflateBuffer = inflateScratch && ((n: number) => inflateScratch.take(n));
   // Question vectors are always checked here; only paragraph matrices may be deferred.
   const questionOptions = { ...options, deferFiniteCheck: false };
   const decode = (bytes: Uint8Array, name: string, o: DumpOptions, movable = false) =>
@@ -271,7 +273,7 @@ function sourceOf(path: string, b: Backend, options: DumpOptions): DumpSourceSyn
       const decoded = decode(
         m,
         npz,
-        { ...options, expectRows: phrases.length, rowsMismatch },
+        { ...options, expectRows: phrases.length, rowsMismatch, inflateBuffer },
         matrixScratch !== undefined,
       );
       const { matrix, rowSquares, checkFinite } = decoded;

@@ -2,8 +2,9 @@
  * Tests of the readers' inflater and CRC-32 (`io/_zip_internal.ts`, the
  * runtime's zlib): exact output, an entry that inflates past its declared
  * size refused with one line (by `io/zip.ts` and by the dump readers'
- * `inflateChecked`), a wrong CRC-32 refused, and header-only reads that return
- * the prefix of hostile streams (empty blocks, then a bomb).
+ * `inflateChecked`), a wrong CRC-32 refused, header-only reads that return
+ * the prefix of hostile streams (empty blocks, then a bomb), and inflation
+ * into a reused buffer that gives the same bytes and errors as without.
  *
  * @module
  */
@@ -15,6 +16,7 @@ import { inflateChecked } from "../../io/zip_file.ts";
 import {
   crc32,
   encodeZipRaw,
+  inflateRawAtMost,
   inflateRawBounded,
   inflateRawPrefix,
 } from "../../io/_zip_internal.ts";
@@ -207,4 +209,66 @@ Deno.test("inflateRawPrefix: the first bytes of plain and hostile streams", () =
   assertBytes(inflateRawPrefix(deflate(new Uint8Array(1 << 26)), 128), new Uint8Array(128));
   // Corrupt data is an error.
   assertThrowsMatch(() => inflateRawPrefix(new Uint8Array([0xff, 0xff, 0xff]), 10), /invalid/);
+});
+
+Deno.test("inflateRawAtMost into a reused buffer: the same bytes and the same errors as without", () => {
+  const data = concat(randomBytes(3000, 7), new Uint8Array(2000).fill(9));
+  const raw = deflate(data);
+  // One buffer lent to every call, larger than any asks for; the result views it.
+  const lent = new Uint8Array(1 << 20);
+  let asked = 0;
+  const reuse = (n: number) => {
+    asked = n;
+    return lent;
+  };
+  const outcome = (f: () => Uint8Array): string | Uint8Array => {
+    try {
+      return f().slice();
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      return `${code ?? ""} ${e instanceof Error ? e.message : String(e)}`;
+    }
+  };
+  // A stream inside a larger buffer (as in an archive): the view's offset is respected.
+  const framed = concat(randomBytes(37, 8), raw, randomBytes(11, 9)).subarray(37, 37 + raw.length);
+  const bomb = deflate(new Uint8Array(1 << 24));
+  const cases: [string, Uint8Array, number][] = [
+    ["exact", raw, data.length],
+    ["in a larger buffer", framed, data.length],
+    ["declared larger", raw, data.length + 100],
+    ["declared smaller", raw, data.length - 1],
+    ["declared far smaller", raw, 160],
+    ["cut short", raw.subarray(0, 100), data.length],
+    ["bytes after the stream", concat(raw, new Uint8Array([1, 2, 3])), data.length],
+    ["bad block type", new Uint8Array([0x07, 0, 0]), 10],
+    ["empty input", new Uint8Array(0), 10],
+    ["bomb", bomb, 100],
+    ["empty entry", deflate(new Uint8Array(0)), 0],
+  ];
+  for (const [name, input, size] of cases) {
+    const want = outcome(() => inflateRawAtMost(input, size));
+    const got = outcome(() => inflateRawAtMost(input, size, reuse));
+    if (typeof want === "string") assertEquals(got, want, name);
+    else assertBytes(got, want, name);
+    assertEquals(asked, Math.max(1, size) + 64, `${name}: room asked for`);
+  }
+  // The good case views the lent buffer, no copy; and a failure in between leaves no trace.
+  const view = inflateRawAtMost(raw, data.length, reuse);
+  assert(view.buffer === lent.buffer && view.byteOffset === 0, "not a view of the lent buffer");
+  assertBytes(view, data);
+  assertEquals(
+    outcome(() => inflateRawAtMost(raw, 10, reuse)),
+    outcome(() => inflateRawAtMost(raw, 10)),
+  );
+  assertBytes(inflateRawAtMost(raw, data.length, reuse), data, "after a refusal");
+  // inflateChecked lends it through: the same reasons, word for word.
+  const crc = crc32(data);
+  assertBytes(inflateChecked(raw, 8, data.length, crc, reuse), data);
+  for (const size of [160, data.length + 1]) {
+    assertEquals(inflateChecked(raw, 8, size, crc, reuse), inflateChecked(raw, 8, size, crc));
+  }
+  assertEquals(
+    inflateChecked(raw, 8, data.length, crc ^ 1, reuse),
+    inflateChecked(raw, 8, data.length, crc ^ 1),
+  );
 });

@@ -19,6 +19,7 @@ import {
   NpyError,
   npyPreamble,
   parseNpy,
+  parseNpyHeader,
   readNpy,
   stringsOf,
   toJsonValues,
@@ -500,4 +501,42 @@ Deno.test("npy helpers: bytesArray, stringsOf, asFloat64, toJsonValues", () => {
     [[[1, "NaN", "Infinity"]], [["-Infinity", 0, 2]]],
   );
   assertEquals(toJsonValues(ndarray(new Float64Array(0), [2, 0])), [[], []]);
+});
+
+Deno.test("npy: a header seen before is read the same (recent headers are remembered, not shared)", () => {
+  const a = encodeNpy(ndarray(new Float32Array(6), [2, 3]));
+  const b = encodeNpy(ndarray(new Float32Array(6), [3, 2])); // a header of the same length
+  assertEquals(a.length, b.length);
+  for (let round = 0; round < 3; round++) {
+    const x = parseNpy(a, "a.npy");
+    assertEquals([x.shape, x.dtype], [[2, 3], "f4"]);
+    // A caller that changes the shape it got changes nothing for the next read.
+    (x.shape as number[])[0] = 99;
+    const y = parseNpy(b, "b.npy");
+    assertEquals([y.shape, y.dtype], [[3, 2], "f4"]);
+    assertEquals(parseNpyHeader(a, "a.npy").shape, [2, 3]);
+  }
+  // The data size is checked every time, remembered header or not.
+  const short = a.slice(0, a.length - 4);
+  let message = "";
+  try {
+    parseNpy(short, "short.npy");
+  } catch (e) {
+    message = e instanceof NpyError ? e.message : String(e);
+  }
+  assertEquals(
+    message,
+    "short.npy: data is truncated: shape (2, 3) of <f4 needs 24 bytes, found 20",
+  );
+  // One byte of the header changed: parsed afresh (here, refused).
+  const bad = a.slice();
+  bad[a.indexOf(0x3c /* < */)] = 0x3f; // '<f4' becomes '?f4'
+  let refused = "";
+  try {
+    parseNpy(bad, "bad.npy");
+  } catch (e) {
+    refused = e instanceof NpyError ? e.message : String(e);
+  }
+  assertStringIncludes(refused, "bad.npy: ");
+  assertStringIncludes(refused, "?f4");
 });
