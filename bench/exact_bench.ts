@@ -28,7 +28,8 @@ import { asFloat32 } from "../search/dense_f64.ts";
 import { closeI8Workers, i8RowsOf, scoreI8Threads } from "../search/i8_pool.ts";
 import { TopK } from "../search/index/score.ts";
 import { openIndexSync } from "../search/index/read.ts";
-import { closeSearchWorkers, scoreQuestionsAsync } from "../search/open.ts";
+import { scoreQuestionsAsync } from "../search/open.ts";
+import { closeSearchWorkers } from "../search/phrase_index.ts";
 
 const arg = (name: string, dflt: string): string => {
   const i = Deno.args.indexOf(`--${name}`);

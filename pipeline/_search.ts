@@ -18,12 +18,8 @@ import { squadQuestions } from "../io/squad.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { openScores } from "../metrics/open.ts";
 import { openSearch, type OpenSearchOptions, type OpenSearchResult } from "../search/open.ts";
-import {
-  closeIndex,
-  type ExactIndex,
-  openIndexSync,
-  readIndexPassages,
-} from "../search/index/read.ts";
+import { type ExactIndex, readIndexPassages } from "../search/index/read.ts";
+import { PhraseIndex, PhraseIndexLive } from "../search/phrase_index.ts";
 import { parseMemoryBudget } from "../search/index/budget.ts";
 import { isShardSet } from "../search/index/shards.ts";
 import { hybridDenseDims } from "../search/index/hybrid.ts";
@@ -89,12 +85,6 @@ interface SearchRun {
   readonly started: number;
 }
 
-/** Failures other than ours become a {@linkcode FileError} of `file`. */
-const asError = (file: string) => (e: unknown): InputError | FileError =>
-  e instanceof InputError || e instanceof FileError
-    ? e
-    : new FileError({ file, message: e instanceof Error ? e.message : String(e) });
-
 /** What {@linkcode timedSearch} did: the search's result, the index and the seconds of each. */
 interface TimedSearch {
   readonly r: OpenSearchResult;
@@ -120,20 +110,21 @@ const timedSearch = (indexDir: string, opts: Omit<OpenSearchOptions, "index">) =
       return { r, index: null, load: 0, search, searchCpu } satisfies TimedSearch;
     }
     const budget = opts.memoryBudget;
-    const index = yield* Effect.try({
-      try: () => openIndexSync(indexDir, budget !== undefined ? { memoryBudget: budget } : {}),
-      catch: asError(indexDir),
+    // The index's Layer owns it: its search workers end and it closes after the search.
+    const timed = Effect.gen(function* () {
+      const { index } = yield* PhraseIndex;
+      const t1 = performance.now();
+      const c1 = cpuSeconds();
+      const r = yield* openSearch({ ...opts, index });
+      const search = (performance.now() - t1) / 1000;
+      const c2 = cpuSeconds();
+      const searchCpu = c1 === null || c2 === null ? null : c2 - c1;
+      return { r, index, load: (t1 - t0) / 1000, search, searchCpu } satisfies TimedSearch;
     });
-    const t1 = performance.now();
-    const c1 = cpuSeconds();
-    const r = yield* Effect.ensuring(
-      openSearch({ ...opts, index }),
-      Effect.sync(() => closeIndex(index)),
+    return yield* Effect.provide(
+      timed,
+      PhraseIndexLive(indexDir, budget !== undefined ? { memoryBudget: budget } : {}),
     );
-    const search = (performance.now() - t1) / 1000;
-    const c2 = cpuSeconds();
-    const searchCpu = c1 === null || c2 === null ? null : c2 - c1;
-    return { r, index, load: (t1 - t0) / 1000, search, searchCpu } satisfies TimedSearch;
   });
 
 /**

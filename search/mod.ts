@@ -27,7 +27,13 @@ export { merge, readQ2c } from "./merge.ts";
 export type { MergeError, MergeOptions, MergeProgress, MergeResult } from "./merge.ts";
 export * from "./index/mod.ts";
 export {
+  acquireIndex,
   closeSearchWorkers,
+  PhraseIndex,
+  PhraseIndexLive,
+  releaseIndex,
+} from "./phrase_index.ts";
+export {
   hitsOf,
   openSearch,
   queryIndex,

@@ -55,25 +55,12 @@ import type { SquadReadError } from "../io/squad.ts";
 import { type EncoderError, QuestionEncoder } from "../encoders/types.ts";
 import { asFloat32 } from "./dense_f64.ts";
 import { readQ2c } from "./merge.ts";
-import {
-  closeIndex,
-  type ExactIndex,
-  offsetsAt,
-  openIndexSync,
-  paragraphOfRow,
-  phraseAt,
-} from "./index/read.ts";
-import { closeIvfWorkers, nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
+import { type ExactIndex, offsetsAt, paragraphOfRow, phraseAt } from "./index/read.ts";
+import { nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
 import { DEFAULT_NPROBE } from "./index/defaults.ts";
 import { isShardSet } from "./index/shards.ts";
-import {
-  closeI8Workers,
-  I8NonFinite,
-  i8RowsOf,
-  type I8Source,
-  scoreI8,
-  scoreI8Threads,
-} from "./i8_pool.ts";
+import { closeSearchWorkers, PhraseIndex, PhraseIndexLive } from "./phrase_index.ts";
+import { I8NonFinite, i8RowsOf, type I8Source, scoreI8, scoreI8Threads } from "./i8_pool.ts";
 import {
   candidatesProblem,
   DEFAULT_HYBRID_CANDIDATES,
@@ -250,12 +237,6 @@ export function prepareExact(index: ExactIndex): void {
   } catch (e) {
     throw nonFinite(index, e);
   }
-}
-
-/** Ends the search workers of `index` (IVF-PQ scans, exact screening), if any. */
-export function closeSearchWorkers(index: ExactIndex): void {
-  closeIvfWorkers(index);
-  closeI8Workers(index);
 }
 
 /**
@@ -769,25 +750,16 @@ export const openSearch = (
       const { shardedOpenSearch } = yield* Effect.promise(() => import("./sharded.ts"));
       return yield* shardedOpenSearch({ ...opts, index: opts.index });
     }
-    const opened = typeof opts.index === "string";
-    const index = typeof opts.index === "string"
-      ? yield* Effect.try({
-        try: () =>
-          openIndexSync(
-            opts.index as string,
-            opts.memoryBudget !== undefined ? { memoryBudget: opts.memoryBudget } : {},
-          ),
-        catch: asError(opts.index),
-      })
-      : opts.index;
-    // An index this call opened on disk closes with it.
-    if (opened) {
-      return yield* Effect.ensuring(
-        searchOpen(index, opts),
-        Effect.sync(() => closeIndex(index)),
-      );
-    }
-    return yield* searchOpen(index, opts);
+    if (typeof opts.index !== "string") return yield* searchOpen(opts.index, opts);
+    // An index this call opens is its own: its workers end and it closes with the search.
+    const budget = opts.memoryBudget;
+    const search = Effect.gen(function* () {
+      return yield* searchOpen((yield* PhraseIndex).index, opts);
+    });
+    return yield* Effect.provide(
+      search,
+      PhraseIndexLive(opts.index, budget !== undefined ? { memoryBudget: budget } : {}),
+    );
   });
 
 /** {@linkcode openSearch} on an open index. */

@@ -47,12 +47,12 @@ import type { Matrix } from "../io/matrix.ts";
 import { pyStringLiteral } from "../io/pyjson.ts";
 import { type AtomicWriter, openAtomicWriter } from "../io/source.ts";
 import { DEFAULT_NPROBE } from "./index/defaults.ts";
-import { closeIndex, offsetsAt, openIndexSync, phraseAt, readIndexHeader } from "./index/read.ts";
+import { offsetsAt, openIndexSync, phraseAt, readIndexHeader } from "./index/read.ts";
 import type { ExactIndex } from "./index/read.ts";
 import type { TopK } from "./index/score.ts";
 import { openShardSet, type ShardSet } from "./index/shards.ts";
+import { releaseIndex } from "./phrase_index.ts";
 import {
-  closeSearchWorkers,
   type Hit,
   type OpenSearchError,
   type OpenSearchOptions,
@@ -226,10 +226,7 @@ async function shardPass(
       onBlock(Math.min(qids.length, b + QUESTION_BLOCK));
     }
   } finally {
-    if (index !== undefined) {
-      closeSearchWorkers(index);
-      closeIndex(index);
-    }
+    if (index !== undefined) releaseIndex(index);
   }
 }
 

@@ -24,7 +24,8 @@ import * as ManagedRuntime from "effect/ManagedRuntime";
 import { InputError } from "../io/errors.ts";
 import { questionEncoderLayer } from "../encoders/registry.ts";
 import { QuestionEncoder } from "../encoders/types.ts";
-import { closeIndex, type ExactIndex, openIndexSync, paragraphText } from "../search/index/read.ts";
+import { type ExactIndex, openIndexSync, paragraphText } from "../search/index/read.ts";
+import { releaseIndex } from "../search/phrase_index.ts";
 import { DEFAULT_NPROBE, nprobeProblem } from "../search/index/ivfpq.ts";
 import { type Hit, prepareExact, searchVectors } from "../search/open.ts";
 
@@ -248,12 +249,12 @@ export class Searcher implements SearcherLike {
         ...(opts.memoryBudget !== undefined ? { memoryBudget: opts.memoryBudget } : {}),
       })
       : opts.index;
-    // An index opened here is closed here (its files, under a memory budget).
+    // An index opened here is released here (its search workers, its files under a budget).
     const owned = typeof opts.index === "string";
     try {
       return await Searcher.#open(index, opts, owned);
     } catch (e) {
-      if (owned) closeIndex(index);
+      if (owned) releaseIndex(index);
       throw e;
     }
   }
@@ -352,9 +353,9 @@ export class Searcher implements SearcherLike {
     }));
   }
 
-  /** Releases the encoder (and the index's files where it opened them). */
+  /** Releases the encoder (and the index, its search workers and files, where it opened it). */
   async close(): Promise<void> {
     await this.runtime.dispose();
-    if (this.#owned) closeIndex(this.index);
+    if (this.#owned) releaseIndex(this.index);
   }
 }
