@@ -1,8 +1,9 @@
 /**
  * The server process `deno task serve` starts (`pipeline/serve.ts`), with
  * read access to the index, the model and the static files only and
- * network access to its own address only. It opens the index and the
- * encoder, listens, writes `ready <url>` on stdout, and serves until
+ * network access to its own address only. It opens the index
+ * (`PhraseIndexLive`) and, over it, the server (`DemoServerLive`: the
+ * encoder and the listener), listens, writes `ready <url>` on stdout, and serves until
  * SIGINT, SIGTERM or the end of its stdin (the launcher is gone): then it
  * stops taking requests, answers those in flight and exits 0. It may not
  * read `/proc/self/limits`: the launcher, which shares its descriptor
@@ -13,7 +14,9 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import { startServer } from "../serve/server.ts";
+import * as Layer from "effect/Layer";
+import { PhraseIndexLive } from "../search/phrase_index.ts";
+import { DemoServer, DemoServerLive } from "../serve/server.ts";
 import { type CommandSpec, runMain } from "./_cli.ts";
 
 /** The server process's command line (the launcher's, checked already). */
@@ -60,43 +63,52 @@ export const SERVE_CHILD_SPEC = {
 } as const satisfies CommandSpec;
 
 if (import.meta.main) {
-  await runMain(SERVE_CHILD_SPEC, Deno.args, (a, ctx) =>
-    Effect.tryPromise({
-      try: async () => {
-        const f = a.flags;
-        const server = await startServer({
-          index: a.positional["index_dir"],
-          encoder: f.encoder ?? "sparse-pi",
-          model: f.model,
-          host: f.host,
-          port: f.port,
-          topK: f["top-k"],
-          nprobe: f.nprobe,
-          refine: f.refine,
-          exact: f.exact,
-          shardHits: f["shard-hits"],
-          ...(f["memory-budget"] !== undefined ? { memoryBudget: f["memory-budget"] } : {}),
-          queue: f.queue,
-          staticDir: f.static,
-          bodyTimeoutMs: f["body-timeout"] * 1000,
-          headTimeoutMs: f["body-timeout"] * 1000,
-          maxConnections: f["max-connections"],
-        });
-        const stop = () => server.shutdown();
-        if (ctx.signal.aborted) stop();
-        ctx.signal.addEventListener("abort", stop);
-        // The end of stdin: the launcher is gone (even SIGKILLed); stop too.
-        if (f["watch-stdin"]) {
-          (async () => {
-            try {
-              for await (const _ of Deno.stdin.readable) { /* nothing is sent */ }
-            } catch { /* closed */ }
-            stop();
-          })();
-        }
-        await Deno.stdout.write(new TextEncoder().encode(`ready ${server.url}\n`));
-        await server.finished;
-      },
-      catch: (e) => e,
-    }), { onSignal: "abort" });
+  await runMain(SERVE_CHILD_SPEC, Deno.args, (a, ctx) => {
+    const f = a.flags;
+    // The index's Layer owns it (its search workers, its files); the server's Layer,
+    // over it, shuts down first when the program ends.
+    const index = PhraseIndexLive(
+      a.positional["index_dir"],
+      f["memory-budget"] !== undefined ? { memoryBudget: f["memory-budget"] } : {},
+    );
+    const server = DemoServerLive({
+      encoder: f.encoder ?? "sparse-pi",
+      model: f.model,
+      host: f.host,
+      port: f.port,
+      topK: f["top-k"],
+      nprobe: f.nprobe,
+      refine: f.refine,
+      exact: f.exact,
+      shardHits: f["shard-hits"],
+      queue: f.queue,
+      staticDir: f.static,
+      bodyTimeoutMs: f["body-timeout"] * 1000,
+      headTimeoutMs: f["body-timeout"] * 1000,
+      maxConnections: f["max-connections"],
+    });
+    const serve = Effect.gen(function* () {
+      const s = yield* DemoServer;
+      yield* Effect.tryPromise({
+        try: async () => {
+          const stop = () => s.shutdown();
+          if (ctx.signal.aborted) stop();
+          ctx.signal.addEventListener("abort", stop);
+          // The end of stdin: the launcher is gone (even SIGKILLed); stop too.
+          if (f["watch-stdin"]) {
+            (async () => {
+              try {
+                for await (const _ of Deno.stdin.readable) { /* nothing is sent */ }
+              } catch { /* closed */ }
+              stop();
+            })();
+          }
+          await Deno.stdout.write(new TextEncoder().encode(`ready ${s.url}\n`));
+          await s.finished;
+        },
+        catch: (e) => e,
+      });
+    });
+    return Effect.provide(serve, Layer.provide(server, index));
+  }, { onSignal: "abort" });
 }

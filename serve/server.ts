@@ -7,7 +7,9 @@
  * own address (`http.ts` `allowedHosts`), holds at most `maxConnections`
  * connections (default: a margin below the descriptor limit, `http.ts`
  * `defaultMaxConnections`) and answers `/healthz` at once, whatever the
- * search queue holds.
+ * search queue holds. As a scoped resource: {@linkcode acquireServer} (shut
+ * down when its scope closes) and the {@linkcode DemoServer} Layer over the
+ * {@linkcode PhraseIndex} in context ({@linkcode DemoServerLive}).
  *
  * @example
  * ```ts
@@ -24,7 +26,13 @@
  *
  * @module
  */
+import * as Context from "effect/Context";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
+import type * as Scope from "effect/Scope";
 import { REPO_ROOT } from "../io/repo.ts";
+import type { ExactIndex } from "../search/index/read.ts";
+import { PhraseIndex } from "../search/phrase_index.ts";
 import { apiHandler, errorResponse, SearchQueue } from "./api.ts";
 import { listenHttp } from "./http.ts";
 import { Searcher, type SearcherLike } from "./search.ts";
@@ -36,8 +44,11 @@ export const STATIC_DIR = `${REPO_ROOT}/serve/static`;
 export interface ServerOptions {
   /** A searcher already open (else `index` and `encoder` open one). */
   readonly searcher?: SearcherLike;
-  /** The index folder (with `encoder`). */
-  readonly index?: string;
+  /**
+   * The index (with `encoder`): a folder, opened and closed by the server,
+   * or an open index its owner closes (a {@linkcode PhraseIndex}).
+   */
+  readonly index?: string | ExactIndex;
   /** The encoder's name (with `index`). */
   readonly encoder?: string;
   /** The encoder's model (default the bundled one). */
@@ -161,3 +172,69 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     finished: http.finished.then(() => stopping),
   };
 }
+
+/**
+ * {@linkcode startServer} in the current scope: the scope's close shuts it
+ * down (stops taking requests, answers those in flight, closes the
+ * connections and the searcher it opened). A server that cannot start fails
+ * with what `startServer` threw (an `InputError` for a bad index or
+ * encoder, the listener's error for a port in use).
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect";
+ * import { acquireServer } from "./server.ts";
+ * const searcher = {
+ *   info: { kind: "exact", metric: "ip", phrases: 1, paragraphs: 1, d: 2, encoder: "fake" },
+ *   search: (query: string) => Promise.resolve({ query, took_ms: 0, exact: true, results: [] }),
+ * };
+ * const url = await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+ *   const s = yield* acquireServer({ searcher, port: 0, log: false });
+ *   const h = yield* Effect.promise(() => fetch(`${s.url}healthz`).then((r) => r.json()));
+ *   if (h.encoder !== "fake") throw new Error(JSON.stringify(h));
+ *   return s.url;
+ * })));
+ * // Shut down with its scope: nothing listens there any more.
+ * const refused = await fetch(`${url}healthz`).then(() => false, () => true);
+ * if (!refused) throw new Error("still listening");
+ * ```
+ */
+export const acquireServer = (
+  options: ServerOptions,
+): Effect.Effect<RunningServer, unknown, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.tryPromise({ try: () => startServer(options), catch: (e) => e }),
+    (server) => Effect.promise(() => server.shutdown()),
+  );
+
+/** The running demo server, as a service (see {@linkcode DemoServerLive}). */
+export class DemoServer extends Context.Service<DemoServer, RunningServer>()(
+  "phraseval/serve/DemoServer",
+) {}
+
+/**
+ * The {@linkcode DemoServer} over the {@linkcode PhraseIndex} in context
+ * (its Layer owns the index: its search workers and files are released
+ * after the server has shut down), with `options`' encoder, address and
+ * limits; the server shuts down when the Layer's scope closes.
+ *
+ * @example
+ * ```ts ignore
+ * import * as Layer from "effect/Layer";
+ * import { PhraseIndexLive } from "../search/phrase_index.ts";
+ * import { DemoServerLive } from "./server.ts";
+ * const layer = DemoServerLive({ encoder: "sparse-pi", port: 8080 }).pipe(
+ *   Layer.provide(PhraseIndexLive("out/index")),
+ * );
+ * ```
+ */
+export const DemoServerLive = (
+  options: Omit<ServerOptions, "index" | "searcher" | "memoryBudget">,
+): Layer.Layer<DemoServer, unknown, PhraseIndex> =>
+  Layer.effect(
+    DemoServer,
+    Effect.gen(function* () {
+      const { index } = yield* PhraseIndex;
+      return yield* acquireServer({ ...options, index });
+    }),
+  );
