@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect";
 import { UsageError } from "../io/errors.ts";
 import { evalCorpusSearch, evalPredictions, prepareDataset } from "../runs/tasks.ts";
 import { runMain } from "./_cli.ts";
+import { CANDIDATES_FLAG, indexFlagsProblem, NPROBE_FLAG } from "./_index_flags.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 import type { FieldMap } from "../io/datasets/types.ts";
 
@@ -165,8 +166,8 @@ if (import.meta.main) {
           { name: "question-emb", type: "string", description: "the question dump" },
           { name: "out", type: "string", description: "the hits file to write" },
           { name: "top-k", type: "int", description: "ranks kept per question" },
-          { name: "nprobe", type: "int", description: "ivf-pq: lists probed" },
-          { name: "candidates", type: "int", description: "ivf-pq: candidates re-scored" },
+          NPROBE_FLAG,
+          CANDIDATES_FLAG,
           { name: "format", type: "string", description: "a non-SQuAD set's format" },
           { name: "lang", type: "string", description: "an XQuAD/MLQA set's language" },
           { name: "unique-ids", type: "boolean", description: "rename repeated titles" },
@@ -186,6 +187,8 @@ if (import.meta.main) {
               ),
             );
           }
+          const why = indexFlagsProblem({ nprobe: f.nprobe, candidates: f.candidates });
+          if (why !== undefined) return yield* Effect.fail(new UsageError(why));
           const { searchShard } = yield* Effect.promise(() => import("../search/sharded.ts"));
           const r = yield* searchShard({
             data: f.data,
