@@ -73,7 +73,7 @@ import {
   type I8Source,
   scoreI8,
   scoreI8Threads,
-} from "./i8_pool.ts";
+} from "./kernels/i8_pool.ts";
 import {
   candidatesProblem,
   DEFAULT_HYBRID_CANDIDATES,
@@ -146,8 +146,8 @@ export interface QueryOptions {
   readonly simd?: boolean;
   /**
    * Dense open search: screen the rows on 8-bit integers first
-   * (`i8_scan.ts`; default true, where the runtime has relaxed SIMD; same
-   * results). `false` scores every row on the float32 kernels (for
+   * (`kernels/i8_scan.ts`; default true, where the runtime has relaxed
+   * SIMD; same results). `false` scores every row on the float32 kernels (for
    * benchmarks).
    */
   readonly screen?: boolean;

@@ -78,8 +78,8 @@
  *
  * @module
  */
-import { halfTable } from "./dense_f64.ts";
-import { fsum } from "./fsum.ts";
+import { halfTable } from "../dense_f64.ts";
+import { fsum } from "../fsum.ts";
 import {
   brIf,
   get,

@@ -10,8 +10,8 @@
  * @module
  */
 import { exactScore, type I8Metric, I8NonFinite, I8Rows, I8Screen, i8Takes } from "./i8_scan.ts";
-import type { TopK } from "./index/score.ts";
-import { modulesReadable, RequestWorkers } from "./workers.ts";
+import type { TopK } from "../index/score.ts";
+import { modulesReadable, RequestWorkers } from "../workers.ts";
 
 /** What the 8-bit path needs of an index. */
 export interface I8Source {
@@ -136,8 +136,8 @@ class I8Workers {
 const WORKER_MODULES = [
   "./i8_worker.ts",
   "./i8_scan.ts",
-  "./dense_f64.ts",
-  "./fsum.ts",
+  "../dense_f64.ts",
+  "../fsum.ts",
   "./wasm_encode.ts",
 ];
 
