@@ -36,7 +36,7 @@ export {
   scoreQuestionsAsync,
   searchVector,
 } from "./open.ts";
-export { i8Available } from "./kernels/i8_scan.ts";
+export { i8Available } from "./kernels/wasm_i8.ts";
 export {
   compareHits,
   mergeHits,

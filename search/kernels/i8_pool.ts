@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { exactScore, type I8Metric, I8NonFinite, I8Rows, I8Screen, i8Takes } from "./i8_scan.ts";
+import { type I8Metric, I8NonFinite, I8Rows } from "./i8_rows.ts";
+import { exactScore, I8Screen, i8Takes } from "./i8_scan.ts";
 import type { TopK } from "../index/score.ts";
 import { modulesReadable, RequestWorkers } from "../workers.ts";
 
@@ -136,6 +137,10 @@ class I8Workers {
 const WORKER_MODULES = [
   "./i8_worker.ts",
   "./i8_scan.ts",
+  "./i8_rows.ts",
+  "./wasm_i8.ts",
+  "./wasm_i8_head.ts",
+  "./_i8.ts",
   "../dense_f64.ts",
   "../fsum.ts",
   "./wasm_encode.ts",
