@@ -2,8 +2,8 @@
  * Exact dense open search against faiss-cpu `IndexFlatIP`
  * (bench/faiss_ref.py), whole process, the same float32 questions:
  * phraseval's exact index answered in process with the 8-bit screening
- * (`search/i8_scan.ts`, with its head stage) on 1 and 2 threads, the
- * screening in one stage (no head: the path before the head stage), and
+ * (`search/kernels/i8_scan.ts`, with its head stage) on 1 and 2 threads,
+ * the screening in one stage (no head: the path before the head stage), and
  * with the float32 kernels alone (`screen: false`, the path before the
  * screening), questions in blocks of `--block` (default 256, the blocks
  * of the `search` stage), then faiss with
@@ -25,7 +25,7 @@
 import { openDumpSync } from "../io/dump/reader_sync.ts";
 import type { Matrix } from "../io/matrix.ts";
 import { asFloat32 } from "../search/dense_f64.ts";
-import { closeI8Workers, i8RowsOf, scoreI8Threads } from "../search/i8_pool.ts";
+import { closeI8Workers, i8RowsOf, scoreI8Threads } from "../search/kernels/i8_pool.ts";
 import { TopK } from "../search/index/score.ts";
 import { openIndexSync } from "../search/index/read.ts";
 import { scoreQuestionsAsync } from "../search/open.ts";

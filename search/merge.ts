@@ -34,8 +34,8 @@
  * near-tie, and the result does not depend on it: the float64 and SIMD
  * passes, and the reference (`bench/reference/merge.py`, float64 with
  * numpy), agree to the last digit. The SIMD kernels are assembled in
- * `search/wasm_simd.ts` from their instructions (`simd: false` turns them
- * off); the workers run without Effect.
+ * `search/kernels/wasm_simd.ts` from their instructions (`simd: false`
+ * turns them off); the workers run without Effect.
  *
  * @module
  */
@@ -60,7 +60,7 @@ import {
 import { inThread, workerPool } from "./pool.ts";
 import type { MergeWorkerError, Reply, UnitRunner, WorkerInit } from "./protocol.ts";
 import { fromReply } from "./protocol.ts";
-import { simdDumpOptions } from "./simd.ts";
+import { simdDumpOptions } from "./kernels/simd.ts";
 
 function addArticle(q2c: Map<string, string>, a: SquadArticle): void {
   for (const p of a.paragraphs) for (const q of p.questions) q2c.set(q.id, p.id);

@@ -13,7 +13,7 @@
  */
 export { fsum } from "./fsum.ts";
 export { denseScores } from "./dense_f64.ts";
-export { simdAvailable } from "./simd.ts";
+export { simdAvailable } from "./kernels/simd.ts";
 export { bestDenseRows } from "./best_dense.ts";
 export { bestSparseRows } from "./best_sparse.ts";
 export { bestRows } from "./best_rows.ts";
@@ -42,7 +42,7 @@ export {
   scoreQuestionsAsync,
   searchVector,
 } from "./open.ts";
-export { i8Available } from "./i8_scan.ts";
+export { i8Available } from "./kernels/wasm_i8.ts";
 export {
   compareHits,
   mergeHits,

@@ -60,7 +60,13 @@ import { nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
 import { DEFAULT_NPROBE } from "./index/defaults.ts";
 import { isShardSet } from "./index/shards.ts";
 import { closeSearchWorkers, PhraseIndex, PhraseIndexLive } from "./phrase_index.ts";
-import { I8NonFinite, i8RowsOf, type I8Source, scoreI8, scoreI8Threads } from "./i8_pool.ts";
+import {
+  I8NonFinite,
+  i8RowsOf,
+  type I8Source,
+  scoreI8,
+  scoreI8Threads,
+} from "./kernels/i8_pool.ts";
 import {
   candidatesProblem,
   DEFAULT_HYBRID_CANDIDATES,
@@ -133,8 +139,8 @@ export interface QueryOptions {
   readonly simd?: boolean;
   /**
    * Dense open search: screen the rows on 8-bit integers first
-   * (`i8_scan.ts`; default true, where the runtime has relaxed SIMD; same
-   * results). `false` scores every row on the float32 kernels (for
+   * (`kernels/i8_scan.ts`; default true, where the runtime has relaxed
+   * SIMD; same results). `false` scores every row on the float32 kernels (for
    * benchmarks).
    */
   readonly screen?: boolean;

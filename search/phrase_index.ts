@@ -2,7 +2,7 @@
  * An open phrase index as a service: {@linkcode PhraseIndex}, whose Layer
  * ({@linkcode PhraseIndexLive}) opens an index folder (`search/index/read.ts`)
  * and owns what its searches start. Searching an index starts worker threads
- * on first use (the 8-bit screening of exact search, `i8_pool.ts`; the
+ * on first use (the 8-bit screening of exact search, `kernels/i8_pool.ts`; the
  * IVF-PQ list scans, `index/ivfpq.ts`), kept with the index; when the
  * Layer's scope closes, its finalizer ends them and closes the index's files
  * (under a memory budget), so no caller ends them by hand.
@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect";
 import * as Layer from "effect/Layer";
 import type * as Scope from "effect/Scope";
 import { FileError, InputError } from "../io/errors.ts";
-import { closeI8Workers } from "./i8_pool.ts";
+import { closeI8Workers } from "./kernels/i8_pool.ts";
 import { closeIvfWorkers } from "./index/ivfpq.ts";
 import { closeIndex, type ExactIndex, type OpenIndexOptions, openIndexSync } from "./index/read.ts";
 

@@ -15,7 +15,7 @@ import {
   type WorkerInit,
   type WorkerReply,
 } from "./protocol.ts";
-import { simdDumpOptions } from "./simd.ts";
+import { simdDumpOptions } from "./kernels/simd.ts";
 import { mergeBatch } from "./unit.ts";
 
 /**

@@ -1,8 +1,8 @@
 /**
  * The ADC scan of the `ivf-pq` index (`ivfpq.ts`) as a WebAssembly kernel,
  * assembled here from its instructions (no toolchain, no binary blob), as
- * `search/wasm_simd.ts` does its kernels: {@linkcode pqScanModuleBytes},
- * {@linkcode PqScanner}.
+ * `search/kernels/wasm_simd.ts` does its kernels:
+ * {@linkcode pqScanModuleBytes}, {@linkcode PqScanner}.
  *
  * **What it computes.** For the `n` rows of one list whose codes start at
  * `co` (sub-quantizer-major: code `m` of row `i` at `co + m·n + i`), the
@@ -53,7 +53,7 @@ import {
   tee,
   uleb,
   vec,
-} from "../wasm_encode.ts";
+} from "../kernels/wasm_encode.ts";
 
 const PAGE = 65536;
 

@@ -1,7 +1,8 @@
 /**
  * Exact top-k scoring over many phrases: {@linkcode TopK} (one question's
  * best rows), {@linkcode scoreDense} (a block of dense rows on the SIMD
- * kernels of `search/simd.ts`, or the float64 loops of `search/dense_f64.ts`),
+ * kernels of `search/kernels/simd.ts`, or the float64 loops of
+ * `search/dense_f64.ts`),
  * {@linkcode SparseQueries} (CSR rows against a block of CSR questions,
  * through an inverted list of the questions' columns) and
  * {@linkcode SparseIndexScorer} (open search over a whole CSR index: its
@@ -26,7 +27,7 @@
 import type { CsrMatrix } from "../../io/matrix.ts";
 import { denseScores, halfTable, sumSquares } from "../dense_f64.ts";
 import { fsum } from "../fsum.ts";
-import { simdKernels } from "../simd.ts";
+import { simdKernels } from "../kernels/simd.ts";
 import type { IndexMetric } from "./format.ts";
 
 const EPS = 2 ** -52;
@@ -486,9 +487,10 @@ const ROW_CHUNK = 16384;
  * - the columns held by many rows (at least `denseShare` of them: the
  *   shape features of `sparse-pi`, the dense half of a hybrid encoder) are
  *   copied into a dense float32 block (rows × dd) and scored on the SIMD
- *   kernels of `search/simd.ts`, a block of questions at a time (float32,
- *   error bound 4·(dd+4)·u·‖q‖·‖x‖ as in {@linkcode scoreDense}; float64
- *   loops without SIMD or when the norms are too large for float32);
+ *   kernels of `search/kernels/simd.ts`, a block of questions at a time
+ *   (float32, error bound 4·(dd+4)·u·‖q‖·‖x‖ as in {@linkcode scoreDense};
+ *   float64 loops without SIMD or when the norms are too large for
+ *   float32);
  * - the other columns are posting lists (row, value), accumulated per row
  *   in float64 (error bound 2·(m+2)·ε·‖row‖₁·max|q|, m the row's stored
  *   values);

@@ -16,7 +16,7 @@ import { type ExactIndex, openIndexSync } from "../../search/index/read.ts";
 import { denseRowStats, NonFiniteError, scoreDense, TopK } from "../../search/index/score.ts";
 import { type Hit, searchVector, searchVectors } from "../../search/open.ts";
 import { halfTable } from "../../search/dense_f64.ts";
-import { simdKernels } from "../../search/simd.ts";
+import { simdKernels } from "../../search/kernels/simd.ts";
 import { InputError } from "../../io/errors.ts";
 
 /** A small deterministic generator (mulberry32). */

@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { I8Rows, I8Screen, type I8Shared } from "./i8_scan.ts";
+import { I8Rows, type I8Shared } from "./i8_rows.ts";
+import { I8Screen } from "./i8_scan.ts";
 
 let screen: I8Screen | undefined;
 

@@ -1,26 +1,21 @@
 /**
- * The 8-bit screening of exact dense open search (`search/i8_scan.ts`,
- * `search/i8_pool.ts`): its kernel's integer dot products, and its
- * results (rows, exact scores, ties) against scoring every row on the
- * float64 path, on random, tied, nearly tied, zero, huge and tiny rows,
- * float32 and float16, both metrics, one thread and worker threads; the
- * head stage's kernels, and its results where it skips most of the full
- * pass (rows near a low-rank subspace) and on degenerate rows.
+ * The 8-bit screening of exact dense open search (`search/kernels/`:
+ * `i8_scan.ts`, its rows `i8_rows.ts`, its modules `wasm_i8.ts` and
+ * `wasm_i8_head.ts`, its threads `i8_pool.ts`): its kernel's integer dot
+ * products, and its results (rows, exact scores, ties) against scoring
+ * every row on the float64 path, on random, tied, nearly tied, zero, huge
+ * and tiny rows, float32 and float16, both metrics, one thread and worker
+ * threads; the head stage's kernels, and its results where it skips most
+ * of the full pass (rows near a low-rank subspace) and on degenerate rows.
  */
-import { assert, assertEquals } from "../_assert.ts";
-import {
-  I8_HEAD,
-  i8Available,
-  i8HeadModuleBytes,
-  i8ModuleBytes,
-  I8NonFinite,
-  I8Rows,
-  I8Screen,
-  i8Takes,
-} from "../../search/i8_scan.ts";
-import { closeI8Workers, scoreI8, scoreI8Threads } from "../../search/i8_pool.ts";
-import { scoreDense, TopK } from "../../search/index/score.ts";
-import type { IndexMetric } from "../../search/index/format.ts";
+import { assert, assertEquals } from "../../_assert.ts";
+import { I8NonFinite, I8Rows } from "../../../search/kernels/i8_rows.ts";
+import { I8Screen, i8Takes } from "../../../search/kernels/i8_scan.ts";
+import { i8Available, i8ModuleBytes } from "../../../search/kernels/wasm_i8.ts";
+import { I8_HEAD, i8HeadModuleBytes } from "../../../search/kernels/wasm_i8_head.ts";
+import { closeI8Workers, scoreI8, scoreI8Threads } from "../../../search/kernels/i8_pool.ts";
+import { scoreDense, TopK } from "../../../search/index/score.ts";
+import type { IndexMetric } from "../../../search/index/format.ts";
 
 /** A seeded PRNG (mulberry32) and a normal sample. */
 function rng(seed: number) {

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { DumpOptions } from "../io/dump/reader_sync.ts";
-import { halfTable } from "./dense_f64.ts";
+import type { DumpOptions } from "../../io/dump/reader_sync.ts";
+import { halfTable } from "../dense_f64.ts";
 import { simdModuleBytes } from "./wasm_simd.ts";
 
 const PAGE = 65536;

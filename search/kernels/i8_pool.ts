@@ -9,9 +9,10 @@
  *
  * @module
  */
-import { exactScore, type I8Metric, I8NonFinite, I8Rows, I8Screen, i8Takes } from "./i8_scan.ts";
-import type { TopK } from "./index/score.ts";
-import { modulesReadable, RequestWorkers } from "./workers.ts";
+import { type I8Metric, I8NonFinite, I8Rows } from "./i8_rows.ts";
+import { exactScore, I8Screen, i8Takes } from "./i8_scan.ts";
+import type { TopK } from "../index/score.ts";
+import { modulesReadable, RequestWorkers } from "../workers.ts";
 
 /** What the 8-bit path needs of an index. */
 export interface I8Source {
@@ -136,8 +137,12 @@ class I8Workers {
 const WORKER_MODULES = [
   "./i8_worker.ts",
   "./i8_scan.ts",
-  "./dense_f64.ts",
-  "./fsum.ts",
+  "./i8_rows.ts",
+  "./wasm_i8.ts",
+  "./wasm_i8_head.ts",
+  "./_i8.ts",
+  "../dense_f64.ts",
+  "../fsum.ts",
   "./wasm_encode.ts",
 ];
 
