@@ -19,15 +19,15 @@ import * as Fiber from "effect/Fiber";
 import type { EncoderSpec } from "../encoders/registry.ts";
 import { type FileError, InputError, WriteError, writeFailure } from "../io/errors.ts";
 import { pyFloatRepr } from "../io/pyjson.ts";
-import type { ResolvedRunConfig } from "./config.ts";
+import type { ResolvedRunConfig } from "./config/config.ts";
 import { RunError } from "./errors.ts";
-import { executePlan } from "./execute.ts";
-import { runFolders, type RunLayout } from "./layout.ts";
-import { LocalRunner } from "./local.ts";
-import { lastExitStatus, logTail } from "./logs.ts";
-import { planRun } from "./plan.ts";
-import { newStatus, type TaskStatus } from "./status.ts";
-import type { Plan, Stage } from "./task.ts";
+import { executePlan } from "./runners/execute.ts";
+import { runFolders, type RunLayout } from "./plan/layout.ts";
+import { LocalRunner } from "./runners/local.ts";
+import { lastExitStatus, logTail } from "./runners/logs.ts";
+import { planRun } from "./plan/plan.ts";
+import { newStatus, type TaskStatus } from "./runners/status.ts";
+import type { Plan, Stage } from "./plan/task.ts";
 
 /**
  * The flat layout of a single run in `out`.

@@ -5,7 +5,7 @@
  * @module
  */
 import type * as Effect from "effect/Effect";
-import type { Task } from "./task.ts";
+import type { Task } from "../plan/task.ts";
 
 /** The state of a task in one invocation of `run`. */
 export type TaskState =

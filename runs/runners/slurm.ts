@@ -14,7 +14,7 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import { UsageError } from "../io/errors.ts";
+import { UsageError } from "../../io/errors.ts";
 import { endAttempt } from "./execute.ts";
 import { appendLog, lastExitStatus, lastProgress } from "./logs.ts";
 import {
@@ -24,7 +24,7 @@ import {
   signalChild,
   spawnFailure,
   spawnScoped,
-} from "../io/process.ts";
+} from "../../io/process.ts";
 import type { Runner, RunnerContext, TaskStatus } from "./status.ts";
 
 /** Runs a Slurm client command (a missing binary is exit 127). */

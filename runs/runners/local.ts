@@ -1,6 +1,6 @@
 /**
  * The local runner: each task a Deno subprocess (its command line from the
- * plan, permissions narrowed by `sandbox.ts`), at most `--max-workers` at
+ * plan, permissions narrowed by `runs/sandbox/sandbox.ts`), at most `--max-workers` at
  * once; the encode partitions of one model, dataset and half share
  * processes (at most `--max-workers` of them, {@linkcode packTasks}), so an
  * encoder loads once per process rather than once per partition. A task's stdout and stderr go to its log; a task whose log and
@@ -16,7 +16,7 @@ import * as Option from "effect/Option";
 import * as Schedule from "effect/Schedule";
 import { endAttempt } from "./execute.ts";
 import { appendLog, lastProgress } from "./logs.ts";
-import { type Child, exitCode, signalChild, spawnScoped, stopChild } from "../io/process.ts";
+import { type Child, exitCode, signalChild, spawnScoped, stopChild } from "../../io/process.ts";
 import type { Runner, RunnerContext, TaskStatus } from "./status.ts";
 
 /** A failed attempt that will be retried. */
