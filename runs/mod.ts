@@ -62,13 +62,14 @@ export {
   newStatus,
   type Runner,
   type RunnerContext,
+  RunnerService,
   type TaskEvent,
   type TaskState,
   type TaskStatus,
 } from "./runners/status.ts";
 export { appendLog, lastExitStatus, lastProgress, logTail } from "./runners/logs.ts";
 export { endAttempt, executePlan, type ExecuteResult } from "./runners/execute.ts";
-export { LocalRunner } from "./runners/local.ts";
+export { LocalRunner, LocalRunnerLive } from "./runners/local.ts";
 export {
   arrayScript,
   checkSlurm,
@@ -76,6 +77,7 @@ export {
   shellQuote,
   type SlurmOptions,
   SlurmRunner,
+  SlurmRunnerLive,
 } from "./runners/slurm.ts";
 export {
   describeTask,

@@ -1,8 +1,10 @@
 /**
  * A run from a config file, in the style of OpenCompass (`deno task run`,
  * see `pipeline/run.ts`): load the config, choose the run folder, plan the
- * tasks, run them (local processes or Slurm job arrays), record the
- * invocation in `runs.jsonl` and write the summary table.
+ * tasks, run them (local processes or Slurm job arrays: the runner is the
+ * `RunnerService` of `runners/status.ts`, provided by the Layer the flags
+ * choose, `LocalRunnerLive` or `SlurmRunnerLive`), record the invocation in
+ * `runs.jsonl` and write the summary table.
  *
  * Everything goes to `<work-dir>/<YYYYMMDD_HHMMSS>/` (`outputs/` by
  * default): `configs/` (the resolved config), `logs/` (one file a task),
@@ -34,11 +36,11 @@ import { runFolders, runLayout } from "./plan/layout.ts";
 import { PROVENANCE_FILE, writeProvenance } from "../io/provenance.ts";
 import { runProvenance, type SystemProvenance, systemProvenance } from "./summary/provenance.ts";
 import { loadRunConfig } from "./config/load.ts";
-import { LocalRunner } from "./runners/local.ts";
+import { LocalRunnerLive } from "./runners/local.ts";
 import { ORT_ADDON, probeOrtOnImport } from "./sandbox/ort.ts";
 import { planRun } from "./plan/plan.ts";
-import { checkSlurm, SlurmRunner } from "./runners/slurm.ts";
-import { newStatus, type Runner, type RunnerContext, type TaskStatus } from "./runners/status.ts";
+import { checkSlurm, SlurmRunnerLive } from "./runners/slurm.ts";
+import { newStatus, type RunnerContext, RunnerService, type TaskStatus } from "./runners/status.ts";
 import { formatSummary, readSummary, SUMMARY_SEED, type SummaryRow } from "./summary/summary.ts";
 import { planTable } from "./plan/table.ts";
 import { ProgressView, stderrSink, type ViewSink } from "./runners/view.ts";
@@ -266,9 +268,10 @@ export const run = (
       } catch { /* first invocation */ }
       Deno.writeTextFileSync(saved, record);
     });
-    const runner: Runner = opts.slurm
-      ? new SlurmRunner({ partition: opts.partition ?? null, runDir, throttle: workersGiven })
-      : new LocalRunner();
+    // The runner is a service: the flags choose the Layer that provides it.
+    const runnerLayer = opts.slurm
+      ? SlurmRunnerLive({ partition: opts.partition ?? null, runDir, throttle: workersGiven })
+      : LocalRunnerLive();
     const statuses: TaskStatus[] = [];
     const ctx: RunnerContext = {
       maxWorkers,
@@ -282,6 +285,7 @@ export const run = (
     // The tasks run in a fiber of their own; the abort signal interrupts it
     // (and waits until every task has stopped).
     const exit = yield* Effect.gen(function* () {
+      const runner = yield* RunnerService;
       const fiber = yield* Effect.forkChild(executePlan(plan.tasks, statuses, runner, ctx));
       if (opts.signal !== undefined) {
         const stop = yield* Effect.raceFirst(
@@ -291,7 +295,7 @@ export const run = (
         if (stop) yield* Fiber.interrupt(fiber);
       }
       return yield* Fiber.await(fiber);
-    }).pipe(Effect.ensuring(Effect.sync(() => view.stop())));
+    }).pipe(Effect.provide(runnerLayer), Effect.ensuring(Effect.sync(() => view.stop())));
     const interrupted = opts.signal?.aborted === true;
     if (Exit.isFailure(exit) && !interrupted) {
       return yield* Effect.fail(new RunError(`run: ${exit.cause}`));

@@ -1,6 +1,7 @@
 /**
- * The local runner's packs (runs/runners/local.ts): encode partitions of one half share a process over the
- * union of their ranges; each partition keeps its own check, status and retries.
+ * The local runner's packs (runs/runners/local.ts): encode partitions of one half share a
+ * process over the union of their ranges; each partition keeps its own check, status and
+ * retries.
  */
 import * as Effect from "effect/Effect";
 import { assertEquals, assertMatch, assertStringIncludes } from "../../_assert.ts";
