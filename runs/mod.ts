@@ -2,7 +2,12 @@
  * The `runs/` room: evaluation runs from config files (config schema,
  * loading, partitioning, task plans, the local and Slurm runners, the
  * progress view and summaries) and the one sandbox module that builds
- * every permission-narrowed `deno run` command line.
+ * every permission-narrowed `deno run` command line. Its sub-rooms:
+ * `config/` (schema, loading, validation), `plan/` (tasks, partitions,
+ * layout), `runners/` (executing a plan; the Local and Slurm runners as one
+ * `RunnerService`), `sandbox/` (command lines and their grants) and
+ * `summary/` (summaries and provenance); `run`, `full` and the single run
+ * are at the top.
  *
  * @example
  * ```ts
