@@ -9,7 +9,7 @@
  * config file being loaded). Configs load from any folder.
  *
  * These are types only, derived from the Effect Schema that checks a loaded
- * config (`runs/schema.ts`): `import type` them. Errors name the config
+ * config (`runs/config/schema.ts`): `import type` them. Errors name the config
  * file and the field path.
  *
  * @example
@@ -33,7 +33,7 @@ import type {
   ModelSchema,
   PathLike as PathLikeSchema,
   RunConfigSchema,
-} from "../runs/schema.ts";
+} from "../runs/config/schema.ts";
 
 /** A file path: a `URL` (`file:`) or a string (absolute or relative to the run config). */
 export type PathLike = typeof PathLikeSchema.Type;

@@ -1,7 +1,7 @@
 /**
  * The pieces of a provenance block (`provenance.json` of a `full` or `run`
  * folder, `provenance` of a `report.json`; the block itself is
- * `runs/provenance.ts`'s): the sha256 of a file and of a folder of files,
+ * `runs/summary/provenance.ts`'s): the sha256 of a file and of a folder of files,
  * the tool's version and git commit, the machine, a flat view of any JSON
  * value for comparing two blocks key by key, and reading and writing the
  * file.

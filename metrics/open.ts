@@ -209,7 +209,7 @@ export const openMetrics = (
   });
 
 /**
- * One question's open fields in the per-question rows (`runs/layout.ts`):
+ * One question's open fields in the per-question rows (`runs/plan/layout.ts`):
  * the open (search) prediction with its official EM/F1, and the top-k
  * scores of {@linkcode scoreCandidates}.
  */

@@ -280,7 +280,7 @@ export function normalizeAnswer(s: string): string {
  * ({@linkcode normalizeAnswer}, {@linkcode answerTokens}): the official
  * `evaluate-v1.1.py` / `evaluate-v2.0.py` `normalize_answer` on CPython
  * 3.11's string rules (Unicode 14.0). Recorded in every provenance block
- * (`runs/provenance.ts`), so two runs scored by different normalizers show
+ * (`runs/summary/provenance.ts`), so two runs scored by different normalizers show
  * it; a change to what these functions return for any string gives a new
  * revision number.
  *

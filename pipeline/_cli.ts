@@ -22,7 +22,7 @@ import {
   WriteError,
 } from "../io/errors.ts";
 
-import { watchLifeline } from "../runs/lifeline.ts";
+import { watchLifeline } from "../runs/runners/lifeline.ts";
 import {
   type CommandSpec,
   exitOnHelpOrUsageError,
@@ -130,7 +130,7 @@ export const SIGNAL_EXIT_CODES: Readonly<Record<"SIGINT" | "SIGTERM", number>> =
  * exits 130 (SIGINT) or 143 (SIGTERM) with the line `name: interrupted
  * (SIGINT)`. Further signals while it winds down are ignored; SIGKILL
  * still stops it at once. The process the user started going away (npx,
- * `deno task` or the shell above this one: `runs/lifeline.ts`) stops it the
+ * `deno task` or the shell above this one: `runs/runners/lifeline.ts`) stops it the
  * same way as SIGTERM, with the line `name: interrupted (the process N it
  * was started under (...) ended)`. A signal that comes while the program
  * finishes (as its output is committed) is not lost: exit 0 means that
@@ -179,7 +179,7 @@ export async function runMain<const S extends CommandSpec>(
     } catch { /* a platform without this signal */ }
   }
   // The process the user started (npx, `deno task`, a shell) going away stops
-  // this one as SIGTERM would: see runs/lifeline.ts.
+  // this one as SIGTERM would: see runs/runners/lifeline.ts.
   const lifeline = watchLifeline((why) => stop("SIGTERM", why));
   const exit = await Effect.runPromise(Fiber.await(fiber));
   lifeline.stop();

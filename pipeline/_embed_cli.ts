@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect";
 import { aliasProblem } from "../io/paths.ts";
 import type { EmbedOptions } from "../encoders/embed.ts";
 import { InputError } from "../io/errors.ts";
-import { outputFolderProblem } from "../runs/sandbox.ts";
+import { outputFolderProblem } from "../runs/sandbox/sandbox.ts";
 import { type FlagValues, UsageError } from "./_cli.ts";
 import type { EncoderOptions } from "../encoders/registry.ts";
 import { EMBED_FLAGS } from "./_embed_flags.ts";
@@ -66,7 +66,7 @@ export function encoderOptions(a: EmbedArgs): EncoderOptions {
  * symbolic link, a folder, a pipe, a hard link, another name): Deno does
  * not resolve links for path-scoped reads, so such an entry could open a
  * file this process was not granted (`outputFolderProblem` in
- * `runs/sandbox.ts`). Checked before the input is read, after the check
+ * `runs/sandbox/sandbox.ts`). Checked before the input is read, after the check
  * that the input does not lie inside the output folder (`io/paths.ts`).
  */
 export const checkOutputFolder = (

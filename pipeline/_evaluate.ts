@@ -127,7 +127,7 @@ export const evaluateCommand = (
     const corpusOpen = (topk: string, index: string, format: string) =>
       Effect.gen(function* () {
         const [{ corpusSummary }, { corpusSearchScores }] = yield* Effect.promise(() =>
-          Promise.all([import("../metrics/open_corpus.ts"), import("../runs/tasks.ts")])
+          Promise.all([import("../metrics/open_corpus.ts"), import("../runs/plan/tasks.ts")])
         );
         const s = yield* corpusSearchScores({
           data,

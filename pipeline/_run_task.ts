@@ -1,7 +1,7 @@
 /**
  * The command line of a run's `prepare` and `eval` tasks
- * (`runs/tasks.ts`) and of a sharded open search's `search-shard` and
- * `search-merge` tasks (`search/sharded.ts`); `runs/plan.ts` names this
+ * (`runs/plan/tasks.ts`) and of a sharded open search's `search-shard` and
+ * `search-merge` tasks (`search/sharded.ts`); `runs/plan/plan.ts` names this
  * script in its task command lines. `eval --from F` copies a predictions model's answers to `--pred`
  * first; `--format`/`--lang`/`--fields` score a non-SQuAD set with its own
  * metric; `prepare --subset-only` writes the article subset without the
@@ -11,7 +11,7 @@
  */
 import * as Effect from "effect/Effect";
 import { UsageError } from "../io/errors.ts";
-import { evalCorpusSearch, evalPredictions, prepareDataset } from "../runs/tasks.ts";
+import { evalCorpusSearch, evalPredictions, prepareDataset } from "../runs/plan/tasks.ts";
 import { runMain } from "./_cli.ts";
 import { CANDIDATES_FLAG, indexFlagsProblem, NPROBE_FLAG } from "./_index_flags.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";

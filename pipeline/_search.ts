@@ -41,7 +41,7 @@ import type { SEARCH_SPEC } from "./search.ts";
 /**
  * Where `search` writes its per-question rows: `--rows`, else the
  * prediction file's name with `.json` replaced by `.rows.ndjson` (the rule
- * of `runs/layout.ts`); none when the predictions go to stdout.
+ * of `runs/plan/layout.ts`); none when the predictions go to stdout.
  *
  * @example
  * ```ts

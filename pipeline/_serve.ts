@@ -15,7 +15,7 @@ import { REPO_ROOT } from "../io/repo.ts";
 import { encoderSpec } from "../encoders/registry.ts";
 import { readIndexHeader } from "../search/index/read.ts";
 import { isShardSet, openShardSet, type ShardSet } from "../search/index/shards.ts";
-import { denoRunArgv, grantedFileProblem } from "../runs/sandbox.ts";
+import { denoRunArgv, grantedFileProblem } from "../runs/sandbox/sandbox.ts";
 import { ensureIndex, frontGrants, isIndexFolder, serveGrants } from "../serve/launch.ts";
 import { type ServerProcess, ShardSupervisor, spawnServer } from "../serve/supervise.ts";
 import { STATIC_DIR } from "../serve/server.ts";

@@ -11,7 +11,7 @@
  * accuracy). `--dtype f32|f16` sets the element type of dense dumps (the
  * bundled ONNX encoders store f16 by default).
  * It also writes `provenance.json` (what the run was made from and with:
- * `runs/provenance.ts`), which `report --diff` compares.
+ * `runs/summary/provenance.ts`), which `report --diff` compares.
  *
  * This file is the command line (`--help` loads nothing else); the work,
  * `pipeline/_full.ts`, loads with `import()` only to run.

@@ -9,7 +9,7 @@
  * exact search against approximate ones (`report/search_error.ts`); with
  * it, INPUTs may be left out. Its operands run to the next option or `--`
  * (INPUTs go before it, or after `--`). `report.json` carries the report's
- * own provenance block (`runs/provenance.ts`).
+ * own provenance block (`runs/summary/provenance.ts`).
  *
  * `report --diff RUN_A RUN_B [--out DIR]` says why two runs (`full` or
  * `run` folders with a `provenance.json`) differ (`report/diff.ts`): the

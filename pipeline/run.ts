@@ -36,7 +36,7 @@
  * @module
  */
 import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
-import { RUN_DEFAULTS } from "../runs/defaults.ts";
+import { RUN_DEFAULTS } from "../runs/config/defaults.ts";
 
 export type { RunOptions, RunResult } from "../runs/run.ts";
 

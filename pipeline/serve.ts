@@ -8,7 +8,7 @@
  * (`--nlist --bpv` or `--exact-index`; `serve/launch.ts` `ensureIndex`),
  * then runs the server in a child `deno run` granted read access to the
  * index, the encoder's model and `serve/static` only and network access to
- * its own address (`serve/launch.ts` `serveGrants`, `runs/sandbox.ts`).
+ * its own address (`serve/launch.ts` `serveGrants`, `runs/sandbox/sandbox.ts`).
  * It prints `serving http://HOST:PORT/ (...)` on stderr when the server is
  * ready. The server holds at most a margin below the descriptor limit
  * (`ulimit -n`, read here and passed on) of connections at once; more get

@@ -85,10 +85,10 @@ import {
   type ScoredSystem,
   type V2Breakdown,
 } from "./systems.ts";
-import type { DatasetKind } from "../runs/config.ts";
+import type { DatasetKind } from "../runs/config/config.ts";
 import { DEFAULT_F1_THRESHOLD, type MetricDisagreements, metricDisagreements } from "./disagree.ts";
 import { type LabelReport, labelReportSteps, type LabelSet } from "./labels.ts";
-import type { ReportProvenance } from "../runs/provenance.ts";
+import type { ReportProvenance } from "../runs/summary/provenance.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 import type { SearchErrorReport } from "./search_error.ts";
 
@@ -637,7 +637,7 @@ export interface ReportJson {
   /** With `--search-error`: the exact search against the approximate ones (`search_error.ts`). */
   readonly search_error?: SearchErrorReport;
   /**
-   * The report's own provenance block (`runs/provenance.ts`): its options,
+   * The report's own provenance block (`runs/summary/provenance.ts`): its options,
    * tool, normalizer, machine, seed and each INPUT's `provenance.json`
    * sha256; added by `report` (absent from {@linkcode analyze}'s result).
    */

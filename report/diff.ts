@@ -1,6 +1,6 @@
 /**
  * `report --diff RUN_A RUN_B`: why two runs differ. Each RUN is a run
- * folder with a provenance block (`provenance.json`, `runs/provenance.ts`):
+ * folder with a provenance block (`provenance.json`, `runs/summary/provenance.ts`):
  * a `full` output folder, or a `run` folder (one system per model ×
  * dataset). The systems of the two are paired: when each folder has one,
  * those two; else by model and dataset name (the systems without a partner

@@ -7,7 +7,7 @@
  *   names (or `--data` when that file is gone).
  * - A `run` work folder (`configs/<name>.json` and `predictions/`): one
  *   system per model × dataset with a prediction file
- *   (`predictions/<model>/<dataset>.json`, see `runs/layout.ts`), named
+ *   (`predictions/<model>/<dataset>.json`, see `runs/plan/layout.ts`), named
  *   `<model>` (an encoder or a `predictions` model alike), on the dataset
  *   `<dataset>`, of every dataset kind: the system carries the dataset's
  *   `type`, `format`, `lang`, field map and `open` ranks from the run's
@@ -19,7 +19,7 @@
  *
  * A dataset's name is its run `abbr`, or the data file's name without
  * `.json`/`.json.gz` (`dev-v1.1`). A system's per-question rows are found
- * by the one rule of `runs/layout.ts`: `rows.ndjson` next to a `full`
+ * by the one rule of `runs/plan/layout.ts`: `rows.ndjson` next to a `full`
  * folder's `pred.json`, `<stem>.rows.ndjson` next to any other prediction
  * file (a run's `predictions/<model>/<dataset>.rows.ndjson`), when present;
  * `systems.ts` then takes the scores from them.
@@ -28,9 +28,9 @@
  */
 import * as Effect from "effect/Effect";
 import { InputError, UsageError } from "../io/errors.ts";
-import { runLayout } from "../runs/layout.ts";
+import { runLayout } from "../runs/plan/layout.ts";
 import { singleRunLayout } from "../runs/single.ts";
-import type { DatasetKind, ResolvedDataset } from "../runs/config.ts";
+import type { DatasetKind, ResolvedDataset } from "../runs/config/config.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 import type { FieldMap } from "../io/datasets/types.ts";
 import { baseOf, exists, isDir, isFile, listNames, trimSlash } from "../io/fs.ts";
@@ -88,7 +88,7 @@ export function datasetName(path: string): string {
   return baseOf(path).replace(/\.gz$/, "").replace(/\.json$/, "");
 }
 
-/** The rows file of a prediction file by the rule of `runs/layout.ts`, when it is there. */
+/** The rows file of a prediction file by the rule of `runs/plan/layout.ts`, when it is there. */
 const rowsNext = (pred: string): string | null => {
   const f = `${pred.replace(/\.json$/, "")}.rows.ndjson`;
   return isFile(f) ? f : null;

@@ -84,7 +84,7 @@ import {
   pairSpecs,
   renderDiffText,
 } from "./diff.ts";
-import { type ReportProvenance, reportProvenance } from "../runs/provenance.ts";
+import { type ReportProvenance, reportProvenance } from "../runs/summary/provenance.ts";
 import { writeFolderAtomic } from "./write.ts";
 
 export {

@@ -56,7 +56,7 @@ import { squadArticles } from "../io/squad.ts";
 import { readQuestions as readQaRecords } from "../io/datasets/read.ts";
 import { type DatasetFormat, detectFormat } from "../io/datasets/detect.ts";
 import type { QaRecord } from "../io/datasets/types.ts";
-import type { DatasetKind } from "../runs/config.ts";
+import type { DatasetKind } from "../runs/config/config.ts";
 import { BEM_THRESHOLD } from "../metrics/bem/fold.ts";
 import { mrqaEvaluate } from "../metrics/mrqa.ts";
 import { mlqaEvaluate } from "../metrics/mlqa.ts";
@@ -528,7 +528,7 @@ const sameGolds = (a: unknown, b: readonly string[]): boolean =>
   Array.isArray(a) && a.length === b.length && a.every((x, i) => x === b[i]);
 
 /**
- * Checks a system's per-question rows (`runs/layout.ts`) against its scores
+ * Checks a system's per-question rows (`runs/plan/layout.ts`) against its scores
  * recomputed here (`scored`) and returns it with the rows' BEM: the rows
  * must be the dataset's questions in the dataset's order, each with the
  * prediction file's prediction, the dataset's gold answers (when the row

@@ -8,11 +8,11 @@
  * each stage's time and the EM/F1, and leaves `outputs/<YYYYMMDD_HHMMSS>/`
  * with the split files, the dumps (unless `--no-keep-dumps`), `pred.json`,
  * its per-question rows `rows.ndjson` (from the scoring pass that makes
- * `result.json`; `layout.ts`), `summary.json` and the tasks' logs. With
+ * `result.json`; `runs/plan/layout.ts`), `summary.json` and the tasks' logs. With
  * `open`, the open-domain search runs too (index → search, scored in the
  * same eval task): `index/`, `open/pred.json`, `open/topk.ndjson`, the
  * open fields in every row, and `open` in `result.json` and `summary.json`.
- * Last it writes `provenance.json` (`provenance.ts`: the flags, tool,
+ * Last it writes `provenance.json` (`runs/summary/provenance.ts`: the flags, tool,
  * machine, config, and the sha256 of the dataset, the model files, the
  * dumps, hashed while the merge runs, and the prediction and rows files).
  *
@@ -47,10 +47,15 @@ import { countSquad } from "../io/squad.ts";
 import { validate } from "../io/dump/validate.ts";
 import { readIndexHeader } from "../search/index/read.ts";
 import { DEFAULT_ENCODER, type EncoderSpec, encoderSpec } from "../encoders/registry.ts";
-import { OPEN_TOP_K } from "./config.ts";
+import { OPEN_TOP_K } from "./config/config.ts";
 import { RunError } from "./errors.ts";
 import { PROVENANCE_FILE, writeProvenance } from "../io/provenance.ts";
-import { type DumpHashes, hashDumps, runProvenance, systemProvenance } from "./provenance.ts";
+import {
+  type DumpHashes,
+  hashDumps,
+  runProvenance,
+  systemProvenance,
+} from "./summary/provenance.ts";
 import {
   planSingleRun,
   removeEmptyRunFolders,
@@ -60,9 +65,9 @@ import {
   taskDetail,
   taskSeconds,
 } from "./single.ts";
-import type { Plan } from "./task.ts";
-import { singleRunSummary } from "./single_summary.ts";
-import type { TaskStatus } from "./status.ts";
+import type { Plan } from "./plan/task.ts";
+import { singleRunSummary } from "./summary/single_summary.ts";
+import type { TaskStatus } from "./runners/status.ts";
 import { timestamp } from "./run_dir.ts";
 
 /** The bundled default dataset. */
@@ -227,7 +232,7 @@ const claimOut = (data: string, out: string, manifest: Manifest, overwrite: bool
   });
 
 /**
- * Writes `<out>/provenance.json` of a finished run (`provenance.ts`), with
+ * Writes `<out>/provenance.json` of a finished run (`runs/summary/provenance.ts`), with
  * the dumps hashed earlier (`dumps_kept: false` when they are gone) and the
  * dataset's and corpus's sha256 from the run's manifest.
  */
@@ -376,7 +381,7 @@ export const full = (opts: FullOptions = {}) => {
       }`,
     );
     if (v > 0) return yield* Effect.fail(new RunError(`validate: ${checked.violations[0]}`));
-    // merge ∥ index, then search, then eval (the groups of `task.ts`); the
+    // merge ∥ index, then search, then eval (the groups of `runs/plan/task.ts`); the
     // dumps are hashed for provenance.json meanwhile.
     const [, dumps] = yield* Effect.all([
       runStages(plan, ["merge", "index", "search", "eval"], onDone),

@@ -2,7 +2,12 @@
  * The `runs/` room: evaluation runs from config files (config schema,
  * loading, partitioning, task plans, the local and Slurm runners, the
  * progress view and summaries) and the one sandbox module that builds
- * every permission-narrowed `deno run` command line.
+ * every permission-narrowed `deno run` command line. Its sub-rooms:
+ * `config/` (schema, loading, validation), `plan/` (tasks, partitions,
+ * layout), `runners/` (executing a plan; the Local and Slurm runners as one
+ * `RunnerService`), `sandbox/` (command lines and their grants) and
+ * `summary/` (summaries and provenance); `run`, `full` and the single run
+ * are at the top.
  *
  * @example
  * ```ts
@@ -23,7 +28,7 @@ export {
   ModelSchema,
   PathLike,
   RunConfigSchema,
-} from "./schema.ts";
+} from "./config/schema.ts";
 export {
   formatPath,
   type Metric,
@@ -31,11 +36,11 @@ export {
   type ResolvedModel,
   type ResolvedRunConfig,
   validateRunConfig,
-} from "./config.ts";
-export { findImportCycle } from "./imports.ts";
-export { loadRunConfig } from "./load.ts";
-export { NON_DATA, toData } from "./config_loader.ts";
-export { ORT_ADDON, probeOrtOnImport } from "./ort.ts";
+} from "./config/config.ts";
+export { findImportCycle } from "./config/imports.ts";
+export { loadRunConfig } from "./config/load.ts";
+export { NON_DATA, toData } from "./config/config_loader.ts";
+export { ORT_ADDON, probeOrtOnImport } from "./sandbox/ort.ts";
 export {
   denoRunArgv,
   encoderGrants,
@@ -43,7 +48,7 @@ export {
   type Grants,
   permissionFlags,
   type SandboxOptions,
-} from "./sandbox.ts";
+} from "./sandbox/sandbox.ts";
 export {
   type DatasetScan,
   type Mode,
@@ -53,22 +58,23 @@ export {
   type Stage,
   STAGE_GROUPS,
   type Task,
-} from "./task.ts";
-export { partitions } from "./partition.ts";
-export { runFolders, type RunLayout, runLayout } from "./layout.ts";
-export { type PlanOptions, planRun, scanDataset } from "./plan.ts";
-export { firstMissing, taskComplete } from "./complete.ts";
+} from "./plan/task.ts";
+export { partitions } from "./plan/partition.ts";
+export { runFolders, type RunLayout, runLayout } from "./plan/layout.ts";
+export { type PlanOptions, planRun, scanDataset } from "./plan/plan.ts";
+export { firstMissing, taskComplete } from "./plan/complete.ts";
 export {
   newStatus,
   type Runner,
   type RunnerContext,
+  RunnerService,
   type TaskEvent,
   type TaskState,
   type TaskStatus,
-} from "./status.ts";
-export { appendLog, lastExitStatus, lastProgress, logTail } from "./logs.ts";
-export { endAttempt, executePlan, type ExecuteResult } from "./execute.ts";
-export { LocalRunner } from "./local.ts";
+} from "./runners/status.ts";
+export { appendLog, lastExitStatus, lastProgress, logTail } from "./runners/logs.ts";
+export { endAttempt, executePlan, type ExecuteResult } from "./runners/execute.ts";
+export { LocalRunner, LocalRunnerLive } from "./runners/local.ts";
 export {
   arrayScript,
   checkSlurm,
@@ -76,7 +82,8 @@ export {
   shellQuote,
   type SlurmOptions,
   SlurmRunner,
-} from "./slurm.ts";
+  SlurmRunnerLive,
+} from "./runners/slurm.ts";
 export {
   describeTask,
   formatElapsed,
@@ -84,8 +91,8 @@ export {
   renderStatusTable,
   stderrSink,
   type ViewSink,
-} from "./view.ts";
-export { planTable, textTable } from "./table.ts";
+} from "./runners/view.ts";
+export { planTable, textTable } from "./plan/table.ts";
 export {
   type Ci,
   formatSummary,
@@ -94,7 +101,7 @@ export {
   SUMMARY_SEED,
   summaryInterval,
   type SummaryRow,
-} from "./summary.ts";
+} from "./summary/summary.ts";
 export { RunError } from "./errors.ts";
 export { run, RUN_DEFAULTS, type RunOptions, type RunResult } from "./run.ts";
 export { chooseRunDir, timestamp } from "./run_dir.ts";
@@ -114,7 +121,7 @@ export {
   type SingleRunFacts,
   singleRunSummary,
   type StagePermissions,
-} from "./single_summary.ts";
+} from "./summary/single_summary.ts";
 export { DEFAULT_DATA, full } from "./full.ts";
 export type { FullOptions } from "./full.ts";
 export {
@@ -126,4 +133,4 @@ export {
   runProvenance,
   type SystemProvenance,
   systemProvenance,
-} from "./provenance.ts";
+} from "./summary/provenance.ts";

@@ -1,19 +1,21 @@
 /**
  * A run from a config file, in the style of OpenCompass (`deno task run`,
  * see `pipeline/run.ts`): load the config, choose the run folder, plan the
- * tasks, run them (local processes or Slurm job arrays), record the
- * invocation in `runs.jsonl` and write the summary table.
+ * tasks, run them (local processes or Slurm job arrays: the runner is the
+ * `RunnerService` of `runners/status.ts`, provided by the Layer the flags
+ * choose, `LocalRunnerLive` or `SlurmRunnerLive`), record the invocation in
+ * `runs.jsonl` and write the summary table.
  *
  * Everything goes to `<work-dir>/<YYYYMMDD_HHMMSS>/` (`outputs/` by
  * default): `configs/` (the resolved config), `logs/` (one file a task),
  * `datasets/`, `dumps/<model>/<dataset>/{context_emb,question_emb}`,
  * `predictions/<model>/<dataset>.json` with its per-question rows
- * `<dataset>.rows.ndjson` (`layout.ts`), `results/<model>/<dataset>.json`,
+ * `<dataset>.rows.ndjson` (`runs/plan/layout.ts`), `results/<model>/<dataset>.json`,
  * `summary/summary.{csv,md,txt}` (EM/F1/BEM with 95 % bootstrap intervals
- * over the rows, `summary.ts`), `provenance.json` (what each model ×
+ * over the rows, `runs/summary/summary.ts`), `provenance.json` (what each model ×
  * dataset was made from and with: flags, tool, machine, the config after
  * inheritance, the sha256 of the datasets, model files, dumps, prediction
- * and rows files; `provenance.ts`) and `runs.jsonl` (one line per
+ * and rows files; `runs/summary/provenance.ts`) and `runs.jsonl` (one line per
  * invocation: which tasks ran, were skipped, failed). Reusing a run folder
  * runs only the tasks whose outputs are incomplete. (The command line,
  * `pipeline/run.ts`, then writes the folder's report.)
@@ -27,23 +29,23 @@ import { InputError, UsageError } from "../io/errors.ts";
 import { aliasProblem } from "../io/paths.ts";
 import { displayPath } from "../io/fs.ts";
 import { chooseRunDir } from "./run_dir.ts";
-import type { ResolvedRunConfig } from "./config.ts";
+import type { ResolvedRunConfig } from "./config/config.ts";
 import { RunError } from "./errors.ts";
-import { executePlan } from "./execute.ts";
-import { runFolders, runLayout } from "./layout.ts";
+import { executePlan } from "./runners/execute.ts";
+import { runFolders, runLayout } from "./plan/layout.ts";
 import { PROVENANCE_FILE, writeProvenance } from "../io/provenance.ts";
-import { runProvenance, type SystemProvenance, systemProvenance } from "./provenance.ts";
-import { loadRunConfig } from "./load.ts";
-import { LocalRunner } from "./local.ts";
-import { ORT_ADDON, probeOrtOnImport } from "./ort.ts";
-import { planRun } from "./plan.ts";
-import { checkSlurm, SlurmRunner } from "./slurm.ts";
-import { newStatus, type Runner, type RunnerContext, type TaskStatus } from "./status.ts";
-import { formatSummary, readSummary, SUMMARY_SEED, type SummaryRow } from "./summary.ts";
-import { planTable } from "./table.ts";
-import { ProgressView, stderrSink, type ViewSink } from "./view.ts";
-import { type Mode, MODE_STAGES, type Plan } from "./task.ts";
-import { RUN_DEFAULTS } from "./defaults.ts";
+import { runProvenance, type SystemProvenance, systemProvenance } from "./summary/provenance.ts";
+import { loadRunConfig } from "./config/load.ts";
+import { LocalRunnerLive } from "./runners/local.ts";
+import { ORT_ADDON, probeOrtOnImport } from "./sandbox/ort.ts";
+import { planRun } from "./plan/plan.ts";
+import { checkSlurm, SlurmRunnerLive } from "./runners/slurm.ts";
+import { newStatus, type RunnerContext, RunnerService, type TaskStatus } from "./runners/status.ts";
+import { formatSummary, readSummary, SUMMARY_SEED, type SummaryRow } from "./summary/summary.ts";
+import { planTable } from "./plan/table.ts";
+import { ProgressView, stderrSink, type ViewSink } from "./runners/view.ts";
+import { type Mode, MODE_STAGES, type Plan } from "./plan/task.ts";
+import { RUN_DEFAULTS } from "./config/defaults.ts";
 
 export { RUN_DEFAULTS };
 
@@ -122,7 +124,7 @@ const tryDo = <A>(what: string, f: () => A) =>
   });
 
 /**
- * Writes `<run folder>/provenance.json` (`provenance.ts`): one entry per
+ * Writes `<run folder>/provenance.json` (`runs/summary/provenance.ts`): one entry per
  * model × dataset with a prediction file, its dumps hashed now.
  */
 const writeRunProvenance = (
@@ -266,9 +268,10 @@ export const run = (
       } catch { /* first invocation */ }
       Deno.writeTextFileSync(saved, record);
     });
-    const runner: Runner = opts.slurm
-      ? new SlurmRunner({ partition: opts.partition ?? null, runDir, throttle: workersGiven })
-      : new LocalRunner();
+    // The runner is a service: the flags choose the Layer that provides it.
+    const runnerLayer = opts.slurm
+      ? SlurmRunnerLive({ partition: opts.partition ?? null, runDir, throttle: workersGiven })
+      : LocalRunnerLive();
     const statuses: TaskStatus[] = [];
     const ctx: RunnerContext = {
       maxWorkers,
@@ -282,6 +285,7 @@ export const run = (
     // The tasks run in a fiber of their own; the abort signal interrupts it
     // (and waits until every task has stopped).
     const exit = yield* Effect.gen(function* () {
+      const runner = yield* RunnerService;
       const fiber = yield* Effect.forkChild(executePlan(plan.tasks, statuses, runner, ctx));
       if (opts.signal !== undefined) {
         const stop = yield* Effect.raceFirst(
@@ -291,7 +295,7 @@ export const run = (
         if (stop) yield* Fiber.interrupt(fiber);
       }
       return yield* Fiber.await(fiber);
-    }).pipe(Effect.ensuring(Effect.sync(() => view.stop())));
+    }).pipe(Effect.provide(runnerLayer), Effect.ensuring(Effect.sync(() => view.stop())));
     const interrupted = opts.signal?.aborted === true;
     if (Exit.isFailure(exit) && !interrupted) {
       return yield* Effect.fail(new RunError(`run: ${exit.cause}`));

@@ -19,15 +19,15 @@ import * as Fiber from "effect/Fiber";
 import type { EncoderSpec } from "../encoders/registry.ts";
 import { type FileError, InputError, WriteError, writeFailure } from "../io/errors.ts";
 import { pyFloatRepr } from "../io/pyjson.ts";
-import type { ResolvedRunConfig } from "./config.ts";
+import type { ResolvedRunConfig } from "./config/config.ts";
 import { RunError } from "./errors.ts";
-import { executePlan } from "./execute.ts";
-import { runFolders, type RunLayout } from "./layout.ts";
-import { LocalRunner } from "./local.ts";
-import { lastExitStatus, logTail } from "./logs.ts";
-import { planRun } from "./plan.ts";
-import { newStatus, type TaskStatus } from "./status.ts";
-import type { Plan, Stage } from "./task.ts";
+import { executePlan } from "./runners/execute.ts";
+import { runFolders, type RunLayout } from "./plan/layout.ts";
+import { LocalRunnerLive } from "./runners/local.ts";
+import { lastExitStatus, logTail } from "./runners/logs.ts";
+import { planRun } from "./plan/plan.ts";
+import { newStatus, RunnerService, type TaskStatus } from "./runners/status.ts";
+import type { Plan, Stage } from "./plan/task.ts";
 
 /**
  * The flat layout of a single run in `out`.
@@ -261,8 +261,10 @@ export const runStages = (
   Effect.gen(function* () {
     const statuses = plan.tasks.filter((t) => stages.includes(t.stage)).map(newStatus);
     const failed = Deferred.makeUnsafe<void>();
+    // The local runner, from the runner service (its Layer: `LocalRunnerLive`).
+    const runner = yield* RunnerService;
     const fiber = yield* Effect.forkChild(
-      executePlan(plan.tasks, statuses, new LocalRunner(), {
+      executePlan(plan.tasks, statuses, runner, {
         maxWorkers: 2,
         timeoutS,
         retries: 0,
@@ -292,4 +294,4 @@ export const runStages = (
       );
     }
     return statuses;
-  });
+  }).pipe(Effect.provide(LocalRunnerLive()));

@@ -30,7 +30,7 @@
  * one at a time (one shard's vectors in memory; with `memoryBudget`, each
  * shard read from disk on demand within it, `disk.ts`), the questions read again
  * for each, and the running top k of every question kept (questions × k
- * hits). **As a run** (`runs/plan.ts`): a task per shard
+ * hits). **As a run** (`runs/plan/plan.ts`): a task per shard
  * ({@linkcode searchShard}: the shard's top k of every question, with each
  * phrase's position, in a hits file), then one merge task
  * ({@linkcode mergeShardHits}) that writes the same `pred.json` and top-k

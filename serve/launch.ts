@@ -26,7 +26,7 @@ import { writeTextFileAtomic } from "../io/fs.ts";
 import { buildIndex, type BuildIndexError } from "../search/index/build.ts";
 import { INDEX_HEADER, type IndexHeader } from "../search/index/format.ts";
 import { readIndexHeader } from "../search/index/read.ts";
-import type { Grants } from "../runs/sandbox.ts";
+import type { Grants } from "../runs/sandbox/sandbox.ts";
 
 /** The side file of an index built by `serve` from a dump. */
 export const SOURCE_FILE = ".phraseval-serve-source.json";

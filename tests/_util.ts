@@ -6,7 +6,7 @@
  */
 import { REPO_ROOT } from "../io/repo.ts";
 import { CHILD_ENV } from "../io/process.ts";
-import { denoRunArgv } from "../runs/sandbox.ts";
+import { denoRunArgv } from "../runs/sandbox/sandbox.ts";
 
 /** Repository root (absolute, no trailing slash). */
 export const ROOT: string = REPO_ROOT;
@@ -148,7 +148,7 @@ export async function folderSum(dir: string): Promise<string> {
 /**
  * Runs `deno run -A <script> ...args` from the repository root (or with
  * the given permission flags instead of `-A`; the command line comes from
- * `runs/sandbox.ts`); `stdin` is piped in when given.
+ * `runs/sandbox/sandbox.ts`); `stdin` is piped in when given.
  */
 export async function runStage(
   script: string,

@@ -1,6 +1,6 @@
 /**
  * The temporary folder of an index build (`<out>.<8 hex>.tmp`), in a module
- * of its own: the sandbox rules of a run's `index` task (`runs/sandbox.ts`)
+ * of its own: the sandbox rules of a run's `index` task (`runs/sandbox/sandbox.ts`)
  * need its name, not the builder (`build.ts`, which uses it).
  *
  * @module
@@ -29,7 +29,7 @@ export function tmpName(out: string): string {
  * (`<out>.<8 hex>.tmp`: the build's lock file, the folder it writes before
  * renaming it into place, and for a moment a replaced index; see
  * `build.ts`): what a sandboxed `index` task must be allowed to write
- * besides `out` (`runs/sandbox.ts`).
+ * besides `out` (`runs/sandbox/sandbox.ts`).
  *
  * @example
  * ```ts

@@ -11,9 +11,9 @@ import { InputError } from "../../io/errors.ts";
 import { type SquadReadOptions, squadRecords } from "../../io/squad.ts";
 import { DatasetIds, isIdProblem, squadQuestionParagraphs } from "../../io/squad_ids.ts";
 import { split } from "../../io/squad_split.ts";
-import type { ResolvedRunConfig } from "../../runs/config.ts";
-import { planRun, scanDataset } from "../../runs/plan.ts";
-import { RunConfigSchema } from "../../runs/schema.ts";
+import type { ResolvedRunConfig } from "../../runs/config/config.ts";
+import { planRun, scanDataset } from "../../runs/plan/plan.ts";
+import { RunConfigSchema } from "../../runs/config/schema.ts";
 
 const para = (...qids: string[]) => ({
   context: "Paris is big.",

@@ -9,7 +9,7 @@ import { assertEquals, assertMatch } from "../_assert.ts";
 import { listDir, ROOT, type RunResult, runStage } from "../_util.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
 import { CHILD_ENV } from "../../io/process.ts";
-import { denoRunArgv } from "../../runs/sandbox.ts";
+import { denoRunArgv } from "../../runs/sandbox/sandbox.ts";
 
 const enc = new TextEncoder();
 const valid = (para: string) =>

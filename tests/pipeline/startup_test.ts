@@ -78,7 +78,7 @@ const COMMANDS: Readonly<Record<string, readonly string[]>> = {
   merge: ["search/early.ts", "search/plan.ts"],
   records: [],
   report: [],
-  run: ["runs/defaults.ts"],
+  run: ["runs/config/defaults.ts"],
   search: ["pipeline/_index_flags.ts", "search/index/defaults.ts"],
   serve: ["pipeline/_index_flags.ts", "search/index/defaults.ts"],
   split: [],

@@ -5,7 +5,7 @@
  * (a trampoline resets them, as a terminal would have them). SIGINT or
  * SIGTERM to that PID, or the death of the process that started it, must
  * stop every process under it (the wrappers, the launcher, the server
- * child) and the port must stop answering. `runs/lifeline.ts` and the
+ * child) and the port must stop answering. `runs/runners/lifeline.ts` and the
  * launcher's signal handling make it so; npx alone passes no signal on.
  *
  * @module

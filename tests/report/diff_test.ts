@@ -23,7 +23,7 @@ import {
 } from "../../metrics/stats/mod.ts";
 import { reportDiff } from "../../report/mod.ts";
 import { pairSystems } from "../../report/diff.ts";
-import { runProvenance } from "../../runs/provenance.ts";
+import { runProvenance } from "../../runs/summary/provenance.ts";
 
 const TMP = await Deno.makeTempDir({ prefix: "pv-report-diff-" });
 globalThis.addEventListener("unload", () => {

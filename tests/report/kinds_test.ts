@@ -17,7 +17,7 @@ import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { ROOT, runStage } from "../_util.ts";
 import { mcnemarPaired, pairedBootstrap, pairedRandomization } from "../../metrics/stats/mod.ts";
 import { report, type ReportJson } from "../../report/mod.ts";
-import { evalPredictions } from "../../runs/tasks.ts";
+import { evalPredictions } from "../../runs/plan/tasks.ts";
 import type { DatasetFormat } from "../../io/datasets/detect.ts";
 import type { FieldMap } from "../../io/datasets/types.ts";
 

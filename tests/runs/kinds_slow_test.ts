@@ -15,9 +15,9 @@
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ROOT, runRun, runStage } from "../_util.ts";
-import { validateRunConfig } from "../../runs/config.ts";
-import { planRun } from "../../runs/plan.ts";
-import { formatSummary } from "../../runs/summary.ts";
+import { validateRunConfig } from "../../runs/config/config.ts";
+import { planRun } from "../../runs/plan/plan.ts";
+import { formatSummary } from "../../runs/summary/summary.ts";
 import { scoreQuestionSet } from "../../metrics/qa_eval.ts";
 
 const DS = `${ROOT}/tests/testdata/datasets`;

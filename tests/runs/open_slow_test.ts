@@ -178,7 +178,7 @@ Deno.test("full --open: the index and search tasks run with narrow grants; --top
   assertMatch(header("index"), /^index: 148 paragraphs, 58443 phrases, d=4194304, csr f32/m);
   const plan = readJson(`${open}/.phraseval-run.json`);
   assertEquals(plan.open_top_k, 10);
-  const { planRun } = await import("../../runs/plan.ts");
+  const { planRun } = await import("../../runs/plan/plan.ts");
   const { singleRunConfig, singleRunLayout } = await import("../../runs/single.ts");
   const { encoderSpec } = await import("../../encoders/registry.ts");
   const spec = await Effect.runPromise(encoderSpec("sparse-pi"));

@@ -1,5 +1,5 @@
 /**
- * A run with a sharded open search (`open: { shards }`, `runs/plan.ts`) on
+ * A run with a sharded open search (`open: { shards }`, `runs/plan/plan.ts`) on
  * the local runner: its `index` task of one shard and its `search` task of
  * one shard are SIGKILLed mid-way (each once its half-written output is
  * there); the run retries them and ends complete, and the sharded search's

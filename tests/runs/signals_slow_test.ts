@@ -21,7 +21,7 @@ import { DEFAULT_DATA, runManifest } from "../../runs/full.ts";
 import { exitCodeOf } from "../../pipeline/_cli.ts";
 import { RunError } from "../../runs/errors.ts";
 import { runStages } from "../../runs/single.ts";
-import type { Plan, Task } from "../../runs/task.ts";
+import type { Plan, Task } from "../../runs/plan/task.ts";
 
 /** The permissions of `deno task full`. */
 const FULL_PERMS = ["--allow-read", "--allow-write", "--allow-run"];

@@ -16,7 +16,7 @@ import { closeIvfWorkers, scoreIvf, scoreIvfSync, trainSample } from "../../sear
 import { splitmix32 } from "../../search/index/kmeans.ts";
 import { openIndexSync } from "../../search/index/read.ts";
 import { scoreQuestions } from "../../search/open.ts";
-import { indexGrants, permissionFlags } from "../../runs/sandbox.ts";
+import { indexGrants, permissionFlags } from "../../runs/sandbox/sandbox.ts";
 import { assert, assertEquals } from "../_assert.ts";
 import { python, ROOT, runStage, sha256File } from "../_util.ts";
 

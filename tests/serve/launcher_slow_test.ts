@@ -7,7 +7,7 @@
  */
 import { assert, assertEquals } from "../_assert.ts";
 import { ROOT, runStage } from "../_util.ts";
-import { denoRunArgv } from "../../runs/sandbox.ts";
+import { denoRunArgv } from "../../runs/sandbox/sandbox.ts";
 import { STATIC_DIR } from "../../serve/server.ts";
 import { SPARSE_PI_MODEL } from "../../encoders/sparse_pi/encoder.ts";
 import { type Fixture, get, makeFixture, raw, readResponse } from "./_fixture.ts";

@@ -13,7 +13,7 @@
  */
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ROOT, runStage } from "../_util.ts";
-import { denoRunArgv } from "../../runs/sandbox.ts";
+import { denoRunArgv } from "../../runs/sandbox/sandbox.ts";
 import { type Fixture, makeFixture } from "./_fixture.ts";
 
 interface Setup {

@@ -14,7 +14,8 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import { UsageError } from "../io/errors.ts";
+import * as Layer from "effect/Layer";
+import { UsageError } from "../../io/errors.ts";
 import { endAttempt } from "./execute.ts";
 import { appendLog, lastExitStatus, lastProgress } from "./logs.ts";
 import {
@@ -24,8 +25,8 @@ import {
   signalChild,
   spawnFailure,
   spawnScoped,
-} from "../io/process.ts";
-import type { Runner, RunnerContext, TaskStatus } from "./status.ts";
+} from "../../io/process.ts";
+import { type Runner, type RunnerContext, RunnerService, type TaskStatus } from "./status.ts";
 
 /** Runs a Slurm client command (a missing binary is exit 127). */
 const cmd = (name: string, args: readonly string[], timeoutMs = 30000): Effect.Effect<CmdOut> =>
@@ -429,6 +430,26 @@ export class SlurmRunner implements Runner {
     });
   }
 }
+
+/**
+ * The {@linkcode RunnerService} of a run on Slurm: a new
+ * {@linkcode SlurmRunner} with `opts` each time the Layer is built (nothing
+ * is submitted until the run gives it tasks).
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect";
+ * import { SlurmRunnerLive } from "./slurm.ts";
+ * import { RunnerService } from "./status.ts";
+ * const kind = Effect.gen(function* () {
+ *   return (yield* RunnerService).kind;
+ * });
+ * const layer = SlurmRunnerLive({ partition: null, runDir: "/nonexistent", throttle: null });
+ * if (await Effect.runPromise(Effect.provide(kind, layer)) !== "slurm") throw new Error();
+ * ```
+ */
+export const SlurmRunnerLive = (opts: SlurmOptions): Layer.Layer<RunnerService> =>
+  Layer.sync(RunnerService, () => new SlurmRunner(opts));
 
 /** Slurm job states of a job that is still queued or running. */
 const ACTIVE_STATE =

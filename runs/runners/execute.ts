@@ -9,9 +9,9 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import { firstMissing } from "./complete.ts";
+import { firstMissing } from "../plan/complete.ts";
 import type { Runner, RunnerContext, TaskStatus } from "./status.ts";
-import { STAGE_GROUPS, type Task } from "./task.ts";
+import { STAGE_GROUPS, type Task } from "../plan/task.ts";
 
 /**
  * Decides what an ended attempt means: done when its outputs are complete,

@@ -1,11 +1,15 @@
 /**
  * What happens to a task in one invocation of a run: its state, attempts,
- * timing and where it runs, and the events a runner reports to the view.
+ * timing and where it runs, and the events a runner reports to the view;
+ * what a runner is ({@linkcode Runner}) and the service a run takes its
+ * runner from ({@linkcode RunnerService}, provided by `LocalRunnerLive` of
+ * `local.ts` or `SlurmRunnerLive` of `slurm.ts`).
  *
  * @module
  */
+import * as Context from "effect/Context";
 import type * as Effect from "effect/Effect";
-import type { Task } from "./task.ts";
+import type { Task } from "../plan/task.ts";
 
 /** The state of a task in one invocation of `run`. */
 export type TaskState =
@@ -92,3 +96,26 @@ export interface Runner {
   /** Runs `batch` (tasks of one stage group) to the end: done, failed or cancelled. */
   run(batch: readonly TaskStatus[], ctx: RunnerContext): Effect.Effect<void>;
 }
+
+/**
+ * The runner of a run, as a service: `run` and `full` take their runner
+ * from it, and the command's flags choose the Layer that provides it
+ * (`LocalRunnerLive` in `local.ts`, `SlurmRunnerLive` in `slurm.ts`).
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect";
+ * import * as Layer from "effect/Layer";
+ * import { RunnerService } from "./status.ts";
+ * const kind = Effect.gen(function* () {
+ *   return (yield* RunnerService).kind;
+ * });
+ * const fake = { kind: "local" as const, run: () => Effect.void };
+ * if (await Effect.runPromise(Effect.provide(kind, Layer.succeed(RunnerService, fake))) !== "local") {
+ *   throw new Error("not provided");
+ * }
+ * ```
+ */
+export class RunnerService extends Context.Service<RunnerService, Runner>()(
+  "phraseval/runs/Runner",
+) {}

@@ -1,7 +1,7 @@
 /**
  * The defaults of `run`'s runner flags, in a module without imports: the
  * command's spec (its `--help`) shows them without loading the runner.
- * `run.ts` re-exports them.
+ * `runs/run.ts` re-exports them.
  *
  * @module
  */

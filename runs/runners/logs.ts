@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Task } from "./task.ts";
+import type { Task } from "../plan/task.ts";
 
 /**
  * The newest modification time (ms) of a task's log and watched outputs:

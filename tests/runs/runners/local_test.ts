@@ -1,12 +1,13 @@
 /**
- * The local runner's packs (runs/local.ts): encode partitions of one half share a process over the
- * union of their ranges; each partition keeps its own check, status and retries.
+ * The local runner's packs (runs/runners/local.ts): encode partitions of one half share a
+ * process over the union of their ranges; each partition keeps its own check, status and
+ * retries.
  */
 import * as Effect from "effect/Effect";
-import { assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { LocalRunner, packTasks } from "../../runs/local.ts";
-import { newStatus, type TaskStatus } from "../../runs/status.ts";
-import type { Task } from "../../runs/task.ts";
+import { assertEquals, assertMatch, assertStringIncludes } from "../../_assert.ts";
+import { LocalRunner, packTasks } from "../../../runs/runners/local.ts";
+import { newStatus, type TaskStatus } from "../../../runs/runners/status.ts";
+import type { Task } from "../../../runs/plan/task.ts";
 
 // A stand-in encoder: writes <out>/<i> for each i of its --range, except that the first process
 // to meet item 5 skips it (and leaves a marker), so item 5's partition is incomplete once.

@@ -4,13 +4,13 @@
  * numbers that {@linkcode scoreDataset} returns.
  */
 import * as Effect from "effect/Effect";
-import { assert, assertEquals } from "../_assert.ts";
-import { DEV_GZ, ROOT, runArgv } from "../_util.ts";
-import { validateRunConfig } from "../../runs/config.ts";
-import { ORT_ADDON } from "../../runs/ort.ts";
-import { planRun } from "../../runs/plan.ts";
-import { prepareDataset } from "../../runs/tasks.ts";
-import { scoreDataset } from "../../metrics/evaluate.ts";
+import { assert, assertEquals } from "../../_assert.ts";
+import { DEV_GZ, ROOT, runArgv } from "../../_util.ts";
+import { validateRunConfig } from "../../../runs/config/config.ts";
+import { ORT_ADDON } from "../../../runs/sandbox/ort.ts";
+import { planRun } from "../../../runs/plan/plan.ts";
+import { prepareDataset } from "../../../runs/plan/tasks.ts";
+import { scoreDataset } from "../../../metrics/evaluate.ts";
 
 const SURROGATE = `${ROOT}/tests/fixtures/bem_surrogate_NOT_BEM.onnx`;
 

@@ -31,7 +31,7 @@
  * @module
  */
 
-import type { CmdOut } from "../io/process.ts";
+import type { CmdOut } from "../../io/process.ts";
 
 /** How long one `ps` may take before it is killed (a read then fails). */
 const PS_TIMEOUT_MS = 5000;
@@ -44,7 +44,7 @@ const PS_TIMEOUT_MS = 5000;
 async function ps(args: readonly string[], env?: Record<string, string>): Promise<CmdOut> {
   const [Effect, { runCommand }] = await Promise.all([
     import("effect/Effect"),
-    import("../io/process.ts"),
+    import("../../io/process.ts"),
   ]);
   return await Effect.runPromise(runCommand("ps", args, PS_TIMEOUT_MS, env));
 }

@@ -11,7 +11,7 @@
  * `--per-question` rows). The file is the prediction file's name with
  * `.json` replaced by `.rows.ndjson` (`predictions/<model>/<dataset>.json`
  * → `predictions/<model>/<dataset>.rows.ndjson`), except in `full`'s flat
- * layout, where `pred.json`'s rows are `rows.ndjson` (`single.ts`). When
+ * layout, where `pred.json`'s rows are `rows.ndjson` (`runs/single.ts`). When
  * the dataset has the `open` option, each row also carries the open
  * search's fields (`open_prediction`, `open_paragraph`, `open_em`,
  * `open_f1`, `topk_em`, `topk_f1`, `gold_paragraph_rank`, `answer_rank`;
@@ -28,7 +28,7 @@
  *
  * @module
  */
-import type { ResolvedDataset } from "./config.ts";
+import type { ResolvedDataset } from "../config/config.ts";
 import type { Plan, Stage } from "./task.ts";
 
 /** The folders and files of a run folder. */

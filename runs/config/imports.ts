@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { REPO_ROOT } from "../io/repo.ts";
-import { absPath, dirOf, normalize } from "../io/fs.ts";
+import { REPO_ROOT } from "../../io/repo.ts";
+import { absPath, dirOf, normalize } from "../../io/fs.ts";
 
 /** Folders (and files) of the repository's library: not followed by the cycle check. */
 const LIBRARY = ["io/", "encoders/", "metrics/", "search/", "runs/", "pipeline/", "mod.ts"];
@@ -40,7 +40,7 @@ function localImports(file: string, text: string): string[] {
  *
  * @example
  * ```ts
- * import { REPO_ROOT } from "../io/repo.ts";
+ * import { REPO_ROOT } from "../../io/repo.ts";
  * import { findImportCycle } from "./imports.ts";
  * const c = await findImportCycle(`${REPO_ROOT}/configs/eval_two_models_mini.ts`);
  * if (c !== undefined) throw new Error(c.join(" → "));

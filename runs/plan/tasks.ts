@@ -1,5 +1,5 @@
 /**
- * The two task kinds of a run (`runs/plan.ts`) that are not stage scripts of
+ * The two task kinds of a run (`runs/plan/plan.ts`) that are not stage scripts of
  * their own, as Effects:
  *
  * - `prepare --data SRC --out DIR [--articles A:B]`: writes
@@ -10,7 +10,7 @@
  *   official SQuAD v1.1 EM/F1 of P (and BEM, in the same process, when
  *   asked), written to R atomically as `{"exact_match": ..., "f1": ...,
  *   "bem": ...}`; with `--rows`, the per-question rows of the same scoring
- *   pass (`runs/layout.ts`) to ROWS, atomically, before R. With
+ *   pass (`runs/plan/layout.ts`) to ROWS, atomically, before R. With
  *   `--open-pred P2 --topk T` (a dataset's `open` option), the open search's
  *   top-1 EM/F1 and top-k metrics go in R's `open` and each row gets the
  *   question's open fields (`metrics/open.ts`). A SQuAD v2.0 set's result
@@ -23,31 +23,31 @@
  * - `prepare ... --subset-only`: the article subset `DIR/data.json` only.
  *
  * The command line of both is `pipeline/_run_task.ts`, which the plans
- * name as a script (`runs/plan.ts`).
+ * name as a script (`runs/plan/plan.ts`).
  *
  * @module
  */
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
-import { FileError, InputError } from "../io/errors.ts";
-import { openAtomicWriter } from "../io/source.ts";
-import { split } from "../io/squad_split.ts";
-import { writeArticleSubset } from "../io/squad_subset.ts";
-import { scoreDataset } from "../metrics/evaluate.ts";
-import { type OpenMetrics, openScores } from "../metrics/open.ts";
+import { FileError, InputError } from "../../io/errors.ts";
+import { openAtomicWriter } from "../../io/source.ts";
+import { split } from "../../io/squad_split.ts";
+import { writeArticleSubset } from "../../io/squad_subset.ts";
+import { scoreDataset } from "../../metrics/evaluate.ts";
+import { type OpenMetrics, openScores } from "../../metrics/open.ts";
 import {
   type CorpusOpenError,
   type CorpusOpenScores,
   corpusOpenScores,
   type CorpusTopK,
-} from "../metrics/open_corpus.ts";
-import { readIndexPassages } from "../search/index/read.ts";
-import { questionScore, scoreQuestionSet } from "../metrics/qa_eval.ts";
-import type { SquadV2Result } from "../metrics/squad.ts";
-import { readPredictions } from "../io/predictions.ts";
-import { readQuestions } from "../io/datasets/read.ts";
-import type { DatasetFormat } from "../io/datasets/detect.ts";
-import type { FieldMap, QaRecord } from "../io/datasets/types.ts";
+} from "../../metrics/open_corpus.ts";
+import { readIndexPassages } from "../../search/index/read.ts";
+import { questionScore, scoreQuestionSet } from "../../metrics/qa_eval.ts";
+import type { SquadV2Result } from "../../metrics/squad.ts";
+import { readPredictions } from "../../io/predictions.ts";
+import { readQuestions } from "../../io/datasets/read.ts";
+import type { DatasetFormat } from "../../io/datasets/detect.ts";
+import type { FieldMap, QaRecord } from "../../io/datasets/types.ts";
 
 const fsDo = <A>(file: string, f: () => Promise<A>) =>
   Effect.tryPromise({
@@ -80,7 +80,7 @@ export interface PrepareOptions {
  * @example
  * ```ts
  * import * as Effect from "effect/Effect";
- * import { REPO_ROOT } from "../io/repo.ts";
+ * import { REPO_ROOT } from "../../io/repo.ts";
  * import { prepareDataset } from "./tasks.ts";
  * const out = await Deno.makeTempDir();
  * const r = await Effect.runPromise(prepareDataset({

@@ -1,6 +1,6 @@
 /**
  * The local runner: each task a Deno subprocess (its command line from the
- * plan, permissions narrowed by `sandbox.ts`), at most `--max-workers` at
+ * plan, permissions narrowed by `runs/sandbox/sandbox.ts`), at most `--max-workers` at
  * once; the encode partitions of one model, dataset and half share
  * processes (at most `--max-workers` of them, {@linkcode packTasks}), so an
  * encoder loads once per process rather than once per partition. A task's stdout and stderr go to its log; a task whose log and
@@ -12,12 +12,13 @@
  * @module
  */
 import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
 import * as Option from "effect/Option";
 import * as Schedule from "effect/Schedule";
 import { endAttempt } from "./execute.ts";
 import { appendLog, lastProgress } from "./logs.ts";
-import { type Child, exitCode, signalChild, spawnScoped, stopChild } from "../io/process.ts";
-import type { Runner, RunnerContext, TaskStatus } from "./status.ts";
+import { type Child, exitCode, signalChild, spawnScoped, stopChild } from "../../io/process.ts";
+import { type Runner, type RunnerContext, RunnerService, type TaskStatus } from "./status.ts";
 
 /** A failed attempt that will be retried. */
 class RetryAttempt {
@@ -292,3 +293,21 @@ export class LocalRunner implements Runner {
     );
   }
 }
+
+/**
+ * The {@linkcode RunnerService} of a local run: a new {@linkcode LocalRunner}
+ * each time the Layer is built.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect";
+ * import { LocalRunnerLive } from "./local.ts";
+ * import { RunnerService } from "./status.ts";
+ * const kind = Effect.gen(function* () {
+ *   return (yield* RunnerService).kind;
+ * });
+ * if (await Effect.runPromise(Effect.provide(kind, LocalRunnerLive())) !== "local") throw new Error();
+ * ```
+ */
+export const LocalRunnerLive = (): Layer.Layer<RunnerService> =>
+  Layer.sync(RunnerService, () => new LocalRunner());

@@ -11,15 +11,15 @@
  *
  * @module
  */
-import { runCommand } from "../io/process.ts";
+import { runCommand } from "../../io/process.ts";
 import * as Effect from "effect/Effect";
-import { InputError } from "../io/errors.ts";
-import { REPO_ROOT } from "../io/repo.ts";
-import { absPath, dirOf, displayPath, isFile } from "../io/fs.ts";
+import { InputError } from "../../io/errors.ts";
+import { REPO_ROOT } from "../../io/repo.ts";
+import { absPath, dirOf, displayPath, isFile } from "../../io/fs.ts";
 import { type ResolvedRunConfig, validateRunConfig } from "./config.ts";
 import { findImportCycle } from "./imports.ts";
-import { ORT_ADDON } from "./ort.ts";
-import { denoRunArgv } from "./sandbox.ts";
+import { ORT_ADDON } from "../sandbox/ort.ts";
+import { denoRunArgv } from "../sandbox/sandbox.ts";
 
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
 
@@ -34,7 +34,7 @@ export const CONFIG_LOAD_TIMEOUT_S = 30;
  *
  * @example
  * ```ts
- * import { REPO_ROOT } from "../io/repo.ts";
+ * import { REPO_ROOT } from "../../io/repo.ts";
  * import { configLoaderArgv } from "./load.ts";
  * const argv = configLoaderArgv("/c/run.ts");
  * if (!argv.includes(`--allow-read=/c,${REPO_ROOT}`) || !argv.includes("--no-remote")) {
@@ -43,7 +43,7 @@ export const CONFIG_LOAD_TIMEOUT_S = 30;
  * ```
  */
 export function configLoaderArgv(file: string): string[] {
-  return denoRunArgv(`${REPO_ROOT}/runs/config_loader.ts`, [file], {
+  return denoRunArgv(`${REPO_ROOT}/runs/config/config_loader.ts`, [file], {
     read: [dirOf(file), REPO_ROOT],
     ffi: ORT_ADDON !== null ? [ORT_ADDON] : undefined,
   }, { quiet: true });
@@ -99,7 +99,7 @@ export interface LoadOptions {
  * @example
  * ```ts
  * import * as Effect from "effect/Effect";
- * import { REPO_ROOT } from "../io/repo.ts";
+ * import { REPO_ROOT } from "../../io/repo.ts";
  * import { loadRunConfig } from "./load.ts";
  * const cfg = await Effect.runPromise(loadRunConfig(`${REPO_ROOT}/configs/eval_two_models_mini.ts`));
  * if (cfg.models[0].abbr !== "sparse-pi" || cfg.models.length !== 2) throw new Error();

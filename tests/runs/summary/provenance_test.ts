@@ -1,5 +1,5 @@
 /**
- * `runs/provenance.ts` on hand-made run folders (no encoder runs): a
+ * `runs/summary/provenance.ts` on hand-made run folders (no encoder runs): a
  * system's entry holds every field, and each sha256 equals coreutils'
  * `sha256sum` on the same file (a folder's: `sha256sum` over its files in
  * name order, piped into `sha256sum`); paths inside the run folder are
@@ -8,13 +8,17 @@
  * machine, seeds and config.
  */
 import * as Effect from "effect/Effect";
-import { assert, assertEquals } from "../_assert.ts";
-import { folderSum, ROOT, sha256sum } from "../_util.ts";
-import { NORMALIZER_VERSION } from "../../metrics/squad_text.ts";
-import { PROVENANCE_FORMAT, runProvenance, systemProvenance } from "../../runs/provenance.ts";
-import { runLayout } from "../../runs/layout.ts";
-import { singleRunConfig, singleRunLayout } from "../../runs/single.ts";
-import type { EncoderSpec } from "../../encoders/registry.ts";
+import { assert, assertEquals } from "../../_assert.ts";
+import { folderSum, ROOT, sha256sum } from "../../_util.ts";
+import { NORMALIZER_VERSION } from "../../../metrics/squad_text.ts";
+import {
+  PROVENANCE_FORMAT,
+  runProvenance,
+  systemProvenance,
+} from "../../../runs/summary/provenance.ts";
+import { runLayout } from "../../../runs/plan/layout.ts";
+import { singleRunConfig, singleRunLayout } from "../../../runs/single.ts";
+import type { EncoderSpec } from "../../../encoders/registry.ts";
 
 const size = (p: string) => Deno.statSync(p).size;
 

@@ -19,7 +19,7 @@
  *   randomization seed);
  * - `config`: the run's config after inheritance (`run`: what
  *   `configs/<name>.json` holds, with the run settings; `full`: the
- *   one-model, one-dataset config it runs, `single.ts`);
+ *   one-model, one-dataset config it runs, `runs/single.ts`);
  * - `systems` (`full`, `run`): per model × dataset the dataset file, the
  *   corpus of an open search over one, the encoder (name, stored dtype,
  *   sparse, device) with the sha256 of each model file by name, the dump
@@ -33,7 +33,7 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import { FileError } from "../io/errors.ts";
+import { FileError } from "../../io/errors.ts";
 import {
   type FileHash,
   filesSha256,
@@ -46,12 +46,12 @@ import {
   recordedPath,
   type ToolInfo,
   toolInfo,
-} from "../io/provenance.ts";
-import { NORMALIZER_VERSION } from "../metrics/squad_text.ts";
-import type { ResolvedDataset, ResolvedModel } from "./config.ts";
-import type { RunLayout } from "./layout.ts";
+} from "../../io/provenance.ts";
+import { NORMALIZER_VERSION } from "../../metrics/squad_text.ts";
+import type { ResolvedDataset, ResolvedModel } from "../config/config.ts";
+import type { RunLayout } from "../plan/layout.ts";
 
-export { PROVENANCE_FILE, PROVENANCE_FORMAT } from "../io/provenance.ts";
+export { PROVENANCE_FILE, PROVENANCE_FORMAT } from "../../io/provenance.ts";
 
 /** The dump folders of a system and their hashes. */
 export interface DumpHashes {

@@ -7,11 +7,11 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import { FileError } from "../io/errors.ts";
-import type { SquadCounts } from "../io/squad.ts";
-import type { Plan, Stage } from "./task.ts";
-import type { OpenRecord } from "./tasks.ts";
-import type { CorpusTopK } from "../metrics/open_corpus.ts";
+import { FileError } from "../../io/errors.ts";
+import type { SquadCounts } from "../../io/squad.ts";
+import type { Plan, Stage } from "../plan/task.ts";
+import type { OpenRecord } from "../plan/tasks.ts";
+import type { CorpusTopK } from "../../metrics/open_corpus.ts";
 
 /** sha256 of the official PI-SQuAD split of SQuAD v1.1 dev. */
 export const OFFICIAL_SPLIT_SHA256 = {

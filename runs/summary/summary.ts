@@ -16,7 +16,7 @@
  * The intervals are paired bootstrap percentile intervals
  * (`metrics/stats` {@linkcode pairedBootstrap}, B = {@linkcode SUMMARY_RESAMPLES},
  * seed {@linkcode SUMMARY_SEED}) of the mean over the per-question rows the
- * `eval` task wrote next to the predictions (`layout.ts`), in percent: the
+ * `eval` task wrote next to the predictions (`runs/plan/layout.ts`), in percent: the
  * same numbers `report` gives for that system (its resamples draw the same
  * question indices whatever the number of systems). BEM's interval is of
  * what the result's `bem` is: the accuracy (score > 0.5) by default, the
@@ -25,12 +25,12 @@
  *
  * @module
  */
-import { BEM_THRESHOLD } from "../metrics/bem/fold.ts";
-import { pairedBootstrap } from "../metrics/stats/bootstrap.ts";
-import { runLayout } from "./layout.ts";
-import { textTable } from "./table.ts";
-import type { Plan } from "./task.ts";
-import type { DatasetKind } from "./config.ts";
+import { BEM_THRESHOLD } from "../../metrics/bem/fold.ts";
+import { pairedBootstrap } from "../../metrics/stats/bootstrap.ts";
+import { runLayout } from "../plan/layout.ts";
+import { textTable } from "../plan/table.ts";
+import type { Plan } from "../plan/task.ts";
+import type { DatasetKind } from "../config/config.ts";
 
 /** Resamples of the summary's bootstrap intervals. */
 export const SUMMARY_RESAMPLES = 1000;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ResolvedRunConfig } from "./config.ts";
+import type { ResolvedRunConfig } from "../config/config.ts";
 
 /**
  * The stages, in run order. `index` and `search` are the open-domain

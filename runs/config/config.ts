@@ -16,18 +16,18 @@ import * as Effect from "effect/Effect";
 import * as Result from "effect/Result";
 import * as Schema from "effect/Schema";
 import * as SchemaIssue from "effect/SchemaIssue";
-import { InputError } from "../io/errors.ts";
-import { ENCODER_NAMES, encoderSpec } from "../encoders/registry.ts";
-import { absPath, baseOf, dirOf, displayPath, isDir, isFifo, isFile } from "../io/fs.ts";
+import { InputError } from "../../io/errors.ts";
+import { ENCODER_NAMES, encoderSpec } from "../../encoders/registry.ts";
+import { absPath, baseOf, dirOf, displayPath, isDir, isFifo, isFile } from "../../io/fs.ts";
 import { NON_DATA } from "./config_loader.ts";
 import {
   type DatasetKind as DatasetKindSchema,
   type MetricName,
   RunConfigSchema,
 } from "./schema.ts";
-import { type DatasetFormat, detectFormat, parseFormatName } from "../io/datasets/detect.ts";
-import type { FieldMap } from "../io/datasets/types.ts";
-import { MLQA_LANGUAGES } from "../metrics/mlqa.ts";
+import { type DatasetFormat, detectFormat, parseFormatName } from "../../io/datasets/detect.ts";
+import type { FieldMap } from "../../io/datasets/types.ts";
+import { MLQA_LANGUAGES } from "../../metrics/mlqa.ts";
 
 /** A metric name. */
 export type Metric = typeof MetricName.Type;
@@ -266,7 +266,7 @@ function predictionsModel(
  * @example
  * ```ts
  * import * as Effect from "effect/Effect";
- * import { REPO_ROOT } from "../io/repo.ts";
+ * import { REPO_ROOT } from "../../io/repo.ts";
  * import { validateRunConfig } from "./config.ts";
  * // "data/..." is relative to the config file, here one at the repository root.
  * const cfg = await Effect.runPromise(validateRunConfig({
@@ -400,7 +400,7 @@ export const validateRunConfig = (
         if (!isFile(corpus)) return yield* fail(`${where}.corpus`, `no such file "${corpus}"`);
       }
       // An open set with a corpus is searched by encoder models (its open
-      // option: the ranks kept; default OPEN_TOP_K, `plan.ts`).
+      // option: the ranks kept; default OPEN_TOP_K, `runs/plan/plan.ts`).
       const openSearched = kind === "open" && corpus !== undefined;
       if (kind !== "squad") {
         const only = d.open !== undefined && !openSearched

@@ -1,5 +1,5 @@
 /**
- * The config loader process behind `runs/load.ts`: imports a config
+ * The config loader process behind `runs/config/load.ts`: imports a config
  * module and prints it as one JSON line on stdout (`{"ok": config}` or
  * `{"error": message}`). It runs in its own Deno process with read
  * permission only, so a config module cannot write, run programs, use the
@@ -9,7 +9,7 @@
  * `URL` values (`new URL("x", import.meta.url)`) become file paths;
  * functions, symbols and other non-data values are reported by path.
  *
- * Usage: `deno run --no-prompt --allow-read runs/config_loader.ts <config.ts>`
+ * Usage: `deno run --no-prompt --allow-read runs/config/config_loader.ts <config.ts>`
  *
  * @module
  */

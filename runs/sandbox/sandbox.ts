@@ -33,7 +33,7 @@
  *   such files (no symbolic link, pipe or device). Files named by an ONNX
  *   manifest must also lie, lexically, in the manifest's own folder tree
  *   (no absolute path elsewhere, no `..` out of it): a manifest cannot name
- *   `/etc/passwd` or the dataset. `runs/plan.ts` applies both before any
+ *   `/etc/passwd` or the dataset. `runs/plan/plan.ts` applies both before any
  *   task runs, and `serve` checks its model files the same way.
  * - **Output folders are fresh** ({@linkcode outputFolderProblem}): Deno
  *   does not resolve symbolic links for path-scoped reads, so a link
@@ -60,9 +60,9 @@
  *
  * @module
  */
-import { InputError } from "../io/errors.ts";
-import { REPO_ROOT } from "../io/repo.ts";
-import { indexTempFolder } from "../search/index/temp.ts";
+import { InputError } from "../../io/errors.ts";
+import { REPO_ROOT } from "../../io/repo.ts";
+import { indexTempFolder } from "../../search/index/temp.ts";
 
 /**
  * What a process may touch. A list grants exactly those paths, `true`

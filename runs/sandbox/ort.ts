@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { runCommand } from "../io/process.ts";
+import { runCommand } from "../../io/process.ts";
 import * as Effect from "effect/Effect";
-import { REPO_ROOT } from "../io/repo.ts";
+import { REPO_ROOT } from "../../io/repo.ts";
 import { denoRunArgv } from "./sandbox.ts";
 
 /**

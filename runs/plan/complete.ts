@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { dumpStem } from "../io/dump/names.ts";
-import { isFile } from "../io/fs.ts";
+import { dumpStem } from "../../io/dump/names.ts";
+import { isFile } from "../../io/fs.ts";
 import type { Task } from "./task.ts";
 
 /**

@@ -8,19 +8,19 @@
  * task (an exact phrase index of the context dump) and a `search` task
  * (every question against every phrase), whose outputs the `eval` task
  * scores beside the closed predictions. A `predictions` model (existing
- * answers, `config.ts`) has one `eval` task per dataset and nothing else:
+ * answers, `runs/config/config.ts`) has one `eval` task per dataset and nothing else:
  * it copies the answers into the run folder and scores them with the
  * dataset kind's metric; a SQuAD set then gets a `prepare` task only for
  * its article range (no split, when no encoder model is in the run), and
  * a set of another kind none (its questions are read here, so a bad record
  * is refused before anything runs).
- * Every task is a Deno command line from `sandbox.ts` with
+ * Every task is a Deno command line from `runs/sandbox/sandbox.ts` with
  * permissions narrowed to its inputs and its output folder, writes
  * atomically and skips complete files, so running it twice is safe. A task
  * is complete when its output files are (see `complete.ts`).
  *
  * Before any task exists the planner checks what each encoder process would
- * be granted (the rules in `sandbox.ts`): every model file, after
+ * be granted (the rules in `runs/sandbox/sandbox.ts`): every model file, after
  * `realpath`, against every dataset, the run and work folders and the other
  * half's files; the files an ONNX manifest names against the manifest's own
  * folder; and each output folder for anything an encoder did not write. A
@@ -31,14 +31,19 @@
  */
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
-import { InputError } from "../io/errors.ts";
-import { REPO_ROOT } from "../io/repo.ts";
-import { squadArticles } from "../io/squad.ts";
-import { manifestFiles } from "../encoders/onnx/manifest.ts";
-import { dirOf, displayPath, isFile, normalize } from "../io/fs.ts";
-import { DatasetIds, isIdProblem } from "../io/squad_ids.ts";
-import { OPEN_TOP_K, type ResolvedDataset, type ResolvedRunConfig, SQUAD_KINDS } from "./config.ts";
-import { readCorpus, readQuestions } from "../io/datasets/read.ts";
+import { InputError } from "../../io/errors.ts";
+import { REPO_ROOT } from "../../io/repo.ts";
+import { squadArticles } from "../../io/squad.ts";
+import { manifestFiles } from "../../encoders/onnx/manifest.ts";
+import { dirOf, displayPath, isFile, normalize } from "../../io/fs.ts";
+import { DatasetIds, isIdProblem } from "../../io/squad_ids.ts";
+import {
+  OPEN_TOP_K,
+  type ResolvedDataset,
+  type ResolvedRunConfig,
+  SQUAD_KINDS,
+} from "../config/config.ts";
+import { readCorpus, readQuestions } from "../../io/datasets/read.ts";
 import { type RunLayout, runLayout } from "./layout.ts";
 import { partitions } from "./partition.ts";
 import {
@@ -50,10 +55,10 @@ import {
   indexGrants,
   outputFolderProblem,
   searchGrants,
-} from "./sandbox.ts";
-import { INDEX_HEADER } from "../search/index/format.ts";
-import { QUANTIZER_MANIFEST } from "../search/index/quantizer.ts";
-import { QUANTIZER_FOLDER, shardFolderName, shardHitsFile } from "../search/index/shards.ts";
+} from "../sandbox/sandbox.ts";
+import { INDEX_HEADER } from "../../search/index/format.ts";
+import { QUANTIZER_MANIFEST } from "../../search/index/quantizer.ts";
+import { QUANTIZER_FOLDER, shardFolderName, shardHitsFile } from "../../search/index/shards.ts";
 import { type DatasetScan, type Plan, type Stage, STAGE_GROUPS, type Task } from "./task.ts";
 
 /**
@@ -66,7 +71,7 @@ import { type DatasetScan, type Plan, type Stage, STAGE_GROUPS, type Task } from
  * @example
  * ```ts
  * import * as Effect from "effect/Effect";
- * import { REPO_ROOT } from "../io/repo.ts";
+ * import { REPO_ROOT } from "../../io/repo.ts";
  * import { scanDataset } from "./plan.ts";
  * const s = await Effect.runPromise(scanDataset({
  *   abbr: "d", type: "squad", path: `${REPO_ROOT}/data/dev-v1.1.json.gz`, articles: [8, 10],
@@ -323,7 +328,7 @@ export interface PlanOptions {
   readonly deno?: string;
   /** BEM: the ONNX Runtime addon its process may load (`--allow-ffi=`). */
   readonly bemFfi?: string;
-  /** Encoders: the ONNX Runtime addon every encoder process must be allowed to load (see `probeOrtOnImport` in `ort.ts`). */
+  /** Encoders: the ONNX Runtime addon every encoder process must be allowed to load (see `probeOrtOnImport` in `runs/sandbox/ort.ts`). */
   readonly ortFfi?: string;
   /** Where the files go (default: {@linkcode runLayout} of `runDir`). */
   readonly layout?: RunLayout;
@@ -335,8 +340,8 @@ export interface PlanOptions {
  * @example
  * ```ts
  * import * as Effect from "effect/Effect";
- * import { REPO_ROOT } from "../io/repo.ts";
- * import { loadRunConfig } from "./load.ts";
+ * import { REPO_ROOT } from "../../io/repo.ts";
+ * import { loadRunConfig } from "../config/load.ts";
  * import { planRun } from "./plan.ts";
  * const cfg = await Effect.runPromise(loadRunConfig(`${REPO_ROOT}/configs/eval_two_models_mini.ts`));
  * const plan = await Effect.runPromise(planRun(cfg, { runDir: "/tmp/r", maxPartitionSize: 32 }));

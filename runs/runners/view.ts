@@ -8,8 +8,8 @@
  */
 import { logTail } from "./logs.ts";
 import type { TaskEvent, TaskStatus } from "./status.ts";
-import { textTable } from "./table.ts";
-import type { Task } from "./task.ts";
+import { textTable } from "../plan/table.ts";
+import type { Task } from "../plan/task.ts";
 
 /** Seconds as `12.3s` / `4m05s` / `1h02m`. */
 export function formatElapsed(ms: number): string {

@@ -17,11 +17,11 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { ROOT, RUN_PERMS, runArgv, runStage } from "../_util.ts";
-import { InputError } from "../../io/errors.ts";
-import * as sandbox from "../../runs/sandbox.ts";
-import * as load from "../../runs/load.ts";
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../_assert.ts";
+import { ROOT, RUN_PERMS, runArgv, runStage } from "../../_util.ts";
+import { InputError } from "../../../io/errors.ts";
+import * as sandbox from "../../../runs/sandbox/sandbox.ts";
+import * as load from "../../../runs/config/load.ts";
 
 const ONNX_TINY = `${ROOT}/tests/fixtures/onnx_tiny`;
 
@@ -626,7 +626,7 @@ Deno.test("sandbox 4: the loader reads only the config's folder tree and the rep
 });
 
 Deno.test("sandbox 2: a work folder that holds the repository still grants the built-in models", async () => {
-  const { planRun } = await import("../../runs/plan.ts");
+  const { planRun } = await import("../../../runs/plan/plan.ts");
   const cfg = await Effect.runPromise(
     load.loadRunConfig(`${ROOT}/configs/eval_two_models_mini.ts`),
   );
