@@ -77,7 +77,7 @@ const COMMANDS: Readonly<Record<string, readonly string[]>> = {
   // Its workers start before the stage loads: their plan and pool.
   merge: ["search/early.ts", "search/plan.ts"],
   records: [],
-  report: [],
+  report: ["pipeline/_report_args.ts"],
   run: ["runs/defaults.ts"],
   search: ["pipeline/_index_flags.ts", "search/index/defaults.ts"],
   serve: ["pipeline/_index_flags.ts", "search/index/defaults.ts"],
