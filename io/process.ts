@@ -7,7 +7,7 @@
  * and {@linkcode runCommandSync}, the same without Effect for a command
  * that ends at once, where the caller cannot wait (`io/limits.ts`'s shell
  * fallback). Every child of this module is built by one function: stdin
- * closed, {@linkcode CHILD_ENV} added to its environment.
+ * closed unless asked for, {@linkcode CHILD_ENV} added to its environment.
  *
  * @module
  */
@@ -79,18 +79,19 @@ export const CHILD_ENV: Readonly<Record<string, string>> = {
 
 /**
  * The command of a child of this module: `argv[0]` with the rest as its
- * arguments, stdin closed, `env` added on top of {@linkcode CHILD_ENV}
- * (itself on top of this process's environment).
+ * arguments, stdin closed unless `stdin` is `piped`, `env` added on top of
+ * {@linkcode CHILD_ENV} (itself on top of this process's environment).
  */
 function childCommand(
   argv: readonly string[],
   stdout: "piped" | "null" | "inherit",
   stderr: "piped" | "null" | "inherit",
   env: Record<string, string> | undefined,
+  stdin: "piped" | "null" = "null",
 ): Deno.Command {
   return new Deno.Command(argv[0], {
     args: argv.slice(1),
-    stdin: "null",
+    stdin,
     stdout,
     stderr,
     env: { ...CHILD_ENV, ...env },
@@ -99,6 +100,8 @@ function childCommand(
 
 /** How {@linkcode spawnScoped} starts a child. */
 export interface SpawnOptions {
+  /** Its stdin: closed (`null`, the default), or a pipe to write to (`piped`). */
+  readonly stdin?: "piped" | "null";
   /** Where stdout goes (default `piped`). */
   readonly stdout?: "piped" | "null" | "inherit";
   /** Where stderr goes (default `piped`). */
@@ -136,6 +139,7 @@ export const spawnScoped = (
           opts.stdout ?? "piped",
           opts.stderr ?? "piped",
           opts.env,
+          opts.stdin,
         ).spawn();
         let done = false;
         const status = process.status.then((s) => {
