@@ -3,7 +3,11 @@
  * {@linkcode spawnScoped}, stopped (SIGTERM, then SIGKILL after a grace
  * period) and awaited when its scope closes, so a fiber that is
  * interrupted or fails never leaves its child running. Also
- * {@linkcode runCommand}: a short command with a timeout, output collected.
+ * {@linkcode runCommand}: a short command with a timeout, output collected;
+ * and {@linkcode runCommandSync}, the same without Effect for a command
+ * that ends at once, where the caller cannot wait (`io/limits.ts`'s shell
+ * fallback). Every child of this module is built by one function: stdin
+ * closed unless asked for, {@linkcode CHILD_ENV} added to its environment.
  *
  * @module
  */
@@ -73,8 +77,31 @@ export const CHILD_ENV: Readonly<Record<string, string>> = {
   ORT_DISABLE_TELEMETRY: "1",
 };
 
+/**
+ * The command of a child of this module: `argv[0]` with the rest as its
+ * arguments, stdin closed unless `stdin` is `piped`, `env` added on top of
+ * {@linkcode CHILD_ENV} (itself on top of this process's environment).
+ */
+function childCommand(
+  argv: readonly string[],
+  stdout: "piped" | "null" | "inherit",
+  stderr: "piped" | "null" | "inherit",
+  env: Record<string, string> | undefined,
+  stdin: "piped" | "null" = "null",
+): Deno.Command {
+  return new Deno.Command(argv[0], {
+    args: argv.slice(1),
+    stdin,
+    stdout,
+    stderr,
+    env: { ...CHILD_ENV, ...env },
+  });
+}
+
 /** How {@linkcode spawnScoped} starts a child. */
 export interface SpawnOptions {
+  /** Its stdin: closed (`null`, the default), or a pipe to write to (`piped`). */
+  readonly stdin?: "piped" | "null";
   /** Where stdout goes (default `piped`). */
   readonly stdout?: "piped" | "null" | "inherit";
   /** Where stderr goes (default `piped`). */
@@ -107,13 +134,13 @@ export const spawnScoped = (
   Effect.acquireRelease(
     Effect.try({
       try: (): Child => {
-        const process = new Deno.Command(argv[0], {
-          args: argv.slice(1),
-          stdin: "null",
-          stdout: opts.stdout ?? "piped",
-          stderr: opts.stderr ?? "piped",
-          env: { ...CHILD_ENV, ...opts.env },
-        }).spawn();
+        const process = childCommand(
+          argv,
+          opts.stdout ?? "piped",
+          opts.stderr ?? "piped",
+          opts.env,
+          opts.stdin,
+        ).spawn();
         let done = false;
         const status = process.status.then((s) => {
           done = true;
@@ -174,6 +201,37 @@ export const runCommand = (
     signalChild(c, "SIGKILL");
     return { code: 124, timedOut: true, stdout: "", stderr: "" };
   })).pipe(Effect.catchTag("SpawnError", (e) => Effect.succeed(spawnFailure(e))));
+
+/**
+ * Runs a command to its end synchronously and collects its output, `env`
+ * added to its environment (on top of {@linkcode CHILD_ENV}), for a caller
+ * that cannot wait: it blocks this thread, and has no timeout, so it is
+ * only for a command that ends at once (a shell's builtin). Never throws:
+ * a program that cannot start is code 127 or 126 ({@linkcode spawnFailure});
+ * a child killed by a signal is 128 + its number ({@linkcode exitCode}).
+ *
+ * @example
+ * ```ts
+ * import { runCommandSync } from "./process.ts";
+ * const r = runCommandSync("echo", ["hi"]);
+ * if (r.code !== 0 || r.stdout !== "hi\n") throw new Error(JSON.stringify(r));
+ * if (runCommandSync("no-such-program-here", []).code !== 127) throw new Error("found");
+ * ```
+ */
+export function runCommandSync(
+  program: string,
+  args: readonly string[],
+  env?: Record<string, string>,
+): CmdOut {
+  let out: Deno.CommandOutput;
+  try {
+    out = childCommand([program, ...args], "piped", "piped", env).outputSync();
+  } catch (cause) {
+    return spawnFailure(new SpawnError({ program, cause }));
+  }
+  const text = new TextDecoder();
+  return { code: exitCode(out), stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+}
 
 /**
  * A program that could not start, as a command's outcome: exit 127 when it

@@ -5,26 +5,15 @@
  * first thing ({@linkcode startEarly}), before the stage and Effect have
  * loaded (they are imported after); the stage adopts them. Before that, a
  * limit on open files too low for its workers ({@linkcode mergeOpenFiles})
- * is refused in one line, exit 1 (Deno would panic starting them).
+ * is refused in one line, exit 1 (Deno would panic starting them). Both
+ * are in `pipeline/_merge_early.ts`.
  * `--help` and bad usage load nothing but this file's light modules; the
  * work, `pipeline/_merge.ts`, loads with `import()` only to run.
  *
  * @module
  */
-import {
-  type CommandSpec,
-  exitOnHelpOrUsageError,
-  MIN_OPEN_FILES,
-  openFilesProblem,
-  parseArgs,
-} from "./_args.ts";
-import { EarlyPool } from "../search/early.ts";
-import {
-  batchSize,
-  defaultConcurrency,
-  defaultMergeWorkers,
-  defaultWorkers,
-} from "../search/plan.ts";
+import { type CommandSpec, exitOnHelpOrUsageError, openFilesProblem } from "./_args.ts";
+import { mergeOpenFiles, startEarly } from "./_merge_early.ts";
 
 export type { MergeError, MergeOptions, MergeProgress, MergeResult } from "../search/merge.ts";
 
@@ -81,63 +70,9 @@ export const MERGE_SPEC = {
   ],
 } as const satisfies CommandSpec;
 
-/**
- * Starts the workers of the command line `argv` before the stage loads, or
- * `undefined` when no early start fits it (bad arguments, `--help`, the
- * dataset on stdin, no workers).
- *
- * @example
- * ```ts
- * import { startEarly } from "./merge.ts";
- * if (startEarly(["--help"]) !== undefined) throw new Error("started for --help");
- * ```
- */
-export function startEarly(argv: readonly string[]): EarlyPool | undefined {
-  let a;
-  try {
-    a = parseArgs(MERGE_SPEC, argv);
-  } catch {
-    return undefined;
-  }
-  if (a === "help") return undefined;
-  const data = a.positional["data.json"];
-  const workers = a.flags.workers ?? defaultMergeWorkers(a.positional["context_emb"]);
-  const concurrency = a.flags.concurrency ?? defaultConcurrency(workers);
-  if (data === "-" || workers < 1 || concurrency < 1) return undefined;
-  return new EarlyPool({
-    data,
-    contextEmb: a.positional["context_emb"],
-    questionEmb: a.positional["question_emb"],
-    sparse: a.flags.sparse === true,
-    simd: a.flags["no-simd"] !== true,
-    workers,
-    batch: batchSize(concurrency, workers),
-  });
-}
-
-/**
- * Open files the command line `argv` needs: each worker thread takes
- * descriptors of its own (its event loop, its standard streams, the dump
- * files it reads), and Deno panics when it cannot open them.
- *
- * @example
- * ```ts
- * import { mergeOpenFiles } from "./merge.ts";
- * if (mergeOpenFiles(["d.json", "c", "q", "p.json", "--workers", "16"]) !== 160) throw new Error();
- * ```
- */
-export function mergeOpenFiles(argv: readonly string[]): number {
-  let workers = defaultWorkers();
-  try {
-    const a = parseArgs(MERGE_SPEC, argv);
-    if (a !== "help") workers = Math.max(0, a.flags.workers ?? workers);
-  } catch { /* runMain reports the usage error */ }
-  return Math.max(MIN_OPEN_FILES, 32 + 8 * workers);
-}
-
 if (import.meta.main) {
   // Below this limit a worker thread would make Deno panic: refuse in one line.
-  const fds = openFilesProblem(mergeOpenFiles(Deno.args));
+  const fds = openFilesProblem(mergeOpenFiles(MERGE_SPEC, Deno.args));
   if (fds !== undefined) {
     console.error(`merge: ${fds}`);
     Deno.exit(1);
@@ -145,7 +80,7 @@ if (import.meta.main) {
   // `--help` and bad usage start no worker and load nothing else.
   exitOnHelpOrUsageError(MERGE_SPEC, Deno.args);
   // The workers first: they load while this thread loads Effect and the stage.
-  const early = startEarly(Deno.args);
+  const early = startEarly(MERGE_SPEC, Deno.args);
   const [{ runMain }, { mergeCommand }] = await Promise.all([
     import("./_cli.ts"),
     import("./_merge.ts"),

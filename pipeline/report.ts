@@ -8,8 +8,9 @@
  * section per dataset. `--search-error EXACT APPROX...` adds a part on an
  * exact search against approximate ones (`report/search_error.ts`); with
  * it, INPUTs may be left out. Its operands run to the next option or `--`
- * (INPUTs go before it, or after `--`). `report.json` carries the report's
- * own provenance block (`runs/summary/provenance.ts`).
+ * (INPUTs go before it, or after `--`; `pipeline/_report_args.ts` splits
+ * them). `report.json` carries the report's own provenance block
+ * (`runs/summary/provenance.ts`).
  *
  * `report --diff RUN_A RUN_B [--out DIR]` says why two runs (`full` or
  * `run` folders with a `provenance.json`) differ (`report/diff.ts`): the
@@ -19,92 +20,21 @@
  * McNemar, clustered). It prints that, and with `--out` writes
  * `report.{json,md,html}` there.
  *
- * This file is the command line (`--help` loads nothing else); the work,
- * `pipeline/_report.ts`, loads with `import()` only to run (Vega among it).
+ * This file is the command line (`--help` loads nothing else but
+ * `pipeline/_report_args.ts`); the work, `pipeline/_report.ts`, loads with
+ * `import()` only to run (Vega among it).
  *
  * @module
  */
-import { type CommandSpec, exitOnHelpOrUsageError, UsageError, usageLine } from "./_args.ts";
+import type { CommandSpec } from "./_args.ts";
+import { exitOnReportUsageError, INPUTS_ARG, SEARCH_ERROR_FLAG } from "./_report_args.ts";
 
-/** The flags of this stage that take no value. */
-const BOOLEAN_FLAGS = ["--help", "--debug", "--latex", "--diff"];
-
-/** The command line split: the INPUTs, `--search-error`'s operands, and the rest for the parser. */
-interface SplitArgs {
-  readonly inputs: string[];
-  /** `--search-error`'s operands (EXACT, then every APPROX), or `undefined`. */
-  readonly searchError: string[] | undefined;
-  /** What is wrong with `--search-error`, reported after `--help` had its chance. */
-  readonly problem: string | undefined;
-  readonly rest: string[];
-}
-
-/**
- * The INPUTs of the command line, `--search-error`'s operands (every
- * argument after it up to the next option or `--`), and the rest of the
- * command line with only the first INPUT left and `--search-error`'s first
- * operand as its value (the shared parser takes one value per positional
- * argument and per flag; every flag of this stage but --help, --debug,
- * --latex and --diff takes a value).
- */
-function splitInputs(argv: readonly string[]): SplitArgs {
-  const inputs: string[] = [];
-  const rest: string[] = [];
-  let searchError: string[] | undefined;
-  let problem: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--") {
-      inputs.push(...argv.slice(i + 1));
-      break;
-    }
-    if (a === "--search-error") {
-      const ops: string[] = [];
-      while (i + 1 < argv.length && !argv[i + 1].startsWith("-")) ops.push(argv[++i]);
-      if (searchError !== undefined) {
-        problem ??= "--search-error is given once: EXACT, then every APPROX";
-      } else if (ops.length === 1) {
-        problem ??= "--search-error takes EXACT and at least one APPROX";
-      }
-      searchError ??= ops;
-      rest.push(a);
-      if (ops.length > 0) rest.push(ops[0]);
-      continue;
-    }
-    if (a.startsWith("--search-error=")) {
-      problem ??= "--search-error takes its operands apart: --search-error EXACT APPROX...";
-      continue;
-    }
-    if (a.startsWith("-") && a !== "-") {
-      rest.push(a);
-      if (a.startsWith("--") && !a.includes("=") && !BOOLEAN_FLAGS.includes(a)) {
-        if (i + 1 < argv.length) rest.push(argv[++i]);
-      }
-      continue;
-    }
-    inputs.push(a);
-  }
-  return {
-    inputs,
-    searchError,
-    problem,
-    rest: inputs.length > 0 ? [...rest, "--", inputs[0]] : rest,
-  };
-}
-
-/** The command line of `report` (its one INPUT stands for them all: see `splitInputs`). */
+/** The command line of `report` (its one INPUT stands for them all: `_report_args.ts`). */
 export const REPORT_SPEC = {
   name: "report",
   summary:
     "Compare systems on the same questions, on every dataset kind (each with its official EM/F1; SQuAD v2.0 HasAns/NoAns, a per-language table for XQuAD/MLQA, top-k curves of an open search): EM, F1 (BEM when the rows carry it) with 95% bootstrap CIs, each system against the baseline (difference with its paired CI, approximate-randomization p, McNemar p for EM), breakdowns by question type, gold answer length and article, the questions where the systems disagree most, where each system's metrics disagree (EM, F1, BEM, v2.0 no-answer decisions; counts and the most telling questions), and charts; a slice of those questions to label, and with labels each metric's agreement with people and the label-corrected accuracy. Writes report.json, report.md and report.html (self-contained) into --out.",
-  args: [
-    {
-      name: "INPUT...",
-      optional: true,
-      description:
-        "a full output folder, a run work folder (every model × dataset), or NAME=pred.json (with --data); none with --search-error alone",
-    },
-  ],
+  args: [INPUTS_ARG],
   flags: [
     {
       name: "data",
@@ -113,13 +43,7 @@ export const REPORT_SPEC = {
       description:
         "the dataset of NAME=pred.json inputs (and of --search-error searches whose recorded dataset is not there)",
     },
-    {
-      name: "search-error",
-      type: "string",
-      metavar: "EXACT APPROX...",
-      description:
-        "search error against model error: EXACT an exact search, each APPROX an approximate (ivf-pq) one of the same question vectors (a search's pred.json with its <stem>.search.json and --topk-out file, or a folder of searches); the questions right in both, lost to the search, wrong in both, saved by chance; recall@k of the exact top-1; EM against nprobe/candidates with q/s and memory. Its operands end at the next option or --",
-    },
+    SEARCH_ERROR_FLAG,
     {
       name: "out",
       type: "string",
@@ -215,13 +139,8 @@ export const REPORT_SPEC = {
 } as const satisfies CommandSpec;
 
 if (import.meta.main) {
-  const split = splitInputs(Deno.args);
   // `--help` and bad usage load nothing else; the report's modules load only to run.
-  exitOnHelpOrUsageError(REPORT_SPEC, split.rest);
-  if (split.problem !== undefined) {
-    console.error(usageLine(REPORT_SPEC.name, new UsageError(split.problem)));
-    Deno.exit(2);
-  }
+  const split = exitOnReportUsageError(REPORT_SPEC, Deno.args);
   const [{ runMain }, { reportCommand }] = await Promise.all([
     import("./_cli.ts"),
     import("./_report.ts"),

@@ -36,7 +36,10 @@
  * @module
  */
 import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
+import { expandReuseFlag } from "./_run_args.ts";
 import { RUN_DEFAULTS } from "../runs/config/defaults.ts";
+
+export { expandReuseFlag };
 
 export type { RunOptions, RunResult } from "../runs/run.ts";
 
@@ -111,32 +114,6 @@ export const RUN_SPEC = {
     `Outputs: <work-dir>/<YYYYMMDD_HHMMSS>/{configs,logs,datasets,dumps,predictions,results,summary,report}/
 and runs.jsonl. Paths in a config are relative to the config file.`,
 } as const satisfies CommandSpec;
-
-/**
- * Rewrites `-r [TS]` into `--reuse=TS` (`--reuse=latest` without a value).
- *
- * @example
- * ```ts
- * import { expandReuseFlag } from "./run.ts";
- * if (expandReuseFlag(["c.ts", "-r"]).join(" ") !== "c.ts --reuse=latest") throw new Error();
- * const named = expandReuseFlag(["-r", "20250101_000000", "c.ts"]).join(" ");
- * if (named !== "--reuse=20250101_000000 c.ts") throw new Error(named);
- * ```
- */
-export function expandReuseFlag(argv: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "-r" || a === "--reuse") {
-      const next = argv[i + 1];
-      if (next !== undefined && !next.startsWith("-") && !/\.(m?[jt]sx?)$/.test(next)) {
-        out.push(`--reuse=${next}`);
-        i++;
-      } else out.push("--reuse=latest");
-    } else out.push(a);
-  }
-  return out;
-}
 
 if (import.meta.main) {
   const argv = expandReuseFlag(Deno.args);

@@ -46,6 +46,7 @@
  * @module
  */
 import { openFilesLimit } from "../io/limits.ts";
+import { runCommandSync } from "../io/process.ts";
 
 /** A parsed request. */
 export interface HttpRequest {
@@ -145,7 +146,7 @@ export const FALLBACK_DESCRIPTOR_LIMIT = 1024;
  * `unlimited` is 2^20 here.
  */
 export function descriptorLimit(): number | undefined {
-  const n = openFilesLimit({ shell: true });
+  const n = openFilesLimit({ shell: runCommandSync });
   return n === Infinity ? 1 << 20 : n;
 }
 

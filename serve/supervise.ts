@@ -20,7 +20,10 @@
  *
  * @module
  */
-import { exitCode } from "../io/process.ts";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import * as Scope from "effect/Scope";
+import { exitCode, spawnScoped } from "../io/process.ts";
 import type { ShardHealth } from "./search.ts";
 
 /** The exit code of a process's status, as a shell reports it (128 + n for a signal). */
@@ -39,17 +42,25 @@ export interface ServerProcess {
 }
 
 /**
- * Starts a server process from its full command line: stdin piped and held
- * open, stdout read for `ready <url>`, stderr passed through, `env` only.
+ * Starts a server process from its full command line through
+ * `io/process.ts`'s `spawnScoped`: stdin piped and held open, stdout read
+ * for `ready <url>`, stderr passed through, `env` added to the environment
+ * (on top of `CHILD_ENV`). Throws what Deno throws when it cannot start.
+ *
+ * Its scope closes once it has exited, so the release (stop, then await)
+ * only awaits it: stopping it is its owner's, which passes on the signal it
+ * was sent ({@linkcode ShardSupervisor.stop}, `pipeline/_serve.ts`), where
+ * the release would send SIGTERM and turn a SIGINT's 130 into 143.
  */
 export function spawnServer(argv: readonly string[], env: Record<string, string>): ServerProcess {
-  const child = new Deno.Command(argv[0], {
-    args: argv.slice(1),
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-    env,
-  }).spawn();
+  const scope = Scope.makeUnsafe();
+  const started = Effect.runSync(Effect.result(
+    spawnScoped(argv, { stdin: "piped", stdout: "piped", stderr: "inherit", env })
+      .pipe(Scope.provide(scope)),
+  ));
+  if (started._tag === "Failure") throw started.failure.cause;
+  const c = started.success;
+  const child = c.process;
   let settle!: (url: string | undefined) => void;
   const ready = new Promise<string | undefined>((r) => settle = r);
   (async () => {
@@ -72,11 +83,12 @@ export function spawnServer(argv: readonly string[], env: Record<string, string>
   })();
   const writer = child.stdin.getWriter();
   const enc = new TextEncoder();
-  const exit = child.status.then(shellCode);
+  const exit = c.status.then(shellCode);
   let closed = false;
   exit.then(() => {
     closed = true;
     writer.close().catch(() => {});
+    Effect.runFork(Scope.close(scope, Exit.void));
   });
   return {
     child,

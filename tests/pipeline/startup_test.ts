@@ -75,10 +75,10 @@ const COMMANDS: Readonly<Record<string, readonly string[]>> = {
   index: ["search/index/defaults.ts"],
   inspect: [],
   // Its workers start before the stage loads: their plan and pool.
-  merge: ["search/early.ts", "search/plan.ts"],
+  merge: ["pipeline/_merge_early.ts", "search/early.ts", "search/plan.ts"],
   records: [],
-  report: [],
-  run: ["runs/config/defaults.ts"],
+  report: ["pipeline/_report_args.ts"],
+  run: ["pipeline/_run_args.ts", "runs/config/defaults.ts"],
   search: ["pipeline/_index_flags.ts", "search/index/defaults.ts"],
   serve: ["pipeline/_index_flags.ts", "search/index/defaults.ts"],
   split: [],
