@@ -17,10 +17,10 @@ import * as Context from "effect/Context";
 import * as Effect from "effect/Effect";
 import * as Layer from "effect/Layer";
 import type * as Scope from "effect/Scope";
-import { FileError, InputError } from "../io/errors.ts";
+import type { FileError, InputError } from "../io/errors.ts";
 import { closeI8Workers } from "./kernels/i8_pool.ts";
 import { closeIvfWorkers } from "./index/ivfpq.ts";
-import { closeIndex, type ExactIndex, type OpenIndexOptions, openIndexSync } from "./index/read.ts";
+import { closeIndex, type ExactIndex, openIndex, type OpenIndexOptions } from "./index/read.ts";
 
 /** Ends the search workers of `index` (IVF-PQ scans, exact screening), if any. */
 export function closeSearchWorkers(index: ExactIndex): void {
@@ -58,16 +58,7 @@ export const acquireIndex = (
   dir: string,
   options: OpenIndexOptions = {},
 ): Effect.Effect<ExactIndex, InputError | FileError, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.try({
-      try: () => openIndexSync(dir, options),
-      catch: (e) =>
-        e instanceof InputError || e instanceof FileError
-          ? e
-          : new FileError({ file: dir, message: e instanceof Error ? e.message : String(e) }),
-    }),
-    (index) => Effect.sync(() => releaseIndex(index)),
-  );
+  Effect.acquireRelease(openIndex(dir, options), (index) => Effect.sync(() => releaseIndex(index)));
 
 /**
  * An open phrase index: the folder it was opened from and the index. Its

@@ -1,12 +1,12 @@
 /**
  * Helpers shared by the index and search tests: run a stage and expect
  * success, or exit 2 with one matching line; read NDJSON records; write a
- * small dev subset.
+ * small dev subset, and NumPy-written dumps of it.
  *
  * @module
  */
 import { assertEquals, assertMatch } from "../_assert.ts";
-import { devJson, runStage } from "../_util.ts";
+import { devJson, python, runStage } from "../_util.ts";
 
 /** Runs `script` with `args` and asserts exit 0; returns the result. */
 export async function ok(script: string, args: string[]): ReturnType<typeof runStage> {
@@ -42,4 +42,28 @@ export async function subset(path: string, paragraphs: number): Promise<void> {
       data: [{ ...a, paragraphs: a.paragraphs.slice(0, paragraphs) }],
     }),
   );
+}
+
+/**
+ * NumPy-written dumps (`bench/make_dumps.py`, d = 32, phrases of up to 4
+ * words, and `extra` options) of the first `paragraphs` dev paragraphs, in
+ * `dir` (`context_emb/`, `question_emb/`, `data.json`; the subset as `in.json`).
+ */
+export async function numpyDumps(
+  dir: string,
+  paragraphs: number,
+  extra: readonly string[] = [],
+): Promise<void> {
+  Deno.mkdirSync(dir, { recursive: true });
+  await subset(`${dir}/in.json`, paragraphs);
+  await python([
+    "bench/make_dumps.py",
+    `${dir}/in.json`,
+    dir,
+    "--dim",
+    "32",
+    "--max-len",
+    "4",
+    ...extra,
+  ]);
 }

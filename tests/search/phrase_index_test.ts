@@ -15,23 +15,7 @@ import { splitmix32 } from "../../search/index/kmeans.ts";
 import { openIndexSync } from "../../search/index/read.ts";
 import { PhraseIndex, PhraseIndexLive, releaseIndex } from "../../search/phrase_index.ts";
 import { assert, assertEquals } from "../_assert.ts";
-import { devJson, python } from "../_util.ts";
-import { ok } from "./_stages.ts";
-
-/** NumPy-written dumps (bench/make_dumps.py) of the first `paragraphs` dev paragraphs, d = 32. */
-async function dumps(dir: string, paragraphs: number): Promise<void> {
-  Deno.mkdirSync(dir, { recursive: true });
-  const dev = JSON.parse(Deno.readTextFileSync(await devJson()));
-  const a = dev.data[0];
-  Deno.writeTextFileSync(
-    `${dir}/in.json`,
-    JSON.stringify({
-      version: dev.version,
-      data: [{ ...a, paragraphs: a.paragraphs.slice(0, paragraphs) }],
-    }),
-  );
-  await python(["bench/make_dumps.py", `${dir}/in.json`, dir, "--dim", "32", "--max-len", "4"]);
-}
+import { numpyDumps, ok } from "./_stages.ts";
 
 /** Runs `f` with `globalThis.Worker` counting the workers started and terminated. */
 async function countingWorkers<A>(
@@ -62,7 +46,7 @@ async function countingWorkers<A>(
 Deno.test("PhraseIndex: the Layer's close ends the workers its searches started, same answers", async () => {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-phrase-index-" });
   try {
-    await dumps(tmp, 12);
+    await numpyDumps(tmp, 12);
     const ix = `${tmp}/ivf`;
     await ok("pipeline/index.ts", [
       `${tmp}/context_emb`,

@@ -21,8 +21,8 @@ import {
 import { splitmix32 } from "../../search/index/kmeans.ts";
 import { openIndexSync } from "../../search/index/read.ts";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { devJson, python, runStage } from "../_util.ts";
-import { ok } from "./_stages.ts";
+import { runStage } from "../_util.ts";
+import { numpyDumps, ok } from "./_stages.ts";
 
 Deno.test("pq scan kernel: the same float32 sums as the TypeScript scan, bit for bit", () => {
   assert(WebAssembly.validate(pqScanModuleBytes()), "the module does not validate");
@@ -117,35 +117,10 @@ Deno.test("pq scan kernel: four questions' lanes give each question's sums, bit 
   assertEquals(cases, 5 * 7 * 2 * 5 * 4);
 });
 
-/** NumPy-written dumps (bench/make_dumps.py) for the first `paragraphs` dev paragraphs. */
-async function dumps(dir: string, paragraphs: number): Promise<void> {
-  Deno.mkdirSync(dir, { recursive: true });
-  const dev = JSON.parse(Deno.readTextFileSync(await devJson()));
-  const a = dev.data[0];
-  Deno.writeTextFileSync(
-    `${dir}/in.json`,
-    JSON.stringify({
-      version: dev.version,
-      data: [{ ...a, paragraphs: a.paragraphs.slice(0, paragraphs) }],
-    }),
-  );
-  await python([
-    "bench/make_dumps.py",
-    `${dir}/in.json`,
-    dir,
-    "--dim",
-    "32",
-    "--dtype",
-    "f32",
-    "--max-len",
-    "4",
-  ]);
-}
-
 Deno.test("pq scan kernel: an index answers the same with and without it, on 1 or 2 threads; search --threads", async () => {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-pqscan-" });
   try {
-    await dumps(tmp, 12);
+    await numpyDumps(tmp, 12, ["--dtype", "f32"]);
     for (const metric of ["ip", "l2"]) {
       const ix = `${tmp}/${metric}`;
       await ok("pipeline/index.ts", [
