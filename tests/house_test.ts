@@ -20,10 +20,15 @@
  * not code; bare specifiers (`effect`, `npm:x`, `node:fs`) are packages, not
  * rooms.
  *
+ * A path to a `pipeline/` script is a dependency no import shows: below
+ * `pipeline/`, only `runs/plan/scripts.ts` (the table of the stage scripts a
+ * run starts) builds one, and each script it names exists.
+ *
  * @module
  */
-import { assertEquals } from "./_assert.ts";
+import { assert, assertEquals } from "./_assert.ts";
 import { ROOT } from "./_util.ts";
+import { STAGE_SCRIPTS } from "../runs/plan/scripts.ts";
 
 /** Folders whose files may import anything and which nothing else may import. */
 const FREE = new Set(["tests", "bench", "notebooks", "baselines", "tools"]);
@@ -78,12 +83,14 @@ interface Violation {
 
 /**
  * The source with comments removed, every string or template literal
- * replaced by `"#k"` (its text is `strings[k]`) and every regular expression
+ * replaced by `"#k"` (its text is `strings[k]`, `"\0"` for a template with
+ * a `${}`; `texts[k]` is its text in every case) and every regular expression
  * by `/r/`, so only code is left to match: a JSDoc example's `import` or a
  * string that holds import-like text is not counted.
  */
-export function lex(src: string): { code: string; strings: string[] } {
+export function lex(src: string): { code: string; strings: string[]; texts: string[] } {
   const strings: string[] = [];
+  const texts: string[] = [];
   let out = "";
   let i = 0;
   const n = src.length;
@@ -119,6 +126,7 @@ export function lex(src: string): { code: string; strings: string[] } {
       }
       out += `"#${strings.length}"`;
       strings.push(c === "`" && text.includes("${") ? "\0" : text);
+      texts.push(text);
       last = '"';
       i = j + 1;
       continue;
@@ -143,7 +151,7 @@ export function lex(src: string): { code: string; strings: string[] } {
     else if (!/\s/.test(c)) last = c;
     i++;
   }
-  return { code: out, strings };
+  return { code: out, strings, texts };
 }
 
 /** The module specifiers a source file imports (see the module doc for what counts). */
@@ -418,4 +426,34 @@ Deno.test("house plan checker: what counts as an import", () => {
     "./w.ts",
     "effect",
   ]);
+});
+
+/** The files of rooms below `pipeline/` whose strings build a path to a `pipeline/` script. */
+export async function scriptPathsBelowPipeline(root: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const file of await sourceFiles(root)) {
+    const room = file.includes("/") ? file.slice(0, file.indexOf("/")) : "";
+    if (room === "" || room === "pipeline" || room === "configs" || FREE.has(room)) continue;
+    const { texts } = lex(await Deno.readTextFile(`${root}/${file}`));
+    if (texts.some((t) => /(?:^|\/)pipeline\/(?:\$\{|[\w.-]+\.ts)/.test(t))) out.push(file);
+  }
+  return out;
+}
+
+Deno.test("house plan: below pipeline/, only the table of stage scripts names a pipeline script", async () => {
+  assertEquals(await scriptPathsBelowPipeline(ROOT), ["runs/plan/scripts.ts"]);
+  for (const script of Object.values(STAGE_SCRIPTS)) {
+    assert(Deno.statSync(`${ROOT}/pipeline/${script}`).isFile, `pipeline/${script} is missing`);
+  }
+  // The checker sees a path built in a template, not one in a comment.
+  const dir = Deno.makeTempDirSync();
+  try {
+    Deno.mkdirSync(`${dir}/serve`);
+    Deno.writeTextFileSync(`${dir}/serve/a.ts`, "const p = `${R}/pipeline/${s}`;");
+    Deno.writeTextFileSync(`${dir}/serve/b.ts`, "// pipeline/merge.ts\nconst x = 'pipeline/';");
+    Deno.writeTextFileSync(`${dir}/serve/c.ts`, 'run("../pipeline/merge.ts");');
+    assertEquals(await scriptPathsBelowPipeline(dir), ["serve/a.ts", "serve/c.ts"]);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });

@@ -46,6 +46,7 @@ import {
 import { readCorpus, readQuestions } from "../../io/datasets/read.ts";
 import { type RunLayout, runLayout } from "./layout.ts";
 import { partitions } from "./partition.ts";
+import { type StageScript, stageScriptPath } from "./scripts.ts";
 import {
   denoRunArgv,
   encoderGrants,
@@ -275,7 +276,7 @@ function questionSetFlags(ds: ResolvedDataset): string[] {
 /** The `eval` task of a predictions model on a dataset: copy its answers in, score them. */
 function predictionsEval(
   L: RunLayout,
-  denoRun: (grants: Grants, script: string, args: readonly string[]) => string[],
+  denoRun: (grants: Grants, script: StageScript, args: readonly string[]) => string[],
   model: string,
   source: string,
   ds: ResolvedDataset,
@@ -299,7 +300,7 @@ function predictionsEval(
     unit: "questions",
     argv: denoRun(
       { read: [data, source, resDir, predDir], write: [resDir, predDir] },
-      "_run_task.ts",
+      "task",
       [
         "eval",
         `--data=${data}`,
@@ -367,8 +368,8 @@ export const planRun = (
     );
     if (bad !== undefined) return yield* Effect.fail(bad);
     const deno = opts.deno ?? Deno.execPath();
-    const denoRun = (grants: Grants, script: string, args: readonly string[]) =>
-      denoRunArgv(`${REPO_ROOT}/pipeline/${script}`, args, grants, { deno });
+    const denoRun = (grants: Grants, script: StageScript, args: readonly string[]) =>
+      denoRunArgv(stageScriptPath(script), args, grants, { deno });
     const scans: DatasetScan[] = [];
     for (const ds of config.datasets) {
       const scan = yield* (SQUAD_KINDS.includes(ds.type) ? scanDataset(ds) : scanQuestionSet(ds));
@@ -405,7 +406,7 @@ export const planRun = (
         unit: "articles",
         argv: denoRun(
           { read: [ds.path, dir], write: [dir] },
-          "_run_task.ts",
+          "task",
           [
             "prepare",
             `--data=${ds.path}`,
@@ -485,7 +486,7 @@ export const planRun = (
                       : []),
                   ],
                 },
-                `embed_${half}.ts`,
+                half === "context" ? "embedContext" : "embedQuestion",
                 [
                   input,
                   out,
@@ -523,7 +524,7 @@ export const planRun = (
             unit: "questions",
             argv: denoRun(
               { read: [data, cEmb, qEmb, predDir], write: [predDir] },
-              "merge.ts",
+              "merge",
               [data, cEmb, qEmb, pred, ...(m.sparse ? ["--sparse"] : []), ...unique(ds)],
             ),
             log: L.log("merge", m.abbr, ds.abbr, null),
@@ -589,7 +590,7 @@ export const planRun = (
               unit: "paragraphs",
               argv: denoRun(
                 indexGrants({ contextEmb: cEmb, context, index }),
-                "index.ts",
+                "index",
                 [cEmb, index, ...sparseFlag, `--context=${context}`, "--overwrite", ...ivfFlags],
               ),
               log: L.log("index", m.abbr, ds.abbr, null),
@@ -603,7 +604,7 @@ export const planRun = (
               unit: "questions",
               argv: denoRun(
                 searchGrants({ data, index, questionEmb: qEmb, outDir: openDir }),
-                "search.ts",
+                "search",
                 [
                   data,
                   index,
@@ -636,7 +637,7 @@ export const planRun = (
                 unit: "paragraphs",
                 argv: denoRun(
                   indexGrants({ contextEmb: cEmb, context, index: quantizer }),
-                  "index.ts",
+                  "index",
                   [
                     cEmb,
                     index,
@@ -666,7 +667,7 @@ export const planRun = (
                 unit: "paragraphs",
                 argv: denoRun(
                   ivf !== undefined ? { ...g, read: [...g.read, quantizer] } : g,
-                  "index.ts",
+                  "index",
                   [
                     cEmb,
                     index,
@@ -694,7 +695,7 @@ export const planRun = (
                 unit: "questions",
                 argv: denoRun(
                   searchGrants({ data, index, questionEmb: qEmb, outDir: hitsDir }),
-                  "_run_task.ts",
+                  "task",
                   [
                     "search-shard",
                     `--data=${data}`,
@@ -722,7 +723,7 @@ export const planRun = (
               unit: "questions",
               argv: denoRun(
                 { read: [hitsDir, openDir], write: [openDir] },
-                "_run_task.ts",
+                "task",
                 [
                   "search-merge",
                   `--parts=${hitsDir}`,
@@ -775,7 +776,7 @@ export const planRun = (
                 write: [resDir, rowsDir],
                 ffi: bem ? (opts.bemFfi ? [opts.bemFfi] : true) : undefined,
               },
-            "_run_task.ts",
+            "task",
             [
               "eval",
               `--data=${data}`,

@@ -8,7 +8,7 @@
  */
 import { runCommand } from "../../io/process.ts";
 import * as Effect from "effect/Effect";
-import { REPO_ROOT } from "../../io/repo.ts";
+import { stageScriptPath } from "../plan/scripts.ts";
 import { denoRunArgv } from "./sandbox.ts";
 
 /**
@@ -64,7 +64,7 @@ export const probeOrtOnImport = (
 ): Effect.Effect<string | undefined> =>
   Effect.gen(function* () {
     if (ORT_ADDON === null) return undefined;
-    const [cmd, ...args] = denoRunArgv(`${REPO_ROOT}/pipeline/embed_context.ts`, ["-", "-"], {}, {
+    const [cmd, ...args] = denoRunArgv(stageScriptPath("embedContext"), ["-", "-"], {}, {
       deno,
     });
     const out = yield* runCommand(cmd, args, PROBE_TIMEOUT_MS);
