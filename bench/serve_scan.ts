@@ -20,7 +20,7 @@ import { cpuUsage } from "node:process";
 import * as Effect from "effect/Effect";
 import { openDumpSync } from "../io/dump/reader_sync.ts";
 import type { Matrix } from "../io/matrix.ts";
-import { readQ2c } from "../search/merge.ts";
+import { readQ2c } from "../search/merge/merge.ts";
 import { openIndexSync } from "../search/index/read.ts";
 import { searchVectors } from "../search/open.ts";
 

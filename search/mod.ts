@@ -14,17 +14,17 @@
 export { fsum } from "./fsum.ts";
 export { denseScores } from "./dense_f64.ts";
 export { simdAvailable } from "./kernels/simd.ts";
-export { bestDenseRows } from "./best_dense.ts";
-export { bestSparseRows } from "./best_sparse.ts";
-export { bestRows } from "./best_rows.ts";
-export type { ScoringOptions } from "./best_rows.ts";
-export { batchesOf, batchSize, planMerge } from "./plan.ts";
-export type { MergePlan, MergeUnit } from "./plan.ts";
-export { mergeBatch, mergeUnit } from "./unit.ts";
-export type { BatchResult, MergeOutcome } from "./unit.ts";
-export { MergeWorkerError } from "./protocol.ts";
-export { merge, readQ2c } from "./merge.ts";
-export type { MergeError, MergeOptions, MergeProgress, MergeResult } from "./merge.ts";
+export { bestDenseRows } from "./merge/best_dense.ts";
+export { bestSparseRows } from "./merge/best_sparse.ts";
+export { bestRows } from "./merge/best_rows.ts";
+export type { ScoringOptions } from "./merge/best_rows.ts";
+export { batchesOf, batchSize, planMerge } from "./merge/plan.ts";
+export type { MergePlan, MergeUnit } from "./merge/plan.ts";
+export { mergeBatch, mergeUnit } from "./merge/unit.ts";
+export type { BatchResult, MergeOutcome } from "./merge/unit.ts";
+export { MergeWorkerError } from "./merge/protocol.ts";
+export { merge, readQ2c } from "./merge/merge.ts";
+export type { MergeError, MergeOptions, MergeProgress, MergeResult } from "./merge/merge.ts";
 export * from "./index/mod.ts";
 export {
   acquireIndex,

@@ -54,7 +54,7 @@ import { type AtomicWriter, openAtomicWriter } from "../io/source.ts";
 import type { SquadReadError } from "../io/squad.ts";
 import { type EncoderError, QuestionEncoder } from "../encoders/types.ts";
 import { asFloat32 } from "./dense_f64.ts";
-import { readQ2c } from "./merge.ts";
+import { readQ2c } from "./merge/merge.ts";
 import { type ExactIndex, offsetsAt, paragraphOfRow, phraseAt } from "./index/read.ts";
 import { nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
 import { DEFAULT_NPROBE } from "./index/defaults.ts";

@@ -5,11 +5,11 @@
  *
  * @module
  */
-import type { DenseMatrix } from "../io/matrix.ts";
-import { asFloat32, denseScores, halfBits, sumSquares } from "./dense_f64.ts";
-import { fsum } from "./fsum.ts";
+import type { DenseMatrix } from "../../io/matrix.ts";
+import { asFloat32, denseScores, halfBits, sumSquares } from "../dense_f64.ts";
+import { fsum } from "../fsum.ts";
 import { pickRow } from "./pick.ts";
-import { type SimdKernels, simdKernels } from "./kernels/simd.ts";
+import { type SimdKernels, simdKernels } from "../kernels/simd.ts";
 
 const EPS = 2 ** -52;
 

@@ -20,7 +20,7 @@
  * pass). Paragraphs are read and scored by worker threads (`workers`, one
  * per CPU up to 4), in batches, a few in flight at a time (`concurrency`),
  * so memory stays flat: the dataset's ids, and a few paragraphs. Workers
- * started before the stage loaded (`early`, see `search/early.ts`) read the
+ * started before the stage loaded (`early`, see `search/merge/early.ts`) read the
  * dataset and plan by themselves; their answers are used once this thread
  * has made the same plan.
  *
@@ -41,11 +41,11 @@
  */
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
-import { type DumpError, openDump } from "../io/dump/reader.ts";
-import { FileError, InputError, writeFailure } from "../io/errors.ts";
-import { openAtomicWriter, openSource } from "../io/source.ts";
-import type { SquadArticle, SquadReadError } from "../io/squad.ts";
-import { squadQuestionParagraphs, WHOLE_DATASET_LIMIT } from "../io/squad_ids.ts";
+import { type DumpError, openDump } from "../../io/dump/reader.ts";
+import { FileError, InputError, writeFailure } from "../../io/errors.ts";
+import { openAtomicWriter, openSource } from "../../io/source.ts";
+import type { SquadArticle, SquadReadError } from "../../io/squad.ts";
+import { squadQuestionParagraphs, WHOLE_DATASET_LIMIT } from "../../io/squad_ids.ts";
 import type { EarlyPool } from "./early.ts";
 import { OrderedOutput } from "./output.ts";
 import {
@@ -60,7 +60,7 @@ import {
 import { inThread, workerPool } from "./pool.ts";
 import type { MergeWorkerError, Reply, UnitRunner, WorkerInit } from "./protocol.ts";
 import { fromReply } from "./protocol.ts";
-import { simdDumpOptions } from "./kernels/simd.ts";
+import { simdDumpOptions } from "../kernels/simd.ts";
 
 function addArticle(q2c: Map<string, string>, a: SquadArticle): void {
   for (const p of a.paragraphs) for (const q of p.questions) q2c.set(q.id, p.id);
@@ -118,7 +118,7 @@ export const readQ2c = (
           },
           cancel: (reason) => reader.cancel(reason),
         });
-        const { squadRecordStream } = await import("../io/squad.ts");
+        const { squadRecordStream } = await import("../../io/squad.ts");
         const q2c = new Map<string, string>();
         for await (const rec of squadRecordStream({ name: src.name, stream: replay }, read)) {
           if (rec.kind === "article") addArticle(q2c, rec);

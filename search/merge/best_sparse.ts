@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { CsrMatrix } from "../io/matrix.ts";
-import { fsum } from "./fsum.ts";
+import type { CsrMatrix } from "../../io/matrix.ts";
+import { fsum } from "../fsum.ts";
 import { pickRow } from "./pick.ts";
 
 const EPS = 2 ** -52;

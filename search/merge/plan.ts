@@ -1,7 +1,7 @@
 /**
  * `merge`'s plan: the dataset's questions grouped by paragraph, cut into
  * batches, and the default sizes of the work. A module of its own, with no
- * imports, because `search/early.ts` needs these before anything else loads.
+ * imports, because `search/merge/early.ts` needs these before anything else loads.
  *
  * @module
  */

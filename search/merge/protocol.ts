@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { FileError, InputError } from "../io/errors.ts";
+import { FileError, InputError } from "../../io/errors.ts";
 import type { MergePlan, MergeUnit } from "./plan.ts";
 import type { MergeOutcome } from "./unit.ts";
 

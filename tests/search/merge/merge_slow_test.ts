@@ -6,15 +6,15 @@
  * `evaluate`; and every bad input (exit 2, one line naming the file, no
  * pred.json left behind).
  */
-import { mulberry32 as rng } from "../../bench/perturb.ts";
-import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { DEV_GZ, listDir, python, ROOT, runStage } from "../_util.ts";
-import { ndarray, parseNpy } from "../../io/npy.ts";
-import { extractZipEntry, readZipDirectory } from "../../io/zip.ts";
-import { encodeNpz, encodeSparseNpz } from "../../io/npz.ts";
-import { encodeZipRaw } from "../../io/_zip_internal.ts";
-import { decodeDumpMatrix, openDumpSync } from "../../io/dump/reader.ts";
-import type { CsrMatrix, DenseMatrix, Matrix } from "../../io/matrix.ts";
+import { mulberry32 as rng } from "../../../bench/perturb.ts";
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../_assert.ts";
+import { DEV_GZ, listDir, python, ROOT, runStage } from "../../_util.ts";
+import { ndarray, parseNpy } from "../../../io/npy.ts";
+import { extractZipEntry, readZipDirectory } from "../../../io/zip.ts";
+import { encodeNpz, encodeSparseNpz } from "../../../io/npz.ts";
+import { encodeZipRaw } from "../../../io/_zip_internal.ts";
+import { decodeDumpMatrix, openDumpSync } from "../../../io/dump/reader.ts";
+import type { CsrMatrix, DenseMatrix, Matrix } from "../../../io/matrix.ts";
 import {
   bestDenseRows,
   bestSparseRows,
@@ -23,10 +23,10 @@ import {
   mergeBatch,
   planMerge,
   simdAvailable,
-} from "../../search/mod.ts";
-import { batchesOf, SQUAD_OPTS } from "../../search/plan.ts";
-import { EarlyPool } from "../../search/early.ts";
-import { squadQuestionParagraphs } from "../../io/squad_ids.ts";
+} from "../../../search/mod.ts";
+import { batchesOf, SQUAD_OPTS } from "../../../search/merge/plan.ts";
+import { EarlyPool } from "../../../search/merge/early.ts";
+import { squadQuestionParagraphs } from "../../../io/squad_ids.ts";
 import * as Effect from "effect/Effect";
 
 const MERGE = "pipeline/merge.ts";

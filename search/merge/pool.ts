@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { DumpSourceSync } from "../io/dump/reader_sync.ts";
+import type { DumpSourceSync } from "../../io/dump/reader_sync.ts";
 import type { ScoringOptions } from "./best_rows.ts";
 import { WORKER_NAME } from "./plan.ts";
 import {
@@ -24,7 +24,7 @@ import { mergeBatch } from "./unit.ts";
  *
  * @example
  * ```ts
- * import { openDumpSync } from "../io/dump/reader_sync.ts";
+ * import { openDumpSync } from "../../io/dump/reader_sync.ts";
  * import { inThread } from "./pool.ts";
  * const dir = Deno.makeTempDirSync();
  * const runner = inThread(openDumpSync(dir), openDumpSync(dir), {});

@@ -4,13 +4,13 @@
  *
  * @module
  */
-import type { ContextDump, DumpSourceSync, MissingFile } from "../io/dump/reader_sync.ts";
-import { isQuestionShape, rowsMatchPhrases, sameDim } from "../io/dump/checks.ts";
-import { dumpStem } from "../io/dump/names.ts";
-import { FileError, InputError } from "../io/errors.ts";
-import type { Matrix } from "../io/matrix.ts";
+import type { ContextDump, DumpSourceSync, MissingFile } from "../../io/dump/reader_sync.ts";
+import { isQuestionShape, rowsMatchPhrases, sameDim } from "../../io/dump/checks.ts";
+import { dumpStem } from "../../io/dump/names.ts";
+import { FileError, InputError } from "../../io/errors.ts";
+import type { Matrix } from "../../io/matrix.ts";
 import { bestRows, type ScoringOptions } from "./best_rows.ts";
-import { asFloat32 } from "./dense_f64.ts";
+import { asFloat32 } from "../dense_f64.ts";
 
 /** One question's outcome: an answer, a `Missing` path, or neither (no phrases). */
 export interface MergeOutcome {
@@ -53,8 +53,8 @@ function checkedFirst(
  * @example
  * ```ts
  * import * as Effect from "effect/Effect";
- * import { openDumpSync } from "../io/dump/reader_sync.ts";
- * import { writeContextDump, writeQuestionDump } from "../io/dump/writer.ts";
+ * import { openDumpSync } from "../../io/dump/reader_sync.ts";
+ * import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
  * import { mergeUnit } from "./unit.ts";
  * const dir = Deno.makeTempDirSync();
  * Deno.mkdirSync(`${dir}/c`);
@@ -153,7 +153,7 @@ export interface BatchResult {
  *
  * @example
  * ```ts
- * import { openDumpSync } from "../io/dump/reader_sync.ts";
+ * import { openDumpSync } from "../../io/dump/reader_sync.ts";
  * import { mergeBatch } from "./unit.ts";
  * const dir = Deno.makeTempDirSync();
  * // No files: each question is reported missing.

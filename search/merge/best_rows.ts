@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { ContextDump } from "../io/dump/reader_sync.ts";
-import type { CsrMatrix, DenseMatrix, Matrix } from "../io/matrix.ts";
+import type { ContextDump } from "../../io/dump/reader_sync.ts";
+import type { CsrMatrix, DenseMatrix, Matrix } from "../../io/matrix.ts";
 import { bestDenseRows, type ScoringOptions } from "./best_dense.ts";
 import { bestSparseRows } from "./best_sparse.ts";
 

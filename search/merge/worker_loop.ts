@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { type DumpSourceSync, openDumpSync } from "../io/dump/reader_sync.ts";
-import { squadQuestionParagraphs } from "../io/squad_ids.ts";
+import { type DumpSourceSync, openDumpSync } from "../../io/dump/reader_sync.ts";
+import { squadQuestionParagraphs } from "../../io/squad_ids.ts";
 import { batchesOf, type MergePlan, planMerge, SQUAD_OPTS } from "./plan.ts";
 import {
   toWire,
@@ -15,7 +15,7 @@ import {
   type WorkerInit,
   type WorkerReply,
 } from "./protocol.ts";
-import { simdDumpOptions } from "./kernels/simd.ts";
+import { simdDumpOptions } from "../kernels/simd.ts";
 import { mergeBatch } from "./unit.ts";
 
 /**
@@ -77,7 +77,7 @@ function answerBatches(
 /**
  * The worker side: opens the dumps, then answers one batch per message (or
  * plans by itself, see {@linkcode WorkerInit.plan}). Call it once, in a
- * worker's entry module (`search/worker.ts`).
+ * worker's entry module (`search/merge/worker.ts`).
  */
 export function serveMergeWorker(): void {
   const scope = globalThis as unknown as {
