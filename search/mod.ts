@@ -32,7 +32,7 @@ export {
   PhraseIndex,
   PhraseIndexLive,
   releaseIndex,
-} from "./phrase_index.ts";
+} from "./open/phrase_index.ts";
 export {
   hitsOf,
   openSearch,
@@ -41,7 +41,7 @@ export {
   scoreQuestions,
   scoreQuestionsAsync,
   searchVector,
-} from "./open.ts";
+} from "./open/open.ts";
 export { i8Available } from "./kernels/wasm_i8.ts";
 export {
   compareHits,
@@ -50,8 +50,8 @@ export {
   searchShard,
   SHARD_HITS_FORMAT,
   shardedOpenSearch,
-} from "./sharded.ts";
-export type { MergeShardHitsOptions, SearchShardOptions, ShardHit } from "./sharded.ts";
+} from "./open/sharded.ts";
+export type { MergeShardHitsOptions, SearchShardOptions, ShardHit } from "./open/sharded.ts";
 export type {
   Hit,
   OpenSearchError,
@@ -59,4 +59,4 @@ export type {
   OpenSearchResult,
   QueryOptions,
   SearchVectorOptions,
-} from "./open.ts";
+} from "./open/open.ts";

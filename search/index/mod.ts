@@ -4,7 +4,7 @@
  * (`score.ts`), the IVF-PQ kind (`ivfpq.ts`, on `kmeans.ts`) and hybrid
  * dense ⊕ sparse IVF-PQ indexes, searched dense-first (`hybrid.ts`), and
  * sharded indexes (`shards.ts`, `quantizer.ts`). Search over an index is
- * `search/open.ts`, over a folder of shards `search/sharded.ts`.
+ * `search/open/open.ts`, over a folder of shards `search/open/sharded.ts`.
  *
  * @example
  * ```ts

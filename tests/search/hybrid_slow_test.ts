@@ -18,7 +18,7 @@ import { openDumpSync } from "../../io/dump/reader_sync.ts";
 import { denseHead } from "../../search/index/hybrid.ts";
 import { ivfCandidates } from "../../search/index/ivfpq.ts";
 import { openIndexSync } from "../../search/index/read.ts";
-import { scoreQuestions, searchVectors } from "../../search/open.ts";
+import { scoreQuestions, searchVectors } from "../../search/open/open.ts";
 import { DEFAULT_HYBRID_CANDIDATES } from "../../search/index/defaults.ts";
 import { Searcher } from "../../serve/search.ts";
 import { ok, records, refused, subset } from "./_stages.ts";

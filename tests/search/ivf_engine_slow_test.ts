@@ -15,7 +15,7 @@ import { buildIndex, indexTempFolder } from "../../search/index/build.ts";
 import { closeIvfWorkers, scoreIvf, scoreIvfSync, trainSample } from "../../search/index/ivfpq.ts";
 import { splitmix32 } from "../../search/index/kmeans.ts";
 import { openIndexSync } from "../../search/index/read.ts";
-import { scoreQuestions } from "../../search/open.ts";
+import { scoreQuestions } from "../../search/open/open.ts";
 import { indexGrants, permissionFlags } from "../../runs/sandbox/sandbox.ts";
 import { assert, assertEquals } from "../_assert.ts";
 import { python, ROOT, runStage, sha256File } from "../_util.ts";

@@ -39,18 +39,18 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import { dumpStem } from "../io/dump/names.ts";
-import { openDumpSync } from "../io/dump/reader_sync.ts";
-import type { DumpSourceSync } from "../io/dump/reader_sync.ts";
-import { FileError, InputError } from "../io/errors.ts";
-import type { Matrix } from "../io/matrix.ts";
-import { pyStringLiteral } from "../io/pyjson.ts";
-import { type AtomicWriter, openAtomicWriter } from "../io/source.ts";
-import { DEFAULT_NPROBE } from "./index/defaults.ts";
-import { offsetsAt, openIndexSync, phraseAt, readIndexHeader } from "./index/read.ts";
-import type { ExactIndex } from "./index/read.ts";
-import type { TopK } from "./index/score.ts";
-import { openShardSet, type ShardSet } from "./index/shards.ts";
+import { dumpStem } from "../../io/dump/names.ts";
+import { openDumpSync } from "../../io/dump/reader_sync.ts";
+import type { DumpSourceSync } from "../../io/dump/reader_sync.ts";
+import { FileError, InputError } from "../../io/errors.ts";
+import type { Matrix } from "../../io/matrix.ts";
+import { pyStringLiteral } from "../../io/pyjson.ts";
+import { type AtomicWriter, openAtomicWriter } from "../../io/source.ts";
+import { DEFAULT_NPROBE } from "../index/defaults.ts";
+import { offsetsAt, openIndexSync, phraseAt, readIndexHeader } from "../index/read.ts";
+import type { ExactIndex } from "../index/read.ts";
+import type { TopK } from "../index/score.ts";
+import { openShardSet, type ShardSet } from "../index/shards.ts";
 import { releaseIndex } from "./phrase_index.ts";
 import {
   type Hit,

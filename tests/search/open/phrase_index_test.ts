@@ -1,5 +1,5 @@
 /**
- * Tests of `search/phrase_index.ts`: the {@linkcode PhraseIndex} Layer opens
+ * Tests of `search/open/phrase_index.ts`: the {@linkcode PhraseIndex} Layer opens
  * an index, the searches run inside it start their worker threads (IVF-PQ
  * list scans on 2 threads), and closing the Layer's scope ends every one of
  * them (counted by a `Worker` that records its own termination) and the
@@ -10,12 +10,12 @@
  */
 import * as Effect from "effect/Effect";
 import * as Exit from "effect/Exit";
-import { scoreIvf } from "../../search/index/ivfpq.ts";
-import { splitmix32 } from "../../search/index/kmeans.ts";
-import { openIndexSync } from "../../search/index/read.ts";
-import { PhraseIndex, PhraseIndexLive, releaseIndex } from "../../search/phrase_index.ts";
-import { assert, assertEquals } from "../_assert.ts";
-import { numpyDumps, ok } from "./_stages.ts";
+import { scoreIvf } from "../../../search/index/ivfpq.ts";
+import { splitmix32 } from "../../../search/index/kmeans.ts";
+import { openIndexSync } from "../../../search/index/read.ts";
+import { PhraseIndex, PhraseIndexLive, releaseIndex } from "../../../search/open/phrase_index.ts";
+import { assert, assertEquals } from "../../_assert.ts";
+import { numpyDumps, ok } from "../_stages.ts";
 
 /** Runs `f` with `globalThis.Worker` counting the workers started and terminated. */
 async function countingWorkers<A>(

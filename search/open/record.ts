@@ -20,7 +20,7 @@
  *   `content`, whatever index kind holds them;
  * - `questions`, `answered`, `missing`, `top_k`, `threads`;
  * - `memory_budget`: the bytes of `--memory-budget` (the index read from
- *   disk on demand, `index/disk.ts`), or `null` (read whole into memory; a
+ *   disk on demand, `search/index/disk.ts`), or `null` (read whole into memory; a
  *   record written before the field existed reads as `null`);
  * - `seconds`: `load` (opening the index), `search` (answering every
  *   question, writing the predictions and top-k records), `total` (the
@@ -36,9 +36,9 @@
  * @module
  */
 import process from "node:process";
-import { InputError } from "../io/errors.ts";
-import { exactFiles, type IndexHeader } from "./index/format.ts";
-import { DEFAULT_HYBRID_CANDIDATES, DEFAULT_NPROBE } from "./index/defaults.ts";
+import { InputError } from "../../io/errors.ts";
+import { exactFiles, type IndexHeader } from "../index/format.ts";
+import { DEFAULT_HYBRID_CANDIDATES, DEFAULT_NPROBE } from "../index/defaults.ts";
 
 /** The `format` tag of a search record. */
 export const SEARCH_RECORD_FORMAT = "phraseval-search/1";

@@ -20,7 +20,7 @@
  *
  * **Sharded indexes.** `index` given as a folder of shards
  * (`search/index/shards.ts`) is searched shard by shard and the shards'
- * top k merged (`search/sharded.ts`): the same outputs as the unsharded
+ * top k merged (`search/open/sharded.ts`): the same outputs as the unsharded
  * index's for exact search.
  *
  * **Memory.** The index is memory-resident (see `search/index/read.ts`),
@@ -43,22 +43,22 @@
  */
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
-import { isQuestionShape } from "../io/dump/checks.ts";
-import { dumpStem } from "../io/dump/names.ts";
-import { openDumpSync } from "../io/dump/reader_sync.ts";
-import { FileError, InputError, type UsageError } from "../io/errors.ts";
-import { isSquadShaped, openDataset, questionsOfSource } from "../io/datasets/read.ts";
-import type { CsrMatrix, Matrix } from "../io/matrix.ts";
-import { pyStringLiteral } from "../io/pyjson.ts";
-import { type AtomicWriter, openAtomicWriter } from "../io/source.ts";
-import type { SquadReadError } from "../io/squad.ts";
-import { type EncoderError, QuestionEncoder } from "../encoders/types.ts";
-import { asFloat32 } from "./dense_f64.ts";
-import { readQ2c } from "./merge/merge.ts";
-import { type ExactIndex, offsetsAt, paragraphOfRow, phraseAt } from "./index/read.ts";
-import { nprobeProblem, scoreIvf } from "./index/ivfpq.ts";
-import { DEFAULT_NPROBE } from "./index/defaults.ts";
-import { isShardSet } from "./index/shards.ts";
+import { isQuestionShape } from "../../io/dump/checks.ts";
+import { dumpStem } from "../../io/dump/names.ts";
+import { openDumpSync } from "../../io/dump/reader_sync.ts";
+import { FileError, InputError, type UsageError } from "../../io/errors.ts";
+import { isSquadShaped, openDataset, questionsOfSource } from "../../io/datasets/read.ts";
+import type { CsrMatrix, Matrix } from "../../io/matrix.ts";
+import { pyStringLiteral } from "../../io/pyjson.ts";
+import { type AtomicWriter, openAtomicWriter } from "../../io/source.ts";
+import type { SquadReadError } from "../../io/squad.ts";
+import { type EncoderError, QuestionEncoder } from "../../encoders/types.ts";
+import { asFloat32 } from "../dense_f64.ts";
+import { readQ2c } from "../merge/merge.ts";
+import { type ExactIndex, offsetsAt, paragraphOfRow, phraseAt } from "../index/read.ts";
+import { nprobeProblem, scoreIvf } from "../index/ivfpq.ts";
+import { DEFAULT_NPROBE } from "../index/defaults.ts";
+import { isShardSet } from "../index/shards.ts";
 import { closeSearchWorkers, PhraseIndex, PhraseIndexLive } from "./phrase_index.ts";
 import {
   I8NonFinite,
@@ -66,13 +66,13 @@ import {
   type I8Source,
   scoreI8,
   scoreI8Threads,
-} from "./kernels/i8_pool.ts";
+} from "../kernels/i8_pool.ts";
 import {
   candidatesProblem,
   DEFAULT_HYBRID_CANDIDATES,
   hybridDenseDims,
   scoreHybrid,
-} from "./index/hybrid.ts";
+} from "../index/hybrid.ts";
 import {
   type DenseRowStats,
   denseRowStats,
@@ -81,7 +81,7 @@ import {
   SparseIndexScorer,
   SparseQueries,
   TopK,
-} from "./index/score.ts";
+} from "../index/score.ts";
 
 const scorers = new WeakMap<ExactIndex, SparseIndexScorer>();
 
@@ -139,7 +139,7 @@ export interface QueryOptions {
   readonly simd?: boolean;
   /**
    * Dense open search: screen the rows on 8-bit integers first
-   * (`kernels/i8_scan.ts`; default true, where the runtime has relaxed
+   * (`search/kernels/i8_scan.ts`; default true, where the runtime has relaxed
    * SIMD; same results). `false` scores every row on the float32 kernels (for
    * benchmarks).
    */
@@ -368,9 +368,9 @@ export function questionProblem(
  * @example
  * ```ts
  * import * as Effect from "effect/Effect";
- * import { writeContextDump } from "../io/dump/writer.ts";
- * import { buildIndex } from "./index/build.ts";
- * import { openIndexSync } from "./index/read.ts";
+ * import { writeContextDump } from "../../io/dump/writer.ts";
+ * import { buildIndex } from "../index/build.ts";
+ * import { openIndexSync } from "../index/read.ts";
  * import { queryIndex } from "./open.ts";
  * const dir = Deno.makeTempDirSync();
  * Deno.mkdirSync(`${dir}/c`);
@@ -449,9 +449,9 @@ async function approximate(
  * @example
  * ```ts
  * import * as Effect from "effect/Effect";
- * import { writeContextDump } from "../io/dump/writer.ts";
- * import { buildIndex } from "./index/build.ts";
- * import { openIndexSync } from "./index/read.ts";
+ * import { writeContextDump } from "../../io/dump/writer.ts";
+ * import { buildIndex } from "../index/build.ts";
+ * import { openIndexSync } from "../index/read.ts";
  * import { searchVector } from "./open.ts";
  * const dir = Deno.makeTempDirSync();
  * Deno.mkdirSync(`${dir}/c`);
@@ -487,9 +487,9 @@ export async function searchVector(
  * @example
  * ```ts
  * import * as Effect from "effect/Effect";
- * import { writeContextDump } from "../io/dump/writer.ts";
- * import { buildIndex } from "./index/build.ts";
- * import { openIndexSync } from "./index/read.ts";
+ * import { writeContextDump } from "../../io/dump/writer.ts";
+ * import { buildIndex } from "../index/build.ts";
+ * import { openIndexSync } from "../index/read.ts";
  * import { searchVectors } from "./open.ts";
  * const dir = Deno.makeTempDirSync();
  * Deno.mkdirSync(`${dir}/c`);

@@ -6,15 +6,15 @@
  * of `evaluate --topk-file` = the Python reference (stdout unchanged).
  */
 import * as Effect from "effect/Effect";
-import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { DEV_GZ, python, runStage } from "../_util.ts";
-import { writeContextDump } from "../../io/dump/writer.ts";
-import type { Matrix } from "../../io/matrix.ts";
-import { buildIndex } from "../../search/index/build.ts";
-import { openIndexSync } from "../../search/index/read.ts";
-import { TopK } from "../../search/index/score.ts";
-import { queryIndex, queryText } from "../../search/open.ts";
-import { SPARSE_PI_MODEL, sparsePiLayers } from "../../encoders/sparse_pi/encoder.ts";
+import { assert, assertEquals, assertStringIncludes } from "../../_assert.ts";
+import { DEV_GZ, python, runStage } from "../../_util.ts";
+import { writeContextDump } from "../../../io/dump/writer.ts";
+import type { Matrix } from "../../../io/matrix.ts";
+import { buildIndex } from "../../../search/index/build.ts";
+import { openIndexSync } from "../../../search/index/read.ts";
+import { TopK } from "../../../search/index/score.ts";
+import { queryIndex, queryText } from "../../../search/open/open.ts";
+import { SPARSE_PI_MODEL, sparsePiLayers } from "../../../encoders/sparse_pi/encoder.ts";
 
 const f32 = (rows: number, cols: number, v: number[]): Matrix => ({
   kind: "dense",
