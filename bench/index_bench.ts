@@ -42,7 +42,7 @@
 import { openDumpSync } from "../io/dump/reader_sync.ts";
 import type { Matrix } from "../io/matrix.ts";
 import { asFloat32 } from "../search/dense_f64.ts";
-import { closeIvfWorkers, loadIvf, scoreIvf, trainSample } from "../search/index/ivfpq.ts";
+import { closeIvfWorkers, loadIvf, scoreIvf, trainSample } from "../search/index/ivfpq/ivfpq.ts";
 import { openIndexSync } from "../search/index/read.ts";
 import { scoreQuestions } from "../search/open/open.ts";
 

@@ -22,7 +22,7 @@ import { type ExactIndex, readIndexPassages } from "../search/index/read.ts";
 import { PhraseIndex, PhraseIndexLive } from "../search/open/phrase_index.ts";
 import { parseMemoryBudget } from "../search/index/budget.ts";
 import { isShardSet } from "../search/index/shards.ts";
-import { hybridDenseDims } from "../search/index/hybrid.ts";
+import { hybridDenseDims } from "../search/index/ivfpq/hybrid.ts";
 import {
   cpuSeconds,
   peakRssBytes,

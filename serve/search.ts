@@ -26,7 +26,7 @@ import { questionEncoderLayer } from "../encoders/registry.ts";
 import { QuestionEncoder } from "../encoders/types.ts";
 import { type ExactIndex, openIndexSync, paragraphText } from "../search/index/read.ts";
 import { releaseIndex } from "../search/open/phrase_index.ts";
-import { DEFAULT_NPROBE, nprobeProblem } from "../search/index/ivfpq.ts";
+import { DEFAULT_NPROBE, nprobeProblem } from "../search/index/ivfpq/ivfpq.ts";
 import { type Hit, prepareExact, searchVectors } from "../search/open/open.ts";
 
 /** One ranked answer, as `/v1/search` returns it. */

@@ -4,16 +4,16 @@
  * vector ({@linkcode queryIndex}) or one question string through the
  * `QuestionEncoder` service ({@linkcode queryText}).
  *
- * Scoring is `search/index/score.ts`: merge's exact scores (a fast pass on
+ * Scoring is `search/index/exact/score.ts`: merge's exact scores (a fast pass on
  * the SIMD kernels, rows near the k-th best re-scored with `fsum`), ties to
  * the first phrase in (paragraph order, phrase order). With `closed`, each
  * question is scored against its own paragraph only: then the top phrase is
  * exactly merge's answer. An `ivf-pq` index is searched approximately
  * unless `exact` (or `closed`) is asked: a dense one by
- * `search/index/ivfpq.ts` (`nprobe` partitions; `candidates` approximate
+ * `search/index/ivfpq/ivfpq.ts` (`nprobe` partitions; `candidates` approximate
  * candidates re-scored exactly, default 0: the approximate scores), a
  * hybrid one (CSR vectors with a dense block, `parameters.dense_dims`)
- * dense-first by `search/index/hybrid.ts` (`nprobe` partitions of the dense
+ * dense-first by `search/index/ivfpq/hybrid.ts` (`nprobe` partitions of the dense
  * block's IVF-PQ, then the best `candidates` rows, default 1000, re-scored
  * exactly with the full vector: `--exact`'s scores and tie rule). `refine`
  * is the older name of `candidates` (either may be given; `candidates` wins).
@@ -56,7 +56,7 @@ import { type EncoderError, QuestionEncoder } from "../../encoders/types.ts";
 import { asFloat32 } from "../dense_f64.ts";
 import { readQ2c } from "../merge/merge.ts";
 import { type ExactIndex, offsetsAt, paragraphOfRow, phraseAt } from "../index/read.ts";
-import { nprobeProblem, scoreIvf } from "../index/ivfpq.ts";
+import { nprobeProblem, scoreIvf } from "../index/ivfpq/ivfpq.ts";
 import { DEFAULT_NPROBE } from "../index/defaults.ts";
 import { isShardSet } from "../index/shards.ts";
 import { closeSearchWorkers, PhraseIndex, PhraseIndexLive } from "./phrase_index.ts";
@@ -72,7 +72,7 @@ import {
   DEFAULT_HYBRID_CANDIDATES,
   hybridDenseDims,
   scoreHybrid,
-} from "../index/hybrid.ts";
+} from "../index/ivfpq/hybrid.ts";
 import {
   type DenseRowStats,
   denseRowStats,
@@ -81,7 +81,7 @@ import {
   SparseIndexScorer,
   SparseQueries,
   TopK,
-} from "../index/score.ts";
+} from "../index/exact/score.ts";
 
 const scorers = new WeakMap<ExactIndex, SparseIndexScorer>();
 

@@ -49,7 +49,7 @@ import { type AtomicWriter, openAtomicWriter } from "../../io/source.ts";
 import { DEFAULT_NPROBE } from "../index/defaults.ts";
 import { offsetsAt, openIndexSync, phraseAt, readIndexHeader } from "../index/read.ts";
 import type { ExactIndex } from "../index/read.ts";
-import type { TopK } from "../index/score.ts";
+import type { TopK } from "../index/exact/score.ts";
 import { openShardSet, type ShardSet } from "../index/shards.ts";
 import { releaseIndex } from "./phrase_index.ts";
 import {

@@ -13,7 +13,7 @@ import type { Matrix } from "../../io/matrix.ts";
 import { buildIndex } from "../../search/index/build.ts";
 import type { IndexMetric } from "../../search/index/format.ts";
 import { type ExactIndex, openIndexSync } from "../../search/index/read.ts";
-import { denseRowStats, NonFiniteError, scoreDense, TopK } from "../../search/index/score.ts";
+import { denseRowStats, NonFiniteError, scoreDense, TopK } from "../../search/index/exact/score.ts";
 import { type Hit, searchVector, searchVectors } from "../../search/open/open.ts";
 import { halfTable } from "../../search/dense_f64.ts";
 import { simdKernels } from "../../search/kernels/simd.ts";

@@ -29,8 +29,8 @@ import { DEV_GZ, python } from "../_util.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { buildIndex, trainQuantizer } from "../../search/index/build.ts";
-import { ivfCandidates } from "../../search/index/ivfpq.ts";
-import { splitmix32 } from "../../search/index/kmeans.ts";
+import { ivfCandidates } from "../../search/index/ivfpq/ivfpq.ts";
+import { splitmix32 } from "../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync, readIndexHeader, readIndexPassages } from "../../search/index/read.ts";
 import {
   openShardSet,

@@ -12,7 +12,7 @@ import { writeContextDump } from "../../../io/dump/writer.ts";
 import type { Matrix } from "../../../io/matrix.ts";
 import { buildIndex } from "../../../search/index/build.ts";
 import { openIndexSync } from "../../../search/index/read.ts";
-import { TopK } from "../../../search/index/score.ts";
+import { TopK } from "../../../search/index/exact/score.ts";
 import { queryIndex, queryText } from "../../../search/open/open.ts";
 import { SPARSE_PI_MODEL, sparsePiLayers } from "../../../encoders/sparse_pi/encoder.ts";
 

@@ -10,8 +10,8 @@
  */
 import * as Effect from "effect/Effect";
 import * as Exit from "effect/Exit";
-import { scoreIvf } from "../../../search/index/ivfpq.ts";
-import { splitmix32 } from "../../../search/index/kmeans.ts";
+import { scoreIvf } from "../../../search/index/ivfpq/ivfpq.ts";
+import { splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync } from "../../../search/index/read.ts";
 import { PhraseIndex, PhraseIndexLive, releaseIndex } from "../../../search/open/phrase_index.ts";
 import { assert, assertEquals } from "../../_assert.ts";

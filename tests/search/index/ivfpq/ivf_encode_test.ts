@@ -1,6 +1,6 @@
 /**
  * The IVF-PQ encoding's scratch files and windowed writing
- * (`search/index/ivf_encode.ts`): `list_rows.u32` and `codes.u8` read back
+ * (`search/index/ivfpq/ivf_encode.ts`): `list_rows.u32` and `codes.u8` read back
  * in windows of any size (one byte, a part of one sub-quantizer of a list,
  * several lists) equal the in-memory layout; the scratch files are deleted;
  * blocks encoded and sub-quantizers trained on worker threads equal those
@@ -14,9 +14,9 @@ import {
   prepareModel,
   SCRATCH_FILES,
   trainCodebooks,
-} from "../../search/index/ivf_encode.ts";
-import { splitmix32 } from "../../search/index/kmeans.ts";
-import { assert, assertEquals } from "../_assert.ts";
+} from "../../../../search/index/ivfpq/ivf_encode.ts";
+import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
+import { assert, assertEquals } from "../../../_assert.ts";
 
 /** The reference layout, built in memory as the module notes describe it. */
 function reference(lists: Uint32Array, codes: Uint8Array, nlist: number, bpv: number) {

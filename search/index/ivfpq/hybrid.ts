@@ -5,7 +5,7 @@
  * sparse-pi's), built by `deno task index … --sparse --nlist N --bpv B
  * --dense-dims D`.
  *
- * **Build** (`build.ts`): the exact CSR index as for any sparse dump, then
+ * **Build** (`search/index/build.ts`): the exact CSR index as for any sparse dump, then
  * phraseval's IVF-PQ (`ivfpq.ts`: the same training sample, k-means, PQ,
  * determinism) trained and encoded on the dense block, columns `[0, D)` of
  * each row as float32 ({@linkcode csrDenseRows}: a missing entry is 0, a
@@ -17,7 +17,7 @@
  * CSR vector made dense, float32) go to the IVF-PQ: `nprobe` lists probed,
  * the best `candidates` rows by approximate dense score kept (ties to the
  * lower row); those rows are re-scored EXACTLY with the full hybrid
- * question vector — the sparse scorer's exact score (`score.ts`: the
+ * question vector — the sparse scorer's exact score (`search/index/exact/score.ts`: the
  * correctly rounded sum of the float64 products, `fsum`), so the scores and
  * the tie rule (first row in paragraph order, phrase order) are those of
  * `--exact` — and the best `topK` kept. A float64 pass with an error bound
@@ -28,13 +28,13 @@
  *
  * @module
  */
-import { InputError } from "../../io/errors.ts";
-import type { CsrMatrix } from "../../io/matrix.ts";
-import { fsum } from "../fsum.ts";
-import type { IndexMetric } from "./format.ts";
+import { InputError } from "../../../io/errors.ts";
+import type { CsrMatrix } from "../../../io/matrix.ts";
+import { fsum } from "../../fsum.ts";
+import type { IndexMetric } from "../format.ts";
 import { DEFAULT_NPROBE, ivfCandidatesMany, type IvfIndexView, nprobeProblem } from "./ivfpq.ts";
-import { NonFiniteError, TopK } from "./score.ts";
-import { DEFAULT_HYBRID_CANDIDATES } from "./defaults.ts";
+import { NonFiniteError, TopK } from "../exact/score.ts";
+import { DEFAULT_HYBRID_CANDIDATES } from "../defaults.ts";
 
 export { DEFAULT_HYBRID_CANDIDATES };
 
@@ -270,7 +270,7 @@ class RowScorer {
     }
   }
 
-  /** The exact score of the row `[from, to)`: `fsum` of the products, as `score.ts`'s scorers. */
+  /** The exact score of the row `[from, to)`: `fsum` of the products, as `search/index/exact/score.ts`'s scorers. */
   #exact(from: number, to: number, csr: CsrRows, l2: boolean): number {
     const { data, indices } = csr;
     const p: number[] = [];

@@ -1,5 +1,5 @@
 /**
- * phraseval's own IVF-PQ engine (`search/index/ivfpq.ts`, `kmeans.ts`) on a
+ * phraseval's own IVF-PQ engine (`search/index/ivfpq/ivfpq.ts`, `kmeans.ts`) on a
  * synthetic clustered dump: two builds give identical bytes, a build killed
  * (SIGKILL) in the IVF stage and rerun gives them too, and so do builds
  * writing in tiny windows (lists split across them) and encoding on worker
@@ -10,15 +10,20 @@
  * with the same nlist/bpv/training rows (when faiss is importable).
  */
 import * as Effect from "effect/Effect";
-import { writeContextDump } from "../../io/dump/writer.ts";
-import { buildIndex, indexTempFolder } from "../../search/index/build.ts";
-import { closeIvfWorkers, scoreIvf, scoreIvfSync, trainSample } from "../../search/index/ivfpq.ts";
-import { splitmix32 } from "../../search/index/kmeans.ts";
-import { openIndexSync } from "../../search/index/read.ts";
-import { scoreQuestions } from "../../search/open/open.ts";
-import { indexGrants, permissionFlags } from "../../runs/sandbox/sandbox.ts";
-import { assert, assertEquals } from "../_assert.ts";
-import { python, ROOT, runStage, sha256File } from "../_util.ts";
+import { writeContextDump } from "../../../../io/dump/writer.ts";
+import { buildIndex, indexTempFolder } from "../../../../search/index/build.ts";
+import {
+  closeIvfWorkers,
+  scoreIvf,
+  scoreIvfSync,
+  trainSample,
+} from "../../../../search/index/ivfpq/ivfpq.ts";
+import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
+import { openIndexSync } from "../../../../search/index/read.ts";
+import { scoreQuestions } from "../../../../search/open/open.ts";
+import { indexGrants, permissionFlags } from "../../../../runs/sandbox/sandbox.ts";
+import { assert, assertEquals } from "../../../_assert.ts";
+import { python, ROOT, runStage, sha256File } from "../../../_util.ts";
 
 /** A standard normal generator on splitmix32 (Box–Muller). */
 function gauss(seed: number): () => number {

@@ -1,5 +1,5 @@
 /**
- * The `ivf-pq` index kind: an exact index (`format.ts`) plus phraseval's own
+ * The `ivf-pq` index kind: an exact index (`search/index/format.ts`) plus phraseval's own
  * deterministic IVF-PQ, as faiss's `IndexIVFPQ` does it: built by
  * {@linkcode buildIvfPq}, searched by {@linkcode scoreIvf}.
  *
@@ -59,22 +59,22 @@
  * f32x4 lanes: {@linkcode ivfCandidatesBatch}, the same sums). The
  * `C = max(topK, refine)` best rows by approximate score (ties to the
  * lower row) are kept; with `refine` > 0 they are re-scored exactly
- * (`score.ts`, merge's scores and tie rule) from the index's exact vectors
+ * (`search/index/exact/score.ts`, merge's scores and tie rule) from the index's exact vectors
  * and the best `topK` kept, with `refine` 0 the approximate scores are
  * reported.
  *
  * @module
  */
-import { InputError } from "../../io/errors.ts";
-import { statRealFolder, statRegularFile } from "../../io/regular.ts";
-import { halfTable } from "../dense_f64.ts";
-import { INDEX_FILES_ONLY, type IndexMetric, ivfContentProblem } from "./format.ts";
+import { InputError } from "../../../io/errors.ts";
+import { statRealFolder, statRegularFile } from "../../../io/regular.ts";
+import { halfTable } from "../../dense_f64.ts";
+import { INDEX_FILES_ONLY, type IndexMetric, ivfContentProblem } from "../format.ts";
 import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts";
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
 import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
-import { scoreDense, TopK } from "./score.ts";
-import { DEFAULT_TRAIN_PARAGRAPHS } from "./defaults.ts";
-import { modulesReadable, RequestWorkers } from "../workers.ts";
+import { scoreDense, TopK } from "../exact/score.ts";
+import { DEFAULT_TRAIN_PARAGRAPHS } from "../defaults.ts";
+import { modulesReadable, RequestWorkers } from "../../workers.ts";
 
 export { DEFAULT_TRAIN_PARAGRAPHS };
 
@@ -397,13 +397,13 @@ export interface IvfIndexView {
   };
   /** Dense vectors: f32 values, or f16 bits. */
   readonly dense?: Float32Array | Uint16Array;
-  /** An index read on demand under a memory budget (`disk.ts`): its lists and vectors. */
+  /** An index read on demand under a memory budget (`search/index/disk.ts`): its lists and vectors. */
   readonly disk?: IvfOnDisk;
 }
 
 /**
  * The IVF-PQ lists and vectors of an index read from disk on demand
- * (`disk.ts`): the scan asks for one slice of a list at a time (a list
+ * (`search/index/disk.ts`): the scan asks for one slice of a list at a time (a list
  * larger than the cache is never held whole).
  */
 export interface IvfOnDisk {
@@ -469,7 +469,7 @@ const loaded = new WeakMap<object, IvfData>();
 
 /**
  * The IVF-PQ files of an index, read and checked (sizes; offsets, rows and
- * finite centroids and codebooks by `ivfContentProblem` of `format.ts`;
+ * finite centroids and codebooks by `ivfContentProblem` of `search/index/format.ts`;
  * their sha256 is checked by `openIndexSync`), cached per index object.
  * A file missing, of the wrong size, a symbolic link or not a regular file
  * (looked at by name before it is opened), or with offsets or rows out of
@@ -1081,7 +1081,7 @@ export async function ivfCandidatesMany(
  * same answers).
  */
 function searchWorkersAllowed(): boolean {
-  return modulesReadable(import.meta.url, ["../../"]);
+  return modulesReadable(import.meta.url, ["../../../"]);
 }
 
 /** {@linkcode scoreIvf} in this thread. */

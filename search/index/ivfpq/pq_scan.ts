@@ -53,7 +53,7 @@ import {
   tee,
   uleb,
   vec,
-} from "../kernels/wasm_encode.ts";
+} from "../../kernels/wasm_encode.ts";
 
 const PAGE = 65536;
 

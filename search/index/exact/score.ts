@@ -24,11 +24,11 @@
  *
  * @module
  */
-import type { CsrMatrix } from "../../io/matrix.ts";
-import { denseScores, halfTable, sumSquares } from "../dense_f64.ts";
-import { fsum } from "../fsum.ts";
-import { simdKernels } from "../kernels/simd.ts";
-import type { IndexMetric } from "./format.ts";
+import type { CsrMatrix } from "../../../io/matrix.ts";
+import { denseScores, halfTable, sumSquares } from "../../dense_f64.ts";
+import { fsum } from "../../fsum.ts";
+import { simdKernels } from "../../kernels/simd.ts";
+import type { IndexMetric } from "../format.ts";
 
 const EPS = 2 ** -52;
 const U32 = 2 ** -24;

@@ -1,6 +1,6 @@
 /**
  * Hybrid dense ⊕ sparse `ivf-pq` indexes (`--sparse --dense-dims D`,
- * `search/index/hybrid.ts`): with nprobe = nlist and candidates covering
+ * `search/index/ivfpq/hybrid.ts`): with nprobe = nlist and candidates covering
  * every phrase, search gives exactly `--exact`'s pred.json and top-k (a
  * synthetic CSR dump with tied rows, both metrics; real `piqa-lstm+sparse`
  * dumps of three dev paragraphs); with few candidates, every reported
@@ -10,18 +10,18 @@
  * candidates when none are given.
  */
 import * as Effect from "effect/Effect";
-import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { sha256File } from "../_util.ts";
-import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
-import type { CsrMatrix, Matrix } from "../../io/matrix.ts";
-import { openDumpSync } from "../../io/dump/reader_sync.ts";
-import { denseHead } from "../../search/index/hybrid.ts";
-import { ivfCandidates } from "../../search/index/ivfpq.ts";
-import { openIndexSync } from "../../search/index/read.ts";
-import { scoreQuestions, searchVectors } from "../../search/open/open.ts";
-import { DEFAULT_HYBRID_CANDIDATES } from "../../search/index/defaults.ts";
-import { Searcher } from "../../serve/search.ts";
-import { ok, records, refused, subset } from "./_stages.ts";
+import { assert, assertEquals, assertMatch } from "../../../_assert.ts";
+import { sha256File } from "../../../_util.ts";
+import { writeContextDump, writeQuestionDump } from "../../../../io/dump/writer.ts";
+import type { CsrMatrix, Matrix } from "../../../../io/matrix.ts";
+import { openDumpSync } from "../../../../io/dump/reader_sync.ts";
+import { denseHead } from "../../../../search/index/ivfpq/hybrid.ts";
+import { ivfCandidates } from "../../../../search/index/ivfpq/ivfpq.ts";
+import { openIndexSync } from "../../../../search/index/read.ts";
+import { scoreQuestions, searchVectors } from "../../../../search/open/open.ts";
+import { DEFAULT_HYBRID_CANDIDATES } from "../../../../search/index/defaults.ts";
+import { Searcher } from "../../../../serve/search.ts";
+import { ok, records, refused, subset } from "../../_stages.ts";
 
 /** A seeded PRNG in [0, 1). */
 function rng(seed: number): () => number {

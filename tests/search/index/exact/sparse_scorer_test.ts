@@ -1,6 +1,6 @@
 /**
  * The exact sparse open-search scorer (`SparseIndexScorer` of
- * `search/index/score.ts`): the columns most rows hold are scored on a dense
+ * `search/index/exact/score.ts`): the columns most rows hold are scored on a dense
  * block (SIMD kernels, or float64 loops), the rest through posting lists
  * walked by row tiles, and only rows whose fast score plus bound reaches the
  * running threshold are scored exactly. Each configuration must give exactly
@@ -8,14 +8,14 @@
  * several tiles, with exact ties, one-ulp near-ties at the k-th place, negative values, l2, a
  * question with a repeated column, and norms too large for float32.
  */
-import { assert, assertEquals } from "../_assert.ts";
-import type { CsrMatrix } from "../../io/matrix.ts";
-import { fsum } from "../../search/fsum.ts";
+import { assert, assertEquals } from "../../../_assert.ts";
+import type { CsrMatrix } from "../../../../io/matrix.ts";
+import { fsum } from "../../../../search/fsum.ts";
 import {
   SparseIndexScorer,
   type SparseIndexScorerOptions,
   TopK,
-} from "../../search/index/score.ts";
+} from "../../../../search/index/exact/score.ts";
 
 /** A seeded generator (mulberry32). */
 function rng(seed: number): () => number {

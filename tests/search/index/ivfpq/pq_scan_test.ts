@@ -1,5 +1,5 @@
 /**
- * The WebAssembly ADC scan (`search/index/pq_scan.ts`): its sums equal the
+ * The WebAssembly ADC scan (`search/index/ivfpq/pq_scan.ts`): its sums equal the
  * TypeScript scan's bit for bit (list sizes around the 8-row groups, any
  * bpv and pass length, −0, subnormal and large table values), one question
  * at a time or four in f32x4 lanes; a batch of questions scanned list by
@@ -8,7 +8,11 @@
  * (both metrics); `search --threads 2` writes the same files as one thread,
  * and `--threads 0` is refused.
  */
-import { codesMemory, pqScanModuleBytes, PqScanner } from "../../search/index/pq_scan.ts";
+import {
+  codesMemory,
+  pqScanModuleBytes,
+  PqScanner,
+} from "../../../../search/index/ivfpq/pq_scan.ts";
 import {
   closeIvfWorkers,
   IVF_BATCH,
@@ -17,12 +21,12 @@ import {
   scanLists,
   scoreIvf,
   scoreIvfSync,
-} from "../../search/index/ivfpq.ts";
-import { splitmix32 } from "../../search/index/kmeans.ts";
-import { openIndexSync } from "../../search/index/read.ts";
-import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { runStage } from "../_util.ts";
-import { numpyDumps, ok } from "./_stages.ts";
+} from "../../../../search/index/ivfpq/ivfpq.ts";
+import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
+import { openIndexSync } from "../../../../search/index/read.ts";
+import { assert, assertEquals, assertMatch } from "../../../_assert.ts";
+import { runStage } from "../../../_util.ts";
+import { numpyDumps, ok } from "../../_stages.ts";
 
 Deno.test("pq scan kernel: the same float32 sums as the TypeScript scan, bit for bit", () => {
   assert(WebAssembly.validate(pqScanModuleBytes()), "the module does not validate");

@@ -1,6 +1,6 @@
 /**
  * The quantizer folder of a sharded IVF-PQ index (`index DUMP OUT
- * --train-only` writes `OUT/quantizer/`; `build.ts`): the coarse centroids
+ * --train-only` writes `OUT/quantizer/`; `search/index/build.ts`): the coarse centroids
  * and PQ codebooks every shard of the index is encoded with, trained once
  * on the corpus's training sample (`ivfpq.ts`: the `train_paragraphs`
  * paragraphs whose sha256(id) sorts first, which do not depend on the
@@ -19,9 +19,9 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { InputError } from "../../io/errors.ts";
-import { statRegularFile } from "../../io/regular.ts";
-import { firstNonFinite, INDEX_FILES_ONLY, type IndexFile } from "./format.ts";
+import { InputError } from "../../../io/errors.ts";
+import { statRegularFile } from "../../../io/regular.ts";
+import { firstNonFinite, INDEX_FILES_ONLY, type IndexFile } from "../format.ts";
 import type { IvfQuantizer } from "./ivfpq.ts";
 
 /** The manifest's file name. */
@@ -47,7 +47,7 @@ export interface QuantizerManifest {
   readonly dense_dims?: number;
   /** The IVF-PQ parameters, as an `ivf-pq` header records them (`ivfpq.ts`). */
   readonly parameters: Readonly<Record<string, unknown>>;
-  /** sha256 of the corpus (`shards.ts`, `ShardInfo.corpus_sha256`). */
+  /** sha256 of the corpus (`search/index/shards.ts`, `ShardInfo.corpus_sha256`). */
   readonly corpus_sha256: string;
   /** Paragraphs of the corpus. */
   readonly corpus_paragraphs: number;

@@ -27,7 +27,7 @@
  * @module
  */
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
-import { modulesReadable, RequestWorkers } from "../workers.ts";
+import { modulesReadable, RequestWorkers } from "../../workers.ts";
 
 /** Centroids per sub-quantizer (8-bit codes). */
 export const KSUB = 256;
@@ -164,7 +164,7 @@ const WORKER_MODULES = [
   "./ivf_encode_worker.ts",
   "./ivf_encode.ts",
   "./kmeans.ts",
-  "../workers.ts",
+  "../../workers.ts",
 ];
 
 /**
