@@ -1,7 +1,8 @@
 /**
  * The search room: exact scoring of phrase matrices against question
- * vectors (fsum, float64 loops, WebAssembly SIMD kernels), the plan and the
- * worker pool, and the PI-SQuAD merge as an Effect (`merge`).
+ * vectors (fsum, float64 loops, WebAssembly SIMD kernels in `kernels/`),
+ * the PI-SQuAD merge as an Effect with its plan and worker pool (`merge/`),
+ * the phrase index (`index/`) and open search over it (`open/`).
  *
  * @example
  * ```ts
