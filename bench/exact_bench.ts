@@ -26,10 +26,10 @@ import { openDumpSync } from "../io/dump/reader_sync.ts";
 import type { Matrix } from "../io/matrix.ts";
 import { asFloat32 } from "../search/dense_f64.ts";
 import { closeI8Workers, i8RowsOf, scoreI8Threads } from "../search/kernels/i8_pool.ts";
-import { TopK } from "../search/index/score.ts";
+import { TopK } from "../search/index/exact/score.ts";
 import { openIndexSync } from "../search/index/read.ts";
-import { scoreQuestionsAsync } from "../search/open.ts";
-import { closeSearchWorkers } from "../search/phrase_index.ts";
+import { scoreQuestionsAsync } from "../search/open/open.ts";
+import { closeSearchWorkers } from "../search/open/phrase_index.ts";
 
 const arg = (name: string, dflt: string): string => {
   const i = Deno.args.indexOf(`--${name}`);

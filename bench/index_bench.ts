@@ -42,9 +42,9 @@
 import { openDumpSync } from "../io/dump/reader_sync.ts";
 import type { Matrix } from "../io/matrix.ts";
 import { asFloat32 } from "../search/dense_f64.ts";
-import { closeIvfWorkers, loadIvf, scoreIvf, trainSample } from "../search/index/ivfpq.ts";
+import { closeIvfWorkers, loadIvf, scoreIvf, trainSample } from "../search/index/ivfpq/ivfpq.ts";
 import { openIndexSync } from "../search/index/read.ts";
-import { scoreQuestions } from "../search/open.ts";
+import { scoreQuestions } from "../search/open/open.ts";
 
 const arg = (name: string, dflt: string): string => {
   const i = Deno.args.indexOf(`--${name}`);

@@ -1,7 +1,7 @@
 /**
  * Exact open-search speed: opens an index (timed), then scores the first
  * `--questions N` questions of a dataset (dataset order) against every phrase
- * (`scoreQuestions` of `search/open.ts`, the `search` stage's scoring),
+ * (`scoreQuestions` of `search/open/open.ts`, the `search` stage's scoring),
  * in blocks of `--block` (as the `search` stage reads them), timed separately, and prints queries/s (wall, and per second of this
  * process's CPU time, steadier on a shared machine) and a digest of the top-k rows and
  * scores (equal digests: equal results).
@@ -17,9 +17,9 @@ import { cpuUsage } from "node:process";
 import * as Effect from "effect/Effect";
 import { openDumpSync } from "../io/dump/reader_sync.ts";
 import type { Matrix } from "../io/matrix.ts";
-import { readQ2c } from "../search/merge.ts";
+import { readQ2c } from "../search/merge/merge.ts";
 import { openIndexSync } from "../search/index/read.ts";
-import { scoreQuestions } from "../search/open.ts";
+import { scoreQuestions } from "../search/open/open.ts";
 
 const valued = ["--questions", "--top-k", "--block"];
 const pos = Deno.args.filter((a, i) => !a.startsWith("--") && !valued.includes(Deno.args[i - 1]));

@@ -1,5 +1,5 @@
 /**
- * The IVF-PQ scan kernel alone (`search/index/pq_scan.ts`): one list of
+ * The IVF-PQ scan kernel alone (`search/index/ivfpq/pq_scan.ts`): one list of
  * `--rows` rows (default 10,681, a list of the piqa-lstm dev index at
  * nlist 100) at `--bpv` (default 128), random codes and tables, scanned
  * one question at a time (`scanOne`) and four at a time (`scanLanes`), for
@@ -12,9 +12,9 @@
  *
  * @module
  */
-import { codesMemory, PqScanner } from "../search/index/pq_scan.ts";
-import { scanLists } from "../search/index/ivfpq.ts";
-import { splitmix32 } from "../search/index/kmeans.ts";
+import { codesMemory, PqScanner } from "../search/index/ivfpq/pq_scan.ts";
+import { scanLists } from "../search/index/ivfpq/ivfpq.ts";
+import { splitmix32 } from "../search/index/ivfpq/kmeans.ts";
 
 const arg = (name: string, dflt: number): number => {
   const i = Deno.args.indexOf(`--${name}`);

@@ -1,7 +1,7 @@
 /**
  * Exact dense scan per question, as the demo server runs it: the first
  * `--questions N` dev questions (dataset order) of a question dump scored
- * against every phrase of an index with `searchVectors` (`search/open.ts`),
+ * against every phrase of an index with `searchVectors` (`search/open/open.ts`),
  * `--batch B` questions per call, for each B given (default 1, 4, 16).
  * Prints ms per question (wall, and this process's CPU time per question)
  * and a digest of the top-k rows and scores per batch size (equal digests:
@@ -20,9 +20,9 @@ import { cpuUsage } from "node:process";
 import * as Effect from "effect/Effect";
 import { openDumpSync } from "../io/dump/reader_sync.ts";
 import type { Matrix } from "../io/matrix.ts";
-import { readQ2c } from "../search/merge.ts";
+import { readQ2c } from "../search/merge/merge.ts";
 import { openIndexSync } from "../search/index/read.ts";
-import { searchVectors } from "../search/open.ts";
+import { searchVectors } from "../search/open/open.ts";
 
 const valued = ["--questions", "--top-k", "--batch"];
 const pos = Deno.args.filter((a, i) => !a.startsWith("--") && !valued.includes(Deno.args[i - 1]));

@@ -1,14 +1,14 @@
 /**
  * The work of `merge` (`pipeline/merge.ts`, which loads this module only
  * to run, after its workers have started: `--help` and bad usage need none
- * of it): the flags' checks, then `merge` (`search/merge.ts`).
+ * of it): the flags' checks, then `merge` (`search/merge/merge.ts`).
  *
  * @module
  */
 import * as Effect from "effect/Effect";
-import { merge } from "../search/merge.ts";
+import { merge } from "../search/merge/merge.ts";
 import { refuseAliases } from "../io/paths.ts";
-import type { EarlyPool } from "../search/early.ts";
+import type { EarlyPool } from "../search/merge/early.ts";
 import { progress, UsageError } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";
 import type { MERGE_SPEC } from "./merge.ts";

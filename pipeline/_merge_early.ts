@@ -2,21 +2,21 @@
  * What `merge` (`pipeline/merge.ts`) does with its command line before the
  * stage and Effect load: it counts the open files its worker threads need
  * ({@linkcode mergeOpenFiles}) and starts them ({@linkcode startEarly},
- * `search/early.ts`). The command's `--help` loads this module, so it
- * imports only the argument parser, `search/early.ts` and `search/plan.ts`
+ * `search/merge/early.ts`). The command's `--help` loads this module, so it
+ * imports only the argument parser, `search/merge/early.ts` and `search/merge/plan.ts`
  * (no Effect), and of the command file only the type of its spec: the spec
  * is passed in.
  *
  * @module
  */
 import { MIN_OPEN_FILES, parseArgs } from "./_args.ts";
-import { EarlyPool } from "../search/early.ts";
+import { EarlyPool } from "../search/merge/early.ts";
 import {
   batchSize,
   defaultConcurrency,
   defaultMergeWorkers,
   defaultWorkers,
-} from "../search/plan.ts";
+} from "../search/merge/plan.ts";
 import type { MERGE_SPEC } from "./merge.ts";
 
 /** `merge`'s command line (`MERGE_SPEC` of `pipeline/merge.ts`). */

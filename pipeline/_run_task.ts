@@ -1,7 +1,7 @@
 /**
  * The command line of a run's `prepare` and `eval` tasks
  * (`runs/plan/tasks.ts`) and of a sharded open search's `search-shard` and
- * `search-merge` tasks (`search/sharded.ts`); `runs/plan/plan.ts` names this
+ * `search-merge` tasks (`search/open/sharded.ts`); `runs/plan/plan.ts` names this
  * script in its task command lines. `eval --from F` copies a predictions model's answers to `--pred`
  * first; `--format`/`--lang`/`--fields` score a non-SQuAD set with its own
  * metric; `prepare --subset-only` writes the article subset without the
@@ -189,7 +189,7 @@ if (import.meta.main) {
           }
           const why = indexFlagsProblem({ nprobe: f.nprobe, candidates: f.candidates });
           if (why !== undefined) return yield* Effect.fail(new UsageError(why));
-          const { searchShard } = yield* Effect.promise(() => import("../search/sharded.ts"));
+          const { searchShard } = yield* Effect.promise(() => import("../search/open/sharded.ts"));
           const r = yield* searchShard({
             data: f.data,
             index: f.index,
@@ -228,7 +228,7 @@ if (import.meta.main) {
             return yield* Effect.fail(new UsageError("--parts, --shards and --pred are required"));
           }
           const [{ mergeShardHits }, { shardHitsFile }] = yield* Effect.promise(() =>
-            Promise.all([import("../search/sharded.ts"), import("../search/index/shards.ts")])
+            Promise.all([import("../search/open/sharded.ts"), import("../search/index/shards.ts")])
           );
           const parts = Array.from({ length: f.shards }, (_, i) =>
             shardHitsFile(f.parts!, i, f.shards!));

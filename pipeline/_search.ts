@@ -1,7 +1,7 @@
 /**
  * The work of `search` (`pipeline/search.ts`, which loads this module only
  * to run: `--help` and bad usage need none of it): the flags' checks, the
- * search (`openSearch`, `search/open.ts`) and its scores.
+ * search (`openSearch`, `search/open/open.ts`) and its scores.
  *
  * @module
  */
@@ -17,12 +17,12 @@ import { corpusOpenScores, corpusSummary } from "../metrics/open_corpus.ts";
 import { squadQuestions } from "../io/squad.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { openScores } from "../metrics/open.ts";
-import { openSearch, type OpenSearchOptions, type OpenSearchResult } from "../search/open.ts";
+import { openSearch, type OpenSearchOptions, type OpenSearchResult } from "../search/open/open.ts";
 import { type ExactIndex, readIndexPassages } from "../search/index/read.ts";
-import { PhraseIndex, PhraseIndexLive } from "../search/phrase_index.ts";
+import { PhraseIndex, PhraseIndexLive } from "../search/open/phrase_index.ts";
 import { parseMemoryBudget } from "../search/index/budget.ts";
 import { isShardSet } from "../search/index/shards.ts";
-import { hybridDenseDims } from "../search/index/hybrid.ts";
+import { hybridDenseDims } from "../search/index/ivfpq/hybrid.ts";
 import {
   cpuSeconds,
   peakRssBytes,
@@ -32,7 +32,7 @@ import {
   type SearchRecord,
   searchRecordPath,
   searchSettings,
-} from "../search/record.ts";
+} from "../search/open/record.ts";
 import { progress, UsageError } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";
 import { indexFlagsProblem } from "./_index_flags.ts";
@@ -101,7 +101,7 @@ const timedSearch = (indexDir: string, opts: Omit<OpenSearchOptions, "index">) =
   Effect.gen(function* () {
     const t0 = performance.now();
     if (isShardSet(indexDir)) {
-      // A folder of shards: search/sharded.ts opens them one at a time.
+      // A folder of shards: search/open/sharded.ts opens them one at a time.
       const c0 = cpuSeconds();
       const r = yield* openSearch({ ...opts, index: indexDir });
       const c1 = cpuSeconds();
@@ -128,7 +128,7 @@ const timedSearch = (indexDir: string, opts: Omit<OpenSearchOptions, "index">) =
   });
 
 /**
- * Writes the search's record (`search/record.ts`) beside the predictions,
+ * Writes the search's record (`search/open/record.ts`) beside the predictions,
  * atomically, after every other output: how it searched, its counts, its
  * times and the process's peak memory.
  */

@@ -15,7 +15,7 @@
  */
 import * as Effect from "effect/Effect";
 import * as Layer from "effect/Layer";
-import { PhraseIndexLive } from "../search/phrase_index.ts";
+import { PhraseIndexLive } from "../search/open/phrase_index.ts";
 import { DemoServer, DemoServerLive } from "../serve/server.ts";
 import { type CommandSpec, runMain } from "./_cli.ts";
 

@@ -4,9 +4,9 @@
  * [--shards N [--shard I] [--quantizer DIR] | --train-only]`:
  * builds a phrase index from a context dump (the stage is `buildIndex` in
  * `search/index/build.ts`, which see; the folder format is
- * `search/index/format.ts`; the IVF-PQ kind is `search/index/ivfpq.ts`; a
+ * `search/index/format.ts`; the IVF-PQ kind is `search/index/ivfpq/ivfpq.ts`; a
  * hybrid dump's IVF-PQ over its dense block, `--sparse --dense-dims D`, is
- * `search/index/hybrid.ts`). `--context` is a SQuAD/context file or any
+ * `search/index/ivfpq/hybrid.ts`). `--context` is a SQuAD/context file or any
  * corpus (DPR's passage TSV, a JSONL corpus, MRQA): the paragraph order,
  * ids, titles and texts of the index.
  *

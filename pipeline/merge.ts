@@ -1,7 +1,7 @@
 /**
  * `merge data.json context_emb question_emb pred.json [--sparse]`: the
  * PI-SQuAD merge as a command (the stage itself is `merge` in
- * `search/merge.ts`, which see). Run as a command, it starts its workers
+ * `search/merge/merge.ts`, which see). Run as a command, it starts its workers
  * first thing ({@linkcode startEarly}), before the stage and Effect have
  * loaded (they are imported after); the stage adopts them. Before that, a
  * limit on open files too low for its workers ({@linkcode mergeOpenFiles})
@@ -15,7 +15,12 @@
 import { type CommandSpec, exitOnHelpOrUsageError, openFilesProblem } from "./_args.ts";
 import { mergeOpenFiles, startEarly } from "./_merge_early.ts";
 
-export type { MergeError, MergeOptions, MergeProgress, MergeResult } from "../search/merge.ts";
+export type {
+  MergeError,
+  MergeOptions,
+  MergeProgress,
+  MergeResult,
+} from "../search/merge/merge.ts";
 
 /** `merge`'s command line. */
 export const MERGE_SPEC = {

@@ -3,9 +3,9 @@
  * topk.ndjson] [--closed] [--exact] [--nprobe N] [--candidates C] [--threads N]
  * [--format NAME] [--lang CODE]`: answers every question of the dataset
  * against every phrase of an index (the stage is `openSearch` in
- * `search/open.ts`, which see). `INDEX_DIR` may be a folder of shards
+ * `search/open/open.ts`, which see). `INDEX_DIR` may be a folder of shards
  * (`index --shards`): searched shard by shard and merged exactly
- * (`search/sharded.ts`).
+ * (`search/open/sharded.ts`).
  *
  * A SQuAD-shaped dataset (SQuAD, XQuAD, MLQA) is scored as before: the
  * per-question rows with the official v1.1 EM/F1 and, with `--topk-out`,
@@ -19,7 +19,7 @@
  * `pred.json`.
  *
  * Every search but one to stdout ends by writing its record beside the
- * predictions, `<stem>.search.json` (`search/record.ts`): exact or
+ * predictions, `<stem>.search.json` (`search/open/record.ts`): exact or
  * approximate, nprobe and candidates, the index's shape and bytes, the
  * questions, the seconds and questions per second, the peak RSS
  * (`report --search-error` reads it).

@@ -19,7 +19,7 @@
  * approximate search's first k ranks, for k = 1, 5, 10 and its top-k;
  * with its nprobe and candidates, the index's bytes on disk (all of it,
  * and its `ivf/` part), the search's questions per second and the
- * process's peak RSS, from the search's record (`search/record.ts`).
+ * process's peak RSS, from the search's record (`search/open/record.ts`).
  *
  * **Inputs.** EXACT and each APPROX is a search's prediction file (its
  * record `<stem>.search.json` beside it), the record itself, or a folder
@@ -50,7 +50,7 @@ import {
   type SearchRecord,
   type SearchRecordIndex,
   searchRecordPath,
-} from "../search/record.ts";
+} from "../search/open/record.ts";
 import { datasetName, type SystemSpec } from "./inputs.ts";
 import { type ReportRules, type ScoredDataset, scoreSystems } from "./systems.ts";
 import { baseOf, dirOf, isDir, isFile, listNames, trimSlash } from "../io/fs.ts";

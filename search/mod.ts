@@ -1,7 +1,8 @@
 /**
  * The search room: exact scoring of phrase matrices against question
- * vectors (fsum, float64 loops, WebAssembly SIMD kernels), the plan and the
- * worker pool, and the PI-SQuAD merge as an Effect (`merge`).
+ * vectors (fsum, float64 loops, WebAssembly SIMD kernels in `kernels/`),
+ * the PI-SQuAD merge as an Effect with its plan and worker pool (`merge/`),
+ * the phrase index (`index/`) and open search over it (`open/`).
  *
  * @example
  * ```ts
@@ -14,17 +15,17 @@
 export { fsum } from "./fsum.ts";
 export { denseScores } from "./dense_f64.ts";
 export { simdAvailable } from "./kernels/simd.ts";
-export { bestDenseRows } from "./best_dense.ts";
-export { bestSparseRows } from "./best_sparse.ts";
-export { bestRows } from "./best_rows.ts";
-export type { ScoringOptions } from "./best_rows.ts";
-export { batchesOf, batchSize, planMerge } from "./plan.ts";
-export type { MergePlan, MergeUnit } from "./plan.ts";
-export { mergeBatch, mergeUnit } from "./unit.ts";
-export type { BatchResult, MergeOutcome } from "./unit.ts";
-export { MergeWorkerError } from "./protocol.ts";
-export { merge, readQ2c } from "./merge.ts";
-export type { MergeError, MergeOptions, MergeProgress, MergeResult } from "./merge.ts";
+export { bestDenseRows } from "./merge/best_dense.ts";
+export { bestSparseRows } from "./merge/best_sparse.ts";
+export { bestRows } from "./merge/best_rows.ts";
+export type { ScoringOptions } from "./merge/best_rows.ts";
+export { batchesOf, batchSize, planMerge } from "./merge/plan.ts";
+export type { MergePlan, MergeUnit } from "./merge/plan.ts";
+export { mergeBatch, mergeUnit } from "./merge/unit.ts";
+export type { BatchResult, MergeOutcome } from "./merge/unit.ts";
+export { MergeWorkerError } from "./merge/protocol.ts";
+export { merge, readQ2c } from "./merge/merge.ts";
+export type { MergeError, MergeOptions, MergeProgress, MergeResult } from "./merge/merge.ts";
 export * from "./index/mod.ts";
 export {
   acquireIndex,
@@ -32,7 +33,7 @@ export {
   PhraseIndex,
   PhraseIndexLive,
   releaseIndex,
-} from "./phrase_index.ts";
+} from "./open/phrase_index.ts";
 export {
   hitsOf,
   openSearch,
@@ -41,7 +42,7 @@ export {
   scoreQuestions,
   scoreQuestionsAsync,
   searchVector,
-} from "./open.ts";
+} from "./open/open.ts";
 export { i8Available } from "./kernels/wasm_i8.ts";
 export {
   compareHits,
@@ -50,8 +51,8 @@ export {
   searchShard,
   SHARD_HITS_FORMAT,
   shardedOpenSearch,
-} from "./sharded.ts";
-export type { MergeShardHitsOptions, SearchShardOptions, ShardHit } from "./sharded.ts";
+} from "./open/sharded.ts";
+export type { MergeShardHitsOptions, SearchShardOptions, ShardHit } from "./open/sharded.ts";
 export type {
   Hit,
   OpenSearchError,
@@ -59,4 +60,4 @@ export type {
   OpenSearchResult,
   QueryOptions,
   SearchVectorOptions,
-} from "./open.ts";
+} from "./open/open.ts";

@@ -1,7 +1,7 @@
 /**
  * Worker threads that answer requests by id ({@linkcode RequestWorkers}),
  * as the search's 8-bit screening (`kernels/i8_pool.ts`), IVF-PQ list
- * scans (`index/ivfpq.ts`) and IVF-PQ encoding (`index/ivf_encode.ts`) use
+ * scans (`index/ivfpq/ivfpq.ts`) and IVF-PQ encoding (`index/ivfpq/ivf_encode.ts`) use
  * them, and whether this process may start a worker at all
  * ({@linkcode modulesReadable}). Written once here; each user keeps only its
  * messages and how it shares the work out.

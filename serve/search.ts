@@ -1,6 +1,6 @@
 /**
  * A {@linkcode Searcher}: one open index and one question encoder, answering
- * question strings the way open search does (`search/open.ts`
+ * question strings the way open search does (`search/open/open.ts`
  * `searchVectors`: exact scores on an `exact` index or with `exact`,
  * IVF-PQ with `nprobe` otherwise), so the demo's answers are `search`'s
  * top-k for the same question.
@@ -25,9 +25,9 @@ import { InputError } from "../io/errors.ts";
 import { questionEncoderLayer } from "../encoders/registry.ts";
 import { QuestionEncoder } from "../encoders/types.ts";
 import { type ExactIndex, openIndexSync, paragraphText } from "../search/index/read.ts";
-import { releaseIndex } from "../search/phrase_index.ts";
-import { DEFAULT_NPROBE, nprobeProblem } from "../search/index/ivfpq.ts";
-import { type Hit, prepareExact, searchVectors } from "../search/open.ts";
+import { releaseIndex } from "../search/open/phrase_index.ts";
+import { DEFAULT_NPROBE, nprobeProblem } from "../search/index/ivfpq/ivfpq.ts";
+import { type Hit, prepareExact, searchVectors } from "../search/open/open.ts";
 
 /** One ranked answer, as `/v1/search` returns it. */
 export interface SearchHit {
@@ -49,7 +49,7 @@ export interface SearchHit {
   readonly context: string | null;
   /**
    * A shard's searcher with `shardHits` only: the paragraph's place in the
-   * corpus (what orders hits across shards, `search/sharded.ts`).
+   * corpus (what orders hits across shards, `search/open/sharded.ts`).
    */
   readonly position?: number;
   /** A shard's searcher with `shardHits` only: the phrase's index in its paragraph. */

@@ -32,7 +32,7 @@ import * as Layer from "effect/Layer";
 import type * as Scope from "effect/Scope";
 import { REPO_ROOT } from "../io/repo.ts";
 import type { ExactIndex } from "../search/index/read.ts";
-import { PhraseIndex } from "../search/phrase_index.ts";
+import { PhraseIndex } from "../search/open/phrase_index.ts";
 import { apiHandler, errorResponse, SearchQueue } from "./api.ts";
 import { listenHttp } from "./http.ts";
 import { Searcher, type SearcherLike } from "./search.ts";
@@ -221,7 +221,7 @@ export class DemoServer extends Context.Service<DemoServer, RunningServer>()(
  * @example
  * ```ts ignore
  * import * as Layer from "effect/Layer";
- * import { PhraseIndexLive } from "../search/phrase_index.ts";
+ * import { PhraseIndexLive } from "../search/open/phrase_index.ts";
  * import { DemoServerLive } from "./server.ts";
  * const layer = DemoServerLive({ encoder: "sparse-pi", port: 8080 }).pipe(
  *   Layer.provide(PhraseIndexLive("out/index")),

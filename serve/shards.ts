@@ -3,12 +3,12 @@
  * a {@linkcode ShardedSearcher} answers each question by asking every
  * shard's server process (a `serve` child over one shard, started with
  * `--shard-hits`, on a loopback port) for its top k through `/v1/batch`,
- * then merging the shards' lists exactly (`search/sharded.ts`
+ * then merging the shards' lists exactly (`search/open/sharded.ts`
  * `mergeHits`: larger score first, then the earlier paragraph of the
  * corpus, then the earlier phrase: the unsharded tie rule). The answers are
  * those of a server over the unsharded index, hit for hit (exact search,
  * and IVF-PQ's approximate scores with the corpus's one quantizer; see
- * `search/sharded.ts`).
+ * `search/open/sharded.ts`).
  *
  * **A shard that is not answering.** The shards' states come from whoever
  * runs the shard processes ({@linkcode ShardedSearcher.setStates}; the
@@ -39,7 +39,7 @@
  * @module
  */
 import { InputError } from "../io/errors.ts";
-import { mergeHits, type ShardHit } from "../search/sharded.ts";
+import { mergeHits, type ShardHit } from "../search/open/sharded.ts";
 import { Unavailable } from "./api.ts";
 import type {
   SearchAnswer,

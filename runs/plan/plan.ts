@@ -58,7 +58,7 @@ import {
   searchGrants,
 } from "../sandbox/sandbox.ts";
 import { INDEX_HEADER } from "../../search/index/format.ts";
-import { QUANTIZER_MANIFEST } from "../../search/index/quantizer.ts";
+import { QUANTIZER_MANIFEST } from "../../search/index/ivfpq/quantizer.ts";
 import { QUANTIZER_FOLDER, shardFolderName, shardHitsFile } from "../../search/index/shards.ts";
 import { type DatasetScan, type Plan, type Stage, STAGE_GROUPS, type Task } from "./task.ts";
 

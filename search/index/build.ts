@@ -29,10 +29,10 @@
  * empty one is replaced).
  *
  * **IVF-PQ** (`nlist` and `bpv` given; dense dumps, or sparse dumps with
- * `denseDims`: a hybrid index, `hybrid.ts`): the exact files
+ * `denseDims`: a hybrid index, `ivfpq/hybrid.ts`): the exact files
  * are written as above, then phraseval's deterministic IVF-PQ is trained on
  * the training sample and every row encoded from them into `ivf/`, and the
- * kind is `ivf-pq` (`ivfpq.ts`: training sample, parameters, layout). Bad input, checked
+ * kind is `ivf-pq` (`ivfpq/ivfpq.ts`: training sample, parameters, layout). Bad input, checked
  * once the exact files are written (before any training): `bpv` that does
  * not divide d (or `denseDims`), `nlist` larger than the training sample's
  * phrases, `denseDims` larger than d. Refused at once: a sparse dump without
@@ -72,7 +72,7 @@ import * as Stream from "effect/Stream";
 import { dumpStem, StemRegistry, unsafeIdReason } from "../../io/dump/names.ts";
 import { codePointIndex } from "../../io/dump/writer.ts";
 import { type ContextDump, type DumpSourceSync, openDumpSync } from "../../io/dump/reader_sync.ts";
-import { csrDenseRows } from "./hybrid.ts";
+import { csrDenseRows } from "./ivfpq/hybrid.ts";
 import { FileError, InputError, type UsageError } from "../../io/errors.ts";
 import { isSquadShaped, openDataset, passagesOfSource } from "../../io/datasets/read.ts";
 import type { Matrix } from "../../io/matrix.ts";
@@ -90,7 +90,7 @@ import {
   TRAIN_SAMPLE_RULE,
   trainIvfPq,
   trainSample,
-} from "./ivfpq.ts";
+} from "./ivfpq/ivfpq.ts";
 import { halfTable } from "../dense_f64.ts";
 import {
   QUANTIZER_FILES,
@@ -99,7 +99,7 @@ import {
   quantizerJson,
   type QuantizerManifest,
   readQuantizer,
-} from "./quantizer.ts";
+} from "./ivfpq/quantizer.ts";
 import { SHARD_RULE, shardOf } from "./shards.ts";
 import {
   headerJson,
@@ -138,10 +138,10 @@ export interface BuildIndexOptions {
   /**
    * A sparse dump whose first `denseDims` columns are a dense block (a
    * hybrid dense ⊕ sparse encoder's): with `nlist` and `bpv`, the IVF-PQ is
-   * trained and encoded on that block (`hybrid.ts`).
+   * trained and encoded on that block (`ivfpq/hybrid.ts`).
    */
   readonly denseDims?: number;
-  /** Paragraphs the IVF-PQ quantizers are trained on (default 100; see `ivfpq.ts`). */
+  /** Paragraphs the IVF-PQ quantizers are trained on (default 100; see `ivfpq/ivfpq.ts`). */
   readonly trainParagraphs?: number;
   /**
    * Build shard `index` of `count` (`shards.ts`): only the paragraphs the
@@ -162,7 +162,7 @@ export interface BuildIndexOptions {
   /** Told the rows encoded so far (`ivf-pq`; 0 once the quantizers are trained). */
   readonly onIvfProgress?: (rows: number, total: number) => void;
   /**
-   * Internal knobs of the IVF-PQ encoding and writing (`ivfpq.ts`:
+   * Internal knobs of the IVF-PQ encoding and writing (`ivfpq/ivfpq.ts`:
    * `writeBudget`, `encodeBlock`, `encodeThreads`), for tests and
    * benchmarks; the bytes written do not depend on them.
    */
@@ -1118,7 +1118,7 @@ function trainRowsOf(m: Matrix, D: number | undefined): Float32Array {
     for (let i = 0; i < bits.length; i++) out[i] = t[bits[i]];
     return out;
   }
-  // The dense block of CSR rows, repeats summed in stored order (`hybrid.ts`'s `csrDenseRows`).
+  // The dense block of CSR rows, repeats summed in stored order (`ivfpq/hybrid.ts`'s `csrDenseRows`).
   const out = new Float32Array(m.rows * D!);
   for (let i = 0; i < m.rows; i++) {
     for (let k = m.indptr[i]; k < m.indptr[i + 1]; k++) {
@@ -1131,7 +1131,7 @@ function trainRowsOf(m: Matrix, D: number | undefined): Float32Array {
 
 /**
  * Trains the IVF-PQ quantizer of the whole corpus: one pass over it (ids
- * only) picks the training sample as `ivfpq.ts` does (the
+ * only) picks the training sample as `ivfpq/ivfpq.ts` does (the
  * `trainParagraphs` paragraphs whose sha256(id) sorts first), then their
  * rows are read from the dump in corpus order and trained on, so the
  * quantizer is the unsharded index's. `d` and `vectors` are the dump's
@@ -1284,7 +1284,7 @@ export type TrainQuantizerOptions =
 /**
  * `index --train-only`: trains the IVF-PQ quantizer of the whole corpus
  * (its training sample, as an unsharded build of it would) and writes the
- * quantizer folder `opts.out` (`quantizer.ts`), atomically, as a build
+ * quantizer folder `opts.out` (`ivfpq/quantizer.ts`), atomically, as a build
  * writes an index folder (its `<out>.<hex>.tmp`, lock and rename; a
  * rerun gives the same bytes).
  */

@@ -56,10 +56,10 @@ import {
   type IndexHeader,
   PARAGRAPHS_FILE,
 } from "./format.ts";
-import { IVF_FILES, type IvfData, type IvfOnDisk } from "./ivfpq.ts";
+import { IVF_FILES, type IvfData, type IvfOnDisk } from "./ivfpq/ivfpq.ts";
 import { ByteLru, type HeapCeiling, heapCeilingFor } from "./budget.ts";
 import { type ParagraphLine, parseParagraphLine } from "./paragraphs.ts";
-import { codesMemory } from "./pq_scan.ts";
+import { codesMemory } from "./ivfpq/pq_scan.ts";
 
 /** Paragraph lines are UTF-8 (checked again at each read, as when the index was opened). */
 const UTF8_FATAL = new TextDecoder("utf-8", { fatal: true });

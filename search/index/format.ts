@@ -10,11 +10,11 @@
  * `ivf/codebooks.f32`, `ivf/list_offsets.i64`, `ivf/list_rows.u32`,
  * `ivf/codes.u8`, each listed in `files`; `parameters`: `nlist`, `bpv`,
  * `bits`, `train_paragraphs`, `train_phrases`, `train_sample`,
- * `kmeans_iterations`, `seed`, `engine`; see `ivfpq.ts`). An `ivf-pq`
+ * `kmeans_iterations`, `seed`, `engine`; see `ivfpq/ivfpq.ts`). An `ivf-pq`
  * index has dense vectors, or CSR vectors whose first `dense_dims` columns
  * are a dense block (a hybrid dense ⊕ sparse encoder's, `parameters.dense_dims`
  * set; the IVF-PQ is over that block, its files sized by `dense_dims` instead
- * of d; see `hybrid.ts`). An `ivf-pq` folder built by LanceDB (earlier phraseval,
+ * of d; see `ivfpq/hybrid.ts`). An `ivf-pq` folder built by LanceDB (earlier phraseval,
  * `parameters.library` set) is refused: it is to be rebuilt.
  * A reader refuses a kind it does not know and a version newer than its own.
  *
@@ -106,7 +106,7 @@ export interface IndexHeader {
    * previous phrase's start, or none.
    */
   readonly offsets: "metadata" | "context" | null;
-  /** Kind-specific parameters (`{}` for `exact`; see `ivfpq.ts` for `ivf-pq`). */
+  /** Kind-specific parameters (`{}` for `exact`; see `ivfpq/ivfpq.ts` for `ivf-pq`). */
   readonly parameters: Readonly<Record<string, unknown>>;
   /** Data files by name. */
   readonly files: Readonly<Record<string, IndexFile>>;
@@ -211,7 +211,7 @@ export function headerProblem(h: unknown): string | undefined {
   return undefined;
 }
 
-/** The IVF-PQ data files and their sizes (`ivfpq.ts` has the layout). */
+/** The IVF-PQ data files and their sizes (`ivfpq/ivfpq.ts` has the layout). */
 function ivfSizes(d: number, phrases: number, nlist: number, bpv: number): Record<string, number> {
   return {
     "ivf/centroids.f32": nlist * d * 4,
@@ -346,7 +346,7 @@ export function firstNonFiniteF16(bits: Uint16Array): number {
 export const f16Name = (bits: number): string =>
   (bits & 0x3ff) !== 0 ? "NaN" : bits & 0x8000 ? "-Infinity" : "Infinity";
 
-/** The IVF-PQ arrays of an index as read from its `ivf/` files (`ivfpq.ts` has the layout). */
+/** The IVF-PQ arrays of an index as read from its `ivf/` files (`ivfpq/ivfpq.ts` has the layout). */
 export interface IvfArrays {
   /** `ivf/centroids.f32`. */
   readonly centroids: Float32Array;

@@ -1,10 +1,10 @@
 /**
  * The phrase index: its folder format (`format.ts`), the exact build
  * (`build.ts`), opening one (`read.ts`), exact top-k scoring
- * (`score.ts`), the IVF-PQ kind (`ivfpq.ts`, on `kmeans.ts`) and hybrid
- * dense ⊕ sparse IVF-PQ indexes, searched dense-first (`hybrid.ts`), and
- * sharded indexes (`shards.ts`, `quantizer.ts`). Search over an index is
- * `search/open.ts`, over a folder of shards `search/sharded.ts`.
+ * (`exact/score.ts`), the IVF-PQ kind (`ivfpq/ivfpq.ts`, on `ivfpq/kmeans.ts`) and hybrid
+ * dense ⊕ sparse IVF-PQ indexes, searched dense-first (`ivfpq/hybrid.ts`), and
+ * sharded indexes (`shards.ts`, `ivfpq/quantizer.ts`). Search over an index is
+ * `search/open/open.ts`, over a folder of shards `search/open/sharded.ts`.
  *
  * @example
  * ```ts
@@ -47,12 +47,18 @@ export {
   shardOf,
 } from "./shards.ts";
 export type { ShardEntry, ShardInfo, ShardSet } from "./shards.ts";
-export { QUANTIZER_MANIFEST, readQuantizer } from "./quantizer.ts";
-export type { QuantizerManifest } from "./quantizer.ts";
+export { QUANTIZER_MANIFEST, readQuantizer } from "./ivfpq/quantizer.ts";
+export type { QuantizerManifest } from "./ivfpq/quantizer.ts";
 export { openIndex, openIndexSync, paragraphOfRow, readIndexHeader } from "./read.ts";
 export type { ExactIndex, OpenIndexOptions } from "./read.ts";
-export { NonFiniteError, scoreDense, SparseIndexScorer, SparseQueries, TopK } from "./score.ts";
-export type { SparseIndexScorerOptions } from "./score.ts";
+export {
+  NonFiniteError,
+  scoreDense,
+  SparseIndexScorer,
+  SparseQueries,
+  TopK,
+} from "./exact/score.ts";
+export type { SparseIndexScorerOptions } from "./exact/score.ts";
 export {
   DEFAULT_NPROBE,
   DEFAULT_TRAIN_PARAGRAPHS,
@@ -65,9 +71,9 @@ export {
   scoreIvf,
   scoreIvfSync,
   trainSample,
-} from "./ivfpq.ts";
-export type { IvfData, IvfIndexView, IvfPqParameters, IvfQueryOptions } from "./ivfpq.ts";
-export { kmeans, splitmix32 } from "./kmeans.ts";
+} from "./ivfpq/ivfpq.ts";
+export type { IvfData, IvfIndexView, IvfPqParameters, IvfQueryOptions } from "./ivfpq/ivfpq.ts";
+export { kmeans, splitmix32 } from "./ivfpq/kmeans.ts";
 export {
   candidatesProblem,
   csrDenseRows,
@@ -75,5 +81,5 @@ export {
   denseHead,
   hybridDenseDims,
   scoreHybrid,
-} from "./hybrid.ts";
-export type { CsrRows, HybridIndexView, HybridQueryOptions } from "./hybrid.ts";
+} from "./ivfpq/hybrid.ts";
+export type { CsrRows, HybridIndexView, HybridQueryOptions } from "./ivfpq/hybrid.ts";

@@ -12,14 +12,14 @@
  * An `ivf-pq` index is opened the same way (its exact vectors serve
  * `--exact` and the re-scoring); its `ivf/` files are checked too (size,
  * and sha256 with `verify`), and loaded on the first approximate query
- * (`ivfpq.ts`). One built by LanceDB (an earlier phraseval) is refused.
+ * (`ivfpq/ivfpq.ts`). One built by LanceDB (an earlier phraseval) is refused.
  *
  * The contents are checked too, in one linear pass (a forged file whose
  * sha256 in `index.json` was recomputed passes the sha256 check): every
  * vector value finite (f32, f16, sparse), sparse row pointers and columns in
  * range, and for `ivf-pq` the list offsets, the list rows (each phrase in
  * exactly one list, increasing within a list) and finite centroids and
- * codebooks (`ivfContentProblem` in `format.ts`; `ivfpq.ts` checks them
+ * codebooks (`ivfContentProblem` in `format.ts`; `ivfpq/ivfpq.ts` checks them
  * again when it loads them for a query).
  *
  * A path that is a file, a folder without `index.json`, a header of another

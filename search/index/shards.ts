@@ -19,7 +19,7 @@
  * index orders its rows. An IVF-PQ shard holds the coarse quantizer and
  * codebooks every shard of the index shares; `index DUMP OUT --train-only`
  * trains them once into `OUT/quantizer/` ({@linkcode QUANTIZER_FOLDER},
- * `quantizer.ts`) and each shard build given `--quantizer OUT/quantizer`
+ * `ivfpq/quantizer.ts`) and each shard build given `--quantizer OUT/quantizer`
  * copies them, so their sha256 in every shard's file list are the same.
  *
  * **A set of shards** is a folder without `index.json` whose sub-folders are

@@ -11,7 +11,7 @@
  */
 import { type I8Metric, I8NonFinite, I8Rows } from "./i8_rows.ts";
 import { exactScore, I8Screen, i8Takes } from "./i8_scan.ts";
-import type { TopK } from "../index/score.ts";
+import type { TopK } from "../index/exact/score.ts";
 import { modulesReadable, RequestWorkers } from "../workers.ts";
 
 /** What the 8-bit path needs of an index. */

@@ -1,6 +1,6 @@
 /**
  * The byte encodings shared by the hand-assembled WebAssembly modules
- * (`wasm_simd.ts`, `index/pq_scan.ts`): LEB128 integers, vectors, sections
+ * (`wasm_simd.ts`, `index/ivfpq/pq_scan.ts`): LEB128 integers, vectors, sections
  * and names, as the WebAssembly binary format defines them.
  *
  * @example

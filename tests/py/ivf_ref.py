@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent checks of phraseval's IVF-PQ (tests/search/ivf_engine_slow_test.ts).
+"""Independent checks of phraseval's IVF-PQ (tests/search/index/ivfpq/ivf_engine_slow_test.ts).
 
 usage: ivf_ref.py adc SPEC.json     (prints "ok"; exits 1 with a reason otherwise)
        ivf_ref.py faiss SPEC.json   (prints faiss's top-k rows as JSON, or "absent")

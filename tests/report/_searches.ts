@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { SEARCH_RECORD_FORMAT, type SearchRecord } from "../../search/record.ts";
+import { SEARCH_RECORD_FORMAT, type SearchRecord } from "../../search/open/record.ts";
 
 /** The gold answers, one word a question. */
 export const GOLDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"];

@@ -13,7 +13,7 @@
 import { assert, assertEquals } from "../_assert.ts";
 import { devJson, python, runStage } from "../_util.ts";
 import type { SearchErrorReport } from "../../report/mod.ts";
-import type { SearchRecord } from "../../search/record.ts";
+import type { SearchRecord } from "../../search/open/record.ts";
 
 const ok = async (script: string, args: string[]) => {
   const r = await runStage(script, args);

@@ -30,10 +30,10 @@ import {
   parseMemoryBudget,
 } from "../../search/index/budget.ts";
 import { buildIndex, trainQuantizer } from "../../search/index/build.ts";
-import { splitmix32 } from "../../search/index/kmeans.ts";
+import { splitmix32 } from "../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync, paragraphText } from "../../search/index/read.ts";
 import { shardFolderName } from "../../search/index/shards.ts";
-import { openSearch, searchVectors } from "../../search/open.ts";
+import { openSearch, searchVectors } from "../../search/open/open.ts";
 
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e);
 const fmt = { sparse: false, compressed: false } as const;

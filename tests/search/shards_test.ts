@@ -1,5 +1,5 @@
 /**
- * Sharded indexes (`search/index/shards.ts`, `search/sharded.ts`), in
+ * Sharded indexes (`search/index/shards.ts`, `search/open/sharded.ts`), in
  * process on small dumps written here (the NumPy-written dumps, the
  * command lines and killed builds are `shards_slow_test.ts`):
  *
@@ -29,8 +29,8 @@ import { DEV_GZ, python } from "../_util.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { buildIndex, trainQuantizer } from "../../search/index/build.ts";
-import { ivfCandidates } from "../../search/index/ivfpq.ts";
-import { splitmix32 } from "../../search/index/kmeans.ts";
+import { ivfCandidates } from "../../search/index/ivfpq/ivfpq.ts";
+import { splitmix32 } from "../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync, readIndexHeader, readIndexPassages } from "../../search/index/read.ts";
 import {
   openShardSet,
@@ -39,8 +39,8 @@ import {
   shardHitsFile,
   shardOf,
 } from "../../search/index/shards.ts";
-import { openSearch } from "../../search/open.ts";
-import { mergeShardHits, searchShard } from "../../search/sharded.ts";
+import { openSearch } from "../../search/open/open.ts";
+import { mergeShardHits, searchShard } from "../../search/open/sharded.ts";
 
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e);
 const fmt = { sparse: false, compressed: false } as const;

@@ -35,7 +35,7 @@ import {
 import { devJson, runStage } from "../_util.ts";
 import { type ServeChild, spawnServe } from "../../bench/serve_load.ts";
 import { openIndexSync } from "../../search/index/read.ts";
-import { queryText } from "../../search/open.ts";
+import { queryText } from "../../search/open/open.ts";
 import { questionEncoderLayer } from "../../encoders/registry.ts";
 
 /** A running `deno task serve`. */

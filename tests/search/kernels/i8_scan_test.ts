@@ -14,7 +14,7 @@ import { I8Screen, i8Takes } from "../../../search/kernels/i8_scan.ts";
 import { i8Available, i8ModuleBytes } from "../../../search/kernels/wasm_i8.ts";
 import { I8_HEAD, i8HeadModuleBytes } from "../../../search/kernels/wasm_i8_head.ts";
 import { closeI8Workers, scoreI8, scoreI8Threads } from "../../../search/kernels/i8_pool.ts";
-import { scoreDense, TopK } from "../../../search/index/score.ts";
+import { scoreDense, TopK } from "../../../search/index/exact/score.ts";
 import type { IndexMetric } from "../../../search/index/format.ts";
 
 /** A seeded PRNG (mulberry32) and a normal sample. */

@@ -1,0 +1,485 @@
+/**
+ * Encoding every row of an IVF-PQ index (`ivfpq.ts`) with memory that does
+ * not grow with the number of rows.
+ *
+ * **Encode** ({@linkcode encodeBlocks}): rows are read in blocks, each row
+ * given its nearest coarse centroid (its list) and the nearest codebook
+ * entry of each sub-quantizer on its residual ({@linkcode encodeRows}); in
+ * this thread, or on worker threads (`ivf_encode_worker.ts`) running the
+ * same function on the same float32/float64 arithmetic, the results taken
+ * back in block order: the bytes do not depend on the thread count.
+ *
+ * **Scratch files** ({@linkcode IvfScratch}): each block's list ids and its
+ * row-major codes are appended to two files in the build's temporary folder
+ * (`.ivf_lists.scratch`, `.ivf_codes.scratch`); the list sizes are counted as
+ * they go.
+ *
+ * **Written in windows**: `list_rows.u32` and `codes.u8` (list-major;
+ * sub-quantizer-major inside a list: code `m` of list `l`'s `i`-th row at
+ * `offsets[l]·bpv + m·n_l + i`) are produced as consecutive windows of at
+ * most `budget` bytes of the output file, each filled by one pass over the
+ * scratch files (rows in order, a counter per list giving each row's place
+ * in its list). A window covers whole lists or parts of them: a list larger
+ * than the budget is simply spread over several windows, and every byte of
+ * the output is written by exactly one window. Memory: one window, one
+ * read block and the per-list counters, whatever the number of rows.
+ *
+ * @module
+ */
+import { kmeans, nearest, rowNorms } from "./kmeans.ts";
+import { modulesReadable, RequestWorkers } from "../../workers.ts";
+
+/** Centroids per sub-quantizer (8-bit codes). */
+export const KSUB = 256;
+
+/** The trained quantizers, as an encoder needs them. */
+export interface EncodeModel {
+  /** Vector dimension. */
+  readonly d: number;
+  /** Sub-quantizers. */
+  readonly bpv: number;
+  /** Lists. */
+  readonly nlist: number;
+  /** Coarse centroids, nlist × d. */
+  readonly centroids: Float32Array;
+  /** Codebooks, bpv × 256 × d/bpv. */
+  readonly codebooks: Float32Array;
+}
+
+/** An encode model with the norms and per sub-quantizer views the search for nearest entries uses. */
+export interface PreparedModel extends EncodeModel {
+  /** Squared norms of the centroids. */
+  readonly cNorm: Float64Array;
+  /** Codebook of each sub-quantizer (256 × d/bpv). */
+  readonly books: readonly Float32Array[];
+  /** Squared norms of each codebook's entries. */
+  readonly norms: readonly Float64Array[];
+}
+
+/** The model with its norms and views (pure arithmetic: the same in every thread). */
+export function prepareModel(m: EncodeModel): PreparedModel {
+  const dsub = m.d / m.bpv;
+  const books: Float32Array[] = [], norms: Float64Array[] = [];
+  for (let s = 0; s < m.bpv; s++) {
+    const b = m.codebooks.subarray(s * KSUB * dsub, (s + 1) * KSUB * dsub);
+    books.push(b);
+    norms.push(rowNorms(b, KSUB, dsub));
+  }
+  return { ...m, cNorm: rowNorms(m.centroids, m.nlist, m.d), books, norms };
+}
+
+/**
+ * Encodes the `n` rows of `x` (row-major float32): `lists[i]` the nearest
+ * centroid (L2, ties to the lower list), `codes[i·bpv + m]` the nearest
+ * entry of sub-quantizer `m` to the residual (ties to the lower entry).
+ *
+ * @example
+ * ```ts
+ * import { encodeRows, KSUB, prepareModel } from "./ivf_encode.ts";
+ * const codebooks = new Float32Array(2 * KSUB).fill(9);
+ * codebooks[0] = 1; // sub-quantizer 0, entry 0: the value 1
+ * codebooks[KSUB] = -1; // sub-quantizer 1, entry 0: the value −1
+ * const m = prepareModel({
+ *   d: 2, bpv: 2, nlist: 2, centroids: new Float32Array([0, 0, 10, 10]), codebooks,
+ * });
+ * const lists = new Uint32Array(1), codes = new Uint8Array(2);
+ * encodeRows(new Float32Array([11, 9]), 1, m, lists, codes);
+ * if (lists[0] !== 1 || codes.join() !== "0,0") throw new Error(`${lists} ${codes}`);
+ * ```
+ */
+export function encodeRows(
+  x: Float32Array,
+  n: number,
+  m: PreparedModel,
+  lists: Uint32Array,
+  codes: Uint8Array,
+): void {
+  const { d, bpv, nlist, centroids, cNorm, books, norms } = m;
+  const dsub = d / bpv;
+  const r = new Float32Array(d);
+  for (let i = 0; i < n; i++) {
+    const l = nearest(x, i * d, centroids, cNorm, nlist, d);
+    lists[i] = l;
+    for (let t = 0; t < d; t++) r[t] = x[i * d + t] - centroids[l * d + t];
+    const co = i * bpv;
+    for (let s = 0; s < bpv; s++) {
+      codes[co + s] = nearest(r, s * dsub, books[s], norms[s], KSUB, dsub);
+    }
+  }
+}
+
+/** A message to an encode worker: the model once, then blocks to encode or k-means to run. */
+export type EncodeRequest =
+  | { readonly init: EncodeModel }
+  | { readonly id: number; readonly x: Float32Array; readonly n: number }
+  | {
+    readonly id: number;
+    readonly kmeans: {
+      readonly x: Float32Array;
+      readonly n: number;
+      readonly d: number;
+      readonly k: number;
+      readonly iterations: number;
+      readonly seed: number;
+    };
+  };
+
+/** An encode worker's answer: a block's results, k-means centroids, or an error. */
+export type EncodeReply =
+  | { readonly id: number; readonly lists: Uint32Array; readonly codes: Uint8Array }
+  | { readonly id: number; readonly centroids: Float32Array }
+  | { readonly id: number; readonly error: string };
+
+/** Worker threads running `ivf_encode_worker.ts`; each request answered by a promise. */
+class EncodeWorkers {
+  readonly #ws: RequestWorkers<EncodeReply>;
+  #turn = 0;
+
+  constructor(n: number, model?: EncodeModel) {
+    this.#ws = new RequestWorkers(new URL("./ivf_encode_worker.ts", import.meta.url), n, {
+      ...(model !== undefined ? { init: () => ({ init: model } satisfies EncodeRequest) } : {}),
+      // One failure fails the whole encoding: every request waiting, and any after.
+      sticky: true,
+      describe: (text, answer) =>
+        answer ? `IVF-PQ encode worker: ${text}` : `IVF-PQ encode worker failed: ${text}`,
+    });
+  }
+
+  /**
+   * Sends a request (its array transferred) to the next worker in turn; its
+   * answer (awaited later, in order: a failure meanwhile is not an
+   * unhandled rejection).
+   */
+  call(request: Record<string, unknown>, transfer: ArrayBuffer): Promise<EncodeReply> {
+    return this.#ws.ask(this.#turn++, request, [transfer]);
+  }
+
+  close(): void {
+    this.#ws.close();
+  }
+}
+
+/** The modules an encode worker loads (its own and its imports). */
+const WORKER_MODULES = [
+  "./ivf_encode_worker.ts",
+  "./ivf_encode.ts",
+  "./kmeans.ts",
+  "../../workers.ts",
+];
+
+/**
+ * Whether this process may start encode workers: a worker reads its
+ * modules' files, which a permission-narrowed process (a sandboxed `index`
+ * task may read only its dump and write its index) may not; then the work
+ * runs in this thread, with the same bytes.
+ */
+export function encodeWorkersAllowed(): boolean {
+  return modulesReadable(import.meta.url, WORKER_MODULES);
+}
+
+/** An array that owns its whole buffer (a copy when it is a view), to be transferred. */
+const own = <T extends Float32Array>(x: T): T =>
+  x.byteOffset !== 0 || x.byteLength !== x.buffer.byteLength ? x.slice() as T : x;
+
+/** Options of {@linkcode encodeBlocks}. */
+export interface EncodeBlocksOptions {
+  /** The trained quantizers. */
+  readonly model: EncodeModel;
+  /** Rows to encode: `[0, total)`. */
+  readonly total: number;
+  /** Rows per block. */
+  readonly block: number;
+  /** Worker threads (0: this thread). */
+  readonly threads: number;
+  /** The float32 rows `[from, to)`, row-major. */
+  readonly rowsOf: (from: number, to: number) => Float32Array;
+  /** Given each block's results, in block order. */
+  readonly onBlock: (from: number, lists: Uint32Array, codes: Uint8Array) => void;
+  /** Stops the work (rejecting with its reason) between blocks once aborted. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Encodes rows `[0, total)` block by block (see the module notes): in this
+ * thread with `threads` 0 (or without the permission to start workers:
+ * {@linkcode encodeWorkersAllowed}), else on that many workers, at most
+ * `threads + 1` blocks in flight; `onBlock` is called in block order
+ * either way, with the same bytes.
+ */
+export async function encodeBlocks(o: EncodeBlocksOptions): Promise<void> {
+  const { total, block, model } = o;
+  if (o.threads <= 0 || !encodeWorkersAllowed()) {
+    const p = prepareModel(model);
+    for (let a = 0; a < total; a += block) {
+      o.signal?.throwIfAborted();
+      const b = Math.min(total, a + block);
+      const lists = new Uint32Array(b - a), codes = new Uint8Array((b - a) * model.bpv);
+      encodeRows(o.rowsOf(a, b), b - a, p, lists, codes);
+      o.onBlock(a, lists, codes);
+    }
+    return;
+  }
+  const workers = new EncodeWorkers(o.threads, model);
+  try {
+    const inFlight: { from: number; result: Promise<EncodeReply> }[] = [];
+    for (let next = 0; next < total || inFlight.length > 0;) {
+      o.signal?.throwIfAborted();
+      while (next < total && inFlight.length < o.threads + 1) {
+        const a = next, b = Math.min(total, a + block);
+        const x = own(o.rowsOf(a, b));
+        const result = workers.call({ x, n: b - a }, x.buffer as ArrayBuffer);
+        inFlight.push({ from: a, result });
+        next = b;
+      }
+      const head = inFlight.shift()!;
+      const r = await head.result as { lists: Uint32Array; codes: Uint8Array };
+      o.onBlock(head.from, r.lists, r.codes);
+    }
+  } finally {
+    workers.close();
+  }
+}
+
+/**
+ * The PQ codebooks (bpv × 256 × d/bpv): sub-quantizer `m` the k-means
+ * (`kmeans.ts`, 256 centroids, seed `seed + 1 + m`) of columns
+ * `[m·d/bpv, (m+1)·d/bpv)` of the `n` residual rows `r`; in this thread
+ * with `threads` 0 (or without the permission to start workers), else the sub-quantizers shared among that many
+ * workers (each k-means the same arithmetic wherever it runs: the same
+ * bytes). Rejects between sub-quantizers once `signal` is aborted.
+ */
+export async function trainCodebooks(
+  r: Float32Array,
+  n: number,
+  d: number,
+  bpv: number,
+  o: {
+    readonly iterations: number;
+    readonly seed: number;
+    readonly threads: number;
+    readonly signal?: AbortSignal;
+  },
+): Promise<Float32Array> {
+  const dsub = d / bpv;
+  const codebooks = new Float32Array(bpv * KSUB * dsub);
+  const column = (m: number) => {
+    const sub = new Float32Array(n * dsub);
+    for (let i = 0; i < n; i++) {
+      for (let t = 0; t < dsub; t++) sub[i * dsub + t] = r[i * d + m * dsub + t];
+    }
+    return sub;
+  };
+  if (o.threads <= 0 || !encodeWorkersAllowed()) {
+    for (let m = 0; m < bpv; m++) {
+      o.signal?.throwIfAborted();
+      const c = kmeans(column(m), n, dsub, KSUB, {
+        iterations: o.iterations,
+        seed: o.seed + 1 + m,
+      });
+      codebooks.set(c, m * KSUB * dsub);
+    }
+    return codebooks;
+  }
+  const workers = new EncodeWorkers(o.threads);
+  try {
+    const inFlight: { m: number; result: Promise<EncodeReply> }[] = [];
+    for (let m = 0; m < bpv || inFlight.length > 0;) {
+      o.signal?.throwIfAborted();
+      while (m < bpv && inFlight.length < o.threads + 1) {
+        const x = column(m), seed = o.seed + 1 + m;
+        const kmeans = { x, n, d: dsub, k: KSUB, iterations: o.iterations, seed };
+        inFlight.push({ m, result: workers.call({ kmeans }, x.buffer) });
+        m++;
+      }
+      const head = inFlight.shift()!;
+      const c = (await head.result as { centroids: Float32Array }).centroids;
+      codebooks.set(c, head.m * KSUB * dsub);
+    }
+  } finally {
+    workers.close();
+  }
+  return codebooks;
+}
+
+/** Reads exactly `into.length` bytes of `f` from byte `at`. */
+function readAt(f: Deno.FsFile, at: number, into: Uint8Array): void {
+  f.seekSync(at, Deno.SeekMode.Start);
+  for (let o = 0; o < into.length;) {
+    const n = f.readSync(into.subarray(o));
+    if (n === null) throw new Error("an IVF-PQ scratch file ended early");
+    o += n;
+  }
+}
+
+function writeAll(f: Deno.FsFile, b: Uint8Array): void {
+  for (let o = 0; o < b.length;) o += f.writeSync(b.subarray(o));
+}
+
+/** The scratch files' names, in the build's temporary folder. */
+export const SCRATCH_FILES = [".ivf_lists.scratch", ".ivf_codes.scratch"] as const;
+
+/**
+ * The encoded rows on disk (see the module notes): append blocks in row
+ * order, then read `list_rows.u32` and `codes.u8` back in windows; `remove`
+ * deletes the files.
+ *
+ * @example
+ * ```ts
+ * import { IvfScratch } from "./ivf_encode.ts";
+ * const dir = Deno.makeTempDirSync();
+ * const s = new IvfScratch(dir, 2, 2);
+ * // Rows 0, 1, 2 in lists 1, 0, 1; codes [r, 10 + r] for row r.
+ * s.append(new Uint32Array([1, 0, 1]), new Uint8Array([0, 10, 1, 11, 2, 12]));
+ * s.done();
+ * const rows = [...s.rows(4)].flatMap((w) => [...w]);
+ * const codes = [...s.codes(3)].flatMap((w) => [...w]);
+ * s.remove();
+ * if (rows.join() !== "1,0,2" || codes.join() !== "1,11,0,2,10,12") throw new Error(`${rows} ${codes}`);
+ * if ([...Deno.readDirSync(dir)].length !== 0) throw new Error("scratch files left");
+ * Deno.removeSync(dir);
+ * ```
+ */
+export class IvfScratch {
+  readonly #lists: Deno.FsFile;
+  readonly #codes: Deno.FsFile;
+  readonly #paths: string[];
+  readonly #count: Float64Array;
+  #rows = 0;
+  #offsets?: Float64Array;
+
+  /** Creates the scratch files in `dir` (replacing old ones). */
+  constructor(readonly dir: string, readonly nlist: number, readonly bpv: number) {
+    this.#paths = SCRATCH_FILES.map((n) => `${dir}/${n}`);
+    const open = (p: string) =>
+      Deno.openSync(p, { read: true, write: true, create: true, truncate: true });
+    this.#lists = open(this.#paths[0]);
+    try {
+      this.#codes = open(this.#paths[1]);
+    } catch (e) {
+      this.#lists.close();
+      throw e;
+    }
+    this.#count = new Float64Array(nlist);
+  }
+
+  /** Appends the next rows: their list ids and row-major codes (bpv per row). */
+  append(lists: Uint32Array, codes: Uint8Array): void {
+    if (this.#offsets !== undefined) throw new Error("IvfScratch: append after done");
+    for (let i = 0; i < lists.length; i++) this.#count[lists[i]]++;
+    writeAll(this.#lists, new Uint8Array(lists.buffer, lists.byteOffset, lists.byteLength));
+    writeAll(this.#codes, codes);
+    this.#rows += lists.length;
+  }
+
+  /** Ends the appending; the list offsets (nlist + 1 positions). */
+  done(): Float64Array {
+    if (this.#offsets === undefined) {
+      const off = new Float64Array(this.nlist + 1);
+      for (let l = 0; l < this.nlist; l++) off[l + 1] = off[l] + this.#count[l];
+      this.#offsets = off;
+    }
+    return this.#offsets;
+  }
+
+  /** Rows appended. */
+  get total(): number {
+    return this.#rows;
+  }
+
+  /** Passes over the scratch rows in blocks: `(first row, its lists, codes read?)`. */
+  *#blocks(
+    block: number,
+    wantCodes: (lists: Uint32Array) => boolean,
+  ): Generator<{ from: number; lists: Uint32Array; codes?: Uint8Array }> {
+    const lb = new Uint8Array(block * 4), cb = new Uint8Array(block * this.bpv);
+    for (let a = 0; a < this.#rows; a += block) {
+      const n = Math.min(this.#rows, a + block) - a;
+      readAt(this.#lists, a * 4, lb.subarray(0, n * 4));
+      const lists = new Uint32Array(lb.buffer, 0, n);
+      if (!wantCodes(lists)) {
+        yield { from: a, lists };
+        continue;
+      }
+      const codes = cb.subarray(0, n * this.bpv);
+      readAt(this.#codes, a * this.bpv, codes);
+      yield { from: a, lists, codes };
+    }
+  }
+
+  /**
+   * `list_rows.u32` in windows of at most `budget` bytes (at least one
+   * row): the global row at each position, rows grouped by list, increasing
+   * within a list.
+   */
+  *rows(budget: number, block = 16384): Generator<Uint32Array> {
+    const off = this.done(), total = this.#rows;
+    const per = Math.max(1, Math.floor(budget / 4));
+    for (let p0 = 0; p0 < total; p0 += per) {
+      const p1 = Math.min(total, p0 + per);
+      const out = new Uint32Array(p1 - p0);
+      const fill = off.slice(0, this.nlist);
+      for (const { from, lists } of this.#blocks(block, () => false)) {
+        for (let i = 0; i < lists.length; i++) {
+          const p = fill[lists[i]]++;
+          if (p >= p0 && p < p1) out[p - p0] = from + i;
+        }
+      }
+      yield out;
+    }
+  }
+
+  /**
+   * `codes.u8` in windows of at most `budget` bytes (see the module notes):
+   * each window one pass over the scratch files, reading the codes of a
+   * block only when one of its rows has a byte in the window.
+   */
+  *codes(budget: number, block = 16384): Generator<Uint8Array> {
+    const off = this.done(), bpv = this.bpv, nlist = this.nlist;
+    const size = this.#rows * bpv, per = Math.max(1, Math.floor(budget));
+    for (let w0 = 0; w0 < size; w0 += per) {
+      const w1 = Math.min(size, w0 + per), width = w1 - w0;
+      const out = new Uint8Array(width);
+      // The lists with bytes in the window: [lo, hi).
+      let lo = 0;
+      while (lo < nlist && off[lo + 1] * bpv <= w0) lo++;
+      let hi = lo;
+      while (hi < nlist && off[hi] * bpv < w1) hi++;
+      const seen = new Float64Array(nlist);
+      const touches = (lists: Uint32Array) => {
+        for (let i = 0; i < lists.length; i++) if (lists[i] >= lo && lists[i] < hi) return true;
+        return false;
+      };
+      for (const { lists, codes } of this.#blocks(block, touches)) {
+        if (codes === undefined) continue;
+        for (let i = 0; i < lists.length; i++) {
+          const l = lists[i];
+          if (l < lo || l >= hi) continue;
+          const n = off[l + 1] - off[l];
+          // Code m of this row goes to base + m·n of the window.
+          const base = off[l] * bpv + seen[l]++ - w0;
+          const mlo = base >= 0 ? 0 : Math.ceil(-base / n);
+          const mhi = Math.min(bpv, Math.ceil((width - base) / n));
+          const co = i * bpv;
+          for (let m = mlo; m < mhi; m++) out[base + m * n] = codes[co + m];
+        }
+      }
+      yield out;
+    }
+  }
+
+  /** Closes and deletes the scratch files (idempotent). */
+  remove(): void {
+    for (const f of [this.#lists, this.#codes]) {
+      try {
+        f.close();
+      } catch { /* closed */ }
+    }
+    for (const p of this.#paths) {
+      try {
+        Deno.removeSync(p);
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      }
+    }
+  }
+}

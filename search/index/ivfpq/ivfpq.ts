@@ -1,0 +1,1096 @@
+/**
+ * The `ivf-pq` index kind: an exact index (`search/index/format.ts`) plus phraseval's own
+ * deterministic IVF-PQ, as faiss's `IndexIVFPQ` does it: built by
+ * {@linkcode buildIvfPq}, searched by {@linkcode scoreIvf}.
+ *
+ * **Training sample.** The `train_paragraphs` paragraphs (default
+ * {@linkcode DEFAULT_TRAIN_PARAGRAPHS}, like PIQA's 100 training matrices;
+ * all when fewer) whose `sha256(paragraph id)` (hex) sorts first, a rule any
+ * tool can reproduce; all their rows are the training rows.
+ *
+ * **Coarse quantizer.** k-means (`kmeans.ts`: squared L2 for both metrics,
+ * as faiss's IVF trains it) with `nlist` centroids on the training rows,
+ * {@linkcode KMEANS_ITERATIONS} iterations, PRNG seed {@linkcode IVF_SEED}.
+ * Every row goes to the list of its nearest centroid (L2, ties to the lower
+ * list).
+ *
+ * **Product quantizer** on residuals `r = x − c(x)` (float32): `bpv`
+ * sub-quantizers of `d / bpv` dimensions, 256 centroids each (8-bit codes),
+ * sub-quantizer `m` trained by the same k-means on the training rows'
+ * residuals (seed `IVF_SEED + 1 + m`); code `m` of a row is the nearest
+ * codebook entry to `r_m` (L2, ties to the lower entry).
+ *
+ * **Files** (`ivf/`, little-endian, each listed in `index.json` with its
+ * sha256): `centroids.f32` (nlist × d), `codebooks.f32` (bpv × 256 × d/bpv),
+ * `list_offsets.i64` (nlist + 1: list `l` holds positions
+ * `offsets[l] … offsets[l+1]`), `list_rows.u32` (the global row at each
+ * position: rows grouped by list, increasing within a list), `codes.u8`
+ * (position-major per list and sub-quantizer-major inside a list: the code
+ * `m` of the list's `i`-th row is at `offsets[l]·bpv + m·n_l + i`, so a scan
+ * reads each sub-quantizer's codes sequentially).
+ *
+ * **Memory while building** does not grow with the number of rows beyond
+ * what training needs (`ivf_encode.ts`): the training rows (and a few
+ * sub-quantizers' columns of them, trained on {@linkcode ENCODE_THREADS}
+ * worker threads); then the vectors streamed from the exact file in blocks
+ * of {@linkcode ENCODE_BLOCK} rows, encoded on those threads (the same
+ * arithmetic, results taken in block order; in the build's own thread
+ * when the process may not read the workers' modules), each block's list
+ * ids and codes appended to scratch files in the build's temporary folder;
+ * then `list_rows.u32` and `codes.u8` assembled in windows of at most
+ * {@linkcode WRITE_BUDGET} bytes, one pass over the scratch files per
+ * window (a list larger than a window is spread over several), the scratch
+ * files deleted before the folder is renamed into place. Per list and per
+ * paragraph a few numbers.
+ *
+ * **Deterministic.** Pure float32/float64 arithmetic in a fixed order and a
+ * seeded PRNG: two builds of one dump (or a killed build, rerun) write the
+ * same bytes and give the same answers.
+ *
+ * **Search.** The `nprobe` best lists (`ip`: largest `q·c`; `l2`: smallest
+ * `‖q−c‖²`; ties to the lower list) are scanned with asymmetric distances:
+ * `ip`: score ≈ `q·c + Σ_m T_m[code_m]`, `T_m = q_m · codebook_m` computed
+ * once per question; `l2`: score ≈ `−Σ_m ‖(q−c)_m − codebook_m[code_m]‖²`,
+ * tables per probed list (sums of float32 table values, added in
+ * sub-quantizer order; the scan runs in the WebAssembly kernel of
+ * `pq_scan.ts` where it can, in TypeScript otherwise, the same sums; a
+ * batch of questions is scanned list by list, the tables of up to four
+ * questions that probe a list summed in one pass over its codes, in
+ * f32x4 lanes: {@linkcode ivfCandidatesBatch}, the same sums). The
+ * `C = max(topK, refine)` best rows by approximate score (ties to the
+ * lower row) are kept; with `refine` > 0 they are re-scored exactly
+ * (`search/index/exact/score.ts`, merge's scores and tie rule) from the index's exact vectors
+ * and the best `topK` kept, with `refine` 0 the approximate scores are
+ * reported.
+ *
+ * @module
+ */
+import { InputError } from "../../../io/errors.ts";
+import { statRealFolder, statRegularFile } from "../../../io/regular.ts";
+import { halfTable } from "../../dense_f64.ts";
+import { INDEX_FILES_ONLY, type IndexMetric, ivfContentProblem } from "../format.ts";
+import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts";
+import { kmeans, nearest, rowNorms } from "./kmeans.ts";
+import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
+import { scoreDense, TopK } from "../exact/score.ts";
+import { DEFAULT_TRAIN_PARAGRAPHS } from "../defaults.ts";
+import { modulesReadable, RequestWorkers } from "../../workers.ts";
+
+export { DEFAULT_TRAIN_PARAGRAPHS };
+
+/** k-means iterations of the coarse quantizer and of each sub-quantizer (faiss's default). */
+export const KMEANS_ITERATIONS = 25;
+
+/** The PRNG seed of the coarse k-means (sub-quantizer `m` uses seed + 1 + m). */
+export const IVF_SEED = 1234;
+
+/** Rows encoded per block read from the exact vectors. */
+export const ENCODE_BLOCK = 16384;
+
+/** Worker threads training the sub-quantizers and encoding the blocks of a build with more than one block. */
+export const ENCODE_THREADS = 2;
+
+/**
+ * Bytes of `list_rows.u32` or `codes.u8` assembled in memory at a time
+ * while writing them (see the module notes).
+ */
+export const WRITE_BUDGET = 64 * 1024 * 1024;
+
+/** Centroids per sub-quantizer (8-bit codes). */
+export { KSUB };
+
+/** The engine recorded in the header. */
+export const IVF_ENGINE = "phraseval";
+
+/** The library an old, no longer supported `ivf-pq` index recorded. */
+export const LANCE_LIBRARY = "@lancedb/lancedb@0.31.0";
+
+/** The data files of the IVF-PQ part of an index, by role. */
+export const IVF_FILES = {
+  centroids: "ivf/centroids.f32",
+  codebooks: "ivf/codebooks.f32",
+  offsets: "ivf/list_offsets.i64",
+  rows: "ivf/list_rows.u32",
+  codes: "ivf/codes.u8",
+} as const;
+
+/** The sizes the IVF-PQ files of an index of this shape must have, by file name. */
+export function ivfFileSizes(
+  h: { readonly d: number; readonly phrases: number },
+  nlist: number,
+  bpv: number,
+): Record<string, number> {
+  return {
+    [IVF_FILES.centroids]: nlist * h.d * 4,
+    [IVF_FILES.codebooks]: KSUB * h.d * 4,
+    [IVF_FILES.offsets]: (nlist + 1) * 8,
+    [IVF_FILES.rows]: h.phrases * 4,
+    [IVF_FILES.codes]: h.phrases * bpv,
+  };
+}
+
+/** Parameters of an `ivf-pq` index, as stored in the header's `parameters`. */
+export interface IvfPqParameters {
+  /** IVF lists (clusters). */
+  readonly nlist: number;
+  /** PQ sub-quantizers (bytes per vector at 8 bits). */
+  readonly bpv: number;
+  /** Bits per PQ code (8). */
+  readonly bits: number;
+  /** Paragraphs in the training sample. */
+  readonly train_paragraphs: number;
+  /** Phrases (rows) in the training sample. */
+  readonly train_phrases: number;
+  /** The sampling rule, in words. */
+  readonly train_sample: string;
+  /** k-means iterations. */
+  readonly kmeans_iterations: number;
+  /** The PRNG seed. */
+  readonly seed: number;
+  /** The engine that built it ({@linkcode IVF_ENGINE}). */
+  readonly engine: string;
+}
+
+/** The sampling rule recorded in the header. */
+export const TRAIN_SAMPLE_RULE =
+  "the train_paragraphs paragraphs whose sha256(id) (hex) sorts first";
+
+/** The float32 rows `[from, to)` of a dense vectors file (f32 values or f16 bits). */
+function readRows(
+  f: Deno.FsFile,
+  dtype: "f32" | "f16",
+  d: number,
+  from: number,
+  to: number,
+): Float32Array {
+  const w = dtype === "f32" ? 4 : 2;
+  const bytes = new Uint8Array((to - from) * d * w);
+  f.seekSync(from * d * w, Deno.SeekMode.Start);
+  let o = 0;
+  while (o < bytes.length) {
+    const n = f.readSync(bytes.subarray(o));
+    if (n === null) throw new Error("vectors file ended early");
+    o += n;
+  }
+  if (dtype === "f32") return new Float32Array(bytes.buffer);
+  const bits = new Uint16Array(bytes.buffer), t = halfTable();
+  const out = new Float32Array(bits.length);
+  for (let i = 0; i < bits.length; i++) out[i] = t[bits[i]];
+  return out;
+}
+
+/** The training paragraphs: indices (in index order) of the sample (see the module notes). */
+export async function trainSample(ids: readonly string[], n: number): Promise<number[]> {
+  const enc = new TextEncoder();
+  const keyed = await Promise.all(ids.map(async (id, p) => {
+    const h = new Uint8Array(await crypto.subtle.digest("SHA-256", enc.encode(id)));
+    return { p, key: Array.from(h, (b) => b.toString(16).padStart(2, "0")).join("") };
+  }));
+  keyed.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : a.p - b.p);
+  return keyed.slice(0, Math.min(n, ids.length)).map((k) => k.p).sort((a, b) => a - b);
+}
+
+/** Options of {@linkcode buildIvfPq}. */
+export interface IvfBuildOptions {
+  /** The exact vectors file (unless `rowsOf` gives the rows). */
+  readonly vectors: string;
+  /**
+   * The float32 rows `[from, to)` (row-major, d columns), read from
+   * elsewhere than a dense vectors file (a hybrid index's dense block of
+   * its CSR rows); `vectors` and `dtype` are then not read.
+   */
+  readonly rowsOf?: (from: number, to: number) => Float32Array;
+  /** Its dtype. */
+  readonly dtype: "f32" | "f16";
+  /** Vector dimension. */
+  readonly d: number;
+  /** Row ranges of the paragraphs: `starts[p]…starts[p+1]` (paragraphs + 1 entries). */
+  readonly starts: readonly number[];
+  /** Paragraph indices of the training sample (increasing). */
+  readonly train: readonly number[];
+  /** IVF lists. */
+  readonly nlist: number;
+  /** PQ sub-quantizers. */
+  readonly bpv: number;
+  /**
+   * The folder of the encoding's scratch files (the build's temporary
+   * folder): they are deleted by {@linkcode IvfBuilt.close}.
+   */
+  readonly scratch: string;
+  /** k-means iterations (default {@linkcode KMEANS_ITERATIONS}). */
+  readonly iterations?: number;
+  /** PRNG seed (default {@linkcode IVF_SEED}). */
+  readonly seed?: number;
+  /** Told the rows encoded so far (0 once training is done). */
+  readonly onProgress?: (rows: number) => void;
+  /**
+   * Bytes of `list_rows.u32` or `codes.u8` assembled in memory at a time
+   * (default {@linkcode WRITE_BUDGET}; the output does not depend on it).
+   */
+  readonly writeBudget?: number;
+  /** Rows per encoded block (default {@linkcode ENCODE_BLOCK}; the output does not depend on it). */
+  readonly encodeBlock?: number;
+  /**
+   * Worker threads training the sub-quantizers and encoding blocks
+   * (default {@linkcode ENCODE_THREADS} when there is more than one block,
+   * else 0: this thread; the output does not depend on it).
+   */
+  readonly encodeThreads?: number;
+  /** Stops the build (rejecting, the scratch files removed) once aborted. */
+  readonly signal?: AbortSignal;
+  /**
+   * A quantizer trained before (a sharded index's, `index --train-only`):
+   * the rows are encoded with it and nothing is trained (`train` is not read).
+   */
+  readonly quantizer?: IvfQuantizer;
+}
+
+/** The trained and encoded IVF-PQ, ready to be written (see the module notes for the layout). */
+export interface IvfBuilt {
+  /** Coarse centroids, nlist × d. */
+  readonly centroids: Float32Array;
+  /** PQ codebooks, bpv × 256 × d/bpv. */
+  readonly codebooks: Float32Array;
+  /** List offsets (nlist + 1). */
+  readonly offsets: BigInt64Array;
+  /** The global rows grouped by list (`list_rows.u32`), in consecutive pieces. */
+  rows(): Iterable<Uint32Array>;
+  /** The codes (`codes.u8`: list-major, sub-quantizer-major inside a list), in consecutive pieces. */
+  codes(): Iterable<Uint8Array>;
+  /** Deletes the scratch files (call it once written, or on failure). */
+  close(): void;
+}
+
+/**
+ * Trains the quantizers on the training rows and encodes every row into
+ * scratch files in `scratch` (see the module notes and `ivf_encode.ts`).
+ * Rejects on an unreadable vectors file (the scratch files then removed).
+ */
+export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
+  const { d, nlist, bpv } = o;
+  const iterations = o.iterations ?? KMEANS_ITERATIONS, seed = o.seed ?? IVF_SEED;
+  const total = o.starts[o.starts.length - 1];
+  const block = Math.max(1, o.encodeBlock ?? ENCODE_BLOCK);
+  const threads = o.encodeThreads ?? (total > block ? ENCODE_THREADS : 0);
+  const budget = o.writeBudget ?? WRITE_BUDGET;
+  const f = o.rowsOf === undefined ? Deno.openSync(o.vectors, { read: true }) : undefined;
+  const rowsOf = o.rowsOf ?? ((a: number, b: number) => readRows(f!, o.dtype, d, a, b));
+  let scratch: IvfScratch | undefined;
+  try {
+    const { centroids, codebooks } = o.quantizer ??
+      await train(o, rowsOf, iterations, seed, threads);
+    o.onProgress?.(0);
+    // Every row, streamed in blocks to the scratch files.
+    const sc = scratch = new IvfScratch(o.scratch, nlist, bpv);
+    await encodeBlocks({
+      model: { d, bpv, nlist, centroids, codebooks },
+      total,
+      block,
+      threads,
+      rowsOf,
+      signal: o.signal,
+      onBlock: (a, lists, codes) => {
+        sc.append(lists, codes);
+        o.onProgress?.(a + lists.length);
+      },
+    });
+    const offsets = BigInt64Array.from(sc.done(), (x) => BigInt(x));
+    return {
+      centroids,
+      codebooks,
+      offsets,
+      rows: () => sc.rows(budget),
+      codes: () => sc.codes(budget),
+      close: () => sc.remove(),
+    };
+  } catch (e) {
+    scratch?.remove();
+    throw e;
+  } finally {
+    f?.close();
+  }
+}
+
+/** The coarse centroids and the PQ codebooks, trained on the training rows (see the module notes). */
+async function train(
+  o: IvfBuildOptions,
+  rowsOf: (from: number, to: number) => Float32Array,
+  iterations: number,
+  seed: number,
+  threads: number,
+): Promise<IvfQuantizer> {
+  const { d } = o;
+  // Training rows, in row order.
+  let nt = 0;
+  for (const p of o.train) nt += o.starts[p + 1] - o.starts[p];
+  const xt = new Float32Array(nt * d);
+  let at = 0;
+  for (const p of o.train) {
+    const rows = rowsOf(o.starts[p], o.starts[p + 1]);
+    xt.set(rows, at * d);
+    at += o.starts[p + 1] - o.starts[p];
+  }
+  return await trainIvfPq(xt, nt, d, o.nlist, o.bpv, {
+    iterations,
+    seed,
+    threads,
+    signal: o.signal,
+  });
+}
+
+/** A trained IVF-PQ quantizer: what every row is encoded with. */
+export interface IvfQuantizer {
+  /** Coarse centroids, nlist × d. */
+  readonly centroids: Float32Array;
+  /** PQ codebooks, bpv × 256 × d/bpv. */
+  readonly codebooks: Float32Array;
+}
+
+/**
+ * Trains the coarse quantizer and the PQ codebooks on `nt` training rows
+ * `xt` (row-major float32, d columns, the training paragraphs' rows in
+ * index order; `xt` is overwritten with the residuals): k-means with
+ * `nlist` centroids, then one k-means per sub-quantizer on the residuals
+ * (see the module notes). The same rows give the same bytes, whatever
+ * `threads`.
+ */
+export async function trainIvfPq(
+  xt: Float32Array,
+  nt: number,
+  d: number,
+  nlist: number,
+  bpv: number,
+  o: {
+    readonly iterations?: number;
+    readonly seed?: number;
+    readonly threads?: number;
+    readonly signal?: AbortSignal;
+  } = {},
+): Promise<IvfQuantizer> {
+  const iterations = o.iterations ?? KMEANS_ITERATIONS, seed = o.seed ?? IVF_SEED;
+  const centroids = kmeans(xt, nt, d, nlist, { iterations, seed });
+  const cNorm = rowNorms(centroids, nlist, d);
+  // Residuals of the training rows, then one k-means per sub-quantizer.
+  for (let i = 0; i < nt; i++) {
+    const l = nearest(xt, i * d, centroids, cNorm, nlist, d);
+    for (let t = 0; t < d; t++) xt[i * d + t] -= centroids[l * d + t];
+  }
+  const codebooks = await trainCodebooks(xt, nt, d, bpv, {
+    iterations,
+    seed,
+    threads: o.threads ?? 0,
+    signal: o.signal,
+  });
+  return { centroids, codebooks };
+}
+
+/** The vectors and metric search needs from an open index. */
+export interface IvfIndexView {
+  /** The index folder. */
+  readonly dir: string;
+  /** Its header's metric, d and parameters. */
+  readonly header: {
+    readonly metric: IndexMetric;
+    readonly d: number;
+    readonly phrases: number;
+    readonly parameters: Readonly<Record<string, unknown>>;
+  };
+  /** Dense vectors: f32 values, or f16 bits. */
+  readonly dense?: Float32Array | Uint16Array;
+  /** An index read on demand under a memory budget (`search/index/disk.ts`): its lists and vectors. */
+  readonly disk?: IvfOnDisk;
+}
+
+/**
+ * The IVF-PQ lists and vectors of an index read from disk on demand
+ * (`search/index/disk.ts`): the scan asks for one slice of a list at a time (a list
+ * larger than the cache is never held whole).
+ */
+export interface IvfOnDisk {
+  /** Centroids, codebooks and offsets; `codes` the staging area of one list (`rows` empty). */
+  ivfData(): IvfData;
+  /** The most rows of one slice of a list (the staging area's size). */
+  readonly sliceRows: number;
+  /**
+   * Puts the codes of rows `from … from + n` of list `l` (n at most
+   * `sliceRows`) at the start of the staging area (`codes`); their global rows.
+   */
+  list(l: number, from: number, n: number): Uint32Array;
+  /** The vectors of `rows` (increasing), one after another: f32 values or f16 bits. */
+  gather(rows: readonly number[]): Float32Array | Uint16Array;
+}
+
+/**
+ * Where rows `from … from + n` of list `l` are: `[codes offset, rows, first
+ * of its rows]` (in memory: their place in the whole arrays; read on
+ * demand: that slice just read into the staging area).
+ */
+function listAt(
+  index: IvfIndexView,
+  data: IvfData,
+  l: number,
+  from: number,
+  n: number,
+): [number, Uint32Array, number] {
+  if (index.disk !== undefined) return [0, index.disk.list(l, from, n), 0];
+  const s = data.offsets[l] + from;
+  return [s * data.bpv, data.rows, s];
+}
+
+/** Rows of one slice of a list: the whole list in memory, the staging area's size on disk. */
+function sliceOf(index: IvfIndexView, maxN: number): number {
+  return index.disk !== undefined ? Math.min(maxN, index.disk.sliceRows) : maxN;
+}
+
+/** The IVF-PQ data of an index, in memory. */
+export interface IvfData {
+  /** Lists. */
+  readonly nlist: number;
+  /** Sub-quantizers. */
+  readonly bpv: number;
+  /** Coarse centroids, nlist × d. */
+  readonly centroids: Float32Array;
+  /** Codebooks, bpv × 256 × d/bpv. */
+  readonly codebooks: Float32Array;
+  /** List offsets (nlist + 1). */
+  readonly offsets: Float64Array;
+  /** Global rows grouped by list. */
+  readonly rows: Uint32Array;
+  /** Codes (see the module notes for the layout). */
+  readonly codes: Uint8Array;
+  /**
+   * The shared WebAssembly memory the codes lie at the start of, for the
+   * scan kernel (`pq_scan.ts`); absent where the kernel cannot run.
+   */
+  readonly memory?: WebAssembly.Memory;
+}
+
+const loaded = new WeakMap<object, IvfData>();
+
+/**
+ * The IVF-PQ files of an index, read and checked (sizes; offsets, rows and
+ * finite centroids and codebooks by `ivfContentProblem` of `search/index/format.ts`;
+ * their sha256 is checked by `openIndexSync`), cached per index object.
+ * A file missing, of the wrong size, a symbolic link or not a regular file
+ * (looked at by name before it is opened), or with offsets or rows out of
+ * range or values not finite is an {@linkcode InputError} naming it.
+ */
+export function loadIvf(index: IvfIndexView): IvfData {
+  const have = loaded.get(index);
+  if (have !== undefined) return have;
+  if (index.disk !== undefined) {
+    // Read on demand: checked at open; the lists come one at a time (`listAt`).
+    const data = index.disk.ivfData();
+    loaded.set(index, data);
+    return data;
+  }
+  const h = index.header, p = h.parameters;
+  const nlist = p.nlist as number, bpv = p.bpv as number;
+  const sizes = ivfFileSizes(h, nlist, bpv);
+  const bad = (name: string, message: string) =>
+    new InputError({ file: `${index.dir}/${name}`, where: "", message });
+  // Read into shared memory, so that search workers see the same bytes without a copy; the
+  // codes into the scan kernel's memory where it can run.
+  const memory = codesMemory(sizes[IVF_FILES.codes]);
+  statRealFolder(`${index.dir}/ivf`, INDEX_FILES_ONLY);
+  const read = (name: string, into?: WebAssembly.Memory) => {
+    let f: Deno.FsFile;
+    try {
+      if (
+        statRegularFile(`${index.dir}/${name}`, { links: "refuse", why: INDEX_FILES_ONLY }) ===
+          undefined
+      ) {
+        throw new Deno.errors.NotFound(name);
+      }
+      f = Deno.openSync(`${index.dir}/${name}`, { read: true });
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) {
+        throw bad(name, "missing (the index folder is incomplete)");
+      }
+      throw e;
+    }
+    try {
+      const size = f.statSync().size;
+      if (size !== sizes[name]) {
+        throw bad(
+          name,
+          `${size} bytes but index.json says ${sizes[name]} (truncated or corrupt index)`,
+        );
+      }
+      const b = into !== undefined
+        ? new Uint8Array(into.buffer, 0, size)
+        : new Uint8Array(new SharedArrayBuffer(size));
+      for (let o = 0; o < size;) {
+        const n = f.readSync(b.subarray(o));
+        if (n === null) throw bad(name, "ended early (truncated or corrupt index)");
+        o += n;
+      }
+      return b;
+    } finally {
+      f.close();
+    }
+  };
+  const c = read(IVF_FILES.centroids), cb = read(IVF_FILES.codebooks);
+  const off = read(IVF_FILES.offsets), rw = read(IVF_FILES.rows);
+  const codes = read(IVF_FILES.codes, memory);
+  const o64 = new BigInt64Array(off.buffer, off.byteOffset, nlist + 1);
+  const offsets = Float64Array.from(o64, (x) => Number(x));
+  const rows = new Uint32Array(rw.buffer, rw.byteOffset, h.phrases);
+  const centroids = new Float32Array(c.buffer, c.byteOffset, nlist * h.d);
+  const codebooks = new Float32Array(cb.buffer, cb.byteOffset, KSUB * h.d);
+  const why = ivfContentProblem(h.phrases, nlist, { centroids, codebooks, offsets, rows });
+  if (why !== undefined) throw bad(why[0], why[1]);
+  const data: IvfData = {
+    nlist,
+    bpv,
+    centroids,
+    codebooks,
+    offsets,
+    rows,
+    codes,
+    ...(memory !== undefined ? { memory } : {}),
+  };
+  loaded.set(index, data);
+  return data;
+}
+
+/** Gives `index` its IVF-PQ data (a search worker's copy of the main thread's view). */
+export function setIvfData(index: IvfIndexView, data: IvfData): void {
+  loaded.set(index, data);
+}
+
+/** Options of {@linkcode scoreIvf}. */
+export interface IvfQueryOptions {
+  /** Ranks kept (default 10). */
+  readonly topK?: number;
+  /** Lists probed (default 10, at most nlist). */
+  readonly nprobe?: number;
+  /** Approximate candidates re-scored exactly (0: none, the approximate scores are kept). */
+  readonly refine?: number;
+  /**
+   * Use the WebAssembly kernels: the ADC scan (`pq_scan.ts`) and the SIMD
+   * re-scoring (default true; false: plain TypeScript loops, same results).
+   */
+  readonly simd?: boolean;
+  /**
+   * Run the ADC scan in the WebAssembly kernel (default: `simd`); false: the
+   * TypeScript loop (`scanLists`). The same sums either way (for benchmarks
+   * and tests).
+   */
+  readonly scanKernel?: boolean;
+  /**
+   * Worker threads scanning the lists (default 1: this thread). With more,
+   * questions are split between workers (same answers); call
+   * {@linkcode closeIvfWorkers} when done with the index.
+   */
+  readonly threads?: number;
+}
+
+/** Default lists probed (PIQA's `--nprobe 10`). */
+export const DEFAULT_NPROBE = 10;
+
+/** What is wrong with `nprobe` for this index, or `undefined`. */
+export function nprobeProblem(index: IvfIndexView, nprobe: number): string | undefined {
+  const nlist = index.header.parameters.nlist as number;
+  if (!Number.isSafeInteger(nprobe) || nprobe < 1) {
+    return `--nprobe must be at least 1, got ${nprobe}`;
+  }
+  if (nprobe > nlist) {
+    return `--nprobe ${nprobe} is larger than the index's nlist ${nlist} (${index.dir})`;
+  }
+  return undefined;
+}
+
+/**
+ * The best `cap` (score, row) pairs: larger score first, ties to the lower
+ * row. A binary heap with the worst kept pair at its root.
+ */
+class Candidates {
+  readonly scores: Float64Array;
+  readonly rows: Float64Array;
+  size = 0;
+  constructor(readonly cap: number) {
+    this.scores = new Float64Array(cap);
+    this.rows = new Float64Array(cap);
+  }
+  /** The score a pair must reach (ties then go by row): the worst kept, or −∞ while not full. */
+  get floor(): number {
+    return this.size < this.cap ? -Infinity : this.scores[0];
+  }
+  #worse(i: number, j: number): boolean {
+    const a = this.scores[i], b = this.scores[j];
+    return a < b || (a === b && this.rows[i] > this.rows[j]);
+  }
+  #swap(i: number, j: number): void {
+    const s = this.scores[i], r = this.rows[i];
+    this.scores[i] = this.scores[j];
+    this.rows[i] = this.rows[j];
+    this.scores[j] = s;
+    this.rows[j] = r;
+  }
+  offer(score: number, row: number): void {
+    if (this.size < this.cap) {
+      let i = this.size++;
+      this.scores[i] = score;
+      this.rows[i] = row;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (!this.#worse(i, p)) break;
+        this.#swap(i, p);
+        i = p;
+      }
+      return;
+    }
+    const s0 = this.scores[0];
+    if (score < s0 || (score === s0 && row > this.rows[0])) return;
+    this.scores[0] = score;
+    this.rows[0] = row;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1, r = l + 1;
+      let w = i;
+      if (l < this.size && this.#worse(l, w)) w = l;
+      if (r < this.size && this.#worse(r, w)) w = r;
+      if (w === i) break;
+      this.#swap(i, w);
+      i = w;
+    }
+  }
+  /** The kept pairs, by increasing row. */
+  byRow(): { row: number; score: number }[] {
+    const out: { row: number; score: number }[] = [];
+    for (let i = 0; i < this.size; i++) out.push({ row: this.rows[i], score: this.scores[i] });
+    return out.sort((a, b) => a.row - b.row);
+  }
+}
+
+/** Fills `t` (bpv × 256) with `Σ_t v[m·dsub+t] · book_m[j][t]` (`ip`) or `‖v_m − book_m[j]‖²` (`l2`). */
+function tables(
+  v: Float64Array,
+  cb: Float32Array,
+  bpv: number,
+  dsub: number,
+  l2: boolean,
+  t: Float32Array,
+): void {
+  for (let m = 0; m < bpv; m++) {
+    const vo = m * dsub, bo = m * KSUB * dsub, to = m * KSUB;
+    for (let j = 0; j < KSUB; j++) {
+      let s = 0;
+      const o = bo + j * dsub;
+      if (l2) {
+        for (let k = 0; k < dsub; k++) {
+          const e = v[vo + k] - cb[o + k];
+          s += e * e;
+        }
+      } else {
+        for (let k = 0; k < dsub; k++) s += v[vo + k] * cb[o + k];
+      }
+      t[to + j] = s;
+    }
+  }
+}
+
+/**
+ * Sums the table values of the `n` rows of one list into `acc` (codes
+ * sub-quantizer-major from `co`): the plain TypeScript scan, and the
+ * reference the kernel of `pq_scan.ts` matches bit for bit.
+ */
+export function scanLists(
+  codes: Uint8Array,
+  co: number,
+  n: number,
+  bpv: number,
+  t: Float32Array,
+  acc: Float32Array,
+): void {
+  for (let i = 0; i < n; i++) acc[i] = t[codes[co + i]];
+  for (let m = 1; m < bpv; m++) {
+    const base = co + m * n, to = m * KSUB;
+    let i = 0;
+    for (; i + 3 < n; i += 4) {
+      acc[i] += t[to + codes[base + i]];
+      acc[i + 1] += t[to + codes[base + i + 1]];
+      acc[i + 2] += t[to + codes[base + i + 2]];
+      acc[i + 3] += t[to + codes[base + i + 3]];
+    }
+    for (; i < n; i++) acc[i] += t[to + codes[base + i]];
+  }
+}
+
+/** The lists to probe for `q`: the `nprobe` best by `q·c` (ip) or `‖q−c‖²` (l2), ties to the lower list. */
+function probeLists(
+  q: Float32Array,
+  data: IvfData,
+  d: number,
+  l2: boolean,
+  nprobe: number,
+): { lists: number[]; qc: Float64Array } {
+  const { nlist, centroids: c } = data;
+  const qc = new Float64Array(nlist);
+  for (let l = 0; l < nlist; l++) {
+    let s = 0;
+    const o = l * d;
+    if (l2) {
+      for (let t = 0; t < d; t++) {
+        const e = q[t] - c[o + t];
+        s += e * e;
+      }
+      qc[l] = -s;
+    } else {
+      for (let t = 0; t < d; t++) s += q[t] * c[o + t];
+      qc[l] = s;
+    }
+  }
+  const order = Array.from({ length: nlist }, (_, l) => l);
+  order.sort((a, b) => qc[b] - qc[a] || a - b);
+  return { lists: order.slice(0, nprobe), qc };
+}
+
+/** This thread's scan kernel per IVF-PQ data (`null`: none, the TypeScript scan). */
+const scanners = new WeakMap<IvfData, PqScanner | null>();
+
+function scannerOf(data: IvfData): PqScanner | undefined {
+  let s = scanners.get(data);
+  if (s === undefined) {
+    s = (data.memory !== undefined ? PqScanner.create(data.memory) : undefined) ?? null;
+    scanners.set(data, s);
+  }
+  return s ?? undefined;
+}
+
+/**
+ * The approximate candidates of one question: the best `cap` rows by
+ * approximate score over the `nprobe` probed lists (see the module notes).
+ * The scan runs in the WebAssembly kernel where it can (`kernel`, default
+ * true), else in TypeScript: the same sums, bit for bit.
+ */
+export function ivfCandidates(
+  index: IvfIndexView,
+  q: Float32Array,
+  nprobe: number,
+  cap: number,
+  kernel = true,
+): { row: number; score: number }[] {
+  const data = loadIvf(index);
+  const d = index.header.d, bpv = data.bpv, dsub = d / bpv;
+  const l2 = index.header.metric === "l2";
+  const { lists, qc } = probeLists(q, data, d, l2, nprobe);
+  const k = kernel ? scannerOf(data) : undefined;
+  // The kernel's tables live in its memory (a view re-taken before each use: a growth of
+  // that memory detaches views, not data).
+  const own = k === undefined ? new Float32Array(bpv * KSUB) : undefined;
+  const v = new Float64Array(d);
+  if (!l2) {
+    for (let j = 0; j < d; j++) v[j] = q[j];
+    tables(v, data.codebooks, bpv, dsub, false, own ?? k!.tables(bpv));
+  }
+  let maxN = 0;
+  for (const l of lists) maxN = Math.max(maxN, data.offsets[l + 1] - data.offsets[l]);
+  const slice = sliceOf(index, maxN);
+  const mine = k === undefined ? new Float32Array(slice) : undefined;
+  const cands = new Candidates(cap);
+  for (const l of lists) {
+    const all = data.offsets[l + 1] - data.offsets[l];
+    if (all === 0) continue;
+    if (l2) {
+      const c = data.centroids;
+      for (let j = 0; j < d; j++) v[j] = q[j] - c[l * d + j];
+      tables(v, data.codebooks, bpv, dsub, true, own ?? k!.tables(bpv));
+    }
+    // A slice at a time (the whole list in memory): each row's sum the same, offered in order.
+    for (let from = 0; from < all; from += slice) {
+      const n = Math.min(slice, all - from);
+      const [co, rows, s] = listAt(index, data, l, from, n);
+      let acc: Float32Array;
+      if (k !== undefined) acc = k.scan(co, n, bpv);
+      else {
+        scanLists(data.codes, co, n, bpv, own!, mine!);
+        acc = mine!;
+      }
+      offerRows(cands, acc, 1, 0, n, l2 ? 0 : qc[l], l2, rows, s);
+    }
+  }
+  return cands.byRow();
+}
+
+/**
+ * Offers the `n` rows of one list (global rows `rows[s …]`) to `cands`:
+ * row `i`'s approximate score `base + sum` (`ip`) or `−sum` (`l2`), its
+ * sum at `sums[stride·i + lane]`.
+ */
+function offerRows(
+  cands: Candidates,
+  sums: Float32Array,
+  stride: number,
+  lane: number,
+  n: number,
+  base: number,
+  l2: boolean,
+  rows: Uint32Array,
+  s: number,
+): void {
+  const sign = l2 ? -1 : 1;
+  let floor = cands.floor;
+  for (let i = 0, a = lane; i < n; i++, a += stride) {
+    const score = base + sign * sums[a];
+    if (score >= floor) {
+      cands.offer(score, rows[s + i]);
+      floor = cands.floor;
+    }
+  }
+}
+
+/** Questions whose tables a batch scan ({@linkcode ivfCandidatesBatch}) holds at once (128 KiB each at bpv 128). */
+export const IVF_BATCH = 256;
+
+/**
+ * The approximate candidates of each question, as {@linkcode ivfCandidates}
+ * gives them (the same rows and scores), list by list: every question's
+ * tables are made once, then each list's codes are read once per
+ * {@linkcode SCAN_LANES} questions that probe it, their sums added in
+ * f32x4 lanes (`PqScanner.scanLanes`: each lane the same float32
+ * additions as the one-question scan). Up to {@linkcode IVF_BATCH}
+ * questions at a time. Where the lane-parallel kernel cannot run (or
+ * `kernel` is false), one question at a time.
+ */
+export function ivfCandidatesBatch(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  nprobe: number,
+  cap: number,
+  kernel = true,
+): { row: number; score: number }[][] {
+  const data = loadIvf(index);
+  const k = kernel ? scannerOf(data) : undefined;
+  if (k === undefined || !k.lanes || qs.length < 2) {
+    return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));
+  }
+  const out: { row: number; score: number }[][] = [];
+  for (let b = 0; b < qs.length; b += IVF_BATCH) {
+    out.push(...laneBatch(index, data, k, qs.slice(b, b + IVF_BATCH), nprobe, cap));
+  }
+  return out;
+}
+
+/** {@linkcode ivfCandidatesBatch} for at most {@linkcode IVF_BATCH} questions. */
+function laneBatch(
+  index: IvfIndexView,
+  data: IvfData,
+  k: PqScanner,
+  qs: readonly Float32Array[],
+  nprobe: number,
+  cap: number,
+): { row: number; score: number }[][] {
+  const d = index.header.d, bpv = data.bpv, dsub = d / bpv, per = bpv * KSUB;
+  const l2 = index.header.metric === "l2";
+  const probes = qs.map((q) => probeLists(q, data, d, l2, nprobe));
+  // The questions probing each list, in question order.
+  const byList: number[][] = Array.from({ length: data.nlist }, () => []);
+  let maxN = 0;
+  probes.forEach((p, j) => {
+    for (const l of p.lists) {
+      byList[l].push(j);
+      maxN = Math.max(maxN, data.offsets[l + 1] - data.offsets[l]);
+    }
+  });
+  const slice = sliceOf(index, maxN);
+  const t = k.batch(qs.length, bpv, slice);
+  const slot = (j: number) => t.subarray(j * per, (j + 1) * per);
+  const v = new Float64Array(d);
+  if (!l2) {
+    qs.forEach((q, j) => {
+      for (let x = 0; x < d; x++) v[x] = q[x];
+      tables(v, data.codebooks, bpv, dsub, false, slot(j));
+    });
+  }
+  const cands = qs.map(() => new Candidates(cap));
+  const c = data.centroids;
+  for (let l = 0; l < data.nlist; l++) {
+    const all = data.offsets[l + 1] - data.offsets[l], js = byList[l];
+    if (all === 0 || js.length === 0) continue;
+    if (l2) {
+      // Each question's tables for this list in its own slot, made once for all the slices.
+      for (const j of js) {
+        const q = qs[j];
+        for (let x = 0; x < d; x++) v[x] = q[x] - c[l * d + x];
+        tables(v, data.codebooks, bpv, dsub, true, slot(j));
+      }
+    }
+    // A slice at a time (the whole list in memory), each read once for all its questions.
+    for (let from = 0; from < all; from += slice) {
+      const n = Math.min(slice, all - from);
+      const [co, rows, s] = listAt(index, data, l, from, n);
+      for (let g0 = 0; g0 < js.length; g0 += SCAN_LANES) {
+        const group = js.slice(g0, g0 + SCAN_LANES);
+        if (group.length === 1) {
+          const j = group[0];
+          const sums = k.scanOne(j, co, n);
+          offerRows(cands[j], sums, 1, 0, n, l2 ? 0 : probes[j].qc[l], l2, rows, s);
+          continue;
+        }
+        const sums = k.scanLanes(group, co, n);
+        group.forEach((j, g) => {
+          offerRows(cands[j], sums, SCAN_LANES, g, n, l2 ? 0 : probes[j].qc[l], l2, rows, s);
+        });
+      }
+    }
+  }
+  return cands.map((x) => x.byRow());
+}
+
+/** A question's approximate candidates, as `ivfCandidates` gives them. */
+type Cands = { row: number; score: number }[];
+
+/** Search workers of an index: each scans the lists for a share of the questions. */
+class IvfWorkers {
+  readonly #ws: RequestWorkers<{ id: number; cands: Cands[] }>;
+
+  constructor(index: IvfIndexView, data: IvfData, n: number) {
+    const h = index.header;
+    const header = { metric: h.metric, d: h.d, phrases: h.phrases, parameters: h.parameters };
+    this.#ws = new RequestWorkers(new URL("./ivf_worker.ts", import.meta.url), n, {
+      init: () => ({ init: { dir: index.dir, header, data } }),
+    });
+  }
+
+  /** The candidates of every question, the questions split in contiguous shares. */
+  async run(
+    qs: readonly Float32Array[],
+    nprobe: number,
+    cap: number,
+    kernel: boolean,
+  ): Promise<Cands[]> {
+    const n = this.#ws.size, per = Math.ceil(qs.length / n);
+    const parts: Promise<Cands[]>[] = [];
+    for (let i = 0; i < n && i * per < qs.length; i++) {
+      const share = qs.slice(i * per, (i + 1) * per);
+      parts.push(this.#ws.ask(i, { qs: share, nprobe, cap, kernel }).then((r) => r.cands));
+    }
+    return (await Promise.all(parts)).flat();
+  }
+
+  close(): void {
+    this.#ws.close();
+  }
+}
+
+const workers = new WeakMap<object, IvfWorkers>();
+
+/** Ends the search workers of `index` (see {@linkcode IvfQueryOptions.threads}), if any. */
+export function closeIvfWorkers(index: IvfIndexView): void {
+  workers.get(index)?.close();
+  workers.delete(index);
+}
+
+/** Whether the scan runs in the WebAssembly kernel (where it can). */
+const useKernel = (o: IvfQueryOptions): boolean => o.scanKernel ?? o.simd !== false;
+
+/** Checks the options; `[k, nprobe, refine, candidates per question]`. */
+function settle(index: IvfIndexView, options: IvfQueryOptions): [number, number, number, number] {
+  const k = Math.max(1, options.topK ?? 10);
+  const nprobe = options.nprobe ?? DEFAULT_NPROBE;
+  const why = nprobeProblem(index, nprobe);
+  if (why !== undefined) throw new InputError({ file: index.dir, where: "", message: why });
+  const refine = Math.max(0, options.refine ?? 0);
+  return [k, nprobe, refine, refine > 0 ? Math.max(k, refine) : k];
+}
+
+/** The top `k` of each question from its candidates, re-scored exactly with `refine` > 0. */
+function finish(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  cands: readonly Cands[],
+  k: number,
+  refine: number,
+  simd?: boolean,
+): TopK[] {
+  const tops = qs.map(() => new TopK(k));
+  const h = index.header, d = h.d, a = index.dense;
+  for (let j = 0; j < qs.length; j++) {
+    const list = cands[j];
+    if (refine > 0 && (a !== undefined || index.disk !== undefined)) {
+      const n = list.length;
+      let g: Float32Array | Uint16Array;
+      if (a !== undefined) {
+        g = a instanceof Float32Array ? new Float32Array(n * d) : new Uint16Array(n * d);
+        list.forEach((x, i) => g.set(a.subarray(x.row * d, (x.row + 1) * d), i * d));
+      } else g = index.disk!.gather(list.map((x) => x.row));
+      const local = new TopK(k);
+      scoreDense(g, n, d, 0, [qs[j]], [local], h.metric, simd);
+      const order = local.rows.map((r, i) => ({ r, s: local.scores[i] })).sort((x, y) => x.r - y.r);
+      for (const { r, s } of order) tops[j].offer(s, list[r].row);
+    } else {
+      for (const x of list) tops[j].offer(x.score, x.row);
+    }
+  }
+  return tops;
+}
+
+/**
+ * The top rows of each question (float32 vectors of length d) by IVF-PQ
+ * (see the module notes). Rows and ranks as `scoreQuestions` gives them;
+ * the same with any number of `threads`.
+ */
+export async function scoreIvf(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  options: IvfQueryOptions = {},
+): Promise<TopK[]> {
+  const threads = Math.max(1, Math.floor(options.threads ?? 1));
+  // Read on demand: the lists are scanned in this thread (one staging area).
+  if (threads === 1 || qs.length < 2 || index.disk !== undefined) {
+    return scoreIvfSync(index, qs, options);
+  }
+  const [k, nprobe, refine, cap] = settle(index, options);
+  const cands = await ivfCandidatesMany(index, qs, nprobe, cap, threads, useKernel(options));
+  return finish(index, qs, cands, k, refine, options.simd);
+}
+
+/**
+ * The approximate candidates of each question ({@linkcode ivfCandidates}:
+ * the best `cap` rows by approximate score, by increasing row), on
+ * `threads` search workers when more than 1 (the same candidates), the
+ * scan in the WebAssembly kernel unless `kernel` is false (the same sums).
+ * `nprobe` is not checked here.
+ */
+export async function ivfCandidatesMany(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  nprobe: number,
+  cap: number,
+  threads = 1,
+  kernel = true,
+): Promise<{ row: number; score: number }[][]> {
+  if (threads <= 1 || qs.length < 2 || index.disk !== undefined || !searchWorkersAllowed()) {
+    return ivfCandidatesBatch(index, qs, nprobe, cap, kernel);
+  }
+  const data = loadIvf(index);
+  let pool = workers.get(index);
+  if (pool === undefined) {
+    pool = new IvfWorkers(index, data, threads);
+    workers.set(index, pool);
+  }
+  return await pool.run(qs, nprobe, cap, kernel);
+}
+
+/**
+ * Whether this process may start search workers: a worker loads its
+ * modules from this source tree, which a permission-narrowed process (a
+ * sandboxed task) may not read; then the scan runs in this thread (the
+ * same answers).
+ */
+function searchWorkersAllowed(): boolean {
+  return modulesReadable(import.meta.url, ["../../../"]);
+}
+
+/** {@linkcode scoreIvf} in this thread. */
+export function scoreIvfSync(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  options: IvfQueryOptions = {},
+): TopK[] {
+  const [k, nprobe, refine, cap] = settle(index, options);
+  const cands = ivfCandidatesBatch(index, qs, nprobe, cap, useKernel(options));
+  return finish(index, qs, cands, k, refine, options.simd);
+}

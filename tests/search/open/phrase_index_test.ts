@@ -1,0 +1,114 @@
+/**
+ * Tests of `search/open/phrase_index.ts`: the {@linkcode PhraseIndex} Layer opens
+ * an index, the searches run inside it start their worker threads (IVF-PQ
+ * list scans on 2 threads), and closing the Layer's scope ends every one of
+ * them (counted by a `Worker` that records its own termination) and the
+ * answers are those of the index searched without the Layer; a folder that
+ * is not an index fails the Layer with the reader's one line.
+ *
+ * @module
+ */
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import { scoreIvf } from "../../../search/index/ivfpq/ivfpq.ts";
+import { splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
+import { openIndexSync } from "../../../search/index/read.ts";
+import { PhraseIndex, PhraseIndexLive, releaseIndex } from "../../../search/open/phrase_index.ts";
+import { assert, assertEquals } from "../../_assert.ts";
+import { numpyDumps, ok } from "../_stages.ts";
+
+/** Runs `f` with `globalThis.Worker` counting the workers started and terminated. */
+async function countingWorkers<A>(
+  f: (live: () => { started: number; ended: number }) => Promise<A>,
+): Promise<A> {
+  const Original = globalThis.Worker;
+  let started = 0, ended = 0;
+  class Counted extends Original {
+    #ended = false;
+    constructor(url: string | URL, options?: WorkerOptions) {
+      super(url, options);
+      started++;
+    }
+    override terminate(): void {
+      if (!this.#ended) ended++;
+      this.#ended = true;
+      super.terminate();
+    }
+  }
+  globalThis.Worker = Counted;
+  try {
+    return await f(() => ({ started, ended }));
+  } finally {
+    globalThis.Worker = Original;
+  }
+}
+
+Deno.test("PhraseIndex: the Layer's close ends the workers its searches started, same answers", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-phrase-index-" });
+  try {
+    await numpyDumps(tmp, 12);
+    const ix = `${tmp}/ivf`;
+    await ok("pipeline/index.ts", [
+      `${tmp}/context_emb`,
+      ix,
+      "--context",
+      `${tmp}/data.json`,
+      "--nlist",
+      "5",
+      "--bpv",
+      "8",
+      "--train-paragraphs",
+      "6",
+    ]);
+    const u = splitmix32(3);
+    const qs = Array.from(
+      { length: 7 },
+      () => Float32Array.from({ length: 32 }, () => u() / 2 ** 32 - 0.5),
+    );
+    const opts = { topK: 5, nprobe: 3, threads: 2 };
+    // The answers without the Layer (released by hand).
+    const bare = openIndexSync(ix);
+    const want = (await scoreIvf(bare, qs, opts)).map((t) => [t.rows, t.scores]);
+    releaseIndex(bare);
+    assert(want.every((w) => (w[0] as number[]).length === 5));
+
+    const { got, during, after } = await countingWorkers(async (live) => {
+      let during = { started: 0, ended: 0 };
+      const search = Effect.gen(function* () {
+        const { dir, index } = yield* PhraseIndex;
+        assertEquals(dir, ix);
+        const tops = yield* Effect.promise(() => scoreIvf(index, qs, opts));
+        during = live();
+        return tops.map((t) => [t.rows, t.scores]);
+      });
+      const got = await Effect.runPromise(Effect.provide(search, PhraseIndexLive(ix)));
+      return { got, during, after: live() };
+    });
+    assertEquals(got, want);
+    // Two list-scan workers ran inside the Layer, none ended before it closed; all after.
+    assertEquals(during, { started: 2, ended: 0 });
+    assertEquals(after, { started: 2, ended: 2 });
+
+    // A failure inside the Layer ends them all the same.
+    const failed = await countingWorkers(async (live) => {
+      const search = Effect.gen(function* () {
+        const { index } = yield* PhraseIndex;
+        yield* Effect.promise(() => scoreIvf(index, qs, opts));
+        return yield* Effect.fail("stopped");
+      });
+      const exit = await Effect.runPromiseExit(Effect.provide(search, PhraseIndexLive(ix)));
+      return { exit, counts: live() };
+    });
+    assert(Exit.isFailure(failed.exit), "the failure is the program's");
+    assertEquals(failed.counts, { started: 2, ended: 2 });
+
+    // Not an index: the Layer fails with the reader's line, and opens nothing.
+    const exit = await Effect.runPromiseExit(
+      Effect.provide(Effect.void, PhraseIndexLive(`${tmp}/context_emb`)),
+    );
+    assert(Exit.isFailure(exit));
+    assert(String(exit.cause).includes("context_emb"), String(exit.cause));
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
