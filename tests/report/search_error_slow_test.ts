@@ -11,55 +11,20 @@
  * @module
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { devJson, python, runStage } from "../_util.ts";
+import { python } from "../_util.ts";
+import { numpyDumps, ok, smallIvfIndex } from "../search/_stages.ts";
 import type { SearchErrorReport } from "../../report/mod.ts";
 import type { SearchRecord } from "../../search/open/record.ts";
-
-const ok = async (script: string, args: string[]) => {
-  const r = await runStage(script, args);
-  assertEquals(r.code, 0, `${script} ${args.join(" ")}\n${r.stderr}`);
-  return r;
-};
 
 const readJson = (p: string) => JSON.parse(Deno.readTextFileSync(p));
 
 Deno.test("report --search-error on real searches: records, four cells adding up to n, and a brute-force recount", async () => {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-search-error-real-" });
   try {
-    const dev = readJson(await devJson());
-    const a = dev.data[0];
-    Deno.writeTextFileSync(
-      `${tmp}/in.json`,
-      JSON.stringify({
-        version: dev.version,
-        data: [{ ...a, paragraphs: a.paragraphs.slice(0, 12) }],
-      }),
-    );
-    await python([
-      "bench/make_dumps.py",
-      `${tmp}/in.json`,
-      tmp,
-      "--dim",
-      "32",
-      "--dtype",
-      "f32",
-      "--max-len",
-      "4",
-    ]);
+    await numpyDumps(tmp, 12, ["--dtype", "f32"]);
     const data = `${tmp}/data.json`;
     await ok("pipeline/index.ts", [`${tmp}/context_emb`, `${tmp}/exact_ix`, "--context", data]);
-    await ok("pipeline/index.ts", [
-      `${tmp}/context_emb`,
-      `${tmp}/ivf_ix`,
-      "--context",
-      data,
-      "--nlist",
-      "5",
-      "--bpv",
-      "8",
-      "--train-paragraphs",
-      "6",
-    ]);
+    await smallIvfIndex(tmp, `${tmp}/ivf_ix`);
     Deno.mkdirSync(`${tmp}/approx`);
     const search = (ix: string, out: string, extra: string[]) =>
       ok("pipeline/search.ts", [

@@ -1,7 +1,7 @@
 /**
  * Helpers shared by the index and search tests: run a stage and expect
  * success, or exit 2 with one matching line; read NDJSON records; write a
- * small dev subset, and NumPy-written dumps of it.
+ * small dev subset, NumPy-written dumps of it, and a small IVF-PQ index of them.
  *
  * @module
  */
@@ -64,6 +64,31 @@ export async function numpyDumps(
     "32",
     "--max-len",
     "4",
+    ...extra,
+  ]);
+}
+
+/**
+ * Builds a small IVF-PQ index `ix` of the dumps {@linkcode numpyDumps} wrote
+ * in `dir` (5 lists, 8 bytes a vector, trained on 6 paragraphs; `extra`
+ * options added) with the `index` stage, asserting exit 0.
+ */
+export async function smallIvfIndex(
+  dir: string,
+  ix: string,
+  extra: readonly string[] = [],
+): ReturnType<typeof runStage> {
+  return await ok("pipeline/index.ts", [
+    `${dir}/context_emb`,
+    ix,
+    "--context",
+    `${dir}/data.json`,
+    "--nlist",
+    "5",
+    "--bpv",
+    "8",
+    "--train-paragraphs",
+    "6",
     ...extra,
   ]);
 }

@@ -15,7 +15,7 @@ import { splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync } from "../../../search/index/read.ts";
 import { PhraseIndex, PhraseIndexLive, releaseIndex } from "../../../search/open/phrase_index.ts";
 import { assert, assertEquals } from "../../_assert.ts";
-import { numpyDumps, ok } from "../_stages.ts";
+import { numpyDumps, smallIvfIndex } from "../_stages.ts";
 
 /** Runs `f` with `globalThis.Worker` counting the workers started and terminated. */
 async function countingWorkers<A>(
@@ -48,18 +48,7 @@ Deno.test("PhraseIndex: the Layer's close ends the workers its searches started,
   try {
     await numpyDumps(tmp, 12);
     const ix = `${tmp}/ivf`;
-    await ok("pipeline/index.ts", [
-      `${tmp}/context_emb`,
-      ix,
-      "--context",
-      `${tmp}/data.json`,
-      "--nlist",
-      "5",
-      "--bpv",
-      "8",
-      "--train-paragraphs",
-      "6",
-    ]);
+    await smallIvfIndex(tmp, ix);
     const u = splitmix32(3);
     const qs = Array.from(
       { length: 7 },

@@ -26,7 +26,7 @@ import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync } from "../../../../search/index/read.ts";
 import { assert, assertEquals, assertMatch } from "../../../_assert.ts";
 import { runStage } from "../../../_util.ts";
-import { numpyDumps, ok } from "../../_stages.ts";
+import { numpyDumps, smallIvfIndex } from "../../_stages.ts";
 
 Deno.test("pq scan kernel: the same float32 sums as the TypeScript scan, bit for bit", () => {
   assert(WebAssembly.validate(pqScanModuleBytes()), "the module does not validate");
@@ -127,20 +127,7 @@ Deno.test("pq scan kernel: an index answers the same with and without it, on 1 o
     await numpyDumps(tmp, 12, ["--dtype", "f32"]);
     for (const metric of ["ip", "l2"]) {
       const ix = `${tmp}/${metric}`;
-      await ok("pipeline/index.ts", [
-        `${tmp}/context_emb`,
-        ix,
-        "--context",
-        `${tmp}/data.json`,
-        "--metric",
-        metric,
-        "--nlist",
-        "5",
-        "--bpv",
-        "8",
-        "--train-paragraphs",
-        "6",
-      ]);
+      await smallIvfIndex(tmp, ix, ["--metric", metric]);
       const index = openIndexSync(ix);
       assert(index.header.phrases > 200, `${index.header.phrases} phrases`);
       const u = splitmix32(9);
