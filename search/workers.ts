@@ -1,16 +1,102 @@
 /**
- * Worker threads that answer requests by id ({@linkcode RequestWorkers}),
- * as the search's 8-bit screening (`kernels/i8_pool.ts`), IVF-PQ list
- * scans (`index/ivfpq/ivfpq.ts`) and IVF-PQ encoding (`index/ivfpq/ivf_encode.ts`) use
- * them, and whether this process may start a worker at all
- * ({@linkcode modulesReadable}). Written once here; each user keeps only its
- * messages and how it shares the work out.
+ * Worker threads, started and ended in one place: {@linkcode WorkerThreads}
+ * (`n` threads of one module, each message told with the worker's number,
+ * each failure caught and told, all ended by `close`), and on it
+ * {@linkcode RequestWorkers} (each request sent with a fresh id and answered
+ * by a promise), as the search's 8-bit screening (`kernels/i8_pool.ts`),
+ * IVF-PQ list scans (`index/ivfpq/ivfpq.ts`) and IVF-PQ encoding
+ * (`index/ivfpq/ivf_encode.ts`) use them; the merge's pools
+ * (`merge/pool.ts`, `merge/early.ts`) share their batches out their own way
+ * on {@linkcode WorkerThreads}. Whether this process may start a worker at
+ * all: {@linkcode modulesReadable}. A scope that ends its workers when it
+ * closes: `scoped_workers.ts`.
  *
- * A worker's module answers each `{ id, ... }` it is sent with
- * `{ id, ...answer }` or `{ id, error }`.
+ * Without Effect: the merge command starts its workers before Effect has
+ * loaded.
+ *
+ * A {@linkcode RequestWorkers} module answers each `{ id, ... }` it is sent
+ * with `{ id, ...answer }` or `{ id, error }`.
  *
  * @module
  */
+
+/** Options of {@linkcode WorkerThreads}. */
+export interface WorkerThreadsOptions {
+  /** The worker's `name` (shown in profiles and errors). */
+  readonly name?: string;
+  /**
+   * The message worker `i` is sent first, posted as soon as it is started
+   * (and the objects it moves), if any.
+   */
+  readonly first?: (i: number) => { message: unknown; transfer?: Transferable[] };
+  /** What worker `i` says (any message it posts). */
+  readonly onMessage: (i: number, data: unknown) => void;
+  /** Worker `i` failed (its `ErrorEvent`'s message; the event is handled here). */
+  readonly onError: (i: number, message: string) => void;
+}
+
+/**
+ * `n` worker threads of the module `url`: what each says goes to
+ * `options.onMessage` with its number, its failure to `options.onError`
+ * (the error event handled, so it does not end the process), and `close`
+ * ends them all.
+ *
+ * @example
+ * ```ts
+ * import { WorkerThreads } from "./workers.ts";
+ * const src = "self.onmessage = (e) => self.postMessage(e.data * 2);";
+ * const url = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
+ * const got: string[] = [];
+ * let told = () => {};
+ * const both = new Promise<void>((r) => told = r);
+ * const ws = new WorkerThreads(new URL(url), 2, {
+ *   onMessage: (i, d) => got.push(`${i}:${d}`) === 2 && told(),
+ *   onError: () => {},
+ * });
+ * ws.post(0, 1);
+ * ws.post(1, 21);
+ * await both;
+ * ws.close();
+ * URL.revokeObjectURL(url);
+ * if (got.sort().join() !== "0:2,1:42" || ws.size !== 2) throw new Error(got.join());
+ * ```
+ */
+export class WorkerThreads {
+  readonly #workers: Worker[];
+
+  /** Starts `n` workers of `url`. */
+  constructor(url: URL, n: number, options: WorkerThreadsOptions) {
+    this.#workers = Array.from({ length: n }, (_, i) => {
+      const w = new Worker(url, {
+        type: "module",
+        ...(options.name !== undefined ? { name: options.name } : {}),
+      });
+      w.onmessage = (ev: MessageEvent) => options.onMessage(i, ev.data);
+      w.onerror = (ev: ErrorEvent) => {
+        ev.preventDefault();
+        options.onError(i, ev.message);
+      };
+      const first = options.first?.(i);
+      if (first !== undefined) w.postMessage(first.message, first.transfer ?? []);
+      return w;
+    });
+  }
+
+  /** The number of workers. */
+  get size(): number {
+    return this.#workers.length;
+  }
+
+  /** Posts `message` to worker `i` (modulo the count), its `transfer` list moved. */
+  post(i: number, message: unknown, transfer: Transferable[] = []): void {
+    this.#workers[i % this.#workers.length].postMessage(message, transfer);
+  }
+
+  /** Ends every worker. */
+  close(): void {
+    for (const w of this.#workers) w.terminate();
+  }
+}
 
 /** What a request's promise waits on. */
 interface Waiting<R> {
@@ -55,7 +141,7 @@ export interface RequestWorkersOptions {
  * ```
  */
 export class RequestWorkers<R extends { readonly id: number }> {
-  readonly #workers: Worker[];
+  readonly #threads: WorkerThreads;
   readonly #waiting = new Map<number, Waiting<R>>();
   readonly #options: RequestWorkersOptions;
   #next = 0;
@@ -64,13 +150,10 @@ export class RequestWorkers<R extends { readonly id: number }> {
   /** Starts `n` workers of `url` (each sent `options.init(i)` first, when given). */
   constructor(url: URL, n: number, options: RequestWorkersOptions = {}) {
     this.#options = options;
-    this.#workers = Array.from({ length: n }, (_, i) => {
-      const w = new Worker(url, {
-        type: "module",
-        ...(options.name !== undefined ? { name: options.name } : {}),
-      });
-      w.onmessage = (ev: MessageEvent<R | { id: number; error?: string }>) => {
-        const r = ev.data, p = this.#waiting.get(r.id);
+    this.#threads = new WorkerThreads(url, n, {
+      ...(options.name !== undefined ? { name: options.name } : {}),
+      onMessage: (_, data) => {
+        const r = data as R | { id: number; error?: string }, p = this.#waiting.get(r.id);
         if (!("error" in r) || r.error === undefined) {
           this.#waiting.delete(r.id);
           p?.resolve(r as R);
@@ -80,13 +163,9 @@ export class RequestWorkers<R extends { readonly id: number }> {
         if (options.sticky) return this.#failAll(e);
         this.#waiting.delete(r.id);
         p?.reject(e);
-      };
-      w.onerror = (ev: ErrorEvent) => {
-        ev.preventDefault();
-        this.#failAll(this.#error(ev.message, false));
-      };
-      if (options.init !== undefined) w.postMessage(options.init(i));
-      return w;
+      },
+      onError: (_, message) => this.#failAll(this.#error(message, false)),
+      ...(options.init !== undefined ? { first: (i) => ({ message: options.init!(i) }) } : {}),
     });
   }
 
@@ -104,7 +183,7 @@ export class RequestWorkers<R extends { readonly id: number }> {
 
   /** The number of workers. */
   get size(): number {
-    return this.#workers.length;
+    return this.#threads.size;
   }
 
   /**
@@ -117,13 +196,13 @@ export class RequestWorkers<R extends { readonly id: number }> {
     const id = this.#next++;
     const p = new Promise<R>((resolve, reject) => this.#waiting.set(id, { resolve, reject }));
     p.catch(() => {});
-    this.#workers[i % this.#workers.length].postMessage({ id, ...message }, transfer);
+    this.#threads.post(i, { id, ...message }, transfer);
     return p;
   }
 
   /** Ends every worker (requests still waiting are never answered). */
   close(): void {
-    for (const w of this.#workers) w.terminate();
+    this.#threads.close();
     this.#waiting.clear();
   }
 }

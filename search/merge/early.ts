@@ -17,6 +17,7 @@
  */
 import { type MergePlan, WORKER_NAME } from "./plan.ts";
 import type { WorkerInit, WorkerReply } from "./protocol.ts";
+import { WorkerThreads } from "../workers.ts";
 
 /** A reply that stands for a worker that failed. */
 function failure(seq: number, message: string): WorkerReply {
@@ -51,7 +52,7 @@ const keyText = (k: EarlyKey): string =>
  */
 export class EarlyPool {
   readonly #key: string;
-  readonly #workers: Worker[];
+  readonly #workers: WorkerThreads;
   readonly #replies = new Map<number, WorkerReply>();
   readonly #waiting = new Map<number, (r: WorkerReply) => void>();
   readonly #plan: Promise<MergePlan | null>;
@@ -65,9 +66,9 @@ export class EarlyPool {
     this.#plan = new Promise((resolve) => (this.#gotPlan = resolve));
     // The first worker sends the plan to each other worker through a channel.
     const channels = Array.from({ length: key.workers - 1 }, () => new MessageChannel());
-    this.#workers = Array.from({ length: key.workers }, (_, i) => {
+    const inits = Array.from({ length: key.workers }, (_, i): WorkerInit => {
       const ports = i === 0 ? channels.map((c) => c.port1) : [channels[i - 1].port2];
-      const init: WorkerInit = {
+      return {
         contextEmb: key.contextEmb,
         questionEmb: key.questionEmb,
         sparse: key.sparse,
@@ -81,17 +82,12 @@ export class EarlyPool {
           ports,
         },
       };
-      const w = new Worker(new URL("./worker.ts", import.meta.url), {
-        type: "module",
-        name: WORKER_NAME,
-      });
-      w.onmessage = (ev: MessageEvent<WorkerReply>) => this.#take(i, ev.data);
-      w.onerror = (ev: ErrorEvent) => {
-        ev.preventDefault();
-        this.#fail(`merge worker failed: ${ev.message}`);
-      };
-      w.postMessage({ init }, ports);
-      return w;
+    });
+    this.#workers = new WorkerThreads(new URL("./worker.ts", import.meta.url), key.workers, {
+      name: WORKER_NAME,
+      first: (i) => ({ message: { init: inits[i] }, transfer: [...inits[i].plan!.ports] }),
+      onMessage: (i, data) => this.#take(i, data as WorkerReply),
+      onError: (_, message) => this.#fail(`merge worker failed: ${message}`),
     });
   }
 
@@ -143,7 +139,7 @@ export class EarlyPool {
 
   /** Stops the workers. */
   close(): void {
-    for (const w of this.#workers) w.terminate();
+    this.#workers.close();
     this.#fail("merge workers stopped");
   }
 }

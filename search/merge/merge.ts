@@ -58,9 +58,10 @@ import {
   SQUAD_OPTS,
 } from "./plan.ts";
 import { inThread, workerPool } from "./pool.ts";
-import type { MergeWorkerError, Reply, UnitRunner, WorkerInit } from "./protocol.ts";
+import type { MergeWorkerError, Reply, WorkerInit } from "./protocol.ts";
 import { fromReply } from "./protocol.ts";
 import { simdDumpOptions } from "../kernels/simd.ts";
+import { acquireWorkers } from "../scoped_workers.ts";
 
 function addArticle(q2c: Map<string, string>, a: SquadArticle): void {
   for (const p of a.paragraphs) for (const q of p.questions) q2c.set(q.id, p.id);
@@ -247,99 +248,91 @@ export const merge = (
       early.close();
       early = undefined;
     }
-    let pool: UnitRunner | undefined;
-    return yield* Effect.acquireUseRelease(
+    // Every worker this merge holds ends when its scope closes, however it ends.
+    return yield* Effect.scoped(
       Effect.gen(function* () {
+        if (early !== undefined) yield* acquireWorkers(() => early!);
         // The dumps are opened here even when workers read them: a bad archive fails
         // once, before any work. Workers start loading while the dataset is parsed.
-        const c = yield* openDump(opts.contextEmb, {
-          ...dumpOpts,
-          reuseBuffers: true,
-          ...(simd ? simdDumpOptions() : {}),
-        });
-        const q = yield* Effect.onError(openDump(opts.questionEmb, dumpOpts), () => c.close());
-        const writer = yield* Effect.onError(
+        const c = yield* Effect.acquireRelease(
+          openDump(opts.contextEmb, {
+            ...dumpOpts,
+            reuseBuffers: true,
+            ...(simd ? simdDumpOptions() : {}),
+          }),
+          (c) => c.close(),
+        );
+        const q = yield* Effect.acquireRelease(openDump(opts.questionEmb, dumpOpts), (q) =>
+          q.close());
+        const writer = yield* Effect.acquireRelease(
           Effect.tryPromise({
-            try: () => openAtomicWriter(opts.predictions),
+            try: () =>
+              openAtomicWriter(opts.predictions),
             catch: writeError(opts.predictions),
           }),
-          () => Effect.all([c.close(), q.close()]),
+          (w) => Effect.promise(() => w.abort()),
         );
         const local = inThread(c.sync, q.sync, { simd });
-        if (requested > 0 && early === undefined) pool = workerPool(requested, init, local);
-        return { c, q, writer, local };
+        const startPool = () => acquireWorkers(() => workerPool(requested, init, local));
+        let pool = requested > 0 && early === undefined ? yield* startPool() : undefined;
+        // The early workers' plan (they read the dataset as readQ2c would), or ours.
+        let fetch: ((b: number, units: MergeUnit[]) => Promise<Reply>) | undefined;
+        const e = early;
+        let plan = e === undefined ? null : yield* Effect.promise(() => e.plan());
+        if (e !== undefined && plan !== null) fetch = (b) => e.result(b).then(fromReply);
+        else if (e !== undefined) {
+          e.close();
+          pool = yield* startPool();
+        }
+        plan ??= planMerge(yield* readQ2c(opts.data, opts.uniqueIds === true));
+        let batches = batchesOf(plan, earlySize, requested);
+        // Small datasets are not worth the workers' start-up.
+        const runner = pool === undefined || plan.units.length < 16 ? local : pool;
+        const workers = fetch !== undefined || runner !== local ? requested : 0;
+        const concurrency = opts.concurrency ?? defaultConcurrency(workers);
+        if (fetch === undefined) {
+          batches = batchesOf(plan, batchSize(concurrency, workers), workers);
+          fetch = (_, units) => runner.run(units);
+        }
+        const size = batches[0]?.length ?? 1;
+        const get = fetch;
+        const out = new OrderedOutput(writer, onMissing);
+        const bar = opts.progress ?? { update() {}, done() {} };
+        let done = 0;
+        yield* Stream.fromIterable(batches.map((units, b) => ({ units, b }))).pipe(
+          Stream.mapEffect(
+            ({ units, b }) =>
+              Effect.map(Effect.promise(() => get(b, units)), (r) => ({ units, r })),
+            { concurrency: Math.max(1, Math.floor(concurrency / size)) },
+          ),
+          Stream.runForEach(({ units, r }) =>
+            Effect.flatMap(
+              Effect.tryPromise({
+                try: async () => {
+                  for (let k = 0; k < r.ok.length; k++) {
+                    await out.add(units[k], r.ok[k]);
+                    done += units[k].qids.length;
+                  }
+                  bar.update(done, "questions");
+                },
+                catch: writeError(opts.predictions),
+              }),
+              () => r.err === undefined ? Effect.void : Effect.fail(r.err),
+            )
+          ),
+        );
+        yield* Effect.tryPromise({
+          try: () => out.finish(),
+          catch: writeError(opts.predictions),
+        });
+        bar.done();
+        return {
+          questions: plan.questions,
+          answered: out.answered,
+          missing: out.missing,
+          paragraphs: plan.units.length,
+          workers,
+        } satisfies MergeResult;
       }),
-      ({ writer, local }) =>
-        Effect.gen(function* () {
-          // The early workers' plan (they read the dataset as readQ2c would), or ours.
-          let fetch: ((b: number, units: MergeUnit[]) => Promise<Reply>) | undefined;
-          const e = early;
-          let plan = e === undefined ? null : yield* Effect.promise(() => e.plan());
-          if (e !== undefined && plan !== null) fetch = (b) => e.result(b).then(fromReply);
-          else if (e !== undefined) {
-            e.close();
-            early = undefined;
-            pool = workerPool(requested, init, local);
-          }
-          plan ??= planMerge(yield* readQ2c(opts.data, opts.uniqueIds === true));
-          let batches = batchesOf(plan, earlySize, requested);
-          // Small datasets are not worth the workers' start-up.
-          const runner = pool === undefined || plan.units.length < 16 ? local : pool;
-          const workers = fetch !== undefined || runner !== local ? requested : 0;
-          const concurrency = opts.concurrency ?? defaultConcurrency(workers);
-          if (fetch === undefined) {
-            batches = batchesOf(plan, batchSize(concurrency, workers), workers);
-            fetch = (_, units) => runner.run(units);
-          }
-          const size = batches[0]?.length ?? 1;
-          const get = fetch;
-          const out = new OrderedOutput(writer, onMissing);
-          const bar = opts.progress ?? { update() {}, done() {} };
-          let done = 0;
-          yield* Stream.fromIterable(batches.map((units, b) => ({ units, b }))).pipe(
-            Stream.mapEffect(
-              ({ units, b }) =>
-                Effect.map(Effect.promise(() => get(b, units)), (r) => ({ units, r })),
-              { concurrency: Math.max(1, Math.floor(concurrency / size)) },
-            ),
-            Stream.runForEach(({ units, r }) =>
-              Effect.flatMap(
-                Effect.tryPromise({
-                  try: async () => {
-                    for (let k = 0; k < r.ok.length; k++) {
-                      await out.add(units[k], r.ok[k]);
-                      done += units[k].qids.length;
-                    }
-                    bar.update(done, "questions");
-                  },
-                  catch: writeError(opts.predictions),
-                }),
-                () => r.err === undefined ? Effect.void : Effect.fail(r.err),
-              )
-            ),
-          );
-          yield* Effect.tryPromise({
-            try: () => out.finish(),
-            catch: writeError(opts.predictions),
-          });
-          bar.done();
-          return {
-            questions: plan.questions,
-            answered: out.answered,
-            missing: out.missing,
-            paragraphs: plan.units.length,
-            workers,
-          } satisfies MergeResult;
-        }),
-      ({ c, q, writer }) =>
-        Effect.all([
-          Effect.sync(() => {
-            pool?.close();
-            early?.close();
-          }),
-          c.close(),
-          q.close(),
-          Effect.promise(() => writer.abort()),
-        ]),
     );
   });

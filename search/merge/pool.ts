@@ -1,7 +1,9 @@
 /**
  * The one pool of merge workers ({@linkcode workerPool}) and the in-thread
  * runner it falls back on ({@linkcode inThread}): batches of paragraphs go to
- * the least busy worker that is ready, until one is, to this thread.
+ * the least busy worker that is ready, until one is, to this thread. The
+ * threads are `search/workers.ts`'s {@linkcode WorkerThreads}; `merge`
+ * holds the pool in a scope that ends them (`search/scoped_workers.ts`).
  *
  * @module
  */
@@ -18,6 +20,7 @@ import {
   type WorkerReply,
 } from "./protocol.ts";
 import { mergeBatch } from "./unit.ts";
+import { WorkerThreads } from "../workers.ts";
 
 /**
  * Runs batches in this thread, on the dumps `c` and `q`.
@@ -48,8 +51,8 @@ export function inThread(
  */
 export function workerPool(n: number, init: WorkerInit, local: UnitRunner): UnitRunner {
   const waiting = new Map<number, (r: Reply) => void>();
-  const load: number[] = [];
-  const ready: boolean[] = [];
+  const load = new Array<number>(n).fill(0);
+  const ready = new Array<boolean>(n).fill(false);
   // After a paragraph done here, let the event loop run (a worker may have said it
   // is ready): a message through a channel is a task without setTimeout's delay.
   const channel = new MessageChannel();
@@ -62,15 +65,11 @@ export function workerPool(n: number, init: WorkerInit, local: UnitRunner): Unit
     });
   const owner = new Map<number, number>();
   let seq = 0;
-  const workers = Array.from({ length: n }, (_, i) => {
-    const w = new Worker(new URL("./worker.ts", import.meta.url), {
-      type: "module",
-      name: WORKER_NAME,
-    });
-    load.push(0);
-    ready.push(false);
-    w.onmessage = (ev: MessageEvent<WorkerReply>) => {
-      const r = ev.data;
+  const workers = new WorkerThreads(new URL("./worker.ts", import.meta.url), n, {
+    name: WORKER_NAME,
+    first: () => ({ message: { init } }),
+    onMessage(i, data) {
+      const r = data as WorkerReply;
       if ("ready" in r) {
         ready[i] = true;
         return;
@@ -81,19 +80,16 @@ export function workerPool(n: number, init: WorkerInit, local: UnitRunner): Unit
       owner.delete(r.seq);
       load[i]--;
       resolve?.(fromReply(r));
-    };
-    w.onerror = (ev: ErrorEvent) => {
-      ev.preventDefault();
-      const err = new MergeWorkerError(`merge worker failed: ${ev.message}`);
+    },
+    onError(i, message) {
+      const err = new MergeWorkerError(`merge worker failed: ${message}`);
       for (const [s, resolve] of waiting) {
         if (owner.get(s) === i) {
           waiting.delete(s);
           resolve({ ok: [], err });
         }
       }
-    };
-    w.postMessage({ init });
-    return w;
+    },
   });
   return {
     run(units) {
@@ -109,13 +105,13 @@ export function workerPool(n: number, init: WorkerInit, local: UnitRunner): Unit
           seq: s,
           units: units.map((u) => ({ cid: u.cid, qids: u.qids })),
         };
-        workers[best].postMessage(msg);
+        workers.post(best, msg);
       });
     },
     close() {
       channel.port1.close();
       channel.port2.close();
-      for (const w of workers) w.terminate();
+      workers.close();
     },
   };
 }

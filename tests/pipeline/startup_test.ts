@@ -75,7 +75,12 @@ const COMMANDS: Readonly<Record<string, readonly string[]>> = {
   index: ["search/index/defaults.ts"],
   inspect: [],
   // Its workers start before the stage loads: their plan and pool.
-  merge: ["pipeline/_merge_early.ts", "search/merge/early.ts", "search/merge/plan.ts"],
+  merge: [
+    "pipeline/_merge_early.ts",
+    "search/merge/early.ts",
+    "search/merge/plan.ts",
+    "search/workers.ts",
+  ],
   records: [],
   report: ["pipeline/_report_args.ts"],
   run: ["pipeline/_run_args.ts", "runs/config/defaults.ts"],
