@@ -30,6 +30,8 @@
  *
  * @module
  */
+import * as Effect from "effect/Effect";
+import * as Semaphore from "effect/Semaphore";
 import { InputError } from "../io/errors.ts";
 import type { HttpRequest, HttpResponse } from "./http.ts";
 import type { SearchAnswer, SearcherLike, SearchOptions, SearchRequest } from "./search.ts";
@@ -69,8 +71,11 @@ interface Take {
 
 /**
  * The search loop: one pass at a time (searches are CPU-bound), with at
- * most `limit` requests waiting or running; a request beyond that is
- * refused with {@linkcode QueueFull}. A `/v1/batch` counts as one request.
+ * most `limit` requests waiting or running: an Effect `Semaphore` of
+ * `limit` permits, one taken by each request from its arrival to its
+ * answer; a request that cannot take one at once (`takeIfAvailable`) is
+ * refused with {@linkcode QueueFull}, never made to wait. A `/v1/batch`
+ * counts as one request.
  *
  * Micro-batching: when the loop is free it lets the event loop turn once
  * (so the requests that arrived during the last pass are read), then takes
@@ -109,7 +114,8 @@ interface Take {
  */
 export class SearchQueue {
   #waiting: Job[] = [];
-  #size = 0;
+  /** The cap: a permit per request waiting or running. */
+  readonly #permits: Semaphore.Semaphore;
   #busy = false;
 
   /**
@@ -117,11 +123,14 @@ export class SearchQueue {
    * @param maxBatch questions answered together at most (default 32)
    * @param chunk questions of one request in one pass at most (default 8)
    */
-  constructor(readonly limit: number, readonly maxBatch = 32, readonly chunk = 8) {}
+  constructor(readonly limit: number, readonly maxBatch = 32, readonly chunk = 8) {
+    this.#permits = Semaphore.makeUnsafe(limit);
+  }
 
-  /** Requests waiting or running. */
+  /** Requests waiting or running (the permits taken). */
   get size(): number {
-    return this.#size;
+    // Releasing no permit answers the permits free (nobody ever waits for one here).
+    return this.limit - Effect.runSync(this.#permits.release(0));
   }
 
   /**
@@ -129,18 +138,21 @@ export class SearchQueue {
    * with the requests waiting with it; refuses them when the queue is full.
    */
   search(searcher: SearcherLike, items: readonly SearchRequest[]): Promise<SearchAnswer[]> {
-    if (this.#size >= this.limit) {
+    if (!Effect.runSync(this.#permits.takeIfAvailable(1))) {
       return Promise.reject(
         new QueueFull(`the search queue is full (${this.limit} waiting or running)`),
       );
     }
-    if (items.length === 0) return Promise.resolve([]);
-    this.#size++;
+    const release = () => Effect.runSync(this.#permits.release(1));
+    if (items.length === 0) {
+      release();
+      return Promise.resolve([]);
+    }
     const p = new Promise<SearchAnswer[]>((resolve, reject) => {
       this.#waiting.push({ searcher, items, answers: [], resolve, reject });
     });
     if (!this.#busy) this.#drain();
-    return p.finally(() => this.#size--);
+    return p.finally(release);
   }
 
   async #drain(): Promise<void> {

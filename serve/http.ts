@@ -9,7 +9,7 @@
  * - **Heads**: at most `maxHead` bytes (else 431 and the connection closed);
  *   a head that does not arrive within `headTimeoutMs` of the connection
  *   (or of the previous response) closes the connection, with a 408 when
- *   part of it came. Each connection is its own task, so idle connections
+ *   part of it came. Each connection is its own fiber, so idle connections
  *   never block another client.
  * - **Bodies**: `Content-Length` is checked first (over `maxBody` → 413
  *   before any of the body is read, and the connection closed); a chunked
@@ -32,19 +32,30 @@
  *   or any other error while the server runs) does not end the accept
  *   loop: it waits (10 ms, doubling up to 1 s) and accepts again. Each of
  *   these two events is logged once, the first time it happens.
- * - **Shutdown** ({@linkcode HttpServer.shutdown}): for a short grace
+ * - **Fibers**: each connection is a fiber of an Effect `FiberSet` that the
+ *   server owns (in a scope of its own); the fiber's finalizer closes its
+ *   `Deno.Conn`, and interrupting it (which aborts the bounded read or
+ *   write in progress) closes the connection at once.
+ * - **Shutdown** ({@linkcode HttpServer.shutdown}; in an Effect scope,
+ *   {@linkcode acquireHttp}): for a short grace
  *   ({@linkcode SHUTDOWN_GRACE_MS}) the server still accepts and reads, so
  *   that requests already sent (waiting in the kernel while a search held
  *   the thread) are read; then the listener is closed and the connections
- *   with no request started are closed; every request read is answered
+ *   with no request started are interrupted; every request read is answered
  *   (with `Connection: close`), then `finished` resolves; connections still
- *   open after `drainTimeoutMs` are closed.
+ *   open after `drainTimeoutMs` are interrupted, and the server's scope is
+ *   closed (its `FiberSet` with it: nothing of a connection outlives it).
  *
  * One log line per request: `METHOD path status ms` (the path without its
  * query, control characters escaped).
  *
  * @module
  */
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import * as Fiber from "effect/Fiber";
+import * as FiberSet from "effect/FiberSet";
+import * as Scope from "effect/Scope";
 import { openFilesLimit } from "../io/limits.ts";
 import { runCommandSync } from "../io/process.ts";
 
@@ -475,6 +486,14 @@ async function lingeringClose(conn: Deno.Conn): Promise<void> {
   }
 }
 
+/** An open connection of {@linkcode listenHttp}. */
+interface Conn {
+  /** Whether it waits for a request with nothing of it received. */
+  idle: () => boolean;
+  /** Its fiber (in the server's `FiberSet`). */
+  fiber: Fiber.Fiber<void> | undefined;
+}
+
 const defaultError = (status: number, message: string): HttpResponse => ({
   status,
   headers: { "content-type": "application/json; charset=utf-8" },
@@ -503,8 +522,19 @@ export function listenHttp(opts: HttpServerOptions): HttpServer {
   const listener = Deno.listen({ hostname: opts.hostname ?? "127.0.0.1", port: opts.port });
   const addr = listener.addr as Deno.NetAddr;
   const hosts = opts.checkHost === false ? undefined : allowedHosts(addr.hostname, addr.port);
-  /** Each open connection: whether it waits for a request with nothing of it received. */
-  const conns = new Map<Deno.Conn, { idle: () => boolean }>();
+  /**
+   * The server's scope: it owns the connections' fibers (`fibers`), and its
+   * close, at the end of a shutdown, interrupts what is left of them.
+   */
+  const scope = Scope.makeUnsafe();
+  const fibers = Effect.runSync(Scope.provide(FiberSet.make<void>(), scope));
+  const fork = Effect.runSync(FiberSet.runtime(fibers)());
+  /**
+   * Each open connection (registered before the next accept, removed by its
+   * fiber's finalizer): its fiber, and whether it waits for a request with
+   * nothing of it received.
+   */
+  const conns = new Map<Deno.Conn, Conn>();
   let draining = false, listenerClosed = false;
   let wake = () => {};
   const stopped = new Promise<void>((r) => wake = r);
@@ -524,67 +554,87 @@ export function listenHttp(opts: HttpServerOptions): HttpServer {
     opts.log?.(line);
   };
 
-  async function serveConn(conn: Deno.Conn): Promise<void> {
+  /** Serves one connection's requests until it is to be closed (the closing is its fiber's). */
+  async function serveConn(conn: Deno.Conn, entry: Conn): Promise<void> {
     const r = new Reader(conn);
     let waiting = true;
-    conns.set(conn, { idle: () => waiting && r.buffered === 0 });
-    try {
-      while (true) {
-        waiting = true;
-        let method = "-", target = "-";
-        const t0 = performance.now();
-        let res: HttpResponse, close = false, head = false, linger = false;
+    entry.idle = () => waiting && r.buffered === 0;
+    while (true) {
+      waiting = true;
+      let method = "-", target = "-";
+      const t0 = performance.now();
+      let res: HttpResponse, close = false, head = false, linger = false;
+      try {
+        const text = await r.head(performance.now() + headMs, maxHead);
+        waiting = false;
+        const req = parseHead(text);
+        method = req.method;
+        target = req.target;
+        head = method === "HEAD";
+        const host = req.headers.get("host");
+        if (hosts !== undefined && host !== null && !hosts.has(host.toLowerCase())) {
+          throw new ReadFailure(
+            421,
+            `Host ${JSON.stringify(host)} is not this server's address (${[...hosts].join(", ")})`,
+          );
+        }
+        const body = await readBody(r, req, conn, maxBody, performance.now() + bodyMs);
+        const conn_ = req.headers.get("connection")?.toLowerCase() ?? "";
+        close = req.version === "1.0" ? !/\bkeep-alive\b/.test(conn_) : /\bclose\b/.test(conn_);
         try {
-          const text = await r.head(performance.now() + headMs, maxHead);
-          waiting = false;
-          const req = parseHead(text);
-          method = req.method;
-          target = req.target;
-          head = method === "HEAD";
-          const host = req.headers.get("host");
-          if (hosts !== undefined && host !== null && !hosts.has(host.toLowerCase())) {
-            throw new ReadFailure(
-              421,
-              `Host ${JSON.stringify(host)} is not this server's address (${
-                [...hosts].join(", ")
-              })`,
-            );
-          }
-          const body = await readBody(r, req, conn, maxBody, performance.now() + bodyMs);
-          const conn_ = req.headers.get("connection")?.toLowerCase() ?? "";
-          close = req.version === "1.0" ? !/\bkeep-alive\b/.test(conn_) : /\bclose\b/.test(conn_);
-          try {
-            res = await opts.handler({ ...req, body });
-          } catch (e) {
-            res = errorResponse(500, e instanceof Error ? e.message : String(e));
-          }
+          res = await opts.handler({ ...req, body });
         } catch (e) {
-          waiting = false;
-          if (e instanceof Gone) return;
-          if (!(e instanceof ReadFailure)) throw e;
-          res = errorResponse(e.status, e.message);
-          close = linger = true;
+          res = errorResponse(500, e instanceof Error ? e.message : String(e));
         }
-        if (draining) close = true;
-        try {
-          await writeAll(conn, serialize(res, head, close));
-        } catch {
-          return;
-        }
-        opts.log?.(
-          `${logPath(method)} ${logPath(target)} ${res.status} ${
-            (performance.now() - t0).toFixed(1)
-          }`,
-        );
-        if (linger) await lingeringClose(conn);
-        if (close) return;
+      } catch (e) {
+        waiting = false;
+        if (e instanceof Gone) return;
+        if (!(e instanceof ReadFailure)) throw e;
+        res = errorResponse(e.status, e.message);
+        close = linger = true;
       }
-    } finally {
-      closeConn(conn);
-      conns.delete(conn);
-      checkDone();
+      if (draining) close = true;
+      try {
+        await writeAll(conn, serialize(res, head, close));
+      } catch {
+        return;
+      }
+      opts.log?.(
+        `${logPath(method)} ${logPath(target)} ${res.status} ${
+          (performance.now() - t0).toFixed(1)
+        }`,
+      );
+      if (linger) await lingeringClose(conn);
+      if (close) return;
     }
   }
+
+  /**
+   * One connection as a fiber: {@linkcode serveConn} (an interruption
+   * aborts it by closing the connection, so that a read or write in
+   * progress ends at once), its failures dropped (the connection is only
+   * closed), and a finalizer that closes the connection and removes it.
+   */
+  const connection = (conn: Deno.Conn, entry: Conn): Effect.Effect<void> =>
+    Effect.tryPromise({
+      try: (signal) => {
+        signal.addEventListener("abort", () => closeConn(conn), { once: true });
+        return serveConn(conn, entry);
+      },
+      catch: (e) => e,
+    }).pipe(
+      Effect.ignore,
+      Effect.ensuring(Effect.sync(() => {
+        closeConn(conn);
+        conns.delete(conn);
+        checkDone();
+      })),
+    );
+
+  /** Interrupts a connection's fiber (its finalizer closes the connection). */
+  const interrupt = (entry: Conn) => {
+    if (entry.fiber !== undefined) Effect.runFork(Fiber.interrupt(entry.fiber));
+  };
 
   /**
    * A connection over the cap: 503 and closed at once (nothing of it is
@@ -631,7 +681,12 @@ export function listenHttp(opts: HttpServerOptions): HttpServer {
         continue;
       }
       if (conns.size >= maxConns) await refuse(c);
-      else serveConn(c).catch(() => {});
+      else {
+        const entry: Conn = { idle: () => true, fiber: undefined };
+        conns.set(c, entry);
+        // The fiber starts at once (up to its first read), in the server's FiberSet.
+        entry.fiber = fork(connection(c, entry));
+      }
     }
   })();
 
@@ -648,7 +703,7 @@ export function listenHttp(opts: HttpServerOptions): HttpServer {
         let timer: ReturnType<typeof setTimeout> | undefined;
         const drained = new Promise<void>((res) => {
           timer = setTimeout(() => {
-            for (const c of conns.keys()) closeConn(c);
+            for (const entry of conns.values()) interrupt(entry);
             res();
           }, opts.drainTimeoutMs ?? 15_000);
         });
@@ -659,13 +714,45 @@ export function listenHttp(opts: HttpServerOptions): HttpServer {
           listener.close();
         } catch { /* closed */ }
         wake();
-        for (const [c, s] of conns) if (s.idle()) closeConn(c);
+        for (const entry of conns.values()) if (entry.idle()) interrupt(entry);
         checkDone();
         await Promise.race([finished, drained]);
         clearTimeout(timer);
         await accepting;
+        // Nothing is accepted any more: closing the scope interrupts what is left (and awaits it).
+        await Effect.runPromise(Scope.close(scope, Exit.void));
       })();
       return shut;
     },
   };
 }
+
+/**
+ * {@linkcode listenHttp} in the current scope: the scope's close shuts the
+ * server down ({@linkcode HttpServer.shutdown}: the grace, the drain, then
+ * every connection's fiber interrupted and its connection closed). A
+ * listener that cannot be bound fails with Deno's error.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect";
+ * import { acquireHttp } from "./http.ts";
+ * const handler = () => Promise.resolve({ status: 200, body: "hi" });
+ * const port = await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+ *   const s = yield* acquireHttp({ port: 0, handler });
+ *   const r = yield* Effect.promise(() => fetch(`http://127.0.0.1:${s.addr.port}/`));
+ *   if ((yield* Effect.promise(() => r.text())) !== "hi") throw new Error();
+ *   return s.addr.port;
+ * })));
+ * // Shut down with its scope: nothing listens there any more.
+ * const refused = await fetch(`http://127.0.0.1:${port}/`).then(() => false, () => true);
+ * if (!refused) throw new Error("still listening");
+ * ```
+ */
+export const acquireHttp = (
+  opts: HttpServerOptions,
+): Effect.Effect<HttpServer, unknown, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.try({ try: () => listenHttp(opts), catch: (e) => e }),
+    (server) => Effect.promise(() => server.shutdown()),
+  );

@@ -3,9 +3,11 @@
  * encoder answering question strings as open search does), the routes
  * (`apiHandler`: `/api`, `/v1/search`, `/v1/batch`, `/healthz`, static
  * files), the HTTP/1.1 listener with its limits (`listenHttp`),
- * `startServer`, and what `deno task serve` does first (`ensureIndex`,
- * `serveGrants`); over a folder of shards, the front's `ShardedSearcher`
- * and the `ShardSupervisor` of the shards' server processes.
+ * `startServer`, what `deno task serve` does first (`ensureIndex`,
+ * `serveGrants`), and its work as a stage (`serveStage`: the checks of the
+ * index, then the server child); over a folder of shards, the front's
+ * `ShardedSearcher` and the `ShardSupervisor` of the shards' server
+ * processes (`runShardedServers`).
  *
  * @example
  * ```ts
@@ -40,7 +42,7 @@ export type { ShardedSearcherOptions, ShardEndpoint } from "./shards.ts";
 export { ShardStartError, ShardSupervisor, shellCode, spawnServer } from "./supervise.ts";
 export type { ServerProcess, ShardCommand, ShardSupervisorOptions } from "./supervise.ts";
 export type { ApiOptions } from "./api.ts";
-export { listenHttp } from "./http.ts";
+export { acquireHttp, listenHttp } from "./http.ts";
 export type { HttpRequest, HttpResponse, HttpServer, HttpServerOptions } from "./http.ts";
 export { startServer, STATIC_DIR } from "./server.ts";
 export type { RunningServer, ServerOptions } from "./server.ts";
@@ -54,3 +56,5 @@ export {
   SOURCE_FILE,
 } from "./launch.ts";
 export type { EnsureIndexOptions, FrontGrantsInput, ServeGrantsInput } from "./launch.ts";
+export { runServerChild, runShardedServers, serveStage } from "./stage.ts";
+export type { ServeStageError, ServeStageOptions } from "./stage.ts";

@@ -1,6 +1,6 @@
 /**
  * The shard processes of a server over a folder of shards: the launcher
- * (`pipeline/_serve.ts`) starts one server process per shard
+ * (`stage.ts` `runShardedServers`) starts one server process per shard
  * ({@linkcode spawnServer}: its stdout read for its `ready` line, its stdin
  * held open so that its end tells the process the launcher is gone) and a
  * {@linkcode ShardSupervisor} keeps them running:
@@ -49,7 +49,7 @@ export interface ServerProcess {
  *
  * Its scope closes once it has exited, so the release (stop, then await)
  * only awaits it: stopping it is its owner's, which passes on the signal it
- * was sent ({@linkcode ShardSupervisor.stop}, `pipeline/_serve.ts`), where
+ * was sent ({@linkcode ShardSupervisor.stop}, `stage.ts`), where
  * the release would send SIGTERM and turn a SIGINT's 130 into 143.
  */
 export function spawnServer(argv: readonly string[], env: Record<string, string>): ServerProcess {

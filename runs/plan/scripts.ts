@@ -1,6 +1,7 @@
 /**
- * The stage scripts a run starts as processes (`pipeline/<script>`), by
- * name: the one module below `pipeline/` that names its files. A path
+ * The stage scripts a run starts as processes (`pipeline/<script>`), and
+ * the server processes `serve` starts (`serve/stage.ts`), by name: the one
+ * module below `pipeline/` that names its files. A path
  * string is a dependency no import check sees, so `tests/house_test.ts`
  * checks that each script exists and that no other module of a room below
  * `pipeline/` builds a path to one.
@@ -16,7 +17,7 @@
  */
 import { REPO_ROOT } from "../../io/repo.ts";
 
-/** Each stage script a run starts, by name: its file in `pipeline/`. */
+/** Each stage script a run (or `serve`) starts, by name: its file in `pipeline/`. */
 export const STAGE_SCRIPTS = {
   /** The context encoder over a dataset's paragraphs (or a corpus's passages). */
   embedContext: "embed_context.ts",
@@ -30,6 +31,10 @@ export const STAGE_SCRIPTS = {
   search: "search.ts",
   /** The tasks that are no stage of their own (prepare, eval, a shard's search, their merge). */
   task: "_run_task.ts",
+  /** `serve`'s server process (one index, or one shard of a folder of shards). */
+  serveChild: "_serve_child.ts",
+  /** `serve`'s front process over the shards' servers. */
+  serveFront: "_serve_front.ts",
 } as const;
 
 /** The name of a stage script ({@linkcode STAGE_SCRIPTS}). */

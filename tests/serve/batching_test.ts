@@ -211,3 +211,43 @@ Deno.test("serve batching: the queue limit counts requests waiting or running (5
   assertEquals(queue.size, 0);
   assertEquals(json(await handler(request("/v1/search?q=f"))).query, "f");
 });
+
+Deno.test("serve queue: the cap is a semaphore of `limit` permits: the request that finds none free is refused at once, and a permit comes back with each answer", async () => {
+  let open = () => {};
+  const gate = new Promise<void>((r) => open = r);
+  const searcher: SearcherLike = {
+    info: { kind: "exact", metric: "ip", phrases: 1, paragraphs: 1, d: 1, encoder: "fake" },
+    search: async (query) => {
+      await gate;
+      return { query, took_ms: 0, exact: true, results: [] };
+    },
+  };
+  const limit = 4;
+  const queue = new SearchQueue(limit);
+  const held = [];
+  for (let i = 0; i < limit; i++) {
+    held.push(queue.search(searcher, [{ query: `q${i}` }]));
+    assertEquals(queue.size, i + 1);
+  }
+  // An empty request takes no permit once granted, but is refused like any other when none is free.
+  const refusedEmpty = await queue.search(searcher, []).catch((e) => e);
+  assert(refusedEmpty instanceof QueueFull);
+  // The (limit + 1)th is refused without waiting, with the same message as ever.
+  const t0 = performance.now();
+  const refused = await queue.search(searcher, [{ query: "over" }]).catch((e) => e);
+  assert(refused instanceof QueueFull);
+  assertEquals(refused.message, `the search queue is full (${limit} waiting or running)`);
+  assert(performance.now() - t0 < 1000);
+  assertEquals(queue.size, limit);
+  open();
+  assertEquals((await Promise.all(held)).map((a) => a[0].query), ["q0", "q1", "q2", "q3"]);
+  assertEquals(queue.size, 0);
+  // Every permit came back: `limit` more are taken again, and an empty one passes.
+  assertEquals(await queue.search(searcher, []), []);
+  assertEquals(queue.size, 0);
+  const again = [];
+  for (let i = 0; i < limit; i++) again.push(queue.search(searcher, [{ query: `r${i}` }]));
+  assert(await queue.search(searcher, [{ query: "over" }]).catch((e) => e) instanceof QueueFull);
+  assertEquals((await Promise.all(again)).length, limit);
+  assertEquals(queue.size, 0);
+});
