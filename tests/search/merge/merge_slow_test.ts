@@ -291,12 +291,8 @@ interface Side {
 }
 
 async function reference(dir: string, flags: string[], c = "context_emb", q = "question_emb") {
-  const out = await runArgv(
-    ["python3", `${ROOT}/${REF}`, "data.json", c, q, "ref.json", ...flags],
-    {
-      cwd: dir,
-    },
-  );
+  const argv = ["python3", `${ROOT}/${REF}`, "data.json", c, q, "ref.json", ...flags];
+  const out = await runArgv(argv, { cwd: dir });
   const stderr = out.stderr;
   assertEquals(out.code, 0, stderr);
   return { code: out.code, pred: await Deno.readTextFile(`${dir}/ref.json`), stderr };
