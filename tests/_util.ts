@@ -68,41 +68,156 @@ export interface RunResult {
 }
 
 /**
+ * How {@linkcode spawnChild}, {@linkcode runArgv} and {@linkcode runArgvSync}
+ * start a child.
+ */
+export interface ChildOptions {
+  /** Working folder (default this process's). */
+  readonly cwd?: string;
+  /**
+   * Environment variables added on top of this process's environment and
+   * {@linkcode CHILD_ENV}; with {@linkcode ChildOptions.clearEnv}, the whole
+   * environment.
+   */
+  readonly env?: Record<string, string>;
+  /**
+   * The child's environment is `env` alone: neither this process's
+   * environment nor {@linkcode CHILD_ENV} (for a test of what a run does
+   * without them).
+   */
+  readonly clearEnv?: boolean;
+}
+
+/** The environment options of `Deno.Command` for {@linkcode ChildOptions}. */
+function envOptions(opts: ChildOptions): { clearEnv: boolean; env: Record<string, string> } {
+  return opts.clearEnv
+    ? { clearEnv: true, env: { ...opts.env } }
+    : { clearEnv: false, env: { ...CHILD_ENV, ...opts.env } };
+}
+
+/**
+ * Starts `argv` (`argv[0]` is the program) as a child that the caller
+ * watches, signals and awaits (a server whose port is read from its stderr, a
+ * stage sent SIGINT mid-work, a build SIGKILLed part way, one end of a
+ * pipe). It is started directly, not through a shell's `&` (which would
+ * ignore SIGINT in it): it has this process's signal dispositions. stdin is
+ * `/dev/null` unless `opts.stdin` is `piped`; stdout and stderr are piped
+ * unless `null` is asked for; the environment is as {@linkcode ChildOptions}
+ * says. A program that cannot be started throws (as `Deno.Command` does).
+ * The caller reads or cancels what is piped (see {@linkcode childResult}).
+ *
+ * @example
+ * ```ts
+ * import { childResult, spawnChild } from "./_util.ts";
+ *
+ * const child = spawnChild(["sleep", "60"], { stdout: "null", stderr: "null" });
+ * child.kill("SIGTERM");
+ * const r = await childResult(child);
+ * console.assert(r.signal === "SIGTERM");
+ * ```
+ */
+export function spawnChild(
+  argv: readonly string[],
+  opts: ChildOptions & {
+    /** `null` (the default) or a pipe the caller writes to. */
+    readonly stdin?: "null" | "piped";
+    /** `piped` (the default) or discarded. */
+    readonly stdout?: "piped" | "null";
+    /** `piped` (the default) or discarded. */
+    readonly stderr?: "piped" | "null";
+  } = {},
+): Deno.ChildProcess {
+  if (argv.length === 0) throw new Error("spawnChild: an empty command line");
+  const [program, ...args] = argv;
+  return new Deno.Command(program, {
+    args,
+    cwd: opts.cwd,
+    ...envOptions(opts),
+    stdin: opts.stdin ?? "null",
+    stdout: opts.stdout ?? "piped",
+    stderr: opts.stderr ?? "piped",
+  }).spawn();
+}
+
+/** Result of a child of {@linkcode spawnChild}: a {@linkcode RunResult} and the signal that killed it. */
+export interface ChildResult extends RunResult {
+  /** The signal that ended the child, or null when it exited by itself. */
+  readonly signal: Deno.Signal | null;
+}
+
+/**
+ * Waits for a child of {@linkcode spawnChild} to end and collects what it
+ * piped (stdout and stderr that were not piped read as empty); the
+ * caller must not have read its piped streams.
+ */
+export async function childResult(child: Deno.ChildProcess): Promise<ChildResult> {
+  const o = await child.output();
+  const dec = new TextDecoder();
+  // `output()`'s stdout and stderr throw a TypeError when that stream was not piped.
+  const text = (bytes: () => Uint8Array): string => {
+    try {
+      return dec.decode(bytes());
+    } catch (e) {
+      if (e instanceof TypeError) return "";
+      throw e;
+    }
+  };
+  return {
+    code: o.code,
+    signal: o.signal,
+    stdout: text(() => o.stdout),
+    stderr: text(() => o.stderr),
+  };
+}
+
+/**
  * Runs `argv` (`argv[0]` is the program) to its end and collects its output:
  * stdin is `/dev/null` unless `opts.stdin` is given (then it is piped in and
  * closed), stdout and stderr are piped and decoded, and the environment is
- * this process's plus {@linkcode CHILD_ENV} plus `opts.env` (only the last
- * two when `opts.clearEnv`). `opts.cwd` is the working folder (default this
+ * this process's plus {@linkcode CHILD_ENV} plus `opts.env` (`opts.env`
+ * alone when `opts.clearEnv`). `opts.cwd` is the working folder (default this
  * process's). A program that cannot be started throws (as `Deno.Command`
  * does); a non-zero exit does not, its code is in the result.
  */
 export async function runArgv(
   argv: readonly string[],
-  opts: {
-    cwd?: string;
-    env?: Record<string, string>;
-    stdin?: string | Uint8Array;
-    clearEnv?: boolean;
-  } = {},
+  opts: ChildOptions & { readonly stdin?: string | Uint8Array } = {},
 ): Promise<RunResult> {
   if (argv.length === 0) throw new Error("runArgv: an empty command line");
-  const [program, ...args] = argv;
-  const child = new Deno.Command(program, {
-    args,
-    cwd: opts.cwd,
-    clearEnv: opts.clearEnv,
-    stdin: opts.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: { ...CHILD_ENV, ...opts.env },
-  }).spawn();
+  const child = spawnChild(argv, { ...opts, stdin: opts.stdin === undefined ? "null" : "piped" });
   const fed = opts.stdin === undefined ? Promise.resolve() : feedStdin(
     child.stdin,
     typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin,
   );
-  const [out] = await Promise.all([child.output(), fed]);
+  const [out] = await Promise.all([childResult(child), fed]);
+  return { code: out.code, stdout: out.stdout, stderr: out.stderr };
+}
+
+/**
+ * {@linkcode runArgv} without a stdin to feed, synchronously: for a command
+ * that ends at once where the caller cannot wait (a check at module load, a
+ * synchronous callback). Throws when the program cannot be started.
+ *
+ * @example
+ * ```ts
+ * import { runArgvSync } from "./_util.ts";
+ *
+ * console.assert(runArgvSync(["echo", "hi"]).stdout === "hi\n");
+ * ```
+ */
+export function runArgvSync(argv: readonly string[], opts: ChildOptions = {}): RunResult {
+  if (argv.length === 0) throw new Error("runArgvSync: an empty command line");
+  const [program, ...args] = argv;
+  const o = new Deno.Command(program, {
+    args,
+    cwd: opts.cwd,
+    ...envOptions(opts),
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).outputSync();
   const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  return { code: o.code, stdout: dec.decode(o.stdout), stderr: dec.decode(o.stderr) };
 }
 
 /** The permissions of `deno task run` (what `pipeline/run.ts` is started with). */
@@ -113,15 +228,20 @@ export const RUN_PERMS: readonly string[] = [
   "--allow-ffi",
 ];
 
+/**
+ * The command line of `deno task run` on `args` (`deno run`, its permissions,
+ * `pipeline/run.ts`), for {@linkcode spawnChild} where a test watches the run.
+ */
+export function runTaskArgv(args: readonly string[]): string[] {
+  return [Deno.execPath(), "run", ...RUN_PERMS, `${ROOT}/pipeline/run.ts`, ...args];
+}
+
 /** `deno task run` (its permissions) on `args`, from the repository root, to its end. */
 export function runRun(
   args: readonly string[],
   env?: Record<string, string>,
 ): Promise<RunResult> {
-  return runArgv(
-    [Deno.execPath(), "run", ...RUN_PERMS, `${ROOT}/pipeline/run.ts`, ...args],
-    { cwd: ROOT, ...(env ? { env } : {}) },
-  );
+  return runArgv(runTaskArgv(args), { cwd: ROOT, ...(env ? { env } : {}) });
 }
 
 /** The `sha256sum` program's digest of a file (hex). */
@@ -212,10 +332,9 @@ export async function listDir(dir: string): Promise<string[]> {
 export function canMount(): boolean {
   const dir = Deno.makeTempDirSync({ prefix: "pv-mnt-probe-" });
   try {
-    // Its own handle: canMount is synchronous (outputSync), called at module load.
-    const ok = new Deno.Command("mount", { args: ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir] })
-      .outputSync().success;
-    if (ok) new Deno.Command("umount", { args: [dir] }).outputSync();
+    // Synchronous: canMount is called at module load.
+    const ok = runArgvSync(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]).code === 0;
+    if (ok) runArgvSync(["umount", dir]);
     return ok;
   } catch {
     return false;

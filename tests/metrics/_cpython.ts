@@ -9,22 +9,19 @@
  * @module
  */
 import { PY_UNICODE_VERSION, PY_VERSION } from "../../metrics/_py311_unicode.ts";
+import { runArgvSync } from "../_util.ts";
 
 const minor = (v: string) => v.split(".").slice(0, 2).join(".");
 
 function installed(): { version: string; unicode: string } {
   try {
-    // Its own handle: synchronous (outputSync), run once at module load.
-    const out = new Deno.Command("python3", {
-      args: [
-        "-c",
-        "import sys, unicodedata; print(sys.version.split()[0], unicodedata.unidata_version)",
-      ],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).outputSync();
-    const [version = "", unicode = ""] = new TextDecoder().decode(out.stdout).trim().split(" ");
+    // Synchronous: run once at module load.
+    const out = runArgvSync([
+      "python3",
+      "-c",
+      "import sys, unicodedata; print(sys.version.split()[0], unicodedata.unidata_version)",
+    ]);
+    const [version = "", unicode = ""] = out.stdout.trim().split(" ");
     return { version, unicode };
   } catch {
     return { version: "", unicode: "" };

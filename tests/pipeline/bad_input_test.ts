@@ -6,9 +6,16 @@
  */
 import * as Effect from "effect/Effect";
 import { assertEquals, assertMatch } from "../_assert.ts";
-import { listDir, ROOT, type RunResult, runStage } from "../_util.ts";
+import {
+  childResult,
+  listDir,
+  ROOT,
+  runArgvSync,
+  type RunResult,
+  runStage,
+  spawnChild,
+} from "../_util.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
-import { CHILD_ENV } from "../../io/process.ts";
 import { denoRunArgv } from "../../runs/sandbox/sandbox.ts";
 
 const enc = new TextEncoder();
@@ -108,38 +115,32 @@ Deno.test("split: bad usage and a missing file exit 2 with one line", async () =
  * blocks on a named pipe fails the test instead of filling the machine.
  */
 async function bounded(script: string, args: readonly string[]): Promise<RunResult> {
-  const [deno, ...argv] = denoRunArgv(`${ROOT}/${script}`, args, { all: true }, {
+  const argv = denoRunArgv(`${ROOT}/${script}`, args, { all: true }, {
     config: null,
     prompt: true,
   });
-  // Its own handle: the test SIGKILLs it after 90 s.
-  const child = new Deno.Command("bash", {
-    args: ["-c", 'ulimit -d 2097152; exec "$@"', "bash", deno, ...argv],
+  // Spawned: the test SIGKILLs it after 90 s.
+  const child = spawnChild(["bash", "-c", 'ulimit -d 2097152; exec "$@"', "bash", ...argv], {
     cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { ...CHILD_ENV },
-  }).spawn();
+  });
   let killed = false;
   const timer = setTimeout(() => {
     killed = true;
     child.kill("SIGKILL");
   }, 90_000);
   try {
-    const out = await child.output();
-    const dec = new TextDecoder();
-    const stderr = dec.decode(out.stderr) + (killed ? "\n(killed after 90 s)" : "");
-    return { code: out.code, stdout: dec.decode(out.stdout), stderr };
+    const out = await childResult(child);
+    const stderr = out.stderr + (killed ? "\n(killed after 90 s)" : "");
+    return { code: out.code, stdout: out.stdout, stderr };
   } finally {
     clearTimeout(timer);
   }
 }
 
 const mkfifo = (path: string) => {
-  // Its own handle: synchronous (outputSync), passed to variant() as a sync callback.
-  const r = new Deno.Command("mkfifo", { args: [path] }).outputSync();
-  if (!r.success) throw new Error(`mkfifo ${path}: ${new TextDecoder().decode(r.stderr)}`);
+  // Synchronous: passed to variant() as a sync callback.
+  const r = runArgvSync(["mkfifo", path]);
+  if (r.code !== 0) throw new Error(`mkfifo ${path}: ${r.stderr}`);
 };
 
 /** A one-paragraph dense dump (`c`), its question dump (`q`), `data.json` and an index (`ix`). */

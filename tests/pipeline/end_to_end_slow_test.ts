@@ -6,7 +6,7 @@ import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { encoderPermissions } from "../../runs/mod.ts";
 import { SPARSE_PI_MODEL } from "../../encoders/sparse_pi/encoder.ts";
 import { DUMP_MANIFEST } from "../../io/manifest.ts";
-import { devJson, listDir, ROOT, runArgv, runStage } from "../_util.ts";
+import { devJson, listDir, ROOT, runArgv, runStage, spawnChild } from "../_util.ts";
 
 const DEV = await devJson();
 
@@ -106,20 +106,17 @@ Deno.test("embed_context killed with SIGKILL half way resumes to the same bytes"
     assertEquals(ref.code, 0, ref.stderr);
     const total = (await listDir(`${dir}/ref`)).length;
     assert(total > 200, `only ${total} files`);
-    // Its own handle: the test kills it part way through.
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        `${ROOT}/pipeline/embed_context.ts`,
-        `${dir}/context.json`,
-        `${dir}/run`,
-        "--sparse",
-        "--batch=4",
-      ],
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
+    // Spawned: the test kills it part way through.
+    const child = spawnChild([
+      Deno.execPath(),
+      "run",
+      "-A",
+      `${ROOT}/pipeline/embed_context.ts`,
+      `${dir}/context.json`,
+      `${dir}/run`,
+      "--sparse",
+      "--batch=4",
+    ], { stdout: "null", stderr: "null" });
     // Wait until about a third of the files are there, then kill it.
     for (let i = 0; i < 600; i++) {
       await new Promise((r) => setTimeout(r, 20));

@@ -46,21 +46,21 @@ Deno.test("leftovers: `deno task full --encoder piqa-lstm` writes nothing outsid
     await Deno.writeTextFile(`${dir}/data.json`, JSON.stringify(dev));
     for (const d of ["home", "tmp"]) await Deno.mkdir(`${dir}/${d}`);
     const before = new Set(await matDebug());
-    // Its own handle: a cleared environment without CHILD_ENV's ORT_DISABLE_TELEMETRY.
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "task",
-        "--quiet",
-        "--config",
-        `${ROOT}/deno.json`,
-        "full",
-        "--encoder",
-        "piqa-lstm",
-        "--data",
-        `${dir}/data.json`,
-        "--out",
-        `${dir}/run`,
-      ],
+    // A cleared environment: without CHILD_ENV's ORT_DISABLE_TELEMETRY.
+    const out = await runArgv([
+      Deno.execPath(),
+      "task",
+      "--quiet",
+      "--config",
+      `${ROOT}/deno.json`,
+      "full",
+      "--encoder",
+      "piqa-lstm",
+      "--data",
+      `${dir}/data.json`,
+      "--out",
+      `${dir}/run`,
+    ], {
       cwd: ROOT,
       clearEnv: true,
       env: {
@@ -70,12 +70,10 @@ Deno.test("leftovers: `deno task full --encoder piqa-lstm` writes nothing outsid
         TMPDIR: `${dir}/tmp`,
         NO_COLOR: "1",
       },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const err = new TextDecoder().decode(out.stderr);
+    });
+    const err = out.stderr;
     assertEquals(out.code, 0, err);
-    assert(/^EM\s+\d/m.test(new TextDecoder().decode(out.stdout)), "no EM line");
+    assert(/^EM\s+\d/m.test(out.stdout), "no EM line");
     assertEquals(await tree(`${dir}/home`), [], "files written under HOME");
     assertEquals(await tree(`${dir}/tmp`), [], "files written under TMPDIR");
     const added = (await matDebug()).filter((n) => !before.has(n));

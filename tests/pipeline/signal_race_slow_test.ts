@@ -14,7 +14,7 @@
  * @module
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { DEV_GZ, ROOT } from "../_util.ts";
+import { DEV_GZ, ROOT, spawnChild } from "../_util.ts";
 
 /**
  * Tries: when each try's first SIGINT goes, in ms after the first `Missing`
@@ -47,28 +47,22 @@ async function tryOnce(
 ): Promise<Outcome> {
   const pred = `${dir}/pred.json`;
   await Deno.remove(pred).catch(() => {});
-  // Its own handle: the test sends it SIGINT while it runs.
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      `${ROOT}/pipeline/merge.ts`,
-      DEV_GZ,
-      `${dir}/empty`,
-      `${dir}/empty`,
-      pred,
-      // Workers, as on a dump of real size: the run lasts seconds, so the early tries' signals
-      // come mid-work (in this thread, the default for an empty dump, it ends in a fraction of
-      // a second and the first try's signal may come after its end on a loaded machine).
-      "--workers",
-      "2",
-    ],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
+  // Spawned: the test sends it SIGINT while it runs.
+  const child = spawnChild([
+    Deno.execPath(),
+    "run",
+    "-A",
+    `${ROOT}/pipeline/merge.ts`,
+    DEV_GZ,
+    `${dir}/empty`,
+    `${dir}/empty`,
+    pred,
+    // Workers, as on a dump of real size: the run lasts seconds, so the early tries' signals
+    // come mid-work (in this thread, the default for an empty dump, it ends in a fraction of
+    // a second and the first try's signal may come after its end on a loaded machine).
+    "--workers",
+    "2",
+  ], { cwd: ROOT, stdout: "null", env: { NO_COLOR: "1" } });
   let exited = false;
   const status = child.status.then((s) => (exited = true, s));
   // Read stderr as it comes; the first line means the stage's work has begun.

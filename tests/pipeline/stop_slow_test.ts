@@ -11,8 +11,7 @@
  * @module
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { ROOT } from "../_util.ts";
-import { CHILD_ENV } from "../../io/process.ts";
+import { ROOT, spawnChild } from "../_util.ts";
 import { type Fixture, get, makeFixture, raw } from "../serve/_fixture.ts";
 
 let fixture: Promise<Fixture> | undefined;
@@ -111,15 +110,8 @@ async function start(way: Way, withParent: boolean): Promise<Started> {
     ...(withParent ? PARENT : TRAMPOLINE),
     ...commandOf(way, [f.index, "--encoder", "sparse-pi", "--port", "0"]),
   ];
-  // Its own handle: stderr is read while the server runs (its port), then it is signalled.
-  const proc = new Deno.Command(argv[0], {
-    args: argv.slice(1),
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { ...CHILD_ENV },
-  }).spawn();
+  // Spawned: stderr is read while the server runs (its port), then it is signalled.
+  const proc = spawnChild(argv, { cwd: ROOT });
   let err = "";
   let out = "";
   let ready: (v: number | undefined) => void = () => {};

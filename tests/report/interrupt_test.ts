@@ -6,11 +6,11 @@
  * report folder nor its temporary folder (`.<out>.<hex>.tmp`) is left.
  * The folder write itself, aborted, removes its temporary folder.
  *
- * The command is spawned directly with `Deno.Command` (not through a
- * shell's `&`), so SIGINT has its default disposition in it.
+ * The command is spawned directly (`spawnChild`, not through a shell's
+ * `&`), so SIGINT has its default disposition in it.
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { DEV_GZ, listDir, ROOT } from "../_util.ts";
+import { DEV_GZ, listDir, ROOT, spawnChild } from "../_util.ts";
 import { writeFolderAtomic } from "../../report/write.ts";
 import { writeDevSystems } from "./_systems.ts";
 
@@ -36,27 +36,21 @@ function cpuSeconds(pid: number): number | null {
 for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
   Deno.test(`report --resamples 100000000 stops on ${sig}: exit ${code}, nothing left`, async () => {
     const parent = await Deno.makeTempDir({ dir: TMP, prefix: "out-" });
-    // Its own handle: the test sends it SIGINT/SIGTERM while it runs.
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        `${ROOT}/pipeline/report.ts`,
-        `x=${PREDS[0]}`,
-        `y=${PREDS[1]}`,
-        "--data",
-        DEV_GZ,
-        "--out",
-        `${parent}/report`,
-        "--resamples",
-        "100000000",
-      ],
-      cwd: ROOT,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    }).spawn();
+    // Spawned: the test sends it SIGINT/SIGTERM while it runs.
+    const child = spawnChild([
+      Deno.execPath(),
+      "run",
+      "-A",
+      `${ROOT}/pipeline/report.ts`,
+      `x=${PREDS[0]}`,
+      `y=${PREDS[1]}`,
+      "--data",
+      DEV_GZ,
+      "--out",
+      `${parent}/report`,
+      "--resamples",
+      "100000000",
+    ], { cwd: ROOT, env: { NO_COLOR: "1" } });
     const output = child.output();
     // Reading dev and scoring take a second or two of CPU; by 6 s the bootstrap
     // is running (B·n = 10⁸ · 10,570 draws: hours).

@@ -11,39 +11,13 @@
 import { DUMP_MANIFEST } from "../../io/manifest.ts";
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { ROOT, runArgv } from "../_util.ts";
+import { ROOT, runArgv, runRun, runTaskArgv, spawnChild } from "../_util.ts";
 import { evaluate } from "../../metrics/evaluate.ts";
 import { expandReuseFlag } from "../../pipeline/run.ts";
 import { findImportCycle, formatSummary, partitions } from "../../runs/mod.ts";
 import { expandArrayString, shellQuote } from "../../runs/mod.ts";
 
-/** The permissions of `deno task run`. */
-const RUN_PERMS = ["--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
 const FIXTURES = `${ROOT}/tests/fixtures/configs`;
-const dec = new TextDecoder();
-
-interface Out {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function runCmd(args: readonly string[], env: Record<string, string> = {}): Deno.Command {
-  // Its own handle: the resume test spawns it, reads its output while it runs and signals it.
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", ...RUN_PERMS, `${ROOT}/pipeline/run.ts`, ...args],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1", ...env },
-  });
-}
-
-async function runRun(args: readonly string[], env: Record<string, string> = {}): Promise<Out> {
-  const o = await runCmd(args, env).output();
-  return { code: o.code, stdout: dec.decode(o.stdout), stderr: dec.decode(o.stderr) };
-}
 
 /** A run config outside the repository: two sparse-pi models × articles [8, 10) of dev. */
 function writeConfig(dir: string, extra = ""): string {
@@ -344,15 +318,11 @@ Deno.test("run: -r after an interrupted run finishes only the missing tasks, sam
   const work = await Deno.makeTempDir({ prefix: "pv-run-resume-" });
   const cfg = writeConfig(work);
   // One worker and partitions of 30: 25 tasks one after the other.
-  const child = runCmd([
-    cfg,
-    "--max-partition-size",
-    "30",
-    "--max-workers",
-    "1",
-    "--work-dir",
-    work,
-  ]).spawn();
+  // Spawned: its output is read while it runs, and it is signalled.
+  const child = spawnChild(
+    runTaskArgv([cfg, "--max-partition-size", "30", "--max-workers", "1", "--work-dir", work]),
+    { cwd: ROOT, env: { NO_COLOR: "1" } },
+  );
   const errText = new Response(child.stderr).text();
   const outText = new Response(child.stdout).text();
   // Interrupt once the split and at least three encode tasks are done.

@@ -7,14 +7,23 @@
  * leaves no temporary file, and a temporary file left by a killed `split`
  * or `merge` (SIGKILL) is removed by the next run.
  *
- * Every process under test is spawned directly with `Deno.Command` (not
- * through a shell's `&`), so SIGINT has its default disposition in it.
+ * Every process under test is spawned directly (`spawnChild`, not through
+ * a shell's `&`), so SIGINT has its default disposition in it.
  *
  * @module
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { canMount, DEV_FULL_PRED_SHA256, devJson, ROOT, runArgv, sha256File } from "../_util.ts";
+import {
+  canMount,
+  childResult,
+  DEV_FULL_PRED_SHA256,
+  devJson,
+  ROOT,
+  runArgv,
+  sha256File,
+  spawnChild,
+} from "../_util.ts";
 import { DEFAULT_ENCODER, encoderSpec } from "../../encoders/registry.ts";
 import { type Manifest, writeManifest } from "../../io/manifest.ts";
 import { DEFAULT_DATA, runManifest } from "../../runs/full.ts";
@@ -25,28 +34,13 @@ import type { Plan, Task } from "../../runs/plan/task.ts";
 
 /** The permissions of `deno task full`. */
 const FULL_PERMS = ["--allow-read", "--allow-write", "--allow-run"];
-const dec = new TextDecoder();
 
+/** Spawns a stage: the signal tests kill the child it returns while it runs. */
 function spawnStage(script: string, perms: readonly string[], args: readonly string[]) {
-  // Its own handle: the signal tests kill the child it returns while it runs.
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", ...perms, `${ROOT}/pipeline/${script}`, ...args],
+  return spawnChild([Deno.execPath(), "run", ...perms, `${ROOT}/pipeline/${script}`, ...args], {
     cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
     env: { NO_COLOR: "1" },
-  }).spawn();
-}
-
-async function finish(child: Deno.ChildProcess) {
-  const o = await child.output();
-  return {
-    code: o.code,
-    signal: o.signal,
-    stdout: dec.decode(o.stdout),
-    stderr: dec.decode(o.stderr),
-  };
+  });
 }
 
 /** Live processes (not zombies) whose command line mentions `deno` and `needle`. */
@@ -120,23 +114,19 @@ async function interruptFull(
   viaTask = false,
 ): Promise<string> {
   const out = await Deno.makeTempDir({ prefix: `pv-sig-${signal}-` });
-  // Its own handle: the test sends `signal` to it while it runs.
+  // The test sends `signal` to it while it runs.
   const child = viaTask
-    ? new Deno.Command(Deno.execPath(), {
-      args: ["task", "full", "--out", out],
+    ? spawnChild([Deno.execPath(), "task", "full", "--out", out], {
       cwd: ROOT,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
       env: { NO_COLOR: "1" },
-    }).spawn()
+    })
     : spawnStage("full.ts", FULL_PERMS, ["--out", out]);
   const started = await until(() =>
     count(`${out}/dumps/context_emb`) > 20 && count(`${out}/dumps/question_emb`) > 20
   );
   try {
     child.kill(signal);
-    const r = await finish(child);
+    const r = await childResult(child);
     assert(started, `the encoders never wrote files: ${r.stderr}`);
     assertEquals(r.code, code, r.stderr);
     assertEquals(r.signal, null, "exited by itself, not killed by the signal");
@@ -161,7 +151,7 @@ async function interruptFull(
 Deno.test("full: SIGINT mid-encode stops and awaits both encoders, exit 130; a rerun gives the same pred.json", async () => {
   const out = await interruptFull("SIGINT", 130);
   try {
-    const r = await finish(spawnStage("full.ts", FULL_PERMS, ["--out", out]));
+    const r = await childResult(spawnStage("full.ts", FULL_PERMS, ["--out", out]));
     assertEquals(r.code, 0, r.stderr);
     assertEquals(await sha256File(`${out}/pred.json`), DEV_FULL_PRED_SHA256);
   } finally {
@@ -197,7 +187,7 @@ Deno.test({
     assert(mount.code === 0, mount.stderr);
     let mounted = true;
     try {
-      const r = await finish(spawnStage("full.ts", FULL_PERMS, ["--out", out]));
+      const r = await childResult(spawnStage("full.ts", FULL_PERMS, ["--out", out]));
       assertEquals(denoProcessesMentioning(out), [], "no deno process of the run is left");
       assertEquals(r.code, 1, r.stderr); // a write the system refused: the work failed
       assertMatch(r.stderr, /^full: encode_question failed \(exit 1\): .*Read-only file system/m);
@@ -210,7 +200,7 @@ Deno.test({
       );
       await runArgv(["umount", qdir]);
       mounted = false;
-      const again = await finish(spawnStage("full.ts", FULL_PERMS, ["--out", out]));
+      const again = await childResult(spawnStage("full.ts", FULL_PERMS, ["--out", out]));
       assertEquals(again.code, 0, again.stderr);
       assertEquals(await sha256File(`${out}/pred.json`), DEV_FULL_PRED_SHA256);
     } finally {
@@ -317,7 +307,7 @@ for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
         )
       );
       child.kill(signal);
-      const r = await finish(child);
+      const r = await childResult(child);
       assert(writing, `split never wrote: ${r.stderr}`);
       assertEquals([...Deno.readDirSync(out)].map((e) => e.name), [], "nothing left behind");
       assertEquals([r.code, r.signal], [code, null], r.stderr);
@@ -354,7 +344,7 @@ Deno.test("split and merge: a temporary file left by a killed run is removed by 
     // Another file's temporary file and a look-alike are not ours: they stay.
     const keep = [".other.json.deadbeef.tmp", ".c.json.notahex1.tmp"];
     for (const n of [...stale, ...keep]) Deno.writeTextFileSync(`${dir}/${n}`, "partial");
-    const s = await finish(spawnStage("split.ts", ["--allow-read", "--allow-write"], [
+    const s = await childResult(spawnStage("split.ts", ["--allow-read", "--allow-write"], [
       data,
       `${dir}/c.json`,
       `${dir}/q.json`,
@@ -363,7 +353,7 @@ Deno.test("split and merge: a temporary file left by a killed run is removed by 
     // Empty dumps: merge answers nothing ("Missing" lines) but writes pred.json.
     Deno.mkdirSync(`${dir}/ce`);
     Deno.mkdirSync(`${dir}/qe`);
-    const m = await finish(spawnStage("merge.ts", ["--allow-read", "--allow-write"], [
+    const m = await childResult(spawnStage("merge.ts", ["--allow-read", "--allow-write"], [
       data,
       `${dir}/ce`,
       `${dir}/qe`,

@@ -14,11 +14,9 @@
  * @module
  */
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { ROOT, runArgv } from "../_util.ts";
+import { ROOT, runArgv, runRun, runTaskArgv, spawnChild } from "../_util.ts";
 
-const RUN_PERMS = ["--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
 const PARTITION = Deno.env.get("SLURM_TEST_PARTITION") ?? "debug";
-const dec = new TextDecoder();
 
 async function slurmStatus(): Promise<string | null> {
   if (!Deno.env.get("SLURM_CONF")) {
@@ -36,28 +34,9 @@ async function slurmStatus(): Promise<string | null> {
 const skip = await slurmStatus();
 if (skip) console.log(`slurm_test: SKIPPED: ${skip}`);
 
-interface Out {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function runCmd(args: readonly string[]): Deno.Command {
-  // Its own handle: the Slurm tests spawn it, read its output while it runs, and SIGTERM it.
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", ...RUN_PERMS, `${ROOT}/pipeline/run.ts`, ...args],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  });
-}
-
-async function runRun(args: readonly string[]): Promise<Out> {
-  const o = await runCmd(args).output();
-  return { code: o.code, stdout: dec.decode(o.stdout), stderr: dec.decode(o.stderr) };
-}
+/** `deno task run` on `args`, spawned: the Slurm tests read its output while it runs and signal it. */
+const spawnRun = (args: readonly string[]) =>
+  spawnChild(runTaskArgv(args), { cwd: ROOT, env: { NO_COLOR: "1" } });
 
 /** The test config: two articles of dev, both sparse-pi models (or the first alone). */
 function writeConfig(dir: string, models = "sparsePi, sparsePiSmallBatch"): string {
@@ -132,7 +111,7 @@ Deno.test({
   fn: async () => {
     const ref = await localReference();
     const work = await Deno.makeTempDir({ prefix: "pv-slurm-kill-" });
-    const child = runCmd([
+    const child = spawnRun([
       writeConfig(work),
       "--slurm",
       "--partition",
@@ -141,7 +120,7 @@ Deno.test({
       "40",
       "--work-dir",
       work,
-    ]).spawn();
+    ]);
     const errText = new Response(child.stderr).text();
     const outText = new Response(child.stdout).text();
     // Kill the deno process of the first encode task seen running (SIGKILL).
@@ -224,7 +203,7 @@ Deno.test({
       "--work-dir",
       work,
     ];
-    const child = runCmd([cfg, ...args, "--max-workers", "1"]).spawn();
+    const child = spawnRun([cfg, ...args, "--max-workers", "1"]);
     const errText = new Response(child.stderr).text();
     const outText = new Response(child.stdout).text();
     const t0 = Date.now();
@@ -302,7 +281,7 @@ export const config = {
 };
 `,
     );
-    const child = runCmd([cfg, "--slurm", "--partition", PARTITION, "--work-dir", work]).spawn();
+    const child = spawnRun([cfg, "--slurm", "--partition", PARTITION, "--work-dir", work]);
     const errText = new Response(child.stderr).text();
     const outText = new Response(child.stdout).text();
     // SIGKILL shard 5's index task of e8 and shard 2's search task of the last dataset, each

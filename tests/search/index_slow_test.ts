@@ -7,7 +7,7 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { DEV_GZ, listDir, python, ROOT, runStage, sha256File } from "../_util.ts";
+import { DEV_GZ, listDir, python, ROOT, runStage, sha256File, spawnChild } from "../_util.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { ok, type Rec, records, refused } from "./_stages.ts";
@@ -161,11 +161,10 @@ Deno.test("index: a build SIGKILLed mid-way, rerun, gives the same bytes and the
   try {
     await ok("pipeline/index.ts", [`${dir}/context_emb`, `${tmp}/clean`]);
     const target = `${tmp}/killed`;
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", `${ROOT}/pipeline/index.ts`, `${dir}/context_emb`, target],
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
+    const child = spawnChild(
+      [Deno.execPath(), "run", "-A", `${ROOT}/pipeline/index.ts`, `${dir}/context_emb`, target],
+      { stdout: "null", stderr: "null" },
+    );
     // Kill once the temporary folder holds part of the vectors.
     let partial = "";
     for (let t = 0; t < 3000 && partial === ""; t++) {

@@ -34,6 +34,7 @@ import { splitmix32 } from "../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync, paragraphText } from "../../search/index/read.ts";
 import { shardFolderName } from "../../search/index/shards.ts";
 import { openSearch, searchVectors } from "../../search/open/open.ts";
+import { runArgv } from "../_util.ts";
 
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e);
 const fmt = { sparse: false, compressed: false } as const;
@@ -404,22 +405,19 @@ Deno.test("memory budget: corrupt files are refused at open as in memory", async
 });
 
 Deno.test("memory budget: search --memory-budget refuses a bad value with one line, exit 2", async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      new URL("../../pipeline/search.ts", import.meta.url).pathname,
-      "data.json",
-      "ix",
-      "q",
-      "pred.json",
-      "--memory-budget",
-      "lots",
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const err = new TextDecoder().decode(out.stderr).trim();
+  const out = await runArgv([
+    Deno.execPath(),
+    "run",
+    "-A",
+    new URL("../../pipeline/search.ts", import.meta.url).pathname,
+    "data.json",
+    "ix",
+    "q",
+    "pred.json",
+    "--memory-budget",
+    "lots",
+  ]);
+  const err = out.stderr.trim();
   assertEquals(out.code, 2, err);
   assertEquals(err.split("\n").length, 1, err);
   assertMatch(err, /--memory-budget: bad memory budget "lots"/);
@@ -431,21 +429,18 @@ Deno.test("memory budget: the search record says the budget in bytes, or null wi
     await dump(tmp, { paragraphs: 3, rows: 5, d: 4, distinct: 9, questions: 4, seed: 3 });
     await run(buildIndex({ contextEmb: `${tmp}/c`, out: `${tmp}/ix` }));
     for (const [name, extra, want] of [["b", ["--memory-budget", "5kB"], 5000], ["m", [], null]]) {
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "-A",
-          new URL("../../pipeline/search.ts", import.meta.url).pathname,
-          `${tmp}/data.json`,
-          `${tmp}/ix`,
-          `${tmp}/q`,
-          `${tmp}/${name}.json`,
-          ...(extra as string[]),
-        ],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+      const out = await runArgv([
+        Deno.execPath(),
+        "run",
+        "-A",
+        new URL("../../pipeline/search.ts", import.meta.url).pathname,
+        `${tmp}/data.json`,
+        `${tmp}/ix`,
+        `${tmp}/q`,
+        `${tmp}/${name}.json`,
+        ...(extra as string[]),
+      ]);
+      assertEquals(out.code, 0, out.stderr);
       const rec = JSON.parse(Deno.readTextFileSync(`${tmp}/${name}.search.json`));
       assertEquals(rec.memory_budget, want);
     }

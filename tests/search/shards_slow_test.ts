@@ -23,7 +23,7 @@
  * - every refusal is one line, exit 2, and leaves nothing behind.
  */
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { DEV_GZ, listDir, python, ROOT, sha256File } from "../_util.ts";
+import { DEV_GZ, listDir, python, ROOT, sha256File, spawnChild } from "../_util.ts";
 import { ok, refused } from "./_stages.ts";
 
 const dumpsCache = new Map<string, Promise<string>>();
@@ -316,11 +316,10 @@ async function killWhen(
   args: string[],
   ready: () => string | undefined,
 ): Promise<string> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${ROOT}/${script}`, ...args],
+  const child = spawnChild([Deno.execPath(), "run", "-A", `${ROOT}/${script}`, ...args], {
     stdout: "null",
     stderr: "null",
-  }).spawn();
+  });
   let seen: string | undefined;
   for (let t = 0; t < 6000 && seen === undefined; t++) {
     seen = ready();

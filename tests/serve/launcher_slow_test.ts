@@ -6,7 +6,7 @@
  * with one line; a context dump is indexed once and reused.
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { ROOT, runStage } from "../_util.ts";
+import { ROOT, runStage, spawnChild } from "../_util.ts";
 import { denoRunArgv } from "../../runs/sandbox/sandbox.ts";
 import { STATIC_DIR } from "../../serve/server.ts";
 import { SPARSE_PI_MODEL } from "../../encoders/sparse_pi/encoder.ts";
@@ -28,19 +28,12 @@ interface Launched {
 
 /** Starts `pipeline/serve.ts args` and waits for its `serving` line (or its exit). */
 async function launch(args: readonly string[]): Promise<Launched> {
-  const [deno, ...argv] = denoRunArgv(`${ROOT}/pipeline/serve.ts`, args, { all: true }, {
+  const argv = denoRunArgv(`${ROOT}/pipeline/serve.ts`, args, { all: true }, {
     config: null,
     prompt: true,
   });
-  // Its own handle: stderr is read while the server runs (its port), then it is signalled.
-  const proc = new Deno.Command(deno, {
-    args: argv,
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
+  // Spawned: stderr is read while the server runs (its port), then it is signalled.
+  const proc = spawnChild(argv, { cwd: ROOT, env: { NO_COLOR: "1" } });
   let text = "";
   let ready: (port: number | undefined) => void = () => {};
   const got = new Promise<number | undefined>((r) => ready = r);

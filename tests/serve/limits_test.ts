@@ -9,7 +9,7 @@
  * `/healthz` or a single question behind all of its questions.
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { ROOT } from "../_util.ts";
+import { ROOT, spawnChild } from "../_util.ts";
 import { readResponse } from "./_fixture.ts";
 
 interface Fake {
@@ -26,23 +26,28 @@ interface Fake {
 /** Starts `_fake_server.ts flags` (under `ulimit -n nofile` when given) and waits for `ready`. */
 async function fake(flags: readonly string[], nofile?: number): Promise<Fake> {
   const argv = [Deno.execPath(), "run", "-A", `${ROOT}/tests/serve/_fake_server.ts`, ...flags];
-  // Its own handle: clearEnv without NODE_EXTRA_CA_CERTS, output read while it runs, SIGINT.
-  const proc = new Deno.Command("bash", {
-    args: ["-c", `${nofile !== undefined ? `ulimit -n ${nofile} && ` : ""}exec "$@"`, "-", ...argv],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    // Deno itself warns on stderr when NODE_EXTRA_CA_CERTS cannot be read for want of a
-    // descriptor; the tests count the server's own log lines, so that variable is left out.
-    clearEnv: true,
-    env: {
-      ...Object.fromEntries(
-        Object.entries(Deno.env.toObject()).filter(([k]) => k !== "NODE_EXTRA_CA_CERTS"),
-      ),
-      NO_COLOR: "1",
+  // Spawned: its output is read while it runs, then it gets SIGINT.
+  const proc = spawnChild(
+    [
+      "bash",
+      "-c",
+      `${nofile !== undefined ? `ulimit -n ${nofile} && ` : ""}exec "$@"`,
+      "-",
+      ...argv,
+    ],
+    {
+      cwd: ROOT,
+      // Deno itself warns on stderr when NODE_EXTRA_CA_CERTS cannot be read for want of a
+      // descriptor; the tests count the server's own log lines, so that variable is left out.
+      clearEnv: true,
+      env: {
+        ...Object.fromEntries(
+          Object.entries(Deno.env.toObject()).filter(([k]) => k !== "NODE_EXTRA_CA_CERTS"),
+        ),
+        NO_COLOR: "1",
+      },
     },
-  }).spawn();
+  );
   let out = "", err = "";
   let ready: (port: number | undefined) => void = () => {};
   const got = new Promise<number | undefined>((r) => ready = r);

@@ -17,7 +17,7 @@
  * Servers listen on 127.0.0.1 on a free port; every wait is bounded.
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { ROOT, runStage } from "../_util.ts";
+import { ROOT, runStage, spawnChild } from "../_util.ts";
 import { denoRunArgv } from "../../runs/sandbox/sandbox.ts";
 import { STATIC_DIR } from "../../serve/server.ts";
 import { SPARSE_PI_MODEL } from "../../encoders/sparse_pi/encoder.ts";
@@ -60,19 +60,12 @@ interface Launched {
 
 /** Starts `pipeline/serve.ts args` and waits (at most 120 s) for its `serving` line or its exit. */
 async function launch(args: readonly string[]): Promise<Launched> {
-  const [deno, ...argv] = denoRunArgv(`${ROOT}/pipeline/serve.ts`, args, { all: true }, {
+  const argv = denoRunArgv(`${ROOT}/pipeline/serve.ts`, args, { all: true }, {
     config: null,
     prompt: true,
   });
-  // Its own handle: stderr is read while the server runs (its port), then it is signalled.
-  const proc = new Deno.Command(deno, {
-    args: argv,
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
+  // Spawned: stderr is read while the server runs (its port), then it is signalled.
+  const proc = spawnChild(argv, { cwd: ROOT, env: { NO_COLOR: "1" } });
   let text = "";
   let ready: (port: number | undefined) => void = () => {};
   const got = new Promise<number | undefined>((r) => ready = r);
@@ -123,7 +116,7 @@ const cmdline = (pid: number): string[] => {
 };
 
 /** Stops a launcher with SIGINT (SIGKILL after 30 s) and awaits it. */
-async function stop(l: Launched): Promise<Deno.CommandStatus> {
+async function stop(l: Launched) {
   try {
     l.proc.kill("SIGINT");
   } catch { /* gone */ }

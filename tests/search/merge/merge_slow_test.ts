@@ -8,7 +8,16 @@
  */
 import { mulberry32 as rng } from "../../../bench/perturb.ts";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../_assert.ts";
-import { DEV_GZ, listDir, python, ROOT, runStage } from "../../_util.ts";
+import {
+  childResult,
+  DEV_GZ,
+  listDir,
+  python,
+  ROOT,
+  runArgv,
+  runStage,
+  spawnChild,
+} from "../../_util.ts";
 import { ndarray, parseNpy } from "../../../io/npy.ts";
 import { extractZipEntry, readZipDirectory } from "../../../io/zip.ts";
 import { encodeNpz, encodeSparseNpz } from "../../../io/npz.ts";
@@ -282,28 +291,19 @@ interface Side {
 }
 
 async function reference(dir: string, flags: string[], c = "context_emb", q = "question_emb") {
-  const cmd = new Deno.Command("python3", {
-    args: [`${ROOT}/${REF}`, "data.json", c, q, "ref.json", ...flags],
-    cwd: dir,
-    stdout: "piped",
-    stderr: "piped",
-  });
-  const out = await cmd.output();
-  const stderr = new TextDecoder().decode(out.stderr);
+  const argv = ["python3", `${ROOT}/${REF}`, "data.json", c, q, "ref.json", ...flags];
+  const out = await runArgv(argv, { cwd: dir });
+  const stderr = out.stderr;
   assertEquals(out.code, 0, stderr);
   return { code: out.code, pred: await Deno.readTextFile(`${dir}/ref.json`), stderr };
 }
 
 async function ours(dir: string, args: string[]): Promise<Side> {
-  const cmd = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${ROOT}/${MERGE}`, ...args],
+  const out = await runArgv([Deno.execPath(), "run", "-A", `${ROOT}/${MERGE}`, ...args], {
     cwd: dir,
-    stdout: "piped",
-    stderr: "piped",
     env: { NO_COLOR: "1" },
   });
-  const out = await cmd.output();
-  const stderr = new TextDecoder().decode(out.stderr);
+  const stderr = out.stderr;
   let pred = "";
   try {
     pred = await Deno.readTextFile(`${dir}/ours.json`);
@@ -444,22 +444,16 @@ Deno.test("merge: `merge ... -` piped into `evaluate data.json -` scores as the 
   const dir = await dumps("f32", ["--articles", "2", "--paragraphs", "20"]);
   const data = `${dir}/data.json`;
   const spawn = (args: string[], stdin: "piped" | "null") =>
-    new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", ...args],
-      cwd: ROOT,
-      stdin,
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    spawnChild([Deno.execPath(), "run", "-A", ...args], { cwd: ROOT, stdin });
   const m = spawn([MERGE, data, `${dir}/context_emb`, `${dir}/question_emb`, "-"], "null");
   const e = spawn(["pipeline/evaluate.ts", data, "-"], "piped");
   await m.stdout.pipeTo(e.stdin);
-  const [mo, eo] = await Promise.all([m.output(), e.output()]);
-  assertEquals(mo.code, 0, new TextDecoder().decode(mo.stderr));
-  assertEquals(eo.code, 0, new TextDecoder().decode(eo.stderr));
+  const [mo, eo] = await Promise.all([childResult(m), childResult(e)]);
+  assertEquals(mo.code, 0, mo.stderr);
+  assertEquals(eo.code, 0, eo.stderr);
   await reference(dir, []);
   const file = await runStage("pipeline/evaluate.ts", [data, `${dir}/ref.json`]);
-  const piped = new TextDecoder().decode(eo.stdout);
+  const piped = eo.stdout;
   assertEquals(piped, file.stdout);
   assertMatch(piped, /^\{"exact_match": [0-9.]+, "f1": [0-9.]+\}\n$/);
   assert(!piped.startsWith('{"exact_match": 0.0'), "synthetic answers should score above 0");

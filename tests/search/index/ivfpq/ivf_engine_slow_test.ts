@@ -23,7 +23,7 @@ import { openIndexSync } from "../../../../search/index/read.ts";
 import { scoreQuestions } from "../../../../search/open/open.ts";
 import { indexGrants, permissionFlags } from "../../../../runs/sandbox/sandbox.ts";
 import { assert, assertEquals } from "../../../_assert.ts";
-import { python, ROOT, runStage, sha256File } from "../../../_util.ts";
+import { python, ROOT, runStage, sha256File, spawnChild } from "../../../_util.ts";
 
 /** A standard normal generator on splitmix32 (Box–Muller). */
 function gauss(seed: number): () => number {
@@ -110,11 +110,10 @@ Deno.test("ivf-pq engine: two builds and a killed build, rerun, give identical b
     // build writes in `<tmp>/build/` under its lock).
     const out = `${tmp}/k`, work = indexTempFolder(out);
     const full = big.paragraphs * big.per * big.d * 4;
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", `${ROOT}/pipeline/index.ts`, `${tmp}/c`, out, ...args],
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
+    const child = spawnChild(
+      [Deno.execPath(), "run", "-A", `${ROOT}/pipeline/index.ts`, `${tmp}/c`, out, ...args],
+      { stdout: "null", stderr: "null" },
+    );
     const size = (p: string) => {
       try {
         return Deno.statSync(p).size;
