@@ -1,8 +1,8 @@
 /**
  * The record a search leaves beside its predictions: `<stem>.search.json`
- * next to `<stem>.json` (`pipeline/_search.ts` writes it last, atomically,
- * once the predictions, top-k records and rows are in place; none when the
- * predictions go to stdout). It says how the search ran, so that its
+ * next to `<stem>.json` (`writeSearchRecord` of `stage.ts` writes it,
+ * atomically; `search` calls it last, once the predictions, top-k records
+ * and rows are in place; none when the predictions go to stdout). It says how the search ran, so that its
  * outputs can be read later without the command line that made them
  * (`report --search-error`, `report/search_error.ts`):
  *
