@@ -21,7 +21,7 @@ import { scoreDataset } from "../metrics/evaluate.ts";
 import { openScores } from "../metrics/open.ts";
 import { readIndexPassages } from "../search/index/read.ts";
 import { parseMemoryBudget } from "../search/index/budget.ts";
-import { searchRecordPath } from "../search/open/record.ts";
+import { rowsPath, searchRecordPath } from "../search/open/record.ts";
 import {
   searchFormat,
   searchStage,
@@ -33,30 +33,13 @@ import type { ParsedArgs } from "./_args.ts";
 import { indexFlagsProblem } from "./_index_flags.ts";
 import type { SEARCH_SPEC } from "./search.ts";
 
-/**
- * Where `search` writes its per-question rows: `--rows`, else the
- * prediction file's name with `.json` replaced by `.rows.ndjson` (the rule
- * of `runs/plan/layout.ts`); none when the predictions go to stdout.
- *
- * @example
- * ```ts
- * import { rowsPath } from "./_search.ts";
- * if (rowsPath("out/open.json") !== "out/open.rows.ndjson") throw new Error();
- * if (rowsPath("-") !== undefined || rowsPath("-", "r.ndjson") !== "r.ndjson") throw new Error();
- * ```
- */
-export function rowsPath(pred: string, flag?: string): string | undefined {
-  if (flag !== undefined) return flag;
-  if (pred === "-") return undefined;
-  return pred.endsWith(".json") ? `${pred.slice(0, -5)}.rows.ndjson` : `${pred}.rows.ndjson`;
-}
-
 /** The options of `search` after its checks (see {@linkcode corpusSearch}). */
 interface SearchRun {
   /** The stage's options (the format as each path gives it). */
   readonly stage: SearchStageOptions;
   /** The per-question rows to write, if any. */
   readonly rows: string | undefined;
+  /** The format `data` is read as (`searchFormat`). */
   readonly format: DatasetFormat;
   /** When the command's work began (`performance.now()`). */
   readonly started: number;

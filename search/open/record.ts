@@ -145,6 +145,25 @@ export function searchRecordPath(pred: string): string | undefined {
 }
 
 /**
+ * Where `search` writes its per-question rows (scored by `metrics/`, named
+ * in the record's `files.rows`): `--rows` (`flag`), else the prediction
+ * file's name with `.json` replaced by `.rows.ndjson` (the rule of
+ * `runs/plan/layout.ts`); none when the predictions go to stdout.
+ *
+ * @example
+ * ```ts
+ * import { rowsPath } from "./record.ts";
+ * if (rowsPath("out/open.json") !== "out/open.rows.ndjson") throw new Error();
+ * if (rowsPath("-") !== undefined || rowsPath("-", "r.ndjson") !== "r.ndjson") throw new Error();
+ * ```
+ */
+export function rowsPath(pred: string, flag?: string): string | undefined {
+  if (flag !== undefined) return flag;
+  if (pred === "-") return undefined;
+  return pred.endsWith(".json") ? `${pred.slice(0, -5)}.rows.ndjson` : `${pred}.rows.ndjson`;
+}
+
+/**
  * The mode of a search of an index of kind `kind`: `closed` with
  * `closed`, `approximate` on an ivf-pq index without `exact`, else
  * `exact`.
