@@ -2,8 +2,8 @@
  * `search DATA INDEX_DIR QUESTION_EMB PRED.json [--top-k K] [--topk-out
  * topk.ndjson] [--closed] [--exact] [--nprobe N] [--candidates C] [--threads N]
  * [--format NAME] [--lang CODE]`: answers every question of the dataset
- * against every phrase of an index (the stage is `openSearch` in
- * `search/open/open.ts`, which see). `INDEX_DIR` may be a folder of shards
+ * against every phrase of an index (the stage is `searchStage` in
+ * `search/open/stage.ts`, over `openSearch`, which see). `INDEX_DIR` may be a folder of shards
  * (`index --shards`): searched shard by shard and merged exactly
  * (`search/open/sharded.ts`).
  *
@@ -19,7 +19,8 @@
  * `pred.json`.
  *
  * Every search but one to stdout ends by writing its record beside the
- * predictions, `<stem>.search.json` (`search/open/record.ts`): exact or
+ * predictions, `<stem>.search.json` (`search/open/record.ts`, written by
+ * `writeSearchRecord`): exact or
  * approximate, nprobe and candidates, the index's shape and bytes, the
  * questions, the seconds and questions per second, the peak RSS
  * (`report --search-error` reads it).

@@ -2,7 +2,8 @@
  * The search room: exact scoring of phrase matrices against question
  * vectors (fsum, float64 loops, WebAssembly SIMD kernels in `kernels/`),
  * the PI-SQuAD merge as an Effect with its plan and worker pool (`merge/`),
- * the phrase index (`index/`) and open search over it (`open/`).
+ * the phrase index (`index/`) and open search over it (`open/`; the
+ * `search` stage as a library call, `searchStage` and `writeSearchRecord`).
  *
  * @example
  * ```ts
@@ -43,6 +44,8 @@ export {
   scoreQuestionsAsync,
   searchVector,
 } from "./open/open.ts";
+export { searchFormat, searchStage, writeSearchRecord } from "./open/stage.ts";
+export type { SearchRecordOptions, SearchStageOptions, SearchStageResult } from "./open/stage.ts";
 export { i8Available } from "./kernels/wasm_i8.ts";
 export {
   compareHits,

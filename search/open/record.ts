@@ -1,8 +1,8 @@
 /**
  * The record a search leaves beside its predictions: `<stem>.search.json`
- * next to `<stem>.json` (`pipeline/_search.ts` writes it last, atomically,
- * once the predictions, top-k records and rows are in place; none when the
- * predictions go to stdout). It says how the search ran, so that its
+ * next to `<stem>.json` (`writeSearchRecord` of `stage.ts` writes it,
+ * atomically; `search` calls it last, once the predictions, top-k records
+ * and rows are in place; none when the predictions go to stdout). It says how the search ran, so that its
  * outputs can be read later without the command line that made them
  * (`report --search-error`, `report/search_error.ts`):
  *
@@ -142,6 +142,25 @@ export interface SearchRecord {
 export function searchRecordPath(pred: string): string | undefined {
   if (pred === "-") return undefined;
   return pred.endsWith(".json") ? `${pred.slice(0, -5)}.search.json` : `${pred}.search.json`;
+}
+
+/**
+ * Where `search` writes its per-question rows (scored by `metrics/`, named
+ * in the record's `files.rows`): `--rows` (`flag`), else the prediction
+ * file's name with `.json` replaced by `.rows.ndjson` (the rule of
+ * `runs/plan/layout.ts`); none when the predictions go to stdout.
+ *
+ * @example
+ * ```ts
+ * import { rowsPath } from "./record.ts";
+ * if (rowsPath("out/open.json") !== "out/open.rows.ndjson") throw new Error();
+ * if (rowsPath("-") !== undefined || rowsPath("-", "r.ndjson") !== "r.ndjson") throw new Error();
+ * ```
+ */
+export function rowsPath(pred: string, flag?: string): string | undefined {
+  if (flag !== undefined) return flag;
+  if (pred === "-") return undefined;
+  return pred.endsWith(".json") ? `${pred.slice(0, -5)}.rows.ndjson` : `${pred}.rows.ndjson`;
 }
 
 /**
