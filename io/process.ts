@@ -203,6 +203,34 @@ export const runCommand = (
   })).pipe(Effect.catchTag("SpawnError", (e) => Effect.succeed(spawnFailure(e))));
 
 /**
+ * Runs `argv` to its end with its output on this process's own (inherited):
+ * a long step of a script (a training, a fit) whose progress the user
+ * watches. The child is stopped and awaited if this Effect is interrupted;
+ * the answer is its exit code ({@linkcode exitCode}: 128 + the signal's
+ * number when a signal ended it).
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect";
+ * import { runInherited } from "./process.ts";
+ * if (await Effect.runPromise(runInherited(["true"])) !== 0) throw new Error();
+ * if (await Effect.runPromise(runInherited(["false"])) !== 1) throw new Error();
+ * ```
+ */
+export const runInherited = (
+  argv: readonly string[],
+  env?: Record<string, string>,
+): Effect.Effect<number, SpawnError> =>
+  Effect.scoped(Effect.gen(function* () {
+    const c = yield* spawnScoped(argv, {
+      stdout: "inherit",
+      stderr: "inherit",
+      ...(env ? { env } : {}),
+    });
+    return exitCode(yield* Effect.promise(() => c.status));
+  }));
+
+/**
  * Runs a command to its end synchronously and collects its output, `env`
  * added to its environment (on top of {@linkcode CHILD_ENV}), for a caller
  * that cannot wait: it blocks this thread, and has no timeout, so it is

@@ -30,6 +30,7 @@ import { PIQA_LSTM_MANIFEST, PIQA_LSTM_SA_MANIFEST } from "../../encoders/onnx/e
 import { ContextEncoder, type CsrMatrix, QuestionEncoder } from "../../encoders/types.ts";
 import { exactMatchScore, f1Score } from "../../metrics/mod.ts";
 import { readTextMaybeGzip } from "../../io/source.ts";
+import { runInherited } from "../../io/process.ts";
 
 /** The weights tried (∞: dense only is reported separately). */
 export const WEIGHT_GRID: readonly number[] = [
@@ -182,22 +183,19 @@ if (import.meta.main) {
     await Deno.writeTextFile(rest, JSON.stringify({ ...squad, data: kept }));
     sparseModel = `${work}/sparse-pi-without-heldout.json`;
     console.error(`refitting sparse-pi without the held-out articles -> ${sparseModel}`);
-    const fit = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        `${ROOT}baselines/sparse_pi/fit.ts`,
-        "--train",
-        rest,
-        "--work",
-        `${work}/sparse_pi_fit`,
-        "--out",
-        sparseModel,
-      ],
-      stdout: "inherit",
-      stderr: "inherit",
-    }).output();
-    if (fit.code !== 0) throw new Error(`sparse-pi refit failed (exit ${fit.code})`);
+    const code = await Effect.runPromise(runInherited([
+      Deno.execPath(),
+      "run",
+      "-A",
+      `${ROOT}baselines/sparse_pi/fit.ts`,
+      "--train",
+      rest,
+      "--work",
+      `${work}/sparse_pi_fit`,
+      "--out",
+      sparseModel,
+    ]));
+    if (code !== 0) throw new Error(`sparse-pi refit failed (exit ${code})`);
   }
   const data = squad.data as {
     title: string;

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import * as Effect from "effect/Effect";
 import { GROUPS, N_GROUPS, shapeVocabulary } from "../../encoders/sparse_pi/features.ts";
 import {
   SPARSE_PI_FORMAT,
@@ -24,6 +25,7 @@ import {
 } from "../../encoders/sparse_pi/encoder.ts";
 import { DEFAULT_TRAIN, exportFeatures } from "./export_features.ts";
 import { readTextMaybeGzip } from "../../io/source.ts";
+import { runInherited } from "../../io/process.ts";
 
 /** Vector dimension of the artifact: 2^22 columns. */
 export const SPARSE_PI_DIM: number = 1 << 22;
@@ -140,13 +142,11 @@ if (import.meta.main) {
   const summary = await exportFeatures(train, `${work}/export`);
   console.error(JSON.stringify(summary));
   console.error("sparse-pi fit: python3 baselines/sparse_pi/fit.py");
-  const py = await new Deno.Command("python3", {
-    args: [`${ROOT}baselines/sparse_pi/fit.py`, `${work}/export`, `${work}/fit`],
-    stdout: "inherit",
-    stderr: "inherit",
-  }).output();
-  if (!py.success) {
-    console.error(`fit.py failed (exit ${py.code})`);
+  const code = await Effect.runPromise(
+    runInherited(["python3", `${ROOT}baselines/sparse_pi/fit.py`, `${work}/export`, `${work}/fit`]),
+  );
+  if (code !== 0) {
+    console.error(`fit.py failed (exit ${code})`);
     Deno.exit(1);
   }
   const artifact = await buildArtifact(`${work}/export`, `${work}/fit`, {
