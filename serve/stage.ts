@@ -308,12 +308,36 @@ export const serveStage = (o: ServeStageOptions): Effect.Effect<number, ServeSta
   });
 
 /**
+ * `run(signal)` as an Effect whose interruption stops its children: the
+ * signal `run` is given is `signal`, or an abort with the reason
+ * `"SIGTERM"` when the Effect is interrupted, which waits until `run` has
+ * stopped its children and ended.
+ */
+const untilInterrupted = (
+  signal: AbortSignal,
+  run: (signal: AbortSignal) => Promise<number>,
+): Effect.Effect<number> =>
+  Effect.suspend(() => {
+    const interrupted = new AbortController();
+    const running = run(AbortSignal.any([signal, interrupted.signal]));
+    return Effect.promise(() => running).pipe(
+      Effect.onInterrupt(() =>
+        Effect.promise(() => {
+          interrupted.abort("SIGTERM");
+          return running.catch(() => 0);
+        })
+      ),
+    );
+  });
+
+/**
  * Runs a server over shards until its front exits: the shards' children
  * first (all ready, else the first failure's exit code), then the front,
  * which is told every change of the shards' states on its stdin. SIGINT or
  * SIGTERM (`signal`, its `reason` the signal's name) goes to the front,
  * which answers what is in flight and exits; then the shards' children are
- * stopped with the same signal ({@linkcode ShardSupervisor.stop}). No child
+ * stopped with the same signal ({@linkcode ShardSupervisor.stop}); an
+ * interruption stops them all as SIGTERM does, and waits for them. No child
  * outlives it. Succeeds with the front's exit code, as a shell reports it
  * (128 + n when it was stopped while the shards started); `onReady` gets
  * the front's URL once it is ready.
@@ -337,7 +361,7 @@ export const runShardedServers = (
   signal: AbortSignal,
   onReady: (url: string) => void,
 ): Effect.Effect<number> =>
-  Effect.promise(async () => {
+  untilInterrupted(signal, async (signal) => {
     let front: ServerProcess | undefined;
     let stopSig: "SIGINT" | "SIGTERM" | undefined;
     const sup = new ShardSupervisor({
@@ -384,8 +408,9 @@ export const runShardedServers = (
  * Runs the server child until it exits ({@linkcode spawnServer}: its stdout
  * read for the `ready` line, its stderr passed through, its stdin held
  * open, so that its end tells the child the launcher is gone), passing on
- * SIGINT/SIGTERM (`signal`, its `reason` the signal's name); `onReady` gets
- * its URL once it is ready. Succeeds with the child's exit code, as a
+ * SIGINT/SIGTERM (`signal`, its `reason` the signal's name; an
+ * interruption sends SIGTERM and waits for the child to end); `onReady`
+ * gets its URL once it is ready. Succeeds with the child's exit code, as a
  * shell reports it.
  *
  * @example
@@ -403,7 +428,7 @@ export const runServerChild = (
   signal: AbortSignal,
   onReady: (url: string) => void,
 ): Effect.Effect<number> =>
-  Effect.promise(async () => {
+  untilInterrupted(signal, async (signal) => {
     const p = spawnServer(argv, { ...CHILD_ENV });
     const forward = () => {
       try {

@@ -1,0 +1,94 @@
+/**
+ * Tests of `serve/stage.ts`'s children: {@linkcode runServerChild} and
+ * {@linkcode runShardedServers} pass on the launcher's signal, and when
+ * the Effect that runs them is interrupted they stop every child (SIGTERM)
+ * and wait for it: no process of theirs is left (each stand-in server
+ * writes its process id, and `/proc/<pid>` is gone afterwards).
+ *
+ * @module
+ */
+import * as Effect from "effect/Effect";
+import * as Fiber from "effect/Fiber";
+import { runServerChild, runShardedServers } from "../../serve/stage.ts";
+import { assert, assertEquals } from "../_assert.ts";
+
+/** A stand-in server: writes its pid to `file`, says it is ready, then waits. */
+const server = (file: string) => [
+  "sh",
+  "-c",
+  `echo $$ > ${file}; echo ready http://127.0.0.1:1/; exec sleep 30`,
+];
+
+/** Waits until `file` holds a process id; the id. */
+async function pidIn(file: string): Promise<number> {
+  for (let i = 0; i < 400; i++) {
+    try {
+      const t = Deno.readTextFileSync(file).trim();
+      if (t !== "") return Number(t);
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`${file}: no pid`);
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    Deno.statSync(`/proc/${pid}`);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+Deno.test("serve stage: an interrupted server child is stopped and awaited", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-serve-stage-" });
+  try {
+    const never = new AbortController().signal;
+    let url = "";
+    const fiber = Effect.runFork(runServerChild(server(`${tmp}/pid`), never, (u) => url = u));
+    const pid = await pidIn(`${tmp}/pid`);
+    assert(alive(pid));
+    await Effect.runPromise(Fiber.interrupt(fiber));
+    assertEquals(url, "http://127.0.0.1:1/");
+    assert(!alive(pid), `child ${pid} outlived the interrupted stage`);
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("serve stage: SIGTERM is passed on to the child, whose exit code is the stage's", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-serve-stage-" });
+  try {
+    const stop = new AbortController();
+    const done = Effect.runPromise(runServerChild(server(`${tmp}/pid`), stop.signal, () => {}));
+    const pid = await pidIn(`${tmp}/pid`);
+    stop.abort("SIGTERM");
+    assertEquals(await done, 143);
+    assert(!alive(pid));
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("serve stage: an interrupted server over shards stops its shards and its front", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-serve-stage-" });
+  try {
+    const never = new AbortController().signal;
+    let url = "";
+    const fiber = Effect.runFork(
+      runShardedServers(
+        [server(`${tmp}/s0`), server(`${tmp}/s1`)],
+        server(`${tmp}/front`),
+        never,
+        (u) => url = u,
+      ),
+    );
+    const pids = [await pidIn(`${tmp}/s0`), await pidIn(`${tmp}/s1`), await pidIn(`${tmp}/front`)];
+    while (url === "") await new Promise((r) => setTimeout(r, 25));
+    assert(pids.every(alive));
+    await Effect.runPromise(Fiber.interrupt(fiber));
+    assertEquals(pids.filter(alive), [], "no shard or front process is left");
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
