@@ -246,6 +246,32 @@ export async function openAtomicWriter(path: string): Promise<AtomicWriter> {
   };
 }
 
+/**
+ * Writes the whole of `text` to `path` through an {@linkcode openAtomicWriter}
+ * (`-` for stdout): committed when every byte is written, aborted (its
+ * temporary file removed) when a write fails, whose error is then thrown.
+ *
+ * @example
+ * ```ts
+ * import { writeTextAtomically } from "./source.ts";
+ * const dir = await Deno.makeTempDir();
+ * await writeTextAtomically(`${dir}/a.json`, "{}\n");
+ * if (Deno.readTextFileSync(`${dir}/a.json`) !== "{}\n") throw new Error();
+ * const failed = await writeTextAtomically(`${dir}/no/a.json`, "{}").then(() => "", String);
+ * if (!failed.includes("no such folder")) throw new Error(failed);
+ * ```
+ */
+export async function writeTextAtomically(path: string, text: string): Promise<void> {
+  const w = await openAtomicWriter(path);
+  try {
+    await w.write(text);
+    await w.commit();
+  } catch (e) {
+    await w.abort();
+    throw e;
+  }
+}
+
 async function writeAll(
   w: { write(p: Uint8Array): Promise<number> },
   bytes: Uint8Array,

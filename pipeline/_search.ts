@@ -14,7 +14,7 @@ import { FileError, InputError } from "../io/errors.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 import { isSquadShaped, readQuestions } from "../io/datasets/read.ts";
 import { refuseAliases } from "../io/paths.ts";
-import { openAtomicWriter } from "../io/source.ts";
+import { writeTextAtomically } from "../io/source.ts";
 import { corpusOpenScores, corpusSummary } from "../metrics/open_corpus.ts";
 import { squadQuestions } from "../io/squad.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
@@ -113,16 +113,7 @@ const corpusSearch = (a: ParsedArgs<typeof SEARCH_SPEC>, run: SearchRun) =>
 /** Writes the per-question rows of a corpus search, atomically. */
 const writeRows = (rows: string, lines: readonly unknown[]) =>
   Effect.tryPromise({
-    try: async () => {
-      const w = await openAtomicWriter(rows);
-      try {
-        await w.write(lines.map((row) => JSON.stringify(row) + "\n").join(""));
-        await w.commit();
-      } catch (e) {
-        await w.abort();
-        throw e;
-      }
-    },
+    try: () => writeTextAtomically(rows, lines.map((row) => JSON.stringify(row) + "\n").join("")),
     catch: (e) =>
       new FileError({ file: rows, message: e instanceof Error ? e.message : String(e) }),
   });

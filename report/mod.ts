@@ -58,7 +58,7 @@
  */
 import * as Effect from "effect/Effect";
 import { FileError, type InputError, UsageError, WriteError } from "../io/errors.ts";
-import { openAtomicWriter } from "../io/source.ts";
+import { writeTextAtomically } from "../io/source.ts";
 import type { Steps } from "../metrics/stats/steps.ts";
 import { timestamp } from "../runs/run_dir.ts";
 import { type AnalysisOptions, analyzeSteps, CLUSTER_LEVELS, type ReportJson } from "./analysis.ts";
@@ -428,16 +428,7 @@ function labelledLine(file: string): string | null {
 /** Writes the slice's text to `file` atomically (a temporary file renamed into place). */
 const writeSlice = (file: string, text: string): Effect.Effect<void, WriteError> =>
   Effect.tryPromise({
-    try: async () => {
-      const w = await openAtomicWriter(file);
-      try {
-        await w.write(text);
-        await w.commit();
-      } catch (e) {
-        await w.abort();
-        throw e;
-      }
-    },
+    try: () => writeTextAtomically(file, text),
     catch: (e) => new WriteError({ file, message: e instanceof Error ? e.message : String(e) }),
   });
 

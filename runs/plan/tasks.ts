@@ -30,7 +30,7 @@
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError } from "../../io/errors.ts";
-import { openAtomicWriter } from "../../io/source.ts";
+import { writeTextAtomically } from "../../io/source.ts";
 import { split } from "../../io/squad_split.ts";
 import { writeArticleSubset } from "../../io/squad_subset.ts";
 import { scoreDataset } from "../../metrics/evaluate.ts";
@@ -322,11 +322,10 @@ export const evalPredictions = (opts: EvalOptions) =>
   Effect.gen(function* () {
     if (opts.from !== undefined) {
       const from = opts.from;
-      yield* fsDo(opts.pred, async () => {
-        const w = await openAtomicWriter(opts.pred);
-        await w.write(await Deno.readTextFile(from));
-        await w.commit();
-      });
+      yield* fsDo(
+        opts.pred,
+        async () => await writeTextAtomically(opts.pred, await Deno.readTextFile(from)),
+      );
     }
     if (opts.format !== undefined && opts.format !== "squad" && opts.format !== "squad2") {
       return yield* evalQuestionSet({ ...opts, format: opts.format });
@@ -371,11 +370,7 @@ export const evalPredictions = (opts: EvalOptions) =>
         : {}),
     };
     const text = JSON.stringify(record) + "\n";
-    yield* fsDo(opts.out, async () => {
-      const w = await openAtomicWriter(opts.out);
-      await w.write(text);
-      await w.commit();
-    });
+    yield* writeAtomic(opts.out, text);
     return record;
   });
 
@@ -391,11 +386,7 @@ function v2Of(r: SquadV2Result): V2Record {
 }
 
 const writeAtomic = (file: string, text: string) =>
-  fsDo(file, async () => {
-    const w = await openAtomicWriter(file);
-    await w.write(text);
-    await w.commit();
-  });
+  fsDo(file, () => writeTextAtomically(file, text));
 
 /**
  * A question set that is not SQuAD-shaped: the numbers of

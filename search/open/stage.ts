@@ -16,7 +16,7 @@ import type { DatasetFormat } from "../../io/datasets/detect.ts";
 import { openDataset } from "../../io/datasets/read.ts";
 import type { DatasetReadError } from "../../io/datasets/types.ts";
 import { FileError } from "../../io/errors.ts";
-import { openAtomicWriter } from "../../io/source.ts";
+import { writeTextAtomically } from "../../io/source.ts";
 import type { IndexHeader } from "../index/format.ts";
 import { hybridDenseDims } from "../index/ivfpq/hybrid.ts";
 import { isShardSet } from "../index/shards.ts";
@@ -249,14 +249,7 @@ export const writeSearchRecord = (
         peak_rss_bytes: peakRssBytes(),
         cpu_seconds: cpuOf(),
       };
-      const w = await openAtomicWriter(file);
-      try {
-        await w.write(JSON.stringify(record, null, 2) + "\n");
-        await w.commit();
-      } catch (e) {
-        await w.abort();
-        throw e;
-      }
+      await writeTextAtomically(file, JSON.stringify(record, null, 2) + "\n");
     },
     catch: (e) =>
       new FileError({
