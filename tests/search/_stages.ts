@@ -92,3 +92,32 @@ export async function smallIvfIndex(
     ...extra,
   ]);
 }
+
+/**
+ * Runs `f` with `globalThis.Worker` counting the workers started and
+ * terminated (`live()` tells the counts so far).
+ */
+export async function countingWorkers<A>(
+  f: (live: () => { started: number; ended: number }) => Promise<A>,
+): Promise<A> {
+  const Original = globalThis.Worker;
+  let started = 0, ended = 0;
+  class Counted extends Original {
+    #ended = false;
+    constructor(url: string | URL, options?: WorkerOptions) {
+      super(url, options);
+      started++;
+    }
+    override terminate(): void {
+      if (!this.#ended) ended++;
+      this.#ended = true;
+      super.terminate();
+    }
+  }
+  globalThis.Worker = Counted;
+  try {
+    return await f(() => ({ started, ended }));
+  } finally {
+    globalThis.Worker = Original;
+  }
+}

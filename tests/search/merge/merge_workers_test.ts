@@ -14,34 +14,11 @@ import * as Exit from "effect/Exit";
 import { EarlyPool } from "../../../search/merge/early.ts";
 import { merge } from "../../../search/merge/merge.ts";
 import { assert, assertEquals } from "../../_assert.ts";
-import { numpyDumps } from "../_stages.ts";
+import { countingWorkers, numpyDumps } from "../_stages.ts";
 
-/** Runs `f` with `globalThis.Worker` counting the workers started and terminated. */
-async function countingWorkers<A>(
-  f: () => Promise<A>,
-): Promise<{ value: A; started: number; ended: number }> {
-  const Original = globalThis.Worker;
-  let started = 0, ended = 0;
-  class Counted extends Original {
-    #ended = false;
-    constructor(url: string | URL, options?: WorkerOptions) {
-      super(url, options);
-      started++;
-    }
-    override terminate(): void {
-      if (!this.#ended) ended++;
-      this.#ended = true;
-      super.terminate();
-    }
-  }
-  globalThis.Worker = Counted;
-  try {
-    const value = await f();
-    return { value, started, ended };
-  } finally {
-    globalThis.Worker = Original;
-  }
-}
+/** Runs `f` counting the workers started and ended ({@linkcode countingWorkers}). */
+const counted = <A>(f: () => Promise<A>) =>
+  countingWorkers(async (live) => ({ value: await f(), ...live() }));
 
 Deno.test("merge workers: the scope ends every worker, on success, failure and unused early ones", async () => {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-merge-workers-" });
@@ -60,7 +37,7 @@ Deno.test("merge workers: the scope ends every worker, on success, failure and u
     assertEquals(inThread.workers, 0);
     assertEquals(inThread.paragraphs, 20);
 
-    const two = await countingWorkers(() =>
+    const two = await counted(() =>
       Effect.runPromise(merge({ ...base, predictions: `${tmp}/two.json`, workers: 2 }))
     );
     assertEquals(two.value.workers, 2);
@@ -72,7 +49,7 @@ Deno.test("merge workers: the scope ends every worker, on success, failure and u
     assertEquals(two.value.answered, inThread.answered);
 
     // Workers started early for other options: merge stops them and starts its own.
-    const early = await countingWorkers(() =>
+    const early = await counted(() =>
       Effect.runPromise(
         merge({
           ...base,
@@ -101,7 +78,7 @@ Deno.test("merge workers: the scope ends every worker, on success, failure and u
     const last = [...Deno.readDirSync(`${tmp}/context_emb`)]
       .map((e) => e.name).filter((n) => n.endsWith(".npz")).sort().at(-1)!;
     Deno.writeFileSync(`${tmp}/context_emb/${last}`, new TextEncoder().encode("not a zip"));
-    const failed = await countingWorkers(() =>
+    const failed = await counted(() =>
       Effect.runPromiseExit(merge({ ...base, predictions: `${tmp}/bad.json`, workers: 2 }))
     );
     assert(Exit.isFailure(failed.value));

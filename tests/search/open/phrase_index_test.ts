@@ -15,33 +15,7 @@ import { splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync } from "../../../search/index/read.ts";
 import { PhraseIndex, PhraseIndexLive, releaseIndex } from "../../../search/open/phrase_index.ts";
 import { assert, assertEquals } from "../../_assert.ts";
-import { numpyDumps, smallIvfIndex } from "../_stages.ts";
-
-/** Runs `f` with `globalThis.Worker` counting the workers started and terminated. */
-async function countingWorkers<A>(
-  f: (live: () => { started: number; ended: number }) => Promise<A>,
-): Promise<A> {
-  const Original = globalThis.Worker;
-  let started = 0, ended = 0;
-  class Counted extends Original {
-    #ended = false;
-    constructor(url: string | URL, options?: WorkerOptions) {
-      super(url, options);
-      started++;
-    }
-    override terminate(): void {
-      if (!this.#ended) ended++;
-      this.#ended = true;
-      super.terminate();
-    }
-  }
-  globalThis.Worker = Counted;
-  try {
-    return await f(() => ({ started, ended }));
-  } finally {
-    globalThis.Worker = Original;
-  }
-}
+import { countingWorkers, numpyDumps, smallIvfIndex } from "../_stages.ts";
 
 Deno.test("PhraseIndex: the Layer's close ends the workers its searches started, same answers", async () => {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-phrase-index-" });
