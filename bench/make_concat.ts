@@ -9,7 +9,7 @@
  */
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
-import { openAtomicWriter } from "../io/source.ts";
+import { openAtomicWriter } from "../io/fs.ts";
 import { squadRecords } from "../io/squad.ts";
 import { omitKeys, SquadJsonWriter } from "../io/squad_writer.ts";
 import type { PyObject } from "../io/pyjson.ts";

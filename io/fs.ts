@@ -2,10 +2,11 @@
  * Files and paths, written once for every room: what a path is on disk
  * (`isFile`, `isDir`, `isFifo`, `exists`, `listNames`, `realOr`), paths as
  * strings (`normalize`, `absPath`, `dirOf`, `baseOf`, `trimSlash`,
- * `displayPath`), and atomic writes (`writeFileAtomic`,
- * `writeTextFileAtomic`: a temporary file in the same folder renamed onto
- * the target, removed on any failure; `removeStaleTemps` for what a killed
- * writer left). The merge workers load `_zip_internal.ts` without this
+ * `displayPath`), and atomic writes, all through a temporary file in the
+ * same folder renamed onto the target and removed on any failure: whole
+ * files as an Effect (`writeFileAtomic`, `writeTextFileAtomic`), text
+ * streamed into an `AtomicWriter` (`openAtomicWriter`, `writeTextAtomically`),
+ * and `removeStaleTemps` for what a killed writer left. The merge workers load `_zip_internal.ts` without this
  * module (it needs Effect).
  *
  * @module
@@ -157,6 +158,11 @@ function splitPath(path: string): { dir: string; base: string } {
   return { dir: i === 0 ? path.slice(0, 1) : path.slice(0, i), base: path.slice(i + 1) };
 }
 
+/** The temporary file of a writer of `base` in `dir`: `.<base>.<8 hex digits>.tmp`. */
+function tempPath(dir: string, base: string): string {
+  return `${dir}/.${base}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+}
+
 /**
  * Writes `bytes` to `path` atomically: into a temporary file in the same
  * folder (`.<name>.<random>.tmp`, mode 0666 less the umask, like any new
@@ -198,12 +204,11 @@ export function writeFileAtomic<E>(
   return Effect.tryPromise({
     try: async () => {
       // Not Deno.makeTempFile: its 0600 mode would survive the rename.
-      const name = `${dir}/.${base}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+      const name = tempPath(dir, base);
       const f = await Deno.open(name, { write: true, createNew: true, mode: 0o666 });
       tmp = name;
       try {
-        let off = 0;
-        while (off < bytes.length) off += await f.write(bytes.subarray(off));
+        await writeAll(f, bytes);
         if (options.sync) await f.syncData();
       } finally {
         f.close();
@@ -237,6 +242,130 @@ export function writeTextFileAtomic<E>(
   options: { readonly sync?: boolean } = {},
 ): Effect.Effect<void, E> {
   return writeFileAtomic(path, new TextEncoder().encode(text), onError, options);
+}
+
+/**
+ * A text sink that writes to `path` atomically: bytes go to a temporary file
+ * in the same folder, which is renamed onto `path` by `commit` and removed by
+ * `abort`. `-` writes to stdout directly (there is nothing to roll back).
+ */
+export interface AtomicWriter {
+  /** Appends text (UTF-8). */
+  write(text: string): Promise<void>;
+  /** Flushes, closes and renames into place. */
+  commit(): Promise<void>;
+  /** Closes and deletes the temporary file. Safe to call twice. */
+  abort(): Promise<void>;
+}
+
+/**
+ * Opens an {@linkcode AtomicWriter} for `path` (`-` for stdout). Writes are
+ * buffered into 1 MiB blocks. Temporary files of `path` left by a writer
+ * that was killed outright (`.<name>.<8 hex digits>.tmp`, older than this
+ * process) are removed first.
+ *
+ * @example
+ * ```ts
+ * import { openAtomicWriter } from "./fs.ts";
+ * const dir = await Deno.makeTempDir();
+ * const w = await openAtomicWriter(`${dir}/out.json`);
+ * await w.write("{}");
+ * // Nothing at the target until the commit.
+ * if (await Deno.stat(`${dir}/out.json`).then(() => true, () => false)) throw new Error();
+ * await w.commit();
+ * if (await Deno.readTextFile(`${dir}/out.json`) !== "{}") throw new Error();
+ * if ([...Deno.readDirSync(dir)].length !== 1) throw new Error("temporary file left");
+ * ```
+ */
+export async function openAtomicWriter(path: string): Promise<AtomicWriter> {
+  const enc = new TextEncoder();
+  const toStdout = path === "-";
+  // A writer of this file killed outright (SIGKILL) left its temporary file: remove it.
+  if (!toStdout) await removeStaleTemps(path);
+  const { dir, base } = toStdout ? { dir: "", base: "" } : splitPath(path);
+  const tmp = toStdout ? "" : tempPath(dir, base);
+  // mode 0o666 is narrowed by the umask, like any file the user creates.
+  let file: Deno.FsFile | undefined;
+  try {
+    file = toStdout
+      ? undefined
+      : await Deno.open(tmp, { write: true, createNew: true, mode: 0o666 });
+  } catch (e) {
+    // Name the folder the user gave, not our temporary file in it.
+    if (e instanceof Deno.errors.NotFound) {
+      throw new Deno.errors.NotFound(`${dir}: no such folder (for ${path})`);
+    }
+    throw e;
+  }
+  let pending: string[] = [];
+  let pendingLen = 0;
+  let closed = false;
+  const flush = async () => {
+    if (pendingLen === 0) return;
+    const bytes = enc.encode(pending.join(""));
+    pending = [];
+    pendingLen = 0;
+    if (file) await writeAll(file, bytes);
+    else await writeAll(Deno.stdout, bytes);
+  };
+  return {
+    async write(text: string) {
+      pending.push(text);
+      pendingLen += text.length;
+      if (pendingLen >= 1 << 20) await flush();
+    },
+    async commit() {
+      await flush();
+      if (file && !closed) {
+        closed = true;
+        file.close();
+        await Deno.rename(tmp, path);
+      }
+    },
+    async abort() {
+      pending = [];
+      pendingLen = 0;
+      if (file && !closed) {
+        closed = true;
+        file.close();
+        await Deno.remove(tmp).catch(() => {});
+      }
+    },
+  };
+}
+
+/**
+ * Writes the whole of `text` to `path` through an {@linkcode openAtomicWriter}
+ * (`-` for stdout): committed when every byte is written, aborted (its
+ * temporary file removed) when a write fails, whose error is then thrown.
+ *
+ * @example
+ * ```ts
+ * import { writeTextAtomically } from "./fs.ts";
+ * const dir = await Deno.makeTempDir();
+ * await writeTextAtomically(`${dir}/a.json`, "{}\n");
+ * if (Deno.readTextFileSync(`${dir}/a.json`) !== "{}\n") throw new Error();
+ * const failed = await writeTextAtomically(`${dir}/no/a.json`, "{}").then(() => "", String);
+ * if (!failed.includes("no such folder")) throw new Error(failed);
+ * ```
+ */
+export async function writeTextAtomically(path: string, text: string): Promise<void> {
+  const w = await openAtomicWriter(path);
+  try {
+    await w.write(text);
+    await w.commit();
+  } catch (e) {
+    await w.abort();
+    throw e;
+  }
+}
+
+async function writeAll(
+  w: { write(p: Uint8Array): Promise<number> },
+  bytes: Uint8Array,
+): Promise<void> {
+  let off = 0;
+  while (off < bytes.byteLength) off += await w.write(bytes.subarray(off));
 }
 
 /** Whether `name` is a temporary file of this module's writers, of target `base` when given. */

@@ -32,14 +32,16 @@ export {
 export type { PyJson, PyObject } from "./pyjson.ts";
 export { firstInvalidUtf8, JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
 export type { JsonEvent } from "./json_events.ts";
+export { gunzipIfNeeded, openSource, peekBytes, readTextMaybeGzip } from "./source.ts";
+export type { ByteSource } from "./source.ts";
 export {
-  gunzipIfNeeded,
   openAtomicWriter,
-  openSource,
-  peekBytes,
-  readTextMaybeGzip,
-} from "./source.ts";
-export type { AtomicWriter, ByteSource } from "./source.ts";
+  removeStaleTemps,
+  writeFileAtomic,
+  writeTextAtomically,
+  writeTextFileAtomic,
+} from "./fs.ts";
+export type { AtomicWriter } from "./fs.ts";
 export {
   countSquad,
   decodeArticle,

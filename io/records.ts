@@ -25,7 +25,7 @@ import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError, type UsageError } from "./errors.ts";
 import type { ParagraphRecord, QuestionRecord } from "./ndjson.ts";
-import { openAtomicWriter } from "./source.ts";
+import { openAtomicWriter } from "./fs.ts";
 import { type SquadArticle, squadRecordStream } from "./squad.ts";
 import {
   isSquadShaped,

@@ -1,14 +1,12 @@
 /**
  * Opening inputs as byte streams: a path to a plain file, a `.gz` file
  * (decompressed on the fly), or `-` for standard input. Output files are
- * written atomically: to a temporary file beside the target, renamed into
- * place only when complete.
+ * written atomically through `fs.ts` (`openAtomicWriter`, `writeFileAtomic`).
  *
  * @module
  */
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "./errors.ts";
-import { removeStaleTemps } from "./fs.ts";
 
 /** Bytes of an input file, with the name to use in error messages. */
 export interface ByteSource {
@@ -154,139 +152,6 @@ function concat(parts: Uint8Array[]): Uint8Array {
     o += p.byteLength;
   }
   return out;
-}
-
-/**
- * A text sink that writes to `path` atomically: bytes go to a temporary file
- * in the same folder, which is renamed onto `path` by `commit` and removed by
- * `abort`. `-` writes to stdout directly (there is nothing to roll back).
- */
-export interface AtomicWriter {
-  /** Appends text (UTF-8). */
-  write(text: string): Promise<void>;
-  /** Flushes, closes and renames into place. */
-  commit(): Promise<void>;
-  /** Closes and deletes the temporary file. Safe to call twice. */
-  abort(): Promise<void>;
-}
-
-/**
- * Opens an {@linkcode AtomicWriter} for `path` (`-` for stdout). Writes are
- * buffered into 1 MiB blocks. Temporary files of `path` left by a writer
- * that was killed outright (`.<name>.<8 hex digits>.tmp`, older than this
- * process) are removed first.
- *
- * @example
- * ```ts
- * import { openAtomicWriter } from "./source.ts";
- * const dir = await Deno.makeTempDir();
- * const w = await openAtomicWriter(`${dir}/out.json`);
- * await w.write("{}");
- * // Nothing at the target until the commit.
- * if (await Deno.stat(`${dir}/out.json`).then(() => true, () => false)) throw new Error();
- * await w.commit();
- * if (await Deno.readTextFile(`${dir}/out.json`) !== "{}") throw new Error();
- * if ([...Deno.readDirSync(dir)].length !== 1) throw new Error("temporary file left");
- * ```
- */
-export async function openAtomicWriter(path: string): Promise<AtomicWriter> {
-  const enc = new TextEncoder();
-  const toStdout = path === "-";
-  // A writer of this file killed outright (SIGKILL) left its temporary file: remove it.
-  if (!toStdout) await removeStaleTemps(path);
-  const dir = toStdout ? "" : dirname(path);
-  const tmp = toStdout ? "" : `${dir}/.${basename(path)}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-  // mode 0o666 is narrowed by the umask, like any file the user creates.
-  let file: Deno.FsFile | undefined;
-  try {
-    file = toStdout
-      ? undefined
-      : await Deno.open(tmp, { write: true, createNew: true, mode: 0o666 });
-  } catch (e) {
-    // Name the folder the user gave, not our temporary file in it.
-    if (e instanceof Deno.errors.NotFound) {
-      throw new Deno.errors.NotFound(`${dir}: no such folder (for ${path})`);
-    }
-    throw e;
-  }
-  let pending: string[] = [];
-  let pendingLen = 0;
-  let closed = false;
-  const flush = async () => {
-    if (pendingLen === 0) return;
-    const bytes = enc.encode(pending.join(""));
-    pending = [];
-    pendingLen = 0;
-    if (file) await writeAll(file, bytes);
-    else await writeAll(Deno.stdout, bytes);
-  };
-  return {
-    async write(text: string) {
-      pending.push(text);
-      pendingLen += text.length;
-      if (pendingLen >= 1 << 20) await flush();
-    },
-    async commit() {
-      await flush();
-      if (file && !closed) {
-        closed = true;
-        file.close();
-        await Deno.rename(tmp, path);
-      }
-    },
-    async abort() {
-      pending = [];
-      pendingLen = 0;
-      if (file && !closed) {
-        closed = true;
-        file.close();
-        await Deno.remove(tmp).catch(() => {});
-      }
-    },
-  };
-}
-
-/**
- * Writes the whole of `text` to `path` through an {@linkcode openAtomicWriter}
- * (`-` for stdout): committed when every byte is written, aborted (its
- * temporary file removed) when a write fails, whose error is then thrown.
- *
- * @example
- * ```ts
- * import { writeTextAtomically } from "./source.ts";
- * const dir = await Deno.makeTempDir();
- * await writeTextAtomically(`${dir}/a.json`, "{}\n");
- * if (Deno.readTextFileSync(`${dir}/a.json`) !== "{}\n") throw new Error();
- * const failed = await writeTextAtomically(`${dir}/no/a.json`, "{}").then(() => "", String);
- * if (!failed.includes("no such folder")) throw new Error(failed);
- * ```
- */
-export async function writeTextAtomically(path: string, text: string): Promise<void> {
-  const w = await openAtomicWriter(path);
-  try {
-    await w.write(text);
-    await w.commit();
-  } catch (e) {
-    await w.abort();
-    throw e;
-  }
-}
-
-async function writeAll(
-  w: { write(p: Uint8Array): Promise<number> },
-  bytes: Uint8Array,
-): Promise<void> {
-  let off = 0;
-  while (off < bytes.byteLength) off += await w.write(bytes.subarray(off));
-}
-
-function dirname(p: string): string {
-  const i = p.lastIndexOf("/");
-  return i < 0 ? "." : i === 0 ? "/" : p.slice(0, i);
-}
-
-function basename(p: string): string {
-  return p.slice(p.lastIndexOf("/") + 1);
 }
 
 /**

@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { type FileError, writeFailure } from "./errors.ts";
 import type { PyObject } from "./pyjson.ts";
-import { openAtomicWriter } from "./source.ts";
+import { openAtomicWriter } from "./fs.ts";
 import { type SquadArticle, type SquadReadError, squadRecords } from "./squad.ts";
 import { contextArticle, omitKeys, questionArticle, SquadJsonWriter } from "./squad_writer.ts";
 

@@ -9,7 +9,7 @@
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError, UsageError } from "./errors.ts";
-import { openAtomicWriter } from "./source.ts";
+import { openAtomicWriter } from "./fs.ts";
 import { squadRecords } from "./squad.ts";
 import { SquadJsonWriter } from "./squad_writer.ts";
 

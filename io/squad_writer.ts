@@ -15,7 +15,7 @@ import {
   writeValue,
 } from "./pyjson.ts";
 import type { SquadArticle, SquadRecord } from "./squad.ts";
-import type { AtomicWriter } from "./source.ts";
+import type { AtomicWriter } from "./fs.ts";
 
 /**
  * A copy of `obj` without `keys`, key order kept; `map` may replace values.

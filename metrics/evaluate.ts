@@ -19,7 +19,7 @@ import { FileError, InputError, UsageError } from "../io/errors.ts";
 import { readPredictions } from "../io/predictions.ts";
 import { RawNumber } from "../io/pyjson.ts";
 import { type SquadArticle, type SquadReadError, squadRecords } from "../io/squad.ts";
-import { openAtomicWriter } from "../io/source.ts";
+import { openAtomicWriter } from "../io/fs.ts";
 import {
   EmptyDatasetError,
   formatV1,

@@ -14,7 +14,7 @@ import { FileError, InputError } from "../io/errors.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 import { isSquadShaped, readQuestions } from "../io/datasets/read.ts";
 import { refuseAliases } from "../io/paths.ts";
-import { writeTextAtomically } from "../io/source.ts";
+import { writeTextAtomically } from "../io/fs.ts";
 import { corpusOpenScores, corpusSummary } from "../metrics/open_corpus.ts";
 import { squadQuestions } from "../io/squad.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";

@@ -58,13 +58,12 @@
  */
 import * as Effect from "effect/Effect";
 import { FileError, type InputError, UsageError, WriteError } from "../io/errors.ts";
-import { writeTextAtomically } from "../io/source.ts";
 import type { Steps } from "../metrics/stats/steps.ts";
 import { timestamp } from "../runs/run_dir.ts";
 import { type AnalysisOptions, analyzeSteps, CLUSTER_LEVELS, type ReportJson } from "./analysis.ts";
 import { renderCharts, renderSearchErrorCharts } from "./charts.ts";
 import { DEFAULT_F1_THRESHOLD, sliceRecords } from "./disagree.ts";
-import { absPath, baseOf, dirOf, isDir } from "../io/fs.ts";
+import { absPath, baseOf, dirOf, isDir, writeTextAtomically } from "../io/fs.ts";
 import { readLabels } from "./labels.ts";
 import { resolveInputs } from "./inputs.ts";
 import {

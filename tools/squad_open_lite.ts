@@ -22,7 +22,7 @@ import * as Stream from "effect/Stream";
 import { readCorpus } from "../io/datasets/read.ts";
 import { InputError } from "../io/errors.ts";
 import { REPO_ROOT } from "../io/repo.ts";
-import { openAtomicWriter } from "../io/source.ts";
+import { openAtomicWriter } from "../io/fs.ts";
 
 /** The bundled files whose paragraphs make SQuAD-open-lite, in corpus order. */
 export const SQUAD_OPEN_LITE_SOURCES: readonly string[] = [

@@ -14,7 +14,7 @@ import * as Layer from "effect/Layer";
 import * as Stream from "effect/Stream";
 import { FileError, InputError } from "../../io/errors.ts";
 import { readPredictions } from "../../io/predictions.ts";
-import { type AtomicWriter, openAtomicWriter } from "../../io/source.ts";
+import { type AtomicWriter, openAtomicWriter } from "../../io/fs.ts";
 import { squadArticles, type SquadReadError } from "../../io/squad.ts";
 import { NoGoldAnswersError, SquadV1Accumulator } from "../squad.ts";
 import { type BemInputs, type BemTriple, padBemInputs } from "./inputs.ts";

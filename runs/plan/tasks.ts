@@ -30,7 +30,7 @@
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError } from "../../io/errors.ts";
-import { writeTextAtomically } from "../../io/source.ts";
+import { writeTextAtomically } from "../../io/fs.ts";
 import { split } from "../../io/squad_split.ts";
 import { writeArticleSubset } from "../../io/squad_subset.ts";
 import { scoreDataset } from "../../metrics/evaluate.ts";

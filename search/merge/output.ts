@@ -6,7 +6,7 @@
  * @module
  */
 import { pyStringLiteral } from "../../io/pyjson.ts";
-import type { AtomicWriter } from "../../io/source.ts";
+import type { AtomicWriter } from "../../io/fs.ts";
 import type { MergeUnit } from "./plan.ts";
 import type { MergeOutcome } from "./unit.ts";
 
@@ -15,7 +15,7 @@ import type { MergeOutcome } from "./unit.ts";
  *
  * @example
  * ```ts
- * import type { AtomicWriter } from "../../io/source.ts";
+ * import type { AtomicWriter } from "../../io/fs.ts";
  * import { OrderedOutput } from "./output.ts";
  * let text = "";
  * const writer: AtomicWriter = {

@@ -50,7 +50,7 @@ import { FileError, InputError, type UsageError } from "../../io/errors.ts";
 import { isSquadShaped, openDataset, questionsOfSource } from "../../io/datasets/read.ts";
 import type { CsrMatrix, Matrix } from "../../io/matrix.ts";
 import { pyStringLiteral } from "../../io/pyjson.ts";
-import { type AtomicWriter, openAtomicWriter } from "../../io/source.ts";
+import { type AtomicWriter, openAtomicWriter } from "../../io/fs.ts";
 import type { SquadReadError } from "../../io/squad.ts";
 import { type EncoderError, QuestionEncoder } from "../../encoders/types.ts";
 import { asFloat32 } from "../dense_f64.ts";

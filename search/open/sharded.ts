@@ -45,7 +45,7 @@ import type { DumpSourceSync } from "../../io/dump/reader_sync.ts";
 import { FileError, InputError } from "../../io/errors.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { pyStringLiteral } from "../../io/pyjson.ts";
-import { type AtomicWriter, openAtomicWriter } from "../../io/source.ts";
+import { type AtomicWriter, openAtomicWriter } from "../../io/fs.ts";
 import { DEFAULT_NPROBE } from "../index/defaults.ts";
 import { offsetsAt, openIndexSync, phraseAt, readIndexHeader } from "../index/read.ts";
 import type { ExactIndex } from "../index/read.ts";

@@ -16,7 +16,7 @@ import type { DatasetFormat } from "../../io/datasets/detect.ts";
 import { openDataset } from "../../io/datasets/read.ts";
 import type { DatasetReadError } from "../../io/datasets/types.ts";
 import { FileError } from "../../io/errors.ts";
-import { writeTextAtomically } from "../../io/source.ts";
+import { writeTextAtomically } from "../../io/fs.ts";
 import type { IndexHeader } from "../index/format.ts";
 import { hybridDenseDims } from "../index/ivfpq/hybrid.ts";
 import { isShardSet } from "../index/shards.ts";

@@ -12,7 +12,7 @@ import * as Stream from "effect/Stream";
 import { assertEquals } from "../_assert.ts";
 import { python } from "../_util.ts";
 import { squadRecords } from "../../io/squad.ts";
-import type { AtomicWriter } from "../../io/source.ts";
+import type { AtomicWriter } from "../../io/fs.ts";
 import {
   contextArticle,
   omitKeys,
