@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Installs what the test suites need beyond Node.js/npm and Python 3 with numpy and scipy, so that
-# the README's test command works on a fresh machine (`deno task test` runs this first):
+# the README's test command works on a fresh machine (`deno task test` and `test:slow` run this
+# first):
 #   - Debian's chromium at /usr/bin/chromium for the browser tests (apt-get, as root);
-#   - the Python packages of the cross-checks and references (onnxruntime, faiss-cpu, onnx,
-#     matplotlib for evaluate-v2.0's plots) through pip: without them those cross-checks are
-#     skipped with a warning, nothing else is.
-# Each missing piece that cannot be installed is named in one line; nothing here fails the run
-# except a Python without numpy and scipy.
+#   - the Python packages that the tests' own Python files import (PY_PACKAGES below, as
+#     module:package): onnxruntime (tests/fixtures/bem_ort_check.py, BEM's logits), faiss-cpu
+#     (tests/py/ivf_ref.py, IVF-PQ against faiss), onnx (tests/fixtures/make_tiny_onnx.py, the
+#     ONNX fixtures rebuilt and compared) and matplotlib (bench/reference/evaluate_v2.py, imported
+#     for --out-image-dir as by the official script). tests/tools/test_setup_test.ts checks that
+#     this list is exactly what those files import beyond the standard library, numpy and scipy.
+# pip installs into the environment of `python3`; where that Python is managed by the system
+# (PEP 668), into the user's site-packages instead (--user --break-system-packages, which leaves
+# the system's own packages as they are). A Python package that cannot be installed is named in
+# one line and this script exits 1: the tests that need it would otherwise fail later, or check
+# nothing. Chromium that cannot be installed is named in one line; only the browser tests fail.
 set -u
 say() { printf 'test setup: %s\n' "$*" >&2; }
 
@@ -25,10 +32,21 @@ if [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
-for pair in onnxruntime:onnxruntime faiss:faiss-cpu onnx:onnx matplotlib:matplotlib; do
+PY_PACKAGES="onnxruntime:onnxruntime faiss:faiss-cpu onnx:onnx matplotlib:matplotlib"
+missing=()
+for pair in $PY_PACKAGES; do
   module=${pair%%:*} package=${pair#*:}
   python3 -c "import $module" 2>/dev/null && continue
-  python3 -m pip install --quiet --disable-pip-version-check "$package" >/dev/null 2>&1 ||
-    say "could not pip install $package: its cross-check is skipped"
+  say "installing the Python package $package (pip)"
+  log=$(python3 -m pip install --quiet --disable-pip-version-check "$package" 2>&1)
+  if [ $? -ne 0 ] && [[ $log == *externally-managed-environment* ]]; then
+    python3 -m pip install --quiet --disable-pip-version-check --user --break-system-packages \
+      "$package" >/dev/null 2>&1
+  fi
+  python3 -c "import $module" 2>/dev/null || missing+=("$package")
 done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "could not pip install ${missing[*]} (python3 -m pip install ${missing[*]}): the tests need them"
+  exit 1
+fi
 exit 0

@@ -23,7 +23,7 @@ import {
 import { casingClass, splitUnits } from "../../encoders/onnx/tokenizer.ts";
 import type { DenseMatrix, EncodedContext, EncodedQuestion } from "../../encoders/types.ts";
 import { assert, assertEquals } from "../_assert.ts";
-import { ROOT, runStage } from "../_util.ts";
+import { listDir, python, ROOT, runStage } from "../_util.ts";
 
 const DIR = `${ROOT}/tests/fixtures/onnx_tiny`;
 const W = JSON.parse(Deno.readTextFileSync(`${DIR}/weights.json`)) as Record<string, number[][]>;
@@ -367,4 +367,30 @@ Deno.test("--device cuda exits 2 with that line; --device auto falls back to cpu
     auto.stderr.trim().split("\n")[0],
     `tiny-spans: --device auto: CUDA unavailable (${CUDA_MISSING}); using cpu`,
   );
+});
+
+Deno.test("fixtures: make_tiny_onnx.py writes the committed onnx_tiny models, weights and manifests", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "phraseval-onnx-tiny-" });
+  try {
+    await python(["tests/fixtures/make_tiny_onnx.py", tmp]);
+    const written = await listDir(tmp);
+    const committed = (await listDir(DIR)).filter((n) => n !== "fake_cuda");
+    assertEquals(written, committed);
+    const models = written.filter((n) => n.endsWith(".onnx"));
+    assertEquals(models, ["context.onnx", "direct.onnx", "question.onnx", "wp_context.onnx"]);
+    // The models: the same graphs and opsets (tests/py/onnx_same.py), whatever onnx release wrote them.
+    const same = await python(["tests/py/onnx_same.py", tmp, DIR, ...models]);
+    assertEquals(same.stdout, "same\n");
+    for (const n of written.filter((n) => !n.endsWith(".onnx"))) {
+      const [ours, theirs] = [
+        Deno.readTextFileSync(`${tmp}/${n}`),
+        Deno.readTextFileSync(`${DIR}/${n}`),
+      ];
+      // JSON files are compared as values: the committed ones are formatted by `deno fmt`.
+      if (n.endsWith(".json")) assertEquals(JSON.parse(ours), JSON.parse(theirs), n);
+      else assertEquals(ours, theirs, n);
+    }
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
 });

@@ -2,7 +2,7 @@
 """Independent checks of phraseval's IVF-PQ (tests/search/index/ivfpq/ivf_engine_slow_test.ts).
 
 usage: ivf_ref.py adc SPEC.json     (prints "ok"; exits 1 with a reason otherwise)
-       ivf_ref.py faiss SPEC.json   (prints faiss's top-k rows as JSON, or "absent")
+       ivf_ref.py faiss SPEC.json   (prints faiss's top-k rows as JSON)
 
 adc: SPEC has index (an ivf-pq index folder), queries (list of float lists),
 k, and got (phraseval's top-k per query at nprobe = nlist, refine 0: rows and
@@ -72,11 +72,7 @@ def adc(spec):
 
 
 def faiss_rows(spec):
-    try:
-        import faiss
-    except ImportError:
-        print("absent")
-        return
+    import faiss  # installed by tools/test_setup.sh
     faiss.omp_set_num_threads(1)
     d = spec["d"]
     xb = np.fromfile(spec["vectors"], dtype="<f4").reshape(spec["n"], d)

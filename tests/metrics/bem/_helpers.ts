@@ -10,7 +10,7 @@
  */
 import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../../_assert.ts";
-import { DEV_GZ, ROOT, runArgv } from "../../_util.ts";
+import { DEV_GZ, python, ROOT } from "../../_util.ts";
 import { Bem, type BemBatch, BemLive, type BemTriple } from "../../../metrics/bem/mod.ts";
 
 /** The test fixtures folder. */
@@ -78,23 +78,15 @@ export async function sha256(path: string): Promise<string> {
   return [...new Uint8Array(d)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-let pythonOrt: boolean | undefined;
-/** Logits from Python onnxruntime, or undefined when it is not installed. */
+/**
+ * Logits from Python onnxruntime (`tests/fixtures/bem_ort_check.py`; installed by
+ * `tools/test_setup.sh`): an independent runtime on the same ONNX file.
+ */
 export async function ortLogits(
   model: string,
   inputs: readonly { input_ids: number[]; segment_ids: number[] }[],
-): Promise<number[][] | undefined> {
-  if (pythonOrt === false) return undefined;
-  const out = await runArgv(["python3", `${FIX}/bem_ort_check.py`], {
-    stdin: JSON.stringify({ model, inputs }),
-  });
-  if (out.code === 3) {
-    pythonOrt = false;
-    console.warn("bem_test: Python onnxruntime not installed; live cross-check skipped");
-    return undefined;
-  }
-  if (out.code !== 0) throw new Error(out.stderr);
-  pythonOrt = true;
+): Promise<number[][]> {
+  const out = await python([`${FIX}/bem_ort_check.py`], JSON.stringify({ model, inputs }));
   return JSON.parse(out.stdout);
 }
 

@@ -4,23 +4,8 @@
  */
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../_assert.ts";
 import { runStage } from "../../_util.ts";
-import {
-  bemInterface,
-  openBemSession,
-  runBemBatch,
-  sessionValueInfo,
-  softmax1,
-} from "../../../metrics/bem/mod.ts";
-import {
-  assertClose,
-  batchOf,
-  devSlice,
-  FIX,
-  golden,
-  ortLogits,
-  SEED,
-  SURROGATE,
-} from "./_helpers.ts";
+import { softmax1 } from "../../../metrics/bem/mod.ts";
+import { assertClose, devSlice, FIX, golden, ortLogits, SEED, SURROGATE } from "./_helpers.ts";
 
 Deno.test("bem CLI: the fold end to end on a slice of dev, checked pair by pair", async () => {
   const dir = await Deno.makeTempDir();
@@ -75,24 +60,15 @@ Deno.test("bem CLI: the fold end to end on a slice of dev, checked pair by pair"
     assert(s.unique_pairs < s.pairs);
     assertEquals(s.truncated, 0);
     // Each row's BEM is the max of its pairs' scores, computed here independently
-    // (Python onnxruntime when installed, else our session) from the dumped inputs.
+    // (Python onnxruntime) from the dumped inputs.
     const inputs = dump.map((d) => ({
       input_ids: d.input_ids.slice(0, d.length),
       segment_ids: d.segment_ids.slice(0, d.length),
     }));
-    let logits = await ortLogits(SURROGATE, inputs);
-    if (!logits) {
-      const sess = await openBemSession(SURROGATE, { threads: 2 });
-      const v = sessionValueInfo(sess);
-      const iface = bemInterface(v.inputs, v.outputs);
-      assert(typeof iface !== "string");
-      const flat = await runBemBatch(sess, iface, batchOf(inputs));
-      await sess.release();
-      logits = inputs.map((_, i) => [flat[2 * i], flat[2 * i + 1]]);
-    }
+    const logits = await ortLogits(SURROGATE, inputs);
     const byQ = new Map<string, number[]>();
     dump.forEach((d, i) => {
-      const p = softmax1(logits![i][0], logits![i][1]);
+      const p = softmax1(logits[i][0], logits[i][1]);
       byQ.set(d.id, [...(byQ.get(d.id) ?? []), p]);
     });
     let sum = 0, correct = 0, em0Bem1 = 0, em1Bem0 = 0;
