@@ -124,6 +124,7 @@ export {
 } from "./summary/single_summary.ts";
 export { DEFAULT_DATA, full } from "./full.ts";
 export type { FullOptions } from "./full.ts";
+export { scoredSearch, type ScoredSearchOptions, type SearchProgress } from "./search.ts";
 export {
   type DumpHashes,
   hashDumps,

@@ -228,8 +228,11 @@ export interface CorpusEvalOptions {
   readonly fields?: FieldMap;
   /** The search's top-1 predictions. */
   readonly pred: string;
-  /** The search's top-k records. */
-  readonly topk: string;
+  /**
+   * The search's top-k records; without them, only the top-1 numbers (and
+   * the index's passage texts are not read).
+   */
+  readonly topk?: string;
   /** The index searched (its `paragraphs.ndjson` holds the passage texts). */
   readonly index: string;
   /** Ranks the search kept per question (accuracy@k for the k up to it). */
@@ -244,14 +247,15 @@ export interface CorpusEvalOptions {
  * The scores of a search over a corpus: the index's passage texts
  * (`paragraphs.ndjson`) read, then `corpusOpenScores` of
  * `metrics/open_corpus.ts` (top-1 and best-of-k EM/F1, MRR, DPR's top-k
- * passage accuracy). What the `eval` task of a corpus run and `evaluate
- * --topk-file --index` both compute.
+ * passage accuracy; the top-1 numbers alone without top-k records). What
+ * the `eval` task of a corpus run, `evaluate --topk-file --index` and
+ * `search` over a corpus (`runs/search.ts`) compute.
  */
 export const corpusSearchScores = (
   opts: Omit<CorpusEvalOptions, "out" | "rows">,
 ): Effect.Effect<CorpusOpenScores, CorpusOpenError> =>
   Effect.gen(function* () {
-    const passages = yield* Effect.try({
+    const passages = opts.topk === undefined ? undefined : yield* Effect.try({
       try: () => readIndexPassages(opts.index),
       catch: (e) =>
         e instanceof InputError || e instanceof FileError
@@ -264,9 +268,11 @@ export const corpusSearchScores = (
       ...(opts.lang !== undefined ? { lang: opts.lang } : {}),
       ...(opts.fields !== undefined ? { fields: opts.fields } : {}),
       predictions: opts.pred,
-      topk: opts.topk,
-      passages: { text: passages.text, where: passages.file },
-      ...(opts.ranks !== undefined ? { ranks: opts.ranks } : {}),
+      ...(opts.topk !== undefined ? { topk: opts.topk } : {}),
+      ...(passages !== undefined
+        ? { passages: { text: passages.text, where: passages.file } }
+        : {}),
+      ...(opts.topk !== undefined && opts.ranks !== undefined ? { ranks: opts.ranks } : {}),
     });
   });
 
@@ -385,7 +391,8 @@ function v2Of(r: SquadV2Result): V2Record {
   };
 }
 
-const writeAtomic = (file: string, text: string) =>
+/** Writes `text` to `file` atomically (`io/fs.ts`), a failure as a {@linkcode FileError} of `file`. */
+export const writeAtomic = (file: string, text: string): Effect.Effect<void, FileError> =>
   fsDo(file, () => writeTextAtomically(file, text));
 
 /**

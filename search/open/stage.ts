@@ -5,9 +5,10 @@
  * shard by shard), answers every question with {@linkcode openSearch} and
  * times the load, the search and the search's CPU seconds;
  * {@linkcode writeSearchRecord} then writes the search's record
- * (`record.ts`) beside the predictions, atomically. `search`
- * (`pipeline/_search.ts`) checks its flags, runs these two and scores the
- * rows in between (with `metrics/`, which this room does not import).
+ * (`record.ts`) beside the predictions, atomically. `scoredSearch`
+ * (`runs/search.ts`) runs these two and scores the rows in between (with
+ * `metrics/`, which this room does not import); `search`
+ * (`pipeline/_search.ts`) checks its flags and runs that.
  *
  * @module
  */
