@@ -34,6 +34,7 @@ import type { DatasetKind, ResolvedDataset } from "../runs/config/config.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 import type { FieldMap } from "../io/datasets/types.ts";
 import { baseOf, exists, isDir, isFile, listNames, trimSlash } from "../io/fs.ts";
+import { isDataPath } from "../io/datasets/parquet_path.ts";
 
 /** One system of a report: a prediction file on a dataset. */
 export interface SystemSpec {
@@ -85,7 +86,7 @@ const KINDS =
  * ```
  */
 export function datasetName(path: string): string {
-  return baseOf(path).replace(/\.gz$/, "").replace(/\.json$/, "");
+  return baseOf(path).replace(/\.gz$/, "").replace(/\.(json|parquet)$/, "");
 }
 
 /** The rows file of a prediction file by the rule of `runs/plan/layout.ts`, when it is there. */
@@ -121,7 +122,7 @@ function fullSystem(dir: string, input: string, opts: ResolveOptions, rename?: s
   }
   if (typeof s.data !== "string") throw bad(summaryFile, 'no "data": not a summary.json of full');
   let data = s.data;
-  if (!isFile(data)) {
+  if (!isDataPath(data)) {
     if (opts.data === undefined) {
       throw bad(summaryFile, `its dataset ${data} is not there: give it with --data`);
     }
@@ -158,7 +159,7 @@ function runSystems(dir: string, input: string): SystemSpec[] {
         const predictions = L.prediction(m.abbr, ds.abbr);
         if (!isFile(predictions)) continue;
         const data = L.data(ds);
-        if (!isFile(data)) throw bad(file, `dataset "${ds.abbr}": ${data} is not there`);
+        if (!isDataPath(data)) throw bad(file, `dataset "${ds.abbr}": ${data} is not there`);
         if (out.some((x) => x.predictions === predictions)) continue;
         out.push({
           name: m.abbr,

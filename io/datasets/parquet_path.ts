@@ -45,6 +45,34 @@ export async function parquetFiles(path: string): Promise<string[] | undefined> 
 }
 
 /**
+ * Whether `path` is a file, or a folder holding `*.parquet` files (a Hub
+ * split in shards), as the readers read it; synchronous, for the checks
+ * of a run config.
+ *
+ * @example
+ * ```ts
+ * import { isDataPath } from "./parquet_path.ts";
+ * const dir = await Deno.makeTempDir();
+ * if (isDataPath(dir)) throw new Error("an empty folder is no split");
+ * await Deno.writeTextFile(`${dir}/train-00000-of-00001.parquet`, "");
+ * if (!isDataPath(dir) || !isDataPath(`${dir}/train-00000-of-00001.parquet`)) throw new Error();
+ * ```
+ */
+export function isDataPath(path: string): boolean {
+  try {
+    const info = Deno.statSync(path);
+    if (info.isFile) return true;
+    if (!info.isDirectory) return false;
+    for (const e of Deno.readDirSync(path)) {
+      if (e.isFile && /\.parquet$/i.test(e.name)) return true;
+    }
+  } catch {
+    // Not there, or not readable: not a dataset.
+  }
+  return false;
+}
+
+/**
  * The byte source of the Parquet split at `path` (see `parquetSource` of
  * `parquet.ts`, loaded only then), or `undefined` when `path` is not
  * Parquet.
