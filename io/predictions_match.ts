@@ -9,7 +9,7 @@
  */
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
-import type { FileError, InputError, UsageError } from "./errors.ts";
+import { FileError, type InputError, type UsageError } from "./errors.ts";
 import { readQuestions } from "./datasets/read.ts";
 import type { FieldMap } from "./datasets/types.ts";
 import {
@@ -105,4 +105,40 @@ export const resolvePredictions = (
     const questions = yield* setQuestions(opts);
     const harness = yield* readHarnessAnswers(opts.predictions, format, questions);
     return { format, predictions: harness.predictions, harness };
+  });
+
+/**
+ * The text of `{id: answer}` for the answers at `path` on the set
+ * `set.data`: an `{id: answer}` file's own text, unchanged; a harness's log
+ * (told from its content) matched and checked as
+ * {@linkcode resolvePredictions} does, as JSON. What a run's predictions
+ * model copies into its run folder.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect";
+ * import { predictionsText } from "./predictions_match.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/nq.jsonl`, '{"question": "who?", "answer": ["Ann"]}\n');
+ * await Deno.writeTextFile(`${dir}/s.jsonl`, JSON.stringify({
+ *   doc_id: 0, doc: { question: "who?" }, filtered_resps: ["Ann"],
+ * }) + "\n");
+ * const text = await Effect.runPromise(predictionsText(`${dir}/s.jsonl`, { data: `${dir}/nq.jsonl` }));
+ * if (text !== '{"0":"Ann"}\n') throw new Error(text);
+ * ```
+ */
+export const predictionsText = (
+  path: string,
+  set: Pick<ResolveOptions, "data" | "format" | "lang" | "fields">,
+): Effect.Effect<string, InputError | FileError | UsageError> =>
+  Effect.gen(function* () {
+    const r = yield* resolvePredictions({ ...set, predictions: path });
+    if (typeof r.predictions !== "string") {
+      return JSON.stringify(Object.fromEntries(r.predictions)) + "\n";
+    }
+    return yield* Effect.tryPromise({
+      try: () => Deno.readTextFile(path),
+      catch: (e) =>
+        new FileError({ file: path, message: e instanceof Error ? e.message : String(e) }),
+    });
   });
