@@ -11,7 +11,8 @@
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { assertEquals } from "../../_assert.ts";
-import { ROOT, runStage } from "../../_util.ts";
+import { python, ROOT, runStage } from "../../_util.ts";
+import { openSource } from "../../../io/source.ts";
 import { readCorpus, readQuestions } from "../../../io/datasets/read.ts";
 import type { DatasetOptions } from "../../../io/datasets/read.ts";
 import type { CorpusPassage, QaRecord } from "../../../io/datasets/types.ts";
@@ -194,4 +195,33 @@ Deno.test("parquet: the commands: evaluate prints the JSON's line, a bad file ex
     `split: ${PQ}/corrupt.parquet: row group 1: corrupt Parquet data (thrift unhandled type: 15)`,
   );
   assertEquals([...Deno.readDirSync(dir)].map((e) => e.name), ["pred.json"]);
+});
+
+/** The text a Parquet file opens as, or the line its reading fails with. */
+async function openedAs(path: string): Promise<string> {
+  const src = await Effect.runPromise(openSource(path));
+  return await new Response(src.stream).text().catch((e) =>
+    `fails: ${String(e).replace(path, "")}`
+  );
+}
+
+Deno.test("fixtures: make_parquet.py writes the committed Parquet fixtures", async () => {
+  const out = await Deno.makeTempDir({ dir: TMP });
+  await python(["tests/fixtures/make_parquet.py", "--out", out]);
+  const names = (dir: string) =>
+    [...Deno.readDirSync(dir)].map((e) => e.name + (e.isDirectory ? "/" : "")).sort();
+  assertEquals(names(out), names(PQ));
+  assertEquals(names(`${out}/squad_shards`), names(`${PQ}/squad_shards`));
+  for (const name of names(PQ)) {
+    if (name.endsWith(".json")) {
+      assertEquals(
+        await Deno.readTextFile(`${out}/${name}`),
+        await Deno.readTextFile(`${PQ}/${name}`),
+      );
+    } else {
+      const p = name.replace(/\/$/, "");
+      assertEquals(await openedAs(`${out}/${p}`), await openedAs(`${PQ}/${p}`), name);
+    }
+  }
+  assertEquals((await openedAs(`${PQ}/corrupt.parquet`)).startsWith("fails: : row group 1:"), true);
 });
