@@ -23,6 +23,7 @@ import * as Effect from "effect/Effect";
 import { osMessage } from "./_zip_internal.ts";
 import { writeFileAtomic } from "./fs.ts";
 import { FileError } from "./errors.ts";
+import { parquetFiles } from "./datasets/parquet_path.ts";
 
 /** The file name of a dump folder's manifest. */
 export const DUMP_MANIFEST = ".phraseval-dump.json";
@@ -40,7 +41,9 @@ export const TOOL_VERSION = "0.1.0";
 export type Manifest = Readonly<Record<string, string | number | boolean | null>>;
 
 /**
- * The sha256 (hex) of a file's bytes, read in chunks.
+ * The sha256 (hex) of a file's bytes, read in chunks; of a folder of
+ * Parquet shards (a Hub split), of its shards' bytes one after the other,
+ * in name order.
  *
  * @example
  * ```ts
@@ -54,12 +57,15 @@ export type Manifest = Readonly<Record<string, string | number | boolean | null>
  */
 export async function sha256File(path: string): Promise<string> {
   const h = createHash("sha256");
-  using f = await Deno.open(path, { read: true });
+  const shards = (await Deno.stat(path)).isDirectory ? await parquetFiles(path) : undefined;
   const buf = new Uint8Array(1 << 20);
-  for (;;) {
-    const n = await f.read(buf);
-    if (n === null) break;
-    h.update(buf.subarray(0, n));
+  for (const p of shards ?? [path]) {
+    using f = await Deno.open(p, { read: true });
+    for (;;) {
+      const n = await f.read(buf);
+      if (n === null) break;
+      h.update(buf.subarray(0, n));
+    }
   }
   return h.digest("hex");
 }

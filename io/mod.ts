@@ -74,6 +74,33 @@ export {
 export { contextArticle, omitKeys, questionArticle, SquadJsonWriter } from "./squad_writer.ts";
 export { parsePredictions, readPredictions } from "./predictions.ts";
 export {
+  detectPredFormat,
+  type HarnessAnswers,
+  lmEvalAnswers,
+  openCompassAnswers,
+  parsePredFormat,
+  PRED_FORMATS,
+  type PredFormat,
+  predFormatOfHead,
+  readHarnessAnswers,
+  type SetQuestion,
+} from "./predictions_harness.ts";
+export {
+  predictionsText,
+  type ResolvedPredictions,
+  type ResolveOptions as PredictionResolveOptions,
+  resolvePredictions,
+  setQuestions,
+} from "./predictions_match.ts";
+export { isDataPath, parquetFiles, parquetInput } from "./datasets/parquet_path.ts";
+export { type ParquetKind, parquetKind, parquetSource } from "./datasets/parquet.ts";
+export {
+  openParquet,
+  PARQUET_MAGIC,
+  type ParquetFile,
+  readRowGroup,
+} from "./datasets/parquet_file.ts";
+export {
   decodeRecord,
   ndjsonRecords,
   readNdjson,

@@ -7,6 +7,7 @@
  */
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "./errors.ts";
+import { parquetInput } from "./datasets/parquet_path.ts";
 
 /** Bytes of an input file, with the name to use in error messages. */
 export interface ByteSource {
@@ -46,6 +47,8 @@ export const openSource = (
   Effect.tryPromise({
     try: async () => {
       if (path === "-") return { name: "-", stream: gunzipIfNeeded(Deno.stdin.readable, "-") };
+      const parquet = await parquetInput(path); // a .parquet file or a folder of shards
+      if (parquet !== undefined) return parquet;
       const file = await Deno.open(path, { read: true });
       const info = await file.stat();
       if (info.isDirectory) {

@@ -68,8 +68,8 @@ export const QA_EVAL_FORMATS: readonly DatasetFormat[] = [
 export interface QaEvalOptions {
   /** The question set (any `io/datasets/` question format; `.gz` too; `-` for stdin). */
   readonly data: string;
-  /** `{id: answer}` JSON (`-` for stdin). */
-  readonly predictions: string;
+  /** `{id: answer}` JSON (`-` for stdin), or the answers read already. */
+  readonly predictions: string | ReadonlyMap<string, string>;
   /** The format (a `--format` name); default: detected from the file. */
   readonly format?: string;
   /** The language of an XQuAD/MLQA file (default: from its name). */
@@ -182,7 +182,9 @@ export const scoreQuestionSet = (
         new UsageError(`${opts.data}: a SQuAD file is scored by the SQuAD rules, not these`),
       );
     }
-    const preds = yield* readPredictions(opts.predictions);
+    const preds = typeof opts.predictions === "string"
+      ? yield* readPredictions(opts.predictions)
+      : opts.predictions;
     const messages: string[] = [];
     const say = opts.onMessage ?? ((l: string) => void messages.push(l));
     const bad = (where: string, message: string) =>

@@ -13,6 +13,7 @@ import { type DatasetFormat, detectFormat, parseFormatName } from "../io/dataset
 import { parseFieldsFlag } from "../io/datasets/fields.ts";
 import { writeTextFileAtomic } from "../io/fs.ts";
 import { refuseAliases } from "../io/paths.ts";
+import { resolvePredictions } from "../io/predictions_match.ts";
 import { scoreDataset } from "../metrics/evaluate.ts";
 import { UsageError } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";
@@ -142,6 +143,23 @@ export const evaluateCommand = (
         else yield* writeJsonAtomic(openOut, JSON.parse(corpusSummary(s)));
       });
     const format = yield* datasetFormat(data, a.flags.format);
+    // A harness's log (lm-eval samples, OpenCompass predictions) is matched to the set's questions.
+    const resolved = yield* resolvePredictions({
+      data,
+      predictions,
+      ...(a.flags["pred-format"] !== undefined ? { predFormat: a.flags["pred-format"] } : {}),
+      format,
+      ...(a.flags.lang !== undefined ? { lang: a.flags.lang } : {}),
+      ...(fields !== undefined ? { fields } : {}),
+    });
+    if (resolved.format !== "ids" && (data === "-" || topk !== undefined)) {
+      return yield* Effect.fail(
+        new UsageError(
+          `${predictions} is ${resolved.format}'s log: it needs data.json as a file, and no --topk-file`,
+        ),
+      );
+    }
+    const preds = resolved.predictions;
     if (format !== "squad" && format !== "squad2") {
       const squadOnly = [
         ["v2", a.flags.v2 ? true : undefined],
@@ -165,7 +183,7 @@ export const evaluateCommand = (
       const { scoreQuestionSet } = yield* Effect.promise(() => import("../metrics/qa_eval.ts"));
       const q = yield* scoreQuestionSet({
         data,
-        predictions,
+        predictions: preds,
         format,
         lang: a.flags.lang,
         ...(fields !== undefined ? { fields } : {}),
@@ -182,7 +200,7 @@ export const evaluateCommand = (
     }
     const r = yield* scoreDataset({
       data,
-      predictions,
+      predictions: preds,
       v2: a.flags.v2 || a.flags.format !== undefined && format === "squad2",
       naProbFile: a.flags["na-prob-file"],
       naProbThreshold: a.flags["na-prob-thresh"],

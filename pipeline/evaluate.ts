@@ -45,7 +45,11 @@ export const EVALUATE_SPEC = {
   ],
   args: [
     { name: "data.json", description: "SQuAD dataset (.json, .json.gz, or - for stdin)" },
-    { name: "pred.json", description: "predictions: {question id: answer} (- for stdin)" },
+    {
+      name: "pred.json",
+      description:
+        "predictions: {question id: answer} (- for stdin), an lm-evaluation-harness samples_<task>_<date>.jsonl, or an OpenCompass predictions/<model>/<dataset>.json",
+    },
   ],
   flags: [
     {
@@ -67,6 +71,13 @@ export const EVALUATE_SPEC = {
       metavar: "MAP",
       description:
         "a generic jsonl/csv/tsv set's field map: key=field pairs (question=q,answers=gold,id=qid) or a JSON object; keys id, question, answers, context, paragraphId, title, lang, noAnswer",
+    },
+    {
+      name: "pred-format",
+      type: "string",
+      metavar: "NAME",
+      description:
+        "pred.json's format (default: told from its content): ids ({id: answer}), lm-eval (the answer is filtered_resps[0], matched by the doc's id, else doc_id), opencompass (matched by position); every match is checked",
     },
     { name: "v2", type: "boolean", description: "score with the SQuAD v2.0 rules" },
     {

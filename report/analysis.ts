@@ -64,6 +64,7 @@
  *
  * @module
  */
+import { harnessComparison, type HarnessSystem } from "./harness.ts";
 import { answerTokens } from "../metrics/squad_text.ts";
 import { mcnemarPaired } from "../metrics/stats/mcnemar.ts";
 import { pairedBootstrapSteps } from "../metrics/stats/bootstrap.ts";
@@ -560,6 +561,11 @@ export interface DatasetReport {
   readonly labels?: LabelReport;
   /** F1 histogram: per system, the count of questions in each of {@linkcode F1_BINS} (none without F1). */
   readonly f1_histogram: readonly { readonly system: string; readonly counts: readonly number[] }[];
+  /**
+   * The harness's own per-question metric beside the official EM, for the
+   * systems whose answers come from a log that has one (`harness.ts`).
+   */
+  readonly harness_metric?: readonly HarnessSystem[];
 }
 
 /** One language of the XQuAD/MLQA datasets: each system's EM and F1 in it. */
@@ -1070,6 +1076,7 @@ export function* analyzeDatasetSteps(
     for (const v of s.f1) counts[F1_BINS.indexOf(f1Bin(v))]++;
     return [{ system: s.spec.name, counts }];
   });
+  const harness_metric = harnessComparison(ds, top);
   return {
     name: ds.name,
     kind: ds.kind,
@@ -1091,6 +1098,7 @@ export function* analyzeDatasetSteps(
     metric_disagreements,
     ...(labels ? { labels } : {}),
     f1_histogram,
+    ...(harness_metric.length > 0 ? { harness_metric } : {}),
   };
 }
 

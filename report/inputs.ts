@@ -12,7 +12,12 @@
  *   `<dataset>`, of every dataset kind: the system carries the dataset's
  *   `type`, `format`, `lang`, field map and `open` ranks from the run's
  *   resolved config, so `systems.ts` scores it with its kind's metric.
- * - `NAME=pred.json`: one system named NAME on `--data`. `NAME=FOLDER`
+ * - An lm-evaluation-harness `--output_path` folder (`<model>/samples_<task>_<date>.jsonl`)
+ *   or an OpenCompass work folder (`predictions/<model>/<dataset>.json`): one
+ *   system per model, named by its folder, on `--data` (the answers matched
+ *   to its questions and checked by `io/predictions_harness.ts`).
+ * - `NAME=pred.json`: one system named NAME on `--data` (the file may be a
+ *   harness's log too: told from its content). `NAME=FOLDER`
  *   renames the system of a `full` folder. The kind of `--data` (and of a
  *   `full` folder's dataset) is told from the file as `evaluate` tells it
  *   (`systems.ts`).
@@ -34,6 +39,8 @@ import type { DatasetKind, ResolvedDataset } from "../runs/config/config.ts";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 import type { FieldMap } from "../io/datasets/types.ts";
 import { baseOf, exists, isDir, isFile, listNames, trimSlash } from "../io/fs.ts";
+import { isDataPath } from "../io/datasets/parquet_path.ts";
+import type { PredFormat } from "../io/predictions_harness.ts";
 
 /** One system of a report: a prediction file on a dataset. */
 export interface SystemSpec {
@@ -58,6 +65,8 @@ export interface SystemSpec {
   readonly topK?: number;
   /** The prediction file. */
   readonly predictions: string;
+  /** Its format, where the INPUT tells it (a harness's folder); absent: told from its content. */
+  readonly predFormat?: PredFormat;
   /** Per-question rows (with `bem`) next to the predictions, or `null`. */
   readonly rows: string | null;
   /** The INPUT it came from. */
@@ -73,7 +82,7 @@ export interface ResolveOptions {
 }
 
 const KINDS =
-  "a report INPUT is a full output folder (summary.json and pred.json), a run work folder (configs/<name>.json and predictions/), or NAME=pred.json";
+  "a report INPUT is a full output folder (summary.json and pred.json), a run work folder (configs/<name>.json and predictions/), an lm-evaluation-harness output folder or OpenCompass work folder (with --data), or NAME=pred.json";
 
 /**
  * The dataset name of a data file: its name without `.gz` and `.json`.
@@ -85,7 +94,7 @@ const KINDS =
  * ```
  */
 export function datasetName(path: string): string {
-  return baseOf(path).replace(/\.gz$/, "").replace(/\.json$/, "");
+  return baseOf(path).replace(/\.gz$/, "").replace(/\.(json|parquet)$/, "");
 }
 
 /** The rows file of a prediction file by the rule of `runs/plan/layout.ts`, when it is there. */
@@ -121,7 +130,7 @@ function fullSystem(dir: string, input: string, opts: ResolveOptions, rename?: s
   }
   if (typeof s.data !== "string") throw bad(summaryFile, 'no "data": not a summary.json of full');
   let data = s.data;
-  if (!isFile(data)) {
+  if (!isDataPath(data)) {
     if (opts.data === undefined) {
       throw bad(summaryFile, `its dataset ${data} is not there: give it with --data`);
     }
@@ -158,7 +167,7 @@ function runSystems(dir: string, input: string): SystemSpec[] {
         const predictions = L.prediction(m.abbr, ds.abbr);
         if (!isFile(predictions)) continue;
         const data = L.data(ds);
-        if (!isFile(data)) throw bad(file, `dataset "${ds.abbr}": ${data} is not there`);
+        if (!isDataPath(data)) throw bad(file, `dataset "${ds.abbr}": ${data} is not there`);
         if (out.some((x) => x.predictions === predictions)) continue;
         out.push({
           name: m.abbr,
@@ -179,6 +188,82 @@ function runSystems(dir: string, input: string): SystemSpec[] {
   }
   if (out.length === 0) throw bad(input, "a run folder without any prediction file");
   return out;
+}
+
+const SAMPLES = /^samples_(.+)_(\d{4}-\d\d-\d\dT[0-9.-]+)\.jsonl(?:\.gz)?$/;
+
+/** A model folder's samples file: the latest of its one task (several tasks: name one). */
+function samplesOf(dir: string): string | undefined {
+  const files = listNames(dir).filter((n) => SAMPLES.test(n) && isFile(`${dir}/${n}`)).sort();
+  if (files.length === 0) return undefined;
+  const tasks = [...new Set(files.map((n) => SAMPLES.exec(n)![1]))];
+  if (tasks.length > 1) {
+    throw bad(dir, `samples of ${tasks.length} tasks (${tasks.join(", ")}): give one as NAME=FILE`);
+  }
+  return `${dir}/${files[files.length - 1]}`;
+}
+
+/** An OpenCompass model folder's predictions file (its one dataset). */
+function ocPredictionsOf(dir: string): string | undefined {
+  const files = listNames(dir).filter((n) => n.endsWith(".json") && isFile(`${dir}/${n}`)).sort();
+  if (files.length === 0) return undefined;
+  if (files.length > 1) {
+    throw bad(
+      dir,
+      `predictions of ${files.length} datasets (${files.join(", ")}): give one as NAME=FILE`,
+    );
+  }
+  return `${dir}/${files[0]}`;
+}
+
+/**
+ * The systems of a harness's output folder, or `undefined` when `dir` is
+ * none: an lm-evaluation-harness `--output_path` (a folder per model
+ * holding `samples_<task>_<date>.jsonl`, or one such model folder) or an
+ * OpenCompass work folder (`predictions/<model>/<dataset>.json`, or a
+ * folder of timestamped runs, the latest read). Each model is a system
+ * named by its folder, on `--data`.
+ */
+function harnessSystems(
+  dir: string,
+  input: string,
+  opts: ResolveOptions,
+): SystemSpec[] | undefined {
+  const system = (name: string, predictions: string, predFormat: PredFormat): SystemSpec => {
+    if (opts.data === undefined) {
+      throw new UsageError(
+        `${input}: a ${predFormat} folder's systems need --data (their question set)`,
+      );
+    }
+    return {
+      name,
+      dataset: datasetName(opts.data),
+      data: opts.data,
+      predictions,
+      predFormat,
+      rows: null,
+      input,
+      kind: "pred",
+    };
+  };
+  const own = samplesOf(dir);
+  if (own !== undefined) return [system(baseOf(dir), own, "lm-eval")];
+  const models = listNames(dir).filter((n) => isDir(`${dir}/${n}`)).sort();
+  const lm = models.flatMap((m) => {
+    const f = samplesOf(`${dir}/${m}`);
+    return f === undefined ? [] : [system(m, f, "lm-eval")];
+  });
+  if (lm.length > 0) return lm;
+  const runs = isDir(`${dir}/predictions`)
+    ? [dir]
+    : models.map((m) => `${dir}/${m}`).filter((d) => isDir(`${d}/predictions`));
+  if (runs.length === 0) return undefined;
+  const run = `${runs[runs.length - 1]}/predictions`;
+  const oc = listNames(run).filter((n) => isDir(`${run}/${n}`)).sort().flatMap((m) => {
+    const f = ocPredictionsOf(`${run}/${m}`);
+    return f === undefined ? [] : [system(m, f, "opencompass")];
+  });
+  return oc.length > 0 ? oc : undefined;
 }
 
 const isFullDir = (d: string) => isFile(`${d}/summary.json`) && isFile(`${d}/pred.json`);
@@ -212,12 +297,14 @@ function resolveOne(arg: string, opts: ResolveOptions): SystemSpec[] {
   if (listNames(path).length === 0) throw bad(arg, `an empty folder (${KINDS})`);
   if (isFullDir(path)) return [fullSystem(path, arg, opts)];
   if (isRunDir(path)) return runSystems(path, arg);
-  throw bad(arg, `none of the three kinds: ${KINDS}`);
+  const harness = harnessSystems(path, arg, opts);
+  if (harness !== undefined) return harness;
+  throw bad(arg, `none of these kinds: ${KINDS}`);
 }
 
 /**
  * The systems of the INPUTs, in order. Fails with {@linkcode InputError}
- * (an INPUT of none of the three kinds, an empty folder, a missing file) or
+ * (an INPUT of none of these kinds, an empty folder, a missing file) or
  * {@linkcode UsageError} (no INPUT; `NAME=pred.json` without `--data`; two
  * systems of one name on one dataset).
  *

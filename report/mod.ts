@@ -139,6 +139,7 @@ export {
   systemVerdicts,
 } from "./disagree.ts";
 export { datasetName, resolveInputs, type ResolveOptions, type SystemSpec } from "./inputs.ts";
+export { harnessComparison, type HarnessDisagreement, type HarnessSystem } from "./harness.ts";
 export {
   type Agreement,
   agreement,

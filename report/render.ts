@@ -29,6 +29,7 @@
  *
  * @module
  */
+import type { HarnessSystem } from "./harness.ts";
 import type { Chart } from "./charts.ts";
 import { type DisagreementKind, kindTitle } from "./disagree.ts";
 import type { Agreement, LabelReport } from "./labels.ts";
@@ -345,6 +346,42 @@ function languageTable(report: ReportJson): Table {
   return { head, rows, numeric: head.map((_, i) => i > 1) };
 }
 
+/** Each system's logged harness metric against the official EM. */
+function harnessTable(hs: readonly HarnessSystem[]): Table {
+  const head = [
+    "system",
+    "log",
+    "harness metric",
+    "harness",
+    "official EM",
+    "harness only",
+    "EM only",
+  ];
+  const rows = hs.map((h) => [
+    h.name,
+    h.format,
+    h.metric,
+    f2(h.harness),
+    f2(h.em),
+    String(h.harness_only),
+    String(h.em_only),
+  ]);
+  return { head, rows, numeric: head.map((_, i) => i > 2) };
+}
+
+/** The questions on which a system's harness metric and the official EM differ. */
+function harnessExampleTable(h: HarnessSystem): Table {
+  const head = ["question", "gold answers", "answer", "harness", "EM"];
+  const rows = h.examples.map((d) => [
+    `${d.question} (${d.id})`,
+    d.golds.map((g) => `“${g}”`).join(" · "),
+    d.prediction === null ? "-" : `“${d.prediction}”`,
+    String(d.harness),
+    String(d.em),
+  ]);
+  return { head, rows, numeric: head.map((_, i) => i > 2) };
+}
+
 function disagreementTable(r: DatasetReport): Table {
   const names = r.systems.map((s) => s.name);
   const head = ["question", "gold answers", ...names, "F1 spread"];
@@ -605,6 +642,23 @@ function sections(r: DatasetReport, o: ReportJson["options"], charts: readonly C
       charts: chart("-scores"),
     },
   ];
+  for (const [i, h] of (r.harness_metric ?? []).entries()) {
+    if (i === 0) {
+      out.push({
+        title: "The harness's own metric",
+        note:
+          "The per-question metric the harness logged with each answer (lm-evaluation-harness: exact_match of its samples file), in percent, beside the official-rules EM scored here on the same answers; harness only / EM only: questions right by one and wrong by the other (where the answer normalizations differ).",
+        table: harnessTable(r.harness_metric!),
+      });
+    }
+    if (h.examples.length > 0) {
+      out.push({
+        title:
+          `${h.name}: where the harness and the official EM disagree (first ${h.examples.length})`,
+        table: harnessExampleTable(h),
+      });
+    }
+  }
   if (r.breakdowns.answerability.length > 0) {
     out.push({
       title: "HasAns / NoAns",

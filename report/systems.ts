@@ -52,6 +52,7 @@ import * as Stream from "effect/Stream";
 import { FileError, InputError } from "../io/errors.ts";
 import { fileSha256 } from "../io/manifest.ts";
 import { readPredictions } from "../io/predictions.ts";
+import { detectPredFormat, readHarnessAnswers } from "../io/predictions_harness.ts";
 import { squadArticles } from "../io/squad.ts";
 import { readQuestions as readQaRecords } from "../io/datasets/read.ts";
 import { type DatasetFormat, detectFormat } from "../io/datasets/detect.ts";
@@ -200,6 +201,15 @@ export interface ScoredSystem {
   readonly bem: Float64Array | null;
   /** The open search's fields, when the rows carry them. */
   readonly open: OpenColumns | null;
+  /**
+   * The harness's own per-question metric (lm-eval's logged `exact_match`,
+   * 0 or 1, dataset order), when the answers come from a log that has it.
+   */
+  readonly harness?: {
+    readonly format: string;
+    readonly metric: string;
+    readonly values: Float64Array;
+  };
   /**
    * The per-question rows file checked against the scores recomputed here
    * (and the source of `bem`), or `null` when the system has none. EM and
@@ -791,7 +801,18 @@ export const scoreSystems = (
             );
           }
         }
-        const preds = yield* readPredictions(spec.predictions);
+        // A harness's log (lm-eval samples, OpenCompass predictions) is matched to the questions.
+        const predFormat = spec.predFormat ?? (yield* detectPredFormat(spec.predictions));
+        const logged = predFormat === "ids"
+          ? undefined
+          : yield* readHarnessAnswers(spec.predictions, predFormat, qs);
+        const preds = logged?.predictions ?? (yield* readPredictions(spec.predictions));
+        const exact = logged?.harnessExact;
+        const harness = exact === undefined ? undefined : {
+          format: predFormat,
+          metric: "exact_match",
+          values: Float64Array.from(qs, (q) => exact.get(q.id) ?? 0),
+        };
         const s = yield* Effect.try({
           try: () => {
             checkForeign(spec, ids, preds);
@@ -816,7 +837,7 @@ export const scoreSystems = (
             );
           }
         }
-        systems.push(s);
+        systems.push(harness === undefined ? s : { ...s, harness });
       }
       const sha256 = yield* fileSha256(group[0].data);
       const topK = group.find((g) => g.topK !== undefined)?.topK;

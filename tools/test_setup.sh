@@ -6,8 +6,9 @@
 #   - the Python packages that the tests' own Python files import (PY_PACKAGES below, as
 #     module:package): onnxruntime (tests/fixtures/bem_ort_check.py, BEM's logits), faiss-cpu
 #     (tests/py/ivf_ref.py, IVF-PQ against faiss), onnx (tests/fixtures/make_tiny_onnx.py, the
-#     ONNX fixtures rebuilt and compared) and matplotlib (bench/reference/evaluate_v2.py, imported
-#     for --out-image-dir as by the official script). tests/tools/test_setup_test.ts checks that
+#     ONNX fixtures rebuilt and compared), matplotlib (bench/reference/evaluate_v2.py, imported
+#     for --out-image-dir as by the official script) and pyarrow (tests/fixtures/make_parquet.py,
+#     the Parquet fixtures rebuilt and compared). tests/tools/test_setup_test.ts checks that
 #     this list is exactly what those files import beyond the standard library, numpy and scipy.
 # pip installs into the environment of `python3`; where that Python is managed by the system
 # (PEP 668), into the user's site-packages instead (--user --break-system-packages, which leaves
@@ -32,7 +33,7 @@ if [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
-PY_PACKAGES="onnxruntime:onnxruntime faiss:faiss-cpu onnx:onnx matplotlib:matplotlib"
+PY_PACKAGES="onnxruntime:onnxruntime faiss:faiss-cpu onnx:onnx matplotlib:matplotlib pyarrow:pyarrow"
 missing=()
 for pair in $PY_PACKAGES; do
   module=${pair%%:*} package=${pair#*:}

@@ -19,6 +19,7 @@ import * as SchemaIssue from "effect/SchemaIssue";
 import { InputError } from "../../io/errors.ts";
 import { ENCODER_NAMES, encoderSpec } from "../../encoders/registry.ts";
 import { absPath, baseOf, dirOf, displayPath, isDir, isFifo, isFile } from "../../io/fs.ts";
+import { isDataPath } from "../../io/datasets/parquet_path.ts";
 import { NON_DATA } from "./config_loader.ts";
 import {
   type DatasetKind as DatasetKindSchema,
@@ -313,7 +314,7 @@ export const validateRunConfig = (
     for (const [i, d] of raw.datasets.entries()) {
       const where = `datasets[${i}]`;
       const path = absPath(pathOf(d.path), base);
-      if (!isFile(path)) return yield* fail(`${where}.path`, `no such file "${path}"`);
+      if (!isDataPath(path)) return yield* fail(`${where}.path`, `no such file "${path}"`);
       const kind: DatasetKind = d.type ?? "squad";
       const squadKind = SQUAD_KINDS.includes(kind);
       let format: DatasetFormat | undefined;
@@ -397,7 +398,7 @@ export const validateRunConfig = (
           );
         }
         corpus = absPath(pathOf(d.corpus), base);
-        if (!isFile(corpus)) return yield* fail(`${where}.corpus`, `no such file "${corpus}"`);
+        if (!isDataPath(corpus)) return yield* fail(`${where}.corpus`, `no such file "${corpus}"`);
       }
       // An open set with a corpus is searched by encoder models (its open
       // option: the ranks kept; default OPEN_TOP_K, `runs/plan/plan.ts`).

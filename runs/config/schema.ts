@@ -207,7 +207,11 @@ export const ModelSchema = Schema.Struct({
    */
   type: Schema.optionalKey(Schema.Literals(["encoder", "predictions"])),
   /**
-   * A predictions model's answers (`{id: answer}` JSON): a folder holding
+   * A predictions model's answers (`{id: answer}` JSON, an
+   * lm-evaluation-harness `samples_<task>_<date>.jsonl` or an OpenCompass
+   * `predictions/<model>/<dataset>.json`, told from the content, matched to
+   * the dataset's questions and checked, see `io/predictions_harness.ts`;
+   * the run copies them as `{id: answer}`): a folder holding
    * `<dataset abbr>.json` for each dataset of the run, or one file when the
    * run has a single dataset.
    */

@@ -27,6 +27,7 @@
  *
  * @module
  */
+import { predictionsText } from "../../io/predictions_match.ts";
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError } from "../../io/errors.ts";
@@ -327,11 +328,9 @@ export const evalCorpusSearch = (opts: CorpusEvalOptions) =>
 export const evalPredictions = (opts: EvalOptions) =>
   Effect.gen(function* () {
     if (opts.from !== undefined) {
-      const from = opts.from;
-      yield* fsDo(
-        opts.pred,
-        async () => await writeTextAtomically(opts.pred, await Deno.readTextFile(from)),
-      );
+      // {id: answer} as is; a harness's log matched to the set's questions and checked.
+      const text = yield* predictionsText(opts.from, opts);
+      yield* fsDo(opts.pred, async () => await writeTextAtomically(opts.pred, text));
     }
     if (opts.format !== undefined && opts.format !== "squad" && opts.format !== "squad2") {
       return yield* evalQuestionSet({ ...opts, format: opts.format });

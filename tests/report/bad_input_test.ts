@@ -3,7 +3,7 @@
  * (`report: ...`), and no report folder or file left behind (not even a
  * temporary one): a prediction file for another dataset, two systems on
  * different question sets (different answered questions, or datasets of one
- * name with different questions), an INPUT that is none of the three kinds,
+ * name with different questions), an INPUT that is none of the kinds,
  * an empty folder; rows whose em/f1 are not what their predictions score
  * (edited), rows whose gold answers are not the dataset's (the dataset
  * changed after the run); every numeric option out of range.
@@ -73,13 +73,13 @@ Deno.test("report refuses two systems on different question sets", async () => {
   assert(line2.includes('of dataset "dev" are on different question sets'), line2);
 });
 
-Deno.test("report refuses an INPUT that is none of the three kinds, and an empty folder", async () => {
+Deno.test("report refuses an INPUT that is none of the kinds, and an empty folder", async () => {
   const odd = `${TMP}/odd`;
   await Deno.mkdir(odd);
   await Deno.writeTextFile(`${odd}/notes.txt`, "x");
   const kinds =
-    "a report INPUT is a full output folder (summary.json and pred.json), a run work folder (configs/<name>.json and predictions/), or NAME=pred.json";
-  assertEquals(await refused([odd]), `report: ${odd}: none of the three kinds: ${kinds}`);
+    "a report INPUT is a full output folder (summary.json and pred.json), a run work folder (configs/<name>.json and predictions/), an lm-evaluation-harness output folder or OpenCompass work folder (with --data), or NAME=pred.json";
+  assertEquals(await refused([odd]), `report: ${odd}: none of these kinds: ${kinds}`);
   const empty = `${TMP}/empty`;
   await Deno.mkdir(empty);
   assertEquals(await refused([empty]), `report: ${empty}: an empty folder (${kinds})`);

@@ -65,8 +65,9 @@ Deno.test("test setup: PY_PACKAGES is what the tests' Python files import, beyon
     [...setup.keys()].sort(),
     `imported: ${[...imported].map(([m, f]) => `${m} (${f})`).join("; ")}`,
   );
-  // The four of this writing, and where they are imported.
-  assertEquals(needed, ["faiss", "matplotlib", "onnx", "onnxruntime"]);
+  // The five of this writing, and where they are imported.
+  assertEquals(needed, ["faiss", "matplotlib", "onnx", "onnxruntime", "pyarrow"]);
+  assertEquals(imported.get("pyarrow"), "tests/fixtures/make_parquet.py");
   assertEquals(imported.get("faiss"), "bench/faiss_ref.py tests/py/ivf_ref.py");
   assertEquals(setup.get("faiss"), "faiss-cpu");
 });
@@ -128,8 +129,8 @@ Deno.test("test setup: a package pip cannot install stops it with one line and e
   const last = r.stderr.trim().split("\n").at(-1);
   assertEquals(
     last,
-    "test setup: could not pip install onnxruntime faiss-cpu onnx matplotlib " +
-      "(python3 -m pip install onnxruntime faiss-cpu onnx matplotlib): the tests need them",
+    "test setup: could not pip install onnxruntime faiss-cpu onnx matplotlib pyarrow " +
+      "(python3 -m pip install onnxruntime faiss-cpu onnx matplotlib pyarrow): the tests need them",
   );
   assertEquals(r.installed, []);
 });
@@ -137,16 +138,16 @@ Deno.test("test setup: a package pip cannot install stops it with one line and e
 Deno.test("test setup: each missing package is installed with pip, and exit 0", async () => {
   const r = await withFakePython("plain");
   assertEquals(r.code, 0, r.stderr);
-  assertEquals(r.installed, ["onnxruntime", "faiss", "onnx", "matplotlib"]);
+  assertEquals(r.installed, ["onnxruntime", "faiss", "onnx", "matplotlib", "pyarrow"]);
   const pip = r.calls.filter((c) => c.startsWith("-m pip"));
-  assertEquals(pip.length, 4);
+  assertEquals(pip.length, 5);
   assert(pip.every((c) => !c.includes("--user")), pip.join("\n"));
 });
 
 Deno.test("test setup: a system-managed Python (PEP 668) gets them in the user's site-packages", async () => {
   const r = await withFakePython("managed");
   assertEquals(r.code, 0, r.stderr);
-  assertEquals(r.installed, ["onnxruntime", "faiss", "onnx", "matplotlib"]);
+  assertEquals(r.installed, ["onnxruntime", "faiss", "onnx", "matplotlib", "pyarrow"]);
   const user = r.calls.filter((c) => c.includes("--user --break-system-packages"));
-  assertEquals(user.length, 4);
+  assertEquals(user.length, 5);
 });

@@ -1,0 +1,350 @@
+/**
+ * Hugging Face Hub Parquet splits as the text formats the readers already
+ * read: a `.parquet` file, or a folder of Parquet shards (the Hub's
+ * `validation-00000-of-00002.parquet`, ..., read in name order as one
+ * split), is opened by `openSource` as a byte stream of the equivalent
+ * text, written one row group at a time ({@linkcode parquetSource}). So
+ * every reader, detector and stage reads it unchanged, and the scores,
+ * dumps and splits are those of the JSON.
+ *
+ * The kind is told from the schema's top-level columns
+ * ({@linkcode parquetKind}):
+ *
+ * - `squad` (`squad`, `squad_v2`, `xquad`: `id, title?, context, question,
+ *   answers {text[], answer_start[]}`): a SQuAD JSON document, consecutive
+ *   rows of one title grouped into an article and of one context into a
+ *   paragraph, as the JSON has them. It is v2.0 (`"version": "v2.0"`, and
+ *   `is_impossible` on every question) when the path says
+ *   `v2`/`squad2`, or when any question has no answer; else
+ *   `"version": "1.1"` (last, where v1.1's files have it). (The Hub's `squad_v2` has no `plausible_answers`.)
+ * - `mrqa` (`subset, context, qid, question, answers, detected_answers`):
+ *   MRQA JSONL, a header line, then one line per run of rows of one context.
+ * - `trivia_qa` (`question, question_id, answer {value, aliases, ...}`),
+ *   `nq_open` (`question, answer[]`), `web_questions` (`question,
+ *   answers[]`): open-domain JSONL (only those columns are read: TriviaQA's
+ *   `entity_pages` and `search_results` are never decoded).
+ * - `passages` (`id, title?, text`, no `question`): a JSONL corpus.
+ * - any other schema: one JSON line per row, every column (a generic
+ *   `jsonl` set: it needs a field map, as `reader.fields` or `--fields`).
+ *
+ * A row whose key column is null fails with one line naming the file, the
+ * row (from 0) and the column.
+ *
+ * @module
+ */
+import { InputError } from "../errors.ts";
+import type { ByteSource } from "../source.ts";
+import { openParquet, type ParquetFile, readRowGroup } from "./parquet_file.ts";
+import { parquetFiles } from "./parquet_path.ts";
+
+/** The kinds of Hub Parquet schemas read. */
+export type ParquetKind =
+  | "squad"
+  | "mrqa"
+  | "trivia_qa"
+  | "nq_open"
+  | "web_questions"
+  | "passages"
+  | "generic";
+
+/**
+ * The kind of a Parquet split from its top-level column names.
+ *
+ * @example
+ * ```ts
+ * import { parquetKind } from "./parquet.ts";
+ * if (parquetKind(["id", "title", "context", "question", "answers"]) !== "squad") throw new Error();
+ * if (parquetKind(["question", "answer"]) !== "nq_open") throw new Error();
+ * if (parquetKind(["id", "title", "text"]) !== "passages") throw new Error();
+ * if (parquetKind(["x", "y"]) !== "generic") throw new Error();
+ * ```
+ */
+export function parquetKind(columns: readonly string[]): ParquetKind {
+  const has = (...names: string[]) => names.every((n) => columns.includes(n));
+  if (has("qid", "question", "context", "answers", "detected_answers")) return "mrqa";
+  if (has("id", "context", "question", "answers")) return "squad";
+  if (has("question", "question_id", "answer")) return "trivia_qa";
+  if (has("question", "answer")) return "nq_open";
+  if (has("question", "answers") && !columns.includes("context")) return "web_questions";
+  if (has("id", "text") && !columns.includes("question")) return "passages";
+  return "generic";
+}
+
+const KIND_COLUMNS: Record<Exclude<ParquetKind, "generic">, readonly string[]> = {
+  squad: ["id", "title", "context", "question", "answers"],
+  mrqa: ["subset", "context", "qid", "question", "answers", "detected_answers"],
+  trivia_qa: ["question_id", "question", "answer"],
+  nq_open: ["question", "answer"],
+  web_questions: ["question", "answers"],
+  passages: ["id", "title", "text"],
+};
+
+function jsonOf(v: unknown): string {
+  return JSON.stringify(
+    v,
+    (_k, x) =>
+      typeof x === "bigint"
+        ? (x >= BigInt(Number.MIN_SAFE_INTEGER) && x <= BigInt(Number.MAX_SAFE_INTEGER)
+          ? Number(x)
+          : x.toString())
+        : x,
+  );
+}
+
+/** The text of one kind: a head, each row (given its position), and an end. */
+interface Writer {
+  head(): string;
+  row(r: Record<string, unknown>, at: RowAt): string;
+  end(): string;
+}
+
+/** Where a row is: its file, its row number from 0, across the shards. */
+interface RowAt {
+  readonly file: string;
+  readonly row: number;
+}
+
+function need(r: Record<string, unknown>, col: string, at: RowAt, type: "string" | "list") {
+  const v = r[col];
+  const ok = type === "string" ? typeof v === "string" : Array.isArray(v);
+  if (!ok) {
+    throw new InputError({
+      file: at.file,
+      where: `row ${at.row}`,
+      message: `column ${JSON.stringify(col)} is ${
+        v === null || v === undefined ? "null" : `not a ${type}`
+      }`,
+    });
+  }
+  return v;
+}
+
+function squadWriter(v2: boolean): Writer {
+  let title: string | undefined;
+  let context: string | undefined;
+  let firstArticle = true;
+  let firstQa = true;
+  return {
+    // Where the files put it: first in SQuAD v2.0's, last in v1.1's.
+    head: () => (v2 ? `{"version": "v2.0", "data": [` : `{"data": [`),
+    row(r, at) {
+      const t = r.title === undefined || r.title === null ? "" : need(r, "title", at, "string");
+      const c = need(r, "context", at, "string") as string;
+      const answers = r.answers as { text?: unknown; answer_start?: unknown } | null;
+      const texts = answers?.text;
+      const starts = answers?.answer_start;
+      if (!Array.isArray(texts) || !Array.isArray(starts) || texts.length !== starts.length) {
+        throw new InputError({
+          file: at.file,
+          where: `row ${at.row}`,
+          message: 'column "answers" is not {text[], answer_start[]} of one length',
+        });
+      }
+      let out = "";
+      if (t !== title) {
+        if (title !== undefined) out += "]}]}";
+        out += `${firstArticle ? "" : ", "}{"title": ${jsonOf(t)}, "paragraphs": [`;
+        firstArticle = false;
+        title = t as string;
+        context = undefined;
+      }
+      if (c !== context) {
+        if (context !== undefined) out += "]}, ";
+        out += `{"context": ${jsonOf(c)}, "qas": [`;
+        context = c;
+        firstQa = true;
+      }
+      const list = texts.map((text, i) =>
+        `{"answer_start": ${jsonOf(starts[i])}, "text": ${jsonOf(text)}}`
+      );
+      out += `${firstQa ? "" : ", "}{"answers": [${list.join(", ")}], "question": ${
+        jsonOf(r.question)
+      }, "id": ${jsonOf(r.id)}${v2 ? `, "is_impossible": ${texts.length === 0}` : ""}}`;
+      firstQa = false;
+      return out;
+    },
+    end: () => `${title === undefined ? "]" : "]}]}]"}${v2 ? "}" : `, "version": "1.1"}`}`,
+  };
+}
+
+function mrqaWriter(): Writer {
+  let context: string | undefined;
+  let subset: unknown;
+  let qas: string[] = [];
+  let headDone = false;
+  const flush = () => {
+    if (context === undefined) return "";
+    const line = `{"context": ${jsonOf(context)}, "qas": [${qas.join(", ")}]}\n`;
+    qas = [];
+    return line;
+  };
+  return {
+    head: () => "",
+    row(r, at) {
+      const c = need(r, "context", at, "string") as string;
+      let out = "";
+      if (!headDone) {
+        out += `${jsonOf({ header: { dataset: r.subset ?? "", split: "parquet" } })}\n`;
+        headDone = true;
+      }
+      if (c !== context || r.subset !== subset) {
+        out += flush();
+        context = c;
+        subset = r.subset;
+      }
+      const d = (r.detected_answers ?? {}) as { text?: unknown; char_spans?: unknown };
+      const texts = Array.isArray(d.text) ? d.text : [];
+      const spans = Array.isArray(d.char_spans) ? d.char_spans : [];
+      const detected = texts.map((text, i) => {
+        const s = (spans[i] ?? {}) as { start?: unknown[]; end?: unknown[] };
+        const starts = Array.isArray(s.start) ? s.start : [];
+        const ends = Array.isArray(s.end) ? s.end : [];
+        return { text, char_spans: starts.map((x, k) => [x, ends[k]]) };
+      });
+      qas.push(jsonOf({
+        qid: r.qid,
+        question: r.question,
+        answers: need(r, "answers", at, "list"),
+        detected_answers: detected,
+      }));
+      return out;
+    },
+    end: () => (headDone ? flush() : `{"header": {"dataset": "", "split": "parquet"}}\n`),
+  };
+}
+
+function linesWriter(line: (r: Record<string, unknown>, at: RowAt) => unknown): Writer {
+  return { head: () => "", row: (r, at) => `${jsonOf(line(r, at))}\n`, end: () => "" };
+}
+
+function writerOf(kind: ParquetKind, v2: boolean): Writer {
+  switch (kind) {
+    case "squad":
+      return squadWriter(v2);
+    case "mrqa":
+      return mrqaWriter();
+    case "trivia_qa":
+      return linesWriter((r) => {
+        const a = (r.answer ?? null) as { value?: unknown; aliases?: unknown } | null;
+        return {
+          question_id: r.question_id,
+          question: r.question,
+          answer: a && { value: a.value, aliases: a.aliases },
+        };
+      });
+    case "nq_open":
+      return linesWriter((r) => ({ question: r.question, answer: r.answer }));
+    case "web_questions":
+      return linesWriter((r) => ({ question: r.question, answers: r.answers }));
+    case "passages":
+      return linesWriter((r) => ({ id: r.id, title: r.title ?? "", text: r.text }));
+    case "generic":
+      return linesWriter((r) => r);
+  }
+}
+
+/** Whether a split of SQuAD's shape has a question without answers (v2.0), reading `answers` only. */
+async function hasNoAnswer(files: ParquetFile[]): Promise<boolean> {
+  for (const pq of files) {
+    for (let g = 0; g < pq.groupRows.length; g++) {
+      for (const r of await readRowGroup(pq, g, ["answers"])) {
+        const texts = (r.answers as { text?: unknown } | null)?.text;
+        if (Array.isArray(texts) && texts.length === 0) return true;
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * The text of the Parquet split at `path` (a `.parquet` file or a folder of
+ * shards, see `parquetFiles` of `parquet_path.ts`) as a {@linkcode ByteSource}, written
+ * one row group at a time; `undefined` when `path` is not Parquet. The
+ * files are opened at the first read: a bad one errors the stream with one
+ * {@linkcode InputError}.
+ *
+ * @example
+ * ```ts
+ * import { parquetSource } from "./parquet.ts";
+ * const path = await Deno.makeTempFile({ suffix: ".parquet" });
+ * await Deno.writeFile(path, new Uint8Array([0x50, 0x41, 0x52]));
+ * const src = await parquetSource(path);
+ * let msg = "";
+ * try {
+ *   await new Response(src?.stream).text();
+ * } catch (e) {
+ *   msg = String(e);
+ * }
+ * if (!msg.endsWith("not a Parquet file (no PAR1 magic at its start)")) throw new Error(msg);
+ * ```
+ */
+export async function parquetSource(path: string): Promise<ByteSource | undefined> {
+  const paths = await parquetFiles(path);
+  if (paths === undefined) return undefined;
+  const files: ParquetFile[] = [];
+  const close = () => {
+    for (const f of files.splice(0)) f.close();
+  };
+  const encoder = new TextEncoder();
+  let writer: Writer | undefined;
+  let columns: string[] = [];
+  let file = 0;
+  let group = 0;
+  let row = 0;
+  let ended = false;
+  const start = async (): Promise<string> => {
+    for (const p of paths) files.push(await openParquet(p));
+    const kind = parquetKind(files[0].columns);
+    for (const f of files.slice(1)) {
+      const k = parquetKind(f.columns);
+      if (k !== kind) {
+        throw new InputError({
+          file: f.path,
+          where: "",
+          message: `a ${k} shard in a ${kind} split (${files[0].path})`,
+        });
+      }
+    }
+    columns = kind === "generic"
+      ? files[0].columns.slice()
+      : KIND_COLUMNS[kind].filter((c) => files[0].columns.includes(c));
+    const v2 = kind === "squad" &&
+      (/(^|[^a-z0-9])(squad_?v?2|v2(\.0)?)([^a-z0-9]|$)/i.test(path) || await hasNoAnswer(files));
+    writer = writerOf(kind, v2);
+    return writer.head();
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        let text = writer === undefined ? await start() : "";
+        while (file < files.length && group >= files[file].groupRows.length) {
+          file++;
+          group = 0;
+          row = 0;
+        }
+        if (file >= files.length) {
+          if (!ended) text += writer!.end();
+          ended = true;
+          close();
+          if (text !== "") controller.enqueue(encoder.encode(text));
+          controller.close();
+          return;
+        }
+        const pq = files[file];
+        const parts: string[] = [text];
+        for (const r of await readRowGroup(pq, group, columns)) {
+          parts.push(writer!.row(r, { file: pq.path, row: row++ }));
+        }
+        group++;
+        controller.enqueue(encoder.encode(parts.join("")));
+      } catch (e) {
+        close();
+        controller.error(e);
+      }
+    },
+    cancel() {
+      close();
+    },
+  }, { highWaterMark: 0 });
+  return { name: path, stream };
+}
