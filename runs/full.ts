@@ -66,6 +66,7 @@ import {
   taskSeconds,
 } from "./single.ts";
 import type { Plan } from "./plan/task.ts";
+import { PASSAGES_FILE } from "./plan/layout.ts";
 import { singleRunSummary } from "./summary/single_summary.ts";
 import type { TaskStatus } from "./runners/status.ts";
 import { timestamp } from "./run_dir.ts";
@@ -146,6 +147,7 @@ const fsDo = <A>(file: string, f: () => Promise<A>) =>
 export const FULL_OUTPUTS: readonly { readonly name: string; readonly folder: boolean }[] = [
   { name: "context.json", folder: false },
   { name: "question.json", folder: false },
+  { name: PASSAGES_FILE, folder: false },
   { name: "dumps", folder: true },
   { name: "pred.json", folder: false },
   { name: "rows.ndjson", folder: false },
@@ -194,12 +196,21 @@ export const runManifest = (
  * `overwrite`, removes an earlier run's files. Returns whether `out` already
  * holds this run's manifest.
  */
-const claimOut = (data: string, out: string, manifest: Manifest, overwrite: boolean) =>
+const claimOut = (
+  data: string,
+  corpus: string | undefined,
+  out: string,
+  manifest: Manifest,
+  overwrite: boolean,
+) =>
   Effect.gen(function* () {
     const refuse = (message: string) =>
       Effect.fail(new InputError({ file: out, where: "", message }));
     const alias = aliasProblem(
-      [{ name: "--data", path: data }],
+      [
+        { name: "--data", path: data },
+        ...(corpus !== undefined ? [{ name: "--corpus", path: corpus }] : []),
+      ],
       FULL_OUTPUTS.map((o) => ({
         name: `--out's ${o.name}`,
         path: `${out}/${o.name}`,
@@ -318,7 +329,7 @@ export const full = (opts: FullOptions = {}) => {
     }
     const outExisted = existsSync(out);
     const manifest = yield* runManifest(data, spec, uniqueIds, open, opts.dtype);
-    const claimed = yield* claimOut(data, out, manifest, opts.overwrite === true);
+    const claimed = yield* claimOut(data, corpus, out, manifest, opts.overwrite === true);
     // Reads (and checks) the dataset.
     const plan = yield* planSingleRun(data, spec, out, uniqueIds, open, opts.dtype ?? null);
     made = { plan, outExisted };
