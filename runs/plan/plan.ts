@@ -14,6 +14,12 @@
  * its article range (no split, when no encoder model is in the run), and
  * a set of another kind none (its questions are read here, so a bad record
  * is refused before anything runs).
+ * An encoder reads only what a `prepare` task wrote ({@linkcode encoderInput}):
+ * a SQuAD set's split, an open set's question-only file, a corpus's
+ * passages-only file (`io/datasets/split.ts`), never a dataset or a corpus
+ * as given, which may hold the other half's text under any name (a corpus
+ * that is the dataset, a copy or a link of it). So every dataset an encoder
+ * model runs on has a `prepare` task.
  * Every task is a Deno command line from `runs/sandbox/sandbox.ts` with
  * permissions narrowed to its inputs and its output folder, writes
  * atomically and skips complete files, so running it twice is safe. A task
