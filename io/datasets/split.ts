@@ -11,8 +11,8 @@
  *   this file, never the set.
  * - {@linkcode writePassagesOnly}: the passages of any corpus (DPR's
  *   passage TSV, a JSONL corpus, the paragraphs of a SQuAD, XQuAD, MLQA or
- *   MRQA file) as NDJSON paragraph records, `{"kind": "paragraph", "id",
- *   "context", "title"}` a line: no question, no answer. The context
+ *   MRQA file) as a JSONL corpus (`passages.ts`), `{"id", "title",
+ *   "text"}` a line: no question, no answer. The context
  *   encoder of a corpus reads this file, never the corpus (a SQuAD file
  *   given as its own corpus, a copy or a hard link of it, is split here
  *   like any other corpus).
@@ -20,8 +20,9 @@
  * Both read the file with the readers every stage uses (`read.ts`: the
  * same ids, in the same order, as the plan's scan and the index), stream,
  * and write atomically (nothing at `out` unless the whole file was read).
- * The records are those `embed_context` and `embed_question` read first
- * (`io/ndjson.ts`), and `records` writes.
+ * The question records are those `embed_question` reads first
+ * (`io/ndjson.ts`) and `records` writes; the passages a corpus every stage
+ * reads (`embed_context`, `index --context`, `records`), with the same ids.
  *
  * @module
  */
@@ -29,9 +30,9 @@ import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError } from "../errors.ts";
 import { openAtomicWriter } from "../fs.ts";
-import type { ParagraphRecord, QuestionRecord } from "../ndjson.ts";
+import type { QuestionRecord } from "../ndjson.ts";
 import { type DatasetOptions, readCorpus, readQuestions } from "./read.ts";
-import type { DatasetReadError } from "./types.ts";
+import type { CorpusPassage, DatasetReadError } from "./types.ts";
 
 /** Writes `lines` (one record each) to `out` atomically; returns how many. */
 const writeLines = (
@@ -118,16 +119,16 @@ export const writeQuestionsOnly = (
 export interface PassagesOnlyOptions {
   /** The corpus (any corpus format of `read.ts`, or a file with paragraphs). */
   readonly corpus: string;
-  /** The NDJSON paragraph records to write. */
+  /** The JSONL corpus to write. */
   readonly out: string;
   /** The corpus's format (a `--format` name); default: detected from its first bytes. */
   readonly format?: string;
 }
 
 /**
- * Writes the passages of a corpus, ids, texts and titles only, as NDJSON
- * paragraph records; returns how many. A SQuAD or MRQA file loses its
- * questions and answers here.
+ * Writes the passages of a corpus, ids, titles and texts only, as a JSONL
+ * corpus; returns how many. A SQuAD or MRQA file loses its questions and
+ * answers here.
  *
  * @example
  * ```ts
@@ -137,9 +138,9 @@ export interface PassagesOnlyOptions {
  * await Deno.writeTextFile(`${dir}/d.json`, JSON.stringify({ version: "1.1", data: [{
  *   title: "Paris", paragraphs: [{ context: "Paris is big.", qas: [{ id: "q1",
  *     question: "What is big?", answers: [{ text: "Paris", answer_start: 0 }] }] }] }] }));
- * const n = await Effect.runPromise(writePassagesOnly({ corpus: `${dir}/d.json`, out: `${dir}/p.ndjson` }));
- * const text = await Deno.readTextFile(`${dir}/p.ndjson`);
- * const want = '{"kind":"paragraph","id":"Paris_0","context":"Paris is big.","title":"Paris"}\n';
+ * const n = await Effect.runPromise(writePassagesOnly({ corpus: `${dir}/d.json`, out: `${dir}/p.jsonl` }));
+ * const text = await Deno.readTextFile(`${dir}/p.jsonl`);
+ * const want = '{"id":"Paris_0","title":"Paris","text":"Paris is big."}\n';
  * if (n !== 1 || text !== want) throw new Error(text);
  * await Deno.remove(dir, { recursive: true });
  * ```
@@ -152,7 +153,7 @@ export const writePassagesOnly = (
     Stream.map(
       readCorpus(opts.corpus, opts.format !== undefined ? { format: opts.format } : {}),
       (p) => {
-        const r: ParagraphRecord = { kind: "paragraph", id: p.id, context: p.text, title: p.title };
+        const r: CorpusPassage = { id: p.id, title: p.title, text: p.text };
         return JSON.stringify(r);
       },
     ),

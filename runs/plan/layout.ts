@@ -40,10 +40,10 @@ export const QUESTIONS_ONLY_FILE = "question.ndjson";
 
 /**
  * The passages-only file a `prepare` task writes for a dataset's corpus
- * (`io/datasets/split.ts` `writePassagesOnly`: NDJSON paragraph records,
+ * (`io/datasets/split.ts` `writePassagesOnly`: a JSONL corpus,
  * ids, titles and texts, no question, no answer), in the dataset's folder.
  */
-export const PASSAGES_FILE = "passages.ndjson";
+export const PASSAGES_FILE = "passages.jsonl";
 
 /** The folders and files of a run folder. */
 export interface RunLayout {

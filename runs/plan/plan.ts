@@ -164,7 +164,7 @@ function inside(p: string, dir: string): boolean {
  * const L = runLayout("/w/r");
  * const nq = { abbr: "nq", type: "open", path: "/d/nq.qa.csv", corpus: "/d/psgs.tsv",
  *   articles: null, metrics: ["em"], bem: null } as const;
- * if (encoderInput(L, nq, "context") !== "/w/r/datasets/nq/passages.ndjson") throw new Error();
+ * if (encoderInput(L, nq, "context") !== "/w/r/datasets/nq/passages.jsonl") throw new Error();
  * if (encoderInput(L, nq, "question") !== "/w/r/datasets/nq/question.ndjson") throw new Error();
  * ```
  */

@@ -25,10 +25,10 @@
  *   --fields MAP]`: a question set that is not SQuAD's gets no split but
  *   its question-only file `DIR/question.ndjson` (ids and question texts).
  * - `prepare ... --corpus C`: also the passages-only file of the corpus C,
- *   `DIR/passages.ndjson` (ids, titles, texts). Independence is decided by
+ *   `DIR/passages.jsonl` (ids, titles, texts). Independence is decided by
  *   content here, not by name: an encoder reads only what a `prepare` task
  *   wrote (`context.json`, `question.json`, `question.ndjson`,
- *   `passages.ndjson`), never a dataset or a corpus as given.
+ *   `passages.jsonl`), never a dataset or a corpus as given.
  *
  * The command line of both is `pipeline/_run_task.ts`, which the plans
  * name as a script (`runs/plan/plan.ts`).
@@ -93,7 +93,7 @@ export interface PrepareOptions {
     readonly fields?: FieldMap;
   };
   /**
-   * The dataset's corpus: its passages-only file `DIR/passages.ndjson` too
+   * The dataset's corpus: its passages-only file `DIR/passages.jsonl` too
    * (ids, titles and texts, whatever the corpus's format: a SQuAD or MRQA
    * file loses its questions and answers), what the context encoder reads.
    */
