@@ -117,9 +117,11 @@ export interface FullOptions {
   /**
    * With `open`: search this corpus instead of the dataset's own paragraphs
    * (a DPR passage TSV, a JSONL corpus, or the paragraphs of a SQuAD or MRQA
-   * file: `io/datasets/`). The context encoder encodes the corpus, the index
-   * holds its passages, and the numbers are the search's (top-1 EM/F1 over
-   * the gold answers, DPR's top-k passage accuracy); there is no merge.
+   * file: `io/datasets/`). The context encoder encodes the corpus's
+   * passages (`<out>/passages.jsonl`, written by the split task: ids,
+   * titles, texts; never the corpus as given, which may be the dataset),
+   * the index holds them, and the numbers are the search's (top-1 EM/F1
+   * over the gold answers, DPR's top-k passage accuracy); there is no merge.
    */
   readonly corpus?: string;
   /** Called when a stage ends (name, seconds, one-line detail). */

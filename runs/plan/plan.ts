@@ -407,7 +407,7 @@ export const planRun = (
     const scans: DatasetScan[] = [];
     for (const ds of config.datasets) {
       const scan = yield* (SQUAD_KINDS.includes(ds.type) ? scanDataset(ds) : scanQuestionSet(ds));
-      // With a corpus, the context encoder reads the corpus's passages.
+      // With a corpus, the context encoder reads the corpus's passages (their passages-only file).
       const corpus = ds.corpus;
       scans.push(
         corpus === undefined
