@@ -281,6 +281,8 @@ export { openAnswers, openQuestions } from "./datasets/open.ts";
 export { csvQuestions, jsonlQuestions } from "./datasets/generic.ts";
 export type { GenericReadOptions } from "./datasets/generic.ts";
 export { jsonlPassages } from "./datasets/passages.ts";
+export { writePassagesOnly, writeQuestionsOnly } from "./datasets/split.ts";
+export type { PassagesOnlyOptions, QuestionsOnlyOptions } from "./datasets/split.ts";
 export { parsePyStringList, PyLiteralError } from "./datasets/pyliteral.ts";
 export {
   type FileHash,

@@ -5,7 +5,9 @@
  * script in its task command lines. `eval --from F` copies a predictions model's answers to `--pred`
  * first; `--format`/`--lang`/`--fields` score a non-SQuAD set with its own
  * metric; `prepare --subset-only` writes the article subset without the
- * split.
+ * split, `prepare --questions-only` a non-SQuAD set's question-only file
+ * (read with `--format`/`--lang`/`--fields`), `prepare --corpus C` the
+ * corpus's passages-only file too.
  *
  * @module
  */
@@ -40,6 +42,15 @@ if (import.meta.main) {
           { name: "articles", type: "string", metavar: "A:B", description: "article range" },
           { name: "unique-ids", type: "boolean", description: "rename repeated titles" },
           { name: "subset-only", type: "boolean", description: "the article subset, no split" },
+          {
+            name: "questions-only",
+            type: "boolean",
+            description: "a set that is not SQuAD's: its question-only file, no split",
+          },
+          { name: "format", type: "string", description: "a non-SQuAD set's format" },
+          { name: "lang", type: "string", description: "an XQuAD/MLQA set's language" },
+          { name: "fields", type: "string", description: "a generic set's field map (JSON)" },
+          { name: "corpus", type: "string", description: "the corpus: its passages-only file" },
         ],
       },
       rest,
@@ -54,9 +65,24 @@ if (import.meta.main) {
             articles: parseArticles(a.flags.articles),
             uniqueIds: a.flags["unique-ids"] === true,
             subsetOnly: a.flags["subset-only"] === true,
+            ...(a.flags["questions-only"] === true
+              ? {
+                questionsOnly: {
+                  ...(a.flags.format !== undefined
+                    ? { format: a.flags.format as DatasetFormat }
+                    : {}),
+                  ...(a.flags.lang !== undefined ? { lang: a.flags.lang } : {}),
+                  ...(a.flags.fields !== undefined
+                    ? { fields: JSON.parse(a.flags.fields) as FieldMap }
+                    : {}),
+                },
+              }
+              : {}),
+            ...(a.flags.corpus !== undefined ? { corpus: a.flags.corpus } : {}),
           });
           console.error(
-            `prepare: ${r.articles} articles, ${r.paragraphs} paragraphs, ${r.questions} questions`,
+            `prepare: ${r.articles} articles, ${r.paragraphs} paragraphs, ${r.questions} questions` +
+              (r.passages !== undefined ? `, ${r.passages} passages` : ""),
           );
         }),
     );

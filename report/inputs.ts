@@ -4,11 +4,15 @@
  *
  * - A `full` output folder (`summary.json` and `pred.json`): one system,
  *   named by the encoder in `summary.json`, on the dataset `summary.json`
- *   names (or `--data` when that file is gone).
+ *   names (or `--data` when that file is gone). A `full --open --corpus`
+ *   folder has no `pred.json` (no merge over a corpus): its system's
+ *   answers are the search's, `open/pred.json`.
  * - A `run` work folder (`configs/<name>.json` and `predictions/`): one
  *   system per model × dataset with a prediction file
  *   (`predictions/<model>/<dataset>.json`, see `runs/plan/layout.ts`), named
- *   `<model>` (an encoder or a `predictions` model alike), on the dataset
+ *   `<model>` (an encoder or a `predictions` model alike; over a dataset's
+ *   `corpus` an encoder's answers are its search's, `open/<model>/<dataset>.json`,
+ *   as there is no merge), on the dataset
  *   `<dataset>`, of every dataset kind: the system carries the dataset's
  *   `type`, `format`, `lang`, field map and `open` ranks from the run's
  *   resolved config, so `systems.ts` scores it with its kind's metric.
@@ -137,7 +141,10 @@ function fullSystem(dir: string, input: string, opts: ResolveOptions, rename?: s
     data = opts.data;
   }
   const L = singleRunLayout(dir);
-  const predictions = L.prediction(name, "");
+  // Over a corpus there is no merge: the system's answers are the search's.
+  const predictions = isFile(L.prediction(name, "")) || !isFile(L.openPrediction(name, ""))
+    ? L.prediction(name, "")
+    : L.openPrediction(name, "");
   return {
     name,
     dataset: datasetName(data),
@@ -164,7 +171,13 @@ function runSystems(dir: string, input: string): SystemSpec[] {
     }
     for (const ds of cfg.datasets) {
       for (const m of cfg.models) {
-        const predictions = L.prediction(m.abbr, ds.abbr);
+        // An encoder model over a corpus has no merge: its answers are the search's
+        // (`open/<model>/<dataset>.json`), scored with the rows next to where merge's would be.
+        const closed = L.prediction(m.abbr, ds.abbr);
+        const open = L.openPrediction(m.abbr, ds.abbr);
+        const predictions = ds.corpus !== undefined && !isFile(closed) && isFile(open)
+          ? open
+          : closed;
         if (!isFile(predictions)) continue;
         const data = L.data(ds);
         if (!isDataPath(data)) throw bad(file, `dataset "${ds.abbr}": ${data} is not there`);
@@ -266,7 +279,8 @@ function harnessSystems(
   return oc.length > 0 ? oc : undefined;
 }
 
-const isFullDir = (d: string) => isFile(`${d}/summary.json`) && isFile(`${d}/pred.json`);
+const isFullDir = (d: string) =>
+  isFile(`${d}/summary.json`) && (isFile(`${d}/pred.json`) || isFile(`${d}/open/pred.json`));
 const isRunDir = (d: string) =>
   isDir(`${d}/predictions`) && listNames(`${d}/configs`).some((n) => n.endsWith(".json"));
 

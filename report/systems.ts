@@ -532,6 +532,7 @@ interface RowLine {
   open_em?: unknown;
   open_f1?: unknown;
   answer_rank?: unknown;
+  passage_rank?: unknown;
 }
 
 const sameGolds = (a: unknown, b: readonly string[]): boolean =>
@@ -545,7 +546,9 @@ const sameGolds = (a: unknown, b: readonly string[]): boolean =>
  * has `golds`), and `em` and `f1` equal to the recomputed ones (`f1`
  * `null` for regex answers); `bem` in [0, 1] for every question or none;
  * the open fields (`open_em`, `open_f1`, `answer_rank`) for every question
- * or none.
+ * or none. A corpus search's rows (with `passage_rank`; no merge) have
+ * none: their `em` and `f1` are the search's, which the system's answers
+ * are.
  */
 function checkRows(
   spec: SystemSpec,
@@ -642,7 +645,9 @@ function checkRows(
         }, f1 ${f1} against ${spec.data}: rows edited, or scored on other gold answers`,
       );
     }
-    if (r.answer_rank !== undefined) {
+    // A corpus search's rows (`passage_rank`: DPR's top-k passages) have no open fields
+    // beside em and f1: those are the search's own, the system's answers.
+    if (r.answer_rank !== undefined && r.passage_rank === undefined) {
       const rank = r.answer_rank;
       if (
         (r.open_em !== 0 && r.open_em !== 1) || typeof r.open_f1 !== "number" ||

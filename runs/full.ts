@@ -66,6 +66,7 @@ import {
   taskSeconds,
 } from "./single.ts";
 import type { Plan } from "./plan/task.ts";
+import { PASSAGES_FILE } from "./plan/layout.ts";
 import { singleRunSummary } from "./summary/single_summary.ts";
 import type { TaskStatus } from "./runners/status.ts";
 import { timestamp } from "./run_dir.ts";
@@ -116,9 +117,11 @@ export interface FullOptions {
   /**
    * With `open`: search this corpus instead of the dataset's own paragraphs
    * (a DPR passage TSV, a JSONL corpus, or the paragraphs of a SQuAD or MRQA
-   * file: `io/datasets/`). The context encoder encodes the corpus, the index
-   * holds its passages, and the numbers are the search's (top-1 EM/F1 over
-   * the gold answers, DPR's top-k passage accuracy); there is no merge.
+   * file: `io/datasets/`). The context encoder encodes the corpus's
+   * passages (`<out>/passages.jsonl`, written by the split task: ids,
+   * titles, texts; never the corpus as given, which may be the dataset),
+   * the index holds them, and the numbers are the search's (top-1 EM/F1
+   * over the gold answers, DPR's top-k passage accuracy); there is no merge.
    */
   readonly corpus?: string;
   /** Called when a stage ends (name, seconds, one-line detail). */
@@ -146,6 +149,7 @@ const fsDo = <A>(file: string, f: () => Promise<A>) =>
 export const FULL_OUTPUTS: readonly { readonly name: string; readonly folder: boolean }[] = [
   { name: "context.json", folder: false },
   { name: "question.json", folder: false },
+  { name: PASSAGES_FILE, folder: false },
   { name: "dumps", folder: true },
   { name: "pred.json", folder: false },
   { name: "rows.ndjson", folder: false },
@@ -194,12 +198,21 @@ export const runManifest = (
  * `overwrite`, removes an earlier run's files. Returns whether `out` already
  * holds this run's manifest.
  */
-const claimOut = (data: string, out: string, manifest: Manifest, overwrite: boolean) =>
+const claimOut = (
+  data: string,
+  corpus: string | undefined,
+  out: string,
+  manifest: Manifest,
+  overwrite: boolean,
+) =>
   Effect.gen(function* () {
     const refuse = (message: string) =>
       Effect.fail(new InputError({ file: out, where: "", message }));
     const alias = aliasProblem(
-      [{ name: "--data", path: data }],
+      [
+        { name: "--data", path: data },
+        ...(corpus !== undefined ? [{ name: "--corpus", path: corpus }] : []),
+      ],
       FULL_OUTPUTS.map((o) => ({
         name: `--out's ${o.name}`,
         path: `${out}/${o.name}`,
@@ -318,7 +331,7 @@ export const full = (opts: FullOptions = {}) => {
     }
     const outExisted = existsSync(out);
     const manifest = yield* runManifest(data, spec, uniqueIds, open, opts.dtype);
-    const claimed = yield* claimOut(data, out, manifest, opts.overwrite === true);
+    const claimed = yield* claimOut(data, corpus, out, manifest, opts.overwrite === true);
     // Reads (and checks) the dataset.
     const plan = yield* planSingleRun(data, spec, out, uniqueIds, open, opts.dtype ?? null);
     made = { plan, outExisted };

@@ -60,8 +60,14 @@ export {
   type Task,
 } from "./plan/task.ts";
 export { partitions } from "./plan/partition.ts";
-export { runFolders, type RunLayout, runLayout } from "./plan/layout.ts";
-export { type PlanOptions, planRun, scanDataset } from "./plan/plan.ts";
+export {
+  PASSAGES_FILE,
+  QUESTIONS_ONLY_FILE,
+  runFolders,
+  type RunLayout,
+  runLayout,
+} from "./plan/layout.ts";
+export { encoderInput, type PlanOptions, planRun, scanDataset } from "./plan/plan.ts";
 export { firstMissing, taskComplete } from "./plan/complete.ts";
 export {
   newStatus,

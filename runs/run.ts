@@ -214,10 +214,13 @@ export const run = (
       ortFfi,
       bemFfi: needsBem ? ORT_ADDON ?? undefined : undefined,
     });
-    // No dataset may lie where the run writes (`deno task run` refuses with exit 2).
+    // No dataset or corpus may lie where the run writes (`deno task run` refuses with exit 2).
     const outFolders = runFolders(plan).map((d) => ({ name: "run folder", path: d, folder: true }));
     for (const ds of config.datasets) {
-      const why = aliasProblem([{ name: `dataset ${ds.abbr}`, path: ds.path }], outFolders);
+      const why = aliasProblem([
+        { name: `dataset ${ds.abbr}`, path: ds.path },
+        ...(ds.corpus !== undefined ? [{ name: `corpus of ${ds.abbr}`, path: ds.corpus }] : []),
+      ], outFolders);
       if (why !== undefined) {
         return yield* Effect.fail(new InputError({ file: config.file, where: "", message: why }));
       }

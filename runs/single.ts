@@ -22,7 +22,7 @@ import { pyFloatRepr } from "../io/pyjson.ts";
 import type { ResolvedRunConfig } from "./config/config.ts";
 import { RunError } from "./errors.ts";
 import { executePlan } from "./runners/execute.ts";
-import { runFolders, type RunLayout } from "./plan/layout.ts";
+import { PASSAGES_FILE, QUESTIONS_ONLY_FILE, runFolders, type RunLayout } from "./plan/layout.ts";
 import { LocalRunnerLive } from "./runners/local.ts";
 import { lastExitStatus, logTail } from "./runners/logs.ts";
 import { planRun } from "./plan/plan.ts";
@@ -48,6 +48,8 @@ export function singleRunLayout(out: string): RunLayout {
     data: (ds) => ds.path,
     contextFile: () => `${out}/context.json`,
     questionFile: () => `${out}/question.json`,
+    questionsOnly: () => `${out}/${QUESTIONS_ONLY_FILE}`,
+    passages: () => `${out}/${PASSAGES_FILE}`,
     contextEmb: () => `${out}/dumps/context_emb`,
     questionEmb: () => `${out}/dumps/question_emb`,
     prediction: () => `${out}/pred.json`,
@@ -229,8 +231,8 @@ export function taskDetail(st: TaskStatus): string {
     }
   };
   if (t.stage === "prepare") {
-    const m = /(\d+) paragraphs, (\d+) questions/.exec(last);
-    return m ? `${m[1]} paragraphs, ${m[2]} questions` : last;
+    const m = /(\d+) paragraphs, (\d+) questions(, \d+ passages)?/.exec(last);
+    return m ? `${m[1]} paragraphs, ${m[2]} questions${m[3] ?? ""}` : last;
   }
   if (t.stage === "merge") {
     const pred = t.check.kind === "files" ? read(t.check.files[0]) : null;

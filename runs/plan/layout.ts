@@ -31,6 +31,20 @@
 import type { ResolvedDataset } from "../config/config.ts";
 import type { Plan, Stage } from "./task.ts";
 
+/**
+ * The question-only file a `prepare` task writes for a question set that is
+ * not SQuAD's (`io/datasets/split.ts` `writeQuestionsOnly`: NDJSON question
+ * records, ids and texts, no answer), in the dataset's folder.
+ */
+export const QUESTIONS_ONLY_FILE = "question.ndjson";
+
+/**
+ * The passages-only file a `prepare` task writes for a dataset's corpus
+ * (`io/datasets/split.ts` `writePassagesOnly`: a JSONL corpus,
+ * ids, titles and texts, no question, no answer), in the dataset's folder.
+ */
+export const PASSAGES_FILE = "passages.jsonl";
+
 /** The folders and files of a run folder. */
 export interface RunLayout {
   /** The run folder. */
@@ -43,6 +57,16 @@ export interface RunLayout {
   contextFile(d: string): string;
   /** The question file of the split. */
   questionFile(d: string): string;
+  /**
+   * The question-only file of a set that is not SQuAD's ({@linkcode QUESTIONS_ONLY_FILE}:
+   * ids and question texts, what its question encoder reads).
+   */
+  questionsOnly(d: string): string;
+  /**
+   * The passages-only file of a dataset's corpus ({@linkcode PASSAGES_FILE}: ids, titles,
+   * texts, what its context encoder reads).
+   */
+  passages(d: string): string;
   /** A model's context dump folder for a dataset. */
   contextEmb(m: string, d: string): string;
   /** A model's question dump folder for a dataset. */
@@ -87,6 +111,8 @@ export function runLayout(runDir: string): RunLayout {
     data: (ds) => ds.articles ? `${runDir}/datasets/${ds.abbr}/data.json` : ds.path,
     contextFile: (d) => `${runDir}/datasets/${d}/context.json`,
     questionFile: (d) => `${runDir}/datasets/${d}/question.json`,
+    questionsOnly: (d) => `${runDir}/datasets/${d}/${QUESTIONS_ONLY_FILE}`,
+    passages: (d) => `${runDir}/datasets/${d}/${PASSAGES_FILE}`,
     contextEmb: (m, d) => `${runDir}/dumps/${m}/${d}/context_emb`,
     questionEmb: (m, d) => `${runDir}/dumps/${m}/${d}/question_emb`,
     prediction: (m, d) => `${runDir}/predictions/${m}/${d}.json`,

@@ -14,6 +14,12 @@
  * its article range (no split, when no encoder model is in the run), and
  * a set of another kind none (its questions are read here, so a bad record
  * is refused before anything runs).
+ * An encoder reads only what a `prepare` task wrote ({@linkcode encoderInput}):
+ * a SQuAD set's split, an open set's question-only file, a corpus's
+ * passages-only file (`io/datasets/split.ts`), never a dataset or a corpus
+ * as given, which may hold the other half's text under any name (a corpus
+ * that is the dataset, a copy or a link of it). So every dataset an encoder
+ * model runs on has a `prepare` task.
  * Every task is a Deno command line from `runs/sandbox/sandbox.ts` with
  * permissions narrowed to its inputs and its output folder, writes
  * atomically and skips complete files, so running it twice is safe. A task
@@ -145,6 +151,34 @@ function inside(p: string, dir: string): boolean {
   return p === dir || p.startsWith(dir === "/" ? "/" : `${dir}/`);
 }
 
+/**
+ * The one file an encoder of `ds` reads (what its prepare task writes):
+ * the context encoder the split's context file, or with a corpus the
+ * corpus's passages-only file; the question encoder the split's question
+ * file, or for a set that is not SQuAD its question-only file.
+ *
+ * @example
+ * ```ts
+ * import { runLayout } from "./layout.ts";
+ * import { encoderInput } from "./plan.ts";
+ * const L = runLayout("/w/r");
+ * const nq = { abbr: "nq", type: "open", path: "/d/nq.qa.csv", corpus: "/d/psgs.tsv",
+ *   articles: null, metrics: ["em"], bem: null } as const;
+ * if (encoderInput(L, nq, "context") !== "/w/r/datasets/nq/passages.jsonl") throw new Error();
+ * if (encoderInput(L, nq, "question") !== "/w/r/datasets/nq/question.ndjson") throw new Error();
+ * ```
+ */
+export function encoderInput(
+  L: RunLayout,
+  ds: ResolvedDataset,
+  half: "context" | "question",
+): string {
+  if (half === "context") {
+    return ds.corpus !== undefined ? L.passages(ds.abbr) : L.contextFile(ds.abbr);
+  }
+  return SQUAD_KINDS.includes(ds.type) ? L.questionFile(ds.abbr) : L.questionsOnly(ds.abbr);
+}
+
 function checkEncoderGrants(
   config: ResolvedRunConfig,
   L: RunLayout,
@@ -165,10 +199,10 @@ function checkEncoderGrants(
         const other = half === "context" ? "question" : "context";
         const guarded: Guarded[] = [
           ...config.datasets.map((d) => ({ path: d.path, what: `the dataset "${d.abbr}"` })),
-          {
-            path: other === "context" ? L.contextFile(ds.abbr) : L.questionFile(ds.abbr),
-            what: `the ${other} file`,
-          },
+          ...config.datasets.flatMap((d) =>
+            d.corpus !== undefined ? [{ path: d.corpus, what: `the corpus of "${d.abbr}"` }] : []
+          ),
+          { path: encoderInput(L, ds, other), what: `the ${other} file` },
           {
             path: other === "context"
               ? L.contextEmb(m.abbr, ds.abbr)
@@ -373,7 +407,7 @@ export const planRun = (
     const scans: DatasetScan[] = [];
     for (const ds of config.datasets) {
       const scan = yield* (SQUAD_KINDS.includes(ds.type) ? scanDataset(ds) : scanQuestionSet(ds));
-      // With a corpus, the context encoder reads the corpus's passages.
+      // With a corpus, the context encoder reads the corpus's passages (their passages-only file).
       const corpus = ds.corpus;
       scans.push(
         corpus === undefined
@@ -384,17 +418,25 @@ export const planRun = (
     const tasks: Task[] = [];
     const size = opts.maxPartitionSize;
     const unique = (ds: ResolvedDataset) => ds.uniqueIds ? ["--unique-ids"] : [];
-    // Encoders read the split; predictions models only the article subset, if any.
+    // Encoders read only what a prepare task wrote (by content, never a file
+    // as given): a SQuAD set's split, another set's question-only file, a
+    // corpus's passages-only file. Predictions models read the article subset,
+    // if any.
     const encoders = config.models.some((m) => m.predictions === undefined);
     const hasPrepare = (ds: ResolvedDataset) =>
-      SQUAD_KINDS.includes(ds.type) && (encoders || ds.articles !== null);
+      SQUAD_KINDS.includes(ds.type) ? encoders || ds.articles !== null : encoders;
     for (const [di, ds] of config.datasets.entries()) {
       if (!hasPrepare(ds)) continue;
       const scan = scans[di];
       const dir = L.datasetDir(ds.abbr);
       const prepareId = `prepare/${ds.abbr}`;
-      const outs = encoders ? [L.contextFile(ds.abbr), L.questionFile(ds.abbr)] : [];
-      if (ds.articles) outs.unshift(L.data(ds));
+      const squad = SQUAD_KINDS.includes(ds.type);
+      const corpus = encoders ? ds.corpus : undefined;
+      const outs = squad
+        ? encoders ? [L.contextFile(ds.abbr), L.questionFile(ds.abbr)] : []
+        : [L.questionsOnly(ds.abbr)];
+      if (squad && ds.articles) outs.unshift(L.data(ds));
+      if (corpus !== undefined) outs.push(L.passages(ds.abbr));
       tasks.push({
         id: prepareId,
         stage: "prepare",
@@ -402,10 +444,13 @@ export const planRun = (
         dataset: ds.abbr,
         part: null,
         range: ds.articles,
-        items: scan.articles,
-        unit: "articles",
+        items: squad ? scan.articles : scan.questionIds.length,
+        unit: squad ? "articles" : "questions",
         argv: denoRun(
-          { read: [ds.path, dir], write: [dir] },
+          {
+            read: [...new Set([ds.path, ...(corpus !== undefined ? [corpus] : []), dir])],
+            write: [dir],
+          },
           "task",
           [
             "prepare",
@@ -413,7 +458,9 @@ export const planRun = (
             `--out=${dir}`,
             ...(ds.articles ? [`--articles=${ds.articles[0]}:${ds.articles[1]}`] : []),
             ...unique(ds),
-            ...(encoders ? [] : ["--subset-only"]),
+            ...(encoders || !squad ? [] : ["--subset-only"]),
+            ...(squad ? [] : ["--questions-only", ...questionSetFlags(ds)]),
+            ...(corpus !== undefined ? [`--corpus=${corpus}`] : []),
           ],
         ),
         log: L.log("prepare", null, ds.abbr, null),
@@ -443,21 +490,20 @@ export const planRun = (
           continue;
         }
         const encodeIds: string[] = [];
-        // With a corpus: the context encoder reads it, and a question set
-        // that is not SQuAD (no split) is read by the question encoder as it is.
+        // The encoders read what the prepare task wrote: the context encoder
+        // the split's context file, or with a corpus the corpus's
+        // passages-only file; the question encoder the split's question file,
+        // or for a set that is not SQuAD its question-only file. Never the
+        // dataset or the corpus as given (one of them may be the other, a
+        // copy, or a link: only content decides).
         const corpus = ds.corpus;
-        const split = hasPrepare(ds);
-        const formatFlag = !SQUAD_KINDS.includes(ds.type) && ds.format !== undefined
-          ? [`--format=${ds.format}`]
-          : [];
+        const squad = SQUAD_KINDS.includes(ds.type);
+        const prepared = hasPrepare(ds);
+        const formatFlag = !squad && ds.format !== undefined ? [`--format=${ds.format}`] : [];
         for (const half of ["context", "question"] as const) {
           const stage: Stage = half === "context" ? "encode_context" : "encode_question";
           const ids = half === "context" ? scan.paragraphIds : scan.questionIds;
-          const input = half === "context"
-            ? corpus ?? L.contextFile(ds.abbr)
-            : split
-            ? L.questionFile(ds.abbr)
-            : L.data(ds);
+          const input = encoderInput(L, ds, half);
           const out = half === "context"
             ? L.contextEmb(m.abbr, ds.abbr)
             : L.questionEmb(m.abbr, ds.abbr);
@@ -493,14 +539,13 @@ export const planRun = (
                   ...common,
                   ...(batch !== null ? [`--batch=${batch}`] : []),
                   `--range=${a}:${b}`,
-                  ...(half === "question" && !split ? formatFlag : []),
                   ...(half === "context" && corpus !== undefined ? [] : unique(ds)),
                 ],
               ),
               log: L.log(stage, m.abbr, ds.abbr, pi),
               watch: [out],
               check: { kind: half, dir: out, ids: ids.slice(a, b) },
-              deps: split ? [prepareId] : [],
+              deps: prepared ? [prepareId] : [],
               gres,
             });
           }
@@ -534,7 +579,7 @@ export const planRun = (
             gres: null,
           });
         }
-        const prep = split ? [prepareId] : [];
+        const prep = prepared ? [prepareId] : [];
         // Open search (the dataset's `open` option): index the context dump,
         // search it with every question; the eval task scores both.
         // An open set with a corpus is searched even without the option.
@@ -706,7 +751,7 @@ export const planRun = (
                     `--top-k=${open.topK}`,
                     ...probeFlags,
                     ...formatFlag,
-                    ...(ds.lang !== undefined && !split ? [`--lang=${ds.lang}`] : []),
+                    ...(ds.lang !== undefined && !squad ? [`--lang=${ds.lang}`] : []),
                     ...unique(ds),
                   ],
                 ),

@@ -21,6 +21,14 @@
  *   that metric. With `--from A` (a predictions model) A is first copied to
  *   P, atomically.
  * - `prepare ... --subset-only`: the article subset `DIR/data.json` only.
+ * - `prepare --data SRC --out DIR --questions-only [--format F --lang L
+ *   --fields MAP]`: a question set that is not SQuAD's gets no split but
+ *   its question-only file `DIR/question.ndjson` (ids and question texts).
+ * - `prepare ... --corpus C`: also the passages-only file of the corpus C,
+ *   `DIR/passages.jsonl` (ids, titles, texts). Independence is decided by
+ *   content here, not by name: an encoder reads only what a `prepare` task
+ *   wrote (`context.json`, `question.json`, `question.ndjson`,
+ *   `passages.jsonl`), never a dataset or a corpus as given.
  *
  * The command line of both is `pipeline/_run_task.ts`, which the plans
  * name as a script (`runs/plan/plan.ts`).
@@ -47,6 +55,8 @@ import { questionScore, scoreQuestionSet } from "../../metrics/qa_eval.ts";
 import type { SquadV2Result } from "../../metrics/squad.ts";
 import { readPredictions } from "../../io/predictions.ts";
 import { readQuestions } from "../../io/datasets/read.ts";
+import { writePassagesOnly, writeQuestionsOnly } from "../../io/datasets/split.ts";
+import { PASSAGES_FILE, QUESTIONS_ONLY_FILE } from "./layout.ts";
 import type { DatasetFormat } from "../../io/datasets/detect.ts";
 import type { FieldMap, QaRecord } from "../../io/datasets/types.ts";
 
@@ -72,6 +82,35 @@ export interface PrepareOptions {
    * then counts articles only (`paragraphs` and `questions` are 0).
    */
   readonly subsetOnly?: boolean;
+  /**
+   * `data` is a question set that is not SQuAD's, read as these options
+   * say: write its question-only file `DIR/question.ndjson` (ids and
+   * question texts, `io/datasets/split.ts`), no split; the result counts
+   * its questions (`articles` and `paragraphs` are 0).
+   */
+  readonly questionsOnly?: {
+    readonly format?: DatasetFormat;
+    readonly lang?: string;
+    readonly fields?: FieldMap;
+  };
+  /**
+   * The dataset's corpus: its passages-only file `DIR/passages.jsonl` too
+   * (ids, titles and texts, whatever the corpus's format: a SQuAD or MRQA
+   * file loses its questions and answers), what the context encoder reads.
+   */
+  readonly corpus?: string;
+}
+
+/** What {@linkcode prepareDataset} wrote. */
+export interface PrepareResult {
+  /** Articles of the (subset of the) SQuAD file; 0 for another kind. */
+  readonly articles: number;
+  /** Paragraphs of the split; 0 without one. */
+  readonly paragraphs: number;
+  /** Questions of the split or the question-only file. */
+  readonly questions: number;
+  /** Passages of the corpus's passages-only file, when the dataset has a corpus. */
+  readonly passages?: number;
 }
 
 /**
@@ -94,6 +133,20 @@ export interface PrepareOptions {
 export const prepareDataset = (opts: PrepareOptions) =>
   Effect.gen(function* () {
     yield* fsDo(opts.out, () => Deno.mkdir(opts.out, { recursive: true }));
+    const passages = opts.corpus === undefined ? {} : {
+      passages: yield* writePassagesOnly({
+        corpus: opts.corpus,
+        out: `${opts.out}/${PASSAGES_FILE}`,
+      }),
+    };
+    if (opts.questionsOnly !== undefined) {
+      const questions = yield* writeQuestionsOnly({
+        data: opts.data,
+        out: `${opts.out}/${QUESTIONS_ONLY_FILE}`,
+        ...opts.questionsOnly,
+      });
+      return { articles: 0, paragraphs: 0, questions, ...passages } satisfies PrepareResult;
+    }
     let data = opts.data;
     if (opts.articles) {
       data = `${opts.out}/data.json`;
@@ -102,14 +155,17 @@ export const prepareDataset = (opts: PrepareOptions) =>
         out: data,
         articles: opts.articles,
       });
-      if (opts.subsetOnly) return { articles: sub, paragraphs: 0, questions: 0 };
+      if (opts.subsetOnly) {
+        return { articles: sub, paragraphs: 0, questions: 0, ...passages } satisfies PrepareResult;
+      }
     }
-    return yield* split({
+    const r = yield* split({
       data,
       context: `${opts.out}/context.json`,
       question: `${opts.out}/question.json`,
       uniqueIds: opts.uniqueIds,
     });
+    return { ...r, ...passages } satisfies PrepareResult;
   });
 
 /** Options of {@linkcode evalPredictions}. */

@@ -209,6 +209,9 @@ const attemptPack = (
       );
       ctx.notify(st, "start");
     }
+    // The exact command line started (its permission flags included), for whoever checks
+    // what a task was granted (`tests/runs/independence_test.ts`) or reruns it by hand.
+    appendLog(lead.log, `== argv ${JSON.stringify(packArgv(pack))}`);
     // The log file closes after the child has stopped and its output is copied.
     const file = yield* Effect.acquireRelease(
       Effect.promise(() => Deno.open(lead.log, { append: true, create: true, write: true })),

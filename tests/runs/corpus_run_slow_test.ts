@@ -136,6 +136,21 @@ Deno.test("full --corpus: without --open, or a corpus with a repeated passage id
     assertEquals(dup.code, 2, dup.stderr);
     assertEquals(dup.stderr.trimEnd().split("\n").length, 1, dup.stderr);
     assertMatch(dup.stderr, /dup\.tsv.*1/);
+    // A corpus that is one of --out's files (the passages-only file full writes) is refused.
+    await Deno.mkdir(`${dir}/c`);
+    await Deno.writeTextFile(`${dir}/c/passages.jsonl`, "");
+    const own = await runStage("pipeline/full.ts", [
+      "--data",
+      `${dir}/q.json`,
+      "--open",
+      "--corpus",
+      `${dir}/c/passages.jsonl`,
+      "--out",
+      `${dir}/c`,
+    ]);
+    assertEquals(own.code, 2, own.stderr);
+    assertEquals(own.stderr.trimEnd().split("\n").length, 1, own.stderr);
+    assertMatch(own.stderr, /--out's passages\.jsonl .* is the input --corpus/);
     // Nothing half-written: no dumps, no index.
     for (const d of ["a", "b"]) {
       for (const f of ["dumps", "index", "open"]) {

@@ -97,6 +97,9 @@ Deno.test("LocalRunner: a pack runs once over the union of its ranges; an incomp
   const log0 = Deno.readTextFileSync(`${dir}/0.log`);
   const log1 = Deno.readTextFileSync(`${dir}/1.log`);
   assertMatch(log0, /^== encode_question\/m\/d\/0 attempt 1 local pid (\d+) /);
+  // The log that holds the pack's output records the command line it started: the union's range.
+  const argv0 = JSON.parse(/^== argv (.*)$/m.exec(log0)![1]);
+  assertEquals(argv0.at(-1), "--range=0:12");
   assertStringIncludes(log0, "range 0:12\n");
   const pid = /local pid (\d+)/.exec(log0)![1];
   assertStringIncludes(
@@ -108,7 +111,10 @@ Deno.test("LocalRunner: a pack runs once over the union of its ranges; an incomp
     "(one process for encode_question/m/d/0, encode_question/m/d/1, encode_question/m/d/2; " +
       `output in ${dir}/0.log)`,
   );
-  assertMatch(log1, /== encode_question\/m\/d\/1 attempt 2 local pid \d+ [^\n]*\nrange 4:8\n/);
+  assertMatch(
+    log1,
+    /== encode_question\/m\/d\/1 attempt 2 local pid \d+ [^\n]*\n== argv [^\n]*"--range=4:8"\]\nrange 4:8\n/,
+  );
   assertEquals(events.filter((e) => e.endsWith("retry")), ["1 retry"]);
   assertEquals(events.filter((e) => e.endsWith("done")).sort(), ["0 done", "1 done", "2 done"]);
   for (let i = 0; i < 12; i++) assertEquals(Deno.readTextFileSync(`${dir}/${i}`), String(i));
