@@ -10,7 +10,8 @@ import { refuseAliases } from "../io/paths.ts";
 import { scoredSearch } from "../runs/search.ts";
 import { parseMemoryBudget } from "../search/index/budget.ts";
 import { rowsPath, searchRecordPath } from "../search/open/record.ts";
-import { searchFormat, type SearchStageOptions } from "../search/open/stage.ts";
+import { indexPhraseCount, searchFormat, type SearchStageOptions } from "../search/open/stage.ts";
+import { MAX_SEARCH_THREADS } from "../search/index/defaults.ts";
 import { progress, UsageError } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";
 import { indexFlagsProblem } from "./_index_flags.ts";
@@ -21,8 +22,10 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
   const k = a.flags["top-k"];
   if (k < 1) return Effect.fail(new UsageError(`--top-k must be at least 1, got ${k}`));
   const { nprobe, threads } = a.flags;
-  if (threads !== undefined && threads < 1) {
-    return Effect.fail(new UsageError(`--threads must be at least 1, got ${threads}`));
+  if (threads !== undefined && (threads < 1 || threads > MAX_SEARCH_THREADS)) {
+    return Effect.fail(
+      new UsageError(`--threads must be 1..${MAX_SEARCH_THREADS}, got ${threads}`),
+    );
   }
   const problem = indexFlagsProblem(a.flags);
   if (problem !== undefined) return Effect.fail(new UsageError(problem));
@@ -63,13 +66,22 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
     );
     const format = yield* searchFormat(data, a.flags.format);
     const f = a.flags;
+    // More ranks than the index has phrases keep them all: said once.
+    const phrases = indexPhraseCount(a.positional["index_dir"]);
+    const topK = phrases !== undefined && phrases > 0 && k > phrases ? phrases : k;
+    if (topK < k) {
+      console.error(
+        `search: --top-k ${k} is more than the ${phrases} phrases of the index: ` +
+          `${topK} ranks kept per question`,
+      );
+    }
     const stage: SearchStageOptions = {
       indexDir: a.positional["index_dir"],
       data,
       questionEmb: a.positional["question_emb"],
       predictions: pred,
       topkOut,
-      topK: k,
+      topK,
       closed: f.closed,
       exact: f.exact,
       nprobe,

@@ -57,7 +57,7 @@ import { asFloat32 } from "../dense_f64.ts";
 import { readQ2c } from "../merge/merge.ts";
 import { type ExactIndex, offsetsAt, paragraphOfRow, phraseAt } from "../index/read.ts";
 import { nprobeProblem, scoreIvf } from "../index/ivfpq/ivfpq.ts";
-import { DEFAULT_NPROBE } from "../index/defaults.ts";
+import { defaultNprobe } from "../index/defaults.ts";
 import { isShardSet } from "../index/shards.ts";
 import { closeSearchWorkers, PhraseIndex, PhraseIndexLive } from "./phrase_index.ts";
 import {
@@ -151,6 +151,8 @@ const DENSE_BLOCK = 256;
 const DISK_BLOCK = 4096;
 const SPARSE_BLOCK = 256;
 const DENSE_CHUNK = 2048;
+/** The most hits (questions × k) one pass of the questions holds. */
+const BLOCK_HITS = 1 << 20;
 
 function nonFinite(index: ExactIndex, e: unknown): unknown {
   if (!(e instanceof NonFiniteError) && !(e instanceof I8NonFinite)) return e;
@@ -332,9 +334,10 @@ function scoreDiskRows(
   }
 }
 
-/** The hits of one question's {@linkcode TopK}. */
-export function hitsOf(index: ExactIndex, top: TopK): Hit[] {
-  return top.rows.map((row, r) => {
+/** The hits of one question's {@linkcode TopK} (the first `limit` of them). */
+export function hitsOf(index: ExactIndex, top: TopK, limit = Infinity): Hit[] {
+  const rows = top.rows;
+  return (limit < rows.length ? rows.slice(0, limit) : rows).map((row, r) => {
     const p = paragraphOfRow(index, row);
     const hit: Hit = {
       rank: r + 1,
@@ -525,7 +528,10 @@ export async function searchVectors(
   if (!ivf) {
     return (await scoreQuestionsAsync(index, vectors, options)).map((t) => hitsOf(index, t));
   }
-  const why = nprobeProblem(index, options.nprobe ?? DEFAULT_NPROBE);
+  const why = nprobeProblem(
+    index,
+    options.nprobe ?? defaultNprobe(index.header.parameters.nlist),
+  );
   if (why !== undefined) throw new InputError({ file: "question", where: "", message: why });
   const tops = await approximate(index, vectors, options);
   return tops.map((t) => hitsOf(index, t));
@@ -715,7 +721,7 @@ export const searchMode = (
   }
   const hybrid = hybridDenseDims(index.header) !== undefined;
   const probeWhy = ivf
-    ? nprobeProblem(index, opts.nprobe ?? DEFAULT_NPROBE) ??
+    ? nprobeProblem(index, opts.nprobe ?? defaultNprobe(index.header.parameters.nlist)) ??
       (hybrid ? candidatesProblem(candidatesOf(opts) ?? DEFAULT_HYBRID_CANDIDATES) : undefined)
     : undefined;
   if (probeWhy !== undefined) {
@@ -771,20 +777,24 @@ export const openSearch = (
 /** {@linkcode openSearch} on an open index. */
 const searchOpen = (
   index: ExactIndex,
-  opts: OpenSearchOptions,
+  given: OpenSearchOptions,
 ): Effect.Effect<OpenSearchResult, OpenSearchError> =>
   Effect.gen(function* () {
+    // More ranks than phrases keep them all (and no list, heap or scratch sized past them).
+    const opts = { ...given, topK: Math.min(given.topK ?? 10, Math.max(1, index.header.phrases)) };
     const ivf = yield* searchMode(index, opts);
     const q2c = yield* questionParagraphs(opts);
     const onMissing = opts.onMissing ?? ((line: string) => console.error(line));
     const paragraphOf = new Map(index.ids.map((id, p) => [id, p]));
     const sparse = index.header.vectors === "csr";
     // Read on demand, an exact pass reads every row from disk: more questions a pass.
-    const block = sparse
+    const perPass = sparse
       ? SPARSE_BLOCK
       : index.disk !== undefined && !ivf && opts.closed !== true
       ? DISK_BLOCK
       : DENSE_BLOCK;
+    // A pass holds its questions' top k: fewer questions a pass for a large k.
+    const block = Math.max(1, Math.min(perPass, Math.floor(BLOCK_HITS / opts.topK)));
     return yield* Effect.acquireUseRelease(
       Effect.tryPromise({
         try: async () => {
@@ -831,7 +841,8 @@ const searchOpen = (
               const tops = await scoreOpenBlock(index, vectors, opts, ivf, own);
               let text = "", lines = "";
               for (let j = 0; j < ids.length; j++) {
-                const hits = hitsOf(index, tops[j]);
+                // Without top-k records, only the top-1 prediction is written.
+                const hits = hitsOf(index, tops[j], topk === undefined ? 1 : Infinity);
                 if (hits.length === 0) continue;
                 answered++;
                 text += `${first ? "{" : ", "}${pyStringLiteral(ids[j])}: ${

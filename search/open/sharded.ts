@@ -46,7 +46,7 @@ import { FileError, InputError } from "../../io/errors.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { pyStringLiteral } from "../../io/pyjson.ts";
 import { type AtomicWriter, openAtomicWriter } from "../../io/fs.ts";
-import { DEFAULT_NPROBE } from "../index/defaults.ts";
+import { defaultNprobe } from "../index/defaults.ts";
 import { offsetsAt, openIndexSync, phraseAt, readIndexHeader } from "../index/read.ts";
 import type { ExactIndex } from "../index/read.ts";
 import type { TopK } from "../index/exact/score.ts";
@@ -198,6 +198,8 @@ async function shardPass(
     opts.memoryBudget !== undefined ? { memoryBudget: opts.memoryBudget } : {},
   );
   const shape = index ?? { dir: entry.dir, header: entry.header };
+  // At most the corpus's phrases a question (the merged lists keep no more).
+  const scan = { ...opts, topK: Math.max(1, Math.min(opts.topK ?? 10, set.phrases)) };
   try {
     const paragraphOf = new Map(index?.ids.map((id, p) => [id, p]) ?? []);
     for (let b = 0; b < qids.length; b += QUESTION_BLOCK) {
@@ -220,7 +222,7 @@ async function shardPass(
       if (index === undefined || vectors.length === 0) {
         for (const j of js) onHits(j, []);
       } else {
-        const tops = await scoreOpenBlock(index, vectors, opts, ivf, own);
+        const tops = await scoreOpenBlock(index, vectors, scan, ivf, own);
         js.forEach((j, x) => onHits(j, shardHitsOf(index, tops[x])));
       }
       onBlock(Math.min(qids.length, b + QUESTION_BLOCK));
@@ -304,7 +306,7 @@ export const shardedOpenSearch = (
     const q2c = yield* questionParagraphs(opts);
     const onMissing = opts.onMissing ?? ((line: string) => console.error(line));
     const sparse = set.shards[0].header.vectors === "csr";
-    const k = Math.max(1, opts.topK ?? 10);
+    const k = Math.max(1, Math.min(opts.topK ?? 10, set.phrases));
     return yield* Effect.acquireUseRelease(
       Effect.tryPromise({
         try: async () => {
@@ -412,7 +414,7 @@ export const searchShard = (
     const q2c = yield* questionParagraphs(opts);
     const onMissing = opts.onMissing ?? ((line: string) => console.error(line));
     const sparse = set.shards[0].header.vectors === "csr";
-    const k = Math.max(1, opts.topK ?? 10);
+    const k = Math.max(1, Math.min(opts.topK ?? 10, set.phrases));
     return yield* Effect.acquireUseRelease(
       Effect.tryPromise({
         try: async () => {
@@ -437,7 +439,7 @@ export const searchShard = (
               count: set.count,
               corpus_sha256: set.corpusSha256,
               top_k: k,
-              search: searchKey(opts, ivf),
+              search: searchKey(opts, ivf, set.shards[0].header.parameters.nlist),
               questions: qids.length,
             };
             await w.write(JSON.stringify(header) + "\n");
@@ -485,12 +487,12 @@ export const searchShard = (
   });
 
 /** The options that shape a shard's hits (the same in every shard's file of one search). */
-function searchKey(opts: SearchOptions, ivf: boolean): Record<string, unknown> {
+function searchKey(opts: SearchOptions, ivf: boolean, nlist: unknown): Record<string, unknown> {
   return {
     mode: opts.closed ? "closed" : ivf ? "ivf-pq" : "exact",
     ...(ivf
       ? {
-        nprobe: opts.nprobe ?? DEFAULT_NPROBE,
+        nprobe: opts.nprobe ?? defaultNprobe(nlist),
         candidates: opts.candidates ?? opts.refine ?? null,
       }
       : {}),
