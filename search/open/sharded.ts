@@ -57,6 +57,7 @@ import {
   type OpenSearchError,
   type OpenSearchOptions,
   type OpenSearchResult,
+  Pace,
   questionParagraphs,
   questionProblem,
   scoreOpenBlock,
@@ -173,6 +174,10 @@ const asError = (file: string) => (e: unknown): InputError | FileError =>
 
 const QUESTION_BLOCK = 256;
 
+/** The Effect's interruption, or the caller's signal. */
+const either = (a: AbortSignal, b: AbortSignal | undefined) =>
+  b === undefined ? a : AbortSignal.any([a, b]);
+
 /**
  * One pass of the questions over one shard: `onHits(j, hits)` for every
  * question `j` that has a vector (in question order), and `onMissing` for
@@ -200,6 +205,7 @@ async function shardPass(
   const shape = index ?? { dir: entry.dir, header: entry.header };
   // At most the corpus's phrases a question (the merged lists keep no more).
   const scan = { ...opts, topK: Math.max(1, Math.min(opts.topK ?? 10, set.phrases)) };
+  const pace = new Pace(opts.signal);
   try {
     const paragraphOf = new Map(index?.ids.map((id, p) => [id, p]) ?? []);
     for (let b = 0; b < qids.length; b += QUESTION_BLOCK) {
@@ -223,7 +229,11 @@ async function shardPass(
         for (const j of js) onHits(j, []);
       } else {
         const tops = await scoreOpenBlock(index, vectors, scan, ivf, own);
-        js.forEach((j, x) => onHits(j, shardHitsOf(index, tops[x])));
+        // Phrase texts read from disk (a memory budget) take a while too.
+        for (const [x, j] of js.entries()) {
+          await pace.tick();
+          onHits(j, shardHitsOf(index, tops[x]));
+        }
       }
       onBlock(Math.min(qids.length, b + QUESTION_BLOCK));
     }
@@ -322,7 +332,7 @@ export const shardedOpenSearch = (
       }),
       ({ qd, pred, topk }) =>
         Effect.tryPromise({
-          try: async () => {
+          try: async (signal) => {
             const qids = [...q2c.keys()];
             const best: (ShardHit[] | undefined)[] = new Array(qids.length);
             let missing = 0;
@@ -334,7 +344,7 @@ export const shardedOpenSearch = (
                 qd,
                 qids,
                 q2c,
-                opts,
+                { ...opts, signal: either(signal, opts.signal) },
                 ivf,
                 (j, hits) => {
                   best[j] = mergeHits(best[j] ?? [], hits, k);
@@ -430,7 +440,7 @@ export const searchShard = (
       }),
       ({ qd, w }) =>
         Effect.tryPromise({
-          try: async () => {
+          try: async (signal) => {
             const qids = [...q2c.keys()];
             const header: HitsHeader = {
               format: SHARD_HITS_FORMAT,
@@ -450,7 +460,7 @@ export const searchShard = (
               qd,
               qids,
               q2c,
-              opts,
+              { ...opts, signal: either(signal, opts.signal) },
               ivf,
               (j, hs) => {
                 hits += hs.length;
