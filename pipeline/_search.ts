@@ -22,9 +22,12 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
   const k = a.flags["top-k"];
   if (k < 1) return Effect.fail(new UsageError(`--top-k must be at least 1, got ${k}`));
   const { nprobe, threads } = a.flags;
-  if (threads !== undefined && (threads < 1 || threads > MAX_SEARCH_THREADS)) {
+  if (threads !== undefined && threads < 1) {
+    return Effect.fail(new UsageError(`--threads must be at least 1, got ${threads}`));
+  }
+  if (threads !== undefined && threads > MAX_SEARCH_THREADS) {
     return Effect.fail(
-      new UsageError(`--threads must be 1..${MAX_SEARCH_THREADS}, got ${threads}`),
+      new UsageError(`--threads must be at most ${MAX_SEARCH_THREADS}, got ${threads}`),
     );
   }
   const problem = indexFlagsProblem(a.flags);
