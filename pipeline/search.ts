@@ -38,7 +38,7 @@ import {
   NPROBE_FLAG,
   REFINE_FLAG,
 } from "./_index_flags.ts";
-import { MAX_SEARCH_THREADS } from "../search/index/defaults.ts";
+import { DEFAULT_TOP_K, MAX_SEARCH_THREADS } from "../search/index/defaults.ts";
 
 /** `search`'s command line. */
 export const SEARCH_SPEC = {
@@ -65,7 +65,7 @@ export const SEARCH_SPEC = {
       name: "top-k",
       type: "int",
       metavar: "K",
-      default: 10,
+      default: DEFAULT_TOP_K,
       description: "ranks kept per question (at most the index's phrases: a larger K keeps " +
         "them all, with a note on stderr)",
     },

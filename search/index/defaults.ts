@@ -13,6 +13,9 @@ export const DEFAULT_TRAIN_PARAGRAPHS = 100;
 /** Candidates re-scored exactly per question by default on a hybrid index. */
 export const DEFAULT_HYBRID_CANDIDATES = 1000;
 
+/** Ranks `search` keeps per question by default (`search --top-k`). */
+export const DEFAULT_TOP_K = 10;
+
 /** IVF lists an ivf-pq search probes by default (`search --nprobe`). */
 export const DEFAULT_NPROBE = 10;
 
