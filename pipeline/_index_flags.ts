@@ -23,7 +23,8 @@ export const NPROBE_FLAG = {
   name: "nprobe",
   type: "int",
   metavar: "N",
-  description: `an ivf-pq index: IVF partitions probed (default ${DEFAULT_NPROBE}; at most nlist)`,
+  description: `an ivf-pq index: IVF partitions probed (default ${DEFAULT_NPROBE}, or all of an ` +
+    `index with fewer lists; at most nlist)`,
 } as const satisfies FlagSpec;
 
 /** `--candidates C`: the approximate candidates an ivf-pq search re-scores exactly. */

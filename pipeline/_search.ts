@@ -10,7 +10,8 @@ import { refuseAliases } from "../io/paths.ts";
 import { scoredSearch } from "../runs/search.ts";
 import { parseMemoryBudget } from "../search/index/budget.ts";
 import { rowsPath, searchRecordPath } from "../search/open/record.ts";
-import { searchFormat, type SearchStageOptions } from "../search/open/stage.ts";
+import { indexPhraseCount, searchFormat, type SearchStageOptions } from "../search/open/stage.ts";
+import { DEFAULT_TOP_K, MAX_SEARCH_THREADS } from "../search/index/defaults.ts";
 import { progress, UsageError } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";
 import { indexFlagsProblem } from "./_index_flags.ts";
@@ -23,6 +24,11 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
   const { nprobe, threads } = a.flags;
   if (threads !== undefined && threads < 1) {
     return Effect.fail(new UsageError(`--threads must be at least 1, got ${threads}`));
+  }
+  if (threads !== undefined && threads > MAX_SEARCH_THREADS) {
+    return Effect.fail(
+      new UsageError(`--threads must be at most ${MAX_SEARCH_THREADS}, got ${threads}`),
+    );
   }
   const problem = indexFlagsProblem(a.flags);
   if (problem !== undefined) return Effect.fail(new UsageError(problem));
@@ -63,13 +69,21 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
     );
     const format = yield* searchFormat(data, a.flags.format);
     const f = a.flags;
+    // More ranks than the index has phrases keep them all: said once, after the search
+    // (a refusal stays one line), when more than the default was asked for.
+    const phrases = indexPhraseCount(a.positional["index_dir"]);
+    const topK = phrases !== undefined && phrases > 0 && k > phrases ? phrases : k;
+    const note = topK < k && k !== DEFAULT_TOP_K
+      ? `search: --top-k ${k} is more than the ${phrases} phrases of the index: ` +
+        `${topK} ranks kept per question`
+      : undefined;
     const stage: SearchStageOptions = {
       indexDir: a.positional["index_dir"],
       data,
       questionEmb: a.positional["question_emb"],
       predictions: pred,
       topkOut,
-      topK: k,
+      topK,
       closed: f.closed,
       exact: f.exact,
       nprobe,
@@ -80,7 +94,7 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
       ...(f.lang !== undefined ? { lang: f.lang } : {}),
     };
     const bar = progress("search");
-    return yield* scoredSearch({
+    const done = yield* scoredSearch({
       stage,
       format,
       ...(f.format !== undefined ? { namedFormat: f.format } : {}),
@@ -91,5 +105,7 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
       started,
       progress: { update: (n) => bar.update(n, "questions"), done: () => bar.done() },
     });
+    if (note !== undefined) console.error(note);
+    return done;
   });
 };

@@ -15,6 +15,32 @@ import { indexFlagsProblem } from "./_index_flags.ts";
 import type { SERVE_SPEC } from "./serve.ts";
 import { parseMemoryBudget } from "../search/index/budget.ts";
 
+/**
+ * What is wrong with `--host`, or `undefined`: a name that does not resolve,
+ * or an address that is not this machine's, cannot be listened on (bad
+ * usage, found before anything starts). Tried by listening on it (any free
+ * port) and closing at once, as the server resolves it.
+ *
+ * @example
+ * ```ts
+ * import { hostProblem } from "./_serve.ts";
+ * if (hostProblem("127.0.0.1") !== undefined) throw new Error("loopback");
+ * if (!hostProblem("0.0.0.0.1")?.startsWith("--host 0.0.0.0.1: ")) throw new Error();
+ * ```
+ */
+export function hostProblem(host: string): string | undefined {
+  try {
+    Deno.listen({ hostname: host, port: 0 }).close();
+    return undefined;
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    if (e instanceof Deno.errors.AddrNotAvailable || /lookup address|resolve|invalid/i.test(why)) {
+      return `--host ${host}: not an address of this machine to listen on (${why})`;
+    }
+    return undefined; // anything else (permissions, a port problem): the server says it
+  }
+}
+
 /** `serve`'s program: the checks of the flags, then the stage until the server child exits. */
 export const serveCommand = (a: ParsedArgs<typeof SERVE_SPEC>, ctx: MainContext) =>
   Effect.gen(function* () {
@@ -30,6 +56,8 @@ export const serveCommand = (a: ParsedArgs<typeof SERVE_SPEC>, ctx: MainContext)
       ? undefined
       : parseMemoryBudget(f["memory-budget"]);
     if (typeof budget === "string") return yield* usage(`--memory-budget: ${budget}`);
+    const host = hostProblem(f.host);
+    if (host !== undefined) return yield* usage(host);
     const code = yield* serveStage({
       input: a.positional["index_dir"].replace(/\/+$/, "") || "/",
       encoder: f.encoder,

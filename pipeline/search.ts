@@ -38,6 +38,7 @@ import {
   NPROBE_FLAG,
   REFINE_FLAG,
 } from "./_index_flags.ts";
+import { DEFAULT_TOP_K, MAX_SEARCH_THREADS } from "../search/index/defaults.ts";
 
 /** `search`'s command line. */
 export const SEARCH_SPEC = {
@@ -64,8 +65,9 @@ export const SEARCH_SPEC = {
       name: "top-k",
       type: "int",
       metavar: "K",
-      default: 10,
-      description: "ranks kept per question",
+      default: DEFAULT_TOP_K,
+      description: "ranks kept per question (at most the index's phrases: a larger K keeps " +
+        "them all, with a note on stderr)",
     },
     {
       name: "topk-out",
@@ -93,8 +95,8 @@ export const SEARCH_SPEC = {
       name: "threads",
       type: "int",
       metavar: "N",
-      description:
-        "worker threads: an ivf-pq index's list scans, a dense index's exact screening (default 1; same answers)",
+      description: "worker threads: an ivf-pq index's list scans, a dense index's exact " +
+        `screening (default 1, at most ${MAX_SEARCH_THREADS}; same answers)`,
     },
     MEMORY_BUDGET_FLAG,
     {

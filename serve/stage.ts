@@ -18,7 +18,7 @@ import { CHILD_ENV } from "../io/process.ts";
 import { type EncoderSpec, encoderSpec } from "../encoders/registry.ts";
 import type { BuildIndexError } from "../search/index/build.ts";
 import type { IndexHeader } from "../search/index/format.ts";
-import { readIndexHeader } from "../search/index/read.ts";
+import { checkIndexFileSizes, readIndexHeader } from "../search/index/read.ts";
 import { isShardSet, openShardSet, type ShardSet } from "../search/index/shards.ts";
 import { stageScriptPath } from "../runs/plan/scripts.ts";
 import { denoRunArgv, grantedFileProblem } from "../runs/sandbox/sandbox.ts";
@@ -117,6 +117,13 @@ const serveTarget = (
         catch: (e) => e as InputError,
       });
       if (shardSet.phrases === 0) return yield* inputError(input, "the shards hold no phrases");
+      // Each shard's files of the sizes its header says, before any shard server starts.
+      for (const e of shardSet.shards) {
+        yield* Effect.try({
+          try: () => checkIndexFileSizes(e.dir, e.header),
+          catch: (err) => err as InputError,
+        });
+      }
     } else if (st.isDirectory && isIndexFolder(input)) {
       if (buildFlags) {
         return yield* usage(
@@ -148,7 +155,11 @@ const serveTarget = (
       );
     }
     const header = shardSet !== undefined ? shardSet.shards[0].header : yield* Effect.try({
-      try: () => readIndexHeader(index),
+      try: () => {
+        const h = readIndexHeader(index);
+        checkIndexFileSizes(index, h); // before the server child starts
+        return h;
+      },
       catch: (e) => e as InputError,
     });
     if (

@@ -42,12 +42,19 @@
  *
  * The header is written last, with the sha256 of every file; a reader
  * checks each file's size (and, when asked, its sha256) before use, so a
- * truncated or corrupt folder is refused. Nothing in it depends on the time
+ * truncated or corrupt folder is refused. It also records `binding`
+ * ({@linkcode indexBinding}): one digest over every file's name, size and
+ * sha256, which binds the paragraph table to the vectors (and IVF-PQ files)
+ * it was built with: a table whose lines were reordered or replaced and its
+ * sha256 in the header recomputed no longer matches it, and the header is
+ * refused. Headers written before it have no `binding` and are read as
+ * before (rebuild such an index to bind it). Nothing in it depends on the time
  * or the place it was built: the same dump gives the same bytes.
  *
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { type ShardInfo, shardProblem } from "./shards.ts";
 
 /** The header's file name. */
@@ -115,6 +122,37 @@ export interface IndexHeader {
    * the corpus it was cut from; absent in an unsharded index.
    */
   readonly shard?: ShardInfo;
+  /**
+   * {@linkcode indexBinding} of `files` (written by {@linkcode headerJson};
+   * absent in headers written before it).
+   */
+  readonly binding?: string;
+}
+
+/**
+ * The digest that binds an index's files together: sha256 (hex) of
+ * `phraseval-index-binding 1` and one line per file in name order (`name`,
+ * bytes, sha256, tab-separated). The paragraph table's lines say which
+ * phrases and paragraph the vector rows are; with its sha256 bound to the
+ * vectors' and the IVF-PQ files' here, a table changed after the build
+ * (lines swapped, another build's table) is refused even where its own
+ * sha256 in the header was recomputed.
+ *
+ * @example
+ * ```ts
+ * import { indexBinding } from "./format.ts";
+ * const f = (sha256: string) => ({ bytes: 4, sha256 });
+ * const a = indexBinding({ "paragraphs.ndjson": f("aa"), "vectors.f32": f("bb") });
+ * const b = indexBinding({ "paragraphs.ndjson": f("ab"), "vectors.f32": f("bb") });
+ * if (a === b || !/^[0-9a-f]{64}$/.test(a)) throw new Error();
+ * ```
+ */
+export function indexBinding(files: Readonly<Record<string, IndexFile>>): string {
+  let text = "phraseval-index-binding 1\n";
+  for (const name of Object.keys(files).sort()) {
+    text += `${name}\t${files[name].bytes}\t${files[name].sha256}\n`;
+  }
+  return createHash("sha256").update(text).digest("hex");
 }
 
 /** The data files an `exact` index of this shape must list. */
@@ -208,7 +246,7 @@ export function headerProblem(h: unknown): string | undefined {
       return `${name} is listed with ${f.bytes} bytes; ${want} expected`;
     }
   }
-  return undefined;
+  return bindingProblem(o);
 }
 
 /** The IVF-PQ data files and their sizes (`ivfpq/ivfpq.ts` has the layout). */
@@ -267,8 +305,25 @@ function ivfPqProblem(o: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
+/** What is wrong with a header's `binding` (see {@linkcode indexBinding}), or `undefined`. */
+function bindingProblem(o: Record<string, unknown>): string | undefined {
+  if (o.binding === undefined) return undefined; // written before the binding: read as before
+  const files = o.files as Record<string, IndexFile>;
+  for (const f of Object.values(files)) {
+    if (typeof f !== "object" || f === null || !isCount(f.bytes) || typeof f.sha256 !== "string") {
+      return "bad file list";
+    }
+  }
+  if (typeof o.binding !== "string" || o.binding !== indexBinding(files)) {
+    return "the files' sha256 do not match the binding recorded at the build (a file, such as " +
+      "the paragraph table, was changed and its sha256 recomputed): rebuild the index";
+  }
+  return undefined;
+}
+
 /** The header as written: keys in a fixed order, two-space indent, a final newline. */
 export function headerJson(h: IndexHeader): string {
+  const files = Object.fromEntries(Object.keys(h.files).sort().map((k) => [k, h.files[k]]));
   const ordered: IndexHeader = {
     format: h.format,
     version: h.version,
@@ -283,7 +338,8 @@ export function headerJson(h: IndexHeader): string {
     order: h.order,
     offsets: h.offsets,
     parameters: h.parameters,
-    files: Object.fromEntries(Object.keys(h.files).sort().map((k) => [k, h.files[k]])),
+    files,
+    binding: indexBinding(files),
     // Only a shard's header has the block (an unsharded header's bytes are unchanged).
     ...(h.shard !== undefined
       ? {

@@ -165,6 +165,44 @@ export function readIndexHeader(dir: string): IndexHeader {
   return h as IndexHeader;
 }
 
+/**
+ * Checks, without reading them, that every data file `h` lists is in `dir`,
+ * a regular file of the size the header says: the first that is not is an
+ * {@linkcode InputError} with {@linkcode openIndex}'s message (a caller
+ * that starts processes over an index, such as `serve` over shards, checks
+ * before it starts any).
+ *
+ * @example
+ * ```ts
+ * import { checkIndexFileSizes } from "./read.ts";
+ * import type { IndexHeader } from "./format.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/vectors.f32`, "12345678");
+ * const h = { files: { "vectors.f32": { bytes: 4, sha256: "" } } } as unknown as IndexHeader;
+ * let why = "";
+ * try {
+ *   checkIndexFileSizes(dir, h);
+ * } catch (e) {
+ *   why = String(e);
+ * }
+ * Deno.removeSync(dir, { recursive: true });
+ * if (!why.includes("8 bytes but index.json says 4")) throw new Error(why);
+ * ```
+ */
+export function checkIndexFileSizes(dir: string, h: IndexHeader): void {
+  for (const [name, want] of Object.entries(h.files)) {
+    const path = `${dir}/${name}`;
+    const size = indexFileSize(path);
+    if (size === undefined) throw bad(path, "missing (the index folder is incomplete)");
+    if (size !== want.bytes) {
+      throw bad(
+        path,
+        `${size} bytes but ${INDEX_HEADER} says ${want.bytes} (truncated or corrupt index)`,
+      );
+    }
+  }
+}
+
 function loadFile(dir: string, h: IndexHeader, name: string, verify: boolean): Uint8Array {
   const path = `${dir}/${name}`;
   const bytes = readFile(path);

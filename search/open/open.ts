@@ -57,7 +57,7 @@ import { asFloat32 } from "../dense_f64.ts";
 import { readQ2c } from "../merge/merge.ts";
 import { type ExactIndex, offsetsAt, paragraphOfRow, phraseAt } from "../index/read.ts";
 import { nprobeProblem, scoreIvf } from "../index/ivfpq/ivfpq.ts";
-import { DEFAULT_NPROBE } from "../index/defaults.ts";
+import { defaultNprobe } from "../index/defaults.ts";
 import { isShardSet } from "../index/shards.ts";
 import { closeSearchWorkers, PhraseIndex, PhraseIndexLive } from "./phrase_index.ts";
 import {
@@ -151,6 +151,8 @@ const DENSE_BLOCK = 256;
 const DISK_BLOCK = 4096;
 const SPARSE_BLOCK = 256;
 const DENSE_CHUNK = 2048;
+/** The most hits (questions × k) one pass of the questions holds. */
+const BLOCK_HITS = 1 << 20;
 
 function nonFinite(index: ExactIndex, e: unknown): unknown {
   if (!(e instanceof NonFiniteError) && !(e instanceof I8NonFinite)) return e;
@@ -170,15 +172,66 @@ const i8Source = (index: ExactIndex): I8Source => ({
   metric: index.header.metric,
 });
 
-/** Dense rows `g.from … g.to` against `qs` on the float kernels (or float64 loops). */
-function scoreDenseRows(
+/**
+ * A scan in steps (a chunk of rows each): the generator yields between
+ * steps and is told, on resuming, whether the event loop ran meanwhile
+ * ({@linkcode Pace}), when what it read may have changed.
+ */
+type Steps = Generator<void, void, boolean>;
+
+/** Runs a scan's steps to their end, without a pause. */
+function runSteps(steps: Steps): void {
+  for (let s = steps.next(false); !s.done; s = steps.next(false));
+}
+
+/** Milliseconds a scan runs at most before it gives the event loop a turn. */
+const PACE_MS = 50;
+
+/**
+ * The pauses of a long scan: every {@linkcode PACE_MS} of work the event
+ * loop gets a turn (a SIGINT or SIGTERM listener, a timer, a request), and
+ * an aborted `signal` ends the scan with its reason. A scan of any index
+ * then stops within a step of the signal.
+ */
+export class Pace {
+  #last = performance.now();
+  /** @param signal ends the work with its reason once aborted */
+  constructor(readonly signal?: AbortSignal) {}
+
+  /**
+   * Between two steps of a long piece of work: gives the event loop a turn
+   * when {@linkcode PACE_MS} have passed since the last (true then), and
+   * throws once `signal` is aborted.
+   */
+  async tick(): Promise<boolean> {
+    const due = performance.now() - this.#last >= PACE_MS;
+    if (due) {
+      await new Promise((r) => setTimeout(r, 0));
+      this.#last = performance.now();
+    }
+    this.signal?.throwIfAborted();
+    return due;
+  }
+
+  /** Runs `steps` to their end, pausing between steps when one is due. */
+  async run(steps: Steps): Promise<void> {
+    let paused = false;
+    for (let s = steps.next(paused); !s.done; s = steps.next(paused)) {
+      paused = performance.now() - this.#last >= PACE_MS ? await this.tick() : false;
+      this.signal?.throwIfAborted();
+    }
+  }
+}
+
+/** Dense rows `g.from … g.to` against `qs` on the float kernels (or float64 loops), a chunk a step. */
+function* denseRowSteps(
   index: ExactIndex,
   qs: readonly Float32Array[],
   ts: readonly TopK[],
   g: { from: number; to: number },
   own: readonly number[] | undefined,
   options: QueryOptions,
-): void {
+): Steps {
   if (qs.length === 0) return;
   const h = index.header, a = index.dense!;
   // Open search: the row squares once per index (closed search reads a paragraph at a time).
@@ -187,41 +240,54 @@ function scoreDenseRows(
     const n = Math.min(DENSE_CHUNK, g.to - r);
     const rows = a.subarray(r * h.d, (r + n) * h.d);
     scoreDense(rows, n, h.d, r, qs, ts, h.metric, options.simd, stats);
+    yield;
   }
 }
 
 /**
  * {@linkcode scoreQuestions} for open search, with a dense index's 8-bit
  * screening on `threads` worker threads when `threads` > 1 (the same
- * results; the workers stay until {@linkcode closeSearchWorkers}).
+ * results; the workers stay until {@linkcode closeSearchWorkers}). The
+ * float scan of a dense index (in memory, or read from disk under a
+ * memory budget) gives the event loop a turn every 50 ms, so a signal is
+ * answered within that, and ends with the reason of `signal` once it is
+ * aborted.
  */
 export async function scoreQuestionsAsync(
   index: ExactIndex,
   vectors: readonly Matrix[],
-  options: QueryOptions & { readonly threads?: number } = {},
+  options: QueryOptions & { readonly threads?: number; readonly signal?: AbortSignal } = {},
 ): Promise<TopK[]> {
   const threads = options.threads ?? 1;
-  if (
-    index.dense === undefined || index.disk !== undefined || threads <= 1 ||
-    options.simd === false ||
-    options.screen === false
-  ) {
+  if (index.dense === undefined && index.disk === undefined) {
     return scoreQuestions(index, vectors, options);
   }
   const k = Math.max(1, options.topK ?? 10);
   const tops = vectors.map(() => new TopK(k));
   const qs = vectors.map((v) => asFloat32(v as Matrix & { kind: "dense" }));
+  const all = { from: 0, to: index.header.phrases };
+  const pace = new Pace(options.signal);
   try {
-    const left = await scoreI8Threads(index, i8Source(index), qs, tops, threads);
+    if (index.disk !== undefined) {
+      await pace.run(diskRowSteps(index, qs, tops, all, options));
+      return tops;
+    }
+    const screen = options.simd !== false && options.screen !== false;
+    const left = !screen
+      ? undefined
+      : threads > 1
+      ? await scoreI8Threads(index, i8Source(index), qs, tops, threads)
+      : scoreI8(index, i8Source(index), qs, tops);
     const rest = left ?? qs.map((_, x) => x);
-    const all = { from: 0, to: index.header.phrases };
-    scoreDenseRows(
-      index,
-      rest.map((x) => qs[x]),
-      rest.map((x) => tops[x]),
-      all,
-      undefined,
-      options,
+    await pace.run(
+      denseRowSteps(
+        index,
+        rest.map((x) => qs[x]),
+        rest.map((x) => tops[x]),
+        all,
+        undefined,
+        options,
+      ),
     );
   } catch (e) {
     throw nonFinite(index, e);
@@ -290,7 +356,7 @@ export function scoreQuestions(
       } else if (index.disk !== undefined) {
         // Read on demand: the rows in blocks from disk, every row on the float kernels.
         const qs = g.js.map((j) => asFloat32(vectors[j] as Matrix & { kind: "dense" }));
-        scoreDiskRows(index, qs, ts, g, options);
+        runSteps(diskRowSteps(index, qs, ts, g, options));
       } else {
         const qs = g.js.map((j) => asFloat32(vectors[j] as Matrix & { kind: "dense" }));
         // Open search: the 8-bit screening, then exact scores of its candidates.
@@ -298,7 +364,9 @@ export function scoreQuestions(
           ? scoreI8(index, i8Source(index), qs, ts)
           : undefined;
         const rest = left ?? qs.map((_, x) => x);
-        scoreDenseRows(index, rest.map((x) => qs[x]), rest.map((x) => ts[x]), g, own, options);
+        runSteps(
+          denseRowSteps(index, rest.map((x) => qs[x]), rest.map((x) => ts[x]), g, own, options),
+        );
       }
     }
   } catch (e) {
@@ -312,29 +380,32 @@ export function scoreQuestions(
  * a block of rows read from disk at a time, scored on the float kernels in
  * chunks of {@linkcode DENSE_CHUNK} rows (the same results as in memory).
  */
-function scoreDiskRows(
+function* diskRowSteps(
   index: ExactIndex,
   qs: readonly Float32Array[],
   ts: readonly TopK[],
   g: { from: number; to: number },
   options: QueryOptions,
-): void {
+): Steps {
   if (qs.length === 0) return;
   const h = index.header, disk = index.disk!;
   for (let b = g.from; b < g.to; b += disk.blockRows) {
     const m = Math.min(disk.blockRows, g.to - b);
-    const block = disk.readRows(b, m);
+    let block = disk.readRows(b, m);
     for (let r = 0; r < m; r += DENSE_CHUNK) {
       const n = Math.min(DENSE_CHUNK, m - r);
       const rows = block.subarray(r * h.d, (r + n) * h.d);
       scoreDense(rows, n, h.d, b + r, qs, ts, h.metric, options.simd);
+      // The block buffer is the index's one: read again after a pause (another search may have used it).
+      if (yield) block = disk.readRows(b, m);
     }
   }
 }
 
-/** The hits of one question's {@linkcode TopK}. */
-export function hitsOf(index: ExactIndex, top: TopK): Hit[] {
-  return top.rows.map((row, r) => {
+/** The hits of one question's {@linkcode TopK} (the first `limit` of them). */
+export function hitsOf(index: ExactIndex, top: TopK, limit = Infinity): Hit[] {
+  const rows = top.rows;
+  return (limit < rows.length ? rows.slice(0, limit) : rows).map((row, r) => {
     const p = paragraphOfRow(index, row);
     const hit: Hit = {
       rank: r + 1,
@@ -525,7 +596,10 @@ export async function searchVectors(
   if (!ivf) {
     return (await scoreQuestionsAsync(index, vectors, options)).map((t) => hitsOf(index, t));
   }
-  const why = nprobeProblem(index, options.nprobe ?? DEFAULT_NPROBE);
+  const why = nprobeProblem(
+    index,
+    options.nprobe ?? defaultNprobe(index.header.parameters.nlist),
+  );
   if (why !== undefined) throw new InputError({ file: "question", where: "", message: why });
   const tops = await approximate(index, vectors, options);
   return tops.map((t) => hitsOf(index, t));
@@ -606,6 +680,8 @@ export interface OpenSearchOptions extends QueryOptions {
   readonly onMissing?: (line: string) => void;
   /** Told the questions done so far. */
   readonly onProgress?: (done: number) => void;
+  /** Ends the scan of a dense index (within 50 ms) once aborted (the Effect's interruption does). */
+  readonly signal?: AbortSignal;
 }
 
 /** What {@linkcode openSearch} did. */
@@ -715,7 +791,7 @@ export const searchMode = (
   }
   const hybrid = hybridDenseDims(index.header) !== undefined;
   const probeWhy = ivf
-    ? nprobeProblem(index, opts.nprobe ?? DEFAULT_NPROBE) ??
+    ? nprobeProblem(index, opts.nprobe ?? defaultNprobe(index.header.parameters.nlist)) ??
       (hybrid ? candidatesProblem(candidatesOf(opts) ?? DEFAULT_HYBRID_CANDIDATES) : undefined)
     : undefined;
   if (probeWhy !== undefined) {
@@ -771,20 +847,24 @@ export const openSearch = (
 /** {@linkcode openSearch} on an open index. */
 const searchOpen = (
   index: ExactIndex,
-  opts: OpenSearchOptions,
+  given: OpenSearchOptions,
 ): Effect.Effect<OpenSearchResult, OpenSearchError> =>
   Effect.gen(function* () {
+    // More ranks than phrases keep them all (and no list, heap or scratch sized past them).
+    const opts = { ...given, topK: Math.min(given.topK ?? 10, Math.max(1, index.header.phrases)) };
     const ivf = yield* searchMode(index, opts);
     const q2c = yield* questionParagraphs(opts);
     const onMissing = opts.onMissing ?? ((line: string) => console.error(line));
     const paragraphOf = new Map(index.ids.map((id, p) => [id, p]));
     const sparse = index.header.vectors === "csr";
     // Read on demand, an exact pass reads every row from disk: more questions a pass.
-    const block = sparse
+    const perPass = sparse
       ? SPARSE_BLOCK
       : index.disk !== undefined && !ivf && opts.closed !== true
       ? DISK_BLOCK
       : DENSE_BLOCK;
+    // A pass holds its questions' top k: fewer questions a pass for a large k.
+    const block = Math.max(1, Math.min(perPass, Math.floor(BLOCK_HITS / opts.topK)));
     return yield* Effect.acquireUseRelease(
       Effect.tryPromise({
         try: async () => {
@@ -804,8 +884,13 @@ const searchOpen = (
       }),
       ({ qd, pred, topk }) =>
         Effect.tryPromise({
-          try: async () => {
+          try: async (signal) => {
             const qids = [...q2c.keys()];
+            // The caller's signal, or this Effect's interruption.
+            const stop = opts.signal === undefined
+              ? signal
+              : AbortSignal.any([signal, opts.signal]);
+            const pace = new Pace(stop);
             let answered = 0, missing = 0, first = true;
             for (let b = 0; b < qids.length; b += block) {
               const ids: string[] = [], vectors: Matrix[] = [], own: number[] = [];
@@ -828,10 +913,19 @@ const searchOpen = (
                 vectors.push(v);
                 own.push(paragraphOf.get(q2c.get(qid)!) ?? -1);
               }
-              const tops = await scoreOpenBlock(index, vectors, opts, ivf, own);
+              const tops = await scoreOpenBlock(
+                index,
+                vectors,
+                { ...opts, signal: stop },
+                ivf,
+                own,
+              );
               let text = "", lines = "";
               for (let j = 0; j < ids.length; j++) {
-                const hits = hitsOf(index, tops[j]);
+                // Phrase texts read from disk (a memory budget) take a while too.
+                await pace.tick();
+                // Without top-k records, only the top-1 prediction is written.
+                const hits = hitsOf(index, tops[j], topk === undefined ? 1 : Infinity);
                 if (hits.length === 0) continue;
                 answered++;
                 text += `${first ? "{" : ", "}${pyStringLiteral(ids[j])}: ${

@@ -38,7 +38,7 @@
 import process from "node:process";
 import { InputError } from "../../io/errors.ts";
 import { exactFiles, type IndexHeader } from "../index/format.ts";
-import { DEFAULT_HYBRID_CANDIDATES, DEFAULT_NPROBE } from "../index/defaults.ts";
+import { DEFAULT_HYBRID_CANDIDATES, defaultNprobe } from "../index/defaults.ts";
 
 /** The `format` tag of a search record. */
 export const SEARCH_RECORD_FORMAT = "phraseval-search/1";
@@ -184,15 +184,16 @@ export function searchMode(kind: string, exact: boolean, closed: boolean): Searc
 
 /**
  * The nprobe and candidates a search used, defaults applied (`null` for
- * both unless it is `approximate`): nprobe {@linkcode DEFAULT_NPROBE};
- * candidates 0 on a dense ivf-pq index, {@linkcode DEFAULT_HYBRID_CANDIDATES}
- * on a hybrid one.
+ * both unless it is `approximate`): nprobe {@linkcode defaultNprobe} (10, at
+ * most the index's `nlist` when given); candidates 0 on a
+ * dense ivf-pq index, {@linkcode DEFAULT_HYBRID_CANDIDATES} on a hybrid one.
  *
  * @example
  * ```ts
  * import { searchSettings } from "./record.ts";
  * const s = searchSettings("approximate", false, undefined, undefined);
  * if (s.nprobe !== 10 || s.candidates !== 0) throw new Error(JSON.stringify(s));
+ * if (searchSettings("approximate", false, undefined, undefined, 4).nprobe !== 4) throw new Error();
  * ```
  */
 export function searchSettings(
@@ -200,10 +201,11 @@ export function searchSettings(
   hybrid: boolean,
   nprobe: number | undefined,
   candidates: number | undefined,
+  nlist?: unknown,
 ): { nprobe: number | null; candidates: number | null } {
   if (mode !== "approximate") return { nprobe: null, candidates: null };
   return {
-    nprobe: nprobe ?? DEFAULT_NPROBE,
+    nprobe: nprobe ?? defaultNprobe(nlist),
     candidates: candidates ?? (hybrid ? DEFAULT_HYBRID_CANDIDATES : 0),
   };
 }

@@ -46,7 +46,7 @@ import { FileError, InputError } from "../../io/errors.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { pyStringLiteral } from "../../io/pyjson.ts";
 import { type AtomicWriter, openAtomicWriter } from "../../io/fs.ts";
-import { DEFAULT_NPROBE } from "../index/defaults.ts";
+import { defaultNprobe } from "../index/defaults.ts";
 import { offsetsAt, openIndexSync, phraseAt, readIndexHeader } from "../index/read.ts";
 import type { ExactIndex } from "../index/read.ts";
 import type { TopK } from "../index/exact/score.ts";
@@ -57,6 +57,7 @@ import {
   type OpenSearchError,
   type OpenSearchOptions,
   type OpenSearchResult,
+  Pace,
   questionParagraphs,
   questionProblem,
   scoreOpenBlock,
@@ -173,6 +174,10 @@ const asError = (file: string) => (e: unknown): InputError | FileError =>
 
 const QUESTION_BLOCK = 256;
 
+/** The Effect's interruption, or the caller's signal. */
+const either = (a: AbortSignal, b: AbortSignal | undefined) =>
+  b === undefined ? a : AbortSignal.any([a, b]);
+
 /**
  * One pass of the questions over one shard: `onHits(j, hits)` for every
  * question `j` that has a vector (in question order), and `onMissing` for
@@ -198,6 +203,9 @@ async function shardPass(
     opts.memoryBudget !== undefined ? { memoryBudget: opts.memoryBudget } : {},
   );
   const shape = index ?? { dir: entry.dir, header: entry.header };
+  // At most the corpus's phrases a question (the merged lists keep no more).
+  const scan = { ...opts, topK: Math.max(1, Math.min(opts.topK ?? 10, set.phrases)) };
+  const pace = new Pace(opts.signal);
   try {
     const paragraphOf = new Map(index?.ids.map((id, p) => [id, p]) ?? []);
     for (let b = 0; b < qids.length; b += QUESTION_BLOCK) {
@@ -220,8 +228,12 @@ async function shardPass(
       if (index === undefined || vectors.length === 0) {
         for (const j of js) onHits(j, []);
       } else {
-        const tops = await scoreOpenBlock(index, vectors, opts, ivf, own);
-        js.forEach((j, x) => onHits(j, shardHitsOf(index, tops[x])));
+        const tops = await scoreOpenBlock(index, vectors, scan, ivf, own);
+        // Phrase texts read from disk (a memory budget) take a while too.
+        for (const [x, j] of js.entries()) {
+          await pace.tick();
+          onHits(j, shardHitsOf(index, tops[x]));
+        }
       }
       onBlock(Math.min(qids.length, b + QUESTION_BLOCK));
     }
@@ -304,7 +316,7 @@ export const shardedOpenSearch = (
     const q2c = yield* questionParagraphs(opts);
     const onMissing = opts.onMissing ?? ((line: string) => console.error(line));
     const sparse = set.shards[0].header.vectors === "csr";
-    const k = Math.max(1, opts.topK ?? 10);
+    const k = Math.max(1, Math.min(opts.topK ?? 10, set.phrases));
     return yield* Effect.acquireUseRelease(
       Effect.tryPromise({
         try: async () => {
@@ -320,7 +332,7 @@ export const shardedOpenSearch = (
       }),
       ({ qd, pred, topk }) =>
         Effect.tryPromise({
-          try: async () => {
+          try: async (signal) => {
             const qids = [...q2c.keys()];
             const best: (ShardHit[] | undefined)[] = new Array(qids.length);
             let missing = 0;
@@ -332,7 +344,7 @@ export const shardedOpenSearch = (
                 qd,
                 qids,
                 q2c,
-                opts,
+                { ...opts, signal: either(signal, opts.signal) },
                 ivf,
                 (j, hits) => {
                   best[j] = mergeHits(best[j] ?? [], hits, k);
@@ -412,7 +424,7 @@ export const searchShard = (
     const q2c = yield* questionParagraphs(opts);
     const onMissing = opts.onMissing ?? ((line: string) => console.error(line));
     const sparse = set.shards[0].header.vectors === "csr";
-    const k = Math.max(1, opts.topK ?? 10);
+    const k = Math.max(1, Math.min(opts.topK ?? 10, set.phrases));
     return yield* Effect.acquireUseRelease(
       Effect.tryPromise({
         try: async () => {
@@ -428,7 +440,7 @@ export const searchShard = (
       }),
       ({ qd, w }) =>
         Effect.tryPromise({
-          try: async () => {
+          try: async (signal) => {
             const qids = [...q2c.keys()];
             const header: HitsHeader = {
               format: SHARD_HITS_FORMAT,
@@ -437,7 +449,7 @@ export const searchShard = (
               count: set.count,
               corpus_sha256: set.corpusSha256,
               top_k: k,
-              search: searchKey(opts, ivf),
+              search: searchKey(opts, ivf, set.shards[0].header.parameters.nlist),
               questions: qids.length,
             };
             await w.write(JSON.stringify(header) + "\n");
@@ -448,7 +460,7 @@ export const searchShard = (
               qd,
               qids,
               q2c,
-              opts,
+              { ...opts, signal: either(signal, opts.signal) },
               ivf,
               (j, hs) => {
                 hits += hs.length;
@@ -485,12 +497,12 @@ export const searchShard = (
   });
 
 /** The options that shape a shard's hits (the same in every shard's file of one search). */
-function searchKey(opts: SearchOptions, ivf: boolean): Record<string, unknown> {
+function searchKey(opts: SearchOptions, ivf: boolean, nlist: unknown): Record<string, unknown> {
   return {
     mode: opts.closed ? "closed" : ivf ? "ivf-pq" : "exact",
     ...(ivf
       ? {
-        nprobe: opts.nprobe ?? DEFAULT_NPROBE,
+        nprobe: opts.nprobe ?? defaultNprobe(nlist),
         candidates: opts.candidates ?? opts.refine ?? null,
       }
       : {}),

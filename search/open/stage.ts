@@ -20,7 +20,8 @@ import { FileError } from "../../io/errors.ts";
 import { writeTextAtomically } from "../../io/fs.ts";
 import type { IndexHeader } from "../index/format.ts";
 import { hybridDenseDims } from "../index/ivfpq/hybrid.ts";
-import { isShardSet } from "../index/shards.ts";
+import { readIndexHeader } from "../index/read.ts";
+import { isShardSet, openShardSet } from "../index/shards.ts";
 import { openSearch, type OpenSearchError, type OpenSearchOptions } from "./open.ts";
 import { PhraseIndex, PhraseIndexLive } from "./phrase_index.ts";
 import {
@@ -63,6 +64,30 @@ export const searchFormat = (
         Effect.promise(() => src.stream.cancel().catch(() => {})),
         format,
       ));
+
+/**
+ * The phrases of the index folder `dir` (or of a folder of its shards, all
+ * of them), from its header alone; `undefined` when it cannot be read
+ * (opening the index then says what is wrong). `search` keeps at most this
+ * many ranks (`--top-k`).
+ *
+ * @example
+ * ```ts
+ * import { indexPhraseCount } from "./stage.ts";
+ * const dir = Deno.makeTempDirSync();
+ * if (indexPhraseCount(dir) !== undefined) throw new Error("an empty folder is not an index");
+ * Deno.removeSync(dir);
+ * ```
+ */
+export function indexPhraseCount(dir: string): number | undefined {
+  try {
+    return isShardSet(dir)
+      ? openShardSet(dir, readIndexHeader).phrases
+      : readIndexHeader(dir).phrases;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Options of {@linkcode searchStage}: {@linkcode openSearch}'s, on an index folder. */
 export interface SearchStageOptions extends Omit<OpenSearchOptions, "index" | "topK"> {
@@ -233,6 +258,7 @@ export const writeSearchRecord = (
           hybridDenseDims(h) !== undefined,
           opts.nprobe,
           opts.candidates ?? opts.refine,
+          h.parameters.nlist,
         ),
         top_k: opts.topK,
         threads: opts.threads ?? 1,

@@ -8,6 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { assert, assertEquals } from "../_assert.ts";
+import { indexBinding } from "../../search/index/format.ts";
 import { python, runStage } from "../_util.ts";
 import { ok, records, refused, subset } from "./_stages.ts";
 
@@ -338,6 +339,7 @@ function forge(from: string, to: string, name: string, edit: (b: Uint8Array) => 
   Deno.writeFileSync(`${to}/${name}`, bytes);
   const h = JSON.parse(Deno.readTextFileSync(`${to}/index.json`));
   h.files[name].sha256 = createHash("sha256").update(bytes).digest("hex");
+  h.binding = indexBinding(h.files); // a forger who knows the binding too
   Deno.writeTextFileSync(`${to}/index.json`, JSON.stringify(h, null, 2) + "\n");
   return to;
 }

@@ -30,6 +30,7 @@ import {
   parseMemoryBudget,
 } from "../../search/index/budget.ts";
 import { buildIndex, trainQuantizer } from "../../search/index/build.ts";
+import { indexBinding } from "../../search/index/format.ts";
 import { splitmix32 } from "../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync, paragraphText } from "../../search/index/read.ts";
 import { shardFolderName } from "../../search/index/shards.ts";
@@ -385,6 +386,7 @@ Deno.test("memory budget: corrupt files are refused at open as in memory", async
       const h = JSON.parse(Deno.readTextFileSync(`${tmp}/bad/index.json`));
       h.files[name].sha256 = createHash("sha256").update(Deno.readFileSync(`${tmp}/bad/${name}`))
         .digest("hex");
+      h.binding = indexBinding(h.files); // a forger who knows the binding too
       Deno.writeTextFileSync(`${tmp}/bad/index.json`, JSON.stringify(h, null, 2) + "\n");
     };
     copy();

@@ -36,8 +36,11 @@ const F32_SAFE = 2 ** 100;
 const TINY = 2 ** -140;
 
 /**
- * One question's best `k` rows, best first: by exact score, then by row
- * (rows must be offered in increasing order).
+ * One question's best `k` rows, best first: by exact score, then by the
+ * order they were offered (rows are offered in increasing order, so ties go
+ * to the first row). A binary heap holds them while they are offered (each
+ * offer O(log k), so a `k` of every phrase costs no more than sorting them);
+ * {@linkcode TopK.scores} and {@linkcode TopK.rows} are sorted on first read.
  *
  * @example
  * ```ts
@@ -51,31 +54,77 @@ const TINY = 2 ** -140;
  * ```
  */
 export class TopK {
-  /** Exact scores, best first. */
-  readonly scores: number[] = [];
-  /** Their rows. */
-  readonly rows: number[] = [];
+  // The heap: its root is the worst kept row (the lowest score; of equal
+  // scores, the one offered last), the one a better row replaces.
+  readonly #score: number[] = [];
+  readonly #row: number[] = [];
+  readonly #seq: number[] = [];
+  #offered = 0;
+  #sorted: { scores: number[]; rows: number[] } | undefined;
 
   /** @param k how many rows to keep (at least 1) */
   constructor(readonly k: number) {}
 
+  /** Exact scores, best first. */
+  get scores(): number[] {
+    return this.#order().scores;
+  }
+
+  /** Their rows. */
+  get rows(): number[] {
+    return this.#order().rows;
+  }
+
   /** The score a new row must beat: the k-th best, or −∞ while fewer than k. */
   get threshold(): number {
-    return this.rows.length < this.k ? -Infinity : this.scores[this.k - 1];
+    return this.#score.length < this.k ? -Infinity : this.#score[0];
   }
 
   /** Offers row `row` (larger than every row offered before) with its exact score. */
   offer(score: number, row: number): void {
-    const n = this.rows.length;
-    if (n === this.k && !(score > this.scores[n - 1])) return;
-    let p = n;
-    while (p > 0 && this.scores[p - 1] < score) p--;
-    this.scores.splice(p, 0, score);
-    this.rows.splice(p, 0, row);
-    if (this.rows.length > this.k) {
-      this.scores.pop();
-      this.rows.pop();
+    const s = this.#score, r = this.#row, q = this.#seq;
+    const n = s.length, seq = this.#offered++;
+    if (n >= this.k) {
+      if (!(score > s[0])) return;
+      this.#down(score, row, seq, n);
+    } else {
+      // Up from a new leaf: the parents better than the new row move down.
+      let i = n;
+      s.push(score), r.push(row), q.push(seq);
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (!(s[p] > score || (s[p] === score && q[p] < seq))) break;
+        s[i] = s[p], r[i] = r[p], q[i] = q[p];
+        i = p;
+      }
+      s[i] = score, r[i] = row, q[i] = seq;
     }
+    this.#sorted = undefined;
+  }
+
+  /** Puts the row at the root (replacing the worst) and sifts it down a heap of `n`. */
+  #down(score: number, row: number, seq: number, n: number): void {
+    const s = this.#score, r = this.#row, q = this.#seq;
+    let i = 0;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= n) break;
+      // The worse child: lower score, or of equal scores the later offered.
+      if (c + 1 < n && (s[c + 1] < s[c] || (s[c + 1] === s[c] && q[c + 1] > q[c]))) c++;
+      if (!(s[c] < score || (s[c] === score && q[c] > seq))) break;
+      s[i] = s[c], r[i] = r[c], q[i] = q[c];
+      i = c;
+    }
+    s[i] = score, r[i] = row, q[i] = seq;
+  }
+
+  /** The kept rows best first (computed once after the last offer). */
+  #order(): { scores: number[]; rows: number[] } {
+    if (this.#sorted !== undefined) return this.#sorted;
+    const s = this.#score, r = this.#row, q = this.#seq;
+    const at = s.map((_, i) => i).sort((a, b) => s[b] - s[a] || q[a] - q[b]);
+    this.#sorted = { scores: at.map((i) => s[i]), rows: at.map((i) => r[i]) };
+    return this.#sorted;
   }
 }
 

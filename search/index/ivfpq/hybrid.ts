@@ -32,9 +32,9 @@ import { InputError } from "../../../io/errors.ts";
 import type { CsrMatrix } from "../../../io/matrix.ts";
 import { fsum } from "../../fsum.ts";
 import type { IndexMetric } from "../format.ts";
-import { DEFAULT_NPROBE, ivfCandidatesMany, type IvfIndexView, nprobeProblem } from "./ivfpq.ts";
+import { ivfCandidatesMany, type IvfIndexView, nprobeProblem } from "./ivfpq.ts";
 import { NonFiniteError, TopK } from "../exact/score.ts";
-import { DEFAULT_HYBRID_CANDIDATES } from "../defaults.ts";
+import { DEFAULT_HYBRID_CANDIDATES, defaultNprobe } from "../defaults.ts";
 
 export { DEFAULT_HYBRID_CANDIDATES };
 
@@ -309,8 +309,8 @@ export async function scoreHybrid(
     throw new InputError({ file: index.dir, where: "", message: "is not a hybrid ivf-pq index" });
   }
   const k = Math.max(1, options.topK ?? 10);
-  const nprobe = options.nprobe ?? DEFAULT_NPROBE;
   const view = denseView(index, D);
+  const nprobe = options.nprobe ?? defaultNprobe(view.header.parameters.nlist);
   const why = nprobeProblem(view, nprobe) ??
     candidatesProblem(options.candidates ?? DEFAULT_HYBRID_CANDIDATES);
   if (why !== undefined) throw new InputError({ file: index.dir, where: "", message: why });

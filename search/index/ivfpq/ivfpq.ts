@@ -73,7 +73,7 @@ import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts"
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
 import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
 import { scoreDense, TopK } from "../exact/score.ts";
-import { DEFAULT_TRAIN_PARAGRAPHS } from "../defaults.ts";
+import { DEFAULT_TRAIN_PARAGRAPHS, defaultNprobe, MAX_SEARCH_THREADS } from "../defaults.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
 
 export { DEFAULT_TRAIN_PARAGRAPHS };
@@ -989,7 +989,7 @@ const useKernel = (o: IvfQueryOptions): boolean => o.scanKernel ?? o.simd !== fa
 /** Checks the options; `[k, nprobe, refine, candidates per question]`. */
 function settle(index: IvfIndexView, options: IvfQueryOptions): [number, number, number, number] {
   const k = Math.max(1, options.topK ?? 10);
-  const nprobe = options.nprobe ?? DEFAULT_NPROBE;
+  const nprobe = options.nprobe ?? defaultNprobe(index.header.parameters.nlist);
   const why = nprobeProblem(index, nprobe);
   if (why !== undefined) throw new InputError({ file: index.dir, where: "", message: why });
   const refine = Math.max(0, options.refine ?? 0);
@@ -1037,7 +1037,7 @@ export async function scoreIvf(
   qs: readonly Float32Array[],
   options: IvfQueryOptions = {},
 ): Promise<TopK[]> {
-  const threads = Math.max(1, Math.floor(options.threads ?? 1));
+  const threads = Math.min(MAX_SEARCH_THREADS, Math.max(1, Math.floor(options.threads ?? 1)));
   // Read on demand: the lists are scanned in this thread (one staging area).
   if (threads === 1 || qs.length < 2 || index.disk !== undefined) {
     return scoreIvfSync(index, qs, options);
@@ -1068,7 +1068,7 @@ export async function ivfCandidatesMany(
   const data = loadIvf(index);
   let pool = workers.get(index);
   if (pool === undefined) {
-    pool = new IvfWorkers(index, data, threads);
+    pool = new IvfWorkers(index, data, Math.min(MAX_SEARCH_THREADS, Math.floor(threads)));
     workers.set(index, pool);
   }
   return await pool.run(qs, nprobe, cap, kernel);

@@ -497,3 +497,26 @@ Deno.test({
     }
   },
 });
+
+Deno.test("i8 screen: a thread's screening writes nothing in the next thread's scratch slot (with and without a head)", () => {
+  if (!i8Available()) return;
+  const { normal } = rng(11);
+  for (const d of [32, 256]) {
+    const n = 600;
+    const a = Float32Array.from({ length: n * d }, normal);
+    const rows = I8Rows.create(a, n, d, "ip", 3, 64)!;
+    assert(rows !== undefined);
+    const qs = Array.from({ length: 64 }, () => Float32Array.from({ length: d }, normal));
+    for (const slot of [0, 1]) {
+      const next = new Uint8Array(
+        rows.memory.buffer,
+        rows.scratchBase + (slot + 1) * rows.scratchSize,
+        rows.scratchSize,
+      );
+      next.fill(0xab);
+      new I8Screen(rows, slot).candidates(qs, 10);
+      const touched = next.findIndex((b) => b !== 0xab);
+      assertEquals(touched, -1, `d ${d}, slot ${slot}: byte ${touched} of slot ${slot + 1}`);
+    }
+  }
+});
