@@ -47,8 +47,8 @@
  * sha256, which binds the paragraph table to the vectors (and IVF-PQ files)
  * it was built with: a table whose lines were reordered or replaced and its
  * sha256 in the header recomputed no longer matches it, and the header is
- * refused. Headers written before it have no `binding` and are read as
- * before (rebuild such an index to bind it). Nothing in it depends on the time
+ * refused. A header without `binding` (written before it, or with it
+ * deleted) is refused too: rebuild such an index. Nothing in it depends on the time
  * or the place it was built: the same dump gives the same bytes.
  *
  * @module
@@ -123,8 +123,8 @@ export interface IndexHeader {
    */
   readonly shard?: ShardInfo;
   /**
-   * {@linkcode indexBinding} of `files` (written by {@linkcode headerJson};
-   * absent in headers written before it).
+   * {@linkcode indexBinding} of `files` (written by {@linkcode headerJson}; a
+   * header without it is refused).
    */
   readonly binding?: string;
 }
@@ -307,7 +307,11 @@ function ivfPqProblem(o: Record<string, unknown>): string | undefined {
 
 /** What is wrong with a header's `binding` (see {@linkcode indexBinding}), or `undefined`. */
 function bindingProblem(o: Record<string, unknown>): string | undefined {
-  if (o.binding === undefined) return undefined; // written before the binding: read as before
+  if (o.binding === undefined) {
+    // A header without it could be any table beside any vectors (or a forger's who deleted it).
+    return "no binding of the files (an index built before phraseval recorded one, or a header " +
+      "edited by hand): rebuild the index";
+  }
   const files = o.files as Record<string, IndexFile>;
   for (const f of Object.values(files)) {
     if (typeof f !== "object" || f === null || !isCount(f.bytes) || typeof f.sha256 !== "string") {
