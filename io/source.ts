@@ -7,6 +7,7 @@
  */
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "./errors.ts";
+import { statRegularFile } from "./regular.ts";
 
 /** Bytes of an input file, with the name to use in error messages. */
 export interface ByteSource {
@@ -26,7 +27,9 @@ function osMessage(e: unknown): string {
 
 /**
  * Opens `path` for streaming: `-` is stdin; a name ending in `.gz` (or a
- * file starting with the gzip magic bytes) is gunzipped as it is read.
+ * file starting with the gzip magic bytes) is gunzipped as it is read. A
+ * path that is not a regular file (a named pipe, `/dev/zero`, a socket, a
+ * folder) is refused by name before it is opened ({@linkcode InputError}).
  *
  * @example
  * ```ts
@@ -42,10 +45,11 @@ function osMessage(e: unknown): string {
  */
 export const openSource = (
   path: string,
-): Effect.Effect<ByteSource, FileError> =>
+): Effect.Effect<ByteSource, FileError | InputError> =>
   Effect.tryPromise({
     try: async () => {
       if (path === "-") return { name: "-", stream: gunzipIfNeeded(Deno.stdin.readable, "-") };
+      statRegularFile(path);
       const file = await Deno.open(path, { read: true });
       const info = await file.stat();
       if (info.isDirectory) {
@@ -54,7 +58,10 @@ export const openSource = (
       }
       return { name: path, stream: gunzipIfNeeded(file.readable, path) };
     },
-    catch: (e) => new FileError({ file: path, message: osMessage(e) }),
+    catch: (e) =>
+      e instanceof InputError || e instanceof FileError
+        ? e
+        : new FileError({ file: path, message: osMessage(e) }),
   });
 
 /**
@@ -169,6 +176,7 @@ function concat(parts: Uint8Array[]): Uint8Array {
  * ```
  */
 export async function readTextMaybeGzip(path: string): Promise<string> {
+  statRegularFile(path);
   const file = await Deno.open(path);
   return await new Response(gunzipIfNeeded(file.readable, path)).text();
 }

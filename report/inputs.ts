@@ -28,6 +28,7 @@
  */
 import * as Effect from "effect/Effect";
 import { InputError, UsageError } from "../io/errors.ts";
+import { statRegularFile } from "../io/regular.ts";
 import { runLayout } from "../runs/plan/layout.ts";
 import { singleRunLayout } from "../runs/single.ts";
 import type { DatasetKind, ResolvedDataset } from "../runs/config/config.ts";
@@ -101,8 +102,10 @@ const bad = (file: string, message: string) => new InputError({ file, where: "",
 function readJson(file: string): unknown {
   let text: string;
   try {
+    statRegularFile(file);
     text = Deno.readTextFileSync(file);
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw bad(file, e instanceof Error ? e.message : String(e));
   }
   try {

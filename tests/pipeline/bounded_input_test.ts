@@ -67,3 +67,81 @@ Deno.test("evaluate --format trec: SIGINT stops a set of patterns that all backt
   assertMatch(err, /evaluate: interrupted \(SIGINT\)\n$/);
   assert(err.split("\n").filter((l) => l.includes("cut off")).length < n);
 });
+
+/** Runs `pipeline/<stage>.ts args` (all permissions), ended after `limitS` seconds if still running. */
+async function stageWithin(
+  stage: string,
+  args: readonly string[],
+  limitS = 60,
+): Promise<{ code: number; stderr: string; killed: boolean }> {
+  const argv = denoRunArgv(`${ROOT}/pipeline/${stage}.ts`, args, { all: true }, {
+    config: null,
+    prompt: true,
+  });
+  const child = spawnChild(argv, { cwd: ROOT, stdout: "null" });
+  let killed = false;
+  const guard = setTimeout(() => {
+    killed = true;
+    child.kill("SIGKILL");
+  }, limitS * 1000);
+  const stderr = await new Response(child.stderr).text();
+  const st = await child.status;
+  clearTimeout(guard);
+  return { code: st.code, stderr, killed };
+}
+
+Deno.test("every command that reads a file refuses a character device and a named pipe by name (exit 2)", async () => {
+  const fifo = `${tmp}/pipe`;
+  new Deno.Command("mkfifo", { args: [fifo] }).outputSync();
+  Deno.symlinkSync("/dev/zero", `${tmp}/zero.npz`);
+  Deno.symlinkSync(fifo, `${tmp}/pipe.npz`);
+  const small = `${tmp}/small.json`;
+  Deno.writeTextFileSync(
+    small,
+    JSON.stringify({
+      version: "1.1",
+      data: [{
+        title: "T",
+        paragraphs: [{
+          context: "Ada built it.",
+          qas: [{
+            id: "q1",
+            question: "Who built it?",
+            answers: [{ text: "Ada", answer_start: 0 }],
+          }],
+        }],
+      }],
+    }),
+  );
+  const pred = `${tmp}/small_pred.json`;
+  Deno.writeTextFileSync(pred, '{"q1": "Ada"}');
+  const kinds: [string, string][] = [["/dev/zero", "a character device"], [fifo, "a named pipe"]];
+  for (const [f, kind] of kinds) {
+    const npz = f === fifo ? `${tmp}/pipe.npz` : `${tmp}/zero.npz`;
+    const cases: [string, string[], string][] = [
+      ["full", ["--open", "--corpus", f, "--out", `${tmp}/full_out`], f],
+      ["report", [`A=${pred}`, "--data", small, "--labels", f, "--out", `${tmp}/rep`], f],
+      ["inspect", [npz], npz],
+      ["records", [f], f],
+      ["records", [f, "--kind", "paragraph"], f],
+      ["evaluate", [f, pred], f],
+      ["evaluate", [small, f], f],
+      ["evaluate", [small, pred, "--topk-file", f], f],
+      ["split", [f, `${tmp}/c.json`, `${tmp}/q.json`], f],
+    ];
+    for (const [stage, args, named] of cases) {
+      const r = await stageWithin(stage, args);
+      const what = `${stage} ${args.join(" ")}`;
+      assertEquals(r.killed, false, `${what}: still running after 60 s`);
+      assertEquals(r.code, 2, `${what}: ${r.stderr}`);
+      assertEquals(
+        r.stderr.trim().split("\n").at(-1),
+        `${stage}: ${named}: is ${kind}, not a regular file`,
+        what,
+      );
+    }
+  }
+  for (const d of ["full_out", "rep", "c.json", "q.json"]) {
+    assertEquals(await Deno.stat(`${tmp}/${d}`).then(() => true, () => false), false, d);
+  }
+});
