@@ -70,14 +70,34 @@ export const openSource = (
  * included, so a caller can look at the start of an input and still read
  * it whole.
  */
-export async function peekBytes(
+export function peekBytes(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   n: number,
+): Promise<[Uint8Array, ReadableStream<Uint8Array>]> {
+  return peekUntil(reader, (have) => have >= n);
+}
+
+/**
+ * {@linkcode peekBytes} that reads chunks until `enough(have, chunk)` (the
+ * bytes read so far, the last chunk) says so or the stream ends.
+ *
+ * @example
+ * ```ts
+ * import { peekUntil } from "./source.ts";
+ * const s = new Blob(["ab", "c\nd", "ef"]).stream();
+ * const [head, all] = await peekUntil(s.getReader(), (_, c) => c.includes(10));
+ * if (new TextDecoder().decode(head) !== "abc\nd") throw new Error();
+ * if (await new Response(all).text() !== "abc\ndef") throw new Error();
+ * ```
+ */
+export async function peekUntil(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  enough: (have: number, chunk: Uint8Array) => boolean,
 ): Promise<[Uint8Array, ReadableStream<Uint8Array>]> {
   const head: Uint8Array[] = [];
   let have = 0;
   let done = false;
-  while (have < n) {
+  for (let last: Uint8Array = new Uint8Array(0); !enough(have, last);) {
     const r = await reader.read();
     if (r.done) {
       done = true;
@@ -85,6 +105,7 @@ export async function peekBytes(
     }
     head.push(r.value);
     have += r.value.byteLength;
+    last = r.value;
   }
   const first = concat(head);
   const all = new ReadableStream<Uint8Array>({

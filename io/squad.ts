@@ -30,6 +30,7 @@ import {
   questionIssue,
 } from "./squad_checks.ts";
 import { type ByteSource, openSource } from "./source.ts";
+import { MAX_LINE_BYTES } from "./datasets/detect_json.ts";
 import { DatasetIds, type IdMode, isIdProblem } from "./squad_ids.ts";
 
 /** One gold answer. */
@@ -139,7 +140,8 @@ export interface SquadReadOptions {
   /**
    * The longest string (any key or value) accepted, in bytes as written in
    * the file: a longer one is bad input, refused before it is held
-   * (default: no limit). `maxStringWhy` ends the message (which limit).
+   * (default: `MAX_LINE_BYTES`, 16 MiB, the line bound of the line-based
+   * formats). `maxStringWhy` ends the message (which limit).
    */
   readonly maxStringBytes?: number;
   /** See {@linkcode SquadReadOptions.maxStringBytes}. */
@@ -227,6 +229,9 @@ export function decodeArticle(
   return { kind: "article", title, index, paragraphs, raw };
 }
 
+/** The end of the message of a string over the default bound. */
+const SQUAD_STRING_WHY = " (phraseval reads no string, as no line, longer than 16 MiB)";
+
 /**
  * Turns a byte stream into SQuAD records (articles, top-level fields and the
  * `data` marks) as a Web `ReadableStream`; errors are {@linkcode InputError}.
@@ -236,8 +241,8 @@ export function squadRecordStream(
   opts: SquadReadOptions = {},
 ): ReadableStream<SquadRecord> {
   const decoder = new JsonEventDecoder("data", {
-    maxStringBytes: opts.maxStringBytes,
-    maxStringWhy: opts.maxStringWhy,
+    maxStringBytes: opts.maxStringBytes ?? MAX_LINE_BYTES,
+    maxStringWhy: opts.maxStringWhy ?? SQUAD_STRING_WHY,
   });
   const ids = opts.ids === undefined || opts.ids === "as-read"
     ? undefined

@@ -45,7 +45,11 @@ const datasetFormat = (
     }
     if (data === "-") return "squad";
     return yield* detectFormat(data).pipe(
-      Effect.catchTag("InputError", () => Effect.succeed<DatasetFormat>("squad")),
+      Effect.catchTag("InputError", (e) =>
+        // A first line over the line bound is refused as the readers refuse it.
+        e.where === "line 1" && e.message.startsWith("line longer than")
+          ? Effect.fail(e)
+          : Effect.succeed<DatasetFormat>("squad")),
     );
   });
 

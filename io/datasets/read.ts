@@ -13,15 +13,15 @@
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError, UsageError } from "../errors.ts";
-import { type ByteSource, openSource, peekBytes } from "../source.ts";
+import { type ByteSource, openSource } from "../source.ts";
 import { dprPassages, dprQuestions } from "./dpr.ts";
 import {
   CORPUS_ONLY_FORMATS,
   type DatasetFormat,
   formatOfHead,
-  HEAD_BYTES,
   PARAGRAPH_FORMATS,
   parseFormatName,
+  readHead,
   sniffFormat,
 } from "./detect.ts";
 import { csvQuestions, jsonlQuestions } from "./generic.ts";
@@ -133,12 +133,16 @@ export const settleFormat = (
     if (!squadFallback) {
       return yield* Effect.tryPromise({ try: () => sniffFormat(src), catch: asError(src.name) });
     }
-    return yield* Effect.promise(async (): Promise<[DatasetFormat, ByteSource]> => {
-      const [head, stream] = await peekBytes(src.stream.getReader(), HEAD_BYTES);
-      const f = formatOfHead(new TextDecoder().decode(head.subarray(0, HEAD_BYTES)), src.name);
-      // A generic file needs a field map the stages do not take: the SQuAD reader names it.
-      const told = f === undefined || f === "jsonl" || f === "csv" || f === "tsv" ? "squad" : f;
-      return [told, { name: src.name, stream }];
+    return yield* Effect.tryPromise({
+      try: async (): Promise<[DatasetFormat, ByteSource]> => {
+        const [head, rest] = await readHead(src);
+        const stream = rest.stream;
+        const f = formatOfHead(head, src.name);
+        // A generic file needs a field map the stages do not take: the SQuAD reader names it.
+        const told = f === undefined || f === "jsonl" || f === "csv" || f === "tsv" ? "squad" : f;
+        return [told, { name: src.name, stream }];
+      },
+      catch: asError(src.name),
     });
   });
 

@@ -145,3 +145,66 @@ Deno.test("every command that reads a file refuses a character device and a name
     assertEquals(await Deno.stat(`${tmp}/${d}`).then(() => true, () => false), false, d);
   }
 });
+
+/** Writes `prefix`, `n` bytes of `a` and `suffix` to `path` gzipped, streamed (never held whole). */
+async function gzipOf(path: string, prefix: string, n: number, suffix: string): Promise<void> {
+  const enc = new TextEncoder();
+  const block = new Uint8Array(1 << 20).fill(0x61);
+  let left = n;
+  let state = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(c) {
+      if (state === 0) {
+        c.enqueue(enc.encode(prefix));
+        state = 1;
+      } else if (left > 0) {
+        const k = Math.min(left, block.byteLength);
+        c.enqueue(block.slice(0, k));
+        left -= k;
+      } else if (state === 1) {
+        c.enqueue(enc.encode(suffix));
+        state = 2;
+      } else c.close();
+    },
+  });
+  await Deno.writeFile(
+    path,
+    body.pipeThrough(new CompressionStream("gzip") as unknown as TransformStream<Uint8Array>),
+  );
+}
+
+Deno.test("a detected format has the line and string bounds of a named one, with the readers' message", async () => {
+  const big = 24 << 20; // over the 16 MiB bound
+  const pred = `${tmp}/p0.json`;
+  Deno.writeTextFileSync(pred, '{"0": "a", "q1": "a"}');
+  const line = `${tmp}/one-line.txt.gz`;
+  await gzipOf(line, "", big, "\n");
+  const jsonl = `${tmp}/nq.jsonl.gz`;
+  await gzipOf(jsonl, '{"question": "', big, '", "answer": ["x"]}\n');
+  const squad = `${tmp}/dev.json.gz`;
+  await gzipOf(
+    squad,
+    '{"version": "1.1", "data": [{"title": "T", "paragraphs": [{"context": "',
+    big,
+    '", "qas": [{"id": "q1", "question": "q?", "answers": [{"text": "a", "answer_start": 0}]}]}]}]}',
+  );
+  const lineMsg = "line 1: line longer than 16777216 bytes";
+  const stringMsg = "byte 70: a string longer than 16777216 bytes " +
+    "(phraseval reads no string, as no line, longer than 16 MiB)";
+  const cases: [string, string[], string][] = [
+    ["records", [line], `${line}: ${lineMsg}`],
+    ["evaluate", [line, pred], `${line}: ${lineMsg}`],
+    ["records", [jsonl], `${jsonl}: ${lineMsg}`],
+    ["evaluate", [jsonl, pred], `${jsonl}: ${lineMsg}`],
+    ["records", [jsonl, "--format", "open"], `${jsonl}: ${lineMsg}`],
+    ["records", [squad, "--kind", "paragraph"], `${squad}: ${stringMsg}`],
+    ["evaluate", [squad, pred], `${squad}: ${stringMsg}`],
+  ];
+  for (const [stage, args, want] of cases) {
+    const r = await stageWithin(stage, args);
+    const what = `${stage} ${args.join(" ")}`;
+    assertEquals(r.killed, false, what);
+    assertEquals(r.code, 2, `${what}: ${r.stderr.slice(-300)}`);
+    assertEquals(r.stderr.trim(), `${stage}: ${want}`, what);
+  }
+});
