@@ -143,7 +143,7 @@ export function gunzipIfNeeded(
           const gz = first.byteLength >= 2 && first[0] === 0x1f &&
             first[1] === 0x8b;
           decided = (gz
-            ? rest.pipeThrough(
+            ? rest.pipeThrough(pieces(GZIP_IN_BYTES)).pipeThrough(
               new DecompressionStream("gzip") as unknown as TransformStream<
                 Uint8Array,
                 Uint8Array
@@ -166,6 +166,22 @@ export function gunzipIfNeeded(
     },
     cancel(reason) {
       return (decided ?? reader).cancel(reason);
+    },
+  });
+}
+
+/**
+ * The compressed bytes handed to the decompressor at a time: gzip inflates
+ * at most about 1032:1, so no decompressed chunk passes 17 MB, whatever the
+ * file (a file read hands 64 KiB or more at a time, 66 MB once inflated).
+ */
+const GZIP_IN_BYTES = 16 * 1024;
+
+/** Cuts chunks into pieces of at most `n` bytes. */
+function pieces(n: number): TransformStream<Uint8Array, Uint8Array> {
+  return new TransformStream({
+    transform(chunk, c) {
+      for (let o = 0; o < chunk.byteLength; o += n) c.enqueue(chunk.subarray(o, o + n));
     },
   });
 }

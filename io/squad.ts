@@ -30,7 +30,7 @@ import {
   questionIssue,
 } from "./squad_checks.ts";
 import { type ByteSource, openSource } from "./source.ts";
-import { MAX_LINE_BYTES } from "./datasets/detect_json.ts";
+import { MAX_ARTICLE_BYTES, MAX_LINE_BYTES } from "./datasets/detect_json.ts";
 import { DatasetIds, type IdMode, isIdProblem } from "./squad_ids.ts";
 
 /** One gold answer. */
@@ -229,6 +229,8 @@ export function decodeArticle(
   return { kind: "article", title, index, paragraphs, raw };
 }
 
+export { MAX_ARTICLE_BYTES };
+
 /** The end of the message of a string over the default bound. */
 const SQUAD_STRING_WHY = " (phraseval reads no string, as no line, longer than 16 MiB)";
 
@@ -243,6 +245,8 @@ export function squadRecordStream(
   const decoder = new JsonEventDecoder("data", {
     maxStringBytes: opts.maxStringBytes ?? MAX_LINE_BYTES,
     maxStringWhy: opts.maxStringWhy ?? SQUAD_STRING_WHY,
+    maxItemBytes: MAX_ARTICLE_BYTES,
+    maxItemWhy: " (an article: phraseval reads none longer than 32 MiB)",
   });
   const ids = opts.ids === undefined || opts.ids === "as-read"
     ? undefined
@@ -272,7 +276,10 @@ export function squadRecordStream(
       transform(chunk, controller) {
         const out: SquadRecord[] = [];
         try {
-          convert(decoder.push(chunk), out);
+          // In pieces of at most 1 MiB: the bounds are checked between two.
+          for (let o = 0; o < chunk.byteLength; o += 1 << 20) {
+            convert(decoder.push(chunk.subarray(o, o + (1 << 20))), out);
+          }
         } catch (e) {
           throw toInputError(e);
         }

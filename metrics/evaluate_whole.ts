@@ -22,6 +22,7 @@ import {
   formatOfJsonHead,
   HEAD_BYTES,
   headText,
+  MAX_ARTICLE_BYTES,
   MAX_LINE_BYTES,
 } from "../io/datasets/detect_json.ts";
 import { isValidArticle } from "../io/squad_checks.ts";
@@ -74,7 +75,10 @@ export function evaluateWholeV1(
   const fold = new SquadV1Fold();
   const messages: string[] = [];
   // The readers' string bound: a longer string is the full path's to name.
-  const decoder = new JsonEventDecoder("data", { maxStringBytes: MAX_LINE_BYTES });
+  const decoder = new JsonEventDecoder("data", {
+    maxStringBytes: MAX_LINE_BYTES,
+    maxItemBytes: MAX_ARTICLE_BYTES,
+  });
   let first = true, sawData = false, version: PyJson | undefined;
   const take = (value: PyJson): boolean => {
     if (!isValidArticle(value, ARTICLE_PARTS)) return false;

@@ -29,6 +29,13 @@ export const HEAD_BYTES = 64 * 1024;
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 /**
+ * The longest article (one element of `data`) read, in bytes: 32 MiB, far
+ * above any real one (SQuAD v1.1's whole train set is 30 MiB); a longer one
+ * is refused once the input passes the bound, so it is never held whole.
+ */
+export const MAX_ARTICLE_BYTES = 32 * 1024 * 1024;
+
+/**
  * Whether a head (as {@linkcode headText} gives it) opens a JSON document
  * that may be one long line: a SQuAD file (`data` or `version` first) or
  * MRQA's header.

@@ -146,10 +146,19 @@ Deno.test("every command that reads a file refuses a character device and a name
   }
 });
 
-/** Writes `prefix`, `n` bytes of `a` and `suffix` to `path` gzipped, streamed (never held whole). */
-async function gzipOf(path: string, prefix: string, n: number, suffix: string): Promise<void> {
+/**
+ * Writes `prefix`, `n` bytes of `unit` repeated (`a` by default; `n` a multiple of 1 MiB when
+ * `unit` is longer than one byte) and `suffix` to `path` gzipped, streamed (never held whole).
+ */
+async function gzipOf(
+  path: string,
+  prefix: string,
+  n: number,
+  suffix: string,
+  unit = "a",
+): Promise<void> {
   const enc = new TextEncoder();
-  const block = new Uint8Array(1 << 20).fill(0x61);
+  const block = enc.encode(unit.repeat((1 << 20) / unit.length));
   let left = n;
   let state = 0;
   const body = new ReadableStream<Uint8Array>({
@@ -188,9 +197,20 @@ Deno.test("a detected format has the line and string bounds of a named one, with
     big,
     '", "qas": [{"id": "q1", "question": "q?", "answers": [{"text": "a", "answer_start": 0}]}]}]}]}',
   );
+  // An article of 40 MiB of tiny values: no string is long, the article is.
+  const articles = `${tmp}/articles.json.gz`;
+  await gzipOf(
+    articles,
+    '{"version": "1.1", "data": [{"title": "T", "paragraphs": [',
+    40 << 20,
+    "1]}]}",
+    "1,",
+  );
   const lineMsg = "line 1: line longer than 16777216 bytes";
   const stringMsg = "byte 70: a string longer than 16777216 bytes " +
     "(phraseval reads no string, as no line, longer than 16 MiB)";
+  const articleMsg = 'byte 28: an element of "data" longer than 33554432 bytes ' +
+    "(an article: phraseval reads none longer than 32 MiB)";
   const cases: [string, string[], string][] = [
     ["records", [line], `${line}: ${lineMsg}`],
     ["evaluate", [line, pred], `${line}: ${lineMsg}`],
@@ -199,6 +219,8 @@ Deno.test("a detected format has the line and string bounds of a named one, with
     ["records", [jsonl, "--format", "open"], `${jsonl}: ${lineMsg}`],
     ["records", [squad, "--kind", "paragraph"], `${squad}: ${stringMsg}`],
     ["evaluate", [squad, pred], `${squad}: ${stringMsg}`],
+    ["records", [articles], `${articles}: ${articleMsg}`],
+    ["evaluate", [articles, pred], `${articles}: ${articleMsg}`],
   ];
   for (const [stage, args, want] of cases) {
     const r = await stageWithin(stage, args);
