@@ -5,6 +5,7 @@
  *
  * @module
  */
+import * as zlib from "node:zlib";
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "./errors.ts";
 import { statRegularFile } from "./regular.ts";
@@ -142,14 +143,8 @@ export function gunzipIfNeeded(
           const [first, rest] = await peekBytes(reader, 2);
           const gz = first.byteLength >= 2 && first[0] === 0x1f &&
             first[1] === 0x8b;
-          decided = (gz
-            ? rest.pipeThrough(pieces(GZIP_IN_BYTES)).pipeThrough(
-              new DecompressionStream("gzip") as unknown as TransformStream<
-                Uint8Array,
-                Uint8Array
-              >,
-            )
-            : rest).getReader();
+          decided = (gz ? rest.pipeThrough(pieces(GZIP_IN_BYTES)).pipeThrough(gunzipAll()) : rest)
+            .getReader();
         }
         const r = await decided.read();
         if (r.done) controller.close();
@@ -176,6 +171,40 @@ export function gunzipIfNeeded(
  * file (a file read hands 64 KiB or more at a time, 66 MB once inflated).
  */
 const GZIP_IN_BYTES = 16 * 1024;
+
+/**
+ * Gunzips every member of the input, as `gzip -d` does (a file of several
+ * members: `cat a.gz b.gz`, bgzip's blocks), with the native zlib of
+ * `node:zlib` (the web `DecompressionStream` reads one member only).
+ */
+function gunzipAll(): TransformStream<Uint8Array, Uint8Array> {
+  const z = zlib.createGunzip();
+  let failed: Error | undefined;
+  z.on("error", (e: Error) => failed ??= e);
+  const wait = (act: (done: (e?: Error | null) => void) => void) =>
+    new Promise<void>((resolve, reject) =>
+      act((e) => (e ?? failed) ? reject(e ?? failed) : resolve())
+    );
+  return new TransformStream<Uint8Array, Uint8Array>({
+    start(c) {
+      z.on(
+        "data",
+        (d: Uint8Array) => c.enqueue(new Uint8Array(d.buffer, d.byteOffset, d.byteLength)),
+      );
+    },
+    transform(chunk) {
+      return wait((done) => z.write(chunk, done));
+    },
+    flush() {
+      return wait((done) => {
+        if (failed) return done(failed);
+        z.once("end", () => done());
+        z.once("error", (e: Error) => done(e));
+        z.end();
+      });
+    },
+  });
+}
 
 /** Cuts chunks into pieces of at most `n` bytes. */
 function pieces(n: number): TransformStream<Uint8Array, Uint8Array> {
