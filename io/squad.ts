@@ -30,7 +30,8 @@ import {
   questionIssue,
 } from "./squad_checks.ts";
 import { type ByteSource, openSource } from "./source.ts";
-import { MAX_ARTICLE_BYTES, MAX_LINE_BYTES } from "./datasets/detect_json.ts";
+import { HEAD_BYTES, MAX_ARTICLE_BYTES, MAX_LINE_BYTES } from "./datasets/detect_json.ts";
+import { notSquadHint } from "./datasets/detect.ts";
 import { DatasetIds, type IdMode, isIdProblem } from "./squad_ids.ts";
 
 /** One gold answer. */
@@ -258,14 +259,19 @@ export function squadRecordStream(
       else out.push({ kind: e.kind === "array-start" ? "data-start" : "data-end" });
     }
   };
-  const toInputError = (e: unknown): unknown =>
-    e instanceof JsonSyntaxError
-      ? new InputError({
-        file: source.name,
-        where: e.offset >= 0 ? `byte ${e.offset}` : "",
-        message: e.message,
-      })
-      : e;
+  // The first bytes, to say what a file that is no JSON object at all reads as.
+  let head: Uint8Array | undefined;
+  const toInputError = (e: unknown): unknown => {
+    if (!(e instanceof JsonSyntaxError)) return e;
+    const hint = e.offset === 0 && head !== undefined
+      ? notSquadHint(new TextDecoder().decode(head), source.name)
+      : undefined;
+    return new InputError({
+      file: source.name,
+      where: e.offset >= 0 ? `byte ${e.offset}` : "",
+      message: hint === undefined ? e.message : `${e.message} (${hint})`,
+    });
+  };
   let sawData = false;
   const track = (out: SquadRecord[]) => {
     for (const r of out) if (r.kind === "data-start") sawData = true;
@@ -275,6 +281,7 @@ export function squadRecordStream(
     new TransformStream<Uint8Array, SquadRecord>({
       transform(chunk, controller) {
         const out: SquadRecord[] = [];
+        head ??= chunk.slice(0, HEAD_BYTES);
         try {
           // In pieces of at most 1 MiB: the bounds are checked between two.
           for (let o = 0; o < chunk.byteLength; o += 1 << 20) {

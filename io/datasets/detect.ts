@@ -152,11 +152,16 @@ export function formatOfHead(head: string, name: string): DatasetFormat | undefi
       text: first,
     });
     if (row !== undefined && row.fields.length === 2 && row.fields[1].trim().startsWith("[")) {
+      // A question and a bracketed list: DPR's layout, even when the list is bad (its reader
+      // then names the line), or a file name saying so (`.qa.csv`, `.qa.tsv`).
+      let list = true;
       try {
         parsePyStringList(row.fields[1]);
-        return /trec/i.test(baseName(name)) ? "trec" : "dpr";
       } catch {
-        // Not a list: a generic TSV.
+        list = false;
+      }
+      if (list || /\.qa\.[ct]sv(\.gz)?$/i.test(baseName(name))) {
+        return /trec/i.test(baseName(name)) ? "trec" : "dpr";
       }
     }
     return "tsv";
@@ -205,6 +210,35 @@ export async function readHead(src: ByteSource): Promise<[string, ByteSource]> {
   }
   const end = nl < 0 ? bytes.byteLength : Math.max(Math.min(HEAD_BYTES, bytes.byteLength), nl + 1);
   return [dec(bytes.subarray(0, end)), { name: src.name, stream }];
+}
+
+/**
+ * Why a file whose head is `head` is not SQuAD JSON, naming the format its
+ * start reads as (for a message: `its start reads as a dpr file, not SQuAD
+ * JSON`), or `undefined` when it may be SQuAD (it opens a JSON object).
+ *
+ * @example
+ * ```ts
+ * import { notSquadHint } from "./detect.ts";
+ * const hint = notSquadHint("who wrote hamlet\t['Shakespeare']\n", "nq-test.qa.csv");
+ * if (hint !== "its start reads as a dpr file, not SQuAD JSON") {
+ *   throw new Error(hint);
+ * }
+ * if (notSquadHint('{"data": []}', "d.json") !== undefined) throw new Error();
+ * ```
+ */
+export function notSquadHint(head: string, name: string): string | undefined {
+  const text = headText(head);
+  if (text === "" || text.startsWith("{")) return undefined;
+  let f: DatasetFormat | undefined;
+  try {
+    f = formatOfHead(head, name);
+  } catch {
+    f = undefined;
+  }
+  return f === undefined
+    ? "not SQuAD JSON, and its start tells no other format"
+    : `its start reads as a${/^[aeiou]/.test(f) ? "n" : ""} ${f} file, not SQuAD JSON`;
 }
 
 /**

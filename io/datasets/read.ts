@@ -24,6 +24,7 @@ import {
   readHead,
   sniffFormat,
 } from "./detect.ts";
+import { headText } from "./detect_json.ts";
 import { csvQuestions, jsonlQuestions } from "./generic.ts";
 import { mrqaPassages, mrqaQuestions } from "./mrqa.ts";
 import { openQuestions } from "./open.ts";
@@ -183,7 +184,19 @@ export const questionsOfSource = (
         dprQuestions(src, { ...opts, regex: format === "trec" || opts.regex }),
       );
     case "open":
-      return Effect.succeed(openQuestions(src, opts));
+      // Every open-domain layout: NQ-open/TriviaQA JSONL, and DPR's question CSV/TSV (its
+      // answers plain strings: `trec` reads CuratedTREC's as patterns).
+      return Effect.succeed(Stream.unwrap(
+        Effect.map(
+          Effect.tryPromise({ try: () => readHead(src), catch: asError(path) }),
+          ([head, rest]) => {
+            const text = headText(head);
+            const dpr = text !== "" && !text.startsWith("{") &&
+              (formatOfHead(head, path) === "dpr" || formatOfHead(head, path) === "trec");
+            return dpr ? dprQuestions(rest, opts) : openQuestions(rest, opts);
+          },
+        ),
+      ));
     case "jsonl":
     case "csv":
     case "tsv": {
