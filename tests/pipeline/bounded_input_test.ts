@@ -46,21 +46,22 @@ Deno.test("evaluate --format trec: SIGINT stops a set of patterns that all backt
     all: true,
   }, { config: null, prompt: true });
   const child = spawnChild(argv, { cwd: ROOT, stdout: "null" });
+  // A stage that never starts scoring, or is deaf to SIGINT, is ended here: the test fails on its exit.
+  const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
   // Wait for the first cut-off line: the scoring has begun.
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
   let err = "";
-  while (!err.includes("cut off")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    err += value;
+  let done = false;
+  while (!done && !err.includes("cut off")) {
+    const r = await reader.read();
+    done = r.done;
+    if (r.value !== undefined) err += r.value;
   }
-  child.kill("SIGINT");
-  // A stage deaf to SIGINT is ended here, and the test fails on its exit.
-  const guard = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    err += value;
+  if (!done) child.kill("SIGINT");
+  while (!done) {
+    const r = await reader.read();
+    done = r.done;
+    if (r.value !== undefined) err += r.value;
   }
   const st = await child.status;
   clearTimeout(guard);
@@ -138,6 +139,7 @@ Deno.test("every command that reads a file refuses a character device and a name
       const what = `${stage} ${args.join(" ")}`;
       assertEquals(r.killed, false, `${what}: still running after 20 s`);
       assertEquals(r.code, 2, `${what}: ${r.stderr}`);
+      assertEquals(r.stdout, "", `${what}: nothing printed before the refusal`);
       assertEquals(
         r.stderr.trim().split("\n").at(-1),
         `${stage}: ${named}: is ${kind}, not a regular file`,
