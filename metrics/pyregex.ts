@@ -463,8 +463,17 @@ let wordTest: ((cp: number) => boolean) | undefined;
 /** A code point test for a `v`-mode class (memoised per code point). */
 function charTest(src: string): (cp: number) => boolean {
   const re = new RegExp(`^(?:${src})$`, "v");
+  // Latin-1 answers from a table (0: not known yet, 1: no, 2: yes), others from a map.
+  const low = new Uint8Array(256);
   const memo = new Map<number, boolean>();
   return (cp) => {
+    if (cp < 256) {
+      const k = low[cp];
+      if (k !== 0) return k === 2;
+      const r = re.test(String.fromCodePoint(cp));
+      low[cp] = r ? 2 : 1;
+      return r;
+    }
     let r = memo.get(cp);
     if (r === undefined) {
       r = re.test(String.fromCodePoint(cp));
@@ -588,6 +597,33 @@ function matcher(node: Node): Matcher {
   }
 }
 
+/**
+ * A test every first character of a match passes, when the node must
+ * consume one and tells which (`undefined`: it may match empty, or starts
+ * otherwise): `search` tries only the positions whose character passes.
+ */
+function firstTest(node: Node): ((cp: number) => boolean) | undefined {
+  switch (node.t) {
+    case "char":
+      return charTest(node.src);
+    case "seq":
+      for (const item of node.items) {
+        if (item.t === "at" || item.t === "look") continue; // zero width: the next consumes
+        return firstTest(item);
+      }
+      return undefined;
+    case "alt": {
+      const tests = node.items.map(firstTest);
+      if (tests.some((t) => t === undefined)) return undefined;
+      return (cp) => tests.some((t) => t!(cp));
+    }
+    case "rep":
+      return node.min >= 1 ? firstTest(node.x) : undefined;
+    default:
+      return undefined;
+  }
+}
+
 /** `search` (from every position) or `match` (from 0) of a compiled node on `text`. */
 function runMatcher(
   m: Matcher,
@@ -595,15 +631,22 @@ function runMatcher(
   text: string,
   anchored: boolean,
   budget: number,
+  first?: (cp: number) => boolean,
 ): boolean {
-  const cps: number[] = [];
-  for (const ch of text) cps.push(ch.codePointAt(0)!);
+  const cps = codePoints(text);
   run.cps = cps;
   run.n = cps.length;
   run.left = budget;
   const done = () => true;
   try {
     if (anchored) return m(0, done);
+    if (first !== undefined) {
+      for (let s = 0; s < cps.length; s++) {
+        tick();
+        if (first(cps[s]) && m(s, done)) return true;
+      }
+      return false;
+    }
     for (let s = 0; s <= cps.length; s++) if (m(s, done)) return true;
     return false;
   } catch (e) {
@@ -612,9 +655,26 @@ function runMatcher(
       throw new PyRegexBudgetError({ pattern, steps: budget, length: cps.length, why });
     }
     throw e;
-  } finally {
-    run.cps = [];
   }
+}
+
+const HAS_SURROGATE = /[\ud800-\udfff]/;
+let lastText = "";
+let lastCps: number[] = [];
+
+/** The code points of `text` (the last text's are kept: answers are tried on one text in turn). */
+function codePoints(text: string): number[] {
+  if (text === lastText) return lastCps;
+  const cps: number[] = new Array(text.length);
+  if (!HAS_SURROGATE.test(text)) {
+    for (let i = 0; i < text.length; i++) cps[i] = text.charCodeAt(i);
+  } else {
+    cps.length = 0;
+    for (const ch of text) cps.push(ch.codePointAt(0)!);
+  }
+  lastText = text;
+  lastCps = cps;
+  return cps;
 }
 
 // ---------------------------------------------------------------------------
@@ -986,10 +1046,12 @@ export function compilePyRegex(pattern: string): PyRegex {
     });
   }
   const m = matcher(root.node);
+  const first = firstTest(root.node);
   const compiled: PyRegex = {
     pattern,
     source: body,
-    search: (text, budget = PY_REGEX_STEP_BUDGET) => runMatcher(m, pattern, text, false, budget),
+    search: (text, budget = PY_REGEX_STEP_BUDGET) =>
+      runMatcher(m, pattern, text, false, budget, first),
     match: (text, budget = PY_REGEX_STEP_BUDGET) => runMatcher(m, pattern, text, true, budget),
   };
   if (cache.size >= 4096) cache.clear();
