@@ -197,7 +197,10 @@ function resolveOne(arg: string, opts: ResolveOptions): SystemSpec[] {
       if (isFullDir(path)) return [fullSystem(path, arg, opts, name)];
       throw bad(arg, `NAME=FOLDER names the system of a full output folder; ${KINDS}`);
     }
-    if (!isFile(path)) throw bad(path, "no such prediction file");
+    if (!isFile(path)) {
+      statRegularFile(path); // a pipe, a device: refused as what it is
+      throw bad(path, "no such prediction file");
+    }
     if (opts.data === undefined) throw new UsageError(`${arg}: NAME=pred.json needs --data`);
     return [{
       name,

@@ -133,6 +133,9 @@ Deno.test("every command that reads a file refuses a character device and a name
       ["evaluate", [small, f], f],
       ["evaluate", [small, pred, "--topk-file", f], f],
       ["split", [f, `${tmp}/c.json`, `${tmp}/q.json`], f],
+      ["report", [`A=${f}`, "--data", small, "--out", `${tmp}/rep`], f],
+      ["bem", [small, pred, "--model", f], f],
+      ["evaluate", [small, pred, "--bem", f], f],
     ];
     for (const [stage, args, named] of cases) {
       const r = await stageWithin(stage, args, 20);
