@@ -307,7 +307,7 @@ export const corpusOpenScores = (
     let last = performance.now();
     for (const q of qs) {
       if (performance.now() - last >= 20) {
-        yield* Effect.yieldNow; // signals are heard while a long set is scored
+        yield* Effect.sleep(0); // a turn of the event loop: signals are heard while a long set is scored
         last = performance.now();
       }
       const cands = recs.get(q.id) ?? [];

@@ -288,7 +288,7 @@ export const scoreQuestionSet = (
       const step = yield* Effect.try({ try: () => steps.next(), catch: fail });
       if (step.done) r = step.value;
       else if (performance.now() - last >= 20) {
-        yield* Effect.yieldNow;
+        yield* Effect.sleep(0);
         last = performance.now();
       }
     }
