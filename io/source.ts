@@ -195,6 +195,9 @@ function gunzipAll(): TransformStream<Uint8Array, Uint8Array> {
     transform(chunk) {
       return wait((done) => z.write(chunk, done));
     },
+    cancel() {
+      z.destroy(); // the reader stopped early (a format told from the first bytes)
+    },
     flush() {
       return wait((done) => {
         if (failed) return done(failed);
