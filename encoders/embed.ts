@@ -212,7 +212,7 @@ const dumpManifest = (
   opts: EmbedOptions,
   info: { name: string; dim: number; files: readonly string[] },
   format: DumpFormat,
-): Effect.Effect<Manifest, FileError> =>
+): Effect.Effect<Manifest, FileError | InputError> =>
   Effect.gen(function* () {
     const input = opts.input === "-" ? null : yield* fileSha256(opts.input);
     const files = yield* fsTry(opts.input, () => filesFingerprint(info.files));

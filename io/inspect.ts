@@ -34,6 +34,8 @@ import {
   toJsonValues,
 } from "./npy.ts";
 import { type NpzContent, NpzError, parseNpzContent } from "./npz.ts";
+import { InputError } from "./errors.ts";
+import { statRegularFile } from "./regular.ts";
 
 /** What `inspect` reports for one array. */
 export interface ArrayInfo {
@@ -192,15 +194,20 @@ export const inspectFile = (
   options: InspectOptions = {},
 ): Effect.Effect<InspectResult, NpyError | NpzError> =>
   Effect.tryPromise({
-    try: () => Deno.readFile(path),
+    try: () => {
+      statRegularFile(path);
+      return Deno.readFile(path);
+    },
     catch: (e) => {
-      const reason = `cannot read file: ${
-        e instanceof Deno.errors.NotFound
-          ? "no such file"
-          : e instanceof Error
-          ? e.message
-          : String(e)
-      }`;
+      const reason = e instanceof InputError
+        ? e.message.replace(`${path}: `, "")
+        : `cannot read file: ${
+          e instanceof Deno.errors.NotFound
+            ? "no such file"
+            : e instanceof Error
+            ? e.message
+            : String(e)
+        }`;
       return path.toLowerCase().endsWith(".npz")
         ? NpzError.of(path, undefined, reason)
         : NpyError.of(path, undefined, reason);

@@ -209,6 +209,10 @@ export class JsonEventDecoder {
   readonly #fast: boolean;
   readonly #maxString: number;
   readonly #maxStringWhy: string;
+  readonly #maxItem: number;
+  readonly #maxItemWhy: string;
+  /** Where the element of the streamed array the tokenizer reads began (-1: none open). */
+  #elemStart = -1;
   /** The string being read, if any: where it began, its bytes so far, an escape pending. */
   #inString = false;
   #escape = false;
@@ -251,6 +255,9 @@ export class JsonEventDecoder {
    *   limit); `maxStringWhy` ends that message (which limit it is).
    *   `fastItems: false` reads every element with the tokenizer (the
    *   module doc's fast path is off; the events are the same).
+   *   `maxItemBytes`: an element of the streamed array longer than this in
+   *   the input is refused, at its first byte, once a chunk takes it past
+   *   the bound (default: no limit); `maxItemWhy` ends that message.
    */
   constructor(
     readonly arrayKey: string,
@@ -258,6 +265,8 @@ export class JsonEventDecoder {
       readonly repeatedKeys?: boolean;
       readonly maxStringBytes?: number;
       readonly maxStringWhy?: string;
+      readonly maxItemBytes?: number;
+      readonly maxItemWhy?: string;
       readonly fastItems?: boolean;
     } = {},
   ) {
@@ -265,6 +274,8 @@ export class JsonEventDecoder {
     this.#repeatKeys = options.repeatedKeys === true;
     this.#maxString = options.maxStringBytes ?? Infinity;
     this.#maxStringWhy = options.maxStringWhy ?? "";
+    this.#maxItem = options.maxItemBytes ?? Infinity;
+    this.#maxItemWhy = options.maxItemWhy ?? "";
     this.#tok.onToken = ({ token, value, offset }) => this.#onToken(token, value as PyJson, offset);
     this.#tok.onError = (err) => {
       throw err;
@@ -290,9 +301,20 @@ export class JsonEventDecoder {
       }
     }
     this.#bytes += chunk.byteLength;
+    if (this.#maxItem !== Infinity) this.#checkItem();
     const out = this.#out;
     this.#out = [];
     return out;
+  }
+
+  /** Refuses the element open now when the input has taken it past the bound. */
+  #checkItem(): void {
+    const start = this.#scanning && this.#inItem ? this.#itemStart : this.#elemStart;
+    if (start < 0 || this.#bytes - start <= this.#maxItem) return;
+    throw new JsonSyntaxError(
+      start,
+      `an element of "${this.arrayKey}" longer than ${this.#maxItem} bytes${this.#maxItemWhy}`,
+    );
   }
 
   /** Signals the end of input; returns the last events. */
@@ -655,6 +677,7 @@ export class JsonEventDecoder {
           // exhausting the call stack: refused here, at the byte that opens one.
           throw new JsonSyntaxError(offset, `nesting deeper than ${MAX_JSON_DEPTH}`);
         }
+        if (top.streamed && top.array) this.#elemStart = offset;
         this.#stack.push({
           array,
           value: streamed ? null : array ? [] : {},
@@ -689,6 +712,7 @@ export class JsonEventDecoder {
           return;
         }
         const parent = this.#stack[this.#stack.length - 1];
+        if (parent.streamed && parent.array) this.#elemStart = -1;
         this.#attach(parent, top.value as PyJson, top.start);
         return;
       }

@@ -22,8 +22,9 @@ import { createHash } from "node:crypto";
 import * as Effect from "effect/Effect";
 import { osMessage } from "./_zip_internal.ts";
 import { writeFileAtomic } from "./fs.ts";
-import { FileError } from "./errors.ts";
+import { FileError, InputError } from "./errors.ts";
 import { parquetFiles } from "./datasets/parquet_path.ts";
+import { statRegularFile } from "./regular.ts";
 
 /** The file name of a dump folder's manifest. */
 export const DUMP_MANIFEST = ".phraseval-dump.json";
@@ -58,6 +59,7 @@ export type Manifest = Readonly<Record<string, string | number | boolean | null>
 export async function sha256File(path: string): Promise<string> {
   const h = createHash("sha256");
   const shards = (await Deno.stat(path)).isDirectory ? await parquetFiles(path) : undefined;
+  if (shards === undefined) statRegularFile(path); // a named pipe or a device: refused by name
   const buf = new Uint8Array(1 << 20);
   for (const p of shards ?? [path]) {
     using f = await Deno.open(p, { read: true });
@@ -73,13 +75,14 @@ export async function sha256File(path: string): Promise<string> {
 /**
  * {@linkcode sha256File} as an Effect: a file that cannot be read fails
  * with a {@linkcode FileError} worded as the readers word it (`no such
- * file`, `permission denied (not granted to this process)`).
+ * file`, `permission denied (not granted to this process)`); one that
+ * is not a regular file with an {@linkcode InputError} naming it.
  */
-export const fileSha256 = (path: string): Effect.Effect<string, FileError> =>
+export const fileSha256 = (path: string): Effect.Effect<string, FileError | InputError> =>
   Effect.tryPromise({
     try: () => sha256File(path),
     catch: (e) =>
-      new FileError({
+      e instanceof InputError || e instanceof FileError ? e : new FileError({
         file: path,
         message: e instanceof Deno.errors.NotFound ? "no such file" : osMessage(e),
       }),
@@ -113,6 +116,7 @@ export async function filesFingerprint(files: readonly string[]): Promise<string
 export async function readManifest(path: string): Promise<Manifest | null | undefined> {
   let text: string;
   try {
+    if (statRegularFile(path) === undefined) return undefined;
     text = await Deno.readTextFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return undefined;

@@ -35,6 +35,8 @@ import * as Effect from "effect/Effect";
 import { encodeNpy, type NdArray, NpyError, parseNpy } from "./npy_format.ts";
 import { osMessage } from "./_zip_internal.ts";
 import { writeFileAtomic } from "./fs.ts";
+import { InputError } from "./errors.ts";
+import { statRegularFile } from "./regular.ts";
 
 export * from "./npy_format.ts";
 
@@ -67,8 +69,18 @@ const syncNpy = <A>(f: () => A): Effect.Effect<A, NpyError> =>
  */
 export const readNpy = (path: string): Effect.Effect<NdArray, NpyError> =>
   Effect.tryPromise({
-    try: () => Deno.readFile(path),
-    catch: (e) => NpyError.of(path, undefined, `cannot read file: ${osMessage(e)}`),
+    try: () => {
+      statRegularFile(path);
+      return Deno.readFile(path);
+    },
+    catch: (e) =>
+      NpyError.of(
+        path,
+        undefined,
+        e instanceof InputError
+          ? e.message.replace(`${path}: `, "")
+          : `cannot read file: ${osMessage(e)}`,
+      ),
   }).pipe(
     Effect.flatMap((bytes) => syncNpy(() => parseNpy(bytes, path))),
   );

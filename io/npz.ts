@@ -45,6 +45,8 @@ import {
   type SparseMatrix,
 } from "./npz_format.ts";
 import { osMessage } from "./_zip_internal.ts";
+import { InputError } from "./errors.ts";
+import { statRegularFile } from "./regular.ts";
 import { writeFileAtomic } from "./fs.ts";
 
 export * from "./npz_format.ts";
@@ -54,8 +56,18 @@ export * from "./npz_format.ts";
 
 const readBytes = (path: string): Effect.Effect<Uint8Array, NpzError> =>
   Effect.tryPromise({
-    try: () => Deno.readFile(path),
-    catch: (e) => NpzError.of(path, undefined, `cannot read file: ${osMessage(e)}`),
+    try: () => {
+      statRegularFile(path);
+      return Deno.readFile(path);
+    },
+    catch: (e) =>
+      NpzError.of(
+        path,
+        undefined,
+        e instanceof InputError
+          ? e.message.replace(`${path}: `, "")
+          : `cannot read file: ${osMessage(e)}`,
+      ),
   });
 
 /** Runs a sync parser/encoder: its `NpzError` fails the effect, anything else is a defect. */

@@ -5,9 +5,11 @@
  *
  * @module
  */
+import * as zlib from "node:zlib";
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "./errors.ts";
 import { parquetInput } from "./datasets/parquet_path.ts";
+import { statRegularFile } from "./regular.ts";
 
 /** Bytes of an input file, with the name to use in error messages. */
 export interface ByteSource {
@@ -27,7 +29,9 @@ function osMessage(e: unknown): string {
 
 /**
  * Opens `path` for streaming: `-` is stdin; a name ending in `.gz` (or a
- * file starting with the gzip magic bytes) is gunzipped as it is read.
+ * file starting with the gzip magic bytes) is gunzipped as it is read. A
+ * path that is not a regular file (a named pipe, `/dev/zero`, a socket, a
+ * folder) is refused by name before it is opened ({@linkcode InputError}).
  *
  * @example
  * ```ts
@@ -43,12 +47,13 @@ function osMessage(e: unknown): string {
  */
 export const openSource = (
   path: string,
-): Effect.Effect<ByteSource, FileError> =>
+): Effect.Effect<ByteSource, FileError | InputError> =>
   Effect.tryPromise({
     try: async () => {
       if (path === "-") return { name: "-", stream: gunzipIfNeeded(Deno.stdin.readable, "-") };
       const parquet = await parquetInput(path); // a .parquet file or a folder of shards
       if (parquet !== undefined) return parquet;
+      statRegularFile(path);
       const file = await Deno.open(path, { read: true });
       const info = await file.stat();
       if (info.isDirectory) {
@@ -57,7 +62,10 @@ export const openSource = (
       }
       return { name: path, stream: gunzipIfNeeded(file.readable, path) };
     },
-    catch: (e) => new FileError({ file: path, message: osMessage(e) }),
+    catch: (e) =>
+      e instanceof InputError || e instanceof FileError
+        ? e
+        : new FileError({ file: path, message: osMessage(e) }),
   });
 
 /**
@@ -66,14 +74,34 @@ export const openSource = (
  * included, so a caller can look at the start of an input and still read
  * it whole.
  */
-export async function peekBytes(
+export function peekBytes(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   n: number,
+): Promise<[Uint8Array, ReadableStream<Uint8Array>]> {
+  return peekUntil(reader, (have) => have >= n);
+}
+
+/**
+ * {@linkcode peekBytes} that reads chunks until `enough(have, chunk)` (the
+ * bytes read so far, the last chunk) says so or the stream ends.
+ *
+ * @example
+ * ```ts
+ * import { peekUntil } from "./source.ts";
+ * const s = new Blob(["ab", "c\nd", "ef"]).stream();
+ * const [head, all] = await peekUntil(s.getReader(), (_, c) => c.includes(10));
+ * if (new TextDecoder().decode(head) !== "abc\nd") throw new Error();
+ * if (await new Response(all).text() !== "abc\ndef") throw new Error();
+ * ```
+ */
+export async function peekUntil(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  enough: (have: number, chunk: Uint8Array) => boolean,
 ): Promise<[Uint8Array, ReadableStream<Uint8Array>]> {
   const head: Uint8Array[] = [];
   let have = 0;
   let done = false;
-  while (have < n) {
+  for (let last: Uint8Array = new Uint8Array(0); !enough(have, last);) {
     const r = await reader.read();
     if (r.done) {
       done = true;
@@ -81,6 +109,7 @@ export async function peekBytes(
     }
     head.push(r.value);
     have += r.value.byteLength;
+    last = r.value;
   }
   const first = concat(head);
   const all = new ReadableStream<Uint8Array>({
@@ -117,14 +146,8 @@ export function gunzipIfNeeded(
           const [first, rest] = await peekBytes(reader, 2);
           const gz = first.byteLength >= 2 && first[0] === 0x1f &&
             first[1] === 0x8b;
-          decided = (gz
-            ? rest.pipeThrough(
-              new DecompressionStream("gzip") as unknown as TransformStream<
-                Uint8Array,
-                Uint8Array
-              >,
-            )
-            : rest).getReader();
+          decided = (gz ? rest.pipeThrough(pieces(GZIP_IN_BYTES)).pipeThrough(gunzipAll()) : rest)
+            .getReader();
         }
         const r = await decided.read();
         if (r.done) controller.close();
@@ -141,6 +164,59 @@ export function gunzipIfNeeded(
     },
     cancel(reason) {
       return (decided ?? reader).cancel(reason);
+    },
+  });
+}
+
+/**
+ * The compressed bytes handed to the decompressor at a time: gzip inflates
+ * at most about 1032:1, so no decompressed chunk passes 17 MB, whatever the
+ * file (a file read hands 64 KiB or more at a time, 66 MB once inflated).
+ */
+const GZIP_IN_BYTES = 16 * 1024;
+
+/**
+ * Gunzips every member of the input, as `gzip -d` does (a file of several
+ * members: `cat a.gz b.gz`, bgzip's blocks), with the native zlib of
+ * `node:zlib` (the web `DecompressionStream` reads one member only).
+ */
+function gunzipAll(): TransformStream<Uint8Array, Uint8Array> {
+  const z = zlib.createGunzip();
+  let failed: Error | undefined;
+  z.on("error", (e: Error) => failed ??= e);
+  const wait = (act: (done: (e?: Error | null) => void) => void) =>
+    new Promise<void>((resolve, reject) =>
+      act((e) => (e ?? failed) ? reject(e ?? failed) : resolve())
+    );
+  return new TransformStream<Uint8Array, Uint8Array>({
+    start(c) {
+      z.on(
+        "data",
+        (d: Uint8Array) => c.enqueue(new Uint8Array(d.buffer, d.byteOffset, d.byteLength)),
+      );
+    },
+    transform(chunk) {
+      return wait((done) => z.write(chunk, done));
+    },
+    cancel() {
+      z.destroy(); // the reader stopped early (a format told from the first bytes)
+    },
+    flush() {
+      return wait((done) => {
+        if (failed) return done(failed);
+        z.once("end", () => done());
+        z.once("error", (e: Error) => done(e));
+        z.end();
+      });
+    },
+  });
+}
+
+/** Cuts chunks into pieces of at most `n` bytes. */
+function pieces(n: number): TransformStream<Uint8Array, Uint8Array> {
+  return new TransformStream({
+    transform(chunk, c) {
+      for (let o = 0; o < chunk.byteLength; o += n) c.enqueue(chunk.subarray(o, o + n));
     },
   });
 }
@@ -172,6 +248,7 @@ function concat(parts: Uint8Array[]): Uint8Array {
  * ```
  */
 export async function readTextMaybeGzip(path: string): Promise<string> {
+  statRegularFile(path);
   const file = await Deno.open(path);
   return await new Response(gunzipIfNeeded(file.readable, path)).text();
 }

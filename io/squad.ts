@@ -30,6 +30,8 @@ import {
   questionIssue,
 } from "./squad_checks.ts";
 import { type ByteSource, openSource } from "./source.ts";
+import { HEAD_BYTES, MAX_ARTICLE_BYTES, MAX_LINE_BYTES } from "./datasets/detect_json.ts";
+import { notSquadHint } from "./datasets/detect.ts";
 import { DatasetIds, type IdMode, isIdProblem } from "./squad_ids.ts";
 
 /** One gold answer. */
@@ -139,7 +141,8 @@ export interface SquadReadOptions {
   /**
    * The longest string (any key or value) accepted, in bytes as written in
    * the file: a longer one is bad input, refused before it is held
-   * (default: no limit). `maxStringWhy` ends the message (which limit).
+   * (default: `MAX_LINE_BYTES`, 16 MiB, the line bound of the line-based
+   * formats). `maxStringWhy` ends the message (which limit).
    */
   readonly maxStringBytes?: number;
   /** See {@linkcode SquadReadOptions.maxStringBytes}. */
@@ -227,6 +230,11 @@ export function decodeArticle(
   return { kind: "article", title, index, paragraphs, raw };
 }
 
+export { MAX_ARTICLE_BYTES };
+
+/** The end of the message of a string over the default bound. */
+const SQUAD_STRING_WHY = " (phraseval reads no string, as no line, longer than 16 MiB)";
+
 /**
  * Turns a byte stream into SQuAD records (articles, top-level fields and the
  * `data` marks) as a Web `ReadableStream`; errors are {@linkcode InputError}.
@@ -236,8 +244,10 @@ export function squadRecordStream(
   opts: SquadReadOptions = {},
 ): ReadableStream<SquadRecord> {
   const decoder = new JsonEventDecoder("data", {
-    maxStringBytes: opts.maxStringBytes,
-    maxStringWhy: opts.maxStringWhy,
+    maxStringBytes: opts.maxStringBytes ?? MAX_LINE_BYTES,
+    maxStringWhy: opts.maxStringWhy ?? SQUAD_STRING_WHY,
+    maxItemBytes: MAX_ARTICLE_BYTES,
+    maxItemWhy: " (an article: phraseval reads none longer than 32 MiB)",
   });
   const ids = opts.ids === undefined || opts.ids === "as-read"
     ? undefined
@@ -249,14 +259,19 @@ export function squadRecordStream(
       else out.push({ kind: e.kind === "array-start" ? "data-start" : "data-end" });
     }
   };
-  const toInputError = (e: unknown): unknown =>
-    e instanceof JsonSyntaxError
-      ? new InputError({
-        file: source.name,
-        where: e.offset >= 0 ? `byte ${e.offset}` : "",
-        message: e.message,
-      })
-      : e;
+  // The first bytes, to say what a file that is no JSON object at all reads as.
+  let head: Uint8Array | undefined;
+  const toInputError = (e: unknown): unknown => {
+    if (!(e instanceof JsonSyntaxError)) return e;
+    const hint = e.offset === 0 && head !== undefined
+      ? notSquadHint(new TextDecoder().decode(head), source.name)
+      : undefined;
+    return new InputError({
+      file: source.name,
+      where: e.offset >= 0 ? `byte ${e.offset}` : "",
+      message: hint === undefined ? e.message : `${e.message} (${hint})`,
+    });
+  };
   let sawData = false;
   const track = (out: SquadRecord[]) => {
     for (const r of out) if (r.kind === "data-start") sawData = true;
@@ -266,8 +281,12 @@ export function squadRecordStream(
     new TransformStream<Uint8Array, SquadRecord>({
       transform(chunk, controller) {
         const out: SquadRecord[] = [];
+        head ??= chunk.slice(0, HEAD_BYTES);
         try {
-          convert(decoder.push(chunk), out);
+          // In pieces of at most 1 MiB: the bounds are checked between two.
+          for (let o = 0; o < chunk.byteLength; o += 1 << 20) {
+            convert(decoder.push(chunk.subarray(o, o + (1 << 20))), out);
+          }
         } catch (e) {
           throw toInputError(e);
         }

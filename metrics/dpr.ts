@@ -35,7 +35,7 @@
  */
 import { pythonLower } from "./squad_text.ts";
 import { pyCategoryClass, pyNfd } from "./_py311_unicode.ts";
-import { compilePyRegex } from "./pyregex.ts";
+import { compilePyRegex, PyRegexBudgetError } from "./pyregex.ts";
 import { NothingScoredError } from "./qa_errors.ts";
 
 let tokenRe: RegExp | undefined;
@@ -76,6 +76,9 @@ export type MatchType = "string" | "regex";
  * notes).
  *
  * @throws {PyRegexError} in regex mode, for a pattern refused.
+ * @throws {PyRegexBudgetError} in regex mode, for a search cut off (more
+ *   than its step budget) when `onCutOff` is not given; with it, the search
+ *   is told there and counts as not finding that answer.
  *
  * @example
  * ```ts
@@ -90,10 +93,19 @@ export function dprHasAnswer(
   answers: readonly string[],
   text: string,
   mode: MatchType,
+  onCutOff?: (e: PyRegexBudgetError) => void,
 ): boolean {
   if (mode === "regex") {
     const t = pyNfd(text);
-    return answers.some((a) => compilePyRegex(pyNfd(a)).search(t));
+    return answers.some((a) => {
+      try {
+        return compilePyRegex(pyNfd(a)).search(t);
+      } catch (e) {
+        if (!(e instanceof PyRegexBudgetError) || onCutOff === undefined) throw e;
+        onCutOff(e);
+        return false;
+      }
+    });
   }
   const doc = words(text);
   for (const a of answers) {

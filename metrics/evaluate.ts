@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect";
 import * as Layer from "effect/Layer";
 import * as Stream from "effect/Stream";
 import { FileError, InputError, UsageError } from "../io/errors.ts";
+import { statRegularFile } from "../io/regular.ts";
 import { readPredictions } from "../io/predictions.ts";
 import { RawNumber } from "../io/pyjson.ts";
 import { type SquadArticle, type SquadReadError, squadRecords } from "../io/squad.ts";
@@ -135,9 +136,14 @@ const readNaProbs = (path: string) =>
 
 const readPredictionsRaw = (path: string) =>
   Effect.tryPromise({
-    try: async () => JSON.parse(await Deno.readTextFile(path)) as Record<string, unknown>,
+    try: async () => {
+      statRegularFile(path);
+      return JSON.parse(await Deno.readTextFile(path)) as Record<string, unknown>;
+    },
     catch: (e) =>
-      e instanceof SyntaxError
+      e instanceof InputError || e instanceof FileError
+        ? e
+        : e instanceof SyntaxError
         ? new InputError({ file: path, where: "", message: `invalid JSON (${e.message})` })
         : new FileError({ file: path, message: e instanceof Error ? e.message : String(e) }),
   });

@@ -18,7 +18,13 @@
  *
  * @module
  */
-import { formatOfJsonHead, HEAD_BYTES, headText } from "../io/datasets/detect_json.ts";
+import {
+  formatOfJsonHead,
+  HEAD_BYTES,
+  headText,
+  MAX_ARTICLE_BYTES,
+  MAX_LINE_BYTES,
+} from "../io/datasets/detect_json.ts";
 import { isValidArticle } from "../io/squad_checks.ts";
 import { JsonEventDecoder } from "../io/json_events.ts";
 import { FAST_PARSE_BYTES, parseWhole } from "../io/predictions_whole.ts";
@@ -68,7 +74,11 @@ export function evaluateWholeV1(
   if (preds === undefined) return undefined;
   const fold = new SquadV1Fold();
   const messages: string[] = [];
-  const decoder = new JsonEventDecoder("data");
+  // The readers' string bound: a longer string is the full path's to name.
+  const decoder = new JsonEventDecoder("data", {
+    maxStringBytes: MAX_LINE_BYTES,
+    maxItemBytes: MAX_ARTICLE_BYTES,
+  });
   let first = true, sawData = false, version: PyJson | undefined;
   const take = (value: PyJson): boolean => {
     if (!isValidArticle(value, ARTICLE_PARTS)) return false;

@@ -107,6 +107,7 @@ export {
   type OpenAnswerRow,
   type OpenAnswerScores,
   openAnswerScores,
+  openAnswerSteps,
 } from "./open_answers.ts";
 export {
   accuracyKs,
@@ -119,9 +120,16 @@ export {
   type CorpusTopK,
   distinctPassages,
 } from "./open_corpus.ts";
-export { compilePyRegex, type PyRegex, PyRegexError } from "./pyregex.ts";
+export {
+  compilePyRegex,
+  PY_REGEX_STEP_BUDGET,
+  type PyRegex,
+  PyRegexBudgetError,
+  PyRegexError,
+} from "./pyregex.ts";
 export {
   type AnswerRules,
+  cutOffTeller,
   NoAnswersError,
   NothingScoredError,
   UnknownLanguageError,

@@ -24,6 +24,7 @@
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError } from "../io/errors.ts";
+import { statRegularFile } from "../io/regular.ts";
 import { squadParagraphs, type SquadReadError } from "../io/squad.ts";
 import { readPredictions } from "../io/predictions.ts";
 import { NoGoldAnswersError, SquadV1Accumulator } from "./squad.ts";
@@ -140,8 +141,14 @@ export const readTopk = (
 ): Effect.Effect<Map<string, Candidate[]>, InputError | FileError> =>
   Effect.gen(function* () {
     const text = yield* Effect.tryPromise({
-      try: () => Deno.readTextFile(file),
-      catch: (e) => new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
+      try: () => {
+        statRegularFile(file);
+        return Deno.readTextFile(file);
+      },
+      catch: (e) =>
+        e instanceof InputError || e instanceof FileError
+          ? e
+          : new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
     });
     return yield* Effect.try({
       try: () => parseTopk(text, file),

@@ -9,6 +9,9 @@
  * `re.compile(p, IGNORECASE | UNICODE | MULTILINE).match(candidate)`
  * (anchored at the start only; `./pyregex.ts`); F1 is the SQuAD v1.1 token F1
  * and is not computed in regex mode. An empty candidate list scores as `[""]`.
+ * A pattern whose match is cut off (more than its step budget: catastrophic
+ * backtracking, on which Python would run for ages) counts as not matching
+ * that candidate, and is told (`onCutOff`).
  * `bench/reference/dpr_eval.py` is the Python reference the tests compare with.
  *
  * DensePhrases' own `f1_score` also zeroes a pair where one side normalises
@@ -28,7 +31,7 @@
  */
 import { pyNfd } from "./_py311_unicode.ts";
 import { exactMatchScore, f1Score } from "./squad_scores.ts";
-import { compilePyRegex } from "./pyregex.ts";
+import { compilePyRegex, PyRegexBudgetError } from "./pyregex.ts";
 import { NoAnswersError, NothingScoredError } from "./qa_errors.ts";
 
 /** Options of the open answer scores. */
@@ -37,6 +40,12 @@ export interface OpenAnswerOptions {
   readonly regex?: boolean;
   /** How many candidates count for top-k (default: all). */
   readonly k?: number;
+  /**
+   * Regex mode: told each match cut off ({@linkcode PyRegexBudgetError},
+   * with the question's id in {@linkcode openAnswerEvaluate}); such a match
+   * counts as not matched whether or not this is given.
+   */
+  readonly onCutOff?: (e: PyRegexBudgetError, id?: string) => void;
 }
 
 /** One question's open answer scores (EM 0 or 1, F1 in [0, 1]; F1 `undefined` in regex mode). */
@@ -82,11 +91,20 @@ export function openAnswerScores(
   if (preds.length === 0) preds.push(""); // k = 0 keeps DensePhrases' `[:0]`: nothing, then max([]) would die
   const golds = answers.map(pyNfd);
   const em = options.regex
-    ? (p: string, a: string) => compilePyRegex(a).match(p) ? 1 : 0
+    ? (p: string, a: string) => {
+      try {
+        return compilePyRegex(a).match(p) ? 1 : 0;
+      } catch (e) {
+        if (!(e instanceof PyRegexBudgetError)) throw e;
+        options.onCutOff?.(e);
+        return 0;
+      }
+    }
     : (p: string, a: string) => exactMatchScore(p, a) ? 1 : 0;
-  const emTop1 = best(em, preds[0], golds) as 0 | 1;
-  let emTopK: 0 | 1 = 0;
-  for (const p of preds) if (best(em, p, golds) === 1) emTopK = 1;
+  // Each candidate matched once (a cut-off match is not run twice).
+  const ems = preds.map((p) => best(em, p, golds));
+  const emTop1 = ems[0] as 0 | 1;
+  const emTopK: 0 | 1 = ems.includes(1) ? 1 : 0;
   if (options.regex) return { emTop1, emTopK, f1Top1: undefined, f1TopK: undefined };
   const f1Top1 = best(f1Score, preds[0], golds);
   let f1TopK = 0;
@@ -142,13 +160,49 @@ export function openAnswerEvaluate(
   rows: Iterable<OpenAnswerRow>,
   options: OpenAnswerOptions = {},
 ): OpenAnswerResult {
+  const steps = openAnswerSteps(rows, options);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * {@linkcode openAnswerEvaluate} in steps, one question each, so a caller
+ * can go back to the event loop between two (signals, interruption) while
+ * a long regex set is scored; the generator's return value is the result.
+ *
+ * @throws {NoAnswersError} for a question without answers.
+ * @throws {NothingScoredError} when there is no question.
+ *
+ * @example
+ * ```ts
+ * import { openAnswerSteps } from "./open_answers.ts";
+ * const steps = openAnswerSteps([{ id: "q", candidates: ["Paris"], answers: ["Paris"] }]);
+ * let r = steps.next();
+ * let n = 0;
+ * while (!r.done) {
+ *   n++;
+ *   r = steps.next();
+ * }
+ * if (n !== 1 || r.value.exact_match_top1 !== 100) throw new Error();
+ * ```
+ */
+export function* openAnswerSteps(
+  rows: Iterable<OpenAnswerRow>,
+  options: OpenAnswerOptions = {},
+): Generator<void, OpenAnswerResult> {
   let em1 = 0;
   let emk = 0;
   let f11 = 0;
   let f1k = 0;
   let total = 0;
   for (const row of rows) {
-    const s = openAnswerScores(row.candidates, row.answers, options);
+    const onCutOff = options.onCutOff;
+    const s = openAnswerScores(row.candidates, row.answers, {
+      ...options,
+      onCutOff: onCutOff && ((e) => onCutOff(e, row.id)),
+    });
     if (s === undefined) {
       throw new NoAnswersError({ id: row.id, index: total, rules: "open-domain" });
     }
@@ -157,6 +211,7 @@ export function openAnswerEvaluate(
     emk += s.emTopK;
     f11 += s.f1Top1 ?? 0;
     f1k += s.f1TopK ?? 0;
+    yield;
   }
   if (total === 0) throw new NothingScoredError({ rules: "open-domain" });
   const regex = options.regex === true;

@@ -43,6 +43,7 @@ import { DPR_KS, dprHasAnswer, topKAccuracy } from "./dpr.ts";
 import { openAnswerEvaluate, openAnswerScores } from "./open_answers.ts";
 import { type Candidate, readTopk } from "./open.ts";
 import { compilePyRegex } from "./pyregex.ts";
+import { cutOffTeller } from "./qa_errors.ts";
 import { NoAnswersError } from "./qa_errors.ts";
 
 /** Options of {@linkcode corpusOpenScores}. */
@@ -71,6 +72,12 @@ export interface CorpusOpenOptions {
    * top-k file).
    */
   readonly ranks?: number;
+  /**
+   * Told, once per question, a regex match cut off (more than its step
+   * budget; counted as not matched): one line naming the file, the question
+   * and the pattern. Default: written to stderr.
+   */
+  readonly onMessage?: (line: string) => void;
 }
 
 /** One question's fields in the per-question rows. */
@@ -238,6 +245,7 @@ export const corpusOpenScores = (
       }
     }
     const preds = yield* readPredictions(opts.predictions);
+    const cutOff = cutOffTeller(opts.data, opts.onMessage ?? ((l) => console.error(l)));
     const recs = opts.topk === undefined ? undefined : yield* readTopk(opts.topk);
     const scored = yield* Effect.try({
       try: () =>
@@ -246,7 +254,7 @@ export const corpusOpenScores = (
             const p = preds.get(q.id);
             return { id: q.id, candidates: p === undefined ? [] : [p], answers: q.answers };
           }),
-          { regex, k: 1 },
+          { regex, k: 1, onCutOff: cutOff },
         ),
       catch: (e) =>
         e instanceof NoAnswersError
@@ -256,7 +264,11 @@ export const corpusOpenScores = (
     const rows: CorpusOpenRow[] = [];
     let answered = 0;
     const top1 = (q: QaRecord, p: string | undefined) => {
-      const s = openAnswerScores(p === undefined ? [] : [p], q.answers, { regex, k: 1 })!;
+      const s = openAnswerScores(p === undefined ? [] : [p], q.answers, {
+        regex,
+        k: 1,
+        onCutOff: (e) => cutOff(e, q.id),
+      })!;
       return { em: s.emTop1, f1: s.f1Top1 ?? null };
     };
     if (recs === undefined) {
@@ -292,7 +304,12 @@ export const corpusOpenScores = (
     const short = ks.map(() => 0);
     let withResults = 0, mrr = 0;
     const topkRows: { id: string; candidates: string[]; answers: readonly string[] }[] = [];
+    let last = performance.now();
     for (const q of qs) {
+      if (performance.now() - last >= 20) {
+        yield* Effect.sleep(0); // a turn of the event loop: signals are heard while a long set is scored
+        last = performance.now();
+      }
       const cands = recs.get(q.id) ?? [];
       if (cands.length > 0) withResults++;
       const mode = regex ? "regex" : "string";
@@ -310,7 +327,7 @@ export const corpusOpenScores = (
                 })`,
               });
             }
-            return dprHasAnswer(q.answers, text, mode);
+            return dprHasAnswer(q.answers, text, mode, (e) => cutOff(e, q.id));
           }),
         catch: (e) =>
           e instanceof InputError
@@ -323,7 +340,12 @@ export const corpusOpenScores = (
       });
       let answerRank: number | null = null;
       for (const c of cands) {
-        if (openAnswerScores([c.phrase], q.answers, { regex, k: 1 })!.emTop1 === 1) {
+        const one = openAnswerScores([c.phrase], q.answers, {
+          regex,
+          k: 1,
+          onCutOff: (e) => cutOff(e, q.id),
+        });
+        if (one!.emTop1 === 1) {
           answerRank = c.rank;
           break;
         }
@@ -331,7 +353,10 @@ export const corpusOpenScores = (
       if (answerRank !== null) mrr += 1 / answerRank;
       const phrases = cands.map((c) => c.phrase);
       topkRows.push({ id: q.id, candidates: phrases, answers: q.answers });
-      const s = openAnswerScores(phrases, q.answers, { regex })!;
+      const s = openAnswerScores(phrases, q.answers, {
+        regex,
+        onCutOff: (e) => cutOff(e, q.id),
+      })!;
       const p = preds.get(q.id);
       if (p !== undefined) answered++;
       const first = h.indexOf(true);
@@ -347,7 +372,7 @@ export const corpusOpenScores = (
         passages: passages.length,
       });
     }
-    const topk = openAnswerEvaluate(topkRows, { regex });
+    const topk = openAnswerEvaluate(topkRows, { regex, onCutOff: cutOff });
     const acc = ks.length === 0 ? [] : topKAccuracy(hits, ks);
     return {
       rules: "open-domain" as const,

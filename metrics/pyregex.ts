@@ -39,6 +39,16 @@
  * pattern CPython itself rejects (DPR and DrQA count such a pattern as no
  * match; here it is refused, naming Python's error).
  *
+ * Matching: the translation's classes test each character, and the pattern
+ * runs on phraseval's own backtracking matcher over code points (as
+ * CPython's positions are), in CPython's order, asking only whether a match
+ * exists. Its work is bounded: a `search` or `match` that takes more than
+ * {@linkcode PY_REGEX_STEP_BUDGET} steps (catastrophic backtracking, such as
+ * `(a+)+$` against forty `a`s and a `!`, on which CPython runs for ages), or
+ * nests deeper than the stack allows (a repeated group over thousands of
+ * characters), is cut off with {@linkcode PyRegexBudgetError}. The scorers
+ * count a cut-off match as not matched and name its question on stderr.
+ *
  * DPR's and DrQA's scripts import the third-party `regex` module as `re`; its
  * version-0 behaviour agrees with `re` on the constructs above except that its
  * `\w` (and so `\b`) also counts marks and a few other characters as word
@@ -95,12 +105,16 @@ export class PyRegexError extends Data.TaggedError("PyRegexError")<{
 export interface PyRegex {
   /** The Python pattern. */
   readonly pattern: string;
-  /** The JavaScript pattern it runs as (flag `v`). */
+  /** Its translation to a JavaScript pattern (flag `v`), whose classes the matcher tests. */
   readonly source: string;
-  /** `pattern.search(text) is not None`. */
-  search(text: string): boolean;
-  /** `pattern.match(text) is not None` (anchored at the start only). */
-  match(text: string): boolean;
+  /**
+   * `pattern.search(text) is not None`; a search that needs more than
+   * `budget` steps (default {@linkcode PY_REGEX_STEP_BUDGET}) throws
+   * {@linkcode PyRegexBudgetError}.
+   */
+  search(text: string, budget?: number): boolean;
+  /** `pattern.match(text) is not None` (anchored at the start only); bounded as `search`. */
+  match(text: string, budget?: number): boolean;
 }
 
 // ---------------------------------------------------------------------------
@@ -353,6 +367,317 @@ function EXTRA_KEYS(): number[] {
 }
 
 // ---------------------------------------------------------------------------
+// The bounded matcher
+// ---------------------------------------------------------------------------
+
+/** A zero-width assertion: MULTILINE `^` and `$`, `\A`, `\Z`, `\b`, `\B`. */
+type At = "bol" | "eol" | "A" | "Z" | "b" | "B";
+
+/** A parsed pattern, as the matcher runs it (on code points, as CPython does). */
+type Node =
+  | { readonly t: "char"; readonly src: string }
+  | { readonly t: "at"; readonly at: At }
+  | { readonly t: "seq"; readonly items: readonly Node[] }
+  | { readonly t: "alt"; readonly items: readonly Node[] }
+  | {
+    readonly t: "rep";
+    readonly x: Node;
+    readonly min: number;
+    readonly max: number;
+    readonly lazy: boolean;
+  }
+  | {
+    readonly t: "look";
+    readonly x: Node;
+    readonly neg: boolean;
+    readonly behind: boolean;
+    readonly width: number;
+  };
+
+/** A one-character piece: its `v`-mode class (or atom) and its node. */
+function oneChar(src: string): { src: string; node: Node } {
+  return { src, node: { t: "char", src } };
+}
+
+/**
+ * The work one `search` or `match` may do before it is cut off
+ * ({@linkcode PyRegexBudgetError}): steps of the matcher (each a piece
+ * tried at one position). A CuratedTREC pattern matched against a passage
+ * takes a few thousand; 10,000,000 take about half a second.
+ */
+export const PY_REGEX_STEP_BUDGET = 10_000_000;
+
+/**
+ * A match cut off: the pattern needed more than its step budget on one
+ * text (catastrophic backtracking, such as `(a+)+$` against `aaa…a!`, on
+ * which Python's `re` would run for ages too), or nested deeper than the
+ * stack allows.
+ *
+ * @example
+ * ```ts
+ * import { compilePyRegex, PyRegexBudgetError } from "./pyregex.ts";
+ * let e: unknown;
+ * try {
+ *   compilePyRegex("(a+)+$").match("a".repeat(40) + "!");
+ * } catch (u) {
+ *   e = u;
+ * }
+ * if (!(e instanceof PyRegexBudgetError) || e.steps !== 10_000_000) throw new Error(String(e));
+ * ```
+ */
+export class PyRegexBudgetError extends Data.TaggedError("PyRegexBudgetError")<{
+  /** The pattern as given. */
+  readonly pattern: string;
+  /** The steps it was allowed. */
+  readonly steps: number;
+  /** The length of the text, in code points. */
+  readonly length: number;
+  /** What ran out: the steps, or the stack (a match nested too deep). */
+  readonly why: "steps" | "stack";
+}> {
+  /** One line naming the pattern and what ran out. */
+  override get message(): string {
+    const what = this.why === "steps"
+      ? `after ${this.steps} steps (catastrophic backtracking)`
+      : "(nested deeper than the stack allows)";
+    return `Python regular expression ${
+      JSON.stringify(this.pattern)
+    } cut off ${what} on a text of ${this.length} characters`;
+  }
+}
+
+type Cont = (j: number) => boolean;
+type Matcher = (i: number, k: Cont) => boolean;
+
+/** The matcher's state for one call: the text's code points and the steps left. */
+const run = { cps: [] as number[], n: 0, left: 0 };
+
+const CUT = Symbol("cut");
+
+function tick(): void {
+  if (--run.left < 0) throw CUT;
+}
+
+let wordTest: ((cp: number) => boolean) | undefined;
+
+/** A code point test for a `v`-mode class (memoised per code point). */
+function charTest(src: string): (cp: number) => boolean {
+  const re = new RegExp(`^(?:${src})$`, "v");
+  // Latin-1 answers from a table (0: not known yet, 1: no, 2: yes), others from a map.
+  const low = new Uint8Array(256);
+  const memo = new Map<number, boolean>();
+  return (cp) => {
+    if (cp < 256) {
+      const k = low[cp];
+      if (k !== 0) return k === 2;
+      const r = re.test(String.fromCodePoint(cp));
+      low[cp] = r ? 2 : 1;
+      return r;
+    }
+    let r = memo.get(cp);
+    if (r === undefined) {
+      r = re.test(String.fromCodePoint(cp));
+      if (memo.size < 65536) memo.set(cp, r);
+    }
+    return r;
+  };
+}
+
+function isWordAt(i: number): boolean {
+  wordTest ??= charTest(categoryOperand("w"));
+  return i >= 0 && i < run.n && wordTest(run.cps[i]);
+}
+
+function assertion(at: At, i: number): boolean {
+  const { cps, n } = run;
+  switch (at) {
+    case "bol":
+      return i === 0 || cps[i - 1] === 0x0a;
+    case "eol":
+      return i === n || cps[i] === 0x0a;
+    case "A":
+      return i === 0;
+    case "Z":
+      return i === n;
+    case "b":
+      return isWordAt(i - 1) !== isWordAt(i);
+    case "B":
+      return n > 0 && isWordAt(i - 1) === isWordAt(i);
+  }
+}
+
+/**
+ * The node as a continuation-passing backtracking matcher: `m(i, k)` is
+ * true when the node matches from `i` to some `j` with `k(j)` true, tried in
+ * the order of CPython's `re` and of JavaScript's engine (greedy, lazy,
+ * left alternative first; a repetition past its minimum stops at an empty
+ * iteration; look-arounds are atomic). Only whether a match exists is
+ * asked, so captures are not kept.
+ */
+function matcher(node: Node): Matcher {
+  switch (node.t) {
+    case "char": {
+      const test = charTest(node.src);
+      return (i, k) => {
+        tick();
+        return i < run.n && test(run.cps[i]) && k(i + 1);
+      };
+    }
+    case "at": {
+      const at = node.at;
+      return (i, k) => {
+        tick();
+        return assertion(at, i) && k(i);
+      };
+    }
+    case "seq": {
+      const ms = node.items.map(matcher);
+      if (ms.length === 0) return (i, k) => k(i);
+      if (ms.length === 1) return ms[0];
+      const chain: Matcher[] = [];
+      for (let p = ms.length - 1; p >= 0; p--) {
+        const next = chain[p + 1];
+        const m = ms[p];
+        chain[p] = next === undefined ? m : (i, k) => m(i, (j) => next(j, k));
+      }
+      return chain[0];
+    }
+    case "alt": {
+      const ms = node.items.map(matcher);
+      return (i, k) => {
+        for (const m of ms) if (m(i, k)) return true;
+        return false;
+      };
+    }
+    case "rep": {
+      const { min, max, lazy } = node;
+      if (node.x.t === "char") {
+        // One character repeated: the run is measured, then backed off, without recursion.
+        const test = charTest(node.x.src);
+        return (i, k) => {
+          let len = 0;
+          while (len < max && i + len < run.n) {
+            tick();
+            if (!test(run.cps[i + len])) break;
+            len++;
+          }
+          if (len < min) return false;
+          if (lazy) {
+            for (let j = min; j <= len; j++) {
+              tick();
+              if (k(i + j)) return true;
+            }
+            return false;
+          }
+          for (let j = len; j >= min; j--) {
+            tick();
+            if (k(i + j)) return true;
+          }
+          return false;
+        };
+      }
+      const x = matcher(node.x);
+      const go = (c: number, i: number, k: Cont): boolean => {
+        tick();
+        if (c < min) return x(i, (j) => go(c + 1, j, k));
+        if (lazy) return k(i) || (c < max && x(i, (j) => j !== i && go(c + 1, j, k)));
+        return (c < max && x(i, (j) => j !== i && go(c + 1, j, k))) || k(i);
+      };
+      return (i, k) => go(0, i, k);
+    }
+    case "look": {
+      const x = matcher(node.x);
+      const { neg, behind, width } = node;
+      return (i, k) => {
+        tick();
+        const found = behind ? i - width >= 0 && x(i - width, (j) => j === i) : x(i, () => true);
+        return found !== neg && k(i);
+      };
+    }
+  }
+}
+
+/**
+ * A test every first character of a match passes, when the node must
+ * consume one and tells which (`undefined`: it may match empty, or starts
+ * otherwise): `search` tries only the positions whose character passes.
+ */
+function firstTest(node: Node): ((cp: number) => boolean) | undefined {
+  switch (node.t) {
+    case "char":
+      return charTest(node.src);
+    case "seq":
+      for (const item of node.items) {
+        if (item.t === "at" || item.t === "look") continue; // zero width: the next consumes
+        return firstTest(item);
+      }
+      return undefined;
+    case "alt": {
+      const tests = node.items.map(firstTest);
+      if (tests.some((t) => t === undefined)) return undefined;
+      return (cp) => tests.some((t) => t!(cp));
+    }
+    case "rep":
+      return node.min >= 1 ? firstTest(node.x) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** `search` (from every position) or `match` (from 0) of a compiled node on `text`. */
+function runMatcher(
+  m: Matcher,
+  pattern: string,
+  text: string,
+  anchored: boolean,
+  budget: number,
+  first?: (cp: number) => boolean,
+): boolean {
+  const cps = codePoints(text);
+  run.cps = cps;
+  run.n = cps.length;
+  run.left = budget;
+  const done = () => true;
+  try {
+    if (anchored) return m(0, done);
+    if (first !== undefined) {
+      for (let s = 0; s < cps.length; s++) {
+        tick();
+        if (first(cps[s]) && m(s, done)) return true;
+      }
+      return false;
+    }
+    for (let s = 0; s <= cps.length; s++) if (m(s, done)) return true;
+    return false;
+  } catch (e) {
+    if (e === CUT || e instanceof RangeError) {
+      const why = e === CUT ? "steps" : "stack";
+      throw new PyRegexBudgetError({ pattern, steps: budget, length: cps.length, why });
+    }
+    throw e;
+  }
+}
+
+const HAS_SURROGATE = /[\ud800-\udfff]/;
+let lastText = "";
+let lastCps: number[] = [];
+
+/** The code points of `text` (the last text's are kept: answers are tried on one text in turn). */
+function codePoints(text: string): number[] {
+  if (text === lastText) return lastCps;
+  const cps: number[] = new Array(text.length);
+  if (!HAS_SURROGATE.test(text)) {
+    for (let i = 0; i < text.length; i++) cps[i] = text.charCodeAt(i);
+  } else {
+    cps.length = 0;
+    for (const ch of text) cps.push(ch.codePointAt(0)!);
+  }
+  lastText = text;
+  lastCps = cps;
+  return cps;
+}
+
+// ---------------------------------------------------------------------------
 // The parser (CPython's `re._parser`, for str patterns)
 // ---------------------------------------------------------------------------
 
@@ -360,6 +685,8 @@ const MAXREPEAT = 4294967295;
 
 interface Piece {
   readonly src: string;
+  /** The same piece for the bounded matcher (`Node`). */
+  readonly node: Node;
   /** Python's item kind, for the quantifier rules. */
   readonly kind: "atom" | "at" | "look" | "repeat" | "group";
   readonly min: number;
@@ -412,6 +739,7 @@ class Parser {
     if (branches.length === 1) return branches[0];
     return {
       src: branches.map((b) => b.src).join("|"),
+      node: { t: "alt", items: branches.map((b) => b.node) },
       kind: "group",
       min: Math.min(...branches.map((b) => b.min)),
       max: Math.max(...branches.map((b) => b.max)),
@@ -432,7 +760,7 @@ class Parser {
       if (c === "?" || c === "*" || c === "+" || c === "{") {
         const q = this.quantifier(c);
         if (q === undefined) {
-          items.push({ src: cpAtom(0x7b), kind: "atom", min: 1, max: 1 }); // literal '{'
+          items.push({ ...oneChar(cpAtom(0x7b)), kind: "atom", min: 1, max: 1 }); // literal '{'
           continue;
         }
         const last = items[items.length - 1];
@@ -456,6 +784,7 @@ class Parser {
           : `{${m},${n}}`;
         items[items.length - 1] = {
           src: `(?:${last.src})${qs}${lazy}`,
+          node: { t: "rep", x: last.node, min: m, max: n, lazy: lazy === "?" },
           kind: "repeat",
           min: Math.min(last.min * m, MAXREPEAT - 1),
           max: n === 0 ? 0 : Math.min(last.max * n, Infinity),
@@ -466,6 +795,7 @@ class Parser {
     }
     return {
       src: items.map((p) => p.src).join(""),
+      node: items.length === 1 ? items[0].node : { t: "seq", items: items.map((p) => p.node) },
       kind: items.length === 1 ? items[0].kind : "group",
       min: items.reduce((s, p) => s + p.min, 0),
       max: items.reduce((s, p) => s + p.max, 0),
@@ -551,24 +881,45 @@ class Parser {
     if (behind && inner.min !== inner.max) {
       this.invalid("look-behind requires fixed-width pattern");
     }
-    if (kind === "look") return { src: `${open}${inner.src})`, kind, min: 0, max: 0 };
-    return { src: `(?:${inner.src})`, kind: "group", min: inner.min, max: inner.max };
+    if (kind === "look") {
+      const node: Node = {
+        t: "look",
+        x: inner.node,
+        neg: open.endsWith("!"),
+        behind,
+        width: inner.min,
+      };
+      return { src: `${open}${inner.src})`, node, kind, min: 0, max: 0 };
+    }
+    return {
+      src: `(?:${inner.src})`,
+      node: inner.node,
+      kind: "group",
+      min: inner.min,
+      max: inner.max,
+    };
   }
 
   atom(c: string): Piece {
-    const one = (src: string): Piece => ({ src, kind: "atom", min: 1, max: 1 });
-    const at = (src: string): Piece => ({ src, kind: "at", min: 0, max: 0 });
+    const one = (src: string): Piece => ({ ...oneChar(src), kind: "atom", min: 1, max: 1 });
+    const at = (src: string, at: At): Piece => ({
+      src,
+      node: { t: "at", at },
+      kind: "at",
+      min: 0,
+      max: 0,
+    });
     if (c === ".") return one(NOT_NL);
-    if (c === "^") return at(`(?<!${NOT_NL})`);
-    if (c === "$") return at(`(?!${NOT_NL})`);
+    if (c === "^") return at(`(?<!${NOT_NL})`, "bol");
+    if (c === "$") return at(`(?!${NOT_NL})`, "eol");
     if (c === "[") return one(this.parseClass());
     if (c !== "\\") return one(literal(c.codePointAt(0)!));
     const e = this.cs[this.i++];
     if (e === undefined) this.invalid("bad escape (end of pattern)");
-    if (e === "A") return at(`(?<!${ANY_CHAR})`);
-    if (e === "Z") return at(`(?!${ANY_CHAR})`);
-    if (e === "b") return at(boundary(false));
-    if (e === "B") return at(boundary(true));
+    if (e === "A") return at(`(?<!${ANY_CHAR})`, "A");
+    if (e === "Z") return at(`(?!${ANY_CHAR})`, "Z");
+    if (e === "b") return at(boundary(false), "b");
+    if (e === "B") return at(boundary(true), "B");
     if ("dDsSwW".includes(e)) return one(`[${categoryOperand(e)}]`);
     if (Object.hasOwn(ESCAPES, e)) return one(literal(ESCAPES[e]));
     const cp = this.numericEscape(e, false);
@@ -663,7 +1014,6 @@ class Parser {
 }
 
 const cache = new Map<string, PyRegex>();
-const SURROGATE_RE = /[\ud800-\udfff]/;
 
 /**
  * Compiles a Python pattern as `re.compile(p, re.IGNORECASE | re.UNICODE |
@@ -685,40 +1035,24 @@ export function compilePyRegex(pattern: string): PyRegex {
   const hit = cache.get(pattern);
   if (hit !== undefined) return hit;
   const p = new Parser(pattern);
-  const body = p.parseAlt(false).src;
-  let searchRe: RegExp;
-  let matchRe: RegExp;
+  const root = p.parseAlt(false);
+  const body = root.src;
   try {
-    searchRe = new RegExp(body, "v");
-    matchRe = new RegExp(body, "vy");
+    new RegExp(body, "v");
   } catch (e) {
     throw new PyRegexError({
       pattern,
       construct: `its translation does not compile here (${(e as Error).message})`,
     });
   }
+  const m = matcher(root.node);
+  const first = firstTest(root.node);
   const compiled: PyRegex = {
     pattern,
     source: body,
-    search: (text) => {
-      if (!SURROGATE_RE.test(text)) return searchRe.test(text);
-      // V8 may try a look-around-only match between the halves of a
-      // surrogate pair; Python's positions are code points, so try each one
-      for (let i = 0; i <= text.length; i++) {
-        matchRe.lastIndex = i;
-        if (matchRe.test(text)) return true;
-        const c = text.charCodeAt(i);
-        if (c >= 0xd800 && c <= 0xdbff) {
-          const d = text.charCodeAt(i + 1);
-          if (d >= 0xdc00 && d <= 0xdfff) i++;
-        }
-      }
-      return false;
-    },
-    match: (text) => {
-      matchRe.lastIndex = 0;
-      return matchRe.test(text);
-    },
+    search: (text, budget = PY_REGEX_STEP_BUDGET) =>
+      runMatcher(m, pattern, text, false, budget, first),
+    match: (text, budget = PY_REGEX_STEP_BUDGET) => runMatcher(m, pattern, text, true, budget),
   };
   if (cache.size >= 4096) cache.clear();
   cache.set(pattern, compiled);

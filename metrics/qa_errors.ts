@@ -14,6 +14,7 @@
  * @module
  */
 import * as Data from "effect/Data";
+import type { PyRegexBudgetError } from "./pyregex.ts";
 
 /** The rules a fold applies, as named in messages. */
 export type AnswerRules = "MRQA" | "MLQA" | "open-domain";
@@ -86,4 +87,36 @@ export class UnknownLanguageError extends Data.TaggedError("UnknownLanguageError
     return `MLQA has no normalisation for language '${this.lang}' ` +
       "(mlqa_evaluation_v1.py knows en, es, de, ar, hi, vi, zh and raises 'Unknown Language')";
   }
+}
+
+/**
+ * A teller of regex matches cut off ({@linkcode PyRegexBudgetError}: more
+ * than the step budget), for `onCutOff`: each question whose pattern was cut
+ * off is told once to `say`, in one line naming `file`, the question and
+ * the pattern; the match counts as not matched.
+ *
+ * @example
+ * ```ts
+ * import { PyRegexBudgetError } from "./pyregex.ts";
+ * import { cutOffTeller } from "./qa_errors.ts";
+ * const lines: string[] = [];
+ * const tell = cutOffTeller("trec.qa.csv", (l) => lines.push(l));
+ * const e = new PyRegexBudgetError({ pattern: "(a+)+$", steps: 10, length: 41, why: "steps" });
+ * tell(e, "7");
+ * tell(e, "7");
+ * if (lines.length !== 1 || !lines[0].startsWith('trec.qa.csv: question "7": ')) throw new Error();
+ * ```
+ */
+export function cutOffTeller(
+  file: string,
+  say: (line: string) => void,
+): (e: PyRegexBudgetError, id?: string) => void {
+  const told = new Set<string>();
+  return (e, id) => {
+    const key = id ?? "";
+    if (told.has(key)) return;
+    told.add(key);
+    const where = id === undefined ? "" : ` question ${JSON.stringify(id)}:`;
+    say(`${file}:${where} ${e.message}; counted as not matched`);
+  };
 }

@@ -18,7 +18,11 @@
  * score 0 and are named on stderr as the scripts name them (`Unanswered
  * question <id> will receive score 0.`). A pattern the regex engine cannot
  * run as Python does, a question without answers and an unknown MLQA
- * language are bad input naming the file and the question.
+ * language are bad input naming the file and the question. A pattern whose
+ * match is cut off (more than its step budget: catastrophic backtracking,
+ * such as `(a+)+$` against forty `a`s and a `!`, on which Python's `re`
+ * runs for ages) counts as not matched, and its question is named on
+ * stderr, once.
  *
  * @example
  * ```ts
@@ -47,9 +51,14 @@ import type { DatasetFormat } from "../io/datasets/detect.ts";
 import type { FieldMap, QaRecord } from "../io/datasets/types.ts";
 import { mrqaEvaluate, mrqaScores, mrqaUnansweredMessage } from "./mrqa.ts";
 import { mlqaEvaluate, mlqaScores } from "./mlqa.ts";
-import { openAnswerEvaluate, openAnswerScores } from "./open_answers.ts";
+import { type OpenAnswerResult, openAnswerScores, openAnswerSteps } from "./open_answers.ts";
 import { compilePyRegex, PyRegexError } from "./pyregex.ts";
-import { NoAnswersError, NothingScoredError, UnknownLanguageError } from "./qa_errors.ts";
+import {
+  cutOffTeller,
+  NoAnswersError,
+  NothingScoredError,
+  UnknownLanguageError,
+} from "./qa_errors.ts";
 
 /** The formats {@linkcode scoreQuestionSet} scores (SQuAD's are `metrics/evaluate.ts`'s). */
 export const QA_EVAL_FORMATS: readonly DatasetFormat[] = [
@@ -272,10 +281,19 @@ export const scoreQuestionSet = (
       }
       return { id: q.id, candidates: p === undefined ? [] : [p], answers: q.answers };
     });
-    const r = yield* Effect.try({
-      try: () => openAnswerEvaluate(rows, { regex, k: 1 }),
-      catch: fail,
-    });
+    const onCutOff = cutOffTeller(opts.data, say);
+    // In steps: a regex set whose patterns are cut off takes a while, and signals are heard.
+    const steps = openAnswerSteps(rows, { regex, k: 1, onCutOff });
+    let last = performance.now();
+    let r: OpenAnswerResult | undefined;
+    while (r === undefined) {
+      const step = yield* Effect.try({ try: () => steps.next(), catch: fail });
+      if (step.done) r = step.value;
+      else if (performance.now() - last >= 20) {
+        yield* Effect.sleep(0);
+        last = performance.now();
+      }
+    }
     return {
       format: fmt,
       rules: "open-domain",

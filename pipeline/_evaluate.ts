@@ -8,7 +8,8 @@
  * @module
  */
 import * as Effect from "effect/Effect";
-import { type FileError, InputError } from "../io/errors.ts";
+import { FileError, InputError } from "../io/errors.ts";
+import { statRegularFile } from "../io/regular.ts";
 import { type DatasetFormat, detectFormat, parseFormatName } from "../io/datasets/detect.ts";
 import { parseFieldsFlag } from "../io/datasets/fields.ts";
 import { writeTextFileAtomic } from "../io/fs.ts";
@@ -46,7 +47,11 @@ const datasetFormat = (
     }
     if (data === "-") return "squad";
     return yield* detectFormat(data).pipe(
-      Effect.catchTag("InputError", () => Effect.succeed<DatasetFormat>("squad")),
+      Effect.catchTag("InputError", (e) =>
+        // A first line over the line bound is refused as the readers refuse it.
+        e.where === "line 1" && e.message.startsWith("line longer than")
+          ? Effect.fail(e)
+          : Effect.succeed<DatasetFormat>("squad")),
     );
   });
 
@@ -117,6 +122,17 @@ export const evaluateCommand = (
       ],
       "the scores",
     );
+    // Every input file is a regular file, checked before anything is scored or printed.
+    for (const f of [data, predictions, topk, a.flags["na-prob-file"]]) {
+      if (f === undefined || f === "-") continue;
+      yield* Effect.try({
+        try: () => void statRegularFile(f),
+        catch: (e) =>
+          e instanceof InputError || e instanceof FileError
+            ? e
+            : new FileError({ file: f, message: String(e) }),
+      });
+    }
     // Messages stream to stderr as they come (none is kept), 64 KiB at a time.
     const messages = stderrLines();
     const fields = a.flags.fields === undefined ? undefined : yield* Effect.try({

@@ -46,6 +46,8 @@ function writeAll(fd: { writeSync(p: Uint8Array): number }, text: string): void 
 export function evaluateWhole(data: string, predictions: string): boolean {
   let result;
   try {
+    // Only regular files: the streaming path refuses anything else by name.
+    if (!Deno.statSync(data).isFile || !Deno.statSync(predictions).isFile) return false;
     if (Deno.statSync(predictions).size > FAST_PARSE_BYTES) return false;
     const preds = Deno.readFileSync(predictions);
     using file = Deno.openSync(data);

@@ -37,6 +37,7 @@
  */
 import * as Effect from "effect/Effect";
 import { InputError, UsageError } from "../io/errors.ts";
+import { statRegularFile } from "../io/regular.ts";
 import { runLayout } from "../runs/plan/layout.ts";
 import { singleRunLayout } from "../runs/single.ts";
 import type { DatasetKind, ResolvedDataset } from "../runs/config/config.ts";
@@ -114,8 +115,10 @@ const bad = (file: string, message: string) => new InputError({ file, where: "",
 function readJson(file: string): unknown {
   let text: string;
   try {
+    statRegularFile(file);
     text = Deno.readTextFileSync(file);
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw bad(file, e instanceof Error ? e.message : String(e));
   }
   try {
@@ -293,7 +296,10 @@ function resolveOne(arg: string, opts: ResolveOptions): SystemSpec[] {
       if (isFullDir(path)) return [fullSystem(path, arg, opts, name)];
       throw bad(arg, `NAME=FOLDER names the system of a full output folder; ${KINDS}`);
     }
-    if (!isFile(path)) throw bad(path, "no such prediction file");
+    if (!isFile(path)) {
+      statRegularFile(path); // a pipe, a device: refused as what it is
+      throw bad(path, "no such prediction file");
+    }
     if (opts.data === undefined) throw new UsageError(`${arg}: NAME=pred.json needs --data`);
     return [{
       name,

@@ -62,6 +62,7 @@
  */
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
+import { statRegularFile } from "../io/regular.ts";
 import { percentile } from "../metrics/stats/bootstrap.ts";
 import { Xoshiro128StarStar } from "../metrics/stats/prng.ts";
 import { runSteps, sortedSteps, STEP_WORK, type Steps } from "../metrics/stats/steps.ts";
@@ -274,8 +275,14 @@ export const readLabels = (
 ): Effect.Effect<LabelSet, InputError | FileError> =>
   Effect.gen(function* () {
     const text = yield* Effect.tryPromise({
-      try: () => Deno.readTextFile(file),
-      catch: (e) => new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
+      try: () => {
+        statRegularFile(file);
+        return Deno.readTextFile(file);
+      },
+      catch: (e) =>
+        e instanceof InputError || e instanceof FileError
+          ? e
+          : new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
     });
     return yield* Effect.try({
       try: () => parseLabels(text, file, datasets),

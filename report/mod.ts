@@ -58,6 +58,7 @@
  */
 import * as Effect from "effect/Effect";
 import { FileError, type InputError, UsageError, WriteError } from "../io/errors.ts";
+import { statRegularFile } from "../io/regular.ts";
 import type { Steps } from "../metrics/stats/steps.ts";
 import { timestamp } from "../runs/run_dir.ts";
 import { type AnalysisOptions, analyzeSteps, CLUSTER_LEVELS, type ReportJson } from "./analysis.ts";
@@ -417,6 +418,7 @@ const sliceTarget = (
 function labelledLine(file: string): string | null {
   let text: string;
   try {
+    if (statRegularFile(file) === undefined) return null;
     text = Deno.readTextFileSync(file);
   } catch {
     return null; // not there (or not a file: refused next)

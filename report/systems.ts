@@ -50,6 +50,7 @@
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError } from "../io/errors.ts";
+import { statRegularFile } from "../io/regular.ts";
 import { fileSha256 } from "../io/manifest.ts";
 import { readPredictions } from "../io/predictions.ts";
 import { detectPredFormat, readHarnessAnswers } from "../io/predictions_harness.ts";
@@ -558,8 +559,10 @@ function checkRows(
 ): ScoredSystem {
   let text: string;
   try {
+    statRegularFile(rowsFile);
     text = Deno.readTextFileSync(rowsFile);
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new FileError({ file: rowsFile, message: e instanceof Error ? e.message : String(e) });
   }
   const n = qs.length;

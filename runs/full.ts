@@ -173,7 +173,7 @@ export const runManifest = (
   uniqueIds: boolean,
   open: { readonly topK: number; readonly corpus?: string } | undefined,
   dtype: "f32" | "f16" | undefined,
-): Effect.Effect<Manifest, FileError> =>
+): Effect.Effect<Manifest, FileError | InputError> =>
   Effect.gen(function* () {
     return {
       // Only an open run records it, so a closed run's manifest is as before.

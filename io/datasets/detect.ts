@@ -24,10 +24,17 @@
  */
 import * as Effect from "effect/Effect";
 import { FileError, InputError, UsageError } from "../errors.ts";
-import { type ByteSource, openSource, peekBytes } from "../source.ts";
+import { type ByteSource, openSource, peekBytes, peekUntil } from "../source.ts";
 import { CsvRowParser } from "./csv.ts";
 import { parsePyStringList } from "./pyliteral.ts";
-import { baseName, formatOfJsonHead, HEAD_BYTES, headText } from "./detect_json.ts";
+import {
+  baseName,
+  formatOfJsonHead,
+  HEAD_BYTES,
+  headText,
+  MAX_LINE_BYTES,
+  opensJsonDocument,
+} from "./detect_json.ts";
 
 /** The question-set formats. */
 export const QUESTION_FORMATS = [
@@ -138,24 +145,100 @@ export function formatOfHead(head: string, name: string): DatasetFormat | undefi
   const first = (nl < 0 ? text : text.slice(0, nl)).replace(/\r$/, "");
   if (first === "id\ttext\ttitle") return "dpr-passages";
   if (first.includes("\t")) {
-    const row = new CsvRowParser(name, "\t", HEAD_BYTES).push({
+    const row = new CsvRowParser(name, "\t", MAX_LINE_BYTES).push({
       line: 1,
       offset: 0,
       bytes: first.length,
       text: first,
     });
     if (row !== undefined && row.fields.length === 2 && row.fields[1].trim().startsWith("[")) {
+      // A question and a bracketed list: DPR's layout, even when the list is bad (its reader
+      // then names the line), or a file name saying so (`.qa.csv`, `.qa.tsv`).
+      let list = true;
       try {
         parsePyStringList(row.fields[1]);
-        return /trec/i.test(baseName(name)) ? "trec" : "dpr";
       } catch {
-        // Not a list: a generic TSV.
+        list = false;
+      }
+      if (list || /\.qa\.[ct]sv(\.gz)?$/i.test(baseName(name))) {
+        return /trec/i.test(baseName(name)) ? "trec" : "dpr";
       }
     }
     return "tsv";
   }
   if (first.includes(",")) return "csv";
   return undefined;
+}
+
+/**
+ * The text the detector reads of `src` (its first {@linkcode HEAD_BYTES},
+ * and on to the end of the first line when they do not hold it and do not
+ * open a JSON document), and `src` with those bytes put back. A first line
+ * longer than {@linkcode MAX_LINE_BYTES} is refused as the line readers
+ * refuse it (`line 1: line longer than 16777216 bytes`), read no further.
+ *
+ * @example
+ * ```ts
+ * import { readHead } from "./detect.ts";
+ * const line = JSON.stringify({ question: "q".repeat(100_000), answer: ["a"] }) + "\n";
+ * const [head, src] = await readHead({ name: "-", stream: new Blob([line]).stream() });
+ * if (head !== line || (await new Response(src.stream).text()) !== line) throw new Error();
+ * ```
+ */
+export async function readHead(src: ByteSource): Promise<[string, ByteSource]> {
+  const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+  const limit = MAX_LINE_BYTES + 4; // a byte-order mark and a `\r` do not count
+  let [bytes, stream] = await peekBytes(src.stream.getReader(), HEAD_BYTES);
+  // A JSON document (SQuAD, MRQA's header) may be one long line: its strings are bounded.
+  if (opensJsonDocument(headText(dec(bytes.subarray(0, HEAD_BYTES))))) {
+    return [dec(bytes.subarray(0, HEAD_BYTES)), { name: src.name, stream }];
+  }
+  if (bytes.byteLength >= HEAD_BYTES && !bytes.includes(0x0a)) {
+    [bytes, stream] = await peekUntil(
+      stream.getReader(),
+      (have, chunk) => chunk.includes(0x0a) || have > limit,
+    );
+  }
+  const nl = bytes.indexOf(0x0a);
+  if (nl < 0 ? bytes.byteLength > limit : nl > limit) {
+    await stream.cancel().catch(() => {});
+    throw new InputError({
+      file: src.name,
+      where: "line 1",
+      message: `line longer than ${MAX_LINE_BYTES} bytes`,
+    });
+  }
+  const end = nl < 0 ? bytes.byteLength : Math.max(Math.min(HEAD_BYTES, bytes.byteLength), nl + 1);
+  return [dec(bytes.subarray(0, end)), { name: src.name, stream }];
+}
+
+/**
+ * Why a file whose head is `head` is not SQuAD JSON, naming the format its
+ * start reads as (for a message: `its start reads as a dpr file, not SQuAD
+ * JSON`), or `undefined` when it may be SQuAD (it opens a JSON object).
+ *
+ * @example
+ * ```ts
+ * import { notSquadHint } from "./detect.ts";
+ * const hint = notSquadHint("who wrote hamlet\t['Shakespeare']\n", "nq-test.qa.csv");
+ * if (hint !== "its start reads as a dpr file, not SQuAD JSON") {
+ *   throw new Error(hint);
+ * }
+ * if (notSquadHint('{"data": []}', "d.json") !== undefined) throw new Error();
+ * ```
+ */
+export function notSquadHint(head: string, name: string): string | undefined {
+  const text = headText(head);
+  if (text === "" || text.startsWith("{")) return undefined;
+  let f: DatasetFormat | undefined;
+  try {
+    f = formatOfHead(head, name);
+  } catch {
+    f = undefined;
+  }
+  return f === undefined
+    ? "not SQuAD JSON, and its start tells no other format"
+    : `its start reads as a${/^[aeiou]/.test(f) ? "n" : ""} ${f} file, not SQuAD JSON`;
 }
 
 /**
@@ -173,9 +256,8 @@ export function formatOfHead(head: string, name: string): DatasetFormat | undefi
  * ```
  */
 export async function sniffFormat(src: ByteSource): Promise<[DatasetFormat, ByteSource]> {
-  const [first, stream] = await peekBytes(src.stream.getReader(), HEAD_BYTES);
-  const head = new TextDecoder().decode(first.subarray(0, HEAD_BYTES));
-  const rest = { name: src.name, stream };
+  const [head, rest] = await readHead(src);
+  const stream = rest.stream;
   if (head.trim() === "" || head.replace(/^\uFEFF/, "").trim() === "") {
     await stream.cancel().catch(() => {});
     throw new InputError({ file: src.name, where: "", message: "empty file" });

@@ -192,7 +192,21 @@ export function csvQuestions(
     const row = csv.push(line);
     if (row === undefined) return;
     if (header === undefined) {
-      header = new Map(row.fields.map((name, i) => [name, i]));
+      header = new Map();
+      for (const [i, name] of row.fields.entries()) {
+        const first = header.get(name);
+        if (first !== undefined) {
+          // Which of the two a field map means cannot be told: refused, named.
+          throw new InputError({
+            file: src.name,
+            where: `line ${row.line}`,
+            message: `the header repeats column ${JSON.stringify(name)} (columns ${first + 1} and ${
+              i + 1
+            })`,
+          });
+        }
+        header.set(name, i);
+      }
       width = row.fields.length;
       for (const name of Object.values(opts.fields)) {
         if (name !== undefined && !header.has(name)) {

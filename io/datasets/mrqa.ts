@@ -182,6 +182,14 @@ function mrqaContexts(
         message: 'empty file: no MRQA header line ({"header": ...})',
       });
     }
+    if (position === 0) {
+      // As an empty file is refused: nothing to read, nothing to score (records and evaluate agree).
+      throw new InputError({
+        file: src.name,
+        where: "",
+        message: "holds only its MRQA header line: no context, no question",
+      });
+    }
   });
 }
 

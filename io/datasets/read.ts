@@ -13,17 +13,18 @@
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError, UsageError } from "../errors.ts";
-import { type ByteSource, openSource, peekBytes } from "../source.ts";
+import { type ByteSource, openSource } from "../source.ts";
 import { dprPassages, dprQuestions } from "./dpr.ts";
 import {
   CORPUS_ONLY_FORMATS,
   type DatasetFormat,
   formatOfHead,
-  HEAD_BYTES,
   PARAGRAPH_FORMATS,
   parseFormatName,
+  readHead,
   sniffFormat,
 } from "./detect.ts";
+import { headText } from "./detect_json.ts";
 import { csvQuestions, jsonlQuestions } from "./generic.ts";
 import { mrqaPassages, mrqaQuestions } from "./mrqa.ts";
 import { openQuestions } from "./open.ts";
@@ -133,12 +134,16 @@ export const settleFormat = (
     if (!squadFallback) {
       return yield* Effect.tryPromise({ try: () => sniffFormat(src), catch: asError(src.name) });
     }
-    return yield* Effect.promise(async (): Promise<[DatasetFormat, ByteSource]> => {
-      const [head, stream] = await peekBytes(src.stream.getReader(), HEAD_BYTES);
-      const f = formatOfHead(new TextDecoder().decode(head.subarray(0, HEAD_BYTES)), src.name);
-      // A generic file needs a field map the stages do not take: the SQuAD reader names it.
-      const told = f === undefined || f === "jsonl" || f === "csv" || f === "tsv" ? "squad" : f;
-      return [told, { name: src.name, stream }];
+    return yield* Effect.tryPromise({
+      try: async (): Promise<[DatasetFormat, ByteSource]> => {
+        const [head, rest] = await readHead(src);
+        const stream = rest.stream;
+        const f = formatOfHead(head, src.name);
+        // A generic file needs a field map the stages do not take: the SQuAD reader names it.
+        const told = f === undefined || f === "jsonl" || f === "csv" || f === "tsv" ? "squad" : f;
+        return [told, { name: src.name, stream }];
+      },
+      catch: asError(src.name),
     });
   });
 
@@ -179,7 +184,19 @@ export const questionsOfSource = (
         dprQuestions(src, { ...opts, regex: format === "trec" || opts.regex }),
       );
     case "open":
-      return Effect.succeed(openQuestions(src, opts));
+      // Every open-domain layout: NQ-open/TriviaQA JSONL, and DPR's question CSV/TSV (its
+      // answers plain strings: `trec` reads CuratedTREC's as patterns).
+      return Effect.succeed(Stream.unwrap(
+        Effect.map(
+          Effect.tryPromise({ try: () => readHead(src), catch: asError(path) }),
+          ([head, rest]) => {
+            const text = headText(head);
+            const dpr = text !== "" && !text.startsWith("{") &&
+              (formatOfHead(head, path) === "dpr" || formatOfHead(head, path) === "trec");
+            return dpr ? dprQuestions(rest, opts) : openQuestions(rest, opts);
+          },
+        ),
+      ));
     case "jsonl":
     case "csv":
     case "tsv": {

@@ -8,7 +8,7 @@
  */
 import { type FileError, InputError, type UsageError } from "../errors.ts";
 import type { QuestionRecord } from "../ndjson.ts";
-import { isJsonObject } from "./detect_json.ts";
+import { isJsonObject, MAX_LINE_BYTES } from "./detect_json.ts";
 
 export { isJsonObject };
 
@@ -104,14 +104,7 @@ export interface QaReadOptions {
   readonly maxLineBytes?: number;
 }
 
-/**
- * The default bound of one line (or one CSV record, quoted newlines
- * included) of a line-based dataset, in bytes: 16 MiB, far above any real
- * record (an MRQA context with its tokens is tens of KiB, a DPR passage
- * under 2 KiB). A longer line is one {@linkcode InputError}, read no
- * further, so it never costs more memory than the bound.
- */
-export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+export { MAX_LINE_BYTES };
 
 /** Errors of the dataset readers: bad input, a file that cannot be read, bad options. */
 export type DatasetReadError = InputError | FileError | UsageError;

@@ -33,6 +33,7 @@ import * as Context from "effect/Context";
 import * as Data from "effect/Data";
 import * as Effect from "effect/Effect";
 import * as Layer from "effect/Layer";
+import { fileKind } from "../../io/regular.ts";
 import type { BertTokenizer } from "./tokenizer.ts";
 import {
   BEM_MAX_LENGTH,
@@ -282,11 +283,17 @@ export const BemLive = (opts: BemOptions): Layer.Layer<Bem, BemError> =>
   Layer.effect(
     Bem,
     Effect.gen(function* () {
-      const exists = yield* Effect.promise(() =>
-        Deno.stat(opts.model).then((s) => s.isFile, () => false)
+      const kind = yield* Effect.promise(() =>
+        Deno.stat(opts.model).then((s) => s.isFile ? "file" : fileKind(s), () => undefined)
       );
-      if (!exists) {
+      if (kind === undefined) {
         return yield* new BemError({ message: `${opts.model}: ${BEM_MODEL_HOWTO}`, exitCode: 2 });
+      }
+      if (kind !== "file") {
+        return yield* new BemError({
+          message: `${opts.model}: is ${kind}, not a regular file`,
+          exitCode: 2,
+        });
       }
       const device = opts.device ?? "cpu";
       const session = yield* Effect.acquireRelease(

@@ -17,7 +17,15 @@
  */
 import { assert, assertEquals } from "../_assert.ts";
 import { python } from "../_util.ts";
-import { compilePyRegex, PyRegexError, Xoshiro128StarStar } from "../../metrics/mod.ts";
+import {
+  compilePyRegex,
+  dprHasAnswer,
+  openAnswerEvaluate,
+  PY_REGEX_STEP_BUDGET,
+  PyRegexBudgetError,
+  PyRegexError,
+  Xoshiro128StarStar,
+} from "../../metrics/mod.ts";
 import { pyIsCased, pyLowerKeys } from "../../metrics/_py311_unicode.ts";
 import { SAME_CPYTHON } from "./_cpython.ts";
 
@@ -547,4 +555,53 @@ Deno.test({ name: "refusals name the construct", ignore: !SAME_CPYTHON }, async 
   cases.forEach(([p, , ok], i) =>
     assertEquals(compiles[i], ok, `CPython compiles ${p}: ${compiles[i]}`)
   );
+});
+
+Deno.test("catastrophic backtracking is cut off after the step budget, and told by name", () => {
+  const r = compilePyRegex("(a+)+$");
+  // The same pattern on texts it settles quickly: the answers CPython gives.
+  assertEquals(r.match("a".repeat(40)), true);
+  assertEquals(r.search("xx" + "a".repeat(5) + "!"), false);
+  let e: unknown;
+  try {
+    r.match("a".repeat(40) + "!");
+  } catch (u) {
+    e = u;
+  }
+  assert(e instanceof PyRegexBudgetError, String(e));
+  assertEquals(e.pattern, "(a+)+$");
+  assertEquals(e.steps, PY_REGEX_STEP_BUDGET);
+  assertEquals(e.length, 41);
+  assertEquals(
+    e.message,
+    `Python regular expression "(a+)+$" cut off after ${PY_REGEX_STEP_BUDGET} steps ` +
+      "(catastrophic backtracking) on a text of 41 characters",
+  );
+  // A smaller budget cuts a search off sooner; a linear pattern on a long text is not cut off.
+  assert((() => {
+    try {
+      compilePyRegex("19[0-9]{2}").search("x ".repeat(300) + "1984", 100);
+      return false;
+    } catch (u) {
+      return u instanceof PyRegexBudgetError && u.steps === 100;
+    }
+  })());
+  assertEquals(compilePyRegex("19[0-9]{2}").search("x ".repeat(5000) + "1984"), true);
+  assertEquals(compilePyRegex("^.*z$").search("a".repeat(1000) + "\nz"), true);
+});
+
+Deno.test("a cut-off regex match counts as not matched in the open answer scores, told with its question", () => {
+  const told: string[] = [];
+  const r = openAnswerEvaluate([
+    { id: "slow", candidates: ["a".repeat(40) + "!"], answers: ["(a+)+$", "b"] },
+    { id: "fine", candidates: ["1984"], answers: ["19[0-9]{2}"] },
+  ], { regex: true, k: 1, onCutOff: (e, id) => told.push(`${id}: ${e.pattern}`) });
+  assertEquals(r.exact_match_top1, 50);
+  assertEquals(told, ["slow: (a+)+$"]);
+  const hits: string[] = [];
+  assertEquals(
+    dprHasAnswer(["(a+)+$", "!"], "a".repeat(40) + "!", "regex", (e) => hits.push(e.pattern)),
+    true,
+  );
+  assertEquals(hits, ["(a+)+$"]);
 });
