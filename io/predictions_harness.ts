@@ -111,7 +111,9 @@ const HEAD = 64 * 1024;
  * The format of the prediction file at `path` (its first 64 KiB; `.gz`
  * too): see {@linkcode predFormatOfHead}. Stdin (`-`) is `{id: answer}`.
  */
-export const detectPredFormat = (path: string): Effect.Effect<PredFormat, FileError> =>
+export const detectPredFormat = (
+  path: string,
+): Effect.Effect<PredFormat, FileError | InputError> =>
   path === "-"
     ? Effect.succeed("ids")
     : Effect.flatMap(openSource(path), (src) =>
