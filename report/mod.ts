@@ -84,7 +84,7 @@ import {
   renderDiffText,
 } from "./diff.ts";
 import { type ReportProvenance, reportProvenance } from "../runs/summary/provenance.ts";
-import { writeFolderAtomic } from "./write.ts";
+import { writeFolderAtomic } from "../io/fs.ts";
 
 export {
   type AnalysisOptions,
@@ -195,7 +195,7 @@ export {
   scoreSystems,
   type V2Breakdown,
 } from "./systems.ts";
-export { writeFolderAtomic } from "./write.ts";
+export { writeFolderAtomic } from "../io/fs.ts";
 export {
   type RecallAtK,
   recallAtK,
