@@ -66,13 +66,9 @@ import { DEFAULT_F1_THRESHOLD, sliceRecords } from "./disagree.ts";
 import { absPath, baseOf, dirOf, isDir, writeTextAtomically } from "../io/fs.ts";
 import { readLabels } from "./labels.ts";
 import { resolveInputs } from "./inputs.ts";
-import {
-  renderDiffHtml,
-  renderDiffMarkdown,
-  renderHtml,
-  renderLatex,
-  renderMarkdown,
-} from "./render.ts";
+import { renderDiffHtml, renderHtml } from "./html.ts";
+import { renderLatex } from "./latex.ts";
+import { renderDiffMarkdown, renderMarkdown } from "./markdown.ts";
 import { type ScoredDataset, scoreSystems } from "./systems.ts";
 import { searchError } from "./search_error.ts";
 import {
@@ -170,16 +166,10 @@ export {
   provenanceDiff,
   renderDiffText,
 } from "./diff.ts";
-export {
-  escapeHtml,
-  escapeLatex,
-  formatP,
-  renderDiffHtml,
-  renderDiffMarkdown,
-  renderHtml,
-  renderLatex,
-  renderMarkdown,
-} from "./render.ts";
+export { escapeHtml, htmlPage, renderDiffHtml, renderHtml } from "./html.ts";
+export { escapeLatex, renderLatex } from "./latex.ts";
+export { renderDiffMarkdown, renderMarkdown } from "./markdown.ts";
+export { formatP } from "./tables.ts";
 export {
   bemCorrect,
   type OfficialTotals,
