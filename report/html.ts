@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { ReportJson } from "./analysis.ts";
+import type { ReportJson } from "./report_json.ts";
 import type { Chart } from "./charts.ts";
 import { diffIntro, diffSections } from "./diff_tables.ts";
 import type { DiffJson } from "./diff.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ReportJson } from "./analysis.ts";
+import type { ReportJson } from "./report_json.ts";
 import { diffIntro, diffSections } from "./diff_tables.ts";
 import type { DiffJson } from "./diff.ts";
 import { searchErrorIntro, searchErrorSections } from "./search_error_tables.ts";

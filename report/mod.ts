@@ -60,7 +60,9 @@ import * as Effect from "effect/Effect";
 import { FileError, type InputError, UsageError, WriteError } from "../io/errors.ts";
 import type { Steps } from "../metrics/stats/steps.ts";
 import { timestamp } from "../runs/run_dir.ts";
-import { type AnalysisOptions, analyzeSteps, CLUSTER_LEVELS, type ReportJson } from "./analysis.ts";
+import { analyzeSteps } from "./analysis.ts";
+import { CLUSTER_LEVELS } from "./clustering.ts";
+import type { AnalysisOptions, ReportJson } from "./report_json.ts";
 import { renderCharts, renderSearchErrorCharts } from "./charts.ts";
 import { DEFAULT_F1_THRESHOLD, sliceRecords } from "./disagree.ts";
 import { absPath, baseOf, dirOf, isDir, writeTextAtomically } from "../io/fs.ts";
@@ -83,38 +85,39 @@ import { type ReportProvenance, reportProvenance } from "../runs/summary/provena
 import { writeFolderAtomic } from "../io/fs.ts";
 
 export {
-  type AnalysisOptions,
   analyze,
   analyzeDataset,
   analyzeDatasetSteps,
   analyzeSteps,
+  languageTable,
+} from "./analysis.ts";
+export {
   answerLengthBin,
-  type BreakdownGroup,
-  CLUSTER_LEVELS,
-  type ClusterDifference,
-  clusterIds,
-  type ClusterLevel,
-  clusterLevel,
-  type ClusterScores,
-  type Comparison,
-  type DatasetReport,
-  type Difference,
   F1_BINS,
   f1Bin,
-  type Interval,
-  type LanguageRow,
-  languageTable,
   LENGTH_BINS,
-  type OpenReport,
-  type OpenSystem,
   QUESTION_TYPES,
   questionType,
-  type Range,
-  type RankRow,
-  type Ranks,
-  type ReportJson,
-  type SystemScores,
-} from "./analysis.ts";
+} from "./breakdowns.ts";
+export { CLUSTER_LEVELS, clusterIds, type ClusterLevel, clusterLevel } from "./clustering.ts";
+export type {
+  AnalysisOptions,
+  BreakdownGroup,
+  ClusterDifference,
+  ClusterScores,
+  Comparison,
+  DatasetReport,
+  Difference,
+  Interval,
+  LanguageRow,
+  OpenReport,
+  OpenSystem,
+  Range,
+  RankRow,
+  Ranks,
+  ReportJson,
+  SystemScores,
+} from "./report_json.ts";
 export { type Chart, chartSpecs, renderCharts, renderSvg } from "./charts.ts";
 export {
   applicableKinds,

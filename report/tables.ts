@@ -18,16 +18,16 @@ import type { HarnessSystem } from "./harness.ts";
 import type { Chart } from "./charts.ts";
 import { type DisagreementKind, kindTitle } from "./disagree.ts";
 import type { Agreement, LabelReport } from "./labels.ts";
+import type { ClusterLevel } from "./clustering.ts";
 import type {
   BreakdownGroup,
-  ClusterLevel,
   DatasetReport,
   Difference,
   Interval,
   Range,
   RankRow,
   ReportJson,
-} from "./analysis.ts";
+} from "./report_json.ts";
 
 /**
  * A p-value for a table: four decimals, or two significant digits in
