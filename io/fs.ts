@@ -167,7 +167,7 @@ function tempPath(dir: string, base: string): string {
 /**
  * Writes `bytes` to `path` atomically: into a temporary file in the same
  * folder (`.<name>.<random>.tmp`, mode 0666 less the umask, like any new
- * file), then renamed onto `path`. On any failure
+ * file, or `options.mode` less the umask), then renamed onto `path`. On any failure
  * (or interruption) the temporary file is removed, so `path` is either the
  * old file or the complete new one. `onError` turns the OS error into the
  * caller's typed error (it also gets the error itself, so that a write the
@@ -194,7 +194,7 @@ export function writeFileAtomic<E>(
   path: string,
   bytes: Uint8Array,
   onError: (reason: string, cause: unknown) => E,
-  options: { readonly sync?: boolean } = {},
+  options: { readonly sync?: boolean; readonly mode?: number } = {},
 ): Effect.Effect<void, E> {
   const { dir, base } = splitPath(path);
   let tmp: string | undefined;
@@ -206,7 +206,11 @@ export function writeFileAtomic<E>(
     try: async () => {
       // Not Deno.makeTempFile: its 0600 mode would survive the rename.
       const name = tempPath(dir, base);
-      const f = await Deno.open(name, { write: true, createNew: true, mode: 0o666 });
+      const f = await Deno.open(name, {
+        write: true,
+        createNew: true,
+        mode: options.mode ?? 0o666,
+      });
       tmp = name;
       try {
         await writeAll(f, bytes);
@@ -240,7 +244,7 @@ export function writeTextFileAtomic<E>(
   path: string,
   text: string,
   onError: (reason: string, cause: unknown) => E,
-  options: { readonly sync?: boolean } = {},
+  options: { readonly sync?: boolean; readonly mode?: number } = {},
 ): Effect.Effect<void, E> {
   return writeFileAtomic(path, new TextEncoder().encode(text), onError, options);
 }
