@@ -1,7 +1,7 @@
 /**
  * The command line of a run's `prepare` and `eval` tasks
  * (`runs/plan/tasks.ts`) and of a sharded open search's `search-shard` and
- * `search-merge` tasks (`search/open/sharded.ts`); `runs/plan/plan.ts` names this
+ * `search-merge` tasks (`search/open/sharded.ts`); `runs/plan/stages.ts` names this
  * script in its task command lines. Each kind's arguments are one type of
  * `runs/plan/task_args.ts`, whose `toArgv` the planner writes and whose
  * `fromFlags` reads them back here (a missing or malformed flag is one

@@ -20,6 +20,9 @@
  * as given, which may hold the other half's text under any name (a corpus
  * that is the dataset, a copy or a link of it). So every dataset an encoder
  * model runs on has a `prepare` task.
+ * Each stage's tasks come from its own planner (`stages.ts`), which
+ * {@linkcode planRun} calls in run order; the tasks that are no stage of
+ * their own get their arguments from their contract (`task_args.ts`).
  * Every task is a Deno command line from `runs/sandbox/sandbox.ts` with
  * permissions narrowed to its inputs and its output folder, writes
  * atomically and skips complete files, so running it twice is safe. A task
