@@ -6,13 +6,14 @@
  * same folder renamed onto the target and removed on any failure: whole
  * files as an Effect (`writeFileAtomic`, `writeTextFileAtomic`), text
  * streamed into an `AtomicWriter` (`openAtomicWriter`, `writeTextAtomically`),
- * and `removeStaleTemps` for what a killed writer left. The merge workers load `_zip_internal.ts` without this
+ * a folder of files all or nothing (`writeFolderAtomic`), and `removeStaleTemps` for what a killed writer left. The merge workers load `_zip_internal.ts` without this
  * module (it needs Effect).
  *
  * @module
  */
 import * as Effect from "effect/Effect";
 import * as Exit from "effect/Exit";
+import { FileError } from "./errors.ts";
 import { osMessage } from "./_zip_internal.ts";
 
 // ---------------------------------------------------------------------------
@@ -166,7 +167,7 @@ function tempPath(dir: string, base: string): string {
 /**
  * Writes `bytes` to `path` atomically: into a temporary file in the same
  * folder (`.<name>.<random>.tmp`, mode 0666 less the umask, like any new
- * file), then renamed onto `path`. On any failure
+ * file, or `options.mode` less the umask), then renamed onto `path`. On any failure
  * (or interruption) the temporary file is removed, so `path` is either the
  * old file or the complete new one. `onError` turns the OS error into the
  * caller's typed error (it also gets the error itself, so that a write the
@@ -193,7 +194,7 @@ export function writeFileAtomic<E>(
   path: string,
   bytes: Uint8Array,
   onError: (reason: string, cause: unknown) => E,
-  options: { readonly sync?: boolean } = {},
+  options: { readonly sync?: boolean; readonly mode?: number } = {},
 ): Effect.Effect<void, E> {
   const { dir, base } = splitPath(path);
   let tmp: string | undefined;
@@ -205,7 +206,11 @@ export function writeFileAtomic<E>(
     try: async () => {
       // Not Deno.makeTempFile: its 0600 mode would survive the rename.
       const name = tempPath(dir, base);
-      const f = await Deno.open(name, { write: true, createNew: true, mode: 0o666 });
+      const f = await Deno.open(name, {
+        write: true,
+        createNew: true,
+        mode: options.mode ?? 0o666,
+      });
       tmp = name;
       try {
         await writeAll(f, bytes);
@@ -239,7 +244,7 @@ export function writeTextFileAtomic<E>(
   path: string,
   text: string,
   onError: (reason: string, cause: unknown) => E,
-  options: { readonly sync?: boolean } = {},
+  options: { readonly sync?: boolean; readonly mode?: number } = {},
 ): Effect.Effect<void, E> {
   return writeFileAtomic(path, new TextEncoder().encode(text), onError, options);
 }
@@ -357,6 +362,92 @@ export async function writeTextAtomically(path: string, text: string): Promise<v
   } catch (e) {
     await w.abort();
     throw e;
+  }
+}
+
+/**
+ * Writes `files` (name → text) into the folder `out` all or nothing: they
+ * are written into a temporary folder beside it (named as a temporary file
+ * of `out` is, `.<name>.<8 hex digits>.tmp`), which is renamed into place
+ * when `out` does not exist yet; when it does, each file is renamed into it
+ * (replacing an earlier one). On any failure, and when aborted before the
+ * files are renamed into place, the temporary folder (and any parent folder
+ * made for it) is removed, and nothing is left behind. Missing parent folders are created; those it created are
+ * removed again on failure. Throws {@linkcode FileError}; `signal` aborted
+ * before the renames into place begin makes it clean up and throw the
+ * signal's reason (after that it completes).
+ *
+ * @example
+ * ```ts
+ * import { writeFolderAtomic } from "./fs.ts";
+ * const dir = await Deno.makeTempDir();
+ * await writeFolderAtomic(`${dir}/r`, { "a.txt": "A" });
+ * if (Deno.readTextFileSync(`${dir}/r/a.txt`) !== "A") throw new Error();
+ * if ([...Deno.readDirSync(dir)].length !== 1) throw new Error("temporary folder left");
+ * const ac = new AbortController();
+ * const stopped = writeFolderAtomic(`${dir}/s`, { "a.txt": "A" }, ac.signal);
+ * ac.abort();
+ * if (await stopped.then(() => true, () => false)) throw new Error("not stopped");
+ * if ([...Deno.readDirSync(dir)].length !== 1) throw new Error("temporary folder left");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function writeFolderAtomic(
+  out: string,
+  files: Readonly<Record<string, string>>,
+  signal?: AbortSignal,
+): Promise<void> {
+  const parent = dirOf(out);
+  const created: string[] = [];
+  for (let p = parent; !exists(p) && p !== "/" && p !== "."; p = dirOf(p)) created.unshift(p);
+  const tmp = tempPath(parent, baseOf(out));
+  const fail = (file: string, e: unknown) =>
+    new FileError({ file, message: e instanceof Error ? e.message : String(e) });
+  try {
+    if (exists(out) && !isDir(out)) {
+      throw new FileError({ file: out, message: "exists and is not a folder" });
+    }
+    for (const d of created) {
+      try {
+        await Deno.mkdir(d);
+      } catch (e) {
+        throw fail(d, e);
+      }
+    }
+    try {
+      await Deno.mkdir(tmp);
+    } catch (e) {
+      throw fail(tmp, e);
+    }
+    for (const [name, text] of Object.entries(files)) {
+      signal?.throwIfAborted();
+      try {
+        await Deno.writeTextFile(`${tmp}/${name}`, text);
+      } catch (e) {
+        throw fail(`${out}/${name}`, e);
+      }
+    }
+    signal?.throwIfAborted();
+    if (!exists(out)) {
+      try {
+        await Deno.rename(tmp, out);
+      } catch (e) {
+        throw fail(out, e);
+      }
+      return;
+    }
+    for (const name of Object.keys(files)) {
+      try {
+        await Deno.rename(`${tmp}/${name}`, `${out}/${name}`);
+      } catch (e) {
+        throw fail(`${out}/${name}`, e);
+      }
+    }
+    await Deno.remove(tmp);
+  } catch (e) {
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    for (const d of created.toReversed()) await Deno.remove(d).catch(() => {});
+    throw e instanceof FileError || e === signal?.reason ? e : fail(out, e);
   }
 }
 

@@ -58,14 +58,16 @@
  * order), so a system's EM and F1 equal `evaluate`'s to the bit; interval
  * ends are the bootstrap percentiles times 100.
  *
+ * The breakdowns' groups are `breakdowns.ts`'s, the clusters
+ * `clustering.ts`'s, and the shape of the result `report_json.ts`'s.
+ *
  * The statistics are also written in steps ({@linkcode analyzeSteps}, on
  * the stepped resamplings of `metrics/stats/steps.ts`): the same numbers,
  * with pauses at which `report` goes back to the event loop.
  *
  * @module
  */
-import { harnessComparison, type HarnessSystem } from "./harness.ts";
-import { answerTokens } from "../metrics/squad_text.ts";
+import { harnessComparison } from "./harness.ts";
 import { mcnemarPaired } from "../metrics/stats/mcnemar.ts";
 import { pairedBootstrapSteps } from "../metrics/stats/bootstrap.ts";
 import {
@@ -78,577 +80,37 @@ import { pairedMde, tied } from "../metrics/stats/power.ts";
 import { pairedRandomizationSteps } from "../metrics/stats/randomization.ts";
 import { bootstrapRanksSteps } from "../metrics/stats/ranks.ts";
 import { runSteps, type Steps } from "../metrics/stats/steps.ts";
+import { bemCorrect, type ScoredDataset, type ScoredSystem } from "./systems.ts";
+import { DEFAULT_F1_THRESHOLD, metricDisagreements } from "./disagree.ts";
+import { labelReportSteps } from "./labels.ts";
 import {
-  bemCorrect,
-  type ReportQuestion,
-  type ReportRules,
-  type ScoredDataset,
-  type ScoredSystem,
-  type V2Breakdown,
-} from "./systems.ts";
-import type { DatasetKind } from "../runs/config/config.ts";
-import { DEFAULT_F1_THRESHOLD, type MetricDisagreements, metricDisagreements } from "./disagree.ts";
-import { type LabelReport, labelReportSteps, type LabelSet } from "./labels.ts";
-import type { ReportProvenance } from "../runs/summary/provenance.ts";
-import type { DatasetFormat } from "../io/datasets/detect.ts";
-import type { SearchErrorReport } from "./search_error.ts";
-
-/** The wh-words of {@linkcode questionType}, in table order, then `other`. */
-export const QUESTION_TYPES = [
-  "what",
-  "who",
-  "when",
-  "where",
-  "why",
-  "how",
-  "which",
-  "other",
-] as const;
-
-/** The gold answer length bins of {@linkcode answerLengthBin}, in table order. */
-export const LENGTH_BINS = ["0", "1", "2–3", "4–6", "7+"] as const;
-
-/** The F1 histogram's bins: exactly 0, four ranges, exactly 1. */
-export const F1_BINS = ["0", "0–.25", ".25–.5", ".5–.75", ".75–1", "1"] as const;
-
-/**
- * The question's type: its first word (maximal run of ASCII letters, case
- * ignored) that is one of what, who, when, where, why, how, which; `other`
- * when there is none. Only these exact words count: "whom", "whose" and
- * "whatever" are not "who" or "what".
- *
- * @example
- * ```ts
- * import { questionType } from "./analysis.ts";
- * if (questionType("In which year did WHO start?") !== "which") throw new Error();
- * if (questionType("Whose idea was it?") !== "other") throw new Error();
- * if (questionType("The Broncos played who?") !== "who") throw new Error();
- * ```
- */
-export function questionType(question: string): typeof QUESTION_TYPES[number] {
-  for (const w of question.toLowerCase().match(/[a-z]+/g) ?? []) {
-    if ((QUESTION_TYPES as readonly string[]).includes(w) && w !== "other") {
-      return w as typeof QUESTION_TYPES[number];
-    }
-  }
-  return "other";
-}
-
-/**
- * The length bin of a question's gold answer: the number of tokens of its
- * **first** gold answer after the official SQuAD normalization (lower case,
- * punctuation and the articles a/an/the removed, split on white space;
- * {@linkcode answerTokens}): `1`, `2–3`, `4–6`, `7+`, and `0` for an answer
- * that normalizes to nothing (e.g. "the") or a question without answers.
- *
- * @example
- * ```ts
- * import { answerLengthBin } from "./analysis.ts";
- * if (answerLengthBin(["the Denver Broncos", "Broncos"]) !== "2–3") throw new Error();
- * if (answerLengthBin(["1,000"]) !== "1") throw new Error();
- * ```
- */
-export function answerLengthBin(golds: readonly string[]): typeof LENGTH_BINS[number] {
-  const n = golds.length === 0 ? 0 : answerTokens(golds[0]).length;
-  return n === 0 ? "0" : n === 1 ? "1" : n <= 3 ? "2–3" : n <= 6 ? "4–6" : "7+";
-}
-
-/** The F1 histogram bin of a score (see {@linkcode F1_BINS}). */
-export function f1Bin(f1: number): typeof F1_BINS[number] {
-  return f1 === 0
-    ? "0"
-    : f1 === 1
-    ? "1"
-    : f1 <= 0.25
-    ? "0–.25"
-    : f1 <= 0.5
-    ? ".25–.5"
-    : f1 <= 0.75
-    ? ".5–.75"
-    : ".75–1";
-}
-
-/**
- * How the questions are grouped for the clustered statistics: by article,
- * by paragraph, or each question alone.
- */
-export type ClusterLevel = "article" | "paragraph" | "question";
-
-/** The cluster levels, coarsest first (`report --cluster`). */
-export const CLUSTER_LEVELS: readonly ClusterLevel[] = ["article", "paragraph", "question"];
-
-/**
- * The cluster level used for a dataset's questions: the one asked for when
- * the dataset has it, else the next finer one it has (`article` needs an
- * article for every question, SQuAD-shaped sets; `paragraph` a paragraph
- * id for every question, SQuAD-shaped and MRQA sets, generic sets with a
- * `paragraphId` field; `question` always). Without a request: `paragraph`
- * where the set has paragraphs, else `question` (open sets). A level that
- * gives fewer than two clusters is passed over too (one cluster has no
- * spread to resample: its interval would be a point).
- *
- * @example
- * ```ts
- * import { clusterLevel } from "./analysis.ts";
- * const q = (id: string, paragraph?: string, article?: number) =>
- *   ({ id, title: "", question: "Q?", golds: [], paragraph, article });
- * const squad = [q("a", "T_0", 0), q("b", "T_0", 0), q("c", "U_0", 1)];
- * if (clusterLevel(squad) !== "paragraph" || clusterLevel(squad, "article") !== "article") throw new Error();
- * const mrqa = [q("m1", "c1"), q("m2", "c2")]; // no articles
- * if (clusterLevel(mrqa, "article") !== "paragraph" || clusterLevel([q("0"), q("1")]) !== "question") throw new Error();
- * // one paragraph in all: no spread between clusters, so by question
- * if (clusterLevel([q("a", "T_0", 0), q("b", "T_0", 0)]) !== "question") throw new Error();
- * ```
- */
-export function clusterLevel(
-  questions: readonly ReportQuestion[],
-  requested?: ClusterLevel,
-): ClusterLevel {
-  const has = (l: ClusterLevel) =>
-    l === "question" ||
-    (questions.length > 0 &&
-      questions.every((q) => (l === "article" ? q.article : q.paragraph) !== undefined) &&
-      new Set(clusterIds(questions, l)).size >= 2);
-  const order = requested === undefined
-    ? ["paragraph", "question"] as const
-    : CLUSTER_LEVELS.slice(CLUSTER_LEVELS.indexOf(requested));
-  return order.find(has) ?? "question";
-}
-
-/**
- * One cluster id per question at a level ({@linkcode clusterLevel}): the
- * article's index; the paragraph's id within its article (two articles'
- * paragraphs of one id are two clusters); the question's position.
- *
- * @example
- * ```ts
- * import { clusterIds } from "./analysis.ts";
- * const q = (paragraph: string, article: number) => ({ id: "", title: "", question: "", golds: [], paragraph, article });
- * const qs = [q("T_0", 0), q("T_0", 0), q("T_1", 0), q("T_0", 1)];
- * if (new Set(clusterIds(qs, "paragraph")).size !== 3 || clusterIds(qs, "article").join() !== "0,0,0,1") throw new Error();
- * if (clusterIds(qs, "question").join() !== "0,1,2,3") throw new Error();
- * ```
- */
-export function clusterIds(
-  questions: readonly ReportQuestion[],
-  level: ClusterLevel,
-): ClusterId[] {
-  return questions.map((q, i) =>
-    level === "article"
-      ? q.article!
-      : level === "paragraph"
-      ? `${q.article ?? ""}\u0000${q.paragraph}`
-      : i
-  );
-}
-
-/** The ends of a 95 % interval, in percent (or points for a difference). */
-export interface Range {
-  /** Lower end. */
-  readonly low: number;
-  /** Upper end. */
-  readonly high: number;
-}
-
-/**
- * A system's clustered 95 % intervals (the paired cluster bootstrap over
- * the dataset's clusters), beside the per-question ones.
- */
-export interface ClusterScores {
-  /** The cluster level. */
-  readonly by: ClusterLevel;
-  /** Number of clusters. */
-  readonly clusters: number;
-  /** EM's interval, in percent. */
-  readonly em: Range;
-  /** F1's (`null`: no F1). */
-  readonly f1: Range | null;
-  /** BEM accuracy's, when present. */
-  readonly bem?: Range;
-}
-
-/** A difference's clustered numbers, beside the per-question ones. */
-export interface ClusterDifference {
-  /** The cluster level. */
-  readonly by: ClusterLevel;
-  /** Number of clusters. */
-  readonly clusters: number;
-  /** Lower end of the paired cluster bootstrap interval (points). */
-  readonly low: number;
-  /** Upper end. */
-  readonly high: number;
-  /** Clustered paired approximate-randomization p (whole clusters swapped). */
-  readonly randomization_p: number;
-  /** Holm-adjusted clustered p (two or more comparisons). */
-  readonly holm_p?: number;
-  /** Benjamini–Hochberg-adjusted clustered p (two or more comparisons). */
-  readonly bh_p?: number;
-}
-
-/** One system's bootstrap rank interval on one metric. */
-export interface RankRow {
-  /** The system. */
-  readonly system: string;
-  /** Its rank by the mean over all questions (1 = best; ties share the better rank). */
-  readonly rank: number;
-  /** Lower end of the 95 % rank interval (a whole rank). */
-  readonly low: number;
-  /** Upper end. */
-  readonly high: number;
-  /** The share (0..1) of resamples in which it ranks first (ties included). */
-  readonly first: number;
-}
-
-/** The rank intervals of a dataset's systems (N ≥ 3), clustered as the dataset is. */
-export interface Ranks {
-  /** The cluster level resampled. */
-  readonly by: ClusterLevel;
-  /** Number of clusters. */
-  readonly clusters: number;
-  /** By EM. */
-  readonly em: readonly RankRow[];
-  /** By F1 (`null`: no F1). */
-  readonly f1: readonly RankRow[] | null;
-}
-
-/** A percentage with its 95 % interval. */
-export interface Interval {
-  /** The value over all questions (official formula). */
-  readonly value: number;
-  /** Lower end. */
-  readonly low: number;
-  /** Upper end. */
-  readonly high: number;
-}
-
-/** A system's scores on one dataset. */
-export interface SystemScores {
-  /** Name. */
-  readonly name: string;
-  /** The INPUT it came from. */
-  readonly input: string;
-  /** Its prediction file. */
-  readonly predictions: string;
-  /** Questions answered. */
-  readonly answered: number;
-  /**
-   * Where EM and F1 came from: always its predictions, scored here against
-   * the dataset (`data_sha256`) with the metrics fold.
-   */
-  readonly scored_from: "predictions";
-  /**
-   * Its per-question rows file, checked question by question against those
-   * scores (prediction, gold answers, em, f1) and the source of its BEM;
-   * `null` when it has none.
-   */
-  readonly rows: string | null;
-  /** EM in percent. */
-  readonly em: Interval;
-  /** F1 in percent (`null`: regex answers, which have no F1). */
-  readonly f1: Interval | null;
-  /** BEM accuracy in percent (BEM score > 0.5), when present. */
-  readonly bem?: Interval;
-  /** Mean BEM score in percent, when present. */
-  readonly bem_score?: Interval;
-  /** SQuAD v2.0: the official HasAns / NoAns numbers (the script's keys). */
-  readonly v2?: V2Breakdown;
-  /** The clustered intervals of EM, F1 (and BEM accuracy). */
-  readonly cluster: ClusterScores;
-}
-
-/** A difference against the baseline, in percentage points. */
-export interface Difference {
-  /** System − baseline. */
-  readonly difference: number;
-  /** Lower end of the paired bootstrap interval. */
-  readonly low: number;
-  /** Upper end. */
-  readonly high: number;
-  /** Paired approximate-randomization p (two-sided). */
-  readonly randomization_p: number;
-  /** McNemar's exact p (binary metrics only). */
-  readonly mcnemar_p?: number;
-  /** Questions the system gets right and the baseline wrong (binary metrics). */
-  readonly mcnemar_b?: number;
-  /** Questions the baseline gets right and the system wrong (binary metrics). */
-  readonly mcnemar_c?: number;
-  /** Holm-adjusted `randomization_p` (two or more comparisons). */
-  readonly holm_p?: number;
-  /** Benjamini–Hochberg-adjusted `randomization_p` (two or more comparisons). */
-  readonly bh_p?: number;
-  /** The clustered interval and p. */
-  readonly cluster: ClusterDifference;
-  /**
-   * The minimum detectable effect in points at 80 % power and α = 0.05
-   * (two-sided), from the per-question differences' standard deviation
-   * ({@linkcode pairedMde}; it ignores clustering).
-   */
-  readonly mde: number;
-  /** Binary metrics: the MDE in points from the discordance rate. */
-  readonly mde_discordant?: number;
-  /** Binary metrics: the percent of questions on which exactly one of the two is right. */
-  readonly discordance_rate?: number;
-  /** The clustered difference interval holds 0 (ends included): no difference shown. */
-  readonly tied: boolean;
-}
-
-/** A system against the baseline. */
-export interface Comparison {
-  /** The system. */
-  readonly system: string;
-  /** The baseline. */
-  readonly baseline: string;
-  /** EM difference. */
-  readonly em: Difference;
-  /** F1 difference (`null`: no F1). */
-  readonly f1: Difference | null;
-  /** BEM accuracy difference, when both have BEM. */
-  readonly bem?: Difference;
-}
-
-/** One group of a breakdown. */
-export interface BreakdownGroup {
-  /** The group (a question type, a length bin, an article title). */
-  readonly group: string;
-  /** Questions in it. */
-  readonly questions: number;
-  /** Each system's scores in it. */
-  readonly systems: readonly {
-    readonly name: string;
-    readonly em: Interval;
-    readonly f1: Interval | null;
-    readonly bem?: Interval;
-  }[];
-}
-
-/** One system's answer to a question. */
-export interface Answer {
-  /** The system. */
-  readonly system: string;
-  /** Its prediction (`null`: none). */
-  readonly prediction: string | null;
-  /** EM 0/1. */
-  readonly em: number;
-  /** F1 0..1 (`null`: no F1). */
-  readonly f1: number | null;
-  /** BEM score 0..1, when present. */
-  readonly bem?: number;
-}
-
-/** A question with every system's answer. */
-export interface QuestionDetail {
-  /** Question id. */
-  readonly id: string;
-  /** Article title. */
-  readonly title: string;
-  /** The question. */
-  readonly question: string;
-  /** Gold answers. */
-  readonly golds: readonly string[];
-  /** Largest minus smallest F1 (EM without F1) across the systems. */
-  readonly spread: number;
-  /** Each system's answer. */
-  readonly answers: readonly Answer[];
-}
-
-/** Questions where one system's BEM and EM disagree. */
-export interface BemDisagreements {
-  /** The system. */
-  readonly system: string;
-  /** Answered questions with EM 0 and BEM > 0.5. */
-  readonly em0_bem1: number;
-  /** Questions with EM 1 and BEM ≤ 0.5. */
-  readonly em1_bem0: number;
-  /**
-   * Per bin of {@linkcode F1_BINS}: its questions and the share of them
-   * with a BEM score above 0.5, in percent (`null`: no question).
-   */
-  readonly by_f1: readonly { readonly questions: number; readonly bem_accuracy: number | null }[];
-  /** The first `top` of them, largest |BEM − EM| first. */
-  readonly items: readonly {
-    readonly id: string;
-    readonly question: string;
-    readonly golds: readonly string[];
-    readonly prediction: string | null;
-    readonly em: number;
-    readonly f1: number;
-    readonly bem: number;
-  }[];
-}
-
-/** One system's open search on a dataset (from its rows). */
-export interface OpenSystem {
-  /** The system. */
-  readonly name: string;
-  /** Open (search) top-1 EM in percent. */
-  readonly em: Interval;
-  /** Open top-1 F1 in percent. */
-  readonly f1: Interval;
-  /**
-   * Top-k accuracy in percent for k = 1 .. `k`: the share of questions
-   * whose first EM-matching rank (`answer_rank`) is at most k.
-   */
-  readonly curve: readonly number[];
-}
-
-/** The open search of a dataset's systems (a SQuAD set's `open` option). */
-export interface OpenReport {
-  /** The ranks kept (the run's `topK`, else the largest rank seen). */
-  readonly k: number;
-  /** Each system with open fields in its rows. */
-  readonly systems: readonly OpenSystem[];
-}
-
-/** Everything the report says about one dataset. */
-export interface DatasetReport {
-  /** Dataset name. */
-  readonly name: string;
-  /** Its kind (`squad`, `squad2`, `mrqa`, `xquad`, `mlqa`, `open`, `jsonl`). */
-  readonly kind: DatasetKind;
-  /** The official rules of its EM/F1. */
-  readonly rules: ReportRules;
-  /** The format it was read as. */
-  readonly format: DatasetFormat;
-  /** Its language (XQuAD/MLQA). */
-  readonly lang?: string;
-  /** Data file. */
-  readonly data: string;
-  /** The sha256 (hex) of the data file as read: the gold answers every score was computed on. */
-  readonly data_sha256: string;
-  /** Questions (v2.0: the answered ones, which the official numbers count). */
-  readonly questions: number;
-  /** The baseline (`null` when it has no predictions on this dataset). */
-  readonly baseline: string | null;
-  /** The clusters of the clustered statistics. */
-  readonly cluster: {
-    /** The level used ({@linkcode clusterLevel}). */
-    readonly by: ClusterLevel;
-    /** The level asked for (`--cluster`), `null` for the default. */
-    readonly requested: ClusterLevel | null;
-    /** Number of clusters. */
-    readonly clusters: number;
-  };
-  /** Systems, in INPUT order. */
-  readonly systems: readonly SystemScores[];
-  /** Each other system against the baseline. */
-  readonly comparisons: readonly Comparison[];
-  /** With three or more systems: their bootstrap rank intervals. */
-  readonly ranks?: Ranks;
-  /** Breakdowns. */
-  readonly breakdowns: {
-    /** By question type (empty for XQuAD/MLQA). */
-    readonly question_type: readonly BreakdownGroup[];
-    /** By gold answer length (empty for regex answers). */
-    readonly answer_length: readonly BreakdownGroup[];
-    /** By article (empty for sets without titles). */
-    readonly article: readonly BreakdownGroup[];
-    /** SQuAD v2.0: `HasAns` and `NoAns` (empty for other kinds). */
-    readonly answerability: readonly BreakdownGroup[];
-  };
-  /** The open search, when the systems' rows carry it. */
-  readonly open?: OpenReport;
-  /** The questions where the systems' F1 spreads most (at most `top`; none with one system). */
-  readonly disagreements: readonly QuestionDetail[];
-  /** Per system with BEM: where BEM and EM disagree. */
-  readonly bem_disagreements: readonly BemDisagreements[];
-  /**
-   * Per system, where its metrics disagree (EM, F1 ≥ t, BEM, v2.0
-   * no-answer decisions): counts of each kind and the most telling
-   * questions (`disagree.ts`).
-   */
-  readonly metric_disagreements: MetricDisagreements;
-  /** With `--labels`: each metric against people's labels, and the corrected scores (`labels.ts`). */
-  readonly labels?: LabelReport;
-  /** F1 histogram: per system, the count of questions in each of {@linkcode F1_BINS} (none without F1). */
-  readonly f1_histogram: readonly { readonly system: string; readonly counts: readonly number[] }[];
-  /**
-   * The harness's own per-question metric beside the official EM, for the
-   * systems whose answers come from a log that has one (`harness.ts`).
-   */
-  readonly harness_metric?: readonly HarnessSystem[];
-}
-
-/** One language of the XQuAD/MLQA datasets: each system's EM and F1 in it. */
-export interface LanguageRow {
-  /** The language code. */
-  readonly lang: string;
-  /** The dataset. */
-  readonly dataset: string;
-  /** Its kind (`xquad` or `mlqa`). */
-  readonly kind: DatasetKind;
-  /** Questions. */
-  readonly questions: number;
-  /** Every system of the language table, in order (`null`: none on this dataset). */
-  readonly systems: readonly ({
-    readonly name: string;
-    readonly em: Interval;
-    readonly f1: Interval;
-  } | null)[];
-}
-
-/** Options of the statistics. */
-export interface AnalysisOptions {
-  /** Bootstrap resamples B (default 1000). */
-  readonly resamples?: number;
-  /** Seed of the bootstrap and the randomization test (default 0). */
-  readonly seed?: number;
-  /** Shuffles of the randomization test (default 10,000). */
-  readonly shuffles?: number;
-  /** How many questions the disagreement lists show (default 20). */
-  readonly top?: number;
-  /** The baseline's name (default: the first system of the first dataset). */
-  readonly baseline?: string;
-  /** The cluster level of the clustered statistics (default: {@linkcode clusterLevel}'s). */
-  readonly cluster?: ClusterLevel;
-  /** F1 at or above it counts a question right in the metric disagreements (default 0.5). */
-  readonly f1Threshold?: number;
-  /** People's labels (`labels.ts`): each metric's agreement with them and corrected scores. */
-  readonly labelSet?: LabelSet;
-}
-
-/** The whole of `report.json`. */
-export interface ReportJson {
-  /** Format tag. */
-  readonly format: "phraseval-report/1";
-  /** The options the numbers were made with. */
-  readonly options: {
-    readonly resamples: number;
-    readonly seed: number;
-    readonly shuffles: number;
-    readonly top: number;
-    readonly confidence: 95;
-    readonly baseline: string;
-    /** The cluster level asked for (`null`: each dataset's default). */
-    readonly cluster: ClusterLevel | null;
-    /** Level α and power of the minimum detectable effects. */
-    readonly alpha: 0.05;
-    /** Power of the minimum detectable effects. */
-    readonly power: 0.8;
-    readonly question_types: readonly string[];
-    readonly answer_length_bins: readonly string[];
-    readonly f1_bins: readonly string[];
-    /** F1 at or above it counts a question right (metric disagreements, labels). */
-    readonly f1_threshold: number;
-    /** A BEM score above it counts a question right. */
-    readonly bem_threshold: 0.5;
-    /** The labels file (`null`: none). */
-    readonly labels: string | null;
-  };
-  /** Per dataset. */
-  readonly datasets: readonly DatasetReport[];
-  /** The systems of the language table (column groups), in order of appearance. */
-  readonly language_systems: readonly string[];
-  /** One row per XQuAD/MLQA dataset (its language), in dataset order. */
-  readonly languages: readonly LanguageRow[];
-  /** With `--search-error`: the exact search against the approximate ones (`search_error.ts`). */
-  readonly search_error?: SearchErrorReport;
-  /**
-   * The report's own provenance block (`runs/summary/provenance.ts`): its options,
-   * tool, normalizer, machine, seed and each INPUT's `provenance.json`
-   * sha256; added by `report` (absent from {@linkcode analyze}'s result).
-   */
-  readonly provenance?: ReportProvenance;
-}
+  answerLengthBin,
+  F1_BINS,
+  f1Bin,
+  LENGTH_BINS,
+  QUESTION_TYPES,
+  questionType,
+} from "./breakdowns.ts";
+import { clusterIds, type ClusterLevel, clusterLevel } from "./clustering.ts";
+import type {
+  AnalysisOptions,
+  Answer,
+  BemDisagreements,
+  BreakdownGroup,
+  ClusterDifference,
+  Comparison,
+  DatasetReport,
+  Difference,
+  Interval,
+  LanguageRow,
+  OpenReport,
+  QuestionDetail,
+  Range,
+  RankRow,
+  Ranks,
+  ReportJson,
+  SystemScores,
+} from "./report_json.ts";
 
 /** `100 · Σx / n`, summed in order: the official formula. */
 function pct(x: ArrayLike<number>): number {
@@ -1159,7 +621,8 @@ export function* analyzeSteps(
  *
  * @example
  * ```ts
- * import { languageTable, type DatasetReport } from "./analysis.ts";
+ * import { languageTable } from "./analysis.ts";
+ * import type { DatasetReport } from "./report_json.ts";
  * const iv = (value: number) => ({ value, low: value, high: value });
  * const ds = (name: string, lang: string, systems: string[]) =>
  *   ({ name, kind: lang ? "xquad" : "squad", lang, questions: 2,

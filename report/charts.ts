@@ -24,8 +24,8 @@
  */
 import * as vega from "vega";
 import * as vl from "vega-lite";
-import { F1_BINS, QUESTION_TYPES } from "./analysis.ts";
-import type { DatasetReport } from "./analysis.ts";
+import { F1_BINS, QUESTION_TYPES } from "./breakdowns.ts";
+import type { DatasetReport } from "./report_json.ts";
 import type { ScoredDataset } from "./systems.ts";
 import type { SearchErrorReport } from "./search_error.ts";
 

@@ -53,7 +53,7 @@ import {
 } from "../metrics/stats/clusters.ts";
 import { pairedRandomizationSteps } from "../metrics/stats/randomization.ts";
 import type { Steps } from "../metrics/stats/steps.ts";
-import { clusterIds, type ClusterLevel, clusterLevel } from "./analysis.ts";
+import { clusterIds, type ClusterLevel, clusterLevel } from "./clustering.ts";
 import { resolveInputs, type SystemSpec } from "./inputs.ts";
 import type { ScoredDataset } from "./systems.ts";
 import { realOr, trimSlash } from "../io/fs.ts";

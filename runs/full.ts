@@ -41,6 +41,7 @@ import {
   TOOL_VERSION,
   writeManifest,
 } from "../io/manifest.ts";
+import { writeTextFileAtomic } from "../io/fs.ts";
 import { aliasProblem } from "../io/paths.ts";
 import { REPO_ROOT } from "../io/repo.ts";
 import { countSquad } from "../io/squad.ts";
@@ -65,7 +66,7 @@ import {
   taskDetail,
   taskSeconds,
 } from "./single.ts";
-import type { Plan } from "./plan/task.ts";
+import type { Plan, Stage } from "./plan/task.ts";
 import { PASSAGES_FILE } from "./plan/layout.ts";
 import { singleRunSummary } from "./summary/single_summary.ts";
 import type { TaskStatus } from "./runners/status.ts";
@@ -351,67 +352,61 @@ export const full = (opts: FullOptions = {}) => {
       countSquad(data),
     ], { concurrency: 2 });
     const t = performance.now();
+    // The stages after the encoders: merge ∥ index, then search, then eval (the
+    // groups of `runs/plan/task.ts`; no merge over a corpus); the dumps are
+    // hashed for provenance.json meanwhile.
+    const rest = (stages: readonly Stage[]) =>
+      Effect.all([runStages(plan, stages, onDone), hashDumps(layout, spec.name, "data")], {
+        concurrency: 2,
+      }).pipe(Effect.map(([, dumps]) => dumps));
+    let dim: number;
+    let dumps: DumpHashes | null;
     if (corpus !== undefined) {
       // The context dump is the corpus's, not the dataset's: index checks it
       // (rows, phrases, values) as it builds, and search checks the questions.
       report("validate", 0, "skipped over a corpus: index and search check the dumps");
-      const [, dumps] = yield* Effect.all([
-        runStages(plan, ["index", "search", "eval"], onDone),
-        hashDumps(layout, spec.name, "data"),
-      ], { concurrency: 2 });
+      dumps = yield* rest(["index", "search", "eval"]);
       const header = yield* Effect.try({
         try: () => readIndexHeader(`${out}/index`),
         catch: (e) => new RunError(`index: ${e instanceof Error ? e.message : String(e)}`),
       });
-      const summary = yield* singleRunSummary({
-        plan,
+      dim = header.d;
+    } else {
+      const checked = yield* validate({
         data,
-        encoder: { name: spec.name, dim: header.d, sparse: spec.sparse },
-        counts,
-        timings,
+        contextEmb: `${out}/dumps/context_emb`,
+        questionEmb: `${out}/dumps/question_emb`,
+        sparse: spec.sparse,
+        uniqueIds,
       });
-      if (opts.keepDumps === false) {
-        yield* fsDo(out, () => Deno.remove(`${out}/dumps`, { recursive: true }));
-      }
-      const text = JSON.stringify(summary, null, 2) + "\n";
-      yield* fsDo(`${out}/summary.json`, () => Deno.writeTextFile(`${out}/summary.json`, text));
-      yield* writeFullProvenance(plan, opts, dumps, manifest);
-      return summary;
+      const v = checked.violations.length;
+      report(
+        "validate",
+        (performance.now() - t) / 1000,
+        `${checked.contextFiles} context files, ${checked.questionFiles} question files, d=${checked.dim}, ${
+          v === 0 ? "no violations" : `${v} violations`
+        }`,
+      );
+      if (v > 0) return yield* Effect.fail(new RunError(`validate: ${checked.violations[0]}`));
+      dumps = yield* rest(["merge", "index", "search", "eval"]);
+      dim = checked.dim;
     }
-    const checked = yield* validate({
-      data,
-      contextEmb: `${out}/dumps/context_emb`,
-      questionEmb: `${out}/dumps/question_emb`,
-      sparse: spec.sparse,
-      uniqueIds,
-    });
-    const v = checked.violations.length;
-    report(
-      "validate",
-      (performance.now() - t) / 1000,
-      `${checked.contextFiles} context files, ${checked.questionFiles} question files, d=${checked.dim}, ${
-        v === 0 ? "no violations" : `${v} violations`
-      }`,
-    );
-    if (v > 0) return yield* Effect.fail(new RunError(`validate: ${checked.violations[0]}`));
-    // merge ∥ index, then search, then eval (the groups of `runs/plan/task.ts`); the
-    // dumps are hashed for provenance.json meanwhile.
-    const [, dumps] = yield* Effect.all([
-      runStages(plan, ["merge", "index", "search", "eval"], onDone),
-      hashDumps(layout, spec.name, "data"),
-    ], { concurrency: 2 });
     const summary = yield* singleRunSummary({
       plan,
       data,
-      encoder: { name: spec.name, dim: checked.dim, sparse: spec.sparse },
+      encoder: { name: spec.name, dim, sparse: spec.sparse },
       counts,
       timings,
     });
     if (opts.keepDumps === false) {
       yield* fsDo(out, () => Deno.remove(`${out}/dumps`, { recursive: true }));
     }
-    const text = JSON.stringify(summary, null, 2) + "\n";
-    yield* fsDo(`${out}/summary.json`, () => Deno.writeTextFile(`${out}/summary.json`, text));
+    const file = `${out}/summary.json`;
+    yield* writeTextFileAtomic(
+      file,
+      JSON.stringify(summary, null, 2) + "\n",
+      (message) => new FileError({ file, message }),
+    );
     yield* writeFullProvenance(plan, opts, dumps, manifest);
     return summary;
   }).pipe(

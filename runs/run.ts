@@ -24,14 +24,13 @@
  */
 import * as Effect from "effect/Effect";
 import * as Exit from "effect/Exit";
-import * as Fiber from "effect/Fiber";
 import { InputError, UsageError } from "../io/errors.ts";
 import { aliasProblem } from "../io/paths.ts";
-import { displayPath } from "../io/fs.ts";
+import { displayPath, writeTextFileAtomic } from "../io/fs.ts";
 import { chooseRunDir } from "./run_dir.ts";
 import type { ResolvedRunConfig } from "./config/config.ts";
 import { RunError } from "./errors.ts";
-import { executePlan } from "./runners/execute.ts";
+import { executeUntil } from "./runners/execute.ts";
 import { runFolders, runLayout } from "./plan/layout.ts";
 import { PROVENANCE_FILE, writeProvenance } from "../io/provenance.ts";
 import { runProvenance, type SystemProvenance, systemProvenance } from "./summary/provenance.ts";
@@ -40,7 +39,7 @@ import { LocalRunnerLive } from "./runners/local.ts";
 import { ORT_ADDON, probeOrtOnImport } from "./sandbox/ort.ts";
 import { planRun } from "./plan/plan.ts";
 import { checkSlurm, SlurmRunnerLive } from "./runners/slurm.ts";
-import { newStatus, type RunnerContext, RunnerService, type TaskStatus } from "./runners/status.ts";
+import { newStatus, type RunnerContext, type TaskStatus } from "./runners/status.ts";
 import { formatSummary, readSummary, SUMMARY_SEED, type SummaryRow } from "./summary/summary.ts";
 import { planTable } from "./plan/table.ts";
 import { ProgressView, stderrSink, type ViewSink } from "./runners/view.ts";
@@ -113,6 +112,10 @@ const aborted = (signal: AbortSignal): Effect.Effect<void> =>
     signal.addEventListener("abort", on, { once: true });
     return Effect.sync(() => signal.removeEventListener("abort", on));
   });
+
+/** Writes a record or summary file of the run folder atomically (`io/fs.ts`). */
+const writeRecord = (what: string, file: string, text: string) =>
+  writeTextFileAtomic(file, text, (reason) => new RunError(`${what}: ${reason}`));
 
 const tryDo = <A>(what: string, f: () => A) =>
   Effect.try({
@@ -252,12 +255,12 @@ export const run = (
         retries,
       },
     };
+    const saved = `${runDir}/configs/${config.name}.json`;
+    const record = JSON.stringify(resolved, null, 2) + "\n";
     yield* tryDo("run folder", () => {
       for (const d of [`${runDir}/configs`, `${runDir}/summary`, ...runFolders(plan)]) {
         Deno.mkdirSync(d, { recursive: true });
       }
-      const saved = `${runDir}/configs/${config.name}.json`;
-      const record = JSON.stringify(resolved, null, 2) + "\n";
       try {
         const old = JSON.parse(Deno.readTextFileSync(saved));
         const now = JSON.parse(record);
@@ -269,8 +272,8 @@ export const run = (
           );
         }
       } catch { /* first invocation */ }
-      Deno.writeTextFileSync(saved, record);
     });
+    yield* writeRecord("run folder", saved, record);
     // The runner is a service: the flags choose the Layer that provides it.
     const runnerLayer = opts.slurm
       ? SlurmRunnerLive({ partition: opts.partition ?? null, runDir, throttle: workersGiven })
@@ -287,18 +290,12 @@ export const run = (
     view.start(statuses);
     // The tasks run in a fiber of their own; the abort signal interrupts it
     // (and waits until every task has stopped).
-    const exit = yield* Effect.gen(function* () {
-      const runner = yield* RunnerService;
-      const fiber = yield* Effect.forkChild(executePlan(plan.tasks, statuses, runner, ctx));
-      if (opts.signal !== undefined) {
-        const stop = yield* Effect.raceFirst(
-          Fiber.await(fiber).pipe(Effect.as(false)),
-          aborted(opts.signal).pipe(Effect.as(true)),
-        );
-        if (stop) yield* Fiber.interrupt(fiber);
-      }
-      return yield* Fiber.await(fiber);
-    }).pipe(Effect.provide(runnerLayer), Effect.ensuring(Effect.sync(() => view.stop())));
+    const exit = yield* executeUntil(
+      plan.tasks,
+      statuses,
+      ctx,
+      opts.signal !== undefined ? aborted(opts.signal) : Effect.never,
+    ).pipe(Effect.provide(runnerLayer), Effect.ensuring(Effect.sync(() => view.stop())));
     const interrupted = opts.signal?.aborted === true;
     if (Exit.isFailure(exit) && !interrupted) {
       return yield* Effect.fail(new RunError(`run: ${exit.cause}`));
@@ -306,9 +303,20 @@ export const run = (
     const final = statuses;
     const ids = (s: string) => final.filter((x) => x.state === s).map((x) => x.task.id);
     const ran = final.filter((x) => x.attempts > 0).map((x) => x.task.id);
-    yield* tryDo("runs.jsonl", () =>
-      Deno.writeTextFileSync(
-        `${runDir}/runs.jsonl`,
+    // One line per invocation, appended: the file is written whole, atomically.
+    const runs = `${runDir}/runs.jsonl`;
+    const before = yield* tryDo("runs.jsonl", () => {
+      try {
+        return Deno.readTextFileSync(runs);
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) return "";
+        throw e;
+      }
+    });
+    yield* writeRecord(
+      "runs.jsonl",
+      runs,
+      before +
         JSON.stringify({
           started,
           ended: new Date().toISOString(),
@@ -325,17 +333,14 @@ export const run = (
           blocked: ids("blocked"),
           cancelled: ids("cancelled"),
         }) + "\n",
-        { append: true },
-      ));
+    );
     let summary: SummaryRow[] = [];
     if (selected.has("eval")) {
       summary = readSummary(plan);
       const s = formatSummary(summary);
-      yield* tryDo("summary", () => {
-        Deno.writeTextFileSync(`${runDir}/summary/summary.txt`, s.txt);
-        Deno.writeTextFileSync(`${runDir}/summary/summary.md`, s.md);
-        Deno.writeTextFileSync(`${runDir}/summary/summary.csv`, s.csv);
-      });
+      for (const ext of ["txt", "md", "csv"] as const) {
+        yield* writeRecord("summary", `${runDir}/summary/summary.${ext}`, s[ext]);
+      }
       print(s.txt);
       if (!interrupted) yield* writeRunProvenance(plan, resolved, opts.flags ?? null);
     }

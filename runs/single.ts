@@ -15,18 +15,17 @@ import * as Cause from "effect/Cause";
 import * as Deferred from "effect/Deferred";
 import * as Effect from "effect/Effect";
 import * as Exit from "effect/Exit";
-import * as Fiber from "effect/Fiber";
 import type { EncoderSpec } from "../encoders/registry.ts";
 import { type FileError, InputError, WriteError, writeFailure } from "../io/errors.ts";
 import { pyFloatRepr } from "../io/pyjson.ts";
 import type { ResolvedRunConfig } from "./config/config.ts";
 import { RunError } from "./errors.ts";
-import { executePlan } from "./runners/execute.ts";
+import { executeUntil } from "./runners/execute.ts";
 import { PASSAGES_FILE, QUESTIONS_ONLY_FILE, runFolders, type RunLayout } from "./plan/layout.ts";
 import { LocalRunnerLive } from "./runners/local.ts";
 import { lastExitStatus, logTail } from "./runners/logs.ts";
 import { planRun } from "./plan/plan.ts";
-import { newStatus, RunnerService, type TaskStatus } from "./runners/status.ts";
+import { newStatus, type TaskStatus } from "./runners/status.ts";
 import type { Plan, Stage } from "./plan/task.ts";
 
 /**
@@ -264,9 +263,12 @@ export const runStages = (
     const statuses = plan.tasks.filter((t) => stages.includes(t.stage)).map(newStatus);
     const failed = Deferred.makeUnsafe<void>();
     // The local runner, from the runner service (its Layer: `LocalRunnerLive`).
-    const runner = yield* RunnerService;
-    const fiber = yield* Effect.forkChild(
-      executePlan(plan.tasks, statuses, runner, {
+    // Whichever comes first: every task ended, or one failed (the rest are
+    // then interrupted: stopped and awaited).
+    const exit = yield* executeUntil(
+      plan.tasks,
+      statuses,
+      {
         maxWorkers: 2,
         timeoutS,
         retries: 0,
@@ -274,13 +276,10 @@ export const runStages = (
           if (ev === "done") onDone(st);
           if (ev === "failed") Deferred.doneUnsafe(failed, Effect.void);
         },
-      }, { skipComplete: false }),
+      },
+      Deferred.await(failed),
+      { skipComplete: false },
     );
-    // Whichever comes first: every task ended, or one failed (the rest are
-    // then interrupted: stopped and awaited).
-    yield* Effect.raceFirst(Effect.asVoid(Fiber.await(fiber)), Deferred.await(failed));
-    yield* Fiber.interrupt(fiber);
-    const exit = yield* Fiber.await(fiber);
     if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
       return yield* Effect.failCause(exit.cause); // a defect: as before, not a task's failure
     }

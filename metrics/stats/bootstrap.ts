@@ -28,7 +28,7 @@
  *
  * @module
  */
-import { scoresOf } from "./_scores.ts";
+import { bootstrapSettings, scoresOf } from "./_scores.ts";
 import { Xoshiro128StarStar } from "./prng.ts";
 import { runSteps, sortedSteps, STEP_WORK, type Steps } from "./steps.ts";
 
@@ -202,15 +202,7 @@ export function* pairedBootstrapSteps(
   systems: readonly ArrayLike<number>[],
   opts: BootstrapOptions = {},
 ): Steps<BootstrapResult> {
-  const B = opts.resamples ?? 1000;
-  const seed = opts.seed ?? 0;
-  const pct = opts.percentiles ?? [2.5, 97.5];
-  if (!Number.isSafeInteger(B) || B < 1) {
-    throw new RangeError(`resamples must be a positive integer, got ${B}`);
-  }
-  for (const p of pct) {
-    if (!(p >= 0 && p <= 100)) throw new RangeError(`percentiles must lie in [0, 100], got ${p}`);
-  }
+  const { B, seed, pct } = bootstrapSettings(opts);
   const cols = scoresOf(systems);
   const k = cols.length;
   const n = cols[0].length;
@@ -223,6 +215,43 @@ export function* pairedBootstrapSteps(
     resample(cols, reps, idx, g, r0, Math.min(B, r0 + chunk));
     yield;
   }
+  const { systems: intervals, differences } = yield* percentileIntervalsSteps(cols, reps, B, pct);
+  return {
+    questions: n,
+    resamples: B,
+    seed,
+    percentiles: pct,
+    systems: intervals,
+    differences,
+  };
+}
+
+/**
+ * The percentile intervals of a (cluster) bootstrap's replicates: per
+ * system, its mean over the questions and the percentiles `pct` of its
+ * `B` replicate means `reps[s]`; per pair `a < b`, the difference of their
+ * means and the percentiles of the replicate differences. Pauses (yields)
+ * about every `STEP_WORK` values, as the resampling does.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { percentileIntervalsSteps } from "./bootstrap.ts";
+ * import { runSteps } from "./steps.ts";
+ * const cols = [Float64Array.of(1, 0), Float64Array.of(0, 0)];
+ * const reps = [Float64Array.of(0, 0.5, 1), Float64Array.of(0, 0, 0)];
+ * const r = runSteps(percentileIntervalsSteps(cols, reps, 3, [0, 100]));
+ * assert.deepEqual(r.systems[0], { mean: 0.5, low: 0, high: 1 });
+ * assert.deepEqual(r.differences, [{ a: 0, b: 1, mean: 0.5, low: 0, high: 1 }]);
+ * ```
+ */
+export function* percentileIntervalsSteps(
+  cols: readonly Float64Array[],
+  reps: readonly Float64Array[],
+  B: number,
+  pct: readonly [number, number],
+): Steps<{ systems: MeanInterval[]; differences: DifferenceInterval[] }> {
+  const k = cols.length;
   function* interval(values: Float64Array, point: number): Steps<MeanInterval> {
     const sorted = yield* sortedSteps(values);
     return { mean: point, low: percentile(sorted, pct[0]), high: percentile(sorted, pct[1]) };
@@ -239,16 +268,9 @@ export function* pairedBootstrapSteps(
       differences.push({ a, b, ...(yield* interval(d, means[a] - means[b])) });
     }
   }
-  const intervals: MeanInterval[] = [];
-  for (let s = 0; s < k; s++) intervals.push(yield* interval(reps[s], means[s]));
-  return {
-    questions: n,
-    resamples: B,
-    seed,
-    percentiles: [pct[0], pct[1]],
-    systems: intervals,
-    differences,
-  };
+  const systems: MeanInterval[] = [];
+  for (let s = 0; s < k; s++) systems.push(yield* interval(reps[s], means[s]));
+  return { systems, differences };
 }
 
 /**

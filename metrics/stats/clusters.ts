@@ -21,7 +21,7 @@
  * in draw order (the standard cluster bootstrap of a mean: the ratio of
  * the resampled score sum to the resampled number of questions). Paired:
  * every system is resampled on the same clusters. Differences, percentiles
- * (NumPy's linear definition, {@linkcode percentile}) and point estimates
+ * (NumPy's linear definition, `bootstrap.ts` `percentile`) and point estimates
  * (plain means over the n questions) are those of
  * {@linkcode pairedBootstrap}.
  *
@@ -58,17 +58,12 @@
  *
  * @module
  */
-import { percentile } from "./bootstrap.ts";
-import type {
-  BootstrapOptions,
-  BootstrapResult,
-  DifferenceInterval,
-  MeanInterval,
-} from "./bootstrap.ts";
+import { percentileIntervalsSteps } from "./bootstrap.ts";
+import type { BootstrapOptions, BootstrapResult } from "./bootstrap.ts";
 import { bootstrapSettings, scoresOf } from "./_scores.ts";
 import { Xoshiro128StarStar } from "./prng.ts";
 import type { RandomizationOptions, RandomizationResult } from "./randomization.ts";
-import { runSteps, sortedSteps, STEP_WORK, type Steps } from "./steps.ts";
+import { runSteps, STEP_WORK, type Steps } from "./steps.ts";
 
 /** A cluster id: any string or number (compared as `Map` keys are). */
 export type ClusterId = string | number;
@@ -220,13 +215,6 @@ export function singletonIndex(n: number): ClusterIndex {
   };
 }
 
-/** Sum in index order, then divided by n. */
-function mean(xs: Float64Array): number {
-  let s = 0;
-  for (let i = 0; i < xs.length; i++) s += xs[i];
-  return s / xs.length;
-}
-
 /**
  * What {@linkcode pairedClusterBootstrap} returns: {@linkcode pairedBootstrap}'s
  * result and the number of clusters.
@@ -305,28 +293,10 @@ export function* pairedClusterBootstrapSteps(
 ): Steps<ClusterBootstrapResult> {
   const { B, seed, pct } = bootstrapSettings(opts);
   const cols = scoresOf(systems);
-  const k = cols.length;
   const n = cols[0].length;
   const ix = indexFor(clusters, n);
   const reps = yield* clusterReplicatesSteps(cols, ix, B, seed);
-  function* interval(values: Float64Array, point: number): Steps<MeanInterval> {
-    const sorted = yield* sortedSteps(values);
-    return { mean: point, low: percentile(sorted, pct[0]), high: percentile(sorted, pct[1]) };
-  }
-  const means = cols.map(mean);
-  const differences: DifferenceInterval[] = [];
-  for (let a = 0; a < k; a++) {
-    for (let b = a + 1; b < k; b++) {
-      const d = new Float64Array(B);
-      for (let r0 = 0; r0 < B; r0 += STEP_WORK) {
-        for (let r = r0; r < Math.min(B, r0 + STEP_WORK); r++) d[r] = reps[a][r] - reps[b][r];
-        yield;
-      }
-      differences.push({ a, b, ...(yield* interval(d, means[a] - means[b])) });
-    }
-  }
-  const intervals: MeanInterval[] = [];
-  for (let s = 0; s < k; s++) intervals.push(yield* interval(reps[s], means[s]));
+  const { systems: intervals, differences } = yield* percentileIntervalsSteps(cols, reps, B, pct);
   return {
     questions: n,
     resamples: B,

@@ -20,6 +20,9 @@
  * as given, which may hold the other half's text under any name (a corpus
  * that is the dataset, a copy or a link of it). So every dataset an encoder
  * model runs on has a `prepare` task.
+ * Each stage's tasks come from its own planner (`stages.ts`), which
+ * {@linkcode planRun} calls in run order; the tasks that are no stage of
+ * their own get their arguments from their contract (`task_args.ts`).
  * Every task is a Deno command line from `runs/sandbox/sandbox.ts` with
  * permissions narrowed to its inputs and its output folder, writes
  * atomically and skips complete files, so running it twice is safe. A task
@@ -51,22 +54,33 @@ import {
 } from "../config/config.ts";
 import { readCorpus, readQuestions } from "../../io/datasets/read.ts";
 import { type RunLayout, runLayout } from "./layout.ts";
-import { partitions } from "./partition.ts";
-import { type StageScript, stageScriptPath } from "./scripts.ts";
+import { stageScriptPath } from "./scripts.ts";
 import {
   denoRunArgv,
-  encoderGrants,
   grantedFileProblem,
-  type Grants,
   type Guarded,
-  indexGrants,
   outputFolderProblem,
-  searchGrants,
 } from "../sandbox/sandbox.ts";
-import { INDEX_HEADER } from "../../search/index/format.ts";
-import { QUANTIZER_MANIFEST } from "../../search/index/ivfpq/quantizer.ts";
-import { QUANTIZER_FOLDER, shardFolderName, shardHitsFile } from "../../search/index/shards.ts";
 import { type DatasetScan, type Plan, type Stage, STAGE_GROUPS, type Task } from "./task.ts";
+import {
+  encoderInput,
+  hasPrepare,
+  type PlanContext,
+  planEncode,
+  planEval,
+  planIndex,
+  planIndexTrain,
+  planMerge,
+  planPredictionsEval,
+  planPrepare,
+  planSearch,
+  planSearchMerge,
+  planShardIndexes,
+  planShardSearches,
+  prepareId,
+} from "./stages.ts";
+
+export { encoderInput };
 
 /**
  * Reads the paragraph and question ids of a dataset (its article range
@@ -149,34 +163,6 @@ function realOf(p: string): string {
 /** Whether `p` is `dir` or lies below it. */
 function inside(p: string, dir: string): boolean {
   return p === dir || p.startsWith(dir === "/" ? "/" : `${dir}/`);
-}
-
-/**
- * The one file an encoder of `ds` reads (what its prepare task writes):
- * the context encoder the split's context file, or with a corpus the
- * corpus's passages-only file; the question encoder the split's question
- * file, or for a set that is not SQuAD its question-only file.
- *
- * @example
- * ```ts
- * import { runLayout } from "./layout.ts";
- * import { encoderInput } from "./plan.ts";
- * const L = runLayout("/w/r");
- * const nq = { abbr: "nq", type: "open", path: "/d/nq.qa.csv", corpus: "/d/psgs.tsv",
- *   articles: null, metrics: ["em"], bem: null } as const;
- * if (encoderInput(L, nq, "context") !== "/w/r/datasets/nq/passages.jsonl") throw new Error();
- * if (encoderInput(L, nq, "question") !== "/w/r/datasets/nq/question.ndjson") throw new Error();
- * ```
- */
-export function encoderInput(
-  L: RunLayout,
-  ds: ResolvedDataset,
-  half: "context" | "question",
-): string {
-  if (half === "context") {
-    return ds.corpus !== undefined ? L.passages(ds.abbr) : L.contextFile(ds.abbr);
-  }
-  return SQUAD_KINDS.includes(ds.type) ? L.questionFile(ds.abbr) : L.questionsOnly(ds.abbr);
 }
 
 function checkEncoderGrants(
@@ -294,65 +280,6 @@ export const scanCorpus = (ds: ResolvedDataset & { readonly corpus: string }) =>
     return ids;
   });
 
-/**
- * How a task is told a question set that is not SQuAD's: `--format` (when
- * the config names or detected one), `--lang` and `--fields`.
- */
-function questionSetFlags(ds: ResolvedDataset): string[] {
-  const other = !SQUAD_KINDS.includes(ds.type);
-  return [
-    ...(other && ds.format !== undefined ? [`--format=${ds.format}`] : []),
-    ...(other && ds.lang !== undefined ? [`--lang=${ds.lang}`] : []),
-    ...(ds.fields !== undefined ? [`--fields=${JSON.stringify(ds.fields)}`] : []),
-  ];
-}
-
-/** The `eval` task of a predictions model on a dataset: copy its answers in, score them. */
-function predictionsEval(
-  L: RunLayout,
-  denoRun: (grants: Grants, script: StageScript, args: readonly string[]) => string[],
-  model: string,
-  source: string,
-  ds: ResolvedDataset,
-  scan: DatasetScan,
-  o: { readonly deps: readonly string[] },
-): Task {
-  const data = L.data(ds);
-  const pred = L.prediction(model, ds.abbr);
-  const result = L.result(model, ds.abbr);
-  const rows = L.rows(model, ds.abbr);
-  const resDir = result.slice(0, result.lastIndexOf("/"));
-  const predDir = pred.slice(0, pred.lastIndexOf("/"));
-  return {
-    id: `eval/${model}/${ds.abbr}`,
-    stage: "eval",
-    model,
-    dataset: ds.abbr,
-    part: null,
-    range: null,
-    items: scan.questionIds.length,
-    unit: "questions",
-    argv: denoRun(
-      { read: [data, source, resDir, predDir], write: [resDir, predDir] },
-      "task",
-      [
-        "eval",
-        `--data=${data}`,
-        `--pred=${pred}`,
-        `--from=${source}`,
-        `--out=${result}`,
-        `--rows=${rows}`,
-        ...questionSetFlags(ds),
-      ],
-    ),
-    log: L.log("eval", model, ds.abbr, null),
-    watch: [resDir, predDir],
-    check: { kind: "files", files: [pred, result, rows] },
-    deps: [...o.deps],
-    gres: null,
-  };
-}
-
 /** Options of {@linkcode planRun}. */
 export interface PlanOptions {
   /** The run folder (absolute). */
@@ -402,8 +329,6 @@ export const planRun = (
     );
     if (bad !== undefined) return yield* Effect.fail(bad);
     const deno = opts.deno ?? Deno.execPath();
-    const denoRun = (grants: Grants, script: StageScript, args: readonly string[]) =>
-      denoRunArgv(stageScriptPath(script), args, grants, { deno });
     const scans: DatasetScan[] = [];
     for (const ds of config.datasets) {
       const scan = yield* (SQUAD_KINDS.includes(ds.type) ? scanDataset(ds) : scanQuestionSet(ds));
@@ -415,186 +340,47 @@ export const planRun = (
           : { ...scan, paragraphIds: yield* scanCorpus({ ...ds, corpus }) },
       );
     }
+    const ctx: PlanContext = {
+      config,
+      L,
+      denoRun: (grants, script, args) =>
+        denoRunArgv(stageScriptPath(script), args, grants, { deno }),
+      // Encoders read only what a prepare task wrote (by content, never a file
+      // as given): a SQuAD set's split, another set's question-only file, a
+      // corpus's passages-only file. Predictions models read the article
+      // subset, if any.
+      encoders: config.models.some((m) => m.predictions === undefined),
+      size: opts.maxPartitionSize,
+      bemFfi: opts.bemFfi,
+      ortFfi: opts.ortFfi,
+    };
     const tasks: Task[] = [];
-    const size = opts.maxPartitionSize;
-    const unique = (ds: ResolvedDataset) => ds.uniqueIds ? ["--unique-ids"] : [];
-    // Encoders read only what a prepare task wrote (by content, never a file
-    // as given): a SQuAD set's split, another set's question-only file, a
-    // corpus's passages-only file. Predictions models read the article subset,
-    // if any.
-    const encoders = config.models.some((m) => m.predictions === undefined);
-    const hasPrepare = (ds: ResolvedDataset) =>
-      SQUAD_KINDS.includes(ds.type) ? encoders || ds.articles !== null : encoders;
     for (const [di, ds] of config.datasets.entries()) {
-      if (!hasPrepare(ds)) continue;
-      const scan = scans[di];
-      const dir = L.datasetDir(ds.abbr);
-      const prepareId = `prepare/${ds.abbr}`;
-      const squad = SQUAD_KINDS.includes(ds.type);
-      const corpus = encoders ? ds.corpus : undefined;
-      const outs = squad
-        ? encoders ? [L.contextFile(ds.abbr), L.questionFile(ds.abbr)] : []
-        : [L.questionsOnly(ds.abbr)];
-      if (squad && ds.articles) outs.unshift(L.data(ds));
-      if (corpus !== undefined) outs.push(L.passages(ds.abbr));
-      tasks.push({
-        id: prepareId,
-        stage: "prepare",
-        model: null,
-        dataset: ds.abbr,
-        part: null,
-        range: ds.articles,
-        items: squad ? scan.articles : scan.questionIds.length,
-        unit: squad ? "articles" : "questions",
-        argv: denoRun(
-          {
-            read: [...new Set([ds.path, ...(corpus !== undefined ? [corpus] : []), dir])],
-            write: [dir],
-          },
-          "task",
-          [
-            "prepare",
-            `--data=${ds.path}`,
-            `--out=${dir}`,
-            ...(ds.articles ? [`--articles=${ds.articles[0]}:${ds.articles[1]}`] : []),
-            ...unique(ds),
-            ...(encoders || !squad ? [] : ["--subset-only"]),
-            ...(squad ? [] : ["--questions-only", ...questionSetFlags(ds)]),
-            ...(corpus !== undefined ? [`--corpus=${corpus}`] : []),
-          ],
-        ),
-        log: L.log("prepare", null, ds.abbr, null),
-        watch: [dir],
-        check: { kind: "files", files: outs },
-        deps: [],
-        gres: null,
-      });
+      if (hasPrepare(ctx, ds)) tasks.push(planPrepare(ctx, ds, scans[di]));
     }
     for (const m of config.models) {
-      const gres = m.device === "cuda" ? "gpu:1" : null;
-      const common = [
-        `--encoder=${m.encoder}`,
-        ...(m.model !== null ? [`--model=${m.model}`] : []),
-        ...(m.sparse ? ["--sparse"] : []),
-        ...(m.dtype !== null ? [`--dtype=${m.dtype}`] : []),
-        ...(m.device !== "cpu" ? [`--device=${m.device}`] : []),
-        ...(m.threads !== null ? [`--threads=${m.threads}`] : []),
-      ];
       for (const [di, ds] of config.datasets.entries()) {
         const scan = scans[di];
-        const prepareId = `prepare/${ds.abbr}`;
         if (m.predictions !== undefined) {
-          tasks.push(predictionsEval(L, denoRun, m.abbr, m.predictions[ds.abbr], ds, scan, {
-            deps: hasPrepare(ds) ? [prepareId] : [],
-          }));
+          tasks.push(planPredictionsEval(ctx, m.abbr, m.predictions[ds.abbr], ds, scan));
           continue;
         }
-        const encodeIds: string[] = [];
-        // The encoders read what the prepare task wrote: the context encoder
-        // the split's context file, or with a corpus the corpus's
-        // passages-only file; the question encoder the split's question file,
-        // or for a set that is not SQuAD its question-only file. Never the
-        // dataset or the corpus as given (one of them may be the other, a
-        // copy, or a link: only content decides).
-        const corpus = ds.corpus;
-        const squad = SQUAD_KINDS.includes(ds.type);
-        const prepared = hasPrepare(ds);
-        const formatFlag = !squad && ds.format !== undefined ? [`--format=${ds.format}`] : [];
-        for (const half of ["context", "question"] as const) {
-          const stage: Stage = half === "context" ? "encode_context" : "encode_question";
-          const ids = half === "context" ? scan.paragraphIds : scan.questionIds;
-          const input = encoderInput(L, ds, half);
-          const out = half === "context"
-            ? L.contextEmb(m.abbr, ds.abbr)
-            : L.questionEmb(m.abbr, ds.abbr);
-          const files = half === "context" ? m.contextFiles : m.questionFiles;
-          const batch = half === "context" ? m.batch.context : m.batch.question;
-          const parts = partitions(ids.length, size);
-          for (const [pi, [a, b]] of parts.entries()) {
-            const id = `${stage}/${m.abbr}/${ds.abbr}/${pi}`;
-            encodeIds.push(id);
-            tasks.push({
-              id,
-              stage,
-              model: m.abbr,
-              dataset: ds.abbr,
-              part: { index: pi, count: parts.length },
-              range: [a, b],
-              items: b - a,
-              unit: half === "context" ? "paragraphs" : "questions",
-              argv: denoRun(
-                {
-                  ...encoderGrants({ input, out, files }),
-                  flags: [
-                    ...m.permissions,
-                    ...(opts.ortFfi && !m.permissions.some((p) => p.startsWith("--allow-ffi"))
-                      ? [`--allow-ffi=${opts.ortFfi}`]
-                      : []),
-                  ],
-                },
-                half === "context" ? "embedContext" : "embedQuestion",
-                [
-                  input,
-                  out,
-                  ...common,
-                  ...(batch !== null ? [`--batch=${batch}`] : []),
-                  `--range=${a}:${b}`,
-                  ...(half === "context" && corpus !== undefined ? [] : unique(ds)),
-                ],
-              ),
-              log: L.log(stage, m.abbr, ds.abbr, pi),
-              watch: [out],
-              check: { kind: half, dir: out, ids: ids.slice(a, b) },
-              deps: prepared ? [prepareId] : [],
-              gres,
-            });
-          }
-        }
-        const data = L.data(ds);
-        const pred = L.prediction(m.abbr, ds.abbr);
-        const predDir = pred.slice(0, pred.lastIndexOf("/"));
-        const cEmb = L.contextEmb(m.abbr, ds.abbr);
-        const qEmb = L.questionEmb(m.abbr, ds.abbr);
-        const mergeId = `merge/${m.abbr}/${ds.abbr}`;
+        const encode = planEncode(ctx, m, ds, scan);
+        tasks.push(...encode);
+        const contextIds = encode.filter((t) => t.stage === "encode_context").map((t) => t.id);
+        const questionIds = encode.filter((t) => t.stage === "encode_question").map((t) => t.id);
         // No closed answers over a corpus: a question's own paragraph is not what is searched.
-        if (corpus === undefined) {
-          tasks.push({
-            id: mergeId,
-            stage: "merge",
-            model: m.abbr,
-            dataset: ds.abbr,
-            part: null,
-            range: null,
-            items: scan.questionIds.length,
-            unit: "questions",
-            argv: denoRun(
-              { read: [data, cEmb, qEmb, predDir], write: [predDir] },
-              "merge",
-              [data, cEmb, qEmb, pred, ...(m.sparse ? ["--sparse"] : []), ...unique(ds)],
-            ),
-            log: L.log("merge", m.abbr, ds.abbr, null),
-            watch: [predDir],
-            check: { kind: "files", files: [pred] },
-            deps: [prepareId, ...encodeIds],
-            gres: null,
-          });
-        }
-        const prep = prepared ? [prepareId] : [];
+        const merge = ds.corpus === undefined
+          ? planMerge(ctx, m, ds, scan, encode.map((t) => t.id))
+          : undefined;
+        if (merge !== undefined) tasks.push(merge);
         // Open search (the dataset's `open` option): index the context dump,
         // search it with every question; the eval task scores both.
         // An open set with a corpus is searched even without the option.
-        const open = ds.open ?? (corpus !== undefined ? { topK: OPEN_TOP_K } : undefined);
-        const openPred = L.openPrediction(m.abbr, ds.abbr);
-        const topk = L.topk(m.abbr, ds.abbr);
-        const searchId = `search/${m.abbr}/${ds.abbr}`;
-        let searchDone = searchId;
+        const open = ds.open ?? (ds.corpus !== undefined ? { topK: OPEN_TOP_K } : undefined);
+        let searched: string | undefined;
         if (open !== undefined) {
-          const index = L.index(m.abbr, ds.abbr);
-          const contextIds = encodeIds.filter((id) => id.startsWith("encode_context/"));
-          const questionIds = encodeIds.filter((id) => !contextIds.includes(id));
-          const context = corpus ?? L.contextFile(ds.abbr);
-          const ivf = open.ivf;
-          if (ivf !== undefined && m.sparse && ivf.denseDims === undefined) {
+          if (open.ivf !== undefined && m.sparse && open.ivf.denseDims === undefined) {
             return yield* Effect.fail(
               new InputError({
                 file: isFile(config.file) ? displayPath(config.file) : "",
@@ -604,255 +390,62 @@ export const planRun = (
               }),
             );
           }
-          const ivfFlags = ivf === undefined ? [] : [
-            `--nlist=${ivf.nlist}`,
-            `--bpv=${ivf.bpv}`,
-            ...(ivf.trainParagraphs !== undefined
-              ? [`--train-paragraphs=${ivf.trainParagraphs}`]
-              : []),
-            ...(ivf.denseDims !== undefined ? [`--dense-dims=${ivf.denseDims}`] : []),
-          ];
-          const probeFlags = ivf === undefined ? [] : [
-            ...(ivf.nprobe !== undefined ? [`--nprobe=${ivf.nprobe}`] : []),
-            ...(ivf.candidates !== undefined ? [`--candidates=${ivf.candidates}`] : []),
-          ];
-          const sparseFlag = m.sparse ? ["--sparse"] : [];
-          const openDir = openPred.slice(0, openPred.lastIndexOf("/"));
-          const base = (stage: Stage, id: string, part: Task["part"]) => ({
-            id,
-            stage,
-            model: m.abbr,
-            dataset: ds.abbr,
-            part,
-            range: null,
-            gres: null,
-          });
-          if (open.shards === undefined) {
-            const indexId = `index/${m.abbr}/${ds.abbr}`;
-            tasks.push({
-              ...base("index", indexId, null),
-              items: scan.paragraphIds.length,
-              unit: "paragraphs",
-              argv: denoRun(
-                indexGrants({ contextEmb: cEmb, context, index }),
-                "index",
-                [cEmb, index, ...sparseFlag, `--context=${context}`, "--overwrite", ...ivfFlags],
-              ),
-              log: L.log("index", m.abbr, ds.abbr, null),
-              watch: [index.slice(0, index.lastIndexOf("/"))],
-              check: { kind: "files", files: [`${index}/${INDEX_HEADER}`] },
-              deps: [...prep, ...contextIds],
-            });
-            tasks.push({
-              ...base("search", searchId, null),
-              items: scan.questionIds.length,
-              unit: "questions",
-              argv: denoRun(
-                searchGrants({ data, index, questionEmb: qEmb, outDir: openDir }),
-                "search",
-                [
-                  data,
-                  index,
-                  qEmb,
-                  openPred,
-                  `--top-k=${open.topK}`,
-                  `--topk-out=${topk}`,
-                  ...probeFlags,
-                  ...formatFlag,
-                  ...unique(ds),
-                ],
-              ),
-              log: L.log("search", m.abbr, ds.abbr, null),
-              watch: [openDir],
-              check: { kind: "files", files: [openPred, topk] },
-              deps: [...prep, indexId, ...questionIds],
-            });
+          const deps = {
+            prep: hasPrepare(ctx, ds) ? [prepareId(ds)] : [],
+            contextIds,
+            questionIds,
+          };
+          const shards = open.shards;
+          if (shards === undefined) {
+            const index = planIndex(ctx, m, ds, scan, open, deps);
+            const search = planSearch(ctx, m, ds, scan, open, { ...deps, index: index.id });
+            tasks.push(index, search);
+            searched = search.id;
           } else {
             // A sharded index: the quantizer once (IVF-PQ), then a task per shard to
             // build it and one to search it (a Slurm array each), then the merge.
-            const n = open.shards;
-            const quantizer = `${index}/${QUANTIZER_FOLDER}`;
-            const trainIds: string[] = [];
-            if (ivf !== undefined) {
-              const trainId = `index_train/${m.abbr}/${ds.abbr}`;
-              trainIds.push(trainId);
-              tasks.push({
-                ...base("index_train", trainId, null),
-                items: scan.paragraphIds.length,
-                unit: "paragraphs",
-                argv: denoRun(
-                  indexGrants({ contextEmb: cEmb, context, index: quantizer }),
-                  "index",
-                  [
-                    cEmb,
-                    index,
-                    ...sparseFlag,
-                    `--context=${context}`,
-                    "--overwrite",
-                    "--train-only",
-                    ...ivfFlags,
-                  ],
-                ),
-                log: L.log("index_train", m.abbr, ds.abbr, null),
-                watch: [index],
-                check: { kind: "files", files: [`${quantizer}/${QUANTIZER_MANIFEST}`] },
-                deps: [...prep, ...contextIds],
-              });
-            }
-            const hitsDir = L.shardHits(m.abbr, ds.abbr);
-            const indexIds: string[] = [], shardSearchIds: string[] = [];
-            for (let i = 0; i < n; i++) {
-              const folder = `${index}/${shardFolderName(i, n)}`;
-              const id = `index/${m.abbr}/${ds.abbr}/${i}`;
-              indexIds.push(id);
-              const g = indexGrants({ contextEmb: cEmb, context, index: folder });
-              tasks.push({
-                ...base("index", id, { index: i, count: n }),
-                items: scan.paragraphIds.length,
-                unit: "paragraphs",
-                argv: denoRun(
-                  ivf !== undefined ? { ...g, read: [...g.read, quantizer] } : g,
-                  "index",
-                  [
-                    cEmb,
-                    index,
-                    ...sparseFlag,
-                    `--context=${context}`,
-                    "--overwrite",
-                    `--shards=${n}`,
-                    `--shard=${i}`,
-                    ...(ivf !== undefined ? [`--quantizer=${quantizer}`] : []),
-                  ],
-                ),
-                log: L.log("index", m.abbr, ds.abbr, i),
-                watch: [index],
-                check: { kind: "files", files: [`${folder}/${INDEX_HEADER}`] },
-                deps: [...prep, ...contextIds, ...trainIds],
-              });
-            }
-            for (let i = 0; i < n; i++) {
-              const id = `search/${m.abbr}/${ds.abbr}/${i}`;
-              shardSearchIds.push(id);
-              const hits = shardHitsFile(hitsDir, i, n);
-              tasks.push({
-                ...base("search", id, { index: i, count: n }),
-                items: scan.questionIds.length,
-                unit: "questions",
-                argv: denoRun(
-                  searchGrants({ data, index, questionEmb: qEmb, outDir: hitsDir }),
-                  "task",
-                  [
-                    "search-shard",
-                    `--data=${data}`,
-                    `--index=${index}`,
-                    `--shard=${i}`,
-                    `--question-emb=${qEmb}`,
-                    `--out=${hits}`,
-                    `--top-k=${open.topK}`,
-                    ...probeFlags,
-                    ...formatFlag,
-                    ...(ds.lang !== undefined && !squad ? [`--lang=${ds.lang}`] : []),
-                    ...unique(ds),
-                  ],
-                ),
-                log: L.log("search", m.abbr, ds.abbr, i),
-                watch: [hitsDir],
-                check: { kind: "files", files: [hits] },
-                deps: [...prep, ...indexIds, ...questionIds],
-              });
-            }
-            searchDone = `search_merge/${m.abbr}/${ds.abbr}`;
-            tasks.push({
-              ...base("search_merge", searchDone, null),
-              items: scan.questionIds.length,
-              unit: "questions",
-              argv: denoRun(
-                { read: [hitsDir, openDir], write: [openDir] },
-                "task",
-                [
-                  "search-merge",
-                  `--parts=${hitsDir}`,
-                  `--shards=${n}`,
-                  `--pred=${openPred}`,
-                  `--topk=${topk}`,
-                ],
-              ),
-              log: L.log("search_merge", m.abbr, ds.abbr, null),
-              watch: [openDir],
-              check: { kind: "files", files: [openPred, topk] },
-              deps: shardSearchIds,
+            const sharded = { ...open, shards };
+            const train = open.ivf !== undefined
+              ? [planIndexTrain(ctx, m, ds, scan, open, deps)]
+              : [];
+            const indexes = planShardIndexes(ctx, m, ds, scan, sharded, {
+              ...deps,
+              trainIds: train.map((t) => t.id),
             });
+            const searches = planShardSearches(ctx, m, ds, scan, sharded, {
+              ...deps,
+              indexIds: indexes.map((t) => t.id),
+            });
+            const merged = planSearchMerge(
+              ctx,
+              m,
+              ds,
+              scan,
+              sharded,
+              searches.map((t) => t.id),
+            );
+            tasks.push(...train, ...indexes, ...searches, merged);
+            searched = merged.id;
           }
         }
-        const result = L.result(m.abbr, ds.abbr);
-        const resDir = result.slice(0, result.lastIndexOf("/"));
-        // The per-question rows go next to the predictions (`layout.ts`).
-        const rows = L.rows(m.abbr, ds.abbr);
-        const rowsDir = rows.slice(0, rows.lastIndexOf("/"));
-        const bem = ds.bem;
-        // Over a corpus the eval task scores the search alone: top-1 EM/F1 over
-        // the gold answers and DPR's top-k passage accuracy (passage texts from
-        // the index). Otherwise it scores merge's answers, and the search's too
-        // with the open option; BEM is scored in the task's own process (it reads
-        // the model and the BERT vocabulary and loads ONNX Runtime's addon).
-        const overCorpus = corpus !== undefined && open !== undefined;
-        const index = L.index(m.abbr, ds.abbr);
-        tasks.push({
-          id: `eval/${m.abbr}/${ds.abbr}`,
-          stage: "eval",
-          model: m.abbr,
-          dataset: ds.abbr,
-          part: null,
-          range: null,
-          items: scan.questionIds.length,
-          unit: "questions",
-          argv: denoRun(
-            overCorpus
-              ? { read: [data, openPred, topk, index, resDir, rowsDir], write: [resDir, rowsDir] }
-              : {
-                read: [
-                  data,
-                  pred,
-                  resDir,
-                  rowsDir,
-                  ...(bem ? [bem.model, `${REPO_ROOT}/data/bert`] : []),
-                  ...(open !== undefined ? [openPred, topk] : []),
-                ],
-                write: [resDir, rowsDir],
-                ffi: bem ? (opts.bemFfi ? [opts.bemFfi] : true) : undefined,
-              },
-            "task",
+        tasks.push(
+          planEval(
+            ctx,
+            m,
+            ds,
+            scan,
+            open,
             [
-              "eval",
-              `--data=${data}`,
-              ...(overCorpus ? [] : [`--pred=${pred}`]),
-              `--out=${result}`,
-              `--rows=${rows}`,
-              ...(overCorpus
-                ? [
-                  `--open-pred=${openPred}`,
-                  `--topk=${topk}`,
-                  `--corpus-index=${index}`,
-                  `--top-k=${open.topK}`,
-                  ...questionSetFlags(ds),
-                ]
-                : open !== undefined
-                ? [`--open-pred=${openPred}`, `--topk=${topk}`, ...unique(ds)]
-                : []),
-              ...(bem && !overCorpus ? [`--bem=${bem.model}`, `--bem-report=${bem.report}`] : []),
+              ...(merge !== undefined ? [merge.id] : []),
+              ...(searched !== undefined ? [searched] : []),
             ],
           ),
-          log: L.log("eval", m.abbr, ds.abbr, null),
-          watch: [resDir, rowsDir],
-          check: { kind: "files", files: [result, rows] },
-          deps: overCorpus ? [searchDone] : open !== undefined ? [mergeId, searchDone] : [mergeId],
-          gres: null,
-        });
+        );
       }
     }
     const order = (s: Stage) => STAGE_GROUPS.findIndex((g) => g.includes(s));
     tasks.sort((x, y) => order(x.stage) - order(y.stage));
-    return { runDir: opts.runDir, config, scans, tasks, maxPartitionSize: size };
+    return { runDir: opts.runDir, config, scans, tasks, maxPartitionSize: opts.maxPartitionSize };
   }).pipe(
     // `denoRunArgv` throws an InputError for a path no permission flag can express.
     Effect.catchDefect((d) => d instanceof InputError ? Effect.fail(d) : Effect.die(d)),

@@ -9,8 +9,10 @@
  * @module
  */
 import * as Effect from "effect/Effect";
+import type * as Exit from "effect/Exit";
+import * as Fiber from "effect/Fiber";
 import { firstMissing } from "../plan/complete.ts";
-import type { Runner, RunnerContext, TaskStatus } from "./status.ts";
+import { type Runner, type RunnerContext, RunnerService, type TaskStatus } from "./status.ts";
 import { STAGE_GROUPS, type Task } from "../plan/task.ts";
 
 /**
@@ -126,3 +128,26 @@ export const executePlan = (
     return { statuses: [...statuses.values()] };
   }).pipe(Effect.onInterrupt(() => cancelUnfinished(statuses.values(), ctx)));
 };
+
+/**
+ * The one way a plan's stages are executed: {@linkcode executePlan} with
+ * the runner of the {@linkcode RunnerService}, in a fiber of its own, until
+ * its tasks end or `stop` succeeds first (a task failed, the user's signal
+ * came): then the fiber is interrupted, which stops and awaits every
+ * running task. Returns how the execution ended (interrupted, or with a
+ * defect, is a failure; a task's failure is in its status).
+ */
+export const executeUntil = (
+  tasks: readonly Task[],
+  selected: readonly TaskStatus[],
+  ctx: RunnerContext,
+  stop: Effect.Effect<void>,
+  opts: { readonly skipComplete?: boolean } = {},
+): Effect.Effect<Exit.Exit<ExecuteResult>, never, RunnerService> =>
+  Effect.gen(function* () {
+    const runner = yield* RunnerService;
+    const fiber = yield* Effect.forkChild(executePlan(tasks, selected, runner, ctx, opts));
+    yield* Effect.raceFirst(Effect.asVoid(Fiber.await(fiber)), stop);
+    yield* Fiber.interrupt(fiber);
+    return yield* Fiber.await(fiber);
+  });

@@ -16,6 +16,7 @@
 import * as Effect from "effect/Effect";
 import * as Layer from "effect/Layer";
 import { UsageError } from "../../io/errors.ts";
+import { writeTextFileAtomic } from "../../io/fs.ts";
 import { endAttempt } from "./execute.ts";
 import { appendLog, lastExitStatus, lastProgress } from "./logs.ts";
 import {
@@ -215,12 +216,16 @@ export class SlurmRunner implements Runner {
     const script = `${dir}/${name}.sh`;
     return Effect.gen({ self: this }, function* () {
       Deno.mkdirSync(dir, { recursive: true });
-      Deno.writeTextFileSync(
+      // Written atomically (`io/fs.ts`); a folder that cannot be written is a defect, as before.
+      const write = (file: string, text: string, mode?: number) =>
+        writeTextFileAtomic(file, text, (reason) => new Error(`${file}: ${reason}`), { mode })
+          .pipe(Effect.orDie);
+      yield* write(
         tasksFile,
         tasks.map((st) => [st.task.log, st.task.id, ...st.task.argv].map(shellQuote).join(" "))
           .join("\n") + "\n",
       );
-      Deno.writeTextFileSync(script, arrayScript(tasksFile), { mode: 0o755 });
+      yield* write(script, arrayScript(tasksFile), 0o755);
       let todo = tasks.map((_, i) => i);
       let attempt = 0;
       while (todo.length > 0) {

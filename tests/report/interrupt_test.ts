@@ -11,7 +11,7 @@
  */
 import { assert, assertEquals } from "../_assert.ts";
 import { DEV_GZ, listDir, ROOT, spawnChild } from "../_util.ts";
-import { writeFolderAtomic } from "../../report/write.ts";
+import { writeFolderAtomic } from "../../io/fs.ts";
 import { writeDevSystems } from "./_systems.ts";
 
 const TMP = await Deno.makeTempDir({ prefix: "phraseval-report-int-" });
