@@ -15,8 +15,10 @@
  * **Tables**: per question (and list, for `l2`) `M` look-up tables of 16
  * unsigned bytes, table `m` in one `v128` at `lut + 16·m` of the kernel's
  * memory: the question's float tables quantized with one scale and a bias
- * per table (`fastscan.ts` `quantizeTables`), each entry at most
- * `⌊65535 / M⌋`, so that a row's sum of `M` entries fits 16 bits.
+ * per table (`fastscan.ts` `quantizeTables`), each entry at most 127 and
+ * at most `⌊65535 / M⌋`, so that two entries add in 8 bits and a row's sum
+ * of `M` entries fits 16 bits (the kernel's contract; the sums are exact
+ * within it).
  *
  * **What it computes.** `scan(co, nb, M, lut, thr, out)`: for each of the
  * `nb` blocks whose codes start at byte `co` of the codes memory, the 32
@@ -28,10 +30,11 @@
  * index (i32).
  *
  * **How.** Per block and sub-quantizer: one 16-byte load of codes, the
- * nibbles split (`v128.and`, `i8x16.shr_u`), two look-ups in the table's
+ * nibbles split (`v128.and`; `i16x8.shr_u` by 4 then `v128.and`), two look-ups in the table's
  * `v128` (`i8x16.relaxed_swizzle` where the runtime has relaxed SIMD, else
- * `i8x16.swizzle`: with indices below 16 both give the same bytes), and
- * four 16-bit additions: each looked-up vector is added as eight 16-bit
+ * `i8x16.swizzle`: with indices below 16 both give the same bytes); the
+ * look-ups of two sub-quantizers are added in 8 bits (`i8x16.add`, at most
+ * 254), then with four 16-bit additions: each such vector is added as eight 16-bit
  * lanes (even row + 256 · odd row) and, shifted right by 8, as the odd
  * rows alone; at the end of the block the even rows are the first minus
  * the second shifted left by 8 (all modulo 2^16, exact since every sum
@@ -66,6 +69,9 @@ const I32 = 0x7f, V128 = 0x7b;
 /** Rows of a block of the blocked 4-bit layout. */
 export const FS_BLOCK = 32;
 
+/** Sub-quantizers a pass of the kernel's inner loop looks up (constant offsets, one branch). */
+const UNROLL = 4;
+
 /** Bytes a written block takes in the kernel's output (four `i16x8` sums and its index). */
 export const FS_OUT = 80;
 
@@ -82,16 +88,15 @@ export const FS_OUT = 80;
  * ```
  */
 export function fastScanModuleBytes(relaxed: boolean): Uint8Array<ArrayBuffer> {
-  const add = [0x6a], mul = [0x6c], geU = [0x4f], ltU = [0x49];
-  const load0 = simd(0x00, 4, 0); // v128.load align=16, memory 0
-  const load1 = simd(0x00, 4 | 0x40, 1, 0); // v128.load align=16, memory 1
+  const add = [0x6a], mul = [0x6c], geU = [0x4f], gtU = [0x4b];
+  const load0 = (off: number) => simd(0x00, 4, ...uleb(off)); // v128.load, memory 0
+  const load1 = (off: number) => simd(0x00, 4 | 0x40, 1, ...uleb(off)); // memory 1
   const store1 = (off: number) => simd(0x0b, 4 | 0x40, 1, ...uleb(off));
   const i32Store1 = (off: number) => [0x36, 2 | 0x40, 1, ...uleb(off)];
   const swizzle = relaxed ? simd(0x100) : simd(0x0e);
   const and = simd(0x4e), or = simd(0x50), anyTrue = simd(0x53);
-  const i8ShrU = simd(0x6d);
   const i16Add = simd(0x8e), i16Sub = simd(0x91), i16Shl = simd(0x8b), i16ShrU = simd(0x8d);
-  const i16GeU = simd(0x36), i16Splat = simd(0x10);
+  const i16GeU = simd(0x36), i16Splat = simd(0x10), i8Add = simd(0x6e);
   const nib = simd(0x0c, ...new Array(16).fill(0x0f));
   const zero = simd(0x0c, ...new Array(16).fill(0));
   const L = {
@@ -117,6 +122,8 @@ export function fastScanModuleBytes(relaxed: boolean): Uint8Array<ArrayBuffer> {
     ho: 19,
     T: 20,
     mask: 21,
+    s0: 22,
+    s1: 23,
   };
   const accum = (acc: number, r: number, shift: boolean) => [
     ...get(acc),
@@ -126,8 +133,87 @@ export function fastScanModuleBytes(relaxed: boolean): Uint8Array<ArrayBuffer> {
     ...set(acc),
   ];
   const ge = (v: number) => [...get(v), ...get(L.T), ...i16GeU];
+  // Sub-quantizer p/16 + u of the block: its codes at p + 16u, its table at t + 16u; the low
+  // nibbles and the high ones (shifted in 16-bit lanes, then masked) looked up, and added.
+  const step = (u: number) => [
+    ...get(L.p),
+    ...load0(16 * u),
+    ...set(L.c),
+    ...get(L.t),
+    ...load1(16 * u),
+    ...tee(L.tab),
+    ...get(L.c),
+    ...get(L.mask),
+    ...and,
+    ...swizzle,
+    ...set(L.r0),
+    ...get(L.tab),
+    ...get(L.c),
+    ...i32(4),
+    ...i16ShrU,
+    ...get(L.mask),
+    ...and,
+    ...swizzle,
+    ...set(L.r1),
+    ...accum(L.le, L.r0, false),
+    ...accum(L.lo, L.r0, true),
+    ...accum(L.he, L.r1, false),
+    ...accum(L.ho, L.r1, true),
+  ];
+  const look = (u: number, r0: number, r1: number) => [
+    ...get(L.p),
+    ...load0(16 * u),
+    ...set(L.c),
+    ...get(L.t),
+    ...load1(16 * u),
+    ...tee(L.tab),
+    ...get(L.c),
+    ...get(L.mask),
+    ...and,
+    ...swizzle,
+    ...set(r0),
+    ...get(L.tab),
+    ...get(L.c),
+    ...i32(4),
+    ...i16ShrU,
+    ...get(L.mask),
+    ...and,
+    ...swizzle,
+    ...set(r1),
+  ];
+  // Sub-quantizers u and u + 1: their look-ups added in 8 bits first (each entry at most 127).
+  const pair = (u: number) => [
+    ...look(u, L.r0, L.r1),
+    ...look(u + 1, L.s0, L.s1),
+    ...get(L.r0),
+    ...get(L.s0),
+    ...i8Add,
+    ...set(L.r0),
+    ...get(L.r1),
+    ...get(L.s1),
+    ...i8Add,
+    ...set(L.r1),
+    ...accum(L.le, L.r0, false),
+    ...accum(L.lo, L.r0, true),
+    ...accum(L.he, L.r1, false),
+    ...accum(L.ho, L.r1, true),
+  ];
+  const advance = (by: number) => [
+    ...get(L.p),
+    ...i32(16 * by),
+    ...add,
+    ...set(L.p),
+    ...get(L.t),
+    ...i32(16 * by),
+    ...add,
+    ...set(L.t),
+    ...get(L.m),
+    ...i32(by),
+    ...add,
+    ...set(L.m),
+  ];
   const body = [
-    ...vec([[6, I32], [10, V128]]),
+    ...vec([[6, I32], [12, V128]]),
     ...get(L.thr),
     ...i16Splat,
     ...set(L.T),
@@ -150,43 +236,30 @@ export function fastScanModuleBytes(relaxed: boolean): Uint8Array<ArrayBuffer> {
         ...set(L.t),
         ...i32(0),
         ...set(L.m),
-        ...loop([
-          ...get(L.p),
-          ...load0,
-          ...set(L.c),
-          ...get(L.t),
-          ...load1,
-          ...tee(L.tab),
-          ...get(L.c),
-          ...get(L.mask),
-          ...and,
-          ...swizzle,
-          ...set(L.r0),
-          ...get(L.tab),
-          ...get(L.c),
-          ...i32(4),
-          ...i8ShrU,
-          ...swizzle,
-          ...set(L.r1),
-          ...accum(L.le, L.r0, false),
-          ...accum(L.lo, L.r0, true),
-          ...accum(L.he, L.r1, false),
-          ...accum(L.ho, L.r1, true),
-          ...get(L.p),
-          ...i32(16),
-          ...add,
-          ...set(L.p),
-          ...get(L.t),
-          ...i32(16),
-          ...add,
-          ...set(L.t),
-          ...get(L.m),
-          ...i32(1),
-          ...add,
-          ...tee(L.m),
-          ...get(L.M),
-          ...ltU,
-          ...brIf(0),
+        // UNROLL sub-quantizers at a time while they last, then one at a time.
+        ...block([
+          ...loop([
+            ...get(L.m),
+            ...i32(UNROLL),
+            ...add,
+            ...get(L.M),
+            ...gtU,
+            ...brIf(1),
+            ...[...Array(UNROLL / 2).keys()].flatMap((k) => pair(2 * k)),
+            ...advance(UNROLL),
+            ...br(0),
+          ]),
+        ]),
+        ...block([
+          ...loop([
+            ...get(L.m),
+            ...get(L.M),
+            ...geU,
+            ...brIf(1),
+            ...step(0),
+            ...advance(1),
+            ...br(0),
+          ]),
         ]),
         // The even rows: (even + 256·odd) − 256·odd, modulo 2^16.
         ...get(L.le),
