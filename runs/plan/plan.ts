@@ -566,6 +566,7 @@ export const planRun = (
               ? [`--train-paragraphs=${ivf.trainParagraphs}`]
               : []),
             ...(ivf.denseDims !== undefined ? [`--dense-dims=${ivf.denseDims}`] : []),
+            ...(ivf.pqBits === 4 ? ["--pq-bits=4"] : []),
           ];
           const probeFlags = ivf === undefined ? [] : [
             ...(ivf.nprobe !== undefined ? [`--nprobe=${ivf.nprobe}`] : []),

@@ -18,7 +18,8 @@ import { openIndexSync } from "../../../../search/index/read.ts";
 import { scoreQuestions } from "../../../../search/open/open.ts";
 import { InputError } from "../../../../io/errors.ts";
 import { assert, assertEquals, assertMatch } from "../../../_assert.ts";
-import { runStage, sha256File } from "../../../_util.ts";
+import { ROOT, runRun, runStage, sha256File } from "../../../_util.ts";
+import { numpyDumps, smallIvfIndex } from "../../_stages.ts";
 
 Deno.test("fast-scan tables: one scale, a bias per table, entries within 16-bit sums", () => {
   const u = splitmix32(4);
@@ -367,6 +368,95 @@ Deno.test("4-bit ivf-pq: bad flags and forged or inconsistent files are refused 
     assertEquals(r.code, 2, r.stderr);
     assertEquals(r.stderr.trim().split("\n").length, 1, r.stderr);
     assertMatch(r.stderr, /bad ivf-pq parameter bits/);
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("run config: open.ivf.pqBits 4 builds the 4-bit index its search answers from; with shards refused in one line", async () => {
+  const work = Deno.makeTempDirSync({ prefix: "phraseval-pq4run-" });
+  try {
+    const cfg = (open: string) => {
+      Deno.writeTextFileSync(
+        `${work}/c.ts`,
+        `import { squadDev } from "${ROOT}/configs/datasets/squad_dev.ts";
+import { piqaLstm as model } from "${ROOT}/configs/models/piqa_lstm.ts";
+export const config = {
+  datasets: [{ ...squadDev, abbr: "i4", reader: { articles: [8, 10] }, open: ${open} }],
+  models: [model],
+};
+`,
+      );
+      return `${work}/c.ts`;
+    };
+    const bad = await runRun([
+      cfg("{ shards: 2, ivf: { nlist: 8, bpv: 16, pqBits: 4 } }"),
+      "--work-dir",
+      work,
+    ]);
+    assertEquals(bad.code, 2, bad.stderr);
+    assertEquals(bad.stderr.trim().split("\n").length, 1, bad.stderr);
+    assertMatch(bad.stderr, /datasets\[0\]\.open\.ivf\.pqBits: pqBits 4 is not supported/);
+    const r = await runRun([
+      cfg("{ ivf: { nlist: 8, bpv: 16, nprobe: 3, candidates: 50, pqBits: 4 } }"),
+      "--work-dir",
+      work,
+    ]);
+    assertEquals(r.code, 0, r.stderr);
+    const [name] = [...Deno.readDirSync(work)].map((e) => e.name).filter((n) =>
+      /^\d{8}_\d{6}$/.test(n)
+    );
+    const ix = `${work}/${name}/indexes/piqa-lstm/i4`;
+    const h = JSON.parse(Deno.readTextFileSync(`${ix}/index.json`));
+    assertEquals([h.kind, h.parameters.bits, h.parameters.bpv], ["ivf-pq", 4, 16]);
+    const res = JSON.parse(Deno.readTextFileSync(`${work}/${name}/results/piqa-lstm/i4.json`));
+    assertEquals(res.open.questions, 232);
+  } finally {
+    Deno.removeSync(work, { recursive: true });
+  }
+});
+
+Deno.test("4-bit ivf-pq: search (1 and 2 threads) writes the same files, its record says pq_bits 4; inspect shows bits 4", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-pq4cli-" });
+  try {
+    await numpyDumps(tmp, 12, ["--dtype", "f32"]);
+    const ix = `${tmp}/ix4`;
+    await smallIvfIndex(tmp, ix, ["--pq-bits", "4"]);
+    const search = (name: string, extra: string[]) =>
+      runStage("pipeline/search.ts", [
+        `${tmp}/data.json`,
+        ix,
+        `${tmp}/question_emb`,
+        `${tmp}/${name}.json`,
+        "--top-k",
+        "5",
+        "--nprobe",
+        "3",
+        "--candidates",
+        "20",
+        "--topk-out",
+        `${tmp}/${name}.ndjson`,
+        ...extra,
+      ]);
+    const r1 = await search("one", []);
+    assertEquals(r1.code, 0, r1.stderr);
+    const r2 = await search("two", ["--threads", "2"]);
+    assertEquals(r2.code, 0, r2.stderr);
+    for (const ext of ["json", "ndjson", "rows.ndjson"]) {
+      const one = Deno.readTextFileSync(`${tmp}/one.${ext}`);
+      assert(one.length > 100, ext);
+      assertEquals(Deno.readTextFileSync(`${tmp}/two.${ext}`), one, ext);
+    }
+    const rec = JSON.parse(Deno.readTextFileSync(`${tmp}/one.search.json`));
+    assertEquals([rec.mode, rec.index.kind, rec.index.bpv, rec.index.pq_bits], [
+      "approximate",
+      "ivf-pq",
+      8,
+      4,
+    ]);
+    const insp = await runStage("pipeline/inspect.ts", [ix]);
+    assertEquals(insp.code, 0, insp.stderr);
+    assertEquals(JSON.parse(insp.stdout).parameters.bits, 4);
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }
