@@ -2,7 +2,8 @@
  * The 4-bit IVF-PQ (`index --pq-bits 4`, `search/index/ivfpq/fastscan.ts`;
  * its kernel is tested in `tests/search/kernels/wasm_fastscan_test.ts`):
  * the tables' quantization; the build is reproducible (two builds, tiny
- * windows and encode workers give the same bytes), its codes decode to
+ * windows, encode workers and a build killed and rerun give the same
+ * bytes), its codes decode to
  * each row's nearest 16-entry codebook entries, `--pq-bits 8` is the 8-bit
  * index byte for byte; searches give the same answers with and without
  * the kernel and on two threads, nprobe = nlist with every phrase
@@ -18,7 +19,8 @@ import { openIndexSync } from "../../../../search/index/read.ts";
 import { scoreQuestions } from "../../../../search/open/open.ts";
 import { InputError } from "../../../../io/errors.ts";
 import { assert, assertEquals, assertMatch } from "../../../_assert.ts";
-import { ROOT, runRun, runStage, sha256File } from "../../../_util.ts";
+import { ROOT, runRun, runStage, sha256File, spawnChild } from "../../../_util.ts";
+import { buildIndex, indexTempFolder } from "../../../../search/index/build.ts";
 import { numpyDumps, smallIvfIndex } from "../../_stages.ts";
 
 Deno.test("fast-scan tables: one scale, a bias per table, entries within 16-bit sums", () => {
@@ -223,8 +225,35 @@ Deno.test("4-bit ivf-pq: reproducible bytes, codes of the nearest entries in the
     }
     assertEquals(checked, ix.header.phrases * M);
 
+    // Killed (SIGKILL) in the IVF stage and rerun: the same bytes, no temporary folder left.
+    const out = `${tmp}/k`, work = indexTempFolder(out);
+    const full = Deno.statSync(`${tmp}/a/vectors.f32`).size;
+    const child = spawnChild(
+      [Deno.execPath(), "run", "-A", `${ROOT}/pipeline/index.ts`, `${tmp}/c`, out, ...IVF4],
+      { stdout: "null", stderr: "null" },
+    );
+    const size = (p: string) => {
+      try {
+        return Deno.statSync(p).size;
+      } catch {
+        return -1;
+      }
+    };
+    let exited = false;
+    child.status.then(() => exited = true);
+    for (let i = 0; i < 100000 && !exited && size(`${work}/build/vectors.f32`) < full; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assert(!exited, "the build ended before it was killed");
+    assertEquals(size(`${work}/build/index.json`), -1, "the build finished before it was killed");
+    child.kill("SIGKILL");
+    assertEquals((await child.status).signal, "SIGKILL");
+    assertEquals(size(out), -1);
+    await build(`${tmp}/c`, out, IVF4);
+    assertEquals(await hashes(out), a);
+    assertEquals(size(work), -1);
+
     // Tiny write windows, small blocks and encode workers: the same bytes.
-    const { buildIndex } = await import("../../../../search/index/build.ts");
     await Effect.runPromise(buildIndex({
       contextEmb: `${tmp}/c`,
       out: `${tmp}/w`,
