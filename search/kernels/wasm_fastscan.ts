@@ -40,6 +40,11 @@
  * the second shifted left by 8 (all modulo 2^16, exact since every sum
  * fits 16 bits). Integer sums: the same as the reference, bit for bit.
  *
+ * **Two questions a pass** (`scan2`): the same for two questions' tables
+ * and thresholds, each code vector loaded and its nibbles split once for
+ * both (faiss's several questions a pass), a block written when a row of
+ * either reaches its threshold; each question's sums are `scan`'s.
+ *
  * **Memories.** The codes are memory 0, imported (the index's shared
  * `WebAssembly.Memory`, `pq_scan.ts` `codesMemory`); memory 1 is the
  * kernel's own (tables and output), per thread.
@@ -318,16 +323,262 @@ export function fastScanModuleBytes(relaxed: boolean): Uint8Array<ArrayBuffer> {
     ...get(L.cnt),
     0x0b,
   ];
+  const body2 = scan2Body(relaxed);
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
-    ...section(1, vec([[0x60, ...vec(Array(6).fill([I32])), ...vec([[I32]])]])),
+    ...section(
+      1,
+      vec([
+        [0x60, ...vec(Array(6).fill([I32])), ...vec([[I32]])],
+        [0x60, ...vec(Array(8).fill([I32])), ...vec([[I32]])],
+      ]),
+    ),
     // import env.codes: memory, shared with a maximum (flag 3), 0 … 65536 pages
     ...section(2, vec([[...name("env"), ...name("codes"), 0x02, 0x03, 0, ...uleb(65536)]])),
-    ...section(3, vec([[0]])),
+    ...section(3, vec([[0], [1]])),
     ...section(5, vec([[0x00, 1]])),
-    ...section(7, vec([[...name("scratch"), 0x02, 1], [...name("scan"), 0x00, 0]])),
-    ...section(10, vec([[...uleb(body.length), ...body]])),
+    ...section(
+      7,
+      vec([
+        [...name("scratch"), 0x02, 1],
+        [...name("scan"), 0x00, 0],
+        [...name("scan2"), 0x00, 1],
+      ]),
+    ),
+    ...section(10, vec([[...uleb(body.length), ...body], [...uleb(body2.length), ...body2]])),
   ]);
+}
+
+/** Bytes a block written by `scan2` takes: two questions' four `i16x8` sums, then its index. */
+export const FS_OUT2 = 144;
+
+/**
+ * The body of `scan2(co, nb, M, lut0, lut1, thr0, thr1, out)`: `scan` for
+ * two questions at once (tables at `lut0` and `lut1`, thresholds `thr0`,
+ * `thr1`), the codes loaded and their nibbles split once for both; a
+ * block is written (`FS_OUT2` bytes: question 0's four sums, question 1's,
+ * the block's index) when a row of either question reaches its threshold.
+ * The same sums as `scan` for each question.
+ */
+function scan2Body(relaxed: boolean): number[] {
+  const add = [0x6a], mul = [0x6c], geU = [0x4f], gtU = [0x4b];
+  const load0 = (off: number) => simd(0x00, 4, ...uleb(off));
+  const load1 = (off: number) => simd(0x00, 4 | 0x40, 1, ...uleb(off));
+  const store1 = (off: number) => simd(0x0b, 4 | 0x40, 1, ...uleb(off));
+  const i32Store1 = (off: number) => [0x36, 2 | 0x40, 1, ...uleb(off)];
+  const swizzle = relaxed ? simd(0x100) : simd(0x0e);
+  const and = simd(0x4e), or = simd(0x50), anyTrue = simd(0x53);
+  const i16Add = simd(0x8e), i16Sub = simd(0x91), i16Shl = simd(0x8b), i16ShrU = simd(0x8d);
+  const i16GeU = simd(0x36), i16Splat = simd(0x10), i8Add = simd(0x6e);
+  const nib = simd(0x0c, ...new Array(16).fill(0x0f));
+  const zero = simd(0x0c, ...new Array(16).fill(0));
+  const L = {
+    co: 0,
+    nb: 1,
+    M: 2,
+    lut0: 3,
+    lut1: 4,
+    thr0: 5,
+    thr1: 6,
+    out: 7,
+    b: 8,
+    m: 9,
+    p: 10,
+    t0: 11,
+    t1: 12,
+    cnt: 13,
+    o: 14,
+    l0: 15,
+    h0: 16,
+    l1: 17,
+    h1: 18,
+    tab: 19,
+    r0: 20,
+    r1: 21,
+    mask: 22,
+    acc: 23, // 23 … 30: question g's four sums at 23 + 4g
+  };
+  const A = (g: number, k: number) => L.acc + 4 * g + k;
+  const accum = (acc: number, r: number, shift: boolean) => [
+    ...get(acc),
+    ...get(r),
+    ...(shift ? [...i32(8), ...i16ShrU] : []),
+    ...i16Add,
+    ...set(acc),
+  ];
+  // The nibbles of sub-quantizer u's codes (at p + 16u) into lo, hi.
+  const nibbles = (u: number, lo: number, hi: number) => [
+    ...get(L.p),
+    ...load0(16 * u),
+    ...tee(L.tab),
+    ...get(L.mask),
+    ...and,
+    ...set(lo),
+    ...get(L.tab),
+    ...i32(4),
+    ...i16ShrU,
+    ...get(L.mask),
+    ...and,
+    ...set(hi),
+  ];
+  const tOf = (g: number) => (g === 0 ? L.t0 : L.t1);
+  // Question g's look-ups of sub-quantizer u (nibbles l0/h0) into r0/r1.
+  const look = (g: number, u: number, lo: number, hi: number) => [
+    ...get(tOf(g)),
+    ...load1(16 * u),
+    ...tee(L.tab),
+    ...get(lo),
+    ...swizzle,
+    ...set(L.r0),
+    ...get(L.tab),
+    ...get(hi),
+    ...swizzle,
+    ...set(L.r1),
+  ];
+  const sums = (g: number) => [
+    ...accum(A(g, 0), L.r0, false),
+    ...accum(A(g, 1), L.r0, true),
+    ...accum(A(g, 2), L.r1, false),
+    ...accum(A(g, 3), L.r1, true),
+  ];
+  // Sub-quantizers u, u + 1 for both questions, each question's two look-ups added in 8 bits.
+  const pair = (u: number) => [
+    ...nibbles(u, L.l0, L.h0),
+    ...nibbles(u + 1, L.l1, L.h1),
+    ...[0, 1].flatMap((g) => [
+      ...look(g, u, L.l0, L.h0),
+      ...get(tOf(g)),
+      ...load1(16 * (u + 1)),
+      ...tee(L.tab),
+      ...get(L.l1),
+      ...swizzle,
+      ...get(L.r0),
+      ...i8Add,
+      ...set(L.r0),
+      ...get(L.tab),
+      ...get(L.h1),
+      ...swizzle,
+      ...get(L.r1),
+      ...i8Add,
+      ...set(L.r1),
+      ...sums(g),
+    ]),
+  ];
+  const single = [
+    ...nibbles(0, L.l0, L.h0),
+    ...[0, 1].flatMap((g) => [...look(g, 0, L.l0, L.h0), ...sums(g)]),
+  ];
+  const advance = (by: number) => [
+    ...[L.p, L.t0, L.t1].flatMap((x) => [...get(x), ...i32(16 * by), ...add, ...set(x)]),
+    ...get(L.m),
+    ...i32(by),
+    ...add,
+    ...set(L.m),
+  ];
+  const ge = (v: number, thr: number) => [...get(v), ...get(thr), ...i16Splat, ...i16GeU];
+  return [
+    ...vec([[7, I32], [16, V128]]),
+    ...nib,
+    ...set(L.mask),
+    ...get(L.co),
+    ...set(L.p),
+    ...block([
+      ...loop([
+        ...get(L.b),
+        ...get(L.nb),
+        ...geU,
+        ...brIf(1),
+        ...[...Array(8).keys()].flatMap((k) => [...zero, ...set(L.acc + k)]),
+        ...get(L.lut0),
+        ...set(L.t0),
+        ...get(L.lut1),
+        ...set(L.t1),
+        ...i32(0),
+        ...set(L.m),
+        ...block([
+          ...loop([
+            ...get(L.m),
+            ...i32(UNROLL),
+            ...add,
+            ...get(L.M),
+            ...gtU,
+            ...brIf(1),
+            ...[...Array(UNROLL / 2).keys()].flatMap((k) => pair(2 * k)),
+            ...advance(UNROLL),
+            ...br(0),
+          ]),
+        ]),
+        ...block([
+          ...loop([
+            ...get(L.m),
+            ...get(L.M),
+            ...geU,
+            ...brIf(1),
+            ...single,
+            ...advance(1),
+            ...br(0),
+          ]),
+        ]),
+        ...[0, 1].flatMap((g) => [
+          ...get(A(g, 0)),
+          ...get(A(g, 1)),
+          ...i32(8),
+          ...i16Shl,
+          ...i16Sub,
+          ...set(A(g, 0)),
+          ...get(A(g, 2)),
+          ...get(A(g, 3)),
+          ...i32(8),
+          ...i16Shl,
+          ...i16Sub,
+          ...set(A(g, 2)),
+        ]),
+        ...ge(A(0, 0), L.thr0),
+        ...ge(A(0, 1), L.thr0),
+        ...or,
+        ...ge(A(0, 2), L.thr0),
+        ...or,
+        ...ge(A(0, 3), L.thr0),
+        ...or,
+        ...ge(A(1, 0), L.thr1),
+        ...or,
+        ...ge(A(1, 1), L.thr1),
+        ...or,
+        ...ge(A(1, 2), L.thr1),
+        ...or,
+        ...ge(A(1, 3), L.thr1),
+        ...or,
+        ...anyTrue,
+        ...ifThen([
+          ...get(L.out),
+          ...get(L.cnt),
+          ...i32(FS_OUT2),
+          ...mul,
+          ...add,
+          ...set(L.o),
+          ...[...Array(8).keys()].flatMap((k) => [
+            ...get(L.o),
+            ...get(L.acc + k),
+            ...store1(16 * k),
+          ]),
+          ...get(L.o),
+          ...get(L.b),
+          ...i32Store1(128),
+          ...get(L.cnt),
+          ...i32(1),
+          ...add,
+          ...set(L.cnt),
+        ]),
+        ...get(L.b),
+        ...i32(1),
+        ...add,
+        ...set(L.b),
+        ...br(0),
+      ]),
+    ]),
+    ...get(L.cnt),
+    0x0b,
+  ];
 }
 
 let compiled: { module: WebAssembly.Module; relaxed: boolean } | null | undefined;
@@ -419,6 +670,7 @@ export function fastScanReference(
 export class FastScanner {
   readonly #scratch: WebAssembly.Memory;
   readonly #scan: (...args: number[]) => number;
+  readonly #scan2: (...args: number[]) => number;
   /** Whether the look-ups are relaxed SIMD's swizzle. */
   readonly relaxed: boolean;
   #lutBytes = 0;
@@ -427,6 +679,7 @@ export class FastScanner {
     const e = instance.exports as Record<string, unknown>;
     this.#scratch = e.scratch as WebAssembly.Memory;
     this.#scan = e.scan as (...args: number[]) => number;
+    this.#scan2 = e.scan2 as (...args: number[]) => number;
     this.relaxed = relaxed;
   }
 
@@ -479,6 +732,47 @@ export class FastScanner {
         sums[s + 17 + 2 * i] = v[o + 24 + i];
       }
       blocks[k] = iv[k * (FS_OUT / 4) + 16];
+    }
+    return { count, blocks, sums };
+  }
+
+  /**
+   * {@linkcode FastScanner.scan} for two questions in one pass over the
+   * codes (tables at `lut0` and `lut1`, thresholds `thr0`, `thr1`): the
+   * blocks where a row of either reaches its threshold, with both
+   * questions' sums (each as `scan` gives it; views valid until the next call).
+   */
+  scan2(
+    co: number,
+    nb: number,
+    M: number,
+    lut0: number,
+    lut1: number,
+    thr0: number,
+    thr1: number,
+  ): { count: number; blocks: Int32Array; sums: [Uint16Array, Uint16Array] } {
+    const out = this.#lutBytes;
+    const buf = this.#ensure(out + nb * FS_OUT2);
+    const count = this.#scan2(co, nb, M, lut0, lut1, thr0, thr1, out);
+    const blocks = new Int32Array(count);
+    const sums: [Uint16Array, Uint16Array] = [
+      new Uint16Array(count * FS_BLOCK),
+      new Uint16Array(count * FS_BLOCK),
+    ];
+    const v = new Uint16Array(buf, out, count * (FS_OUT2 / 2));
+    const iv = new Int32Array(buf, out, count * (FS_OUT2 / 4));
+    for (let k = 0; k < count; k++) {
+      const s = k * FS_BLOCK;
+      for (let g = 0; g < 2; g++) {
+        const o = k * (FS_OUT2 / 2) + 32 * g, w = sums[g];
+        for (let i = 0; i < 8; i++) {
+          w[s + 2 * i] = v[o + i];
+          w[s + 2 * i + 1] = v[o + 8 + i];
+          w[s + 16 + 2 * i] = v[o + 16 + i];
+          w[s + 17 + 2 * i] = v[o + 24 + i];
+        }
+      }
+      blocks[k] = iv[k * (FS_OUT2 / 4) + 32];
     }
     return { count, blocks, sums };
   }

@@ -31,6 +31,14 @@
  * without the kernel ({@linkcode fastScanReference}), so the same
  * candidates.
  *
+ * **A batch of questions** ({@linkcode ivf4CandidatesBatch}): list by
+ * list, the questions probing a list two at a time in one pass over its
+ * codes (the kernel's `scan2`: the codes loaded and split once for both),
+ * each with its own tables and threshold. The candidates kept are the best
+ * `cap` by (score, row) whatever the order rows are offered in, and a row is
+ * let go only when its score is below the floor, so the batch gives each
+ * question the candidates it gets alone.
+ *
  * @module
  */
 import {
@@ -196,6 +204,44 @@ function startsOf(data: Ivf4Data): Float64Array {
 }
 
 /**
+ * Offers the rows of the blocks a scan let out (`sums`: 32 a block, block
+ * `blocks[h]` relative to block `b0` of the list) that reach `thr` and the
+ * floor, scores `base + sum / scale`, to `cands` (`n` rows in the list,
+ * global rows from `rows[r0 …]`; padding rows skipped).
+ */
+function offerHits(
+  count: number,
+  blocks: Int32Array,
+  sums: Uint16Array,
+  b0: number,
+  n: number,
+  thr: number,
+  base: number,
+  scale: number,
+  rows: Uint32Array,
+  r0: number,
+  cands: CandidateSink,
+): void {
+  for (let h = 0; h < count; h++) {
+    const first = (b0 + blocks[h]) * FS_BLOCK;
+    const last = Math.min(FS_BLOCK, n - first);
+    for (let r = 0; r < last; r++) {
+      const s = sums[h * FS_BLOCK + r];
+      if (s < thr) continue;
+      const score = base + s / scale;
+      if (score >= cands.floor) cands.offer(score, rows[r0 + first + r]);
+    }
+  }
+}
+
+/** The integer sum a row must reach to reach `floor` (one below, for rounding), or 65536: none can. */
+function needOf(floor: number, base: number, scale: number): number {
+  if (floor === -Infinity) return 0;
+  const need = Math.ceil((floor - base) * scale) - 1;
+  return need > 65535 ? 65536 : Math.max(0, need);
+}
+
+/**
  * Offers the approximate candidates of question `q` over the probed
  * `lists` (`qc[l]`: `q · c_l`, read for `ip`) to `cands` (see the module
  * notes); the scan in the kernel unless `kernel` is false or it cannot run
@@ -236,25 +282,106 @@ export function ivf4Candidates(
     const nb = start[l + 1] - start[l], co = start[l] * bb, r0 = data.offsets[l];
     for (let b0 = 0; b0 < nb;) {
       const run = Math.min(nb - b0, cands.floor === -Infinity ? WARM_RUN : RUN);
-      const floor = cands.floor;
-      // The smallest integer sum that can reach the floor (one below, for rounding).
-      const need = floor === -Infinity ? 0 : Math.ceil((floor - base) * scale) - 1;
-      if (need > 65535) break; // no row of this list can reach it
-      const thr = Math.max(0, need);
+      const thr = needOf(cands.floor, base, scale);
+      if (thr > 65535) break; // no row of this list can reach the floor
       const hits: FastScanHits = k !== undefined
         ? k.scan(co + b0 * bb, run, M, 0, thr)
         : fastScanReference(data.codes, co + b0 * bb, run, M, own!, 0, thr);
-      for (let h = 0; h < hits.count; h++) {
-        const first = (b0 + hits.blocks[h]) * FS_BLOCK;
-        const last = Math.min(FS_BLOCK, n - first);
-        for (let r = 0; r < last; r++) {
-          const s = hits.sums[h * FS_BLOCK + r];
-          if (s < thr) continue;
-          const score = base + s / scale;
-          if (score >= cands.floor) cands.offer(score, data.rows[r0 + first + r]);
-        }
-      }
+      offerHits(hits.count, hits.blocks, hits.sums, b0, n, thr, base, scale, data.rows, r0, cands);
       b0 += run;
     }
   }
+}
+
+/**
+ * {@linkcode ivf4Candidates} for a batch of questions (see the module
+ * notes), in the kernel: question `j` probes `probes[j].lists` and its
+ * candidates go to `cands[j]`, the same as alone. Returns false (nothing
+ * offered) where the kernel cannot run.
+ */
+export function ivf4CandidatesBatch(
+  data: Ivf4Data,
+  d: number,
+  l2: boolean,
+  qs: readonly Float32Array[],
+  probes: readonly { readonly lists: readonly number[]; readonly qc: Float64Array }[],
+  cands: readonly CandidateSink[],
+): boolean {
+  const k = scannerOf(data);
+  if (k === undefined) return false;
+  const M = 2 * data.bpv, dsub = d / M, bb = 16 * M, per = 16 * M, nq = qs.length;
+  const start = startsOf(data);
+  const t = new Float64Array(M * 16), v = new Float64Array(d);
+  const q8: { scale: number; bias: number }[] = new Array(nq);
+  // Each question's tables at j·16·M of the kernel's memory (a view re-taken after a scan,
+  // which may grow that memory).
+  const lut = () => k.tables(M, nq);
+  const fill = (j: number, q: Float32Array, l: number) => {
+    if (l2) {
+      const c = data.centroids;
+      for (let x = 0; x < d; x++) v[x] = q[x] - c[l * d + x];
+    } else for (let x = 0; x < d; x++) v[x] = q[x];
+    tables4(v, data.codebooks, M, dsub, l2, t);
+    q8[j] = quantizeTables(t, M, lut(), j * per);
+  };
+  if (!l2) qs.forEach((q, j) => fill(j, q, -1));
+  const byList: number[][] = Array.from({ length: data.nlist }, () => []);
+  probes.forEach((p, j) => {
+    for (const l of p.lists) byList[l].push(j);
+  });
+  for (let l = 0; l < data.nlist; l++) {
+    const n = data.offsets[l + 1] - data.offsets[l], js = byList[l];
+    if (n === 0 || js.length === 0) continue;
+    if (l2) { for (const j of js) fill(j, qs[j], l); }
+    const nb = start[l + 1] - start[l], co = start[l] * bb, r0 = data.offsets[l];
+    const baseOf = (j: number) => (l2 ? 0 : probes[j].qc[l]) + q8[j].bias;
+    for (let g = 0; g < js.length; g += 2) {
+      const pair = js.slice(g, g + 2);
+      const base = pair.map(baseOf), scale = pair.map((j) => q8[j].scale);
+      const sinks = pair.map((j) => cands[j]);
+      for (let b0 = 0; b0 < nb;) {
+        const warm = sinks.some((c) => c.floor === -Infinity);
+        const run = Math.min(nb - b0, warm ? WARM_RUN : RUN);
+        const thr = sinks.map((c, i) => needOf(c.floor, base[i], scale[i]));
+        if (thr.every((x) => x > 65535)) break; // no row of this list can reach either floor
+        if (pair.length === 1) {
+          const hits = k.scan(co + b0 * bb, run, M, pair[0] * per, thr[0]);
+          offerHits(
+            hits.count,
+            hits.blocks,
+            hits.sums,
+            b0,
+            n,
+            thr[0],
+            base[0],
+            scale[0],
+            data.rows,
+            r0,
+            sinks[0],
+          );
+        } else {
+          const t2 = thr.map((x) => Math.min(65535, x));
+          const hits = k.scan2(co + b0 * bb, run, M, pair[0] * per, pair[1] * per, t2[0], t2[1]);
+          for (let i = 0; i < 2; i++) {
+            if (thr[i] > 65535) continue;
+            offerHits(
+              hits.count,
+              hits.blocks,
+              hits.sums[i],
+              b0,
+              n,
+              thr[i],
+              base[i],
+              scale[i],
+              data.rows,
+              r0,
+              sinks[i],
+            );
+          }
+        }
+        b0 += run;
+      }
+    }
+  }
+  return true;
 }

@@ -72,7 +72,7 @@ import { INDEX_FILES_ONLY, type IndexMetric, ivfContentProblem } from "../format
 import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts";
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
 import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
-import { ivf4Candidates, PQ4_KSUB, pq4CodesBytes } from "./fastscan.ts";
+import { ivf4Candidates, ivf4CandidatesBatch, PQ4_KSUB, pq4CodesBytes } from "./fastscan.ts";
 import { scoreDense, TopK } from "../exact/score.ts";
 import { DEFAULT_TRAIN_PARAGRAPHS } from "../defaults.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
@@ -898,6 +898,21 @@ export function ivfCandidatesBatch(
   kernel = true,
 ): { row: number; score: number }[][] {
   const data = loadIvf(index);
+  if (data.bits === 4 && kernel && qs.length >= 2) {
+    // 4-bit codes: list by list, two questions a pass (`fastscan.ts`), the same candidates.
+    const out: { row: number; score: number }[][] = [];
+    const d = index.header.d, l2 = index.header.metric === "l2";
+    for (let b = 0; b < qs.length; b += IVF_BATCH) {
+      const part = qs.slice(b, b + IVF_BATCH);
+      const probes = part.map((q) => probeLists(q, data, d, l2, nprobe));
+      const cands = part.map(() => new Candidates(cap));
+      if (!ivf4CandidatesBatch(data, d, l2, part, probes, cands)) {
+        return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));
+      }
+      out.push(...cands.map((c) => c.byRow()));
+    }
+    return out;
+  }
   const k = kernel && data.bits !== 4 ? scannerOf(data) : undefined;
   if (k === undefined || !k.lanes || qs.length < 2) {
     return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));

@@ -116,3 +116,49 @@ Deno.test("fast-scan kernel: the relaxed-swizzle and plain-swizzle modules give 
   }
   assert(ran >= 1);
 });
+
+Deno.test("fast-scan kernel: scan2 gives each of its two questions the sums of scan, bit for bit, and keeps the blocks either keeps", () => {
+  const u = splitmix32(21);
+  const size = 1 << 19;
+  const mem = codesMemory(size)!;
+  const codes = new Uint8Array(mem.buffer, 0, size);
+  for (let i = 0; i < size; i++) codes[i] = u() & 255;
+  const k = FastScanner.create(mem)!;
+  let cases = 0, kept = 0;
+  for (const M of [1, 2, 3, 6, 16, 33, 256]) {
+    const qmax = Math.min(127, Math.floor(65535 / M));
+    const luts = [0, 1].map(() => Uint8Array.from({ length: 16 * M }, () => u() % (qmax + 1)));
+    for (const nb of [0, 1, 5, 31]) {
+      for (const co of [0, 16 * 7]) {
+        if (co + nb * 16 * M > size) continue;
+        const top = M * qmax;
+        for (
+          const [t0, t1] of [[0, 0], [65535, 0], [Math.floor(top * 0.55), 65535], [
+            Math.floor(top * 0.52),
+            Math.floor(top * 0.54),
+          ]]
+        ) {
+          const tab = k.tables(M, 2);
+          tab.set(luts[0]);
+          tab.set(luts[1], 16 * M);
+          const got = k.scan2(co, nb, M, 0, 16 * M, t0, t1);
+          // Each question's sums over every block (threshold 0), and the blocks either keeps.
+          const all = luts.map((l) => fastScanReference(codes, co, nb, M, l, 0, 0));
+          const keep = luts.map((l, g) => fastScanReference(codes, co, nb, M, l, 0, [t0, t1][g]));
+          const want = [...new Set([...keep[0].blocks, ...keep[1].blocks])].sort((a, b) => a - b);
+          assertEquals([...got.blocks], want, `M ${M} nb ${nb} thr ${t0} ${t1}`);
+          got.blocks.forEach((b, h) => {
+            for (let g = 0; g < 2; g++) {
+              const w = all[g].sums.subarray(32 * b, 32 * b + 32);
+              const s = got.sums[g].subarray(32 * h, 32 * h + 32);
+              assertEquals([...s], [...w], `M ${M} block ${b} question ${g}`);
+            }
+          });
+          kept += got.count;
+          cases++;
+        }
+      }
+    }
+  }
+  assert(cases > 100 && kept > 50, `${cases} ${kept}`);
+});

@@ -13,7 +13,13 @@
 import * as Effect from "effect/Effect";
 import { writeContextDump } from "../../../../io/dump/writer.ts";
 import { blockStarts, quantizeTables } from "../../../../search/index/ivfpq/fastscan.ts";
-import { closeIvfWorkers, scoreIvf, scoreIvfSync } from "../../../../search/index/ivfpq/ivfpq.ts";
+import {
+  closeIvfWorkers,
+  ivfCandidates,
+  ivfCandidatesBatch,
+  scoreIvf,
+  scoreIvfSync,
+} from "../../../../search/index/ivfpq/ivfpq.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync } from "../../../../search/index/read.ts";
 import { scoreQuestions } from "../../../../search/open/open.ts";
@@ -295,6 +301,13 @@ Deno.test("4-bit ivf-pq search: the same answers with and without the kernel and
         assert(k.every((t) => t.rows.length === 10));
       }
       closeIvfWorkers(ix);
+      // A batch (list by list, two questions a pass) gives each question its candidates alone.
+      for (const [nprobe, cap] of [[1, 10], [5, 40], [12, 100]]) {
+        const alone = queries.map((q) => ivfCandidates(ix, q, nprobe, cap));
+        assertEquals(ivfCandidatesBatch(ix, queries, nprobe, cap), alone, `${metric} ${nprobe}`);
+        assertEquals(ivfCandidatesBatch(ix, queries.slice(1), nprobe, cap), alone.slice(1));
+        assert(alone.every((c) => c.length === cap));
+      }
       const r1 = rec(scoreIvfSync(ix, queries, { topK: 10, nprobe: 6, refine: 100 }));
       const r0 = rec(scoreIvfSync(ix, queries, { topK: 10, nprobe: 12 }));
       assert(r1 >= 0.9, `${metric}: R@1 with re-scoring ${r1}`);
