@@ -141,7 +141,6 @@ const ivfBuilds = new Map(
     ]),
   ]),
 );
-const ivfBuild = ivfBuilds.get(8) ?? NaN;
 
 // Questions: every `every`-th of the dataset, vectors as float32.
 const ds = JSON.parse(Deno.readTextFileSync(data)) as {
@@ -355,13 +354,15 @@ lines.push(
   } | ${qps(f.flat_search_s)} | ${mb(f.flat_bytes)} | ${recall(f.flat_rows).r1.toFixed(4)} |`,
   "",
   `IVF-PQ nlist ${nlist}, bpv ${bpv}, trained on ${p.train_phrases} phrases (${p.train_paragraphs} paragraphs). ` +
-    `Build: phraseval ${ivfBuild.toFixed(1)} s whole process (exact files + IVF-PQ), peak RSS ${
-      mb(peaks[`${out}/ivf`] ?? NaN)
+    `Build: phraseval ${
+      (ivfBuilds.get(pqBitsList[0]) ?? NaN).toFixed(1)
+    } s whole process (exact files + IVF-PQ, ${pqBitsList[0]}-bit), peak RSS ${
+      mb(peaks[ivfDirOf(pqBitsList[0])] ?? NaN)
     } MB; faiss train ${f.ivf_train_s.toFixed(1)} s + add ${
       f.ivf_add_s.toFixed(1)
     } s (faiss process peak RSS ${mb(f.peak_rss)} MB, with IndexFlatIP and the vectors). ` +
-    `Bytes: phraseval ivf/ ${mb(du(`${out}/ivf/ivf`))} MB, whole folder ${
-      mb(du(`${out}/ivf`))
+    `Bytes: phraseval ivf/ ${mb(du(`${ivfDirOf(pqBitsList[0])}/ivf`))} MB, whole folder ${
+      mb(du(ivfDirOf(pqBitsList[0])))
     } MB; faiss index ${mb(f.ivf_bytes)} MB. Load (exact vectors + ivf/): ${
       ivfLoad.toFixed(1)
     } s. This process's peak RSS (both indexes open) ${mb(vmHwm())} MB.`,
