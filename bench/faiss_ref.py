@@ -8,7 +8,10 @@ phraseval index, f32 or f16), dtype, n, d, queries (raw f32, nq x d), nq,
 train (raw int64 rows of the training sample), nlist, bpv, nprobes, k,
 threads, and optionally refines (candidates re-ranked exactly), flat
 (false: skip IndexFlatIP), flat_threads (IndexFlatIP searched once per
-thread count) and ivf (false: skip the IVF-PQ). Runs with faiss.omp_set_num_threads(threads) and
+thread count), ivf (false: skip the IVF-PQ) and factory (an index built
+by faiss.index_factory(d, factory, METRIC_INNER_PRODUCT), e.g.
+"IVF100,PQ256x4fsr" or "IVF100,RaBitQfs2": trained on the same rows,
+searched and reported as the IVF-PQ is, in place of it). Runs with faiss.omp_set_num_threads(threads) and
 reports, as JSON: load time; IndexFlatIP add and search times and its top-k
 rows; IndexIVFPQ (IndexFlatIP(d), d, nlist, bpv, 8, METRIC_INNER_PRODUCT)
 train/add times, serialized bytes, and per nprobe the search time and top-k
@@ -17,6 +20,7 @@ refine / k: the refine best PQ candidates re-scored with the exact vectors);
 the process's peak RSS.
 """
 import json
+import re
 import resource
 import sys
 import time
@@ -55,8 +59,24 @@ def main():
         out["flat_search_s"] = out["flat_runs"][-1]["search_s"]
         out["flat_rows"] = out["flat_runs"][-1]["rows"]
         del flat
+    if spec.get("factory"):
+        t0 = time.perf_counter()
+        ix = faiss.index_factory(d, spec["factory"], faiss.METRIC_INNER_PRODUCT)
+        ix.train(xb[train])
+        out["ivf_train_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        ix.add(xb)
+        out["ivf_add_s"] = time.perf_counter() - t0
+        out["factory"] = spec["factory"]
+        out["ivf_bytes"] = int(faiss.serialize_index(ix).nbytes)
+        ivf_part = faiss.extract_index_ivf(ix)
+        out["code_size"] = float(ivf_part.code_size)
+        out.update(search_ivf(ix, ivf_part, xb, xq, spec))
+        out["peak_rss"] = peak_rss()
+        json.dump(out, open(sys.argv[2], "w"))
+        return
     if not spec.get("ivf", True):
-        out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        out["peak_rss"] = peak_rss()
         json.dump(out, open(sys.argv[2], "w"))
         return
 
@@ -69,17 +89,37 @@ def main():
     ivf.add(xb)
     out["ivf_add_s"] = time.perf_counter() - t0
     out["ivf_bytes"] = int(faiss.serialize_index(ivf).nbytes)
-    out["ivf"] = []
+    out.update(search_ivf(ivf, ivf, xb, xq, spec))
+    out["peak_rss"] = peak_rss()
+    json.dump(out, open(sys.argv[2], "w"))
+
+
+def peak_rss():
+    """This process's peak RSS in bytes: VmHWM (ru_maxrss can carry the peak of the
+    process that started this one, across exec)."""
+    try:
+        m = re.search(r"VmHWM:\s+(\d+) kB", open("/proc/self/status").read())
+        if m:
+            return int(m.group(1)) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def search_ivf(index, ivf, xb, xq, spec):
+    """Per nprobe: the search time, top-k rows and codes scanned, without and with
+    IndexRefineFlat over `index` (k_factor = refine / k); `ivf` is its IVF part."""
+    k = spec["k"]
+    res = {"ivf": [], "refined": []}
     for nprobe in spec["nprobes"]:
         ivf.nprobe = nprobe
         faiss.cvar.indexIVF_stats.reset()
         t0 = time.perf_counter()
-        _, ix = ivf.search(xq, k)
-        out["ivf"].append({"nprobe": nprobe, "search_s": time.perf_counter() - t0,
+        _, ix = index.search(xq, k)
+        res["ivf"].append({"nprobe": nprobe, "search_s": time.perf_counter() - t0,
                            "rows": ix.tolist(), "ndis": int(faiss.cvar.indexIVF_stats.ndis)})
-    out["refined"] = []
     if spec.get("refines"):
-        rf = faiss.IndexRefineFlat(ivf, faiss.swig_ptr(xb))
+        rf = faiss.IndexRefineFlat(index, faiss.swig_ptr(xb))
         for nprobe in spec["nprobes"]:
             ivf.nprobe = nprobe
             for r in spec["refines"]:
@@ -87,12 +127,11 @@ def main():
                 faiss.cvar.indexIVF_stats.reset()
                 t0 = time.perf_counter()
                 _, ix = rf.search(xq, k)
-                out["refined"].append({"nprobe": nprobe, "refine": r,
+                res["refined"].append({"nprobe": nprobe, "refine": r,
                                        "search_s": time.perf_counter() - t0,
                                        "rows": ix.tolist(),
                                        "ndis": int(faiss.cvar.indexIVF_stats.ndis)})
-    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    json.dump(out, open(sys.argv[2], "w"))
+    return res
 
 
 if __name__ == "__main__":

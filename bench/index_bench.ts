@@ -37,6 +37,14 @@
  * `--reuse` keeps indexes already in `--out` and faiss's results when its
  * spec is unchanged.
  *
+ * `--pq-bits 8,4` also builds and answers with a 4-bit index (`index
+ * --pq-bits 4`, `OUT/ivf4`; rows say which). `--faiss-factories
+ * 'IVF100,PQ256x4fsr;IVF100,RaBitQfs2'` adds faiss indexes by their
+ * factory string (`;` between them: faiss's fast-scan PQ and RaBitQ),
+ * each built (trained on the same rows, timed train + add) and searched in
+ * its own faiss process (so each row's peak RSS is its own), at every
+ * nprobe without and with `IndexRefineFlat` (k_factor = refine / k).
+ *
  * @module
  */
 import { openDumpSync } from "../io/dump/reader_sync.ts";
@@ -78,6 +86,8 @@ const compareScan = flag("compare-scan");
 const refine0 = !flag("skip-refine0");
 const K = 10;
 const block = Number(arg("block", "256"));
+const pqBitsList = arg("pq-bits", "8").split(",").map(Number);
+const factories = arg("faiss-factories", "").split(";").filter((x) => x !== "");
 Deno.mkdirSync(out, { recursive: true });
 
 const peaks: Record<string, number> = {};
@@ -118,7 +128,19 @@ const build = (dir: string, extra: string[]) =>
   flag("reuse") && exists(dir) ? NaN : index(dir, extra);
 
 const exactBuild = build(`${out}/exact`, []);
-const ivfBuild = build(`${out}/ivf`, ["--nlist", String(nlist), "--bpv", String(bpv)]);
+const ivfDirOf = (bits: number) => bits === 8 ? `${out}/ivf` : `${out}/ivf${bits}`;
+const ivfBuilds = new Map(
+  pqBitsList.map((bits) => [
+    bits,
+    build(ivfDirOf(bits), [
+      "--nlist",
+      String(nlist),
+      "--bpv",
+      String(bpv),
+      ...(bits === 8 ? [] : ["--pq-bits", String(bits)]),
+    ]),
+  ]),
+);
 
 // Questions: every `every`-th of the dataset, vectors as float32.
 const ds = JSON.parse(Deno.readTextFileSync(data)) as {
@@ -161,9 +183,17 @@ console.error(`exact: ${qs.length} questions in ${exactSearch.toFixed(1)} s`);
 
 // Training rows of the IVF index's sample, for faiss.
 t0 = performance.now();
-const ivf = openIndexSync(`${out}/ivf`, { verify: false });
+const ivf = openIndexSync(ivfDirOf(pqBitsList[0]), { verify: false });
 loadIvf(ivf);
 const ivfLoad = (performance.now() - t0) / 1000;
+const ivfs = new Map(
+  pqBitsList.map((bits, i) => {
+    if (i === 0) return [bits, ivf];
+    const ix = openIndexSync(ivfDirOf(bits), { verify: false });
+    loadIvf(ix);
+    return [bits, ix];
+  }),
+);
 const p = ivf.header.parameters as Record<string, number>;
 const train = await trainSample(ivf.ids, p.train_paragraphs);
 const trainRows: bigint[] = [];
@@ -210,51 +240,54 @@ const ours: {
   r10: number;
   threads: number;
   scan: string;
+  bits: number;
 }[] = [];
-for (const nprobe of nprobes) {
-  for (const rf of [...(refine0 ? [0] : []), ...refines]) {
-    for (const th of ivfThreadsList) {
-      for (const kernel of compareScan ? [false, true] : [true]) {
-        t0 = performance.now();
-        const rows: number[][] = [];
-        for (let b = 0; b < qs.length; b += block) {
-          const tops = await scoreIvf(ivf, qs.slice(b, b + block), {
-            topK: K,
-            nprobe,
-            refine: rf,
-            threads: th,
-            scanKernel: kernel,
-          });
-          for (const t of tops) rows.push(t.rows);
+for (const [bits, ivf] of ivfs) {
+  for (const nprobe of nprobes) {
+    for (const rf of [...(refine0 ? [0] : []), ...refines]) {
+      for (const th of ivfThreadsList) {
+        for (const kernel of compareScan ? [false, true] : [true]) {
+          t0 = performance.now();
+          const rows: number[][] = [];
+          for (let b = 0; b < qs.length; b += block) {
+            const tops = await scoreIvf(ivf, qs.slice(b, b + block), {
+              topK: K,
+              nprobe,
+              refine: rf,
+              threads: th,
+              scanKernel: kernel,
+            });
+            for (const t of tops) rows.push(t.rows);
+          }
+          const s = (performance.now() - t0) / 1000;
+          const scan = kernel ? "wasm" : "ts";
+          ours.push({ nprobe, refine: rf, s, ...recall(rows), threads: th, scan, bits });
+          console.error(
+            `ivf ${bits}-bit nprobe ${nprobe} refine ${rf} threads ${th} scan ${scan}: ${
+              s.toFixed(1)
+            } s, ${(s * 1e9 * th / bytesOf.get(nprobe)!).toFixed(2)} ns per code byte per thread`,
+            recall(rows),
+          );
         }
-        const s = (performance.now() - t0) / 1000;
-        const scan = kernel ? "wasm" : "ts";
-        ours.push({ nprobe, refine: rf, s, ...recall(rows), threads: th, scan });
-        console.error(
-          `ivf nprobe ${nprobe} refine ${rf} threads ${th} scan ${scan}: ${s.toFixed(1)} s, ${
-            (s * 1e9 * th / bytesOf.get(nprobe)!).toFixed(2)
-          } ns per code byte per thread`,
-          recall(rows),
-        );
       }
     }
   }
 }
 
-closeIvfWorkers(ivf);
+for (const ix of ivfs.values()) closeIvfWorkers(ix);
 
 if (flag("no-faiss")) {
   // Only phraseval's IVF-PQ rows (e.g. another --refine sweep on reused indexes).
   const t = ours.map((o) =>
-    `| ${o.nprobe} | ${o.refine} | ${o.threads} | ${o.scan} | ${o.r1.toFixed(3)} | ${
+    `| ${o.bits} | ${o.nprobe} | ${o.refine} | ${o.threads} | ${o.scan} | ${o.r1.toFixed(3)} | ${
       o.r10.toFixed(3)
     } | ${(qs.length / o.s).toFixed(1)} | ${nsPerByte(o)} |`
   );
   console.log(`this process's peak RSS ${(vmHwm() / 1e6).toFixed(0)} MB`);
   console.log(
     [
-      "| nprobe | refine | threads | scan | R@1 | R@10 | q/s | ns per code byte per thread |",
-      "|---|---|---|---|---|---|---|---|",
+      "| bits | nprobe | refine | threads | scan | R@1 | R@10 | q/s | ns per code byte per thread |",
+      "|---|---|---|---|---|---|---|---|---|",
       ...t,
     ].join("\n"),
   );
@@ -288,6 +321,18 @@ const faissWall = reuseFaiss ? NaN : sh("python3", [
   `${out}/faiss.json`,
 ]);
 const f = JSON.parse(Deno.readTextFileSync(`${out}/faiss.json`));
+// Each factory in its own faiss process (its own peak RSS), reused as faiss.json is.
+const fac = factories.map((factory, i) => {
+  const fspec = { ...spec, flat: false, ivf: false, factory };
+  const sp = `${out}/faiss_factory${i}_spec.json`, res = `${out}/faiss_factory${i}.json`;
+  const again = !(flag("reuse") && exists(res) && exists(sp) &&
+    Deno.readTextFileSync(sp) === JSON.stringify(fspec));
+  if (again) {
+    Deno.writeTextFileSync(sp, JSON.stringify(fspec));
+    sh("python3", [`${root}bench/faiss_ref.py`, sp, res]);
+  }
+  return JSON.parse(Deno.readTextFileSync(res));
+});
 
 const nq = qs.length;
 const qps = (s: number) => (nq / s).toFixed(1);
@@ -309,20 +354,22 @@ lines.push(
   } | ${qps(f.flat_search_s)} | ${mb(f.flat_bytes)} | ${recall(f.flat_rows).r1.toFixed(4)} |`,
   "",
   `IVF-PQ nlist ${nlist}, bpv ${bpv}, trained on ${p.train_phrases} phrases (${p.train_paragraphs} paragraphs). ` +
-    `Build: phraseval ${ivfBuild.toFixed(1)} s whole process (exact files + IVF-PQ), peak RSS ${
-      mb(peaks[`${out}/ivf`] ?? NaN)
+    `Build: phraseval ${
+      (ivfBuilds.get(pqBitsList[0]) ?? NaN).toFixed(1)
+    } s whole process (exact files + IVF-PQ, ${pqBitsList[0]}-bit), peak RSS ${
+      mb(peaks[ivfDirOf(pqBitsList[0])] ?? NaN)
     } MB; faiss train ${f.ivf_train_s.toFixed(1)} s + add ${
       f.ivf_add_s.toFixed(1)
     } s (faiss process peak RSS ${mb(f.peak_rss)} MB, with IndexFlatIP and the vectors). ` +
-    `Bytes: phraseval ivf/ ${mb(du(`${out}/ivf/ivf`))} MB, whole folder ${
-      mb(du(`${out}/ivf`))
+    `Bytes: phraseval ivf/ ${mb(du(`${ivfDirOf(pqBitsList[0])}/ivf`))} MB, whole folder ${
+      mb(du(ivfDirOf(pqBitsList[0])))
     } MB; faiss index ${mb(f.ivf_bytes)} MB. Load (exact vectors + ivf/): ${
       ivfLoad.toFixed(1)
     } s. This process's peak RSS (both indexes open) ${mb(vmHwm())} MB.`,
   "",
-  "| nprobe | refine | threads | scan | phraseval R@1 | R@10 | q/s | ns/B/thread | faiss R@1 | R@10 | q/s (" +
+  "| bits | nprobe | refine | threads | scan | phraseval R@1 | R@10 | q/s | ns/B/thread | faiss R@1 | R@10 | q/s (" +
     threads + " threads) | ns/B/thread |",
-  "|---|---|---|---|---|---|---|---|---|---|---|---|",
+  "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 );
 for (const o of ours) {
   const fr = o.refine === 0
@@ -334,12 +381,65 @@ for (const o of ours) {
   // faiss's code bytes: the distances it computed (indexIVF_stats.ndis) × bpv.
   const fns = fr.ndis ? (fr.search_s * 1e9 * threads / (fr.ndis * bpv)).toFixed(2) : "";
   lines.push(
-    `| ${o.nprobe} | ${o.refine} | ${o.threads} | ${o.scan} | ${o.r1.toFixed(3)} | ${
+    `| ${o.bits} | ${o.nprobe} | ${o.refine} | ${o.threads} | ${o.scan} | ${o.r1.toFixed(3)} | ${
       o.r10.toFixed(3)
     } | ${qps(o.s)} | ${nsPerByte(o)} | ${rc.r1.toFixed(3)} | ${rc.r10.toFixed(3)} | ${
       qps(fr.search_s)
     } | ${fns} |`,
   );
+}
+// One table of every system: build (whole process for phraseval; train + add for faiss), index
+// bytes, peak RSS, and each setting's recall and speed.
+lines.push(
+  "",
+  `All systems, ${threads} faiss threads (phraseval: the threads column of each row):`,
+  "",
+  "| system | code bytes/vector | build s | index MB | peak RSS MB | nprobe | refine | threads | R@1 | R@10 | q/s |",
+  "|---|---|---|---|---|---|---|---|---|---|---|",
+);
+for (const o of ours) {
+  const dir = ivfDirOf(o.bits);
+  lines.push(
+    `| phraseval IVF-PQ ${o.bits}-bit | ${bpv} | ${(ivfBuilds.get(o.bits) ?? NaN).toFixed(1)} | ${
+      mb(du(`${dir}/ivf`))
+    } (+ vectors ${mb(du(dir) - du(`${dir}/ivf`))}) | ${mb(peaks[dir] ?? NaN)} build, ${
+      mb(vmHwm())
+    } search | ${o.nprobe} | ${o.refine} | ${o.threads} | ${o.r1.toFixed(3)} | ${
+      o.r10.toFixed(3)
+    } | ${qps(o.s)} |`,
+  );
+}
+for (const x of f.ivf) {
+  const rc = recall(x.rows);
+  lines.push(
+    `| faiss IVF${nlist},PQ${bpv} | ${bpv} | ${(f.ivf_train_s + f.ivf_add_s).toFixed(1)} | ${
+      mb(f.ivf_bytes)
+    } | ${mb(f.peak_rss)} | ${x.nprobe} | 0 | ${threads} | ${rc.r1.toFixed(3)} | ${
+      rc.r10.toFixed(3)
+    } | ${qps(x.search_s)} |`,
+  );
+}
+for (const x of f.refined) {
+  const rc = recall(x.rows);
+  lines.push(
+    `| faiss IVF${nlist},PQ${bpv} + IndexRefineFlat | ${bpv} | ${
+      (f.ivf_train_s + f.ivf_add_s).toFixed(1)
+    } | ${mb(f.ivf_bytes)} | ${mb(f.peak_rss)} | ${x.nprobe} | ${x.refine} | ${threads} | ${
+      rc.r1.toFixed(3)
+    } | ${rc.r10.toFixed(3)} | ${qps(x.search_s)} |`,
+  );
+}
+for (const g of fac) {
+  for (const x of [...g.ivf.map((y: object) => ({ ...y, refine: 0 })), ...g.refined]) {
+    const rc = recall(x.rows);
+    lines.push(
+      `| faiss ${g.factory}${x.refine > 0 ? " + IndexRefineFlat" : ""} | ${g.code_size ?? ""} | ${
+        (g.ivf_train_s + g.ivf_add_s).toFixed(1)
+      } | ${mb(g.ivf_bytes)} | ${mb(g.peak_rss)} | ${x.nprobe} | ${x.refine} | ${threads} | ${
+        rc.r1.toFixed(3)
+      } | ${rc.r10.toFixed(3)} | ${qps(x.search_s)} |`,
+    );
+  }
 }
 const text = lines.join("\n");
 console.log(text);

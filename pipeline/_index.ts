@@ -52,6 +52,20 @@ export const indexCommand = (a: ParsedArgs<typeof INDEX_SPEC>) => {
         "drop --nlist/--bpv for a plain sparse dump",
     );
   }
+  const pqBits = a.flags["pq-bits"];
+  if (pqBits !== undefined) {
+    if (pqBits !== 4 && pqBits !== 8) return usage(`--pq-bits must be 4 or 8, got ${pqBits}`);
+    if (!ivf) return usage("--pq-bits shapes an IVF-PQ index: give --nlist and --bpv");
+    if (
+      pqBits === 4 && (denseDims !== undefined || a.flags.shards !== undefined ||
+        a.flags["train-only"] || a.flags.quantizer !== undefined)
+    ) {
+      return usage(
+        "--pq-bits 4 is not supported with --dense-dims, --shards, --train-only or " +
+          "--quantizer yet",
+      );
+    }
+  }
   if (a.flags.format !== undefined && a.flags.context === undefined) {
     return usage("--format names --context's format: give --context");
   }
@@ -94,6 +108,7 @@ export const indexCommand = (a: ParsedArgs<typeof INDEX_SPEC>) => {
     overwrite: a.flags.overwrite,
     nlist,
     bpv,
+    ...(pqBits === 4 ? { pqBits: 4 as const } : {}),
     trainParagraphs: train,
     denseDims,
     onProgress: (p, n) => bar.update(p, `paragraphs, ${n} phrases`),
@@ -183,7 +198,7 @@ export const indexCommand = (a: ParsedArgs<typeof INDEX_SPEC>) => {
 function summary(h: IndexHeader): string {
   const p = h.parameters;
   const ivfText = h.kind === "ivf-pq"
-    ? `, ivf-pq nlist ${p.nlist} bpv ${p.bpv}${
+    ? `, ivf-pq nlist ${p.nlist} bpv ${p.bpv}${p.bits === 4 ? " 4-bit" : ""}${
       p.dense_dims !== undefined ? ` over dense dims [0, ${p.dense_dims})` : ""
     } trained on ${p.train_phrases} phrases`
     : "";

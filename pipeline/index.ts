@@ -70,6 +70,14 @@ export const INDEX_SPEC = {
         "IVF-PQ bytes per vector: B sub-vectors of 8 bits (B must divide d, or --dense-dims)",
     },
     {
+      name: "pq-bits",
+      type: "int",
+      metavar: "BITS",
+      description: "IVF-PQ code bits: 8 (default; B sub-vectors of 256 centroids) or 4 (2B " +
+        "sub-vectors of 16 centroids, scanned by the 4-bit fast-scan kernel; best with " +
+        "--candidates re-scoring)",
+    },
+    {
       name: "dense-dims",
       type: "int",
       metavar: "D",

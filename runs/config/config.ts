@@ -62,6 +62,7 @@ export interface OpenOptions {
     readonly bpv: number;
     readonly trainParagraphs?: number;
     readonly denseDims?: number;
+    readonly pqBits?: 4 | 8;
     readonly nprobe?: number;
     readonly candidates?: number;
   };
@@ -434,6 +435,15 @@ export const validateRunConfig = (
           return yield* fail(`${where}.eval.bem.model`, `no such file "${model}"`);
         }
         bemResolved = { model, report: bem.report ?? "accuracy" };
+      }
+      if (
+        typeof d.open === "object" && d.open.ivf?.pqBits === 4 &&
+        (d.open.shards !== undefined || d.open.ivf.denseDims !== undefined)
+      ) {
+        return yield* fail(
+          `${where}.open.ivf.pqBits`,
+          "pqBits 4 is not supported with shards or denseDims yet",
+        );
       }
       datasets.push({
         abbr: d.abbr,

@@ -108,6 +108,11 @@ export const IvfOptionsSchema = Schema.Struct({
   trainParagraphs: Schema.optionalKey(PosInt),
   /** A hybrid dense ⊕ sparse model's dense block (`index --dense-dims`). */
   denseDims: Schema.optionalKey(PosInt),
+  /**
+   * Bits per PQ code (`index --pq-bits`, default 8; 4: the fast-scan index,
+   * not with `denseDims` or `shards`).
+   */
+  pqBits: Schema.optionalKey(Schema.Literals([4, 8])),
   /** Lists probed per question (default 10). */
   nprobe: Schema.optionalKey(PosInt),
   /** Approximate candidates re-scored exactly (default: `search`'s). */

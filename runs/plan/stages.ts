@@ -296,6 +296,7 @@ function indexInputs(ctx: PlanContext, m: Model, ds: ResolvedDataset, open: Open
       `--bpv=${ivf.bpv}`,
       ...(ivf.trainParagraphs !== undefined ? [`--train-paragraphs=${ivf.trainParagraphs}`] : []),
       ...(ivf.denseDims !== undefined ? [`--dense-dims=${ivf.denseDims}`] : []),
+      ...(ivf.pqBits === 4 ? ["--pq-bits=4"] : []),
     ],
   };
 }

@@ -136,6 +136,12 @@ export interface BuildIndexOptions {
   /** PQ sub-vectors (bytes per vector): with `nlist`, an `ivf-pq` index. */
   readonly bpv?: number;
   /**
+   * Bits per PQ code (default 8). 4: `2·bpv` sub-quantizers of 16 centroids,
+   * the codes in the blocked layout of the fast scan (`ivfpq/fastscan.ts`);
+   * not with `denseDims`, `shard` or `quantizer`.
+   */
+  readonly pqBits?: 4 | 8;
+  /**
    * A sparse dump whose first `denseDims` columns are a dense block (a
    * hybrid dense ⊕ sparse encoder's): with `nlist` and `bpv`, the IVF-PQ is
    * trained and encoded on that block (`ivfpq/hybrid.ts`).
@@ -502,6 +508,12 @@ const ivfStage = (
     if (D === undefined && h.d % bpv !== 0) {
       return yield* refuse(`--bpv ${bpv} does not divide d = ${h.d} (PQ splits d into bpv parts)`);
     }
+    const bits = opts.pqBits ?? 8;
+    if (bits === 4 && h.d % (2 * bpv) !== 0) {
+      return yield* refuse(
+        `2 × --bpv ${bpv} does not divide d = ${h.d} (4-bit PQ splits d into 2·bpv parts)`,
+      );
+    }
     const wanted = opts.trainParagraphs ?? DEFAULT_TRAIN_PARAGRAPHS;
     const train = global !== undefined
       ? []
@@ -528,6 +540,7 @@ const ivfStage = (
             train,
             nlist,
             bpv,
+            ...(bits === 4 ? { bits } : {}),
             scratch: tmp,
             rowsOf: block?.read,
             onProgress: (rows) => opts.onIvfProgress?.(rows, h.phrases),
@@ -569,7 +582,7 @@ const ivfStage = (
       ...h,
       kind: "ivf-pq",
       parameters: global?.parameters ??
-        ivfParameters(nlist, bpv, train.length, trainPhrases, D),
+        ivfParameters(nlist, bpv, train.length, trainPhrases, D, bits),
       files,
     };
   });
@@ -952,6 +965,13 @@ function ivfOptionsProblem(
   if ((opts.nlist === undefined) !== (opts.bpv === undefined)) {
     return [out, "IVF-PQ needs both --nlist and --bpv"];
   }
+  if (opts.pqBits !== undefined && opts.pqBits !== 8) {
+    if (opts.pqBits !== 4) return [out, `--pq-bits must be 4 or 8, got ${opts.pqBits}`];
+    if (opts.nlist === undefined) return [out, "--pq-bits 4 needs --nlist and --bpv"];
+    if (opts.denseDims !== undefined || opts.shard !== undefined || opts.quantizer !== undefined) {
+      return [out, "--pq-bits 4 is not supported with --dense-dims, --shards or --quantizer yet"];
+    }
+  }
   const at = (message: string): [string, string] => [opts.contextEmb, message];
   if (opts.denseDims !== undefined) {
     if (!sparse) {
@@ -1244,10 +1264,11 @@ const ivfParameters = (
   trainParagraphs: number,
   trainPhrases: number,
   D: number | undefined,
+  bits = 8,
 ): Record<string, unknown> => ({
   nlist,
   bpv,
-  bits: 8,
+  bits,
   train_paragraphs: trainParagraphs,
   train_phrases: trainPhrases,
   train_sample: TRAIN_SAMPLE_RULE,
@@ -1294,7 +1315,9 @@ export const trainQuantizer = (
   Effect.gen(function* () {
     const out = opts.out.replace(/\/+$/, "") || "/";
     const sparse = opts.sparse === true;
-    const why = ivfOptionsProblem(opts, sparse);
+    const why = opts.pqBits === 4
+      ? [out, "--pq-bits 4 is not supported with --train-only (a sharded index) yet"]
+      : ivfOptionsProblem(opts, sparse);
     if (why !== undefined) {
       return yield* Effect.fail(new InputError({ file: why[0], where: "", message: why[1] }));
     }

@@ -398,6 +398,9 @@ export class DiskIndex implements IvfOnDisk {
     budget: number,
     open: (name: string) => Deno.FsFile,
   ): DiskIvf {
+    if (h.parameters.bits === 4) {
+      throw bad(dir, "a 4-bit (--pq-bits 4) index is not read under --memory-budget yet");
+    }
     statRealFolder(`${dir}/ivf`, INDEX_FILES_ONLY);
     const nlist = h.parameters.nlist as number, bpv = h.parameters.bpv as number;
     const whole = (name: string) => {

@@ -249,11 +249,22 @@ export function headerProblem(h: unknown): string | undefined {
   return bindingProblem(o);
 }
 
-/** The IVF-PQ data files and their sizes (`ivfpq/ivfpq.ts` has the layout). */
-function ivfSizes(d: number, phrases: number, nlist: number, bpv: number): Record<string, number> {
+/**
+ * The IVF-PQ data files and their sizes (`ivfpq/ivfpq.ts` has the layout;
+ * a 4-bit index's `codes.u8`, whose size follows from its list sizes, is
+ * checked by {@linkcode pq4CodesBytesProblem} here and exactly once its
+ * offsets are read).
+ */
+function ivfSizes(
+  d: number,
+  phrases: number,
+  nlist: number,
+  bpv: number,
+  bits = 8,
+): Record<string, number> {
   return {
     "ivf/centroids.f32": nlist * d * 4,
-    "ivf/codebooks.f32": 256 * d * 4,
+    "ivf/codebooks.f32": (bits === 4 ? 16 : 256) * d * 4,
     "ivf/list_offsets.i64": (nlist + 1) * 8,
     "ivf/list_rows.u32": phrases * 4,
     "ivf/codes.u8": phrases * bpv,
@@ -273,7 +284,10 @@ function ivfPqProblem(o: Record<string, unknown>): string | undefined {
     return "parameters.dense_dims applies to csr (hybrid) indexes only";
   }
   if (p.engine !== "phraseval") return `unknown ivf-pq engine ${JSON.stringify(p.engine)}`;
-  if (p.bits !== 8) return `bad ivf-pq parameter bits (8 expected)`;
+  if (p.bits !== 8 && p.bits !== 4) return `bad ivf-pq parameter bits (8 or 4 expected)`;
+  if (p.bits === 4 && p.dense_dims !== undefined) {
+    return "a 4-bit (--pq-bits 4) ivf-pq index of a hybrid dump is not supported";
+  }
   for (const key of ["nlist", "bpv", "bits", "train_paragraphs", "train_phrases"]) {
     if (!isCount(p[key]) || p[key] === 0) return `bad ivf-pq parameter ${key}`;
   }
@@ -283,6 +297,9 @@ function ivfPqProblem(o: Record<string, unknown>): string | undefined {
   ) return `bad ivf-pq parameter dense_dims (1 … d = ${o.d} expected)`;
   // The IVF-PQ's dimension: the dense block of a hybrid index, else d.
   const dq = (p.dense_dims ?? o.d) as number;
+  if (p.bits === 4 && dq % (2 * (p.bpv as number)) !== 0) {
+    return `2 × bpv ${p.bpv} (4-bit sub-quantizers) does not divide d = ${o.d}`;
+  }
   if (dq % (p.bpv as number) !== 0) {
     return p.dense_dims === undefined
       ? `bpv ${p.bpv} does not divide d = ${o.d}`
@@ -292,7 +309,14 @@ function ivfPqProblem(o: Record<string, unknown>): string | undefined {
     return "nlist exceeds the training phrases";
   }
   const files = o.files as Record<string, Record<string, unknown>>;
-  const sizes = ivfSizes(dq, o.phrases as number, p.nlist as number, p.bpv as number);
+  const four = p.bits === 4;
+  const sizes = ivfSizes(
+    dq,
+    o.phrases as number,
+    p.nlist as number,
+    p.bpv as number,
+    p.bits as number,
+  );
   for (const [name, want] of Object.entries(sizes)) {
     const f = files[name];
     if (f === undefined) return `the file list lacks ${name}`;
@@ -300,6 +324,16 @@ function ivfPqProblem(o: Record<string, unknown>): string | undefined {
       typeof f !== "object" || f === null || !isCount(f.bytes) || typeof f.sha256 !== "string" ||
       !/^[0-9a-f]{64}$/.test(f.sha256)
     ) return `bad entry for ${name}`;
+    if (four && name === "ivf/codes.u8") {
+      const why = pq4CodesBytesProblem(
+        f.bytes,
+        o.phrases as number,
+        p.nlist as number,
+        p.bpv as number,
+      );
+      if (why !== undefined) return why;
+      continue;
+    }
     if (f.bytes !== want) return `${name} is listed with ${f.bytes} bytes; ${want} expected`;
   }
   return undefined;
@@ -321,6 +355,32 @@ function bindingProblem(o: Record<string, unknown>): string | undefined {
   if (typeof o.binding !== "string" || o.binding !== indexBinding(files)) {
     return "the files' sha256 do not match the binding recorded at the build (a file, such as " +
       "the paragraph table, was changed and its sha256 recomputed): rebuild the index";
+  }
+  return undefined;
+}
+
+/**
+ * What is wrong with the listed size of a 4-bit index's `codes.u8`, or
+ * `undefined`: its lists padded to blocks of 32 rows of `bpv` bytes, so a
+ * multiple of `32·bpv` between `phrases·bpv` and `(phrases + 31·nlist)·bpv`.
+ *
+ * @example
+ * ```ts
+ * import { pq4CodesBytesProblem } from "./format.ts";
+ * if (pq4CodesBytesProblem(64 * 8, 40, 2, 8) !== undefined) throw new Error();
+ * if (pq4CodesBytesProblem(32 * 8, 40, 2, 8) === undefined) throw new Error();
+ * ```
+ */
+export function pq4CodesBytesProblem(
+  bytes: number,
+  phrases: number,
+  nlist: number,
+  bpv: number,
+): string | undefined {
+  if (bytes % (32 * bpv) !== 0 || bytes < phrases * bpv || bytes > (phrases + 31 * nlist) * bpv) {
+    return `ivf/codes.u8 is listed with ${bytes} bytes; a multiple of ${32 * bpv} from ` +
+      `${phrases * bpv} to ${(phrases + 31 * nlist) * bpv} expected (4-bit codes, lists ` +
+      "padded to blocks of 32 rows)";
   }
   return undefined;
 }

@@ -50,6 +50,7 @@ import {
 import { isShardSet, openShardSet } from "./shards.ts";
 import { parseParagraphLine } from "./paragraphs.ts";
 import { DiskIndex } from "./disk.ts";
+import { pq4CodesBytes } from "./ivfpq/fastscan.ts";
 
 /** An open exact index, all in memory. */
 export interface ExactIndex {
@@ -357,16 +358,28 @@ function checkIvfContent(dir: string, h: IndexHeader, files: Map<string, Uint8Ar
   };
   const off = files.get("ivf/list_offsets.i64")!, rw = files.get("ivf/list_rows.u32")!;
   const nlist = h.parameters.nlist as number;
+  const offsets = Float64Array.from(
+    new BigInt64Array(off.buffer, off.byteOffset, nlist + 1),
+    (x) => Number(x),
+  );
   const why = ivfContentProblem(h.phrases, nlist, {
     centroids: f32("ivf/centroids.f32"),
     codebooks: f32("ivf/codebooks.f32"),
-    offsets: Float64Array.from(
-      new BigInt64Array(off.buffer, off.byteOffset, nlist + 1),
-      (x) => Number(x),
-    ),
+    offsets,
     rows: new Uint32Array(rw.buffer, rw.byteOffset, h.phrases),
   });
   if (why !== undefined) throw bad(`${dir}/${why[0]}`, why[1]);
+  if (h.parameters.bits === 4) {
+    // A 4-bit index's codes are its lists padded to blocks of 32 rows.
+    const want = pq4CodesBytes(offsets, nlist, h.parameters.bpv as number);
+    const have = h.files["ivf/codes.u8"].bytes;
+    if (have !== want) {
+      throw bad(
+        `${dir}/ivf/codes.u8`,
+        `${have} bytes but the lists' blocks of 32 rows take ${want} (corrupt index)`,
+      );
+    }
+  }
 }
 
 /**

@@ -13,8 +13,9 @@
  *   on the command line (a reader looks for each beside the record by its
  *   name first);
  * - `index`: the index's kind, vectors, metric, d, phrases, paragraphs,
- *   nlist and bpv (ivf-pq), `dense_dims` (hybrid), its bytes on disk (all
- *   its data files; `ivf_bytes`: those of `ivf/`), and `content`, the
+ *   nlist and bpv (ivf-pq; `pq_bits` 4 for a 4-bit one), `dense_dims`
+ *   (hybrid), its bytes on disk (all its data files; `ivf_bytes`: those
+ *   of `ivf/`), and `content`, the
  *   sha256 of its exact files (vectors and paragraph table) as its header
  *   lists them: two searches of the same phrase vectors have the same
  *   `content`, whatever index kind holds them;
@@ -66,6 +67,8 @@ export interface SearchRecordIndex {
   readonly nlist: number | null;
   /** PQ bytes per vector (`null`: not an ivf-pq index). */
   readonly bpv: number | null;
+  /** Bits per PQ code of a 4-bit index (`index --pq-bits 4`); absent for 8 (older records too). */
+  readonly pq_bits?: 4;
   /** A hybrid index's dense block (`null`: none). */
   readonly dense_dims: number | null;
   /** Bytes of all its data files on disk. */
@@ -238,6 +241,7 @@ export function recordIndex(h: IndexHeader): SearchRecordIndex {
     paragraphs: h.paragraphs,
     nlist: ivfpq ? num(h.parameters.nlist) : null,
     bpv: ivfpq ? num(h.parameters.bpv) : null,
+    ...(ivfpq && h.parameters.bits === 4 ? { pq_bits: 4 as const } : {}),
     dense_dims: num(h.parameters.dense_dims),
     bytes,
     ivf_bytes: ivfpq ? ivf : null,
@@ -344,6 +348,7 @@ export function parseSearchRecord(text: string, file: string): SearchRecord {
   for (const f of ["nlist", "bpv", "dense_dims", "ivf_bytes"]) {
     need(orNull(ix![f], isCount), `index.${f}`, "a count or null");
   }
+  need(ix!.pq_bits === undefined || ix!.pq_bits === 4, "index.pq_bits", "4 or absent");
   const content = ix!.content as Record<string, unknown> | null;
   need(
     typeof content === "object" && content !== null && Object.values(content).every(isStr),

@@ -42,8 +42,10 @@ export interface EncodeModel {
   readonly nlist: number;
   /** Coarse centroids, nlist × d. */
   readonly centroids: Float32Array;
-  /** Codebooks, bpv × 256 × d/bpv. */
+  /** Codebooks, bpv × ksub × d/bpv. */
   readonly codebooks: Float32Array;
+  /** Centroids per sub-quantizer (default {@linkcode KSUB}; 16 for 4-bit codes). */
+  readonly ksub?: number;
 }
 
 /** An encode model with the norms and per sub-quantizer views the search for nearest entries uses. */
@@ -58,12 +60,12 @@ export interface PreparedModel extends EncodeModel {
 
 /** The model with its norms and views (pure arithmetic: the same in every thread). */
 export function prepareModel(m: EncodeModel): PreparedModel {
-  const dsub = m.d / m.bpv;
+  const dsub = m.d / m.bpv, ks = m.ksub ?? KSUB;
   const books: Float32Array[] = [], norms: Float64Array[] = [];
   for (let s = 0; s < m.bpv; s++) {
-    const b = m.codebooks.subarray(s * KSUB * dsub, (s + 1) * KSUB * dsub);
+    const b = m.codebooks.subarray(s * ks * dsub, (s + 1) * ks * dsub);
     books.push(b);
-    norms.push(rowNorms(b, KSUB, dsub));
+    norms.push(rowNorms(b, ks, dsub));
   }
   return { ...m, cNorm: rowNorms(m.centroids, m.nlist, m.d), books, norms };
 }
@@ -95,7 +97,7 @@ export function encodeRows(
   codes: Uint8Array,
 ): void {
   const { d, bpv, nlist, centroids, cNorm, books, norms } = m;
-  const dsub = d / bpv;
+  const dsub = d / bpv, ks = m.ksub ?? KSUB;
   const r = new Float32Array(d);
   for (let i = 0; i < n; i++) {
     const l = nearest(x, i * d, centroids, cNorm, nlist, d);
@@ -103,7 +105,7 @@ export function encodeRows(
     for (let t = 0; t < d; t++) r[t] = x[i * d + t] - centroids[l * d + t];
     const co = i * bpv;
     for (let s = 0; s < bpv; s++) {
-      codes[co + s] = nearest(r, s * dsub, books[s], norms[s], KSUB, dsub);
+      codes[co + s] = nearest(r, s * dsub, books[s], norms[s], ks, dsub);
     }
   }
 }
@@ -258,10 +260,12 @@ export async function trainCodebooks(
     readonly seed: number;
     readonly threads: number;
     readonly signal?: AbortSignal;
+    /** Centroids per sub-quantizer (default {@linkcode KSUB}). */
+    readonly ksub?: number;
   },
 ): Promise<Float32Array> {
-  const dsub = d / bpv;
-  const codebooks = new Float32Array(bpv * KSUB * dsub);
+  const dsub = d / bpv, KS = o.ksub ?? KSUB;
+  const codebooks = new Float32Array(bpv * KS * dsub);
   const column = (m: number) => {
     const sub = new Float32Array(n * dsub);
     for (let i = 0; i < n; i++) {
@@ -272,11 +276,11 @@ export async function trainCodebooks(
   if (o.threads <= 0 || !encodeWorkersAllowed()) {
     for (let m = 0; m < bpv; m++) {
       o.signal?.throwIfAborted();
-      const c = kmeans(column(m), n, dsub, KSUB, {
+      const c = kmeans(column(m), n, dsub, KS, {
         iterations: o.iterations,
         seed: o.seed + 1 + m,
       });
-      codebooks.set(c, m * KSUB * dsub);
+      codebooks.set(c, m * KS * dsub);
     }
     return codebooks;
   }
@@ -287,13 +291,13 @@ export async function trainCodebooks(
       o.signal?.throwIfAborted();
       while (m < bpv && inFlight.length < o.threads + 1) {
         const x = column(m), seed = o.seed + 1 + m;
-        const kmeans = { x, n, d: dsub, k: KSUB, iterations: o.iterations, seed };
+        const kmeans = { x, n, d: dsub, k: KS, iterations: o.iterations, seed };
         inFlight.push({ m, result: workers.call({ kmeans }, x.buffer) });
         m++;
       }
       const head = inFlight.shift()!;
       const c = (await head.result as { centroids: Float32Array }).centroids;
-      codebooks.set(c, head.m * KSUB * dsub);
+      codebooks.set(c, head.m * KS * dsub);
     }
   } finally {
     workers.close();
@@ -461,6 +465,48 @@ export class IvfScratch {
           const mhi = Math.min(bpv, Math.ceil((width - base) / n));
           const co = i * bpv;
           for (let m = mlo; m < mhi; m++) out[base + m * n] = codes[co + m];
+        }
+      }
+      yield out;
+    }
+  }
+
+  /**
+   * `codes.u8` of a 4-bit index (`--pq-bits 4`: the scratch holds one code
+   * 0 … 15 a byte, `bpv` of them a row, here the sub-quantizers) in the
+   * blocked layout of `search/kernels/wasm_fastscan.ts`: each list padded
+   * to whole blocks of 32 rows (the padding's codes 0), block `b` of list
+   * `l` at `(blockStart[l] + b) · 16 · bpv`, where `blockStart` counts the
+   * blocks of the lists before; in windows of whole blocks, at most
+   * `budget` bytes (at least one block), one pass over the scratch files
+   * each.
+   */
+  *codes4(budget: number, block = 16384): Generator<Uint8Array> {
+    const off = this.done(), M = this.bpv, nlist = this.nlist, bb = 16 * M;
+    const start = new Float64Array(nlist + 1);
+    for (let l = 0; l < nlist; l++) start[l + 1] = start[l] + Math.ceil((off[l + 1] - off[l]) / 32);
+    const total = start[nlist], per = Math.max(1, Math.floor(budget / bb));
+    for (let b0 = 0; b0 < total; b0 += per) {
+      const b1 = Math.min(total, b0 + per);
+      const out = new Uint8Array((b1 - b0) * bb);
+      let lo = 0;
+      while (lo < nlist && start[lo + 1] <= b0) lo++;
+      let hi = lo;
+      while (hi < nlist && start[hi] < b1) hi++;
+      const seen = new Float64Array(nlist);
+      const touches = (lists: Uint32Array) => {
+        for (let i = 0; i < lists.length; i++) if (lists[i] >= lo && lists[i] < hi) return true;
+        return false;
+      };
+      for (const { lists, codes } of this.#blocks(block, touches)) {
+        if (codes === undefined) continue;
+        for (let i = 0; i < lists.length; i++) {
+          const l = lists[i];
+          if (l < lo || l >= hi) continue;
+          const p = seen[l]++, b = start[l] + (p >> 5);
+          if (b < b0 || b >= b1) continue;
+          const base = (b - b0) * bb + (p & 15), shift = p & 16 ? 4 : 0, co = i * M;
+          for (let m = 0; m < M; m++) out[base + 16 * m] |= codes[co + m] << shift;
         }
       }
       yield out;

@@ -72,6 +72,7 @@ import { INDEX_FILES_ONLY, type IndexMetric, ivfContentProblem } from "../format
 import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts";
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
 import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
+import { ivf4Candidates, ivf4CandidatesBatch, PQ4_KSUB, pq4CodesBytes } from "./fastscan.ts";
 import { scoreDense, TopK } from "../exact/score.ts";
 import { DEFAULT_TRAIN_PARAGRAPHS, defaultNprobe, MAX_SEARCH_THREADS } from "../defaults.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
@@ -119,10 +120,13 @@ export function ivfFileSizes(
   h: { readonly d: number; readonly phrases: number },
   nlist: number,
   bpv: number,
+  bits = 8,
 ): Record<string, number> {
+  // A 4-bit index's codes.u8 depends on its list sizes (`fastscan.ts` `pq4CodesBytes`): the
+  // entry here is that of unpadded lists, replaced once the offsets are read.
   return {
     [IVF_FILES.centroids]: nlist * h.d * 4,
-    [IVF_FILES.codebooks]: KSUB * h.d * 4,
+    [IVF_FILES.codebooks]: (bits === 4 ? PQ4_KSUB : KSUB) * h.d * 4,
     [IVF_FILES.offsets]: (nlist + 1) * 8,
     [IVF_FILES.rows]: h.phrases * 4,
     [IVF_FILES.codes]: h.phrases * bpv,
@@ -135,7 +139,7 @@ export interface IvfPqParameters {
   readonly nlist: number;
   /** PQ sub-quantizers (bytes per vector at 8 bits). */
   readonly bpv: number;
-  /** Bits per PQ code (8). */
+  /** Bits per PQ code: 8, or 4 (`--pq-bits 4`: 2·bpv sub-quantizers, `fastscan.ts`). */
   readonly bits: number;
   /** Paragraphs in the training sample. */
   readonly train_paragraphs: number;
@@ -210,8 +214,13 @@ export interface IvfBuildOptions {
   readonly train: readonly number[];
   /** IVF lists. */
   readonly nlist: number;
-  /** PQ sub-quantizers. */
+  /** PQ sub-quantizers (bytes per vector). */
   readonly bpv: number;
+  /**
+   * Bits per code (default 8). 4: `2·bpv` sub-quantizers of 16 centroids,
+   * the codes in the blocked layout of `fastscan.ts`.
+   */
+  readonly bits?: 4 | 8;
   /**
    * The folder of the encoding's scratch files (the build's temporary
    * folder): they are deleted by {@linkcode IvfBuilt.close}.
@@ -267,7 +276,9 @@ export interface IvfBuilt {
  * Rejects on an unreadable vectors file (the scratch files then removed).
  */
 export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
-  const { d, nlist, bpv } = o;
+  const { d, nlist } = o;
+  // Sub-quantizers and their centroids: bpv of 256, or 2·bpv of 16 (4-bit codes).
+  const four = o.bits === 4, bpv = four ? 2 * o.bpv : o.bpv, ksub = four ? PQ4_KSUB : KSUB;
   const iterations = o.iterations ?? KMEANS_ITERATIONS, seed = o.seed ?? IVF_SEED;
   const total = o.starts[o.starts.length - 1];
   const block = Math.max(1, o.encodeBlock ?? ENCODE_BLOCK);
@@ -278,12 +289,12 @@ export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
   let scratch: IvfScratch | undefined;
   try {
     const { centroids, codebooks } = o.quantizer ??
-      await train(o, rowsOf, iterations, seed, threads);
+      await train(o, rowsOf, iterations, seed, threads, bpv, ksub);
     o.onProgress?.(0);
     // Every row, streamed in blocks to the scratch files.
     const sc = scratch = new IvfScratch(o.scratch, nlist, bpv);
     await encodeBlocks({
-      model: { d, bpv, nlist, centroids, codebooks },
+      model: { d, bpv, nlist, centroids, codebooks, ...(four ? { ksub } : {}) },
       total,
       block,
       threads,
@@ -300,7 +311,7 @@ export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
       codebooks,
       offsets,
       rows: () => sc.rows(budget),
-      codes: () => sc.codes(budget),
+      codes: () => four ? sc.codes4(budget) : sc.codes(budget),
       close: () => sc.remove(),
     };
   } catch (e) {
@@ -318,6 +329,8 @@ async function train(
   iterations: number,
   seed: number,
   threads: number,
+  bpv: number,
+  ksub: number,
 ): Promise<IvfQuantizer> {
   const { d } = o;
   // Training rows, in row order.
@@ -330,11 +343,12 @@ async function train(
     xt.set(rows, at * d);
     at += o.starts[p + 1] - o.starts[p];
   }
-  return await trainIvfPq(xt, nt, d, o.nlist, o.bpv, {
+  return await trainIvfPq(xt, nt, d, o.nlist, bpv, {
     iterations,
     seed,
     threads,
     signal: o.signal,
+    ...(ksub !== KSUB ? { ksub } : {}),
   });
 }
 
@@ -365,6 +379,8 @@ export async function trainIvfPq(
     readonly seed?: number;
     readonly threads?: number;
     readonly signal?: AbortSignal;
+    /** Centroids per sub-quantizer (default 256; 16 for 4-bit codes). */
+    readonly ksub?: number;
   } = {},
 ): Promise<IvfQuantizer> {
   const iterations = o.iterations ?? KMEANS_ITERATIONS, seed = o.seed ?? IVF_SEED;
@@ -380,6 +396,7 @@ export async function trainIvfPq(
     seed,
     threads: o.threads ?? 0,
     signal: o.signal,
+    ...(o.ksub !== undefined ? { ksub: o.ksub } : {}),
   });
   return { centroids, codebooks };
 }
@@ -456,8 +473,10 @@ export interface IvfData {
   readonly offsets: Float64Array;
   /** Global rows grouped by list. */
   readonly rows: Uint32Array;
-  /** Codes (see the module notes for the layout). */
+  /** Codes (see the module notes for the layout; a 4-bit index's: `fastscan.ts`). */
   readonly codes: Uint8Array;
+  /** Bits per code: 4 for a `--pq-bits 4` index, absent for 8. */
+  readonly bits?: 4;
   /**
    * The shared WebAssembly memory the codes lie at the start of, for the
    * scan kernel (`pq_scan.ts`); absent where the kernel cannot run.
@@ -485,13 +504,12 @@ export function loadIvf(index: IvfIndexView): IvfData {
     return data;
   }
   const h = index.header, p = h.parameters;
-  const nlist = p.nlist as number, bpv = p.bpv as number;
-  const sizes = ivfFileSizes(h, nlist, bpv);
+  const nlist = p.nlist as number, bpv = p.bpv as number, four = p.bits === 4;
+  const sizes = ivfFileSizes(h, nlist, bpv, four ? 4 : 8);
   const bad = (name: string, message: string) =>
     new InputError({ file: `${index.dir}/${name}`, where: "", message });
   // Read into shared memory, so that search workers see the same bytes without a copy; the
   // codes into the scan kernel's memory where it can run.
-  const memory = codesMemory(sizes[IVF_FILES.codes]);
   statRealFolder(`${index.dir}/ivf`, INDEX_FILES_ONLY);
   const read = (name: string, into?: WebAssembly.Memory) => {
     let f: Deno.FsFile;
@@ -532,12 +550,23 @@ export function loadIvf(index: IvfIndexView): IvfData {
   };
   const c = read(IVF_FILES.centroids), cb = read(IVF_FILES.codebooks);
   const off = read(IVF_FILES.offsets), rw = read(IVF_FILES.rows);
-  const codes = read(IVF_FILES.codes, memory);
   const o64 = new BigInt64Array(off.buffer, off.byteOffset, nlist + 1);
   const offsets = Float64Array.from(o64, (x) => Number(x));
   const rows = new Uint32Array(rw.buffer, rw.byteOffset, h.phrases);
   const centroids = new Float32Array(c.buffer, c.byteOffset, nlist * h.d);
-  const codebooks = new Float32Array(cb.buffer, cb.byteOffset, KSUB * h.d);
+  const codebooks = new Float32Array(
+    cb.buffer,
+    cb.byteOffset,
+    (four ? PQ4_KSUB : KSUB) * h.d,
+  );
+  if (four) {
+    // The codes' size follows from the list sizes: the offsets are checked first.
+    const why = ivfContentProblem(h.phrases, nlist, { centroids, codebooks, offsets, rows });
+    if (why !== undefined) throw bad(why[0], why[1]);
+    sizes[IVF_FILES.codes] = pq4CodesBytes(offsets, nlist, bpv);
+  }
+  const memory = codesMemory(sizes[IVF_FILES.codes]);
+  const codes = read(IVF_FILES.codes, memory);
   const why = ivfContentProblem(h.phrases, nlist, { centroids, codebooks, offsets, rows });
   if (why !== undefined) throw bad(why[0], why[1]);
   const data: IvfData = {
@@ -549,6 +578,7 @@ export function loadIvf(index: IvfIndexView): IvfData {
     rows,
     codes,
     ...(memory !== undefined ? { memory } : {}),
+    ...(four ? { bits: 4 as const } : {}),
   };
   loaded.set(index, data);
   return data;
@@ -776,6 +806,12 @@ export function ivfCandidates(
   const d = index.header.d, bpv = data.bpv, dsub = d / bpv;
   const l2 = index.header.metric === "l2";
   const { lists, qc } = probeLists(q, data, d, l2, nprobe);
+  if (data.bits === 4) {
+    // 4-bit codes: the fast scan (`fastscan.ts`).
+    const c4 = new Candidates(cap);
+    ivf4Candidates(data, d, l2, q, lists, qc, c4, kernel);
+    return c4.byRow();
+  }
   const k = kernel ? scannerOf(data) : undefined;
   // The kernel's tables live in its memory (a view re-taken before each use: a growth of
   // that memory detaches views, not data).
@@ -862,7 +898,22 @@ export function ivfCandidatesBatch(
   kernel = true,
 ): { row: number; score: number }[][] {
   const data = loadIvf(index);
-  const k = kernel ? scannerOf(data) : undefined;
+  if (data.bits === 4 && kernel && qs.length >= 2) {
+    // 4-bit codes: list by list, two questions a pass (`fastscan.ts`), the same candidates.
+    const out: { row: number; score: number }[][] = [];
+    const d = index.header.d, l2 = index.header.metric === "l2";
+    for (let b = 0; b < qs.length; b += IVF_BATCH) {
+      const part = qs.slice(b, b + IVF_BATCH);
+      const probes = part.map((q) => probeLists(q, data, d, l2, nprobe));
+      const cands = part.map(() => new Candidates(cap));
+      if (!ivf4CandidatesBatch(data, d, l2, part, probes, cands)) {
+        return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));
+      }
+      out.push(...cands.map((c) => c.byRow()));
+    }
+    return out;
+  }
+  const k = kernel && data.bits !== 4 ? scannerOf(data) : undefined;
   if (k === undefined || !k.lanes || qs.length < 2) {
     return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));
   }

@@ -1,0 +1,387 @@
+/**
+ * The 4-bit `ivf-pq` index (`index --pq-bits 4`): its codes' blocked layout
+ * and the question's path through the fast-scan kernel
+ * (`search/kernels/wasm_fastscan.ts`): {@linkcode ivf4Candidates}.
+ *
+ * **Codes.** `bpv` bytes a vector: `M = 2·bpv` sub-quantizers of
+ * `d / M` dimensions and {@linkcode PQ4_KSUB} centroids each (trained and
+ * encoded as the 8-bit ones, `ivfpq.ts`: seed `IVF_SEED + 1 + m`);
+ * `codebooks.f32` is `M × 16 × d/M` float32; `codes.u8` holds each list
+ * padded to whole blocks of 32 rows (two codes a byte, see the kernel's
+ * notes), list `l`'s blocks after those of the lists before it
+ * ({@linkcode blockStarts}), so its size is `Σ_l ⌈n_l / 32⌉ · 32 · bpv`
+ * ({@linkcode pq4CodesBytes}).
+ *
+ * **Tables.** Per question (`ip`) or per question and probed list (`l2`),
+ * the float64 tables `T_m[c] = q_m · book_m[c]` (`ip`) or
+ * `−‖(q − c_l)_m − book_m[c]‖²` (`l2`), then quantized
+ * ({@linkcode quantizeTables}): one scale `a` for all `M` tables (the
+ * largest entry `⌊65535 / M⌋`, at most 127: the kernel adds two
+ * sub-quantizers' look-ups in 8 bits, and a row's sum fits 16 bits), a bias per table (its smallest value), entries
+ * `round((T_m[c] − min_m) · a)`. A row's approximate score is
+ * `base + Σ_m min_m + S / a` with `S` the integer sum the kernel gives
+ * (`base`: `q · c_l` for `ip`, 0 for `l2`); larger is better for both
+ * metrics.
+ *
+ * **Scan and threshold.** The probed lists in probing order, each in runs
+ * of blocks; before each run the candidates' floor (the worst of the best
+ * `cap` kept) is turned into the integer sum a row must reach, and only
+ * the blocks holding such a row leave the kernel; their rows are offered
+ * to the candidates (padding rows skipped). The same integer sums with or
+ * without the kernel ({@linkcode fastScanReference}), so the same
+ * candidates.
+ *
+ * **A batch of questions** ({@linkcode ivf4CandidatesBatch}): list by
+ * list, the questions probing a list two at a time in one pass over its
+ * codes (the kernel's `scan2`: the codes loaded and split once for both),
+ * each with its own tables and threshold. The candidates kept are the best
+ * `cap` by (score, row) whatever the order rows are offered in, and a row is
+ * let go only when its score is below the floor, so the batch gives each
+ * question the candidates it gets alone.
+ *
+ * @module
+ */
+import {
+  type FastScanHits,
+  FastScanner,
+  fastScanReference,
+  FS_BLOCK,
+} from "../../kernels/wasm_fastscan.ts";
+
+/** Centroids per sub-quantizer of a 4-bit index. */
+export const PQ4_KSUB = 16;
+
+/** Blocks scanned per kernel call while the candidates are not yet full. */
+const WARM_RUN = 2;
+
+/** Blocks scanned per kernel call once they are. */
+const RUN = 32;
+
+/**
+ * The first block of each list (nlist + 1 entries: list `l`'s blocks are
+ * `start[l] … start[l+1]`).
+ *
+ * @example
+ * ```ts
+ * import { blockStarts } from "./fastscan.ts";
+ * if (blockStarts([0, 32, 33, 33], 3).join() !== "0,1,2,2") throw new Error();
+ * ```
+ */
+export function blockStarts(offsets: ArrayLike<number>, nlist: number): Float64Array {
+  const start = new Float64Array(nlist + 1);
+  for (let l = 0; l < nlist; l++) {
+    start[l + 1] = start[l] + Math.ceil((offsets[l + 1] - offsets[l]) / FS_BLOCK);
+  }
+  return start;
+}
+
+/** The size of a 4-bit index's `codes.u8` given its list offsets. */
+export function pq4CodesBytes(offsets: ArrayLike<number>, nlist: number, bpv: number): number {
+  return blockStarts(offsets, nlist)[nlist] * FS_BLOCK * bpv;
+}
+
+/**
+ * Quantizes the `M` float tables `t` (16 entries each) into `lut` from
+ * byte `at` (see the module notes); returns the scale `a` and the sum of
+ * the tables' smallest values.
+ *
+ * @example
+ * ```ts
+ * import { quantizeTables } from "./fastscan.ts";
+ * const lut = new Uint8Array(32);
+ * const t = new Float64Array(32).map((_, i) => (i < 16 ? i : 2 * (i - 16)) - 1);
+ * const { scale, bias } = quantizeTables(t, 2, lut, 0);
+ * if (lut[15] !== 64 || lut[31] !== 127 || scale !== 127 / 30 || bias !== -2) throw new Error();
+ * ```
+ */
+export function quantizeTables(
+  t: Float64Array,
+  M: number,
+  lut: Uint8Array,
+  at: number,
+): { scale: number; bias: number } {
+  const qmax = Math.min(127, Math.floor(65535 / M));
+  let range = 0, bias = 0;
+  const mins = new Float64Array(M);
+  for (let m = 0; m < M; m++) {
+    let lo = Infinity, hi = -Infinity;
+    for (let c = 0; c < 16; c++) {
+      const x = t[16 * m + c];
+      if (x < lo) lo = x;
+      if (x > hi) hi = x;
+    }
+    mins[m] = lo;
+    bias += lo;
+    if (hi - lo > range) range = hi - lo;
+  }
+  const scale = range > 0 ? qmax / range : 1;
+  for (let m = 0; m < M; m++) {
+    for (let c = 0; c < 16; c++) {
+      lut[at + 16 * m + c] = Math.min(qmax, Math.round((t[16 * m + c] - mins[m]) * scale));
+    }
+  }
+  return { scale, bias };
+}
+
+/**
+ * Fills `out` (M × 16) with the float64 tables of `v` (see the module
+ * notes: inner products, or negated squared distances for `l2`).
+ */
+export function tables4(
+  v: Float64Array,
+  cb: Float32Array,
+  M: number,
+  dsub: number,
+  l2: boolean,
+  out: Float64Array,
+): void {
+  for (let m = 0; m < M; m++) {
+    const vo = m * dsub, bo = m * PQ4_KSUB * dsub;
+    for (let c = 0; c < PQ4_KSUB; c++) {
+      let s = 0;
+      const o = bo + c * dsub;
+      if (l2) {
+        for (let k = 0; k < dsub; k++) {
+          const e = v[vo + k] - cb[o + k];
+          s += e * e;
+        }
+        s = -s;
+      } else {
+        for (let k = 0; k < dsub; k++) s += v[vo + k] * cb[o + k];
+      }
+      out[16 * m + c] = s;
+    }
+  }
+}
+
+/** What the 4-bit scan needs of an index's IVF-PQ data (`ivfpq.ts` `IvfData`). */
+export interface Ivf4Data {
+  /** Lists. */
+  readonly nlist: number;
+  /** Bytes per vector (`M = 2·bpv` sub-quantizers). */
+  readonly bpv: number;
+  /** Coarse centroids, nlist × d. */
+  readonly centroids: Float32Array;
+  /** Codebooks, M × 16 × d/M. */
+  readonly codebooks: Float32Array;
+  /** List offsets (nlist + 1). */
+  readonly offsets: Float64Array;
+  /** Global rows grouped by list. */
+  readonly rows: Uint32Array;
+  /** The blocked codes. */
+  readonly codes: Uint8Array;
+  /** The shared memory the codes lie at the start of (the kernel's), if any. */
+  readonly memory?: WebAssembly.Memory;
+}
+
+/** The candidates' heap as the scan uses it (`ivfpq.ts` `Candidates`). */
+export interface CandidateSink {
+  /** The score a row must reach to be kept (−∞ while not full). */
+  readonly floor: number;
+  /** Offers a row and its approximate score. */
+  offer(score: number, row: number): void;
+}
+
+const scanners = new WeakMap<object, FastScanner | null>();
+const starts = new WeakMap<object, Float64Array>();
+
+function scannerOf(data: Ivf4Data): FastScanner | undefined {
+  let s = scanners.get(data);
+  if (s === undefined) {
+    s = (data.memory !== undefined ? FastScanner.create(data.memory) : undefined) ?? null;
+    scanners.set(data, s);
+  }
+  return s ?? undefined;
+}
+
+function startsOf(data: Ivf4Data): Float64Array {
+  let s = starts.get(data);
+  if (s === undefined) {
+    s = blockStarts(data.offsets, data.nlist);
+    starts.set(data, s);
+  }
+  return s;
+}
+
+/**
+ * Offers the rows of the blocks a scan let out (`sums`: 32 a block, block
+ * `blocks[h]` relative to block `b0` of the list) that reach `thr` and the
+ * floor, scores `base + sum / scale`, to `cands` (`n` rows in the list,
+ * global rows from `rows[r0 …]`; padding rows skipped).
+ */
+function offerHits(
+  count: number,
+  blocks: Int32Array,
+  sums: Uint16Array,
+  b0: number,
+  n: number,
+  thr: number,
+  base: number,
+  scale: number,
+  rows: Uint32Array,
+  r0: number,
+  cands: CandidateSink,
+): void {
+  for (let h = 0; h < count; h++) {
+    const first = (b0 + blocks[h]) * FS_BLOCK;
+    const last = Math.min(FS_BLOCK, n - first);
+    for (let r = 0; r < last; r++) {
+      const s = sums[h * FS_BLOCK + r];
+      if (s < thr) continue;
+      const score = base + s / scale;
+      if (score >= cands.floor) cands.offer(score, rows[r0 + first + r]);
+    }
+  }
+}
+
+/** The integer sum a row must reach to reach `floor` (one below, for rounding), or 65536: none can. */
+function needOf(floor: number, base: number, scale: number): number {
+  if (floor === -Infinity) return 0;
+  const need = Math.ceil((floor - base) * scale) - 1;
+  return need > 65535 ? 65536 : Math.max(0, need);
+}
+
+/**
+ * Offers the approximate candidates of question `q` over the probed
+ * `lists` (`qc[l]`: `q · c_l`, read for `ip`) to `cands` (see the module
+ * notes); the scan in the kernel unless `kernel` is false or it cannot run
+ * here (the same integer sums, the same candidates).
+ */
+export function ivf4Candidates(
+  data: Ivf4Data,
+  d: number,
+  l2: boolean,
+  q: Float32Array,
+  lists: readonly number[],
+  qc: Float64Array,
+  cands: CandidateSink,
+  kernel = true,
+): void {
+  const M = 2 * data.bpv, dsub = d / M, bb = 16 * M;
+  const k = kernel ? scannerOf(data) : undefined;
+  const start = startsOf(data);
+  const t = new Float64Array(M * 16), v = new Float64Array(d);
+  const own = k === undefined ? new Uint8Array(16 * M) : undefined;
+  let q8: { scale: number; bias: number } | undefined;
+  if (!l2) {
+    for (let j = 0; j < d; j++) v[j] = q[j];
+    tables4(v, data.codebooks, M, dsub, false, t);
+    q8 = quantizeTables(t, M, own ?? k!.tables(M), 0);
+  }
+  for (const l of lists) {
+    const n = data.offsets[l + 1] - data.offsets[l];
+    if (n === 0) continue;
+    if (l2) {
+      const c = data.centroids;
+      for (let j = 0; j < d; j++) v[j] = q[j] - c[l * d + j];
+      tables4(v, data.codebooks, M, dsub, true, t);
+      q8 = quantizeTables(t, M, own ?? k!.tables(M), 0);
+    }
+    const { scale, bias } = q8!;
+    const base = (l2 ? 0 : qc[l]) + bias;
+    const nb = start[l + 1] - start[l], co = start[l] * bb, r0 = data.offsets[l];
+    for (let b0 = 0; b0 < nb;) {
+      const run = Math.min(nb - b0, cands.floor === -Infinity ? WARM_RUN : RUN);
+      const thr = needOf(cands.floor, base, scale);
+      if (thr > 65535) break; // no row of this list can reach the floor
+      const hits: FastScanHits = k !== undefined
+        ? k.scan(co + b0 * bb, run, M, 0, thr)
+        : fastScanReference(data.codes, co + b0 * bb, run, M, own!, 0, thr);
+      offerHits(hits.count, hits.blocks, hits.sums, b0, n, thr, base, scale, data.rows, r0, cands);
+      b0 += run;
+    }
+  }
+}
+
+/**
+ * {@linkcode ivf4Candidates} for a batch of questions (see the module
+ * notes), in the kernel: question `j` probes `probes[j].lists` and its
+ * candidates go to `cands[j]`, the same as alone. Returns false (nothing
+ * offered) where the kernel cannot run.
+ */
+export function ivf4CandidatesBatch(
+  data: Ivf4Data,
+  d: number,
+  l2: boolean,
+  qs: readonly Float32Array[],
+  probes: readonly { readonly lists: readonly number[]; readonly qc: Float64Array }[],
+  cands: readonly CandidateSink[],
+): boolean {
+  const k = scannerOf(data);
+  if (k === undefined) return false;
+  const M = 2 * data.bpv, dsub = d / M, bb = 16 * M, per = 16 * M, nq = qs.length;
+  const start = startsOf(data);
+  const t = new Float64Array(M * 16), v = new Float64Array(d);
+  const q8: { scale: number; bias: number }[] = new Array(nq);
+  // Each question's tables at j·16·M of the kernel's memory (a view re-taken after a scan,
+  // which may grow that memory).
+  const lut = () => k.tables(M, nq);
+  const fill = (j: number, q: Float32Array, l: number) => {
+    if (l2) {
+      const c = data.centroids;
+      for (let x = 0; x < d; x++) v[x] = q[x] - c[l * d + x];
+    } else for (let x = 0; x < d; x++) v[x] = q[x];
+    tables4(v, data.codebooks, M, dsub, l2, t);
+    q8[j] = quantizeTables(t, M, lut(), j * per);
+  };
+  if (!l2) qs.forEach((q, j) => fill(j, q, -1));
+  const byList: number[][] = Array.from({ length: data.nlist }, () => []);
+  probes.forEach((p, j) => {
+    for (const l of p.lists) byList[l].push(j);
+  });
+  for (let l = 0; l < data.nlist; l++) {
+    const n = data.offsets[l + 1] - data.offsets[l], js = byList[l];
+    if (n === 0 || js.length === 0) continue;
+    if (l2) { for (const j of js) fill(j, qs[j], l); }
+    const nb = start[l + 1] - start[l], co = start[l] * bb, r0 = data.offsets[l];
+    const baseOf = (j: number) => (l2 ? 0 : probes[j].qc[l]) + q8[j].bias;
+    for (let g = 0; g < js.length; g += 2) {
+      const pair = js.slice(g, g + 2);
+      const base = pair.map(baseOf), scale = pair.map((j) => q8[j].scale);
+      const sinks = pair.map((j) => cands[j]);
+      for (let b0 = 0; b0 < nb;) {
+        const warm = sinks.some((c) => c.floor === -Infinity);
+        const run = Math.min(nb - b0, warm ? WARM_RUN : RUN);
+        const thr = sinks.map((c, i) => needOf(c.floor, base[i], scale[i]));
+        if (thr.every((x) => x > 65535)) break; // no row of this list can reach either floor
+        if (pair.length === 1) {
+          const hits = k.scan(co + b0 * bb, run, M, pair[0] * per, thr[0]);
+          offerHits(
+            hits.count,
+            hits.blocks,
+            hits.sums,
+            b0,
+            n,
+            thr[0],
+            base[0],
+            scale[0],
+            data.rows,
+            r0,
+            sinks[0],
+          );
+        } else {
+          const t2 = thr.map((x) => Math.min(65535, x));
+          const hits = k.scan2(co + b0 * bb, run, M, pair[0] * per, pair[1] * per, t2[0], t2[1]);
+          for (let i = 0; i < 2; i++) {
+            if (thr[i] > 65535) continue;
+            offerHits(
+              hits.count,
+              hits.blocks,
+              hits.sums[i],
+              b0,
+              n,
+              thr[i],
+              base[i],
+              scale[i],
+              data.rows,
+              r0,
+              sinks[i],
+            );
+          }
+        }
+        b0 += run;
+      }
+    }
+  }
+  return true;
+}
