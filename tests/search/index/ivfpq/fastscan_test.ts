@@ -22,6 +22,7 @@ import {
 } from "../../../../search/index/ivfpq/ivfpq.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync } from "../../../../search/index/read.ts";
+import { indexBinding } from "../../../../search/index/format.ts";
 import { scoreQuestions } from "../../../../search/open/open.ts";
 import { InputError } from "../../../../io/errors.ts";
 import { assert, assertEquals, assertMatch } from "../../../_assert.ts";
@@ -376,6 +377,7 @@ Deno.test("4-bit ivf-pq: bad flags and forged or inconsistent files are refused 
     const forge = (mut: (h: any) => void) => {
       const g = structuredClone(h);
       mut(g);
+      g.binding = indexBinding(g.files); // a forger who knows the binding too
       Deno.writeTextFileSync(header, JSON.stringify(g, null, 2) + "\n");
     };
     // The codes cut by one block (32 rows of 8 bytes), the header made to agree: a size
