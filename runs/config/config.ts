@@ -26,7 +26,14 @@ import {
   type MetricName,
   RunConfigSchema,
 } from "./schema.ts";
-import { type DatasetFormat, detectFormat, parseFormatName } from "../../io/datasets/detect.ts";
+import { detectFormat, parseFormatName } from "../../io/datasets/detect.ts";
+import {
+  DATASET_KINDS,
+  type DatasetFormat,
+  formatsOfKind,
+  formatSpec,
+  hasSquadRules,
+} from "../../io/datasets/formats.ts";
 import type { FieldMap } from "../../io/datasets/types.ts";
 import { MLQA_LANGUAGES } from "../../metrics/mlqa.ts";
 
@@ -37,18 +44,9 @@ export type Metric = typeof MetricName.Type;
 export type DatasetKind = typeof DatasetKindSchema.Type;
 
 /** The kinds whose files are SQuAD JSON (articles, the official SQuAD script). */
-export const SQUAD_KINDS: readonly DatasetKind[] = ["squad", "squad2"];
-
-/** The `--format` names each dataset kind reads (the first: what a `format` defaults to). */
-export const KIND_FORMATS: Readonly<Record<DatasetKind, readonly DatasetFormat[]>> = {
-  squad: ["squad"],
-  squad2: ["squad2"],
-  mrqa: ["mrqa"],
-  xquad: ["xquad"],
-  mlqa: ["mlqa"],
-  open: ["dpr", "trec", "open", "csv", "tsv", "jsonl"],
-  jsonl: ["jsonl", "csv", "tsv"],
-};
+export const SQUAD_KINDS: readonly DatasetKind[] = DATASET_KINDS.filter((k) =>
+  formatsOfKind(k).every(hasSquadRules)
+);
 
 /** A dataset's open search after validation. */
 export interface OpenOptions {
@@ -324,19 +322,23 @@ export const validateRunConfig = (
         } catch (e) {
           return yield* fail(`${where}.format`, (e as Error).message);
         }
-        if (!KIND_FORMATS[kind].includes(format)) {
+        if (!formatsOfKind(kind).includes(format)) {
           return yield* fail(
             `${where}.format`,
             `"${d.format}" is not a format of type "${kind}" (its formats: ${
-              KIND_FORMATS[kind].join(", ")
+              formatsOfKind(kind).join(", ")
             })`,
           );
         }
       } else if (squadKind) {
-        format = kind;
-      } else if (kind === "jsonl") {
+        format = formatsOfKind(kind)[0];
+      } else if (formatsOfKind(kind).every((f) => formatSpec(f)?.fields === true)) {
         // A generic set is read with its field map, as its extension says.
-        format = /\.tsv(\.gz)?$/.test(path) ? "tsv" : /\.csv(\.gz)?$/.test(path) ? "csv" : "jsonl";
+        const kinds = formatsOfKind(kind);
+        format = kinds.find((f) => {
+          const ext = formatSpec(f)?.extension;
+          return ext !== undefined && (path.endsWith(ext) || path.endsWith(`${ext}.gz`));
+        }) ?? kinds[0];
       } else {
         // The file's own shape says its format; it must be one of the kind's.
         const found = yield* Effect.result(detectFormat(path));
@@ -345,17 +347,17 @@ export const validateRunConfig = (
           return yield* fail(`${where}.path`, "message" in e ? String(e.message) : String(e));
         }
         format = found.success;
-        if (!KIND_FORMATS[kind].includes(format)) {
+        if (!formatsOfKind(kind).includes(format)) {
           return yield* fail(
             `${where}.type`,
             `"${kind}", but the file reads as ${format} (type "${kind}" reads ${
-              KIND_FORMATS[kind].join(", ")
+              formatsOfKind(kind).join(", ")
             }; name one with "format")`,
           );
         }
       }
       const fields = d.reader?.fields;
-      const generic = format === "jsonl" || format === "csv" || format === "tsv";
+      const generic = formatSpec(format)?.fields === true;
       if (generic && fields === undefined) {
         return yield* fail(
           `${where}.reader.fields`,
