@@ -10,8 +10,8 @@ import * as Stream from "effect/Stream";
 import { assert, assertEquals } from "../../_assert.ts";
 import {
   BUILTIN_FORMATS,
-  type FormatSpec,
   formatsOfKind,
+  type FormatSpec,
   kindOfFormat,
   registerFormat,
   rulesOfKind,
