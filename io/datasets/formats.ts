@@ -508,3 +508,35 @@ export function hasSquadRules(format: DatasetFormat): boolean {
   const r = formatSpec(format)?.rules;
   return r === "v1.1" || r === "v2.0";
 }
+
+/**
+ * What a run config may say about a dataset of `kind` beyond its path and
+ * format: `fields`, a field map (`reader.fields`: its kind reads generic
+ * files); `lang`, a language (its rules are per language: XQuAD, MLQA);
+ * `articles`, a range of articles (`reader.articles`) and `uniqueIds` (its
+ * files are SQuAD JSON, scored by SQuAD's rules).
+ *
+ * @example
+ * ```ts
+ * import { kindTakes } from "./formats.ts";
+ * if (!kindTakes("open", "fields") || kindTakes("mrqa", "fields")) throw new Error();
+ * if (!kindTakes("xquad", "lang") || kindTakes("squad2", "lang")) throw new Error();
+ * if (!kindTakes("squad2", "articles") || kindTakes("mlqa", "articles")) throw new Error();
+ * ```
+ */
+export function kindTakes(
+  kind: DatasetKind | undefined,
+  option: "fields" | "lang" | "articles" | "uniqueIds",
+): boolean {
+  if (kind === undefined) return false;
+  const specs = formatsOfKind(kind).map(formatSpec);
+  switch (option) {
+    case "fields":
+      return specs.some((f) => f?.fields === true);
+    case "lang":
+      return specs.some((f) => f?.needsLang === true);
+    case "articles":
+    case "uniqueIds":
+      return specs.every((f) => f !== undefined && hasSquadRules(f.name));
+  }
+}

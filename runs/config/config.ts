@@ -32,7 +32,7 @@ import {
   type DatasetFormat,
   formatsOfKind,
   formatSpec,
-  hasSquadRules,
+  kindTakes,
 } from "../../io/datasets/formats.ts";
 import type { FieldMap } from "../../io/datasets/types.ts";
 import { MLQA_LANGUAGES } from "../../metrics/mlqa.ts";
@@ -45,7 +45,7 @@ export type DatasetKind = typeof DatasetKindSchema.Type;
 
 /** The kinds whose files are SQuAD JSON (articles, the official SQuAD script). */
 export const SQUAD_KINDS: readonly DatasetKind[] = DATASET_KINDS.filter((k) =>
-  formatsOfKind(k).every(hasSquadRules)
+  kindTakes(k, "articles")
 );
 
 /** A dataset's open search after validation. */
@@ -364,10 +364,11 @@ export const validateRunConfig = (
           `missing (a ${format} set is read with a field map, e.g. { question: "q", answers: "a" })`,
         );
       }
-      if (fields !== undefined && kind !== "jsonl" && kind !== "open") {
+      if (fields !== undefined && !kindTakes(kind, "fields")) {
+        const takers = DATASET_KINDS.filter((k) => kindTakes(k, "fields")).sort();
         return yield* fail(
           `${where}.reader.fields`,
-          `only "jsonl" and "open" sets take a field map`,
+          `only ${takers.map((k) => `"${k}"`).join(" and ")} sets take a field map`,
         );
       }
       if (d.reader?.articles !== undefined && !squadKind) {
@@ -377,7 +378,7 @@ export const validateRunConfig = (
         );
       }
       if (
-        (kind === "xquad" || kind === "mlqa") && d.lang !== undefined &&
+        kindTakes(kind, "lang") && d.lang !== undefined &&
         !MLQA_LANGUAGES.includes(d.lang)
       ) {
         return yield* fail(
@@ -408,7 +409,7 @@ export const validateRunConfig = (
       if (kind !== "squad") {
         const only = d.open !== undefined && !openSearched
           ? "open"
-          : d.uniqueIds !== undefined && kind !== "squad2"
+          : d.uniqueIds !== undefined && !kindTakes(kind, "uniqueIds")
           ? "uniqueIds"
           : d.eval?.metrics?.includes("bem") || d.eval?.bem !== undefined
           ? "eval.bem"
