@@ -1,8 +1,8 @@
 /**
  * The format registry (`io/datasets/formats.ts`): a format only this test
  * knows, registered with one entry (its name, alias, sniff, reader, kind and
- * rules), is detected, read by `records`, scored by `evaluate`'s library call
- * and accepted by a run config, with no other file edited; and the built-in
+ * rules), is detected, read by `records`, scored by `evaluate`'s library call,
+ * read by a report and accepted by a run config, with no other file edited; and the built-in
  * entries say what the tables they replace said.
  */
 import * as Effect from "effect/Effect";
@@ -23,6 +23,7 @@ import type { QaRecord } from "../../../io/datasets/types.ts";
 import { records } from "../../../io/records.ts";
 import { scoreQuestionSet } from "../../../metrics/qa_eval.ts";
 import { validateRunConfig } from "../../../runs/config/config.ts";
+import { readDataset } from "../../../report/systems.ts";
 
 /**
  * "pipeqa": a first line `#pipeqa`, then one question a line,
@@ -96,6 +97,22 @@ Deno.test("registry: a format only the test knows goes through detection, record
     assertEquals(r.rules, "open-domain");
     assertEquals(r.stdout, '{"exact_match": 50.0, "f1": 50.0}');
     assertEquals(r.unanswered, 0);
+
+    // A report reads it as a set of its kind, scored by its rules.
+    const d = await Effect.runPromise(readDataset({
+      name: "A",
+      dataset: "pq",
+      data,
+      predictions: `${dir}/pred.json`,
+      rows: null,
+      input: "A",
+      kind: "pred",
+    }));
+    assertEquals([d.kind, d.rules, d.format], ["open", "open-domain", "pipeqa"]);
+    assertEquals(d.questions.map((q) => [q.id, q.golds.join(";")]), [
+      ["p1", "Shakespeare;William Shakespeare"],
+      ["p2", "Rome"],
+    ]);
 
     // A run config: detected under its kind, named by its alias, refused under another kind.
     const cfg = (dataset: Record<string, unknown>) =>
