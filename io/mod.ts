@@ -265,6 +265,27 @@ export {
   sniffFormat,
 } from "./datasets/detect.ts";
 export type { DatasetFormat } from "./datasets/detect.ts";
+export {
+  allFormats,
+  BUILTIN_FORMATS,
+  DATASET_KINDS,
+  formatsOfKind,
+  formatSpec,
+  hasSquadRules,
+  kindOfFormat,
+  lookupFormat,
+  registerFormat,
+  rulesOfKind,
+} from "./datasets/formats.ts";
+export type {
+  BuiltinFormat,
+  DatasetKind,
+  FormatSpec,
+  PassageReader,
+  QuestionReader,
+  ReaderContext,
+  RulesName,
+} from "./datasets/formats.ts";
 export { MAX_LINE_BYTES } from "./datasets/types.ts";
 export type {
   CorpusPassage,

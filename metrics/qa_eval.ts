@@ -47,7 +47,7 @@ import { type FileError, InputError, UsageError } from "../io/errors.ts";
 import { pyFloatRepr } from "../io/pyjson.ts";
 import { readPredictions } from "../io/predictions.ts";
 import { readQuestions } from "../io/datasets/read.ts";
-import type { DatasetFormat } from "../io/datasets/detect.ts";
+import { type DatasetFormat, formatSpec, hasSquadRules } from "../io/datasets/formats.ts";
 import type { FieldMap, QaRecord } from "../io/datasets/types.ts";
 import { mrqaEvaluate, mrqaScores, mrqaUnansweredMessage } from "./mrqa.ts";
 import { mlqaEvaluate, mlqaScores } from "./mlqa.ts";
@@ -59,19 +59,6 @@ import {
   NothingScoredError,
   UnknownLanguageError,
 } from "./qa_errors.ts";
-
-/** The formats {@linkcode scoreQuestionSet} scores (SQuAD's are `metrics/evaluate.ts`'s). */
-export const QA_EVAL_FORMATS: readonly DatasetFormat[] = [
-  "mrqa",
-  "xquad",
-  "mlqa",
-  "dpr",
-  "trec",
-  "open",
-  "jsonl",
-  "csv",
-  "tsv",
-];
 
 /** Options of {@linkcode scoreQuestionSet}. */
 export interface QaEvalOptions {
@@ -159,8 +146,6 @@ export function questionScore(
 /** Errors of {@linkcode scoreQuestionSet}: bad input (exit 2), files (exit 1), usage (exit 2). */
 export type QaEvalError = InputError | FileError | UsageError;
 
-const OPEN_FORMATS = new Set<DatasetFormat>(["dpr", "trec", "open", "jsonl", "csv", "tsv"]);
-
 const line = (em: number, f1: number | null): string =>
   `{"exact_match": ${pyFloatRepr(em)}, "f1": ${f1 === null ? "null" : pyFloatRepr(f1)}}`;
 
@@ -186,7 +171,8 @@ export const scoreQuestionSet = (
     );
     // The reader settles the format before its first record; an empty file settles it too.
     const fmt = format ?? (opts.format as DatasetFormat | undefined);
-    if (fmt === undefined || fmt === "squad" || fmt === "squad2") {
+    const spec = fmt === undefined ? undefined : formatSpec(fmt);
+    if (fmt === undefined || hasSquadRules(fmt)) {
       return yield* Effect.fail(
         new UsageError(`${opts.data}: a SQuAD file is scored by the SQuAD rules, not these`),
       );
@@ -208,7 +194,7 @@ export const scoreQuestionSet = (
       return bad("", e instanceof Error ? e.message : String(e));
     };
     let unanswered = 0;
-    if (fmt === "mrqa") {
+    if (spec?.rules === "MRQA") {
       const r = yield* Effect.try({
         try: () => mrqaEvaluate(records.map((q) => ({ qid: q.id, answers: q.answers })), preds),
         catch: fail,
@@ -225,7 +211,7 @@ export const scoreQuestionSet = (
         messages,
       };
     }
-    if (fmt === "xquad" || fmt === "mlqa") {
+    if (spec?.rules === "MLQA") {
       const langs = new Set(records.map((q) => opts.lang ?? q.lang));
       if (langs.has(undefined) || langs.size > 1) {
         return yield* Effect.fail(
@@ -253,10 +239,10 @@ export const scoreQuestionSet = (
         messages,
       };
     }
-    if (!OPEN_FORMATS.has(fmt)) {
+    if (spec?.rules !== "open-domain") {
       return yield* Effect.fail(new UsageError(`${opts.data}: ${fmt} is not a question set`));
     }
-    const regex = fmt === "trec" || records.some((q) => q.regex === true);
+    const regex = spec.regex === true || records.some((q) => q.regex === true);
     if (regex && records.some((q) => q.regex !== true)) {
       return yield* Effect.fail(
         bad("", "mixes regular-expression answers with plain ones; score them apart"),

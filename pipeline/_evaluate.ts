@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
 import { statRegularFile } from "../io/regular.ts";
 import { type DatasetFormat, detectFormat, parseFormatName } from "../io/datasets/detect.ts";
+import { formatSpec, hasSquadRules } from "../io/datasets/formats.ts";
 import { parseFieldsFlag } from "../io/datasets/fields.ts";
 import { writeTextFileAtomic } from "../io/fs.ts";
 import { refuseAliases } from "../io/paths.ts";
@@ -42,7 +43,7 @@ const datasetFormat = (
         try: () => parseFormatName(named),
         catch: (e) => e instanceof UsageError ? e : new UsageError(String(e)),
       });
-      if (f !== "dpr-passages" && f !== "passages") return f;
+      if (formatSpec(f)?.role !== "corpus") return f;
       return yield* Effect.fail(new UsageError(`--format ${named}: a corpus, not a question set`));
     }
     if (data === "-") return "squad";
@@ -176,7 +177,7 @@ export const evaluateCommand = (
       );
     }
     const preds = resolved.predictions;
-    if (format !== "squad" && format !== "squad2") {
+    if (!hasSquadRules(format)) {
       const squadOnly = [
         ["v2", a.flags.v2 ? true : undefined],
         ["na-prob-file", a.flags["na-prob-file"]],
@@ -217,7 +218,7 @@ export const evaluateCommand = (
     const r = yield* scoreDataset({
       data,
       predictions: preds,
-      v2: a.flags.v2 || a.flags.format !== undefined && format === "squad2",
+      v2: a.flags.v2 || a.flags.format !== undefined && formatSpec(format)?.rules === "v2.0",
       naProbFile: a.flags["na-prob-file"],
       naProbThreshold: a.flags["na-prob-thresh"],
       perQuestion: a.flags["per-question"],

@@ -68,6 +68,7 @@
  * @module
  */
 import { harnessComparison } from "./harness.ts";
+import { kindTakes } from "../io/datasets/formats.ts";
 import { mcnemarPaired } from "../metrics/stats/mcnemar.ts";
 import { pairedBootstrapSteps } from "../metrics/stats/bootstrap.ts";
 import {
@@ -635,7 +636,7 @@ export function* analyzeSteps(
 export function languageTable(
   reports: readonly DatasetReport[],
 ): { systems: string[]; rows: LanguageRow[] } {
-  const multi = reports.filter((r) => r.kind === "xquad" || r.kind === "mlqa");
+  const multi = reports.filter((r) => kindTakes(r.kind, "lang"));
   const systems: string[] = [];
   for (const r of multi) {
     for (const s of r.systems) if (!systems.includes(s.name)) systems.push(s.name);

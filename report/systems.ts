@@ -56,7 +56,15 @@ import { readPredictions } from "../io/predictions.ts";
 import { detectPredFormat, readHarnessAnswers } from "../io/predictions_harness.ts";
 import { squadArticles } from "../io/squad.ts";
 import { readQuestions as readQaRecords } from "../io/datasets/read.ts";
-import { type DatasetFormat, detectFormat } from "../io/datasets/detect.ts";
+import { detectFormat } from "../io/datasets/detect.ts";
+import {
+  DATASET_KINDS,
+  type DatasetFormat,
+  formatSpec,
+  kindOfFormat,
+  type RulesName,
+  rulesOfKind,
+} from "../io/datasets/formats.ts";
 import type { QaRecord } from "../io/datasets/types.ts";
 import type { DatasetKind } from "../runs/config/config.ts";
 import { BEM_THRESHOLD } from "../metrics/bem/fold.ts";
@@ -73,10 +81,10 @@ import {
 import type { SystemSpec } from "./inputs.ts";
 
 /** The official rules a dataset is scored with (`v1.1`: SQuAD v1.1, `v2.0`: SQuAD v2.0). */
-export type ReportRules = "v1.1" | "v2.0" | "MRQA" | "MLQA" | "open-domain";
+export type ReportRules = RulesName;
 
 /**
- * The rules of each dataset kind.
+ * The rules of each dataset kind (the registry's, `io/datasets/formats.ts`).
  *
  * @example
  * ```ts
@@ -84,30 +92,9 @@ export type ReportRules = "v1.1" | "v2.0" | "MRQA" | "MLQA" | "open-domain";
  * if (RULES_OF_KIND.xquad !== "MLQA" || RULES_OF_KIND.jsonl !== "open-domain") throw new Error();
  * ```
  */
-export const RULES_OF_KIND: Readonly<Record<DatasetKind, ReportRules>> = {
-  squad: "v1.1",
-  squad2: "v2.0",
-  mrqa: "MRQA",
-  xquad: "MLQA",
-  mlqa: "MLQA",
-  open: "open-domain",
-  jsonl: "open-domain",
-};
-
-/** The dataset kind of a detected file format (`undefined`: not a question set). */
-const KIND_OF_FORMAT: Partial<Record<DatasetFormat, DatasetKind>> = {
-  squad: "squad",
-  squad2: "squad2",
-  xquad: "xquad",
-  mlqa: "mlqa",
-  mrqa: "mrqa",
-  dpr: "open",
-  trec: "open",
-  open: "open",
-  jsonl: "jsonl",
-  csv: "jsonl",
-  tsv: "jsonl",
-};
+export const RULES_OF_KIND: Readonly<Record<DatasetKind, ReportRules>> = Object.fromEntries(
+  DATASET_KINDS.map((k) => [k, rulesOfKind(k)]),
+) as Record<DatasetKind, ReportRules>;
 
 /** A system's official totals, as its kind's script prints them (percent). */
 export interface OfficialTotals {
@@ -345,7 +332,7 @@ export const readDataset = (spec: SystemSpec): Effect.Effect<ReadDataset, ScoreE
         detectFormat(spec.data),
         (e) => e instanceof InputError ? bad(spec.data, e.where, e.message) : e,
       );
-      const k = KIND_OF_FORMAT[detected];
+      const k = kindOfFormat(detected);
       if (k === undefined) {
         return yield* bad(spec.data, "", `a ${detected} file is not a question set`);
       }
@@ -373,7 +360,8 @@ export const readDataset = (spec: SystemSpec): Effect.Effect<ReadDataset, ScoreE
       ),
       (e) => e instanceof InputError || e instanceof FileError ? e : bad(spec.data, "", e.message),
     );
-    const regex = format === "trec" || records.some((r) => r.regex === true);
+    const regex = (format !== undefined && formatSpec(format)?.regex === true) ||
+      records.some((r) => r.regex === true);
     const lang = rules === "MLQA" ? spec.lang ?? records[0]?.lang : undefined;
     const titled = records.length > 0 && records.every((r) => r.title !== undefined);
     let article = -1;

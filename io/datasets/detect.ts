@@ -17,7 +17,8 @@
  * question file (`trec` when the file name says `trec`: CuratedTREC's
  * answers are regular expressions); another line with a tab is generic
  * `tsv`, with a comma generic `csv`. Anything else cannot be told: name the
- * format. (`squad` and `squad2` files are read alike, `is_impossible` kept
+ * format. A format registered in `formats.ts` with a `sniff` is asked
+ * first. (`squad` and `squad2` files are read alike, `is_impossible` kept
  * either way; the name tells which official rules score them.)
  *
  * @module
@@ -35,57 +36,21 @@ import {
   MAX_LINE_BYTES,
   opensJsonDocument,
 } from "./detect_json.ts";
+import { allFormats, BUILTIN_FORMATS, type DatasetFormat, lookupFormat } from "./formats.ts";
 
-/** The question-set formats. */
-export const QUESTION_FORMATS = [
-  "squad",
-  "squad2",
-  "xquad",
-  "mlqa",
-  "mrqa",
-  "dpr",
-  "trec",
-  "open",
-  "jsonl",
-  "csv",
-  "tsv",
-] as const;
+export type { DatasetFormat };
 
-/** The formats of corpora only (question sets with paragraphs are corpora too). */
-export const CORPUS_ONLY_FORMATS = ["dpr-passages", "passages"] as const;
+/** The built-in question-set formats. */
+export const QUESTION_FORMATS: readonly DatasetFormat[] = BUILTIN_FORMATS
+  .filter((f) => f.role === "questions").map((f) => f.name);
 
-/** A dataset or corpus format. */
-export type DatasetFormat =
-  | (typeof QUESTION_FORMATS)[number]
-  | (typeof CORPUS_ONLY_FORMATS)[number];
+/** The built-in formats of corpora only (question sets with paragraphs are corpora too). */
+export const CORPUS_ONLY_FORMATS: readonly DatasetFormat[] = BUILTIN_FORMATS
+  .filter((f) => f.role === "corpus").map((f) => f.name);
 
-/** The formats whose files also give a corpus (their paragraphs). */
-export const PARAGRAPH_FORMATS: readonly DatasetFormat[] = [
-  "squad",
-  "squad2",
-  "xquad",
-  "mlqa",
-  "mrqa",
-];
-
-const ALIASES: Record<string, DatasetFormat> = {
-  "squad1": "squad",
-  "squad1.1": "squad",
-  "squad-v1.1": "squad",
-  "squad2.0": "squad2",
-  "squad-v2.0": "squad2",
-  "mrqa2019": "mrqa",
-  "dpr-csv": "dpr",
-  "dpr-tsv": "dpr",
-  "curatedtrec": "trec",
-  "nq-open": "open",
-  "nq_open": "open",
-  "efficientqa": "open",
-  "triviaqa-open": "open",
-  "psgs_w100": "dpr-passages",
-  "dpr-psgs": "dpr-passages",
-  "passages-jsonl": "passages",
-};
+/** The built-in formats whose files also give a corpus (their paragraphs). */
+export const PARAGRAPH_FORMATS: readonly DatasetFormat[] = BUILTIN_FORMATS
+  .filter((f) => f.paragraphs === true).map((f) => f.name);
 
 /**
  * The format a `--format` value names (a format or one of its aliases:
@@ -111,14 +76,13 @@ const ALIASES: Record<string, DatasetFormat> = {
  * ```
  */
 export function parseFormatName(name: string): DatasetFormat {
-  const n = name.trim().toLowerCase();
-  const all: readonly string[] = [...QUESTION_FORMATS, ...CORPUS_ONLY_FORMATS];
-  if (all.includes(n)) return n as DatasetFormat;
-  const alias = ALIASES[n];
-  if (alias !== undefined) return alias;
+  const found = lookupFormat(name);
+  if (found !== undefined) return found.name;
+  const all = allFormats();
   throw new UsageError(
-    `unknown dataset format ${JSON.stringify(name)}; the formats: ${all.join(", ")}` +
-      ` (aliases: ${Object.keys(ALIASES).join(", ")})`,
+    `unknown dataset format ${JSON.stringify(name)}; the formats: ${
+      all.map((f) => f.name).join(", ")
+    } (aliases: ${all.flatMap((f) => f.aliases ?? []).join(", ")})`,
   );
 }
 
@@ -140,6 +104,7 @@ export { HEAD_BYTES };
  */
 export function formatOfHead(head: string, name: string): DatasetFormat | undefined {
   const text = headText(head);
+  for (const f of allFormats()) if (f.sniff?.(text, name)) return f.name;
   if (text.startsWith("{")) return formatOfJsonHead(text, name);
   const nl = text.indexOf("\n");
   const first = (nl < 0 ? text : text.slice(0, nl)).replace(/\r$/, "");

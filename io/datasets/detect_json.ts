@@ -2,38 +2,15 @@
  * The JSON half of format detection (`./detect.ts`): what a file whose
  * first bytes open a JSON object is (SQuAD v1.1 or v2.0, XQuAD, MLQA, MRQA,
  * an open-domain or passage JSONL, a generic JSONL), from those bytes and
- * its name. No import: `evaluate`'s whole-file path (`metrics/evaluate_whole.ts`)
+ * its name. No import but the bounds (and the formats' type): `evaluate`'s whole-file path (`metrics/evaluate_whole.ts`)
  * asks it without loading the readers.
  *
  * @module
  */
-import type { DatasetFormat } from "./detect.ts";
+import { HEAD_BYTES, isJsonObject, MAX_ARTICLE_BYTES, MAX_LINE_BYTES } from "./bounds.ts";
+import type { DatasetFormat } from "./formats.ts";
 
-/**
- * How many bytes of the (decompressed) input the detector looks at: this
- * many, and on to the end of the first line (at most
- * {@linkcode MAX_LINE_BYTES}) when they do not hold it and do not open a
- * JSON document (SQuAD, MRQA's header), which may be one long line.
- */
-export const HEAD_BYTES = 64 * 1024;
-
-/**
- * The bound of one line (or one CSV record, quoted newlines included) of a
- * line-based dataset, and of one string of a SQuAD file, in bytes: 16 MiB,
- * far above any real record (an MRQA context with its tokens is tens of
- * KiB, a DPR passage under 2 KiB, a SQuAD context a few KiB). Format
- * detection reads no further for a first line either. A longer line or
- * string is one bad-input error, read no further, so it never costs more
- * memory than the bound.
- */
-export const MAX_LINE_BYTES = 16 * 1024 * 1024;
-
-/**
- * The longest article (one element of `data`) read, in bytes: 32 MiB, far
- * above any real one (SQuAD v1.1's whole train set is 30 MiB); a longer one
- * is refused once the input passes the bound, so it is never held whole.
- */
-export const MAX_ARTICLE_BYTES = 32 * 1024 * 1024;
+export { HEAD_BYTES, isJsonObject, MAX_ARTICLE_BYTES, MAX_LINE_BYTES };
 
 /**
  * Whether a head (as {@linkcode headText} gives it) opens a JSON document
@@ -50,11 +27,6 @@ export const MAX_ARTICLE_BYTES = 32 * 1024 * 1024;
  */
 export function opensJsonDocument(text: string): boolean {
   return /^\{\s*"(data|version|header)"\s*:/.test(text);
-}
-
-/** Whether `v` is a JSON object (not an array, not `null`). */
-export function isJsonObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /** The last component of a path. */

@@ -6,7 +6,8 @@
  * XQuAD, MLQA or MRQA file. The format is detected from the file's first
  * bytes (`detect.ts`) unless named (`format`, as a `--format` value). Files
  * may be gzip (told by their magic bytes), and `-` is stdin. Records stream:
- * a file is never held whole.
+ * a file is never held whole. Each format's reader is its entry's in the
+ * registry (`formats.ts`).
  *
  * @module
  */
@@ -14,41 +15,11 @@ import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError, UsageError } from "../errors.ts";
 import { type ByteSource, openSource } from "../source.ts";
-import { dprPassages, dprQuestions } from "./dpr.ts";
-import {
-  CORPUS_ONLY_FORMATS,
-  type DatasetFormat,
-  formatOfHead,
-  PARAGRAPH_FORMATS,
-  parseFormatName,
-  readHead,
-  sniffFormat,
-} from "./detect.ts";
-import { headText } from "./detect_json.ts";
-import { csvQuestions, jsonlQuestions } from "./generic.ts";
-import { mrqaPassages, mrqaQuestions } from "./mrqa.ts";
-import { openQuestions } from "./open.ts";
-import { jsonlPassages } from "./passages.ts";
-import { langFromFileName, squadPassages, squadQuestionRecords } from "./squad.ts";
-import type {
-  CorpusPassage,
-  DatasetReadError,
-  FieldMap,
-  QaReadOptions,
-  QaRecord,
-} from "./types.ts";
+import { formatOfHead, parseFormatName, readHead, sniffFormat } from "./detect.ts";
+import { allFormats, type DatasetFormat, type DatasetOptions, formatSpec } from "./formats.ts";
+import type { CorpusPassage, DatasetReadError, QaRecord } from "./types.ts";
 
-/** Options of {@linkcode readQuestions} and {@linkcode readCorpus}. */
-export interface DatasetOptions extends QaReadOptions {
-  /** The format, or a `--format` name for it (see `parseFormatName`); default: detected. */
-  readonly format?: DatasetFormat | string;
-  /** The field map of a generic `jsonl`/`csv`/`tsv` file (required for those). */
-  readonly fields?: FieldMap;
-  /** The column separator of a `dpr` or generic `csv` file. */
-  readonly delimiter?: string;
-  /** Told the format the file is read as (named or detected), before its first record. */
-  readonly onFormat?: (format: DatasetFormat) => void;
-}
+export type { DatasetOptions };
 
 const asError = (file: string) => (e: unknown): DatasetReadError =>
   e instanceof InputError || e instanceof FileError || e instanceof UsageError
@@ -68,7 +39,7 @@ const asError = (file: string) => (e: unknown): DatasetReadError =>
  * ```
  */
 export function isSquadShaped(format: DatasetFormat): boolean {
-  return format === "squad" || format === "squad2" || format === "xquad" || format === "mlqa";
+  return formatSpec(format)?.squadShaped === true;
 }
 
 /**
@@ -140,7 +111,7 @@ export const settleFormat = (
         const stream = rest.stream;
         const f = formatOfHead(head, src.name);
         // A generic file needs a field map the stages do not take: the SQuAD reader names it.
-        const told = f === undefined || f === "jsonl" || f === "csv" || f === "tsv" ? "squad" : f;
+        const told = f === undefined || formatSpec(f)?.fields === true ? "squad" : f;
         return [told, { name: src.name, stream }];
       },
       catch: asError(src.name),
@@ -150,9 +121,9 @@ export const settleFormat = (
 const openWithFormat = (path: string, format: string | undefined) => openDataset(path, format);
 
 /**
- * The questions of `src`, read as `format` (see {@linkcode readQuestions},
- * which opens the file and settles the format first; `path` names the file
- * in errors).
+ * The questions of `src`, read as `format` by the registry's reader
+ * (`formats.ts`; see {@linkcode readQuestions}, which opens the file and
+ * settles the format first; `path` names the file in errors).
  */
 export const questionsOfSource = (
   path: string,
@@ -160,66 +131,18 @@ export const questionsOfSource = (
   src: ByteSource,
   opts: DatasetOptions = {},
 ): Effect.Effect<Stream.Stream<QaRecord, DatasetReadError>, UsageError> => {
-  const usage = (m: string) => {
+  const reader = formatSpec(format)?.questions;
+  if (reader === undefined) {
     void src.stream.cancel().catch(() => {});
-    return Effect.fail(new UsageError(`${path}: ${m}`));
-  };
-  switch (format) {
-    case "squad":
-    case "squad2":
-      return Effect.succeed(squadQuestionRecords(src, opts));
-    case "xquad":
-    case "mlqa": {
-      const lang = opts.lang ?? langFromFileName(path);
-      if (lang === undefined) {
-        return usage(`a ${format} file needs a language code (--lang)`);
-      }
-      return Effect.succeed(squadQuestionRecords(src, { ...opts, lang }));
-    }
-    case "mrqa":
-      return Effect.succeed(mrqaQuestions(src, opts));
-    case "dpr":
-    case "trec":
-      return Effect.succeed(
-        dprQuestions(src, { ...opts, regex: format === "trec" || opts.regex }),
-      );
-    case "open":
-      // Every open-domain layout: NQ-open/TriviaQA JSONL, and DPR's question CSV/TSV (its
-      // answers plain strings: `trec` reads CuratedTREC's as patterns).
-      return Effect.succeed(Stream.unwrap(
-        Effect.map(
-          Effect.tryPromise({ try: () => readHead(src), catch: asError(path) }),
-          ([head, rest]) => {
-            const text = headText(head);
-            const dpr = text !== "" && !text.startsWith("{") &&
-              (formatOfHead(head, path) === "dpr" || formatOfHead(head, path) === "trec");
-            return dpr ? dprQuestions(rest, opts) : openQuestions(rest, opts);
-          },
-        ),
-      ));
-    case "jsonl":
-    case "csv":
-    case "tsv": {
-      const fields = opts.fields;
-      if (fields === undefined) {
-        return usage(
-          `a generic ${format} file needs a field map ({question, answers, id, ...})`,
-        );
-      }
-      if (format === "jsonl") return Effect.succeed(jsonlQuestions(src, { ...opts, fields }));
-      const delimiter = opts.delimiter ?? (format === "tsv" ? "\t" : undefined);
-      return Effect.succeed(csvQuestions(src, { ...opts, fields, delimiter }));
-    }
-    case "dpr-passages":
-    case "passages":
-      return usage(`${format} is a corpus, not a question set`);
+    return Effect.fail(new UsageError(`${path}: ${format} is a corpus, not a question set`));
   }
+  return reader(src, { path, format, opts });
 };
 
 /**
- * The passages of `src`, read as `format` (see {@linkcode readCorpus},
- * which opens the file and settles the format first; `path` names the file
- * in errors).
+ * The passages of `src`, read as `format` by the registry's reader
+ * (`formats.ts`; see {@linkcode readCorpus}, which opens the file and
+ * settles the format first; `path` names the file in errors).
  */
 export const passagesOfSource = (
   path: string,
@@ -227,24 +150,20 @@ export const passagesOfSource = (
   src: ByteSource,
   opts: Pick<DatasetOptions, "maxLineBytes"> = {},
 ): Effect.Effect<Stream.Stream<CorpusPassage, DatasetReadError>, UsageError> => {
-  switch (format) {
-    case "dpr-passages":
-      return Effect.succeed(dprPassages(src, opts));
-    case "passages":
-      return Effect.succeed(jsonlPassages(src, opts));
-    case "mrqa":
-      return Effect.succeed(mrqaPassages(src, opts));
-    default:
-      if (PARAGRAPH_FORMATS.includes(format)) return Effect.succeed(squadPassages(src));
-      void src.stream.cancel().catch(() => {});
-      return Effect.fail(
-        new UsageError(
-          `${path}: a ${format} file has no paragraphs to search; corpora: ${
-            [...CORPUS_ONLY_FORMATS, ...PARAGRAPH_FORMATS].join(", ")
-          }`,
-        ),
-      );
+  const reader = formatSpec(format)?.passages;
+  if (reader === undefined) {
+    void src.stream.cancel().catch(() => {});
+    const corpora = allFormats().filter((f) => f.role === "corpus")
+      .concat(allFormats().filter((f) => f.role !== "corpus" && f.passages !== undefined));
+    return Effect.fail(
+      new UsageError(
+        `${path}: a ${format} file has no paragraphs to search; corpora: ${
+          corpora.map((f) => f.name).join(", ")
+        }`,
+      ),
+    );
   }
+  return reader(src, { path, format, opts });
 };
 
 /**

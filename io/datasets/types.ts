@@ -8,7 +8,7 @@
  */
 import { type FileError, InputError, type UsageError } from "../errors.ts";
 import type { QuestionRecord } from "../ndjson.ts";
-import { isJsonObject, MAX_LINE_BYTES } from "./detect_json.ts";
+import { isJsonObject, MAX_LINE_BYTES } from "./bounds.ts";
 
 export { isJsonObject };
 

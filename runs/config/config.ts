@@ -26,7 +26,14 @@ import {
   type MetricName,
   RunConfigSchema,
 } from "./schema.ts";
-import { type DatasetFormat, detectFormat, parseFormatName } from "../../io/datasets/detect.ts";
+import { detectFormat, parseFormatName } from "../../io/datasets/detect.ts";
+import {
+  DATASET_KINDS,
+  type DatasetFormat,
+  formatsOfKind,
+  formatSpec,
+  kindTakes,
+} from "../../io/datasets/formats.ts";
 import type { FieldMap } from "../../io/datasets/types.ts";
 import { MLQA_LANGUAGES } from "../../metrics/mlqa.ts";
 
@@ -37,18 +44,9 @@ export type Metric = typeof MetricName.Type;
 export type DatasetKind = typeof DatasetKindSchema.Type;
 
 /** The kinds whose files are SQuAD JSON (articles, the official SQuAD script). */
-export const SQUAD_KINDS: readonly DatasetKind[] = ["squad", "squad2"];
-
-/** The `--format` names each dataset kind reads (the first: what a `format` defaults to). */
-export const KIND_FORMATS: Readonly<Record<DatasetKind, readonly DatasetFormat[]>> = {
-  squad: ["squad"],
-  squad2: ["squad2"],
-  mrqa: ["mrqa"],
-  xquad: ["xquad"],
-  mlqa: ["mlqa"],
-  open: ["dpr", "trec", "open", "csv", "tsv", "jsonl"],
-  jsonl: ["jsonl", "csv", "tsv"],
-};
+export const SQUAD_KINDS: readonly DatasetKind[] = DATASET_KINDS.filter((k) =>
+  kindTakes(k, "articles")
+);
 
 /** A dataset's open search after validation. */
 export interface OpenOptions {
@@ -325,19 +323,23 @@ export const validateRunConfig = (
         } catch (e) {
           return yield* fail(`${where}.format`, (e as Error).message);
         }
-        if (!KIND_FORMATS[kind].includes(format)) {
+        if (!formatsOfKind(kind).includes(format)) {
           return yield* fail(
             `${where}.format`,
             `"${d.format}" is not a format of type "${kind}" (its formats: ${
-              KIND_FORMATS[kind].join(", ")
+              formatsOfKind(kind).join(", ")
             })`,
           );
         }
       } else if (squadKind) {
-        format = kind;
-      } else if (kind === "jsonl") {
+        format = formatsOfKind(kind)[0];
+      } else if (formatsOfKind(kind).every((f) => formatSpec(f)?.fields === true)) {
         // A generic set is read with its field map, as its extension says.
-        format = /\.tsv(\.gz)?$/.test(path) ? "tsv" : /\.csv(\.gz)?$/.test(path) ? "csv" : "jsonl";
+        const kinds = formatsOfKind(kind);
+        format = kinds.find((f) => {
+          const ext = formatSpec(f)?.extension;
+          return ext !== undefined && (path.endsWith(ext) || path.endsWith(`${ext}.gz`));
+        }) ?? kinds[0];
       } else {
         // The file's own shape says its format; it must be one of the kind's.
         const found = yield* Effect.result(detectFormat(path));
@@ -346,27 +348,28 @@ export const validateRunConfig = (
           return yield* fail(`${where}.path`, "message" in e ? String(e.message) : String(e));
         }
         format = found.success;
-        if (!KIND_FORMATS[kind].includes(format)) {
+        if (!formatsOfKind(kind).includes(format)) {
           return yield* fail(
             `${where}.type`,
             `"${kind}", but the file reads as ${format} (type "${kind}" reads ${
-              KIND_FORMATS[kind].join(", ")
+              formatsOfKind(kind).join(", ")
             }; name one with "format")`,
           );
         }
       }
       const fields = d.reader?.fields;
-      const generic = format === "jsonl" || format === "csv" || format === "tsv";
+      const generic = formatSpec(format)?.fields === true;
       if (generic && fields === undefined) {
         return yield* fail(
           `${where}.reader.fields`,
           `missing (a ${format} set is read with a field map, e.g. { question: "q", answers: "a" })`,
         );
       }
-      if (fields !== undefined && kind !== "jsonl" && kind !== "open") {
+      if (fields !== undefined && !kindTakes(kind, "fields")) {
+        const takers = DATASET_KINDS.filter((k) => kindTakes(k, "fields")).sort();
         return yield* fail(
           `${where}.reader.fields`,
-          `only "jsonl" and "open" sets take a field map`,
+          `only ${takers.map((k) => `"${k}"`).join(" and ")} sets take a field map`,
         );
       }
       if (d.reader?.articles !== undefined && !squadKind) {
@@ -376,7 +379,7 @@ export const validateRunConfig = (
         );
       }
       if (
-        (kind === "xquad" || kind === "mlqa") && d.lang !== undefined &&
+        kindTakes(kind, "lang") && d.lang !== undefined &&
         !MLQA_LANGUAGES.includes(d.lang)
       ) {
         return yield* fail(
@@ -407,7 +410,7 @@ export const validateRunConfig = (
       if (kind !== "squad") {
         const only = d.open !== undefined && !openSearched
           ? "open"
-          : d.uniqueIds !== undefined && kind !== "squad2"
+          : d.uniqueIds !== undefined && !kindTakes(kind, "uniqueIds")
           ? "uniqueIds"
           : d.eval?.metrics?.includes("bem") || d.eval?.bem !== undefined
           ? "eval.bem"

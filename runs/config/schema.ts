@@ -12,6 +12,7 @@
  * @example
  * ```ts
  * import * as Schema from "effect/Schema";
+import { DATASET_KINDS } from "../../io/datasets/formats.ts";
  * import { RunConfigSchema } from "./schema.ts";
  * const ok = Schema.is(RunConfigSchema)({
  *   datasets: [{ abbr: "d", path: new URL("file:///d.json") }],
@@ -24,6 +25,7 @@
  * @module
  */
 import * as Schema from "effect/Schema";
+import { DATASET_KINDS } from "../../io/datasets/formats.ts";
 
 /** A short unique name: letters, digits and `._+-`, at most 64. */
 export const Abbr = Schema.String.check(
@@ -66,17 +68,10 @@ export const BemOptionsSchema = Schema.Struct({
  * (MRQA 2019 JSONL), `xquad` / `mlqa` (SQuAD-shaped, MLQA's per-language
  * rules), `open` (open-domain question sets: DPR CSV/TSV, CuratedTREC
  * regexes, NQ-open/TriviaQA JSONL; top-1 EM/F1) and `jsonl` (a generic
- * JSONL/CSV/TSV set read with a field map, scored as `open`).
+ * JSONL/CSV/TSV set read with a field map, scored as `open`). The kinds and
+ * the formats of each are the registry's (`io/datasets/formats.ts`).
  */
-export const DatasetKind = Schema.Literals([
-  "squad",
-  "squad2",
-  "mrqa",
-  "xquad",
-  "mlqa",
-  "open",
-  "jsonl",
-]);
+export const DatasetKind = Schema.Literals(DATASET_KINDS);
 
 /** The field map of a generic `jsonl`/`csv`/`tsv` question set (`FieldMap` of `io/datasets/`). */
 export const FieldMapSchema = Schema.Struct({

@@ -58,6 +58,7 @@ import { readQuestions } from "../../io/datasets/read.ts";
 import { writePassagesOnly, writeQuestionsOnly } from "../../io/datasets/split.ts";
 import { PASSAGES_FILE, QUESTIONS_ONLY_FILE } from "./layout.ts";
 import type { DatasetFormat } from "../../io/datasets/detect.ts";
+import { formatSpec, hasSquadRules } from "../../io/datasets/formats.ts";
 import type { FieldMap, QaRecord } from "../../io/datasets/types.ts";
 
 const fsDo = <A>(file: string, f: () => Promise<A>) =>
@@ -388,7 +389,7 @@ export const evalPredictions = (opts: EvalOptions) =>
       const text = yield* predictionsText(opts.from, opts);
       yield* fsDo(opts.pred, async () => await writeTextAtomically(opts.pred, text));
     }
-    if (opts.format !== undefined && opts.format !== "squad" && opts.format !== "squad2") {
+    if (opts.format !== undefined && !hasSquadRules(opts.format)) {
       return yield* evalQuestionSet({ ...opts, format: opts.format });
     }
     const open = opts.open === undefined ? undefined : yield* openScores({
@@ -474,7 +475,7 @@ const evalQuestionSet = (opts: EvalOptions & { readonly format: DatasetFormat })
     const lang = opts.lang ?? records[0]?.lang;
     if (opts.rows !== undefined) {
       const preds = yield* readPredictions(opts.pred);
-      const regex = q.format === "trec" || records.some((r) => r.regex === true);
+      const regex = formatSpec(q.format)?.regex === true || records.some((r) => r.regex === true);
       const lines: string[] = [];
       for (const r of records) {
         const p = preds.get(r.id);

@@ -31,6 +31,7 @@ import { runLayout } from "../plan/layout.ts";
 import { textTable } from "../plan/table.ts";
 import type { Plan } from "../plan/task.ts";
 import type { DatasetKind } from "../config/config.ts";
+import { kindTakes, rulesOfKind } from "../../io/datasets/formats.ts";
 
 /** Resamples of the summary's bootstrap intervals. */
 export const SUMMARY_RESAMPLES = 1000;
@@ -132,21 +133,18 @@ export function formatSummary(rows: readonly SummaryRow[]): {
       ).concat(f === String ? String(o.mrr) : o.mrr.toFixed(4));
   // Dataset kinds beyond SQuAD v1.1: a kind column, then one group per kind that has one.
   const withKind = rows.some((r) => r.kind !== undefined && r.kind !== "squad");
-  const withV2 = rows.some((r) => r.kind === "squad2");
-  const withLang = rows.some((r) => r.kind === "mlqa" || r.kind === "xquad");
+  const v2 = (r: SummaryRow) => r.kind !== undefined && rulesOfKind(r.kind) === "v2.0";
+  const withV2 = rows.some(v2);
+  const withLang = rows.some((r) => kindTakes(r.kind, "lang"));
   const kindHead = [
     ...(withV2 ? ["HasAns EM", "NoAns EM"] : []),
     ...(withLang ? ["lang"] : []),
   ];
   const kindCells = (r: SummaryRow, f: (v: number | null | undefined) => string) => [
     ...(withV2
-      ? r.kind !== "squad2"
-        ? ["-", "-"]
-        : r.v2 == null
-        ? ["n/a", "n/a"]
-        : [f(r.v2.hasAnsEm), f(r.v2.noAnsEm)]
+      ? !v2(r) ? ["-", "-"] : r.v2 == null ? ["n/a", "n/a"] : [f(r.v2.hasAnsEm), f(r.v2.noAnsEm)]
       : []),
-    ...(withLang ? [r.kind === "mlqa" || r.kind === "xquad" ? r.lang ?? "n/a" : "-"] : []),
+    ...(withLang ? [kindTakes(r.kind, "lang") ? r.lang ?? "n/a" : "-"] : []),
   ];
   const head = [
     "dataset",
@@ -339,7 +337,7 @@ export function readSummary(plan: Plan): SummaryRow[] {
         bemCi: !withBem ? undefined : bemScores ? summaryInterval(bemScores) : null,
         ...(ds.open !== undefined ? { open: openOf(r) } : {}),
         ...(ds.type !== undefined && ds.type !== "squad" ? { kind: ds.type } : {}),
-        ...(ds.type === "squad2" ? { v2: v2Of(r) } : {}),
+        ...(ds.type !== undefined && rulesOfKind(ds.type) === "v2.0" ? { v2: v2Of(r) } : {}),
         ...(typeof r?.lang === "string" ? { lang: r.lang } : {}),
       });
     }
