@@ -202,6 +202,14 @@ def fmt(r):
             f"F1 {r['closed_f1']:.2f}")
 
 
+def random_batches(train_p, rng):
+    """Batches of PARAS_PER_BATCH paragraphs drawn at random (as DensePhrases' in-batch
+    negatives: mostly other articles)."""
+    idx = list(range(len(train_p)))
+    rng.shuffle(idx)
+    return [idx[b: b + PARAS_PER_BATCH] for b in range(0, len(idx), PARAS_PER_BATCH)]
+
+
 def article_batches(train_p, rng):
     """Batches of PARAS_PER_BATCH paragraphs: articles in a random order, each article's
     paragraphs shuffled and laid end to end, cut into batches, the batches shuffled."""
@@ -220,9 +228,11 @@ def article_batches(train_p, rng):
     return batches
 
 
-def step_a(cm, qm, opt, group, bank, n_bank, para_weight):
+def step_a(cm, qm, opt, group, bank, n_bank, para_weight, mask_same=True):
     """Phase A step: softmax over the batch's tokens and the bank's (pre-batch), plus the
-    in-paragraph loss."""
+    in-paragraph loss. `mask_same`: tokens of the gold token's vocabulary id other than the
+    gold one are left out of the softmax (the answer's word elsewhere is no negative).
+    Returns the loss and what the bank keeps of this batch (vectors, ids)."""
     S, E = cm(*batch_tensors(group))
     qs, pidx, a_s, a_e = [], [], [], []
     for k, p in enumerate(group):
@@ -234,8 +244,9 @@ def step_a(cm, qm, opt, group, bank, n_bank, para_weight):
     lens = torch.tensor([len(p["ids"]) for p in group])
     tok_ok = torch.arange(S.shape[1])[None, :] < lens[:, None]
     Sf, Ef = S[tok_ok], E[tok_ok]
+    ids_f = torch.cat([torch.tensor(p["ids"]) for p in group])
     if not qs:
-        return 0.0, (Sf.detach(), Ef.detach())
+        return 0.0, (Sf.detach(), Ef.detach(), ids_f)
     Q = qm(*question_tensors(qs))
     w = S.shape[-1]
     pidx = torch.tensor(pidx)
@@ -243,8 +254,14 @@ def step_a(cm, qm, opt, group, bank, n_bank, para_weight):
     gs, ge = off[pidx] + torch.tensor(a_s), off[pidx] + torch.tensor(a_e)
     Sa = torch.cat([Sf] + [b[0] for b in bank])
     Ea = torch.cat([Ef] + [b[1] for b in bank])
+    ids_a = torch.cat([ids_f] + [b[2] for b in bank])
     ce = torch.nn.functional.cross_entropy
-    loss = ce(Q[:, :w] @ Sa.T, gs) + ce(Q[:, w:] @ Ea.T, ge)
+    ls, le = Q[:, :w] @ Sa.T, Q[:, w:] @ Ea.T
+    if mask_same:
+        pos = torch.arange(len(ids_a))[None, :]
+        ls = ls.masked_fill((ids_a[None, :] == ids_f[gs][:, None]) & (pos != gs[:, None]), -1e4)
+        le = le.masked_fill((ids_a[None, :] == ids_f[ge][:, None]) & (pos != ge[:, None]), -1e4)
+    loss = ce(ls, gs) + ce(le, ge)
     if para_weight > 0:
         valid = torch.arange(S.shape[1])[None, :] < lens[pidx][:, None]
         sl = torch.einsum("qtd,qd->qt", S[pidx], Q[:, :w]).masked_fill(~valid, -1e4)
@@ -254,7 +271,7 @@ def step_a(cm, qm, opt, group, bank, n_bank, para_weight):
     loss.backward()
     torch.nn.utils.clip_grad_norm_(list(cm.parameters()) + list(qm.parameters()), 5.0)
     opt.step()
-    return loss.item(), (Sf.detach(), Ef.detach())
+    return loss.item(), (Sf.detach(), Ef.detach(), ids_f)
 
 
 def snapshot(cm, qm):
@@ -275,12 +292,17 @@ def main():
     ap.add_argument("--epochs-b", type=int, default=4)
     ap.add_argument("--minutes-a", type=float, default=40.0)
     ap.add_argument("--minutes-b", type=float, default=20.0)
-    ap.add_argument("--lr-a", type=float, default=5e-4)
+    ap.add_argument("--lr-a", type=float, default=2e-4)
     ap.add_argument("--lr-b", type=float, default=5e-4)
     ap.add_argument("--prebatch", type=int, default=4,
                     help="pre-batch negatives: the tokens of this many previous batches")
     ap.add_argument("--para-weight", type=float, default=1.0,
                     help="weight of piqa-lstm's in-paragraph loss in phase A")
+    ap.add_argument("--batches", default="random", choices=["random", "article"],
+                    help="phase A batches: random paragraphs, or cut from one or two articles "
+                         "(same-topic negatives)")
+    ap.add_argument("--no-mask-same", action="store_true",
+                    help="keep the gold token's word elsewhere among the negatives")
     ap.add_argument("--qbatch", type=int, default=64, help="questions per phase-B step")
     ap.add_argument("--dropout", type=float, default=0.2)
     ap.add_argument("--seed", type=int, default=20240917)
@@ -343,18 +365,20 @@ def main():
         cm.train()
         qm.train()
         bank, total, steps = [], 0.0, 0
-        for bi in article_batches(train_p, rng):
+        make = random_batches if args.batches == "random" else article_batches
+        for bi in make(train_p, rng):
             loss, kept = step_a(cm, qm, opt, [train_p[i] for i in bi], bank, args.prebatch,
-                                args.para_weight)
+                                args.para_weight, not args.no_mask_same)
             bank = ([kept] + bank)[: args.prebatch]
             total += loss
             steps += 1
         r = scores(cm, qm, corpus, held_p, held_q)
         sec = round(time.time() - te, 1)
         log(fh, f"A epoch {epoch}: loss {total / steps:.3f}, {fmt(r)}, {sec:.0f} s")
-        history.append({"phase": "A", "technique": f"in-batch (15 paragraphs, same article) + "
-                        f"pre-batch ({args.prebatch} batches) negatives, in-paragraph loss x "
-                        f"{args.para_weight}", "epoch": epoch, "loss": round(total / steps, 4),
+        history.append({"phase": "A", "technique": f"in-batch (15 {args.batches} paragraphs) + "
+                        f"pre-batch ({args.prebatch} batches) negatives"
+                        f"{'' if args.no_mask_same else ' (the gold word elsewhere masked)'}, "
+                        f"in-paragraph loss x {args.para_weight}, lr {args.lr_a}", "epoch": epoch, "loss": round(total / steps, 4),
                         "seconds": sec, **r})
         if better(r, best_a):
             best_a, best_a_state = r, snapshot(cm, qm)
@@ -406,7 +430,7 @@ def main():
         log(fh, f"B epoch {epoch}: loss {total / steps:.3f}, {fmt(r)}, {sec:.0f} s")
         history.append({"phase": "B", "technique": "query-side fine-tuning against the index of "
                         f"the {len(train_p)} training paragraphs ({idx_corpus.n} tokens), context "
-                        "encoder frozen", "epoch": epoch, "loss": round(total / steps, 4),
+                        f"encoder frozen, lr {args.lr_b}", "epoch": epoch, "loss": round(total / steps, 4),
                         "seconds": sec, **r})
         if better(r, best):
             best, best_state, best_at = r, snapshot(cm, qm), f"B{epoch}"
