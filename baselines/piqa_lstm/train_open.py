@@ -351,7 +351,6 @@ def main():
     r = scores(cm, qm, corpus, held_p, held_q)
     log(fh, f"start (piqa-lstm): {fmt(r)}")
     history.append({"phase": "start", "technique": "piqa-lstm as bundled", "epoch": 0, **r})
-    best, best_state, best_at = None, None, None
 
     # ---- phase A: in-batch + pre-batch negatives, both encoders ----
     params = [p for p in list(cm.parameters()) + list(qm.parameters()) if p.requires_grad]
@@ -359,7 +358,8 @@ def main():
     rng = random.Random(args.seed)
     ta = time.time()
     deadline = ta + args.minutes_a * 60
-    best_a, best_a_state = None, snapshot(cm, qm)
+    # The starting model competes too: phase B starts from the best of it and phase A's epochs.
+    best_a, best_a_state, best_a_epoch = dict(r), snapshot(cm, qm), 0
     for epoch in range(1, args.epochs_a + 1):
         te = time.time()
         cm.train()
@@ -386,10 +386,10 @@ def main():
         if time.time() + (time.time() - te) > deadline:
             log(fh, "phase A time budget reached: stop")
             break
-    if best_a is not None:
-        cm.load_state_dict(best_a_state[0])
-        qm.load_state_dict(best_a_state[1])
-        best, best_state, best_at = best_a, best_a_state, f"A{best_a_epoch}"
+    cm.load_state_dict(best_a_state[0])
+    qm.load_state_dict(best_a_state[1])
+    best, best_state = best_a, best_a_state
+    best_at = f"A{best_a_epoch}" if best_a_epoch else "start"
     log(fh, f"phase A best: {best_at}")
 
     # ---- phase B: query-side fine-tuning against the fixed index of the train paragraphs ----
