@@ -1,6 +1,7 @@
 /**
- * `piqa-lstm+sparse` (and `piqa-lstm-sa+sparse`): a dense ONNX phrase
- * encoder (`spans` kind: piqa-lstm, piqa-lstm-sa) joined with the sparse
+ * `piqa-lstm+sparse` (and `piqa-lstm-sa+sparse`, `piqa-lstm-open+sparse`): a
+ * dense ONNX phrase encoder (`spans` kind: piqa-lstm, piqa-lstm-sa,
+ * piqa-lstm-open) joined with the sparse
  * `sparse-pi` encoder into one vector per phrase, as DenSPI joins dense and
  * sparse phrase vectors.
  *
@@ -15,8 +16,9 @@
  * The question vector is `[w · q_dense ; q_sparse]`, so a phrase's score is
  * `w · (dense score) + (sparse score)`; `w` (`denseWeight` in the hybrid
  * config beside the dense model, `data/models/piqa-lstm/hybrid.json` and
- * `data/models/piqa-lstm-sa/hybrid.json`) was chosen on held-out articles of
- * the training subset by `baselines/piqa_lstm/hybrid_weight.ts`.
+ * `data/models/piqa-lstm-sa/hybrid.json`, `data/models/piqa-lstm-open/hybrid.json`)
+ * was chosen on held-out articles of the training subset by
+ * `baselines/piqa_lstm/hybrid_weight.ts` (piqa-lstm-open's for the open task).
  *
  * @example
  * ```ts
@@ -60,9 +62,9 @@ import {
   QuestionEncoder,
   type QuestionInput,
 } from "./types.ts";
-import { HYBRID_NAME, SA_HYBRID_NAME } from "./names.ts";
+import { HYBRID_NAME, OPEN_HYBRID_NAME, SA_HYBRID_NAME } from "./names.ts";
 
-export { HYBRID_NAME, SA_HYBRID_NAME };
+export { HYBRID_NAME, OPEN_HYBRID_NAME, SA_HYBRID_NAME };
 
 /** The bundled hybrid config of `piqa-lstm+sparse` (the dense weight). */
 export const PIQA_LSTM_HYBRID_CONFIG: string = decodeURIComponent(
@@ -72,6 +74,14 @@ export const PIQA_LSTM_HYBRID_CONFIG: string = decodeURIComponent(
 /** The bundled hybrid config of `piqa-lstm-sa+sparse` (the dense weight). */
 export const PIQA_LSTM_SA_HYBRID_CONFIG: string = decodeURIComponent(
   new URL("../data/models/piqa-lstm-sa/hybrid.json", import.meta.url).pathname,
+);
+
+/**
+ * The bundled hybrid config of `piqa-lstm-open+sparse` (the dense weight,
+ * fitted for the open task).
+ */
+export const PIQA_LSTM_OPEN_HYBRID_CONFIG: string = decodeURIComponent(
+  new URL("../data/models/piqa-lstm-open/hybrid.json", import.meta.url).pathname,
 );
 
 /** The hybrid config file. */

@@ -99,6 +99,7 @@ export {
   OnnxQuestionEncoderLive,
   type OnnxQuestionModel,
   PIQA_LSTM_MANIFEST,
+  PIQA_LSTM_OPEN_MANIFEST,
   planRuns,
 } from "./onnx/encoder.ts";
 export {
@@ -130,7 +131,9 @@ export {
   type HybridOptions,
   HybridQuestionEncoderLive,
   joinDenseSparse,
+  OPEN_HYBRID_NAME,
   PIQA_LSTM_HYBRID_CONFIG,
+  PIQA_LSTM_OPEN_HYBRID_CONFIG,
   PIQA_LSTM_SA_HYBRID_CONFIG,
   readHybridWeight,
   SA_HYBRID_NAME,

@@ -20,7 +20,18 @@ export const HYBRID_NAME = "piqa-lstm+sparse";
 /** The LSTM+SA hybrid's name (`hybrid.ts`): piqa-lstm-sa's vectors joined with sparse-pi's. */
 export const SA_HYBRID_NAME = "piqa-lstm-sa+sparse";
 
-const NAMES = ["sparse-pi", "piqa-lstm", "piqa-lstm-sa", HYBRID_NAME, SA_HYBRID_NAME] as const;
+/** The open-search hybrid's name (`hybrid.ts`): piqa-lstm-open's vectors joined with sparse-pi's. */
+export const OPEN_HYBRID_NAME = "piqa-lstm-open+sparse";
+
+const NAMES = [
+  "sparse-pi",
+  "piqa-lstm",
+  "piqa-lstm-sa",
+  "piqa-lstm-open",
+  HYBRID_NAME,
+  SA_HYBRID_NAME,
+  OPEN_HYBRID_NAME,
+] as const;
 
 /** A registered encoder's name. */
 export type EncoderName = (typeof NAMES)[number];

@@ -20,12 +20,14 @@ import {
   onnxPermissions,
   OnnxQuestionEncoderLive,
   PIQA_LSTM_MANIFEST,
+  PIQA_LSTM_OPEN_MANIFEST,
   PIQA_LSTM_SA_MANIFEST,
 } from "./onnx/encoder.ts";
 import {
   HybridContextEncoderLive,
   hybridFiles,
   HybridQuestionEncoderLive,
+  PIQA_LSTM_OPEN_HYBRID_CONFIG,
   PIQA_LSTM_SA_HYBRID_CONFIG,
 } from "./hybrid.ts";
 import {
@@ -33,6 +35,7 @@ import {
   type EncoderName,
   HYBRID_NAME,
   type OnnxDevice,
+  OPEN_HYBRID_NAME,
   SA_HYBRID_NAME,
 } from "./names.ts";
 
@@ -122,6 +125,23 @@ const BUILDERS: Record<EncoderName, (o: EncoderOptions) => EncoderSpec> = {
         OnnxQuestionEncoderLive(model, { device, threads, name: "piqa-lstm-sa" }),
     };
   },
+  "piqa-lstm-open": ({ model = PIQA_LSTM_OPEN_MANIFEST, device, threads }) => {
+    const proc = onnxProcess(device);
+    return {
+      name: "piqa-lstm-open",
+      description: "piqa-lstm fine-tuned for open-domain phrase search (in-batch and pre-batch " +
+        "negatives, then query-side fine-tuning against the train-subset phrase index; d=256, " +
+        "f16 dumps)",
+      sparse: false,
+      contextFiles: [...onnxFiles(model, "context"), ...proc.read],
+      questionFiles: [...onnxFiles(model, "question"), ...proc.read],
+      permissions: proc.flags,
+      contextLayer: () =>
+        OnnxContextEncoderLive(model, { device, threads, name: "piqa-lstm-open" }),
+      questionLayer: () =>
+        OnnxQuestionEncoderLive(model, { device, threads, name: "piqa-lstm-open" }),
+    };
+  },
   [HYBRID_NAME]: ({ model = PIQA_LSTM_MANIFEST, device, threads }) => {
     const proc = onnxProcess(device);
     const files = hybridFiles({ manifest: model });
@@ -145,6 +165,23 @@ const BUILDERS: Record<EncoderName, (o: EncoderOptions) => EncoderSpec> = {
       name: SA_HYBRID_NAME,
       description: "piqa-lstm-sa's dense [start; end] vectors on sparse-pi's spans, joined with " +
         "sparse-pi's vectors (CSR, dense block first, dense weight chosen on held-out train)",
+      sparse: true,
+      contextFiles: [...files.context, ...proc.read],
+      questionFiles: [...files.question, ...proc.read],
+      permissions: proc.flags,
+      contextLayer: () => HybridContextEncoderLive({ ...o, device, threads }),
+      questionLayer: () => HybridQuestionEncoderLive({ ...o, device, threads }),
+    };
+  },
+  [OPEN_HYBRID_NAME]: ({ model = PIQA_LSTM_OPEN_MANIFEST, device, threads }) => {
+    const proc = onnxProcess(device);
+    const o = { manifest: model, config: PIQA_LSTM_OPEN_HYBRID_CONFIG, name: OPEN_HYBRID_NAME };
+    const files = hybridFiles(o);
+    return {
+      name: OPEN_HYBRID_NAME,
+      description: "piqa-lstm-open's dense [start; end] vectors on sparse-pi's spans, joined " +
+        "with sparse-pi's vectors (CSR, dense block first, dense weight chosen for the open task " +
+        "on held-out train)",
       sparse: true,
       contextFiles: [...files.context, ...proc.read],
       questionFiles: [...files.question, ...proc.read],

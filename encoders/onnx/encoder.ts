@@ -130,6 +130,14 @@ export const PIQA_LSTM_SA_MANIFEST: string = decodeURIComponent(
   new URL("../../data/models/piqa-lstm-sa/manifest.json", import.meta.url).pathname,
 );
 
+/**
+ * The bundled piqa-lstm-open encoder's manifest (piqa-lstm fine-tuned for
+ * open-domain phrase search: `baselines/piqa_lstm/train_open.py`).
+ */
+export const PIQA_LSTM_OPEN_MANIFEST: string = decodeURIComponent(
+  new URL("../../data/models/piqa-lstm-open/manifest.json", import.meta.url).pathname,
+);
+
 /** Options of the ONNX encoders. */
 export interface OnnxEncoderOptions extends OnnxSessionOptions {
   /** Most items per session run (default 64). */
