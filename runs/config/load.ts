@@ -15,6 +15,7 @@ import { runCommand } from "../../io/process.ts";
 import * as Effect from "effect/Effect";
 import { InputError } from "../../io/errors.ts";
 import { REPO_ROOT } from "../../io/repo.ts";
+import { fileKind } from "../../io/regular.ts";
 import { absPath, dirOf, displayPath, isFile } from "../../io/fs.ts";
 import { type ResolvedRunConfig, validateRunConfig } from "./config.ts";
 import { findImportCycle } from "./imports.ts";
@@ -113,8 +114,19 @@ export const loadRunConfig = (
     const file = absPath(path);
     const shown = displayPath(file);
     if (!isFile(file)) {
+      // A named pipe, a device or a folder is named for what it is; nothing there is "no such".
+      let what: string | undefined;
+      try {
+        what = fileKind(Deno.statSync(file));
+      } catch {
+        what = undefined;
+      }
       return yield* Effect.fail(
-        new InputError({ file: shown, where: "", message: "no such config file" }),
+        new InputError({
+          file: shown,
+          where: "",
+          message: what === undefined ? "no such config file" : `is ${what}, not a regular file`,
+        }),
       );
     }
     const cycle = yield* Effect.promise(() => findImportCycle(file));

@@ -136,6 +136,7 @@ Deno.test("every command that reads a file refuses a character device and a name
       ["report", [`A=${f}`, "--data", small, "--out", `${tmp}/rep`], f],
       ["bem", [small, pred, "--model", f], f],
       ["evaluate", [small, pred, "--bem", f], f],
+      ["run", [f], f],
     ];
     for (const [stage, args, named] of cases) {
       const r = await stageWithin(stage, args, 20);
