@@ -1,6 +1,7 @@
 /**
- * The bundled piqa-lstm-open encoder (`data/models/piqa-lstm-open/`,
- * `baselines/piqa_lstm/train_open.py`): its artifact and training record
+ * The bundled piqa-lstm-open encoder (`data/models/piqa-lstm-open/`, made
+ * by the piqa_lstm baseline's `train_open` script, which no test runs): its
+ * artifact and training record
  * (held-out curve per technique, ONNX check, piqa-lstm's vocabulary and
  * held-out articles), its hybrid's open-task weight, its registration, and
  * open search in miniature: the questions of two dev articles, each searched

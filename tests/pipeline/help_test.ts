@@ -20,7 +20,10 @@ function commands(): [string, string][] {
   >;
   const out: [string, string][] = [];
   for (const [name, t] of Object.entries(tasks)) {
-    const m = /(pipeline\/[a-z_]+\.ts)/.exec(typeof t === "string" ? t : t.command);
+    const command = typeof t === "string" ? t : t.command;
+    // A task that chains several steps (`a && b`) is a script of its own, not one command.
+    if (command.includes("&&")) continue;
+    const m = /(pipeline\/[a-z_]+\.ts)/.exec(command);
     if (m) out.push([name, m[1]]);
   }
   return out;
