@@ -92,8 +92,12 @@ const PLAIN: Readonly<Record<string, string>> = {
   JsonSyntaxError:
     "io/json_events.ts: the JSON decoder's error (no Effect: evaluate's whole-file path), " +
     "made an InputError by its callers",
-  PyLiteralError: "io/datasets/pyliteral.ts: the parser's error, made an InputError by its callers",
-  LiteralError: "io/npy_format.ts, private: the header parser's error, caught in the same file",
+  PyLiteralError:
+    "the Python string-list parser's error (a DPR/generic answers cell), made an InputError by " +
+    "its callers",
+  LiteralError:
+    "the .npy header's Python-literal parser's error, made an NpyError (corrupt header) by " +
+    "io/npy_format.ts",
   SessionOpenError:
     "encoders/onnx/session.ts: createSession's promise error, worded by each caller " +
     "(OnnxConfigError, BEM's message)",
