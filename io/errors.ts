@@ -1,11 +1,21 @@
 /**
- * Typed errors shared by the `io/` readers. Every error carries the file it
- * is about and a one-line description of what is wrong and where, so a
- * command-line stage can print exactly one clear line.
+ * Typed errors shared by the `io/` readers, and the commands' usage and
+ * work errors. Every error of a file carries the file it is about and a
+ * one-line description of what is wrong and where, so a command-line stage
+ * can print exactly one clear line; every error carries the exit code it
+ * calls for (`exitCode`), which {@linkcode exitCodeOf} reads: the one place
+ * a failure becomes an exit status.
  *
  * @module
  */
 import * as Data from "effect/Data";
+
+/**
+ * The exit code of a command whose work failed: 1, the work failed; 2, bad
+ * usage or bad input. (0 is success; 130 and 143 a stop by SIGINT or SIGTERM,
+ * decided by the signal, not by an error.)
+ */
+export type ExitCode = 1 | 2;
 
 /**
  * Bad input: a file that cannot be parsed or does not have the expected
@@ -29,6 +39,11 @@ export class InputError extends Data.TaggedError("InputError")<{
   /** What is wrong. */
   readonly message: string;
 }> {
+  /** Exit code of a command that fails with it: 2, bad input. */
+  get exitCode(): ExitCode {
+    return 2;
+  }
+
   /** One line: `file: where: message`. */
   override toString(): string {
     return [this.file, this.where, this.message].filter((s) => s !== "").join(
@@ -55,6 +70,15 @@ export class FileError extends Data.TaggedError("FileError")<{
   /** What the operating system said. */
   readonly message: string;
 }> {
+  /**
+   * Exit code of a command that fails with it: 2 (a missing or unreadable
+   * input is bad usage), 1 when the message says the system failed (disk
+   * full, read-only file system, I/O error: {@linkcode isSystemFailureMessage}).
+   */
+  get exitCode(): ExitCode {
+    return isSystemFailureMessage(this.message) ? 1 : 2;
+  }
+
   /** One line: `file: message`. */
   override toString(): string {
     return `${this.file}: ${this.message}`;
@@ -76,7 +100,12 @@ export class FileError extends Data.TaggedError("FileError")<{
  * if (e.toString() !== "/out/pred.json: permission denied") throw new Error(e.toString());
  * ```
  */
-export class WriteError extends FileError {}
+export class WriteError extends FileError {
+  /** Exit code of a command that fails with it: 1, the work failed. */
+  override get exitCode(): ExitCode {
+    return 1;
+  }
+}
 
 /** `code`s of OS errors that mean the system failed a write, not that the input is bad. */
 const SYSTEM_WRITE_CODES = new Set([
@@ -154,9 +183,78 @@ export function writeFailure(file: string, e: unknown, prefix = ""): FileError {
  * import { UsageError } from "./errors.ts";
  * const e = new UsageError("--k must be a positive integer");
  * if (e._tag !== "UsageError" || e.message !== "--k must be a positive integer") throw new Error();
+ * if (e.exitCode !== 2 || !(e instanceof Error)) throw new Error();
  * ```
  */
-export class UsageError extends Error {
-  /** Tag for matching. */
-  readonly _tag = "UsageError";
+export class UsageError extends Data.TaggedError("UsageError")<{
+  /** What is wrong, on one line. */
+  readonly message: string;
+}> {
+  /** @param message what is wrong, on one line */
+  constructor(message: string) {
+    super({ message });
+  }
+
+  /** Exit code of a command that fails with it: 2, bad usage. */
+  get exitCode(): ExitCode {
+    return 2;
+  }
+}
+
+/**
+ * A failure of the work itself (exit code 1), as opposed to bad input:
+ * a check that found violations, an output that could not be written.
+ *
+ * @example
+ * ```ts
+ * import { WorkError } from "./errors.ts";
+ * const e = new WorkError("3 violations");
+ * if (e._tag !== "WorkError" || e.message !== "3 violations" || e.exitCode !== 1) throw new Error();
+ * ```
+ */
+export class WorkError extends Data.TaggedError("WorkError")<{
+  /** What failed, on one line. */
+  readonly message: string;
+}> {
+  /** @param message what failed, on one line */
+  constructor(message: string) {
+    super({ message });
+  }
+
+  /** Exit code of a command that fails with it: 1, the work failed. */
+  get exitCode(): ExitCode {
+    return 1;
+  }
+}
+
+/**
+ * The exit code a command ends with when its work fails with `e`: the
+ * error's own `exitCode` when it is 2 (bad usage or bad input), else 1 (the
+ * work failed). The errors a command fails with carry their exit code
+ * (`exitCode`: {@linkcode UsageError}, {@linkcode InputError} and
+ * {@linkcode FileError} 2, {@linkcode WriteError} and a `FileError` whose
+ * message says the system failed 1, {@linkcode WorkError} 1, `RunError`
+ * what its failed task reported, `BemError` and `OnnxConfigError` theirs,
+ * ...); a value without one (a defect, a plain `Error`, a library's own
+ * error its caller did not word as an `InputError`) is the work failing.
+ * This is the one place a failure becomes an exit status: `runMain`
+ * (`pipeline/_cli.ts`) and the commands' usage checks before it call it.
+ *
+ * @example
+ * ```ts
+ * import { exitCodeOf, FileError, InputError, UsageError, WriteError } from "./errors.ts";
+ * if (exitCodeOf(new UsageError("bad flag")) !== 2) throw new Error();
+ * if (exitCodeOf(new InputError({ file: "x", where: "", message: "bad" })) !== 2) throw new Error();
+ * if (exitCodeOf(new FileError({ file: "x", message: "no such file" })) !== 2) throw new Error();
+ * if (exitCodeOf(new FileError({ file: "x", message: "No space left on device (os error 28)" })) !== 1) {
+ *   throw new Error();
+ * }
+ * if (exitCodeOf(new WriteError({ file: "x", message: "permission denied" })) !== 1) throw new Error();
+ * if (exitCodeOf(new Error("crash")) !== 1 || exitCodeOf("crash") !== 1) throw new Error();
+ * ```
+ */
+export function exitCodeOf(e: unknown): ExitCode {
+  return typeof e === "object" && e !== null && (e as { exitCode?: unknown }).exitCode === 2
+    ? 2
+    : 1;
 }

@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { UsageError } from "../io/errors.ts";
+import { exitCodeOf, UsageError, WorkError } from "../io/errors.ts";
 import { openFilesLimit } from "../io/limits.ts";
 
-export { UsageError };
+export { UsageError, WorkError };
 
 /** A flag of a stage. */
 export interface FlagSpec {
@@ -117,14 +117,6 @@ export interface ParsedArgs<S extends CommandSpec = CommandSpec> {
     : FlagsOf<S>;
   /** `--debug` was given. */
   readonly debug: boolean;
-}
-
-/**
- * A failure of the work itself (exit code 1), as opposed to bad input.
- */
-export class WorkError extends Error {
-  /** Tag for matching. */
-  readonly _tag = "WorkError";
 }
 
 /**
@@ -469,7 +461,7 @@ export function exitOnHelpOrUsageError<const S extends CommandSpec>(
     parsed = parseArgs(spec, argv);
   } catch (e) {
     console.error(usageLine(spec.name, e));
-    Deno.exit(2);
+    Deno.exit(exitCodeOf(e));
   }
   if (parsed === "help") {
     writeHelp(spec);

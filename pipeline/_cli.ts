@@ -14,13 +14,7 @@ import * as Cause from "effect/Cause";
 import * as Effect from "effect/Effect";
 import * as Exit from "effect/Exit";
 import * as Fiber from "effect/Fiber";
-import {
-  FileError,
-  InputError,
-  isSystemFailureMessage,
-  UsageError,
-  WriteError,
-} from "../io/errors.ts";
+import { exitCodeOf, FileError, InputError, WorkError } from "../io/errors.ts";
 
 import { watchLifeline } from "../runs/runners/lifeline.ts";
 import {
@@ -30,6 +24,12 @@ import {
   type ParsedArgs,
 } from "./_args.ts";
 
+/**
+ * The exit code of a failure (`io/errors.ts`: each error carries its own;
+ * 2 bad usage or bad input, 1 the work failed): the one mapping every
+ * command uses, here for the commands' imports.
+ */
+export { exitCodeOf } from "../io/errors.ts";
 export {
   exitOnHelpOrUsageError,
   helpText,
@@ -49,34 +49,6 @@ export type {
   ParsedArgs,
   PositionalOf,
 } from "./_args.ts";
-
-/**
- * Exit code for an error value: 2 for bad usage/input (a file that is
- * missing or cannot be parsed; an error carrying `exitCode: 2`, such as a
- * run whose task reported bad input), 1 otherwise, including a write the
- * operating system refused or failed ({@linkcode WriteError}: disk full,
- * read-only folder, permission denied on an output; any file error that
- * says disk full, read-only file system or I/O error).
- *
- * @example
- * ```ts
- * import { exitCodeOf } from "./_cli.ts";
- * import { FileError, InputError, UsageError, WriteError } from "../io/errors.ts";
- * if (exitCodeOf(new UsageError("bad flag")) !== 2) throw new Error();
- * if (exitCodeOf(new InputError({ file: "x", where: "", message: "bad" })) !== 2) throw new Error();
- * if (exitCodeOf(new FileError({ file: "x", message: "no such file" })) !== 2) throw new Error();
- * if (exitCodeOf(new WriteError({ file: "x", message: "permission denied" })) !== 1) throw new Error();
- * if (exitCodeOf(new Error("crash")) !== 1) throw new Error();
- * ```
- */
-export function exitCodeOf(e: unknown): 1 | 2 {
-  if (e instanceof FileError && (e instanceof WriteError || isSystemFailureMessage(e.message))) {
-    return 1;
-  }
-  if (e instanceof UsageError || e instanceof InputError || e instanceof FileError) return 2;
-  if (typeof e === "object" && e !== null && (e as { exitCode?: number }).exitCode === 2) return 2;
-  return 1;
-}
 
 function oneLine(e: unknown): string {
   const s = e instanceof InputError || e instanceof FileError
@@ -158,8 +130,9 @@ export async function runMain<const S extends CommandSpec>(
   // Deno panics (uncatchable) when it cannot open what its runtime needs.
   const fds = openFilesProblem();
   if (fds !== undefined) {
-    console.error(`${spec.name}: ${fds}`);
-    Deno.exit(1);
+    const e = new WorkError(fds);
+    console.error(`${spec.name}: ${e.message}`);
+    Deno.exit(exitCodeOf(e));
   }
   const ac = new AbortController();
   const fiber = Effect.runFork(Effect.suspend(() => program(args, { signal: ac.signal })));

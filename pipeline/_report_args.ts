@@ -16,6 +16,7 @@ import {
   UsageError,
   usageLine,
 } from "./_args.ts";
+import { exitCodeOf } from "../io/errors.ts";
 
 /** `INPUT...`: the positional argument that {@linkcode splitInputs} lets repeat. */
 export const INPUTS_ARG = {
@@ -128,8 +129,9 @@ export function exitOnReportUsageError(spec: CommandSpec, argv: readonly string[
   const split = splitInputs(argv);
   exitOnHelpOrUsageError(spec, split.rest);
   if (split.problem !== undefined) {
-    console.error(usageLine(spec.name, new UsageError(split.problem)));
-    Deno.exit(2);
+    const e = new UsageError(split.problem);
+    console.error(usageLine(spec.name, e));
+    Deno.exit(exitCodeOf(e));
   }
   return split;
 }

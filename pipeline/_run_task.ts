@@ -21,7 +21,7 @@ import { evalCorpusSearch, evalPredictions, prepareDataset } from "../runs/plan/
 import { TASK_ARGS, type TaskArgs, type TaskFlags, type TaskKind } from "../runs/plan/task_args.ts";
 import { runMain } from "./_cli.ts";
 import { CANDIDATES_FLAG, indexFlagsProblem, NPROBE_FLAG } from "./_index_flags.ts";
-import { UsageError } from "../io/errors.ts";
+import { exitCodeOf, UsageError } from "../io/errors.ts";
 
 const FORMAT_FLAG = {
   name: "format",
@@ -194,10 +194,11 @@ export const TASK_COMMANDS: Readonly<Record<TaskKind, TaskCommand<unknown>>> = {
 if (import.meta.main) {
   const [kind, ...rest] = Deno.args;
   if (!Object.hasOwn(TASK_COMMANDS, kind ?? "")) {
-    console.error(
-      "_run_task: expected `prepare`, `eval`, `search-shard` or `search-merge` (see pipeline/run.ts)",
+    const e = new UsageError(
+      "expected `prepare`, `eval`, `search-shard` or `search-merge` (see pipeline/run.ts)",
     );
-    Deno.exit(2);
+    console.error(`_run_task: ${e.message}`);
+    Deno.exit(exitCodeOf(e));
   }
   const c = TASK_COMMANDS[kind as TaskKind];
   await runMain(c.spec, rest, (a) =>

@@ -13,6 +13,7 @@
  * @module
  */
 import { type CommandSpec, exitOnHelpOrUsageError, openFilesProblem } from "./_args.ts";
+import { exitCodeOf, WorkError } from "../io/errors.ts";
 import { mergeOpenFiles, startEarly } from "./_merge_early.ts";
 
 export type {
@@ -79,8 +80,9 @@ if (import.meta.main) {
   // Below this limit a worker thread would make Deno panic: refuse in one line.
   const fds = openFilesProblem(mergeOpenFiles(MERGE_SPEC, Deno.args));
   if (fds !== undefined) {
-    console.error(`merge: ${fds}`);
-    Deno.exit(1);
+    const e = new WorkError(fds);
+    console.error(`merge: ${e.message}`);
+    Deno.exit(exitCodeOf(e));
   }
   // `--help` and bad usage start no worker and load nothing else.
   exitOnHelpOrUsageError(MERGE_SPEC, Deno.args);

@@ -10,8 +10,9 @@
  *
  * @module
  */
+import * as Data from "effect/Data";
 import * as Effect from "effect/Effect";
-import { FileError, type InputError, UsageError, WriteError } from "../io/errors.ts";
+import { type ExitCode, FileError, type InputError, UsageError, WriteError } from "../io/errors.ts";
 import { statRegularFile } from "../io/regular.ts";
 import type { Steps } from "../metrics/stats/steps.ts";
 import { timestamp } from "../runs/run_dir.ts";
@@ -39,10 +40,31 @@ import {
 import { type ReportProvenance, reportProvenance } from "../runs/summary/provenance.ts";
 import { writeFolderAtomic } from "../io/fs.ts";
 
-/** A failure of the work itself (statistics, charts): exit 1, not bad input. */
-export class ReportError extends Error {
-  /** Tag for matching. */
-  readonly _tag = "ReportError";
+/**
+ * A failure of the work itself (statistics, charts): exit 1, not bad input.
+ *
+ * @example
+ * ```ts
+ * import { ReportError } from "./stage.ts";
+ * const e = new ReportError("statistics: no questions");
+ * if (e._tag !== "ReportError" || e.message !== "statistics: no questions" || e.exitCode !== 1) {
+ *   throw new Error();
+ * }
+ * ```
+ */
+export class ReportError extends Data.TaggedError("ReportError")<{
+  /** What failed, on one line. */
+  readonly message: string;
+}> {
+  /** @param message what failed, on one line */
+  constructor(message: string) {
+    super({ message });
+  }
+
+  /** Exit code of a command that fails with it: 1, the work failed. */
+  get exitCode(): ExitCode {
+    return 1;
+  }
 }
 
 /** Options of {@linkcode report}. */

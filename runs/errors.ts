@@ -4,6 +4,8 @@
  *
  * @module
  */
+import * as Data from "effect/Data";
+import type { ExitCode } from "../io/errors.ts";
 
 /**
  * A run that did not finish. `exitCode` is 1 (the work failed) unless the
@@ -18,15 +20,17 @@
  * if (e.exitCode !== 1 || new RunError("prepare failed (exit 2)", 2).exitCode !== 2) throw new Error();
  * ```
  */
-export class RunError extends Error {
-  /** Tag for matching. */
-  readonly _tag = "RunError";
-
+export class RunError extends Data.TaggedError("RunError")<{
+  /** What failed, on one line. */
+  readonly message: string;
+  /** The exit code it calls for (2: a task reported bad input). */
+  readonly exitCode: ExitCode;
+}> {
   /**
    * @param message one line
    * @param exitCode the exit code it calls for (2: a task reported bad input)
    */
-  constructor(message: string, readonly exitCode: 1 | 2 = 1) {
-    super(message);
+  constructor(message: string, exitCode: ExitCode = 1) {
+    super({ message, exitCode });
   }
 }

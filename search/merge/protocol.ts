@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { FileError, InputError } from "../../io/errors.ts";
+import * as Data from "effect/Data";
+import { type ExitCode, FileError, InputError } from "../../io/errors.ts";
 import type { MergePlan, MergeUnit } from "./plan.ts";
 import type { MergeOutcome } from "./unit.ts";
 
@@ -18,11 +19,22 @@ import type { MergeOutcome } from "./unit.ts";
  * import { MergeWorkerError } from "./protocol.ts";
  * const e = new MergeWorkerError("merge worker failed: out of memory");
  * if (e._tag !== "MergeWorkerError") throw new Error("untagged");
+ * if (e.message !== "merge worker failed: out of memory" || e.exitCode !== 1) throw new Error();
  * ```
  */
-export class MergeWorkerError extends Error {
-  /** Tag for matching. */
-  readonly _tag = "MergeWorkerError";
+export class MergeWorkerError extends Data.TaggedError("MergeWorkerError")<{
+  /** What failed, on one line. */
+  readonly message: string;
+}> {
+  /** @param message what failed, on one line */
+  constructor(message: string) {
+    super({ message });
+  }
+
+  /** Exit code of a command that fails with it: 1, the work failed. */
+  get exitCode(): ExitCode {
+    return 1;
+  }
 }
 
 /** An error as it crosses from a worker to the main thread (plain data). */
