@@ -18,8 +18,12 @@
  *   lists are laid one after another, wrapping round, a list written over
  *   evicting the older ones there (no buffer a list, so no garbage). A list larger than the cache is never held whole: it
  *   is read and scanned a slice of {@linkcode DiskIndex.sliceRows} rows at a
- *   time (the same sums, offered in the same order). The re-scored
- *   candidates' vectors are read row by row.
+ *   time (the same sums, offered in the same order). A 4-bit index's
+ *   (`--pq-bits 4`) lists are padded to blocks of 32 rows: its slices are
+ *   whole blocks (at least one, whatever the budget), each scanned by the
+ *   fast scan as an index of one list (`ivfpq/fastscan_slices.ts`: the same
+ *   candidates as in memory). The re-scored candidates' vectors are read
+ *   row by row.
  * - **Phrase texts and offsets** are read a paragraph line at a time from
  *   `paragraphs.ndjson` through a cache of a quarter of the budget, each
  *   paragraph kept compactly (its phrases as one string, counted at 2

@@ -911,12 +911,18 @@ export function ivfCandidatesBatch(
 ): { row: number; score: number }[][] {
   const data = loadIvf(index);
   if (data.bits === 4 && index.disk !== undefined && qs.length >= 2) {
-    // 4-bit codes read on demand: list by list, a slice at a time (`fastscan_slices.ts`).
+    // 4-bit codes read on demand: list by list, a slice at a time (`fastscan_slices.ts`), in
+    // blocks of IVF_BATCH questions (their tables in the kernel's memory).
     const d = index.header.d, l2 = index.header.metric === "l2";
-    const probes = qs.map((q) => probeLists(q, data, d, l2, nprobe));
-    const cands = qs.map(() => new Candidates(cap));
-    ivf4CandidatesSliced(slicesOf(index.disk), d, l2, qs, probes, cands, kernel);
-    return cands.map((c) => c.byRow());
+    const out: { row: number; score: number }[][] = [];
+    for (let b = 0; b < qs.length; b += IVF_BATCH) {
+      const part = qs.slice(b, b + IVF_BATCH);
+      const probes = part.map((q) => probeLists(q, data, d, l2, nprobe));
+      const cands = part.map(() => new Candidates(cap));
+      ivf4CandidatesSliced(slicesOf(index.disk), d, l2, part, probes, cands, kernel);
+      out.push(...cands.map((c) => c.byRow()));
+    }
+    return out;
   }
   if (data.bits === 4 && kernel && qs.length >= 2) {
     // 4-bit codes: list by list, two questions a pass (`fastscan.ts`), the same candidates.
