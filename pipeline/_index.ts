@@ -55,16 +55,12 @@ export const indexCommand = (a: ParsedArgs<typeof INDEX_SPEC>) => {
   const pqBits = a.flags["pq-bits"];
   if (pqBits !== undefined) {
     if (pqBits !== 4 && pqBits !== 8) return usage(`--pq-bits must be 4 or 8, got ${pqBits}`);
-    if (!ivf) return usage("--pq-bits shapes an IVF-PQ index: give --nlist and --bpv");
-    if (
-      pqBits === 4 && (denseDims !== undefined || a.flags.shards !== undefined ||
-        a.flags["train-only"] || a.flags.quantizer !== undefined)
-    ) {
+    if (a.flags.quantizer !== undefined) {
       return usage(
-        "--pq-bits 4 is not supported with --dense-dims, --shards, --train-only or " +
-          "--quantizer yet",
+        "--quantizer fixes the IVF-PQ parameters (its bits too): drop --pq-bits",
       );
     }
+    if (!ivf) return usage("--pq-bits shapes an IVF-PQ index: give --nlist and --bpv");
   }
   if (a.flags.format !== undefined && a.flags.context === undefined) {
     return usage("--format names --context's format: give --context");
@@ -143,7 +139,7 @@ export const indexCommand = (a: ParsedArgs<typeof INDEX_SPEC>) => {
           bar.done();
           const p = m.parameters;
           console.error(
-            `index: quantizer ${q}: nlist ${p.nlist} bpv ${p.bpv}${
+            `index: quantizer ${q}: nlist ${p.nlist} bpv ${p.bpv}${p.bits === 4 ? " 4-bit" : ""}${
               m.dense_dims !== undefined ? ` over dense dims [0, ${m.dense_dims})` : ""
             }, trained on ${p.train_phrases} phrases of ${p.train_paragraphs} paragraphs ` +
               `(corpus of ${m.corpus_paragraphs} paragraphs)`,
@@ -184,7 +180,13 @@ export const indexCommand = (a: ParsedArgs<typeof INDEX_SPEC>) => {
         out: `${out}/${shardFolderName(i, shards)}`,
         shard: { index: i, count: shards },
         ...(q !== undefined
-          ? { quantizer: q, nlist: undefined, bpv: undefined, trainParagraphs: undefined }
+          ? {
+            quantizer: q,
+            nlist: undefined,
+            bpv: undefined,
+            pqBits: undefined,
+            trainParagraphs: undefined,
+          }
           : {}),
         ...(q !== undefined ? { denseDims: undefined } : {}),
       });

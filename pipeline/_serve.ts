@@ -73,6 +73,7 @@ export const serveCommand = (a: ParsedArgs<typeof SERVE_SPEC>, ctx: MainContext)
       bodyTimeout: f["body-timeout"],
       nlist: f.nlist,
       bpv: f.bpv,
+      pqBits: f["pq-bits"],
       exactIndex: f["exact-index"],
       context: f.context,
       indexDir: f["index-dir"],

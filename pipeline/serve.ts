@@ -105,6 +105,13 @@ export const SERVE_SPEC = {
       description: "a dump: IVF-PQ bytes per vector (with --nlist)",
     },
     {
+      name: "pq-bits",
+      type: "int",
+      metavar: "BITS",
+      description: "a dump: IVF-PQ code bits, 8 (default) or 4 (2B sub-vectors of 16 " +
+        "centroids, the 4-bit fast-scan index; with --nlist and --bpv)",
+    },
+    {
       name: "exact-index",
       type: "boolean",
       description: "a dump: build an exact index (the default without --nlist/--bpv)",

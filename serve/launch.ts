@@ -13,7 +13,7 @@
  * modification time and the sha256 of its bytes, hashed), the context
  * file's, and the parameters. The
  * next start reuses the folder when its header has the asked kind, metric,
- * nlist and bpv and the fingerprints are equal; else it is rebuilt (it was
+ * nlist, bpv and code bits (`pqBits`) and the fingerprints are equal; else it is rebuilt (it was
  * built here, so it may be replaced). A folder there that was not built
  * here (no {@linkcode SOURCE_FILE}) is refused.
  *
@@ -79,6 +79,8 @@ export interface EnsureIndexOptions {
   readonly nlist?: number;
   /** PQ bytes per vector (with `nlist`). */
   readonly bpv?: number;
+  /** PQ code bits (default 8; 4: the fast-scan index, `index --pq-bits 4`). */
+  readonly pqBits?: 4 | 8;
   /** Ranking metric (default `ip`). */
   readonly metric?: "ip" | "l2";
   /** Told what happens (`building ...`, `reusing ...`). */
@@ -99,6 +101,8 @@ interface Source {
   readonly metric: string;
   readonly nlist: number | null;
   readonly bpv: number | null;
+  /** 4 for a 4-bit index (absent: 8 bits, or exact). */
+  readonly pq_bits?: 4;
 }
 
 function readSource(dir: string): Source | undefined {
@@ -119,11 +123,14 @@ function staleness(dir: string, want: Source): string | undefined {
   } catch (e) {
     return osMessage(e);
   }
-  const p = h.parameters as { nlist?: number; bpv?: number };
+  const p = h.parameters as { nlist?: number; bpv?: number; bits?: number };
   if (h.kind !== want.kind) return `it is ${h.kind}, ${want.kind} asked`;
   if (h.metric !== want.metric) return `its metric is ${h.metric}`;
   if ((p.nlist ?? null) !== want.nlist || (p.bpv ?? null) !== want.bpv) {
     return `it has nlist ${p.nlist ?? "-"}, bpv ${p.bpv ?? "-"}`;
+  }
+  if (h.kind === "ivf-pq" && (p.bits ?? 8) !== (want.pq_bits ?? 8)) {
+    return `its codes are ${p.bits ?? 8}-bit, ${want.pq_bits ?? 8}-bit asked`;
   }
   if (src.dump !== want.dump || src.dump_fingerprint !== want.dump_fingerprint) {
     return "the dump changed";
@@ -153,6 +160,7 @@ export const ensureIndex = (
         metric: o.metric ?? "ip",
         nlist: o.nlist ?? null,
         bpv: o.bpv ?? null,
+        ...(o.nlist !== undefined && o.pqBits === 4 ? { pq_bits: 4 as const } : {}),
       }),
       catch: (e) =>
         e instanceof InputError || e instanceof FileError
@@ -190,6 +198,7 @@ export const ensureIndex = (
       metric: o.metric,
       nlist: o.nlist,
       bpv: o.bpv,
+      ...(o.pqBits === 4 ? { pqBits: 4 as const } : {}),
       overwrite: exists,
     });
     const source = `${dir}/${SOURCE_FILE}`;

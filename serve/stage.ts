@@ -57,6 +57,8 @@ export interface ServeStageOptions {
   readonly nlist?: number;
   /** A dump: IVF-PQ bytes per vector (with `nlist`). */
   readonly bpv?: number;
+  /** A dump: IVF-PQ code bits, 8 or 4 (`index --pq-bits`; with `nlist` and `bpv`). */
+  readonly pqBits?: number;
   /** A dump: build an exact index. */
   readonly exactIndex: boolean;
   /** A dump: its context file. */
@@ -101,14 +103,14 @@ const serveTarget = (
       catch: (e) => new FileError({ file: input, message: (e as Error).message }),
     });
     const buildFlags = o.nlist !== undefined || o.bpv !== undefined || o.exactIndex ||
-      o.context !== undefined || o.indexDir !== undefined;
+      o.context !== undefined || o.indexDir !== undefined || o.pqBits !== undefined;
     let index = input;
     let shardSet: ShardSet | undefined;
     if (st.isDirectory && isShardSet(input)) {
       if (buildFlags) {
         return yield* usage(
-          `${input} is a folder of shards: --nlist, --bpv, --exact-index, --context and ` +
-            "--index-dir apply to a context dump",
+          `${input} is a folder of shards: --nlist, --bpv, --pq-bits, --exact-index, --context ` +
+            "and --index-dir apply to a context dump",
         );
       }
       // Every shard present and of one index, or one line (search/index/shards.ts).
@@ -127,8 +129,8 @@ const serveTarget = (
     } else if (st.isDirectory && isIndexFolder(input)) {
       if (buildFlags) {
         return yield* usage(
-          `${input} is an index: --nlist, --bpv, --exact-index, --context and --index-dir ` +
-            "apply to a context dump",
+          `${input} is an index: --nlist, --bpv, --pq-bits, --exact-index, --context and ` +
+            "--index-dir apply to a context dump",
         );
       }
     } else if (st.isDirectory || /\.zip$/i.test(input)) {
@@ -138,6 +140,12 @@ const serveTarget = (
       if (o.exactIndex && o.nlist !== undefined) {
         return yield* usage("--exact-index cannot go with --nlist and --bpv");
       }
+      if (o.pqBits !== undefined && o.pqBits !== 4 && o.pqBits !== 8) {
+        return yield* usage(`--pq-bits must be 4 or 8, got ${o.pqBits}`);
+      }
+      if (o.pqBits !== undefined && o.nlist === undefined) {
+        return yield* usage("--pq-bits shapes an IVF-PQ index: give --nlist and --bpv");
+      }
       const r = yield* ensureIndex({
         dump: input,
         indexDir: o.indexDir,
@@ -145,6 +153,7 @@ const serveTarget = (
         context: o.context,
         nlist: o.nlist,
         bpv: o.bpv,
+        ...(o.pqBits === 4 ? { pqBits: 4 as const } : {}),
         onStatus: (line) => console.error(`serve: ${line}`),
       });
       index = r.dir;

@@ -439,15 +439,6 @@ export const validateRunConfig = (
         }
         bemResolved = { model, report: bem.report ?? "accuracy" };
       }
-      if (
-        typeof d.open === "object" && d.open.ivf?.pqBits === 4 &&
-        (d.open.shards !== undefined || d.open.ivf.denseDims !== undefined)
-      ) {
-        return yield* fail(
-          `${where}.open.ivf.pqBits`,
-          "pqBits 4 is not supported with shards or denseDims yet",
-        );
-      }
       datasets.push({
         abbr: d.abbr,
         type: kind,

@@ -105,7 +105,7 @@ export const IvfOptionsSchema = Schema.Struct({
   denseDims: Schema.optionalKey(PosInt),
   /**
    * Bits per PQ code (`index --pq-bits`, default 8; 4: the fast-scan index,
-   * not with `denseDims` or `shards`).
+   * also with `denseDims` and `shards`, whose quantizer task trains it).
    */
   pqBits: Schema.optionalKey(Schema.Literals([4, 8])),
   /** Lists probed per question (default 10). */

@@ -91,6 +91,7 @@ import {
   trainIvfPq,
   trainSample,
 } from "./ivfpq/ivfpq.ts";
+import { PQ4_KSUB } from "./ivfpq/fastscan.ts";
 import { halfTable } from "../dense_f64.ts";
 import {
   QUANTIZER_FILES,
@@ -137,8 +138,9 @@ export interface BuildIndexOptions {
   readonly bpv?: number;
   /**
    * Bits per PQ code (default 8). 4: `2·bpv` sub-quantizers of 16 centroids,
-   * the codes in the blocked layout of the fast scan (`ivfpq/fastscan.ts`);
-   * not with `denseDims`, `shard` or `quantizer`.
+   * the codes in the blocked layout of the fast scan (`ivfpq/fastscan.ts`),
+   * also for a hybrid dump's dense block (`denseDims`) and for shards (a
+   * `quantizer` records its bits, and then `pqBits` must not be given).
    */
   readonly pqBits?: 4 | 8;
   /**
@@ -159,8 +161,8 @@ export interface BuildIndexOptions {
   readonly shard?: { readonly index: number; readonly count: number };
   /**
    * A shard's IVF-PQ: the quantizer folder (`index --train-only`) to encode
-   * with; its parameters replace `nlist`, `bpv`, `trainParagraphs` and
-   * `denseDims` (which must then not be given).
+   * with; its parameters replace `nlist`, `bpv`, `pqBits`, `trainParagraphs`
+   * and `denseDims` (which must then not be given).
    */
   readonly quantizer?: string;
   /** Told the paragraphs and phrases written so far. */
@@ -509,11 +511,8 @@ const ivfStage = (
       return yield* refuse(`--bpv ${bpv} does not divide d = ${h.d} (PQ splits d into bpv parts)`);
     }
     const bits = opts.pqBits ?? 8;
-    if (bits === 4 && h.d % (2 * bpv) !== 0) {
-      return yield* refuse(
-        `2 × --bpv ${bpv} does not divide d = ${h.d} (4-bit PQ splits d into 2·bpv parts)`,
-      );
-    }
+    const pb = pq4SplitProblem(bits, bpv, h.d, D);
+    if (pb !== undefined) return yield* refuse(pb);
     const wanted = opts.trainParagraphs ?? DEFAULT_TRAIN_PARAGRAPHS;
     const train = global !== undefined
       ? []
@@ -766,11 +765,11 @@ export const buildIndex = (
       }
       if (
         opts.nlist !== undefined || opts.bpv !== undefined || opts.denseDims !== undefined ||
-        opts.trainParagraphs !== undefined
+        opts.trainParagraphs !== undefined || opts.pqBits !== undefined
       ) {
         return yield* refuse(
-          "--quantizer fixes the IVF-PQ parameters: drop --nlist, --bpv, --dense-dims and " +
-            "--train-paragraphs",
+          "--quantizer fixes the IVF-PQ parameters: drop --nlist, --bpv, --pq-bits, " +
+            "--dense-dims and --train-paragraphs",
         );
       }
     }
@@ -918,6 +917,8 @@ export const buildIndex = (
               nlist: q.manifest.parameters.nlist as number,
               bpv: q.manifest.parameters.bpv as number,
               ...(q.manifest.dense_dims !== undefined ? { denseDims: q.manifest.dense_dims } : {}),
+              // The quantizer's bits (4: its codebooks are 2·bpv × 16 entries).
+              ...(q.manifest.parameters.bits === 4 ? { pqBits: 4 as const } : {}),
             }, { quantizer: q.quantizer, parameters: q.manifest.parameters });
           } else if (opts.nlist !== undefined || opts.bpv !== undefined) {
             // A shard trains on the whole corpus's sample (the unsharded index's quantizer).
@@ -968,9 +969,6 @@ function ivfOptionsProblem(
   if (opts.pqBits !== undefined && opts.pqBits !== 8) {
     if (opts.pqBits !== 4) return [out, `--pq-bits must be 4 or 8, got ${opts.pqBits}`];
     if (opts.nlist === undefined) return [out, "--pq-bits 4 needs --nlist and --bpv"];
-    if (opts.denseDims !== undefined || opts.shard !== undefined || opts.quantizer !== undefined) {
-      return [out, "--pq-bits 4 is not supported with --dense-dims, --shards or --quantizer yet"];
-    }
   }
   const at = (message: string): [string, string] => [opts.contextEmb, message];
   if (opts.denseDims !== undefined) {
@@ -1225,6 +1223,9 @@ const trainGlobal = (
     if (D === undefined && d! % bpv !== 0) {
       return yield* refuse(`--bpv ${bpv} does not divide d = ${d} (PQ splits d into bpv parts)`);
     }
+    const bits = opts.pqBits ?? 8;
+    const pb = pq4SplitProblem(bits, bpv, d!, D);
+    if (pb !== undefined) return yield* refuse(pb);
     if (nlist > nt) {
       return yield* refuse(
         `--nlist ${nlist} is larger than the ${nt} training phrases ` +
@@ -1240,9 +1241,11 @@ const trainGlobal = (
     }
     const quantizer = yield* Effect.tryPromise({
       try: (signal) =>
-        trainIvfPq(xt, nt, dq, nlist, bpv, {
+        // 4-bit: 2·bpv sub-quantizers of 16 centroids (as `buildIvfPq` trains them).
+        trainIvfPq(xt, nt, dq, nlist, bits === 4 ? 2 * bpv : bpv, {
           threads: opts.ivfTuning?.encodeThreads ?? ENCODE_THREADS,
           signal,
+          ...(bits === 4 ? { ksub: PQ4_KSUB } : {}),
         }),
       catch: (e) =>
         e instanceof InputError || e instanceof FileError
@@ -1251,11 +1254,29 @@ const trainGlobal = (
     });
     return {
       quantizer,
-      parameters: ivfParameters(nlist, bpv, sample.length, nt, D),
+      parameters: ivfParameters(nlist, bpv, sample.length, nt, D, bits),
       d: d!,
       corpusParagraphs: at + 1,
     };
   });
+
+/**
+ * What is wrong with 4-bit PQ's split of the IVF-PQ's dimension (d, or a
+ * hybrid's dense block `D`) into `2·bpv` parts, or `undefined`.
+ */
+function pq4SplitProblem(
+  bits: number,
+  bpv: number,
+  d: number,
+  D: number | undefined,
+): string | undefined {
+  const dq = D ?? d;
+  if (bits !== 4 || dq % (2 * bpv) === 0) return undefined;
+  return D === undefined
+    ? `2 × --bpv ${bpv} does not divide d = ${d} (4-bit PQ splits d into 2·bpv parts)`
+    : `2 × --bpv ${bpv} does not divide --dense-dims ${D} (4-bit PQ splits the dense block ` +
+      `into 2·bpv parts)`;
+}
 
 /** The `parameters` of an `ivf-pq` header. */
 const ivfParameters = (
@@ -1315,9 +1336,7 @@ export const trainQuantizer = (
   Effect.gen(function* () {
     const out = opts.out.replace(/\/+$/, "") || "/";
     const sparse = opts.sparse === true;
-    const why = opts.pqBits === 4
-      ? [out, "--pq-bits 4 is not supported with --train-only (a sharded index) yet"]
-      : ivfOptionsProblem(opts, sparse);
+    const why = ivfOptionsProblem(opts, sparse);
     if (why !== undefined) {
       return yield* Effect.fail(new InputError({ file: why[0], where: "", message: why[1] }));
     }

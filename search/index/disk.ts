@@ -18,8 +18,12 @@
  *   lists are laid one after another, wrapping round, a list written over
  *   evicting the older ones there (no buffer a list, so no garbage). A list larger than the cache is never held whole: it
  *   is read and scanned a slice of {@linkcode DiskIndex.sliceRows} rows at a
- *   time (the same sums, offered in the same order). The re-scored
- *   candidates' vectors are read row by row.
+ *   time (the same sums, offered in the same order). A 4-bit index's
+ *   (`--pq-bits 4`) lists are padded to blocks of 32 rows: its slices are
+ *   whole blocks (at least one, whatever the budget), each scanned by the
+ *   fast scan as an index of one list (`ivfpq/fastscan_slices.ts`: the same
+ *   candidates as in memory). The re-scored candidates' vectors are read
+ *   row by row.
  * - **Phrase texts and offsets** are read a paragraph line at a time from
  *   `paragraphs.ndjson` through a cache of a quarter of the budget, each
  *   paragraph kept compactly (its phrases as one string, counted at 2
@@ -60,6 +64,8 @@ import { IVF_FILES, type IvfData, type IvfOnDisk } from "./ivfpq/ivfpq.ts";
 import { ByteLru, type HeapCeiling, heapCeilingFor } from "./budget.ts";
 import { type ParagraphLine, parseParagraphLine } from "./paragraphs.ts";
 import { codesMemory } from "./ivfpq/pq_scan.ts";
+import { blockStarts } from "./ivfpq/fastscan.ts";
+import { FS_BLOCK } from "../kernels/wasm_fastscan.ts";
 
 /** Paragraph lines are UTF-8 (checked again at each read, as when the index was opened). */
 const UTF8_FATAL = new TextDecoder("utf-8", { fatal: true });
@@ -146,6 +152,11 @@ interface DiskIvf {
   readonly rows1: Uint32Array;
   /** The most rows of one slice of a list (the staging area's size). */
   readonly sliceRows: number;
+  /**
+   * A 4-bit index's first block of each list (`fastscan.ts` `blockStarts`):
+   * its codes are whole blocks of 32 rows; absent for 8 bits.
+   */
+  readonly blocks?: Float64Array;
 }
 
 /** A list kept in the cache: its codes and rows, views of the arena. */
@@ -177,10 +188,11 @@ class ListArena {
 
   /**
    * Room for list `l` of `n` rows and `bpv` codes a row (at most the
-   * capacity): its rows and codes, to be filled by the caller.
+   * capacity; `codeBytes`: its codes' bytes when not `n · bpv`, a 4-bit
+   * list's whole blocks): its rows and codes, to be filled by the caller.
    */
-  put(l: number, n: number, bpv: number): CachedList {
-    const need = 4 * Math.ceil((n * (bpv + 4)) / 4);
+  put(l: number, n: number, bpv: number, codeBytes = n * bpv): CachedList {
+    const need = 4 * Math.ceil((n * 4 + codeBytes) / 4);
     this.#buf ??= new ArrayBuffer(this.capacity);
     if (this.#head + need > this.capacity) this.#head = 0;
     const at = this.#head, end = at + need;
@@ -192,7 +204,7 @@ class ListArena {
     }
     const list = {
       rows: new Uint32Array(this.#buf, at, n),
-      codes: new Uint8Array(this.#buf, at + n * 4, n * bpv),
+      codes: new Uint8Array(this.#buf, at + n * 4, codeBytes),
     };
     this.#kept.set(l, { at, end, list });
     this.#head = end;
@@ -398,9 +410,7 @@ export class DiskIndex implements IvfOnDisk {
     budget: number,
     open: (name: string) => Deno.FsFile,
   ): DiskIvf {
-    if (h.parameters.bits === 4) {
-      throw bad(dir, "a 4-bit (--pq-bits 4) index is not read under --memory-budget yet");
-    }
+    const four = h.parameters.bits === 4;
     statRealFolder(`${dir}/ivf`, INDEX_FILES_ONLY);
     const nlist = h.parameters.nlist as number, bpv = h.parameters.bpv as number;
     const whole = (name: string) => {
@@ -444,11 +454,29 @@ export class DiskIndex implements IvfOnDisk {
       codebooks,
     );
     if (why !== undefined) throw bad(`${dir}/${why[0]}`, why[1]);
+    // A 4-bit index's codes: its lists padded to blocks of 32 rows (as `read.ts` checks).
+    const blocks = four ? blockStarts(offsets, nlist) : undefined;
+    if (blocks !== undefined) {
+      const want = blocks[nlist] * FS_BLOCK * bpv, have = h.files[IVF_FILES.codes].bytes;
+      if (have !== want) {
+        throw bad(
+          `${dir}/${IVF_FILES.codes}`,
+          `${have} bytes but the lists' blocks of 32 rows take ${want} (corrupt index)`,
+        );
+      }
+    }
     let maxN = 1;
     for (let l = 0; l < nlist; l++) maxN = Math.max(maxN, offsets[l + 1] - offsets[l]);
     // The staging area (codes and rows of one slice of a list): an eighth of the budget, at
-    // most the largest list; a list larger than the cache is scanned a slice at a time.
-    const sliceRows = Math.max(1, Math.min(maxN, Math.floor(budget / 8 / (bpv + 4))));
+    // most the largest list; a list larger than the cache is scanned a slice at a time (a
+    // 4-bit index's: whole blocks of 32 rows).
+    const unit = four ? FS_BLOCK : 1;
+    const sliceRows = unit * Math.max(
+      1,
+      Math.floor(
+        Math.min(Math.ceil(maxN / unit) * unit, Math.floor(budget / 8 / (bpv + 4))) / unit,
+      ),
+    );
     const memory = codesMemory(sliceRows * bpv);
     const codes = memory !== undefined
       ? new Uint8Array(memory.buffer, 0, sliceRows * bpv)
@@ -462,6 +490,7 @@ export class DiskIndex implements IvfOnDisk {
       rows: new Uint32Array(0),
       codes,
       ...(memory !== undefined ? { memory } : {}),
+      ...(four ? { bits: 4 as const } : {}),
     };
     const staging = memory !== undefined ? memory.buffer.byteLength : codes.length;
     return {
@@ -471,6 +500,7 @@ export class DiskIndex implements IvfOnDisk {
       cache: new ListArena(Math.max(0, Math.floor(budget / 2) - staging - sliceRows * 4)),
       rows1: new Uint32Array(sliceRows),
       sliceRows,
+      ...(blocks !== undefined ? { blocks } : {}),
     };
   }
 
@@ -494,6 +524,7 @@ export class DiskIndex implements IvfOnDisk {
    */
   list(l: number, from: number, n: number): Uint32Array {
     const ivf = this.#ivf!;
+    if (ivf.blocks !== undefined) return this.#list4(ivf, ivf.blocks, l, from, n);
     const { offsets, bpv } = ivf.data;
     const s = offsets[l], all = offsets[l + 1] - s;
     const staged = ivf.data.codes;
@@ -526,6 +557,47 @@ export class DiskIndex implements IvfOnDisk {
         readAt(ivf.codes, s * bpv + m * all + from, staged.subarray(m * n, (m + 1) * n), path);
       }
     }
+    const rows = ivf.rows1.subarray(0, n);
+    readAt(
+      ivf.rows,
+      (s + from) * 4,
+      new Uint8Array(rows.buffer, 0, n * 4),
+      `${this.#dir}/${IVF_FILES.rows}`,
+    );
+    return rows;
+  }
+
+  /**
+   * {@linkcode DiskIndex.list} for a 4-bit index: `from` a multiple of 32;
+   * the codes of the slice's blocks (`⌈n / 32⌉` of them, 32·bpv bytes
+   * each) at the start of the staging area.
+   */
+  #list4(ivf: DiskIvf, blocks: Float64Array, l: number, from: number, n: number): Uint32Array {
+    const { offsets, bpv } = ivf.data;
+    const s = offsets[l], all = offsets[l + 1] - s, bb = FS_BLOCK * bpv;
+    const b0 = from / FS_BLOCK, nb = Math.ceil(n / FS_BLOCK);
+    const staged = ivf.data.codes;
+    const listBytes = (blocks[l + 1] - blocks[l]) * bb;
+    let have = ivf.cache.get(l);
+    if (have === undefined && 4 * Math.ceil((all * 4 + listBytes) / 4) <= ivf.cache.capacity) {
+      this.listReads++;
+      have = ivf.cache.put(l, all, bpv, listBytes);
+      const rb = new Uint8Array(have.rows.buffer, have.rows.byteOffset, all * 4);
+      readAt(ivf.rows, s * 4, rb, `${this.#dir}/${IVF_FILES.rows}`);
+      readAt(ivf.codes, blocks[l] * bb, have.codes, `${this.#dir}/${IVF_FILES.codes}`);
+    }
+    if (have !== undefined) {
+      staged.set(have.codes.subarray(b0 * bb, (b0 + nb) * bb));
+      return have.rows.subarray(from, from + n);
+    }
+    if (from === 0) this.listReads++;
+    this.sliceReads++;
+    readAt(
+      ivf.codes,
+      (blocks[l] + b0) * bb,
+      staged.subarray(0, nb * bb),
+      `${this.#dir}/${IVF_FILES.codes}`,
+    );
     const rows = ivf.rows1.subarray(0, n);
     readAt(
       ivf.rows,

@@ -285,9 +285,6 @@ function ivfPqProblem(o: Record<string, unknown>): string | undefined {
   }
   if (p.engine !== "phraseval") return `unknown ivf-pq engine ${JSON.stringify(p.engine)}`;
   if (p.bits !== 8 && p.bits !== 4) return `bad ivf-pq parameter bits (8 or 4 expected)`;
-  if (p.bits === 4 && p.dense_dims !== undefined) {
-    return "a 4-bit (--pq-bits 4) ivf-pq index of a hybrid dump is not supported";
-  }
   for (const key of ["nlist", "bpv", "bits", "train_paragraphs", "train_phrases"]) {
     if (!isCount(p[key]) || p[key] === 0) return `bad ivf-pq parameter ${key}`;
   }
@@ -298,7 +295,9 @@ function ivfPqProblem(o: Record<string, unknown>): string | undefined {
   // The IVF-PQ's dimension: the dense block of a hybrid index, else d.
   const dq = (p.dense_dims ?? o.d) as number;
   if (p.bits === 4 && dq % (2 * (p.bpv as number)) !== 0) {
-    return `2 × bpv ${p.bpv} (4-bit sub-quantizers) does not divide d = ${o.d}`;
+    return `2 × bpv ${p.bpv} (4-bit sub-quantizers) does not divide ${
+      p.dense_dims === undefined ? "d" : "dense_dims"
+    } = ${dq}`;
   }
   if (dq % (p.bpv as number) !== 0) {
     return p.dense_dims === undefined

@@ -380,6 +380,10 @@ function shapeDifference(a: IndexHeader, b: IndexHeader): string {
   for (const key of ["kind", "metric", "vectors", "dtype", "d", "order"] as const) {
     if (a[key] !== b[key]) return `${key} ${JSON.stringify(b[key])}, not ${JSON.stringify(a[key])}`;
   }
+  const bits = (h: IndexHeader) => h.parameters.bits ?? 8;
+  if (a.kind === "ivf-pq" && bits(a) !== bits(b)) {
+    return `${bits(b)}-bit PQ codes, not ${bits(a)}-bit`;
+  }
   return "other index parameters";
 }
 
@@ -479,7 +483,14 @@ export function openShardSet(dir: string, readHeader: (dir: string) => IndexHead
   }
   const qdir = `${root}/${QUANTIZER_FOLDER}`;
   const q = quantizerSha(qdir);
-  if (q !== undefined && first.kind === "ivf-pq" && q !== ivfSha(first)) {
+  if (q !== undefined && first.kind === "ivf-pq" && q.bits !== (first.parameters.bits ?? 8)) {
+    throw bad(
+      `${shards[0].dir}/${INDEX_HEADER}`,
+      `foreign shard: ${first.parameters.bits ?? 8}-bit PQ codes, but ${qdir} is ` +
+        `${q.bits}-bit (every shard is encoded with the index's quantizer)`,
+    );
+  }
+  if (q !== undefined && first.kind === "ivf-pq" && q.sha !== ivfSha(first)) {
     throw bad(
       `${shards[0].dir}/${INDEX_HEADER}`,
       `foreign shard: its IVF-PQ centroids or codebooks are not those of ${qdir}`,
@@ -503,8 +514,11 @@ export function openShardSet(dir: string, readHeader: (dir: string) => IndexHead
   };
 }
 
-/** `centroids/codebooks` sha256 of a quantizer folder's manifest, or `undefined` without one. */
-function quantizerSha(qdir: string): string | undefined {
+/**
+ * `centroids/codebooks` sha256 of a quantizer folder's manifest and its
+ * code bits, or `undefined` without one.
+ */
+function quantizerSha(qdir: string): { sha: string; bits: unknown } | undefined {
   let text: string;
   try {
     text = Deno.readTextFileSync(`${qdir}/quantizer.json`);
@@ -512,8 +526,14 @@ function quantizerSha(qdir: string): string | undefined {
     return undefined;
   }
   try {
-    const o = JSON.parse(text) as { files?: Record<string, { sha256?: string }> };
-    return `${o.files?.["centroids.f32"]?.sha256}/${o.files?.["codebooks.f32"]?.sha256}`;
+    const o = JSON.parse(text) as {
+      files?: Record<string, { sha256?: string }>;
+      parameters?: { bits?: unknown };
+    };
+    return {
+      sha: `${o.files?.["centroids.f32"]?.sha256}/${o.files?.["codebooks.f32"]?.sha256}`,
+      bits: o.parameters?.bits ?? 8,
+    };
   } catch {
     throw bad(`${qdir}/quantizer.json`, "invalid JSON");
   }

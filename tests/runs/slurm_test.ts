@@ -7,9 +7,9 @@
  * and must give byte-identical predictions and results, one job array per
  * stage, even when one array task's process is killed mid-run (the task is
  * resubmitted); `-r` after the runner itself was killed (one model) must run
- * exactly the missing tasks; and a sharded open search (exact and IVF-PQ,
- * 8 shards) with a shard's index and search task killed equals the unsharded
- * one.
+ * exactly the missing tasks; and a sharded open search (exact, IVF-PQ and
+ * 4-bit IVF-PQ, 8 shards) with a shard's index and search task killed equals
+ * the unsharded one.
  *
  * @module
  */
@@ -248,7 +248,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "slurm: sharded open search (exact and IVF-PQ, 8 shards) as job arrays, a killed shard " +
+  name:
+    "slurm: sharded open search (exact, IVF-PQ 8-bit and 4-bit, 8 shards) as job arrays, a killed shard " +
     "task retried: the merged search = unsharded",
   ignore: skip !== null,
   fn: async () => {
@@ -265,6 +266,7 @@ Deno.test({
       ? `import { piqaLstm as model } from "${ROOT}/configs/models/piqa_lstm.ts";`
       : `import { sparsePi as model } from "${ROOT}/configs/models/sparse_pi.ts";`;
     const ivf = "{ nlist: 8, bpv: 16, trainParagraphs: 4, nprobe: 3 }";
+    const ivf4 = "{ nlist: 8, bpv: 16, trainParagraphs: 4, nprobe: 3, pqBits: 4 }";
     Deno.writeTextFileSync(
       cfg,
       `import { squadDev } from "${ROOT}/configs/datasets/squad_dev.ts";
@@ -276,6 +278,8 @@ export const config = {
     { ...d, abbr: "e8", open: { shards: 8 } },
     ${dense ? `{ ...d, abbr: "i1", open: { ivf: ${ivf} } },` : ""}
     ${dense ? `{ ...d, abbr: "i8", open: { shards: 8, ivf: ${ivf} } },` : ""}
+    ${dense ? `{ ...d, abbr: "f1", open: { ivf: ${ivf4} } },` : ""}
+    ${dense ? `{ ...d, abbr: "f8", open: { shards: 8, ivf: ${ivf4} } },` : ""}
   ],
   models: [model],
 };
@@ -357,6 +361,7 @@ export const config = {
     };
     same("e1", "e8");
     if (dense) same("i1", "i8");
+    if (dense) same("f1", "f8");
     // Each stage of shards ran as job arrays (MaxArraySize may split one stage in several).
     const lines = (stage: string) =>
       [...Deno.readDirSync(`${dir}/slurm`)].map((e) => e.name)
@@ -365,10 +370,10 @@ export const config = {
           (s, t) => s + Deno.readTextFileSync(`${dir}/slurm/${t}`).trim().split("\n").length,
           0,
         );
-    assert(lines("index") >= (dense ? 18 : 9), `index array tasks: ${lines("index")}`);
-    assert(lines("search") >= (dense ? 18 : 9), `search array tasks: ${lines("search")}`);
-    assertEquals(lines("search_merge"), dense ? 2 : 1);
-    assertEquals(lines("index_train"), dense ? 1 : 0);
+    assert(lines("index") >= (dense ? 27 : 9), `index array tasks: ${lines("index")}`);
+    assert(lines("search") >= (dense ? 27 : 9), `search array tasks: ${lines("search")}`);
+    assertEquals(lines("search_merge"), dense ? 3 : 1);
+    assertEquals(lines("index_train"), dense ? 2 : 0);
     await Deno.remove(work, { recursive: true });
   },
 });

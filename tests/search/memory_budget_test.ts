@@ -290,6 +290,58 @@ Deno.test("memory budget: IVF-PQ gives the in-memory bytes with any budget; a ti
   }
 });
 
+Deno.test("memory budget: a 4-bit IVF-PQ gives the in-memory bytes with any budget (ip, l2); lists in slices of whole blocks", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-mb4-" });
+  try {
+    await dump(tmp, { paragraphs: 12, rows: 40, d: 16, distinct: 300, questions: 50, seed: 5 });
+    const ivf = { nlist: 6, bpv: 4, pqBits: 4 as const, trainParagraphs: 6 };
+    for (const metric of ["ip", "l2"] as const) {
+      const ix = `${tmp}/ix-${metric}`;
+      await run(buildIndex({ contextEmb: `${tmp}/c`, ...ivf, metric, out: ix }));
+      assertEquals(JSON.parse(Deno.readTextFileSync(`${ix}/index.json`)).parameters.bits, 4);
+      await sameUnderBudgets(tmp, ix, [{ nprobe: 1 }, { nprobe: 3 }, {
+        nprobe: 3,
+        candidates: 12,
+      }]);
+      const { openDumpSync } = await import("../../io/dump/reader_sync.ts");
+      const qd = openDumpSync(`${tmp}/q`, { sparse: false });
+      const vs = Array.from({ length: 20 }, (_, j) => qd.readQuestion(`q${j}`) as Matrix);
+      qd.close();
+      const mem = openIndexSync(ix);
+      const tiny = openIndexSync(ix, { memoryBudget: 1 });
+      const big = openIndexSync(ix, { memoryBudget: 2 ** 26 });
+      // Slices of 32 rows (3000 / 8 / (bpv + 4) = 46, down to whole blocks), no list cached.
+      const sliced = openIndexSync(ix, { memoryBudget: 3000 });
+      try {
+        for (const o of [{ nprobe: 4 }, { nprobe: 6, candidates: 9 }, { nprobe: 2, topK: 40 }]) {
+          const want = await searchVectors(mem, vs, { topK: 5, ...o });
+          assert(want[0].length > 0);
+          for (const x of [tiny, big, sliced]) {
+            assertEquals(await searchVectors(x, vs, { topK: 5, ...o }), want);
+          }
+          // One question at a time (the single-question scan), in and out of the kernel.
+          for (const [j, v] of vs.slice(0, 3).entries()) {
+            assertEquals(await searchVectors(sliced, [v], { topK: 5, ...o }), [want[j]]);
+            assertEquals(await searchVectors(tiny, [v], { topK: 5, ...o }), [want[j]]);
+          }
+          assertEquals(await searchVectors(sliced, vs, { topK: 5, ...o, simd: false }), want);
+        }
+        assertEquals(sliced.disk!.sliceRows, 32);
+        assert(mem.header.phrases / 6 > 32, "the lists are larger than a slice");
+        const sl = sliced.disk!;
+        assert(sl.sliceReads > sl.listReads && sl.listReads > 0, `${sl.sliceReads} slice reads`);
+        assertEquals(big.disk!.sliceReads, 0);
+        assert(big.disk!.listReads <= 6, `large budget: ${big.disk!.listReads} list reads`);
+        assert(tiny.disk!.listReads > 3 * 6, `tiny budget: ${tiny.disk!.listReads} list reads`);
+      } finally {
+        for (const x of [tiny, big, sliced]) x.disk!.close();
+      }
+    }
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
 Deno.test("memory budget: over 3 shards, exact and IVF-PQ, the in-memory bytes with any budget", async () => {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-mbs-" });
   try {

@@ -244,6 +244,128 @@ Deno.test("shards: IVF-PQ --train-only, --quantizer and self-trained shards hold
   }
 });
 
+Deno.test("shards: 4-bit IVF-PQ (--pq-bits 4): --train-only, --quantizer, self-trained and --shards N shards; search, the run's tasks and --memory-budget = the unsharded bytes", async () => {
+  const dir = await dumps([...DENSE]);
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-shivf4-" });
+  try {
+    const ctx = ["--context", `${dir}/data.json`];
+    const ivf = ["--nlist", "8", "--bpv", "8", "--train-paragraphs", "4", "--pq-bits", "4"];
+    const cEmb = `${dir}/context_emb`;
+    await ok("pipeline/index.ts", [cEmb, `${tmp}/one`, ...ctx, ...ivf]);
+    const t = await ok("pipeline/index.ts", [cEmb, `${tmp}/s`, ...ctx, ...ivf, "--train-only"]);
+    assertMatch(
+      t.stderr,
+      /index: quantizer .*\/s\/quantizer: nlist 8 bpv 8 4-bit, trained on \d+ phrases of 4 paragraphs/,
+    );
+    const q = ["--quantizer", `${tmp}/s/quantizer`];
+    for (let i = 0; i < 3; i++) {
+      await ok("pipeline/index.ts", [
+        cEmb,
+        `${tmp}/s`,
+        ...ctx,
+        "--shards",
+        "3",
+        "--shard",
+        `${i}`,
+        ...q,
+      ]);
+    }
+    // A shard without --quantizer trains the same 4-bit quantizer on the whole corpus's sample;
+    // --shards N alone trains it once and builds every shard.
+    await ok("pipeline/index.ts", [
+      cEmb,
+      `${tmp}/own`,
+      ...ctx,
+      ...ivf,
+      "--shards",
+      "3",
+      "--shard",
+      "2",
+    ]);
+    assertEquals(
+      await treeSums(`${tmp}/own/shard-2-of-3`),
+      await treeSums(`${tmp}/s/shard-2-of-3`),
+    );
+    await ok("pipeline/index.ts", [cEmb, `${tmp}/all`, ...ctx, ...ivf, "--shards", "3"]);
+    assertEquals(await treeSums(`${tmp}/all`), await treeSums(`${tmp}/s`));
+    const one = JSON.parse(Deno.readTextFileSync(`${tmp}/one/index.json`));
+    assertEquals(one.parameters.bits, 4);
+    for (let i = 0; i < 3; i++) {
+      const h = JSON.parse(Deno.readTextFileSync(`${tmp}/s/shard-${i}-of-3/index.json`));
+      for (const f of ["ivf/centroids.f32", "ivf/codebooks.f32"]) {
+        assertEquals(h.files[f].sha256, one.files[f].sha256, f);
+      }
+      assertEquals(h.parameters, one.parameters);
+    }
+    const search = (index: string, out: string, extra: string[] = []) =>
+      ok("pipeline/search.ts", [
+        `${dir}/data.json`,
+        index,
+        `${dir}/question_emb`,
+        `${tmp}/${out}.json`,
+        "--topk-out",
+        `${tmp}/${out}.topk.ndjson`,
+        "--nprobe",
+        "3",
+        ...extra,
+      ]);
+    const sums = async (stem: string) => [
+      await sha256File(`${tmp}/${stem}.json`),
+      await sha256File(`${tmp}/${stem}.topk.ndjson`),
+    ];
+    await search(`${tmp}/one`, "w");
+    const want = await sums("w");
+    await search(`${tmp}/s`, "g");
+    assertEquals(await sums("g"), want, "search over the shards");
+    await search(`${tmp}/s`, "b", ["--memory-budget", "1"]);
+    assertEquals(await sums("b"), want, "over the shards, each under a budget of 1 byte");
+    await search(`${tmp}/one`, "b1", ["--memory-budget", "3000"]);
+    assertEquals(await sums("b1"), want, "the unsharded index under a budget");
+    // The run's tasks: a search-shard per shard, then search-merge.
+    Deno.mkdirSync(`${tmp}/hits`);
+    for (let i = 0; i < 3; i++) {
+      await ok("pipeline/_run_task.ts", [
+        "search-shard",
+        `--data=${dir}/data.json`,
+        `--index=${tmp}/s`,
+        `--shard=${i}`,
+        `--question-emb=${dir}/question_emb`,
+        `--out=${tmp}/hits/shard-${i}-of-3.hits.ndjson`,
+        "--top-k=10",
+        "--nprobe=3",
+      ]);
+    }
+    await ok("pipeline/_run_task.ts", [
+      "search-merge",
+      `--parts=${tmp}/hits`,
+      "--shards=3",
+      `--pred=${tmp}/m.json`,
+      `--topk=${tmp}/m.topk.ndjson`,
+    ]);
+    assertEquals(await sums("m"), want, "search-shard × 3 + search-merge");
+    // A shard of 8-bit codes among the 4-bit ones: one line, exit 2.
+    await ok("pipeline/index.ts", [
+      cEmb,
+      `${tmp}/eight`,
+      ...ctx,
+      ...ivf.slice(0, 6),
+      "--shards",
+      "3",
+      "--shard",
+      "1",
+    ]);
+    Deno.removeSync(`${tmp}/s/shard-1-of-3`, { recursive: true });
+    Deno.renameSync(`${tmp}/eight/shard-1-of-3`, `${tmp}/s/shard-1-of-3`);
+    await refused(
+      "pipeline/search.ts",
+      [`${dir}/data.json`, `${tmp}/s`, `${dir}/question_emb`, `${tmp}/x.json`],
+      /shard-1-of-3\/index\.json: foreign shard: 8-bit PQ codes, not 4-bit/,
+    );
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
 Deno.test("shards: a corpus search (DPR passages, NQ-open questions) over 3 shards = unsharded", async () => {
   const C = `${ROOT}/tests/testdata/corpus`;
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-shcorpus-" });

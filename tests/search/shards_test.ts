@@ -29,6 +29,7 @@ import { DEV_GZ, python } from "../_util.ts";
 import { writeContextDump, writeQuestionDump } from "../../io/dump/writer.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { buildIndex, trainQuantizer } from "../../search/index/build.ts";
+import { readQuantizer } from "../../search/index/ivfpq/quantizer.ts";
 import { ivfCandidates } from "../../search/index/ivfpq/ivfpq.ts";
 import { splitmix32 } from "../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync, readIndexHeader, readIndexPassages } from "../../search/index/read.ts";
@@ -234,12 +235,18 @@ Deno.test("shards: exact search over 1, 3, 8, 16 shards of tied rows is byte-ide
   }
 });
 
-Deno.test("shards: IVF-PQ shards share the unsharded quantizer; their candidates partition the unsharded ones", async () => {
+/** IVF-PQ shards of `bits`-bit codes against the unsharded index (the test below, 8 and 4 bits). */
+async function ivfShards(bits: 4 | 8): Promise<void> {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-shivf-" });
   try {
     await dump(tmp, { paragraphs: 14, rows: 40, d: 16, distinct: 400, questions: 30, seed: 9 });
     const o = { contextEmb: `${tmp}/c` };
-    const ivf = { nlist: 6, bpv: 4, trainParagraphs: 5 };
+    const ivf = {
+      nlist: 6,
+      bpv: 4,
+      trainParagraphs: 5,
+      ...(bits === 4 ? { pqBits: 4 as const } : {}),
+    };
     await run(buildIndex({ ...o, ...ivf, out: `${tmp}/one` }));
     await run(trainQuantizer({ ...o, ...ivf, out: `${tmp}/s/quantizer` }));
     await buildShards(o, `${tmp}/s`, 3, `${tmp}/s/quantizer`);
@@ -304,10 +311,17 @@ Deno.test("shards: IVF-PQ shards share the unsharded quantizer; their candidates
       }
     }
     assert(found > 0, "some questions find their exact best phrase");
+    assertEquals(one.header.parameters.bits, bits);
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }
-});
+}
+
+Deno.test("shards: IVF-PQ shards share the unsharded quantizer; their candidates partition the unsharded ones", () =>
+  ivfShards(8));
+
+Deno.test("shards: 4-bit IVF-PQ shards (a 4-bit quantizer) share it too; their candidates partition the unsharded ones", () =>
+  ivfShards(4));
 
 Deno.test("shards: a missing, mixed, half-written, renamed or foreign shard is refused with one line", async () => {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-shref-" });
@@ -396,6 +410,39 @@ Deno.test("shards: a missing, mixed, half-written, renamed or foreign shard is r
     })));
     assertMatch(err.message, /^foreign quantizer: trained on a corpus of sha256 [0-9a-f]{12}…/);
     // Nothing is left of the refused build, not even the folder it made to hold it.
+    assertEquals([...Deno.readDirSync(tmp)].some((e) => e.name === "new"), false);
+    // 4-bit: a shard of a 4-bit quantizer among 8-bit ones; a 4-bit quantizer folder beside
+    // 8-bit shards; a 4-bit manifest whose codebooks are the 8-bit size.
+    await run(trainQuantizer({ ...o, ...ivf, pqBits: 4, trainParagraphs: 3, out: `${tmp}/q4` }));
+    assertEquals(readQuantizer(`${tmp}/q4`).manifest.parameters.bits, 4);
+    await buildShards(o, `${tmp}/m8`, 3, `${tmp}/q3`);
+    await run(buildIndex({
+      ...o,
+      out: `${tmp}/m4/shard-1-of-3`,
+      shard: { index: 1, count: 3 },
+      quantizer: `${tmp}/q4`,
+    }));
+    const mixed = set("mixed48", () => {});
+    Deno.removeSync(mixed, { recursive: true });
+    copy(`${tmp}/m8`, mixed);
+    Deno.removeSync(`${mixed}/shard-1-of-3`, { recursive: true });
+    copy(`${tmp}/m4/shard-1-of-3`, `${mixed}/shard-1-of-3`);
+    refusal(mixed, /shard-1-of-3\/index\.json: foreign shard: 4-bit PQ codes, not 8-bit/);
+    copy(`${tmp}/q4`, `${tmp}/m8/quantizer`);
+    refusal(
+      `${tmp}/m8`,
+      /shard-0-of-3\/index\.json: foreign shard: 8-bit PQ codes, but .*\/m8\/quantizer is 4-bit/,
+    );
+    const m = JSON.parse(Deno.readTextFileSync(`${tmp}/q4/quantizer.json`));
+    m.parameters.bits = 8;
+    Deno.writeTextFileSync(`${tmp}/q4/quantizer.json`, JSON.stringify(m));
+    const err4 = await Effect.runPromise(Effect.flip(buildIndex({
+      ...o,
+      out: `${tmp}/new/shard-0-of-3`,
+      shard: { index: 0, count: 3 },
+      quantizer: `${tmp}/q4`,
+    })));
+    assertMatch(err4.message, /^the file list lacks codebooks\.f32 of \d+ bytes$/);
     assertEquals([...Deno.readDirSync(tmp)].some((e) => e.name === "new"), false);
   } finally {
     Deno.removeSync(tmp, { recursive: true });

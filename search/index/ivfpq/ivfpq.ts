@@ -73,6 +73,7 @@ import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts"
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
 import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
 import { ivf4Candidates, ivf4CandidatesBatch, PQ4_KSUB, pq4CodesBytes } from "./fastscan.ts";
+import { ivf4CandidatesSliced, type Ivf4Slices } from "./fastscan_slices.ts";
 import { scoreDense, TopK } from "../exact/score.ts";
 import { DEFAULT_TRAIN_PARAGRAPHS, defaultNprobe, MAX_SEARCH_THREADS } from "../defaults.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
@@ -807,9 +808,11 @@ export function ivfCandidates(
   const l2 = index.header.metric === "l2";
   const { lists, qc } = probeLists(q, data, d, l2, nprobe);
   if (data.bits === 4) {
-    // 4-bit codes: the fast scan (`fastscan.ts`).
+    // 4-bit codes: the fast scan (`fastscan.ts`); read on demand, a slice at a time.
     const c4 = new Candidates(cap);
-    ivf4Candidates(data, d, l2, q, lists, qc, c4, kernel);
+    if (index.disk !== undefined) {
+      ivf4CandidatesSliced(slicesOf(index.disk), d, l2, [q], [{ lists, qc }], [c4], kernel);
+    } else ivf4Candidates(data, d, l2, q, lists, qc, c4, kernel);
     return c4.byRow();
   }
   const k = kernel ? scannerOf(data) : undefined;
@@ -877,6 +880,15 @@ function offerRows(
   }
 }
 
+/** A 4-bit index read on demand as the sliced fast scan sees it. */
+function slicesOf(disk: IvfOnDisk): Ivf4Slices {
+  return {
+    data: disk.ivfData(),
+    sliceRows: disk.sliceRows,
+    list: (l, from, n) => disk.list(l, from, n),
+  };
+}
+
 /** Questions whose tables a batch scan ({@linkcode ivfCandidatesBatch}) holds at once (128 KiB each at bpv 128). */
 export const IVF_BATCH = 256;
 
@@ -898,6 +910,20 @@ export function ivfCandidatesBatch(
   kernel = true,
 ): { row: number; score: number }[][] {
   const data = loadIvf(index);
+  if (data.bits === 4 && index.disk !== undefined && qs.length >= 2) {
+    // 4-bit codes read on demand: list by list, a slice at a time (`fastscan_slices.ts`), in
+    // blocks of IVF_BATCH questions (their tables in the kernel's memory).
+    const d = index.header.d, l2 = index.header.metric === "l2";
+    const out: { row: number; score: number }[][] = [];
+    for (let b = 0; b < qs.length; b += IVF_BATCH) {
+      const part = qs.slice(b, b + IVF_BATCH);
+      const probes = part.map((q) => probeLists(q, data, d, l2, nprobe));
+      const cands = part.map(() => new Candidates(cap));
+      ivf4CandidatesSliced(slicesOf(index.disk), d, l2, part, probes, cands, kernel);
+      out.push(...cands.map((c) => c.byRow()));
+    }
+    return out;
+  }
   if (data.bits === 4 && kernel && qs.length >= 2) {
     // 4-bit codes: list by list, two questions a pass (`fastscan.ts`), the same candidates.
     const out: { row: number; score: number }[][] = [];

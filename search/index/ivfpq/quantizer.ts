@@ -8,7 +8,8 @@
  * same as in the unsharded index of the corpus.
  *
  * Files: `centroids.f32` (nlist × d, as an index's `ivf/centroids.f32`),
- * `codebooks.f32` (bpv × 256 × d/bpv, as `ivf/codebooks.f32`) and the
+ * `codebooks.f32` (bpv × 256 × d/bpv, as `ivf/codebooks.f32`; a 4-bit
+ * quantizer's, `parameters.bits` 4, `index --pq-bits 4`: 2·bpv × 16 × d/(2·bpv)) and the
  * manifest `quantizer.json` ({@linkcode QuantizerManifest}: the IVF-PQ
  * parameters an index header records, the corpus's sha256 and paragraph
  * count, and each file's size and sha256), written last. A shard build
@@ -107,15 +108,19 @@ export function readQuantizer(
     (m.vectors !== "dense" && m.vectors !== "csr") || !isCount(m.d) ||
     (m.vectors === "csr") !== (m.dense_dims !== undefined) ||
     (m.dense_dims !== undefined && (!isCount(m.dense_dims) || m.dense_dims > m.d)) ||
-    !isCount(p.nlist) || !isCount(p.bpv) || p.bits !== 8 ||
+    !isCount(p.nlist) || !isCount(p.bpv) || (p.bits !== 8 && p.bits !== 4) ||
     typeof m.corpus_sha256 !== "string" || !/^[0-9a-f]{64}$/.test(m.corpus_sha256) ||
     !Number.isSafeInteger(m.corpus_paragraphs)
   ) throw bad(mpath, "bad manifest fields");
   const dq = m.dense_dims ?? m.d;
   if (dq % (p.bpv as number) !== 0) throw bad(mpath, `bpv ${p.bpv} does not divide ${dq}`);
+  if (p.bits === 4 && dq % (2 * (p.bpv as number)) !== 0) {
+    throw bad(mpath, `2 × bpv ${p.bpv} (4-bit sub-quantizers) does not divide ${dq}`);
+  }
   const sizes = {
     [QUANTIZER_FILES.centroids]: (p.nlist as number) * dq * 4,
-    [QUANTIZER_FILES.codebooks]: 256 * dq * 4,
+    // 256 entries of each of bpv sub-quantizers, or 16 of each of 2·bpv (4-bit).
+    [QUANTIZER_FILES.codebooks]: (p.bits === 4 ? 16 : 256) * dq * 4,
   };
   const arrays: Record<string, Float32Array> = {};
   for (const [name, want] of Object.entries(sizes)) {

@@ -351,7 +351,10 @@ Deno.test("4-bit ivf-pq: bad flags and forged or inconsistent files are refused 
       ["--nlist", "4", "--bpv", "32", "--pq-bits", "4"],
       /2 × --bpv 32 does not divide d = 32/,
     );
-    await refused([...IVF4, "--shards", "2"], /--pq-bits 4 is not supported with/);
+    await refused(
+      [...IVF4, "--shards", "2", "--shard", "0", "--quantizer", `${tmp}/c`],
+      /--quantizer fixes the IVF-PQ parameters \(its bits too\): drop --pq-bits$/,
+    );
 
     await build(`${tmp}/c`, `${tmp}/ix`, IVF4);
     const dir = `${tmp}/ix`, header = `${dir}/index.json`, codes = `${dir}/ivf/codes.u8`;
@@ -390,6 +393,8 @@ Deno.test("4-bit ivf-pq: bad flags and forged or inconsistent files are refused 
       opened(),
       /ivf\/codes\.u8: \d+ bytes but the lists' blocks of 32 rows take \d+ \(corrupt index\)$/,
     );
+    // Read on demand under a memory budget: the same refusal.
+    assertEquals(opened({ memoryBudget: 1 << 20 }), opened());
     // A size no padded layout has.
     const odd = orig.slice(0, orig.length - 8);
     Deno.writeFileSync(codes, odd);
@@ -405,7 +410,7 @@ Deno.test("4-bit ivf-pq: bad flags and forged or inconsistent files are refused 
     // The 4-bit header on 8-bit files would be refused the same way; the true header is fine.
     Deno.writeTextFileSync(header, save);
     assertEquals(opened(), "ok");
-    assertMatch(opened({ memoryBudget: 1 << 20 }), /not read under --memory-budget yet$/);
+    assertEquals(opened({ memoryBudget: 1 << 20 }), "ok");
     // The command line: one line, exit 2.
     forge((g) => g.parameters.bits = 2);
     const r = await runStage("pipeline/inspect.ts", [dir]);
@@ -417,44 +422,52 @@ Deno.test("4-bit ivf-pq: bad flags and forged or inconsistent files are refused 
   }
 });
 
-Deno.test("run config: open.ivf.pqBits 4 builds the 4-bit index its search answers from; with shards refused in one line", async () => {
+Deno.test("run config: open.ivf.pqBits 4 builds the 4-bit index its search answers from; over 2 shards the same bytes", async () => {
   const work = Deno.makeTempDirSync({ prefix: "phraseval-pq4run-" });
   try {
-    const cfg = (open: string) => {
-      Deno.writeTextFileSync(
-        `${work}/c.ts`,
-        `import { squadDev } from "${ROOT}/configs/datasets/squad_dev.ts";
+    const ivf = "ivf: { nlist: 8, bpv: 16, nprobe: 3, pqBits: 4 }";
+    Deno.writeTextFileSync(
+      `${work}/c.ts`,
+      `import { squadDev } from "${ROOT}/configs/datasets/squad_dev.ts";
 import { piqaLstm as model } from "${ROOT}/configs/models/piqa_lstm.ts";
+const reader = { articles: [8, 10] };
 export const config = {
-  datasets: [{ ...squadDev, abbr: "i4", reader: { articles: [8, 10] }, open: ${open} }],
+  datasets: [
+    { ...squadDev, abbr: "i4", reader, open: { ${ivf} } },
+    { ...squadDev, abbr: "s4", reader, open: { shards: 2, ${ivf} } },
+  ],
   models: [model],
 };
 `,
-      );
-      return `${work}/c.ts`;
-    };
-    const bad = await runRun([
-      cfg("{ shards: 2, ivf: { nlist: 8, bpv: 16, pqBits: 4 } }"),
-      "--work-dir",
-      work,
-    ]);
-    assertEquals(bad.code, 2, bad.stderr);
-    assertEquals(bad.stderr.trim().split("\n").length, 1, bad.stderr);
-    assertMatch(bad.stderr, /datasets\[0\]\.open\.ivf\.pqBits: pqBits 4 is not supported/);
-    const r = await runRun([
-      cfg("{ ivf: { nlist: 8, bpv: 16, nprobe: 3, candidates: 50, pqBits: 4 } }"),
-      "--work-dir",
-      work,
-    ]);
+    );
+    const r = await runRun([`${work}/c.ts`, "--work-dir", work]);
     assertEquals(r.code, 0, r.stderr);
     const [name] = [...Deno.readDirSync(work)].map((e) => e.name).filter((n) =>
       /^\d{8}_\d{6}$/.test(n)
     );
-    const ix = `${work}/${name}/indexes/piqa-lstm/i4`;
+    const run = `${work}/${name}`;
+    const ix = `${run}/indexes/piqa-lstm/i4`;
     const h = JSON.parse(Deno.readTextFileSync(`${ix}/index.json`));
     assertEquals([h.kind, h.parameters.bits, h.parameters.bpv], ["ivf-pq", 4, 16]);
-    const res = JSON.parse(Deno.readTextFileSync(`${work}/${name}/results/piqa-lstm/i4.json`));
+    // The sharded index: a 4-bit quantizer task, 4-bit shards encoded with it.
+    const sh = `${run}/indexes/piqa-lstm/s4`;
+    const q = JSON.parse(Deno.readTextFileSync(`${sh}/quantizer/quantizer.json`));
+    assertEquals([q.parameters.bits, q.parameters.bpv], [4, 16]);
+    for (let i = 0; i < 2; i++) {
+      const hs = JSON.parse(Deno.readTextFileSync(`${sh}/shard-${i}-of-2/index.json`));
+      assertEquals(hs.parameters, h.parameters);
+      for (const f of ["ivf/centroids.f32", "ivf/codebooks.f32"]) {
+        assertEquals(hs.files[f].sha256, h.files[f].sha256, f);
+      }
+    }
+    const res = JSON.parse(Deno.readTextFileSync(`${run}/results/piqa-lstm/i4.json`));
     assertEquals(res.open.questions, 232);
+    // The shards' search tasks and their merge: the unsharded search's bytes.
+    for (const f of [".json", ".topk.ndjson"]) {
+      const a = Deno.readTextFileSync(`${run}/open/piqa-lstm/i4${f}`);
+      assert(a.length > 1000, f);
+      assertEquals(Deno.readTextFileSync(`${run}/open/piqa-lstm/s4${f}`), a, f);
+    }
   } finally {
     Deno.removeSync(work, { recursive: true });
   }

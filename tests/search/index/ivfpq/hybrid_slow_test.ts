@@ -432,3 +432,100 @@ Deno.test("hybrid: real piqa-lstm+sparse dumps, nprobe = nlist and candidates ov
     Deno.removeSync(tmp, { recursive: true });
   }
 });
+
+Deno.test("hybrid 4-bit (--pq-bits 4): all lists and every phrase re-scored = --exact (ip, l2), over 3 shards too; the candidates are the 4-bit IVF-PQ's with their exact scores", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-hyb4-" });
+  try {
+    const dir = `${tmp}/d`;
+    const n = await syntheticDump(dir);
+    const q = `${dir}/question_emb`, data = `${dir}/data.json`;
+    const hyb = [
+      "--nlist",
+      "4",
+      "--bpv",
+      "2",
+      "--dense-dims",
+      String(D),
+      "--train-paragraphs",
+      "2",
+    ];
+    for (const metric of ["ip", "l2"]) {
+      const at = `${tmp}/${metric}`;
+      Deno.mkdirSync(at);
+      const common = ["--sparse", "--context", data, "--metric", metric];
+      await ok("pipeline/index.ts", [`${dir}/context_emb`, `${at}/exact`, ...common]);
+      const built = await ok("pipeline/index.ts", [
+        `${dir}/context_emb`,
+        `${at}/hyb`,
+        ...common,
+        ...hyb,
+        "--pq-bits",
+        "4",
+      ]);
+      assertMatch(built.stderr, /ivf-pq nlist 4 bpv 2 4-bit over dense dims \[0, 8\)/);
+      const h = JSON.parse(Deno.readTextFileSync(`${at}/hyb/index.json`));
+      assertEquals(
+        [h.kind, h.vectors, h.d, h.parameters.dense_dims, h.parameters.bits],
+        ["ivf-pq", "csr", DIM, D, 4],
+      );
+      // 2·bpv = 4 sub-quantizers of 16 entries over the dense block.
+      assertEquals(h.files["ivf/codebooks.f32"].bytes, 16 * D * 4);
+      await ok("pipeline/index.ts", [
+        `${dir}/context_emb`,
+        `${at}/s`,
+        ...common,
+        ...hyb,
+        "--pq-bits",
+        "4",
+        "--shards",
+        "3",
+      ]);
+      await search(data, `${at}/exact`, q, at, "exact", []);
+      const all = ["--nprobe", "4", "--candidates", String(n)];
+      await search(data, `${at}/hyb`, q, at, "all", all);
+      await search(data, `${at}/s`, q, at, "shards", all);
+      const want = Deno.readTextFileSync(`${at}/exact.json`);
+      for (const name of ["all", "shards"]) {
+        assertEquals(Deno.readTextFileSync(`${at}/${name}.json`), want, `${metric} ${name}`);
+        assertEquals(records(`${at}/${name}.ndjson`), records(`${at}/exact.ndjson`), name);
+      }
+      assert(records(`${at}/exact.ndjson`).length > 100);
+      // Few candidates: the rows the 4-bit IVF-PQ of the dense block picks, exactly scored.
+      const index = openIndexSync(`${at}/hyb`);
+      const qs: Matrix[] = [];
+      const dump = openDumpSync(q, { sparse: true });
+      for (const p of JSON.parse(Deno.readTextFileSync(data)).data[0].paragraphs) {
+        for (const qa of p.qas) {
+          const v = dump.readQuestion(qa.id);
+          if (!("missing" in v) && qs.length < 12) qs.push(v);
+        }
+      }
+      dump.close();
+      const C = 20;
+      const hits = await searchVectors(index, qs, { nprobe: 1, candidates: C, topK: C });
+      const scores = scoreQuestions(index, qs, { topK: index.header.phrases });
+      const view = { dir: index.dir, header: { ...index.header, d: D } };
+      for (let j = 0; j < qs.length; j++) {
+        const exact = new Map(scores[j].rows.map((row, i) => [row, scores[j].scores[i]]));
+        const cands = ivfCandidates(view, denseHead(qs[j] as CsrMatrix, D), 1, C);
+        assertEquals(cands.length, C);
+        assertEquals(hits[j].map((x) => x.row).sort((a, b) => a - b), cands.map((c) => c.row));
+        for (const x of hits[j]) assertEquals(x.score, exact.get(x.row), `row ${x.row}`);
+      }
+    }
+    // 2·bpv must divide the dense block: one line, exit 2, nothing written.
+    await refused(
+      "pipeline/index.ts",
+      [
+        `${dir}/context_emb`,
+        `${tmp}/bad`,
+        "--sparse",
+        ...["--nlist", "4", "--bpv", "8", "--dense-dims", String(D), "--pq-bits", "4"],
+      ],
+      /2 × --bpv 8 does not divide --dense-dims 8 \(4-bit PQ splits the dense block into 2·bpv parts\)$/,
+    );
+    assertEquals([...Deno.readDirSync(tmp)].some((e) => e.name.startsWith("bad")), false);
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
