@@ -13,7 +13,7 @@
 import * as Effect from "effect/Effect";
 import { FileError, type InputError, UsageError, WriteError } from "../io/errors.ts";
 import { statRegularFile } from "../io/regular.ts";
-import type { Steps } from "../metrics/stats/steps.ts";
+import type { Steps } from "../metrics/stats/mod.ts";
 import { timestamp } from "../runs/run_dir.ts";
 import { analyzeSteps } from "./analysis.ts";
 import { CLUSTER_LEVELS } from "./clustering.ts";
