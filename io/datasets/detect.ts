@@ -27,7 +27,7 @@ import * as Effect from "effect/Effect";
 import { FileError, InputError, UsageError } from "../errors.ts";
 import { type ByteSource, openSource, peekBytes, peekUntil } from "../source.ts";
 import { CsvRowParser } from "./csv.ts";
-import { parsePyStringList } from "./pyliteral.ts";
+import { parsePyStringList } from "../pyliteral.ts";
 import {
   baseName,
   formatOfJsonHead,
