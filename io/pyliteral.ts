@@ -174,14 +174,6 @@ export class LiteralError extends Error {}
  * `None`, tuples, lists and dicts with string keys (a `.npy` header's
  * dictionary), parsed as `ast.literal_eval` would, never evaluated; nesting
  * deeper than 16 is refused. Throws {@linkcode LiteralError}.
- *
- * @example
- * ```ts
- * import { parsePyLiteral, PyTuple } from "./pyliteral.ts";
- * const v = parsePyLiteral("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
- * const shape = v instanceof Map ? v.get("shape") : undefined;
- * if (!(shape instanceof PyTuple) || shape.items.join() !== "2,3") throw new Error(String(v));
- * ```
  */
 export function parsePyLiteral(text: string): PyValue {
   let i = 0;
