@@ -140,8 +140,10 @@ export class PyRegexBudgetError extends Data.TaggedError("PyRegexBudgetError")<{
   }
 }
 
-type Cont = (j: number) => boolean;
-type Matcher = (i: number, k: Cont) => boolean;
+/** What follows a piece: the rest of the match from position `j`. */
+export type Cont = (j: number) => boolean;
+/** A compiled piece: does it match at position `i`, followed by `k`? */
+export type Matcher = (i: number, k: Cont) => boolean;
 
 /** The matcher's state for one call: the text's code points and the steps left. */
 const run = { cps: [] as number[], n: 0, left: 0 };
