@@ -70,7 +70,6 @@
 import * as Data from "effect/Data";
 import {
   cpAtom,
-  pyCategoryClass,
   pyExtraCases,
   pyIsCased,
   pyLower,
@@ -85,7 +84,7 @@ import {
   type Node,
   oneChar,
   PY_REGEX_STEP_BUDGET,
-  PyRegexBudgetError,
+  type PyRegexBudgetError,
   runMatcher,
 } from "./pyregex_match.ts";
 
