@@ -51,13 +51,8 @@ import {
   sniffNdjson,
 } from "../io/ndjson.ts";
 import { type ByteSource, openSource } from "../io/source.ts";
-import type { DatasetFormat } from "../io/datasets/detect.ts";
-import {
-  isSquadShaped,
-  passagesOfSource,
-  questionsOfSource,
-  settleFormat,
-} from "../io/datasets/read.ts";
+import { type DatasetFormat, settleFormat } from "../io/datasets/detect.ts";
+import { isSquadShaped } from "../io/datasets/formats.ts";
 import type { DatasetReadError } from "../io/datasets/types.ts";
 import { type SquadArticle, type SquadReadOptions, squadRecordStream } from "../io/squad.ts";
 import {
@@ -423,6 +418,13 @@ const datasetItems = <K extends "paragraph" | "question", A>(
       )),
   );
 
+/**
+ * The readers of the formats that are not SQuAD-shaped (`io/datasets/read.ts`),
+ * loaded with `import()` when such a file is read: a SQuAD file or NDJSON
+ * records need none of them.
+ */
+const readers = () => Effect.promise(() => import("../io/datasets/read.ts"));
+
 /** How the runners read ids from a SQuAD file (see `io/squad_ids.ts`). */
 const idMode = (uniqueIds: boolean | undefined) =>
   uniqueIds ? "unique" as const : "distinct" as const;
@@ -459,7 +461,7 @@ export const contextInputs = (
     (a) => a.paragraphs.map((p) => ({ id: p.id, context: p.context! })),
     (f, src) =>
       Effect.map(
-        passagesOfSource(path, f, src),
+        Effect.flatMap(readers(), (r) => r.passagesOfSource(path, f, src)),
         (s) => Stream.map(s, (p): ContextInput => ({ id: p.id, context: p.text })),
       ),
   );
@@ -496,7 +498,10 @@ export const questionInputs = (
       a.paragraphs.flatMap((p) => p.questions.map((q) => ({ id: q.id, question: q.question }))),
     (f, src) =>
       Effect.map(
-        questionsOfSource(path, f, src, { answers: "optional" }),
+        Effect.flatMap(
+          readers(),
+          (r) => r.questionsOfSource(path, f, src, { answers: "optional" }),
+        ),
         (s) => Stream.map(s, (q): QuestionInput => ({ id: q.id, question: q.question })),
       ),
   );

@@ -14,22 +14,8 @@ import {
   SparsePiQuestionEncoderLive,
 } from "./sparse_pi/encoder.ts";
 import type { ContextEncoder, EncoderError, QuestionEncoder } from "./types.ts";
-import {
-  OnnxContextEncoderLive,
-  onnxFiles,
-  onnxPermissions,
-  OnnxQuestionEncoderLive,
-  PIQA_LSTM_MANIFEST,
-  PIQA_LSTM_OPEN_MANIFEST,
-  PIQA_LSTM_SA_MANIFEST,
-} from "./onnx/encoder.ts";
-import {
-  HybridContextEncoderLive,
-  hybridFiles,
-  HybridQuestionEncoderLive,
-  PIQA_LSTM_OPEN_HYBRID_CONFIG,
-  PIQA_LSTM_SA_HYBRID_CONFIG,
-} from "./hybrid.ts";
+import type * as Onnx from "./onnx/encoder.ts";
+import type * as Hybrid from "./hybrid.ts";
 import {
   ENCODER_NAMES,
   type EncoderName,
@@ -75,8 +61,29 @@ export interface EncoderOptions {
   readonly threads?: number;
 }
 
+/**
+ * The ONNX and hybrid encoders' modules (ONNX Runtime's session, the
+ * tokenizer, ...), loaded with `import()` when such an encoder is asked for:
+ * sparse-pi, the default, needs none of them.
+ */
+interface OnnxModules {
+  /** `onnx/encoder.ts`. */
+  readonly onnx: typeof Onnx;
+  /** `hybrid.ts`. */
+  readonly hybrid: typeof Hybrid;
+}
+
+const loadOnnxModules = (): Promise<OnnxModules> =>
+  Promise.all([import("./onnx/encoder.ts"), import("./hybrid.ts")]).then(([onnx, hybrid]) => ({
+    onnx,
+    hybrid,
+  }));
+
 /** Extra permission flags and read paths of an ONNX encoder process on `device`. */
-function onnxProcess(device: OnnxDevice = "cpu"): { flags: string[]; read: string[] } {
+function onnxProcess(
+  { onnxPermissions }: typeof Onnx,
+  device: OnnxDevice = "cpu",
+): { flags: string[]; read: string[] } {
   const p = onnxPermissions(device);
   return {
     flags: [p.ffi === "all" ? "--allow-ffi" : `--allow-ffi=${p.ffi.join(",")}`],
@@ -84,67 +91,82 @@ function onnxProcess(device: OnnxDevice = "cpu"): { flags: string[]; read: strin
   };
 }
 
-/** One builder per name of `names.ts` (the type refuses a missing or an extra one). */
-const BUILDERS: Record<EncoderName, (o: EncoderOptions) => EncoderSpec> = {
-  "sparse-pi": ({ model = SPARSE_PI_MODEL }) => ({
-    name: "sparse-pi",
-    description:
-      "built-in linear sparse phrase encoder fitted on the SQuAD train subset (no download, no GPU)",
-    sparse: true,
-    contextFiles: [model],
-    questionFiles: [model],
-    contextLayer: () => SparsePiContextEncoderLive(model),
-    questionLayer: () => SparsePiQuestionEncoderLive(model),
-  }),
-  "piqa-lstm": ({ model = PIQA_LSTM_MANIFEST, device, threads }) => {
-    const proc = onnxProcess(device);
+/** The builder of sparse-pi, which loads no ONNX module. */
+const SPARSE_PI_BUILDER = ({ model = SPARSE_PI_MODEL }: EncoderOptions): EncoderSpec => ({
+  name: "sparse-pi",
+  description:
+    "built-in linear sparse phrase encoder fitted on the SQuAD train subset (no download, no GPU)",
+  sparse: true,
+  contextFiles: [model],
+  questionFiles: [model],
+  contextLayer: () => SparsePiContextEncoderLive(model),
+  questionLayer: () => SparsePiQuestionEncoderLive(model),
+});
+
+/**
+ * One builder per name of `names.ts` but sparse-pi, given the loaded
+ * {@linkcode OnnxModules} (the type refuses a missing or an extra one).
+ */
+const ONNX_BUILDERS: Record<
+  Exclude<EncoderName, "sparse-pi">,
+  (o: EncoderOptions, m: OnnxModules) => EncoderSpec
+> = {
+  "piqa-lstm": ({ model, device, threads }, { onnx }) => {
+    model ??= onnx.PIQA_LSTM_MANIFEST;
+    const proc = onnxProcess(onnx, device);
     return {
       name: "piqa-lstm",
       description: "PIQA LSTM baseline (ONNX: BiLSTM over GloVe, start/end vectors per token, " +
         "phrases of up to 10 tokens, d=256, f16 dumps), trained on the SQuAD train subset",
       sparse: false,
-      contextFiles: [...onnxFiles(model, "context"), ...proc.read],
-      questionFiles: [...onnxFiles(model, "question"), ...proc.read],
+      contextFiles: [...onnx.onnxFiles(model, "context"), ...proc.read],
+      questionFiles: [...onnx.onnxFiles(model, "question"), ...proc.read],
       permissions: proc.flags,
-      contextLayer: () => OnnxContextEncoderLive(model, { device, threads, name: "piqa-lstm" }),
-      questionLayer: () => OnnxQuestionEncoderLive(model, { device, threads, name: "piqa-lstm" }),
+      contextLayer: () =>
+        onnx.OnnxContextEncoderLive(model, { device, threads, name: "piqa-lstm" }),
+      questionLayer: () =>
+        onnx.OnnxQuestionEncoderLive(model, { device, threads, name: "piqa-lstm" }),
     };
   },
-  "piqa-lstm-sa": ({ model = PIQA_LSTM_SA_MANIFEST, device, threads }) => {
-    const proc = onnxProcess(device);
+  "piqa-lstm-sa": ({ model, device, threads }, { onnx }) => {
+    model ??= onnx.PIQA_LSTM_SA_MANIFEST;
+    const proc = onnxProcess(onnx, device);
     return {
       name: "piqa-lstm-sa",
       description: "PIQA LSTM+SA baseline (piqa-lstm with one self-attention head beside each " +
         "start/end vector, PIQA's --num_heads 2; d=512, f16 dumps), trained on the SQuAD train subset",
       sparse: false,
-      contextFiles: [...onnxFiles(model, "context"), ...proc.read],
-      questionFiles: [...onnxFiles(model, "question"), ...proc.read],
+      contextFiles: [...onnx.onnxFiles(model, "context"), ...proc.read],
+      questionFiles: [...onnx.onnxFiles(model, "question"), ...proc.read],
       permissions: proc.flags,
-      contextLayer: () => OnnxContextEncoderLive(model, { device, threads, name: "piqa-lstm-sa" }),
+      contextLayer: () =>
+        onnx.OnnxContextEncoderLive(model, { device, threads, name: "piqa-lstm-sa" }),
       questionLayer: () =>
-        OnnxQuestionEncoderLive(model, { device, threads, name: "piqa-lstm-sa" }),
+        onnx.OnnxQuestionEncoderLive(model, { device, threads, name: "piqa-lstm-sa" }),
     };
   },
-  "piqa-lstm-open": ({ model = PIQA_LSTM_OPEN_MANIFEST, device, threads }) => {
-    const proc = onnxProcess(device);
+  "piqa-lstm-open": ({ model, device, threads }, { onnx }) => {
+    model ??= onnx.PIQA_LSTM_OPEN_MANIFEST;
+    const proc = onnxProcess(onnx, device);
     return {
       name: "piqa-lstm-open",
       description: "piqa-lstm fine-tuned for open-domain phrase search (in-batch and pre-batch " +
         "negatives, then query-side fine-tuning against the train-subset phrase index; d=256, " +
         "f16 dumps)",
       sparse: false,
-      contextFiles: [...onnxFiles(model, "context"), ...proc.read],
-      questionFiles: [...onnxFiles(model, "question"), ...proc.read],
+      contextFiles: [...onnx.onnxFiles(model, "context"), ...proc.read],
+      questionFiles: [...onnx.onnxFiles(model, "question"), ...proc.read],
       permissions: proc.flags,
       contextLayer: () =>
-        OnnxContextEncoderLive(model, { device, threads, name: "piqa-lstm-open" }),
+        onnx.OnnxContextEncoderLive(model, { device, threads, name: "piqa-lstm-open" }),
       questionLayer: () =>
-        OnnxQuestionEncoderLive(model, { device, threads, name: "piqa-lstm-open" }),
+        onnx.OnnxQuestionEncoderLive(model, { device, threads, name: "piqa-lstm-open" }),
     };
   },
-  [HYBRID_NAME]: ({ model = PIQA_LSTM_MANIFEST, device, threads }) => {
-    const proc = onnxProcess(device);
-    const files = hybridFiles({ manifest: model });
+  [HYBRID_NAME]: ({ model, device, threads }, { onnx, hybrid }) => {
+    model ??= onnx.PIQA_LSTM_MANIFEST;
+    const proc = onnxProcess(onnx, device);
+    const files = hybrid.hybridFiles({ manifest: model });
     return {
       name: HYBRID_NAME,
       description: "piqa-lstm's dense [start; end] vectors on sparse-pi's spans, joined with " +
@@ -153,14 +175,15 @@ const BUILDERS: Record<EncoderName, (o: EncoderOptions) => EncoderSpec> = {
       contextFiles: [...files.context, ...proc.read],
       questionFiles: [...files.question, ...proc.read],
       permissions: proc.flags,
-      contextLayer: () => HybridContextEncoderLive({ manifest: model, device, threads }),
-      questionLayer: () => HybridQuestionEncoderLive({ manifest: model, device, threads }),
+      contextLayer: () => hybrid.HybridContextEncoderLive({ manifest: model, device, threads }),
+      questionLayer: () => hybrid.HybridQuestionEncoderLive({ manifest: model, device, threads }),
     };
   },
-  [SA_HYBRID_NAME]: ({ model = PIQA_LSTM_SA_MANIFEST, device, threads }) => {
-    const proc = onnxProcess(device);
-    const o = { manifest: model, config: PIQA_LSTM_SA_HYBRID_CONFIG, name: SA_HYBRID_NAME };
-    const files = hybridFiles(o);
+  [SA_HYBRID_NAME]: ({ model, device, threads }, { onnx, hybrid }) => {
+    model ??= onnx.PIQA_LSTM_SA_MANIFEST;
+    const proc = onnxProcess(onnx, device);
+    const o = { manifest: model, config: hybrid.PIQA_LSTM_SA_HYBRID_CONFIG, name: SA_HYBRID_NAME };
+    const files = hybrid.hybridFiles(o);
     return {
       name: SA_HYBRID_NAME,
       description: "piqa-lstm-sa's dense [start; end] vectors on sparse-pi's spans, joined with " +
@@ -169,14 +192,19 @@ const BUILDERS: Record<EncoderName, (o: EncoderOptions) => EncoderSpec> = {
       contextFiles: [...files.context, ...proc.read],
       questionFiles: [...files.question, ...proc.read],
       permissions: proc.flags,
-      contextLayer: () => HybridContextEncoderLive({ ...o, device, threads }),
-      questionLayer: () => HybridQuestionEncoderLive({ ...o, device, threads }),
+      contextLayer: () => hybrid.HybridContextEncoderLive({ ...o, device, threads }),
+      questionLayer: () => hybrid.HybridQuestionEncoderLive({ ...o, device, threads }),
     };
   },
-  [OPEN_HYBRID_NAME]: ({ model = PIQA_LSTM_OPEN_MANIFEST, device, threads }) => {
-    const proc = onnxProcess(device);
-    const o = { manifest: model, config: PIQA_LSTM_OPEN_HYBRID_CONFIG, name: OPEN_HYBRID_NAME };
-    const files = hybridFiles(o);
+  [OPEN_HYBRID_NAME]: ({ model, device, threads }, { onnx, hybrid }) => {
+    model ??= onnx.PIQA_LSTM_OPEN_MANIFEST;
+    const proc = onnxProcess(onnx, device);
+    const o = {
+      manifest: model,
+      config: hybrid.PIQA_LSTM_OPEN_HYBRID_CONFIG,
+      name: OPEN_HYBRID_NAME,
+    };
+    const files = hybrid.hybridFiles(o);
     return {
       name: OPEN_HYBRID_NAME,
       description: "piqa-lstm-open's dense [start; end] vectors on sparse-pi's spans, joined " +
@@ -186,8 +214,8 @@ const BUILDERS: Record<EncoderName, (o: EncoderOptions) => EncoderSpec> = {
       contextFiles: [...files.context, ...proc.read],
       questionFiles: [...files.question, ...proc.read],
       permissions: proc.flags,
-      contextLayer: () => HybridContextEncoderLive({ ...o, device, threads }),
-      questionLayer: () => HybridQuestionEncoderLive({ ...o, device, threads }),
+      contextLayer: () => hybrid.HybridContextEncoderLive({ ...o, device, threads }),
+      questionLayer: () => hybrid.HybridQuestionEncoderLive({ ...o, device, threads }),
     };
   },
 };
@@ -212,9 +240,13 @@ export const encoderSpec = (
   model?: string | EncoderOptions,
 ): Effect.Effect<EncoderSpec, UsageError> =>
   Effect.suspend(() => {
-    const build = (BUILDERS as Record<string, (o: EncoderOptions) => EncoderSpec>)[name];
     const opts: EncoderOptions = typeof model === "string" ? { model } : model ?? {};
-    return build ? Effect.succeed(build(opts)) : Effect.fail(
+    if (name === "sparse-pi") return Effect.succeed(SPARSE_PI_BUILDER(opts));
+    const build = (ONNX_BUILDERS as Record<
+      string,
+      (o: EncoderOptions, m: OnnxModules) => EncoderSpec
+    >)[name];
+    return build ? Effect.map(Effect.promise(loadOnnxModules), (m) => build(opts, m)) : Effect.fail(
       new UsageError(`unknown encoder "${name}" (known: ${ENCODER_NAMES.join(", ")})`),
     );
   });

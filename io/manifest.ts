@@ -23,7 +23,6 @@ import * as Effect from "effect/Effect";
 import { osMessage } from "./_zip_internal.ts";
 import { writeFileAtomic } from "./fs.ts";
 import { FileError, InputError } from "./errors.ts";
-import { parquetFiles } from "./datasets/parquet_path.ts";
 import { statRegularFile } from "./regular.ts";
 
 /** The file name of a dump folder's manifest. */
@@ -58,7 +57,9 @@ export type Manifest = Readonly<Record<string, string | number | boolean | null>
  */
 export async function sha256File(path: string): Promise<string> {
   const h = createHash("sha256");
-  const shards = (await Deno.stat(path)).isDirectory ? await parquetFiles(path) : undefined;
+  const shards = (await Deno.stat(path)).isDirectory
+    ? await (await import("./datasets/parquet_path.ts")).parquetFiles(path) // a folder of shards
+    : undefined;
   if (shards === undefined) statRegularFile(path); // a named pipe or a device: refused by name
   const buf = new Uint8Array(1 << 20);
   for (const p of shards ?? [path]) {

@@ -304,7 +304,7 @@ export type { GenericReadOptions } from "./datasets/generic.ts";
 export { jsonlPassages } from "./datasets/passages.ts";
 export { writePassagesOnly, writeQuestionsOnly } from "./datasets/split.ts";
 export type { PassagesOnlyOptions, QuestionsOnlyOptions } from "./datasets/split.ts";
-export { parsePyStringList, PyLiteralError } from "./datasets/pyliteral.ts";
+export { parsePyStringList, PyLiteralError } from "./pyliteral.ts";
 export {
   type FileHash,
   filesSha256,

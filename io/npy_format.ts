@@ -1,11 +1,13 @@
 /**
  * The `.npy` format on bytes: reader and writer, free of Effect so that
  * worker threads (merge) load it fast. `io/npy.ts` re-exports it and adds
- * reading and writing files as Effects.
+ * reading and writing files as Effects. A header's dictionary is read by
+ * `io/pyliteral.ts`'s `parsePyLiteral` (Python literals, never evaluated).
  *
  * @module
  */
 import * as Data from "effect/Data";
+import { LiteralError, parsePyLiteral, PyTuple, type PyValue } from "./pyliteral.ts";
 
 // ---------------------------------------------------------------------------
 // Types.
@@ -203,128 +205,6 @@ export function descrOf(arr: Pick<NdArray, "dtype" | "byteOrder">): string {
   const info = dtypeInfo(arr.dtype);
   if (info === undefined) return arr.dtype;
   return (info.unit === 1 ? "|" : arr.byteOrder === ">" ? ">" : "<") + arr.dtype;
-}
-
-// ---------------------------------------------------------------------------
-// Python literal parser (the header is a dict literal; never eval'd).
-
-class PyTuple {
-  constructor(readonly items: PyValue[]) {}
-}
-type PyValue = string | number | boolean | null | PyTuple | PyValue[] | Map<string, PyValue>;
-
-class LiteralError extends Error {}
-
-function parsePyLiteral(text: string): PyValue {
-  let i = 0;
-  const n = text.length;
-  const ws = () => {
-    while (i < n && " \t\n\r\f\v".includes(text[i])) i++;
-  };
-  const fail = (what: string): never => {
-    throw new LiteralError(`${what} at header offset ${i}`);
-  };
-  const value = (depth: number): PyValue => {
-    if (depth > 16) fail("nesting too deep");
-    ws();
-    if (i >= n) fail("unexpected end of header");
-    const c = text[i];
-    if (c === "{") {
-      i++;
-      const map = new Map<string, PyValue>();
-      ws();
-      while (text[i] !== "}") {
-        const k = value(depth + 1);
-        if (typeof k !== "string") fail("dictionary key is not a string");
-        ws();
-        if (text[i] !== ":") fail("expected ':'");
-        i++;
-        const v = value(depth + 1);
-        if (map.has(k as string)) fail(`duplicate key '${k}'`);
-        map.set(k as string, v);
-        ws();
-        if (text[i] === ",") {
-          i++;
-          ws();
-        } else if (text[i] !== "}") fail("expected ',' or '}'");
-      }
-      i++;
-      return map;
-    }
-    if (c === "(" || c === "[") {
-      const close = c === "(" ? ")" : "]";
-      i++;
-      const items: PyValue[] = [];
-      let trailingComma = false;
-      ws();
-      while (text[i] !== close) {
-        items.push(value(depth + 1));
-        ws();
-        trailingComma = false;
-        if (text[i] === ",") {
-          i++;
-          trailingComma = true;
-          ws();
-        } else if (text[i] !== close) fail(`expected ',' or '${close}'`);
-      }
-      i++;
-      if (c === "[") return items;
-      // `(3)` is just 3 in Python; `(3,)` is a tuple.
-      if (items.length === 1 && !trailingComma) return items[0];
-      return new PyTuple(items);
-    }
-    if (
-      c === "'" || c === '"' ||
-      ((c === "u" || c === "U") && (text[i + 1] === "'" || text[i + 1] === '"'))
-    ) {
-      if (c === "u" || c === "U") i++;
-      const q = text[i++];
-      let s = "";
-      while (true) {
-        if (i >= n || text[i] === "\n") fail("unterminated string");
-        const ch = text[i++];
-        if (ch === q) break;
-        if (ch !== "\\") {
-          s += ch;
-          continue;
-        }
-        const e = text[i++];
-        const hex = (len: number) => {
-          const h = text.slice(i, i + len);
-          if (!new RegExp(`^[0-9a-fA-F]{${len}}$`).test(h)) fail("bad escape in string");
-          i += len;
-          return String.fromCodePoint(parseInt(h, 16));
-        };
-        if (e === "\\" || e === "'" || e === '"') s += e;
-        else if (e === "n") s += "\n";
-        else if (e === "t") s += "\t";
-        else if (e === "r") s += "\r";
-        else if (e === "0") s += "\0";
-        else if (e === "x") s += hex(2);
-        else if (e === "u") s += hex(4);
-        else if (e === "U") s += hex(8);
-        else s += "\\" + e;
-      }
-      return s;
-    }
-    const m = /^[-+]?[0-9]+[lL]?/.exec(text.slice(i, i + 40));
-    if (m !== null) {
-      i += m[0].length;
-      const v = Number(m[0].replace(/[lL]$/, ""));
-      return v;
-    }
-    for (const [word, v] of [["True", true], ["False", false], ["None", null]] as const) {
-      if (text.startsWith(word, i) && !/[A-Za-z0-9_]/.test(text[i + word.length] ?? "")) {
-        i += word.length;
-        return v;
-      }
-    }
-    return fail(`unexpected character ${JSON.stringify(c)}`);
-  };
-  const v = value(0);
-  ws();
-  if (i < n) fail("unexpected text after the dictionary");
-  return v;
 }
 
 // ---------------------------------------------------------------------------

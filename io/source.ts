@@ -8,7 +8,6 @@
 import * as zlib from "node:zlib";
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "./errors.ts";
-import { parquetInput } from "./datasets/parquet_path.ts";
 import { statRegularFile } from "./regular.ts";
 
 /** Bytes of an input file, with the name to use in error messages. */
@@ -26,6 +25,10 @@ function osMessage(e: unknown): string {
   if (e instanceof Deno.errors.IsADirectory) return "is a directory";
   return e instanceof Error ? e.message : String(e);
 }
+
+/** Whether `path` is a folder (false when it cannot be read). */
+const isFolder = (path: string): Promise<boolean> =>
+  Deno.stat(path).then((i) => i.isDirectory, () => false);
 
 /**
  * Opens `path` for streaming: `-` is stdin; a name ending in `.gz` (or a
@@ -51,8 +54,12 @@ export const openSource = (
   Effect.tryPromise({
     try: async () => {
       if (path === "-") return { name: "-", stream: gunzipIfNeeded(Deno.stdin.readable, "-") };
-      const parquet = await parquetInput(path); // a .parquet file or a folder of shards
-      if (parquet !== undefined) return parquet;
+      // A .parquet file or a folder of shards; its reader loads only for such a path.
+      if (/\.parquet$/i.test(path) || await isFolder(path)) {
+        const { parquetInput } = await import("./datasets/parquet_path.ts");
+        const parquet = await parquetInput(path);
+        if (parquet !== undefined) return parquet;
+      }
       statRegularFile(path);
       const file = await Deno.open(path, { read: true });
       const info = await file.stat();

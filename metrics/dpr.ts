@@ -35,7 +35,8 @@
  */
 import { pythonLower } from "./squad_text.ts";
 import { pyCategoryClass, pyNfd } from "./_py311_unicode.ts";
-import { compilePyRegex, PyRegexBudgetError } from "./pyregex.ts";
+import { compilePyRegex } from "./pyregex.ts";
+import { PyRegexBudgetError } from "./pyregex_match.ts";
 import { NothingScoredError } from "./qa_errors.ts";
 
 let tokenRe: RegExp | undefined;

@@ -7,7 +7,8 @@
  * answer metrics: MRQA (`mrqa.ts`), MLQA/XQuAD (`mlqa.ts`), DPR's has-answer
  * and top-k accuracy (`dpr.ts`), DrQA/DensePhrases open EM/F1
  * (`open_answers.ts`), on Python regular expressions run exactly
- * (`pyregex.ts`) and CPython 3.11's character data (`_py311_unicode.ts`).
+ * (`pyregex.ts`, its bounded matcher `pyregex_match.ts`) and CPython 3.11's character data
+ * (`_py311_unicode.ts`).
  *
  * @example
  * ```ts
@@ -120,13 +121,8 @@ export {
   type CorpusTopK,
   distinctPassages,
 } from "./open_corpus.ts";
-export {
-  compilePyRegex,
-  PY_REGEX_STEP_BUDGET,
-  type PyRegex,
-  PyRegexBudgetError,
-  PyRegexError,
-} from "./pyregex.ts";
+export { compilePyRegex, type PyRegex, PyRegexError } from "./pyregex.ts";
+export { PY_REGEX_STEP_BUDGET, PyRegexBudgetError } from "./pyregex_match.ts";
 export {
   type AnswerRules,
   cutOffTeller,

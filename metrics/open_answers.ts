@@ -31,7 +31,8 @@
  */
 import { pyNfd } from "./_py311_unicode.ts";
 import { exactMatchScore, f1Score } from "./squad_scores.ts";
-import { compilePyRegex, PyRegexBudgetError } from "./pyregex.ts";
+import { compilePyRegex } from "./pyregex.ts";
+import { PyRegexBudgetError } from "./pyregex_match.ts";
 import { NoAnswersError, NothingScoredError } from "./qa_errors.ts";
 
 /** Options of the open answer scores. */

@@ -14,7 +14,7 @@
  * @module
  */
 import * as Data from "effect/Data";
-import type { PyRegexBudgetError } from "./pyregex.ts";
+import type { PyRegexBudgetError } from "./pyregex_match.ts";
 
 /** The rules a fold applies, as named in messages. */
 export type AnswerRules = "MRQA" | "MLQA" | "open-domain";

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect";
 import { aliasProblem } from "../io/paths.ts";
 import type { EmbedOptions } from "../encoders/embed.ts";
 import { InputError } from "../io/errors.ts";
-import { outputFolderProblem } from "../runs/sandbox/sandbox.ts";
+import { outputFolderProblem } from "../runs/sandbox/output_folder.ts";
 import { type FlagValues, UsageError } from "./_cli.ts";
 import type { EncoderOptions } from "../encoders/registry.ts";
 import { EMBED_FLAGS } from "./_embed_flags.ts";

@@ -69,18 +69,21 @@
  */
 import { harnessComparison } from "./harness.ts";
 import { kindTakes } from "../io/datasets/formats.ts";
-import { mcnemarPaired } from "../metrics/stats/mcnemar.ts";
-import { pairedBootstrapSteps } from "../metrics/stats/bootstrap.ts";
 import {
+  benjaminiHochberg,
+  bootstrapRanksSteps,
   type ClusterId,
+  holm,
+  mcnemarPaired,
+  pairedBootstrapSteps,
   pairedClusterBootstrapSteps,
   pairedClusterRandomizationSteps,
-} from "../metrics/stats/clusters.ts";
-import { benjaminiHochberg, holm } from "../metrics/stats/multiple.ts";
-import { pairedMde, tied } from "../metrics/stats/power.ts";
-import { pairedRandomizationSteps } from "../metrics/stats/randomization.ts";
-import { bootstrapRanksSteps } from "../metrics/stats/ranks.ts";
-import { runSteps, type Steps } from "../metrics/stats/steps.ts";
+  pairedMde,
+  pairedRandomizationSteps,
+  runSteps,
+  type Steps,
+  tied,
+} from "../metrics/stats/mod.ts";
 import { bemCorrect, type ScoredDataset, type ScoredSystem } from "./systems.ts";
 import { DEFAULT_F1_THRESHOLD, metricDisagreements } from "./disagree.ts";
 import { labelReportSteps } from "./labels.ts";

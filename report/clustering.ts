@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ClusterId } from "../metrics/stats/clusters.ts";
+import type { ClusterId } from "../metrics/stats/mod.ts";
 import type { ReportQuestion } from "./systems.ts";
 
 /**

@@ -45,14 +45,14 @@
 import * as Effect from "effect/Effect";
 import { InputError, type UsageError } from "../io/errors.ts";
 import { flattenJson, readProvenance } from "../io/provenance.ts";
-import { mcnemarPaired } from "../metrics/stats/mcnemar.ts";
-import { pairedBootstrapSteps } from "../metrics/stats/bootstrap.ts";
 import {
+  mcnemarPaired,
+  pairedBootstrapSteps,
   pairedClusterBootstrapSteps,
   pairedClusterRandomizationSteps,
-} from "../metrics/stats/clusters.ts";
-import { pairedRandomizationSteps } from "../metrics/stats/randomization.ts";
-import type { Steps } from "../metrics/stats/steps.ts";
+  pairedRandomizationSteps,
+  type Steps,
+} from "../metrics/stats/mod.ts";
 import { clusterIds, type ClusterLevel, clusterLevel } from "./clustering.ts";
 import { resolveInputs, type SystemSpec } from "./inputs.ts";
 import type { ScoredDataset } from "./systems.ts";

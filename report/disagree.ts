@@ -42,7 +42,7 @@
  * @module
  */
 import { answerTokens } from "../metrics/squad_text.ts";
-import { Xoshiro128StarStar } from "../metrics/stats/prng.ts";
+import { Xoshiro128StarStar } from "../metrics/stats/mod.ts";
 import {
   bemCorrect,
   type ReportQuestion,

@@ -63,9 +63,14 @@
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
 import { statRegularFile } from "../io/regular.ts";
-import { percentile } from "../metrics/stats/bootstrap.ts";
-import { Xoshiro128StarStar } from "../metrics/stats/prng.ts";
-import { runSteps, sortedSteps, STEP_WORK, type Steps } from "../metrics/stats/steps.ts";
+import {
+  percentile,
+  runSteps,
+  sortedSteps,
+  STEP_WORK,
+  type Steps,
+  Xoshiro128StarStar,
+} from "../metrics/stats/mod.ts";
 import { systemVerdicts } from "./disagree.ts";
 import type { ScoredDataset } from "./systems.ts";
 

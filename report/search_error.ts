@@ -44,7 +44,7 @@
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
 import { readPredictions } from "../io/predictions.ts";
-import { mcnemarExact } from "../metrics/stats/mcnemar.ts";
+import { mcnemarExact } from "../metrics/stats/mod.ts";
 import {
   parseSearchRecord,
   type SearchRecord,

@@ -14,7 +14,7 @@ import * as Data from "effect/Data";
 import * as Effect from "effect/Effect";
 import { type ExitCode, FileError, type InputError, UsageError, WriteError } from "../io/errors.ts";
 import { statRegularFile } from "../io/regular.ts";
-import type { Steps } from "../metrics/stats/steps.ts";
+import type { Steps } from "../metrics/stats/mod.ts";
 import { timestamp } from "../runs/run_dir.ts";
 import { analyzeSteps } from "./analysis.ts";
 import { CLUSTER_LEVELS } from "./clustering.ts";

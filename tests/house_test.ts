@@ -12,7 +12,13 @@
  * - `tests/`, `bench/`, `notebooks/`, `baselines/`, `tools/` may import
  *   anything, and nothing else may import them;
  * - no file imports a `_` file (a path segment starting with `_`) of another
- *   room.
+ *   room;
+ * - an import from another room (the root `mod.ts` and `configs/` too) names
+ *   one of the room's public files, its front doors, listed in
+ *   `<room>/exports.json` (`{"exports": ["./mod.ts", ...]}`, as a
+ *   `deno.json`'s `exports` lists a package's entry files: per file, so an
+ *   import loads no more than the file it names); a room without the file
+ *   has no public file.
  *
  * Counted: static `import` / `export ... from` (type-only too), side-effect
  * imports, dynamic `import("...")` with a literal, and
@@ -231,6 +237,103 @@ export function ruleBroken(file: string, target: string): string | undefined {
   return undefined;
 }
 
+/** The name of a room's list of public files. */
+export const EXPORTS_FILE = "exports.json";
+
+/** A room's public files, as its {@linkcode EXPORTS_FILE} lists them. */
+export interface FrontDoor {
+  /** The list's path, relative to the root (`io/exports.json`). */
+  readonly list: string;
+  /** The public files, relative to the root (`io/fs.ts`). */
+  readonly files: ReadonlySet<string>;
+  /** What is wrong with the list itself (a file missing, a `_` file, ...). */
+  readonly problems: readonly string[];
+}
+
+/**
+ * Each room's front doors: the top-level folders with an
+ * {@linkcode EXPORTS_FILE} (`{"exports": ["./mod.ts", "./fs.ts", ...]}`),
+ * and what is wrong with each list: an entry that is not `./<file>.ts`,
+ * names no file, is a `_` file (private to its room), is listed twice or out
+ * of order.
+ */
+export async function frontDoors(root: string): Promise<Map<string, FrontDoor>> {
+  const out = new Map<string, FrontDoor>();
+  for await (const e of Deno.readDir(root)) {
+    if (!e.isDirectory || e.name.startsWith(".") || SKIP.has(e.name)) continue;
+    const list = `${e.name}/${EXPORTS_FILE}`;
+    let text: string;
+    try {
+      text = await Deno.readTextFile(`${root}/${list}`);
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) continue;
+      throw err;
+    }
+    const problems: string[] = [];
+    const files = new Set<string>();
+    let entries: unknown;
+    try {
+      entries = (JSON.parse(text) as { exports?: unknown }).exports;
+    } catch (err) {
+      problems.push(`${list}: not JSON (${err instanceof Error ? err.message : err})`);
+    }
+    if (!Array.isArray(entries) || entries.some((x) => typeof x !== "string")) {
+      if (problems.length === 0) problems.push(`${list}: "exports" is not a list of paths`);
+      entries = [];
+    }
+    const names = entries as string[];
+    names.forEach((entry, i) => {
+      const m = /^\.\/((?:[\w-]+\/)*[\w.-]+\.ts)$/.exec(entry);
+      if (m === null) {
+        return problems.push(`${list}: "${entry}" is not a ./<path>.ts in ${e.name}/`);
+      }
+      const path = `${e.name}/${m[1]}`;
+      if (m[1].split("/").some((seg) => seg.startsWith("_"))) {
+        problems.push(`${list}: "${entry}" is a _ file, private to ${e.name}/`);
+      } else if (!isFile(`${root}/${path}`)) {
+        problems.push(`${list}: "${entry}" names no file`);
+      }
+      if (files.has(path)) problems.push(`${list}: "${entry}" is listed twice`);
+      else if (i > 0 && names[i - 1] > entry) {
+        problems.push(`${list}: "${entry}" comes before "${names[i - 1]}" (keep the list sorted)`);
+      }
+      files.add(path);
+    });
+    out.set(e.name, { list, files, problems });
+  }
+  return out;
+}
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why `file` may not import `target` through `target`'s room's front doors,
+ * or undefined: an import from another room (free rooms aside) must name one
+ * of the files the room lists.
+ */
+export function frontDoorBroken(
+  file: string,
+  target: string,
+  doors: ReadonlyMap<string, FrontDoor>,
+): string | undefined {
+  const room = file.includes("/") ? file.slice(0, file.indexOf("/")) : "";
+  const targetRoom = target.includes("/") ? target.slice(0, target.indexOf("/")) : "";
+  if (FREE.has(room) || targetRoom === "" || targetRoom === room) return undefined;
+  const door = doors.get(targetRoom);
+  if (door === undefined) {
+    return `${target} is not public: ${targetRoom}/ has no ${EXPORTS_FILE}, so no file of it is`;
+  }
+  if (door.files.has(target)) return undefined;
+  return `${target} is not one of ${targetRoom}/'s public files (${door.list}): ` +
+    `import a file listed there, or list it`;
+}
+
 /** Every `.ts` file under `root` (relative paths), skipping data and generated folders. */
 export async function sourceFiles(root: string, rel = ""): Promise<string[]> {
   const out: string[] = [];
@@ -246,6 +349,7 @@ export async function sourceFiles(root: string, rel = ""): Promise<string[]> {
 /** All violations of the house plan in the tree at `root`. */
 export async function houseViolations(root: string): Promise<Violation[]> {
   const out: Violation[] = [];
+  const doors = await frontDoors(root);
   for (const file of await sourceFiles(root)) {
     const src = await Deno.readTextFile(`${root}/${file}`);
     const dir = file.split("/").slice(0, -1);
@@ -262,7 +366,7 @@ export async function houseViolations(root: string): Promise<Violation[]> {
         continue;
       }
       const target = parts.join("/");
-      const rule = ruleBroken(file, target);
+      const rule = ruleBroken(file, target) ?? frontDoorBroken(file, target, doors);
       if (rule !== undefined) out.push({ file, target, rule });
     }
   }
@@ -278,6 +382,20 @@ Deno.test("house plan: imports run one way (io ← encoders ← metrics/search �
   if (vs.length > 0) {
     throw new Error(`${vs.length} import(s) break the house plan:\n${show(vs)}`);
   }
+});
+
+Deno.test("house plan: every room lists its public files, and each list names real, non-private files", async () => {
+  const doors = await frontDoors(ROOT);
+  const missing = TIERS.flatMap((t) => t.rooms).filter((r) => !doors.has(r));
+  assertEquals(missing, [], `rooms without a ${EXPORTS_FILE}`);
+  assertEquals([...doors.values()].flatMap((d) => d.problems), []);
+  // Every room's index is one of its doors; pipeline/'s commands are run, not imported.
+  for (const [room, door] of doors) {
+    if (room !== "pipeline") {
+      assert(door.files.has(`${room}/mod.ts`), `${door.list} lacks ./mod.ts`);
+    }
+  }
+  assertEquals([...doors.get("pipeline")!.files], []);
 });
 
 Deno.test("house plan checker: finds one violation of each rule in a synthetic tree", async () => {
@@ -347,6 +465,14 @@ Deno.test("house plan checker: finds one violation of each rule in a synthetic t
         "export const p = [r, c, t, q, w];",
       ].join("\n"),
       "pipeline/_q.ts": "export const q = 1;",
+      // Front doors: io/ lists a.ts and b.ts, not c.ts; report/ has no list.
+      "io/c.ts": "export const c2 = 1;",
+      "pipeline/v.ts": [
+        'import { a } from "../io/a.ts";',
+        'import { c2 } from "../io/c.ts";',
+        'import { x } from "../report/x.ts";',
+        "export const v = [a, c2, x];",
+      ].join("\n"),
       "configs/types.ts": [
         'import type { R } from "../runs/r.ts";',
         'import { a } from "../io/a.ts";',
@@ -368,6 +494,18 @@ Deno.test("house plan checker: finds one violation of each rule in a synthetic t
       "bench/b.ts": 'import "../tests/_util.ts";',
       "data/skipped.ts": 'import "../tests/_util.ts";',
     };
+    const lists: Record<string, string[]> = {
+      io: ["./a.ts", "./b.ts"],
+      encoders: ["./e.ts"],
+      metrics: ["./m.ts", "./w.ts"],
+      search: ["./s.ts"],
+      runs: ["./r.ts"],
+      pipeline: ["./p.ts"],
+      configs: ["./one.ts"],
+    };
+    for (const [room, list] of Object.entries(lists)) {
+      files[`${room}/exports.json`] = JSON.stringify({ exports: list });
+    }
     for (const [path, text] of Object.entries(files)) {
       await Deno.mkdir(`${dir}/${path.split("/").slice(0, -1).join("/") || "."}`, {
         recursive: true,
@@ -383,10 +521,50 @@ Deno.test("house plan checker: finds one violation of each rule in a synthetic t
       "metrics/m.ts → search/s.ts (metrics and search are on one tier (ARCHITECTURE.md): neither imports the other)",
       "pipeline/p.ts → io/_core.ts (a _ file is private to its room (io))",
       "pipeline/p.ts → tests/_util.ts (nothing may import tests/)",
+      "pipeline/v.ts → io/c.ts (io/c.ts is not one of io/'s public files (io/exports.json): import a file listed there, or list it)",
+      "pipeline/v.ts → report/x.ts (report/x.ts is not public: report/ has no exports.json, so no file of it is)",
       "report/x.ts → pipeline/p.ts (report may import only report, io, encoders, metrics, search, runs)",
       "runs/r.ts → pipeline/p.ts (runs may import only runs, io, encoders, metrics, search)",
       "search/s.ts → metrics/w.ts (search and metrics are on one tier (ARCHITECTURE.md): neither imports the other)",
     ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("house plan checker: a list of public files that names a missing, private, repeated or unsorted file is refused", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "phraseval-doors-" });
+  try {
+    await Deno.mkdir(`${dir}/io/dump`, { recursive: true });
+    for (const f of ["a.ts", "b.ts", "_p.ts", "dump/w.ts"]) {
+      await Deno.writeTextFile(`${dir}/io/${f}`, "");
+    }
+    const list = ["./a.ts", "./dump/w.ts", "./b.ts", "./b.ts", "./_p.ts", "./gone.ts", "io/a.ts"];
+    await Deno.writeTextFile(`${dir}/io/exports.json`, JSON.stringify({ exports: list }));
+    await Deno.mkdir(`${dir}/runs`);
+    await Deno.writeTextFile(`${dir}/runs/exports.json`, '{"exports": "./mod.ts"}');
+    const doors = await frontDoors(dir);
+    assertEquals(doors.get("io")!.problems, [
+      'io/exports.json: "./b.ts" comes before "./dump/w.ts" (keep the list sorted)',
+      'io/exports.json: "./b.ts" is listed twice',
+      'io/exports.json: "./_p.ts" is a _ file, private to io/',
+      'io/exports.json: "./_p.ts" comes before "./b.ts" (keep the list sorted)',
+      'io/exports.json: "./gone.ts" names no file',
+      'io/exports.json: "io/a.ts" is not a ./<path>.ts in io/',
+    ]);
+    assertEquals([...doors.get("io")!.files].sort(), [
+      "io/_p.ts",
+      "io/a.ts",
+      "io/b.ts",
+      "io/dump/w.ts",
+      "io/gone.ts",
+    ]);
+    assertEquals(doors.get("runs")!.problems, [
+      'runs/exports.json: "exports" is not a list of paths',
+    ]);
+    assertEquals(frontDoorBroken("runs/r.ts", "io/dump/w.ts", doors), undefined);
+    assertEquals(frontDoorBroken("io/x.ts", "io/inner.ts", doors), undefined); // its own room
+    assertEquals(frontDoorBroken("tests/t.ts", "io/inner.ts", doors), undefined); // a free room
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

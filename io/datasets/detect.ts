@@ -27,7 +27,7 @@ import * as Effect from "effect/Effect";
 import { FileError, InputError, UsageError } from "../errors.ts";
 import { type ByteSource, openSource, peekBytes, peekUntil } from "../source.ts";
 import { CsvRowParser } from "./csv.ts";
-import { parsePyStringList } from "./pyliteral.ts";
+import { parsePyStringList } from "../pyliteral.ts";
 import {
   baseName,
   formatOfJsonHead,
@@ -36,7 +36,14 @@ import {
   MAX_LINE_BYTES,
   opensJsonDocument,
 } from "./detect_json.ts";
-import { allFormats, BUILTIN_FORMATS, type DatasetFormat, lookupFormat } from "./formats.ts";
+import {
+  allFormats,
+  BUILTIN_FORMATS,
+  type DatasetFormat,
+  formatSpec,
+  lookupFormat,
+} from "./formats.ts";
+import type { DatasetReadError } from "./types.ts";
 
 export type { DatasetFormat };
 
@@ -270,3 +277,48 @@ export const detectFormat = (path: string): Effect.Effect<DatasetFormat, InputEr
           message: e instanceof Error ? e.message : String(e),
         }),
     }));
+
+const asError = (file: string) => (e: unknown): DatasetReadError =>
+  e instanceof InputError || e instanceof FileError || e instanceof UsageError
+    ? e
+    : new InputError({ file, where: "", message: e instanceof Error ? e.message : String(e) });
+
+/**
+ * `read.ts` `openDataset` on a source already open (its first bytes are
+ * put back): the format `format` names, else the detected one (with
+ * `squadFallback`, `"squad"` when the start does not tell).
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect";
+ * import { settleFormat } from "./detect.ts";
+ * const src = { name: "-", stream: new Blob(["not a dataset"]).stream() };
+ * const [format] = await Effect.runPromise(settleFormat(src, undefined, true));
+ * if (format !== "squad") throw new Error(format);
+ * ```
+ */
+export const settleFormat = (
+  src: ByteSource,
+  format?: string,
+  squadFallback = false,
+): Effect.Effect<[DatasetFormat, ByteSource], DatasetReadError> =>
+  Effect.gen(function* () {
+    const named = format === undefined
+      ? undefined
+      : yield* Effect.try({ try: () => parseFormatName(format), catch: asError(src.name) });
+    if (named !== undefined) return [named, src] as [DatasetFormat, ByteSource];
+    if (!squadFallback) {
+      return yield* Effect.tryPromise({ try: () => sniffFormat(src), catch: asError(src.name) });
+    }
+    return yield* Effect.tryPromise({
+      try: async (): Promise<[DatasetFormat, ByteSource]> => {
+        const [head, rest] = await readHead(src);
+        const stream = rest.stream;
+        const f = formatOfHead(head, src.name);
+        // A generic file needs a field map the stages do not take: the SQuAD reader names it.
+        const told = f === undefined || formatSpec(f)?.fields === true ? "squad" : f;
+        return [told, { name: src.name, stream }];
+      },
+      catch: asError(src.name),
+    });
+  });

@@ -20,7 +20,7 @@ import type { InputError } from "../errors.ts";
 import type { ByteSource } from "../source.ts";
 import { CsvRowParser } from "./csv.ts";
 import { lineRecords } from "./lines.ts";
-import { parsePyStringList, PyLiteralError } from "./pyliteral.ts";
+import { parsePyStringList, PyLiteralError } from "../pyliteral.ts";
 import {
   type CorpusPassage,
   IdRegistry,

@@ -540,3 +540,19 @@ export function kindTakes(
       return specs.every((f) => f !== undefined && hasSquadRules(f.name));
   }
 }
+
+/**
+ * The formats read as SQuAD files (a JSON document with `data`): SQuAD
+ * v1.1 and v2.0, XQuAD and MLQA. The stages keep their SQuAD reader (PI-SQuAD
+ * paragraph ids `title_index`, `--unique-ids`) for these, and read every
+ * other format with `read.ts` `readQuestions` / `readCorpus`.
+ *
+ * @example
+ * ```ts
+ * import { isSquadShaped } from "./formats.ts";
+ * if (!isSquadShaped("xquad") || isSquadShaped("dpr-passages")) throw new Error();
+ * ```
+ */
+export function isSquadShaped(format: DatasetFormat): boolean {
+  return formatSpec(format)?.squadShaped === true;
+}

@@ -16,7 +16,7 @@ import { InputError } from "../errors.ts";
 import type { ByteSource } from "../source.ts";
 import { CsvRowParser } from "./csv.ts";
 import { lineRecords } from "./lines.ts";
-import { parsePyStringList, PyLiteralError } from "./pyliteral.ts";
+import { parsePyStringList, PyLiteralError } from "../pyliteral.ts";
 import {
   answerList,
   type FieldMap,

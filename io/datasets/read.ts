@@ -15,11 +15,15 @@ import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError, UsageError } from "../errors.ts";
 import { type ByteSource, openSource } from "../source.ts";
-import { formatOfHead, parseFormatName, readHead, sniffFormat } from "./detect.ts";
+import { parseFormatName, settleFormat } from "./detect.ts";
 import { allFormats, type DatasetFormat, type DatasetOptions, formatSpec } from "./formats.ts";
 import type { CorpusPassage, DatasetReadError, QaRecord } from "./types.ts";
 
 export type { DatasetOptions };
+// Their homes are detect.ts and the registry; re-exported here, the entry of
+// every reader, where their callers (search/, io/records.ts) import them.
+export { isSquadShaped } from "./formats.ts";
+export { settleFormat } from "./detect.ts";
 
 const asError = (file: string) => (e: unknown): DatasetReadError =>
   e instanceof InputError || e instanceof FileError || e instanceof UsageError
@@ -27,24 +31,8 @@ const asError = (file: string) => (e: unknown): DatasetReadError =>
     : new InputError({ file, where: "", message: e instanceof Error ? e.message : String(e) });
 
 /**
- * The formats read as SQuAD files (a JSON document with `data`): SQuAD
- * v1.1 and v2.0, XQuAD and MLQA. The stages keep their SQuAD reader (PI-SQuAD
- * paragraph ids `title_index`, `--unique-ids`) for these, and read every
- * other format with {@linkcode readQuestions} / {@linkcode readCorpus}.
- *
- * @example
- * ```ts
- * import { isSquadShaped } from "./read.ts";
- * if (!isSquadShaped("xquad") || isSquadShaped("dpr-passages")) throw new Error();
- * ```
- */
-export function isSquadShaped(format: DatasetFormat): boolean {
-  return formatSpec(format)?.squadShaped === true;
-}
-
-/**
  * Opens `path` and settles its format: the one `format` names (a
- * `--format` value), else the one its first bytes tell ({@linkcode sniffFormat}).
+ * `--format` value), else the one its first bytes tell (`detect.ts` `sniffFormat`).
  * Returns the format and the source with those bytes put back, so stdin
  * (`-`) can be told and still read whole. With `squadFallback`, an input
  * whose start does not tell (or an empty one), and one detected as a
@@ -76,46 +64,6 @@ export const openDataset = (
       : yield* Effect.try({ try: () => parseFormatName(format), catch: asError(path) });
     const src = yield* openSource(path);
     return yield* settleFormat(src, named, squadFallback);
-  });
-
-/**
- * {@linkcode openDataset} on a source already open (its first bytes are
- * put back): the format `format` names, else the detected one (with
- * `squadFallback`, `"squad"` when the start does not tell).
- *
- * @example
- * ```ts
- * import * as Effect from "effect/Effect";
- * import { settleFormat } from "./read.ts";
- * const src = { name: "-", stream: new Blob(["not a dataset"]).stream() };
- * const [format] = await Effect.runPromise(settleFormat(src, undefined, true));
- * if (format !== "squad") throw new Error(format);
- * ```
- */
-export const settleFormat = (
-  src: ByteSource,
-  format?: string,
-  squadFallback = false,
-): Effect.Effect<[DatasetFormat, ByteSource], DatasetReadError> =>
-  Effect.gen(function* () {
-    const named = format === undefined
-      ? undefined
-      : yield* Effect.try({ try: () => parseFormatName(format), catch: asError(src.name) });
-    if (named !== undefined) return [named, src] as [DatasetFormat, ByteSource];
-    if (!squadFallback) {
-      return yield* Effect.tryPromise({ try: () => sniffFormat(src), catch: asError(src.name) });
-    }
-    return yield* Effect.tryPromise({
-      try: async (): Promise<[DatasetFormat, ByteSource]> => {
-        const [head, rest] = await readHead(src);
-        const stream = rest.stream;
-        const f = formatOfHead(head, src.name);
-        // A generic file needs a field map the stages do not take: the SQuAD reader names it.
-        const told = f === undefined || formatSpec(f)?.fields === true ? "squad" : f;
-        return [told, { name: src.name, stream }];
-      },
-      catch: asError(src.name),
-    });
   });
 
 const openWithFormat = (path: string, format: string | undefined) => openDataset(path, format);

@@ -16,8 +16,8 @@ import * as Effect from "effect/Effect";
 import type { Matrix } from "../matrix.ts";
 import { dumpStem, type IdKind } from "./names.ts";
 import { FileError, InputError, writeFailure } from "../errors.ts";
-import { ndarray } from "../npy.ts";
-import { encodeNpz, encodeSparseNpz } from "../npz.ts";
+import { ndarray } from "../npy_format.ts";
+import { encodeNpz, encodeSparseNpz } from "../npz_format.ts";
 import { pyStringLiteral } from "../pyjson.ts";
 import { writeFileAtomic } from "../fs.ts";
 

@@ -7,7 +7,8 @@
  * `evaluate` loads ONNX Runtime, Vega and the other
  * question sets' metrics only when its flags ask for them (`import()`), and
  * Effect module by module, never through the `effect` index (which loads
- * all of Effect).
+ * all of Effect). `embed_context` with the default encoder (sparse-pi) loads
+ * at most 40 of the repository's modules, none of ONNX Runtime's encoders.
  *
  * @module
  */
@@ -123,3 +124,28 @@ for (const command of Object.keys(COMMANDS)) {
     assertEquals(g.filter((s) => s === `pipeline/${command}.ts`), []);
   });
 }
+
+Deno.test("startup: embed_context with the default encoder loads at most 40 of the repository's modules, none of ONNX's", async () => {
+  // What a run evaluates: the command, then with `import()` its work and the
+  // runner; sparse-pi on a SQuAD file or NDJSON records loads nothing more.
+  const graphs = await Promise.all(
+    ["pipeline/embed_context.ts", "pipeline/_cli.ts", "pipeline/_embed_context.ts"].map(
+      staticGraph,
+    ),
+  );
+  const local = [...new Set(graphs.flat())].filter((s) => !s.includes(":")).sort();
+  assert(local.includes("encoders/sparse_pi/encoder.ts"), `not the run's graph: ${local}`);
+  const later = [
+    "encoders/onnx/", // ONNX Runtime's encoders: registry.ts loads them when one is asked for
+    "encoders/hybrid.ts",
+    "io/datasets/read.ts", // the readers of other formats
+    "io/datasets/parquet", // a .parquet file or a folder of shards
+    "io/npy.ts", // files as Effects: the dump writer needs only the byte formats
+    "io/npz.ts",
+    "runs/sandbox/sandbox.ts", // command lines: the output folder's check has its own module
+  ];
+  for (const prefix of later) {
+    assertEquals(local.filter((s) => s.startsWith(prefix)), [], `${prefix} is loaded up front`);
+  }
+  assert(local.length <= 40, `${local.length} modules:\n${local.join("\n")}`);
+});

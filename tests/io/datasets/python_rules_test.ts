@@ -1,5 +1,5 @@
 /**
- * Tests of io/datasets/pyliteral.ts and io/datasets/csv.ts against Python
+ * Tests of io/pyliteral.ts and io/datasets/csv.ts against Python
  * itself: DPR reads its files with `csv.reader(f, delimiter="\t")` and
  * `eval` of the answers column, so on tricky inputs (quotes, escapes,
  * prefixes, quoted fields over several lines) our parsers must give what
@@ -11,7 +11,7 @@
 import { assert, assertEquals } from "../../_assert.ts";
 import { python } from "../../_util.ts";
 import { CsvRowParser } from "../../../io/datasets/csv.ts";
-import { parsePyStringList, PyLiteralError } from "../../../io/datasets/pyliteral.ts";
+import { parsePyStringList, PyLiteralError } from "../../../io/pyliteral.ts";
 
 const LISTS = [
   `['a', "b"]`,

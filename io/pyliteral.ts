@@ -1,5 +1,7 @@
 /**
- * A safe parser of a Python list-of-strings literal, the answers column of
+ * Python literals, parsed as Python parses them, never evaluated.
+ *
+ * {@linkcode parsePyStringList}: a list-of-strings literal, the answers column of
  * DPR's question files (`['Paris', "Don't"]`), which DPR reads with Python's
  * `eval`. The value is parsed as `eval` would parse it, never evaluated:
  * string literals in single or double quotes with Python's escapes
@@ -8,6 +10,10 @@
  * adjacent literals joined, a trailing comma. JSON lists of strings are
  * Python literals too. Anything else (a number, `None`, a nested list, a
  * tuple, bytes, an expression) is refused.
+ *
+ * Also {@linkcode parsePyLiteral}: the dictionary literal of a `.npy` file's
+ * header (`io/npy_format.ts`), strings, integers, booleans, `None`, tuples,
+ * lists and dicts, parsed as `ast.literal_eval` would, never evaluated.
  *
  * @module
  */
@@ -147,4 +153,136 @@ export function parsePyStringList(text: string): string[] {
   ws();
   if (i < n) fail("unexpected text after the list");
   return items;
+}
+
+// ---------------------------------------------------------------------------
+// A .npy header: a Python dict literal (`io/npy_format.ts`); never eval'd.
+
+/** A Python tuple, told apart from a list (a `.npy` header's `shape` is one). */
+export class PyTuple {
+  /** Its items. */
+  constructor(readonly items: PyValue[]) {}
+}
+/** A value of a Python literal: str, int, bool, None, tuple, list or dict (str keys). */
+export type PyValue = string | number | boolean | null | PyTuple | PyValue[] | Map<string, PyValue>;
+
+/** A text that is not such a literal; the message names the header offset. */
+export class LiteralError extends Error {}
+
+/**
+ * The value of a Python literal of strings, integers, `True`, `False`,
+ * `None`, tuples, lists and dicts with string keys (a `.npy` header's
+ * dictionary), parsed as `ast.literal_eval` would, never evaluated; nesting
+ * deeper than 16 is refused. Throws {@linkcode LiteralError}.
+ */
+export function parsePyLiteral(text: string): PyValue {
+  let i = 0;
+  const n = text.length;
+  const ws = () => {
+    while (i < n && " \t\n\r\f\v".includes(text[i])) i++;
+  };
+  const fail = (what: string): never => {
+    throw new LiteralError(`${what} at header offset ${i}`);
+  };
+  const value = (depth: number): PyValue => {
+    if (depth > 16) fail("nesting too deep");
+    ws();
+    if (i >= n) fail("unexpected end of header");
+    const c = text[i];
+    if (c === "{") {
+      i++;
+      const map = new Map<string, PyValue>();
+      ws();
+      while (text[i] !== "}") {
+        const k = value(depth + 1);
+        if (typeof k !== "string") fail("dictionary key is not a string");
+        ws();
+        if (text[i] !== ":") fail("expected ':'");
+        i++;
+        const v = value(depth + 1);
+        if (map.has(k as string)) fail(`duplicate key '${k}'`);
+        map.set(k as string, v);
+        ws();
+        if (text[i] === ",") {
+          i++;
+          ws();
+        } else if (text[i] !== "}") fail("expected ',' or '}'");
+      }
+      i++;
+      return map;
+    }
+    if (c === "(" || c === "[") {
+      const close = c === "(" ? ")" : "]";
+      i++;
+      const items: PyValue[] = [];
+      let trailingComma = false;
+      ws();
+      while (text[i] !== close) {
+        items.push(value(depth + 1));
+        ws();
+        trailingComma = false;
+        if (text[i] === ",") {
+          i++;
+          trailingComma = true;
+          ws();
+        } else if (text[i] !== close) fail(`expected ',' or '${close}'`);
+      }
+      i++;
+      if (c === "[") return items;
+      // `(3)` is just 3 in Python; `(3,)` is a tuple.
+      if (items.length === 1 && !trailingComma) return items[0];
+      return new PyTuple(items);
+    }
+    if (
+      c === "'" || c === '"' ||
+      ((c === "u" || c === "U") && (text[i + 1] === "'" || text[i + 1] === '"'))
+    ) {
+      if (c === "u" || c === "U") i++;
+      const q = text[i++];
+      let s = "";
+      while (true) {
+        if (i >= n || text[i] === "\n") fail("unterminated string");
+        const ch = text[i++];
+        if (ch === q) break;
+        if (ch !== "\\") {
+          s += ch;
+          continue;
+        }
+        const e = text[i++];
+        const hex = (len: number) => {
+          const h = text.slice(i, i + len);
+          if (!new RegExp(`^[0-9a-fA-F]{${len}}$`).test(h)) fail("bad escape in string");
+          i += len;
+          return String.fromCodePoint(parseInt(h, 16));
+        };
+        if (e === "\\" || e === "'" || e === '"') s += e;
+        else if (e === "n") s += "\n";
+        else if (e === "t") s += "\t";
+        else if (e === "r") s += "\r";
+        else if (e === "0") s += "\0";
+        else if (e === "x") s += hex(2);
+        else if (e === "u") s += hex(4);
+        else if (e === "U") s += hex(8);
+        else s += "\\" + e;
+      }
+      return s;
+    }
+    const m = /^[-+]?[0-9]+[lL]?/.exec(text.slice(i, i + 40));
+    if (m !== null) {
+      i += m[0].length;
+      const v = Number(m[0].replace(/[lL]$/, ""));
+      return v;
+    }
+    for (const [word, v] of [["True", true], ["False", false], ["None", null]] as const) {
+      if (text.startsWith(word, i) && !/[A-Za-z0-9_]/.test(text[i + word.length] ?? "")) {
+        i += word.length;
+        return v;
+      }
+    }
+    return fail(`unexpected character ${JSON.stringify(c)}`);
+  };
+  const v = value(0);
+  ws();
+  if (i < n) fail("unexpected text after the dictionary");
+  return v;
 }
