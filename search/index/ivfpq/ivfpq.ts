@@ -70,7 +70,7 @@ import { statRealFolder, statRegularFile } from "../../../io/regular.ts";
 import { halfTable } from "../../dense_f64.ts";
 import { INDEX_FILES_ONLY, type IndexMetric, ivfContentProblem } from "../format.ts";
 import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts";
-import { kmeans, nearest, rowNorms } from "./kmeans.ts";
+import { kmeans, nearestAll, rowNorms } from "./kmeans.ts";
 import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
 import { ivf4Candidates, ivf4CandidatesBatch, PQ4_KSUB, pq4CodesBytes } from "./fastscan.ts";
 import { scoreDense, TopK } from "../exact/score.ts";
@@ -387,8 +387,10 @@ export async function trainIvfPq(
   const centroids = kmeans(xt, nt, d, nlist, { iterations, seed });
   const cNorm = rowNorms(centroids, nlist, d);
   // Residuals of the training rows, then one k-means per sub-quantizer.
+  const lists = new Uint32Array(nt);
+  nearestAll(xt, nt, d, centroids, cNorm, nlist, lists);
   for (let i = 0; i < nt; i++) {
-    const l = nearest(xt, i * d, centroids, cNorm, nlist, d);
+    const l = lists[i];
     for (let t = 0; t < d; t++) xt[i * d + t] -= centroids[l * d + t];
   }
   const codebooks = await trainCodebooks(xt, nt, d, bpv, {
