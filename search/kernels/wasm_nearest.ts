@@ -27,6 +27,12 @@
  *   lane, their values promoted once into 16 bytes per dimension at
  *   `sp`), the running minimum and its index kept per lane by `f64x2.lt`
  *   and `v128.bitselect`; row `i`'s nearest as a byte at `outp + i·os`.
+ * - `one(xp, n, rs, tp, k, outp, os)`: `small` for `d` = 1 (4-bit PQ's
+ *   sub-quantizers), four rows a pass (two `f64x2`), each entry's value
+ *   and norm as splatted pairs at `tp`; `dist_j = ‖c_j‖² − 2·x·c_j`, which is
+ *   `nearest`'s number: with one dimension its sums are `0 + x·c` and `+ 0`,
+ *   which change nothing but a −0 to +0, and `‖c_j‖² − 2·(±0)` is the same
+ *   number either way.
  *
  * {@linkcode NearestKernel} drives it in chunks of rows (its memory does
  * not grow with the rows); {@linkcode nearestKernel} gives `undefined`
@@ -544,6 +550,167 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
     ])),
     0x0b,
   ];
+
+  // one(xp, n, rs, tp, k, outp, os): `small` for d = 1, four rows a pass (two
+  // vectors of two), the entries' values and norms as splatted pairs at tp
+  // (32 bytes an entry: c, c, ‖c‖², ‖c‖²).
+  const O = {
+    xp: 0,
+    n: 1,
+    rs: 2,
+    tp: 3,
+    k: 4,
+    outp: 5,
+    os: 6,
+    i: 7,
+    j: 8,
+    q: 9,
+    x: 10, // x0, x1: 10, 11
+    b: 12, // best0, best1: 12, 13
+    bi: 14, // 14, 15
+    jv: 16,
+    c: 17,
+    nn: 18,
+    dist: 19,
+    m: 20,
+  };
+  // The address of row i + o (the last row where i + o ≥ n).
+  const rowAt = (o: number) => [
+    ...get(O.xp),
+    ...get(O.i),
+    ...i32(o),
+    ...add,
+    ...get(O.n),
+    ...i32(1),
+    ...sub,
+    ...get(O.i),
+    ...i32(o),
+    ...add,
+    ...get(O.n),
+    ...ltU,
+    ...select,
+    ...get(O.rs),
+    ...mul,
+    ...i32(4),
+    ...mul,
+    ...add,
+  ];
+  const loadPair = (v: number, o: number) => [
+    ...rowAt(o),
+    ...f32Load,
+    ...promoteF32,
+    ...fsplat,
+    ...rowAt(o + 1),
+    ...f32Load,
+    ...promoteF32,
+    ...replace(1),
+    ...set(O.x + v),
+  ];
+  // dist = ‖c‖² − 2·x·c per lane (see the notes of nearestSub), kept where smaller.
+  const step = (v: number) => [
+    ...get(O.nn),
+    ...get(O.x + v),
+    ...get(O.c),
+    ...vmul,
+    ...tee(O.dist),
+    ...get(O.dist),
+    ...vadd,
+    ...vsub,
+    ...tee(O.dist),
+    ...get(O.b + v),
+    ...vlt,
+    ...set(O.m),
+    ...get(O.dist),
+    ...get(O.b + v),
+    ...get(O.m),
+    ...bitselect,
+    ...set(O.b + v),
+    ...get(O.jv),
+    ...get(O.bi + v),
+    ...get(O.m),
+    ...bitselect,
+    ...set(O.bi + v),
+  ];
+  const put = (v: number, l: number) => {
+    const o = 2 * v + l;
+    const store = [
+      ...get(O.outp),
+      ...get(O.i),
+      ...i32(o),
+      ...add,
+      ...get(O.os),
+      ...mul,
+      ...add,
+      ...get(O.bi + v),
+      ...i64Lane(l),
+      ...wrap,
+      ...store8,
+    ];
+    return o === 0
+      ? store
+      : [...get(O.i), ...i32(o), ...add, ...get(O.n), ...ltU, ...ifThen(store)];
+  };
+  const oneBody = [
+    ...vec([[3, I32], [11, V128]]),
+    ...i32(0),
+    ...set(O.i),
+    ...block(loop([
+      ...get(O.i),
+      ...get(O.n),
+      ...geU,
+      ...brIf(1),
+      ...loadPair(0, 0),
+      ...loadPair(1, 2),
+      ...v64(bytesOf(Infinity), bytesOf(Infinity)),
+      ...tee(O.b),
+      ...set(O.b + 1),
+      ...zero,
+      ...tee(O.bi),
+      ...tee(O.bi + 1),
+      ...set(O.jv),
+      ...get(O.tp),
+      ...set(O.q),
+      ...i32(0),
+      ...set(O.j),
+      ...block(loop([
+        ...get(O.j),
+        ...get(O.k),
+        ...geU,
+        ...brIf(1),
+        ...get(O.q),
+        ...vload(0),
+        ...set(O.c),
+        ...get(O.q),
+        ...vload(16),
+        ...set(O.nn),
+        ...step(0),
+        ...step(1),
+        ...get(O.jv),
+        ...v64(i64Bytes(1), i64Bytes(1)),
+        ...i64Add,
+        ...set(O.jv),
+        ...get(O.q),
+        ...i32(32),
+        ...add,
+        ...set(O.q),
+        ...get(O.j),
+        ...i32(1),
+        ...add,
+        ...set(O.j),
+        ...br(0),
+      ])),
+      ...put(0, 0),
+      ...put(0, 1),
+      ...put(1, 0),
+      ...put(1, 1),
+      ...get(O.i),
+      ...i32(4),
+      ...add,
+      ...set(O.i),
+      ...br(0),
+    ])),
+    0x0b,
+  ];
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
     ...section(
@@ -551,9 +718,10 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
       vec([
         [0x60, ...vec(Array(7).fill([I32])), ...vec([])],
         [0x60, ...vec(Array(10).fill([I32])), ...vec([])],
+        [0x60, ...vec(Array(7).fill([I32])), ...vec([])],
       ]),
     ),
-    ...section(3, vec([[0], [1]])),
+    ...section(3, vec([[0], [1], [2]])),
     ...section(5, vec([[0x00, 1]])),
     ...section(
       7,
@@ -561,11 +729,16 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         [...name("memory"), 0x02, 0],
         [...name("rows"), 0x00, 0],
         [...name("small"), 0x00, 1],
+        [...name("one"), 0x00, 2],
       ]),
     ),
     ...section(
       10,
-      vec([[...uleb(rowsBody.length), ...rowsBody], [...uleb(smallBody.length), ...smallBody]]),
+      vec([
+        [...uleb(rowsBody.length), ...rowsBody],
+        [...uleb(smallBody.length), ...smallBody],
+        [...uleb(oneBody.length), ...oneBody],
+      ]),
     ),
   ]);
 }
@@ -597,12 +770,14 @@ export class NearestKernel {
   readonly #memory: WebAssembly.Memory;
   readonly #rows: (...args: number[]) => void;
   readonly #small: (...args: number[]) => void;
+  readonly #one: (...args: number[]) => void;
 
   private constructor(instance: WebAssembly.Instance) {
     const e = instance.exports as Record<string, unknown>;
     this.#memory = e.memory as WebAssembly.Memory;
     this.#rows = e.rows as (...args: number[]) => void;
     this.#small = e.small as (...args: number[]) => void;
+    this.#one = e.one as (...args: number[]) => void;
   }
 
   /** A kernel, or `undefined` where it cannot run. */
@@ -669,6 +844,24 @@ export class NearestKernel {
   ): void {
     if (k > 256) throw new Error(`nearestSub: ${k} entries do not fit a byte`);
     const D = M * dsub, chunk = Math.min(n, NEAREST_CHUNK);
+    if (dsub === 1) {
+      // `one`: each entry's value and norm as splatted pairs.
+      const tp = 0, xp = up16(32 * M * k), op = up16(xp + 4 * chunk * D);
+      const buf = this.#ensure(op + chunk * M);
+      const t = new Float64Array(buf, tp, 4 * M * k);
+      for (let e = 0; e < M * k; e++) {
+        t[4 * e] = t[4 * e + 1] = books[e];
+        t[4 * e + 2] = t[4 * e + 3] = norms[e];
+      }
+      const xv = new Float32Array(buf, xp, chunk * D), ov = new Uint8Array(buf, op, chunk * M);
+      for (let a = 0; a < n; a += chunk) {
+        const b = Math.min(n, a + chunk);
+        xv.set(x.subarray(a * D, b * D));
+        for (let s = 0; s < M; s++) this.#one(xp + 4 * s, b - a, D, tp + 32 * s * k, k, op + s, M);
+        codes.set(b - a === chunk ? ov : ov.subarray(0, (b - a) * M), a * M);
+      }
+      return;
+    }
     const sp = 0, cp = up16(16 * dsub), np = up16(cp + 8 * M * k * dsub);
     const xp = up16(np + 8 * M * k), op = up16(xp + 4 * chunk * D);
     const buf = this.#ensure(op + chunk * M);

@@ -3,8 +3,9 @@
  * every row's answer equals `kmeans.ts`'s `nearest` (the TypeScript
  * reference, float64 in the same order), bit for bit, for long rows
  * (`rows`: any d, odd too, any k, four centroids a pass and the rest) and
- * for sub-quantizers (`small`: d 1 … 8, k ≤ 256, two rows a pass, an odd
- * row count, rows read with a stride), on random values, on small integers
+ * for sub-quantizers (`one`: d 1, four rows a pass; `small`: d 2 … 8, two
+ * rows a pass; k ≤ 256, row counts not a multiple of the pass, rows read
+ * with a stride), on random values, on small integers
  * (many exact ties: the lower centroid wins) and across the chunks the
  * kernel takes rows in; and the encoding of `ivf_encode.ts` gives the same
  * lists and codes with and without it.
@@ -118,24 +119,26 @@ Deno.test("nearest-centroid kernel: sub-quantizers' codes equal nearest() bit fo
       }
     }
   }
-  // Across chunks, an odd row count.
-  const n = NEAREST_CHUNK + 5, M = 4, dsub = 2, k = 16;
-  const x = values(n * M * dsub, false), books = values(M * k * dsub, false);
-  const norms = new Float64Array(M * k);
-  for (let s = 0; s < M; s++) norms.set(rowNorms(books.subarray(s * k * dsub), k, dsub), s * k);
-  const codes = new Uint8Array(n * M);
-  kernel.nearestSub(x, n, M, dsub, books, norms, k, codes);
-  for (let i = 0; i < n; i++) {
-    for (let s = 0; s < M; s++) {
-      const want = nearest(
-        x,
-        i * M * dsub + s * dsub,
-        books.subarray(s * k * dsub, (s + 1) * k * dsub),
-        norms.subarray(s * k, (s + 1) * k),
-        k,
-        dsub,
-      );
-      assertEquals(codes[i * M + s], want, `chunked row ${i} sub-quantizer ${s}`);
+  // Across chunks, an odd row count (d 1: the four-rows-a-pass function; d 2: `small`).
+  for (const dsub of [1, 2]) {
+    const n = NEAREST_CHUNK + 5, M = 4, k = 16;
+    const x = values(n * M * dsub, false), books = values(M * k * dsub, false);
+    const norms = new Float64Array(M * k);
+    for (let s = 0; s < M; s++) norms.set(rowNorms(books.subarray(s * k * dsub), k, dsub), s * k);
+    const codes = new Uint8Array(n * M);
+    kernel.nearestSub(x, n, M, dsub, books, norms, k, codes);
+    for (let i = 0; i < n; i++) {
+      for (let s = 0; s < M; s++) {
+        const want = nearest(
+          x,
+          i * M * dsub + s * dsub,
+          books.subarray(s * k * dsub, (s + 1) * k * dsub),
+          norms.subarray(s * k, (s + 1) * k),
+          k,
+          dsub,
+        );
+        assertEquals(codes[i * M + s], want, `chunked row ${i} sub-quantizer ${s}`);
+      }
     }
   }
   assertEquals(cases, 96);
