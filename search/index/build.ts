@@ -87,6 +87,8 @@ import {
   type IvfBuildOptions,
   type IvfQuantizer,
   KMEANS_ITERATIONS,
+  PQ4_COARSE_ITERATIONS,
+  PQ4_ROWS_PER_CENTROID,
   TRAIN_SAMPLE_RULE,
   trainIvfPq,
   trainSample,
@@ -1273,6 +1275,9 @@ const ivfParameters = (
   train_phrases: trainPhrases,
   train_sample: TRAIN_SAMPLE_RULE,
   kmeans_iterations: KMEANS_ITERATIONS,
+  ...(bits === 4
+    ? { coarse_iterations: PQ4_COARSE_ITERATIONS, rows_per_centroid: PQ4_ROWS_PER_CENTROID }
+    : {}),
   seed: IVF_SEED,
   engine: IVF_ENGINE,
   ...(D !== undefined ? { dense_dims: D } : {}),
