@@ -87,7 +87,6 @@ import {
   type IvfBuildOptions,
   type IvfQuantizer,
   KMEANS_ITERATIONS,
-  PQ4_COARSE_ITERATIONS,
   PQ4_ROWS_PER_CENTROID,
   TRAIN_SAMPLE_RULE,
   trainIvfPq,
@@ -1275,9 +1274,7 @@ const ivfParameters = (
   train_phrases: trainPhrases,
   train_sample: TRAIN_SAMPLE_RULE,
   kmeans_iterations: KMEANS_ITERATIONS,
-  ...(bits === 4
-    ? { coarse_iterations: PQ4_COARSE_ITERATIONS, rows_per_centroid: PQ4_ROWS_PER_CENTROID }
-    : {}),
+  ...(bits === 4 ? { pq_rows_per_centroid: PQ4_ROWS_PER_CENTROID } : {}),
   seed: IVF_SEED,
   engine: IVF_ENGINE,
   ...(D !== undefined ? { dense_dims: D } : {}),

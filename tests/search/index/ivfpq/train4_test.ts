@@ -1,10 +1,9 @@
 /**
  * A 4-bit index's training subsets (`search/index/ivfpq/ivfpq.ts`): at
  * most `max` rows drawn by a seeded shuffle, in row order, the same on
- * every call; `trainIvfPq` with `coarseRows`, `coarseIterations` and
- * `pqRows` gives exactly the k-means of those subsets (the coarse
- * quantizer on the rows' subset, the sub-quantizers on the residuals'
- * subset drawn with seed + 1), as the module notes say.
+ * every call; `trainIvfPq` with `pqRows` gives the coarse quantizer of
+ * every row and sub-quantizers that are exactly the k-means of the
+ * residuals' subset drawn with seed + 1, as the module notes say.
  */
 import { subsetRows, trainIvfPq } from "../../../../search/index/ivfpq/ivfpq.ts";
 import { kmeans, nearest, rowNorms, splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
@@ -37,7 +36,7 @@ Deno.test("4-bit training subsets: at most max rows by a seeded shuffle, in row 
   assert(other.some((v, k) => v !== a[k]), "another seed, another subset");
 });
 
-Deno.test("4-bit training: trainIvfPq's coarse quantizer and codebooks are the k-means of the seeded subsets", async () => {
+Deno.test("4-bit training: trainIvfPq's coarse quantizer is every row's k-means, its codebooks the k-means of the residuals' seeded subset", async () => {
   const u = splitmix32(4);
   const nt = 2000, d = 8, nlist = 4, bpv = 8, ksub = 16, seed = 77, iterations = 6;
   const x = new Float32Array(nt * d).map(() => u() / 2 ** 32 - 0.5);
@@ -46,13 +45,9 @@ Deno.test("4-bit training: trainIvfPq's coarse quantizer and codebooks are the k
     seed,
     threads: 0,
     ksub,
-    coarseRows: 500,
-    coarseIterations: 3,
     pqRows: 700,
   });
-  const [xc, nc] = subsetRows(x, nt, d, 500, seed);
-  assertEquals(nc, 500);
-  const centroids = kmeans(xc, nc, d, nlist, { iterations: 3, seed });
+  const centroids = kmeans(x.slice(), nt, d, nlist, { iterations, seed });
   assertEquals(got.centroids, centroids);
   const r = x.slice(), cn = rowNorms(centroids, nlist, d);
   for (let i = 0; i < nt; i++) {
@@ -63,7 +58,7 @@ Deno.test("4-bit training: trainIvfPq's coarse quantizer and codebooks are the k
   assertEquals(np, 700);
   const books = await trainCodebooks(rp, np, d, bpv, { iterations, seed, threads: 0, ksub });
   assertEquals(got.codebooks, books);
-  // Not the k-means of all rows: the subsets matter.
-  const all = kmeans(x, nt, d, nlist, { iterations: 3, seed });
-  assert(all.some((v, k) => v !== centroids[k]), "the subset's centroids differ from all rows'");
+  // Not the k-means of every residual: the subset matters.
+  const all = await trainCodebooks(r, nt, d, bpv, { iterations, seed, threads: 0, ksub });
+  assert(all.some((v, k) => v !== books[k]), "the subset's codebooks differ from all rows'");
 });
