@@ -21,7 +21,7 @@
  *   squared norms at `np`; row `i`'s nearest as an i32 at `outp + 4·i`.
  *   Four centroids a pass share each row load (four independent sums).
  * - `small(xp, n, rs, d, cp, np, k, outp, os, sp)`: for short rows
- *   (sub-quantizers: `d` of 1 or 2) and `k` ≤ 256: rows `i` at
+ *   (sub-quantizers: `d` of 2 … 8) and `k` ≤ 256: rows `i` at
  *   `xp + 4·i·rs` (a row stride `rs`, so one sub-quantizer's columns of
  *   row-major residuals are read in place), two rows a pass (one per
  *   lane, their values promoted once into 16 bytes per dimension at
