@@ -27,6 +27,7 @@
  * @module
  */
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
+import { nearestKernel, SMALL_D } from "../../kernels/wasm_nearest.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
 
 /** Centroids per sub-quantizer (8-bit codes). */
@@ -56,6 +57,8 @@ export interface PreparedModel extends EncodeModel {
   readonly books: readonly Float32Array[];
   /** Squared norms of each codebook's entries. */
   readonly norms: readonly Float64Array[];
+  /** The same norms, one after another (bpv × ksub). */
+  readonly allNorms: Float64Array;
 }
 
 /** The model with its norms and views (pure arithmetic: the same in every thread). */
@@ -67,13 +70,20 @@ export function prepareModel(m: EncodeModel): PreparedModel {
     books.push(b);
     norms.push(rowNorms(b, ks, dsub));
   }
-  return { ...m, cNorm: rowNorms(m.centroids, m.nlist, m.d), books, norms };
+  const allNorms = new Float64Array(m.bpv * ks);
+  norms.forEach((v, s) => allNorms.set(v, s * ks));
+  return { ...m, cNorm: rowNorms(m.centroids, m.nlist, m.d), books, norms, allNorms };
 }
+
+/** The residuals of the rows being encoded by this thread's kernel (grown as needed). */
+let residuals = new Float32Array(0);
 
 /**
  * Encodes the `n` rows of `x` (row-major float32): `lists[i]` the nearest
  * centroid (L2, ties to the lower list), `codes[i·bpv + m]` the nearest
  * entry of sub-quantizer `m` to the residual (ties to the lower entry).
+ * In the WebAssembly kernel of `search/kernels/wasm_nearest.ts` where it
+ * can run (and `useKernel`), with the same answers, bit for bit.
  *
  * @example
  * ```ts
@@ -95,9 +105,25 @@ export function encodeRows(
   m: PreparedModel,
   lists: Uint32Array,
   codes: Uint8Array,
+  useKernel = true,
 ): void {
   const { d, bpv, nlist, centroids, cNorm, books, norms } = m;
   const dsub = d / bpv, ks = m.ksub ?? KSUB;
+  const kernel = useKernel ? nearestKernel() : undefined;
+  if (kernel !== undefined && dsub <= SMALL_D && ks <= 256) {
+    // The same answers in the WebAssembly kernel: every row's list, the
+    // residuals (float32, as below; one buffer per thread, reused), then
+    // every sub-quantizer's codes.
+    kernel.nearestRows(x, n, d, centroids, cNorm, nlist, lists);
+    if (residuals.length < n * d) residuals = new Float32Array(n * d);
+    const r = residuals;
+    for (let i = 0; i < n; i++) {
+      const l = lists[i], xo = i * d, lo = l * d;
+      for (let t = 0; t < d; t++) r[xo + t] = x[xo + t] - centroids[lo + t];
+    }
+    kernel.nearestSub(r, n, bpv, dsub, m.codebooks, m.allNorms, ks, codes);
+    return;
+  }
   const r = new Float32Array(d);
   for (let i = 0; i < n; i++) {
     const l = nearest(x, i * d, centroids, cNorm, nlist, d);
@@ -166,6 +192,8 @@ const WORKER_MODULES = [
   "./ivf_encode_worker.ts",
   "./ivf_encode.ts",
   "./kmeans.ts",
+  "../../kernels/wasm_nearest.ts",
+  "../../kernels/wasm_encode.ts",
   "../../workers.ts",
 ];
 

@@ -14,6 +14,14 @@
  * Every row goes to the list of its nearest centroid (L2, ties to the lower
  * list).
  *
+ * **4-bit indexes** (`--pq-bits 4`) train their sub-quantizers as faiss's
+ * `IndexIVFPQFastScan` does, on at most {@linkcode PQ4_ROWS_PER_CENTROID}
+ * · 16 of the training rows' residuals: the rows a seeded shuffle draws
+ * ({@linkcode subsetRows}, seed `IVF_SEED + 1`), in row order (the header
+ * records `pq_rows_per_centroid`). Their coarse quantizer is the 8-bit
+ * index's, on every training row (faiss's 256 rows per list and 10
+ * iterations cost 0.7 points of R@1 on a quarter of dev).
+ *
  * **Product quantizer** on residuals `r = x − c(x)` (float32): `bpv`
  * sub-quantizers of `d / bpv` dimensions, 256 centroids each (8-bit codes),
  * sub-quantizer `m` trained by the same k-means on the training rows'
@@ -70,7 +78,7 @@ import { statRealFolder, statRegularFile } from "../../../io/regular.ts";
 import { halfTable } from "../../dense_f64.ts";
 import { INDEX_FILES_ONLY, type IndexMetric, ivfContentProblem } from "../format.ts";
 import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts";
-import { kmeans, nearest, rowNorms } from "./kmeans.ts";
+import { kmeans, nearestAll, rowNorms, splitmix32 } from "./kmeans.ts";
 import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
 import { ivf4Candidates, ivf4CandidatesBatch, PQ4_KSUB, pq4CodesBytes } from "./fastscan.ts";
 import { ivf4CandidatesSliced, type Ivf4Slices } from "./fastscan_slices.ts";
@@ -85,6 +93,12 @@ export const KMEANS_ITERATIONS = 25;
 
 /** The PRNG seed of the coarse k-means (sub-quantizer `m` uses seed + 1 + m). */
 export const IVF_SEED = 1234;
+
+/**
+ * A 4-bit index trains its sub-quantizers on at most this many rows per
+ * entry (faiss's `max_points_per_centroid`: see the module notes).
+ */
+export const PQ4_ROWS_PER_CENTROID = 256;
 
 /** Rows encoded per block read from the exact vectors. */
 export const ENCODE_BLOCK = 16384;
@@ -150,6 +164,8 @@ export interface IvfPqParameters {
   readonly train_sample: string;
   /** k-means iterations. */
   readonly kmeans_iterations: number;
+  /** A 4-bit index's most training rows per sub-quantizer entry ({@linkcode PQ4_ROWS_PER_CENTROID}). */
+  readonly pq_rows_per_centroid?: number;
   /** The PRNG seed. */
   readonly seed: number;
   /** The engine that built it ({@linkcode IVF_ENGINE}). */
@@ -349,7 +365,12 @@ async function train(
     seed,
     threads,
     signal: o.signal,
-    ...(ksub !== KSUB ? { ksub } : {}),
+    ...(ksub !== KSUB
+      ? {
+        ksub,
+        pqRows: PQ4_ROWS_PER_CENTROID * ksub,
+      }
+      : {}),
   });
 }
 
@@ -382,17 +403,22 @@ export async function trainIvfPq(
     readonly signal?: AbortSignal;
     /** Centroids per sub-quantizer (default 256; 16 for 4-bit codes). */
     readonly ksub?: number;
+    /** The sub-quantizers on at most this many of the rows' residuals (default all). */
+    readonly pqRows?: number;
   } = {},
 ): Promise<IvfQuantizer> {
   const iterations = o.iterations ?? KMEANS_ITERATIONS, seed = o.seed ?? IVF_SEED;
   const centroids = kmeans(xt, nt, d, nlist, { iterations, seed });
   const cNorm = rowNorms(centroids, nlist, d);
   // Residuals of the training rows, then one k-means per sub-quantizer.
+  const lists = new Uint32Array(nt);
+  nearestAll(xt, nt, d, centroids, cNorm, nlist, lists);
   for (let i = 0; i < nt; i++) {
-    const l = nearest(xt, i * d, centroids, cNorm, nlist, d);
+    const l = lists[i];
     for (let t = 0; t < d; t++) xt[i * d + t] -= centroids[l * d + t];
   }
-  const codebooks = await trainCodebooks(xt, nt, d, bpv, {
+  const [xp, np] = subsetRows(xt, nt, d, o.pqRows ?? nt, seed + 1);
+  const codebooks = await trainCodebooks(xp, np, d, bpv, {
     iterations,
     seed,
     threads: o.threads ?? 0,
@@ -400,6 +426,35 @@ export async function trainIvfPq(
     ...(o.ksub !== undefined ? { ksub: o.ksub } : {}),
   });
   return { centroids, codebooks };
+}
+
+/**
+ * At most `max` of the `n` rows of `x` (d columns): all of them (`x`
+ * itself) when `n ≤ max`, else the `max` row numbers a Fisher–Yates
+ * shuffle drawn from splitmix32 (`seed`; the shuffle of `kmeans.ts`, its
+ * last `max` steps) puts last, in row order.
+ */
+export function subsetRows(
+  x: Float32Array,
+  n: number,
+  d: number,
+  max: number,
+  seed: number,
+): [Float32Array, number] {
+  if (n <= max) return [x, n];
+  const rng = splitmix32(seed);
+  const perm = new Uint32Array(n);
+  for (let i = 0; i < n; i++) perm[i] = i;
+  for (let i = n - 1; i >= n - max; i--) {
+    const j = rng() % (i + 1);
+    const t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  const pick = perm.subarray(n - max).sort();
+  const out = new Float32Array(max * d);
+  for (let r = 0; r < max; r++) out.set(x.subarray(pick[r] * d, pick[r] * d + d), r * d);
+  return [out, max];
 }
 
 /** The vectors and metric search needs from an open index. */

@@ -19,10 +19,14 @@
  *   copies are never chosen.
  *
  * Every operation is plain float64 arithmetic in a fixed order, so the same
- * rows and seed give the same bytes on every run and machine.
+ * rows and seed give the same bytes on every run and machine. The
+ * assignments run in the WebAssembly kernel of `search/kernels/wasm_nearest.ts`
+ * where it can ({@linkcode nearestAll}): the same float64 operations in the
+ * same order, so the same answers as {@linkcode nearest}, bit for bit.
  *
  * @module
  */
+import { nearestKernel, SMALL_D } from "../../kernels/wasm_nearest.ts";
 
 /**
  * The splitmix32 generator: a function returning uint32 values.
@@ -96,6 +100,40 @@ export function nearest(
 }
 
 /**
+ * `out[i]` = {@linkcode nearest}`(x, i·d, c, cNorm, k, d)` for every row
+ * `i < n` of `x`: in the WebAssembly kernel (`wasm_nearest.ts`, the same
+ * answers bit for bit) where it can run, else in TypeScript.
+ *
+ * @example
+ * ```ts
+ * import { nearestAll, rowNorms } from "./kmeans.ts";
+ * const c = new Float32Array([0, 0, 10, 10]), out = new Uint32Array(2);
+ * nearestAll(new Float32Array([9, 9, 1, 0]), 2, 2, c, rowNorms(c, 2, 2), 2, out);
+ * if (out.join() !== "1,0") throw new Error(out.join());
+ * ```
+ */
+export function nearestAll(
+  x: Float32Array,
+  n: number,
+  d: number,
+  c: Float32Array,
+  cNorm: Float64Array,
+  k: number,
+  out: Uint32Array,
+): void {
+  const kernel = nearestKernel();
+  if (kernel === undefined) {
+    for (let i = 0; i < n; i++) out[i] = nearest(x, i * d, c, cNorm, k, d);
+  } else if (d <= SMALL_D && k <= 256) {
+    const codes = new Uint8Array(n);
+    kernel.nearestSub(x, n, 1, d, c, cNorm, k, codes);
+    out.set(codes);
+  } else {
+    kernel.nearestRows(x, n, d, c, cNorm, k, out);
+  }
+}
+
+/**
  * k-means of the `n` rows of `x` (`d` columns, row-major): `k` centroids,
  * row-major float32 (see the module notes).
  *
@@ -134,7 +172,7 @@ export function kmeans(
   const sums = new Float64Array(kk * d);
   for (let it = 0; it < o.iterations; it++) {
     const cn = rowNorms(c, kk, d);
-    for (let i = 0; i < n; i++) assign[i] = nearest(x, i * d, c, cn, kk, d);
+    nearestAll(x, n, d, c, cn, kk, assign);
     size.fill(0);
     sums.fill(0);
     for (let i = 0; i < n; i++) {

@@ -1,0 +1,899 @@
+/**
+ * The nearest-centroid kernel of the IVF-PQ build (`search/index/ivfpq/kmeans.ts`,
+ * `ivf_encode.ts`): every row's nearest of `k` centroids, the k-means
+ * assignment and the encoding's list and code of each row, assembled here
+ * from its instructions (no toolchain, no binary blob), as `wasm_simd.ts`
+ * and `wasm_fastscan.ts` are.
+ *
+ * **What it computes**: exactly `kmeans.ts`'s `nearest`, bit for bit: for
+ * row `x` and centroid `c_j`, `dist_j = ‖c_j‖² − 2·(s0 + s1)` in float64,
+ * `s0` the float64 sum of `x_t·c_jt` over the even `t` in order and `s1`
+ * over the odd `t` (each product of two float32 values exact in float64,
+ * each sum rounded as float64), the last dimension of an odd `d` added to
+ * `s0` last; the nearest is the first `j` with the smallest `dist_j`
+ * (strict `<`, ties to the lower centroid). The two sums are the two lanes
+ * of one `f64x2` (`f64x2.mul`, `f64x2.add`: IEEE float64, no fused
+ * multiply-add), so every `dist_j` is the float64 number `nearest`
+ * computes, and the answers are the same integers.
+ *
+ * - `rows(xp, n, d, cp, np, k, outp)`: `n` row-major float32 rows of `d`
+ *   at `xp`, `k` float64 centroids (row-major) at `cp`, their float64
+ *   squared norms at `np`; row `i`'s nearest as an i32 at `outp + 4·i`.
+ *   Four centroids a pass share each row load (four independent sums).
+ * - `small(xp, n, rs, d, cp, np, k, outp, os, sp)`: for short rows
+ *   (sub-quantizers: `d` of 2 … 8) and `k` ≤ 256: rows `i` at
+ *   `xp + 4·i·rs` (a row stride `rs`, so one sub-quantizer's columns of
+ *   row-major residuals are read in place), two rows a pass (one per
+ *   lane, their values promoted once into 16 bytes per dimension at
+ *   `sp`), the running minimum and its index kept per lane by `f64x2.lt`
+ *   and `v128.bitselect`; row `i`'s nearest as a byte at `outp + i·os`.
+ * - `one(xp, n, rs, tp, k, outp, os)`: `small` for `d` = 1 (4-bit PQ's
+ *   sub-quantizers), four rows a pass (two `f64x2`), each entry's value
+ *   and norm as splatted pairs at `tp`; `dist_j = ‖c_j‖² − 2·x·c_j`, which is
+ *   `nearest`'s number: with one dimension its sums are `0 + x·c` and `+ 0`,
+ *   which change nothing but a −0 to +0, and `‖c_j‖² − 2·(±0)` is the same
+ *   number either way.
+ *
+ * {@linkcode NearestKernel} drives it in chunks of rows (its memory does
+ * not grow with the rows); {@linkcode nearestKernel} gives `undefined`
+ * where WebAssembly SIMD is missing, and the callers then run `nearest`,
+ * with the same answers.
+ *
+ * @module
+ */
+import {
+  block,
+  br,
+  brIf,
+  get,
+  i32,
+  ifThen,
+  loop,
+  name,
+  section,
+  set,
+  simd,
+  tee,
+  uleb,
+  vec,
+} from "./wasm_encode.ts";
+
+const PAGE = 65536;
+const I32 = 0x7f, F64 = 0x7c, V128 = 0x7b;
+
+/** Rows the kernel takes per call (bounds its memory). */
+export const NEAREST_CHUNK = 4096;
+
+/** The largest `d` the `small` function is used for (sub-quantizers' dimensions). */
+export const SMALL_D = 8;
+
+/** `f64.const v`. */
+const f64c = (v: number): number[] => [0x44, ...new Uint8Array(new Float64Array([v]).buffer)];
+
+/**
+ * The bytes of the nearest-centroid module: exports `memory` (its own) and
+ * the functions `rows` and `small` (see the module notes).
+ *
+ * @example
+ * ```ts
+ * import { nearestModuleBytes } from "./wasm_nearest.ts";
+ * if (!WebAssembly.validate(nearestModuleBytes())) throw new Error("invalid module");
+ * ```
+ */
+export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
+  const add = [0x6a], sub = [0x6b], mul = [0x6c], and = [0x71];
+  const geU = [0x4f], gtU = [0x4b], ltU = [0x49];
+  const fadd = [0xa0], fsub = [0xa1], fmul = [0xa2], flt = [0x63], promoteF32 = [0xbb];
+  const f32Load = [0x2a, 2, 0], f64Load = [0x2b, 3, 0], i32Store = [0x36, 2, 0];
+  const store8 = [0x3a, 0, 0], wrap = [0xa7], select = [0x1b];
+  const vload = (off: number) => simd(0x00, 3, ...uleb(off));
+  const vstore = simd(0x0b, 3, 0);
+  const load64Zero = simd(0x5d, 3, 0), load64Splat = (off: number) => simd(0x0a, 3, ...uleb(off));
+  const promote = simd(0x5f);
+  const vadd = simd(0xf0), vsub = simd(0xf1), vmul = simd(0xf2), vlt = simd(0x49);
+  const bitselect = simd(0x52), i64Add = simd(0xce);
+  const fsplat = simd(0x14), lane = (l: number) => simd(0x21, l);
+  const replace = (l: number) => simd(0x22, l), i64Lane = (l: number) => simd(0x1d, l);
+  const zero = simd(0x0c, ...new Array(16).fill(0));
+  const v64 = (lo: number[], hi: number[]) => simd(0x0c, ...lo, ...hi);
+  const bytesOf = (v: number) => [...new Uint8Array(new Float64Array([v]).buffer)];
+  const i64Bytes = (v: number) => [...new Uint8Array(new BigInt64Array([BigInt(v)]).buffer)];
+
+  // rows(xp, n, d, cp, np, k, outp)
+  const R = {
+    xp: 0,
+    n: 1,
+    d: 2,
+    cp: 3,
+    np: 4,
+    k: 5,
+    outp: 6,
+    i: 7,
+    xo: 8,
+    j: 9,
+    t: 10,
+    bi: 11,
+    co: 12,
+    d8: 13,
+    p: 14,
+    best: 15,
+    s0: 16,
+    s1: 17,
+    dist: 18,
+    a: 19, // a0 … a3: 19 … 22
+    xv: 23,
+  };
+  // The distance of centroid j + g from accumulator a_g (see the module notes), kept if smaller.
+  const finish = (g: number) => [
+    ...get(R.a + g),
+    ...lane(0),
+    ...set(R.s0),
+    ...get(R.a + g),
+    ...lane(1),
+    ...set(R.s1),
+    ...get(R.d),
+    ...i32(1),
+    ...and,
+    ...ifThen([
+      ...get(R.s0),
+      ...get(R.xo),
+      ...get(R.d),
+      ...i32(1),
+      ...sub,
+      ...i32(4),
+      ...mul,
+      ...add,
+      ...f32Load,
+      ...promoteF32,
+      ...get(R.co),
+      ...get(R.d8),
+      ...i32(g),
+      ...mul,
+      ...add,
+      ...get(R.d),
+      ...i32(1),
+      ...sub,
+      ...i32(8),
+      ...mul,
+      ...add,
+      ...f64Load,
+      ...fmul,
+      ...fadd,
+      ...set(R.s0),
+    ]),
+    ...get(R.np),
+    ...get(R.j),
+    ...i32(g),
+    ...add,
+    ...i32(8),
+    ...mul,
+    ...add,
+    ...f64Load,
+    ...f64c(2),
+    ...get(R.s0),
+    ...get(R.s1),
+    ...fadd,
+    ...fmul,
+    ...fsub,
+    ...tee(R.dist),
+    ...get(R.best),
+    ...flt,
+    ...ifThen([
+      ...get(R.dist),
+      ...set(R.best),
+      ...get(R.j),
+      ...i32(g),
+      ...add,
+      ...set(R.bi),
+    ]),
+  ];
+  // The pair loop of `groups` centroids from R.co: a_g += x[t, t+1] · c_{j+g}[t, t+1].
+  const pairs = (groups: number) => [
+    ...i32(0),
+    ...set(R.t),
+    ...block(loop([
+      ...get(R.t),
+      ...i32(2),
+      ...add,
+      ...get(R.d),
+      ...gtU,
+      ...brIf(1),
+      ...get(R.xo),
+      ...get(R.t),
+      ...i32(4),
+      ...mul,
+      ...add,
+      ...load64Zero,
+      ...promote,
+      ...set(R.xv),
+      ...get(R.co),
+      ...get(R.t),
+      ...i32(8),
+      ...mul,
+      ...add,
+      ...set(R.p),
+      ...Array.from({ length: groups }, (_, g) => [
+        ...get(R.a + g),
+        ...get(R.xv),
+        ...get(R.p),
+        ...(g === 0 ? [] : [...get(R.d8), ...i32(g), ...mul, ...add]),
+        ...vload(0),
+        ...vmul,
+        ...vadd,
+        ...set(R.a + g),
+      ]).flat(),
+      ...get(R.t),
+      ...i32(2),
+      ...add,
+      ...set(R.t),
+      ...br(0),
+    ])),
+  ];
+  const startGroup = (groups: number) => [
+    ...Array.from({ length: groups }, (_, g) => [...zero, ...set(R.a + g)]).flat(),
+    ...get(R.cp),
+    ...get(R.j),
+    ...get(R.d8),
+    ...mul,
+    ...add,
+    ...set(R.co),
+  ];
+  const rowsBody = [
+    ...vec([[8, I32], [4, F64], [5, V128]]),
+    ...get(R.d),
+    ...i32(8),
+    ...mul,
+    ...set(R.d8),
+    ...i32(0),
+    ...set(R.i),
+    ...block(loop([
+      ...get(R.i),
+      ...get(R.n),
+      ...geU,
+      ...brIf(1),
+      ...get(R.xp),
+      ...get(R.i),
+      ...get(R.d),
+      ...mul,
+      ...i32(4),
+      ...mul,
+      ...add,
+      ...set(R.xo),
+      ...f64c(Infinity),
+      ...set(R.best),
+      ...i32(0),
+      ...set(R.bi),
+      ...i32(0),
+      ...set(R.j),
+      // four centroids a pass
+      ...block(loop([
+        ...get(R.j),
+        ...i32(4),
+        ...add,
+        ...get(R.k),
+        ...gtU,
+        ...brIf(1),
+        ...startGroup(4),
+        ...pairs(4),
+        ...finish(0),
+        ...finish(1),
+        ...finish(2),
+        ...finish(3),
+        ...get(R.j),
+        ...i32(4),
+        ...add,
+        ...set(R.j),
+        ...br(0),
+      ])),
+      // the rest one at a time
+      ...block(loop([
+        ...get(R.j),
+        ...get(R.k),
+        ...geU,
+        ...brIf(1),
+        ...startGroup(1),
+        ...pairs(1),
+        ...finish(0),
+        ...get(R.j),
+        ...i32(1),
+        ...add,
+        ...set(R.j),
+        ...br(0),
+      ])),
+      ...get(R.outp),
+      ...get(R.i),
+      ...i32(4),
+      ...mul,
+      ...add,
+      ...get(R.bi),
+      ...i32Store,
+      ...get(R.i),
+      ...i32(1),
+      ...add,
+      ...set(R.i),
+      ...br(0),
+    ])),
+    0x0b,
+  ];
+
+  // small(xp, n, rs, d, cp, np, k, outp, os, sp)
+  const S = {
+    xp: 0,
+    n: 1,
+    rs: 2,
+    d: 3,
+    cp: 4,
+    np: 5,
+    k: 6,
+    outp: 7,
+    os: 8,
+    sp: 9,
+    i: 10,
+    r0: 11,
+    r1: 12,
+    t: 13,
+    j: 14,
+    co: 15,
+    d8: 16,
+    best: 17,
+    bi: 18,
+    jv: 19,
+    s0: 20,
+    s1: 21,
+    dist: 22,
+    m: 23,
+  };
+  const xs = (
+    off: number,
+  ) => [...get(S.sp), ...get(S.t), ...i32(16), ...mul, ...add, ...vload(off)];
+  const cs = (
+    off: number,
+  ) => [...get(S.co), ...get(S.t), ...i32(8), ...mul, ...add, ...load64Splat(off)];
+  const smallBody = [
+    ...vec([[7, I32], [7, V128]]),
+    ...get(S.d),
+    ...i32(8),
+    ...mul,
+    ...set(S.d8),
+    ...i32(0),
+    ...set(S.i),
+    ...block(loop([
+      ...get(S.i),
+      ...get(S.n),
+      ...geU,
+      ...brIf(1),
+      // the pair's rows (the last row twice when n is odd)
+      ...get(S.xp),
+      ...get(S.i),
+      ...get(S.rs),
+      ...mul,
+      ...i32(4),
+      ...mul,
+      ...add,
+      ...set(S.r0),
+      ...get(S.xp),
+      ...get(S.i),
+      ...i32(1),
+      ...add,
+      ...get(S.i),
+      ...get(S.i),
+      ...i32(1),
+      ...add,
+      ...get(S.n),
+      ...ltU,
+      ...select,
+      ...get(S.rs),
+      ...mul,
+      ...i32(4),
+      ...mul,
+      ...add,
+      ...set(S.r1),
+      // their values promoted, dimension t at sp + 16·t
+      ...i32(0),
+      ...set(S.t),
+      ...block(loop([
+        ...get(S.t),
+        ...get(S.d),
+        ...geU,
+        ...brIf(1),
+        ...get(S.sp),
+        ...get(S.t),
+        ...i32(16),
+        ...mul,
+        ...add,
+        ...get(S.r0),
+        ...get(S.t),
+        ...i32(4),
+        ...mul,
+        ...add,
+        ...f32Load,
+        ...promoteF32,
+        ...fsplat,
+        ...get(S.r1),
+        ...get(S.t),
+        ...i32(4),
+        ...mul,
+        ...add,
+        ...f32Load,
+        ...promoteF32,
+        ...replace(1),
+        ...vstore,
+        ...get(S.t),
+        ...i32(1),
+        ...add,
+        ...set(S.t),
+        ...br(0),
+      ])),
+      ...v64(bytesOf(Infinity), bytesOf(Infinity)),
+      ...set(S.best),
+      ...zero,
+      ...set(S.bi),
+      ...zero,
+      ...set(S.jv),
+      ...get(S.cp),
+      ...set(S.co),
+      ...i32(0),
+      ...set(S.j),
+      ...block(loop([
+        ...get(S.j),
+        ...get(S.k),
+        ...geU,
+        ...brIf(1),
+        ...zero,
+        ...set(S.s0),
+        ...zero,
+        ...set(S.s1),
+        ...i32(0),
+        ...set(S.t),
+        ...block(loop([
+          ...get(S.t),
+          ...i32(2),
+          ...add,
+          ...get(S.d),
+          ...gtU,
+          ...brIf(1),
+          ...get(S.s0),
+          ...xs(0),
+          ...cs(0),
+          ...vmul,
+          ...vadd,
+          ...set(S.s0),
+          ...get(S.s1),
+          ...xs(16),
+          ...cs(8),
+          ...vmul,
+          ...vadd,
+          ...set(S.s1),
+          ...get(S.t),
+          ...i32(2),
+          ...add,
+          ...set(S.t),
+          ...br(0),
+        ])),
+        ...get(S.t),
+        ...get(S.d),
+        ...ltU,
+        ...ifThen([...get(S.s0), ...xs(0), ...cs(0), ...vmul, ...vadd, ...set(S.s0)]),
+        // dist = ‖c_j‖² − 2·(s0 + s1), per lane
+        ...get(S.np),
+        ...get(S.j),
+        ...i32(8),
+        ...mul,
+        ...add,
+        ...load64Splat(0),
+        ...v64(bytesOf(2), bytesOf(2)),
+        ...get(S.s0),
+        ...get(S.s1),
+        ...vadd,
+        ...vmul,
+        ...vsub,
+        ...tee(S.dist),
+        ...get(S.best),
+        ...vlt,
+        ...set(S.m),
+        ...get(S.dist),
+        ...get(S.best),
+        ...get(S.m),
+        ...bitselect,
+        ...set(S.best),
+        ...get(S.jv),
+        ...get(S.bi),
+        ...get(S.m),
+        ...bitselect,
+        ...set(S.bi),
+        ...get(S.jv),
+        ...v64(i64Bytes(1), i64Bytes(1)),
+        ...i64Add,
+        ...set(S.jv),
+        ...get(S.co),
+        ...get(S.d8),
+        ...add,
+        ...set(S.co),
+        ...get(S.j),
+        ...i32(1),
+        ...add,
+        ...set(S.j),
+        ...br(0),
+      ])),
+      ...get(S.outp),
+      ...get(S.i),
+      ...get(S.os),
+      ...mul,
+      ...add,
+      ...get(S.bi),
+      ...i64Lane(0),
+      ...wrap,
+      ...store8,
+      ...get(S.i),
+      ...i32(1),
+      ...add,
+      ...get(S.n),
+      ...ltU,
+      ...ifThen([
+        ...get(S.outp),
+        ...get(S.i),
+        ...i32(1),
+        ...add,
+        ...get(S.os),
+        ...mul,
+        ...add,
+        ...get(S.bi),
+        ...i64Lane(1),
+        ...wrap,
+        ...store8,
+      ]),
+      ...get(S.i),
+      ...i32(2),
+      ...add,
+      ...set(S.i),
+      ...br(0),
+    ])),
+    0x0b,
+  ];
+
+  // one(xp, n, rs, tp, k, outp, os): `small` for d = 1, four rows a pass (two
+  // vectors of two), the entries' values and norms as splatted pairs at tp
+  // (32 bytes an entry: c, c, ‖c‖², ‖c‖²).
+  const O = {
+    xp: 0,
+    n: 1,
+    rs: 2,
+    tp: 3,
+    k: 4,
+    outp: 5,
+    os: 6,
+    i: 7,
+    j: 8,
+    q: 9,
+    x: 10, // x0, x1: 10, 11
+    b: 12, // best0, best1: 12, 13
+    bi: 14, // 14, 15
+    jv: 16,
+    c: 17,
+    nn: 18,
+    dist: 19,
+    m: 20,
+  };
+  // The address of row i + o (the last row where i + o ≥ n).
+  const rowAt = (o: number) => [
+    ...get(O.xp),
+    ...get(O.i),
+    ...i32(o),
+    ...add,
+    ...get(O.n),
+    ...i32(1),
+    ...sub,
+    ...get(O.i),
+    ...i32(o),
+    ...add,
+    ...get(O.n),
+    ...ltU,
+    ...select,
+    ...get(O.rs),
+    ...mul,
+    ...i32(4),
+    ...mul,
+    ...add,
+  ];
+  const loadPair = (v: number, o: number) => [
+    ...rowAt(o),
+    ...f32Load,
+    ...promoteF32,
+    ...fsplat,
+    ...rowAt(o + 1),
+    ...f32Load,
+    ...promoteF32,
+    ...replace(1),
+    ...set(O.x + v),
+  ];
+  // dist = ‖c‖² − 2·x·c per lane (see the notes of nearestSub), kept where smaller.
+  const step = (v: number) => [
+    ...get(O.nn),
+    ...get(O.x + v),
+    ...get(O.c),
+    ...vmul,
+    ...tee(O.dist),
+    ...get(O.dist),
+    ...vadd,
+    ...vsub,
+    ...tee(O.dist),
+    ...get(O.b + v),
+    ...vlt,
+    ...set(O.m),
+    ...get(O.dist),
+    ...get(O.b + v),
+    ...get(O.m),
+    ...bitselect,
+    ...set(O.b + v),
+    ...get(O.jv),
+    ...get(O.bi + v),
+    ...get(O.m),
+    ...bitselect,
+    ...set(O.bi + v),
+  ];
+  const put = (v: number, l: number) => {
+    const o = 2 * v + l;
+    const store = [
+      ...get(O.outp),
+      ...get(O.i),
+      ...i32(o),
+      ...add,
+      ...get(O.os),
+      ...mul,
+      ...add,
+      ...get(O.bi + v),
+      ...i64Lane(l),
+      ...wrap,
+      ...store8,
+    ];
+    return o === 0
+      ? store
+      : [...get(O.i), ...i32(o), ...add, ...get(O.n), ...ltU, ...ifThen(store)];
+  };
+  const oneBody = [
+    ...vec([[3, I32], [11, V128]]),
+    ...i32(0),
+    ...set(O.i),
+    ...block(loop([
+      ...get(O.i),
+      ...get(O.n),
+      ...geU,
+      ...brIf(1),
+      ...loadPair(0, 0),
+      ...loadPair(1, 2),
+      ...v64(bytesOf(Infinity), bytesOf(Infinity)),
+      ...tee(O.b),
+      ...set(O.b + 1),
+      ...zero,
+      ...tee(O.bi),
+      ...tee(O.bi + 1),
+      ...set(O.jv),
+      ...get(O.tp),
+      ...set(O.q),
+      ...i32(0),
+      ...set(O.j),
+      ...block(loop([
+        ...get(O.j),
+        ...get(O.k),
+        ...geU,
+        ...brIf(1),
+        ...get(O.q),
+        ...vload(0),
+        ...set(O.c),
+        ...get(O.q),
+        ...vload(16),
+        ...set(O.nn),
+        ...step(0),
+        ...step(1),
+        ...get(O.jv),
+        ...v64(i64Bytes(1), i64Bytes(1)),
+        ...i64Add,
+        ...set(O.jv),
+        ...get(O.q),
+        ...i32(32),
+        ...add,
+        ...set(O.q),
+        ...get(O.j),
+        ...i32(1),
+        ...add,
+        ...set(O.j),
+        ...br(0),
+      ])),
+      ...put(0, 0),
+      ...put(0, 1),
+      ...put(1, 0),
+      ...put(1, 1),
+      ...get(O.i),
+      ...i32(4),
+      ...add,
+      ...set(O.i),
+      ...br(0),
+    ])),
+    0x0b,
+  ];
+  return new Uint8Array([
+    ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
+    ...section(
+      1,
+      vec([
+        [0x60, ...vec(Array(7).fill([I32])), ...vec([])],
+        [0x60, ...vec(Array(10).fill([I32])), ...vec([])],
+        [0x60, ...vec(Array(7).fill([I32])), ...vec([])],
+      ]),
+    ),
+    ...section(3, vec([[0], [1], [2]])),
+    ...section(5, vec([[0x00, 1]])),
+    ...section(
+      7,
+      vec([
+        [...name("memory"), 0x02, 0],
+        [...name("rows"), 0x00, 0],
+        [...name("small"), 0x00, 1],
+        [...name("one"), 0x00, 2],
+      ]),
+    ),
+    ...section(
+      10,
+      vec([
+        [...uleb(rowsBody.length), ...rowsBody],
+        [...uleb(smallBody.length), ...smallBody],
+        [...uleb(oneBody.length), ...oneBody],
+      ]),
+    ),
+  ]);
+}
+
+let compiled: WebAssembly.Module | null | undefined;
+
+/** The compiled module, or `undefined` where this runtime has no WebAssembly SIMD. */
+function nearestModule(): WebAssembly.Module | undefined {
+  if (compiled === undefined) {
+    compiled = null;
+    try {
+      const bytes = nearestModuleBytes();
+      if (WebAssembly.validate(bytes)) compiled = new WebAssembly.Module(bytes);
+    } catch {
+      // no kernel: the callers run nearest()
+    }
+  }
+  return compiled ?? undefined;
+}
+
+/** Rounds up to a multiple of 16. */
+const up16 = (n: number) => Math.ceil(n / 16) * 16;
+
+/**
+ * The nearest-centroid kernel of one thread (see the module notes). Its
+ * methods give `nearest`'s answers, bit for bit.
+ */
+export class NearestKernel {
+  readonly #memory: WebAssembly.Memory;
+  readonly #rows: (...args: number[]) => void;
+  readonly #small: (...args: number[]) => void;
+  readonly #one: (...args: number[]) => void;
+
+  private constructor(instance: WebAssembly.Instance) {
+    const e = instance.exports as Record<string, unknown>;
+    this.#memory = e.memory as WebAssembly.Memory;
+    this.#rows = e.rows as (...args: number[]) => void;
+    this.#small = e.small as (...args: number[]) => void;
+    this.#one = e.one as (...args: number[]) => void;
+  }
+
+  /** A kernel, or `undefined` where it cannot run. */
+  static create(): NearestKernel | undefined {
+    const m = nearestModule();
+    if (m === undefined) return undefined;
+    try {
+      return new NearestKernel(new WebAssembly.Instance(m, {}));
+    } catch {
+      return undefined;
+    }
+  }
+
+  #ensure(bytes: number): ArrayBuffer {
+    const have = this.#memory.buffer.byteLength;
+    if (bytes > have) this.#memory.grow(Math.ceil((bytes - have) / PAGE));
+    return this.#memory.buffer as ArrayBuffer;
+  }
+
+  /**
+   * `out[i]` = the nearest of the `k` centroids `c` (row-major, `d`
+   * columns; `cNorm` their squared norms) to row `i` of the `n` rows `x`
+   * (row-major), for every `i < n`: `nearest(x, i·d, c, cNorm, k, d)`.
+   */
+  nearestRows(
+    x: Float32Array,
+    n: number,
+    d: number,
+    c: Float32Array,
+    cNorm: Float64Array,
+    k: number,
+    out: Uint32Array,
+  ): void {
+    const chunk = Math.min(n, NEAREST_CHUNK);
+    const cp = 0, np = up16(cp + 8 * k * d), xp = up16(np + 8 * k), op = up16(xp + 4 * chunk * d);
+    const buf = this.#ensure(op + 4 * chunk);
+    new Float64Array(buf, cp, k * d).set(c.subarray(0, k * d));
+    new Float64Array(buf, np, k).set(cNorm.subarray(0, k));
+    const xv = new Float32Array(buf, xp, chunk * d), ov = new Uint32Array(buf, op, chunk);
+    for (let a = 0; a < n; a += chunk) {
+      const b = Math.min(n, a + chunk);
+      xv.set(x.subarray(a * d, b * d));
+      this.#rows(xp, b - a, d, cp, np, k, op);
+      out.set(b - a === chunk ? ov : ov.subarray(0, b - a), a);
+    }
+  }
+
+  /**
+   * The codes of `n` rows of `M` sub-quantizers (`k` ≤ 256 entries of
+   * `dsub` dimensions each): `codes[i·M + s]` = the nearest entry of
+   * codebook `s` (`books`, M × k × dsub; `norms` their squared norms, M × k)
+   * to columns `[s·dsub, (s+1)·dsub)` of row `i` of `x` (row-major, `M·dsub`
+   * columns): `nearest(x, i·M·dsub + s·dsub, books_s, norms_s, k, dsub)`.
+   */
+  nearestSub(
+    x: Float32Array,
+    n: number,
+    M: number,
+    dsub: number,
+    books: Float32Array,
+    norms: Float64Array,
+    k: number,
+    codes: Uint8Array,
+  ): void {
+    if (k > 256) throw new Error(`nearestSub: ${k} entries do not fit a byte`);
+    const D = M * dsub, chunk = Math.min(n, NEAREST_CHUNK);
+    if (dsub === 1) {
+      // `one`: each entry's value and norm as splatted pairs.
+      const tp = 0, xp = up16(32 * M * k), op = up16(xp + 4 * chunk * D);
+      const buf = this.#ensure(op + chunk * M);
+      const t = new Float64Array(buf, tp, 4 * M * k);
+      for (let e = 0; e < M * k; e++) {
+        t[4 * e] = t[4 * e + 1] = books[e];
+        t[4 * e + 2] = t[4 * e + 3] = norms[e];
+      }
+      const xv = new Float32Array(buf, xp, chunk * D), ov = new Uint8Array(buf, op, chunk * M);
+      for (let a = 0; a < n; a += chunk) {
+        const b = Math.min(n, a + chunk);
+        xv.set(x.subarray(a * D, b * D));
+        for (let s = 0; s < M; s++) this.#one(xp + 4 * s, b - a, D, tp + 32 * s * k, k, op + s, M);
+        codes.set(b - a === chunk ? ov : ov.subarray(0, (b - a) * M), a * M);
+      }
+      return;
+    }
+    const sp = 0, cp = up16(16 * dsub), np = up16(cp + 8 * M * k * dsub);
+    const xp = up16(np + 8 * M * k), op = up16(xp + 4 * chunk * D);
+    const buf = this.#ensure(op + chunk * M);
+    new Float64Array(buf, cp, M * k * dsub).set(books.subarray(0, M * k * dsub));
+    new Float64Array(buf, np, M * k).set(norms.subarray(0, M * k));
+    const xv = new Float32Array(buf, xp, chunk * D), ov = new Uint8Array(buf, op, chunk * M);
+    for (let a = 0; a < n; a += chunk) {
+      const b = Math.min(n, a + chunk);
+      xv.set(x.subarray(a * D, b * D));
+      for (let s = 0; s < M; s++) {
+        this.#small(
+          xp + 4 * s * dsub,
+          b - a,
+          D,
+          dsub,
+          cp + 8 * s * k * dsub,
+          np + 8 * s * k,
+          k,
+          op + s,
+          M,
+          sp,
+        );
+      }
+      codes.set(b - a === chunk ? ov : ov.subarray(0, (b - a) * M), a * M);
+    }
+  }
+}
+
+let shared: NearestKernel | null | undefined;
+
+/** This thread's kernel (made once), or `undefined` where WebAssembly SIMD is missing. */
+export function nearestKernel(): NearestKernel | undefined {
+  if (shared === undefined) shared = NearestKernel.create() ?? null;
+  return shared ?? undefined;
+}

@@ -1,0 +1,165 @@
+/**
+ * The nearest-centroid kernel of the IVF-PQ build (`search/kernels/wasm_nearest.ts`):
+ * every row's answer equals `kmeans.ts`'s `nearest` (the TypeScript
+ * reference, float64 in the same order), bit for bit, for long rows
+ * (`rows`: any d, odd too, any k, four centroids a pass and the rest) and
+ * for sub-quantizers (`one`: d 1, four rows a pass; `small`: d 2 … 8, two
+ * rows a pass; k ≤ 256, row counts not a multiple of the pass, rows read
+ * with a stride), on random values, on small integers
+ * (many exact ties: the lower centroid wins) and across the chunks the
+ * kernel takes rows in; and the encoding of `ivf_encode.ts` gives the same
+ * lists and codes with and without it.
+ */
+import {
+  NEAREST_CHUNK,
+  nearestKernel,
+  nearestModuleBytes,
+} from "../../../search/kernels/wasm_nearest.ts";
+import { nearest, nearestAll, rowNorms, splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
+import { encodeRows, prepareModel } from "../../../search/index/ivfpq/ivf_encode.ts";
+import { assert, assertEquals } from "../../_assert.ts";
+
+const u = splitmix32(40);
+/** Random float32 values in (−1.5, 1.5), or small integers −2 … 2 (ties). */
+const values = (len: number, ints: boolean) =>
+  new Float32Array(len).map(() => ints ? (u() % 5) - 2 : (u() / 2 ** 32 - 0.5) * 3);
+
+/** How many rows have two centroids at the smallest distance (the tie rule decides them). */
+function ties(x: Float32Array, n: number, d: number, c: Float32Array, cn: Float64Array, k: number) {
+  let t = 0;
+  for (let i = 0; i < n; i++) {
+    const best = nearest(x, i * d, c, cn, k, d);
+    // Another centroid with the same float64 distance: a copy of the best one.
+    for (let j = best + 1; j < k; j++) {
+      let same = cn[j] === cn[best];
+      for (let s = 0; same && s < d; s++) same = c[j * d + s] === c[best * d + s];
+      if (same) {
+        t++;
+        break;
+      }
+    }
+  }
+  return t;
+}
+
+Deno.test("nearest-centroid kernel: rows' nearest of k centroids equal nearest() bit for bit (any d and k, ties, chunks)", () => {
+  assert(WebAssembly.validate(nearestModuleBytes()), "the module does not validate");
+  const kernel = nearestKernel();
+  assert(kernel !== undefined, "no nearest-centroid kernel on this runtime");
+  let cases = 0, rows = 0, tied = 0;
+  for (const d of [1, 2, 3, 7, 8, 16, 255, 256]) {
+    for (const k of [1, 2, 3, 4, 5, 16, 100, 257]) {
+      for (const ints of [false, true]) {
+        const n = d * k > 20000 ? 37 : 301;
+        const x = values(n * d, ints), c = values(k * d, ints);
+        // A copy of centroid 0 further on: its rows tie, the lower one must win.
+        if (k > 2) c.copyWithin((k - 1) * d, 0, d);
+        const cn = rowNorms(c, k, d);
+        const out = new Uint32Array(n);
+        kernel.nearestRows(x, n, d, c, cn, k, out);
+        for (let i = 0; i < n; i++) {
+          assertEquals(out[i], nearest(x, i * d, c, cn, k, d), `d ${d} k ${k} row ${i}`);
+        }
+        tied += ties(x, n, d, c, cn, k);
+        cases++;
+        rows += n;
+      }
+    }
+  }
+  // Across the kernel's chunks of rows.
+  const n = 2 * NEAREST_CHUNK + 3, d = 6, k = 9;
+  const x = values(n * d, false), c = values(k * d, false), cn = rowNorms(c, k, d);
+  const out = new Uint32Array(n), all = new Uint32Array(n);
+  kernel.nearestRows(x, n, d, c, cn, k, out);
+  nearestAll(x, n, d, c, cn, k, all);
+  for (let i = 0; i < n; i++) {
+    const want = nearest(x, i * d, c, cn, k, d);
+    assertEquals(out[i], want, `chunked row ${i}`);
+    assertEquals(all[i], want, `nearestAll row ${i}`);
+  }
+  assertEquals(cases, 128);
+  assert(rows > 20000 && tied > 100, `${rows} rows, ${tied} decided by the tie rule`);
+});
+
+Deno.test("nearest-centroid kernel: sub-quantizers' codes equal nearest() bit for bit (d 1 … 8, k ≤ 256, odd rows, chunks)", () => {
+  const kernel = nearestKernel();
+  assert(kernel !== undefined, "no nearest-centroid kernel on this runtime");
+  let cases = 0, tied = 0;
+  for (const dsub of [1, 2, 3, 8]) {
+    for (const k of [1, 5, 16, 256]) {
+      for (const M of [1, 3, 16]) {
+        for (const ints of [false, true]) {
+          const n = k === 256 && M === 16 ? 33 : 257, D = M * dsub;
+          const x = values(n * D, ints), books = values(M * k * dsub, ints);
+          for (let s = 0; s < M && k > 2; s++) {
+            books.copyWithin((s * k + k - 1) * dsub, s * k * dsub, s * k * dsub + dsub);
+          }
+          const norms = new Float64Array(M * k);
+          for (let s = 0; s < M; s++) {
+            norms.set(rowNorms(books.subarray(s * k * dsub), k, dsub), s * k);
+          }
+          const codes = new Uint8Array(n * M);
+          kernel.nearestSub(x, n, M, dsub, books, norms, k, codes);
+          for (let s = 0; s < M; s++) {
+            const b = books.subarray(s * k * dsub, (s + 1) * k * dsub);
+            const nb = norms.subarray(s * k, (s + 1) * k);
+            const col = new Float32Array(n * dsub);
+            for (let i = 0; i < n; i++) {
+              col.set(x.subarray(i * D + s * dsub, i * D + s * dsub + dsub), i * dsub);
+              assertEquals(
+                codes[i * M + s],
+                nearest(x, i * D + s * dsub, b, nb, k, dsub),
+                `dsub ${dsub} k ${k} M ${M} row ${i} sub-quantizer ${s}`,
+              );
+            }
+            tied += ties(col, n, dsub, new Float32Array(b), nb, k);
+          }
+          cases++;
+        }
+      }
+    }
+  }
+  // Across chunks, an odd row count (d 1: the four-rows-a-pass function; d 2: `small`).
+  for (const dsub of [1, 2]) {
+    const n = NEAREST_CHUNK + 5, M = 4, k = 16;
+    const x = values(n * M * dsub, false), books = values(M * k * dsub, false);
+    const norms = new Float64Array(M * k);
+    for (let s = 0; s < M; s++) norms.set(rowNorms(books.subarray(s * k * dsub), k, dsub), s * k);
+    const codes = new Uint8Array(n * M);
+    kernel.nearestSub(x, n, M, dsub, books, norms, k, codes);
+    for (let i = 0; i < n; i++) {
+      for (let s = 0; s < M; s++) {
+        const want = nearest(
+          x,
+          i * M * dsub + s * dsub,
+          books.subarray(s * k * dsub, (s + 1) * k * dsub),
+          norms.subarray(s * k, (s + 1) * k),
+          k,
+          dsub,
+        );
+        assertEquals(codes[i * M + s], want, `chunked row ${i} sub-quantizer ${s}`);
+      }
+    }
+  }
+  assertEquals(cases, 96);
+  assert(tied > 100, `${tied} codes decided by the tie rule`);
+});
+
+Deno.test("nearest-centroid kernel: encodeRows gives the same lists and codes with and without it (8-bit and 4-bit shapes)", () => {
+  for (const [d, bpv, ksub, nlist] of [[64, 16, 256, 10], [64, 64, 16, 7], [32, 32, 16, 33]]) {
+    const n = 999;
+    const x = values(n * d, false), centroids = values(nlist * d, false);
+    const codebooks = values(bpv * ksub * (d / bpv), false);
+    const m = prepareModel({ d, bpv, nlist, centroids, codebooks, ksub });
+    const lists = new Uint32Array(n), codes = new Uint8Array(n * bpv);
+    const tl = new Uint32Array(n), tc = new Uint8Array(n * bpv);
+    encodeRows(x, n, m, lists, codes);
+    encodeRows(x, n, m, tl, tc, false);
+    assertEquals(lists, tl, `d ${d} bpv ${bpv}: lists`);
+    assertEquals(codes, tc, `d ${d} bpv ${bpv}: codes`);
+    assert(
+      new Set(lists).size > 1 && new Set(codes).size > 1,
+      "the rows spread over lists and codes",
+    );
+  }
+});
