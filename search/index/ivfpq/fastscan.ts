@@ -47,6 +47,7 @@ import {
   fastScanReference,
   FS_BLOCK,
 } from "../../kernels/wasm_fastscan.ts";
+import { probeScores, QuestionKernel } from "../../kernels/wasm_probe.ts";
 
 /** Centroids per sub-quantizer of a 4-bit index. */
 export const PQ4_KSUB = 16;
@@ -183,6 +184,76 @@ export interface CandidateSink {
 }
 
 const scanners = new WeakMap<object, FastScanner | null>();
+const questionKernels = new WeakMap<object, QuestionKernel | null>();
+
+/** This thread's probing and tables module for `data` (`wasm_probe.ts`), if it can run. */
+function questionKernelOf(data: Ivf4Data, d: number): QuestionKernel | undefined {
+  let k = questionKernels.get(data);
+  if (k === undefined) {
+    k = QuestionKernel.create(data.centroids, data.codebooks, data.nlist, d, 2 * data.bpv) ?? null;
+    questionKernels.set(data, k);
+  }
+  return k ?? undefined;
+}
+
+/**
+ * The `nprobe` best lists by `qc` (larger first, ties to the lower list),
+ * as sorting all lists by `qc[b] − qc[a] || a − b` and keeping the first
+ * `nprobe` gives them (that sort itself where a score is NaN).
+ *
+ * @example
+ * ```ts
+ * import { bestLists } from "./fastscan.ts";
+ * if (bestLists(new Float64Array([1, 3, 2, 3]), 3).join() !== "1,3,2") throw new Error();
+ * ```
+ */
+export function bestLists(qc: Float64Array, nprobe: number): number[] {
+  const nlist = qc.length, n = Math.min(nprobe, nlist);
+  const top: number[] = [];
+  for (let l = 0; l < nlist; l++) {
+    const s = qc[l];
+    if (s !== s) {
+      const order = Array.from({ length: nlist }, (_, i) => i);
+      order.sort((a, b) => qc[b] - qc[a] || a - b);
+      return order.slice(0, nprobe);
+    }
+    // Insert l after the lists at least as good (those before it win ties).
+    if (top.length === n && !(s > qc[top[n - 1]])) continue;
+    let i = top.length === n ? n - 1 : top.length;
+    while (i > 0 && s > qc[top[i - 1]]) {
+      if (i < n) top[i] = top[i - 1];
+      i--;
+    }
+    top[i] = l;
+  }
+  return top;
+}
+
+/**
+ * The probed lists of question `q` and its probing scores `qc` (`q · c_l`,
+ * or `−‖q − c_l‖²` for `l2`): float64 sums in dimension order
+ * (`wasm_probe.ts` `probeScores`), in the probing module unless `kernel`
+ * is false or it cannot run here (the same numbers).
+ */
+export function probeLists4(
+  data: Ivf4Data,
+  d: number,
+  l2: boolean,
+  q: Float32Array,
+  nprobe: number,
+  kernel = true,
+): { lists: number[]; qc: Float64Array } {
+  const k = kernel ? questionKernelOf(data, d) : undefined;
+  let qc: Float64Array;
+  if (k !== undefined) {
+    k.question(q);
+    qc = k.probe(l2);
+  } else {
+    qc = new Float64Array(data.nlist);
+    probeScores(q, data.centroids, data.nlist, d, l2, qc);
+  }
+  return { lists: bestLists(qc, nprobe), qc };
+}
 const starts = new WeakMap<object, Float64Array>();
 
 function scannerOf(data: Ivf4Data): FastScanner | undefined {
@@ -262,21 +333,24 @@ export function ivf4Candidates(
   const start = startsOf(data);
   const t = new Float64Array(M * 16), v = new Float64Array(d);
   const own = k === undefined ? new Uint8Array(16 * M) : undefined;
-  let q8: { scale: number; bias: number } | undefined;
-  if (!l2) {
-    for (let j = 0; j < d; j++) v[j] = q[j];
-    tables4(v, data.codebooks, M, dsub, false, t);
-    q8 = quantizeTables(t, M, own ?? k!.tables(M), 0);
-  }
-  for (const l of lists) {
-    const n = data.offsets[l + 1] - data.offsets[l];
-    if (n === 0) continue;
+  // The tables in the probing module where the scan kernel runs (the same bytes).
+  const qk = k !== undefined ? questionKernelOf(data, d) : undefined;
+  qk?.question(q);
+  const make = (l: number) => {
+    if (qk !== undefined) return qk.lut(l2, l, k!.tables(M), 0);
     if (l2) {
       const c = data.centroids;
       for (let j = 0; j < d; j++) v[j] = q[j] - c[l * d + j];
-      tables4(v, data.codebooks, M, dsub, true, t);
-      q8 = quantizeTables(t, M, own ?? k!.tables(M), 0);
-    }
+    } else for (let j = 0; j < d; j++) v[j] = q[j];
+    tables4(v, data.codebooks, M, dsub, l2, t);
+    return quantizeTables(t, M, own ?? k!.tables(M), 0);
+  };
+  let q8: { scale: number; bias: number } | undefined;
+  if (!l2) q8 = make(-1);
+  for (const l of lists) {
+    const n = data.offsets[l + 1] - data.offsets[l];
+    if (n === 0) continue;
+    if (l2) q8 = make(l);
     const { scale, bias } = q8!;
     const base = (l2 ? 0 : qc[l]) + bias;
     const nb = start[l + 1] - start[l], co = start[l] * bb, r0 = data.offsets[l];
@@ -316,7 +390,13 @@ export function ivf4CandidatesBatch(
   // Each question's tables at j·16·M of the kernel's memory (a view re-taken after a scan,
   // which may grow that memory).
   const lut = () => k.tables(M, nq);
+  const qk = questionKernelOf(data, d);
   const fill = (j: number, q: Float32Array, l: number) => {
+    if (qk !== undefined) {
+      qk.question(q);
+      q8[j] = qk.lut(l2, l, lut(), j * per);
+      return;
+    }
     if (l2) {
       const c = data.centroids;
       for (let x = 0; x < d; x++) v[x] = q[x] - c[l * d + x];

@@ -72,7 +72,15 @@ import { INDEX_FILES_ONLY, type IndexMetric, ivfContentProblem } from "../format
 import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts";
 import { kmeans, nearest, rowNorms } from "./kmeans.ts";
 import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
-import { ivf4Candidates, ivf4CandidatesBatch, PQ4_KSUB, pq4CodesBytes } from "./fastscan.ts";
+import {
+  bestLists,
+  ivf4Candidates,
+  ivf4CandidatesBatch,
+  PQ4_KSUB,
+  pq4CodesBytes,
+  probeLists4,
+} from "./fastscan.ts";
+import { probeScores } from "../../kernels/wasm_probe.ts";
 import { scoreDense, TopK } from "../exact/score.ts";
 import { DEFAULT_TRAIN_PARAGRAPHS, defaultNprobe, MAX_SEARCH_THREADS } from "../defaults.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
@@ -758,23 +766,8 @@ function probeLists(
 ): { lists: number[]; qc: Float64Array } {
   const { nlist, centroids: c } = data;
   const qc = new Float64Array(nlist);
-  for (let l = 0; l < nlist; l++) {
-    let s = 0;
-    const o = l * d;
-    if (l2) {
-      for (let t = 0; t < d; t++) {
-        const e = q[t] - c[o + t];
-        s += e * e;
-      }
-      qc[l] = -s;
-    } else {
-      for (let t = 0; t < d; t++) s += q[t] * c[o + t];
-      qc[l] = s;
-    }
-  }
-  const order = Array.from({ length: nlist }, (_, l) => l);
-  order.sort((a, b) => qc[b] - qc[a] || a - b);
-  return { lists: order.slice(0, nprobe), qc };
+  probeScores(q, c, nlist, d, l2, qc);
+  return { lists: bestLists(qc, nprobe), qc };
 }
 
 /** This thread's scan kernel per IVF-PQ data (`null`: none, the TypeScript scan). */
@@ -805,13 +798,14 @@ export function ivfCandidates(
   const data = loadIvf(index);
   const d = index.header.d, bpv = data.bpv, dsub = d / bpv;
   const l2 = index.header.metric === "l2";
-  const { lists, qc } = probeLists(q, data, d, l2, nprobe);
   if (data.bits === 4) {
     // 4-bit codes: the fast scan (`fastscan.ts`).
+    const { lists, qc } = probeLists4(data, d, l2, q, nprobe, kernel);
     const c4 = new Candidates(cap);
     ivf4Candidates(data, d, l2, q, lists, qc, c4, kernel);
     return c4.byRow();
   }
+  const { lists, qc } = probeLists(q, data, d, l2, nprobe);
   const k = kernel ? scannerOf(data) : undefined;
   // The kernel's tables live in its memory (a view re-taken before each use: a growth of
   // that memory detaches views, not data).
@@ -904,7 +898,7 @@ export function ivfCandidatesBatch(
     const d = index.header.d, l2 = index.header.metric === "l2";
     for (let b = 0; b < qs.length; b += IVF_BATCH) {
       const part = qs.slice(b, b + IVF_BATCH);
-      const probes = part.map((q) => probeLists(q, data, d, l2, nprobe));
+      const probes = part.map((q) => probeLists4(data, d, l2, q, nprobe));
       const cands = part.map(() => new Candidates(cap));
       if (!ivf4CandidatesBatch(data, d, l2, part, probes, cands)) {
         return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));
