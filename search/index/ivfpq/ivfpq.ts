@@ -81,7 +81,7 @@ import {
   probeLists4,
 } from "./fastscan.ts";
 import { probeScores } from "../../kernels/wasm_probe.ts";
-import { scoreDense, TopK } from "../exact/score.ts";
+import { scoreDenseBest, TopK } from "../exact/score.ts";
 import { DEFAULT_TRAIN_PARAGRAPHS, defaultNprobe, MAX_SEARCH_THREADS } from "../defaults.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
 
@@ -1052,17 +1052,28 @@ function finish(
 ): TopK[] {
   const tops = qs.map(() => new TopK(k));
   const h = index.header, d = h.d, a = index.dense;
+  // One gather buffer for every question (the candidates' vectors, copied in row order).
+  let most = 0;
+  for (const list of cands) most = Math.max(most, list.length);
+  const buf = a === undefined
+    ? undefined
+    : a instanceof Float32Array
+    ? new Float32Array(most * d)
+    : new Uint16Array(most * d);
   for (let j = 0; j < qs.length; j++) {
     const list = cands[j];
     if (refine > 0 && (a !== undefined || index.disk !== undefined)) {
       const n = list.length;
       let g: Float32Array | Uint16Array;
       if (a !== undefined) {
-        g = a instanceof Float32Array ? new Float32Array(n * d) : new Uint16Array(n * d);
-        list.forEach((x, i) => g.set(a.subarray(x.row * d, (x.row + 1) * d), i * d));
+        g = buf!.subarray(0, n * d);
+        for (let i = 0; i < n; i++) {
+          g.set(a.subarray(list[i].row * d, (list[i].row + 1) * d), i * d);
+        }
       } else g = index.disk!.gather(list.map((x) => x.row));
+      // Best bound first: the exact sums of the rows that can still enter, the same top rows.
       const local = new TopK(k);
-      scoreDense(g, n, d, 0, [qs[j]], [local], h.metric, simd);
+      scoreDenseBest(g, n, d, qs[j], local, h.metric, simd);
       const order = local.rows.map((r, i) => ({ r, s: local.scores[i] })).sort((x, y) => x.r - y.r);
       for (const { r, s } of order) tops[j].offer(s, list[r].row);
     } else {
