@@ -46,6 +46,9 @@ import {
   FastScanner,
   fastScanReference,
   FS_BLOCK,
+  FS_OUT,
+  FS_OUT2,
+  laneRow,
 } from "../../kernels/wasm_fastscan.ts";
 import { probeScores, QuestionKernel } from "../../kernels/wasm_probe.ts";
 
@@ -305,6 +308,47 @@ function offerHits(
   }
 }
 
+/** Block row of each position of the kernel's written sums (`laneRow`). */
+const LANE_ROW = Int32Array.from({ length: FS_BLOCK }, (_, p) => laneRow(p));
+
+/**
+ * {@linkcode offerHits} over the kernel's memory as `scanRaw`/`scan2Raw`
+ * left it (no copy): `count` blocks of `per` 16-bit words, this question's
+ * 32 sums from word `at` of a block (lane order), the block's index at
+ * 32-bit word `idx` of it. The rows offered are the same (in another
+ * order within a block: the candidates kept do not depend on it).
+ */
+function offerWritten(
+  sums: Uint16Array,
+  index: Int32Array,
+  count: number,
+  per: number,
+  at: number,
+  idx: number,
+  b0: number,
+  n: number,
+  thr: number,
+  base: number,
+  scale: number,
+  rows: Uint32Array,
+  r0: number,
+  cands: CandidateSink,
+): void {
+  for (let h = 0; h < count; h++) {
+    const o = h * per + at;
+    const first = (b0 + index[(h * per >> 1) + idx]) * FS_BLOCK;
+    const last = n - first;
+    for (let p = 0; p < FS_BLOCK; p++) {
+      const s = sums[o + p];
+      if (s < thr) continue;
+      const r = LANE_ROW[p];
+      if (r >= last) continue;
+      const score = base + s / scale;
+      if (score >= cands.floor) cands.offer(score, rows[r0 + first + r]);
+    }
+  }
+}
+
 /** The integer sum a row must reach to reach `floor` (one below, for rounding), or 65536: none can. */
 function needOf(floor: number, base: number, scale: number): number {
   if (floor === -Infinity) return 0;
@@ -416,46 +460,81 @@ export function ivf4CandidatesBatch(
     const nb = start[l + 1] - start[l], co = start[l] * bb, r0 = data.offsets[l];
     const baseOf = (j: number) => (l2 ? 0 : probes[j].qc[l]) + q8[j].bias;
     for (let g = 0; g < js.length; g += 2) {
-      const pair = js.slice(g, g + 2);
-      const base = pair.map(baseOf), scale = pair.map((j) => q8[j].scale);
-      const sinks = pair.map((j) => cands[j]);
+      const two = g + 1 < js.length;
+      const j0 = js[g], j1 = two ? js[g + 1] : j0;
+      const c0 = cands[j0], c1 = cands[j1];
+      const base0 = baseOf(j0), base1 = baseOf(j1);
+      const scale0 = q8[j0].scale, scale1 = q8[j1].scale;
       for (let b0 = 0; b0 < nb;) {
-        const warm = sinks.some((c) => c.floor === -Infinity);
+        const warm = c0.floor === -Infinity || (two && c1.floor === -Infinity);
         const run = Math.min(nb - b0, warm ? WARM_RUN : RUN);
-        const thr = sinks.map((c, i) => needOf(c.floor, base[i], scale[i]));
-        if (thr.every((x) => x > 65535)) break; // no row of this list can reach either floor
-        if (pair.length === 1) {
-          const hits = k.scan(co + b0 * bb, run, M, pair[0] * per, thr[0]);
-          offerHits(
-            hits.count,
-            hits.blocks,
-            hits.sums,
+        const thr0 = needOf(c0.floor, base0, scale0);
+        const thr1 = two ? needOf(c1.floor, base1, scale1) : 65536;
+        if (thr0 > 65535 && thr1 > 65535) break; // no row of this list can reach either floor
+        if (!two) {
+          const count = k.scanRaw(co + b0 * bb, run, M, j0 * per, thr0);
+          const w = k.written(count, FS_OUT);
+          offerWritten(
+            w.sums,
+            w.index,
+            count,
+            FS_OUT / 2,
+            0,
+            16,
             b0,
             n,
-            thr[0],
-            base[0],
-            scale[0],
+            thr0,
+            base0,
+            scale0,
             data.rows,
             r0,
-            sinks[0],
+            c0,
           );
         } else {
-          const t2 = thr.map((x) => Math.min(65535, x));
-          const hits = k.scan2(co + b0 * bb, run, M, pair[0] * per, pair[1] * per, t2[0], t2[1]);
-          for (let i = 0; i < 2; i++) {
-            if (thr[i] > 65535) continue;
-            offerHits(
-              hits.count,
-              hits.blocks,
-              hits.sums[i],
+          const count = k.scan2Raw(
+            co + b0 * bb,
+            run,
+            M,
+            j0 * per,
+            j1 * per,
+            Math.min(65535, thr0),
+            Math.min(65535, thr1),
+          );
+          const w = k.written(count, FS_OUT2);
+          if (thr0 <= 65535) {
+            offerWritten(
+              w.sums,
+              w.index,
+              count,
+              FS_OUT2 / 2,
+              0,
+              32,
               b0,
               n,
-              thr[i],
-              base[i],
-              scale[i],
+              thr0,
+              base0,
+              scale0,
               data.rows,
               r0,
-              sinks[i],
+              c0,
+            );
+          }
+          if (thr1 <= 65535) {
+            offerWritten(
+              w.sums,
+              w.index,
+              count,
+              FS_OUT2 / 2,
+              32,
+              32,
+              b0,
+              n,
+              thr1,
+              base1,
+              scale1,
+              data.rows,
+              r0,
+              c1,
             );
           }
         }
