@@ -19,7 +19,9 @@
  * its scale `qmax / range` (1 when the range is 0) and JavaScript's
  * `Math.round` for the non-negative values it rounds (`⌊y⌋`, plus 1 when
  * `y − ⌊y⌋ ≥ 0.5`: exact), then `min(qmax, ·)` and a saturating conversion
- * (a NaN gives 0, as a typed array store of NaN does).
+ * (a NaN gives 0, as a typed array store of NaN does); two entries a
+ * vector (`f64x2`: each lane the scalar operations, `f64x2.floor`,
+ * `f64x2.ge` masking 1.0, `f64x2.min`, `i32x4.trunc_sat_f64x2_u_zero`).
  *
  * Functions (byte addresses into the module's own memory, `memory`):
  * - `probe(q, c, nlist, d, l2, qc)`: `qc[l]` (f64) for the `nlist`
@@ -43,22 +45,22 @@ import {
   name,
   section,
   set,
+  simd,
   tee,
   uleb,
   vec,
 } from "./wasm_encode.ts";
 
 const PAGE = 65536;
-const I32 = 0x7f, F64 = 0x7c;
+const I32 = 0x7f, F64 = 0x7c, V128 = 0x7b;
 
 // Opcodes.
 const f32Load = (off = 0) => [0x2a, 2, ...uleb(off)];
 const f64Load = (off = 0) => [0x2b, 3, ...uleb(off)];
 const f64Store = (off = 0) => [0x39, 3, ...uleb(off)];
-const i32Store8 = [0x3a, 0, 0];
 const promote = [0xbb], fAdd = [0xa0], fSub = [0xa1], fMul = [0xa2], fDiv = [0xa3];
-const fNeg = [0x9a], fFloor = [0x9c], fLt = [0x63], fGt = [0x64], fGe = [0x66];
-const select = [0x1b], truncSatU = [0xfc, 0x03], fromU = [0xb8];
+const fNeg = [0x9a], fLt = [0x63], fGt = [0x64];
+const select = [0x1b], fromU = [0xb8];
 const iAdd = [0x6a], iMul = [0x6c], iGeU = [0x4f], iGtU = [0x4b];
 const f64c = (v: number) => [0x44, ...new Uint8Array(new Float64Array([v]).buffer)];
 const ifElse = (then: number[], other: number[]) => [0x04, 0x40, ...then, 0x05, ...other, 0x0b];
@@ -267,9 +269,10 @@ function tablesBody(): number[] {
 
 function quantBody(): number[] {
   // params t 0, M 1, lut 2, qmax 3, out 4; locals m 5, cc 6, tp 7, lp 8 i32;
-  // lo 9, hi 10, x 11, range 12, bias 13, scale 14, qm 15, y 16, fl 17 f64
+  // lo 9, hi 10, x 11, range 12, bias 13, scale 14, qm 15, y 16, fl 17 f64; v128 from 18
+  const V = { mn: 18, sc: 19, qm: 20, half: 21, one: 22, y: 23, fl: 24, w: 25 };
   return [
-    ...vec([[4, I32], [9, F64]]),
+    ...vec([[4, I32], [9, F64], [8, V128]]),
     ...get(3),
     ...fromU,
     ...set(15),
@@ -357,6 +360,19 @@ function quantBody(): number[] {
     ...fGt,
     ...select,
     ...set(14),
+    // The entries, two a vector (f64x2: the same operations lane by lane).
+    ...get(14),
+    ...simd(0x14),
+    ...set(V.sc),
+    ...get(15),
+    ...simd(0x14),
+    ...set(V.qm),
+    ...f64c(0.5),
+    ...simd(0x14),
+    ...set(V.half),
+    ...f64c(1),
+    ...simd(0x14),
+    ...set(V.one),
     ...get(0),
     ...set(7),
     ...get(2),
@@ -369,55 +385,48 @@ function quantBody(): number[] {
         ...get(1),
         ...iGeU,
         ...brIf(1),
-        ...i32(0),
-        ...set(6),
-        ...block([
-          ...loop([
-            ...get(6),
-            ...i32(16),
-            ...iGeU,
-            ...brIf(1),
-            ...get(8),
-            // y = (t − min_m) · scale; r = ⌊y⌋ + (y − ⌊y⌋ ≥ 0.5); min(qmax, r)
-            ...get(7),
-            ...f64Load(),
-            ...get(4),
-            ...get(5),
-            ...i32(8),
-            ...iMul,
-            ...iAdd,
-            ...f64Load(16),
-            ...fSub,
-            ...get(14),
-            ...fMul,
-            ...tee(16),
-            ...fFloor,
-            ...tee(17),
-            ...f64c(1),
-            ...f64c(0),
-            ...get(16),
-            ...get(17),
-            ...fSub,
-            ...f64c(0.5),
-            ...fGe,
-            ...select,
-            ...fAdd,
-            ...set(16),
-            // r > qmax ? qmax : r
-            ...get(15),
-            ...get(16),
-            ...get(16),
-            ...get(15),
-            ...fGt,
-            ...select,
-            ...truncSatU,
-            ...i32Store8,
-            ...bump(7, i32(8)),
-            ...bump(8, i32(1)),
-            ...bump(6, i32(1)),
-            ...br(0),
-          ]),
+        ...get(4),
+        ...get(5),
+        ...i32(8),
+        ...iMul,
+        ...iAdd,
+        ...f64Load(16),
+        ...simd(0x14),
+        ...set(V.mn),
+        ...[...Array(8).keys()].flatMap((k) => [
+          // y = (t − min_m) · scale; r = ⌊y⌋ + (y − ⌊y⌋ ≥ 0.5 ? 1 : 0); min(r, qmax)
+          ...get(7),
+          ...simd(0x00, 3, ...uleb(16 * k)),
+          ...get(V.mn),
+          ...simd(0xf1),
+          ...get(V.sc),
+          ...simd(0xf2),
+          ...tee(V.y),
+          ...simd(0x75),
+          ...tee(V.fl),
+          ...get(V.y),
+          ...get(V.fl),
+          ...simd(0xf1),
+          ...get(V.half),
+          ...simd(0x4c),
+          ...get(V.one),
+          ...simd(0x4e),
+          ...simd(0xf0),
+          ...get(V.qm),
+          ...simd(0xf4),
+          ...simd(0xfd),
+          ...set(V.w),
+          ...get(8),
+          ...get(V.w),
+          ...simd(0x1b, 0),
+          ...[0x3a, 0, ...uleb(2 * k)],
+          ...get(8),
+          ...get(V.w),
+          ...simd(0x1b, 1),
+          ...[0x3a, 0, ...uleb(2 * k + 1)],
         ]),
+        ...bump(7, i32(128)),
+        ...bump(8, i32(16)),
         ...bump(5, i32(1)),
         ...br(0),
       ]),
