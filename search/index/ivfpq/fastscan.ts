@@ -303,7 +303,13 @@ function offerHits(
       const s = sums[h * FS_BLOCK + r];
       if (s < thr) continue;
       const score = base + s / scale;
-      if (score >= cands.floor) cands.offer(score, rows[r0 + first + r]);
+      const floor = cands.floor;
+      if (score >= floor) {
+        cands.offer(score, rows[r0 + first + r]);
+        // The floor rose (or the candidates filled): the sum a row now needs, as between runs.
+        const f = cands.floor;
+        if (f !== floor) thr = Math.max(thr, needOf(f, base, scale));
+      }
     }
   }
 }
@@ -316,7 +322,9 @@ const LANE_ROW = Int32Array.from({ length: FS_BLOCK }, (_, p) => laneRow(p));
  * left it (no copy): `count` blocks of `per` 16-bit words, this question's
  * 32 sums from word `at` of a block (lane order), the block's index at
  * 32-bit word `idx` of it. The rows offered are the same (in another
- * order within a block: the candidates kept do not depend on it).
+ * order within a block: the candidates kept do not depend on it), less
+ * those the risen floor already lets go (the threshold re-taken after each
+ * offer that raises it, by the rule between runs).
  */
 function offerWritten(
   sums: Uint16Array,
@@ -344,7 +352,13 @@ function offerWritten(
       const r = LANE_ROW[p];
       if (r >= last) continue;
       const score = base + s / scale;
-      if (score >= cands.floor) cands.offer(score, rows[r0 + first + r]);
+      const floor = cands.floor;
+      if (score >= floor) {
+        cands.offer(score, rows[r0 + first + r]);
+        // The floor rose (or the candidates filled): the sum a row now needs, as between runs.
+        const f = cands.floor;
+        if (f !== floor) thr = Math.max(thr, needOf(f, base, scale));
+      }
     }
   }
 }
