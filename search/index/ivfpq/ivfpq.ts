@@ -1041,19 +1041,6 @@ function settle(index: IvfIndexView, options: IvfQueryOptions): [number, number,
   return [k, nprobe, refine, refine > 0 ? Math.max(k, refine) : k];
 }
 
-/** Copies the `words` 32-bit words of each listed row of `from` into `to`, one row after another. */
-function gatherWords(
-  from: Uint32Array,
-  list: readonly { row: number }[],
-  words: number,
-  to: Uint32Array,
-): void {
-  for (let i = 0, o = 0; i < list.length; i++) {
-    const f = list[i].row * words;
-    for (let t = 0; t < words; t++) to[o++] = from[f + t];
-  }
-}
-
 /** The top `k` of each question from its candidates, re-scored exactly with `refine` > 0. */
 function finish(
   index: IvfIndexView,
@@ -1073,12 +1060,6 @@ function finish(
     : a instanceof Float32Array
     ? new Float32Array(most * d)
     : new Uint16Array(most * d);
-  // The vectors as 32-bit words (one float32, or two float16), copied word by word.
-  const words = a === undefined ? 0 : (d * a.BYTES_PER_ELEMENT) / 4;
-  const from32 = a !== undefined && Number.isInteger(words) && a.byteOffset % 4 === 0
-    ? new Uint32Array(a.buffer, a.byteOffset, (a.length * a.BYTES_PER_ELEMENT) >> 2)
-    : undefined;
-  const to32 = from32 !== undefined ? new Uint32Array(buf!.buffer, 0, most * words) : undefined;
   for (let j = 0; j < qs.length; j++) {
     const list = cands[j];
     if (refine > 0 && (a !== undefined || index.disk !== undefined)) {
@@ -1086,11 +1067,8 @@ function finish(
       let g: Float32Array | Uint16Array;
       if (a !== undefined) {
         g = buf!.subarray(0, n * d);
-        if (to32 !== undefined) gatherWords(from32!, list, words, to32);
-        else {
-          for (let i = 0; i < n; i++) {
-            g.set(a.subarray(list[i].row * d, (list[i].row + 1) * d), i * d);
-          }
+        for (let i = 0; i < n; i++) {
+          g.set(a.subarray(list[i].row * d, (list[i].row + 1) * d), i * d);
         }
       } else g = index.disk!.gather(list.map((x) => x.row));
       // Best bound first: the exact sums of the rows that can still enter, the same top rows.
