@@ -655,44 +655,38 @@ class Candidates {
   get floor(): number {
     return this.size < this.cap ? -Infinity : this.scores[0];
   }
-  #worse(i: number, j: number): boolean {
-    const a = this.scores[i], b = this.scores[j];
-    return a < b || (a === b && this.rows[i] > this.rows[j]);
-  }
-  #swap(i: number, j: number): void {
-    const s = this.scores[i], r = this.rows[i];
-    this.scores[i] = this.scores[j];
-    this.rows[i] = this.rows[j];
-    this.scores[j] = s;
-    this.rows[j] = r;
-  }
   offer(score: number, row: number): void {
+    const S = this.scores, R = this.rows;
     if (this.size < this.cap) {
+      // Up from a new leaf: the parents worse than (score, row) move down into the hole.
       let i = this.size++;
-      this.scores[i] = score;
-      this.rows[i] = row;
       while (i > 0) {
         const p = (i - 1) >> 1;
-        if (!this.#worse(i, p)) break;
-        this.#swap(i, p);
+        if (!(score < S[p] || (score === S[p] && row > R[p]))) break;
+        S[i] = S[p];
+        R[i] = R[p];
         i = p;
       }
+      S[i] = score;
+      R[i] = row;
       return;
     }
-    const s0 = this.scores[0];
-    if (score < s0 || (score === s0 && row > this.rows[0])) return;
-    this.scores[0] = score;
-    this.rows[0] = row;
+    const s0 = S[0];
+    if (score < s0 || (score === s0 && row > R[0])) return;
+    // Down from the root: the worse child moves up into the hole while it is worse than (score, row).
+    const n = this.size;
     let i = 0;
     for (;;) {
-      const l = 2 * i + 1, r = l + 1;
-      let w = i;
-      if (l < this.size && this.#worse(l, w)) w = l;
-      if (r < this.size && this.#worse(r, w)) w = r;
-      if (w === i) break;
-      this.#swap(i, w);
-      i = w;
+      let c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && (S[c + 1] < S[c] || (S[c + 1] === S[c] && R[c + 1] > R[c]))) c++;
+      if (!(S[c] < score || (S[c] === score && R[c] > row))) break;
+      S[i] = S[c];
+      R[i] = R[c];
+      i = c;
     }
+    S[i] = score;
+    R[i] = row;
   }
   /** The kept pairs, by increasing row. */
   byRow(): { row: number; score: number }[] {
