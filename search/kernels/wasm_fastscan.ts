@@ -698,6 +698,16 @@ export class FastScanner {
     this.relaxed = relaxed;
   }
 
+  /** The kernel's own memory (tables and output), for a module that reads its output in place. */
+  get scratch(): WebAssembly.Memory {
+    return this.#scratch;
+  }
+
+  /** The byte of {@linkcode FastScanner.scratch} where `scanRaw`/`scan2Raw` write. */
+  get outAt(): number {
+    return this.#lutBytes;
+  }
+
   /** The kernel over `codes` (a shared memory), or `undefined` where it cannot run. */
   static create(codes: WebAssembly.Memory): FastScanner | undefined {
     const m = fastScanModule();

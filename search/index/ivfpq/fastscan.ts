@@ -51,6 +51,7 @@ import {
   laneRow,
 } from "../../kernels/wasm_fastscan.ts";
 import { probeScores, QuestionKernel } from "../../kernels/wasm_probe.ts";
+import { CandidateHeaps } from "../../kernels/wasm_select.ts";
 
 /** Centroids per sub-quantizer of a 4-bit index. */
 export const PQ4_KSUB = 16;
@@ -188,6 +189,17 @@ export interface CandidateSink {
 
 const scanners = new WeakMap<object, FastScanner | null>();
 const questionKernels = new WeakMap<object, QuestionKernel | null>();
+const heapModules = new WeakMap<object, CandidateHeaps | null>();
+
+/** This thread's candidate heaps for `data` over its scan kernel's memory (`wasm_select.ts`), if they can run. */
+function heapsOf(data: Ivf4Data, k: FastScanner): CandidateHeaps | undefined {
+  let h = heapModules.get(data);
+  if (h === undefined) {
+    h = CandidateHeaps.create(k.scratch, data.rows) ?? null;
+    heapModules.set(data, h);
+  }
+  return h ?? undefined;
+}
 
 /** This thread's probing and tables module for `data` (`wasm_probe.ts`), if it can run. */
 function questionKernelOf(data: Ivf4Data, d: number): QuestionKernel | undefined {
@@ -438,9 +450,14 @@ export function ivf4CandidatesBatch(
   qs: readonly Float32Array[],
   probes: readonly { readonly lists: readonly number[]; readonly qc: Float64Array }[],
   cands: readonly CandidateSink[],
+  cap?: number,
 ): boolean {
   const k = scannerOf(data);
   if (k === undefined) return false;
+  // With `cap` (each sink's size), the candidates are kept in the module's heaps
+  // (`wasm_select.ts`) and handed to the sinks at the end: the same kept pairs.
+  const heaps = cap !== undefined && cap > 0 ? heapsOf(data, k) : undefined;
+  heaps?.reset(qs.length, cap!);
   const M = 2 * data.bpv, dsub = d / M, bb = 16 * M, per = 16 * M, nq = qs.length;
   const start = startsOf(data);
   const t = new Float64Array(M * 16), v = new Float64Array(d);
@@ -477,52 +494,30 @@ export function ivf4CandidatesBatch(
       const two = g + 1 < js.length;
       const j0 = js[g], j1 = two ? js[g + 1] : j0;
       const c0 = cands[j0], c1 = cands[j1];
+      const floor0 = heaps !== undefined ? () => heaps.floor(j0) : () => c0.floor;
+      const floor1 = heaps !== undefined ? () => heaps.floor(j1) : () => c1.floor;
       const base0 = baseOf(j0), base1 = baseOf(j1);
       const scale0 = q8[j0].scale, scale1 = q8[j1].scale;
       for (let b0 = 0; b0 < nb;) {
-        const warm = c0.floor === -Infinity || (two && c1.floor === -Infinity);
+        const f0 = floor0(), f1 = two ? floor1() : 0;
+        const warm = f0 === -Infinity || (two && f1 === -Infinity);
         const run = Math.min(nb - b0, warm ? WARM_RUN : RUN);
-        const thr0 = needOf(c0.floor, base0, scale0);
-        const thr1 = two ? needOf(c1.floor, base1, scale1) : 65536;
+        const thr0 = needOf(f0, base0, scale0);
+        const thr1 = two ? needOf(f1, base1, scale1) : 65536;
         if (thr0 > 65535 && thr1 > 65535) break; // no row of this list can reach either floor
         if (!two) {
           const count = k.scanRaw(co + b0 * bb, run, M, j0 * per, thr0);
-          const w = k.written(count, FS_OUT);
-          offerWritten(
-            w.sums,
-            w.index,
-            count,
-            FS_OUT / 2,
-            0,
-            16,
-            b0,
-            n,
-            thr0,
-            base0,
-            scale0,
-            data.rows,
-            r0,
-            c0,
-          );
-        } else {
-          const count = k.scan2Raw(
-            co + b0 * bb,
-            run,
-            M,
-            j0 * per,
-            j1 * per,
-            Math.min(65535, thr0),
-            Math.min(65535, thr1),
-          );
-          const w = k.written(count, FS_OUT2);
-          if (thr0 <= 65535) {
+          if (heaps !== undefined) {
+            heaps.offer(j0, k.outAt, count, FS_OUT / 2, 0, 16, b0, n, thr0, base0, scale0, r0);
+          } else {
+            const w = k.written(count, FS_OUT);
             offerWritten(
               w.sums,
               w.index,
               count,
-              FS_OUT2 / 2,
+              FS_OUT / 2,
               0,
-              32,
+              16,
               b0,
               n,
               thr0,
@@ -533,27 +528,71 @@ export function ivf4CandidatesBatch(
               c0,
             );
           }
-          if (thr1 <= 65535) {
-            offerWritten(
-              w.sums,
-              w.index,
-              count,
-              FS_OUT2 / 2,
-              32,
-              32,
-              b0,
-              n,
-              thr1,
-              base1,
-              scale1,
-              data.rows,
-              r0,
-              c1,
-            );
+        } else {
+          const count = k.scan2Raw(
+            co + b0 * bb,
+            run,
+            M,
+            j0 * per,
+            j1 * per,
+            Math.min(65535, thr0),
+            Math.min(65535, thr1),
+          );
+          if (heaps !== undefined) {
+            const out = k.outAt;
+            if (thr0 <= 65535) {
+              heaps.offer(j0, out, count, FS_OUT2 / 2, 0, 32, b0, n, thr0, base0, scale0, r0);
+            }
+            if (thr1 <= 65535) {
+              heaps.offer(j1, out, count, FS_OUT2 / 2, 32, 32, b0, n, thr1, base1, scale1, r0);
+            }
+          } else {
+            const w = k.written(count, FS_OUT2);
+            if (thr0 <= 65535) {
+              offerWritten(
+                w.sums,
+                w.index,
+                count,
+                FS_OUT2 / 2,
+                0,
+                32,
+                b0,
+                n,
+                thr0,
+                base0,
+                scale0,
+                data.rows,
+                r0,
+                c0,
+              );
+            }
+            if (thr1 <= 65535) {
+              offerWritten(
+                w.sums,
+                w.index,
+                count,
+                FS_OUT2 / 2,
+                32,
+                32,
+                b0,
+                n,
+                thr1,
+                base1,
+                scale1,
+                data.rows,
+                r0,
+                c1,
+              );
+            }
           }
         }
         b0 += run;
       }
+    }
+  }
+  if (heaps !== undefined) {
+    for (let j = 0; j < qs.length; j++) {
+      for (const x of heaps.kept(j)) cands[j].offer(x.score, x.row);
     }
   }
   return true;

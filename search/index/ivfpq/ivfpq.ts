@@ -894,7 +894,7 @@ export function ivfCandidatesBatch(
       const part = qs.slice(b, b + IVF_BATCH);
       const probes = part.map((q) => probeLists4(data, d, l2, q, nprobe));
       const cands = part.map(() => new Candidates(cap));
-      if (!ivf4CandidatesBatch(data, d, l2, part, probes, cands)) {
+      if (!ivf4CandidatesBatch(data, d, l2, part, probes, cands, cap)) {
         return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));
       }
       out.push(...cands.map((c) => c.byRow()));
