@@ -58,7 +58,7 @@ function offerBody(): number[] {
   // params: out 0, count 1, per 2, at 3, idx 4, b0 5, n 6, thr 7, base 8 (f64), scale 9 (f64),
   // r0 10, heap 11, cap 12, rows 13
   // locals i32: h 14, p 15, o 16, first 17, last 18, s 19, r 20, size 21, i 22, c 23, sb 24, rb 25
-  // locals f64: score 26, row 27
+  // locals f64: score 26, row 27, sc 28, rc 29, s2 30, r2 31
   const [h, p, o, first, last, s, r, size, i, c, sb, rb] = [
     14,
     15,
@@ -73,7 +73,7 @@ function offerBody(): number[] {
     24,
     25,
   ];
-  const score = 26, row = 27;
+  const score = 26, row = 27, sc = 28, rc = 29, s2 = 30, r2 = 31;
   const S = (x: number[]) => [...get(sb), ...x, ...i32(3), ...iShl, ...iAdd]; // address of S[x]
   const R = (x: number[]) => [...get(rb), ...x, ...i32(3), ...iShl, ...iAdd];
   // (a, b) worse than (score, row)-style comparisons written inline below.
@@ -176,7 +176,13 @@ function offerBody(): number[] {
         ...get(size),
         ...iGeS,
         ...brIf(1),
-        // the worse child: c + 1 when S[c+1] < S[c] || (== && R[c+1] > R[c])
+        // sc, rc = S[c], R[c]; the worse child: c + 1 when S[c+1] < sc || (== && R[c+1] > rc)
+        ...S(get(c)),
+        ...f64Load1(),
+        ...set(sc),
+        ...R(get(c)),
+        ...f64Load1(),
+        ...set(rc),
         ...get(c),
         ...i32(1),
         ...iAdd,
@@ -185,34 +191,31 @@ function offerBody(): number[] {
         ...ifThen([
           ...S([...get(c), ...i32(1), ...iAdd]),
           ...f64Load1(),
-          ...S(get(c)),
-          ...f64Load1(),
-          ...fLt,
-          ...S([...get(c), ...i32(1), ...iAdd]),
-          ...f64Load1(),
-          ...S(get(c)),
-          ...f64Load1(),
-          ...fEq,
+          ...set(s2),
           ...R([...get(c), ...i32(1), ...iAdd]),
           ...f64Load1(),
-          ...R(get(c)),
-          ...f64Load1(),
+          ...set(r2),
+          ...get(s2),
+          ...get(sc),
+          ...fLt,
+          ...get(s2),
+          ...get(sc),
+          ...fEq,
+          ...get(r2),
+          ...get(rc),
           ...fGt,
           ...iAnd,
           ...iOr,
-          ...ifThen(bump(c, i32(1))),
+          ...ifThen([...bump(c, i32(1)), ...get(s2), ...set(sc), ...get(r2), ...set(rc)]),
         ]),
-        // stop unless the child is worse than (score, row): S[c] < score || (== && R[c] > row)
-        ...S(get(c)),
-        ...f64Load1(),
+        // stop unless the child is worse than (score, row): sc < score || (== && rc > row)
+        ...get(sc),
         ...get(score),
         ...fLt,
-        ...S(get(c)),
-        ...f64Load1(),
+        ...get(sc),
         ...get(score),
         ...fEq,
-        ...R(get(c)),
-        ...f64Load1(),
+        ...get(rc),
         ...get(row),
         ...fGt,
         ...iAnd,
@@ -220,12 +223,10 @@ function offerBody(): number[] {
         ...iEqz,
         ...brIf(1),
         ...S(get(i)),
-        ...S(get(c)),
-        ...f64Load1(),
+        ...get(sc),
         ...f64Store1(),
         ...R(get(i)),
-        ...R(get(c)),
-        ...f64Load1(),
+        ...get(rc),
         ...f64Store1(),
         ...get(c),
         ...set(i),
@@ -240,7 +241,7 @@ function offerBody(): number[] {
     ...f64Store1(),
   ];
   return [
-    ...vec([[12, I32], [2, F64]]),
+    ...vec([[12, I32], [6, F64]]),
     ...get(11),
     ...i32(8),
     ...iAdd,
