@@ -666,6 +666,21 @@ export function fastScanReference(
   };
 }
 
+/**
+ * The row of a block that position `p` (0 … 31) of the kernel's written
+ * sums holds: four `i16x8` vectors of rows 0, 2, …, 14; 1, 3, …, 15;
+ * 16, 18, …, 30; 17, 19, …, 31.
+ *
+ * @example
+ * ```ts
+ * import { laneRow } from "./wasm_fastscan.ts";
+ * if ([0, 7, 8, 16, 24, 31].map(laneRow).join() !== "0,14,1,16,17,31") throw new Error();
+ * ```
+ */
+export function laneRow(p: number): number {
+  return 16 * (p >> 4) + 2 * (p & 7) + ((p >> 3) & 1);
+}
+
 /** The fast-scan kernel of one thread over one codes memory ({@linkcode FastScanner.create}). */
 export class FastScanner {
   readonly #scratch: WebAssembly.Memory;
@@ -681,6 +696,16 @@ export class FastScanner {
     this.#scan = e.scan as (...args: number[]) => number;
     this.#scan2 = e.scan2 as (...args: number[]) => number;
     this.relaxed = relaxed;
+  }
+
+  /** The kernel's own memory (tables and output), for a module that reads its output in place. */
+  get scratch(): WebAssembly.Memory {
+    return this.#scratch;
+  }
+
+  /** The byte of {@linkcode FastScanner.scratch} where `scanRaw`/`scan2Raw` write. */
+  get outAt(): number {
+    return this.#lutBytes;
   }
 
   /** The kernel over `codes` (a shared memory), or `undefined` where it cannot run. */
@@ -734,6 +759,52 @@ export class FastScanner {
       blocks[k] = iv[k * (FS_OUT / 4) + 16];
     }
     return { count, blocks, sums };
+  }
+
+  /**
+   * {@linkcode FastScanner.scan} without copying out: the number of blocks
+   * written, left in the kernel's memory as {@linkcode FastScanner.written}
+   * shows them (block `k`'s 32 sums at `40·k` of its 16-bit view, in the
+   * kernel's lane order, its index at `20·k + 16` of its 32-bit view).
+   */
+  scanRaw(co: number, nb: number, M: number, lut: number, thr: number): number {
+    const out = this.#lutBytes;
+    this.#ensure(out + nb * FS_OUT);
+    return this.#scan(co, nb, M, lut, thr, out);
+  }
+
+  /**
+   * {@linkcode FastScanner.scan2} without copying out: the number of blocks
+   * written (block `k`: question 0's 32 sums at `72·k`, question 1's at
+   * `72·k + 32` of the 16-bit view, in the kernel's lane order; its index
+   * at `36·k + 32` of the 32-bit view).
+   */
+  scan2Raw(
+    co: number,
+    nb: number,
+    M: number,
+    lut0: number,
+    lut1: number,
+    thr0: number,
+    thr1: number,
+  ): number {
+    const out = this.#lutBytes;
+    this.#ensure(out + nb * FS_OUT2);
+    return this.#scan2(co, nb, M, lut0, lut1, thr0, thr1, out);
+  }
+
+  /**
+   * Views of what the last `scanRaw`/`scan2Raw` wrote (valid until the
+   * next call). The 32 sums of a block are in lane order: position `p`
+   * holds row `16·(p >> 4) + 2·(p & 7) + ((p >> 3) & 1)`
+   * ({@linkcode laneRow}).
+   */
+  written(count: number, perBlock: number): { sums: Uint16Array; index: Int32Array } {
+    const out = this.#lutBytes, buf = this.#scratch.buffer as ArrayBuffer;
+    return {
+      sums: new Uint16Array(buf, out, (count * perBlock) / 2),
+      index: new Int32Array(buf, out, (count * perBlock) / 4),
+    };
   }
 
   /**

@@ -185,28 +185,29 @@ export function denseRowStats(
   return { squares, norms };
 }
 
-/**
- * Scores `n` dense rows (`a`: f32 values or f16 bits, row-major, `d`
- * columns; global rows `rowBase…`) against the questions `qs` (float32,
- * length d each), offering candidates to `tops[j]` (see the module notes).
- * Uses the WebAssembly SIMD kernels when `simd` and d is a multiple of 4;
- * there, `rowStats` (of the whole matrix `a` is part of, by global row:
- * {@linkcode denseRowStats}) spares the kernel the row squares. The results
- * are the same with or without it.
- */
-export function scoreDense(
+/** What the dense scorers' exact pass needs: float rows, squares, fast scores and their error terms. */
+interface DensePrep {
+  readonly A: Float32Array;
+  readonly S: Float64Array;
+  readonly F: Float32Array | Float64Array;
+  readonly norms: Float64Array;
+  readonly factor: number;
+  readonly tiny: number;
+  readonly qNorm: Float64Array;
+  readonly qSq: Float64Array;
+}
+
+/** The fast scores of {@linkcode scoreDense} and the terms of their error bounds. */
+function densePrep(
   a: Float32Array | Uint16Array,
   n: number,
   d: number,
   rowBase: number,
   qs: readonly Float32Array[],
-  tops: readonly TopK[],
-  metric: IndexMetric,
-  simd = true,
-  rowStats?: DenseRowStats,
-): void {
+  simd: boolean,
+  rowStats: DenseRowStats | undefined,
+): DensePrep {
   const nq = qs.length;
-  if (n === 0 || nq === 0) return;
   const qNorm = new Float64Array(nq), qSq = new Float64Array(nq);
   let maxQ = 0;
   for (let j = 0; j < nq; j++) {
@@ -268,7 +269,40 @@ export function scoreDense(
     norms = new Float64Array(n);
     for (let i = 0; i < n; i++) norms[i] = Math.sqrt(sq![i]);
   }
-  const A = rows!, S = sq!, F = fast;
+  return { A: rows!, S: sq!, F: fast, norms, factor, tiny, qNorm, qSq };
+}
+
+/**
+ * Scores `n` dense rows (`a`: f32 values or f16 bits, row-major, `d`
+ * columns; global rows `rowBase…`) against the questions `qs` (float32,
+ * length d each), offering candidates to `tops[j]` (see the module notes).
+ * Uses the WebAssembly SIMD kernels when `simd` and d is a multiple of 4;
+ * there, `rowStats` (of the whole matrix `a` is part of, by global row:
+ * {@linkcode denseRowStats}) spares the kernel the row squares. The results
+ * are the same with or without it.
+ */
+export function scoreDense(
+  a: Float32Array | Uint16Array,
+  n: number,
+  d: number,
+  rowBase: number,
+  qs: readonly Float32Array[],
+  tops: readonly TopK[],
+  metric: IndexMetric,
+  simd = true,
+  rowStats?: DenseRowStats,
+): void {
+  const nq = qs.length;
+  if (n === 0 || nq === 0) return;
+  const { A, S, F, norms, factor, tiny, qNorm, qSq } = densePrep(
+    a,
+    n,
+    d,
+    rowBase,
+    qs,
+    simd,
+    rowStats,
+  );
   const l2 = metric === "l2";
   // The squares' own error (float64 sums) is far below this float32-level term.
   const sqFactor = 4 * (d + 4) * U32;
@@ -308,6 +342,88 @@ export function scoreDense(
       thr = t.threshold;
     }
   }
+}
+
+/**
+ * {@linkcode scoreDense} for one question into an empty `top`, the rows
+ * taken best bound first: each row's fast score plus its error bound (the
+ * same terms), rows in decreasing order of it, the exact score (`fsum`)
+ * of each until the next bound is below the `k`-th exact score kept; then
+ * the `k` best by (exact score, lower row) offered to `top` by increasing
+ * row. `top` ends as `scoreDense` leaves it (the same rows, scores and
+ * order), with fewer exact sums when the best rows are not the first.
+ *
+ * @example
+ * ```ts
+ * import { scoreDenseBest, TopK } from "./score.ts";
+ * const top = new TopK(1);
+ * scoreDenseBest(new Float32Array([1, 0, 0, 1, 1, 1, 0, 0]), 4, 2, new Float32Array([1, 2]), top, "ip");
+ * if (top.rows[0] !== 2 || top.scores[0] !== 3) throw new Error(`${top.rows}`);
+ * ```
+ */
+export function scoreDenseBest(
+  a: Float32Array | Uint16Array,
+  n: number,
+  d: number,
+  q: Float32Array,
+  top: TopK,
+  metric: IndexMetric,
+  simd = true,
+): void {
+  if (n === 0) return;
+  const { A, S, F, norms, factor, tiny, qNorm, qSq } = densePrep(a, n, d, 0, [q], simd, undefined);
+  const l2 = metric === "l2";
+  const sqFactor = 4 * (d + 4) * U32;
+  const scale = factor * qNorm[0], qs2 = qSq[0];
+  const bound = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const ip = F[i];
+    const bIp = scale * norms[i] + tiny;
+    bound[i] = l2
+      ? (2 * ip - S[i] - qs2) +
+        (2 * bIp + sqFactor * (S[i] + qs2) + 8 * EPS * (2 * Math.abs(ip) + S[i] + qs2) + tiny)
+      : ip + bIp;
+  }
+  // Rows whose bound is not ≥ anything (NaN) are never scored, as in scoreDense.
+  const order: number[] = [];
+  for (let i = 0; i < n; i++) if (bound[i] >= -Infinity) order.push(i);
+  order.sort((x, y) => bound[y] - bound[x] || x - y);
+  const k = top.k;
+  // The kept rows, worst last: by exact score, then lower row.
+  const keptRow: number[] = [], keptScore: number[] = [];
+  for (const i of order) {
+    if (keptRow.length === k && !(bound[i] >= keptScore[k - 1])) break;
+    const r = i * d;
+    let v: number;
+    if (l2) {
+      const p = room(3 * d);
+      for (let c = 0; c < d; c++) {
+        const x = A[r + c], y = q[c];
+        p[3 * c] = 2 * x * y;
+        p[3 * c + 1] = -(x * x);
+        p[3 * c + 2] = -(y * y);
+      }
+      v = fsum(p, 3 * d);
+    } else {
+      const p = room(d);
+      for (let c = 0; c < d; c++) p[c] = A[r + c] * q[c];
+      v = fsum(p, d);
+    }
+    // Insert (v, i) after the kept pairs at least as good.
+    let at = keptRow.length;
+    while (at > 0 && (keptScore[at - 1] < v || (keptScore[at - 1] === v && keptRow[at - 1] > i))) {
+      at--;
+    }
+    if (at >= k) continue;
+    keptRow.splice(at, 0, i);
+    keptScore.splice(at, 0, v);
+    if (keptRow.length > k) {
+      keptRow.pop();
+      keptScore.pop();
+    }
+  }
+  const byRow = keptRow.map((i, x) => [i, keptScore[x]]).sort((x, y) => x[0] - y[0]);
+  for (const [i, v] of byRow) top.offer(v, i);
 }
 
 let slots = new Int32Array(0);

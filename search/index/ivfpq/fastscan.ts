@@ -46,7 +46,12 @@ import {
   FastScanner,
   fastScanReference,
   FS_BLOCK,
+  FS_OUT,
+  FS_OUT2,
+  laneRow,
 } from "../../kernels/wasm_fastscan.ts";
+import { probeScores, QuestionKernel } from "../../kernels/wasm_probe.ts";
+import { CandidateHeaps } from "../../kernels/wasm_select.ts";
 
 /** Centroids per sub-quantizer of a 4-bit index. */
 export const PQ4_KSUB = 16;
@@ -183,6 +188,87 @@ export interface CandidateSink {
 }
 
 const scanners = new WeakMap<object, FastScanner | null>();
+const questionKernels = new WeakMap<object, QuestionKernel | null>();
+const heapModules = new WeakMap<object, CandidateHeaps | null>();
+
+/** This thread's candidate heaps for `data` over its scan kernel's memory (`wasm_select.ts`), if they can run. */
+function heapsOf(data: Ivf4Data, k: FastScanner): CandidateHeaps | undefined {
+  let h = heapModules.get(data);
+  if (h === undefined) {
+    h = CandidateHeaps.create(k.scratch, data.rows) ?? null;
+    heapModules.set(data, h);
+  }
+  return h ?? undefined;
+}
+
+/** This thread's probing and tables module for `data` (`wasm_probe.ts`), if it can run. */
+function questionKernelOf(data: Ivf4Data, d: number): QuestionKernel | undefined {
+  let k = questionKernels.get(data);
+  if (k === undefined) {
+    k = QuestionKernel.create(data.centroids, data.codebooks, data.nlist, d, 2 * data.bpv) ?? null;
+    questionKernels.set(data, k);
+  }
+  return k ?? undefined;
+}
+
+/**
+ * The `nprobe` best lists by `qc` (larger first, ties to the lower list),
+ * as sorting all lists by `qc[b] − qc[a] || a − b` and keeping the first
+ * `nprobe` gives them (that sort itself where a score is NaN).
+ *
+ * @example
+ * ```ts
+ * import { bestLists } from "./fastscan.ts";
+ * if (bestLists(new Float64Array([1, 3, 2, 3]), 3).join() !== "1,3,2") throw new Error();
+ * ```
+ */
+export function bestLists(qc: Float64Array, nprobe: number): number[] {
+  const nlist = qc.length, n = Math.min(nprobe, nlist);
+  const top: number[] = [];
+  for (let l = 0; l < nlist; l++) {
+    const s = qc[l];
+    if (s !== s) {
+      const order = Array.from({ length: nlist }, (_, i) => i);
+      order.sort((a, b) => qc[b] - qc[a] || a - b);
+      return order.slice(0, nprobe);
+    }
+    // Insert l after the lists at least as good (those before it win ties).
+    if (top.length === n && !(s > qc[top[n - 1]])) continue;
+    let i = top.length === n ? n - 1 : top.length;
+    while (i > 0 && s > qc[top[i - 1]]) {
+      if (i < n) top[i] = top[i - 1];
+      i--;
+    }
+    top[i] = l;
+  }
+  return top;
+}
+
+/**
+ * The probed lists of question `q` and its probing scores `qc` (`q · c_l`,
+ * or `−‖q − c_l‖²` for `l2`): float64 sums in dimension order
+ * (`wasm_probe.ts` `probeScores`), in the probing module unless `kernel`
+ * is false or it cannot run here (the same numbers).
+ */
+export function probeLists4(
+  data: Ivf4Data,
+  d: number,
+  l2: boolean,
+  q: Float32Array,
+  nprobe: number,
+  kernel = true,
+): { lists: number[]; qc: Float64Array } {
+  const k = kernel ? questionKernelOf(data, d) : undefined;
+  let qc: Float64Array;
+  if (k !== undefined) {
+    k.question(q);
+    qc = k.probe(l2);
+  } else {
+    qc = new Float64Array(data.nlist);
+    probeScores(q, data.centroids, data.nlist, d, l2, qc);
+  }
+  return { lists: bestLists(qc, nprobe), qc };
+}
 const starts = new WeakMap<object, Float64Array>();
 
 function scannerOf(data: Ivf4Data): FastScanner | undefined {
@@ -229,7 +315,62 @@ function offerHits(
       const s = sums[h * FS_BLOCK + r];
       if (s < thr) continue;
       const score = base + s / scale;
-      if (score >= cands.floor) cands.offer(score, rows[r0 + first + r]);
+      const floor = cands.floor;
+      if (score >= floor) {
+        cands.offer(score, rows[r0 + first + r]);
+        // The floor rose (or the candidates filled): the sum a row now needs, as between runs.
+        const f = cands.floor;
+        if (f !== floor) thr = Math.max(thr, needOf(f, base, scale));
+      }
+    }
+  }
+}
+
+/** Block row of each position of the kernel's written sums (`laneRow`). */
+const LANE_ROW = Int32Array.from({ length: FS_BLOCK }, (_, p) => laneRow(p));
+
+/**
+ * {@linkcode offerHits} over the kernel's memory as `scanRaw`/`scan2Raw`
+ * left it (no copy): `count` blocks of `per` 16-bit words, this question's
+ * 32 sums from word `at` of a block (lane order), the block's index at
+ * 32-bit word `idx` of it. The rows offered are the same (in another
+ * order within a block: the candidates kept do not depend on it), less
+ * those the risen floor already lets go (the threshold re-taken after each
+ * offer that raises it, by the rule between runs).
+ */
+function offerWritten(
+  sums: Uint16Array,
+  index: Int32Array,
+  count: number,
+  per: number,
+  at: number,
+  idx: number,
+  b0: number,
+  n: number,
+  thr: number,
+  base: number,
+  scale: number,
+  rows: Uint32Array,
+  r0: number,
+  cands: CandidateSink,
+): void {
+  for (let h = 0; h < count; h++) {
+    const o = h * per + at;
+    const first = (b0 + index[(h * per >> 1) + idx]) * FS_BLOCK;
+    const last = n - first;
+    for (let p = 0; p < FS_BLOCK; p++) {
+      const s = sums[o + p];
+      if (s < thr) continue;
+      const r = LANE_ROW[p];
+      if (r >= last) continue;
+      const score = base + s / scale;
+      const floor = cands.floor;
+      if (score >= floor) {
+        cands.offer(score, rows[r0 + first + r]);
+        // The floor rose (or the candidates filled): the sum a row now needs, as between runs.
+        const f = cands.floor;
+        if (f !== floor) thr = Math.max(thr, needOf(f, base, scale));
+      }
     }
   }
 }
@@ -262,21 +403,24 @@ export function ivf4Candidates(
   const start = startsOf(data);
   const t = new Float64Array(M * 16), v = new Float64Array(d);
   const own = k === undefined ? new Uint8Array(16 * M) : undefined;
-  let q8: { scale: number; bias: number } | undefined;
-  if (!l2) {
-    for (let j = 0; j < d; j++) v[j] = q[j];
-    tables4(v, data.codebooks, M, dsub, false, t);
-    q8 = quantizeTables(t, M, own ?? k!.tables(M), 0);
-  }
-  for (const l of lists) {
-    const n = data.offsets[l + 1] - data.offsets[l];
-    if (n === 0) continue;
+  // The tables in the probing module where the scan kernel runs (the same bytes).
+  const qk = k !== undefined ? questionKernelOf(data, d) : undefined;
+  qk?.question(q);
+  const make = (l: number) => {
+    if (qk !== undefined) return qk.lut(l2, l, k!.tables(M), 0);
     if (l2) {
       const c = data.centroids;
       for (let j = 0; j < d; j++) v[j] = q[j] - c[l * d + j];
-      tables4(v, data.codebooks, M, dsub, true, t);
-      q8 = quantizeTables(t, M, own ?? k!.tables(M), 0);
-    }
+    } else for (let j = 0; j < d; j++) v[j] = q[j];
+    tables4(v, data.codebooks, M, dsub, l2, t);
+    return quantizeTables(t, M, own ?? k!.tables(M), 0);
+  };
+  let q8: { scale: number; bias: number } | undefined;
+  if (!l2) q8 = make(-1);
+  for (const l of lists) {
+    const n = data.offsets[l + 1] - data.offsets[l];
+    if (n === 0) continue;
+    if (l2) q8 = make(l);
     const { scale, bias } = q8!;
     const base = (l2 ? 0 : qc[l]) + bias;
     const nb = start[l + 1] - start[l], co = start[l] * bb, r0 = data.offsets[l];
@@ -306,9 +450,14 @@ export function ivf4CandidatesBatch(
   qs: readonly Float32Array[],
   probes: readonly { readonly lists: readonly number[]; readonly qc: Float64Array }[],
   cands: readonly CandidateSink[],
+  cap?: number,
 ): boolean {
   const k = scannerOf(data);
   if (k === undefined) return false;
+  // With `cap` (each sink's size), the candidates are kept in the module's heaps
+  // (`wasm_select.ts`) and handed to the sinks at the end: the same kept pairs.
+  const heaps = cap !== undefined && cap > 0 ? heapsOf(data, k) : undefined;
+  heaps?.reset(qs.length, cap!);
   const M = 2 * data.bpv, dsub = d / M, bb = 16 * M, per = 16 * M, nq = qs.length;
   const start = startsOf(data);
   const t = new Float64Array(M * 16), v = new Float64Array(d);
@@ -316,7 +465,13 @@ export function ivf4CandidatesBatch(
   // Each question's tables at j·16·M of the kernel's memory (a view re-taken after a scan,
   // which may grow that memory).
   const lut = () => k.tables(M, nq);
+  const qk = questionKernelOf(data, d);
   const fill = (j: number, q: Float32Array, l: number) => {
+    if (qk !== undefined) {
+      qk.question(q);
+      q8[j] = qk.lut(l2, l, lut(), j * per);
+      return;
+    }
     if (l2) {
       const c = data.centroids;
       for (let x = 0; x < d; x++) v[x] = q[x] - c[l * d + x];
@@ -336,51 +491,108 @@ export function ivf4CandidatesBatch(
     const nb = start[l + 1] - start[l], co = start[l] * bb, r0 = data.offsets[l];
     const baseOf = (j: number) => (l2 ? 0 : probes[j].qc[l]) + q8[j].bias;
     for (let g = 0; g < js.length; g += 2) {
-      const pair = js.slice(g, g + 2);
-      const base = pair.map(baseOf), scale = pair.map((j) => q8[j].scale);
-      const sinks = pair.map((j) => cands[j]);
+      const two = g + 1 < js.length;
+      const j0 = js[g], j1 = two ? js[g + 1] : j0;
+      const c0 = cands[j0], c1 = cands[j1];
+      const floor0 = heaps !== undefined ? () => heaps.floor(j0) : () => c0.floor;
+      const floor1 = heaps !== undefined ? () => heaps.floor(j1) : () => c1.floor;
+      const base0 = baseOf(j0), base1 = baseOf(j1);
+      const scale0 = q8[j0].scale, scale1 = q8[j1].scale;
       for (let b0 = 0; b0 < nb;) {
-        const warm = sinks.some((c) => c.floor === -Infinity);
+        const f0 = floor0(), f1 = two ? floor1() : 0;
+        const warm = f0 === -Infinity || (two && f1 === -Infinity);
         const run = Math.min(nb - b0, warm ? WARM_RUN : RUN);
-        const thr = sinks.map((c, i) => needOf(c.floor, base[i], scale[i]));
-        if (thr.every((x) => x > 65535)) break; // no row of this list can reach either floor
-        if (pair.length === 1) {
-          const hits = k.scan(co + b0 * bb, run, M, pair[0] * per, thr[0]);
-          offerHits(
-            hits.count,
-            hits.blocks,
-            hits.sums,
-            b0,
-            n,
-            thr[0],
-            base[0],
-            scale[0],
-            data.rows,
-            r0,
-            sinks[0],
-          );
-        } else {
-          const t2 = thr.map((x) => Math.min(65535, x));
-          const hits = k.scan2(co + b0 * bb, run, M, pair[0] * per, pair[1] * per, t2[0], t2[1]);
-          for (let i = 0; i < 2; i++) {
-            if (thr[i] > 65535) continue;
-            offerHits(
-              hits.count,
-              hits.blocks,
-              hits.sums[i],
+        const thr0 = needOf(f0, base0, scale0);
+        const thr1 = two ? needOf(f1, base1, scale1) : 65536;
+        if (thr0 > 65535 && thr1 > 65535) break; // no row of this list can reach either floor
+        if (!two) {
+          const count = k.scanRaw(co + b0 * bb, run, M, j0 * per, thr0);
+          if (heaps !== undefined) {
+            heaps.offer(j0, k.outAt, count, FS_OUT / 2, 0, 16, b0, n, thr0, base0, scale0, r0);
+          } else {
+            const w = k.written(count, FS_OUT);
+            offerWritten(
+              w.sums,
+              w.index,
+              count,
+              FS_OUT / 2,
+              0,
+              16,
               b0,
               n,
-              thr[i],
-              base[i],
-              scale[i],
+              thr0,
+              base0,
+              scale0,
               data.rows,
               r0,
-              sinks[i],
+              c0,
             );
+          }
+        } else {
+          const count = k.scan2Raw(
+            co + b0 * bb,
+            run,
+            M,
+            j0 * per,
+            j1 * per,
+            Math.min(65535, thr0),
+            Math.min(65535, thr1),
+          );
+          if (heaps !== undefined) {
+            const out = k.outAt;
+            if (thr0 <= 65535) {
+              heaps.offer(j0, out, count, FS_OUT2 / 2, 0, 32, b0, n, thr0, base0, scale0, r0);
+            }
+            if (thr1 <= 65535) {
+              heaps.offer(j1, out, count, FS_OUT2 / 2, 32, 32, b0, n, thr1, base1, scale1, r0);
+            }
+          } else {
+            const w = k.written(count, FS_OUT2);
+            if (thr0 <= 65535) {
+              offerWritten(
+                w.sums,
+                w.index,
+                count,
+                FS_OUT2 / 2,
+                0,
+                32,
+                b0,
+                n,
+                thr0,
+                base0,
+                scale0,
+                data.rows,
+                r0,
+                c0,
+              );
+            }
+            if (thr1 <= 65535) {
+              offerWritten(
+                w.sums,
+                w.index,
+                count,
+                FS_OUT2 / 2,
+                32,
+                32,
+                b0,
+                n,
+                thr1,
+                base1,
+                scale1,
+                data.rows,
+                r0,
+                c1,
+              );
+            }
           }
         }
         b0 += run;
       }
+    }
+  }
+  if (heaps !== undefined) {
+    for (let j = 0; j < qs.length; j++) {
+      for (const x of heaps.kept(j)) cands[j].offer(x.score, x.row);
     }
   }
   return true;

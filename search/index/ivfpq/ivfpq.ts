@@ -80,9 +80,17 @@ import { INDEX_FILES_ONLY, type IndexMetric, ivfContentProblem } from "../format
 import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts";
 import { kmeans, nearestAll, rowNorms, splitmix32 } from "./kmeans.ts";
 import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
-import { ivf4Candidates, ivf4CandidatesBatch, PQ4_KSUB, pq4CodesBytes } from "./fastscan.ts";
+import {
+  bestLists,
+  ivf4Candidates,
+  ivf4CandidatesBatch,
+  PQ4_KSUB,
+  pq4CodesBytes,
+  probeLists4,
+} from "./fastscan.ts";
 import { ivf4CandidatesSliced, type Ivf4Slices } from "./fastscan_slices.ts";
-import { scoreDense, TopK } from "../exact/score.ts";
+import { probeScores } from "../../kernels/wasm_probe.ts";
+import { scoreDenseBest, TopK } from "../exact/score.ts";
 import { DEFAULT_TRAIN_PARAGRAPHS, defaultNprobe, MAX_SEARCH_THREADS } from "../defaults.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
 
@@ -703,44 +711,38 @@ class Candidates {
   get floor(): number {
     return this.size < this.cap ? -Infinity : this.scores[0];
   }
-  #worse(i: number, j: number): boolean {
-    const a = this.scores[i], b = this.scores[j];
-    return a < b || (a === b && this.rows[i] > this.rows[j]);
-  }
-  #swap(i: number, j: number): void {
-    const s = this.scores[i], r = this.rows[i];
-    this.scores[i] = this.scores[j];
-    this.rows[i] = this.rows[j];
-    this.scores[j] = s;
-    this.rows[j] = r;
-  }
   offer(score: number, row: number): void {
+    const S = this.scores, R = this.rows;
     if (this.size < this.cap) {
+      // Up from a new leaf: the parents worse than (score, row) move down into the hole.
       let i = this.size++;
-      this.scores[i] = score;
-      this.rows[i] = row;
       while (i > 0) {
         const p = (i - 1) >> 1;
-        if (!this.#worse(i, p)) break;
-        this.#swap(i, p);
+        if (!(score < S[p] || (score === S[p] && row > R[p]))) break;
+        S[i] = S[p];
+        R[i] = R[p];
         i = p;
       }
+      S[i] = score;
+      R[i] = row;
       return;
     }
-    const s0 = this.scores[0];
-    if (score < s0 || (score === s0 && row > this.rows[0])) return;
-    this.scores[0] = score;
-    this.rows[0] = row;
+    const s0 = S[0];
+    if (score < s0 || (score === s0 && row > R[0])) return;
+    // Down from the root: the worse child moves up into the hole while it is worse than (score, row).
+    const n = this.size;
     let i = 0;
     for (;;) {
-      const l = 2 * i + 1, r = l + 1;
-      let w = i;
-      if (l < this.size && this.#worse(l, w)) w = l;
-      if (r < this.size && this.#worse(r, w)) w = r;
-      if (w === i) break;
-      this.#swap(i, w);
-      i = w;
+      let c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && (S[c + 1] < S[c] || (S[c + 1] === S[c] && R[c + 1] > R[c]))) c++;
+      if (!(S[c] < score || (S[c] === score && R[c] > row))) break;
+      S[i] = S[c];
+      R[i] = R[c];
+      i = c;
     }
+    S[i] = score;
+    R[i] = row;
   }
   /** The kept pairs, by increasing row. */
   byRow(): { row: number; score: number }[] {
@@ -814,23 +816,8 @@ function probeLists(
 ): { lists: number[]; qc: Float64Array } {
   const { nlist, centroids: c } = data;
   const qc = new Float64Array(nlist);
-  for (let l = 0; l < nlist; l++) {
-    let s = 0;
-    const o = l * d;
-    if (l2) {
-      for (let t = 0; t < d; t++) {
-        const e = q[t] - c[o + t];
-        s += e * e;
-      }
-      qc[l] = -s;
-    } else {
-      for (let t = 0; t < d; t++) s += q[t] * c[o + t];
-      qc[l] = s;
-    }
-  }
-  const order = Array.from({ length: nlist }, (_, l) => l);
-  order.sort((a, b) => qc[b] - qc[a] || a - b);
-  return { lists: order.slice(0, nprobe), qc };
+  probeScores(q, c, nlist, d, l2, qc);
+  return { lists: bestLists(qc, nprobe), qc };
 }
 
 /** This thread's scan kernel per IVF-PQ data (`null`: none, the TypeScript scan). */
@@ -861,15 +848,16 @@ export function ivfCandidates(
   const data = loadIvf(index);
   const d = index.header.d, bpv = data.bpv, dsub = d / bpv;
   const l2 = index.header.metric === "l2";
-  const { lists, qc } = probeLists(q, data, d, l2, nprobe);
   if (data.bits === 4) {
     // 4-bit codes: the fast scan (`fastscan.ts`); read on demand, a slice at a time.
+    const { lists, qc } = probeLists4(data, d, l2, q, nprobe, kernel);
     const c4 = new Candidates(cap);
     if (index.disk !== undefined) {
       ivf4CandidatesSliced(slicesOf(index.disk), d, l2, [q], [{ lists, qc }], [c4], kernel);
     } else ivf4Candidates(data, d, l2, q, lists, qc, c4, kernel);
     return c4.byRow();
   }
+  const { lists, qc } = probeLists(q, data, d, l2, nprobe);
   const k = kernel ? scannerOf(data) : undefined;
   // The kernel's tables live in its memory (a view re-taken before each use: a growth of
   // that memory detaches views, not data).
@@ -985,9 +973,9 @@ export function ivfCandidatesBatch(
     const d = index.header.d, l2 = index.header.metric === "l2";
     for (let b = 0; b < qs.length; b += IVF_BATCH) {
       const part = qs.slice(b, b + IVF_BATCH);
-      const probes = part.map((q) => probeLists(q, data, d, l2, nprobe));
+      const probes = part.map((q) => probeLists4(data, d, l2, q, nprobe));
       const cands = part.map(() => new Candidates(cap));
-      if (!ivf4CandidatesBatch(data, d, l2, part, probes, cands)) {
+      if (!ivf4CandidatesBatch(data, d, l2, part, probes, cands, cap)) {
         return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));
       }
       out.push(...cands.map((c) => c.byRow()));
@@ -1139,17 +1127,28 @@ function finish(
 ): TopK[] {
   const tops = qs.map(() => new TopK(k));
   const h = index.header, d = h.d, a = index.dense;
+  // One gather buffer for every question (the candidates' vectors, copied in row order).
+  let most = 0;
+  for (const list of cands) most = Math.max(most, list.length);
+  const buf = a === undefined
+    ? undefined
+    : a instanceof Float32Array
+    ? new Float32Array(most * d)
+    : new Uint16Array(most * d);
   for (let j = 0; j < qs.length; j++) {
     const list = cands[j];
     if (refine > 0 && (a !== undefined || index.disk !== undefined)) {
       const n = list.length;
       let g: Float32Array | Uint16Array;
       if (a !== undefined) {
-        g = a instanceof Float32Array ? new Float32Array(n * d) : new Uint16Array(n * d);
-        list.forEach((x, i) => g.set(a.subarray(x.row * d, (x.row + 1) * d), i * d));
+        g = buf!.subarray(0, n * d);
+        for (let i = 0; i < n; i++) {
+          g.set(a.subarray(list[i].row * d, (list[i].row + 1) * d), i * d);
+        }
       } else g = index.disk!.gather(list.map((x) => x.row));
+      // Best bound first: the exact sums of the rows that can still enter, the same top rows.
       const local = new TopK(k);
-      scoreDense(g, n, d, 0, [qs[j]], [local], h.metric, simd);
+      scoreDenseBest(g, n, d, qs[j], local, h.metric, simd);
       const order = local.rows.map((r, i) => ({ r, s: local.scores[i] })).sort((x, y) => x.r - y.r);
       for (const { r, s } of order) tops[j].offer(s, list[r].row);
     } else {

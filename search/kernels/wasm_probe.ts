@@ -1,0 +1,642 @@
+/**
+ * The question's path before the 4-bit fast scan
+ * (`search/index/ivfpq/fastscan.ts`), in WebAssembly assembled here from
+ * its instructions (as `wasm_fastscan.ts`): probing (`q · c_l` or
+ * `−‖q − c_l‖²` for every coarse centroid), the float tables of the
+ * question (or of the question minus a centroid, `l2`) and their
+ * quantization into the kernel's 8-bit tables: {@linkcode probeModuleBytes},
+ * {@linkcode QuestionKernel}, and the plain TypeScript references it is
+ * tested against ({@linkcode probeScores}; `fastscan.ts` `tables4` and
+ * `quantizeTables`).
+ *
+ * **The same numbers as the TypeScript, bit for bit.** Everything is
+ * float64 arithmetic done in the references' order: each float32 input
+ * promoted to float64 (exact), products and sums one at a time in the same
+ * sequence (`s += x · y`, or `e = x − y; s += e · e`), so every result is
+ * the same IEEE double. Four lists are probed a pass with four
+ * accumulators (each list's own sum in its own order). Quantization keeps
+ * `quantizeTables`' comparisons (`x < lo`, `x > hi`, `hi − lo > range`),
+ * its scale `qmax / range` (1 when the range is 0) and JavaScript's
+ * `Math.round` for the non-negative values it rounds (`⌊y⌋`, plus 1 when
+ * `y − ⌊y⌋ ≥ 0.5`: exact), then `min(qmax, ·)` and a saturating conversion
+ * (a NaN gives 0, as a typed array store of NaN does); two entries a
+ * vector (`f64x2`: each lane the scalar operations, `f64x2.floor`,
+ * `f64x2.ge` masking 1.0, `f64x2.min`, `i32x4.trunc_sat_f64x2_u_zero`).
+ *
+ * Functions (byte addresses into the module's own memory, `memory`):
+ * - `probe(q, c, nlist, d, l2, qc)`: `qc[l]` (f64) for the `nlist`
+ *   centroids `c` (f32, nlist × d) and question `q` (f32, d).
+ * - `tables(q, c, cb, M, dsub, l2, t)`: the `M × 16` float tables (f64)
+ *   of `v = q` (ip) or `v = q − c` (l2; `c` the centroid's first float)
+ *   against the codebooks `cb` (f32, M × 16 × dsub).
+ * - `quant(t, M, lut, qmax, out)`: the tables at `t` into `M × 16` bytes
+ *   at `lut`; the scale at `out` (f64), the sum of the tables' smallest
+ *   values at `out + 8`, each table's smallest value from `out + 16`.
+ *
+ * @module
+ */
+import {
+  block,
+  br,
+  brIf,
+  get,
+  i32,
+  loop,
+  name,
+  section,
+  set,
+  simd,
+  tee,
+  uleb,
+  vec,
+} from "./wasm_encode.ts";
+
+const PAGE = 65536;
+const I32 = 0x7f, F64 = 0x7c, V128 = 0x7b;
+
+// Opcodes.
+const f32Load = (off = 0) => [0x2a, 2, ...uleb(off)];
+const f64Load = (off = 0) => [0x2b, 3, ...uleb(off)];
+const f64Store = (off = 0) => [0x39, 3, ...uleb(off)];
+const promote = [0xbb], fAdd = [0xa0], fSub = [0xa1], fMul = [0xa2], fDiv = [0xa3];
+const fNeg = [0x9a], fLt = [0x63], fGt = [0x64];
+const select = [0x1b], fromU = [0xb8];
+const iAdd = [0x6a], iMul = [0x6c], iGeU = [0x4f], iGtU = [0x4b];
+const f64c = (v: number) => [0x44, ...new Uint8Array(new Float64Array([v]).buffer)];
+const ifElse = (then: number[], other: number[]) => [0x04, 0x40, ...then, 0x05, ...other, 0x0b];
+/** `local += by` (i32). */
+const bump = (l: number, by: number[]) => [...get(l), ...by, ...iAdd, ...set(l)];
+
+/** Lists a pass of `probe` (one accumulator each). */
+const GROUP = 4;
+
+function probeBody(): number[] {
+  // params q 0, c 1, nlist 2, d 3, l2 4, qc 5; locals l 6, t 7, qp 8, D 9 (4·d), p0…p3 10–13,
+  // s0…s3 14–17 (f64), x 18 (f64), e 19 (f64)
+  const P = [10, 11, 12, 13], S = [14, 15, 16, 17], X = 18, E = 19;
+  const pass = (g: number, l2: boolean) => [
+    // p_i = c + 4·d·(l + i); s_i = 0
+    ...[...Array(g).keys()].flatMap((i) => [
+      ...get(1),
+      ...get(6),
+      ...i32(i),
+      ...iAdd,
+      ...get(9),
+      ...iMul,
+      ...iAdd,
+      ...set(P[i]),
+      ...f64c(0),
+      ...set(S[i]),
+    ]),
+    ...get(0),
+    ...set(8),
+    ...i32(0),
+    ...set(7),
+    ...block([
+      ...loop([
+        ...get(7),
+        ...get(3),
+        ...iGeU,
+        ...brIf(1),
+        ...get(8),
+        ...f32Load(),
+        ...promote,
+        ...set(X),
+        ...[...Array(g).keys()].flatMap((i) =>
+          l2
+            ? [
+              ...get(X),
+              ...get(P[i]),
+              ...f32Load(),
+              ...promote,
+              ...fSub,
+              ...tee(E),
+              ...get(E),
+              ...fMul,
+              ...swapAdd(S[i]),
+            ]
+            : [...get(X), ...get(P[i]), ...f32Load(), ...promote, ...fMul, ...swapAdd(S[i])]
+        ),
+        ...bump(8, i32(4)),
+        ...[...Array(g).keys()].flatMap((i) => bump(P[i], i32(4))),
+        ...bump(7, i32(1)),
+        ...br(0),
+      ]),
+    ]),
+    ...[...Array(g).keys()].flatMap((i) => [
+      ...get(5),
+      ...get(6),
+      ...i32(i),
+      ...iAdd,
+      ...i32(8),
+      ...iMul,
+      ...iAdd,
+      ...get(S[i]),
+      ...(l2 ? fNeg : []),
+      ...f64Store(),
+    ]),
+    ...bump(6, i32(g)),
+  ];
+  const lists = (l2: boolean) => [
+    ...i32(0),
+    ...set(6),
+    ...block([
+      ...loop([
+        ...get(6),
+        ...i32(GROUP),
+        ...iAdd,
+        ...get(2),
+        ...iGtU,
+        ...brIf(1),
+        ...pass(GROUP, l2),
+        ...br(0),
+      ]),
+    ]),
+    ...block([...loop([...get(6), ...get(2), ...iGeU, ...brIf(1), ...pass(1, l2), ...br(0)])]),
+  ];
+  return [
+    ...vec([[8, I32], [6, F64]]),
+    ...get(3),
+    ...i32(4),
+    ...iMul,
+    ...set(9),
+    ...get(4),
+    ...ifElse(lists(true), lists(false)),
+    0x0b,
+  ];
+}
+
+/** `s += (the f64 on the stack)` for f64 local `s` (IEEE addition commutes: `s + v`). */
+function swapAdd(s: number): number[] {
+  return [...get(s), ...fAdd, ...set(s)];
+}
+
+function tablesBody(): number[] {
+  // params q 0, c 1, cb 2, M 3, dsub 4, l2 5, t 6; locals m 7, cc 8, k 9, bo 10, qp 11, cp 12,
+  // tp 13, DS 14 (4·dsub) i32; s 15, v 16, e 17 f64
+  const inner = (l2: boolean) => [
+    ...f64c(0),
+    ...set(15),
+    ...i32(0),
+    ...set(9),
+    ...block([
+      ...loop([
+        ...get(9),
+        ...get(4),
+        ...iGeU,
+        ...brIf(1),
+        // v = q[k] (− c[k])
+        ...get(11),
+        ...get(9),
+        ...i32(4),
+        ...iMul,
+        ...iAdd,
+        ...f32Load(),
+        ...promote,
+        ...(l2
+          ? [...get(12), ...get(9), ...i32(4), ...iMul, ...iAdd, ...f32Load(), ...promote, ...fSub]
+          : []),
+        ...set(16),
+        ...get(16),
+        ...get(10),
+        ...get(9),
+        ...i32(4),
+        ...iMul,
+        ...iAdd,
+        ...f32Load(),
+        ...promote,
+        ...(l2 ? [...fSub, ...tee(17), ...get(17), ...fMul] : fMul),
+        ...swapAdd(15),
+        ...bump(9, i32(1)),
+        ...br(0),
+      ]),
+    ]),
+    ...get(13),
+    ...get(15),
+    ...(l2 ? fNeg : []),
+    ...f64Store(),
+  ];
+  const all = (l2: boolean) => [
+    ...i32(0),
+    ...set(7),
+    ...block([
+      ...loop([
+        ...get(7),
+        ...get(3),
+        ...iGeU,
+        ...brIf(1),
+        ...i32(0),
+        ...set(8),
+        ...block([
+          ...loop([
+            ...get(8),
+            ...i32(16),
+            ...iGeU,
+            ...brIf(1),
+            ...inner(l2),
+            ...bump(13, i32(8)),
+            ...bump(10, get(14)),
+            ...bump(8, i32(1)),
+            ...br(0),
+          ]),
+        ]),
+        ...bump(11, get(14)),
+        ...bump(12, get(14)),
+        ...bump(7, i32(1)),
+        ...br(0),
+      ]),
+    ]),
+  ];
+  return [
+    ...vec([[8, I32], [3, F64]]),
+    ...get(4),
+    ...i32(4),
+    ...iMul,
+    ...set(14),
+    ...get(2),
+    ...set(10),
+    ...get(0),
+    ...set(11),
+    ...get(1),
+    ...set(12),
+    ...get(6),
+    ...set(13),
+    ...get(5),
+    ...ifElse(all(true), all(false)),
+    0x0b,
+  ];
+}
+
+function quantBody(): number[] {
+  // params t 0, M 1, lut 2, qmax 3, out 4; locals m 5, cc 6, tp 7, lp 8 i32;
+  // lo 9, hi 10, x 11, range 12, bias 13, scale 14, qm 15, y 16, fl 17 f64; v128 from 18
+  const V = { mn: 18, sc: 19, qm: 20, half: 21, one: 22, y: 23, fl: 24, w: 25 };
+  return [
+    ...vec([[4, I32], [9, F64], [8, V128]]),
+    ...get(3),
+    ...fromU,
+    ...set(15),
+    ...f64c(0),
+    ...tee(12),
+    ...set(13),
+    ...get(0),
+    ...set(7),
+    ...i32(0),
+    ...set(5),
+    ...block([
+      ...loop([
+        ...get(5),
+        ...get(1),
+        ...iGeU,
+        ...brIf(1),
+        ...f64c(Infinity),
+        ...set(9),
+        ...f64c(-Infinity),
+        ...set(10),
+        ...i32(0),
+        ...set(6),
+        ...block([
+          ...loop([
+            ...get(6),
+            ...i32(16),
+            ...iGeU,
+            ...brIf(1),
+            ...get(7),
+            ...f64Load(),
+            ...set(11),
+            // lo = x < lo ? x : lo; hi = x > hi ? x : hi
+            ...get(11),
+            ...get(9),
+            ...get(11),
+            ...get(9),
+            ...fLt,
+            ...select,
+            ...set(9),
+            ...get(11),
+            ...get(10),
+            ...get(11),
+            ...get(10),
+            ...fGt,
+            ...select,
+            ...set(10),
+            ...bump(7, i32(8)),
+            ...bump(6, i32(1)),
+            ...br(0),
+          ]),
+        ]),
+        // mins[m] = lo; bias += lo; range = hi − lo > range ? hi − lo : range
+        ...get(4),
+        ...get(5),
+        ...i32(8),
+        ...iMul,
+        ...iAdd,
+        ...get(9),
+        ...f64Store(16),
+        ...get(13),
+        ...get(9),
+        ...fAdd,
+        ...set(13),
+        ...get(10),
+        ...get(9),
+        ...fSub,
+        ...tee(16),
+        ...get(12),
+        ...get(16),
+        ...get(12),
+        ...fGt,
+        ...select,
+        ...set(12),
+        ...bump(5, i32(1)),
+        ...br(0),
+      ]),
+    ]),
+    // scale = range > 0 ? qmax / range : 1
+    ...get(15),
+    ...get(12),
+    ...fDiv,
+    ...f64c(1),
+    ...get(12),
+    ...f64c(0),
+    ...fGt,
+    ...select,
+    ...set(14),
+    // The entries, two a vector (f64x2: the same operations lane by lane).
+    ...get(14),
+    ...simd(0x14),
+    ...set(V.sc),
+    ...get(15),
+    ...simd(0x14),
+    ...set(V.qm),
+    ...f64c(0.5),
+    ...simd(0x14),
+    ...set(V.half),
+    ...f64c(1),
+    ...simd(0x14),
+    ...set(V.one),
+    ...get(0),
+    ...set(7),
+    ...get(2),
+    ...set(8),
+    ...i32(0),
+    ...set(5),
+    ...block([
+      ...loop([
+        ...get(5),
+        ...get(1),
+        ...iGeU,
+        ...brIf(1),
+        ...get(4),
+        ...get(5),
+        ...i32(8),
+        ...iMul,
+        ...iAdd,
+        ...f64Load(16),
+        ...simd(0x14),
+        ...set(V.mn),
+        ...[...Array(8).keys()].flatMap((k) => [
+          // y = (t − min_m) · scale; r = ⌊y⌋ + (y − ⌊y⌋ ≥ 0.5 ? 1 : 0); min(r, qmax)
+          ...get(7),
+          ...simd(0x00, 3, ...uleb(16 * k)),
+          ...get(V.mn),
+          ...simd(0xf1),
+          ...get(V.sc),
+          ...simd(0xf2),
+          ...tee(V.y),
+          ...simd(0x75),
+          ...tee(V.fl),
+          ...get(V.y),
+          ...get(V.fl),
+          ...simd(0xf1),
+          ...get(V.half),
+          ...simd(0x4c),
+          ...get(V.one),
+          ...simd(0x4e),
+          ...simd(0xf0),
+          ...get(V.qm),
+          ...simd(0xf4),
+          ...simd(0xfd),
+          ...set(V.w),
+          ...get(8),
+          ...get(V.w),
+          ...simd(0x1b, 0),
+          ...[0x3a, 0, ...uleb(2 * k)],
+          ...get(8),
+          ...get(V.w),
+          ...simd(0x1b, 1),
+          ...[0x3a, 0, ...uleb(2 * k + 1)],
+        ]),
+        ...bump(7, i32(128)),
+        ...bump(8, i32(16)),
+        ...bump(5, i32(1)),
+        ...br(0),
+      ]),
+    ]),
+    ...get(4),
+    ...get(14),
+    ...f64Store(0),
+    ...get(4),
+    ...get(13),
+    ...f64Store(8),
+    0x0b,
+  ];
+}
+
+/**
+ * The bytes of the probing module: exports `memory` and `probe`, `tables`,
+ * `quant` (see the module notes).
+ *
+ * @example
+ * ```ts
+ * import { probeModuleBytes } from "./wasm_probe.ts";
+ * if (!WebAssembly.validate(probeModuleBytes())) throw new Error("invalid module");
+ * ```
+ */
+export function probeModuleBytes(): Uint8Array<ArrayBuffer> {
+  const bodies = [probeBody(), tablesBody(), quantBody()];
+  return new Uint8Array([
+    ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
+    ...section(
+      1,
+      vec([
+        [0x60, ...vec(Array(6).fill([I32])), ...vec([])],
+        [0x60, ...vec(Array(7).fill([I32])), ...vec([])],
+        [0x60, ...vec(Array(5).fill([I32])), ...vec([])],
+      ]),
+    ),
+    ...section(3, vec([[0], [1], [2]])),
+    ...section(5, vec([[0x00, 1]])),
+    ...section(
+      7,
+      vec([
+        [...name("memory"), 0x02, 0],
+        [...name("probe"), 0x00, 0],
+        [...name("tables"), 0x00, 1],
+        [...name("quant"), 0x00, 2],
+      ]),
+    ),
+    ...section(10, vec(bodies.map((b) => [...uleb(b.length), ...b]))),
+  ]);
+}
+
+let compiled: WebAssembly.Module | null | undefined;
+
+function probeModule(): WebAssembly.Module | undefined {
+  if (compiled === undefined) {
+    compiled = null;
+    try {
+      const bytes = probeModuleBytes();
+      if (WebAssembly.validate(bytes)) compiled = new WebAssembly.Module(bytes);
+    } catch {
+      // none: the TypeScript path
+    }
+  }
+  return compiled ?? undefined;
+}
+
+/**
+ * The probing scores `out[l]` of question `q` against the `nlist`
+ * centroids `c` (nlist × d): `q · c_l` (`ip`) or `−‖q − c_l‖²` (`l2`),
+ * float64 sums in dimension order. The reference of `probe`.
+ *
+ * @example
+ * ```ts
+ * import { probeScores } from "./wasm_probe.ts";
+ * const out = new Float64Array(2);
+ * probeScores(new Float32Array([1, 2]), new Float32Array([3, 4, 1, 1]), 2, 2, false, out);
+ * if (out.join() !== "11,3") throw new Error();
+ * ```
+ */
+export function probeScores(
+  q: Float32Array,
+  c: Float32Array,
+  nlist: number,
+  d: number,
+  l2: boolean,
+  out: Float64Array,
+): void {
+  for (let l = 0; l < nlist; l++) {
+    let s = 0;
+    const o = l * d;
+    if (l2) {
+      for (let t = 0; t < d; t++) {
+        const e = q[t] - c[o + t];
+        s += e * e;
+      }
+      out[l] = -s;
+    } else {
+      for (let t = 0; t < d; t++) s += q[t] * c[o + t];
+      out[l] = s;
+    }
+  }
+}
+
+/**
+ * One thread's probing module over one index's centroids and codebooks
+ * ({@linkcode QuestionKernel.create}): a question is set once
+ * ({@linkcode QuestionKernel.question}), then probed and its quantized
+ * tables made, the same numbers as the TypeScript references.
+ */
+export class QuestionKernel {
+  readonly #memory: WebAssembly.Memory;
+  readonly #probe: (...a: number[]) => void;
+  readonly #tables: (...a: number[]) => void;
+  readonly #quant: (...a: number[]) => void;
+  readonly #nlist: number;
+  readonly #d: number;
+  readonly #M: number;
+  readonly #at: {
+    c: number;
+    cb: number;
+    q: number;
+    qc: number;
+    t: number;
+    lut: number;
+    out: number;
+  };
+
+  private constructor(
+    instance: WebAssembly.Instance,
+    centroids: Float32Array,
+    codebooks: Float32Array,
+    nlist: number,
+    d: number,
+    M: number,
+  ) {
+    const e = instance.exports as Record<string, unknown>;
+    this.#memory = e.memory as WebAssembly.Memory;
+    this.#probe = e.probe as (...a: number[]) => void;
+    this.#tables = e.tables as (...a: number[]) => void;
+    this.#quant = e.quant as (...a: number[]) => void;
+    this.#nlist = nlist;
+    this.#d = d;
+    this.#M = M;
+    const up8 = (x: number) => Math.ceil(x / 8) * 8;
+    const c = 0, cb = up8(c + 4 * nlist * d), q = up8(cb + 4 * codebooks.length);
+    const qc = up8(q + 4 * d), t = qc + 8 * nlist, lut = t + 8 * 16 * M;
+    const out = up8(lut + 16 * M), end = out + 16 + 8 * M;
+    this.#at = { c, cb, q, qc, t, lut, out };
+    const have = this.#memory.buffer.byteLength;
+    if (end > have) this.#memory.grow(Math.ceil((end - have) / PAGE));
+    const buf = this.#memory.buffer;
+    new Float32Array(buf, c, nlist * d).set(centroids.subarray(0, nlist * d));
+    new Float32Array(buf, cb, codebooks.length).set(codebooks);
+  }
+
+  /**
+   * The module over these centroids (nlist × d) and codebooks (M × 16 ×
+   * d/M), or `undefined` where it cannot run.
+   */
+  static create(
+    centroids: Float32Array,
+    codebooks: Float32Array,
+    nlist: number,
+    d: number,
+    M: number,
+  ): QuestionKernel | undefined {
+    const m = probeModule();
+    if (m === undefined) return undefined;
+    try {
+      return new QuestionKernel(new WebAssembly.Instance(m, {}), centroids, codebooks, nlist, d, M);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Sets the question (d floats) the next calls use. */
+  question(q: Float32Array): void {
+    new Float32Array(this.#memory.buffer, this.#at.q, this.#d).set(q.subarray(0, this.#d));
+  }
+
+  /** The question's probing scores (a new array of nlist), as {@linkcode probeScores} gives them. */
+  probe(l2: boolean): Float64Array {
+    const a = this.#at;
+    this.#probe(a.q, a.c, this.#nlist, this.#d, l2 ? 1 : 0, a.qc);
+    return new Float64Array(this.#memory.buffer, a.qc, this.#nlist).slice();
+  }
+
+  /**
+   * The question's float tables (of `q`, or of `q − c_list` for `l2`),
+   * as `fastscan.ts` `tables4` gives them: a view valid until the next call.
+   */
+  floatTables(l2: boolean, list: number): Float64Array {
+    const a = this.#at, M = this.#M;
+    const c = a.c + 4 * this.#d * (l2 ? list : 0);
+    this.#tables(a.q, c, a.cb, M, this.#d / M, l2 ? 1 : 0, a.t);
+    return new Float64Array(this.#memory.buffer, a.t, 16 * M);
+  }
+
+  /**
+   * The tables made and quantized as `fastscan.ts` `quantizeTables` does,
+   * written into `lut` from byte `at`: the scale and the sum of the
+   * tables' smallest values.
+   */
+  lut(l2: boolean, list: number, lut: Uint8Array, at: number): { scale: number; bias: number } {
+    const a = this.#at, M = this.#M;
+    this.floatTables(l2, list);
+    this.#quant(a.t, M, a.lut, Math.min(127, Math.floor(65535 / M)), a.out);
+    const buf = this.#memory.buffer;
+    lut.set(new Uint8Array(buf, a.lut, 16 * M), at);
+    const sb = new Float64Array(buf, a.out, 2);
+    return { scale: sb[0], bias: sb[1] };
+  }
+}

@@ -1,0 +1,508 @@
+/**
+ * The candidates of the 4-bit search in WebAssembly, assembled here from
+ * its instructions (as `wasm_fastscan.ts`): `offer` reads the blocks the
+ * fast-scan kernel wrote (its memory, imported: memory 0), scores the rows
+ * whose integer sum reaches the threshold and keeps the best `cap` of
+ * each question in a heap in this module's own memory (memory 1):
+ * {@linkcode selectModuleBytes}, {@linkcode CandidateHeaps}.
+ *
+ * **The same as the TypeScript** (`fastscan.ts` `offerWritten` into
+ * `ivfpq.ts` `Candidates`): a row of block `h` at position `p` (row
+ * `laneRow(p)`) with sum `s ≥ thr` and not padding is scored
+ * `base + s / scale` (float64, the same operations) and offered when the
+ * heap is not full or its score is at least the worst kept; the heap keeps
+ * the best `cap` by (score, lower global row), its worst at the root,
+ * moved by a hole (the same comparisons). The kept pairs do not depend on
+ * the order rows are offered in.
+ *
+ * Heap `j` at `heap`: its size (i32), then `cap` scores (f64) from
+ * `heap + 8`, then `cap` rows (f64). The index's global rows (u32) are
+ * copied once into this module's memory.
+ *
+ * @module
+ */
+import {
+  block,
+  br,
+  brIf,
+  get,
+  i32,
+  loop,
+  name,
+  section,
+  set,
+  tee,
+  uleb,
+  vec,
+} from "./wasm_encode.ts";
+
+const PAGE = 65536;
+const I32 = 0x7f, F64 = 0x7c;
+
+const m1 = (align: number, off = 0) => [align | 0x40, 1, ...uleb(off)];
+const i32Load0 = (off = 0) => [0x28, 2, ...uleb(off)];
+const u16Load0 = [0x2f, 1, 0];
+const i32Load1 = (off = 0) => [0x28, ...m1(2, off)];
+const i32Store1 = (off = 0) => [0x36, ...m1(2, off)];
+const f64Load1 = (off = 0) => [0x2b, ...m1(3, off)];
+const f64Store1 = (off = 0) => [0x39, ...m1(3, off)];
+const iAdd = [0x6a], iSub = [0x6b], iMul = [0x6c], iAnd = [0x71], iShl = [0x74], iShrU = [0x76];
+const iLtU = [0x49], iGeU = [0x4f], iGeS = [0x4e], iLtS = [0x48], iEqz = [0x45];
+const fAdd = [0xa0], fDiv = [0xa3], fLt = [0x63], fGt = [0x64], fEq = [0x61];
+const fromU = [0xb8], iOr = [0x72];
+const ifThen = (body: number[]) => [0x04, 0x40, ...body, 0x0b];
+const ifElse = (a: number[], b: number[]) => [0x04, 0x40, ...a, 0x05, ...b, 0x0b];
+const bump = (l: number, by: number[]) => [...get(l), ...by, ...iAdd, ...set(l)];
+
+function offerBody(): number[] {
+  // params: out 0, count 1, per 2, at 3, idx 4, b0 5, n 6, thr 7, base 8 (f64), scale 9 (f64),
+  // r0 10, heap 11, cap 12, rows 13
+  // locals i32: h 14, p 15, o 16, first 17, last 18, s 19, r 20, size 21, i 22, c 23, sb 24, rb 25
+  // locals f64: score 26, row 27, sc 28, rc 29, s2 30, r2 31
+  const [h, p, o, first, last, s, r, size, i, c, sb, rb] = [
+    14,
+    15,
+    16,
+    17,
+    18,
+    19,
+    20,
+    21,
+    22,
+    23,
+    24,
+    25,
+  ];
+  const score = 26, row = 27, sc = 28, rc = 29, s2 = 30, r2 = 31;
+  const S = (x: number[]) => [...get(sb), ...x, ...i32(3), ...iShl, ...iAdd]; // address of S[x]
+  const R = (x: number[]) => [...get(rb), ...x, ...i32(3), ...iShl, ...iAdd];
+  // (a, b) worse than (score, row)-style comparisons written inline below.
+  const loadRow = [
+    ...get(13),
+    ...get(10),
+    ...get(first),
+    ...iAdd,
+    ...get(r),
+    ...iAdd,
+    ...i32(2),
+    ...iShl,
+    ...iAdd,
+    ...i32Load1(),
+    ...fromU,
+    ...set(row),
+  ];
+  const push = [
+    // i = size++; up while (score, row) is worse than the parent
+    ...get(size),
+    ...set(i),
+    ...bump(size, i32(1)),
+    ...block([
+      ...loop([
+        ...get(i),
+        ...iEqz,
+        ...brIf(1),
+        ...get(i),
+        ...i32(1),
+        ...iSub,
+        ...i32(1),
+        ...iShrU,
+        ...set(c),
+        // worse = score < S[c] || (score == S[c] && row > R[c])
+        ...get(score),
+        ...S(get(c)),
+        ...f64Load1(),
+        ...fLt,
+        ...get(score),
+        ...S(get(c)),
+        ...f64Load1(),
+        ...fEq,
+        ...get(row),
+        ...R(get(c)),
+        ...f64Load1(),
+        ...fGt,
+        ...iAnd,
+        ...iOr,
+        ...iEqz,
+        ...brIf(1),
+        ...S(get(i)),
+        ...S(get(c)),
+        ...f64Load1(),
+        ...f64Store1(),
+        ...R(get(i)),
+        ...R(get(c)),
+        ...f64Load1(),
+        ...f64Store1(),
+        ...get(c),
+        ...set(i),
+        ...br(0),
+      ]),
+    ]),
+    ...S(get(i)),
+    ...get(score),
+    ...f64Store1(),
+    ...R(get(i)),
+    ...get(row),
+    ...f64Store1(),
+  ];
+  const replace = [
+    // at least the root (score ≥ S[0]; an equal score with a larger row is not kept)
+    ...get(score),
+    ...S(i32(0)),
+    ...f64Load1(),
+    ...fLt,
+    ...brIf(1), // to the next position
+    ...loadRow,
+    ...get(score),
+    ...S(i32(0)),
+    ...f64Load1(),
+    ...fEq,
+    ...get(row),
+    ...R(i32(0)),
+    ...f64Load1(),
+    ...fGt,
+    ...iAnd,
+    ...brIf(1),
+    ...i32(0),
+    ...set(i),
+    ...block([
+      ...loop([
+        // c = 2i + 1; stop at a leaf
+        ...get(i),
+        ...i32(1),
+        ...iShl,
+        ...i32(1),
+        ...iAdd,
+        ...tee(c),
+        ...get(size),
+        ...iGeS,
+        ...brIf(1),
+        // sc, rc = S[c], R[c]; the worse child: c + 1 when S[c+1] < sc || (== && R[c+1] > rc)
+        ...S(get(c)),
+        ...f64Load1(),
+        ...set(sc),
+        ...R(get(c)),
+        ...f64Load1(),
+        ...set(rc),
+        ...get(c),
+        ...i32(1),
+        ...iAdd,
+        ...get(size),
+        ...iLtS,
+        ...ifThen([
+          ...S([...get(c), ...i32(1), ...iAdd]),
+          ...f64Load1(),
+          ...set(s2),
+          ...R([...get(c), ...i32(1), ...iAdd]),
+          ...f64Load1(),
+          ...set(r2),
+          ...get(s2),
+          ...get(sc),
+          ...fLt,
+          ...get(s2),
+          ...get(sc),
+          ...fEq,
+          ...get(r2),
+          ...get(rc),
+          ...fGt,
+          ...iAnd,
+          ...iOr,
+          ...ifThen([...bump(c, i32(1)), ...get(s2), ...set(sc), ...get(r2), ...set(rc)]),
+        ]),
+        // stop unless the child is worse than (score, row): sc < score || (== && rc > row)
+        ...get(sc),
+        ...get(score),
+        ...fLt,
+        ...get(sc),
+        ...get(score),
+        ...fEq,
+        ...get(rc),
+        ...get(row),
+        ...fGt,
+        ...iAnd,
+        ...iOr,
+        ...iEqz,
+        ...brIf(1),
+        ...S(get(i)),
+        ...get(sc),
+        ...f64Store1(),
+        ...R(get(i)),
+        ...get(rc),
+        ...f64Store1(),
+        ...get(c),
+        ...set(i),
+        ...br(0),
+      ]),
+    ]),
+    ...S(get(i)),
+    ...get(score),
+    ...f64Store1(),
+    ...R(get(i)),
+    ...get(row),
+    ...f64Store1(),
+  ];
+  return [
+    ...vec([[12, I32], [6, F64]]),
+    ...get(11),
+    ...i32(8),
+    ...iAdd,
+    ...tee(sb),
+    ...get(12),
+    ...i32(3),
+    ...iShl,
+    ...iAdd,
+    ...set(rb),
+    ...get(11),
+    ...i32Load1(),
+    ...set(size),
+    ...block([
+      ...loop([
+        ...get(h),
+        ...get(1),
+        ...iGeU,
+        ...brIf(1),
+        // o = out + 2·(h·per + at); first = (b0 + index) · 32; last = n − first
+        ...get(0),
+        ...get(h),
+        ...get(2),
+        ...iMul,
+        ...get(3),
+        ...iAdd,
+        ...i32(1),
+        ...iShl,
+        ...iAdd,
+        ...set(o),
+        ...get(5),
+        ...get(0),
+        ...get(h),
+        ...get(2),
+        ...iMul,
+        ...i32(1),
+        ...iShrU,
+        ...get(4),
+        ...iAdd,
+        ...i32(2),
+        ...iShl,
+        ...iAdd,
+        ...i32Load0(),
+        ...iAdd,
+        ...i32(5),
+        ...iShl,
+        ...set(first),
+        ...get(6),
+        ...get(first),
+        ...iSub,
+        ...set(last),
+        ...i32(0),
+        ...set(p),
+        ...block([
+          ...loop([
+            ...get(p),
+            ...i32(32),
+            ...iGeU,
+            ...brIf(1),
+            ...block([
+              ...get(o),
+              ...get(p),
+              ...i32(1),
+              ...iShl,
+              ...iAdd,
+              ...u16Load0,
+              ...tee(s),
+              ...get(7),
+              ...iLtU,
+              ...brIf(0),
+              // r = 16·(p >> 4) + 2·(p & 7) + ((p >> 3) & 1); padding rows skipped
+              ...get(p),
+              ...i32(4),
+              ...iShrU,
+              ...i32(4),
+              ...iShl,
+              ...get(p),
+              ...i32(7),
+              ...iAnd,
+              ...i32(1),
+              ...iShl,
+              ...iAdd,
+              ...get(p),
+              ...i32(3),
+              ...iShrU,
+              ...i32(1),
+              ...iAnd,
+              ...iAdd,
+              ...tee(r),
+              ...get(last),
+              ...iGeS,
+              ...brIf(0),
+              ...get(8),
+              ...get(s),
+              ...fromU,
+              ...get(9),
+              ...fDiv,
+              ...fAdd,
+              ...set(score),
+              ...get(size),
+              ...get(12),
+              ...iLtS,
+              ...ifElse([...loadRow, ...push], [...block(replace)]),
+            ]),
+            ...bump(p, i32(1)),
+            ...br(0),
+          ]),
+        ]),
+        ...bump(h, i32(1)),
+        ...br(0),
+      ]),
+    ]),
+    ...get(11),
+    ...get(size),
+    ...i32Store1(),
+    0x0b,
+  ];
+}
+
+/**
+ * The bytes of the selection module: imports `env.out` (the fast-scan
+ * kernel's memory), exports `heaps` (its own) and `offer` (see the module
+ * notes).
+ *
+ * @example
+ * ```ts
+ * import { selectModuleBytes } from "./wasm_select.ts";
+ * if (!WebAssembly.validate(selectModuleBytes())) throw new Error("invalid module");
+ * ```
+ */
+export function selectModuleBytes(): Uint8Array<ArrayBuffer> {
+  const body = offerBody();
+  const params = [...Array(8).fill([I32]), [F64], [F64], ...Array(4).fill([I32])];
+  return new Uint8Array([
+    ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
+    ...section(1, vec([[0x60, ...vec(params), ...vec([])]])),
+    ...section(2, vec([[...name("env"), ...name("out"), 0x02, 0x00, 0]])),
+    ...section(3, vec([[0]])),
+    ...section(5, vec([[0x00, 1]])),
+    ...section(7, vec([[...name("heaps"), 0x02, 1], [...name("offer"), 0x00, 0]])),
+    ...section(10, vec([[...uleb(body.length), ...body]])),
+  ]);
+}
+
+let compiled: WebAssembly.Module | null | undefined;
+
+/**
+ * One batch's candidate heaps in WebAssembly, over a fast-scan kernel's
+ * memory `out` and the index's global rows: {@linkcode CandidateHeaps.offer}
+ * is `offerWritten` into question `j`'s heap.
+ */
+export class CandidateHeaps {
+  readonly #heaps: WebAssembly.Memory;
+  readonly #offer: (...a: number[]) => void;
+  readonly #rowsAt = 0;
+  #heapAt = 0;
+  #cap = 0;
+  #count = 0;
+
+  private constructor(instance: WebAssembly.Instance, rows: Uint32Array) {
+    const e = instance.exports as Record<string, unknown>;
+    this.#heaps = e.heaps as WebAssembly.Memory;
+    this.#offer = e.offer as (...a: number[]) => void;
+    this.#heapAt = Math.ceil((4 * rows.length) / 8) * 8;
+    this.#ensure(this.#heapAt);
+    new Uint32Array(this.#heaps.buffer, 0, rows.length).set(rows);
+  }
+
+  /** The module over the kernel memory `out` and these global rows, or `undefined` where it cannot run. */
+  static create(out: WebAssembly.Memory, rows: Uint32Array): CandidateHeaps | undefined {
+    if (compiled === undefined) {
+      compiled = null;
+      try {
+        const bytes = selectModuleBytes();
+        if (WebAssembly.validate(bytes)) compiled = new WebAssembly.Module(bytes);
+      } catch {
+        // none
+      }
+    }
+    if (compiled === null) return undefined;
+    try {
+      return new CandidateHeaps(new WebAssembly.Instance(compiled, { env: { out } }), rows);
+    } catch {
+      return undefined;
+    }
+  }
+
+  #ensure(bytes: number): void {
+    const have = this.#heaps.buffer.byteLength;
+    if (bytes > have) this.#heaps.grow(Math.ceil((bytes - have) / PAGE));
+  }
+
+  #at(j: number): number {
+    return this.#heapAt + j * (8 + 16 * this.#cap);
+  }
+
+  /** Empties `count` heaps of `cap` pairs. */
+  reset(count: number, cap: number): void {
+    this.#cap = cap;
+    this.#count = count;
+    this.#ensure(this.#at(count));
+    const sizes = new Int32Array(this.#heaps.buffer);
+    for (let j = 0; j < count; j++) sizes[this.#at(j) >> 2] = 0;
+  }
+
+  /** The worst score kept by heap `j`, or −∞ while it holds fewer than `cap`. */
+  floor(j: number): number {
+    const at = this.#at(j), buf = this.#heaps.buffer;
+    if (new Int32Array(buf, at, 1)[0] < this.#cap) return -Infinity;
+    return new Float64Array(buf, at + 8, 1)[0];
+  }
+
+  /**
+   * Offers to heap `j` the rows of the `count` blocks the kernel wrote at
+   * byte `out` of its memory (`per` 16-bit words a block, this question's
+   * sums from word `at`, the block's index at 32-bit word `idx`), blocks
+   * from `b0` of a list of `n` rows whose global rows start at `r0`.
+   */
+  offer(
+    j: number,
+    out: number,
+    count: number,
+    per: number,
+    at: number,
+    idx: number,
+    b0: number,
+    n: number,
+    thr: number,
+    base: number,
+    scale: number,
+    r0: number,
+  ): void {
+    this.#offer(
+      out,
+      count,
+      per,
+      at,
+      idx,
+      b0,
+      n,
+      thr,
+      base,
+      scale,
+      r0,
+      this.#at(j),
+      this.#cap,
+      this.#rowsAt,
+    );
+  }
+
+  /** Heap `j`'s kept pairs (in heap order). */
+  kept(j: number): { row: number; score: number }[] {
+    const at = this.#at(j), buf = this.#heaps.buffer, cap = this.#cap;
+    const size = new Int32Array(buf, at, 1)[0];
+    const s = new Float64Array(buf, at + 8, cap), r = new Float64Array(buf, at + 8 + 8 * cap, cap);
+    const out: { row: number; score: number }[] = [];
+    for (let i = 0; i < size; i++) out.push({ row: r[i], score: s[i] });
+    return out;
+  }
+
+  /** Heaps reset last. */
+  get count(): number {
+    return this.#count;
+  }
+}
