@@ -1242,11 +1242,12 @@ const trainGlobal = (
     }
     const quantizer = yield* Effect.tryPromise({
       try: (signal) =>
-        // 4-bit: 2·bpv sub-quantizers of 16 centroids (as `buildIvfPq` trains them).
+        // 4-bit: 2·bpv sub-quantizers of 16 centroids on at most 256·16 residuals (as
+        // `buildIvfPq` trains them: the shards then hold the unsharded index's codebooks).
         trainIvfPq(xt, nt, dq, nlist, bits === 4 ? 2 * bpv : bpv, {
           threads: opts.ivfTuning?.encodeThreads ?? ENCODE_THREADS,
           signal,
-          ...(bits === 4 ? { ksub: PQ4_KSUB } : {}),
+          ...(bits === 4 ? { ksub: PQ4_KSUB, pqRows: PQ4_ROWS_PER_CENTROID * PQ4_KSUB } : {}),
         }),
       catch: (e) =>
         e instanceof InputError || e instanceof FileError
