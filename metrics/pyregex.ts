@@ -84,7 +84,6 @@ import {
   type Node,
   oneChar,
   PY_REGEX_STEP_BUDGET,
-  type PyRegexBudgetError,
   runMatcher,
 } from "./pyregex_match.ts";
 
