@@ -50,7 +50,8 @@
 import { openDumpSync } from "../io/dump/reader_sync.ts";
 import type { Matrix } from "../io/matrix.ts";
 import { asFloat32 } from "../search/dense_f64.ts";
-import { closeIvfWorkers, loadIvf, scoreIvf, trainSample } from "../search/index/ivfpq/ivfpq.ts";
+import { closeIvfWorkers, loadIvf, scoreIvf } from "../search/index/ivfpq/ivfpq.ts";
+import { trainSample } from "../search/index/ivfpq/train.ts";
 import { openIndexSync } from "../search/index/read.ts";
 import { scoreQuestions } from "../search/open/open.ts";
 

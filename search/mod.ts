@@ -35,15 +35,15 @@ export {
   PhraseIndexLive,
   releaseIndex,
 } from "./open/phrase_index.ts";
+export { openSearch } from "./open/open.ts";
 export {
   hitsOf,
-  openSearch,
   queryIndex,
   queryText,
   scoreQuestions,
   scoreQuestionsAsync,
   searchVector,
-} from "./open/open.ts";
+} from "./open/query.ts";
 export { searchFormat, searchStage, writeSearchRecord } from "./open/stage.ts";
 export type { SearchRecordOptions, SearchStageOptions, SearchStageResult } from "./open/stage.ts";
 export { i8Available } from "./kernels/wasm_i8.ts";
@@ -63,4 +63,4 @@ export type {
   OpenSearchResult,
   QueryOptions,
   SearchVectorOptions,
-} from "./open/open.ts";
+} from "./open/query.ts";

@@ -32,7 +32,7 @@
  * `denseDims`: a hybrid index, `ivfpq/hybrid.ts`): the exact files
  * are written as above, then phraseval's deterministic IVF-PQ is trained on
  * the training sample and every row encoded from them into `ivf/`, and the
- * kind is `ivf-pq` (`ivfpq/ivfpq.ts`: training sample, parameters, layout). Bad input, checked
+ * kind is `ivf-pq` (`ivfpq/train.ts`: training sample; `ivfpq/ivfpq.ts`: parameters, layout). Bad input, checked
  * once the exact files are written (before any training): `bpv` that does
  * not divide d (or `denseDims`), `nlist` larger than the training sample's
  * phrases, `denseDims` larger than d. Refused at once: a sparse dump without
@@ -77,12 +77,11 @@ import { FileError, InputError, type UsageError } from "../../io/errors.ts";
 import { isSquadShaped, openDataset, passagesOfSource } from "../../io/datasets/read.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { type SquadReadError, squadRecordStream } from "../../io/squad.ts";
+import { IVF_ENGINE, IVF_FILES } from "./ivfpq/ivfpq.ts";
 import {
   buildIvfPq,
   DEFAULT_TRAIN_PARAGRAPHS,
   ENCODE_THREADS,
-  IVF_ENGINE,
-  IVF_FILES,
   IVF_SEED,
   type IvfBuildOptions,
   type IvfQuantizer,
@@ -91,7 +90,7 @@ import {
   TRAIN_SAMPLE_RULE,
   trainIvfPq,
   trainSample,
-} from "./ivfpq/ivfpq.ts";
+} from "./ivfpq/train.ts";
 import { PQ4_KSUB } from "./ivfpq/fastscan.ts";
 import { halfTable } from "../dense_f64.ts";
 import {
@@ -1150,7 +1149,7 @@ function trainRowsOf(m: Matrix, D: number | undefined): Float32Array {
 
 /**
  * Trains the IVF-PQ quantizer of the whole corpus: one pass over it (ids
- * only) picks the training sample as `ivfpq/ivfpq.ts` does (the
+ * only) picks the training sample as `ivfpq/train.ts` does (the
  * `trainParagraphs` paragraphs whose sha256(id) sorts first), then their
  * rows are read from the dump in corpus order and trained on, so the
  * quantizer is the unsharded index's. `d` and `vectors` are the dump's

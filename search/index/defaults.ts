@@ -2,7 +2,7 @@
  * The defaults of an index's build and search that the command lines show
  * (`index --train-paragraphs`, `search --candidates`), in a module without
  * imports: a command's spec (its `--help`) reads them without loading the
- * index code. `ivfpq/ivfpq.ts` and `ivfpq/hybrid.ts` re-export them.
+ * index code. `ivfpq/train.ts` and `ivfpq/hybrid.ts` re-export them.
  *
  * @module
  */

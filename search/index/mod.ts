@@ -61,17 +61,19 @@ export {
 export type { SparseIndexScorerOptions } from "./exact/score.ts";
 export {
   DEFAULT_NPROBE,
-  DEFAULT_TRAIN_PARAGRAPHS,
   IVF_FILES,
-  IVF_SEED,
   ivfCandidates,
-  KMEANS_ITERATIONS,
   loadIvf,
   nprobeProblem,
   scoreIvf,
   scoreIvfSync,
-  trainSample,
 } from "./ivfpq/ivfpq.ts";
+export {
+  DEFAULT_TRAIN_PARAGRAPHS,
+  IVF_SEED,
+  KMEANS_ITERATIONS,
+  trainSample,
+} from "./ivfpq/train.ts";
 export type { IvfData, IvfIndexView, IvfPqParameters, IvfQueryOptions } from "./ivfpq/ivfpq.ts";
 export { kmeans, splitmix32 } from "./ivfpq/kmeans.ts";
 export {

@@ -63,7 +63,7 @@ import {
   scoreOpenBlock,
   searchMode,
   topkLines,
-} from "./open.ts";
+} from "./query.ts";
 
 /** The search options without the outputs. */
 type SearchOptions = Omit<OpenSearchOptions, "predictions" | "topkOut">;

@@ -22,7 +22,8 @@ import type { IndexHeader } from "../index/format.ts";
 import { hybridDenseDims } from "../index/ivfpq/hybrid.ts";
 import { readIndexHeader } from "../index/read.ts";
 import { isShardSet, openShardSet } from "../index/shards.ts";
-import { openSearch, type OpenSearchError, type OpenSearchOptions } from "./open.ts";
+import { openSearch } from "./open.ts";
+import type { OpenSearchError, OpenSearchOptions } from "./query.ts";
 import { PhraseIndex, PhraseIndexLive } from "./phrase_index.ts";
 import {
   cpuSeconds,

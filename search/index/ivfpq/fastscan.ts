@@ -5,7 +5,7 @@
  *
  * **Codes.** `bpv` bytes a vector: `M = 2·bpv` sub-quantizers of
  * `d / M` dimensions and {@linkcode PQ4_KSUB} centroids each (trained and
- * encoded as the 8-bit ones, `ivfpq.ts`: seed `IVF_SEED + 1 + m`);
+ * encoded as the 8-bit ones, `train.ts`: seed `IVF_SEED + 1 + m`);
  * `codebooks.f32` is `M × 16 × d/M` float32; `codes.u8` holds each list
  * padded to whole blocks of 32 rows (two codes a byte, see the kernel's
  * notes), list `l`'s blocks after those of the lists before it

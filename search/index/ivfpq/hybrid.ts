@@ -6,7 +6,7 @@
  * --dense-dims D`.
  *
  * **Build** (`search/index/build.ts`): the exact CSR index as for any sparse dump, then
- * phraseval's IVF-PQ (`ivfpq.ts`: the same training sample, k-means, PQ,
+ * phraseval's IVF-PQ (`train.ts`, `ivfpq.ts`: the same training sample, k-means, PQ,
  * determinism) trained and encoded on the dense block, columns `[0, D)` of
  * each row as float32 ({@linkcode csrDenseRows}: a missing entry is 0, a
  * column stored twice in a row is summed). The header keeps `vectors:

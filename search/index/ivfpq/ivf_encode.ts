@@ -1,5 +1,5 @@
 /**
- * Encoding every row of an IVF-PQ index (`ivfpq.ts`) with memory that does
+ * Encoding every row of an IVF-PQ index (`train.ts`) with memory that does
  * not grow with the number of rows.
  *
  * **Encode** ({@linkcode encodeBlocks}): rows are read in blocks, each row

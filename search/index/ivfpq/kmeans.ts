@@ -1,6 +1,6 @@
 /**
  * Deterministic k-means (squared L2), as faiss's `Clustering` does it, for
- * the IVF coarse quantizer and the PQ codebooks of `ivfpq.ts`.
+ * the IVF coarse quantizer and the PQ codebooks of `train.ts`.
  *
  * - **PRNG**: splitmix32 ({@linkcode splitmix32}), seeded by the caller.
  * - **Init**: a Fisher–Yates shuffle of the row numbers drawn from the PRNG;

@@ -2,7 +2,7 @@
  * The quantizer folder of a sharded IVF-PQ index (`index DUMP OUT
  * --train-only` writes `OUT/quantizer/`; `search/index/build.ts`): the coarse centroids
  * and PQ codebooks every shard of the index is encoded with, trained once
- * on the corpus's training sample (`ivfpq.ts`: the `train_paragraphs`
+ * on the corpus's training sample (`train.ts`: the `train_paragraphs`
  * paragraphs whose sha256(id) sorts first, which do not depend on the
  * shards), so that approximate scores are the same in every shard and the
  * same as in the unsharded index of the corpus.
@@ -23,7 +23,7 @@ import { createHash } from "node:crypto";
 import { InputError } from "../../../io/errors.ts";
 import { statRegularFile } from "../../../io/regular.ts";
 import { firstNonFinite, INDEX_FILES_ONLY, type IndexFile } from "../format.ts";
-import type { IvfQuantizer } from "./ivfpq.ts";
+import type { IvfQuantizer } from "./train.ts";
 
 /** The manifest's file name. */
 export const QUANTIZER_MANIFEST = "quantizer.json";

@@ -1,11 +1,11 @@
 /**
- * A 4-bit index's training subsets (`search/index/ivfpq/ivfpq.ts`): at
+ * A 4-bit index's training subsets (`search/index/ivfpq/train.ts`): at
  * most `max` rows drawn by a seeded shuffle, in row order, the same on
  * every call; `trainIvfPq` with `pqRows` gives the coarse quantizer of
  * every row and sub-quantizers that are exactly the k-means of the
  * residuals' subset drawn with seed + 1, as the module notes say.
  */
-import { subsetRows, trainIvfPq } from "../../../../search/index/ivfpq/ivfpq.ts";
+import { subsetRows, trainIvfPq } from "../../../../search/index/ivfpq/train.ts";
 import { kmeans, nearest, rowNorms, splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { trainCodebooks } from "../../../../search/index/ivfpq/ivf_encode.ts";
 import { assert, assertEquals } from "../../../_assert.ts";
