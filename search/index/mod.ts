@@ -1,7 +1,9 @@
 /**
  * The phrase index: its folder format (`format.ts`), the exact build
- * (`build.ts`), opening one (`read.ts`), exact top-k scoring
- * (`exact/score.ts`), the IVF-PQ kind (`ivfpq/ivfpq.ts`, on `ivfpq/kmeans.ts`) and hybrid
+ * (`build.ts`, its folder `build_folder.ts`, its options and corpus walk
+ * `build_input.ts`, a whole corpus's quantizer `train_quantizer.ts`), opening
+ * one (`read.ts`), exact top-k scoring (`exact/score.ts`), the IVF-PQ kind
+ * (`ivfpq/ivfpq.ts`, on `ivfpq/kmeans.ts`) and hybrid
  * dense ⊕ sparse IVF-PQ indexes, searched dense-first (`ivfpq/hybrid.ts`), and
  * sharded indexes (`shards.ts`, `ivfpq/quantizer.ts`). Search over an index is
  * `search/open/open.ts`, over a folder of shards `search/open/sharded.ts`.
@@ -27,13 +29,9 @@ export {
   PARAGRAPHS_FILE,
 } from "./format.ts";
 export type { IndexFile, IndexHeader, IndexMetric } from "./format.ts";
-export { buildIndex, trainQuantizer } from "./build.ts";
-export type {
-  BuildIndexError,
-  BuildIndexOptions,
-  BuildIndexResult,
-  TrainQuantizerOptions,
-} from "./build.ts";
+export { buildIndex } from "./build.ts";
+export { trainQuantizer, type TrainQuantizerOptions } from "./train_quantizer.ts";
+export type { BuildIndexError, BuildIndexOptions, BuildIndexResult } from "./build_input.ts";
 export {
   isShardSet,
   MAX_SHARDS,
