@@ -2,8 +2,9 @@
  * The phrase index: its folder format (`format.ts`), the exact build
  * (`build.ts`, its folder `build_folder.ts`, its options and corpus walk
  * `build_input.ts`, a whole corpus's quantizer `train_quantizer.ts`), opening
- * one (`read.ts`), exact top-k scoring (`exact/score.ts`), the IVF-PQ kind
- * (`ivfpq/ivfpq.ts`, on `ivfpq/kmeans.ts`) and hybrid
+ * one (`read.ts`), exact top-k scoring (`exact/score.ts`, sparse:
+ * `exact/sparse_scorer.ts`), the IVF-PQ kind (`ivfpq/ivfpq.ts`, on
+ * `ivfpq/kmeans.ts`) and hybrid
  * dense ⊕ sparse IVF-PQ indexes, searched dense-first (`ivfpq/hybrid.ts`), and
  * sharded indexes (`shards.ts`, `ivfpq/quantizer.ts`). Search over an index is
  * `search/open/open.ts`, over a folder of shards `search/open/sharded.ts`.
@@ -49,14 +50,9 @@ export { QUANTIZER_MANIFEST, readQuantizer } from "./ivfpq/quantizer.ts";
 export type { QuantizerManifest } from "./ivfpq/quantizer.ts";
 export { openIndex, openIndexSync, paragraphOfRow, readIndexHeader } from "./read.ts";
 export type { ExactIndex, OpenIndexOptions } from "./read.ts";
-export {
-  NonFiniteError,
-  scoreDense,
-  SparseIndexScorer,
-  SparseQueries,
-  TopK,
-} from "./exact/score.ts";
-export type { SparseIndexScorerOptions } from "./exact/score.ts";
+export { NonFiniteError, scoreDense, TopK } from "./exact/score.ts";
+export { SparseIndexScorer, SparseQueries } from "./exact/sparse_scorer.ts";
+export type { SparseIndexScorerOptions } from "./exact/sparse_scorer.ts";
 export {
   DEFAULT_NPROBE,
   DEFAULT_TRAIN_PARAGRAPHS,
