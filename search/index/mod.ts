@@ -1,7 +1,10 @@
 /**
  * The phrase index: its folder format (`format.ts`), the exact build
- * (`build.ts`), opening one (`read.ts`), exact top-k scoring
- * (`exact/score.ts`), the IVF-PQ kind (`ivfpq/ivfpq.ts`, on `ivfpq/kmeans.ts`) and hybrid
+ * (`build.ts`, its folder `build_folder.ts`, its options and corpus walk
+ * `build_input.ts`, a whole corpus's quantizer `train_quantizer.ts`), opening
+ * one (`read.ts`), exact top-k scoring (`exact/score.ts`, sparse:
+ * `exact/sparse_scorer.ts`), the IVF-PQ kind (`ivfpq/ivfpq.ts`, on
+ * `ivfpq/kmeans.ts`) and hybrid
  * dense ⊕ sparse IVF-PQ indexes, searched dense-first (`ivfpq/hybrid.ts`), and
  * sharded indexes (`shards.ts`, `ivfpq/quantizer.ts`). Search over an index is
  * `search/open/open.ts`, over a folder of shards `search/open/sharded.ts`.
@@ -27,13 +30,9 @@ export {
   PARAGRAPHS_FILE,
 } from "./format.ts";
 export type { IndexFile, IndexHeader, IndexMetric } from "./format.ts";
-export { buildIndex, trainQuantizer } from "./build.ts";
-export type {
-  BuildIndexError,
-  BuildIndexOptions,
-  BuildIndexResult,
-  TrainQuantizerOptions,
-} from "./build.ts";
+export { buildIndex } from "./build.ts";
+export { trainQuantizer, type TrainQuantizerOptions } from "./train_quantizer.ts";
+export type { BuildIndexError, BuildIndexOptions, BuildIndexResult } from "./build_input.ts";
 export {
   isShardSet,
   MAX_SHARDS,
@@ -51,14 +50,9 @@ export { QUANTIZER_MANIFEST, readQuantizer } from "./ivfpq/quantizer.ts";
 export type { QuantizerManifest } from "./ivfpq/quantizer.ts";
 export { openIndex, openIndexSync, paragraphOfRow, readIndexHeader } from "./read.ts";
 export type { ExactIndex, OpenIndexOptions } from "./read.ts";
-export {
-  NonFiniteError,
-  scoreDense,
-  SparseIndexScorer,
-  SparseQueries,
-  TopK,
-} from "./exact/score.ts";
-export type { SparseIndexScorerOptions } from "./exact/score.ts";
+export { NonFiniteError, scoreDense, TopK } from "./exact/score.ts";
+export { SparseIndexScorer, SparseQueries } from "./exact/sparse_scorer.ts";
+export type { SparseIndexScorerOptions } from "./exact/sparse_scorer.ts";
 export {
   DEFAULT_NPROBE,
   IVF_FILES,

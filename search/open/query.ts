@@ -9,7 +9,7 @@
  * mode ({@linkcode searchMode}), a block of questions scored
  * ({@linkcode scoreOpenBlock}) and the top-k records ({@linkcode topkLines}).
  *
- * Scoring is `search/index/exact/score.ts`: merge's exact scores (a fast pass on
+ * Scoring is `search/index/exact/score.ts` (and `sparse_scorer.ts`): merge's exact scores (a fast pass on
  * the SIMD kernels, rows near the k-th best re-scored with `fsum`), ties to
  * the first phrase in (paragraph order, phrase order). With `closed`, each
  * question is scored against its own paragraph only: then the top phrase is
@@ -56,10 +56,9 @@ import {
   denseRowStats,
   NonFiniteError,
   scoreDense,
-  SparseIndexScorer,
-  SparseQueries,
   TopK,
 } from "../index/exact/score.ts";
+import { SparseIndexScorer, SparseQueries } from "../index/exact/sparse_scorer.ts";
 
 const scorers = new WeakMap<ExactIndex, SparseIndexScorer>();
 

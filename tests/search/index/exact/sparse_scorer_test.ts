@@ -1,6 +1,6 @@
 /**
  * The exact sparse open-search scorer (`SparseIndexScorer` of
- * `search/index/exact/score.ts`): the columns most rows hold are scored on a dense
+ * `search/index/exact/sparse_scorer.ts`): the columns most rows hold are scored on a dense
  * block (SIMD kernels, or float64 loops), the rest through posting lists
  * walked by row tiles, and only rows whose fast score plus bound reaches the
  * running threshold are scored exactly. Each configuration must give exactly
@@ -14,8 +14,8 @@ import { fsum } from "../../../../search/fsum.ts";
 import {
   SparseIndexScorer,
   type SparseIndexScorerOptions,
-  TopK,
-} from "../../../../search/index/exact/score.ts";
+} from "../../../../search/index/exact/sparse_scorer.ts";
+import { TopK } from "../../../../search/index/exact/score.ts";
 
 /** A seeded generator (mulberry32). */
 function rng(seed: number): () => number {
