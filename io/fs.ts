@@ -451,6 +451,61 @@ export async function writeFolderAtomic(
   }
 }
 
+/**
+ * Fsyncs folder `path` (its entries), where the file system can: a no-op
+ * where it cannot (some file systems cannot fsync a folder).
+ *
+ * @example
+ * ```ts
+ * import { fsyncDir } from "./fs.ts";
+ * fsyncDir(Deno.cwd());
+ * fsyncDir("/no/such/folder"); // nothing to do, no error
+ * ```
+ */
+export function fsyncDir(path: string): void {
+  try {
+    const f = Deno.openSync(path, { read: true });
+    try {
+      f.syncSync();
+    } finally {
+      f.close();
+    }
+  } catch { /* some file systems cannot fsync a folder */ }
+}
+
+/**
+ * Renames the complete folder `built` into place at `out` in one rename,
+ * fsynced before and after (its entries, then `out`'s parent). With `old`
+ * (a free path on the same file system), the folder at `out` is replaced:
+ * renamed to `old` for a moment, `built` renamed in, `old` removed. The
+ * folder writers that hold their own temporary folder (an index build)
+ * publish through it.
+ *
+ * @example
+ * ```ts
+ * import { publishFolder } from "./fs.ts";
+ * const dir = await Deno.makeTempDir();
+ * Deno.mkdirSync(`${dir}/b`);
+ * Deno.writeTextFileSync(`${dir}/b/x`, "1");
+ * publishFolder(`${dir}/b`, `${dir}/out`);
+ * Deno.mkdirSync(`${dir}/c`);
+ * Deno.writeTextFileSync(`${dir}/c/x`, "2");
+ * publishFolder(`${dir}/c`, `${dir}/out`, `${dir}/old`);
+ * if (Deno.readTextFileSync(`${dir}/out/x`) !== "2") throw new Error();
+ * if ([...Deno.readDirSync(dir)].length !== 1) throw new Error("left behind");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export function publishFolder(built: string, out: string, old?: string): void {
+  fsyncDir(built);
+  if (old !== undefined) {
+    Deno.renameSync(out, old);
+    Deno.renameSync(built, out);
+    Deno.removeSync(old, { recursive: true });
+  } else Deno.renameSync(built, out);
+  fsyncDir(dirOf(out));
+}
+
 async function writeAll(
   w: { write(p: Uint8Array): Promise<number> },
   bytes: Uint8Array,

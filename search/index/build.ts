@@ -79,10 +79,10 @@ import {
   type IndexMetric,
   PARAGRAPHS_FILE,
 } from "./format.ts";
+import { fsyncDir } from "../../io/fs.ts";
 import {
   bytesOf,
   closeBuildFolder,
-  fsyncDir,
   lift,
   openBuildFolder,
   osMessage,

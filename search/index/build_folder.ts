@@ -16,15 +16,18 @@
  * drops its lock; the next build of the same target takes the lock, removes
  * what the killed one left and starts again.
  *
- * (The folder is renamed here, not through `io/fs.ts`'s `writeFolderAtomic`:
- * that one writes text files into a `.<name>.<hex>.tmp` beside the target,
- * without a lock, and replaces an existing folder file by file.)
+ * (The rename into place is `io/fs.ts`'s {@linkcode publishFolder}, as every
+ * atomic write goes through `io/fs.ts`; the lock and the temporary folder's
+ * name are the build's own: `writeFolderAtomic` writes text files into a
+ * `.<name>.<hex>.tmp` beside the target, without a lock, and replaces an
+ * existing folder file by file.)
  *
  * @module
  */
 import { createHash, type Hash } from "node:crypto";
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../../io/errors.ts";
+import { dirOf, publishFolder } from "../../io/fs.ts";
 import { INDEX_HEADER, type IndexFile } from "./format.ts";
 
 /** The message of a thrown value. */
@@ -217,25 +220,6 @@ function checkTarget(out: string, overwrite: boolean, marker = INDEX_HEADER): bo
   return true;
 }
 
-/** Fsyncs folder `path` (its entries), where the file system can. */
-export function fsyncDir(path: string): void {
-  try {
-    const f = Deno.openSync(path, { read: true });
-    try {
-      f.syncSync();
-    } finally {
-      f.close();
-    }
-  } catch { /* some file systems cannot fsync a folder */ }
-}
-
-/** The folder holding `p` (`.` for a bare name). */
-function parentOf(p: string): string {
-  const s = p.replace(/\/+$/, "");
-  const i = s.lastIndexOf("/");
-  return i < 0 ? "." : i === 0 ? "/" : s.slice(0, i);
-}
-
 /** A build's folders, taken by {@linkcode openBuildFolder}. */
 export interface BuildFolder {
   /** The temporary folder (`tmpName(out)`, `temp.ts`). */
@@ -264,7 +248,7 @@ export function openBuildFolder(
   marker = INDEX_HEADER,
 ): BuildFolder {
   // A shard's INDEX_DIR made here goes again if the build does not finish.
-  const made = absentFolder(parentOf(out));
+  const made = absentFolder(dirOf(out));
   // One build of a folder at a time: the loser of a race stops here, touching nothing.
   const lock = lockBuild(tmp, out);
   const build = `${tmp}/${BUILD_FOLDER}`;
@@ -289,14 +273,7 @@ export function openBuildFolder(
  * fsynced before and after.
  */
 export function publishBuild(f: BuildFolder, out: string): void {
-  fsyncDir(f.build);
-  if (f.replace) {
-    const old = `${f.tmp}/${OLD_FOLDER}`;
-    Deno.renameSync(out, old);
-    Deno.renameSync(f.build, out);
-    Deno.removeSync(old, { recursive: true });
-  } else Deno.renameSync(f.build, out);
-  fsyncDir(parentOf(out));
+  publishFolder(f.build, out, f.replace ? `${f.tmp}/${OLD_FOLDER}` : undefined);
 }
 
 /**
