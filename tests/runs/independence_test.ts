@@ -6,7 +6,9 @@
  * under another name; open sets of every kind: DPR CSV, CuratedTREC,
  * NQ-open JSONL, a generic JSONL with a field map (its encoders only); corpora in every
  * format: DPR passage TSV, JSONL, MRQA, SQuAD; a sharded index) and
- * `serve` (an index, and a folder of shards).
+ * `serve` (an index, and a folder of shards); and the encoders trained for
+ * open search (`piqa-lstm-open`, `piqa-lstm-open+sparse`) in a run config
+ * (closed, a corpus, shards) and `serve`.
  *
  * The granted files come from the real command lines: the `== argv` line
  * the local runner writes into each task's log (`runs/runners/local.ts`)
@@ -324,14 +326,17 @@ Deno.test("independence: full (closed, --open, --open --corpus the dataset or a 
   assertNone(found);
 });
 
-/** A run config file of `datasets` with the sparse-pi encoder. */
-async function runConfig(dir: string, name: string, datasets: unknown[]): Promise<string> {
+/** A run config file of `datasets` with the sparse-pi encoder (or `models`). */
+async function runConfig(
+  dir: string,
+  name: string,
+  datasets: unknown[],
+  models: unknown[] = [{ abbr: "sp", encoder: "sparse-pi" }],
+): Promise<string> {
   const file = `${dir}/${name}.ts`;
   await Deno.writeTextFile(
     file,
-    `export const config = ${
-      JSON.stringify({ datasets, models: [{ abbr: "sp", encoder: "sparse-pi" }] })
-    };\n`,
+    `export const config = ${JSON.stringify({ datasets, models })};\n`,
   );
   return file;
 }
@@ -497,6 +502,50 @@ Deno.test("independence: serve over an index and over a folder of shards", async
     assertEquals(runs.length, processes, `serve ${index}: its server processes`);
     assertNone(await problems(`serve ${index}`, runs, ["question"]));
   }
+});
+
+/**
+ * The encoders trained for open search, `piqa-lstm-open` and its hybrid
+ * `piqa-lstm-open+sparse` (ONNX halves, and the hybrid's `hybrid.json` and
+ * sparse-pi model), in a run config: closed, open over a corpus, open
+ * over a corpus in shards; then `serve` over the hybrid's shards.
+ */
+Deno.test("independence: piqa-lstm-open and piqa-lstm-open+sparse in a run config (closed, a corpus, shards) and serve", async () => {
+  const dir = await fixtureDir();
+  const cfg = await runConfig(dir, "open-encoders", [
+    { abbr: "closed", path: `${dir}/x.json` },
+    { abbr: "corpus", path: `${dir}/x.json`, open: true, corpus: `${dir}/psgs.tsv` },
+    { abbr: "shards", path: `${dir}/x.json`, open: { shards: 2 }, corpus: `${dir}/corpus.jsonl` },
+  ], [{ abbr: "po", encoder: "piqa-lstm-open" }, { abbr: "ph", encoder: "piqa-lstm-open+sparse" }]);
+  const work = `${dir}/work-open-encoders`;
+  const r = await runRun([cfg, "--work-dir", work]);
+  assertEquals(r.code, 0, r.stderr);
+  const run = runFolder(work);
+  const { encoders } = encoderRunsOfLogs(`${run}/logs`);
+  const found: string[] = [];
+  for (const m of ["po", "ph"]) {
+    for (const ds of ["closed", "corpus", "shards"]) {
+      const mine = encoders.filter((e) => e.where.includes(`/${m}/${ds}.`));
+      found.push(...await problems(`run ${m} dataset "${ds}"`, mine));
+      // The model's own files, each half its own ONNX graph only.
+      const granted = (half: string) =>
+        mine.filter((e) => e.half === half).flatMap((e) => e.read).join(",");
+      const ctx = granted("context"), qst = granted("question");
+      assert(ctx.includes("/piqa-lstm-open/context.onnx") && !ctx.includes("question.onnx"), ctx);
+      assert(qst.includes("/piqa-lstm-open/question.onnx") && !qst.includes("context.onnx"), qst);
+      assertEquals(qst.includes("/piqa-lstm-open/hybrid.json"), m === "ph", qst);
+    }
+  }
+  const served = await serveCommandLines([
+    `${run}/indexes/ph/shards`,
+    "--encoder",
+    "piqa-lstm-open+sparse",
+    "--port",
+    "0",
+  ]);
+  assertEquals(served.length, 2, "serve: a server process per shard");
+  found.push(...await problems("serve piqa-lstm-open+sparse", served, ["question"]));
+  assertNone(found);
 });
 
 Deno.test("report: the run folder of open sets searched over corpora, and a full --open --corpus folder, are reportable", async () => {
