@@ -7,16 +7,50 @@
  */
 import type { Task } from "../plan/task.ts";
 
+/** Entries of a watched folder looked at for progress, at most (a bound on one look). */
+const WATCH_ENTRIES = 4096;
+
 /**
  * The newest modification time (ms) of a task's log and watched outputs:
- * a task makes progress when its log grows or files appear in its folder.
+ * a task makes progress when its log grows, files appear in its folder,
+ * or a file in a watched folder is written (a stage writing its output
+ * through a temporary file beside it changes that file, not the folder:
+ * a long search writing `pred.json` is progress).
+ *
+ * @example
+ * ```ts
+ * import { lastProgress } from "./logs.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/task.log`, "");
+ * Deno.mkdirSync(`${dir}/out`);
+ * Deno.writeTextFileSync(`${dir}/out/.pred.json.0123abcd.tmp`, "{");
+ * const [old, later] = [new Date(1_000_000), new Date(2_000_000)];
+ * for (const p of ["task.log", "out"]) Deno.utimeSync(`${dir}/${p}`, old, old);
+ * Deno.utimeSync(`${dir}/out/.pred.json.0123abcd.tmp`, later, later);
+ * const task = { log: `${dir}/task.log`, watch: [`${dir}/out`] };
+ * if (lastProgress(task) !== 2_000_000) throw new Error(String(lastProgress(task)));
+ * Deno.removeSync(dir, { recursive: true });
+ * ```
  */
-export function lastProgress(task: Task): number {
+export function lastProgress(task: Pick<Task, "log" | "watch">): number {
   let t = 0;
-  for (const p of [task.log, ...task.watch]) {
+  const mtime = (p: string): Deno.FileInfo | undefined => {
     try {
-      t = Math.max(t, Deno.statSync(p).mtime?.getTime() ?? 0);
-    } catch { /* not there yet */ }
+      const st = Deno.statSync(p);
+      t = Math.max(t, st.mtime?.getTime() ?? 0);
+      return st;
+    } catch { /* not there yet, or gone meanwhile */ }
+  };
+  mtime(task.log);
+  for (const p of task.watch) {
+    if (mtime(p)?.isDirectory !== true) continue;
+    let seen = 0;
+    try {
+      for (const e of Deno.readDirSync(p)) {
+        if (++seen > WATCH_ENTRIES) break;
+        if (e.isFile) mtime(`${p}/${e.name}`);
+      }
+    } catch { /* cannot be listed */ }
   }
   return t;
 }
