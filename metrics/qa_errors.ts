@@ -97,7 +97,7 @@ export class UnknownLanguageError extends Data.TaggedError("UnknownLanguageError
  *
  * @example
  * ```ts
- * import { PyRegexBudgetError } from "./pyregex.ts";
+ * import { PyRegexBudgetError } from "./pyregex_match.ts";
  * import { cutOffTeller } from "./qa_errors.ts";
  * const lines: string[] = [];
  * const tell = cutOffTeller("trec.qa.csv", (l) => lines.push(l));
