@@ -67,7 +67,7 @@ Deno.test("harness logs: the format is told from the content, or named", async (
   }
   assertEquals(
     msg,
-    'Error: unknown prediction format "helm"; the formats: ids, lm-eval, opencompass',
+    'UsageError: unknown prediction format "helm"; the formats: ids, lm-eval, opencompass',
   );
 });
 

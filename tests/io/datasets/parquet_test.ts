@@ -135,7 +135,7 @@ Deno.test("parquet: mrqa rows grouped by context; a passage corpus; a squad spli
 Deno.test("parquet: another schema is generic JSONL: a field map reads it", async () => {
   assertEquals(
     await failure(questions(`${PQ}/generic.parquet`)),
-    `Error: ${PQ}/generic.parquet: a generic jsonl file needs a field map ({question, answers, id, ...})`,
+    `UsageError: ${PQ}/generic.parquet: a generic jsonl file needs a field map ({question, answers, id, ...})`,
   );
   const qs = await questions(`${PQ}/generic.parquet`, {
     fields: { question: "prompt", id: "qid", answers: "target" },
