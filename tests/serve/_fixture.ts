@@ -7,7 +7,8 @@
  * @module
  */
 import { assertEquals } from "../_assert.ts";
-import { DEV_GZ, runStage } from "../_util.ts";
+import { DEV_GZ, ROOT, runStage, spawnChild } from "../_util.ts";
+import { denoRunArgv } from "../../runs/sandbox/sandbox.ts";
 
 /** A `full --open --top-k 5` run of a small dev subset. */
 export interface Fixture {
@@ -157,3 +158,59 @@ export const post = (target: string, body: string, extra = ""): string =>
   `Content-Type: application/json\r\nContent-Length: ${
     new TextEncoder().encode(body).length
   }\r\n${extra}\r\n${body}`;
+
+/** A `serve` launcher started by {@linkcode launchServe}. */
+export interface Launched {
+  /** The launcher process. */
+  readonly proc: Deno.ChildProcess;
+  /** What it wrote to stderr so far. */
+  stderr(): string;
+  /** The port of its `serving` line; undefined when it exited (or timed out) first. */
+  readonly port?: number;
+  /** `http://127.0.0.1:PORT`. */
+  readonly base: string;
+}
+
+/**
+ * Starts `pipeline/serve.ts args` (all permissions, as the `phraseval`
+ * launcher grants) and waits at most `waitMs` for its `serving` line or its
+ * exit; its stderr is read while it runs.
+ */
+export async function launchServe(args: readonly string[], waitMs: number): Promise<Launched> {
+  const argv = denoRunArgv(`${ROOT}/pipeline/serve.ts`, args, { all: true }, {
+    config: null,
+    prompt: true,
+  });
+  const proc = spawnChild(argv, { cwd: ROOT, env: { NO_COLOR: "1" } });
+  let text = "";
+  let ready: (port: number | undefined) => void = () => {};
+  const got = new Promise<number | undefined>((r) => ready = r);
+  (async () => {
+    for await (const s of proc.stderr.pipeThrough(new TextDecoderStream())) {
+      text += s;
+      const m = /^serving http:\/\/127\.0\.0\.1:(\d+)\/ /m.exec(text);
+      if (m) ready(Number(m[1]));
+    }
+    ready(undefined);
+  })();
+  proc.stdout.cancel();
+  const timer = setTimeout(() => ready(undefined), waitMs);
+  const port = await got;
+  clearTimeout(timer);
+  return { proc, stderr: () => text, port, base: `http://127.0.0.1:${port}` };
+}
+
+/** Stops a launcher with SIGINT (SIGKILL after 30 s) and awaits it: its exit status. */
+export async function stopServe(l: Launched): Promise<Deno.CommandStatus> {
+  try {
+    l.proc.kill("SIGINT");
+  } catch { /* gone */ }
+  const t = setTimeout(() => {
+    try {
+      l.proc.kill("SIGKILL");
+    } catch { /* gone */ }
+  }, 30_000);
+  const st = await l.proc.status;
+  clearTimeout(t);
+  return st;
+}

@@ -12,9 +12,8 @@
  * Servers listen on 127.0.0.1 on a free port; every wait is bounded.
  */
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { ROOT, runStage, spawnChild } from "../_util.ts";
-import { denoRunArgv } from "../../runs/sandbox/sandbox.ts";
-import { type Fixture, makeFixture } from "./_fixture.ts";
+import { runStage } from "../_util.ts";
+import { type Fixture, type Launched, launchServe, makeFixture, stopServe } from "./_fixture.ts";
 
 interface Setup {
   readonly f: Fixture;
@@ -58,53 +57,11 @@ globalThis.addEventListener("unload", () => {
   setup?.then((s) => Deno.removeSync(s.f.dir, { recursive: true })).catch(() => {});
 });
 
-interface Launched {
-  readonly proc: Deno.ChildProcess;
-  stderr(): string;
-  readonly port?: number;
-  readonly base: string;
-}
+/** Starts `pipeline/serve.ts args`, waiting at most 180 s for its `serving` line. */
+const launch = (args: readonly string[]) => launchServe(args, 180_000);
 
-/** Starts `pipeline/serve.ts args` and waits (at most 180 s) for its `serving` line or its exit. */
-async function launch(args: readonly string[]): Promise<Launched> {
-  const argv = denoRunArgv(`${ROOT}/pipeline/serve.ts`, args, { all: true }, {
-    config: null,
-    prompt: true,
-  });
-  // Spawned: stderr is read while the server runs (its port), then it gets SIGINT.
-  const proc = spawnChild(argv, { cwd: ROOT, env: { NO_COLOR: "1" } });
-  let text = "";
-  let ready: (port: number | undefined) => void = () => {};
-  const got = new Promise<number | undefined>((r) => ready = r);
-  (async () => {
-    for await (const s of proc.stderr.pipeThrough(new TextDecoderStream())) {
-      text += s;
-      const m = /^serving http:\/\/127\.0\.0\.1:(\d+)\/ /m.exec(text);
-      if (m) ready(Number(m[1]));
-    }
-    ready(undefined);
-  })();
-  proc.stdout.cancel();
-  const timer = setTimeout(() => ready(undefined), 180_000);
-  const port = await got;
-  clearTimeout(timer);
-  return { proc, stderr: () => text, port, base: `http://127.0.0.1:${port}` };
-}
-
-/** Stops a launcher with SIGINT (SIGKILL after 30 s) and awaits it. */
-async function stop(l: Launched) {
-  try {
-    l.proc.kill("SIGINT");
-  } catch { /* gone */ }
-  const t = setTimeout(() => {
-    try {
-      l.proc.kill("SIGKILL");
-    } catch { /* gone */ }
-  }, 30_000);
-  const st = await l.proc.status;
-  clearTimeout(t);
-  return st;
-}
+/** Stops a launcher (SIGINT, SIGKILL after 30 s): its exit status. */
+const stop = stopServe;
 
 /** A request with a 20 s bound: status and body. */
 async function ask(url: string, init: RequestInit = {}): Promise<{ status: number; body: string }> {

@@ -17,11 +17,10 @@
  * Servers listen on 127.0.0.1 on a free port; every wait is bounded.
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { ROOT, runStage, spawnChild } from "../_util.ts";
-import { denoRunArgv } from "../../runs/sandbox/sandbox.ts";
+import { runStage } from "../_util.ts";
 import { STATIC_DIR } from "../../serve/server.ts";
 import { SPARSE_PI_MODEL } from "../../encoders/sparse_pi/encoder.ts";
-import { type Fixture, makeFixture } from "./_fixture.ts";
+import { type Fixture, type Launched, launchServe, makeFixture, stopServe } from "./_fixture.ts";
 
 interface Setup {
   readonly f: Fixture;
@@ -48,41 +47,11 @@ globalThis.addEventListener("unload", () => {
   setup?.then((s) => Deno.removeSync(s.f.dir, { recursive: true })).catch(() => {});
 });
 
-interface Launched {
-  readonly proc: Deno.ChildProcess;
-  /** Everything on stderr so far. */
-  stderr(): string;
-  /** The `serving` URL's port (undefined when it exited first). */
-  readonly port?: number;
-  /** `http://127.0.0.1:PORT`. */
-  readonly base: string;
-}
+/** Starts `pipeline/serve.ts args`, waiting at most 120 s for its `serving` line. */
+const launch = (args: readonly string[]) => launchServe(args, 120_000);
 
-/** Starts `pipeline/serve.ts args` and waits (at most 120 s) for its `serving` line or its exit. */
-async function launch(args: readonly string[]): Promise<Launched> {
-  const argv = denoRunArgv(`${ROOT}/pipeline/serve.ts`, args, { all: true }, {
-    config: null,
-    prompt: true,
-  });
-  // Spawned: stderr is read while the server runs (its port), then it is signalled.
-  const proc = spawnChild(argv, { cwd: ROOT, env: { NO_COLOR: "1" } });
-  let text = "";
-  let ready: (port: number | undefined) => void = () => {};
-  const got = new Promise<number | undefined>((r) => ready = r);
-  (async () => {
-    for await (const s of proc.stderr.pipeThrough(new TextDecoderStream())) {
-      text += s;
-      const m = /^serving http:\/\/127\.0\.0\.1:(\d+)\/ /m.exec(text);
-      if (m) ready(Number(m[1]));
-    }
-    ready(undefined);
-  })();
-  proc.stdout.cancel();
-  const timer = setTimeout(() => ready(undefined), 120_000);
-  const port = await got;
-  clearTimeout(timer);
-  return { proc, stderr: () => text, port, base: `http://127.0.0.1:${port}` };
-}
+/** Stops a launcher (SIGINT, SIGKILL after 30 s): its exit status. */
+const stop = stopServe;
 
 /** Pids of the children of `pid` (from /proc). */
 function childrenOf(pid: number): number[] {
@@ -114,21 +83,6 @@ const cmdline = (pid: number): string[] => {
     return [];
   }
 };
-
-/** Stops a launcher with SIGINT (SIGKILL after 30 s) and awaits it. */
-async function stop(l: Launched) {
-  try {
-    l.proc.kill("SIGINT");
-  } catch { /* gone */ }
-  const t = setTimeout(() => {
-    try {
-      l.proc.kill("SIGKILL");
-    } catch { /* gone */ }
-  }, 30_000);
-  const st = await l.proc.status;
-  clearTimeout(t);
-  return st;
-}
 
 /** A request with a 20 s bound: status and body. */
 async function ask(
