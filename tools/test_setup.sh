@@ -6,7 +6,8 @@
 #   - the Python packages that the tests' own Python files import (PY_PACKAGES below, as
 #     module:package): onnxruntime (tests/fixtures/bem_ort_check.py, BEM's logits), faiss-cpu
 #     (tests/py/ivf_ref.py, IVF-PQ against faiss), onnx (tests/fixtures/make_tiny_onnx.py, the
-#     ONNX fixtures rebuilt and compared), matplotlib (bench/reference/evaluate_v2.py, imported
+#     ONNX fixtures rebuilt and compared; tests/py/onnx_same.py, the bundled graphs compared),
+#     matplotlib (bench/reference/evaluate_v2.py, imported
 #     for --out-image-dir as by the official script) and pyarrow (tests/fixtures/make_parquet.py,
 #     the Parquet fixtures rebuilt and compared). tests/tools/test_setup_test.ts checks that
 #     this list is exactly what those files import beyond the standard library, numpy and scipy.
