@@ -20,7 +20,7 @@ import { assert, assertEquals } from "../_assert.ts";
 import { runStage } from "../_util.ts";
 import { STATIC_DIR } from "../../serve/server.ts";
 import { SPARSE_PI_MODEL } from "../../encoders/sparse_pi/encoder.ts";
-import { type Fixture, type Launched, launchServe, makeFixture, stopServe } from "./_fixture.ts";
+import { type Fixture, launchServe, makeFixture, stopServe } from "./_fixture.ts";
 
 interface Setup {
   readonly f: Fixture;
