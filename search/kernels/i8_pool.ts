@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { halfTable } from "../dense_f64.ts";
 import { type I8Metric, I8NonFinite, I8Rows } from "./i8_rows.ts";
 import { exactScore, I8Screen, i8Takes } from "./i8_scan.ts";
 import type { TopK } from "../index/exact/score.ts";
@@ -64,11 +65,84 @@ export function i8RowsOf(
   return c ?? undefined;
 }
 
-/** Scores question `j`'s candidates exactly, in row order, into `top`. */
-function rescore(src: I8Source, q: Float32Array, cands: Int32Array, top: TopK): void {
-  for (let x = 0; x < cands.length; x++) {
-    top.offer(exactScore(src.dense, cands[x], src.d, q, src.metric), cands[x]);
+/**
+ * Scores question `q`'s candidates (increasing rows) exactly into `top`,
+ * as offering each one's exact score in row order would leave it: best
+ * bound first. Each candidate's float64 sum of its exact products (the
+ * terms of {@linkcode exactScore}) plus that sum's error bound is an upper
+ * bound on its exact score; candidates are taken in decreasing order of
+ * it, the exact score of each until the next bound is below the `k`-th
+ * exact score kept, and the `k` best by (exact score, lower row) are
+ * offered to `top` by increasing row. A candidate not among them has `k`
+ * candidates ahead of it, so it could not stay in `top` either.
+ */
+export function rescoreI8(
+  src: I8Source,
+  q: Float32Array,
+  cands: Int32Array,
+  top: TopK,
+): void {
+  const n = cands.length, k = top.k, { d, dense, metric } = src;
+  if (n <= k) {
+    for (let x = 0; x < n; x++) top.offer(exactScore(dense, cands[x], d, q, metric), cands[x]);
+    return;
   }
+  const ub = upperBounds(src, q, cands);
+  const order = Array.from({ length: n }, (_, x) => x);
+  order.sort((x, y) => ub[y] - ub[x] || x - y);
+  // The kept candidates, worst last: by exact score, then lower row.
+  const keptRow: number[] = [], keptScore: number[] = [];
+  for (const x of order) {
+    if (keptRow.length === k && !(ub[x] >= keptScore[k - 1])) break;
+    const i = cands[x], v = exactScore(dense, i, d, q, metric);
+    let at = keptRow.length;
+    while (at > 0 && (keptScore[at - 1] < v || (keptScore[at - 1] === v && keptRow[at - 1] > i))) {
+      at--;
+    }
+    if (at >= k) continue;
+    keptRow.splice(at, 0, i);
+    keptScore.splice(at, 0, v);
+    if (keptRow.length > k) {
+      keptRow.pop();
+      keptScore.pop();
+    }
+  }
+  const byRow = keptRow.map((i, x) => [i, keptScore[x]]).sort((x, y) => x[0] - y[0]);
+  for (const [i, v] of byRow) top.offer(v, i);
+}
+
+/**
+ * Per candidate, a number at least its exact score ({@linkcode exactScore}):
+ * the float64 sum, in column order, of the same terms (each exact in
+ * float64: a float32 or float16 value times a float32 one, or squared),
+ * plus `(m + 2)·2⁻⁵²` times the float64 sum of their magnitudes (`m`
+ * terms; recursive summation errs by at most `γ_{m−1}` of the exact sum of
+ * magnitudes, and the computed sum of magnitudes by as much again), plus
+ * 2⁻¹⁰⁰⁰.
+ */
+function upperBounds(src: I8Source, q: Float32Array, cands: Int32Array): Float64Array {
+  const { d, dense } = src, l2 = src.metric === "l2", n = cands.length;
+  const h = dense instanceof Uint16Array ? halfTable() : undefined;
+  const ub = new Float64Array(n);
+  const m = l2 ? 3 * d : d, rel = (m + 2) * 2 ** -52;
+  for (let x = 0; x < n; x++) {
+    const o = cands[x] * d;
+    let s = 0, a = 0;
+    for (let c = 0; c < d; c++) {
+      const v = h !== undefined ? h[dense[o + c]] : dense[o + c], w = q[c];
+      if (l2) {
+        const t = 2 * v * w, vv = v * v, ww = w * w;
+        s = s + t - vv - ww;
+        a = a + Math.abs(t) + vv + ww;
+      } else {
+        const t = v * w;
+        s += t;
+        a += Math.abs(t);
+      }
+    }
+    ub[x] = s + a * rel + 2 ** -1000;
+  }
+  return ub;
 }
 
 /**
@@ -88,7 +162,7 @@ export function scoreI8(
   for (let b = 0; b < taken.length; b += MAX_Q) {
     const js = taken.slice(b, b + MAX_Q);
     const cands = c.screen.candidates(js.map((j) => qs[j]), tops[js[0]].k);
-    js.forEach((j, x) => rescore(src, qs[j], cands[x], tops[j]));
+    js.forEach((j, x) => rescoreI8(src, qs[j], cands[x], tops[j]));
   }
   return left;
 }
@@ -181,7 +255,7 @@ export async function scoreI8Threads(
   for (let b = 0; b < taken.length; b += MAX_Q * n) {
     const js = taken.slice(b, b + MAX_Q * n);
     const cands = await pool.run(js.map((j) => qs[j]), k);
-    js.forEach((j, x) => rescore(src, qs[j], cands[x], tops[j]));
+    js.forEach((j, x) => rescoreI8(src, qs[j], cands[x], tops[j]));
   }
   return left;
 }
