@@ -74,26 +74,34 @@ export function i8RowsOf(
  * it, the exact score of each until the next bound is below the `k`-th
  * exact score kept, and the `k` best by (exact score, lower row) are
  * offered to `top` by increasing row. A candidate not among them has `k`
- * candidates ahead of it, so it could not stay in `top` either.
+ * candidates ahead of it, so it could not stay in `top` either. With
+ * `upper` (the screen's bound of each candidate, {@linkcode I8Screen}
+ * `upper`), candidates are taken in decreasing order of it instead, and
+ * the float64 bound is computed only for those it does not rule out.
  */
 export function rescoreI8(
   src: I8Source,
   q: Float32Array,
   cands: Int32Array,
   top: TopK,
+  upper?: Float64Array,
 ): void {
   const n = cands.length, k = top.k, { d, dense, metric } = src;
   if (n <= k) {
     for (let x = 0; x < n; x++) top.offer(exactScore(dense, cands[x], d, q, metric), cands[x]);
     return;
   }
-  const ub = upperBounds(src, q, cands);
+  const ub = upper ?? Float64Array.from(cands, (i) => upperBound(src, q, i));
   const order = Array.from({ length: n }, (_, x) => x);
   order.sort((x, y) => ub[y] - ub[x] || x - y);
   // The kept candidates, worst last: by exact score, then lower row.
   const keptRow: number[] = [], keptScore: number[] = [];
   for (const x of order) {
     if (keptRow.length === k && !(ub[x] >= keptScore[k - 1])) break;
+    if (
+      upper !== undefined && keptRow.length === k &&
+      !(upperBound(src, q, cands[x]) >= keptScore[k - 1])
+    ) continue;
     const i = cands[x], v = exactScore(dense, i, d, q, metric);
     let at = keptRow.length;
     while (at > 0 && (keptScore[at - 1] < v || (keptScore[at - 1] === v && keptRow[at - 1] > i))) {
@@ -112,37 +120,32 @@ export function rescoreI8(
 }
 
 /**
- * Per candidate, a number at least its exact score ({@linkcode exactScore}):
- * the float64 sum, in column order, of the same terms (each exact in
- * float64: a float32 or float16 value times a float32 one, or squared),
- * plus `(m + 2)·2⁻⁵²` times the float64 sum of their magnitudes (`m`
- * terms; recursive summation errs by at most `γ_{m−1}` of the exact sum of
- * magnitudes, and the computed sum of magnitudes by as much again), plus
- * 2⁻¹⁰⁰⁰.
+ * A number at least row `row`'s exact score against `q`
+ * ({@linkcode exactScore}): the float64 sum, in column order, of the same
+ * terms (each exact in float64: a float32 or float16 value times a float32
+ * one, or squared), plus `(m + 2)·2⁻⁵²` times the float64 sum of their
+ * magnitudes (`m` terms; recursive summation errs by at most `γ_{m−1}` of
+ * the exact sum of magnitudes, and the computed sum of magnitudes by as
+ * much again), plus 2⁻¹⁰⁰⁰.
  */
-function upperBounds(src: I8Source, q: Float32Array, cands: Int32Array): Float64Array {
-  const { d, dense } = src, l2 = src.metric === "l2", n = cands.length;
+function upperBound(src: I8Source, q: Float32Array, row: number): number {
+  const { d, dense } = src, l2 = src.metric === "l2";
   const h = dense instanceof Uint16Array ? halfTable() : undefined;
-  const ub = new Float64Array(n);
-  const m = l2 ? 3 * d : d, rel = (m + 2) * 2 ** -52;
-  for (let x = 0; x < n; x++) {
-    const o = cands[x] * d;
-    let s = 0, a = 0;
-    for (let c = 0; c < d; c++) {
-      const v = h !== undefined ? h[dense[o + c]] : dense[o + c], w = q[c];
-      if (l2) {
-        const t = 2 * v * w, vv = v * v, ww = w * w;
-        s = s + t - vv - ww;
-        a = a + Math.abs(t) + vv + ww;
-      } else {
-        const t = v * w;
-        s += t;
-        a += Math.abs(t);
-      }
+  const m = l2 ? 3 * d : d, o = row * d;
+  let s = 0, a = 0;
+  for (let c = 0; c < d; c++) {
+    const v = h !== undefined ? h[dense[o + c]] : dense[o + c], w = q[c];
+    if (l2) {
+      const t = 2 * v * w, vv = v * v, ww = w * w;
+      s = s + t - vv - ww;
+      a = a + Math.abs(t) + vv + ww;
+    } else {
+      const t = v * w;
+      s += t;
+      a += Math.abs(t);
     }
-    ub[x] = s + a * rel + 2 ** -1000;
   }
-  return ub;
+  return s + a * ((m + 2) * 2 ** -52) + 2 ** -1000;
 }
 
 /**
@@ -162,7 +165,8 @@ export function scoreI8(
   for (let b = 0; b < taken.length; b += MAX_Q) {
     const js = taken.slice(b, b + MAX_Q);
     const cands = c.screen.candidates(js.map((j) => qs[j]), tops[js[0]].k);
-    js.forEach((j, x) => rescoreI8(src, qs[j], cands[x], tops[j]));
+    const upper = c.screen.upper;
+    js.forEach((j, x) => rescoreI8(src, qs[j], cands[x], tops[j], upper[x]));
   }
   return left;
 }

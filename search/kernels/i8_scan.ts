@@ -155,6 +155,7 @@ export class I8Screen {
   readonly #statsPtr: number;
   readonly #listPtr: number;
   #stats = { pairs: 0, full: 0 };
+  #upper: Float64Array[] = [];
 
   /** The kernel of scratch slot `slot` (0 … threads − 1 of {@linkcode I8Rows.create}). */
   constructor(readonly rows: I8Rows, slot = 0) {
@@ -312,12 +313,31 @@ export class I8Screen {
       }
     }
     this.#stats = { pairs, full: heads !== undefined ? stats[0] : pairs };
-    return cand.map((c, j) => {
+    const uppers: Float64Array[] = [];
+    const rows = cand.map((c, j) => {
       const L = lows[j].floor, hi = upper[j];
-      const keep: number[] = [];
-      for (let x = 0; x < c.length; x++) if (hi[x] >= L) keep.push(c[x]);
+      const keep: number[] = [], keepHi: number[] = [];
+      for (let x = 0; x < c.length; x++) {
+        if (hi[x] >= L) {
+          keep.push(c[x]);
+          keepHi.push(hi[x]);
+        }
+      }
+      uppers.push(Float64Array.from(keepHi));
       return Int32Array.from(keep);
     });
+    this.#upper = uppers;
+    return rows;
+  }
+
+  /**
+   * For each candidate of the last {@linkcode candidates} call, in the
+   * same order, the screen's upper bound on its exact score (`approx +
+   * bound`, see the module notes, "Screening"): the bound the screen keeps
+   * it by.
+   */
+  get upper(): readonly Float64Array[] {
+    return this.#upper;
   }
 
   /**

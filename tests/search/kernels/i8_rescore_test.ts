@@ -3,7 +3,7 @@
  * `rescoreI8`, best bound first): the same `TopK` as offering every
  * candidate's exact score in row order, on rows with many exact ties,
  * float32 and float16, both metrics, several k, into empty and non-empty
- * tops.
+ * tops, with and without the screen's upper bounds given.
  */
 import { assertEquals } from "../../_assert.ts";
 import { rescoreI8 } from "../../../search/kernels/i8_pool.ts";
@@ -23,7 +23,7 @@ function rng(seed: number) {
   };
 }
 
-Deno.test("i8 rescore: best bound first leaves the TopK that every candidate offered in row order leaves (ties, f32/f16, ip/l2, k 1…200)", () => {
+Deno.test("i8 rescore: best bound first leaves the TopK that every candidate offered in row order leaves (ties, f32/f16, ip/l2, k 1…200, with and without given bounds)", () => {
   const u = rng(7);
   const n = 600, d = 48;
   // Values from a few levels, and rows repeated: many exact ties.
@@ -50,28 +50,35 @@ Deno.test("i8 rescore: best bound first leaves the TopK that every candidate off
           const cands = Int32Array.from(
             Array.from({ length: n - 100 }, (_, x) => x + 100).filter(() => u() < 0.5),
           );
+          // Given upper bounds (the screen's): each exact score plus a random slack, some 0.
+          const upper = Float64Array.from(
+            cands,
+            (i) => exactScore(dense, i, d, q, metric) + (u() < 0.3 ? 0 : u() * 2),
+          );
           // Empty tops, and tops holding rows before the candidates.
           for (const before of [0, 40]) {
-            const want = new TopK(k), got = new TopK(k);
-            for (let i = 0; i < before; i++) {
-              const v = exactScore(dense, i, d, q, metric);
-              want.offer(v, i);
-              got.offer(v, i);
+            for (const given of [undefined, upper]) {
+              const want = new TopK(k), got = new TopK(k);
+              for (let i = 0; i < before; i++) {
+                const v = exactScore(dense, i, d, q, metric);
+                want.offer(v, i);
+                got.offer(v, i);
+              }
+              for (const i of cands) want.offer(exactScore(dense, i, d, q, metric), i);
+              rescoreI8({ dense, phrases: n, d, metric }, q, cands, got, given);
+              const what = `${dense.constructor.name} ${metric} k ${k} trial ${trial} ` +
+                `before ${before} upper ${given !== undefined}`;
+              assertEquals(got.rows, want.rows, what);
+              assertEquals(got.scores, want.scores, what);
+              checked++;
+              if (want.rows.length === k && k < cands.length) partial++;
             }
-            for (const i of cands) want.offer(exactScore(dense, i, d, q, metric), i);
-            rescoreI8({ dense, phrases: n, d, metric }, q, cands, got);
-            const what =
-              `${dense.constructor.name} ${metric} k ${k} trial ${trial} before ${before}`;
-            assertEquals(got.rows, want.rows, what);
-            assertEquals(got.scores, want.scores, what);
-            checked++;
-            if (want.rows.length === k && k < cands.length) partial++;
           }
         }
       }
     }
   }
-  assertEquals(checked, 2 * 2 * 4 * 6 * 2);
+  assertEquals(checked, 2 * 2 * 4 * 6 * 2 * 2);
   // Most cases keep fewer rows than the candidates (so the early stop is exercised).
-  assertEquals(partial >= 2 * 2 * 3 * 6 * 2, true, `${partial}`);
+  assertEquals(partial >= 2 * 2 * 3 * 6 * 2 * 2, true, `${partial}`);
 });
