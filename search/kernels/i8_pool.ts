@@ -179,7 +179,7 @@ function split(qs: readonly Float32Array[]): { taken: number[]; left: number[] }
 
 /** Screening workers of one {@linkcode I8Rows}. */
 class I8Workers {
-  readonly #ws: RequestWorkers<{ id: number; cands: Int32Array[] }>;
+  readonly #ws: RequestWorkers<{ id: number; cands: Int32Array[]; upper: Float64Array[] }>;
 
   constructor(rows: I8Rows, n: number) {
     this.#ws = new RequestWorkers(new URL("./i8_worker.ts", import.meta.url), n, {
@@ -192,18 +192,25 @@ class I8Workers {
   }
 
   /**
-   * The candidates of each question, the questions dealt out in turn
-   * (worker `i` takes questions `i, i + n, …`: neighbouring questions, often
-   * about one article, cost alike, so the shares take about as long).
+   * The candidates of each question and their upper bounds
+   * (`I8Screen.upper`), the questions dealt out in turn (worker `i` takes
+   * questions `i, i + n, …`: neighbouring questions, often about one
+   * article, cost alike, so the shares take about as long).
    */
-  async run(qs: readonly Float32Array[], k: number): Promise<Int32Array[]> {
+  async run(
+    qs: readonly Float32Array[],
+    k: number,
+  ): Promise<{ cands: Int32Array; upper: Float64Array }[]> {
     const n = Math.min(this.#ws.size, qs.length);
-    const parts: Promise<Int32Array[]>[] = [];
+    const parts: Promise<{ cands: Int32Array[]; upper: Float64Array[] }>[] = [];
     for (let i = 0; i < n; i++) {
-      parts.push(this.#ws.ask(i, { qs: qs.filter((_, j) => j % n === i), k }).then((r) => r.cands));
+      parts.push(this.#ws.ask(i, { qs: qs.filter((_, j) => j % n === i), k }));
     }
     const got = await Promise.all(parts);
-    return qs.map((_, j) => got[j % n][Math.floor(j / n)]);
+    return qs.map((_, j) => {
+      const part = got[j % n], x = Math.floor(j / n);
+      return { cands: part.cands[x], upper: part.upper[x] };
+    });
   }
 
   close(): void {
@@ -258,8 +265,8 @@ export async function scoreI8Threads(
   const k = taken.length > 0 ? tops[taken[0]].k : 1;
   for (let b = 0; b < taken.length; b += MAX_Q * n) {
     const js = taken.slice(b, b + MAX_Q * n);
-    const cands = await pool.run(js.map((j) => qs[j]), k);
-    js.forEach((j, x) => rescoreI8(src, qs[j], cands[x], tops[j]));
+    const got = await pool.run(js.map((j) => qs[j]), k);
+    js.forEach((j, x) => rescoreI8(src, qs[j], got[x].cands, tops[j], got[x].upper));
   }
   return left;
 }
