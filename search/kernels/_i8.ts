@@ -114,6 +114,12 @@ export const recordIf = (
   ]),
 ];
 
+/** `if … else … end` (no result) of the two bodies, on the i32 at the top of the stack. */
+export const ifElse = (
+  then: number[],
+  other: number[],
+) => [0x04, 0x40, ...then, 0x05, ...other, 0x0b];
+
 /** `base + k + off` loaded as a v128 into local `into`. */
 export const loadAt = (base: number, k: number, into: number, off = 0) => [
   ...get(base),

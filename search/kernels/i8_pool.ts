@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { halfTable } from "../dense_f64.ts";
 import { type I8Metric, I8NonFinite, I8Rows } from "./i8_rows.ts";
 import { exactScore, I8Screen, i8Takes } from "./i8_scan.ts";
 import type { TopK } from "../index/exact/score.ts";
@@ -64,11 +65,87 @@ export function i8RowsOf(
   return c ?? undefined;
 }
 
-/** Scores question `j`'s candidates exactly, in row order, into `top`. */
-function rescore(src: I8Source, q: Float32Array, cands: Int32Array, top: TopK): void {
-  for (let x = 0; x < cands.length; x++) {
-    top.offer(exactScore(src.dense, cands[x], src.d, q, src.metric), cands[x]);
+/**
+ * Scores question `q`'s candidates (increasing rows) exactly into `top`,
+ * as offering each one's exact score in row order would leave it: best
+ * bound first. Each candidate's float64 sum of its exact products (the
+ * terms of {@linkcode exactScore}) plus that sum's error bound is an upper
+ * bound on its exact score; candidates are taken in decreasing order of
+ * it, the exact score of each until the next bound is below the `k`-th
+ * exact score kept, and the `k` best by (exact score, lower row) are
+ * offered to `top` by increasing row. A candidate not among them has `k`
+ * candidates ahead of it, so it could not stay in `top` either. With
+ * `upper` (the screen's bound of each candidate, {@linkcode I8Screen}
+ * `upper`), candidates are taken in decreasing order of it instead, and
+ * the float64 bound is computed only for those it does not rule out.
+ */
+export function rescoreI8(
+  src: I8Source,
+  q: Float32Array,
+  cands: Int32Array,
+  top: TopK,
+  upper?: Float64Array,
+): void {
+  const n = cands.length, k = top.k, { d, dense, metric } = src;
+  if (n <= k) {
+    for (let x = 0; x < n; x++) top.offer(exactScore(dense, cands[x], d, q, metric), cands[x]);
+    return;
   }
+  const ub = upper ?? Float64Array.from(cands, (i) => upperBound(src, q, i));
+  const order = Array.from({ length: n }, (_, x) => x);
+  order.sort((x, y) => ub[y] - ub[x] || x - y);
+  // The kept candidates, worst last: by exact score, then lower row.
+  const keptRow: number[] = [], keptScore: number[] = [];
+  for (const x of order) {
+    if (keptRow.length === k && !(ub[x] >= keptScore[k - 1])) break;
+    if (
+      upper !== undefined && keptRow.length === k &&
+      !(upperBound(src, q, cands[x]) >= keptScore[k - 1])
+    ) continue;
+    const i = cands[x], v = exactScore(dense, i, d, q, metric);
+    let at = keptRow.length;
+    while (at > 0 && (keptScore[at - 1] < v || (keptScore[at - 1] === v && keptRow[at - 1] > i))) {
+      at--;
+    }
+    if (at >= k) continue;
+    keptRow.splice(at, 0, i);
+    keptScore.splice(at, 0, v);
+    if (keptRow.length > k) {
+      keptRow.pop();
+      keptScore.pop();
+    }
+  }
+  const byRow = keptRow.map((i, x) => [i, keptScore[x]]).sort((x, y) => x[0] - y[0]);
+  for (const [i, v] of byRow) top.offer(v, i);
+}
+
+/**
+ * A number at least row `row`'s exact score against `q`
+ * ({@linkcode exactScore}): the float64 sum, in column order, of the same
+ * terms (each exact in float64: a float32 or float16 value times a float32
+ * one, or squared), plus `(m + 2)·2⁻⁵²` times the float64 sum of their
+ * magnitudes (`m` terms; recursive summation errs by at most `γ_{m−1}` of
+ * the exact sum of magnitudes, and the computed sum of magnitudes by as
+ * much again), plus 2⁻¹⁰⁰⁰.
+ */
+function upperBound(src: I8Source, q: Float32Array, row: number): number {
+  const { d, dense } = src, l2 = src.metric === "l2";
+  const h = dense instanceof Uint16Array ? halfTable() : undefined;
+  const m = l2 ? 3 * d : d, o = row * d;
+  let s = 0, a = 0;
+  for (let c = 0; c < d; c++) {
+    const v = h !== undefined ? h[dense[o + c]] : dense[o + c], w = q[c];
+    if (l2) {
+      const t = 2 * v * w, vv = v * v, ww = w * w;
+      s = s + t - vv - ww;
+      a = a + Math.abs(t) + vv + ww;
+    } else {
+      const t = v * w;
+      s += t;
+      a += Math.abs(t);
+    }
+  }
+  return s + a * ((m + 2) * 2 ** -52) + 2 ** -1000;
 }
 
 /**
@@ -88,7 +165,8 @@ export function scoreI8(
   for (let b = 0; b < taken.length; b += MAX_Q) {
     const js = taken.slice(b, b + MAX_Q);
     const cands = c.screen.candidates(js.map((j) => qs[j]), tops[js[0]].k);
-    js.forEach((j, x) => rescore(src, qs[j], cands[x], tops[j]));
+    const upper = c.screen.upper;
+    js.forEach((j, x) => rescoreI8(src, qs[j], cands[x], tops[j], upper[x]));
   }
   return left;
 }
@@ -101,7 +179,7 @@ function split(qs: readonly Float32Array[]): { taken: number[]; left: number[] }
 
 /** Screening workers of one {@linkcode I8Rows}. */
 class I8Workers {
-  readonly #ws: RequestWorkers<{ id: number; cands: Int32Array[] }>;
+  readonly #ws: RequestWorkers<{ id: number; cands: Int32Array[]; upper: Float64Array[] }>;
 
   constructor(rows: I8Rows, n: number) {
     this.#ws = new RequestWorkers(new URL("./i8_worker.ts", import.meta.url), n, {
@@ -114,18 +192,25 @@ class I8Workers {
   }
 
   /**
-   * The candidates of each question, the questions dealt out in turn
-   * (worker `i` takes questions `i, i + n, …`: neighbouring questions, often
-   * about one article, cost alike, so the shares take about as long).
+   * The candidates of each question and their upper bounds
+   * (`I8Screen.upper`), the questions dealt out in turn (worker `i` takes
+   * questions `i, i + n, …`: neighbouring questions, often about one
+   * article, cost alike, so the shares take about as long).
    */
-  async run(qs: readonly Float32Array[], k: number): Promise<Int32Array[]> {
+  async run(
+    qs: readonly Float32Array[],
+    k: number,
+  ): Promise<{ cands: Int32Array; upper: Float64Array }[]> {
     const n = Math.min(this.#ws.size, qs.length);
-    const parts: Promise<Int32Array[]>[] = [];
+    const parts: Promise<{ cands: Int32Array[]; upper: Float64Array[] }>[] = [];
     for (let i = 0; i < n; i++) {
-      parts.push(this.#ws.ask(i, { qs: qs.filter((_, j) => j % n === i), k }).then((r) => r.cands));
+      parts.push(this.#ws.ask(i, { qs: qs.filter((_, j) => j % n === i), k }));
     }
     const got = await Promise.all(parts);
-    return qs.map((_, j) => got[j % n][Math.floor(j / n)]);
+    return qs.map((_, j) => {
+      const part = got[j % n], x = Math.floor(j / n);
+      return { cands: part.cands[x], upper: part.upper[x] };
+    });
   }
 
   close(): void {
@@ -180,8 +265,8 @@ export async function scoreI8Threads(
   const k = taken.length > 0 ? tops[taken[0]].k : 1;
   for (let b = 0; b < taken.length; b += MAX_Q * n) {
     const js = taken.slice(b, b + MAX_Q * n);
-    const cands = await pool.run(js.map((j) => qs[j]), k);
-    js.forEach((j, x) => rescore(src, qs[j], cands[x], tops[j]));
+    const got = await pool.run(js.map((j) => qs[j]), k);
+    js.forEach((j, x) => rescoreI8(src, qs[j], got[x].cands, tops[j], got[x].upper));
   }
   return left;
 }

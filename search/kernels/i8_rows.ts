@@ -554,13 +554,14 @@ function orthonormalize(q: Float64Array, d: number, h: number): void {
 /**
  * Scratch bytes of one thread, as `I8Screen` lays its slot out: questions,
  * thresholds, records, the head's questions (none without a head), the
- * questions' head values and thresholds, and the stats word, which the
+ * questions' head values and thresholds, the stats word, which the
  * screen writes with or without a head (counted without a head too: it
  * used to fall in the next slot's questions, and a screening worker zeroed
- * 4 bytes of its neighbour's while that one screened).
+ * 4 bytes of its neighbour's while that one screened), and the head
+ * kernel's list of a 4-row group's questions (one i32 a question).
  */
 function scratchBytes(stride: number, maxQ: number, head = 0): number {
   const nq = up(maxQ, 2);
   const base = up(nq * stride, 64) + up(nq * 4, 64) + up((I8_BLOCK / 4) * nq * 24, 64);
-  return base + up(nq * head, 64) + up(nq * 16, 64) + 2 * up(nq * 4, 64);
+  return base + up(nq * head, 64) + up(nq * 16, 64) + 3 * up(nq * 4, 64);
 }

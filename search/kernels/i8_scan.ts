@@ -55,9 +55,10 @@
  *   bounded by the row's own `π ≤ ‖p‖²`.
  * - *Gate.* Per block, with the block's largest ρ and σ, a question's
  *   threshold `uh` follows from its current `L`; the kernel
- *   (`filter_head`) computes a group's four head dots and goes on to the
- *   full 8-bit dot, and the test of `filter`, only where some row has
- *   `f32(hd)·s + τ·tq (− π·pq) ≥ uh`. Every float32 and float64 rounding is
+ *   (`filter_head_list`) computes a group's four head dots and goes on to
+ *   the full 8-bit dot, and the test of `filter`, only where some row has
+ *   `f32(hd)·s + τ·tq (− π·pq) ≥ uh` (the questions that pass listed
+ *   first, then their full dots two at a time). Every float32 and float64 rounding is
  *   paid for in `uh` (a relative 2⁻²⁰ of the largest sizes of the terms,
  *   2⁻⁴⁰ of the float64 ones), and the stored factors are rounded the
  *   safe way, so a row that can reach the top k always passes.
@@ -152,7 +153,9 @@ export class I8Screen {
   readonly #qvPtr: number;
   readonly #uhPtr: number;
   readonly #statsPtr: number;
+  readonly #listPtr: number;
   #stats = { pairs: 0, full: 0 };
+  #upper: Float64Array[] = [];
 
   /** The kernel of scratch slot `slot` (0 … threads − 1 of {@linkcode I8Rows.create}). */
   constructor(readonly rows: I8Rows, slot = 0) {
@@ -161,7 +164,7 @@ export class I8Screen {
     if (rows.head !== undefined) {
       const hi = new WebAssembly.Instance(headModule()!, { env: { memory: rows.memory } });
       this.#filterHead =
-        (rows.metric === "l2" ? hi.exports.filter_head_l2 : hi.exports.filter_head) as (
+        (rows.metric === "l2" ? hi.exports.filter_head_list_l2 : hi.exports.filter_head_list) as (
           ...args: number[]
         ) => number;
     }
@@ -173,6 +176,7 @@ export class I8Screen {
     this.#qvPtr = this.#qhPtr + up(nq * (rows.head?.h ?? 0), 64);
     this.#uhPtr = this.#qvPtr + up(nq * 16, 64);
     this.#statsPtr = this.#uhPtr + up(nq * 4, 64);
+    this.#listPtr = this.#statsPtr + up(nq * 4, 64);
   }
 
   /**
@@ -275,6 +279,7 @@ export class I8Screen {
           this.#uhPtr,
           this.#outPtr,
           this.#statsPtr,
+          this.#listPtr,
         )
         : this.#filter(
           b0 * stride,
@@ -308,12 +313,31 @@ export class I8Screen {
       }
     }
     this.#stats = { pairs, full: heads !== undefined ? stats[0] : pairs };
-    return cand.map((c, j) => {
+    const uppers: Float64Array[] = [];
+    const rows = cand.map((c, j) => {
       const L = lows[j].floor, hi = upper[j];
-      const keep: number[] = [];
-      for (let x = 0; x < c.length; x++) if (hi[x] >= L) keep.push(c[x]);
+      const keep: number[] = [], keepHi: number[] = [];
+      for (let x = 0; x < c.length; x++) {
+        if (hi[x] >= L) {
+          keep.push(c[x]);
+          keepHi.push(hi[x]);
+        }
+      }
+      uppers.push(Float64Array.from(keepHi));
       return Int32Array.from(keep);
     });
+    this.#upper = uppers;
+    return rows;
+  }
+
+  /**
+   * For each candidate of the last {@linkcode candidates} call, in the
+   * same order, the screen's upper bound on its exact score (`approx +
+   * bound`, see the module notes, "Screening"): the bound the screen keeps
+   * it by.
+   */
+  get upper(): readonly Float64Array[] {
+    return this.#upper;
   }
 
   /**

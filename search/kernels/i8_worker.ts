@@ -2,7 +2,7 @@
  * The entry module of an exact-search screening worker (`i8_pool.ts`):
  * given the shared 8-bit rows and its scratch slot, it answers messages
  * `{id, qs, k}` with each question's candidate rows
- * (`I8Screen.candidates`). Loading it anywhere else would take over that
+ * (`I8Screen.candidates`) and their upper bounds (`I8Screen.upper`). Loading it anywhere else would take over that
  * thread's `onmessage`.
  *
  * @module
@@ -28,8 +28,11 @@ scope.onmessage = (
     return;
   }
   try {
-    const cands = screen!.candidates(m.qs, m.k);
-    scope.postMessage({ id: m.id, cands }, cands.map((c) => c.buffer as ArrayBuffer));
+    const cands = screen!.candidates(m.qs, m.k), upper = screen!.upper;
+    scope.postMessage({ id: m.id, cands, upper }, [
+      ...cands.map((c) => c.buffer as ArrayBuffer),
+      ...upper.map((u) => u.buffer as ArrayBuffer),
+    ]);
   } catch (e) {
     scope.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) });
   }

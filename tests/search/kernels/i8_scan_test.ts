@@ -520,3 +520,117 @@ Deno.test("i8 screen: a thread's screening writes nothing in the next thread's s
     }
   }
 });
+
+Deno.test({
+  name:
+    "i8 head kernel: filter_head_list's records and count are a TypeScript reference's, lane for lane (lists of every length, ip/l2, d16 128 and 256)",
+  ignore: !i8Available(),
+  fn: () => {
+    const r = rng(40);
+    const mem = new WebAssembly.Memory({ initial: 32, maximum: 32, shared: true });
+    const head = new WebAssembly.Instance(new WebAssembly.Module(i8HeadModuleBytes()), {
+      env: { memory: mem },
+    }).exports as Record<string, (...a: number[]) => number>;
+    const buf = mem.buffer, H = I8_HEAD, f = Math.fround;
+    for (const d16 of [128, 256]) {
+      const nq = 10, nquads = 7;
+      let at = 0;
+      const take = (bytes: number) => (at += bytes) - bytes;
+      const A = take(nquads * 4 * d16), AH = take(nquads * 4 * H), Q = take(nq * d16);
+      const QH = take(nq * H), CORR = take(nquads * 16), SP = take(nquads * 16);
+      const CORRH = take(nquads * 16), SPH = take(nquads * 16), ROWV = take(nquads * 32);
+      const QV = take(nq * 16), U = take(nq * 4), UH = take(nq * 4), STATS = take(16);
+      const LIST = take(nq * 4), OUT = take(nquads * nq * 24), OUT0 = take(nquads * nq * 24);
+      const i8 = new Int8Array(buf), u8 = new Uint8Array(buf);
+      for (let i = 0; i < nquads * 4 * d16; i++) i8[A + i] = Math.floor(r.u() * 255) - 127;
+      for (let i = 0; i < nquads * 4 * H; i++) i8[AH + i] = Math.floor(r.u() * 255) - 127;
+      for (let i = 0; i < nq * d16; i++) u8[Q + i] = 1 + Math.floor(r.u() * 127);
+      for (let i = 0; i < nq * H; i++) u8[QH + i] = 1 + Math.floor(r.u() * 127);
+      const corr = new Int32Array(buf, CORR, nquads * 4);
+      const corrH = new Int32Array(buf, CORRH, nquads * 4);
+      for (let i = 0; i < nquads * 4; i++) {
+        corr[i] = Math.floor(r.u() * 1000) - 500;
+        corrH[i] = Math.floor(r.u() * 1000) - 500;
+      }
+      const sp = new Float32Array(buf, SP, nquads * 4);
+      const sph = new Float32Array(buf, SPH, nquads * 4);
+      const rowv = new Float32Array(buf, ROWV, nquads * 8), qv = new Float32Array(buf, QV, nq * 4);
+      for (let i = 0; i < nquads * 4; i++) {
+        sp[i] = r.u();
+        sph[i] = r.u() * 1e-3;
+      }
+      for (let i = 0; i < rowv.length; i++) rowv[i] = r.u() * (i % 8 < 4 ? 1 : 3);
+      for (let i = 0; i < qv.length; i++) qv[i] = r.u();
+      // The reference: integer dots in TypeScript, the kernel's float32 operations in its order.
+      const dot = (i: number, j: number) => {
+        let s = 0;
+        for (let c = 0; c < d16; c++) s += i8[A + i * d16 + c] * u8[Q + j * d16 + c];
+        return s - corr[i];
+      };
+      const hdot = (i: number, j: number) => {
+        let s = 0;
+        for (let c = 0; c < H; c++) s += i8[AH + i * H + c] * u8[QH + j * H + c];
+        return s - corrH[i];
+      };
+      const gv = (i: number, j: number, pen: boolean) => {
+        const o = (i >> 2) * 8 + (i & 3);
+        let v = f(f(f(hdot(i, j)) * sph[i]) + f(rowv[o] * qv[4 * j]));
+        if (pen) v = f(v - f(rowv[o + 4] * qv[4 * j + 1]));
+        return v;
+      };
+      const u = new Float32Array(buf, U, nq), uh = new Float32Array(buf, UH, nq);
+      const quantile = (xs: number[], p: number) =>
+        p <= 0
+          ? -Infinity
+          : p >= 1
+          ? Infinity
+          : xs.sort((x, y) => x - y)[Math.floor(p * xs.length)];
+      // u: each question's 70th percentile of the row values, so some groups record and some not.
+      for (let j = 0; j < nq; j++) {
+        u[j] = quantile(Array.from({ length: 4 * nquads }, (_, i) => f(f(dot(i, j)) * sp[i])), 0.7);
+      }
+      for (const pen of [false, true]) {
+        const kernel = pen ? head.filter_head_list_l2 : head.filter_head_list;
+        const one = pen ? head.filter_head_l2 : head.filter_head;
+        const lengths = new Set<number>();
+        for (let trial = 0; trial < 12; trial++) {
+          // uh: per question a quantile of its gate values (none, all, or some groups pass; in
+          // the first two trials every question none, then all).
+          for (let j = 0; j < nq; j++) {
+            const p = trial < 2 ? 1 - trial : [0, 1, 0.2, 0.5, 0.8][Math.floor(r.u() * 5)];
+            uh[j] = quantile(Array.from({ length: 4 * nquads }, (_, i) => gv(i, j, pen)), p);
+          }
+          const want: number[][] = [];
+          let passed = 0;
+          for (let g = 0; g < nquads; g++) {
+            let listed = 0;
+            for (let j = 0; j < nq; j++) {
+              if (![0, 1, 2, 3].some((l) => gv(4 * g + l, j, pen) >= uh[j])) continue;
+              passed++;
+              listed++;
+              const dots = [0, 1, 2, 3].map((l) => dot(4 * g + l, j));
+              if (dots.some((x, l) => f(f(x) * sp[4 * g + l]) >= u[j])) want.push([g, j, ...dots]);
+            }
+            lengths.add(listed);
+          }
+          const stats = new Int32Array(buf, STATS, 1);
+          stats[0] = 5;
+          const args = [A, AH, nquads, d16, Q, QH, nq, CORR, SP, CORRH, SPH, ROWV, QV, U, UH];
+          const got = kernel(...args, OUT, STATS, LIST);
+          const recs = (o: number, count: number) =>
+            Array.from({ length: count }, (_, x) => Array.from(new Int32Array(buf, o + 24 * x, 6)));
+          assertEquals(recs(OUT, got), want, `d16 ${d16} pen ${pen} trial ${trial}`);
+          assertEquals(stats[0], 5 + passed, `d16 ${d16} pen ${pen} trial ${trial}: the count`);
+          // filter_head (one pass, no list) gives the same records.
+          const got0 = one(...args, OUT0, STATS);
+          assertEquals(recs(OUT0, got0), want, `d16 ${d16} pen ${pen} trial ${trial}: filter_head`);
+        }
+        // Lists of odd and even lengths, empty and full, were met.
+        for (const n of [0, nq]) assert(lengths.has(n), `no group listed ${n} questions`);
+        assert(
+          [...lengths].some((n) => n % 2 === 1) && [...lengths].some((n) => n > 0 && n % 2 === 0),
+        );
+      }
+    }
+  },
+});
