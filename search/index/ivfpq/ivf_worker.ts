@@ -1,7 +1,8 @@
 /**
  * The entry module of an IVF-PQ search worker (`ivfpq.ts`, `threads` > 1):
  * given the index's header and its IVF-PQ data (shared memory), it answers
- * messages `{id, qs, nprobe, cap, kernel}` with each question's approximate
+ * messages `{id, q, nprobe, cap, kernel}` (`q`: the questions one after
+ * another, d values each) with each question's approximate
  * candidates (`ivfCandidatesBatch`), and those with `top` (`{k, refine, simd}`)
  * with each question's top rows, re-scored from the index's vectors (shared
  * memory, given with the data) as `scoreIvfSync` does (`ivfTopsPacked`).
@@ -36,7 +37,7 @@ scope.onmessage = (
     }
     | {
       id: number;
-      qs: Float32Array[];
+      q: Float32Array;
       nprobe: number;
       cap: number;
       kernel: boolean;
@@ -52,13 +53,15 @@ scope.onmessage = (
     return;
   }
   try {
+    const d = view!.header.d, qs: Float32Array[] = [];
+    for (let j = 0; j * d < m.q.length; j++) qs.push(m.q.subarray(j * d, (j + 1) * d));
     if (m.top !== undefined) {
       const { k, refine, simd } = m.top;
-      const tops = ivfTopsPacked(view!, m.qs, m.nprobe, m.cap, m.kernel, k, refine, simd);
+      const tops = ivfTopsPacked(view!, qs, m.nprobe, m.cap, m.kernel, k, refine, simd);
       scope.postMessage({ id: m.id, tops }, [tops.at.buffer, tops.rows.buffer, tops.scores.buffer]);
       return;
     }
-    const cands = ivfCandidatesBatch(view!, m.qs, m.nprobe, m.cap, m.kernel);
+    const cands = ivfCandidatesBatch(view!, qs, m.nprobe, m.cap, m.kernel);
     scope.postMessage({ id: m.id, cands });
   } catch (e) {
     scope.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) });

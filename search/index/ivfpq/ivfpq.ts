@@ -785,61 +785,82 @@ function sharedDense(index: IvfIndexView): Float32Array | Uint16Array | undefine
 /** A worker's answer: candidates, or top rows. */
 type WorkerAnswer = { id: number; cands: Cands[] } | { id: number; tops: PackedTops };
 
-/** Search workers of an index: each scans the lists for a share of the questions. */
+/**
+ * Search workers of an index: with `n` threads, `n − 1` workers and this
+ * thread each take a contiguous share of the questions (this thread the
+ * first, while the workers answer theirs).
+ */
 class IvfWorkers {
   readonly #ws: RequestWorkers<WorkerAnswer>;
 
-  constructor(index: IvfIndexView, data: IvfData, n: number) {
+  constructor(readonly index: IvfIndexView, data: IvfData, readonly n: number) {
     const h = index.header;
     const header = { metric: h.metric, d: h.d, phrases: h.phrases, parameters: h.parameters };
     const dense = sharedDense(index);
-    this.#ws = new RequestWorkers(new URL("./ivf_worker.ts", import.meta.url), n, {
+    this.#ws = new RequestWorkers(new URL("./ivf_worker.ts", import.meta.url), n - 1, {
       init: () => ({ init: { dir: index.dir, header, data, ...(dense ? { dense } : {}) } }),
     });
   }
 
   /**
-   * The top `k` of every question, candidates and re-scoring in the workers
-   * (the vectors shared), the questions split in contiguous shares.
+   * Asks worker `i − 1` for share `i` (`i` ≥ 1) of `qs` and answers share 0
+   * in this thread (`here`); every share's answer, in question order.
    */
-  async tops(
+  async #shares<T>(
+    qs: readonly Float32Array[],
+    message: Record<string, unknown>,
+    answer: (r: WorkerAnswer) => T[],
+    here: (share: readonly Float32Array[]) => T[],
+  ): Promise<T[]> {
+    const per = Math.ceil(qs.length / this.n);
+    const parts: Promise<T[]>[] = [];
+    for (let i = 1; i < this.n && i * per < qs.length; i++) {
+      // The share's questions packed into one buffer, moved (a question that is a view of a
+      // larger buffer would copy all of it).
+      const share = qs.slice(i * per, (i + 1) * per), d = this.index.header.d;
+      const q = new Float32Array(share.length * d);
+      share.forEach((x, j) => q.set(x, j * d));
+      parts.push(this.#ws.ask(i - 1, { ...message, q }, [q.buffer]).then(answer));
+    }
+    const mine = here(qs.slice(0, per));
+    return [mine, ...(await Promise.all(parts))].flat();
+  }
+
+  /**
+   * The top `k` of every question, candidates and re-scoring in the workers
+   * (the vectors shared) and in this thread.
+   */
+  tops(
     qs: readonly Float32Array[],
     nprobe: number,
     cap: number,
     kernel: boolean,
     top: { k: number; refine: number; simd?: boolean },
   ): Promise<TopK[]> {
-    const n = this.#ws.size, per = Math.ceil(qs.length / n);
-    const parts: Promise<TopK[]>[] = [];
-    for (let i = 0; i < n && i * per < qs.length; i++) {
-      const share = qs.slice(i * per, (i + 1) * per);
-      parts.push(
-        this.#ws.ask(i, { qs: share, nprobe, cap, kernel, top }).then((r) =>
-          unpackTops((r as { tops: PackedTops }).tops, top.k)
-        ),
-      );
-    }
-    return (await Promise.all(parts)).flat();
+    return this.#shares(
+      qs,
+      { nprobe, cap, kernel, top },
+      (r) => unpackTops((r as { tops: PackedTops }).tops, top.k),
+      (share) => {
+        const cands = ivfCandidatesBatch(this.index, share, nprobe, cap, kernel);
+        return finish(this.index, share, cands, top.k, top.refine, top.simd);
+      },
+    );
   }
 
-  /** The candidates of every question, the questions split in contiguous shares. */
-  async run(
+  /** The candidates of every question. */
+  run(
     qs: readonly Float32Array[],
     nprobe: number,
     cap: number,
     kernel: boolean,
   ): Promise<Cands[]> {
-    const n = this.#ws.size, per = Math.ceil(qs.length / n);
-    const parts: Promise<Cands[]>[] = [];
-    for (let i = 0; i < n && i * per < qs.length; i++) {
-      const share = qs.slice(i * per, (i + 1) * per);
-      parts.push(
-        this.#ws.ask(i, { qs: share, nprobe, cap, kernel }).then((r) =>
-          (r as { cands: Cands[] }).cands
-        ),
-      );
-    }
-    return (await Promise.all(parts)).flat();
+    return this.#shares(
+      qs,
+      { nprobe, cap, kernel },
+      (r) => (r as { cands: Cands[] }).cands,
+      (share) => ivfCandidatesBatch(this.index, share, nprobe, cap, kernel),
+    );
   }
 
   close(): void {
