@@ -822,7 +822,14 @@ class IvfWorkers {
       share.forEach((x, j) => q.set(x, j * d));
       parts.push(this.#ws.ask(i - 1, { ...message, q }, [q.buffer]).then(answer));
     }
-    const mine = here(qs.slice(0, per));
+    let mine: T[];
+    try {
+      mine = here(qs.slice(0, per));
+    } catch (e) {
+      // The workers' answers are awaited (settled) first: none is left failing unheard.
+      await Promise.allSettled(parts);
+      throw e;
+    }
     return [mine, ...(await Promise.all(parts))].flat();
   }
 

@@ -18,8 +18,8 @@ import {
 } from "../../../../search/index/ivfpq/ivfpq.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync } from "../../../../search/index/read.ts";
-import type { TopK } from "../../../../search/index/exact/score.ts";
-import { assert, assertEquals } from "../../../_assert.ts";
+import { NonFiniteError, type TopK } from "../../../../search/index/exact/score.ts";
+import { assert, assertEquals, assertRejectsWith } from "../../../_assert.ts";
 import { runStage } from "../../../_util.ts";
 
 /** A clustered dump of `paragraphs` paragraphs (d 32) and `nq` questions drawn the same way. */
@@ -99,6 +99,20 @@ Deno.test("4-bit ivf-pq: re-scoring in the workers (shared vectors) gives 1 thre
         assertEquals(bytes(few), bytes(one.slice(0, 2)));
         closeIvfWorkers(ix);
       }
+      // A share that fails in this thread (a NaN in the vectors, put there after the index was
+      // checked) fails the search with its own error (the scorer's NonFiniteError), every time.
+      const nan = new Uint16Array(new SharedArrayBuffer(ix.dense.byteLength)).fill(0x7e00);
+      const bad: IvfIndexView = { dir: ix.dir, header: ix.header, dense: nan };
+      let caught: unknown;
+      await scoreIvf(bad, queries, { topK: 10, nprobe: 3, refine: 20, threads: 2 }).catch((e) =>
+        caught = e
+      );
+      assert(caught instanceof NonFiniteError, String(caught));
+      await assertRejectsWith(
+        scoreIvf(bad, queries, { topK: 10, nprobe: 3, refine: 20, threads: 2 }),
+        "row",
+      );
+      closeIvfWorkers(bad);
       // The packed answers give back TopKs with the same kept pairs, order and threshold.
       const p = ivfTopsPacked(ix, queries, 4, 40, true, 10, 40);
       const back = unpackTops(p, 10),
