@@ -119,17 +119,36 @@ function indexFileSize(path: string): number | undefined {
   return statRegularFile(path, { links: "refuse", why: INDEX_FILES_ONLY })?.size;
 }
 
-function readFile(path: string): Uint8Array {
+function readFile(path: string, shared = false): Uint8Array {
   if (indexFileSize(path) === undefined) {
     throw bad(path, "missing (the index folder is incomplete)");
   }
   try {
-    return Deno.readFileSync(path);
+    return shared ? readShared(path) : Deno.readFileSync(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
       throw bad(path, "missing (the index folder is incomplete)");
     }
     throw new FileError({ file: path, message: e instanceof Error ? e.message : String(e) });
+  }
+}
+
+/**
+ * The file `path` read into a `SharedArrayBuffer`, so that worker threads see it without a
+ * copy (a file that ended early gives the bytes read: the caller checks the size).
+ */
+function readShared(path: string): Uint8Array {
+  const f = Deno.openSync(path, { read: true });
+  try {
+    const b = new Uint8Array(new SharedArrayBuffer(f.statSync().size));
+    for (let o = 0; o < b.length;) {
+      const n = f.readSync(b.subarray(o));
+      if (n === null) return b.subarray(0, o);
+      o += n;
+    }
+    return b;
+  } finally {
+    f.close();
   }
 }
 
@@ -204,9 +223,15 @@ export function checkIndexFileSizes(dir: string, h: IndexHeader): void {
   }
 }
 
-function loadFile(dir: string, h: IndexHeader, name: string, verify: boolean): Uint8Array {
+function loadFile(
+  dir: string,
+  h: IndexHeader,
+  name: string,
+  verify: boolean,
+  shared = false,
+): Uint8Array {
   const path = `${dir}/${name}`;
-  const bytes = readFile(path);
+  const bytes = readFile(path, shared);
   const want = h.files[name];
   if (bytes.byteLength !== want.bytes) {
     throw bad(
@@ -310,7 +335,9 @@ export function openIndexSync(dir: string, options: OpenIndexOptions = {}): Exac
     checkIvfContent(dir, h, ivf);
   }
   if (h.vectors === "dense") {
-    const b = load(`vectors.${h.dtype}`);
+    // An IVF-PQ index's vectors in shared memory: its search workers re-score from them
+    // without a copy (`ivfpq/ivfpq.ts`).
+    const b = loadFile(dir, h, `vectors.${h.dtype}`, verify, h.kind === "ivf-pq");
     const n = h.phrases * h.d;
     const dense = h.dtype === "f32"
       ? new Float32Array(b.buffer, b.byteOffset, n)

@@ -1,35 +1,67 @@
 /**
  * The entry module of an IVF-PQ search worker (`ivfpq.ts`, `threads` > 1):
  * given the index's header and its IVF-PQ data (shared memory), it answers
- * messages `{id, qs, nprobe, cap, kernel}` with each question's approximate
- * candidates (`ivfCandidatesBatch`). Loading it anywhere else would take over
- * that thread's `onmessage`.
+ * messages `{id, q, nprobe, cap, kernel}` (`q`: the questions one after
+ * another, d values each) with each question's approximate
+ * candidates (`ivfCandidatesBatch`), and those with `top` (`{k, refine, simd}`)
+ * with each question's top rows, re-scored from the index's vectors (shared
+ * memory, given with the data) as `scoreIvfSync` does (`ivfTopsPacked`).
+ * Loading it anywhere else would take over that thread's `onmessage`.
  *
  * @module
  */
-import { ivfCandidatesBatch, type IvfData, type IvfIndexView, setIvfData } from "./ivfpq.ts";
+import {
+  ivfCandidatesBatch,
+  type IvfData,
+  type IvfIndexView,
+  ivfTopsPacked,
+  setIvfData,
+} from "./ivfpq.ts";
 
 let view: IvfIndexView | undefined;
 
 const scope = self as unknown as {
   onmessage: ((ev: MessageEvent) => void) | null;
-  postMessage(m: unknown): void;
+  postMessage(m: unknown, transfer?: Transferable[]): void;
 };
 
 scope.onmessage = (
   ev: MessageEvent<
-    | { init: { dir: string; header: IvfIndexView["header"]; data: IvfData } }
-    | { id: number; qs: Float32Array[]; nprobe: number; cap: number; kernel: boolean }
+    | {
+      init: {
+        dir: string;
+        header: IvfIndexView["header"];
+        data: IvfData;
+        dense?: Float32Array | Uint16Array;
+      };
+    }
+    | {
+      id: number;
+      q: Float32Array;
+      nprobe: number;
+      cap: number;
+      kernel: boolean;
+      top?: { k: number; refine: number; simd?: boolean };
+    }
   >,
 ) => {
   const m = ev.data;
   if ("init" in m) {
-    view = { dir: m.init.dir, header: m.init.header };
+    const { dir, header, dense } = m.init;
+    view = { dir, header, ...(dense !== undefined ? { dense } : {}) };
     setIvfData(view, m.init.data);
     return;
   }
   try {
-    const cands = ivfCandidatesBatch(view!, m.qs, m.nprobe, m.cap, m.kernel);
+    const d = view!.header.d, qs: Float32Array[] = [];
+    for (let j = 0; j * d < m.q.length; j++) qs.push(m.q.subarray(j * d, (j + 1) * d));
+    if (m.top !== undefined) {
+      const { k, refine, simd } = m.top;
+      const tops = ivfTopsPacked(view!, qs, m.nprobe, m.cap, m.kernel, k, refine, simd);
+      scope.postMessage({ id: m.id, tops }, [tops.at.buffer, tops.rows.buffer, tops.scores.buffer]);
+      return;
+    }
+    const cands = ivfCandidatesBatch(view!, qs, m.nprobe, m.cap, m.kernel);
     scope.postMessage({ id: m.id, cands });
   } catch (e) {
     scope.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) });

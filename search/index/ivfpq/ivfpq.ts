@@ -706,32 +706,168 @@ function laneBatch(
 /** A question's approximate candidates, as `ivfCandidates` gives them. */
 type Cands = { row: number; score: number }[];
 
-/** Search workers of an index: each scans the lists for a share of the questions. */
-class IvfWorkers {
-  readonly #ws: RequestWorkers<{ id: number; cands: Cands[] }>;
+/**
+ * The top rows of a block of questions as one search worker sends them
+ * ({@linkcode ivfTopsPacked}): question `j`'s kept pairs are
+ * `rows[at[j] … at[j+1]]` and `scores[…]`, by increasing row.
+ */
+export interface PackedTops {
+  /** Where each question's pairs start (questions + 1). */
+  readonly at: Int32Array<ArrayBuffer>;
+  /** The kept rows. */
+  readonly rows: Float64Array<ArrayBuffer>;
+  /** Their scores. */
+  readonly scores: Float64Array<ArrayBuffer>;
+}
 
-  constructor(index: IvfIndexView, data: IvfData, n: number) {
+/**
+ * The top `k` rows of each question of `qs` ({@linkcode scoreIvfSync}'s
+ * candidates and re-scoring, the same answers), packed by increasing row
+ * for a worker's answer ({@linkcode unpackTops} gives the `TopK`s back).
+ */
+export function ivfTopsPacked(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  nprobe: number,
+  cap: number,
+  kernel: boolean,
+  k: number,
+  refine: number,
+  simd?: boolean,
+): PackedTops {
+  const cands = ivfCandidatesBatch(index, qs, nprobe, cap, kernel);
+  const tops = finish(index, qs, cands, k, refine, simd);
+  const at = new Int32Array(qs.length + 1);
+  tops.forEach((t, j) => at[j + 1] = at[j] + t.rows.length);
+  const rows = new Float64Array(at[qs.length]), scores = new Float64Array(at[qs.length]);
+  tops.forEach((t, j) => {
+    const r = t.rows, sc = t.scores;
+    const order = r.map((_, i) => i).sort((x, y) => r[x] - r[y]);
+    order.forEach((i, o) => {
+      rows[at[j] + o] = r[i];
+      scores[at[j] + o] = sc[i];
+    });
+  });
+  return { at, rows, scores };
+}
+
+/**
+ * The `TopK`s of packed answers: each question's pairs offered by
+ * increasing row, as {@linkcode finish} offers them, so each `TopK` keeps
+ * and orders them as the one that was packed (ties to the lower row).
+ *
+ * @example
+ * ```ts
+ * import { unpackTops } from "./ivfpq.ts";
+ * const [t] = unpackTops(
+ *   { at: new Int32Array([0, 3]), rows: new Float64Array([2, 5, 9]), scores: new Float64Array([1, 3, 1]) },
+ *   10,
+ * );
+ * if (t.rows.join() !== "5,2,9") throw new Error(t.rows.join());
+ * ```
+ */
+export function unpackTops(p: PackedTops, k: number): TopK[] {
+  const out: TopK[] = [];
+  for (let j = 0; j + 1 < p.at.length; j++) {
+    const t = new TopK(k);
+    for (let i = p.at[j]; i < p.at[j + 1]; i++) t.offer(p.scores[i], p.rows[i]);
+    out.push(t);
+  }
+  return out;
+}
+
+/** The index's dense vectors when they lie in shared memory (search workers read them in place). */
+function sharedDense(index: IvfIndexView): Float32Array | Uint16Array | undefined {
+  const a = index.dense;
+  return a !== undefined && a.buffer instanceof SharedArrayBuffer ? a : undefined;
+}
+
+/** A worker's answer: candidates, or top rows. */
+type WorkerAnswer = { id: number; cands: Cands[] } | { id: number; tops: PackedTops };
+
+/**
+ * Search workers of an index: with `n` threads, `n − 1` workers and this
+ * thread each take a contiguous share of the questions (this thread the
+ * first, while the workers answer theirs).
+ */
+class IvfWorkers {
+  readonly #ws: RequestWorkers<WorkerAnswer>;
+
+  constructor(readonly index: IvfIndexView, data: IvfData, readonly n: number) {
     const h = index.header;
     const header = { metric: h.metric, d: h.d, phrases: h.phrases, parameters: h.parameters };
-    this.#ws = new RequestWorkers(new URL("./ivf_worker.ts", import.meta.url), n, {
-      init: () => ({ init: { dir: index.dir, header, data } }),
+    const dense = sharedDense(index);
+    this.#ws = new RequestWorkers(new URL("./ivf_worker.ts", import.meta.url), n - 1, {
+      init: () => ({ init: { dir: index.dir, header, data, ...(dense ? { dense } : {}) } }),
     });
   }
 
-  /** The candidates of every question, the questions split in contiguous shares. */
-  async run(
+  /**
+   * Asks worker `i − 1` for share `i` (`i` ≥ 1) of `qs` and answers share 0
+   * in this thread (`here`); every share's answer, in question order.
+   */
+  async #shares<T>(
+    qs: readonly Float32Array[],
+    message: Record<string, unknown>,
+    answer: (r: WorkerAnswer) => T[],
+    here: (share: readonly Float32Array[]) => T[],
+  ): Promise<T[]> {
+    const per = Math.ceil(qs.length / this.n);
+    const parts: Promise<T[]>[] = [];
+    for (let i = 1; i < this.n && i * per < qs.length; i++) {
+      // The share's questions packed into one buffer, moved (a question that is a view of a
+      // larger buffer would copy all of it).
+      const share = qs.slice(i * per, (i + 1) * per), d = this.index.header.d;
+      const q = new Float32Array(share.length * d);
+      share.forEach((x, j) => q.set(x, j * d));
+      parts.push(this.#ws.ask(i - 1, { ...message, q }, [q.buffer]).then(answer));
+    }
+    let mine: T[];
+    try {
+      mine = here(qs.slice(0, per));
+    } catch (e) {
+      // The workers' answers are awaited (settled) first: none is left failing unheard.
+      await Promise.allSettled(parts);
+      throw e;
+    }
+    return [mine, ...(await Promise.all(parts))].flat();
+  }
+
+  /**
+   * The top `k` of every question, candidates and re-scoring in the workers
+   * (the vectors shared) and in this thread.
+   */
+  tops(
+    qs: readonly Float32Array[],
+    nprobe: number,
+    cap: number,
+    kernel: boolean,
+    top: { k: number; refine: number; simd?: boolean },
+  ): Promise<TopK[]> {
+    return this.#shares(
+      qs,
+      { nprobe, cap, kernel, top },
+      (r) => unpackTops((r as { tops: PackedTops }).tops, top.k),
+      (share) => {
+        const cands = ivfCandidatesBatch(this.index, share, nprobe, cap, kernel);
+        return finish(this.index, share, cands, top.k, top.refine, top.simd);
+      },
+    );
+  }
+
+  /** The candidates of every question. */
+  run(
     qs: readonly Float32Array[],
     nprobe: number,
     cap: number,
     kernel: boolean,
   ): Promise<Cands[]> {
-    const n = this.#ws.size, per = Math.ceil(qs.length / n);
-    const parts: Promise<Cands[]>[] = [];
-    for (let i = 0; i < n && i * per < qs.length; i++) {
-      const share = qs.slice(i * per, (i + 1) * per);
-      parts.push(this.#ws.ask(i, { qs: share, nprobe, cap, kernel }).then((r) => r.cands));
-    }
-    return (await Promise.all(parts)).flat();
+    return this.#shares(
+      qs,
+      { nprobe, cap, kernel },
+      (r) => (r as { cands: Cands[] }).cands,
+      (share) => ivfCandidatesBatch(this.index, share, nprobe, cap, kernel),
+    );
   }
 
   close(): void {
@@ -818,8 +954,24 @@ export async function scoreIvf(
     return scoreIvfSync(index, qs, options);
   }
   const [k, nprobe, refine, cap] = settle(index, options);
+  if ((refine === 0 || sharedDense(index) !== undefined) && searchWorkersAllowed()) {
+    // Candidates and re-scoring in the workers (the vectors shared): the same answers.
+    const top = { k, refine, ...(options.simd !== undefined ? { simd: options.simd } : {}) };
+    return await poolOf(index, threads).tops(qs, nprobe, cap, useKernel(options), top);
+  }
   const cands = await ivfCandidatesMany(index, qs, nprobe, cap, threads, useKernel(options));
   return finish(index, qs, cands, k, refine, options.simd);
+}
+
+/** The search workers of `index`, started on first use. */
+function poolOf(index: IvfIndexView, threads: number): IvfWorkers {
+  let pool = workers.get(index);
+  if (pool === undefined) {
+    const n = Math.min(MAX_SEARCH_THREADS, Math.floor(threads));
+    pool = new IvfWorkers(index, loadIvf(index), n);
+    workers.set(index, pool);
+  }
+  return pool;
 }
 
 /**
@@ -840,13 +992,7 @@ export async function ivfCandidatesMany(
   if (threads <= 1 || qs.length < 2 || index.disk !== undefined || !searchWorkersAllowed()) {
     return ivfCandidatesBatch(index, qs, nprobe, cap, kernel);
   }
-  const data = loadIvf(index);
-  let pool = workers.get(index);
-  if (pool === undefined) {
-    pool = new IvfWorkers(index, data, Math.min(MAX_SEARCH_THREADS, Math.floor(threads)));
-    workers.set(index, pool);
-  }
-  return await pool.run(qs, nprobe, cap, kernel);
+  return await poolOf(index, threads).run(qs, nprobe, cap, kernel);
 }
 
 /**

@@ -1,0 +1,134 @@
+/**
+ * The 4-bit IVF-PQ search on worker threads that re-score in the workers
+ * (`search/index/ivfpq/ivfpq.ts`: an IVF-PQ index's vectors are read into shared
+ * memory, the workers take candidates and exact re-scoring, `ivfTopsPacked` /
+ * `unpackTops`): 1, 2 and 3 threads give the same rows and the same score bytes
+ * as this thread, and as the path where the workers return candidates only (the
+ * vectors not shared); the packed answers give back the same `TopK`s.
+ */
+import * as Effect from "effect/Effect";
+import { writeContextDump } from "../../../../io/dump/writer.ts";
+import {
+  closeIvfWorkers,
+  type IvfIndexView,
+  ivfTopsPacked,
+  scoreIvf,
+  scoreIvfSync,
+  unpackTops,
+} from "../../../../search/index/ivfpq/ivfpq.ts";
+import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
+import { openIndexSync } from "../../../../search/index/read.ts";
+import { NonFiniteError, type TopK } from "../../../../search/index/exact/score.ts";
+import { assert, assertEquals, assertRejectsWith } from "../../../_assert.ts";
+import { runStage } from "../../../_util.ts";
+
+/** A clustered dump of `paragraphs` paragraphs (d 32) and `nq` questions drawn the same way. */
+async function clusteredDump(dir: string, paragraphs: number, nq: number): Promise<Float32Array[]> {
+  Deno.mkdirSync(dir, { recursive: true });
+  const u = splitmix32(5), d = 32, clusters = 20;
+  const g = () => {
+    const a = (u() + 1) / 4294967297, b = u() / 4294967296;
+    return Math.sqrt(-2 * Math.log(a)) * Math.cos(2 * Math.PI * b);
+  };
+  const centres = Float32Array.from({ length: clusters * d }, g);
+  const draw = () => {
+    const c = u() % clusters, v = new Float32Array(d);
+    // Coarse values: many equal scores, so ties are decided by the row.
+    for (let t = 0; t < d; t++) v[t] = Math.round(4 * (centres[c * d + t] + 0.5 * g())) / 4;
+    return v;
+  };
+  for (let p = 0; p < paragraphs; p++) {
+    const per = 15 + (p % 9);
+    const data = new Float32Array(per * d);
+    for (let i = 0; i < per; i++) data.set(i % 5 === 4 ? data.slice(0, d) : draw(), i * d);
+    await Effect.runPromise(writeContextDump(dir, {
+      id: `P_${String(p).padStart(4, "0")}`,
+      phrases: Array.from({ length: per }, (_, i) => ({ text: `w${i}`, start: 0, end: 2 })),
+      matrix: { kind: "dense", rows: per, cols: d, dtype: "f32", data },
+    }, { sparse: false, compressed: false, dtype: "f16" }));
+  }
+  return Array.from({ length: nq }, draw);
+}
+
+/** Each question's rows and the bytes of its float64 scores. */
+const bytes = (tops: readonly TopK[]) =>
+  tops.map((t) => [t.rows, [...new Uint8Array(Float64Array.from(t.scores).buffer)]]);
+
+Deno.test("4-bit ivf-pq: re-scoring in the workers (shared vectors) gives 1 thread's rows and score bytes on 2 and 3 threads, as the candidates-only path does (ip, l2)", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-pq4w-" });
+  try {
+    const queries = await clusteredDump(`${tmp}/c`, 110, 70);
+    for (const metric of ["ip", "l2"]) {
+      const r = await runStage("pipeline/index.ts", [
+        `${tmp}/c`,
+        `${tmp}/${metric}`,
+        ...["--nlist", "10", "--bpv", "8", "--pq-bits", "4", "--metric", metric],
+      ]);
+      assertEquals(r.code, 0, r.stderr);
+      const ix = openIndexSync(`${tmp}/${metric}`);
+      // The vectors of an IVF-PQ index lie in shared memory: the workers re-score.
+      assert(ix.dense !== undefined && ix.dense.buffer instanceof SharedArrayBuffer);
+      assert(ix.dense instanceof Uint16Array);
+      // The same index with its vectors in this thread's memory only: candidates-only workers.
+      const own: IvfIndexView = { dir: ix.dir, header: ix.header, dense: ix.dense.slice() };
+      assert(!(own.dense!.buffer instanceof SharedArrayBuffer));
+      for (
+        const opts of [
+          { nprobe: 2, refine: 30 },
+          { nprobe: 5, refine: 100 },
+          { nprobe: 10, refine: 5 },
+          { nprobe: 3 },
+        ]
+      ) {
+        const one = scoreIvfSync(ix, queries, { topK: 10, ...opts });
+        assert(one.every((t) => t.rows.length === 10));
+        for (const threads of [2, 3]) {
+          const w = await scoreIvf(ix, queries, { topK: 10, threads, ...opts });
+          assertEquals(
+            bytes(w),
+            bytes(one),
+            `${metric} ${threads} threads ${JSON.stringify(opts)}`,
+          );
+          const c = await scoreIvf(own, queries, { topK: 10, threads, ...opts });
+          assertEquals(bytes(c), bytes(one), `${metric} candidates-only ${threads} threads`);
+          closeIvfWorkers(ix);
+          closeIvfWorkers(own);
+        }
+        // Fewer questions than threads, and one question.
+        const few = await scoreIvf(ix, queries.slice(0, 2), { topK: 10, threads: 3, ...opts });
+        assertEquals(bytes(few), bytes(one.slice(0, 2)));
+        closeIvfWorkers(ix);
+      }
+      // A share that fails in this thread (a NaN in the vectors, put there after the index was
+      // checked) fails the search with its own error (the scorer's NonFiniteError), every time.
+      const nan = new Uint16Array(new SharedArrayBuffer(ix.dense.byteLength)).fill(0x7e00);
+      const bad: IvfIndexView = { dir: ix.dir, header: ix.header, dense: nan };
+      let caught: unknown;
+      await scoreIvf(bad, queries, { topK: 10, nprobe: 3, refine: 20, threads: 2 }).catch((e) =>
+        caught = e
+      );
+      assert(caught instanceof NonFiniteError, String(caught));
+      await assertRejectsWith(
+        scoreIvf(bad, queries, { topK: 10, nprobe: 3, refine: 20, threads: 2 }),
+        "row",
+      );
+      closeIvfWorkers(bad);
+      // The packed answers give back TopKs with the same kept pairs, order and threshold.
+      const p = ivfTopsPacked(ix, queries, 4, 40, true, 10, 40);
+      const back = unpackTops(p, 10),
+        want = scoreIvfSync(ix, queries, {
+          topK: 10,
+          nprobe: 4,
+          refine: 40,
+        });
+      assertEquals(bytes(back), bytes(want));
+      assertEquals(back.map((t) => t.threshold), want.map((t) => t.threshold));
+      for (let j = 0; j < queries.length; j++) {
+        const rows = [...p.rows.subarray(p.at[j], p.at[j + 1])];
+        assertEquals(rows, [...rows].sort((a, b) => a - b), "packed by increasing row");
+      }
+    }
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
