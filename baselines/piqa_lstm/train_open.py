@@ -207,17 +207,28 @@ def evaluate_open(cm, qm, corpus, questions, S=None, E=None):
             **{f"top{k}": 100 * hits[k] / n for k in TOPK}}
 
 
-def scores(cm, qm, corpus, held_p, held_q):
-    out = evaluate_open(cm, qm, corpus, held_q)
+def scores(cm, qm, corpus, held_p, held_q, probe_q=(), S=None, E=None):
+    """Held-out open and closed figures; with `probe_q` (training questions) also their open
+    figures against the same corpus (`train_*`: how well the training questions themselves
+    are fitted, against the held-out figures)."""
+    if S is None:
+        S, E = encode_corpus(cm, corpus.paras)
+    out = evaluate_open(cm, qm, corpus, held_q, S, E)
     em, f1, _ = evaluate(cm, qm, held_p)
     out.update({"closed_em": em, "closed_f1": f1})
+    if probe_q:
+        out.update({"train_" + k: v for k, v in
+                    evaluate_open(cm, qm, corpus, probe_q, S, E).items()})
     return {k: round(v, 3) for k, v in out.items()}
 
 
 def fmt(r):
     return (f"open EM {r['open_em']:.2f} F1 {r['open_f1']:.2f}, top-1/5/20/100 {r['top1']:.2f}/"
             f"{r['top5']:.2f}/{r['top20']:.2f}/{r['top100']:.2f}; closed EM {r['closed_em']:.2f} "
-            f"F1 {r['closed_f1']:.2f}")
+            f"F1 {r['closed_f1']:.2f}" + (
+                f"; training probe: open EM {r['train_open_em']:.2f}, top-1/5/20/100 "
+                f"{r['train_top1']:.2f}/{r['train_top5']:.2f}/{r['train_top20']:.2f}/"
+                f"{r['train_top100']:.2f}" if "train_top1" in r else ""))
 
 
 def random_batches(train_p, rng):
@@ -424,10 +435,7 @@ def phase_b(args, fh, cm, qm, corpus, train_p, held_p, held_q, rng, history, bes
             opt.step()
             total += loss.item()
             steps += 1
-        r = evaluate_open(cm, qm, corpus, held_q, S_all, E_all)
-        em, f1, _ = evaluate(cm, qm, held_p)
-        r.update({"closed_em": em, "closed_f1": f1})
-        r = {k: round(v, 3) for k, v in r.items()}
+        r = scores(cm, qm, corpus, held_p, held_q, args.probe_q, S_all, E_all)
         sec = round(time.time() - te, 1)
         log(fh, f"B epoch {epoch}: loss {total / steps:.3f}, {fmt(r)}, {sec:.0f} s")
         history.append({"phase": "B", "technique": "query-side fine-tuning against the index of "
@@ -479,7 +487,7 @@ def phase_c(args, fh, cm, qm, corpus, train_p, held_p, held_q, rng, history, bes
                           args.hard_negatives, args.hard_paras, args.para_weight)
             total += loss
             steps += 1
-        r = scores(cm, qm, corpus, held_p, held_q)
+        r = scores(cm, qm, corpus, held_p, held_q, args.probe_q)
         sec = round(time.time() - te, 1)
         log(fh, f"C epoch {epoch}: loss {total / steps:.4f}, {fmt(r)}, {sec:.0f} s "
                 f"(mining {tm:.0f} s)")
@@ -539,6 +547,9 @@ def main():
                          "(the rest keep the epoch's index vectors; 0: all fixed)")
     ap.add_argument("--steps-c", type=int, default=0,
                     help="phase C: stop each epoch after this many steps (0: all; for checks)")
+    ap.add_argument("--train-probe", type=int, default=0,
+                    help="also score this many training questions (drawn with the seed) in open "
+                         "search at each checkpoint: the fit on the training side")
     ap.add_argument("--qbatch", type=int, default=64, help="questions per phase-B step")
     ap.add_argument("--dropout", type=float, default=0.2)
     ap.add_argument("--seed", type=int, default=20240917)
@@ -583,8 +594,10 @@ def main():
             f"questions; open corpus {len(corpus.paras)} paragraphs, {corpus.n} tokens, "
             f"{len(corpus.ci)} phrases")
 
+    all_q = [q for p in train_p for q in p["questions"]]
+    args.probe_q = random.Random(args.seed + 1).sample(all_q, min(args.train_probe, len(all_q)))
     history = []
-    r = scores(cm, qm, corpus, held_p, held_q)
+    r = scores(cm, qm, corpus, held_p, held_q, args.probe_q)
     start_name = os.path.basename(os.path.normpath(args.init))
     log(fh, f"start ({start_name}): {fmt(r)}")
     history.append({"phase": "start", "technique": f"{start_name} as bundled", "epoch": 0, **r})
@@ -609,7 +622,7 @@ def main():
             bank = ([kept] + bank)[: args.prebatch]
             total += loss
             steps += 1
-        r = scores(cm, qm, corpus, held_p, held_q)
+        r = scores(cm, qm, corpus, held_p, held_q, args.probe_q)
         sec = round(time.time() - te, 1)
         log(fh, f"A epoch {epoch}: loss {total / steps:.3f}, {fmt(r)}, {sec:.0f} s")
         history.append({"phase": "A", "technique": f"in-batch (15 {args.batches} paragraphs) + "
@@ -684,7 +697,7 @@ def main():
         "knobs": knobs,
         "command": " ".join(["python3 baselines/piqa_lstm/train_open.py", *[
             f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
-            if k not in ("out", "train", "no_export") and v != ap.get_default(k)]]),
+            if k not in ("out", "train", "no_export", "probe_q") and v != ap.get_default(k)]]),
         **info,
     }
     with open(f"{args.out}/training.json.tmp", "w") as f:
