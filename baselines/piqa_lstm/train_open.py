@@ -9,6 +9,8 @@ bundled model's command):
         [--out data/models/piqa-lstm-open] [--epochs-a 4] [--epochs-b 4]
         [--minutes-a 40] [--minutes-b 20] [--lr-a 2e-4] [--lr-b 5e-4]
         [--prebatch 4] [--para-weight 1.0] [--batches random|article] [--no-mask-same]
+        [--epochs-c 0] [--minutes-c 120] [--lr-c 2e-4] [--hard-negatives 4]
+        [--hard-paras 16] [--steps-c 0]
         [--seed 20240917] [--threads 1] [--no-export]
 
 The bundled model is phase B alone (`--epochs-a 0 --epochs-b 5 --minutes-b 22 --lr-b 1e-3`):
@@ -29,6 +31,18 @@ Phase B (question encoder only): the context encoder of the best phase-A
 epoch is frozen and encodes every token of the training paragraphs once (the
 fixed index); each question's softmax covers all of them (query-side
 fine-tuning, exact rather than over retrieved top-k).
+
+Phase C (both encoders, hard negatives from the index; off unless `--epochs-c`):
+at the start of each epoch the current model encodes every training paragraph
+and every training question, and each question gets the `--hard-negatives`
+highest-scoring phrases of OTHER training paragraphs whose text is no answer
+(DensePhrases' hard negatives). A step takes 16 random training paragraphs and
+their questions; the paragraphs of the negatives are re-encoded with gradients
+in the same step, up to `--hard-paras` of them (each question's best negative
+first), the others keep the vectors of the epoch's index. Each question's start
+softmax covers its own paragraph's tokens plus its negatives' start tokens (the
+end softmax likewise), plus the in-paragraph loss times `--para-weight` (the
+closed task). `check_phase_c.py` checks it on a tiny input.
 
 Data: data/train-subset-v1.1.json.gz only. The held-out articles are
 piqa-lstm's five (from its training.json), so the starting model never saw
@@ -193,17 +207,28 @@ def evaluate_open(cm, qm, corpus, questions, S=None, E=None):
             **{f"top{k}": 100 * hits[k] / n for k in TOPK}}
 
 
-def scores(cm, qm, corpus, held_p, held_q):
-    out = evaluate_open(cm, qm, corpus, held_q)
+def scores(cm, qm, corpus, held_p, held_q, probe_q=(), S=None, E=None):
+    """Held-out open and closed figures; with `probe_q` (training questions) also their open
+    figures against the same corpus (`train_*`: how well the training questions themselves
+    are fitted, against the held-out figures)."""
+    if S is None:
+        S, E = encode_corpus(cm, corpus.paras)
+    out = evaluate_open(cm, qm, corpus, held_q, S, E)
     em, f1, _ = evaluate(cm, qm, held_p)
     out.update({"closed_em": em, "closed_f1": f1})
+    if probe_q:
+        out.update({"train_" + k: v for k, v in
+                    evaluate_open(cm, qm, corpus, probe_q, S, E).items()})
     return {k: round(v, 3) for k, v in out.items()}
 
 
 def fmt(r):
     return (f"open EM {r['open_em']:.2f} F1 {r['open_f1']:.2f}, top-1/5/20/100 {r['top1']:.2f}/"
             f"{r['top5']:.2f}/{r['top20']:.2f}/{r['top100']:.2f}; closed EM {r['closed_em']:.2f} "
-            f"F1 {r['closed_f1']:.2f}")
+            f"F1 {r['closed_f1']:.2f}" + (
+                f"; training probe: open EM {r['train_open_em']:.2f}, top-1/5/20/100 "
+                f"{r['train_top1']:.2f}/{r['train_top5']:.2f}/{r['train_top20']:.2f}/"
+                f"{r['train_top100']:.2f}" if "train_top1" in r else ""))
 
 
 def random_batches(train_p, rng):
@@ -278,6 +303,209 @@ def step_a(cm, qm, opt, group, bank, n_bank, para_weight, mask_same=True):
     return loss.item(), (Sf.detach(), Ef.detach(), ids_f)
 
 
+def mine_hard(cm, qm, corpus, items, n_neg, chunk=64):
+    """Hard negatives from the index (DensePhrases): `corpus` is the training paragraphs,
+    `items` the (paragraph k, question) pairs. Encodes every token of the corpus with the
+    current context encoder and every question with the current question encoder (eval mode,
+    no gradient), scores every phrase of the corpus (s_i . q_s + e_j . q_e) and keeps, per
+    question, the `n_neg` highest-scoring phrases of OTHER paragraphs whose text is no answer
+    of the question (SQuAD-normalised: a phrase that is an answer is no negative). Returns
+    (negatives: a list of [(i, j) global token positions] per item, S, E: the index)."""
+    S, E = encode_corpus(cm, corpus.paras)
+    qm.eval()
+    w = S.shape[1]
+    para_of_phrase = torch.from_numpy(corpus.para_of)[corpus.ci]
+    out = []
+    with torch.no_grad():
+        for b in range(0, len(items), chunk):
+            sel = items[b: b + chunk]
+            Q = qm(*question_tensors([q for _, q in sel]))
+            sc = (Q[:, :w] @ S.T)[:, corpus.ci] + (Q[:, w:] @ E.T)[:, corpus.cj]
+            own = torch.tensor([k for k, _ in sel])
+            sc.masked_fill_(para_of_phrase[None, :] == own[:, None], -float("inf"))
+            top = torch.topk(sc, min(4 * n_neg + 8, sc.shape[1]), dim=1).indices
+            for r, (_, q) in enumerate(sel):
+                negs = []
+                for c in top[r].tolist():
+                    i, j = int(corpus.ci[c]), int(corpus.cj[c])
+                    if any(em_score(corpus.text(i, j), g) for g in q["answers"]):
+                        continue
+                    negs.append((i, j))
+                    if len(negs) == n_neg:
+                        break
+                out.append(negs)
+    return out, S, E
+
+
+def step_c(cm, qm, opt, group, corpus, items, items_of, negs, S_fix, E_fix, n_neg, max_paras,
+           para_weight):
+    """Phase C step over the training paragraphs `group` (indices into corpus.paras) and all
+    their questions (`items[it]` = (paragraph, question); `items_of[k]`: the item numbers of
+    paragraph k; `negs[it]`: its mined negatives). The paragraphs of the negatives are re-encoded with gradients in this step, as
+    many as `max_paras` (each question's best negative first, then its second, ...); the
+    negatives of paragraphs beyond that keep their vectors of the epoch's index (`S_fix`,
+    `E_fix`, no gradient). Each question's start softmax covers its own paragraph's tokens
+    and its negatives' start tokens (the end softmax likewise), plus piqa-lstm's
+    in-paragraph loss times `para_weight` (the closed task). Returns the loss."""
+    its = [it for k in group for it in items_of[k]]
+    if not its:
+        return 0.0
+    in_group = set(group)
+    extra = []
+    for rank in range(n_neg):
+        for it in its:
+            if rank < len(negs[it]) and len(extra) < max_paras:
+                p = int(corpus.para_of[negs[it][rank][0]])
+                if p not in in_group and p not in extra:
+                    extra.append(p)
+    enc = list(group) + extra
+    slot = {p: n for n, p in enumerate(enc)}
+    S, E = cm(*batch_tensors([corpus.paras[p] for p in enc]))
+    T, w = S.shape[1], S.shape[2]
+    qs = [items[it][1] for it in its]
+    own = torch.tensor([slot[items[it][0]] for it in its])
+    a_s, a_e = [q["s"] for q in qs], [q["e"] for q in qs]
+    Q = qm(*question_tensors(qs))
+    lens = torch.tensor([len(corpus.paras[p]["ids"]) for p in enc])
+    valid = torch.arange(T)[None, :] < lens[own][:, None]
+    sl = torch.einsum("qtd,qd->qt", S[own], Q[:, :w]).masked_fill(~valid, -1e4)
+    el = torch.einsum("qtd,qd->qt", E[own], Q[:, w:]).masked_fill(~valid, -1e4)
+    # negatives: (question, rank) -> a row of this step's encoding (is_enc) or of the index
+    nq = len(its)
+    rows = torch.zeros(4, nq, n_neg, dtype=torch.long)  # enc start, enc end, fix start, fix end
+    is_enc = torch.zeros(nq, n_neg, dtype=torch.bool)
+    present = torch.zeros(nq, n_neg, dtype=torch.bool)
+    for r, it in enumerate(its):
+        for n, (i, j) in enumerate(negs[it]):
+            p = int(corpus.para_of[i])
+            present[r, n] = True
+            if p in slot:
+                is_enc[r, n] = True
+                o = int(corpus.start[p])
+                rows[0, r, n], rows[1, r, n] = slot[p] * T + i - o, slot[p] * T + j - o
+            else:
+                rows[2, r, n], rows[3, r, n] = i, j
+    m = is_enc[..., None]
+    Sn = torch.where(m, S.reshape(-1, w)[rows[0]], S_fix[rows[2]])
+    En = torch.where(m, E.reshape(-1, w)[rows[1]], E_fix[rows[3]])
+    sn = torch.einsum("qnd,qd->qn", Sn, Q[:, :w]).masked_fill(~present, -1e4)
+    en = torch.einsum("qnd,qd->qn", En, Q[:, w:]).masked_fill(~present, -1e4)
+    ce = torch.nn.functional.cross_entropy
+    ts, te = torch.tensor(a_s), torch.tensor(a_e)
+    loss = ce(torch.cat([sl, sn], 1), ts) + ce(torch.cat([el, en], 1), te)
+    if para_weight > 0:
+        loss = loss + para_weight * (ce(sl, ts) + ce(el, te))
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(list(cm.parameters()) + list(qm.parameters()), 5.0)
+    opt.step()
+    return loss.item()
+
+
+def phase_b(args, fh, cm, qm, corpus, train_p, held_p, held_q, rng, history, best, best_state,
+            best_at):
+    """Phase B (query-side fine-tuning against the fixed index of the training paragraphs).
+    Returns (best, best_state, best_at) over the checkpoints so far."""
+    S_idx, E_idx = encode_corpus(cm, train_p)
+    idx_corpus = Corpus(train_p)
+    items = [(k, q) for k, p in enumerate(train_p) for q in p["questions"]]
+    golds = torch.tensor([idx_corpus.gold(k, q) for k, q in items])
+    for p in cm.parameters():
+        p.requires_grad_(False)
+    opt = torch.optim.Adam([p for p in qm.parameters() if p.requires_grad], lr=args.lr_b)
+    w = S_idx.shape[1]
+    S_all, E_all = encode_corpus(cm, corpus.paras)  # held-out search corpus, fixed now
+    tb = time.time()
+    deadline = tb + args.minutes_b * 60
+    for epoch in range(1, args.epochs_b + 1):
+        te = time.time()
+        qm.train()
+        order = list(range(len(items)))
+        rng.shuffle(order)
+        total, steps = 0.0, 0
+        for b in range(0, len(order), args.qbatch):
+            sel = order[b: b + args.qbatch]
+            Q = qm(*question_tensors([items[i][1] for i in sel]))
+            g = golds[sel]
+            ce = torch.nn.functional.cross_entropy
+            loss = ce(Q[:, :w] @ S_idx.T, g[:, 0]) + ce(Q[:, w:] @ E_idx.T, g[:, 1])
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(list(qm.parameters()), 5.0)
+            opt.step()
+            total += loss.item()
+            steps += 1
+        r = scores(cm, qm, corpus, held_p, held_q, args.probe_q, S_all, E_all)
+        sec = round(time.time() - te, 1)
+        log(fh, f"B epoch {epoch}: loss {total / steps:.3f}, {fmt(r)}, {sec:.0f} s")
+        history.append({"phase": "B", "technique": "query-side fine-tuning against the index of "
+                        f"the {len(train_p)} training paragraphs ({idx_corpus.n} tokens), context "
+                        f"encoder frozen, lr {args.lr_b}", "epoch": epoch, "loss": round(total / steps, 4),
+                        "seconds": sec, **r})
+        if better(r, best):
+            best, best_state, best_at = r, snapshot(cm, qm), f"B{epoch}"
+        if time.time() + (time.time() - te) > deadline:
+            log(fh, "phase B time budget reached: stop")
+            break
+    return best, best_state, best_at
+
+
+def phase_c(args, fh, cm, qm, corpus, train_p, held_p, held_q, rng, history, best, best_state,
+            best_at):
+    """Phase C (both encoders): at the start of each epoch the current model encodes the
+    training paragraphs (the index) and mines each training question's hard negatives
+    (`mine_hard`); the epoch then runs `step_c` over random batches of 16 training paragraphs.
+    Each epoch is scored on the held-out slice as phases A and B are. Returns (best,
+    best_state, best_at)."""
+    idx_corpus = Corpus(train_p)
+    items = [(k, q) for k, p in enumerate(train_p) for q in p["questions"]]
+    items_of = [[] for _ in train_p]
+    for it, (k, _) in enumerate(items):
+        items_of[k].append(it)
+    for p in list(cm.parameters()) + list(qm.parameters()):
+        p.requires_grad_(True)  # the GloVe table is a buffer: it stays frozen
+    opt = torch.optim.Adam([p for p in list(cm.parameters()) + list(qm.parameters())
+                            if p.requires_grad], lr=args.lr_c)
+    tc = time.time()
+    deadline = tc + args.minutes_c * 60
+    for epoch in range(1, args.epochs_c + 1):
+        te = time.time()
+        negs, S_fix, E_fix = mine_hard(cm, qm, idx_corpus, items, args.hard_negatives)
+        tm = time.time() - te
+        same = sum(1 for (k, _), ns in zip(items, negs) for (i, _) in ns
+                   if train_p[int(idx_corpus.para_of[i])]["article"] == train_p[k]["article"])
+        n_negs = sum(len(ns) for ns in negs)
+        log(fh, f"C epoch {epoch}: mined {n_negs} negatives for {len(items)} questions in "
+                f"{tm:.0f} s ({100 * same / max(n_negs, 1):.1f} % from the question's own article)")
+        cm.train()
+        qm.train()
+        total, steps = 0.0, 0
+        for bi in random_batches(train_p, rng):
+            if args.steps_c and steps >= args.steps_c:
+                break
+            loss = step_c(cm, qm, opt, bi, idx_corpus, items, items_of, negs, S_fix, E_fix,
+                          args.hard_negatives, args.hard_paras, args.para_weight)
+            total += loss
+            steps += 1
+        r = scores(cm, qm, corpus, held_p, held_q, args.probe_q)
+        sec = round(time.time() - te, 1)
+        log(fh, f"C epoch {epoch}: loss {total / steps:.4f}, {fmt(r)}, {sec:.0f} s "
+                f"(mining {tm:.0f} s)")
+        history.append({"phase": "C", "technique": f"both encoders, {args.hard_negatives} hard "
+                        "negatives per question mined from the index of the training paragraphs "
+                        f"at the start of the epoch, up to {args.hard_paras} of their paragraphs "
+                        "re-encoded with gradients per step (the rest fixed for the epoch), "
+                        f"in-paragraph loss x {args.para_weight}, lr {args.lr_c}",
+                        "epoch": epoch, "loss": round(total / steps, 4), "steps": steps,
+                        "seconds": sec, "mining_seconds": round(tm, 1), **r})
+        if better(r, best):
+            best, best_state, best_at = r, snapshot(cm, qm), f"C{epoch}"
+        if time.time() + (time.time() - te) > deadline:
+            log(fh, "phase C time budget reached: stop")
+            break
+    return best, best_state, best_at
+
+
 def snapshot(cm, qm):
     return ({k: v.clone() for k, v in cm.state_dict().items()},
             {k: v.clone() for k, v in qm.state_dict().items()})
@@ -301,12 +529,27 @@ def main():
     ap.add_argument("--prebatch", type=int, default=4,
                     help="pre-batch negatives: the tokens of this many previous batches")
     ap.add_argument("--para-weight", type=float, default=1.0,
-                    help="weight of piqa-lstm's in-paragraph loss in phase A")
+                    help="weight of piqa-lstm's in-paragraph loss in phases A and C")
     ap.add_argument("--batches", default="random", choices=["random", "article"],
                     help="phase A batches: random paragraphs, or cut from one or two articles "
                          "(same-topic negatives)")
     ap.add_argument("--no-mask-same", action="store_true",
                     help="keep the gold token's word elsewhere among the negatives")
+    ap.add_argument("--epochs-c", type=int, default=0,
+                    help="phase C: both encoders against hard negatives mined from the index")
+    ap.add_argument("--minutes-c", type=float, default=120.0)
+    ap.add_argument("--lr-c", type=float, default=2e-4)
+    ap.add_argument("--hard-negatives", type=int, default=4,
+                    help="phase C: mined negatives per question (the best-scoring wrong phrases "
+                         "of other training paragraphs)")
+    ap.add_argument("--hard-paras", type=int, default=16,
+                    help="phase C: paragraphs of negatives re-encoded with gradients per step "
+                         "(the rest keep the epoch's index vectors; 0: all fixed)")
+    ap.add_argument("--steps-c", type=int, default=0,
+                    help="phase C: stop each epoch after this many steps (0: all; for checks)")
+    ap.add_argument("--train-probe", type=int, default=0,
+                    help="also score this many training questions (drawn with the seed) in open "
+                         "search at each checkpoint: the fit on the training side")
     ap.add_argument("--qbatch", type=int, default=64, help="questions per phase-B step")
     ap.add_argument("--dropout", type=float, default=0.2)
     ap.add_argument("--seed", type=int, default=20240917)
@@ -351,10 +594,13 @@ def main():
             f"questions; open corpus {len(corpus.paras)} paragraphs, {corpus.n} tokens, "
             f"{len(corpus.ci)} phrases")
 
+    all_q = [q for p in train_p for q in p["questions"]]
+    args.probe_q = random.Random(args.seed + 1).sample(all_q, min(args.train_probe, len(all_q)))
     history = []
-    r = scores(cm, qm, corpus, held_p, held_q)
-    log(fh, f"start (piqa-lstm): {fmt(r)}")
-    history.append({"phase": "start", "technique": "piqa-lstm as bundled", "epoch": 0, **r})
+    r = scores(cm, qm, corpus, held_p, held_q, args.probe_q)
+    start_name = os.path.basename(os.path.normpath(args.init))
+    log(fh, f"start ({start_name}): {fmt(r)}")
+    history.append({"phase": "start", "technique": f"{start_name} as bundled", "epoch": 0, **r})
 
     # ---- phase A: in-batch + pre-batch negatives, both encoders ----
     params = [p for p in list(cm.parameters()) + list(qm.parameters()) if p.requires_grad]
@@ -376,7 +622,7 @@ def main():
             bank = ([kept] + bank)[: args.prebatch]
             total += loss
             steps += 1
-        r = scores(cm, qm, corpus, held_p, held_q)
+        r = scores(cm, qm, corpus, held_p, held_q, args.probe_q)
         sec = round(time.time() - te, 1)
         log(fh, f"A epoch {epoch}: loss {total / steps:.3f}, {fmt(r)}, {sec:.0f} s")
         history.append({"phase": "A", "technique": f"in-batch (15 {args.batches} paragraphs) + "
@@ -397,50 +643,16 @@ def main():
     log(fh, f"phase A best: {best_at}")
 
     # ---- phase B: query-side fine-tuning against the fixed index of the train paragraphs ----
-    S_idx, E_idx = encode_corpus(cm, train_p)
-    idx_corpus = Corpus(train_p)
-    items = [(k, q) for k, p in enumerate(train_p) for q in p["questions"]]
-    golds = torch.tensor([idx_corpus.gold(k, q) for k, q in items])
-    for p in cm.parameters():
-        p.requires_grad_(False)
-    opt = torch.optim.Adam([p for p in qm.parameters() if p.requires_grad], lr=args.lr_b)
-    w = S_idx.shape[1]
-    S_all, E_all = encode_corpus(cm, corpus.paras)  # held-out search corpus, fixed now
-    tb = time.time()
-    deadline = tb + args.minutes_b * 60
-    for epoch in range(1, args.epochs_b + 1):
-        te = time.time()
-        qm.train()
-        order = list(range(len(items)))
-        rng.shuffle(order)
-        total, steps = 0.0, 0
-        for b in range(0, len(order), args.qbatch):
-            sel = order[b: b + args.qbatch]
-            Q = qm(*question_tensors([items[i][1] for i in sel]))
-            g = golds[sel]
-            ce = torch.nn.functional.cross_entropy
-            loss = ce(Q[:, :w] @ S_idx.T, g[:, 0]) + ce(Q[:, w:] @ E_idx.T, g[:, 1])
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(list(qm.parameters()), 5.0)
-            opt.step()
-            total += loss.item()
-            steps += 1
-        r = evaluate_open(cm, qm, corpus, held_q, S_all, E_all)
-        em, f1, _ = evaluate(cm, qm, held_p)
-        r.update({"closed_em": em, "closed_f1": f1})
-        r = {k: round(v, 3) for k, v in r.items()}
-        sec = round(time.time() - te, 1)
-        log(fh, f"B epoch {epoch}: loss {total / steps:.3f}, {fmt(r)}, {sec:.0f} s")
-        history.append({"phase": "B", "technique": "query-side fine-tuning against the index of "
-                        f"the {len(train_p)} training paragraphs ({idx_corpus.n} tokens), context "
-                        f"encoder frozen, lr {args.lr_b}", "epoch": epoch, "loss": round(total / steps, 4),
-                        "seconds": sec, **r})
-        if better(r, best):
-            best, best_state, best_at = r, snapshot(cm, qm), f"B{epoch}"
-        if time.time() + (time.time() - te) > deadline:
-            log(fh, "phase B time budget reached: stop")
-            break
+    best_at = phase_b(args, fh, cm, qm, corpus, train_p, held_p, held_q, rng, history, best,
+                      best_state, best_at) if args.epochs_b > 0 else (best, best_state, best_at)
+    best, best_state, best_at = best_at
+
+    # ---- phase C: both encoders against hard negatives mined from the index ----
+    if args.epochs_c > 0:
+        cm.load_state_dict(best_state[0])  # phase C starts from the best checkpoint so far
+        qm.load_state_dict(best_state[1])
+        best, best_state, best_at = phase_c(args, fh, cm, qm, corpus, train_p, held_p, held_q,
+                                            rng, history, best, best_state, best_at)
     cm.load_state_dict(best_state[0])
     qm.load_state_dict(best_state[1])
     cm.eval()
@@ -485,7 +697,7 @@ def main():
         "knobs": knobs,
         "command": " ".join(["python3 baselines/piqa_lstm/train_open.py", *[
             f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
-            if k not in ("out", "train", "no_export") and v != ap.get_default(k)]]),
+            if k not in ("out", "train", "no_export", "probe_q") and v != ap.get_default(k)]]),
         **info,
     }
     with open(f"{args.out}/training.json.tmp", "w") as f:
