@@ -446,11 +446,24 @@ export class CandidateHeaps {
     for (let j = 0; j < count; j++) sizes[this.#at(j) >> 2] = 0;
   }
 
+  #i32: Int32Array<ArrayBufferLike> = new Int32Array(0);
+  #f64: Float64Array<ArrayBufferLike> = new Float64Array(0);
+
+  /** Views of the heaps' memory, re-taken when a growth has replaced its buffer. */
+  #views(): void {
+    const buf = this.#heaps.buffer;
+    if (this.#i32.buffer !== buf) {
+      this.#i32 = new Int32Array(buf);
+      this.#f64 = new Float64Array(buf);
+    }
+  }
+
   /** The worst score kept by heap `j`, or −∞ while it holds fewer than `cap`. */
   floor(j: number): number {
-    const at = this.#at(j), buf = this.#heaps.buffer;
-    if (new Int32Array(buf, at, 1)[0] < this.#cap) return -Infinity;
-    return new Float64Array(buf, at + 8, 1)[0];
+    this.#views();
+    const at = this.#at(j);
+    if (this.#i32[at >> 2] < this.#cap) return -Infinity;
+    return this.#f64[(at + 8) >> 3];
   }
 
   /**
@@ -499,6 +512,26 @@ export class CandidateHeaps {
     const out: { row: number; score: number }[] = [];
     for (let i = 0; i < size; i++) out.push({ row: r[i], score: s[i] });
     return out;
+  }
+
+  /**
+   * Heap `j`'s kept pairs by increasing row: `rows` and `scores` (new
+   * arrays; rows are distinct, so the order is total).
+   */
+  keptByRow(j: number): { rows: Float64Array; scores: Float64Array } {
+    this.#views();
+    const at = this.#at(j), cap = this.#cap;
+    const size = this.#i32[at >> 2], s0 = (at + 8) >> 3, r0 = s0 + cap;
+    const rows = this.#f64.slice(r0, r0 + size);
+    const order = new Float64Array(size);
+    for (let i = 0; i < size; i++) order[i] = i;
+    const pos = Array.from(order).sort((a, b) => rows[a] - rows[b]);
+    const outRows = new Float64Array(size), scores = new Float64Array(size);
+    for (let i = 0; i < size; i++) {
+      outRows[i] = rows[pos[i]];
+      scores[i] = this.#f64[s0 + pos[i]];
+    }
+    return { rows: outRows, scores };
   }
 
   /** Heaps reset last. */
