@@ -13,7 +13,7 @@
  * float64 arithmetic done in the references' order: each float32 input
  * promoted to float64 (exact), products and sums one at a time in the same
  * sequence (`s += x · y`, or `e = x − y; s += e · e`), so every result is
- * the same IEEE double. Four lists are probed a pass with four
+ * the same IEEE double. Eight lists are probed a pass with eight
  * accumulators (each list's own sum in its own order). Quantization keeps
  * `quantizeTables`' comparisons (`x < lo`, `x > hi`, `hi − lo > range`),
  * its scale `qmax / range` (1 when the range is 0) and JavaScript's
@@ -67,13 +67,13 @@ const ifElse = (then: number[], other: number[]) => [0x04, 0x40, ...then, 0x05, 
 /** `local += by` (i32). */
 const bump = (l: number, by: number[]) => [...get(l), ...by, ...iAdd, ...set(l)];
 
-/** Lists a pass of `probe` (one accumulator each). */
-const GROUP = 4;
+/** Lists a pass of `probe` (one accumulator each: enough independent sums to keep both adders busy). */
+const GROUP = 8;
 
 function probeBody(): number[] {
-  // params q 0, c 1, nlist 2, d 3, l2 4, qc 5; locals l 6, t 7, qp 8, D 9 (4·d), p0…p3 10–13,
-  // s0…s3 14–17 (f64), x 18 (f64), e 19 (f64)
-  const P = [10, 11, 12, 13], S = [14, 15, 16, 17], X = 18, E = 19;
+  // params q 0, c 1, nlist 2, d 3, l2 4, qc 5; locals l 6, t 7, qp 8, D 9 (4·d), p0…p7 10–17,
+  // s0…s7 18–25 (f64), x 26 (f64), e 27 (f64)
+  const P = [10, 11, 12, 13, 14, 15, 16, 17], S = [18, 19, 20, 21, 22, 23, 24, 25], X = 26, E = 27;
   const pass = (g: number, l2: boolean) => [
     // p_i = c + 4·d·(l + i); s_i = 0
     ...[...Array(g).keys()].flatMap((i) => [
@@ -155,7 +155,7 @@ function probeBody(): number[] {
     ...block([...loop([...get(6), ...get(2), ...iGeU, ...brIf(1), ...pass(1, l2), ...br(0)])]),
   ];
   return [
-    ...vec([[8, I32], [6, F64]]),
+    ...vec([[12, I32], [10, F64]]),
     ...get(3),
     ...i32(4),
     ...iMul,

@@ -58,7 +58,7 @@ function offerBody(): number[] {
   // params: out 0, count 1, per 2, at 3, idx 4, b0 5, n 6, thr 7, base 8 (f64), scale 9 (f64),
   // r0 10, heap 11, cap 12, rows 13
   // locals i32: h 14, p 15, o 16, first 17, last 18, s 19, r 20, size 21, i 22, c 23, sb 24, rb 25
-  // locals f64: score 26, row 27, sc 28, rc 29, s2 30, r2 31
+  // locals f64: score 26, row 27, sc 28, rc 29, s2 30, r2 31, need 32; v128: T 33
   const [h, p, o, first, last, s, r, size, i, c, sb, rb] = [
     14,
     15,
@@ -240,8 +240,67 @@ function offerBody(): number[] {
     ...get(row),
     ...f64Store1(),
   ];
+  // Before each block: when the heap is full, the sum a row now needs to reach its worst kept
+  // score (`fastscan.ts` needOf: ⌈(S[0] − base) · scale⌉ − 1) raises `thr`; then the block is
+  // passed over unless one of this question's 32 sums reaches `thr` (four 16-bit compares).
+  const need = 32; // f64 local
+  const T = 33; // v128 local
+  const v128Load0 = (off: number) => [0xfd, 0x00, 4, ...uleb(off)];
+  const i16GeU = [0xfd, 0x36], i16Splat = [0xfd, 0x10], vOr = [0xfd, 0x50], anyTrue = [0xfd, 0x53];
+  const fSub = [0xa1], fMul = [0xa2], fCeil = [0x9b], truncS = [0xaa];
+  const f64 = (x: number) => [0x44, ...new Uint8Array(new Float64Array([x]).buffer)];
+  const raise = [
+    ...get(size),
+    ...get(12),
+    ...iGeS,
+    ...ifThen([
+      ...S(i32(0)),
+      ...f64Load1(),
+      ...get(8),
+      ...fSub,
+      ...get(9),
+      ...fMul,
+      ...fCeil,
+      ...f64(1),
+      ...fSub,
+      ...tee(need),
+      ...f64(65535),
+      ...fGt,
+      ...ifElse(
+        [...i32(65536), ...set(7)],
+        [
+          ...get(need),
+          ...get(7),
+          ...fromU,
+          ...fGt,
+          ...ifThen([...get(need), ...truncS, ...set(7)]),
+        ],
+      ),
+    ]),
+  ];
+  const geT = (off: number) => [...get(o), ...v128Load0(off), ...get(T), ...i16GeU];
+  const skip = [
+    // no row of this list can reach the floor any more, or none of this block's
+    ...get(7),
+    ...i32(65535),
+    ...[0x4b], // i32.gt_u
+    ...brIf(0),
+    ...get(7),
+    ...i16Splat,
+    ...set(T),
+    ...geT(0),
+    ...geT(16),
+    ...vOr,
+    ...geT(32),
+    ...geT(48),
+    ...vOr,
+    ...vOr,
+    ...anyTrue,
+    ...iEqz,
+    ...brIf(0),
+  ];
   return [
-    ...vec([[12, I32], [6, F64]]),
+    ...vec([[12, I32], [7, F64], [1, 0x7b]]),
     ...get(11),
     ...i32(8),
     ...iAdd,
@@ -295,6 +354,8 @@ function offerBody(): number[] {
         ...i32(0),
         ...set(p),
         ...block([
+          ...raise,
+          ...skip,
           ...loop([
             ...get(p),
             ...i32(32),
