@@ -583,16 +583,26 @@ export class CandidateHeaps {
     this.#views();
     const at = this.#at(j), cap = this.#cap;
     const size = this.#i32[at >> 2], s0 = (at + 8) >> 3, r0 = s0 + cap;
-    const rows = this.#f64.slice(r0, r0 + size);
-    const order = new Float64Array(size);
-    for (let i = 0; i < size; i++) order[i] = i;
-    const pos = Array.from(order).sort((a, b) => rows[a] - rows[b]);
-    const outRows = new Float64Array(size), scores = new Float64Array(size);
-    for (let i = 0; i < size; i++) {
-      outRows[i] = rows[pos[i]];
-      scores[i] = this.#f64[s0 + pos[i]];
+    // Sorted as keys row · 2^b + position, a typed sort without a comparator, where the keys are
+    // exact doubles (rows are u32: b ≤ 21); else positions sorted by row.
+    const b = Math.max(1, Math.ceil(Math.log2(size + 1))), span = 2 ** b;
+    const keys = new Float64Array(size);
+    if (b <= 21) {
+      for (let i = 0; i < size; i++) keys[i] = this.#f64[r0 + i] * span + i;
+      keys.sort();
+      for (let i = 0; i < size; i++) keys[i] %= span;
+    } else {
+      const pos = Array.from({ length: size }, (_, i) => i);
+      pos.sort((x, y) => this.#f64[r0 + x] - this.#f64[r0 + y]);
+      keys.set(pos);
     }
-    return { rows: outRows, scores };
+    const rows = new Float64Array(size), scores = new Float64Array(size);
+    for (let i = 0; i < size; i++) {
+      const at = keys[i];
+      rows[i] = this.#f64[r0 + at];
+      scores[i] = this.#f64[s0 + at];
+    }
+    return { rows, scores };
   }
 
   /** Heaps reset last. */
