@@ -108,29 +108,38 @@ def peak_rss():
 
 def search_ivf(index, ivf, xb, xq, spec):
     """Per nprobe: the search time, top-k rows and codes scanned, without and with
-    IndexRefineFlat over `index` (k_factor = refine / k); `ivf` is its IVF part."""
+    IndexRefineFlat over `index` (k_factor = refine / k); `ivf` is its IVF part. With
+    search_threads (e.g. [1, 2]) every search runs once per thread count, each entry
+    saying its threads (else once, on threads)."""
     k = spec["k"]
     res = {"ivf": [], "refined": []}
-    for nprobe in spec["nprobes"]:
-        ivf.nprobe = nprobe
-        faiss.cvar.indexIVF_stats.reset()
-        t0 = time.perf_counter()
-        _, ix = index.search(xq, k)
-        res["ivf"].append({"nprobe": nprobe, "search_s": time.perf_counter() - t0,
-                           "rows": ix.tolist(), "ndis": int(faiss.cvar.indexIVF_stats.ndis)})
-    if spec.get("refines"):
-        rf = faiss.IndexRefineFlat(index, faiss.swig_ptr(xb))
+    counts = spec.get("search_threads", [spec["threads"]])
+    for th in counts:
+        faiss.omp_set_num_threads(th)
         for nprobe in spec["nprobes"]:
             ivf.nprobe = nprobe
-            for r in spec["refines"]:
-                rf.k_factor = r / k
-                faiss.cvar.indexIVF_stats.reset()
-                t0 = time.perf_counter()
-                _, ix = rf.search(xq, k)
-                res["refined"].append({"nprobe": nprobe, "refine": r,
-                                       "search_s": time.perf_counter() - t0,
-                                       "rows": ix.tolist(),
-                                       "ndis": int(faiss.cvar.indexIVF_stats.ndis)})
+            faiss.cvar.indexIVF_stats.reset()
+            t0 = time.perf_counter()
+            _, ix = index.search(xq, k)
+            res["ivf"].append({"nprobe": nprobe, "threads": th,
+                               "search_s": time.perf_counter() - t0,
+                               "rows": ix.tolist(), "ndis": int(faiss.cvar.indexIVF_stats.ndis)})
+    if spec.get("refines"):
+        rf = faiss.IndexRefineFlat(index, faiss.swig_ptr(xb))
+        for th in counts:
+            faiss.omp_set_num_threads(th)
+            for nprobe in spec["nprobes"]:
+                ivf.nprobe = nprobe
+                for r in spec["refines"]:
+                    rf.k_factor = r / k
+                    faiss.cvar.indexIVF_stats.reset()
+                    t0 = time.perf_counter()
+                    _, ix = rf.search(xq, k)
+                    res["refined"].append({"nprobe": nprobe, "refine": r, "threads": th,
+                                           "search_s": time.perf_counter() - t0,
+                                           "rows": ix.tolist(),
+                                           "ndis": int(faiss.cvar.indexIVF_stats.ndis)})
+    faiss.omp_set_num_threads(spec["threads"])
     return res
 
 

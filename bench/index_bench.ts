@@ -43,7 +43,9 @@
  * factory string (`;` between them: faiss's fast-scan PQ and RaBitQ),
  * each built (trained on the same rows, timed train + add) and searched in
  * its own faiss process (so each row's peak RSS is its own), at every
- * nprobe without and with `IndexRefineFlat` (k_factor = refine / k).
+ * nprobe without and with `IndexRefineFlat` (k_factor = refine / k);
+ * `--faiss-factory-threads 1,2` searches each factory once per thread count
+ * (default: `--threads`; rows say which).
  *
  * @module
  */
@@ -89,6 +91,9 @@ const K = 10;
 const block = Number(arg("block", "256"));
 const pqBitsList = arg("pq-bits", "8").split(",").map(Number);
 const factories = arg("faiss-factories", "").split(";").filter((x) => x !== "");
+// --faiss-factory-threads 1,2: each factory's searches once per thread count (default: --threads).
+const factoryThreads = arg("faiss-factory-threads", "").split(",").filter((x) => x !== "")
+  .map(Number);
 Deno.mkdirSync(out, { recursive: true });
 
 const peaks: Record<string, number> = {};
@@ -324,7 +329,13 @@ const faissWall = reuseFaiss ? NaN : sh("python3", [
 const f = JSON.parse(Deno.readTextFileSync(`${out}/faiss.json`));
 // Each factory in its own faiss process (its own peak RSS), reused as faiss.json is.
 const fac = factories.map((factory, i) => {
-  const fspec = { ...spec, flat: false, ivf: false, factory };
+  const fspec = {
+    ...spec,
+    flat: false,
+    ivf: false,
+    factory,
+    ...(factoryThreads.length > 0 ? { search_threads: factoryThreads } : {}),
+  };
   const sp = `${out}/faiss_factory${i}_spec.json`, res = `${out}/faiss_factory${i}.json`;
   const again = !(flag("reuse") && exists(res) && exists(sp) &&
     Deno.readTextFileSync(sp) === JSON.stringify(fspec));
@@ -436,9 +447,9 @@ for (const g of fac) {
     lines.push(
       `| faiss ${g.factory}${x.refine > 0 ? " + IndexRefineFlat" : ""} | ${g.code_size ?? ""} | ${
         (g.ivf_train_s + g.ivf_add_s).toFixed(1)
-      } | ${mb(g.ivf_bytes)} | ${mb(g.peak_rss)} | ${x.nprobe} | ${x.refine} | ${threads} | ${
-        rc.r1.toFixed(3)
-      } | ${rc.r10.toFixed(3)} | ${qps(x.search_s)} |`,
+      } | ${mb(g.ivf_bytes)} | ${mb(g.peak_rss)} | ${x.nprobe} | ${x.refine} | ${
+        x.threads ?? threads
+      } | ${rc.r1.toFixed(3)} | ${rc.r10.toFixed(3)} | ${qps(x.search_s)} |`,
     );
   }
 }

@@ -13,8 +13,11 @@
  * float64 arithmetic done in the references' order: each float32 input
  * promoted to float64 (exact), products and sums one at a time in the same
  * sequence (`s += x · y`, or `e = x − y; s += e · e`), so every result is
- * the same IEEE double. Four lists are probed a pass with four
- * accumulators (each list's own sum in its own order). Quantization keeps
+ * the same IEEE double. Eight lists are probed a pass, two a `f64x2`
+ * accumulator (each lane a list's own sum in its own order: `f64x2`
+ * additions and products are the scalar ones lane by lane; the centroids
+ * of two lists side by side, `(c_2p[t], c_2p+1[t])`, widened with
+ * `f64x2.promote_low_f32x4`). Quantization keeps
  * `quantizeTables`' comparisons (`x < lo`, `x > hi`, `hi − lo > range`),
  * its scale `qmax / range` (1 when the range is 0) and JavaScript's
  * `Math.round` for the non-negative values it rounds (`⌊y⌋`, plus 1 when
@@ -24,8 +27,9 @@
  * `f64x2.ge` masking 1.0, `f64x2.min`, `i32x4.trunc_sat_f64x2_u_zero`).
  *
  * Functions (byte addresses into the module's own memory, `memory`):
- * - `probe(q, c, nlist, d, l2, qc)`: `qc[l]` (f64) for the `nlist`
- *   centroids `c` (f32, nlist × d) and question `q` (f32, d).
+ * - `probe(q, ci, nlist, d, l2, qc)`: `qc[l]` (f64) for the `nlist`
+ *   centroids `ci` (f32, two lists side by side: `(c_2p[t], c_2p+1[t])`
+ *   at `ci + 8·(d·p + t)`) and question `q` (f32, d).
  * - `tables(q, c, cb, M, dsub, l2, t)`: the `M × 16` float tables (f64)
  *   of `v = q` (ip) or `v = q − c` (l2; `c` the centroid's first float)
  *   against the codebooks `cb` (f32, M × 16 × dsub).
@@ -67,15 +71,19 @@ const ifElse = (then: number[], other: number[]) => [0x04, 0x40, ...then, 0x05, 
 /** `local += by` (i32). */
 const bump = (l: number, by: number[]) => [...get(l), ...by, ...iAdd, ...set(l)];
 
-/** Lists a pass of `probe` (one accumulator each). */
-const GROUP = 4;
+/** Pairs of lists a pass of `probe` (one `f64x2` accumulator a pair: eight lists). */
+const PAIRS = 4;
 
 function probeBody(): number[] {
-  // params q 0, c 1, nlist 2, d 3, l2 4, qc 5; locals l 6, t 7, qp 8, D 9 (4·d), p0…p3 10–13,
-  // s0…s3 14–17 (f64), x 18 (f64), e 19 (f64)
-  const P = [10, 11, 12, 13], S = [14, 15, 16, 17], X = 18, E = 19;
+  // params q 0, ci 1, nlist 2, d 3, l2 4, qc 5; locals i32: p 6 (pair), t 7, qp 8, D 9 (8·d),
+  // np 10 (pairs), p0…p3 11–14; v128: s0…s3 15–18, x 19, e 20
+  const P = [11, 12, 13, 14], S = [15, 16, 17, 18], X = 19, E = 20;
+  const load64Zero = simd(0x5d, 3, 0), promoteLow = simd(0x5f), splat = simd(0x14);
+  const vAdd = simd(0xf0), vSub = simd(0xf1), vMul = simd(0xf2), vNeg = simd(0xed);
+  const lane = (i: number) => simd(0x21, i);
+  const zero = simd(0x0c, ...new Array(16).fill(0));
   const pass = (g: number, l2: boolean) => [
-    // p_i = c + 4·d·(l + i); s_i = 0
+    // p_i = ci + 8·d·(p + i); s_i = 0
     ...[...Array(g).keys()].flatMap((i) => [
       ...get(1),
       ...get(6),
@@ -85,7 +93,7 @@ function probeBody(): number[] {
       ...iMul,
       ...iAdd,
       ...set(P[i]),
-      ...f64c(0),
+      ...zero,
       ...set(S[i]),
     ]),
     ...get(0),
@@ -101,40 +109,53 @@ function probeBody(): number[] {
         ...get(8),
         ...f32Load(),
         ...promote,
+        ...splat,
         ...set(X),
-        ...[...Array(g).keys()].flatMap((i) =>
-          l2
-            ? [
-              ...get(X),
-              ...get(P[i]),
-              ...f32Load(),
-              ...promote,
-              ...fSub,
-              ...tee(E),
-              ...get(E),
-              ...fMul,
-              ...swapAdd(S[i]),
-            ]
-            : [...get(X), ...get(P[i]), ...f32Load(), ...promote, ...fMul, ...swapAdd(S[i])]
-        ),
+        // each lane the scalar operations: x · c (ip) or (x − c)² (l2), added to its sum
+        ...[...Array(g).keys()].flatMap((i) => [
+          ...get(X),
+          ...get(P[i]),
+          ...load64Zero,
+          ...promoteLow,
+          ...(l2 ? [...vSub, ...tee(E), ...get(E)] : []),
+          ...vMul,
+          ...get(S[i]),
+          ...vAdd,
+          ...set(S[i]),
+        ]),
         ...bump(8, i32(4)),
-        ...[...Array(g).keys()].flatMap((i) => bump(P[i], i32(4))),
+        ...[...Array(g).keys()].flatMap((i) => bump(P[i], i32(8))),
         ...bump(7, i32(1)),
         ...br(0),
       ]),
     ]),
-    ...[...Array(g).keys()].flatMap((i) => [
-      ...get(5),
-      ...get(6),
-      ...i32(i),
-      ...iAdd,
-      ...i32(8),
-      ...iMul,
-      ...iAdd,
-      ...get(S[i]),
-      ...(l2 ? fNeg : []),
-      ...f64Store(),
-    ]),
+    // qc[2(p+i)] = lane 0; qc[2(p+i)+1] = lane 1 when that list exists (negated for l2)
+    ...[...Array(g).keys()].flatMap((i) => {
+      const at = [...get(5), ...get(6), ...i32(i), ...iAdd, ...i32(16), ...iMul, ...iAdd];
+      const v = [...get(S[i]), ...(l2 ? vNeg : [])];
+      return [
+        ...at,
+        ...v,
+        ...lane(0),
+        ...f64Store(),
+        ...get(6),
+        ...i32(i),
+        ...iAdd,
+        ...i32(1),
+        0x74, // i32.shl
+        ...i32(1),
+        ...iAdd,
+        ...get(2),
+        0x48, // i32.lt_s
+        0x04,
+        0x40,
+        ...at,
+        ...v,
+        ...lane(1),
+        ...f64Store(8),
+        0x0b,
+      ];
+    }),
     ...bump(6, i32(g)),
   ];
   const lists = (l2: boolean) => [
@@ -143,23 +164,29 @@ function probeBody(): number[] {
     ...block([
       ...loop([
         ...get(6),
-        ...i32(GROUP),
+        ...i32(PAIRS),
         ...iAdd,
-        ...get(2),
+        ...get(10),
         ...iGtU,
         ...brIf(1),
-        ...pass(GROUP, l2),
+        ...pass(PAIRS, l2),
         ...br(0),
       ]),
     ]),
-    ...block([...loop([...get(6), ...get(2), ...iGeU, ...brIf(1), ...pass(1, l2), ...br(0)])]),
+    ...block([...loop([...get(6), ...get(10), ...iGeU, ...brIf(1), ...pass(1, l2), ...br(0)])]),
   ];
   return [
-    ...vec([[8, I32], [6, F64]]),
+    ...vec([[9, I32], [6, V128]]),
     ...get(3),
-    ...i32(4),
+    ...i32(8),
     ...iMul,
     ...set(9),
+    ...get(2),
+    ...i32(1),
+    ...iAdd,
+    ...i32(1),
+    0x76, // i32.shr_u
+    ...set(10),
     ...get(4),
     ...ifElse(lists(true), lists(false)),
     0x0b,
@@ -552,6 +579,7 @@ export class QuestionKernel {
     t: number;
     lut: number;
     out: number;
+    ci: number;
   };
 
   private constructor(
@@ -573,13 +601,21 @@ export class QuestionKernel {
     const up8 = (x: number) => Math.ceil(x / 8) * 8;
     const c = 0, cb = up8(c + 4 * nlist * d), q = up8(cb + 4 * codebooks.length);
     const qc = up8(q + 4 * d), t = qc + 8 * nlist, lut = t + 8 * 16 * M;
-    const out = up8(lut + 16 * M), end = out + 16 + 8 * M;
-    this.#at = { c, cb, q, qc, t, lut, out };
+    const out = up8(lut + 16 * M), ci = up8(out + 16 + 8 * M);
+    const end = ci + 8 * d * Math.ceil(nlist / 2);
+    this.#at = { c, cb, q, qc, t, lut, out, ci };
     const have = this.#memory.buffer.byteLength;
     if (end > have) this.#memory.grow(Math.ceil((end - have) / PAGE));
     const buf = this.#memory.buffer;
     new Float32Array(buf, c, nlist * d).set(centroids.subarray(0, nlist * d));
     new Float32Array(buf, cb, codebooks.length).set(codebooks);
+    // The centroids two lists side by side for probing: (c_2p[t], c_2p+1[t]) at ci + 8·(d·p + t)
+    // (a missing last list's lane 0).
+    const pairs = new Float32Array(buf, ci, 2 * d * Math.ceil(nlist / 2));
+    for (let l = 0; l < nlist; l++) {
+      const at = 2 * d * (l >> 1) + (l & 1);
+      for (let x = 0; x < d; x++) pairs[at + 2 * x] = centroids[l * d + x];
+    }
   }
 
   /**
@@ -610,7 +646,7 @@ export class QuestionKernel {
   /** The question's probing scores (a new array of nlist), as {@linkcode probeScores} gives them. */
   probe(l2: boolean): Float64Array {
     const a = this.#at;
-    this.#probe(a.q, a.c, this.#nlist, this.#d, l2 ? 1 : 0, a.qc);
+    this.#probe(a.q, a.ci, this.#nlist, this.#d, l2 ? 1 : 0, a.qc);
     return new Float64Array(this.#memory.buffer, a.qc, this.#nlist).slice();
   }
 

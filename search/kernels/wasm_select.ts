@@ -58,7 +58,7 @@ function offerBody(): number[] {
   // params: out 0, count 1, per 2, at 3, idx 4, b0 5, n 6, thr 7, base 8 (f64), scale 9 (f64),
   // r0 10, heap 11, cap 12, rows 13
   // locals i32: h 14, p 15, o 16, first 17, last 18, s 19, r 20, size 21, i 22, c 23, sb 24, rb 25
-  // locals f64: score 26, row 27, sc 28, rc 29, s2 30, r2 31
+  // locals f64: score 26, row 27, sc 28, rc 29, s2 30, r2 31, need 32; v128: T 33
   const [h, p, o, first, last, s, r, size, i, c, sb, rb] = [
     14,
     15,
@@ -240,8 +240,67 @@ function offerBody(): number[] {
     ...get(row),
     ...f64Store1(),
   ];
+  // Before each block: when the heap is full, the sum a row now needs to reach its worst kept
+  // score (`fastscan.ts` needOf: ⌈(S[0] − base) · scale⌉ − 1) raises `thr`; then the block is
+  // passed over unless one of this question's 32 sums reaches `thr` (four 16-bit compares).
+  const need = 32; // f64 local
+  const T = 33; // v128 local
+  const v128Load0 = (off: number) => [0xfd, 0x00, 4, ...uleb(off)];
+  const i16GeU = [0xfd, 0x36], i16Splat = [0xfd, 0x10], vOr = [0xfd, 0x50], anyTrue = [0xfd, 0x53];
+  const fSub = [0xa1], fMul = [0xa2], fCeil = [0x9b], truncS = [0xaa];
+  const f64 = (x: number) => [0x44, ...new Uint8Array(new Float64Array([x]).buffer)];
+  const raise = [
+    ...get(size),
+    ...get(12),
+    ...iGeS,
+    ...ifThen([
+      ...S(i32(0)),
+      ...f64Load1(),
+      ...get(8),
+      ...fSub,
+      ...get(9),
+      ...fMul,
+      ...fCeil,
+      ...f64(1),
+      ...fSub,
+      ...tee(need),
+      ...f64(65535),
+      ...fGt,
+      ...ifElse(
+        [...i32(65536), ...set(7)],
+        [
+          ...get(need),
+          ...get(7),
+          ...fromU,
+          ...fGt,
+          ...ifThen([...get(need), ...truncS, ...set(7)]),
+        ],
+      ),
+    ]),
+  ];
+  const geT = (off: number) => [...get(o), ...v128Load0(off), ...get(T), ...i16GeU];
+  const skip = [
+    // no row of this list can reach the floor any more, or none of this block's
+    ...get(7),
+    ...i32(65535),
+    ...[0x4b], // i32.gt_u
+    ...brIf(0),
+    ...get(7),
+    ...i16Splat,
+    ...set(T),
+    ...geT(0),
+    ...geT(16),
+    ...vOr,
+    ...geT(32),
+    ...geT(48),
+    ...vOr,
+    ...vOr,
+    ...anyTrue,
+    ...iEqz,
+    ...brIf(0),
+  ];
   return [
-    ...vec([[12, I32], [6, F64]]),
+    ...vec([[12, I32], [7, F64], [1, 0x7b]]),
     ...get(11),
     ...i32(8),
     ...iAdd,
@@ -295,6 +354,8 @@ function offerBody(): number[] {
         ...i32(0),
         ...set(p),
         ...block([
+          ...raise,
+          ...skip,
           ...loop([
             ...get(p),
             ...i32(32),
@@ -446,11 +507,24 @@ export class CandidateHeaps {
     for (let j = 0; j < count; j++) sizes[this.#at(j) >> 2] = 0;
   }
 
+  #i32: Int32Array<ArrayBufferLike> = new Int32Array(0);
+  #f64: Float64Array<ArrayBufferLike> = new Float64Array(0);
+
+  /** Views of the heaps' memory, re-taken when a growth has replaced its buffer. */
+  #views(): void {
+    const buf = this.#heaps.buffer;
+    if (this.#i32.buffer !== buf) {
+      this.#i32 = new Int32Array(buf);
+      this.#f64 = new Float64Array(buf);
+    }
+  }
+
   /** The worst score kept by heap `j`, or −∞ while it holds fewer than `cap`. */
   floor(j: number): number {
-    const at = this.#at(j), buf = this.#heaps.buffer;
-    if (new Int32Array(buf, at, 1)[0] < this.#cap) return -Infinity;
-    return new Float64Array(buf, at + 8, 1)[0];
+    this.#views();
+    const at = this.#at(j);
+    if (this.#i32[at >> 2] < this.#cap) return -Infinity;
+    return this.#f64[(at + 8) >> 3];
   }
 
   /**
@@ -499,6 +573,36 @@ export class CandidateHeaps {
     const out: { row: number; score: number }[] = [];
     for (let i = 0; i < size; i++) out.push({ row: r[i], score: s[i] });
     return out;
+  }
+
+  /**
+   * Heap `j`'s kept pairs by increasing row: `rows` and `scores` (new
+   * arrays; rows are distinct, so the order is total).
+   */
+  keptByRow(j: number): { rows: Float64Array; scores: Float64Array } {
+    this.#views();
+    const at = this.#at(j), cap = this.#cap;
+    const size = this.#i32[at >> 2], s0 = (at + 8) >> 3, r0 = s0 + cap;
+    // Sorted as keys row · 2^b + position, a typed sort without a comparator, where the keys are
+    // exact doubles (rows are u32: b ≤ 21); else positions sorted by row.
+    const b = Math.max(1, Math.ceil(Math.log2(size + 1))), span = 2 ** b;
+    const keys = new Float64Array(size);
+    if (b <= 21) {
+      for (let i = 0; i < size; i++) keys[i] = this.#f64[r0 + i] * span + i;
+      keys.sort();
+      for (let i = 0; i < size; i++) keys[i] %= span;
+    } else {
+      const pos = Array.from({ length: size }, (_, i) => i);
+      pos.sort((x, y) => this.#f64[r0 + x] - this.#f64[r0 + y]);
+      keys.set(pos);
+    }
+    const rows = new Float64Array(size), scores = new Float64Array(size);
+    for (let i = 0; i < size; i++) {
+      const at = keys[i];
+      rows[i] = this.#f64[r0 + at];
+      scores[i] = this.#f64[s0 + at];
+    }
+    return { rows, scores };
   }
 
   /** Heaps reset last. */

@@ -37,7 +37,10 @@
  * each with its own tables and threshold. The candidates kept are the best
  * `cap` by (score, row) whatever the order rows are offered in, and a row is
  * let go only when its score is below the floor, so the batch gives each
- * question the candidates it gets alone.
+ * question the candidates it gets alone. Each question's nearest list is
+ * scanned first (a first pass over the lists for the questions whose
+ * nearest list it is, then a second for the rest), so that its candidates
+ * fill with its best rows and its threshold is high early.
  *
  * @module
  */
@@ -451,6 +454,7 @@ export function ivf4CandidatesBatch(
   probes: readonly { readonly lists: readonly number[]; readonly qc: Float64Array }[],
   cands: readonly CandidateSink[],
   cap?: number,
+  byRow?: { row: number; score: number }[][],
 ): boolean {
   const k = scannerOf(data);
   if (k === undefined) return false;
@@ -480,12 +484,16 @@ export function ivf4CandidatesBatch(
     q8[j] = quantizeTables(t, M, lut(), j * per);
   };
   if (!l2) qs.forEach((q, j) => fill(j, q, -1));
+  // Two passes over the lists: first each question's nearest list (its candidates fill with
+  // good rows, so its threshold is high from the start), then the rest of its lists.
+  const nearest: number[][] = Array.from({ length: data.nlist }, () => []);
   const byList: number[][] = Array.from({ length: data.nlist }, () => []);
   probes.forEach((p, j) => {
-    for (const l of p.lists) byList[l].push(j);
+    p.lists.forEach((l, i) => (i === 0 ? nearest : byList)[l].push(j));
   });
-  for (let l = 0; l < data.nlist; l++) {
-    const n = data.offsets[l + 1] - data.offsets[l], js = byList[l];
+  for (let x = 0; x < 2 * data.nlist; x++) {
+    const l = x % data.nlist;
+    const n = data.offsets[l + 1] - data.offsets[l], js = (x < data.nlist ? nearest : byList)[l];
     if (n === 0 || js.length === 0) continue;
     if (l2) { for (const j of js) fill(j, qs[j], l); }
     const nb = start[l + 1] - start[l], co = start[l] * bb, r0 = data.offsets[l];
@@ -592,7 +600,13 @@ export function ivf4CandidatesBatch(
   }
   if (heaps !== undefined) {
     for (let j = 0; j < qs.length; j++) {
-      for (const x of heaps.kept(j)) cands[j].offer(x.score, x.row);
+      if (byRow !== undefined) {
+        // The kept pairs by increasing row, as the sink's `byRow` would give them.
+        const { rows, scores } = heaps.keptByRow(j);
+        const out: { row: number; score: number }[] = new Array(rows.length);
+        for (let i = 0; i < rows.length; i++) out[i] = { row: rows[i], score: scores[i] };
+        byRow[j] = out;
+      } else for (const x of heaps.kept(j)) cands[j].offer(x.score, x.row);
     }
   }
   return true;

@@ -46,6 +46,7 @@ import {
 import { ivf4CandidatesSliced, type Ivf4Slices } from "./fastscan_slices.ts";
 import { probeScores } from "../../kernels/wasm_probe.ts";
 import { scoreDenseBest, TopK } from "../exact/score.ts";
+import { simdKernels } from "../../kernels/simd.ts";
 import { defaultNprobe, MAX_SEARCH_THREADS } from "../defaults.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
 
@@ -619,10 +620,12 @@ export function ivfCandidatesBatch(
       const part = qs.slice(b, b + IVF_BATCH);
       const probes = part.map((q) => probeLists4(data, d, l2, q, nprobe));
       const cands = part.map(() => new Candidates(cap));
-      if (!ivf4CandidatesBatch(data, d, l2, part, probes, cands, cap)) {
+      const byRow: Cands[] = new Array(part.length);
+      if (!ivf4CandidatesBatch(data, d, l2, part, probes, cands, cap, byRow)) {
         return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));
       }
-      out.push(...cands.map((c) => c.byRow()));
+      // The module's heaps give the kept pairs by row (else the sinks hold them).
+      part.forEach((_, j) => out.push(byRow[j] ?? cands[j].byRow()));
     }
     return out;
   }
@@ -907,21 +910,22 @@ function finish(
 ): TopK[] {
   const tops = qs.map(() => new TopK(k));
   const h = index.header, d = h.d, a = index.dense;
-  // One gather buffer for every question (the candidates' vectors, copied in row order).
+  // One gather buffer for every question (the candidates' vectors, copied in row order):
+  // in the SIMD kernels' memory where they score the rows (no second copy), else our own.
   let most = 0;
   for (const list of cands) most = Math.max(most, list.length);
-  const buf = a === undefined
-    ? undefined
-    : a instanceof Float32Array
-    ? new Float32Array(most * d)
-    : new Uint16Array(most * d);
+  const kernels = simd !== false && d >= 4 && d % 4 === 0 ? simdKernels() : undefined;
+  const f32 = a instanceof Float32Array, bytes = most * d * (f32 ? 4 : 2);
+  const own = kernels === undefined ? new ArrayBuffer(bytes) : undefined;
   for (let j = 0; j < qs.length; j++) {
     const list = cands[j];
     if (refine > 0 && (a !== undefined || index.disk !== undefined)) {
       const n = list.length;
       let g: Float32Array | Uint16Array;
       if (a !== undefined) {
-        g = buf!.subarray(0, n * d);
+        // (A view of the kernels' memory is re-taken a question: their scoring may grow it.)
+        const mem = own ?? kernels!.buffer(bytes).buffer;
+        g = f32 ? new Float32Array(mem, 0, n * d) : new Uint16Array(mem, 0, n * d);
         for (let i = 0; i < n; i++) {
           g.set(a.subarray(list[i].row * d, (list[i].row + 1) * d), i * d);
         }

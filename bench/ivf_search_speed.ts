@@ -1,0 +1,52 @@
+/**
+ * One IVF-PQ search, timed and ready to profile: the questions of a raw
+ * float32 file (`queries.f32`, as `bench/index_bench.ts` writes it) against
+ * an `ivf-pq` index folder, in blocks of 256 (the `search` stage's), `--reps`
+ * passes; prints the questions a second of each pass. Under Deno's
+ * `--cpu-prof`, `bench/cpuprofile_split.py` turns the profile into where
+ * the time goes per question.
+ *
+ * ```sh
+ * npx -y deno@2.9.6 run -A [--cpu-prof --cpu-prof-dir P] bench/ivf_search_speed.ts \
+ *   --index OUT/ivf4 --queries OUT/queries.f32 [--nprobe 10] [--candidates 100] \
+ *   [--threads 1] [--top-k 10] [--reps 3]
+ * ```
+ *
+ * @module
+ */
+import { closeIvfWorkers, loadIvf, scoreIvf } from "../search/index/ivfpq/ivfpq.ts";
+import { openIndexSync } from "../search/index/read.ts";
+
+const arg = (name: string, fallback: string): string => {
+  const i = Deno.args.indexOf(`--${name}`);
+  return i >= 0 ? Deno.args[i + 1] : fallback;
+};
+
+if (import.meta.main) {
+  const dir = arg("index", ""), file = arg("queries", "");
+  if (dir === "" || file === "") {
+    console.error("usage: ivf_search_speed.ts --index DIR --queries FILE.f32 [...]");
+    Deno.exit(2);
+  }
+  const nprobe = Number(arg("nprobe", "10")), refine = Number(arg("candidates", "100"));
+  const threads = Number(arg("threads", "1")), topK = Number(arg("top-k", "10"));
+  const reps = Number(arg("reps", "3"));
+  const ix = openIndexSync(dir, { verify: false });
+  loadIvf(ix);
+  const d = ix.header.d;
+  const raw = new Float32Array(Deno.readFileSync(file).buffer);
+  const qs: Float32Array[] = [];
+  for (let i = 0; i + d <= raw.length; i += d) qs.push(raw.slice(i, i + d));
+  for (let rep = 0; rep < reps; rep++) {
+    const t0 = performance.now();
+    for (let b = 0; b < qs.length; b += 256) {
+      await scoreIvf(ix, qs.slice(b, b + 256), { topK, nprobe, refine, threads });
+    }
+    const s = (performance.now() - t0) / 1000;
+    console.log(
+      `${dir}: ${qs.length} questions, nprobe ${nprobe}, ${refine} candidates, ${threads} thread(s): ` +
+        `${(qs.length / s).toFixed(0)} q/s`,
+    );
+  }
+  closeIvfWorkers(ix);
+}
