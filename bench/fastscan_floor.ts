@@ -31,7 +31,6 @@
 import { codesMemory } from "../search/index/ivfpq/pq_scan.ts";
 import { FastScanner } from "../search/kernels/wasm_fastscan.ts";
 import {
-  br,
   brIf,
   get,
   i32,
@@ -40,6 +39,7 @@ import {
   section,
   set,
   simd,
+  uleb,
   vec,
 } from "../search/kernels/wasm_encode.ts";
 
