@@ -15,6 +15,15 @@
  * moved by a hole (the same comparisons). The kept pairs do not depend on
  * the order rows are offered in.
  *
+ * **Fewer rows looked at.** Before each block, when the heap is full, the
+ * threshold rises to the sum a row needs to reach the worst kept score
+ * (`fastscan.ts` `needOf`, as `offerWritten` re-takes it: a row below it
+ * scores below the worst kept and would be let go); a block none of whose
+ * 32 sums reaches the threshold (four `i16x8.ge_u` compares: often a block
+ * the two-question kernel wrote for the other question) is passed over.
+ * Only rows the heap would let go are skipped, so the kept pairs are the
+ * same.
+ *
  * Heap `j` at `heap`: its size (i32), then `cap` scores (f64) from
  * `heap + 8`, then `cap` rows (f64). The index's global rows (u32) are
  * copied once into this module's memory.

@@ -26,7 +26,7 @@
  *
  * @module
  */
-import { kmeans, nearest, rowNorms } from "./kmeans.ts";
+import { kmeans, kmeansWith, nearest, nearestAll, rowNorms } from "./kmeans.ts";
 import { nearestKernel, SMALL_D } from "../../kernels/wasm_nearest.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
 
@@ -150,11 +150,24 @@ export type EncodeRequest =
       readonly iterations: number;
       readonly seed: number;
     };
+  }
+  | {
+    readonly id: number;
+    /** Rows `x` (n × d, shared memory) and centroids: each row's nearest ({@linkcode nearestAll}). */
+    readonly nearest: {
+      readonly x: Float32Array;
+      readonly n: number;
+      readonly d: number;
+      readonly c: Float32Array;
+      readonly cn: Float64Array;
+      readonly k: number;
+    };
   };
 
 /** An encode worker's answer: a block's results, k-means centroids, or an error. */
 export type EncodeReply =
   | { readonly id: number; readonly lists: Uint32Array; readonly codes: Uint8Array }
+  | { readonly id: number; readonly nearest: Uint32Array }
   | { readonly id: number; readonly centroids: Float32Array }
   | { readonly id: number; readonly error: string };
 
@@ -331,6 +344,57 @@ export async function trainCodebooks(
     workers.close();
   }
   return codebooks;
+}
+
+/**
+ * The k-means of `n` rows `x` (`d` columns; {@linkcode kmeans}'s
+ * centroids, bit for bit) with each assignment cut into `threads` shares of
+ * rows, one a worker (the rows copied once into shared memory), then
+ * `lists`, each row's nearest of the centroids found, the same way. On this
+ * thread where workers cannot start or `threads` < 2.
+ */
+export async function kmeansOnWorkers(
+  x: Float32Array,
+  n: number,
+  d: number,
+  k: number,
+  o: { readonly iterations: number; readonly seed: number; readonly threads: number },
+  lists: Uint32Array,
+): Promise<Float32Array> {
+  if (o.threads < 2 || n < 2 * o.threads || !encodeWorkersAllowed()) {
+    const c = kmeans(x, n, d, k, o);
+    nearestAll(x, n, d, c, rowNorms(c, k, d), k, lists);
+    return c;
+  }
+  const shared = new Float32Array(new SharedArrayBuffer(n * d * 4));
+  shared.set(x.subarray(0, n * d));
+  const workers = new EncodeWorkers(o.threads);
+  const share = Math.ceil(n / o.threads);
+  const assign = async (c: Float32Array, cn: Float64Array, kk: number, out: Uint32Array) => {
+    const asks: Promise<EncodeReply>[] = [];
+    for (let a = 0; a < n; a += share) {
+      const m = Math.min(share, n - a), cc = c.slice(0, kk * d);
+      const nearest = {
+        x: shared.subarray(a * d, (a + m) * d),
+        n: m,
+        d,
+        c: cc,
+        cn: cn.slice(),
+        k: kk,
+      };
+      asks.push(workers.call({ nearest }, cc.buffer));
+    }
+    for (let a = 0, i = 0; a < n; a += share, i++) {
+      out.set((await asks[i] as { nearest: Uint32Array }).nearest, a);
+    }
+  };
+  try {
+    const c = await kmeansWith(shared, n, d, k, o, assign);
+    await assign(c, rowNorms(c, k, d), k, lists);
+    return c;
+  } finally {
+    workers.close();
+  }
 }
 
 /** Reads exactly `into.length` bytes of `f` from byte `at`. */

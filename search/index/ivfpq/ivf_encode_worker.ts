@@ -3,8 +3,9 @@
  * `encodeBlocks` and `trainCodebooks` with threads): given the trained
  * quantizers once, it answers each block `{id, x, n}` with its list ids and
  * row-major codes (`encodeRows`, the arithmetic of the build's own thread);
- * and a sub-quantizer's `{id, kmeans}` with its centroids (`kmeans`),
- * transferred back. Loading it anywhere else would take over that thread's `onmessage`.
+ * a sub-quantizer's `{id, kmeans}` with its centroids (`kmeans`),
+ * transferred back; and `{id, nearest}` (a share of the coarse k-means's
+ * rows, in shared memory) with each row's nearest centroid (`nearestAll`). Loading it anywhere else would take over that thread's `onmessage`.
  *
  * @module
  */
@@ -15,7 +16,7 @@ import {
   type PreparedModel,
   prepareModel,
 } from "./ivf_encode.ts";
-import { kmeans } from "./kmeans.ts";
+import { kmeans, nearestAll } from "./kmeans.ts";
 
 let model: PreparedModel | undefined;
 
@@ -31,6 +32,12 @@ scope.onmessage = (ev: MessageEvent<EncodeRequest>) => {
     return;
   }
   try {
+    if ("nearest" in m) {
+      const q = m.nearest, out = new Uint32Array(q.n);
+      nearestAll(q.x, q.n, q.d, q.c, q.cn, q.k, out);
+      scope.postMessage({ id: m.id, nearest: out }, [out.buffer]);
+      return;
+    }
     if ("kmeans" in m) {
       const k = m.kmeans;
       const centroids = kmeans(k.x, k.n, k.d, k.k, { iterations: k.iterations, seed: k.seed });

@@ -133,6 +133,63 @@ export function nearestAll(
   }
 }
 
+/** One assignment step of a k-means: the centroids, their squared norms and where each row's nearest goes. */
+interface AssignStep {
+  readonly c: Float32Array;
+  readonly cn: Float64Array;
+  readonly k: number;
+  readonly out: Uint32Array;
+}
+
+/**
+ * The k-means of {@linkcode kmeans} as steps: each assignment (every row's
+ * nearest centroid, {@linkcode nearestAll}'s numbers) is yielded for the
+ * caller to fill; the centroids are returned at the end.
+ */
+function* kmeansSteps(
+  x: Float32Array,
+  n: number,
+  d: number,
+  k: number,
+  o: KMeansOptions,
+): Generator<AssignStep, Float32Array, void> {
+  const out = new Float32Array(k * d);
+  if (n === 0) return out;
+  const kk = Math.min(k, n);
+  const rng = splitmix32(o.seed);
+  const perm = new Uint32Array(n);
+  for (let i = 0; i < n; i++) perm[i] = i;
+  for (let i = n - 1; i > 0; i--) {
+    const j = rng() % (i + 1);
+    const t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  const c = new Float32Array(kk * d);
+  for (let j = 0; j < kk; j++) c.set(x.subarray(perm[j] * d, perm[j] * d + d), j * d);
+  const assign = new Uint32Array(n);
+  const size = new Float64Array(kk);
+  const sums = new Float64Array(kk * d);
+  for (let it = 0; it < o.iterations; it++) {
+    yield { c, cn: rowNorms(c, kk, d), k: kk, out: assign };
+    size.fill(0);
+    sums.fill(0);
+    for (let i = 0; i < n; i++) {
+      const a = assign[i], so = a * d, xo = i * d;
+      size[a]++;
+      for (let t = 0; t < d; t++) sums[so + t] += x[xo + t];
+    }
+    for (let j = 0; j < kk; j++) {
+      if (size[j] === 0) continue;
+      for (let t = 0; t < d; t++) c[j * d + t] = sums[j * d + t] / size[j];
+    }
+    splitEmpty(c, size, kk, d, n, rng);
+  }
+  out.set(c);
+  for (let j = kk; j < k; j++) out.set(c.subarray((kk - 1) * d, kk * d), j * d);
+  return out;
+}
+
 /**
  * k-means of the `n` rows of `x` (`d` columns, row-major): `k` centroids,
  * row-major float32 (see the module notes).
@@ -153,42 +210,33 @@ export function kmeans(
   k: number,
   o: KMeansOptions,
 ): Float32Array {
-  const out = new Float32Array(k * d);
-  if (n === 0) return out;
-  const kk = Math.min(k, n);
-  const rng = splitmix32(o.seed);
-  const perm = new Uint32Array(n);
-  for (let i = 0; i < n; i++) perm[i] = i;
-  for (let i = n - 1; i > 0; i--) {
-    const j = rng() % (i + 1);
-    const t = perm[i];
-    perm[i] = perm[j];
-    perm[j] = t;
+  const steps = kmeansSteps(x, n, d, k, o);
+  for (let r = steps.next();; r = steps.next()) {
+    if (r.done) return r.value;
+    const s = r.value;
+    nearestAll(x, n, d, s.c, s.cn, s.k, s.out);
   }
-  const c = new Float32Array(kk * d);
-  for (let j = 0; j < kk; j++) c.set(x.subarray(perm[j] * d, perm[j] * d + d), j * d);
-  const assign = new Uint32Array(n);
-  const size = new Float64Array(kk);
-  const sums = new Float64Array(kk * d);
-  for (let it = 0; it < o.iterations; it++) {
-    const cn = rowNorms(c, kk, d);
-    nearestAll(x, n, d, c, cn, kk, assign);
-    size.fill(0);
-    sums.fill(0);
-    for (let i = 0; i < n; i++) {
-      const a = assign[i], so = a * d, xo = i * d;
-      size[a]++;
-      for (let t = 0; t < d; t++) sums[so + t] += x[xo + t];
-    }
-    for (let j = 0; j < kk; j++) {
-      if (size[j] === 0) continue;
-      for (let t = 0; t < d; t++) c[j * d + t] = sums[j * d + t] / size[j];
-    }
-    splitEmpty(c, size, kk, d, n, rng);
+}
+
+/**
+ * {@linkcode kmeans} with each assignment made by `assign` (e.g. on worker
+ * threads, a share of the rows each): the same centroids, bit for bit,
+ * when `assign` gives {@linkcode nearestAll}'s answers.
+ */
+export async function kmeansWith(
+  x: Float32Array,
+  n: number,
+  d: number,
+  k: number,
+  o: KMeansOptions,
+  assign: (c: Float32Array, cn: Float64Array, k: number, out: Uint32Array) => Promise<void>,
+): Promise<Float32Array> {
+  const steps = kmeansSteps(x, n, d, k, o);
+  for (let r = steps.next();; r = steps.next()) {
+    if (r.done) return r.value;
+    const s = r.value;
+    await assign(s.c, s.cn, s.k, s.out);
   }
-  out.set(c);
-  for (let j = kk; j < k; j++) out.set(c.subarray((kk - 1) * d, kk * d), j * d);
-  return out;
 }
 
 /** faiss's handling of empty clusters (see the module notes). */

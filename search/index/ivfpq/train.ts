@@ -50,8 +50,8 @@
  * @module
  */
 import { halfTable } from "../../dense_f64.ts";
-import { encodeBlocks, IvfScratch, KSUB, trainCodebooks } from "./ivf_encode.ts";
-import { kmeans, nearestAll, rowNorms, splitmix32 } from "./kmeans.ts";
+import { encodeBlocks, IvfScratch, kmeansOnWorkers, KSUB, trainCodebooks } from "./ivf_encode.ts";
+import { splitmix32 } from "./kmeans.ts";
 import { PQ4_KSUB } from "./fastscan.ts";
 import { DEFAULT_TRAIN_PARAGRAPHS } from "../defaults.ts";
 
@@ -317,11 +317,17 @@ export async function trainIvfPq(
   } = {},
 ): Promise<IvfQuantizer> {
   const iterations = o.iterations ?? KMEANS_ITERATIONS, seed = o.seed ?? IVF_SEED;
-  const centroids = kmeans(xt, nt, d, nlist, { iterations, seed });
-  const cNorm = rowNorms(centroids, nlist, d);
-  // Residuals of the training rows, then one k-means per sub-quantizer.
+  // The coarse k-means, its assignments on the workers (the same centroids), and each
+  // training row's list; then the rows' residuals and one k-means per sub-quantizer.
   const lists = new Uint32Array(nt);
-  nearestAll(xt, nt, d, centroids, cNorm, nlist, lists);
+  const centroids = await kmeansOnWorkers(
+    xt,
+    nt,
+    d,
+    nlist,
+    { iterations, seed, threads: o.threads ?? 0 },
+    lists,
+  );
   for (let i = 0; i < nt; i++) {
     const l = lists[i];
     for (let t = 0; t < d; t++) xt[i * d + t] -= centroids[l * d + t];

@@ -3,19 +3,21 @@
  * (`search/index/ivfpq/ivf_encode.ts`): `list_rows.u32` and `codes.u8` read back
  * in windows of any size (one byte, a part of one sub-quantizer of a list,
  * several lists) equal the in-memory layout; the scratch files are deleted;
- * blocks encoded and sub-quantizers trained on worker threads equal those
- * of this thread; an aborted signal stops both.
+ * blocks encoded, sub-quantizers trained and the coarse k-means's
+ * assignments made on worker threads equal those of this thread; an
+ * aborted signal stops both.
  */
 import {
   encodeBlocks,
   encodeRows,
   IvfScratch,
+  kmeansOnWorkers,
   KSUB,
   prepareModel,
   SCRATCH_FILES,
   trainCodebooks,
 } from "../../../../search/index/ivfpq/ivf_encode.ts";
-import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
+import { kmeans, nearestAll, rowNorms, splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { assert, assertEquals } from "../../../_assert.ts";
 
 /** The reference layout, built in memory as the module notes describe it. */
@@ -130,6 +132,25 @@ Deno.test("ivf encode: sub-quantizers trained on worker threads equal those trai
   for (const threads of [1, 2, 3]) {
     const got = await trainCodebooks(r, n, d, bpv, { ...o, threads });
     assertEquals([...got], [...want], `${threads} threads`);
+  }
+});
+
+Deno.test("ivf encode: the coarse k-means on 2 and 3 workers gives this thread's centroids and lists, bit for bit", async () => {
+  const d = 12, k = 9, rng = splitmix32(11);
+  for (const n of [1001, 6]) {
+    // Clusters with ties between rows (repeated rows), so an assignment out of place would show.
+    const x = Float32Array.from({ length: n * d }, (_, i) => ((rng() % 7) - 3) * (1 + (i % d)) / 8);
+    for (let i = 0; i < n; i += 10) x.copyWithin(((i + 5) % n) * d, i * d, i * d + d);
+    const o = { iterations: 6, seed: 4 };
+    const want = kmeans(x, n, d, k, o);
+    const lists = new Uint32Array(n);
+    nearestAll(x, n, d, want, rowNorms(want, k, d), k, lists);
+    for (const threads of [0, 2, 3]) {
+      const got = new Uint32Array(n);
+      const c = await kmeansOnWorkers(x, n, d, k, { ...o, threads }, got);
+      assertEquals([...c], [...want], `centroids, n ${n}, threads ${threads}`);
+      assertEquals([...got], [...lists], `lists, n ${n}, threads ${threads}`);
+    }
   }
 });
 
