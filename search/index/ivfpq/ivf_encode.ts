@@ -207,6 +207,9 @@ const WORKER_MODULES = [
   "./kmeans.ts",
   "../../kernels/wasm_nearest.ts",
   "../../kernels/wasm_encode.ts",
+  "../../kernels/simd.ts",
+  "../../kernels/wasm_simd.ts",
+  "../../dense_f64.ts",
   "../../workers.ts",
 ];
 

@@ -24,9 +24,25 @@
  * where it can ({@linkcode nearestAll}): the same float64 operations in the
  * same order, so the same answers as {@linkcode nearest}, bit for bit.
  *
+ * **Screened in float32** (long rows and many centroids: `d ≥ 32`, a
+ * multiple of 4, `k ≥ 8`, where the SIMD kernels run): every row's dot
+ * products with the centroids are first taken in float32 by the exact
+ * search's kernel (`search/kernels/simd.ts` `scores`), whose error is at
+ * most `4·(d+4)·2⁻²⁴·‖x‖·‖c‖ + (d+8)·2⁻¹⁴⁰` (the bound the exact search
+ * relies on, `search/index/exact/score.ts`). Each distance is then known
+ * within an interval (twice that bound, plus a margin far above the
+ * float64 rounding of `nearest`'s own sum); the centroids whose interval
+ * reaches below the smallest upper end are the only ones that can be
+ * `nearest`'s answer, and only they get `nearest`'s float64 distance (the
+ * same operations), the first smallest winning. A centroid left out has a
+ * distance above that of the answer, so the answers are `nearest`'s, bit
+ * for bit; a block of rows with a value that is not finite, or too large
+ * for float32 products, is assigned by the float64 kernel instead.
+ *
  * @module
  */
 import { nearestKernel, SMALL_D } from "../../kernels/wasm_nearest.ts";
+import { type SimdKernels, simdKernels } from "../../kernels/simd.ts";
 
 /**
  * The splitmix32 generator: a function returning uint32 values.
@@ -122,6 +138,25 @@ export function nearestAll(
   out: Uint32Array,
 ): void {
   const kernel = nearestKernel();
+  const simd = kernel !== undefined && d >= 32 && d % 4 === 0 && k >= 8 ? simdKernels() : undefined;
+  if (simd !== undefined) {
+    nearestScreened(simd, x, n, d, c, cNorm, k, out);
+    return;
+  }
+  nearestExact(x, n, d, c, cNorm, k, out);
+}
+
+/** {@linkcode nearestAll} without the float32 screening: the float64 kernel (or TypeScript). */
+function nearestExact(
+  x: Float32Array,
+  n: number,
+  d: number,
+  c: Float32Array,
+  cNorm: Float64Array,
+  k: number,
+  out: Uint32Array,
+): void {
+  const kernel = nearestKernel();
   if (kernel === undefined) {
     for (let i = 0; i < n; i++) out[i] = nearest(x, i * d, c, cNorm, k, d);
   } else if (d <= SMALL_D && k <= 256) {
@@ -130,6 +165,82 @@ export function nearestAll(
     out.set(codes);
   } else {
     kernel.nearestRows(x, n, d, c, cNorm, k, out);
+  }
+}
+
+/** float32 unit roundoff, the scores kernel's error factor and its underflow term (as `score.ts`). */
+const U32 = 2 ** -24, TINY32 = 2 ** -140, F32_SAFE = 2 ** 100;
+
+/** {@linkcode nearestAll} screened in float32 (see the module notes), a block of rows at a time. */
+function nearestScreened(
+  simd: SimdKernels,
+  x: Float32Array,
+  n: number,
+  d: number,
+  c: Float32Array,
+  cNorm: Float64Array,
+  k: number,
+  out: Uint32Array,
+): void {
+  const qs = Array.from({ length: k }, (_, j) => c.subarray(j * d, (j + 1) * d));
+  const cLen = new Float64Array(k);
+  let maxC = 0;
+  for (let j = 0; j < k; j++) {
+    cLen[j] = Math.sqrt(cNorm[j]);
+    if (!(cLen[j] <= F32_SAFE)) maxC = Infinity;
+    else if (cLen[j] > maxC) maxC = cLen[j];
+  }
+  const factor = 2 * 4 * (d + 4) * U32, tiny = 2 * (d + 8) * TINY32;
+  const block = Math.max(64, Math.floor(2 ** 22 / k));
+  const lo = new Float64Array(k);
+  for (let a = 0; a < n; a += block) {
+    const m = Math.min(block, n - a);
+    const rows = x.subarray(a * d, (a + m) * d);
+    if (!(maxC < Infinity)) {
+      nearestExact(rows, m, d, c, cNorm, k, out.subarray(a, a + m));
+      continue;
+    }
+    const r = simd.scores(rows, m, d, qs);
+    const sc = r.scores, sq = r.squares;
+    let ok = true;
+    for (let i = 0; i < m && ok; i++) {
+      ok = Number.isFinite(sq[i]) && Math.sqrt(sq[i]) * maxC <= F32_SAFE;
+    }
+    for (let q = 0; q < k * m && ok; q++) ok = Number.isFinite(sc[q]);
+    if (!ok) {
+      nearestExact(rows, m, d, c, cNorm, k, out.subarray(a, a + m));
+      continue;
+    }
+    for (let i = 0; i < m; i++) {
+      const xLen = Math.sqrt(sq[i]), xo = (a + i) * d;
+      // Each distance within [est − b, est + b]; the smallest upper end.
+      let top = Infinity;
+      for (let j = 0; j < k; j++) {
+        const est = cNorm[j] - 2 * sc[j * m + i];
+        const dot = xLen * cLen[j];
+        const b = factor * dot + tiny + 2 ** -40 * (dot + Math.abs(cNorm[j]));
+        lo[j] = est - b;
+        if (est + b < top) top = est + b;
+      }
+      // The candidates, in centroid order: nearest's float64 distance, the first smallest.
+      let best = -1, bestD = Infinity;
+      for (let j = 0; j < k; j++) {
+        if (!(lo[j] <= top)) continue;
+        const o = j * d;
+        let s0 = 0, s1 = 0, t = 0;
+        for (; t + 1 < d; t += 2) {
+          s0 += x[xo + t] * c[o + t];
+          s1 += x[xo + t + 1] * c[o + t + 1];
+        }
+        if (t < d) s0 += x[xo + t] * c[o + t];
+        const dist = cNorm[j] - 2 * (s0 + s1);
+        if (best < 0 || dist < bestD) {
+          bestD = dist;
+          best = j;
+        }
+      }
+      out[a + i] = best;
+    }
   }
 }
 

@@ -163,3 +163,62 @@ Deno.test("nearest-centroid kernel: encodeRows gives the same lists and codes wi
     );
   }
 });
+
+Deno.test("nearestAll screened in float32 (d ≥ 32, k ≥ 8): every row's answer is nearest()'s, bit for bit, near ties and odd values included", () => {
+  let rows = 0, close = 0;
+  for (const [d, k] of [[32, 8], [64, 100], [256, 100], [256, 257], [36, 13]]) {
+    for (const kind of ["random", "ints", "near"]) {
+      const n = 1500;
+      const x = values(n * d, kind === "ints"), c = values(k * d, kind === "ints");
+      if (kind === "near") {
+        // Centroids a float32 step apart, and rows on top of centroids: distances the float32
+        // screen cannot tell apart, which nearest()'s float64 must decide.
+        for (let j = 1; j < k; j += 2) {
+          for (let t = 0; t < d; t++) {
+            const v = c[(j - 1) * d + t];
+            c[j * d + t] = t === j % d ? v + Math.abs(v) * 2 ** -23 + 2 ** -30 : v;
+          }
+        }
+        for (let i = 0; i < n; i += 3) x.set(c.subarray((i % k) * d, (i % k + 1) * d), i * d);
+      }
+      if (k > 2) c.copyWithin((k - 1) * d, 0, d);
+      const cn = rowNorms(c, k, d);
+      const out = new Uint32Array(n);
+      nearestAll(x, n, d, c, cn, k, out);
+      for (let i = 0; i < n; i++) {
+        const want = nearest(x, i * d, c, cn, k, d);
+        assertEquals(out[i], want, `d ${d} k ${k} ${kind} row ${i}`);
+        // Rows whose two best distances are within the screen's own error.
+        let a = Infinity, b = Infinity;
+        for (let j = 0; j < k; j++) {
+          let s = 0;
+          for (let t = 0; t < d; t++) s += x[i * d + t] * c[j * d + t];
+          const dist = cn[j] - 2 * s;
+          if (dist < a) [a, b] = [dist, a];
+          else if (dist < b) b = dist;
+        }
+        if (b - a < 1e-4 * (1 + Math.abs(a))) close++;
+      }
+      rows += n;
+    }
+  }
+  // A non-finite row or centroid: the float64 kernel decides, as nearest() does.
+  const d = 32, k = 8, n = 70;
+  const x = values(n * d, false), c = values(k * d, false);
+  x[5 * d + 3] = NaN;
+  x[9 * d] = Infinity;
+  const cn = rowNorms(c, k, d), out = new Uint32Array(n);
+  nearestAll(x, n, d, c, cn, k, out);
+  for (let i = 0; i < n; i++) {
+    assertEquals(out[i], nearest(x, i * d, c, cn, k, d), `non-finite ${i}`);
+  }
+  const c2 = c.slice();
+  c2[2 * d + 1] = 3e38;
+  const cn2 = rowNorms(c2, k, d), out2 = new Uint32Array(n);
+  nearestAll(x, n, d, c2, cn2, k, out2);
+  for (let i = 0; i < n; i++) assertEquals(out2[i], nearest(x, i * d, c2, cn2, k, d), `huge ${i}`);
+  assert(
+    rows === 22500 && close > 1000,
+    `${rows} rows, ${close} with their two best within the screen's error`,
+  );
+});
