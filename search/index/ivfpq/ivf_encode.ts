@@ -210,6 +210,8 @@ const WORKER_MODULES = [
   "../../kernels/simd.ts",
   "../../kernels/wasm_simd.ts",
   "../../dense_f64.ts",
+  "../exact/score.ts",
+  "../../fsum.ts",
   "../../workers.ts",
 ];
 

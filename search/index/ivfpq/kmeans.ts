@@ -43,6 +43,7 @@
  */
 import { nearestKernel, SMALL_D } from "../../kernels/wasm_nearest.ts";
 import { type SimdKernels, simdKernels } from "../../kernels/simd.ts";
+import { F32_SAFE, TINY, U32 } from "../exact/score.ts";
 
 /**
  * The splitmix32 generator: a function returning uint32 values.
@@ -86,6 +87,30 @@ export function rowNorms(c: Float32Array, k: number, d: number): Float64Array {
 }
 
 /**
+ * {@linkcode nearest}'s distance of the vector `x[xo … xo+d)` to centroid
+ * `j`: `‖c_j‖² − 2·(s0 + s1)` in float64, `s0` the sum over the even
+ * dimensions in order, `s1` over the odd ones (an odd `d`'s last dimension
+ * added to `s0` last).
+ */
+function distance(
+  x: ArrayLike<number>,
+  xo: number,
+  c: Float32Array,
+  cNorm: Float64Array,
+  j: number,
+  d: number,
+): number {
+  const o = j * d;
+  let s0 = 0, s1 = 0, t = 0;
+  for (; t + 1 < d; t += 2) {
+    s0 += x[xo + t] * c[o + t];
+    s1 += x[xo + t + 1] * c[o + t + 1];
+  }
+  if (t < d) s0 += x[xo + t] * c[o + t];
+  return cNorm[j] - 2 * (s0 + s1);
+}
+
+/**
  * The nearest of `k` centroids to the vector `x[xo … xo+d)`: argmin of
  * `‖c‖² − 2·x·c` (float64, ties to the lower centroid).
  */
@@ -99,14 +124,7 @@ export function nearest(
 ): number {
   let best = 0, bestD = Infinity;
   for (let j = 0; j < k; j++) {
-    const o = j * d;
-    let s0 = 0, s1 = 0, t = 0;
-    for (; t + 1 < d; t += 2) {
-      s0 += x[xo + t] * c[o + t];
-      s1 += x[xo + t + 1] * c[o + t + 1];
-    }
-    if (t < d) s0 += x[xo + t] * c[o + t];
-    const dist = cNorm[j] - 2 * (s0 + s1);
+    const dist = distance(x, xo, c, cNorm, j, d);
     if (dist < bestD) {
       bestD = dist;
       best = j;
@@ -168,9 +186,6 @@ function nearestExact(
   }
 }
 
-/** float32 unit roundoff, the scores kernel's error factor and its underflow term (as `score.ts`). */
-const U32 = 2 ** -24, TINY32 = 2 ** -140, F32_SAFE = 2 ** 100;
-
 /** {@linkcode nearestAll} screened in float32 (see the module notes), a block of rows at a time. */
 function nearestScreened(
   simd: SimdKernels,
@@ -190,7 +205,8 @@ function nearestScreened(
     if (!(cLen[j] <= F32_SAFE)) maxC = Infinity;
     else if (cLen[j] > maxC) maxC = cLen[j];
   }
-  const factor = 2 * 4 * (d + 4) * U32, tiny = 2 * (d + 8) * TINY32;
+  // Twice the scores kernel's bound on a dot product (`score.ts` densePrep: the distance has 2·x·c).
+  const factor = 2 * 4 * (d + 4) * U32, tiny = 2 * (d + 8) * TINY;
   const block = Math.max(64, Math.floor(2 ** 22 / k));
   const lo = new Float64Array(k);
   for (let a = 0; a < n; a += block) {
@@ -226,14 +242,7 @@ function nearestScreened(
       let best = -1, bestD = Infinity;
       for (let j = 0; j < k; j++) {
         if (!(lo[j] <= top)) continue;
-        const o = j * d;
-        let s0 = 0, s1 = 0, t = 0;
-        for (; t + 1 < d; t += 2) {
-          s0 += x[xo + t] * c[o + t];
-          s1 += x[xo + t + 1] * c[o + t + 1];
-        }
-        if (t < d) s0 += x[xo + t] * c[o + t];
-        const dist = cNorm[j] - 2 * (s0 + s1);
+        const dist = distance(x, xo, c, cNorm, j, d);
         if (best < 0 || dist < bestD) {
           bestD = dist;
           best = j;
