@@ -12,7 +12,7 @@
 import { halfTable } from "../dense_f64.ts";
 import { type I8Metric, I8NonFinite, I8Rows } from "./i8_rows.ts";
 import { exactScore, I8Screen, i8Takes } from "./i8_scan.ts";
-import type { TopK } from "../index/exact/score.ts";
+import { KeptBest, type TopK } from "../index/exact/score.ts";
 import { modulesReadable, RequestWorkers } from "../workers.ts";
 
 /** What the 8-bit path needs of an index. */
@@ -94,29 +94,14 @@ export function rescoreI8(
   const ub = upper ?? Float64Array.from(cands, (i) => upperBound(src, q, i));
   const order = Array.from({ length: n }, (_, x) => x);
   order.sort((x, y) => ub[y] - ub[x] || x - y);
-  // The kept candidates, worst last: by exact score, then lower row.
-  const keptRow: number[] = [], keptScore: number[] = [];
+  const kept = new KeptBest(k);
   for (const x of order) {
-    if (keptRow.length === k && !(ub[x] >= keptScore[k - 1])) break;
-    if (
-      upper !== undefined && keptRow.length === k &&
-      !(upperBound(src, q, cands[x]) >= keptScore[k - 1])
-    ) continue;
-    const i = cands[x], v = exactScore(dense, i, d, q, metric);
-    let at = keptRow.length;
-    while (at > 0 && (keptScore[at - 1] < v || (keptScore[at - 1] === v && keptRow[at - 1] > i))) {
-      at--;
-    }
-    if (at >= k) continue;
-    keptRow.splice(at, 0, i);
-    keptScore.splice(at, 0, v);
-    if (keptRow.length > k) {
-      keptRow.pop();
-      keptScore.pop();
-    }
+    if (kept.full && !(ub[x] >= kept.worst)) break;
+    if (upper !== undefined && kept.full && !(upperBound(src, q, cands[x]) >= kept.worst)) continue;
+    const i = cands[x];
+    kept.add(exactScore(dense, i, d, q, metric), i);
   }
-  const byRow = keptRow.map((i, x) => [i, keptScore[x]]).sort((x, y) => x[0] - y[0]);
-  for (const [i, v] of byRow) top.offer(v, i);
+  kept.offerByRow(top);
 }
 
 /**

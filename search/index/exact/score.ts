@@ -345,6 +345,62 @@ export function scoreDense(
 }
 
 /**
+ * The best `k` (score, row) pairs kept while re-scoring best bound first
+ * ({@linkcode scoreDenseBest}, `search/kernels/i8_pool.ts` `rescoreI8`): by
+ * exact score, then lower row, worst last; {@linkcode KeptBest.offerByRow}
+ * then offers them to a {@linkcode TopK} by increasing row, which leaves it
+ * as offering every candidate in row order would.
+ *
+ * @example
+ * ```ts
+ * import { KeptBest, TopK } from "./score.ts";
+ * const kept = new KeptBest(2);
+ * kept.add(1, 7);
+ * kept.add(3, 9);
+ * kept.add(3, 4); // ties with row 9: the lower row goes first
+ * if (!kept.full || kept.worst !== 3) throw new Error(String(kept.worst));
+ * const top = new TopK(2);
+ * kept.offerByRow(top);
+ * if (top.rows.join() !== "4,9") throw new Error(top.rows.join());
+ * ```
+ */
+export class KeptBest {
+  readonly #row: number[] = [];
+  readonly #score: number[] = [];
+  constructor(readonly k: number) {}
+
+  /** Whether `k` pairs are kept. */
+  get full(): boolean {
+    return this.#row.length === this.k;
+  }
+
+  /** The `k`-th score kept (once {@linkcode KeptBest.full}): a row whose bound is below it cannot enter. */
+  get worst(): number {
+    return this.#score[this.k - 1];
+  }
+
+  /** Keeps (`score`, `row`) if it is among the best `k` so far. */
+  add(score: number, row: number): void {
+    const R = this.#row, S = this.#score, k = this.k;
+    let at = R.length;
+    while (at > 0 && (S[at - 1] < score || (S[at - 1] === score && R[at - 1] > row))) at--;
+    if (at >= k) return;
+    R.splice(at, 0, row);
+    S.splice(at, 0, score);
+    if (R.length > k) {
+      R.pop();
+      S.pop();
+    }
+  }
+
+  /** Offers the kept pairs to `top` by increasing row. */
+  offerByRow(top: TopK): void {
+    const byRow = this.#row.map((r, x) => [r, this.#score[x]]).sort((a, b) => a[0] - b[0]);
+    for (const [r, v] of byRow) top.offer(v, r);
+  }
+}
+
+/**
  * {@linkcode scoreDense} for one question into an empty `top`, the rows
  * taken best bound first: each row's fast score plus its error bound (the
  * same terms), rows in decreasing order of it, the exact score (`fsum`)
@@ -388,11 +444,9 @@ export function scoreDenseBest(
   const order: number[] = [];
   for (let i = 0; i < n; i++) if (bound[i] >= -Infinity) order.push(i);
   order.sort((x, y) => bound[y] - bound[x] || x - y);
-  const k = top.k;
-  // The kept rows, worst last: by exact score, then lower row.
-  const keptRow: number[] = [], keptScore: number[] = [];
+  const kept = new KeptBest(top.k);
   for (const i of order) {
-    if (keptRow.length === k && !(bound[i] >= keptScore[k - 1])) break;
+    if (kept.full && !(bound[i] >= kept.worst)) break;
     const r = i * d;
     let v: number;
     if (l2) {
@@ -409,19 +463,7 @@ export function scoreDenseBest(
       for (let c = 0; c < d; c++) p[c] = A[r + c] * q[c];
       v = fsum(p, d);
     }
-    // Insert (v, i) after the kept pairs at least as good.
-    let at = keptRow.length;
-    while (at > 0 && (keptScore[at - 1] < v || (keptScore[at - 1] === v && keptRow[at - 1] > i))) {
-      at--;
-    }
-    if (at >= k) continue;
-    keptRow.splice(at, 0, i);
-    keptScore.splice(at, 0, v);
-    if (keptRow.length > k) {
-      keptRow.pop();
-      keptScore.pop();
-    }
+    kept.add(v, i);
   }
-  const byRow = keptRow.map((i, x) => [i, keptScore[x]]).sort((x, y) => x[0] - y[0]);
-  for (const [i, v] of byRow) top.offer(v, i);
+  kept.offerByRow(top);
 }
