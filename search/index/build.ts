@@ -65,7 +65,14 @@ import { type ContextDump, type DumpSourceSync, openDumpSync } from "../../io/du
 import { csrDenseRows } from "./ivfpq/hybrid.ts";
 import { FileError, InputError } from "../../io/errors.ts";
 import { IVF_FILES } from "./ivfpq/ivfpq.ts";
-import { buildIvfPq, DEFAULT_TRAIN_PARAGRAPHS, trainSample } from "./ivfpq/train.ts";
+import {
+  buildIvfPq,
+  DEFAULT_TRAIN_PARAGRAPHS,
+  ENCODE_BLOCK,
+  ENCODE_THREADS,
+  trainSample,
+} from "./ivfpq/train.ts";
+import { encodePool, type EncodeWorkers } from "./ivfpq/ivf_encode.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { readQuantizer } from "./ivfpq/quantizer.ts";
 import { SHARD_RULE, shardOf } from "./shards.ts";
@@ -323,7 +330,8 @@ const ivfStage = (
   w: ExactWriter,
   tmp: string,
   opts: BuildIndexOptions,
-  global?: GlobalQuantizer,
+  global: GlobalQuantizer | undefined,
+  pool: EncodeWorkers | undefined,
 ): Effect.Effect<IndexHeader, InputError | FileError> =>
   Effect.gen(function* () {
     const nlist = opts.nlist!, bpv = opts.bpv!;
@@ -377,6 +385,7 @@ const ivfStage = (
             signal,
             ...opts.ivfTuning,
             ...(global !== undefined ? { quantizer: global.quantizer } : {}),
+            ...(pool !== undefined ? { pool } : {}),
           });
         } finally {
           block?.close();
@@ -481,6 +490,9 @@ export const buildIndex = (
       }
     }
     const tmp = tmpName(out);
+    const ivfWanted = q !== undefined || opts.nlist !== undefined || opts.bpv !== undefined;
+    const encodeBlock = opts.ivfTuning?.encodeBlock ?? ENCODE_BLOCK;
+    const encodeThreads = opts.ivfTuning?.encodeThreads ?? ENCODE_THREADS;
     return yield* Effect.acquireUseRelease(
       lift(() => {
         const f = openBuildFolder(out, tmp, opts.overwrite === true);
@@ -488,7 +500,7 @@ export const buildIndex = (
         try {
           dump = openDumpSync(opts.contextEmb, { sparse });
           const w = new ExactWriter(f.build, sparse, metric);
-          return { ...f, dump, w, done: false };
+          return { ...f, dump, w, done: false, pool: undefined as EncodeWorkers | undefined };
         } catch (e) {
           dump?.close();
           closeBuildFolder(f, false);
@@ -558,6 +570,12 @@ export const buildIndex = (
               shard !== undefined ? position : undefined,
             );
             opts.onProgress?.(w.paragraphs, w.rows);
+            // An IVF-PQ build large enough for the encode workers starts them now: they load
+            // (and compile their kernels) while this thread writes the exact files.
+            if (st.pool === undefined && ivfWanted && w.rows > encodeBlock) {
+              st.pool = encodePool(encodeThreads);
+              st.pool?.warm();
+            }
           };
           yield* walkCorpus(opts, dump, add);
           if (shard !== undefined && w.paragraphs === 0 && first !== undefined) {
@@ -588,20 +606,29 @@ export const buildIndex = (
                 new InputError({ file: opts.quantizer!, where: "", message: why }),
               );
             }
-            header = yield* ivfStage(header, w, build, {
-              ...opts,
-              nlist: q.manifest.parameters.nlist as number,
-              bpv: q.manifest.parameters.bpv as number,
-              ...(q.manifest.dense_dims !== undefined ? { denseDims: q.manifest.dense_dims } : {}),
-              // The quantizer's bits (4: its codebooks are 2·bpv × 16 entries).
-              ...(q.manifest.parameters.bits === 4 ? { pqBits: 4 as const } : {}),
-            }, { quantizer: q.quantizer, parameters: q.manifest.parameters });
+            header = yield* ivfStage(
+              header,
+              w,
+              build,
+              {
+                ...opts,
+                nlist: q.manifest.parameters.nlist as number,
+                bpv: q.manifest.parameters.bpv as number,
+                ...(q.manifest.dense_dims !== undefined
+                  ? { denseDims: q.manifest.dense_dims }
+                  : {}),
+                // The quantizer's bits (4: its codebooks are 2·bpv × 16 entries).
+                ...(q.manifest.parameters.bits === 4 ? { pqBits: 4 as const } : {}),
+              },
+              { quantizer: q.quantizer, parameters: q.manifest.parameters },
+              st.pool,
+            );
           } else if (opts.nlist !== undefined || opts.bpv !== undefined) {
             // A shard trains on the whole corpus's sample (the unsharded index's quantizer).
             const global = shard === undefined
               ? undefined
               : yield* trainGlobal(opts, dump, header.d, header.vectors);
-            header = yield* ivfStage(header, w, build, opts, global);
+            header = yield* ivfStage(header, w, build, opts, global, st.pool);
           }
           yield* lift(() => {
             const f = new OutFile(`${build}/${INDEX_HEADER}`);
@@ -614,6 +641,7 @@ export const buildIndex = (
         }),
       (st) =>
         Effect.sync(() => {
+          st.pool?.close();
           st.w.close();
           st.dump.close();
           closeBuildFolder(st, st.done);

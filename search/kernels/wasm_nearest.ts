@@ -64,6 +64,9 @@ const I32 = 0x7f, F64 = 0x7c, V128 = 0x7b;
 /** Rows the kernel takes per call (bounds its memory). */
 export const NEAREST_CHUNK = 4096;
 
+/** Rows `one` takes through every sub-quantizer before the next rows (see `nearestSub`). */
+const ONE_ROWS = 64;
+
 /** The largest `d` the `small` function is used for (sub-quantizers' dimensions). */
 export const SMALL_D = 8;
 
@@ -554,6 +557,8 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
   // one(xp, n, rs, tp, k, outp, os): `small` for d = 1, four rows a pass (two
   // vectors of two), the entries' values and norms as splatted pairs at tp
   // (32 bytes an entry: c, c, ‖c‖², ‖c‖²).
+  // f64x2 pairs of rows a pass (V independent running minimums: not one chain).
+  const V = 4;
   const O = {
     xp: 0,
     n: 1,
@@ -565,14 +570,14 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
     i: 7,
     j: 8,
     q: 9,
-    x: 10, // x0, x1: 10, 11
-    b: 12, // best0, best1: 12, 13
-    bi: 14, // 14, 15
-    jv: 16,
-    c: 17,
-    nn: 18,
-    dist: 19,
-    m: 20,
+    x: 10, // x_v: 10 … 10 + V − 1
+    b: 10 + V, // best_v
+    bi: 10 + 2 * V, // its index
+    jv: 10 + 3 * V,
+    c: 11 + 3 * V,
+    nn: 12 + 3 * V,
+    dist: 13 + 3 * V,
+    m: 14 + 3 * V,
   };
   // The address of row i + o (the last row where i + o ≥ n).
   const rowAt = (o: number) => [
@@ -651,7 +656,7 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
       : [...get(O.i), ...i32(o), ...add, ...get(O.n), ...ltU, ...ifThen(store)];
   };
   const oneBody = [
-    ...vec([[3, I32], [11, V128]]),
+    ...vec([[3, I32], [3 * V + 5, V128]]),
     ...i32(0),
     ...set(O.i),
     ...block(loop([
@@ -659,14 +664,12 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
       ...get(O.n),
       ...geU,
       ...brIf(1),
-      ...loadPair(0, 0),
-      ...loadPair(1, 2),
+      ...Array.from({ length: V }, (_, v) => loadPair(v, 2 * v)).flat(),
       ...v64(bytesOf(Infinity), bytesOf(Infinity)),
-      ...tee(O.b),
-      ...set(O.b + 1),
+      ...Array.from({ length: V - 1 }, (_, v) => tee(O.b + v)).flat(),
+      ...set(O.b + V - 1),
       ...zero,
-      ...tee(O.bi),
-      ...tee(O.bi + 1),
+      ...Array.from({ length: V }, (_, v) => tee(O.bi + v)).flat(),
       ...set(O.jv),
       ...get(O.tp),
       ...set(O.q),
@@ -683,8 +686,7 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         ...get(O.q),
         ...vload(16),
         ...set(O.nn),
-        ...step(0),
-        ...step(1),
+        ...Array.from({ length: V }, (_, v) => step(v)).flat(),
         ...get(O.jv),
         ...v64(i64Bytes(1), i64Bytes(1)),
         ...i64Add,
@@ -699,14 +701,196 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         ...set(O.j),
         ...br(0),
       ])),
-      ...put(0, 0),
-      ...put(0, 1),
-      ...put(1, 0),
-      ...put(1, 1),
+      ...Array.from({ length: 2 * V }, (_, o) => put(o >> 1, o & 1)).flat(),
       ...get(O.i),
-      ...i32(4),
+      ...i32(2 * V),
       ...add,
       ...set(O.i),
+      ...br(0),
+    ])),
+    0x0b,
+  ];
+  // list(xo, d, cp, jp, m, outp): row xo's two lane sums with the m centroids listed at jp.
+  const L = { xo: 0, d: 1, cp: 2, jp: 3, m: 4, outp: 5, q: 6, t: 7, d8: 8, p: 9, xv: 13, a: 14 };
+  const i32Load = [0x28, 2, 0];
+  const listBody = [
+    ...vec([[7, I32], [5, V128]]),
+    ...get(L.d),
+    ...i32(8),
+    ...mul,
+    ...set(L.d8),
+    ...i32(0),
+    ...set(L.q),
+    ...block(loop([
+      ...get(L.q),
+      ...get(L.m),
+      ...geU,
+      ...brIf(1),
+      ...Array.from({ length: 4 }, (_, g) => [
+        ...get(L.cp),
+        ...get(L.jp),
+        ...get(L.q),
+        ...i32(g),
+        ...add,
+        ...i32(4),
+        ...mul,
+        ...add,
+        ...i32Load,
+        ...get(L.d8),
+        ...mul,
+        ...add,
+        ...set(L.p + g),
+        ...zero,
+        ...set(L.a + g),
+      ]).flat(),
+      ...i32(0),
+      ...set(L.t),
+      ...block(loop([
+        ...get(L.t),
+        ...i32(2),
+        ...add,
+        ...get(L.d),
+        ...gtU,
+        ...brIf(1),
+        ...get(L.xo),
+        ...get(L.t),
+        ...i32(4),
+        ...mul,
+        ...add,
+        ...load64Zero,
+        ...promote,
+        ...set(L.xv),
+        ...Array.from({ length: 4 }, (_, g) => [
+          ...get(L.a + g),
+          ...get(L.xv),
+          ...get(L.p + g),
+          ...get(L.t),
+          ...i32(8),
+          ...mul,
+          ...add,
+          ...vload(0),
+          ...vmul,
+          ...vadd,
+          ...set(L.a + g),
+        ]).flat(),
+        ...get(L.t),
+        ...i32(2),
+        ...add,
+        ...set(L.t),
+        ...br(0),
+      ])),
+      ...Array.from({ length: 4 }, (_, g) => [
+        ...get(L.outp),
+        ...get(L.q),
+        ...i32(g),
+        ...add,
+        ...i32(16),
+        ...mul,
+        ...add,
+        ...get(L.a + g),
+        ...vstore,
+      ]).flat(),
+      ...get(L.q),
+      ...i32(4),
+      ...add,
+      ...set(L.q),
+      ...br(0),
+    ])),
+    0x0b,
+  ];
+  // flist(xo, d, cp, jp, m, outp): row xo's float32 dot products with the m centroids (float32
+  // rows at cp) listed at jp: four lanes, each summing its products in order, then
+  // ((l0 + l1) + (l2 + l3)), as the exact search's scores kernel sums (its error bound).
+  const f4add = simd(0xe4), f4mul = simd(0xe6), f32Lane = (l: number) => simd(0x1f, l);
+  const f32add = [0x92], f32Store = [0x38, 2, 0];
+  const flistBody = [
+    ...vec([[7, I32], [5, V128]]),
+    ...get(L.d),
+    ...i32(4),
+    ...mul,
+    ...set(L.d8),
+    ...i32(0),
+    ...set(L.q),
+    ...block(loop([
+      ...get(L.q),
+      ...get(L.m),
+      ...geU,
+      ...brIf(1),
+      ...Array.from({ length: 4 }, (_, g) => [
+        ...get(L.cp),
+        ...get(L.jp),
+        ...get(L.q),
+        ...i32(g),
+        ...add,
+        ...i32(4),
+        ...mul,
+        ...add,
+        ...i32Load,
+        ...get(L.d8),
+        ...mul,
+        ...add,
+        ...set(L.p + g),
+        ...zero,
+        ...set(L.a + g),
+      ]).flat(),
+      ...i32(0),
+      ...set(L.t),
+      ...block(loop([
+        ...get(L.t),
+        ...get(L.d),
+        ...geU,
+        ...brIf(1),
+        ...get(L.xo),
+        ...get(L.t),
+        ...i32(4),
+        ...mul,
+        ...add,
+        ...vload(0),
+        ...set(L.xv),
+        ...Array.from({ length: 4 }, (_, g) => [
+          ...get(L.a + g),
+          ...get(L.xv),
+          ...get(L.p + g),
+          ...get(L.t),
+          ...i32(4),
+          ...mul,
+          ...add,
+          ...vload(0),
+          ...f4mul,
+          ...f4add,
+          ...set(L.a + g),
+        ]).flat(),
+        ...get(L.t),
+        ...i32(4),
+        ...add,
+        ...set(L.t),
+        ...br(0),
+      ])),
+      ...Array.from({ length: 4 }, (_, g) => [
+        ...get(L.outp),
+        ...get(L.q),
+        ...i32(g),
+        ...add,
+        ...i32(4),
+        ...mul,
+        ...add,
+        ...get(L.a + g),
+        ...f32Lane(0),
+        ...get(L.a + g),
+        ...f32Lane(1),
+        ...f32add,
+        ...get(L.a + g),
+        ...f32Lane(2),
+        ...get(L.a + g),
+        ...f32Lane(3),
+        ...f32add,
+        ...f32add,
+        ...f32Store,
+      ]).flat(),
+      ...get(L.q),
+      ...i32(4),
+      ...add,
+      ...set(L.q),
       ...br(0),
     ])),
     0x0b,
@@ -719,9 +903,10 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         [0x60, ...vec(Array(7).fill([I32])), ...vec([])],
         [0x60, ...vec(Array(10).fill([I32])), ...vec([])],
         [0x60, ...vec(Array(7).fill([I32])), ...vec([])],
+        [0x60, ...vec(Array(6).fill([I32])), ...vec([])],
       ]),
     ),
-    ...section(3, vec([[0], [1], [2]])),
+    ...section(3, vec([[0], [1], [2], [3], [3]])),
     ...section(5, vec([[0x00, 1]])),
     ...section(
       7,
@@ -730,6 +915,8 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         [...name("rows"), 0x00, 0],
         [...name("small"), 0x00, 1],
         [...name("one"), 0x00, 2],
+        [...name("list"), 0x00, 3],
+        [...name("flist"), 0x00, 4],
       ]),
     ),
     ...section(
@@ -738,6 +925,8 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         [...uleb(rowsBody.length), ...rowsBody],
         [...uleb(smallBody.length), ...smallBody],
         [...uleb(oneBody.length), ...oneBody],
+        [...uleb(listBody.length), ...listBody],
+        [...uleb(flistBody.length), ...flistBody],
       ]),
     ),
   ]);
@@ -857,7 +1046,12 @@ export class NearestKernel {
       for (let a = 0; a < n; a += chunk) {
         const b = Math.min(n, a + chunk);
         xv.set(x.subarray(a * D, b * D));
-        for (let s = 0; s < M; s++) this.#one(xp + 4 * s, b - a, D, tp + 32 * s * k, k, op + s, M);
+        // ONE_ROWS rows at a time through every sub-quantizer: their values stay in
+        // the cache (a sub-quantizer's column of a whole chunk is a cache line a row).
+        for (let r = 0; r < b - a; r += ONE_ROWS) {
+          const m = Math.min(ONE_ROWS, b - a - r), xr = xp + 4 * r * D, or = op + r * M;
+          for (let s = 0; s < M; s++) this.#one(xr + 4 * s, m, D, tp + 32 * s * k, k, or + s, M);
+        }
         codes.set(b - a === chunk ? ov : ov.subarray(0, (b - a) * M), a * M);
       }
       return;
@@ -887,6 +1081,105 @@ export class NearestKernel {
       }
       codes.set(b - a === chunk ? ov : ov.subarray(0, (b - a) * M), a * M);
     }
+  }
+}
+
+/**
+ * `nearest`'s float64 distances of one row to a few listed centroids
+ * (Elkan's k-means, `kmeans.ts` `boundedAssign`): the rows copied once into
+ * an instance of the module of their own, the centroids once an iteration,
+ * then four centroids a pass (the `list` function: `rows`'s sums, lane 0
+ * the even dimensions, lane 1 the odd ones).
+ */
+export class PairDistances {
+  readonly #list: (...args: number[]) => void;
+  readonly #flist: (...args: number[]) => void;
+  readonly #d: number;
+  readonly #k: number;
+  readonly #cp = 0;
+  readonly #c32p: number;
+  readonly #jp: number;
+  readonly #outp: number;
+  readonly #xp: number;
+  readonly #c: Float64Array;
+  readonly #c32: Float32Array;
+  readonly #dots: Float32Array;
+  readonly #norms: Float64Array;
+  readonly #sums: Float64Array;
+  /** Where to write the listed centroids' numbers before {@linkcode PairDistances.run}. */
+  readonly list: Int32Array;
+
+  private constructor(
+    instance: WebAssembly.Instance,
+    x: Float32Array,
+    n: number,
+    d: number,
+    k: number,
+  ) {
+    const e = instance.exports as Record<string, unknown>;
+    const memory = e.memory as WebAssembly.Memory;
+    this.#list = e.list as (...args: number[]) => void;
+    this.#flist = e.flist as (...args: number[]) => void;
+    this.#d = d;
+    this.#k = k;
+    const slots = k + 4;
+    this.#c32p = up16(8 * k * d);
+    this.#jp = up16(this.#c32p + 4 * k * d);
+    this.#outp = up16(this.#jp + 4 * slots);
+    this.#xp = up16(this.#outp + 16 * slots);
+    const bytes = this.#xp + 4 * n * d, have = memory.buffer.byteLength;
+    if (bytes > have) memory.grow(Math.ceil((bytes - have) / PAGE));
+    const buf = memory.buffer as ArrayBuffer;
+    new Float32Array(buf, this.#xp, n * d).set(x.subarray(0, n * d));
+    this.#c = new Float64Array(buf, this.#cp, k * d);
+    this.#c32 = new Float32Array(buf, this.#c32p, k * d);
+    this.list = new Int32Array(buf, this.#jp, slots);
+    this.#sums = new Float64Array(buf, this.#outp, 2 * slots);
+    this.#dots = new Float32Array(buf, this.#outp, slots);
+    this.#norms = new Float64Array(k);
+  }
+
+  /** The kernel for the `n` rows `x` (`d` even) and `k` centroids, or `undefined` where it cannot run. */
+  static create(x: Float32Array, n: number, d: number, k: number): PairDistances | undefined {
+    const m = nearestModule();
+    if (m === undefined || d % 2 !== 0) return undefined;
+    try {
+      return new PairDistances(new WebAssembly.Instance(m, {}), x, n, d, k);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** This iteration's centroids (`k` × `d`) and their squared norms. */
+  centroids(c: Float32Array, cNorm: Float64Array): void {
+    this.#c.set(c.subarray(0, this.#k * this.#d));
+    this.#c32.set(c.subarray(0, this.#k * this.#d));
+    this.#norms.set(cNorm.subarray(0, this.#k));
+  }
+
+  /**
+   * `out[r]` = row `i`'s float32 dot product with centroid `list[r]`, for
+   * `r < m`, summed as the exact search's scores kernel sums (`d` a
+   * multiple of 4; its error bound holds).
+   */
+  dots(i: number, m: number, out: Float64Array): void {
+    const list = this.list, dots = this.#dots;
+    const padded = (m + 3) & ~3;
+    for (let r = m; r < padded; r++) list[r] = list[0];
+    this.#flist(this.#xp + 4 * i * this.#d, this.#d, this.#c32p, this.#jp, padded, this.#outp);
+    for (let r = 0; r < m; r++) out[r] = dots[r];
+  }
+
+  /**
+   * `out[r]` = `nearest`'s distance of row `i` to centroid `list[r]`, for
+   * `r < m` (`m` ≤ k; the list is padded here with its first entry).
+   */
+  run(i: number, m: number, out: Float64Array): void {
+    const list = this.list, sums = this.#sums;
+    const padded = (m + 3) & ~3;
+    for (let r = m; r < padded; r++) list[r] = list[0];
+    this.#list(this.#xp + 4 * i * this.#d, this.#d, this.#cp, this.#jp, padded, this.#outp);
+    for (let r = 0; r < m; r++) out[r] = this.#norms[list[r]] - 2 * (sums[2 * r] + sums[2 * r + 1]);
   }
 }
 

@@ -26,7 +26,20 @@
  *
  * @module
  */
-import { kmeans, kmeansWith, nearest, nearestAll, rowNorms } from "./kmeans.ts";
+import {
+  allFinite,
+  boundedApplies,
+  type BoundedRows,
+  boundedRows,
+  boundedShare,
+  type CentroidMoves,
+  centroidMoves,
+  kmeans,
+  kmeansWith,
+  nearest,
+  nearestAll,
+  rowNorms,
+} from "./kmeans.ts";
 import { nearestKernel, SMALL_D } from "../../kernels/wasm_nearest.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
 
@@ -111,10 +124,10 @@ export function encodeRows(
   const dsub = d / bpv, ks = m.ksub ?? KSUB;
   const kernel = useKernel ? nearestKernel() : undefined;
   if (kernel !== undefined && dsub <= SMALL_D && ks <= 256) {
-    // The same answers in the WebAssembly kernel: every row's list, the
-    // residuals (float32, as below; one buffer per thread, reused), then
-    // every sub-quantizer's codes.
-    kernel.nearestRows(x, n, d, centroids, cNorm, nlist, lists);
+    // The same answers in the WebAssembly kernels: every row's list (screened
+    // in float32, nearestAll), the residuals (float32, as below; one buffer
+    // per thread, reused), then every sub-quantizer's codes.
+    nearestAll(x, n, d, centroids, cNorm, nlist, lists);
     if (residuals.length < n * d) residuals = new Float32Array(n * d);
     const r = residuals;
     for (let i = 0; i < n; i++) {
@@ -139,6 +152,9 @@ export function encodeRows(
 /** A message to an encode worker: the model once, then blocks to encode or k-means to run. */
 export type EncodeRequest =
   | { readonly init: EncodeModel }
+  | { readonly id: number; readonly model: EncodeModel }
+  | { readonly id: number; readonly release: true }
+  | { readonly id: number; readonly warm: true }
   | { readonly id: number; readonly x: Float32Array; readonly n: number }
   | {
     readonly id: number;
@@ -149,6 +165,39 @@ export type EncodeRequest =
       readonly k: number;
       readonly iterations: number;
       readonly seed: number;
+    };
+  }
+  | {
+    readonly id: number;
+    /**
+     * A share of rows `x` (n × d, from row `from`; shared memory) and the
+     * centroids: each row's nearest by {@linkcode boundedAssign}, its
+     * bounds in `rows` (shared memory), `moves` undefined the first time.
+     */
+    readonly bounded: {
+      readonly from: number;
+      readonly x: Float32Array;
+      readonly n: number;
+      readonly d: number;
+      readonly c: Float32Array;
+      readonly cn: Float64Array;
+      readonly k: number;
+      readonly rows: BoundedRows;
+      readonly moves?: CentroidMoves;
+    };
+  }
+  | {
+    readonly id: number;
+    /** Rows `x` and their centroids `assign` (shared memory): columns `[t0, t1)` of `kmeans.ts` sumRows into `sums` (shared). */
+    readonly sum: {
+      readonly x: Float32Array;
+      readonly n: number;
+      readonly d: number;
+      readonly assign: Uint32Array;
+      readonly sums: Float64Array;
+      readonly k: number;
+      readonly t0: number;
+      readonly t1: number;
     };
   }
   | {
@@ -169,10 +218,16 @@ export type EncodeReply =
   | { readonly id: number; readonly lists: Uint32Array; readonly codes: Uint8Array }
   | { readonly id: number; readonly nearest: Uint32Array }
   | { readonly id: number; readonly centroids: Float32Array }
+  | { readonly id: number; readonly summed: true }
+  | { readonly id: number; readonly ready: true }
   | { readonly id: number; readonly error: string };
 
-/** Worker threads running `ivf_encode_worker.ts`; each request answered by a promise. */
-class EncodeWorkers {
+/**
+ * Worker threads running `ivf_encode_worker.ts`, each request answered by
+ * a promise: one pool for a whole build ({@linkcode encodePool}: the coarse
+ * k-means, the sub-quantizers, the encoding), or one for a step.
+ */
+export class EncodeWorkers {
   readonly #ws: RequestWorkers<EncodeReply>;
   #turn = 0;
 
@@ -191,13 +246,42 @@ class EncodeWorkers {
    * answer (awaited later, in order: a failure meanwhile is not an
    * unhandled rejection).
    */
-  call(request: Record<string, unknown>, transfer: ArrayBuffer): Promise<EncodeReply> {
-    return this.#ws.ask(this.#turn++, request, [transfer]);
+  call(request: Record<string, unknown>, transfer?: ArrayBuffer): Promise<EncodeReply> {
+    return this.#ws.ask(this.#turn++, request, transfer !== undefined ? [transfer] : []);
   }
 
+  /** The number of workers. */
+  get size(): number {
+    return this.#ws.size;
+  }
+
+  /** Sends every worker `request` (no arrays moved), once all have answered. */
+  async all(request: Record<string, unknown>): Promise<void> {
+    const asks = Array.from({ length: this.size }, (_, i) => this.#ws.ask(i, request));
+    for (const a of asks) await a;
+  }
+
+  /**
+   * Has every worker compile its kernels now (not awaited: a build starts
+   * its pool early, while it writes the exact files).
+   */
+  warm(): void {
+    for (let i = 0; i < this.size; i++) this.#ws.ask(i, { warm: true });
+  }
+
+  /** Ends every worker. */
   close(): void {
     this.#ws.close();
   }
+}
+
+/**
+ * A pool of `threads` encode workers for a whole build, or `undefined`
+ * (the work then runs in this thread) with `threads` 0 or without the
+ * permission to start them ({@linkcode encodeWorkersAllowed}).
+ */
+export function encodePool(threads: number): EncodeWorkers | undefined {
+  return threads > 0 && encodeWorkersAllowed() ? new EncodeWorkers(threads) : undefined;
 }
 
 /** The modules an encode worker loads (its own and its imports). */
@@ -245,6 +329,8 @@ export interface EncodeBlocksOptions {
   readonly onBlock: (from: number, lists: Uint32Array, codes: Uint8Array) => void;
   /** Stops the work (rejecting with its reason) between blocks once aborted. */
   readonly signal?: AbortSignal;
+  /** The build's workers (`threads` is then their number): used, not closed. */
+  readonly pool?: EncodeWorkers;
 }
 
 /**
@@ -255,8 +341,8 @@ export interface EncodeBlocksOptions {
  * either way, with the same bytes.
  */
 export async function encodeBlocks(o: EncodeBlocksOptions): Promise<void> {
-  const { total, block, model } = o;
-  if (o.threads <= 0 || !encodeWorkersAllowed()) {
+  const { total, block, model, pool } = o;
+  if (pool === undefined && (o.threads <= 0 || !encodeWorkersAllowed())) {
     const p = prepareModel(model);
     for (let a = 0; a < total; a += block) {
       o.signal?.throwIfAborted();
@@ -267,12 +353,14 @@ export async function encodeBlocks(o: EncodeBlocksOptions): Promise<void> {
     }
     return;
   }
-  const workers = new EncodeWorkers(o.threads, model);
+  const workers = pool ?? new EncodeWorkers(o.threads, model);
+  const threads = workers.size;
   try {
+    if (pool !== undefined) await pool.all({ model });
     const inFlight: { from: number; result: Promise<EncodeReply> }[] = [];
     for (let next = 0; next < total || inFlight.length > 0;) {
       o.signal?.throwIfAborted();
-      while (next < total && inFlight.length < o.threads + 1) {
+      while (next < total && inFlight.length < threads + 1) {
         const a = next, b = Math.min(total, a + block);
         const x = own(o.rowsOf(a, b));
         const result = workers.call({ x, n: b - a }, x.buffer as ArrayBuffer);
@@ -284,7 +372,7 @@ export async function encodeBlocks(o: EncodeBlocksOptions): Promise<void> {
       o.onBlock(head.from, r.lists, r.codes);
     }
   } finally {
-    workers.close();
+    if (pool === undefined) workers.close();
   }
 }
 
@@ -308,6 +396,8 @@ export async function trainCodebooks(
     readonly signal?: AbortSignal;
     /** Centroids per sub-quantizer (default {@linkcode KSUB}). */
     readonly ksub?: number;
+    /** The build's workers (`threads` is then their number): used, not closed. */
+    readonly pool?: EncodeWorkers;
   },
 ): Promise<Float32Array> {
   const dsub = d / bpv, KS = o.ksub ?? KSUB;
@@ -319,7 +409,7 @@ export async function trainCodebooks(
     }
     return sub;
   };
-  if (o.threads <= 0 || !encodeWorkersAllowed()) {
+  if (o.pool === undefined && (o.threads <= 0 || !encodeWorkersAllowed())) {
     for (let m = 0; m < bpv; m++) {
       o.signal?.throwIfAborted();
       const c = kmeans(column(m), n, dsub, KS, {
@@ -330,12 +420,13 @@ export async function trainCodebooks(
     }
     return codebooks;
   }
-  const workers = new EncodeWorkers(o.threads);
+  const workers = o.pool ?? new EncodeWorkers(o.threads);
+  const threads = workers.size;
   try {
     const inFlight: { m: number; result: Promise<EncodeReply> }[] = [];
     for (let m = 0; m < bpv || inFlight.length > 0;) {
       o.signal?.throwIfAborted();
-      while (m < bpv && inFlight.length < o.threads + 1) {
+      while (m < bpv && inFlight.length < threads + 1) {
         const x = column(m), seed = o.seed + 1 + m;
         const kmeans = { x, n, d: dsub, k: KS, iterations: o.iterations, seed };
         inFlight.push({ m, result: workers.call({ kmeans }, x.buffer) });
@@ -346,7 +437,7 @@ export async function trainCodebooks(
       codebooks.set(c, head.m * KS * dsub);
     }
   } finally {
-    workers.close();
+    if (o.pool === undefined) workers.close();
   }
   return codebooks;
 }
@@ -363,20 +454,34 @@ export async function kmeansOnWorkers(
   n: number,
   d: number,
   k: number,
-  o: { readonly iterations: number; readonly seed: number; readonly threads: number },
+  o: {
+    readonly iterations: number;
+    readonly seed: number;
+    readonly threads: number;
+    /** The build's workers (`threads` is then their number): used, not closed. */
+    readonly pool?: EncodeWorkers;
+  },
   lists: Uint32Array,
 ): Promise<Float32Array> {
-  if (o.threads < 2 || n < 2 * o.threads || !encodeWorkersAllowed()) {
+  const threads = o.pool?.size ?? o.threads;
+  if (threads < 2 || n < 2 * threads || (o.pool === undefined && !encodeWorkersAllowed())) {
     const c = kmeans(x, n, d, k, o);
     nearestAll(x, n, d, c, rowNorms(c, k, d), k, lists);
     return c;
   }
   const shared = new Float32Array(new SharedArrayBuffer(n * d * 4));
   shared.set(x.subarray(0, n * d));
-  const workers = new EncodeWorkers(o.threads);
-  const share = Math.ceil(n / o.threads);
+  const workers = o.pool ?? new EncodeWorkers(threads);
+  const share = Math.ceil(n / threads);
+  // Elkan's bounds where they apply (kmeans.ts boundedAssign: the same answers).
+  const kk = Math.min(k, n);
+  const rows = boundedApplies(n, d, kk) && allFinite(shared) ? boundedRows(n, kk, true) : undefined;
+  let prev: Float32Array | undefined;
   const assign = async (c: Float32Array, cn: Float64Array, kk: number, out: Uint32Array) => {
     const asks: Promise<EncodeReply>[] = [];
+    const moves = rows !== undefined && prev !== undefined
+      ? centroidMoves(prev, c, kk, d)
+      : undefined;
     for (let a = 0; a < n; a += share) {
       const m = Math.min(share, n - a), cc = c.slice(0, kk * d);
       const nearest = {
@@ -387,18 +492,44 @@ export async function kmeansOnWorkers(
         cn: cn.slice(),
         k: kk,
       };
-      asks.push(workers.call({ nearest }, cc.buffer));
+      asks.push(
+        rows === undefined ? workers.call({ nearest }, cc.buffer) : workers.call({
+          bounded: {
+            ...nearest,
+            from: a,
+            rows: boundedShare(rows, a, m, kk),
+            ...(moves !== undefined ? { moves } : {}),
+          },
+        }, cc.buffer),
+      );
     }
+    if (rows !== undefined) prev = c.slice(0, kk * d);
     for (let a = 0, i = 0; a < n; a += share, i++) {
       out.set((await asks[i] as { nearest: Uint32Array }).nearest, a);
     }
   };
+  // The update's sums, a share of the columns a worker (with the bounds: the assignments are shared).
+  const sums = rows !== undefined ? new Float64Array(new SharedArrayBuffer(8 * kk * d)) : undefined;
+  const sum = async (kk: number) => {
+    if (rows === undefined || sums === undefined) return undefined;
+    const asks: Promise<EncodeReply>[] = [];
+    const cols = Math.ceil(d / threads / 2) * 2;
+    for (let t0 = 0; t0 < d; t0 += cols) {
+      const t1 = Math.min(d, t0 + cols);
+      const sum = { x: shared, n, d, assign: rows.assign, sums, k: kk, t0, t1 };
+      asks.push(workers.call({ sum }));
+    }
+    for (const a of asks) await a;
+    return sums;
+  };
   try {
-    const c = await kmeansWith(shared, n, d, k, o, assign);
+    const c = await kmeansWith(shared, n, d, k, o, assign, sum);
     await assign(c, rowNorms(c, k, d), k, lists);
     return c;
   } finally {
-    workers.close();
+    // A pool's workers drop their copies of the rows (its next steps need the memory).
+    if (o.pool === undefined) workers.close();
+    else if (rows !== undefined) await o.pool.all({ release: true }).catch(() => {});
   }
 }
 

@@ -5,7 +5,12 @@
  * row-major codes (`encodeRows`, the arithmetic of the build's own thread);
  * a sub-quantizer's `{id, kmeans}` with its centroids (`kmeans`),
  * transferred back; and `{id, nearest}` (a share of the coarse k-means's
- * rows, in shared memory) with each row's nearest centroid (`nearestAll`). Loading it anywhere else would take over that thread's `onmessage`.
+ * rows, in shared memory) with each row's nearest centroid (`nearestAll`);
+ * `{id, bounded}` the same by Elkan's bounds (`boundedAssign`, its distance
+ * kernel kept by share until `{id, release}`), `{id, sum}` a share of the
+ * columns of the k-means's update (`sumRows`), and `{id, model}` (a build's
+ * one pool of workers) the quantizers to encode with. Loading it anywhere
+ * else would take over that thread's `onmessage`.
  *
  * @module
  */
@@ -16,9 +21,13 @@ import {
   type PreparedModel,
   prepareModel,
 } from "./ivf_encode.ts";
-import { kmeans, nearestAll } from "./kmeans.ts";
+import { boundedAssign, kmeans, nearestAll, sumRows } from "./kmeans.ts";
+import { nearestKernel, PairDistances } from "../../kernels/wasm_nearest.ts";
+import { simdKernels } from "../../kernels/simd.ts";
 
 let model: PreparedModel | undefined;
+/** This worker's distance kernels of the bounded k-means, by the first row of their share. */
+const sessions = new Map<number, PairDistances>();
 
 const scope = self as unknown as {
   onmessage: ((ev: MessageEvent<EncodeRequest>) => void) | null;
@@ -32,6 +41,41 @@ scope.onmessage = (ev: MessageEvent<EncodeRequest>) => {
     return;
   }
   try {
+    if ("model" in m) {
+      model = prepareModel(m.model);
+      scope.postMessage({ id: m.id, ready: true });
+      return;
+    }
+    if ("warm" in m) {
+      nearestKernel();
+      simdKernels();
+      scope.postMessage({ id: m.id, ready: true });
+      return;
+    }
+    if ("release" in m) {
+      sessions.clear();
+      scope.postMessage({ id: m.id, ready: true });
+      return;
+    }
+    if ("bounded" in m) {
+      const q = m.bounded;
+      let pairs = sessions.get(q.from);
+      if (pairs === undefined) {
+        pairs = PairDistances.create(q.x, q.n, q.d, q.k);
+        if (pairs === undefined) throw new Error("the k-means's distance kernel cannot run here");
+        sessions.set(q.from, pairs);
+      }
+      boundedAssign(q.x, q.n, q.d, q.c, q.cn, q.k, q.rows, q.moves, pairs);
+      const out = q.rows.assign.slice();
+      scope.postMessage({ id: m.id, nearest: out }, [out.buffer]);
+      return;
+    }
+    if ("sum" in m) {
+      const q = m.sum;
+      sumRows(q.x, q.n, q.d, q.assign, q.sums, q.k, q.t0, q.t1);
+      scope.postMessage({ id: m.id, summed: true });
+      return;
+    }
     if ("nearest" in m) {
       const q = m.nearest, out = new Uint32Array(q.n);
       nearestAll(q.x, q.n, q.d, q.c, q.cn, q.k, out);

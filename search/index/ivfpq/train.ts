@@ -50,7 +50,15 @@
  * @module
  */
 import { halfTable } from "../../dense_f64.ts";
-import { encodeBlocks, IvfScratch, kmeansOnWorkers, KSUB, trainCodebooks } from "./ivf_encode.ts";
+import {
+  encodeBlocks,
+  encodePool,
+  type EncodeWorkers,
+  IvfScratch,
+  kmeansOnWorkers,
+  KSUB,
+  trainCodebooks,
+} from "./ivf_encode.ts";
 import { splitmix32 } from "./kmeans.ts";
 import { PQ4_KSUB } from "./fastscan.ts";
 import { DEFAULT_TRAIN_PARAGRAPHS } from "../defaults.ts";
@@ -174,6 +182,11 @@ export interface IvfBuildOptions {
   /** Stops the build (rejecting, the scratch files removed) once aborted. */
   readonly signal?: AbortSignal;
   /**
+   * Encode workers started by the caller (used when `encodeThreads` is
+   * their number; not closed here).
+   */
+  readonly pool?: EncodeWorkers;
+  /**
    * A quantizer trained before (a sharded index's, `index --train-only`):
    * the rows are encoded with it and nothing is trained (`train` is not read).
    */
@@ -213,9 +226,13 @@ export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
   const f = o.rowsOf === undefined ? Deno.openSync(o.vectors, { read: true }) : undefined;
   const rowsOf = o.rowsOf ?? ((a: number, b: number) => readRows(f!, o.dtype, d, a, b));
   let scratch: IvfScratch | undefined;
+  // One pool of workers for the whole build (their start paid once): the caller's, if it
+  // has that many.
+  const given = o.pool !== undefined && o.pool.size === threads ? o.pool : undefined;
+  const pool = given ?? encodePool(threads);
   try {
     const { centroids, codebooks } = o.quantizer ??
-      await train(o, rowsOf, iterations, seed, threads, bpv, ksub);
+      await train(o, rowsOf, iterations, seed, threads, bpv, ksub, pool);
     o.onProgress?.(0);
     // Every row, streamed in blocks to the scratch files.
     const sc = scratch = new IvfScratch(o.scratch, nlist, bpv);
@@ -226,6 +243,7 @@ export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
       threads,
       rowsOf,
       signal: o.signal,
+      ...(pool !== undefined ? { pool } : {}),
       onBlock: (a, lists, codes) => {
         sc.append(lists, codes);
         o.onProgress?.(a + lists.length);
@@ -244,6 +262,7 @@ export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
     scratch?.remove();
     throw e;
   } finally {
+    if (given === undefined) pool?.close();
     f?.close();
   }
 }
@@ -257,6 +276,7 @@ async function train(
   threads: number,
   bpv: number,
   ksub: number,
+  pool: EncodeWorkers | undefined,
 ): Promise<IvfQuantizer> {
   const { d } = o;
   // Training rows, in row order.
@@ -274,6 +294,7 @@ async function train(
     seed,
     threads,
     signal: o.signal,
+    ...(pool !== undefined ? { pool } : {}),
     ...(ksub !== KSUB
       ? {
         ksub,
@@ -314,6 +335,8 @@ export async function trainIvfPq(
     readonly ksub?: number;
     /** The sub-quantizers on at most this many of the rows' residuals (default all). */
     readonly pqRows?: number;
+    /** Workers to train on (`threads` is then their number): used, not closed. */
+    readonly pool?: EncodeWorkers;
   } = {},
 ): Promise<IvfQuantizer> {
   const iterations = o.iterations ?? KMEANS_ITERATIONS, seed = o.seed ?? IVF_SEED;
@@ -325,7 +348,12 @@ export async function trainIvfPq(
     nt,
     d,
     nlist,
-    { iterations, seed, threads: o.threads ?? 0 },
+    {
+      iterations,
+      seed,
+      threads: o.threads ?? 0,
+      ...(o.pool !== undefined ? { pool: o.pool } : {}),
+    },
     lists,
   );
   for (let i = 0; i < nt; i++) {
@@ -339,6 +367,7 @@ export async function trainIvfPq(
     threads: o.threads ?? 0,
     signal: o.signal,
     ...(o.ksub !== undefined ? { ksub: o.ksub } : {}),
+    ...(o.pool !== undefined ? { pool: o.pool } : {}),
   });
   return { centroids, codebooks };
 }

@@ -1,0 +1,179 @@
+/**
+ * Elkan's bounded k-means (`kmeans.ts` `boundedAssign`, on long rows and
+ * many centroids): the same centroids as Lloyd's k-means with every
+ * distance taken (`kmeansWith` given `nearestAll`'s assignments), bit for
+ * bit, in this thread and on 2 and 3 workers (the update's sums then a
+ * share of the columns each); on rows with exact ties (small integers,
+ * repeated rows: the lower centroid must win), empty clusters, clustered
+ * rows (many skipped distances), and rows too large for float32 products
+ * (nearest's float64 distances then). Its distance kernels: `run` is
+ * `nearest`'s float64 number, bit for bit; `dots` is within the exact
+ * search's float32 error bound.
+ */
+import {
+  boundedApplies,
+  boundedAssign,
+  boundedRows,
+  centroidMoves,
+  kmeans,
+  kmeansWith,
+  nearestAll,
+  rowNorms,
+  splitmix32,
+  sumRows,
+} from "../../../../search/index/ivfpq/kmeans.ts";
+import { kmeansOnWorkers } from "../../../../search/index/ivfpq/ivf_encode.ts";
+import { PairDistances } from "../../../../search/kernels/wasm_nearest.ts";
+import { TINY, U32 } from "../../../../search/index/exact/score.ts";
+import { assert, assertEquals } from "../../../_assert.ts";
+
+const u = splitmix32(77);
+const unit = () => u() / 2 ** 32 - 0.5;
+
+/** Rows of the given kind (see the module notes). */
+function rows(kind: string, n: number, d: number): Float32Array {
+  const x = new Float32Array(n * d);
+  if (kind === "ints") {
+    for (let i = 0; i < x.length; i++) x[i] = (u() % 5) - 2;
+    for (let i = 0; i + 7 < n; i += 7) x.copyWithin((i + 3) * d, i * d, i * d + d);
+  } else if (kind === "few") {
+    // Five distinct rows for more centroids than that: empty clusters every iteration.
+    const base = Float32Array.from({ length: 5 * d }, unit);
+    for (let i = 0; i < n; i++) x.set(base.subarray((i % 5) * d, (i % 5 + 1) * d), i * d);
+  } else {
+    const centers = Float32Array.from({ length: 12 * d }, () => 4 * unit());
+    for (let i = 0; i < n; i++) {
+      const c = u() % 12;
+      for (let t = 0; t < d; t++) x[i * d + t] = centers[c * d + t] + unit();
+    }
+    if (kind === "huge") { for (let i = 0; i < n; i += 3) x[i * d] = 2 ** 60 * (1 + unit()); }
+  }
+  return x;
+}
+
+/** Lloyd's k-means: every assignment by nearestAll. */
+const lloyd = (
+  x: Float32Array,
+  n: number,
+  d: number,
+  k: number,
+  o: { iterations: number; seed: number },
+) =>
+  kmeansWith(x, n, d, k, o, (c, cn, kk, out) => {
+    nearestAll(x, n, d, c, cn, kk, out);
+    return Promise.resolve();
+  });
+
+/** Bit for bit: each value the same float32 (or float64) number. */
+function same(got: ArrayLike<number>, want: ArrayLike<number>, what: string): void {
+  assertEquals(got.length, want.length, `${what}: length`);
+  for (let i = 0; i < got.length; i++) {
+    if (!Object.is(got[i], want[i])) {
+      throw new Error(`${what}: value ${i} is ${got[i]}, want ${want[i]}`);
+    }
+  }
+}
+
+const cases = [
+  { kind: "clusters", n: 1500, d: 32, k: 20 },
+  { kind: "ints", n: 700, d: 36, k: 13 },
+  { kind: "few", n: 300, d: 32, k: 8 },
+  { kind: "huge", n: 600, d: 40, k: 9 },
+];
+
+Deno.test("bounded k-means: Elkan's bounds give Lloyd's centroids bit for bit (ties, empty clusters, clusters, float32-unsafe rows)", async () => {
+  for (const { kind, n, d, k } of cases) {
+    assert(boundedApplies(n, d, k), `${kind}: the bounded path runs`);
+    const x = rows(kind, n, d), o = { iterations: 12, seed: 5 };
+    same(kmeans(x, n, d, k, o), await lloyd(x, n, d, k, o), `${kind} n ${n} d ${d} k ${k}`);
+  }
+});
+
+Deno.test("bounded k-means: a centroid moved to the same distance as the row's own wins when its number is lower (nearest's tie rule)", () => {
+  const d = 32, k = 8, n = 3;
+  // Row 0 at the origin, rows 1 and 2 beside centroid 5; the others far away.
+  const x = new Float32Array(n * d);
+  x[d] = x[2 * d] = 1;
+  const c = new Float32Array(k * d);
+  for (let j = 0; j < k; j++) c[j * d + 1 + j] = 10;
+  c.fill(0, 5 * d, 6 * d);
+  c[5 * d] = 1;
+  const rows = boundedRows(n, k), pairs = PairDistances.create(x, n, d, k)!;
+  boundedAssign(x, n, d, c, rowNorms(c, k, d), k, rows, undefined, pairs);
+  assertEquals([...rows.assign], [5, 5, 5]);
+  // Centroid 2 moves to (−1, 0, …): the origin is as far from it as from centroid 5.
+  const moved = c.slice();
+  moved.fill(0, 2 * d, 3 * d);
+  moved[2 * d] = -1;
+  const cn = rowNorms(moved, k, d), want = new Uint32Array(n);
+  nearestAll(x, n, d, moved, cn, k, want);
+  assertEquals([...want], [2, 5, 5]);
+  boundedAssign(x, n, d, moved, cn, k, rows, centroidMoves(c, moved, k, d), pairs);
+  assertEquals([...rows.assign], [...want]);
+});
+
+Deno.test("bounded k-means on 2 and 3 workers (the update's columns shared among them): this thread's centroids and lists", async () => {
+  for (const { kind, n, d, k } of cases.slice(0, 2)) {
+    const x = rows(kind, n, d), o = { iterations: 8, seed: 9 };
+    const want = await lloyd(x, n, d, k, o), lists = new Uint32Array(n);
+    nearestAll(x, n, d, want, rowNorms(want, k, d), k, lists);
+    for (const threads of [2, 3]) {
+      const got = new Uint32Array(n);
+      const c = await kmeansOnWorkers(x, n, d, k, { ...o, threads }, got);
+      same(c, want, `${kind}, ${threads} workers: centroids`);
+      same(got, lists, `${kind}, ${threads} workers: lists`);
+    }
+  }
+});
+
+Deno.test("bounded k-means kernels: run is nearest's float64 distance bit for bit, dots within the float32 bound", () => {
+  const n = 40, d = 44, k = 11;
+  const x = rows("clusters", n, d), c = rows("clusters", k, d), cn = rowNorms(c, k, d);
+  const pairs = PairDistances.create(x, n, d, k);
+  assert(pairs !== undefined, "the kernel runs here");
+  pairs.centroids(c, cn);
+  const out = new Float64Array(k + 4);
+  for (let i = 0; i < n; i++) {
+    // Every centroid, then an odd count (the list padded), in a scrambled order.
+    for (const m of [k, 5, 1]) {
+      for (let r = 0; r < m; r++) pairs.list[r] = (r * 7 + i) % k;
+      const js = Array.from(pairs.list.subarray(0, m));
+      pairs.run(i, m, out);
+      for (let r = 0; r < m; r++) {
+        const j = js[r];
+        let s0 = 0, s1 = 0;
+        for (let t = 0; t < d; t += 2) {
+          s0 += x[i * d + t] * c[j * d + t];
+          s1 += x[i * d + t + 1] * c[j * d + t + 1];
+        }
+        assertEquals(out[r], cn[j] - 2 * (s0 + s1), `row ${i} centroid ${j}: distance`);
+      }
+      for (let r = 0; r < m; r++) pairs.list[r] = js[r];
+      pairs.dots(i, m, out);
+      for (let r = 0; r < m; r++) {
+        const j = js[r];
+        let exact = 0, xx = 0, cc = 0;
+        for (let t = 0; t < d; t++) {
+          exact += x[i * d + t] * c[j * d + t];
+          xx += x[i * d + t] ** 2;
+          cc += c[j * d + t] ** 2;
+        }
+        const bound = 4 * (d + 4) * U32 * Math.sqrt(xx * cc) + (d + 8) * TINY;
+        assert(Math.abs(out[r] - exact) <= bound, `row ${i} centroid ${j}: ${out[r]} vs ${exact}`);
+        assert(out[r] !== exact || d < 8, "a float32 sum, not the float64 one");
+      }
+    }
+  }
+});
+
+Deno.test("sumRows: shares of the columns give the whole update's sums", () => {
+  const n = 90, d = 10, k = 4;
+  const x = rows("clusters", n, d), assign = Uint32Array.from({ length: n }, () => u() % k);
+  const whole = new Float64Array(k * d), parts = new Float64Array(k * d).fill(7);
+  sumRows(x, n, d, assign, whole, k);
+  for (const [t0, t1] of [[0, 4], [4, 6], [6, 10]]) sumRows(x, n, d, assign, parts, k, t0, t1);
+  same(parts, whole, "sums");
+  let want = 0;
+  for (let i = 0; i < n; i++) if (assign[i] === 2) want += x[i * d + 3];
+  assertEquals(whole[2 * d + 3], want);
+});
