@@ -87,6 +87,12 @@ export interface KMeansOptions {
   readonly iterations: number;
   /** The PRNG seed. */
   readonly seed: number;
+  /**
+   * Every update's sums taken afresh in row order, even when they are
+   * exact in any order ({@linkcode exactSums}; the same centroids, bit for
+   * bit: a check of that).
+   */
+  readonly rowOrderSums?: boolean;
 }
 
 /** Squared norms of the `k` rows of `c` (d columns), float64. */
@@ -574,10 +580,45 @@ interface AssignStep {
   readonly k: number;
   readonly out: Uint32Array;
   /**
+   * Whether the update's sums follow the rows that moved (exact sums,
+   * {@linkcode exactSums}): the caller then need not take them.
+   */
+  readonly moved: boolean;
+  /**
    * The update's sums, if the caller took them ({@linkcode sumRows}'s
    * numbers for `out`); else the update takes them.
    */
   sums?: Float64Array;
+}
+
+/**
+ * Whether every sum of the rows' values in one column, in any order and
+ * any subset, is exact in float64: all values are whole multiples of
+ * `2^g` (g the lowest bit set of any value) and every column's sum of
+ * magnitudes is below `2^(53+g)`, so every partial sum is a whole
+ * multiple of `2^g` below `2^53` of them. Then adding the rows in row order
+ * (Lloyd's update) and adding and taking away the rows that moved give the
+ * same numbers; float16 rows (multiples of `2⁻²⁴`) of moderate size always
+ * qualify.
+ */
+export function exactSums(x: Float32Array, n: number, d: number): boolean {
+  const bits = new Uint32Array(x.buffer, x.byteOffset, n * d);
+  let g = Infinity;
+  const mag = new Float64Array(d);
+  for (let i = 0; i < n * d; i++) {
+    const b = bits[i], e = (b >>> 23) & 0xff;
+    if (e === 0xff) return false;
+    const m = e === 0 ? b & 0x7fffff : (b & 0x7fffff) | 0x800000;
+    if (m === 0) continue;
+    // The lowest set bit of the value m·2^(e−150) (e − 149 for subnormals).
+    const low = (e === 0 ? -149 : e - 150) + (31 - Math.clz32(m & -m));
+    if (low < g) g = low;
+    mag[i % d] += Math.abs(x[i]);
+  }
+  if (g === Infinity) return true;
+  let most = 0;
+  for (let t = 0; t < d; t++) if (mag[t] > most) most = mag[t];
+  return most * (1 + 2 ** -30) < 2 ** (53 + g);
 }
 
 /**
@@ -632,13 +673,28 @@ function* kmeansSteps(
   const assign = new Uint32Array(n);
   const size = new Float64Array(kk);
   const sums = new Float64Array(kk * d);
+  // Sums that are exact in any order are kept up to date from the rows that moved.
+  const exact = o.rowOrderSums !== true && exactSums(x, n, d);
+  const was = new Uint32Array(exact ? n : 0);
   for (let it = 0; it < o.iterations; it++) {
-    const step: AssignStep = { c, cn: rowNorms(c, kk, d), k: kk, out: assign };
+    const moved = exact && it > 0;
+    const step: AssignStep = { c, cn: rowNorms(c, kk, d), k: kk, out: assign, moved };
     yield step;
     size.fill(0);
     for (let i = 0; i < n; i++) size[assign[i]]++;
-    if (step.sums !== undefined) sums.set(step.sums.subarray(0, kk * d));
+    if (moved) {
+      for (let i = 0; i < n; i++) {
+        const a = assign[i], b = was[i];
+        if (a === b) continue;
+        const xo = i * d, ao = a * d, bo = b * d;
+        for (let t = 0; t < d; t++) {
+          sums[bo + t] -= x[xo + t];
+          sums[ao + t] += x[xo + t];
+        }
+      }
+    } else if (step.sums !== undefined) sums.set(step.sums.subarray(0, kk * d));
     else sumRows(x, n, d, assign, sums, kk);
+    if (exact) was.set(assign);
     for (let j = 0; j < kk; j++) {
       if (size[j] === 0) continue;
       for (let t = 0; t < d; t++) c[j * d + t] = sums[j * d + t] / size[j];
@@ -713,7 +769,7 @@ export async function kmeansWith(
     if (r.done) return r.value;
     const s = r.value;
     await assign(s.c, s.cn, s.k, s.out);
-    const sums = await sum?.(s.k);
+    const sums = s.moved ? undefined : await sum?.(s.k);
     if (sums !== undefined) s.sums = sums;
   }
 }

@@ -3,7 +3,8 @@
  * many centroids): the same centroids as Lloyd's k-means with every
  * distance taken (`kmeansWith` given `nearestAll`'s assignments), bit for
  * bit, in this thread and on 2 and 3 workers (the update's sums then a
- * share of the columns each); on rows with exact ties (small integers,
+ * share of the columns each, or, when they are exact in any order, kept up
+ * from the rows that moved); on rows with exact ties (small integers,
  * repeated rows: the lower centroid must win), empty clusters, clustered
  * rows (many skipped distances), and rows too large for float32 products
  * (nearest's float64 distances then). Its distance kernels: `run` is
@@ -15,6 +16,7 @@ import {
   boundedAssign,
   boundedRows,
   centroidMoves,
+  exactSums,
   kmeans,
   kmeansWith,
   nearestAll,
@@ -47,11 +49,20 @@ function rows(kind: string, n: number, d: number): Float32Array {
       for (let t = 0; t < d; t++) x[i * d + t] = centers[c * d + t] + unit();
     }
     if (kind === "huge") { for (let i = 0; i < n; i += 3) x[i * d] = 2 ** 60 * (1 + unit()); }
+    // Float16-like values (11 significant bits): exact sums in any order.
+    if (kind === "halves") {
+      for (let i = 0; i < x.length; i++) x[i] = Math.round(x[i] * 1024) / 1024;
+    }
+    // Values of many scales, one far finer than the rest: sums that depend on their order.
+    if (kind === "fine") {
+      for (let i = 0; i < x.length; i++) x[i] *= 2 ** -(u() % 24);
+      x[1] = 1e-30;
+    }
   }
   return x;
 }
 
-/** Lloyd's k-means: every assignment by nearestAll. */
+/** Lloyd's k-means: every assignment by nearestAll, every update's sums in row order. */
 const lloyd = (
   x: Float32Array,
   n: number,
@@ -59,7 +70,7 @@ const lloyd = (
   k: number,
   o: { iterations: number; seed: number },
 ) =>
-  kmeansWith(x, n, d, k, o, (c, cn, kk, out) => {
+  kmeansWith(x, n, d, k, { ...o, rowOrderSums: true }, (c, cn, kk, out) => {
     nearestAll(x, n, d, c, cn, kk, out);
     return Promise.resolve();
   });
@@ -75,10 +86,12 @@ function same(got: ArrayLike<number>, want: ArrayLike<number>, what: string): vo
 }
 
 const cases = [
+  { kind: "fine", n: 1500, d: 32, k: 20 },
   { kind: "clusters", n: 1500, d: 32, k: 20 },
   { kind: "ints", n: 700, d: 36, k: 13 },
   { kind: "few", n: 300, d: 32, k: 8 },
   { kind: "huge", n: 600, d: 40, k: 9 },
+  { kind: "halves", n: 1200, d: 32, k: 16 },
 ];
 
 Deno.test("bounded k-means: Elkan's bounds give Lloyd's centroids bit for bit (ties, empty clusters, clusters, float32-unsafe rows)", async () => {
@@ -113,7 +126,7 @@ Deno.test("bounded k-means: a centroid moved to the same distance as the row's o
 });
 
 Deno.test("bounded k-means on 2 and 3 workers (the update's columns shared among them): this thread's centroids and lists", async () => {
-  for (const { kind, n, d, k } of cases.slice(0, 2)) {
+  for (const { kind, n, d, k } of cases.slice(0, 3)) {
     const x = rows(kind, n, d), o = { iterations: 8, seed: 9 };
     const want = await lloyd(x, n, d, k, o), lists = new Uint32Array(n);
     nearestAll(x, n, d, want, rowNorms(want, k, d), k, lists);
@@ -164,6 +177,33 @@ Deno.test("bounded k-means kernels: run is nearest's float64 distance bit for bi
       }
     }
   }
+});
+
+Deno.test("exactSums: float16-like rows qualify (the sums then follow the moved rows), finer or larger ones do not", () => {
+  const n = 500, d = 8;
+  assert(exactSums(rows("halves", n, d), n, d), "multiples of 2⁻¹⁰");
+  assert(exactSums(rows("ints", n, d), n, d), "small integers");
+  assert(exactSums(rows("clusters", n, d), n, d), "float32 values of one scale");
+  assert(!exactSums(rows("fine", n, d), n, d), "a value 2⁻⁹⁹ beside values near 1");
+  const big = rows("halves", n, d);
+  big[3] = 2 ** 44;
+  assert(!exactSums(big, n, d), "a column summing past 2^53 of its finest unit");
+  big[3] = Infinity;
+  assert(!exactSums(big, n, d), "not finite");
+  assert(exactSums(new Float32Array(n * d), n, d), "all zeros");
+  // What it promises: the column sums in row order and backwards are the same numbers for
+  // rows that qualify, and not for those that do not.
+  const sums = (x: Float32Array, back: boolean) => {
+    const s = new Float64Array(d);
+    for (let r = 0; r < n; r++) {
+      const i = back ? n - 1 - r : r;
+      for (let t = 0; t < d; t++) s[t] += x[i * d + t];
+    }
+    return s;
+  };
+  const halves = rows("halves", n, d), fine = rows("fine", n, d);
+  same(sums(halves, true), sums(halves, false), "halves");
+  assert(sums(fine, true).some((v, t) => v !== sums(fine, false)[t]), "fine: order matters");
 });
 
 Deno.test("sumRows: shares of the columns give the whole update's sums", () => {
