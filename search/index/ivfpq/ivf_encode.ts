@@ -34,6 +34,7 @@ import {
   boundedShare,
   type CentroidMoves,
   centroidMoves,
+  exactSums,
   kmeans,
   kmeansWith,
   nearest,
@@ -216,7 +217,12 @@ export type EncodeRequest =
 /** An encode worker's answer: a block's results, k-means centroids, or an error. */
 export type EncodeReply =
   | { readonly id: number; readonly lists: Uint32Array; readonly codes: Uint8Array }
-  | { readonly id: number; readonly nearest: Uint32Array }
+  | {
+    readonly id: number;
+    readonly nearest: Uint32Array;
+    /** A bounded request's rows were not all finite: assigned plainly, no bounds kept. */
+    readonly unbounded?: true;
+  }
   | { readonly id: number; readonly centroids: Float32Array }
   | { readonly id: number; readonly summed: true }
   | { readonly id: number; readonly ready: true }
@@ -469,14 +475,19 @@ export async function kmeansOnWorkers(
     nearestAll(x, n, d, c, rowNorms(c, k, d), k, lists);
     return c;
   }
-  const shared = new Float32Array(new SharedArrayBuffer(n * d * 4));
-  shared.set(x.subarray(0, n * d));
+  // The rows in shared memory (the caller's, if they are there already).
+  const shared = x.buffer instanceof SharedArrayBuffer
+    ? x.subarray(0, n * d)
+    : new Float32Array(new SharedArrayBuffer(n * d * 4));
+  if (shared.buffer !== x.buffer) shared.set(x.subarray(0, n * d));
   const workers = o.pool ?? new EncodeWorkers(threads);
   const share = Math.ceil(n / threads);
-  // Elkan's bounds where they apply (kmeans.ts boundedAssign: the same answers).
+  // Elkan's bounds where they apply (kmeans.ts boundedAssign: the same answers); a worker
+  // whose rows are not all finite assigns them plainly, and the bounds are dropped.
   const kk = Math.min(k, n);
-  const rows = boundedApplies(n, d, kk) && allFinite(shared) ? boundedRows(n, kk, true) : undefined;
-  let prev: Float32Array | undefined;
+  let rows = boundedApplies(n, d, kk) ? boundedRows(n, kk, true) : undefined;
+  const sessions = rows !== undefined;
+  let prev: Float32Array | undefined, exact: boolean | undefined;
   const assign = async (c: Float32Array, cn: Float64Array, kk: number, out: Uint32Array) => {
     const asks: Promise<EncodeReply>[] = [];
     const moves = rows !== undefined && prev !== undefined
@@ -504,8 +515,12 @@ export async function kmeansOnWorkers(
       );
     }
     if (rows !== undefined) prev = c.slice(0, kk * d);
+    // Whether the update's sums are exact in any order, found while the workers assign.
+    exact ??= exactSums(shared, n, d);
     for (let a = 0, i = 0; a < n; a += share, i++) {
-      out.set((await asks[i] as { nearest: Uint32Array }).nearest, a);
+      const r = await asks[i] as { nearest: Uint32Array; unbounded?: true };
+      out.set(r.nearest, a);
+      if (r.unbounded) rows = undefined;
     }
   };
   // The update's sums, a share of the columns a worker (with the bounds: the assignments are shared).
@@ -523,13 +538,24 @@ export async function kmeansOnWorkers(
     return sums;
   };
   try {
-    const c = await kmeansWith(shared, n, d, k, o, assign, sum);
+    const c = await kmeansWith(
+      shared,
+      n,
+      d,
+      k,
+      {
+        ...o,
+        exactSums: () => exact ?? exactSums(shared, n, d),
+      },
+      assign,
+      sum,
+    );
     await assign(c, rowNorms(c, k, d), k, lists);
     return c;
   } finally {
     // A pool's workers drop their copies of the rows (its next steps need the memory).
     if (o.pool === undefined) workers.close();
-    else if (rows !== undefined) await o.pool.all({ release: true }).catch(() => {});
+    else if (sessions) await o.pool.all({ release: true }).catch(() => {});
   }
 }
 

@@ -21,7 +21,7 @@ import {
   type PreparedModel,
   prepareModel,
 } from "./ivf_encode.ts";
-import { boundedAssign, kmeans, nearestAll, sumRows } from "./kmeans.ts";
+import { allFinite, boundedAssign, kmeans, nearestAll, sumRows } from "./kmeans.ts";
 import { nearestKernel, PairDistances } from "../../kernels/wasm_nearest.ts";
 import { simdKernels } from "../../kernels/simd.ts";
 
@@ -59,6 +59,13 @@ scope.onmessage = (ev: MessageEvent<EncodeRequest>) => {
     }
     if ("bounded" in m) {
       const q = m.bounded;
+      if (q.moves === undefined && !allFinite(q.x)) {
+        // Rows that are not all finite: nearestAll's answers, without bounds.
+        const out = new Uint32Array(q.n);
+        nearestAll(q.x, q.n, q.d, q.c, q.cn, q.k, out);
+        scope.postMessage({ id: m.id, nearest: out, unbounded: true }, [out.buffer]);
+        return;
+      }
       let pairs = sessions.get(q.from);
       if (pairs === undefined) {
         pairs = PairDistances.create(q.x, q.n, q.d, q.k);

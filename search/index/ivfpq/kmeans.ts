@@ -93,6 +93,11 @@ export interface KMeansOptions {
    * bit: a check of that).
    */
   readonly rowOrderSums?: boolean;
+  /**
+   * {@linkcode exactSums}'s answer for the rows, when the caller has it
+   * (asked after the first assignment).
+   */
+  readonly exactSums?: () => boolean;
 }
 
 /** Squared norms of the `k` rows of `c` (d columns), float64. */
@@ -360,7 +365,9 @@ export function boundedApplies(n: number, d: number, k: number): boolean {
 
 /** Every `x[i]` finite. */
 export function allFinite(x: Float32Array): boolean {
-  for (let i = 0; i < x.length; i++) if (!Number.isFinite(x[i])) return false;
+  // The exponent bits all set: an infinity or a NaN.
+  const bits = new Uint32Array(x.buffer, x.byteOffset, x.length);
+  for (let i = 0; i < bits.length; i++) if ((bits[i] & 0x7f800000) === 0x7f800000) return false;
   return true;
 }
 
@@ -594,31 +601,30 @@ interface AssignStep {
 /**
  * Whether every sum of the rows' values in one column, in any order and
  * any subset, is exact in float64: all values are whole multiples of
- * `2^g` (g the lowest bit set of any value) and every column's sum of
- * magnitudes is below `2^(53+g)`, so every partial sum is a whole
- * multiple of `2^g` below `2^53` of them. Then adding the rows in row order
+ * `2^g` (g the lowest bit set of any value) and `n` times the largest
+ * magnitude is at most `2^(53+g)`, so every partial sum is a whole
+ * multiple of `2^g` of at most `2^53` of them. Then adding the rows in row order
  * (Lloyd's update) and adding and taking away the rows that moved give the
  * same numbers; float16 rows (multiples of `2⁻²⁴`) of moderate size always
  * qualify.
  */
 export function exactSums(x: Float32Array, n: number, d: number): boolean {
   const bits = new Uint32Array(x.buffer, x.byteOffset, n * d);
-  let g = Infinity;
-  const mag = new Float64Array(d);
-  for (let i = 0; i < n * d; i++) {
-    const b = bits[i], e = (b >>> 23) & 0xff;
+  let g = Infinity, top = 0;
+  for (let o = 0; o < n * d; o++) {
+    const b = bits[o], e = (b >>> 23) & 0xff;
     if (e === 0xff) return false;
+    if (e > top) top = e;
+    // The value's lowest set bit is at 2^(e−150) or above: it cannot lower g.
+    if (e - 150 >= g) continue;
     const m = e === 0 ? b & 0x7fffff : (b & 0x7fffff) | 0x800000;
     if (m === 0) continue;
-    // The lowest set bit of the value m·2^(e−150) (e − 149 for subnormals).
+    // The lowest set bit of the value m·2^(e−150) (m·2⁻¹⁴⁹ for subnormals).
     const low = (e === 0 ? -149 : e - 150) + (31 - Math.clz32(m & -m));
     if (low < g) g = low;
-    mag[i % d] += Math.abs(x[i]);
   }
-  if (g === Infinity) return true;
-  let most = 0;
-  for (let t = 0; t < d; t++) if (mag[t] > most) most = mag[t];
-  return most * (1 + 2 ** -30) < 2 ** (53 + g);
+  // Every |value| is below 2^(top−126), every column's sum of them below n times that.
+  return g === Infinity || n * 2 ** (top - 126) <= 2 ** (53 + g);
 }
 
 /**
@@ -674,12 +680,15 @@ function* kmeansSteps(
   const size = new Float64Array(kk);
   const sums = new Float64Array(kk * d);
   // Sums that are exact in any order are kept up to date from the rows that moved.
-  const exact = o.rowOrderSums !== true && exactSums(x, n, d);
-  const was = new Uint32Array(exact ? n : 0);
+  let exact: boolean | undefined, was = new Uint32Array(0);
   for (let it = 0; it < o.iterations; it++) {
-    const moved = exact && it > 0;
+    const moved = exact === true && it > 0;
     const step: AssignStep = { c, cn: rowNorms(c, kk, d), k: kk, out: assign, moved };
     yield step;
+    if (exact === undefined) {
+      exact = o.rowOrderSums !== true && (o.exactSums?.() ?? exactSums(x, n, d));
+      if (exact) was = new Uint32Array(n);
+    }
     size.fill(0);
     for (let i = 0; i < n; i++) size[assign[i]]++;
     if (moved) {

@@ -282,7 +282,8 @@ async function train(
   // Training rows, in row order.
   let nt = 0;
   for (const p of o.train) nt += o.starts[p + 1] - o.starts[p];
-  const xt = new Float32Array(nt * d);
+  // In shared memory: the coarse k-means's workers read it there.
+  const xt = new Float32Array(new SharedArrayBuffer(nt * d * 4));
   let at = 0;
   for (const p of o.train) {
     const rows = rowsOf(o.starts[p], o.starts[p + 1]);
