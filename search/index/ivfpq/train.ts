@@ -78,7 +78,7 @@ export const IVF_SEED = 1234;
 export const PQ4_ROWS_PER_CENTROID = 256;
 
 /** Rows encoded per block read from the exact vectors. */
-export const ENCODE_BLOCK = 16384;
+export const ENCODE_BLOCK = 4096;
 
 /** Worker threads training the sub-quantizers and encoding the blocks of a build with more than one block. */
 export const ENCODE_THREADS = 2;
