@@ -64,6 +64,17 @@ const I32 = 0x7f, F64 = 0x7c, V128 = 0x7b;
 /** Rows the kernel takes per call (bounds its memory). */
 export const NEAREST_CHUNK = 4096;
 
+/**
+ * Rows' centroids for {@linkcode NearestKernel.nearestSub}: row `i` is
+ * first taken minus centroid `lists[i]` (float32, row-major), in the module.
+ */
+export interface Centre {
+  /** Each row's centroid. */
+  readonly lists: Uint32Array;
+  /** The centroids (float32, row-major, the rows' `d` columns). */
+  readonly centroids: Float32Array;
+}
+
 /** Rows `one` takes through every sub-quantizer before the next rows (see `nearestSub`). */
 const ONE_ROWS = 64;
 
@@ -895,6 +906,74 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
     ])),
     0x0b,
   ];
+  // resid(xp, n, d, cp, lp): row i at xp minus centroid lists[i] (float32 rows at cp, the
+  // numbers at lp), in place, four lanes of f32x4.sub (IEEE single: x − c rounded once).
+  const Rs = { xp: 0, n: 1, d: 2, cp: 3, lp: 4, i: 5, row: 6, cen: 7, t: 8, d4: 9 };
+  const f4sub = simd(0xe5);
+  const residBody = [
+    ...vec([[5, I32]]),
+    ...get(Rs.d),
+    ...i32(4),
+    ...mul,
+    ...set(Rs.d4),
+    ...i32(0),
+    ...set(Rs.i),
+    ...block(loop([
+      ...get(Rs.i),
+      ...get(Rs.n),
+      ...geU,
+      ...brIf(1),
+      ...get(Rs.xp),
+      ...get(Rs.i),
+      ...get(Rs.d4),
+      ...mul,
+      ...add,
+      ...set(Rs.row),
+      ...get(Rs.cp),
+      ...get(Rs.lp),
+      ...get(Rs.i),
+      ...i32(4),
+      ...mul,
+      ...add,
+      ...i32Load,
+      ...get(Rs.d4),
+      ...mul,
+      ...add,
+      ...set(Rs.cen),
+      ...i32(0),
+      ...set(Rs.t),
+      ...block(loop([
+        ...get(Rs.t),
+        ...get(Rs.d4),
+        ...geU,
+        ...brIf(1),
+        ...get(Rs.row),
+        ...get(Rs.t),
+        ...add,
+        ...get(Rs.row),
+        ...get(Rs.t),
+        ...add,
+        ...vload(0),
+        ...get(Rs.cen),
+        ...get(Rs.t),
+        ...add,
+        ...vload(0),
+        ...f4sub,
+        ...vstore,
+        ...get(Rs.t),
+        ...i32(16),
+        ...add,
+        ...set(Rs.t),
+        ...br(0),
+      ])),
+      ...get(Rs.i),
+      ...i32(1),
+      ...add,
+      ...set(Rs.i),
+      ...br(0),
+    ])),
+    0x0b,
+  ];
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
     ...section(
@@ -904,9 +983,10 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         [0x60, ...vec(Array(10).fill([I32])), ...vec([])],
         [0x60, ...vec(Array(7).fill([I32])), ...vec([])],
         [0x60, ...vec(Array(6).fill([I32])), ...vec([])],
+        [0x60, ...vec(Array(5).fill([I32])), ...vec([])],
       ]),
     ),
-    ...section(3, vec([[0], [1], [2], [3], [3]])),
+    ...section(3, vec([[0], [1], [2], [3], [3], [4]])),
     ...section(5, vec([[0x00, 1]])),
     ...section(
       7,
@@ -917,6 +997,7 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         [...name("one"), 0x00, 2],
         [...name("list"), 0x00, 3],
         [...name("flist"), 0x00, 4],
+        [...name("resid"), 0x00, 5],
       ]),
     ),
     ...section(
@@ -927,6 +1008,7 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         [...uleb(oneBody.length), ...oneBody],
         [...uleb(listBody.length), ...listBody],
         [...uleb(flistBody.length), ...flistBody],
+        [...uleb(residBody.length), ...residBody],
       ]),
     ),
   ]);
@@ -960,6 +1042,7 @@ export class NearestKernel {
   readonly #rows: (...args: number[]) => void;
   readonly #small: (...args: number[]) => void;
   readonly #one: (...args: number[]) => void;
+  readonly #resid: (...args: number[]) => void;
 
   private constructor(instance: WebAssembly.Instance) {
     const e = instance.exports as Record<string, unknown>;
@@ -967,6 +1050,7 @@ export class NearestKernel {
     this.#rows = e.rows as (...args: number[]) => void;
     this.#small = e.small as (...args: number[]) => void;
     this.#one = e.one as (...args: number[]) => void;
+    this.#resid = e.resid as (...args: number[]) => void;
   }
 
   /** A kernel, or `undefined` where it cannot run. */
@@ -1015,6 +1099,27 @@ export class NearestKernel {
   }
 
   /**
+   * With `centre`: its centroids copied after the module's numbers, and a
+   * function that turns rows `[a, b)` (at `xp`) into their residuals in
+   * place (`resid`); else one that does nothing.
+   */
+  #centred(
+    buf: ArrayBuffer,
+    tl: { cen: number; lp: number; end: number },
+    centre: Centre | undefined,
+    xp: number,
+    D: number,
+  ): (a: number, b: number) => void {
+    if (centre === undefined) return () => {};
+    new Float32Array(buf, tl.cen, centre.centroids.length).set(centre.centroids);
+    const lv = new Uint32Array(buf, tl.lp, (tl.end - tl.lp) / 4);
+    return (a, b) => {
+      lv.set(centre.lists.subarray(a, b));
+      this.#resid(xp, b - a, D, tl.cen, tl.lp);
+    };
+  }
+
+  /**
    * The codes of `n` rows of `M` sub-quantizers (`k` ≤ 256 entries of
    * `dsub` dimensions each): `codes[i·M + s]` = the nearest entry of
    * codebook `s` (`books`, M × k × dsub; `norms` their squared norms, M × k)
@@ -1030,22 +1135,34 @@ export class NearestKernel {
     norms: Float64Array,
     k: number,
     codes: Uint8Array,
+    centre?: Centre,
   ): void {
     if (k > 256) throw new Error(`nearestSub: ${k} entries do not fit a byte`);
     const D = M * dsub, chunk = Math.min(n, NEAREST_CHUNK);
+    if (centre !== undefined && D % 4 !== 0) {
+      throw new Error("nearestSub: residuals need d % 4 = 0");
+    }
+    // After the module's own numbers: the centroids and a chunk's lists (with `centre`).
+    const tail = (end: number) => {
+      const cen = up16(end), lp = up16(cen + 4 * (centre?.centroids.length ?? 0));
+      return { cen, lp, end: lp + 4 * chunk };
+    };
     if (dsub === 1) {
       // `one`: each entry's value and norm as splatted pairs.
       const tp = 0, xp = up16(32 * M * k), op = up16(xp + 4 * chunk * D);
-      const buf = this.#ensure(op + chunk * M);
+      const tl = tail(op + chunk * M);
+      const buf = this.#ensure(tl.end);
       const t = new Float64Array(buf, tp, 4 * M * k);
       for (let e = 0; e < M * k; e++) {
         t[4 * e] = t[4 * e + 1] = books[e];
         t[4 * e + 2] = t[4 * e + 3] = norms[e];
       }
       const xv = new Float32Array(buf, xp, chunk * D), ov = new Uint8Array(buf, op, chunk * M);
+      const toResiduals = this.#centred(buf, tl, centre, xp, D);
       for (let a = 0; a < n; a += chunk) {
         const b = Math.min(n, a + chunk);
         xv.set(x.subarray(a * D, b * D));
+        toResiduals(a, b);
         // ONE_ROWS rows at a time through every sub-quantizer: their values stay in
         // the cache (a sub-quantizer's column of a whole chunk is a cache line a row).
         for (let r = 0; r < b - a; r += ONE_ROWS) {
@@ -1058,13 +1175,16 @@ export class NearestKernel {
     }
     const sp = 0, cp = up16(16 * dsub), np = up16(cp + 8 * M * k * dsub);
     const xp = up16(np + 8 * M * k), op = up16(xp + 4 * chunk * D);
-    const buf = this.#ensure(op + chunk * M);
+    const tl = tail(op + chunk * M);
+    const buf = this.#ensure(tl.end);
     new Float64Array(buf, cp, M * k * dsub).set(books.subarray(0, M * k * dsub));
     new Float64Array(buf, np, M * k).set(norms.subarray(0, M * k));
     const xv = new Float32Array(buf, xp, chunk * D), ov = new Uint8Array(buf, op, chunk * M);
+    const toResiduals = this.#centred(buf, tl, centre, xp, D);
     for (let a = 0; a < n; a += chunk) {
       const b = Math.min(n, a + chunk);
       xv.set(x.subarray(a * D, b * D));
+      toResiduals(a, b);
       for (let s = 0; s < M; s++) {
         this.#small(
           xp + 4 * s * dsub,

@@ -129,6 +129,11 @@ export function encodeRows(
     // in float32, nearestAll), the residuals (float32, as below; one buffer
     // per thread, reused), then every sub-quantizer's codes.
     nearestAll(x, n, d, centroids, cNorm, nlist, lists);
+    if (d % 4 === 0) {
+      // The residuals taken in the kernel's memory (f32x4.sub: the same float32 numbers).
+      kernel.nearestSub(x, n, bpv, dsub, m.codebooks, m.allNorms, ks, codes, { lists, centroids });
+      return;
+    }
     if (residuals.length < n * d) residuals = new Float32Array(n * d);
     const r = residuals;
     for (let i = 0; i < n; i++) {
