@@ -9,6 +9,14 @@
  * same function on the same float32/float64 arithmetic, the results taken
  * back in block order: the bytes do not depend on the thread count.
  *
+ * **One pool of workers a build** ({@linkcode encodePool}; `index` starts
+ * it while it writes the exact files): the coarse k-means
+ * ({@linkcode kmeansOnWorkers}: each worker assigns a share of the rows,
+ * in shared memory, by Elkan's bounds, `kmeans.ts` `boundedAssign`, and
+ * sums a share of the columns for the update unless the sums follow the
+ * rows that moved), the sub-quantizers' k-means ({@linkcode trainCodebooks})
+ * and the encoding run on the same workers.
+ *
  * **Scratch files** ({@linkcode IvfScratch}): each block's list ids and its
  * row-major codes are appended to two files in the build's temporary folder
  * (`.ivf_lists.scratch`, `.ivf_codes.scratch`); the list sizes are counted as
@@ -27,7 +35,6 @@
  * @module
  */
 import {
-  allFinite,
   boundedApplies,
   type BoundedRows,
   boundedRows,
