@@ -11,7 +11,7 @@ export function assert(cond: unknown, msg = "assertion failed"): asserts cond {
 }
 
 function show(v: unknown): string {
-  return Deno.inspect(v, { depth: 8, iterableLimit: 50, strAbbreviateSize: 400 });
+  return Deno.inspect(v, { depth: 8, iterableLimit: Infinity, strAbbreviateSize: 400 });
 }
 
 /** Deep equality (structural, via Deno.inspect of sorted-insensitive values). */
