@@ -306,7 +306,8 @@ export const config = {
       }
     };
     while (killed.length < 2 && !ended && Date.now() - t0 < 900000) {
-      await new Promise((r) => setTimeout(r, 20));
+      // Every 5 ms: a shard's search task can be busy for well under 100 ms.
+      await new Promise((r) => setTimeout(r, 5));
       let dir: string;
       try {
         dir = runDir(work);
