@@ -187,14 +187,8 @@ export type EncodeRequest =
      * centroids: each row's nearest by {@linkcode boundedAssign}, its
      * bounds in `rows` (shared memory), `moves` undefined the first time.
      */
-    readonly bounded: {
+    readonly bounded: NearestShare & {
       readonly from: number;
-      readonly x: Float32Array;
-      readonly n: number;
-      readonly d: number;
-      readonly c: Float32Array;
-      readonly cn: Float64Array;
-      readonly k: number;
       readonly rows: BoundedRows;
       readonly moves?: CentroidMoves;
     };
@@ -216,15 +210,24 @@ export type EncodeRequest =
   | {
     readonly id: number;
     /** Rows `x` (n × d, shared memory) and centroids: each row's nearest ({@linkcode nearestAll}). */
-    readonly nearest: {
-      readonly x: Float32Array;
-      readonly n: number;
-      readonly d: number;
-      readonly c: Float32Array;
-      readonly cn: Float64Array;
-      readonly k: number;
-    };
+    readonly nearest: NearestShare;
   };
+
+/** A share of a k-means's rows and its centroids, for an encode worker to assign. */
+export interface NearestShare {
+  /** The rows (n × d, shared memory). */
+  readonly x: Float32Array;
+  /** Their number. */
+  readonly n: number;
+  /** Their dimension. */
+  readonly d: number;
+  /** The centroids (k × d). */
+  readonly c: Float32Array;
+  /** Their squared norms. */
+  readonly cn: Float64Array;
+  /** Their number. */
+  readonly k: number;
+}
 
 /** An encode worker's answer: a block's results, k-means centroids, or an error. */
 export type EncodeReply =

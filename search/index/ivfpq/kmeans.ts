@@ -212,6 +212,44 @@ function nearestExact(
   }
 }
 
+/**
+ * The float32 screen's numbers for `k` centroids of `d` dimensions (their
+ * squared norms `cNorm`): each one's length, the largest (∞ when one is
+ * beyond {@linkcode F32_SAFE}), and the half-width of a distance's interval.
+ */
+class Screen {
+  /** `√cNorm[j]`. */
+  readonly cLen: Float64Array;
+  /** The largest length, or ∞ when one is too large for float32 products. */
+  readonly maxC: number;
+  // Twice the scores kernel's bound on a dot product (`score.ts` densePrep: the distance has 2·x·c).
+  readonly #factor: number;
+  readonly #tiny: number;
+
+  constructor(readonly cNorm: Float64Array, k: number, d: number) {
+    this.cLen = new Float64Array(k);
+    let maxC = 0;
+    for (let j = 0; j < k; j++) {
+      this.cLen[j] = Math.sqrt(cNorm[j]);
+      if (!(this.cLen[j] <= F32_SAFE)) maxC = Infinity;
+      else if (this.cLen[j] > maxC) maxC = this.cLen[j];
+    }
+    this.maxC = maxC;
+    this.#factor = 2 * 4 * (d + 4) * U32;
+    this.#tiny = 2 * (d + 8) * TINY;
+  }
+
+  /**
+   * The half-width of centroid `j`'s distance interval for a row of length
+   * `xLen`: the float32 error, plus a margin far above `nearest`'s float64
+   * rounding.
+   */
+  width(xLen: number, j: number): number {
+    const dot = xLen * this.cLen[j];
+    return this.#factor * dot + this.#tiny + 2 ** -40 * (dot + Math.abs(this.cNorm[j]));
+  }
+}
+
 /** {@linkcode nearestAll} screened in float32 (see the module notes), a block of rows at a time. */
 function nearestScreened(
   simd: SimdKernels,
@@ -225,15 +263,7 @@ function nearestScreened(
   bounds?: ScreenBounds,
 ): void {
   const qs = Array.from({ length: k }, (_, j) => c.subarray(j * d, (j + 1) * d));
-  const cLen = new Float64Array(k);
-  let maxC = 0;
-  for (let j = 0; j < k; j++) {
-    cLen[j] = Math.sqrt(cNorm[j]);
-    if (!(cLen[j] <= F32_SAFE)) maxC = Infinity;
-    else if (cLen[j] > maxC) maxC = cLen[j];
-  }
-  // Twice the scores kernel's bound on a dot product (`score.ts` densePrep: the distance has 2·x·c).
-  const factor = 2 * 4 * (d + 4) * U32, tiny = 2 * (d + 8) * TINY;
+  const screen = new Screen(cNorm, k, d), maxC = screen.maxC;
   const block = Math.max(64, Math.floor(2 ** 22 / k));
   const lo = new Float64Array(k);
   for (let a = 0; a < n; a += block) {
@@ -260,8 +290,7 @@ function nearestScreened(
       let top = Infinity;
       for (let j = 0; j < k; j++) {
         const est = cNorm[j] - 2 * sc[j * m + i];
-        const dot = xLen * cLen[j];
-        const b = factor * dot + tiny + 2 ** -40 * (dot + Math.abs(cNorm[j]));
+        const b = screen.width(xLen, j);
         lo[j] = est - b;
         if (est + b < top) top = est + b;
       }
@@ -490,14 +519,7 @@ export function boundedAssign(
   const lo = new Float64Array(k), hi = new Float64Array(k);
   pairs.centroids(c, cNorm);
   // The float32 screen's numbers (nearestScreened's).
-  const cLen = new Float64Array(k);
-  let maxC = 0;
-  for (let j = 0; j < k; j++) {
-    cLen[j] = Math.sqrt(cNorm[j]);
-    if (!(cLen[j] <= F32_SAFE)) maxC = Infinity;
-    else if (cLen[j] > maxC) maxC = cLen[j];
-  }
-  const factor = 2 * 4 * (d + 4) * U32, tiny = 2 * (d + 8) * TINY;
+  const screen = new Screen(cNorm, k, d), maxC = screen.maxC;
   // Row i's centroids list[0 … w) by nearest's float64 distance: the first smallest, its
   // upper bound; their lower bounds.
   let u = 0;
@@ -544,8 +566,7 @@ export function boundedAssign(
       let top = Infinity, ok = true;
       for (let r = 0; r < mm && ok; r++) {
         const j = list[r], est = cNorm[j] - 2 * dist[r];
-        const dot = xLen * cLen[j];
-        const b = factor * dot + tiny + 2 ** -40 * (dot + Math.abs(cNorm[j]));
+        const b = screen.width(xLen, j);
         lo[r] = est - b;
         hi[r] = est + b;
         ok = Number.isFinite(est);
