@@ -21,18 +21,19 @@
  *   squared norms at `np`; row `i`'s nearest as an i32 at `outp + 4·i`.
  *   Four centroids a pass share each row load (four independent sums).
  * - `small(xp, n, rs, d, cp, np, k, outp, os, sp)`: for short rows
- *   (sub-quantizers: `d` of 2 … 8) and `k` ≤ 256: rows `i` at
+ *   (sub-quantizers: `d` of 3 and 5 … 8) and `k` ≤ 256: rows `i` at
  *   `xp + 4·i·rs` (a row stride `rs`, so one sub-quantizer's columns of
  *   row-major residuals are read in place), two rows a pass (one per
  *   lane, their values promoted once into 16 bytes per dimension at
  *   `sp`), the running minimum and its index kept per lane by `f64x2.lt`
  *   and `v128.bitselect`; row `i`'s nearest as a byte at `outp + i·os`.
- * - `one(xp, n, rs, tp, k, outp, os)`: `small` for `d` = 1 (4-bit PQ's
- *   sub-quantizers), four rows a pass (two `f64x2`), each entry's value
- *   and norm as splatted pairs at `tp`; `dist_j = ‖c_j‖² − 2·x·c_j`, which is
- *   `nearest`'s number: with one dimension its sums are `0 + x·c` and `+ 0`,
- *   which change nothing but a −0 to +0, and `‖c_j‖² − 2·(±0)` is the same
- *   number either way.
+ * - `one`, `two`, `four(xp, n, rs, tp, k, outp, os)`: `small` for `d` = 1,
+ *   2 and 4 (4-bit PQ's sub-quantizers, and 8-bit PQ's of 2 and 4
+ *   dimensions), eight rows a pass (four `f64x2`, four independent running
+ *   minimums), each entry's values and norm as splatted pairs at `tp`:
+ *   `dist_j = ‖c_j‖² − 2·(s0 + s1)` with the same sums, which is `nearest`'s
+ *   number: its sums start from 0, and `0 + x·c` and `+ 0` change nothing but
+ *   a −0 to +0, and `‖c_j‖² − 2·(±0)` is the same number either way.
  *
  * {@linkcode NearestKernel} drives it in chunks of rows (its memory does
  * not grow with the rows); {@linkcode nearestKernel} gives `undefined`
@@ -75,8 +76,8 @@ export interface Centre {
   readonly centroids: Float32Array;
 }
 
-/** Rows `one` takes through every sub-quantizer before the next rows (see `nearestSub`). */
-const ONE_ROWS = 64;
+/** Rows `one`, `two`, `four` take through every sub-quantizer before the next rows (see `nearestSub`). */
+const PAIRS_ROWS = 64;
 
 /** The largest `d` the `small` function is used for (sub-quantizers' dimensions). */
 export const SMALL_D = 8;
@@ -86,7 +87,8 @@ const f64c = (v: number): number[] => [0x44, ...new Uint8Array(new Float64Array(
 
 /**
  * The bytes of the nearest-centroid module: exports `memory` (its own) and
- * the functions `rows` and `small` (see the module notes).
+ * the functions `rows`, `small`, `one`, `two`, `four`, `list`, `flist`
+ * and `resid` (see the module notes).
  *
  * @example
  * ```ts
@@ -565,162 +567,173 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
     0x0b,
   ];
 
-  // one(xp, n, rs, tp, k, outp, os): `small` for d = 1, four rows a pass (two
-  // vectors of two), the entries' values and norms as splatted pairs at tp
-  // (32 bytes an entry: c, c, ‖c‖², ‖c‖²).
-  // f64x2 pairs of rows a pass (V independent running minimums: not one chain).
+  // one, two, four(xp, n, rs, tp, k, outp, os): `small` for d = 1, 2, 4 (`dd`), eight rows a
+  // pass (V f64x2 vectors of two rows: V independent running minimums, not one chain), each
+  // entry's values and norm as splatted pairs at tp (16·(dd + 1) bytes an entry: c_0, c_0, …,
+  // ‖c‖², ‖c‖²).
   const V = 4;
-  const O = {
-    xp: 0,
-    n: 1,
-    rs: 2,
-    tp: 3,
-    k: 4,
-    outp: 5,
-    os: 6,
-    i: 7,
-    j: 8,
-    q: 9,
-    x: 10, // x_v: 10 … 10 + V − 1
-    b: 10 + V, // best_v
-    bi: 10 + 2 * V, // its index
-    jv: 10 + 3 * V,
-    c: 11 + 3 * V,
-    nn: 12 + 3 * V,
-    dist: 13 + 3 * V,
-    m: 14 + 3 * V,
-  };
-  // The address of row i + o (the last row where i + o ≥ n).
-  const rowAt = (o: number) => [
-    ...get(O.xp),
-    ...get(O.i),
-    ...i32(o),
-    ...add,
-    ...get(O.n),
-    ...i32(1),
-    ...sub,
-    ...get(O.i),
-    ...i32(o),
-    ...add,
-    ...get(O.n),
-    ...ltU,
-    ...select,
-    ...get(O.rs),
-    ...mul,
-    ...i32(4),
-    ...mul,
-    ...add,
-  ];
-  const loadPair = (v: number, o: number) => [
-    ...rowAt(o),
-    ...f32Load,
-    ...promoteF32,
-    ...fsplat,
-    ...rowAt(o + 1),
-    ...f32Load,
-    ...promoteF32,
-    ...replace(1),
-    ...set(O.x + v),
-  ];
-  // dist = ‖c‖² − 2·x·c per lane (see the notes of nearestSub), kept where smaller.
-  const step = (v: number) => [
-    ...get(O.nn),
-    ...get(O.x + v),
-    ...get(O.c),
-    ...vmul,
-    ...tee(O.dist),
-    ...get(O.dist),
-    ...vadd,
-    ...vsub,
-    ...tee(O.dist),
-    ...get(O.b + v),
-    ...vlt,
-    ...set(O.m),
-    ...get(O.dist),
-    ...get(O.b + v),
-    ...get(O.m),
-    ...bitselect,
-    ...set(O.b + v),
-    ...get(O.jv),
-    ...get(O.bi + v),
-    ...get(O.m),
-    ...bitselect,
-    ...set(O.bi + v),
-  ];
-  const put = (v: number, l: number) => {
-    const o = 2 * v + l;
-    const store = [
-      ...get(O.outp),
+  const pairsBody = (dd: number) => {
+    const O = {
+      xp: 0,
+      n: 1,
+      rs: 2,
+      tp: 3,
+      k: 4,
+      outp: 5,
+      os: 6,
+      i: 7,
+      j: 8,
+      q: 9,
+      x: 10, // x_{v,t}: 10 + v·dd + t
+      b: 10 + V * dd, // best_v
+      bi: 10 + V * dd + V, // its index
+      jv: 10 + V * dd + 2 * V,
+      c: 11 + V * dd + 2 * V, // c_t: dd of them
+      nn: 11 + V * dd + 2 * V + dd,
+      dist: 12 + V * dd + 2 * V + dd,
+      m: 13 + V * dd + 2 * V + dd,
+    };
+    // The address of row i + o (the last row where i + o ≥ n).
+    const rowAt = (o: number) => [
+      ...get(O.xp),
       ...get(O.i),
       ...i32(o),
       ...add,
-      ...get(O.os),
+      ...get(O.n),
+      ...i32(1),
+      ...sub,
+      ...get(O.i),
+      ...i32(o),
+      ...add,
+      ...get(O.n),
+      ...ltU,
+      ...select,
+      ...get(O.rs),
+      ...mul,
+      ...i32(4),
       ...mul,
       ...add,
-      ...get(O.bi + v),
-      ...i64Lane(l),
-      ...wrap,
-      ...store8,
     ];
-    return o === 0
-      ? store
-      : [...get(O.i), ...i32(o), ...add, ...get(O.n), ...ltU, ...ifThen(store)];
-  };
-  const oneBody = [
-    ...vec([[3, I32], [3 * V + 5, V128]]),
-    ...i32(0),
-    ...set(O.i),
-    ...block(loop([
-      ...get(O.i),
-      ...get(O.n),
-      ...geU,
-      ...brIf(1),
-      ...Array.from({ length: V }, (_, v) => loadPair(v, 2 * v)).flat(),
-      ...v64(bytesOf(Infinity), bytesOf(Infinity)),
-      ...Array.from({ length: V - 1 }, (_, v) => tee(O.b + v)).flat(),
-      ...set(O.b + V - 1),
-      ...zero,
-      ...Array.from({ length: V }, (_, v) => tee(O.bi + v)).flat(),
-      ...set(O.jv),
-      ...get(O.tp),
-      ...set(O.q),
+    // Dimension t of rows 2v and 2v + 1, promoted, one per lane.
+    const loadPair = (v: number, t: number) => [
+      ...rowAt(2 * v),
+      ...[0x2a, 2, ...uleb(4 * t)],
+      ...promoteF32,
+      ...fsplat,
+      ...rowAt(2 * v + 1),
+      ...[0x2a, 2, ...uleb(4 * t)],
+      ...promoteF32,
+      ...replace(1),
+      ...set(O.x + v * dd + t),
+    ];
+    // The sum of x_t·c_t over the dimensions t = first, first + 2, … (nearest's s0 or s1).
+    const laneSum = (v: number, first: number) => {
+      const out: number[] = [];
+      for (let t = first; t < dd; t += 2) {
+        out.push(...get(O.x + v * dd + t), ...get(O.c + t), ...vmul);
+        if (t > first) out.push(...vadd);
+      }
+      return out;
+    };
+    // dist = ‖c‖² − 2·(s0 + s1) per lane (see the notes of nearestSub), kept where smaller.
+    const step = (v: number) => [
+      ...get(O.nn),
+      ...laneSum(v, 0),
+      ...(dd > 1 ? [...laneSum(v, 1), ...vadd] : []),
+      ...tee(O.dist),
+      ...get(O.dist),
+      ...vadd,
+      ...vsub,
+      ...tee(O.dist),
+      ...get(O.b + v),
+      ...vlt,
+      ...set(O.m),
+      ...get(O.dist),
+      ...get(O.b + v),
+      ...get(O.m),
+      ...bitselect,
+      ...set(O.b + v),
+      ...get(O.jv),
+      ...get(O.bi + v),
+      ...get(O.m),
+      ...bitselect,
+      ...set(O.bi + v),
+    ];
+    const put = (v: number, l: number) => {
+      const o = 2 * v + l;
+      const store = [
+        ...get(O.outp),
+        ...get(O.i),
+        ...i32(o),
+        ...add,
+        ...get(O.os),
+        ...mul,
+        ...add,
+        ...get(O.bi + v),
+        ...i64Lane(l),
+        ...wrap,
+        ...store8,
+      ];
+      return o === 0
+        ? store
+        : [...get(O.i), ...i32(o), ...add, ...get(O.n), ...ltU, ...ifThen(store)];
+    };
+    return [
+      ...vec([[3, I32], [V * dd + 2 * V + dd + 4, V128]]),
       ...i32(0),
-      ...set(O.j),
+      ...set(O.i),
       ...block(loop([
-        ...get(O.j),
-        ...get(O.k),
+        ...get(O.i),
+        ...get(O.n),
         ...geU,
         ...brIf(1),
-        ...get(O.q),
-        ...vload(0),
-        ...set(O.c),
-        ...get(O.q),
-        ...vload(16),
-        ...set(O.nn),
-        ...Array.from({ length: V }, (_, v) => step(v)).flat(),
-        ...get(O.jv),
-        ...v64(i64Bytes(1), i64Bytes(1)),
-        ...i64Add,
+        ...Array.from({ length: V * dd }, (_, e) => loadPair(Math.floor(e / dd), e % dd)).flat(),
+        ...v64(bytesOf(Infinity), bytesOf(Infinity)),
+        ...Array.from({ length: V - 1 }, (_, v) => tee(O.b + v)).flat(),
+        ...set(O.b + V - 1),
+        ...zero,
+        ...Array.from({ length: V }, (_, v) => tee(O.bi + v)).flat(),
         ...set(O.jv),
-        ...get(O.q),
-        ...i32(32),
-        ...add,
+        ...get(O.tp),
         ...set(O.q),
-        ...get(O.j),
-        ...i32(1),
-        ...add,
+        ...i32(0),
         ...set(O.j),
+        ...block(loop([
+          ...get(O.j),
+          ...get(O.k),
+          ...geU,
+          ...brIf(1),
+          ...Array.from({ length: dd }, (_, t) => [...get(O.q), ...vload(16 * t), ...set(O.c + t)])
+            .flat(),
+          ...get(O.q),
+          ...vload(16 * dd),
+          ...set(O.nn),
+          ...Array.from({ length: V }, (_, v) => step(v)).flat(),
+          ...get(O.jv),
+          ...v64(i64Bytes(1), i64Bytes(1)),
+          ...i64Add,
+          ...set(O.jv),
+          ...get(O.q),
+          ...i32(16 * (dd + 1)),
+          ...add,
+          ...set(O.q),
+          ...get(O.j),
+          ...i32(1),
+          ...add,
+          ...set(O.j),
+          ...br(0),
+        ])),
+        ...Array.from({ length: 2 * V }, (_, o) => put(o >> 1, o & 1)).flat(),
+        ...get(O.i),
+        ...i32(2 * V),
+        ...add,
+        ...set(O.i),
         ...br(0),
       ])),
-      ...Array.from({ length: 2 * V }, (_, o) => put(o >> 1, o & 1)).flat(),
-      ...get(O.i),
-      ...i32(2 * V),
-      ...add,
-      ...set(O.i),
-      ...br(0),
-    ])),
-    0x0b,
-  ];
+      0x0b,
+    ];
+  };
+  const oneBody = pairsBody(1), twoBody = pairsBody(2), fourBody = pairsBody(4);
   // list(xo, d, cp, jp, m, outp): row xo's two lane sums with the m centroids listed at jp.
   const L = { xo: 0, d: 1, cp: 2, jp: 3, m: 4, outp: 5, q: 6, t: 7, d8: 8, p: 9, xv: 13, a: 14 };
   const i32Load = [0x28, 2, 0];
@@ -925,7 +938,7 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         [0x60, ...vec(Array(5).fill([I32])), ...vec([])],
       ]),
     ),
-    ...section(3, vec([[0], [1], [2], [3], [3], [4]])),
+    ...section(3, vec([[0], [1], [2], [3], [3], [4], [2], [2]])),
     ...section(5, vec([[0x00, 1]])),
     ...section(
       7,
@@ -937,6 +950,8 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         [...name("list"), 0x00, 3],
         [...name("flist"), 0x00, 4],
         [...name("resid"), 0x00, 5],
+        [...name("two"), 0x00, 6],
+        [...name("four"), 0x00, 7],
       ]),
     ),
     ...section(
@@ -948,6 +963,8 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         [...uleb(listBody.length), ...listBody],
         [...uleb(flistBody.length), ...flistBody],
         [...uleb(residBody.length), ...residBody],
+        [...uleb(twoBody.length), ...twoBody],
+        [...uleb(fourBody.length), ...fourBody],
       ]),
     ),
   ]);
@@ -980,7 +997,8 @@ export class NearestKernel {
   readonly #memory: WebAssembly.Memory;
   readonly #rows: (...args: number[]) => void;
   readonly #small: (...args: number[]) => void;
-  readonly #one: (...args: number[]) => void;
+  /** `one`, `two` and `four` by their d (see the module notes). */
+  readonly #pairs: Map<number, (...args: number[]) => void>;
   readonly #resid: (...args: number[]) => void;
 
   private constructor(instance: WebAssembly.Instance) {
@@ -988,7 +1006,11 @@ export class NearestKernel {
     this.#memory = e.memory as WebAssembly.Memory;
     this.#rows = e.rows as (...args: number[]) => void;
     this.#small = e.small as (...args: number[]) => void;
-    this.#one = e.one as (...args: number[]) => void;
+    this.#pairs = new Map(
+      ([[1, "one"], [2, "two"], [4, "four"]] as const).map((
+        [dd, f],
+      ) => [dd, e[f] as (...args: number[]) => void]),
+    );
     this.#resid = e.resid as (...args: number[]) => void;
   }
 
@@ -1086,15 +1108,17 @@ export class NearestKernel {
       const cen = up16(end), lp = up16(cen + 4 * (centre?.centroids.length ?? 0));
       return { cen, lp, end: lp + 4 * chunk };
     };
-    if (dsub === 1) {
-      // `one`: each entry's value and norm as splatted pairs.
-      const tp = 0, xp = up16(32 * M * k), op = up16(xp + 4 * chunk * D);
+    const pairs = this.#pairs.get(dsub);
+    if (pairs !== undefined) {
+      // `one`, `two`, `four`: each entry's values and norm as splatted pairs.
+      const e = 16 * (dsub + 1), tp = 0, xp = up16(e * M * k), op = up16(xp + 4 * chunk * D);
       const tl = tail(op + chunk * M);
       const buf = this.#ensure(tl.end);
-      const t = new Float64Array(buf, tp, 4 * M * k);
-      for (let e = 0; e < M * k; e++) {
-        t[4 * e] = t[4 * e + 1] = books[e];
-        t[4 * e + 2] = t[4 * e + 3] = norms[e];
+      const t = new Float64Array(buf, tp, 2 * (dsub + 1) * M * k);
+      for (let q = 0, at = 0; q < M * k; q++) {
+        for (let u = 0; u < dsub; u++, at += 2) t[at] = t[at + 1] = books[q * dsub + u];
+        t[at] = t[at + 1] = norms[q];
+        at += 2;
       }
       const xv = new Float32Array(buf, xp, chunk * D), ov = new Uint8Array(buf, op, chunk * M);
       const toResiduals = this.#centred(buf, tl, centre, xp, D);
@@ -1102,11 +1126,13 @@ export class NearestKernel {
         const b = Math.min(n, a + chunk);
         xv.set(x.subarray(a * D, b * D));
         toResiduals(a, b);
-        // ONE_ROWS rows at a time through every sub-quantizer: their values stay in
-        // the cache (a sub-quantizer's column of a whole chunk is a cache line a row).
-        for (let r = 0; r < b - a; r += ONE_ROWS) {
-          const m = Math.min(ONE_ROWS, b - a - r), xr = xp + 4 * r * D, or = op + r * M;
-          for (let s = 0; s < M; s++) this.#one(xr + 4 * s, m, D, tp + 32 * s * k, k, or + s, M);
+        // PAIRS_ROWS rows at a time through every sub-quantizer: their values stay in
+        // the cache (a sub-quantizer's columns of a whole chunk are a cache line a row).
+        for (let r = 0; r < b - a; r += PAIRS_ROWS) {
+          const m = Math.min(PAIRS_ROWS, b - a - r), xr = xp + 4 * r * D, or = op + r * M;
+          for (let s = 0; s < M; s++) {
+            pairs(xr + 4 * s * dsub, m, D, tp + e * s * k, k, or + s, M);
+          }
         }
         codes.set(b - a === chunk ? ov : ov.subarray(0, (b - a) * M), a * M);
       }

@@ -3,8 +3,8 @@
  * every row's answer equals `kmeans.ts`'s `nearest` (the TypeScript
  * reference, float64 in the same order), bit for bit, for long rows
  * (`rows`: any d, odd too, any k, four centroids a pass and the rest) and
- * for sub-quantizers (`one`: d 1, four rows a pass; `small`: d 2 … 8, two
- * rows a pass; k ≤ 256, row counts not a multiple of the pass, rows read
+ * for sub-quantizers (`one`, `two`, `four`: d 1, 2, 4, eight rows a pass;
+ * `small`: the other d up to 8, two rows a pass; k ≤ 256, row counts not a multiple of the pass, rows read
  * with a stride), on random values, on small integers
  * (many exact ties: the lower centroid wins) and across the chunks the
  * kernel takes rows in; and the encoding of `ivf_encode.ts` gives the same
@@ -85,7 +85,7 @@ Deno.test("nearest-centroid kernel: sub-quantizers' codes equal nearest() bit fo
   const kernel = nearestKernel();
   assert(kernel !== undefined, "no nearest-centroid kernel on this runtime");
   let cases = 0, tied = 0;
-  for (const dsub of [1, 2, 3, 8]) {
+  for (const dsub of [1, 2, 3, 4, 8]) {
     for (const k of [1, 5, 16, 256]) {
       for (const M of [1, 3, 16]) {
         for (const ints of [false, true]) {
@@ -119,8 +119,8 @@ Deno.test("nearest-centroid kernel: sub-quantizers' codes equal nearest() bit fo
       }
     }
   }
-  // Across chunks, an odd row count (d 1: the four-rows-a-pass function; d 2: `small`).
-  for (const dsub of [1, 2]) {
+  // Across chunks, an odd row count (d 1, 2, 4: the eight-rows-a-pass functions; d 3: `small`).
+  for (const dsub of [1, 2, 3, 4]) {
     const n = NEAREST_CHUNK + 5, M = 4, k = 16;
     const x = values(n * M * dsub, false), books = values(M * k * dsub, false);
     const norms = new Float64Array(M * k);
@@ -141,7 +141,7 @@ Deno.test("nearest-centroid kernel: sub-quantizers' codes equal nearest() bit fo
       }
     }
   }
-  assertEquals(cases, 96);
+  assertEquals(cases, 120);
   assert(tied > 100, `${tied} codes decided by the tie rule`);
 });
 
