@@ -6,8 +6,9 @@
  * given its nearest coarse centroid (its list) and the nearest codebook
  * entry of each sub-quantizer on its residual ({@linkcode encodeRows}); in
  * this thread, or on worker threads (`ivf_encode_worker.ts`) running the
- * same function on the same float32/float64 arithmetic, the results taken
- * back in block order: the bytes do not depend on the thread count.
+ * same function on the same float32/float64 arithmetic (float16 vectors sent
+ * to them as their bits, widened there: {@linkcode halfRows}), the results
+ * taken back in block order: the bytes do not depend on the thread count.
  *
  * **One pool of workers a build** ({@linkcode encodePool}; `index` starts
  * it while it writes the exact files): the coarse k-means
@@ -49,6 +50,8 @@ import {
   rowNorms,
 } from "./kmeans.ts";
 import { nearestKernel, SMALL_D } from "../../kernels/wasm_nearest.ts";
+import { simdKernels } from "../../kernels/simd.ts";
+import { halfTable } from "../../dense_f64.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
 
 /** Centroids per sub-quantizer (8-bit codes). */
@@ -168,7 +171,12 @@ export type EncodeRequest =
   | { readonly id: number; readonly model: EncodeModel }
   | { readonly id: number; readonly release: true }
   | { readonly id: number; readonly warm: true }
-  | { readonly id: number; readonly x: Float32Array; readonly n: number }
+  | {
+    readonly id: number;
+    /** The rows: float32, or float16 bits (widened by the worker, {@linkcode halfRows}). */
+    readonly x: Float32Array | Uint16Array;
+    readonly n: number;
+  }
   | {
     readonly id: number;
     readonly kmeans: {
@@ -331,8 +339,20 @@ export function encodeWorkersAllowed(): boolean {
 }
 
 /** An array that owns its whole buffer (a copy when it is a view), to be transferred. */
-const own = <T extends Float32Array>(x: T): T =>
+const own = <T extends Float32Array | Uint16Array>(x: T): T =>
   x.byteOffset !== 0 || x.byteLength !== x.buffer.byteLength ? x.slice() as T : x;
+
+/**
+ * Float16 values (bits) as float32, exactly as `dense_f64.ts` `halfTable`
+ * widens them: in this thread's WebAssembly SIMD kernels where they run.
+ */
+export function halfRows(bits: Uint16Array): Float32Array {
+  const simd = simdKernels();
+  if (simd !== undefined) return simd.widen(bits);
+  const t = halfTable(), out = new Float32Array(bits.length);
+  for (let i = 0; i < bits.length; i++) out[i] = t[bits[i]];
+  return out;
+}
 
 /** Options of {@linkcode encodeBlocks}. */
 export interface EncodeBlocksOptions {
@@ -346,6 +366,12 @@ export interface EncodeBlocksOptions {
   readonly threads: number;
   /** The float32 rows `[from, to)`, row-major. */
   readonly rowsOf: (from: number, to: number) => Float32Array;
+  /**
+   * The same rows as float16 bits, where the vectors are float16: the
+   * workers are sent these (half the bytes, none widened in this thread)
+   * and widen them ({@linkcode halfRows}: the same float32 values).
+   */
+  readonly halfOf?: (from: number, to: number) => Uint16Array;
   /** Given each block's results, in block order. */
   readonly onBlock: (from: number, lists: Uint32Array, codes: Uint8Array) => void;
   /** Stops the work (rejecting with its reason) between blocks once aborted. */
@@ -383,7 +409,7 @@ export async function encodeBlocks(o: EncodeBlocksOptions): Promise<void> {
       o.signal?.throwIfAborted();
       while (next < total && inFlight.length < threads + 1) {
         const a = next, b = Math.min(total, a + block);
-        const x = own(o.rowsOf(a, b));
+        const x = own(o.halfOf !== undefined ? o.halfOf(a, b) : o.rowsOf(a, b));
         const result = workers.call({ x, n: b - a }, x.buffer as ArrayBuffer);
         inFlight.push({ from: a, result });
         next = b;

@@ -18,6 +18,7 @@ import {
   type EncodeReply,
   type EncodeRequest,
   encodeRows,
+  halfRows,
   type PreparedModel,
   prepareModel,
 } from "./ivf_encode.ts";
@@ -96,7 +97,7 @@ scope.onmessage = (ev: MessageEvent<EncodeRequest>) => {
       return;
     }
     const lists = new Uint32Array(m.n), codes = new Uint8Array(m.n * model!.bpv);
-    encodeRows(m.x, m.n, model!, lists, codes);
+    encodeRows(m.x instanceof Uint16Array ? halfRows(m.x) : m.x, m.n, model!, lists, codes);
     scope.postMessage({ id: m.id, lists, codes }, [lists.buffer, codes.buffer]);
   } catch (e) {
     scope.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) });

@@ -49,11 +49,11 @@
  *
  * @module
  */
-import { halfTable } from "../../dense_f64.ts";
 import {
   encodeBlocks,
   encodePool,
   type EncodeWorkers,
+  halfRows,
   IvfScratch,
   kmeansOnWorkers,
   KSUB,
@@ -101,20 +101,26 @@ function readRows(
   from: number,
   to: number,
 ): Float32Array {
-  const w = dtype === "f32" ? 4 : 2;
-  const bytes = new Uint8Array((to - from) * d * w);
-  f.seekSync(from * d * w, Deno.SeekMode.Start);
+  if (dtype === "f16") return halfRows(readHalf(f, d, from, to));
+  return new Float32Array(readBytes(f, 4 * d, from, to).buffer);
+}
+
+/** Rows `[from, to)` of a float16 vectors file of `d` columns, as their bits. */
+function readHalf(f: Deno.FsFile, d: number, from: number, to: number): Uint16Array {
+  return new Uint16Array(readBytes(f, 2 * d, from, to).buffer);
+}
+
+/** Rows `[from, to)` of a file of rows of `w` bytes (in a buffer of their own). */
+function readBytes(f: Deno.FsFile, w: number, from: number, to: number): Uint8Array {
+  const bytes = new Uint8Array((to - from) * w);
+  f.seekSync(from * w, Deno.SeekMode.Start);
   let o = 0;
   while (o < bytes.length) {
     const n = f.readSync(bytes.subarray(o));
     if (n === null) throw new Error("vectors file ended early");
     o += n;
   }
-  if (dtype === "f32") return new Float32Array(bytes.buffer);
-  const bits = new Uint16Array(bytes.buffer), t = halfTable();
-  const out = new Float32Array(bits.length);
-  for (let i = 0; i < bits.length; i++) out[i] = t[bits[i]];
-  return out;
+  return bytes;
 }
 
 /** The training paragraphs: indices (in index order) of the sample (see the module notes). */
@@ -242,6 +248,9 @@ export async function buildIvfPq(o: IvfBuildOptions): Promise<IvfBuilt> {
       block,
       threads,
       rowsOf,
+      ...(f !== undefined && o.dtype === "f16"
+        ? { halfOf: (a: number, b: number) => readHalf(f, d, a, b) }
+        : {}),
       signal: o.signal,
       ...(pool !== undefined ? { pool } : {}),
       onBlock: (a, lists, codes) => {

@@ -4,12 +4,14 @@
  * in windows of any size (one byte, a part of one sub-quantizer of a list,
  * several lists) equal the in-memory layout; the scratch files are deleted;
  * blocks encoded, sub-quantizers trained and the coarse k-means's
- * assignments made on worker threads equal those of this thread; an
+ * assignments made on worker threads equal those of this thread (float16
+ * rows sent to them as their bits too); an
  * aborted signal stops both.
  */
 import {
   encodeBlocks,
   encodeRows,
+  halfRows,
   IvfScratch,
   kmeansOnWorkers,
   KSUB,
@@ -18,6 +20,7 @@ import {
   trainCodebooks,
 } from "../../../../search/index/ivfpq/ivf_encode.ts";
 import { kmeans, nearestAll, rowNorms, splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
+import { halfTable } from "../../../../search/dense_f64.ts";
 import { assert, assertEquals } from "../../../_assert.ts";
 
 /** The reference layout, built in memory as the module notes describe it. */
@@ -118,6 +121,51 @@ Deno.test("ivf encode: blocks on worker threads equal blocks in this thread, in 
       },
     });
     assertEquals(next, n);
+    assertEquals([...got.lists], [...lists], `lists, ${threads} threads`);
+    assertEquals([...got.codes], [...codes], `codes, ${threads} threads`);
+  }
+});
+
+Deno.test("ivf encode: float16 rows sent to the workers as their bits give the codes of the rows widened here", async () => {
+  const d = 8, bpv = 4, nlist = 5, n = 1000, rng = splitmix32(6);
+  const f = () => (rng() / 4294967296) * 2 - 1;
+  const model = {
+    d,
+    bpv,
+    nlist,
+    centroids: Float32Array.from({ length: nlist * d }, f),
+    codebooks: Float32Array.from({ length: KSUB * d }, f),
+  };
+  // Every float16 bit pattern widens to the table's number (subnormals, ±0, ±∞; NaN a NaN).
+  const all = Uint16Array.from({ length: 65536 }, (_, i) => i), table = halfTable();
+  const wide = halfRows(all), bad: number[] = [];
+  for (let i = 0; i < 65536; i++) if (!Object.is(wide[i], table[i])) bad.push(i);
+  assertEquals(bad, []);
+  // Finite float16 values in (−2, 2).
+  const bits = Uint16Array.from({ length: n * d }, () => (rng() % 0x4000) | (rng() & 0x8000));
+  const x = Float32Array.from(bits, (b) => table[b]);
+  const lists = new Uint32Array(n), codes = new Uint8Array(n * bpv);
+  encodeRows(x, n, prepareModel(model), lists, codes);
+  for (const [threads, block] of [[0, 300], [2, 123], [2, 1000]]) {
+    const got = { lists: new Uint32Array(n), codes: new Uint8Array(n * bpv) };
+    let halves = 0;
+    await encodeBlocks({
+      model,
+      total: n,
+      block,
+      threads,
+      rowsOf: (a, b) => x.slice(a * d, b * d),
+      halfOf: (a, b) => {
+        halves++;
+        return bits.slice(0, b * d).subarray(a * d, b * d);
+      },
+      onBlock: (a, l, c) => {
+        got.lists.set(l, a);
+        got.codes.set(c, a * bpv);
+      },
+    });
+    // The bits are what the workers are sent; this thread encodes the float32 rows.
+    assertEquals(halves, threads === 0 ? 0 : Math.ceil(n / block), `${threads} threads`);
     assertEquals([...got.lists], [...lists], `lists, ${threads} threads`);
     assertEquals([...got.codes], [...codes], `codes, ${threads} threads`);
   }
