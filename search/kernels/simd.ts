@@ -115,17 +115,22 @@ export class SimdKernels {
 
   /**
    * The float16 values (bits) `bits` as float32, widened by the module
-   * (exactly as `halfTable` does; for tests and benchmarks).
+   * (exactly as `halfTable` does): a new array, or the first
+   * `bits.length` values of `into` (at least that long) written.
    */
-  widen(bits: Uint16Array): Float32Array {
+  widen(bits: Uint16Array, into?: Float32Array): Float32Array {
     const n = bits.length, n4 = Math.ceil(n / 4);
+    if (into !== undefined && into.length < n) throw new RangeError("widen: `into` is too short");
     const buf = this.#ensure(n4 * 8 + n4 * 16 + 64);
     const src = new Uint16Array(buf, 0, n4 * 4);
     src.fill(0);
     src.set(bits);
     const dst = (n4 * 8 + 63) & ~63;
     this.#widen(0, n4, dst);
-    return new Float32Array(buf, dst, n).slice();
+    const wide = new Float32Array(buf, dst, n);
+    if (into === undefined) return wide.slice();
+    into.set(wide);
+    return into.subarray(0, n);
   }
 }
 

@@ -344,14 +344,16 @@ const own = <T extends Float32Array | Uint16Array>(x: T): T =>
 
 /**
  * Float16 values (bits) as float32, exactly as `dense_f64.ts` `halfTable`
- * widens them: in this thread's WebAssembly SIMD kernels where they run.
+ * widens them (in this thread's WebAssembly SIMD kernels where they run):
+ * a new array, or the first `bits.length` values of `into` (at least that
+ * long), reused block after block by an encode worker.
  */
-export function halfRows(bits: Uint16Array): Float32Array {
+export function halfRows(bits: Uint16Array, into?: Float32Array): Float32Array {
   const simd = simdKernels();
-  if (simd !== undefined) return simd.widen(bits);
-  const t = halfTable(), out = new Float32Array(bits.length);
+  if (simd !== undefined) return simd.widen(bits, into);
+  const t = halfTable(), out = into ?? new Float32Array(bits.length);
   for (let i = 0; i < bits.length; i++) out[i] = t[bits[i]];
-  return out;
+  return out.subarray(0, bits.length);
 }
 
 /** Options of {@linkcode encodeBlocks}. */

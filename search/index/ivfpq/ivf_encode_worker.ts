@@ -27,6 +27,8 @@ import { nearestKernel, PairDistances } from "../../kernels/wasm_nearest.ts";
 import { simdKernels } from "../../kernels/simd.ts";
 
 let model: PreparedModel | undefined;
+/** The float32 rows of a block sent as float16 bits (grown as needed). */
+let wide = new Float32Array(0);
 /** This worker's distance kernels of the bounded k-means, by the first row of their share. */
 const sessions = new Map<number, PairDistances>();
 
@@ -97,7 +99,13 @@ scope.onmessage = (ev: MessageEvent<EncodeRequest>) => {
       return;
     }
     const lists = new Uint32Array(m.n), codes = new Uint8Array(m.n * model!.bpv);
-    encodeRows(m.x instanceof Uint16Array ? halfRows(m.x) : m.x, m.n, model!, lists, codes);
+    let x = m.x;
+    if (x instanceof Uint16Array) {
+      // Widened into one buffer, reused block after block (a new one a block grows the heap).
+      if (wide.length < x.length) wide = new Float32Array(x.length);
+      x = halfRows(x, wide);
+    }
+    encodeRows(x, m.n, model!, lists, codes);
     scope.postMessage({ id: m.id, lists, codes }, [lists.buffer, codes.buffer]);
   } catch (e) {
     scope.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) });

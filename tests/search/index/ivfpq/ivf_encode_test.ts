@@ -141,6 +141,10 @@ Deno.test("ivf encode: float16 rows sent to the workers as their bits give the c
   const wide = halfRows(all), bad: number[] = [];
   for (let i = 0; i < 65536; i++) if (!Object.is(wide[i], table[i])) bad.push(i);
   assertEquals(bad, []);
+  // Into a longer buffer (an encode worker's, reused): its first values, the rest untouched.
+  const into = new Float32Array(9).fill(7), five = halfRows(all.subarray(0x3c00, 0x3c05), into);
+  assertEquals([five.length, five.buffer === into.buffer], [5, true]);
+  assertEquals([...into], [...table.subarray(0x3c00, 0x3c05), 7, 7, 7, 7]);
   // Finite float16 values in (−2, 2).
   const bits = Uint16Array.from({ length: n * d }, () => (rng() % 0x4000) | (rng() & 0x8000));
   const x = Float32Array.from(bits, (b) => table[b]);
