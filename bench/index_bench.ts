@@ -35,7 +35,9 @@
  * ```
  *
  * `--reuse` keeps indexes already in `--out` and faiss's results when its
- * spec is unchanged.
+ * spec is unchanged. `--no-faiss` runs phraseval's side alone: its rows
+ * (the sweep, then build time, index bytes and peak RSS each) printed and
+ * in `OUT/report.md`.
  *
  * `--pq-bits 8,4` also builds and answers with a 4-bit index (`index
  * --pq-bits 4`, `OUT/ivf4`; rows say which). `--faiss-factories
@@ -282,6 +284,26 @@ for (const [bits, ivf] of ivfs) {
 
 for (const ix of ivfs.values()) closeIvfWorkers(ix);
 
+/**
+ * phraseval's rows of the table of every system: build (whole `index`
+ * process; NaN when `--reuse` kept the index), index MB (the IVF files, and
+ * the vectors beside them), peak RSS (build, and this process), each
+ * setting's recall and speed.
+ */
+function ourSystemRows(): string[] {
+  const qps = (s: number) => (qs.length / s).toFixed(1), mb = (b: number) => (b / 1e6).toFixed(1);
+  return ours.map((o) => {
+    const dir = ivfDirOf(o.bits);
+    return `| phraseval IVF-PQ ${o.bits}-bit | ${bpv} | ${
+      (ivfBuilds.get(o.bits) ?? NaN).toFixed(1)
+    } | ${mb(du(`${dir}/ivf`))} (+ vectors ${mb(du(dir) - du(`${dir}/ivf`))}) | ${
+      mb(peaks[dir] ?? NaN)
+    } build, ${mb(vmHwm())} search | ${o.nprobe} | ${o.refine} | ${o.threads} | ${
+      o.r1.toFixed(3)
+    } | ${o.r10.toFixed(3)} | ${qps(o.s)} |`;
+  });
+}
+
 if (flag("no-faiss")) {
   // Only phraseval's IVF-PQ rows (e.g. another --refine sweep on reused indexes).
   const t = ours.map((o) =>
@@ -289,14 +311,19 @@ if (flag("no-faiss")) {
       o.r10.toFixed(3)
     } | ${(qs.length / o.s).toFixed(1)} | ${nsPerByte(o)} |`
   );
-  console.log(`this process's peak RSS ${(vmHwm() / 1e6).toFixed(0)} MB`);
-  console.log(
-    [
-      "| bits | nprobe | refine | threads | scan | R@1 | R@10 | q/s | ns per code byte per thread |",
-      "|---|---|---|---|---|---|---|---|---|",
-      ...t,
-    ].join("\n"),
-  );
+  const text = [
+    `phraseval only (--no-faiss); this process's peak RSS ${(vmHwm() / 1e6).toFixed(0)} MB.`,
+    "",
+    "| bits | nprobe | refine | threads | scan | R@1 | R@10 | q/s | ns per code byte per thread |",
+    "|---|---|---|---|---|---|---|---|---|",
+    ...t,
+    "",
+    "| system | code bytes/vector | build s | index MB | peak RSS MB | nprobe | refine | threads | R@1 | R@10 | q/s |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+    ...ourSystemRows(),
+  ].join("\n");
+  console.log(text);
+  Deno.writeTextFileSync(`${out}/report.md`, text + "\n");
   Deno.exit(0);
 }
 
@@ -409,18 +436,7 @@ lines.push(
   "| system | code bytes/vector | build s | index MB | peak RSS MB | nprobe | refine | threads | R@1 | R@10 | q/s |",
   "|---|---|---|---|---|---|---|---|---|---|---|",
 );
-for (const o of ours) {
-  const dir = ivfDirOf(o.bits);
-  lines.push(
-    `| phraseval IVF-PQ ${o.bits}-bit | ${bpv} | ${(ivfBuilds.get(o.bits) ?? NaN).toFixed(1)} | ${
-      mb(du(`${dir}/ivf`))
-    } (+ vectors ${mb(du(dir) - du(`${dir}/ivf`))}) | ${mb(peaks[dir] ?? NaN)} build, ${
-      mb(vmHwm())
-    } search | ${o.nprobe} | ${o.refine} | ${o.threads} | ${o.r1.toFixed(3)} | ${
-      o.r10.toFixed(3)
-    } | ${qps(o.s)} |`,
-  );
-}
+lines.push(...ourSystemRows());
 for (const x of f.ivf) {
   const rc = recall(x.rows);
   lines.push(
