@@ -802,8 +802,13 @@ export class IvfScratch {
           if (l < lo || l >= hi) continue;
           const p = seen[l]++, b = start[l] + (p >> 5);
           if (b < b0 || b >= b1) continue;
-          const base = (b - b0) * bb + (p & 15), shift = p & 16 ? 4 : 0, co = i * M;
-          for (let m = 0; m < M; m++) out[base + 16 * m] |= codes[co + m] << shift;
+          const base = (b - b0) * bb + (p & 15), co = i * M;
+          // A block's rows 0-15 come first (low nibbles, written), then 16-31 (high, or-ed in).
+          if (p & 16) {
+            for (let m = 0; m < M; m++) out[base + 16 * m] |= codes[co + m] << 4;
+          } else {
+            for (let m = 0; m < M; m++) out[base + 16 * m] = codes[co + m];
+          }
         }
       }
       yield out;
