@@ -90,8 +90,9 @@ Deno.test("ivf scratch: windows of any budget give the in-memory layout; files r
   }
 });
 
-Deno.test("ivf encode: blocks on worker threads equal blocks in this thread, in block order", async () => {
-  const d = 8, bpv = 4, nlist = 5, n = 2000, rng = splitmix32(5);
+/** A random 8-bit model (d 8, bpv 4, nlist 5) and its value source, in (−1, 1). */
+function randomModel(seed: number) {
+  const d = 8, bpv = 4, nlist = 5, rng = splitmix32(seed);
   const f = () => (rng() / 4294967296) * 2 - 1;
   const model = {
     d,
@@ -100,6 +101,11 @@ Deno.test("ivf encode: blocks on worker threads equal blocks in this thread, in 
     centroids: Float32Array.from({ length: nlist * d }, f),
     codebooks: Float32Array.from({ length: KSUB * d }, f),
   };
+  return { d, bpv, model, f, rng };
+}
+
+Deno.test("ivf encode: blocks on worker threads equal blocks in this thread, in block order", async () => {
+  const n = 2000, { d, bpv, model, f } = randomModel(5);
   const x = Float32Array.from({ length: n * d }, f);
   const lists = new Uint32Array(n), codes = new Uint8Array(n * bpv);
   encodeRows(x, n, prepareModel(model), lists, codes);
@@ -127,15 +133,7 @@ Deno.test("ivf encode: blocks on worker threads equal blocks in this thread, in 
 });
 
 Deno.test("ivf encode: float16 rows sent to the workers as their bits give the codes of the rows widened here", async () => {
-  const d = 8, bpv = 4, nlist = 5, n = 1000, rng = splitmix32(6);
-  const f = () => (rng() / 4294967296) * 2 - 1;
-  const model = {
-    d,
-    bpv,
-    nlist,
-    centroids: Float32Array.from({ length: nlist * d }, f),
-    codebooks: Float32Array.from({ length: KSUB * d }, f),
-  };
+  const n = 1000, { d, bpv, model, rng } = randomModel(6);
   // Every float16 bit pattern widens to the table's number (subnormals, ±0, ±∞; NaN a NaN).
   const all = Uint16Array.from({ length: 65536 }, (_, i) => i), table = halfTable();
   const wide = halfRows(all), bad: number[] = [];
