@@ -25,7 +25,7 @@ import {
   trainIvfPq,
 } from "./ivfpq/train.ts";
 import { PQ4_KSUB } from "./ivfpq/fastscan.ts";
-import { halfTable } from "../dense_f64.ts";
+import { widenHalf } from "../dense_f64.ts";
 import {
   QUANTIZER_FILES,
   QUANTIZER_FORMAT,
@@ -66,10 +66,7 @@ export interface GlobalQuantizer {
 function trainRowsOf(m: Matrix, D: number | undefined): Float32Array {
   if (m.kind === "dense") {
     if (m.dtype === "f32") return m.data as Float32Array;
-    const bits = new Uint16Array(m.data.buffer, m.data.byteOffset, m.data.length);
-    const t = halfTable(), out = new Float32Array(bits.length);
-    for (let i = 0; i < bits.length; i++) out[i] = t[bits[i]];
-    return out;
+    return widenHalf(new Uint16Array(m.data.buffer, m.data.byteOffset, m.data.length));
   }
   // The dense block of CSR rows, repeats summed in stored order (`ivfpq/hybrid.ts`'s `csrDenseRows`).
   const out = new Float32Array(m.rows * D!);

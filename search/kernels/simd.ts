@@ -6,7 +6,7 @@
  * @module
  */
 import type { DumpOptions } from "../../io/dump/reader_sync.ts";
-import { halfTable } from "../dense_f64.ts";
+import { widenHalf } from "../dense_f64.ts";
 import { simdModuleBytes } from "./wasm_simd.ts";
 
 const PAGE = 65536;
@@ -99,8 +99,7 @@ export class SimdKernels {
       if (bitsPtr % 2 === 0 && (n * d) % 4 === 0) this.#widen(bitsPtr, (n * d) / 4, aPtr);
       else {
         const bits = new Uint16Array(buf.slice(bitsPtr, bitsPtr + n * d * 2));
-        const table = halfTable(), to = new Float32Array(buf, aPtr, n * d);
-        for (let i = 0; i < to.length; i++) to[i] = table[bits[i]];
+        widenHalf(bits, new Float32Array(buf, aPtr, n * d));
       }
     } else if (!inPlace) new Float32Array(buf, 0, n * d).set(a);
     const q = new Float32Array(buf, qPtr, nq * d);

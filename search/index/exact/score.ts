@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { denseScores, halfTable, sumSquares } from "../../dense_f64.ts";
+import { denseScores, sumSquares, widenHalf } from "../../dense_f64.ts";
 import { fsum } from "../../fsum.ts";
 import { simdKernels } from "../../kernels/simd.ts";
 import type { IndexMetric } from "../format.ts";
@@ -247,11 +247,7 @@ function densePrep(
   if (fast === undefined) {
     if (rows === undefined) {
       if (a instanceof Float32Array) rows = a;
-      else {
-        const table = halfTable();
-        rows = new Float32Array(n * d);
-        for (let i = 0; i < rows.length; i++) rows[i] = table[a[i]];
-      }
+      else rows = widenHalf(a.subarray(0, n * d));
     } else rows = rows.slice();
     sq = sumSquares(rows, n, d);
     norms = undefined;

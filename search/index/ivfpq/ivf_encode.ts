@@ -51,7 +51,7 @@ import {
 } from "./kmeans.ts";
 import { nearestKernel, SMALL_D } from "../../kernels/wasm_nearest.ts";
 import { simdKernels } from "../../kernels/simd.ts";
-import { halfTable } from "../../dense_f64.ts";
+import { widenHalf } from "../../dense_f64.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
 
 /** Centroids per sub-quantizer (8-bit codes). */
@@ -350,10 +350,7 @@ const own = <T extends Float32Array | Uint16Array>(x: T): T =>
  */
 export function halfRows(bits: Uint16Array, into?: Float32Array): Float32Array {
   const simd = simdKernels();
-  if (simd !== undefined) return simd.widen(bits, into);
-  const t = halfTable(), out = into ?? new Float32Array(bits.length);
-  for (let i = 0; i < bits.length; i++) out[i] = t[bits[i]];
-  return out.subarray(0, bits.length);
+  return simd !== undefined ? simd.widen(bits, into) : widenHalf(bits, into);
 }
 
 /** Options of {@linkcode encodeBlocks}. */
