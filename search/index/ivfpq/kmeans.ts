@@ -34,10 +34,13 @@
  * float64 rounding of `nearest`'s own sum); the centroids whose interval
  * reaches below the smallest upper end are the only ones that can be
  * `nearest`'s answer, and only they get `nearest`'s float64 distance (the
- * same operations), the first smallest winning. A centroid left out has a
- * distance above that of the answer, so the answers are `nearest`'s, bit
- * for bit; a block of rows with a value that is not finite, or too large
- * for float32 products, is assigned by the float64 kernel instead.
+ * same operations), the first smallest winning; where only one is left
+ * (the centroid with the smallest upper end, always among them) it is the
+ * answer without that distance, unless its distance is asked for (Elkan's
+ * bounds, below). A centroid left out has a distance above that of the
+ * answer, so the answers are `nearest`'s, bit for bit; a block of rows with
+ * a value that is not finite, or too large for float32 products, is
+ * assigned by the float64 kernel instead.
  *
  * **Elkan's bounds** ({@linkcode boundedAssign}; where the screen runs and
  * the bounds fit {@linkcode BOUNDED_MAX}, on finite rows): after the first
@@ -286,13 +289,25 @@ function nearestScreened(
     }
     for (let i = 0; i < m; i++) {
       const xLen = Math.sqrt(sq[i]), xo = (a + i) * d;
-      // Each distance within [est − b, est + b]; the smallest upper end.
-      let top = Infinity;
+      // Each distance within [est − b, est + b]; the smallest upper end, and the two
+      // smallest lower ends (the first centroid with the smallest, j1).
+      let top = Infinity, lo1 = Infinity, lo2 = Infinity, j1 = -1;
       for (let j = 0; j < k; j++) {
         const est = cNorm[j] - 2 * sc[j * m + i];
         const b = screen.width(xLen, j);
-        lo[j] = est - b;
+        const l = lo[j] = est - b;
         if (est + b < top) top = est + b;
+        if (l < lo1) {
+          lo2 = lo1;
+          lo1 = l;
+          j1 = j;
+        } else if (l < lo2) lo2 = l;
+      }
+      // The centroid with the smallest upper end is a candidate: when no other one is,
+      // it is the answer (no bounds asked: no distance needed).
+      if (bounds === undefined && !(lo2 <= top)) {
+        out[a + i] = j1;
+        continue;
       }
       // The candidates, in centroid order: nearest's float64 distance, the first smallest.
       let best = -1, bestD = Infinity;
