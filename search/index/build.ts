@@ -95,6 +95,7 @@ import {
   osMessage,
   OutFile,
   publishBuild,
+  Syncs,
 } from "./build_folder.ts";
 import {
   type BuildIndexError,
@@ -272,10 +273,10 @@ class ExactWriter {
     }
   }
 
-  /** Finishes every file; the header. */
-  finish(order: IndexHeader["order"]): IndexHeader {
+  /** Finishes every file (their fsyncs started in `syncs`); the header. */
+  finish(order: IndexHeader["order"], syncs: Syncs): IndexHeader {
     const files: Record<string, IndexFile> = {};
-    for (const f of this.#files) files[f.path.slice(this.dir.length + 1)] = f.finish();
+    for (const f of this.#files) files[f.path.slice(this.dir.length + 1)] = f.finish(syncs);
     if (this.#d < 0) {
       throw new InputError({ file: this.dir, where: "", message: "no paragraphs to index" });
     }
@@ -332,6 +333,7 @@ const ivfStage = (
   opts: BuildIndexOptions,
   global: GlobalQuantizer | undefined,
   pool: EncodeWorkers | undefined,
+  syncs: Syncs,
 ): Effect.Effect<IndexHeader, InputError | FileError> =>
   Effect.gen(function* () {
     const nlist = opts.nlist!, bpv = opts.bpv!;
@@ -396,7 +398,7 @@ const ivfStage = (
             const f = new OutFile(`${tmp}/${name}`);
             try {
               for (const c of chunks) f.write(bytesOf(c));
-              files[name] = f.finish();
+              files[name] = f.finish(syncs);
             } finally {
               f.close();
             }
@@ -510,6 +512,8 @@ export const buildIndex = (
       (st) =>
         Effect.gen(function* () {
           const { dump, w, build } = st;
+          // The data files' fsyncs, run while the build goes on (the exact files' during the training).
+          const syncs = new Syncs();
           const read = readerOf(dump, opts);
           // Every paragraph of the corpus has a place (its position); a shard keeps its own.
           let position = -1;
@@ -584,7 +588,7 @@ export const buildIndex = (
             if (!("missing" in c)) w.shapeFrom(c.matrix, dump.label(`${first.stem}.npz`));
           }
           let header = yield* lift(
-            () => w.finish(opts.context !== undefined ? "dataset" : "sorted-names"),
+            () => w.finish(opts.context !== undefined ? "dataset" : "sorted-names", syncs),
             tmp,
           );
           if (shard !== undefined) {
@@ -622,14 +626,21 @@ export const buildIndex = (
               },
               { quantizer: q.quantizer, parameters: q.manifest.parameters },
               st.pool,
+              syncs,
             );
           } else if (opts.nlist !== undefined || opts.bpv !== undefined) {
             // A shard trains on the whole corpus's sample (the unsharded index's quantizer).
             const global = shard === undefined
               ? undefined
               : yield* trainGlobal(opts, dump, header.d, header.vectors);
-            header = yield* ivfStage(header, w, build, opts, global, st.pool);
+            header = yield* ivfStage(header, w, build, opts, global, st.pool, syncs);
           }
+          // Every data file on disk before the folder is renamed into place.
+          yield* Effect.tryPromise({
+            try: () => syncs.done(),
+            catch: (e) =>
+              e instanceof FileError ? e : new FileError({ file: build, message: osMessage(e) }),
+          });
           yield* lift(() => {
             const f = new OutFile(`${build}/${INDEX_HEADER}`);
             f.write(new TextEncoder().encode(headerJson(header)));

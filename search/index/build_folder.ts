@@ -69,11 +69,16 @@ export class OutFile {
     this.#fill = 0;
   }
 
-  /** Flushes, fsyncs and closes; the file's entry for the header. */
-  finish(): IndexFile {
+  /**
+   * Flushes, fsyncs and closes; the file's entry for the header. With
+   * `syncs`, the file is closed and its fsync left to run meanwhile
+   * ({@linkcode Syncs}).
+   */
+  finish(syncs?: Syncs): IndexFile {
     this.#flush();
-    this.#f.syncSync();
+    if (syncs === undefined) this.#f.syncSync();
     this.#f.close();
+    syncs?.start(this.path);
     return { bytes: this.bytes, sha256: this.#hash.digest("hex") };
   }
 
@@ -82,6 +87,44 @@ export class OutFile {
     try {
       this.#f.close();
     } catch { /* closed */ }
+  }
+}
+
+/**
+ * fsyncs that run while a build goes on (its training, say), each on
+ * Deno's blocking threads: {@linkcode Syncs.start} opens a written file
+ * again and fsyncs it (an fsync of any descriptor of a file writes all of
+ * its data), and {@linkcode Syncs.done}, awaited before the folder is
+ * renamed into place, waits for them all and fails with the first that
+ * failed.
+ */
+export class Syncs {
+  readonly #pending: { path: string; done: Promise<void> }[] = [];
+
+  /** Starts the fsync of `path` (closed, its writes done). */
+  start(path: string): void {
+    const done = (async () => {
+      const f = await Deno.open(path, { read: true });
+      try {
+        await f.sync();
+      } finally {
+        f.close();
+      }
+    })();
+    // Observed by done(); a build that fails first does not wait for it.
+    done.catch(() => {});
+    this.#pending.push({ path, done });
+  }
+
+  /** Once every fsync started has ended; a {@linkcode FileError} naming the first that failed. */
+  async done(): Promise<void> {
+    for (const { path, done } of this.#pending) {
+      try {
+        await done;
+      } catch (e) {
+        throw new FileError({ file: path, message: osMessage(e) });
+      }
+    }
   }
 }
 
