@@ -37,7 +37,12 @@
  * not divide d (or `denseDims`), `nlist` larger than the training sample's
  * phrases, `denseDims` larger than d. Refused at once: a sparse dump without
  * `denseDims`, `denseDims` without `sparse` (a dense dump needs none),
- * without `nlist`/`bpv`, or below 1.
+ * without `nlist`/`bpv`, or below 1. An unsharded dense build whose sample
+ * is more than one encode block trains meanwhile (`train_early.ts`): the
+ * sample is read first, as a shard's is (below), and trained on the encode
+ * workers while the exact files are written; its quantizer is used when
+ * the sample taken from the written files is the same paragraphs and rows
+ * (the same bytes; else it trains after, as above).
  *
  * **Shards** (`shard`, `shards.ts`): the corpus is walked as above, and
  * only the paragraphs whose id the assignment gives this shard are read and
@@ -73,6 +78,7 @@ import {
   trainSample,
 } from "./ivfpq/train.ts";
 import { encodePool, type EncodeWorkers } from "./ivfpq/ivf_encode.ts";
+import { type EarlyTraining, startEarlyTraining } from "./train_early.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { readQuantizer } from "./ivfpq/quantizer.ts";
 import { SHARD_RULE, shardOf } from "./shards.ts";
@@ -385,7 +391,9 @@ const ivfStage = (
             rowsOf: block?.read,
             onProgress: (rows) => opts.onIvfProgress?.(rows, h.phrases),
             signal,
-            ...opts.ivfTuning,
+            writeBudget: opts.ivfTuning?.writeBudget,
+            encodeBlock: opts.ivfTuning?.encodeBlock,
+            encodeThreads: opts.ivfTuning?.encodeThreads,
             ...(global !== undefined ? { quantizer: global.quantizer } : {}),
             ...(pool !== undefined ? { pool } : {}),
           });
@@ -502,7 +510,14 @@ export const buildIndex = (
         try {
           dump = openDumpSync(opts.contextEmb, { sparse });
           const w = new ExactWriter(f.build, sparse, metric);
-          return { ...f, dump, w, done: false, pool: undefined as EncodeWorkers | undefined };
+          return {
+            ...f,
+            dump,
+            w,
+            done: false,
+            pool: undefined as EncodeWorkers | undefined,
+            early: undefined as EarlyTraining | undefined,
+          };
         } catch (e) {
           dump?.close();
           closeBuildFolder(f, false);
@@ -581,7 +596,20 @@ export const buildIndex = (
               st.pool?.warm();
             }
           };
-          yield* walkCorpus(opts, dump, add);
+          // An unsharded dense IVF-PQ build trains its quantizer on the encode workers while
+          // this thread writes the exact files (train_early.ts; the same bytes).
+          if (
+            ivfWanted && q === undefined && shard === undefined && !sparse &&
+            opts.denseDims === undefined && encodeThreads >= 2 &&
+            opts.ivfTuning?.trainWhileWriting !== false
+          ) {
+            st.early = yield* startEarlyTraining(opts, dump, () => {
+              st.pool ??= encodePool(encodeThreads);
+              st.pool?.warm();
+              return st.pool;
+            }, encodeBlock);
+          }
+          yield* walkCorpus(opts, dump, add, st.early?.pause);
           if (shard !== undefined && w.paragraphs === 0 && first !== undefined) {
             // A shard the assignment gave nothing: empty files of the corpus's d and dtype.
             const c = read(first.id);
@@ -629,10 +657,14 @@ export const buildIndex = (
               syncs,
             );
           } else if (opts.nlist !== undefined || opts.bpv !== undefined) {
-            // A shard trains on the whole corpus's sample (the unsharded index's quantizer).
-            const global = shard === undefined
-              ? undefined
-              : yield* trainGlobal(opts, dump, header.d, header.vectors);
+            // A shard trains on the whole corpus's sample (the unsharded index's quantizer); an
+            // unsharded build takes what it trained meanwhile, if it is its own sample's.
+            const early = st.early, d = header.d;
+            const global = shard !== undefined
+              ? yield* trainGlobal(opts, dump, header.d, header.vectors)
+              : early !== undefined
+              ? yield* Effect.promise(() => early.take(w.ids, w.starts, d))
+              : undefined;
             header = yield* ivfStage(header, w, build, opts, global, st.pool, syncs);
           }
           // Every data file on disk before the folder is renamed into place.
@@ -652,6 +684,7 @@ export const buildIndex = (
         }),
       (st) =>
         Effect.sync(() => {
+          st.early?.close();
           st.pool?.close();
           st.w.close();
           st.dump.close();

@@ -78,10 +78,16 @@ export interface BuildIndexOptions {
   readonly onIvfProgress?: (rows: number, total: number) => void;
   /**
    * Internal knobs of the IVF-PQ encoding and writing (`ivfpq/train.ts`:
-   * `writeBudget`, `encodeBlock`, `encodeThreads`), for tests and
-   * benchmarks; the bytes written do not depend on them.
+   * `writeBudget`, `encodeBlock`, `encodeThreads`; `trainWhileWriting`),
+   * for tests and benchmarks; the bytes written do not depend on them.
    */
-  readonly ivfTuning?: Pick<IvfBuildOptions, "writeBudget" | "encodeBlock" | "encodeThreads">;
+  readonly ivfTuning?: Pick<IvfBuildOptions, "writeBudget" | "encodeBlock" | "encodeThreads"> & {
+    /**
+     * `false`: the quantizer is trained after the exact files are written,
+     * not meanwhile (`train_early.ts`).
+     */
+    readonly trainWhileWriting?: boolean;
+  };
 }
 
 /** What {@linkcode buildIndex} wrote. */
@@ -198,14 +204,18 @@ export const readerOf = (dump: DumpSourceSync, opts: BuildIndexOptions) => (id: 
  * (see the module notes): the `--context` file's paragraphs (SQuAD-shaped)
  * or passages (a corpus, their ids checked), else the dump's `.npz` stems
  * sorted by name. `visit` gets the id the dump names the paragraph by, its
- * file stem, and its text and title when the context file has them.
+ * file stem, and its text and title when the context file has them;
+ * `pause`, run after each visit, may let other work in (its effect ends
+ * when the walk may go on).
  */
 export const walkCorpus = (
   opts: BuildIndexOptions,
   dump: DumpSourceSync,
   visit: (id: string, stem: string, context?: string, title?: string) => void,
+  pause?: () => Effect.Effect<void>,
 ): Effect.Effect<void, BuildIndexError> =>
   Effect.gen(function* () {
+    const next = pause ?? (() => Effect.void);
     if (opts.context !== undefined) {
       const ctx = opts.context;
       const [format, src] = yield* openDataset(ctx, opts.contextFormat, true);
@@ -220,10 +230,15 @@ export const walkCorpus = (
             }),
         });
         yield* Stream.runForEach(articles, (r) =>
-          lift(() => {
-            if (r.kind !== "article") return;
-            for (const p of r.paragraphs) visit(p.id, dumpStem(p.id), p.context, p.title);
-          }, opts.contextEmb));
+          r.kind !== "article" ? Effect.void : Effect.forEach(
+            r.paragraphs,
+            (p) =>
+              Effect.andThen(
+                lift(() => visit(p.id, dumpStem(p.id), p.context, p.title), opts.contextEmb),
+                next,
+              ),
+            { discard: true },
+          ));
       } else {
         // A corpus: its passage ids name the dump files, so they are checked as the
         // SQuAD reader checks paragraph ids (`ids: "distinct"`).
@@ -246,7 +261,7 @@ export const walkCorpus = (
                 });
               }
               visit(p.id, dumpStem(p.id), p.text, p.title);
-            }, opts.contextEmb),
+            }, opts.contextEmb).pipe(Effect.andThen(next)),
         );
       }
     } else {
@@ -255,6 +270,7 @@ export const walkCorpus = (
         if (!name.endsWith(".npz")) continue;
         const stem = name.slice(0, -4);
         yield* lift(() => visit(stem, stem), opts.contextEmb);
+        yield* next();
       }
     }
   });

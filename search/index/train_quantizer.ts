@@ -25,6 +25,7 @@ import {
   trainIvfPq,
 } from "./ivfpq/train.ts";
 import { PQ4_KSUB } from "./ivfpq/fastscan.ts";
+import type { EncodeWorkers } from "./ivfpq/ivf_encode.ts";
 import { widenHalf } from "../dense_f64.ts";
 import {
   QUANTIZER_FILES,
@@ -80,33 +81,60 @@ function trainRowsOf(m: Matrix, D: number | undefined): Float32Array {
 }
 
 /**
- * Trains the IVF-PQ quantizer of the whole corpus: one pass over it (ids
- * only) picks the training sample as `ivfpq/train.ts` does (the
- * `trainParagraphs` paragraphs whose sha256(id) sorts first), then their
- * rows are read from the dump in corpus order and trained on, so the
- * quantizer is the unsharded index's. `d` and `vectors` are the dump's
- * when known (a shard's), else taken from the sample.
+ * The training sample of a whole corpus ({@linkcode globalSample}): its
+ * rows and what the header records of them.
  */
-export const trainGlobal = (
+export interface GlobalSample {
+  /** The training rows (float32, `nt` × `dq`, in shared memory: the k-means's workers read them there). */
+  readonly xt: Float32Array;
+  /** Their number. */
+  readonly nt: number;
+  /** The dimension trained on: `d`, or a hybrid's dense block. */
+  readonly dq: number;
+  /** The dump's dimension. */
+  readonly d: number;
+  /** Bits per PQ code. */
+  readonly bits: 4 | 8;
+  /** The sample's paragraphs: their places in the corpus's order, increasing. */
+  readonly positions: readonly number[];
+  /** Their ids, as the build records them (a side file's id where there is one). */
+  readonly ids: readonly string[];
+  /** The IVF-PQ parameters of the header. */
+  readonly parameters: Readonly<Record<string, unknown>>;
+  /** The corpus's paragraphs. */
+  readonly corpusParagraphs: number;
+}
+
+/**
+ * The corpus's training sample, as an unsharded build of it takes it
+ * (`ivfpq/train.ts` trainSample's rule, on the ids the build records: a
+ * side file's id where there is one): the corpus walked once for the ids,
+ * then the sample's rows read from the dump in corpus order; refused as
+ * the build refuses its IVF-PQ options (d, `--bpv`, `--nlist`). `d` and
+ * `vectors` are the dump's when known (a shard's), else taken from the
+ * sample.
+ */
+export const globalSample = (
   opts: BuildIndexOptions,
   dump: DumpSourceSync,
   knownD?: number,
   knownVectors?: "dense" | "csr",
-): Effect.Effect<GlobalQuantizer & { d: number; corpusParagraphs: number }, BuildIndexError> =>
+): Effect.Effect<GlobalSample, BuildIndexError> =>
   Effect.gen(function* () {
     const nlist = opts.nlist!, bpv = opts.bpv!, D = opts.denseDims;
     const refuse = (message: string) =>
       Effect.fail(new InputError({ file: opts.contextEmb, where: "", message }));
     const wanted = opts.trainParagraphs ?? DEFAULT_TRAIN_PARAGRAPHS;
     // The `wanted` smallest (key, position): the sample rule of `trainSample`.
-    let kept: { key: string; at: number; id: string; stem: string }[] = [];
+    let kept: { key: string; at: number; id: string; pid: string; stem: string }[] = [];
     const order = (a: { key: string; at: number }, b: { key: string; at: number }) =>
       a.key < b.key ? -1 : a.key > b.key ? 1 : a.at - b.at;
     let at = -1;
     yield* walkCorpus(opts, dump, (id, stem) => {
       at++;
       const pid = metaOf(dump, stem)?.id ?? id;
-      kept.push({ key: createHash("sha256").update(pid, "utf8").digest("hex"), at, id, stem });
+      const key = createHash("sha256").update(pid, "utf8").digest("hex");
+      kept.push({ key, at, id, pid, stem });
       if (kept.length >= 2 * wanted + 4096) kept = kept.sort(order).slice(0, wanted);
     });
     const sample = kept.sort(order).slice(0, wanted).sort((a, b) => a.at - b.at);
@@ -165,21 +193,64 @@ export const trainGlobal = (
       );
     }
     const dq = D ?? d!;
-    const xt = new Float32Array(nt * dq);
+    // In shared memory: the coarse k-means's workers read the rows there.
+    const xt = new Float32Array(new SharedArrayBuffer(nt * dq * 4));
     let o = 0;
     for (const x of parts) {
       xt.set(x, o);
       o += x.length;
     }
+    return {
+      xt,
+      nt,
+      dq,
+      d: d!,
+      bits,
+      positions: sample.map((p) => p.at),
+      ids: sample.map((p) => p.pid),
+      parameters: ivfParameters(nlist, bpv, sample.length, nt, D, bits),
+      corpusParagraphs: at + 1,
+    };
+  });
+
+/**
+ * The quantizer of a {@linkcode GlobalSample}, trained as `buildIvfPq`
+ * trains an unsharded build's (4-bit: `2·bpv` sub-quantizers of 16
+ * centroids on at most 256·16 residuals), on `pool`'s workers when given
+ * (else on `opts.ivfTuning.encodeThreads` of its own); `s.xt` is
+ * overwritten.
+ */
+export function trainOnSample(
+  s: GlobalSample,
+  opts: BuildIndexOptions,
+  signal?: AbortSignal,
+  pool?: EncodeWorkers,
+): Promise<IvfQuantizer> {
+  const bpv = opts.bpv!;
+  return trainIvfPq(s.xt, s.nt, s.dq, opts.nlist!, s.bits === 4 ? 2 * bpv : bpv, {
+    threads: pool?.size ?? opts.ivfTuning?.encodeThreads ?? ENCODE_THREADS,
+    ...(signal !== undefined ? { signal } : {}),
+    ...(pool !== undefined ? { pool } : {}),
+    ...(s.bits === 4 ? { ksub: PQ4_KSUB, pqRows: PQ4_ROWS_PER_CENTROID * PQ4_KSUB } : {}),
+  });
+}
+
+/**
+ * The IVF-PQ quantizer of a whole corpus, trained on its
+ * {@linkcode globalSample} as an unsharded build of it would train it
+ * ({@linkcode trainOnSample}), so that every shard is encoded with the
+ * unsharded index's centroids and codebooks.
+ */
+export const trainGlobal = (
+  opts: BuildIndexOptions,
+  dump: DumpSourceSync,
+  knownD?: number,
+  knownVectors?: "dense" | "csr",
+): Effect.Effect<GlobalQuantizer & { d: number; corpusParagraphs: number }, BuildIndexError> =>
+  Effect.gen(function* () {
+    const s = yield* globalSample(opts, dump, knownD, knownVectors);
     const quantizer = yield* Effect.tryPromise({
-      try: (signal) =>
-        // 4-bit: 2·bpv sub-quantizers of 16 centroids on at most 256·16 residuals (as
-        // `buildIvfPq` trains them: the shards then hold the unsharded index's codebooks).
-        trainIvfPq(xt, nt, dq, nlist, bits === 4 ? 2 * bpv : bpv, {
-          threads: opts.ivfTuning?.encodeThreads ?? ENCODE_THREADS,
-          signal,
-          ...(bits === 4 ? { ksub: PQ4_KSUB, pqRows: PQ4_ROWS_PER_CENTROID * PQ4_KSUB } : {}),
-        }),
+      try: (signal) => trainOnSample(s, opts, signal),
       catch: (e) =>
         e instanceof InputError || e instanceof FileError
           ? e
@@ -187,9 +258,9 @@ export const trainGlobal = (
     });
     return {
       quantizer,
-      parameters: ivfParameters(nlist, bpv, sample.length, nt, D, bits),
-      d: d!,
-      corpusParagraphs: at + 1,
+      parameters: s.parameters,
+      d: s.d,
+      corpusParagraphs: s.corpusParagraphs,
     };
   });
 
