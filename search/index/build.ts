@@ -77,7 +77,7 @@ import {
   ENCODE_THREADS,
   trainSample,
 } from "./ivfpq/train.ts";
-import { encodePool, type EncodeWorkers } from "./ivfpq/ivf_encode.ts";
+import { encodePool, type EncodeWorkers, encodeWorkersAllowed } from "./ivfpq/ivf_encode.ts";
 import { type EarlyTraining, startEarlyTraining } from "./train_early.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { readQuantizer } from "./ivfpq/quantizer.ts";
@@ -601,7 +601,7 @@ export const buildIndex = (
           if (
             ivfWanted && q === undefined && shard === undefined && !sparse &&
             opts.denseDims === undefined && encodeThreads >= 2 &&
-            opts.ivfTuning?.trainWhileWriting !== false
+            opts.ivfTuning?.trainWhileWriting !== false && encodeWorkersAllowed()
           ) {
             st.early = yield* startEarlyTraining(opts, dump, () => {
               st.pool ??= encodePool(encodeThreads);
