@@ -665,6 +665,7 @@ export const buildIndex = (
               : early !== undefined
               ? yield* Effect.promise(() => early.take(w.ids, w.starts, d))
               : undefined;
+            if (early !== undefined) opts.ivfTuning?.trainedWhileWriting?.(global !== undefined);
             header = yield* ivfStage(header, w, build, opts, global, st.pool, syncs);
           }
           // Every data file on disk before the folder is renamed into place.

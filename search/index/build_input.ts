@@ -87,6 +87,11 @@ export interface BuildIndexOptions {
      * not meanwhile (`train_early.ts`).
      */
     readonly trainWhileWriting?: boolean;
+    /**
+     * Told, once the exact files are written, whether the quantizer
+     * trained meanwhile is the one used (not told when none was trained).
+     */
+    readonly trainedWhileWriting?: (used: boolean) => void;
   };
 }
 

@@ -1,10 +1,11 @@
 /**
  * The quantizer trained while the exact files are written
- * (`search/index/train_early.ts`): a build that does it writes the bytes of
- * one that trains after (8- and 4-bit); the early quantizer is the built
- * index's centroids and codebooks, and it is taken only for the sample it
- * was trained on; a walk that fails once it has started fails the build
- * with the walk's one line, nothing left behind.
+ * (`search/index/train_early.ts`): a build that does it uses that
+ * quantizer and writes the bytes of one that trains after (8- and 4-bit);
+ * the early quantizer is the built index's centroids and codebooks, and it
+ * is taken only for the sample it was trained on; a walk that fails once
+ * it has started fails the build with the walk's one line, nothing left
+ * behind.
  */
 import * as Effect from "effect/Effect";
 import { writeContextDump } from "../../../../io/dump/writer.ts";
@@ -47,7 +48,7 @@ async function dump(dir: string): Promise<void> {
 /** Small encode blocks: the sample's rows (2,000 or so) are more than one, so the early training runs. */
 const TUNING = { encodeBlock: 256, encodeThreads: 2 };
 
-Deno.test("early training: a build that trains while it writes the exact files writes the bytes of one that trains after (8- and 4-bit)", async () => {
+Deno.test("early training: a build that trains while it writes the exact files uses that quantizer and writes the bytes of one that trains after (8- and 4-bit)", async () => {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-early-" });
   try {
     await dump(`${tmp}/c`);
@@ -55,14 +56,21 @@ Deno.test("early training: a build that trains while it writes the exact files w
       const sums = [];
       for (const trainWhileWriting of [true, false]) {
         const out = `${tmp}/ix${pqBits}${trainWhileWriting}`;
+        const used: boolean[] = [];
         await Effect.runPromise(buildIndex({
           contextEmb: `${tmp}/c`,
           out,
           nlist: 8,
           bpv: 4,
           pqBits,
-          ivfTuning: { ...TUNING, trainWhileWriting },
+          ivfTuning: {
+            ...TUNING,
+            trainWhileWriting,
+            trainedWhileWriting: (u) => used.push(u),
+          },
         }));
+        // The quantizer trained while writing is the one used; none without it.
+        assertEquals(used, trainWhileWriting ? [true] : [], `${pqBits}-bit`);
         sums.push(await folderSum(out));
       }
       assertEquals(sums[0], sums[1], `${pqBits}-bit`);
