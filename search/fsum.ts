@@ -22,6 +22,61 @@ let partials = new Float64Array(64);
  * ```
  */
 export function fsum(xs: ArrayLike<number>, n: number = xs.length): number {
+  const quick = fsumQuick(xs, n);
+  return quick === quick ? quick : fsumPartials(xs, n);
+}
+
+const bits = new Float64Array(1), words = new Uint32Array(bits.buffer);
+const LITTLE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const HI = LITTLE ? 1 : 0, LO = LITTLE ? 0 : 1;
+
+/**
+ * {@linkcode fsum}'s fast path: `xs[0..n)` summed once with each addition's
+ * exact error kept (Knuth's TwoSum) and the errors summed, which leaves the
+ * exact sum within a proven distance of `r + t` (`r` the rounded total, `t`
+ * its exact remainder); `r` is returned when that distance and `|t|` cannot
+ * reach half the spacing of doubles around `r` (so `r` is the correctly
+ * rounded sum, the one `math.fsum` gives), else NaN (`fsum` then sums the
+ * exact partials). NaN too for non-finite terms or totals, and totals
+ * near zero or below 2^-900.
+ *
+ * @example
+ * ```ts
+ * import { fsumQuick } from "./fsum.ts";
+ * if (fsumQuick([0.1, 0.2, 0.3], 3) !== 0.6) throw new Error("not correctly rounded");
+ * // A sum that lies exactly half-way between two doubles is left to the partials.
+ * if (!Number.isNaN(fsumQuick([1, 2 ** -53], 2))) throw new Error("a tie was decided");
+ * ```
+ */
+export function fsumQuick(xs: ArrayLike<number>, n: number): number {
+  let s = 0, e = 0, a = 0;
+  for (let k = 0; k < n; k++) {
+    const x = xs[k];
+    const t = s + x, b = t - s;
+    e += (s - (t - b)) + (x - b);
+    s = t;
+    a += Math.abs(x);
+  }
+  if (!(a < Infinity)) return NaN;
+  const r = s + e, b = r - s;
+  const t = Math.abs((s - (r - b)) + (e - b));
+  bits[0] = r;
+  const hi = words[HI], exp = (hi >>> 20) & 0x7ff;
+  // r non-finite, zero, subnormal or below 2^-900: left to the partials.
+  if (exp === 0x7ff || exp < 124) return NaN;
+  // Half the smaller spacing of doubles next to r: 2^(e-53), 2^(e-54) where r is a power of two.
+  const pow2 = (hi & 0xfffff) === 0 && words[LO] === 0;
+  words[HI] = (exp - (pow2 ? 54 : 53)) << 20;
+  words[LO] = 0;
+  const half = bits[0];
+  // |sum of the errors - e| <= n^2 u^2 (1 + o(1)) * (sum |x|), u = 2^-53; here 4 n^2 u^2 a, and
+  // t's own rounding in the comparison covered by 2^-50 |t|.
+  const slack = n * n * a * 2 ** -104 + t * 2 ** -50;
+  return t + slack < half ? r : NaN;
+}
+
+/** {@linkcode fsum} by Shewchuk's exact partials (every input). */
+function fsumPartials(xs: ArrayLike<number>, n: number): number {
   let p = partials;
   let np = 0;
   let specialSum = 0;
