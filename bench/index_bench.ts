@@ -54,7 +54,8 @@
 import { openDumpSync } from "../io/dump/reader_sync.ts";
 import type { Matrix } from "../io/matrix.ts";
 import { asFloat32 } from "../search/dense_f64.ts";
-import { closeIvfWorkers, loadIvf, scoreIvf } from "../search/index/ivfpq/ivfpq.ts";
+import { loadIvf } from "../search/index/ivfpq/ivfpq.ts";
+import { closeIvfWorkers, scoreIvf } from "../search/index/ivfpq/ivf_search.ts";
 import { trainSample } from "../search/index/ivfpq/train.ts";
 import { openIndexSync } from "../search/index/read.ts";
 import { scoreQuestions } from "../search/open/open.ts";

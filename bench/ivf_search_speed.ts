@@ -14,7 +14,8 @@
  *
  * @module
  */
-import { closeIvfWorkers, loadIvf, scoreIvf } from "../search/index/ivfpq/ivfpq.ts";
+import { loadIvf } from "../search/index/ivfpq/ivfpq.ts";
+import { closeIvfWorkers, scoreIvf } from "../search/index/ivfpq/ivf_search.ts";
 import { openIndexSync } from "../search/index/read.ts";
 
 const arg = (name: string, fallback: string): string => {

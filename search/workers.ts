@@ -4,7 +4,7 @@
  * each failure caught and told, all ended by `close`), and on it
  * {@linkcode RequestWorkers} (each request sent with a fresh id and answered
  * by a promise), as the search's 8-bit screening (`kernels/i8_pool.ts`),
- * IVF-PQ list scans (`index/ivfpq/ivfpq.ts`) and IVF-PQ encoding
+ * IVF-PQ searches (`index/ivfpq/ivf_search.ts`) and IVF-PQ encoding
  * (`index/ivfpq/ivf_encode.ts`) use them; the merge's pools
  * (`merge/pool.ts`, `merge/early.ts`) share their batches out their own way
  * on {@linkcode WorkerThreads}. Whether this process may start a worker at

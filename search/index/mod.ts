@@ -53,15 +53,8 @@ export type { ExactIndex, OpenIndexOptions } from "./read.ts";
 export { NonFiniteError, scoreDense, TopK } from "./exact/score.ts";
 export { SparseIndexScorer, SparseQueries } from "./exact/sparse_scorer.ts";
 export type { SparseIndexScorerOptions } from "./exact/sparse_scorer.ts";
-export {
-  DEFAULT_NPROBE,
-  IVF_FILES,
-  ivfCandidates,
-  loadIvf,
-  nprobeProblem,
-  scoreIvf,
-  scoreIvfSync,
-} from "./ivfpq/ivfpq.ts";
+export { DEFAULT_NPROBE, IVF_FILES, ivfCandidates, loadIvf, nprobeProblem } from "./ivfpq/ivfpq.ts";
+export { scoreIvf, scoreIvfSync } from "./ivfpq/ivf_search.ts";
 export {
   DEFAULT_TRAIN_PARAGRAPHS,
   IVF_SEED,

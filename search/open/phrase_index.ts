@@ -3,7 +3,7 @@
  * ({@linkcode PhraseIndexLive}) opens an index folder (`search/index/read.ts`)
  * and owns what its searches start. Searching an index starts worker threads
  * on first use (the 8-bit screening of exact search, `search/kernels/i8_pool.ts`; the
- * IVF-PQ list scans, `search/index/ivfpq/ivfpq.ts`), kept with the index; when the
+ * IVF-PQ searches, `search/index/ivfpq/ivf_search.ts`), kept with the index; when the
  * Layer's scope closes, its finalizer ends them and closes the index's files
  * (under a memory budget), so no caller ends them by hand.
  * {@linkcode acquireIndex} is the same ownership as a scoped Effect, and
@@ -19,7 +19,7 @@ import * as Layer from "effect/Layer";
 import type * as Scope from "effect/Scope";
 import type { FileError, InputError } from "../../io/errors.ts";
 import { closeI8Workers } from "../kernels/i8_pool.ts";
-import { closeIvfWorkers } from "../index/ivfpq/ivfpq.ts";
+import { closeIvfWorkers } from "../index/ivfpq/ivf_search.ts";
 import { closeIndex, type ExactIndex, openIndex, type OpenIndexOptions } from "../index/read.ts";
 
 /** Ends the search workers of `index` (IVF-PQ scans, exact screening), if any. */

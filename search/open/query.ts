@@ -36,7 +36,8 @@ import { type EncoderError, QuestionEncoder } from "../../encoders/types.ts";
 import { asFloat32 } from "../dense_f64.ts";
 import { readQ2c } from "../merge/merge.ts";
 import { type ExactIndex, offsetsAt, paragraphOfRow, phraseAt } from "../index/read.ts";
-import { nprobeProblem, scoreIvf } from "../index/ivfpq/ivfpq.ts";
+import { nprobeProblem } from "../index/ivfpq/ivfpq.ts";
+import { scoreIvf } from "../index/ivfpq/ivf_search.ts";
 import { defaultNprobe } from "../index/defaults.ts";
 import {
   I8NonFinite,

@@ -32,7 +32,8 @@ import { InputError } from "../../../io/errors.ts";
 import type { CsrMatrix } from "../../../io/matrix.ts";
 import { fsum } from "../../fsum.ts";
 import type { IndexMetric } from "../format.ts";
-import { ivfCandidatesMany, type IvfIndexView, nprobeProblem } from "./ivfpq.ts";
+import { type IvfIndexView, nprobeProblem } from "./ivfpq.ts";
+import { ivfCandidatesMany } from "./ivf_search.ts";
 import { NonFiniteError, TopK } from "../exact/score.ts";
 import { DEFAULT_HYBRID_CANDIDATES, defaultNprobe } from "../defaults.ts";
 

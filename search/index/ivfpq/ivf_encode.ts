@@ -49,7 +49,7 @@ import {
   nearestAll,
   rowNorms,
 } from "./kmeans.ts";
-import { nearestKernel, SMALL_D } from "../../kernels/wasm_nearest.ts";
+import { nearestKernel, SMALL_D } from "../../kernels/nearest.ts";
 import { simdKernels } from "../../kernels/simd.ts";
 import { widenHalf } from "../../dense_f64.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
@@ -318,6 +318,7 @@ const WORKER_MODULES = [
   "./ivf_encode_worker.ts",
   "./ivf_encode.ts",
   "./kmeans.ts",
+  "../../kernels/nearest.ts",
   "../../kernels/wasm_nearest.ts",
   "../../kernels/wasm_encode.ts",
   "../../kernels/simd.ts",

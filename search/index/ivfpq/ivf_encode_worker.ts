@@ -23,7 +23,7 @@ import {
   prepareModel,
 } from "./ivf_encode.ts";
 import { allFinite, boundedAssign, kmeans, nearestAll, sumRows } from "./kmeans.ts";
-import { nearestKernel, PairDistances } from "../../kernels/wasm_nearest.ts";
+import { nearestKernel, PairDistances } from "../../kernels/nearest.ts";
 import { simdKernels } from "../../kernels/simd.ts";
 
 let model: PreparedModel | undefined;

@@ -1,5 +1,5 @@
 /**
- * The entry module of an IVF-PQ search worker (`ivfpq.ts`, `threads` > 1):
+ * The entry module of an IVF-PQ search worker (`ivf_search.ts`, `threads` > 1):
  * given the index's header and its IVF-PQ data (shared memory), it answers
  * messages `{id, q, nprobe, cap, kernel}` (`q`: the questions one after
  * another, d values each) with each question's approximate
@@ -10,13 +10,8 @@
  *
  * @module
  */
-import {
-  ivfCandidatesBatch,
-  type IvfData,
-  type IvfIndexView,
-  ivfTopsPacked,
-  setIvfData,
-} from "./ivfpq.ts";
+import { ivfCandidatesBatch, type IvfData, type IvfIndexView, setIvfData } from "./ivfpq.ts";
+import { ivfTopsPacked } from "./ivf_search.ts";
 
 let view: IvfIndexView | undefined;
 

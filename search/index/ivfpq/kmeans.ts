@@ -59,7 +59,7 @@
  *
  * @module
  */
-import { nearestKernel, PairDistances, SMALL_D } from "../../kernels/wasm_nearest.ts";
+import { nearestKernel, PairDistances, SMALL_D } from "../../kernels/nearest.ts";
 import { type SimdKernels, simdKernels } from "../../kernels/simd.ts";
 import { F32_SAFE, TINY, U32 } from "../exact/score.ts";
 

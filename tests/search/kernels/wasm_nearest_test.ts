@@ -1,5 +1,6 @@
 /**
- * The nearest-centroid kernel of the IVF-PQ build (`search/kernels/wasm_nearest.ts`):
+ * The nearest-centroid kernel of the IVF-PQ build (`search/kernels/wasm_nearest.ts`, driven
+ * by `nearest.ts`):
  * every row's answer equals `kmeans.ts`'s `nearest` (the TypeScript
  * reference, float64 in the same order), bit for bit, for long rows
  * (`rows`: any d, odd too, any k, four centroids a pass and the rest) and
@@ -10,11 +11,8 @@
  * kernel takes rows in; and the encoding of `ivf_encode.ts` gives the same
  * lists and codes with and without it.
  */
-import {
-  NEAREST_CHUNK,
-  nearestKernel,
-  nearestModuleBytes,
-} from "../../../search/kernels/wasm_nearest.ts";
+import { nearestModuleBytes } from "../../../search/kernels/wasm_nearest.ts";
+import { NEAREST_CHUNK, nearestKernel } from "../../../search/kernels/nearest.ts";
 import { nearest, nearestAll, rowNorms, splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
 import { encodeRows, prepareModel } from "../../../search/index/ivfpq/ivf_encode.ts";
 import { assert, assertEquals } from "../../_assert.ts";

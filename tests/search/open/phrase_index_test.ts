@@ -10,7 +10,7 @@
  */
 import * as Effect from "effect/Effect";
 import * as Exit from "effect/Exit";
-import { scoreIvf } from "../../../search/index/ivfpq/ivfpq.ts";
+import { scoreIvf } from "../../../search/index/ivfpq/ivf_search.ts";
 import { splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync } from "../../../search/index/read.ts";
 import { PhraseIndex, PhraseIndexLive, releaseIndex } from "../../../search/open/phrase_index.ts";

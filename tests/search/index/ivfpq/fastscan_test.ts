@@ -13,13 +13,12 @@
 import * as Effect from "effect/Effect";
 import { writeContextDump } from "../../../../io/dump/writer.ts";
 import { blockStarts, quantizeTables } from "../../../../search/index/ivfpq/fastscan.ts";
+import { ivfCandidates, ivfCandidatesBatch } from "../../../../search/index/ivfpq/ivfpq.ts";
 import {
   closeIvfWorkers,
-  ivfCandidates,
-  ivfCandidatesBatch,
   scoreIvf,
   scoreIvfSync,
-} from "../../../../search/index/ivfpq/ivfpq.ts";
+} from "../../../../search/index/ivfpq/ivf_search.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync } from "../../../../search/index/read.ts";
 import { indexBinding } from "../../../../search/index/format.ts";

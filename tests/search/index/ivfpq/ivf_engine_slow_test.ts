@@ -12,7 +12,11 @@
 import * as Effect from "effect/Effect";
 import { writeContextDump } from "../../../../io/dump/writer.ts";
 import { buildIndex, indexTempFolder } from "../../../../search/index/build.ts";
-import { closeIvfWorkers, scoreIvf, scoreIvfSync } from "../../../../search/index/ivfpq/ivfpq.ts";
+import {
+  closeIvfWorkers,
+  scoreIvf,
+  scoreIvfSync,
+} from "../../../../search/index/ivfpq/ivf_search.ts";
 import { trainSample } from "../../../../search/index/ivfpq/train.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync } from "../../../../search/index/read.ts";

@@ -8,14 +8,14 @@
  */
 import * as Effect from "effect/Effect";
 import { writeContextDump } from "../../../../io/dump/writer.ts";
+import type { IvfIndexView } from "../../../../search/index/ivfpq/ivfpq.ts";
 import {
   closeIvfWorkers,
-  type IvfIndexView,
   ivfTopsPacked,
   scoreIvf,
   scoreIvfSync,
   unpackTops,
-} from "../../../../search/index/ivfpq/ivfpq.ts";
+} from "../../../../search/index/ivfpq/ivf_search.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync } from "../../../../search/index/read.ts";
 import { NonFiniteError, type TopK } from "../../../../search/index/exact/score.ts";

@@ -25,7 +25,7 @@ import {
   sumRows,
 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { kmeansOnWorkers } from "../../../../search/index/ivfpq/ivf_encode.ts";
-import { PairDistances } from "../../../../search/kernels/wasm_nearest.ts";
+import { PairDistances } from "../../../../search/kernels/nearest.ts";
 import { TINY, U32 } from "../../../../search/index/exact/score.ts";
 import { assert, assertEquals } from "../../../_assert.ts";
 

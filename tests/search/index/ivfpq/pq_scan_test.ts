@@ -14,14 +14,16 @@ import {
   PqScanner,
 } from "../../../../search/index/ivfpq/pq_scan.ts";
 import {
-  closeIvfWorkers,
   IVF_BATCH,
   ivfCandidates,
   ivfCandidatesBatch,
   scanLists,
+} from "../../../../search/index/ivfpq/ivfpq.ts";
+import {
+  closeIvfWorkers,
   scoreIvf,
   scoreIvfSync,
-} from "../../../../search/index/ivfpq/ivfpq.ts";
+} from "../../../../search/index/ivfpq/ivf_search.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync } from "../../../../search/index/read.ts";
 import { assert, assertEquals, assertMatch } from "../../../_assert.ts";

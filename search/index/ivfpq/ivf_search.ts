@@ -1,0 +1,336 @@
+/**
+ * The search of an `ivf-pq` index (`ivfpq.ts`: its files, its data and each
+ * question's approximate candidates): {@linkcode scoreIvf} and
+ * {@linkcode scoreIvfSync} take each question's candidates
+ * (`ivfCandidatesBatch`) and, with `refine` > 0, re-score them exactly from
+ * the index's vectors (`search/index/exact/score.ts`'s `scoreDenseBest`:
+ * merge's scores and tie rule), keeping the best `topK`. With `threads` > 1
+ * the questions are shared among search workers (`ivf_worker.ts`) and this
+ * thread, with the same answers; {@linkcode closeIvfWorkers} ends them.
+ *
+ * @module
+ */
+import { scoreDenseBest, TopK } from "../exact/score.ts";
+import { simdKernels } from "../../kernels/simd.ts";
+import { defaultNprobe, MAX_SEARCH_THREADS } from "../defaults.ts";
+import { modulesReadable, RequestWorkers } from "../../workers.ts";
+import { InputError } from "../../../io/errors.ts";
+import {
+  type Cands,
+  ivfCandidatesBatch,
+  type IvfData,
+  type IvfIndexView,
+  type IvfQueryOptions,
+  loadIvf,
+  nprobeProblem,
+} from "./ivfpq.ts";
+/**
+ * The top rows of a block of questions as one search worker sends them
+ * ({@linkcode ivfTopsPacked}): question `j`'s kept pairs are
+ * `rows[at[j] … at[j+1]]` and `scores[…]`, by increasing row.
+ */
+export interface PackedTops {
+  /** Where each question's pairs start (questions + 1). */
+  readonly at: Int32Array<ArrayBuffer>;
+  /** The kept rows. */
+  readonly rows: Float64Array<ArrayBuffer>;
+  /** Their scores. */
+  readonly scores: Float64Array<ArrayBuffer>;
+}
+
+/**
+ * The top `k` rows of each question of `qs` ({@linkcode scoreIvfSync}'s
+ * candidates and re-scoring, the same answers), packed by increasing row
+ * for a worker's answer ({@linkcode unpackTops} gives the `TopK`s back).
+ */
+export function ivfTopsPacked(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  nprobe: number,
+  cap: number,
+  kernel: boolean,
+  k: number,
+  refine: number,
+  simd?: boolean,
+): PackedTops {
+  const cands = ivfCandidatesBatch(index, qs, nprobe, cap, kernel);
+  const tops = finish(index, qs, cands, k, refine, simd);
+  const at = new Int32Array(qs.length + 1);
+  tops.forEach((t, j) => at[j + 1] = at[j] + t.rows.length);
+  const rows = new Float64Array(at[qs.length]), scores = new Float64Array(at[qs.length]);
+  tops.forEach((t, j) => {
+    const r = t.rows, sc = t.scores;
+    const order = r.map((_, i) => i).sort((x, y) => r[x] - r[y]);
+    order.forEach((i, o) => {
+      rows[at[j] + o] = r[i];
+      scores[at[j] + o] = sc[i];
+    });
+  });
+  return { at, rows, scores };
+}
+
+/**
+ * The `TopK`s of packed answers: each question's pairs offered by
+ * increasing row, as {@linkcode finish} offers them, so each `TopK` keeps
+ * and orders them as the one that was packed (ties to the lower row).
+ *
+ * @example
+ * ```ts
+ * import { unpackTops } from "./ivf_search.ts";
+ * const [t] = unpackTops(
+ *   { at: new Int32Array([0, 3]), rows: new Float64Array([2, 5, 9]), scores: new Float64Array([1, 3, 1]) },
+ *   10,
+ * );
+ * if (t.rows.join() !== "5,2,9") throw new Error(t.rows.join());
+ * ```
+ */
+export function unpackTops(p: PackedTops, k: number): TopK[] {
+  const out: TopK[] = [];
+  for (let j = 0; j + 1 < p.at.length; j++) {
+    const t = new TopK(k);
+    for (let i = p.at[j]; i < p.at[j + 1]; i++) t.offer(p.scores[i], p.rows[i]);
+    out.push(t);
+  }
+  return out;
+}
+
+/** The index's dense vectors when they lie in shared memory (search workers read them in place). */
+function sharedDense(index: IvfIndexView): Float32Array | Uint16Array | undefined {
+  const a = index.dense;
+  return a !== undefined && a.buffer instanceof SharedArrayBuffer ? a : undefined;
+}
+
+/** A worker's answer: candidates, or top rows. */
+type WorkerAnswer = { id: number; cands: Cands[] } | { id: number; tops: PackedTops };
+
+/**
+ * Search workers of an index: with `n` threads, `n − 1` workers and this
+ * thread each take a contiguous share of the questions (this thread the
+ * first, while the workers answer theirs).
+ */
+class IvfWorkers {
+  readonly #ws: RequestWorkers<WorkerAnswer>;
+
+  constructor(readonly index: IvfIndexView, data: IvfData, readonly n: number) {
+    const h = index.header;
+    const header = { metric: h.metric, d: h.d, phrases: h.phrases, parameters: h.parameters };
+    const dense = sharedDense(index);
+    this.#ws = new RequestWorkers(new URL("./ivf_worker.ts", import.meta.url), n - 1, {
+      init: () => ({ init: { dir: index.dir, header, data, ...(dense ? { dense } : {}) } }),
+    });
+  }
+
+  /**
+   * Asks worker `i − 1` for share `i` (`i` ≥ 1) of `qs` and answers share 0
+   * in this thread (`here`); every share's answer, in question order.
+   */
+  async #shares<T>(
+    qs: readonly Float32Array[],
+    message: Record<string, unknown>,
+    answer: (r: WorkerAnswer) => T[],
+    here: (share: readonly Float32Array[]) => T[],
+  ): Promise<T[]> {
+    const per = Math.ceil(qs.length / this.n);
+    const parts: Promise<T[]>[] = [];
+    for (let i = 1; i < this.n && i * per < qs.length; i++) {
+      // The share's questions packed into one buffer, moved (a question that is a view of a
+      // larger buffer would copy all of it).
+      const share = qs.slice(i * per, (i + 1) * per), d = this.index.header.d;
+      const q = new Float32Array(share.length * d);
+      share.forEach((x, j) => q.set(x, j * d));
+      parts.push(this.#ws.ask(i - 1, { ...message, q }, [q.buffer]).then(answer));
+    }
+    let mine: T[];
+    try {
+      mine = here(qs.slice(0, per));
+    } catch (e) {
+      // The workers' answers are awaited (settled) first: none is left failing unheard.
+      await Promise.allSettled(parts);
+      throw e;
+    }
+    return [mine, ...(await Promise.all(parts))].flat();
+  }
+
+  /**
+   * The top `k` of every question, candidates and re-scoring in the workers
+   * (the vectors shared) and in this thread.
+   */
+  tops(
+    qs: readonly Float32Array[],
+    nprobe: number,
+    cap: number,
+    kernel: boolean,
+    top: { k: number; refine: number; simd?: boolean },
+  ): Promise<TopK[]> {
+    return this.#shares(
+      qs,
+      { nprobe, cap, kernel, top },
+      (r) => unpackTops((r as { tops: PackedTops }).tops, top.k),
+      (share) => {
+        const cands = ivfCandidatesBatch(this.index, share, nprobe, cap, kernel);
+        return finish(this.index, share, cands, top.k, top.refine, top.simd);
+      },
+    );
+  }
+
+  /** The candidates of every question. */
+  run(
+    qs: readonly Float32Array[],
+    nprobe: number,
+    cap: number,
+    kernel: boolean,
+  ): Promise<Cands[]> {
+    return this.#shares(
+      qs,
+      { nprobe, cap, kernel },
+      (r) => (r as { cands: Cands[] }).cands,
+      (share) => ivfCandidatesBatch(this.index, share, nprobe, cap, kernel),
+    );
+  }
+
+  close(): void {
+    this.#ws.close();
+  }
+}
+
+const workers = new WeakMap<object, IvfWorkers>();
+
+/** Ends the search workers of `index` (see {@linkcode IvfQueryOptions.threads}), if any. */
+export function closeIvfWorkers(index: IvfIndexView): void {
+  workers.get(index)?.close();
+  workers.delete(index);
+}
+
+/** Whether the scan runs in the WebAssembly kernel (where it can). */
+const useKernel = (o: IvfQueryOptions): boolean => o.scanKernel ?? o.simd !== false;
+
+/** Checks the options; `[k, nprobe, refine, candidates per question]`. */
+function settle(index: IvfIndexView, options: IvfQueryOptions): [number, number, number, number] {
+  const k = Math.max(1, options.topK ?? 10);
+  const nprobe = options.nprobe ?? defaultNprobe(index.header.parameters.nlist);
+  const why = nprobeProblem(index, nprobe);
+  if (why !== undefined) throw new InputError({ file: index.dir, where: "", message: why });
+  const refine = Math.max(0, options.refine ?? 0);
+  return [k, nprobe, refine, refine > 0 ? Math.max(k, refine) : k];
+}
+
+/** The top `k` of each question from its candidates, re-scored exactly with `refine` > 0. */
+function finish(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  cands: readonly Cands[],
+  k: number,
+  refine: number,
+  simd?: boolean,
+): TopK[] {
+  const tops = qs.map(() => new TopK(k));
+  const h = index.header, d = h.d, a = index.dense;
+  // One gather buffer for every question (the candidates' vectors, copied in row order):
+  // in the SIMD kernels' memory where they score the rows (no second copy), else our own.
+  let most = 0;
+  for (const list of cands) most = Math.max(most, list.length);
+  const kernels = simd !== false && d >= 4 && d % 4 === 0 ? simdKernels() : undefined;
+  const f32 = a instanceof Float32Array, bytes = most * d * (f32 ? 4 : 2);
+  const own = kernels === undefined ? new ArrayBuffer(bytes) : undefined;
+  for (let j = 0; j < qs.length; j++) {
+    const list = cands[j];
+    if (refine > 0 && (a !== undefined || index.disk !== undefined)) {
+      const n = list.length;
+      let g: Float32Array | Uint16Array;
+      if (a !== undefined) {
+        // (A view of the kernels' memory is re-taken a question: their scoring may grow it.)
+        const mem = own ?? kernels!.buffer(bytes).buffer;
+        g = f32 ? new Float32Array(mem, 0, n * d) : new Uint16Array(mem, 0, n * d);
+        for (let i = 0; i < n; i++) {
+          g.set(a.subarray(list[i].row * d, (list[i].row + 1) * d), i * d);
+        }
+      } else g = index.disk!.gather(list.map((x) => x.row));
+      // Best bound first: the exact sums of the rows that can still enter, the same top rows.
+      const local = new TopK(k);
+      scoreDenseBest(g, n, d, qs[j], local, h.metric, simd);
+      const order = local.rows.map((r, i) => ({ r, s: local.scores[i] })).sort((x, y) => x.r - y.r);
+      for (const { r, s } of order) tops[j].offer(s, list[r].row);
+    } else {
+      for (const x of list) tops[j].offer(x.score, x.row);
+    }
+  }
+  return tops;
+}
+
+/**
+ * The top rows of each question (float32 vectors of length d) by IVF-PQ
+ * (see the module notes). Rows and ranks as `scoreQuestions` gives them;
+ * the same with any number of `threads`.
+ */
+export async function scoreIvf(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  options: IvfQueryOptions = {},
+): Promise<TopK[]> {
+  const threads = Math.min(MAX_SEARCH_THREADS, Math.max(1, Math.floor(options.threads ?? 1)));
+  // Read on demand: the lists are scanned in this thread (one staging area).
+  if (threads === 1 || qs.length < 2 || index.disk !== undefined) {
+    return scoreIvfSync(index, qs, options);
+  }
+  const [k, nprobe, refine, cap] = settle(index, options);
+  if ((refine === 0 || sharedDense(index) !== undefined) && searchWorkersAllowed()) {
+    // Candidates and re-scoring in the workers (the vectors shared): the same answers.
+    const top = { k, refine, ...(options.simd !== undefined ? { simd: options.simd } : {}) };
+    return await poolOf(index, threads).tops(qs, nprobe, cap, useKernel(options), top);
+  }
+  const cands = await ivfCandidatesMany(index, qs, nprobe, cap, threads, useKernel(options));
+  return finish(index, qs, cands, k, refine, options.simd);
+}
+
+/** The search workers of `index`, started on first use. */
+function poolOf(index: IvfIndexView, threads: number): IvfWorkers {
+  let pool = workers.get(index);
+  if (pool === undefined) {
+    const n = Math.min(MAX_SEARCH_THREADS, Math.floor(threads));
+    pool = new IvfWorkers(index, loadIvf(index), n);
+    workers.set(index, pool);
+  }
+  return pool;
+}
+
+/**
+ * The approximate candidates of each question ({@linkcode ivfCandidates}:
+ * the best `cap` rows by approximate score, by increasing row), on
+ * `threads` search workers when more than 1 (the same candidates), the
+ * scan in the WebAssembly kernel unless `kernel` is false (the same sums).
+ * `nprobe` is not checked here.
+ */
+export async function ivfCandidatesMany(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  nprobe: number,
+  cap: number,
+  threads = 1,
+  kernel = true,
+): Promise<{ row: number; score: number }[][]> {
+  if (threads <= 1 || qs.length < 2 || index.disk !== undefined || !searchWorkersAllowed()) {
+    return ivfCandidatesBatch(index, qs, nprobe, cap, kernel);
+  }
+  return await poolOf(index, threads).run(qs, nprobe, cap, kernel);
+}
+
+/**
+ * Whether this process may start search workers: a worker loads its
+ * modules from this source tree, which a permission-narrowed process (a
+ * sandboxed task) may not read; then the scan runs in this thread (the
+ * same answers).
+ */
+function searchWorkersAllowed(): boolean {
+  return modulesReadable(import.meta.url, ["../../../"]);
+}
+
+/** {@linkcode scoreIvf} in this thread. */
+export function scoreIvfSync(
+  index: IvfIndexView,
+  qs: readonly Float32Array[],
+  options: IvfQueryOptions = {},
+): TopK[] {
+  const [k, nprobe, refine, cap] = settle(index, options);
+  const cands = ivfCandidatesBatch(index, qs, nprobe, cap, useKernel(options));
+  return finish(index, qs, cands, k, refine, options.simd);
+}
