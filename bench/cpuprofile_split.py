@@ -29,6 +29,7 @@ PARTS = [
     ("candidate selection", "offerRows", "ivfpq.ts"),
     ("candidate selection", "offer", "ivfpq.ts"),
     ("candidate selection", "byRow", "ivfpq.ts"),
+    ("exact re-scoring", "finish", "ivf_search.ts"),
     ("exact re-scoring", "finish", "ivfpq.ts"),
     ("tables", "lut", "wasm_probe.ts"),
     ("tables", "fill", "fastscan.ts"),
@@ -40,6 +41,10 @@ PARTS = [
     ("probing", "probeLists", "ivfpq.ts"),
     ("probing", "probe", "wasm_probe.ts"),
 ]
+
+
+# The search's entry points (`ivf_search.ts`; `ivfpq.ts` in profiles of code before the split).
+ROOTS = {(fn, fl) for fn in ("scoreIvf", "scoreIvfSync") for fl in ("ivf_search.ts", "ivfpq.ts")}
 
 
 def main():
@@ -63,7 +68,7 @@ def main():
             cf = nodes[j]["callFrame"]
             frames.append((cf["functionName"], os.path.basename(cf["url"])))
             j = parent.get(j)
-        if not any(f == ("scoreIvf", "ivfpq.ts") or f == ("scoreIvfSync", "ivfpq.ts") for f in frames):
+        if not any(f in ROOTS for f in frames):
             continue
         total += t
         part = "other"
@@ -73,6 +78,8 @@ def main():
                 part = hit
                 break
         parts[part] += t
+    if total == 0:
+        sys.exit(f"{path}: no samples under scoreIvf (not a profile of bench/ivf_search_speed.ts?)")
     print(f"{os.path.basename(path)}: {total / 1e3:.0f} ms under scoreIvf, {nq} questions")
     print("| part | share | ms a question |")
     print("|---|--:|--:|")
