@@ -288,8 +288,9 @@ export const config = {
     const child = spawnRun([cfg, "--slurm", "--partition", PARTITION, "--work-dir", work]);
     const errText = new Response(child.stderr).text();
     const outText = new Response(child.stdout).text();
-    // SIGKILL shard 5's index task of e8 and shard 2's search task of the last dataset, each
-    // once its half-written output is there.
+    // SIGKILL one index task of e8's shards and one search task of the last dataset's shards,
+    // each the first seen with its half-written output there: any of the 8 shards, since one
+    // shard's window can be a few ms (a CI run missed shard 5's index task alone).
     const last = dense ? "i8" : "e8";
     const abbr = dense ? "piqa-lstm" : "sparse-pi";
     const killed: string[] = [];
@@ -298,11 +299,11 @@ export const config = {
     let ended = false;
     child.status.then(() => ended = true, () => ended = true);
     const t0 = Date.now();
-    const has = (d: string, re: RegExp) => {
+    const names = (d: string): string[] => {
       try {
-        return [...Deno.readDirSync(d)].some((e) => re.test(e.name));
+        return [...Deno.readDirSync(d)].map((e) => e.name);
       } catch {
-        return false;
+        return [];
       }
     };
     while (killed.length < 2 && !ended && Date.now() - t0 < 900000) {
@@ -314,30 +315,40 @@ export const config = {
       } catch {
         continue;
       }
-      const targets = [
+      // Per kind: the folder whose half-written file shows a shard busy (its name gives the
+      // shard), and the prefix of the shards' task logs.
+      const kinds = [
         {
-          log: `${dir}/logs/index/${abbr}/e8.5.log`,
-          busy: () => has(`${dir}/indexes/${abbr}/e8`, /^shard-5-of-8\.[0-9a-f]{8}\.tmp$/),
+          dir: `${dir}/indexes/${abbr}/e8`,
+          busy: /^shard-(\d)-of-8\.[0-9a-f]{8}\.tmp$/,
+          logs: `${dir}/logs/index/${abbr}/e8.`,
         },
         {
-          log: `${dir}/logs/search/${abbr}/${last}.2.log`,
-          busy: () => has(`${dir}/hits/${abbr}/${last}`, /^\.shard-2-of-8\.hits\.ndjson\./),
+          dir: `${dir}/hits/${abbr}/${last}`,
+          busy: /^\.shard-(\d)-of-8\.hits\.ndjson\./,
+          logs: `${dir}/logs/search/${abbr}/${last}.`,
         },
       ];
-      for (const t of targets) {
-        if (killed.includes(t.log) || !t.busy()) continue;
-        let text: string;
-        try {
-          text = Deno.readTextFileSync(t.log);
-        } catch {
-          continue;
+      for (const kind of kinds) {
+        if (killed.some((l) => l.startsWith(kind.logs))) continue;
+        for (const name of names(kind.dir)) {
+          const shard = kind.busy.exec(name)?.[1];
+          if (shard === undefined) continue;
+          const log = `${kind.logs}${shard}.log`;
+          let text: string;
+          try {
+            text = Deno.readTextFileSync(log);
+          } catch {
+            continue;
+          }
+          const m = /^== pid (\d+)$/m.exec(text);
+          if (!m || text.includes("== exit")) continue;
+          try {
+            Deno.kill(Number(m[1]), "SIGKILL");
+            killed.push(log);
+            break;
+          } catch { /* it just ended */ }
         }
-        const m = /^== pid (\d+)$/m.exec(text);
-        if (!m || text.includes("== exit")) continue;
-        try {
-          Deno.kill(Number(m[1]), "SIGKILL");
-          killed.push(t.log);
-        } catch { /* it just ended */ }
       }
     }
     const status = await child.status;
