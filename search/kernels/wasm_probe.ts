@@ -541,20 +541,39 @@ export function probeScores(
   l2: boolean,
   out: Float64Array,
 ): void {
-  for (let l = 0; l < nlist; l++) {
-    let s = 0;
-    const o = l * d;
-    if (l2) {
-      for (let t = 0; t < d; t++) {
-        const e = q[t] - c[o + t];
-        s += e * e;
-      }
-      out[l] = -s;
-    } else {
-      for (let t = 0; t < d; t++) s += q[t] * c[o + t];
-      out[l] = s;
+  for (let l = 0; l < nlist; l++) out[l] = probeScore(q, c, l, d, l2);
+}
+
+/**
+ * List `l`'s probing score of {@linkcode probeScores}: `q · c_l` (`ip`) or
+ * `−‖q − c_l‖²` (`l2`), the float64 sum in dimension order.
+ *
+ * @example
+ * ```ts
+ * import { probeScore } from "./wasm_probe.ts";
+ * if (probeScore(new Float32Array([1, 2]), new Float32Array([3, 4, 1, 1]), 1, 2, true) !== -1) {
+ *   throw new Error();
+ * }
+ * ```
+ */
+export function probeScore(
+  q: Float32Array,
+  c: Float32Array,
+  l: number,
+  d: number,
+  l2: boolean,
+): number {
+  let s = 0;
+  const o = l * d;
+  if (l2) {
+    for (let t = 0; t < d; t++) {
+      const e = q[t] - c[o + t];
+      s += e * e;
     }
+    return -s;
   }
+  for (let t = 0; t < d; t++) s += q[t] * c[o + t];
+  return s;
 }
 
 /**

@@ -54,6 +54,7 @@ import {
   laneRow,
 } from "../../kernels/wasm_fastscan.ts";
 import { probeScores, QuestionKernel } from "../../kernels/wasm_probe.ts";
+import { ListScreen } from "../../kernels/wasm_screen.ts";
 import { CandidateHeaps } from "../../kernels/wasm_select.ts";
 
 /** Centroids per sub-quantizer of a 4-bit index. */
@@ -217,7 +218,10 @@ function questionKernelOf(data: Ivf4Data, d: number): QuestionKernel | undefined
 /**
  * The `nprobe` best lists by `qc` (larger first, ties to the lower list),
  * as sorting all lists by `qc[b] − qc[a] || a − b` and keeping the first
- * `nprobe` gives them (that sort itself where a score is NaN).
+ * `nprobe` gives them (that sort itself where a score is NaN). With `ids`
+ * (ascending, their scores numbers) only those lists are ranked: the same
+ * lists where every other list is beaten by `nprobe` of them
+ * ({@linkcode screenedLists}).
  *
  * @example
  * ```ts
@@ -225,10 +229,11 @@ function questionKernelOf(data: Ivf4Data, d: number): QuestionKernel | undefined
  * if (bestLists(new Float64Array([1, 3, 2, 3]), 3).join() !== "1,3,2") throw new Error();
  * ```
  */
-export function bestLists(qc: Float64Array, nprobe: number): number[] {
-  const nlist = qc.length, n = Math.min(nprobe, nlist);
+export function bestLists(qc: Float64Array, nprobe: number, ids?: readonly number[]): number[] {
+  const nlist = qc.length, n = Math.min(nprobe, nlist), m = ids?.length ?? nlist;
   const top: number[] = [];
-  for (let l = 0; l < nlist; l++) {
+  for (let i = 0; i < m; i++) {
+    const l = ids === undefined ? i : ids[i];
     const s = qc[l];
     if (s !== s) {
       const order = Array.from({ length: nlist }, (_, i) => i);
@@ -237,21 +242,50 @@ export function bestLists(qc: Float64Array, nprobe: number): number[] {
     }
     // Insert l after the lists at least as good (those before it win ties).
     if (top.length === n && !(s > qc[top[n - 1]])) continue;
-    let i = top.length === n ? n - 1 : top.length;
-    while (i > 0 && s > qc[top[i - 1]]) {
-      if (i < n) top[i] = top[i - 1];
-      i--;
+    let j = top.length === n ? n - 1 : top.length;
+    while (j > 0 && s > qc[top[j - 1]]) {
+      if (j < n) top[j] = top[j - 1];
+      j--;
     }
-    top[i] = l;
+    top[j] = l;
   }
   return top;
+}
+
+const screens = new WeakMap<object, ListScreen | null>();
+
+/**
+ * The probed lists of question `q` and their probing scores, by the float32
+ * screen of `wasm_screen.ts` (float64 scores for the few lists it cannot
+ * rule out): the lists {@linkcode bestLists} keeps from every list's
+ * float64 score, in its order, and `qc[l]` the score of each list kept (NaN
+ * for most others). `undefined` where the screen cannot run or cannot
+ * tell (a non-finite value), and where `nprobe` is more than an eighth of
+ * the lists (there probing them all costs less): then probe every list.
+ */
+export function screenedLists(
+  data: { readonly centroids: Float32Array; readonly nlist: number },
+  d: number,
+  l2: boolean,
+  q: Float32Array,
+  nprobe: number,
+): { lists: number[]; qc: Float64Array } | undefined {
+  if (8 * nprobe > data.nlist) return undefined;
+  let s = screens.get(data);
+  if (s === undefined) {
+    s = ListScreen.create(data.centroids, data.nlist, d) ?? null;
+    screens.set(data, s);
+  }
+  const c = s?.candidates(q, l2, nprobe);
+  return c === undefined ? undefined : { lists: bestLists(c.qc, nprobe, c.ids), qc: c.qc };
 }
 
 /**
  * The probed lists of question `q` and its probing scores `qc` (`q · c_l`,
  * or `−‖q − c_l‖²` for `l2`): float64 sums in dimension order
- * (`wasm_probe.ts` `probeScores`), in the probing module unless `kernel`
- * is false or it cannot run here (the same numbers).
+ * (`wasm_probe.ts` `probeScores`), screened first ({@linkcode screenedLists}:
+ * `qc` then holds the probed lists' scores) and in the probing module unless
+ * `kernel` is false or they cannot run here (the same lists and numbers).
  */
 export function probeLists4(
   data: Ivf4Data,
@@ -261,6 +295,8 @@ export function probeLists4(
   nprobe: number,
   kernel = true,
 ): { lists: number[]; qc: Float64Array } {
+  const screened = kernel ? screenedLists(data, d, l2, q, nprobe) : undefined;
+  if (screened !== undefined) return screened;
   const k = kernel ? questionKernelOf(data, d) : undefined;
   let qc: Float64Array;
   if (k !== undefined) {

@@ -42,6 +42,7 @@ import {
   PQ4_KSUB,
   pq4CodesBytes,
   probeLists4,
+  screenedLists,
 } from "./fastscan.ts";
 import { ivf4CandidatesSliced, type Ivf4Slices } from "./fastscan_slices.ts";
 import { probeScores } from "../../kernels/wasm_probe.ts";
@@ -447,7 +448,11 @@ export function scanLists(
   }
 }
 
-/** The lists to probe for `q`: the `nprobe` best by `q·c` (ip) or `‖q−c‖²` (l2), ties to the lower list. */
+/**
+ * The lists to probe for `q`: the `nprobe` best by `q·c` (ip) or `‖q−c‖²`
+ * (l2), ties to the lower list; screened first (`fastscan.ts`
+ * `screenedLists`: `qc` then holds the probed lists' scores).
+ */
 function probeLists(
   q: Float32Array,
   data: IvfData,
@@ -455,6 +460,8 @@ function probeLists(
   l2: boolean,
   nprobe: number,
 ): { lists: number[]; qc: Float64Array } {
+  const screened = screenedLists(data, d, l2, q, nprobe);
+  if (screened !== undefined) return screened;
   const { nlist, centroids: c } = data;
   const qc = new Float64Array(nlist);
   probeScores(q, c, nlist, d, l2, qc);

@@ -1,0 +1,150 @@
+/**
+ * The screen of the coarse lists (`search/kernels/wasm_screen.ts`): its
+ * float32 sums equal the TypeScript reference bit for bit, and the lists it
+ * lets through always hold the `nprobe` lists the full float64 probe keeps,
+ * with the same float64 scores, so `bestLists` over them keeps the same
+ * lists in the same order: for ip and l2, list counts around its 32-list
+ * pass, values of every magnitude (subnormal products included), exact
+ * ties, and near ties (centroids a few float32 steps apart, whose float32
+ * order is not their float64 order: a screen without its bound fails
+ * here; also with the question near the origin, where l2's bound must
+ * follow ‖q − c‖², not ‖q‖·‖c‖). Values the screen cannot bound (an overflow, a NaN, an infinite
+ * centroid) make it step aside, and `screenedLists` and `probeLists4` then
+ * probe every list.
+ */
+import { ListScreen, screenModuleBytes, screenSums } from "../../../search/kernels/wasm_screen.ts";
+import { probeScore, probeScores } from "../../../search/kernels/wasm_probe.ts";
+import { bestLists, screenedLists } from "../../../search/index/ivfpq/fastscan.ts";
+import { splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
+import { assert, assertEquals } from "../../_assert.ts";
+
+const same = (a: ArrayLike<number>, b: ArrayLike<number>, what: string) => {
+  assertEquals(a.length, b.length, what);
+  for (let i = 0; i < a.length; i++) {
+    if (!Object.is(a[i], b[i])) throw new Error(`${what}: [${i}] ${a[i]} ≠ ${b[i]}`);
+  }
+};
+
+const KINDS = ["random", "scaled", "ties", "tiny", "near", "far"] as const;
+
+/** Centroids and a question of one kind (seeded). */
+function data(kind: typeof KINDS[number], nlist: number, d: number, seed: number) {
+  const u = splitmix32(seed);
+  const r = () => u() / 2 ** 32;
+  const val = () =>
+    kind === "scaled"
+      ? (r() - 0.5) * 2 ** Math.floor(r() * 40 - 20)
+      : kind === "ties"
+      ? Math.floor(r() * 4) / 4
+      : kind === "tiny"
+      ? (r() - 0.5) * 2 ** -70
+      : r() * 2 - 1;
+  const c = new Float32Array(nlist * d).map(val);
+  if (kind === "near" || kind === "far") {
+    // Every list a few float32 steps from list 0 in every coordinate: their float64 scores differ
+    // by about as much as float32 sums of d terms round.
+    for (let l = 1; l < nlist; l++) {
+      for (let t = 0; t < d; t++) c[l * d + t] = c[t] * (1 + ((u() % 9) - 4) * 2 ** -23);
+    }
+  }
+  if (kind === "ties") { for (let l = 1; l < nlist; l += 3) c.copyWithin(l * d, 0, d); }
+  // "far": the question much nearer the origin than the lists (l2's ‖q − c‖² far above ‖q‖·‖c‖).
+  const q = new Float32Array(d).map(() => val() * (kind === "far" ? 2 ** -12 : 1));
+  return { c, q };
+}
+
+Deno.test("list screen: float32 sums bit for bit, and the probed lists and scores of the full float64 probe", () => {
+  assert(WebAssembly.validate(screenModuleBytes()), "the screening module does not validate");
+  let cases = 0, disagree = 0, extra = 0;
+  for (const [nlist, d] of [[1, 4], [5, 3], [31, 16], [32, 1], [33, 24], [100, 256], [70, 64]]) {
+    for (const kind of KINDS) {
+      const { c, q } = data(kind, nlist, d, 17 * nlist + d + KINDS.indexOf(kind));
+      const s = ListScreen.create(c, nlist, d);
+      assert(s !== undefined, "no screening module on this runtime");
+      for (const l2 of [false, true]) {
+        const want32 = new Float32Array(nlist);
+        screenSums(q, c, nlist, d, l2, want32);
+        same(s.sums(q, l2), want32, `sums ${nlist}×${d} ${kind} l2 ${l2}`);
+        const full = new Float64Array(nlist);
+        probeScores(q, c, nlist, d, l2, full);
+        // Lists whose float32 order differs from their float64 order (the bound is needed).
+        for (let l = 1; l < nlist; l++) {
+          const a = l2 ? -want32[l - 1] : want32[l - 1], b = l2 ? -want32[l] : want32[l];
+          if ((a < b && full[l - 1] > full[l]) || (a > b && full[l - 1] < full[l])) disagree++;
+        }
+        for (let nprobe = 1; nprobe <= nlist + 1; nprobe += nprobe < 8 ? 1 : 7) {
+          const got = s.candidates(q, l2, nprobe);
+          assert(got !== undefined, `${nlist}×${d} ${kind} l2 ${l2}: the screen stepped aside`);
+          const want = bestLists(full, nprobe);
+          const ids = new Set(got.ids);
+          for (const l of want) {
+            assert(ids.has(l), `${kind} l2 ${l2} nprobe ${nprobe}: list ${l} screened out`);
+          }
+          assertEquals(got.ids, [...got.ids].sort((a, b) => a - b), "ids ascending");
+          same(got.ids.map((l) => got.qc[l]), got.ids.map((l) => full[l]), `${kind} scores`);
+          assertEquals(
+            bestLists(got.qc, nprobe, got.ids),
+            want,
+            `${nlist}×${d} ${kind} l2 ${l2} nprobe ${nprobe}`,
+          );
+          extra += got.ids.length - Math.min(nprobe, nlist);
+          cases++;
+        }
+      }
+    }
+  }
+  assert(cases >= 500, `${cases} cases`);
+  assert(
+    disagree > 50,
+    `only ${disagree} pairs of lists whose float32 order is not their float64 order`,
+  );
+  assert(extra > 0, "the screen never let an extra list through");
+});
+
+Deno.test("list screen: on spread-out lists it lets through few more than nprobe", () => {
+  const nlist = 1000, d = 64;
+  const { c, q } = data("random", nlist, d, 99);
+  const s = ListScreen.create(c, nlist, d)!;
+  for (const l2 of [false, true]) {
+    for (const nprobe of [1, 8, 32]) {
+      const got = s.candidates(q, l2, nprobe)!;
+      assert(
+        got.ids.length >= nprobe && got.ids.length <= nprobe + 2,
+        `${got.ids.length} for ${nprobe}`,
+      );
+      assertEquals(got.ids.filter((l) => !Number.isNaN(got.qc[l])).length, got.ids.length);
+      assertEquals(got.qc.filter((x) => !Number.isNaN(x)).length, got.ids.length);
+    }
+  }
+});
+
+Deno.test("list screen: steps aside where it cannot bound, and the probe of every list answers", () => {
+  const nlist = 64, d = 8;
+  const base = data("random", nlist, d, 5);
+  const cases: [string, Float32Array, Float32Array][] = [
+    [
+      "an overflowing product",
+      base.c.map((x, i) => (i === 3 * d ? 2 ** 70 : x)),
+      base.q.map((x, t) => (t === 0 ? 2 ** 70 : x)),
+    ],
+    ["a NaN in the question", base.c, base.q.map((x, t) => (t === 3 ? NaN : x))],
+    ["an infinite centroid", base.c.map((x, i) => (i === 17 ? Infinity : x)), base.q],
+    ["a sum past float32's range", base.c.map(() => -(2 ** 63)), base.q.map(() => 2 ** 63)],
+  ];
+  for (const [what, c, q] of cases) {
+    const s = ListScreen.create(c, nlist, d)!;
+    for (const l2 of [false, true]) {
+      assertEquals(s.candidates(q, l2, 4), undefined, `${what} l2 ${l2}`);
+      const dataOf = { centroids: c, nlist };
+      assertEquals(screenedLists(dataOf, d, l2, q, 4), undefined, `screenedLists: ${what}`);
+    }
+  }
+  // Where the probe is a large share of the lists, every list is probed.
+  const big = { centroids: base.c, nlist };
+  assertEquals(screenedLists(big, d, false, base.q, 9), undefined);
+  const small = screenedLists(big, d, false, base.q, 8)!;
+  const full = new Float64Array(nlist);
+  probeScores(base.q, base.c, nlist, d, false, full);
+  assertEquals(small.lists, bestLists(full, 8));
+  for (const l of small.lists) assertEquals(small.qc[l], probeScore(base.q, base.c, l, d, false));
+});
