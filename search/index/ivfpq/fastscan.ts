@@ -255,13 +255,23 @@ export function bestLists(qc: Float64Array, nprobe: number, ids?: readonly numbe
 const screens = new WeakMap<object, ListScreen | null>();
 
 /**
+ * The fewest lists {@linkcode screenedLists} screens: below, probing every
+ * list costs little more than the screen once warm, and the screen's first
+ * thousand questions (until V8 has optimized its loops) cost more than it
+ * saves in a search of 10,000 (100 lists: 2 µs a question saved, about 15
+ * ms spent warming).
+ */
+export const SCREEN_MIN_LISTS = 256;
+
+/**
  * The probed lists of question `q` and their probing scores, by the float32
  * screen of `wasm_screen.ts` (float64 scores for the few lists it cannot
  * rule out): the lists {@linkcode bestLists} keeps from every list's
  * float64 score, in its order, and `qc[l]` the score of each list kept (NaN
  * for most others). `undefined` where the screen cannot run or cannot
- * tell (a non-finite value), and where `nprobe` is more than an eighth of
- * the lists (there probing them all costs less): then probe every list.
+ * tell (a non-finite value), where the index has fewer than
+ * {@linkcode SCREEN_MIN_LISTS} lists, or where `nprobe` is more than an
+ * eighth of them (there probing them all costs less): then probe every list.
  */
 export function screenedLists(
   data: { readonly centroids: Float32Array; readonly nlist: number },
@@ -270,7 +280,7 @@ export function screenedLists(
   q: Float32Array,
   nprobe: number,
 ): { lists: number[]; qc: Float64Array } | undefined {
-  if (8 * nprobe > data.nlist) return undefined;
+  if (data.nlist < SCREEN_MIN_LISTS || 8 * nprobe > data.nlist) return undefined;
   let s = screens.get(data);
   if (s === undefined) {
     s = ListScreen.create(data.centroids, data.nlist, d) ?? null;

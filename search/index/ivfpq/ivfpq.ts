@@ -450,8 +450,9 @@ export function scanLists(
 
 /**
  * The lists to probe for `q`: the `nprobe` best by `q·c` (ip) or `‖q−c‖²`
- * (l2), ties to the lower list; screened first (`fastscan.ts`
- * `screenedLists`: `qc` then holds the probed lists' scores).
+ * (l2), ties to the lower list; screened first unless `kernel` is false
+ * (`fastscan.ts` `screenedLists`: `qc` then holds the probed lists' scores;
+ * the same lists).
  */
 function probeLists(
   q: Float32Array,
@@ -459,8 +460,9 @@ function probeLists(
   d: number,
   l2: boolean,
   nprobe: number,
+  kernel = true,
 ): { lists: number[]; qc: Float64Array } {
-  const screened = screenedLists(data, d, l2, q, nprobe);
+  const screened = kernel ? screenedLists(data, d, l2, q, nprobe) : undefined;
   if (screened !== undefined) return screened;
   const { nlist, centroids: c } = data;
   const qc = new Float64Array(nlist);
@@ -505,7 +507,7 @@ export function ivfCandidates(
     } else ivf4Candidates(data, d, l2, q, lists, qc, c4, kernel);
     return c4.byRow();
   }
-  const { lists, qc } = probeLists(q, data, d, l2, nprobe);
+  const { lists, qc } = probeLists(q, data, d, l2, nprobe, kernel);
   const k = kernel ? scannerOf(data) : undefined;
   // The kernel's tables live in its memory (a view re-taken before each use: a growth of
   // that memory detaches views, not data).
@@ -611,7 +613,7 @@ export function ivfCandidatesBatch(
     const out: { row: number; score: number }[][] = [];
     for (let b = 0; b < qs.length; b += IVF_BATCH) {
       const part = qs.slice(b, b + IVF_BATCH);
-      const probes = part.map((q) => probeLists(q, data, d, l2, nprobe));
+      const probes = part.map((q) => probeLists(q, data, d, l2, nprobe, kernel));
       const cands = part.map(() => new Candidates(cap));
       ivf4CandidatesSliced(slicesOf(index.disk), d, l2, part, probes, cands, kernel);
       out.push(...cands.map((c) => c.byRow()));

@@ -9,12 +9,16 @@
  * order is not their float64 order: a screen without its bound fails
  * here; also with the question near the origin, where l2's bound must
  * follow ‖q − c‖², not ‖q‖·‖c‖). Values the screen cannot bound (an overflow, a NaN, an infinite
- * centroid) make it step aside, and `screenedLists` and `probeLists4` then
- * probe every list.
+ * centroid) make it step aside, and so does `screenedLists` for fewer than
+ * 256 lists or an nprobe above an eighth of them: then every list is probed.
  */
 import { ListScreen, screenModuleBytes, screenSums } from "../../../search/kernels/wasm_screen.ts";
 import { probeScore, probeScores } from "../../../search/kernels/wasm_probe.ts";
-import { bestLists, screenedLists } from "../../../search/index/ivfpq/fastscan.ts";
+import {
+  bestLists,
+  SCREEN_MIN_LISTS,
+  screenedLists,
+} from "../../../search/index/ivfpq/fastscan.ts";
 import { splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
 import { assert, assertEquals } from "../../_assert.ts";
 
@@ -119,7 +123,7 @@ Deno.test("list screen: on spread-out lists it lets through few more than nprobe
 });
 
 Deno.test("list screen: steps aside where it cannot bound, and the probe of every list answers", () => {
-  const nlist = 64, d = 8;
+  const nlist = SCREEN_MIN_LISTS, d = 8;
   const base = data("random", nlist, d, 5);
   const cases: [string, Float32Array, Float32Array][] = [
     [
@@ -139,12 +143,14 @@ Deno.test("list screen: steps aside where it cannot bound, and the probe of ever
       assertEquals(screenedLists(dataOf, d, l2, q, 4), undefined, `screenedLists: ${what}`);
     }
   }
-  // Where the probe is a large share of the lists, every list is probed.
+  // Where the probe is a large share of the lists, or the lists are few, every list is probed.
   const big = { centroids: base.c, nlist };
-  assertEquals(screenedLists(big, d, false, base.q, 9), undefined);
-  const small = screenedLists(big, d, false, base.q, 8)!;
+  assertEquals(screenedLists(big, d, false, base.q, nlist / 8 + 1), undefined);
+  const few = { centroids: base.c.subarray(0, (nlist - 1) * d), nlist: nlist - 1 };
+  assertEquals(screenedLists(few, d, false, base.q, 1), undefined);
+  const small = screenedLists(big, d, false, base.q, nlist / 8)!;
   const full = new Float64Array(nlist);
   probeScores(base.q, base.c, nlist, d, false, full);
-  assertEquals(small.lists, bestLists(full, 8));
+  assertEquals(small.lists, bestLists(full, nlist / 8));
   for (const l of small.lists) assertEquals(small.qc[l], probeScore(base.q, base.c, l, d, false));
 });

@@ -7,13 +7,23 @@
  * each row's nearest 16-entry codebook entries, `--pq-bits 8` is the 8-bit
  * index byte for byte; searches give the same answers with and without
  * the kernel and on two threads, nprobe = nlist with every phrase
- * re-scored equals exact search; forged or inconsistent files are refused
- * with one line, exit 2.
+ * re-scored equals exact search; probing screened (`wasm_screen.ts`, 256
+ * lists) answers as probing every list, 8- and 4-bit; forged or
+ * inconsistent files are refused with one line, exit 2.
  */
 import * as Effect from "effect/Effect";
 import { writeContextDump } from "../../../../io/dump/writer.ts";
-import { blockStarts, quantizeTables } from "../../../../search/index/ivfpq/fastscan.ts";
-import { ivfCandidates, ivfCandidatesBatch } from "../../../../search/index/ivfpq/ivfpq.ts";
+import {
+  blockStarts,
+  quantizeTables,
+  SCREEN_MIN_LISTS,
+  screenedLists,
+} from "../../../../search/index/ivfpq/fastscan.ts";
+import {
+  ivfCandidates,
+  ivfCandidatesBatch,
+  loadIvf,
+} from "../../../../search/index/ivfpq/ivfpq.ts";
 import {
   closeIvfWorkers,
   scoreIvf,
@@ -326,6 +336,41 @@ Deno.test("4-bit ivf-pq search: the same answers with and without the kernel and
             `${metric} q${j} row ${row}: ${got} vs ${f}`,
           );
         });
+      }
+    }
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("probing screened (256 lists): the same answers as probing every list, 8- and 4-bit, ip and l2", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-screen-" });
+  try {
+    const shape = { paragraphs: 160, per: 17, d: 16, clusters: 40, nq: 40 };
+    const queries = await clusteredDump(`${tmp}/c`, shape);
+    for (const metric of ["ip", "l2"]) {
+      for (const bits of ["8", "4"]) {
+        const out = `${tmp}/${metric}${bits}`;
+        const ivf = ["--nlist", String(SCREEN_MIN_LISTS), "--bpv", "4", "--pq-bits", bits];
+        await build(`${tmp}/c`, out, [...ivf, "--metric", metric, "--train-paragraphs", "160"]);
+        const ix = openIndexSync(out), data = loadIvf(ix), d = shape.d, l2 = metric === "l2";
+        assertEquals(data.nlist, SCREEN_MIN_LISTS);
+        // The screen runs for these settings (a list count and an nprobe it takes) ...
+        assert(screenedLists(data, d, l2, queries[0], 32) !== undefined, `${metric} ${bits}`);
+        assertEquals(screenedLists(data, d, l2, queries[0], 33), undefined);
+        for (const nprobe of [1, 8, 32, 33]) {
+          for (const refine of [0, 25]) {
+            const what = `${metric} ${bits}-bit nprobe ${nprobe} refine ${refine}`;
+            // ... and `scanKernel: false` probes every list in TypeScript.
+            const opts = { topK: 10, nprobe, refine };
+            const k = scoreIvfSync(ix, queries, opts);
+            const ts = scoreIvfSync(ix, queries, { ...opts, scanKernel: false });
+            assertEquals(k.map((t) => [t.rows, t.scores]), ts.map((t) => [t.rows, t.scores]), what);
+            if (nprobe >= 8) assert(k.every((t) => t.rows.length === 10), what);
+          }
+          const alone = queries.map((q) => ivfCandidates(ix, q, nprobe, 30, false));
+          assertEquals(ivfCandidatesBatch(ix, queries, nprobe, 30), alone, `${metric} ${bits}`);
+        }
       }
     }
   } finally {
