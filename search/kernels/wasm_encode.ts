@@ -73,3 +73,42 @@ export const ifThen = (body: number[]): number[] => [0x04, 0x40, ...body, 0x0b];
 export const brIf = (l: number): number[] => [0x0d, ...uleb(l)];
 /** `br l`. */
 export const br = (l: number): number[] => [0x0c, ...uleb(l)];
+
+/**
+ * A function giving the module compiled from the first of `variants` that
+ * this runtime validates and compiles, with that variant: compiled on the
+ * first call, kept for the next ones; `undefined` (every call) where none
+ * can run, and the callers take their TypeScript path.
+ *
+ * @example
+ * ```ts
+ * import { firstModule } from "./wasm_encode.ts";
+ * const empty = () => new Uint8Array([0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0]);
+ * const bad = () => new Uint8Array([1, 2, 3]);
+ * if (firstModule([bad, empty], (f) => f())()?.variant !== empty) throw new Error();
+ * if (firstModule([bad], (f) => f())() !== undefined) throw new Error();
+ * ```
+ */
+export function firstModule<V>(
+  variants: readonly V[],
+  bytes: (variant: V) => Uint8Array<ArrayBuffer>,
+): () => { module: WebAssembly.Module; variant: V } | undefined {
+  let compiled: { module: WebAssembly.Module; variant: V } | null | undefined;
+  return () => {
+    if (compiled === undefined) {
+      compiled = null;
+      for (const variant of variants) {
+        try {
+          const b = bytes(variant);
+          if (WebAssembly.validate(b)) {
+            compiled = { module: new WebAssembly.Module(b), variant };
+            break;
+          }
+        } catch {
+          // the next variant
+        }
+      }
+    }
+    return compiled ?? undefined;
+  };
+}

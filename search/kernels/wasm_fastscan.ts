@@ -55,6 +55,7 @@ import {
   block,
   br,
   brIf,
+  firstModule,
   get,
   i32,
   ifThen,
@@ -581,28 +582,15 @@ function scan2Body(relaxed: boolean): number[] {
   ];
 }
 
-let compiled: { module: WebAssembly.Module; relaxed: boolean } | null | undefined;
+const compiled = firstModule([true, false], fastScanModuleBytes);
 
 /**
  * The compiled fast-scan module (relaxed SIMD's swizzle where this runtime
  * has it, else the plain one), or `undefined` where it cannot run.
  */
 function fastScanModule(): { module: WebAssembly.Module; relaxed: boolean } | undefined {
-  if (compiled === undefined) {
-    compiled = null;
-    for (const relaxed of [true, false]) {
-      try {
-        const bytes = fastScanModuleBytes(relaxed);
-        if (WebAssembly.validate(bytes)) {
-          compiled = { module: new WebAssembly.Module(bytes), relaxed };
-          break;
-        }
-      } catch {
-        // the plain swizzle next
-      }
-    }
-  }
-  return compiled ?? undefined;
+  const c = compiled();
+  return c === undefined ? undefined : { module: c.module, relaxed: c.variant };
 }
 
 /** The blocks a scan wrote out: their indices and each one's 32 sums in row order. */

@@ -43,6 +43,7 @@ import {
   block,
   br,
   brIf,
+  firstModule,
   get,
   i32,
   ifThen,
@@ -946,7 +947,7 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
   ]);
 }
 
-let compiled: WebAssembly.Module | null | undefined;
+const compiled = firstModule([0], nearestModuleBytes);
 
 /**
  * The compiled module (made once), or `undefined` where this runtime has no
@@ -954,14 +955,5 @@ let compiled: WebAssembly.Module | null | undefined;
  * same answers).
  */
 export function nearestModule(): WebAssembly.Module | undefined {
-  if (compiled === undefined) {
-    compiled = null;
-    try {
-      const bytes = nearestModuleBytes();
-      if (WebAssembly.validate(bytes)) compiled = new WebAssembly.Module(bytes);
-    } catch {
-      // no kernel: the callers run nearest()
-    }
-  }
-  return compiled ?? undefined;
+  return compiled()?.module;
 }

@@ -43,6 +43,7 @@ import {
   block,
   br,
   brIf,
+  firstModule,
   get,
   i32,
   loop,
@@ -505,20 +506,8 @@ export function probeModuleBytes(): Uint8Array<ArrayBuffer> {
   ]);
 }
 
-let compiled: WebAssembly.Module | null | undefined;
-
-function probeModule(): WebAssembly.Module | undefined {
-  if (compiled === undefined) {
-    compiled = null;
-    try {
-      const bytes = probeModuleBytes();
-      if (WebAssembly.validate(bytes)) compiled = new WebAssembly.Module(bytes);
-    } catch {
-      // none: the TypeScript path
-    }
-  }
-  return compiled ?? undefined;
-}
+/** The compiled module (made once), or `undefined` where it cannot run (the TypeScript path). */
+const probeModule = firstModule([0], probeModuleBytes);
 
 /**
  * The probing scores `out[l]` of question `q` against the `nlist`
@@ -648,7 +637,7 @@ export class QuestionKernel {
     d: number,
     M: number,
   ): QuestionKernel | undefined {
-    const m = probeModule();
+    const m = probeModule()?.module;
     if (m === undefined) return undefined;
     try {
       return new QuestionKernel(new WebAssembly.Instance(m, {}), centroids, codebooks, nlist, d, M);

@@ -38,6 +38,7 @@ import {
   block,
   br,
   brIf,
+  firstModule,
   get,
   i32,
   loop,
@@ -151,20 +152,8 @@ export function screenModuleBytes(): Uint8Array<ArrayBuffer> {
   ]);
 }
 
-let compiled: WebAssembly.Module | null | undefined;
-
-function screenModule(): WebAssembly.Module | undefined {
-  if (compiled === undefined) {
-    compiled = null;
-    try {
-      const bytes = screenModuleBytes();
-      if (WebAssembly.validate(bytes)) compiled = new WebAssembly.Module(bytes);
-    } catch {
-      // none: the caller probes every list
-    }
-  }
-  return compiled ?? undefined;
-}
+/** The compiled module (made once), or `undefined` where it cannot run (the caller probes every list). */
+const screenModule = firstModule([0], screenModuleBytes);
 
 /**
  * The screened sums of `screen` in plain TypeScript: `out[l]` the float32
@@ -261,7 +250,7 @@ export class ListScreen {
    * where its module cannot run here.
    */
   static create(centroids: Float32Array, nlist: number, d: number): ListScreen | undefined {
-    const m = screenModule();
+    const m = screenModule()?.module;
     if (m === undefined || nlist < 1 || d < 1) return undefined;
     try {
       return new ListScreen(new WebAssembly.Instance(m, {}), centroids, nlist, d);

@@ -34,6 +34,7 @@ import {
   block,
   br,
   brIf,
+  firstModule,
   get,
   i32,
   loop,
@@ -455,7 +456,7 @@ export function selectModuleBytes(): Uint8Array<ArrayBuffer> {
   ]);
 }
 
-let compiled: WebAssembly.Module | null | undefined;
+const compiled = firstModule([0], selectModuleBytes);
 
 /**
  * One batch's candidate heaps in WebAssembly, over a fast-scan kernel's
@@ -481,18 +482,10 @@ export class CandidateHeaps {
 
   /** The module over the kernel memory `out` and these global rows, or `undefined` where it cannot run. */
   static create(out: WebAssembly.Memory, rows: Uint32Array): CandidateHeaps | undefined {
-    if (compiled === undefined) {
-      compiled = null;
-      try {
-        const bytes = selectModuleBytes();
-        if (WebAssembly.validate(bytes)) compiled = new WebAssembly.Module(bytes);
-      } catch {
-        // none
-      }
-    }
-    if (compiled === null) return undefined;
+    const m = compiled()?.module;
+    if (m === undefined) return undefined;
     try {
-      return new CandidateHeaps(new WebAssembly.Instance(compiled, { env: { out } }), rows);
+      return new CandidateHeaps(new WebAssembly.Instance(m, { env: { out } }), rows);
     } catch {
       return undefined;
     }

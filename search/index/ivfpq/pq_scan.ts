@@ -43,6 +43,7 @@ import {
   block,
   br,
   brIf,
+  firstModule,
   get,
   i32,
   loop,
@@ -335,7 +336,7 @@ export function pqScanModuleBytes(lanes = true): Uint8Array<ArrayBuffer> {
   ]);
 }
 
-let compiled: WebAssembly.Module | null | undefined;
+const compiled = firstModule([true, false], pqScanModuleBytes);
 
 /**
  * The compiled scan module (with the lane-parallel `scan4` where this
@@ -343,21 +344,7 @@ let compiled: WebAssembly.Module | null | undefined;
  * `undefined` where this runtime cannot run it.
  */
 function scanModule(): WebAssembly.Module | undefined {
-  if (compiled === undefined) {
-    compiled = null;
-    for (const lanes of [true, false]) {
-      try {
-        const bytes = pqScanModuleBytes(lanes);
-        if (WebAssembly.validate(bytes)) {
-          compiled = new WebAssembly.Module(bytes);
-          break;
-        }
-      } catch {
-        // the next, simpler module
-      }
-    }
-  }
-  return compiled ?? undefined;
+  return compiled()?.module;
 }
 
 /**
