@@ -73,6 +73,8 @@ export const ifThen = (body: number[]): number[] => [0x04, 0x40, ...body, 0x0b];
 export const brIf = (l: number): number[] => [0x0d, ...uleb(l)];
 /** `br l`. */
 export const br = (l: number): number[] => [0x0c, ...uleb(l)];
+/** `local l += by` (i32; `by` the instructions that push the addend). */
+export const bump = (l: number, by: number[]): number[] => [...get(l), ...by, 0x6a, ...set(l)];
 
 /**
  * A function giving the module compiled from the first of `variants` that
@@ -111,4 +113,23 @@ export function firstModule<V>(
     }
     return compiled ?? undefined;
   };
+}
+
+/**
+ * A function giving the module compiled from `bytes()` (called with no
+ * arguments, so a builder's defaults hold), compiled on the first call and
+ * kept; `undefined` where this runtime cannot run it.
+ *
+ * @example
+ * ```ts
+ * import { onceModule } from "./wasm_encode.ts";
+ * const m = onceModule(() => new Uint8Array([0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
+ * if (m() === undefined || m() !== m()) throw new Error();
+ * ```
+ */
+export function onceModule(
+  bytes: () => Uint8Array<ArrayBuffer>,
+): () => WebAssembly.Module | undefined {
+  const first = firstModule([bytes], (b) => b());
+  return () => first()?.module;
 }

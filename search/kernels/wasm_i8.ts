@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { brIf, get, i32, loop, set, tee, vec } from "./wasm_encode.ts";
+import { brIf, get, i32, loop, onceModule, set, tee, vec } from "./wasm_encode.ts";
 import {
   add,
   dotAdd,
@@ -143,19 +143,11 @@ export function i8ModuleBytes(QG = 2, UN = 4): Uint8Array<ArrayBuffer> {
   return moduleOf([{ name: "filter", params: 9, result: true, body }]);
 }
 
-let moduleCache: WebAssembly.Module | null | undefined;
+const compiled = onceModule(i8ModuleBytes);
 
 /** The compiled kernel module, or `null` where relaxed SIMD is missing. */
 export function kernelModule(): WebAssembly.Module | null {
-  if (moduleCache === undefined) {
-    try {
-      const bytes = i8ModuleBytes();
-      moduleCache = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
-    } catch {
-      moduleCache = null;
-    }
-  }
-  return moduleCache;
+  return compiled() ?? null;
 }
 
 /** Whether this runtime runs the 8-bit screening kernel (relaxed SIMD). */

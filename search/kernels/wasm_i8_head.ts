@@ -15,6 +15,7 @@ import {
   i32,
   ifThen,
   loop,
+  onceModule,
   set,
   simd,
   tee,
@@ -495,17 +496,9 @@ export function i8HeadModuleBytes(UN = 4): Uint8Array<ArrayBuffer> {
   ]);
 }
 
-let headCache: WebAssembly.Module | null | undefined;
+const compiled = onceModule(i8HeadModuleBytes);
 
 /** The compiled head module (`i8HeadModuleBytes`), or `null` where it cannot run. */
 export function headModule(): WebAssembly.Module | null {
-  if (headCache === undefined) {
-    try {
-      const bytes = i8HeadModuleBytes();
-      headCache = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
-    } catch {
-      headCache = null;
-    }
-  }
-  return headCache;
+  return compiled() ?? null;
 }

@@ -43,12 +43,12 @@ import {
   block,
   br,
   brIf,
-  firstModule,
   get,
   i32,
   ifThen,
   loop,
   name,
+  onceModule,
   section,
   set,
   simd,
@@ -947,7 +947,7 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
   ]);
 }
 
-const compiled = firstModule([0], nearestModuleBytes);
+const compiled = onceModule(nearestModuleBytes);
 
 /**
  * The compiled module (made once), or `undefined` where this runtime has no
@@ -955,5 +955,5 @@ const compiled = firstModule([0], nearestModuleBytes);
  * same answers).
  */
 export function nearestModule(): WebAssembly.Module | undefined {
-  return compiled()?.module;
+  return compiled();
 }

@@ -43,11 +43,12 @@ import {
   block,
   br,
   brIf,
-  firstModule,
+  bump,
   get,
   i32,
   loop,
   name,
+  onceModule,
   section,
   set,
   simd,
@@ -69,8 +70,6 @@ const select = [0x1b], fromU = [0xb8];
 const iAdd = [0x6a], iMul = [0x6c], iGeU = [0x4f], iGtU = [0x4b];
 const f64c = (v: number) => [0x44, ...new Uint8Array(new Float64Array([v]).buffer)];
 const ifElse = (then: number[], other: number[]) => [0x04, 0x40, ...then, 0x05, ...other, 0x0b];
-/** `local += by` (i32). */
-const bump = (l: number, by: number[]) => [...get(l), ...by, ...iAdd, ...set(l)];
 
 /** Pairs of lists a pass of `probe` (one `f64x2` accumulator a pair: eight lists). */
 const PAIRS = 4;
@@ -507,7 +506,7 @@ export function probeModuleBytes(): Uint8Array<ArrayBuffer> {
 }
 
 /** The compiled module (made once), or `undefined` where it cannot run (the TypeScript path). */
-const probeModule = firstModule([0], probeModuleBytes);
+const probeModule = onceModule(probeModuleBytes);
 
 /**
  * The probing scores `out[l]` of question `q` against the `nlist`
@@ -637,7 +636,7 @@ export class QuestionKernel {
     d: number,
     M: number,
   ): QuestionKernel | undefined {
-    const m = probeModule()?.module;
+    const m = probeModule();
     if (m === undefined) return undefined;
     try {
       return new QuestionKernel(new WebAssembly.Instance(m, {}), centroids, codebooks, nlist, d, M);

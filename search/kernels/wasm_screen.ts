@@ -38,11 +38,12 @@ import {
   block,
   br,
   brIf,
-  firstModule,
+  bump,
   get,
   i32,
   loop,
   name,
+  onceModule,
   section,
   set,
   simd,
@@ -57,9 +58,8 @@ const I32 = 0x7f, V128 = 0x7b;
 const PASS = 32;
 const GROUPS = PASS / 4;
 
-const iAdd = [0x6a], iGeU = [0x4f];
+const iGeU = [0x4f];
 const f32Load = [0x2a, 2, 0];
-const bump = (l: number, by: number) => [...get(l), ...i32(by), ...iAdd, ...set(l)];
 
 function screenBody(): number[] {
   // params q 0, cq 1, passes 2, d 3, l2 4, out 5; locals i32: k 6, t 7, qp 8, p 9;
@@ -102,15 +102,15 @@ function screenBody(): number[] {
               ...vAdd,
               ...set(s),
             ]),
-            ...bump(8, 4),
-            ...bump(9, 16 * GROUPS),
-            ...bump(7, 1),
+            ...bump(8, i32(4)),
+            ...bump(9, i32(16 * GROUPS)),
+            ...bump(7, i32(1)),
             ...br(0),
           ]),
         ]),
         ...S.flatMap((s, i) => [...get(5), ...get(s), ...store(16 * i)]),
-        ...bump(5, 16 * GROUPS),
-        ...bump(6, 1),
+        ...bump(5, i32(16 * GROUPS)),
+        ...bump(6, i32(1)),
         ...br(0),
       ]),
     ]),
@@ -153,7 +153,7 @@ export function screenModuleBytes(): Uint8Array<ArrayBuffer> {
 }
 
 /** The compiled module (made once), or `undefined` where it cannot run (the caller probes every list). */
-const screenModule = firstModule([0], screenModuleBytes);
+const screenModule = onceModule(screenModuleBytes);
 
 /**
  * The screened sums of `screen` in plain TypeScript: `out[l]` the float32
@@ -250,7 +250,7 @@ export class ListScreen {
    * where its module cannot run here.
    */
   static create(centroids: Float32Array, nlist: number, d: number): ListScreen | undefined {
-    const m = screenModule()?.module;
+    const m = screenModule();
     if (m === undefined || nlist < 1 || d < 1) return undefined;
     try {
       return new ListScreen(new WebAssembly.Instance(m, {}), centroids, nlist, d);

@@ -34,11 +34,12 @@ import {
   block,
   br,
   brIf,
-  firstModule,
+  bump,
   get,
   i32,
   loop,
   name,
+  onceModule,
   section,
   set,
   tee,
@@ -62,7 +63,6 @@ const fAdd = [0xa0], fDiv = [0xa3], fLt = [0x63], fGt = [0x64], fEq = [0x61];
 const fromU = [0xb8], iOr = [0x72];
 const ifThen = (body: number[]) => [0x04, 0x40, ...body, 0x0b];
 const ifElse = (a: number[], b: number[]) => [0x04, 0x40, ...a, 0x05, ...b, 0x0b];
-const bump = (l: number, by: number[]) => [...get(l), ...by, ...iAdd, ...set(l)];
 
 function offerBody(): number[] {
   // params: out 0, count 1, per 2, at 3, idx 4, b0 5, n 6, thr 7, base 8 (f64), scale 9 (f64),
@@ -456,7 +456,7 @@ export function selectModuleBytes(): Uint8Array<ArrayBuffer> {
   ]);
 }
 
-const compiled = firstModule([0], selectModuleBytes);
+const compiled = onceModule(selectModuleBytes);
 
 /**
  * One batch's candidate heaps in WebAssembly, over a fast-scan kernel's
@@ -482,7 +482,7 @@ export class CandidateHeaps {
 
   /** The module over the kernel memory `out` and these global rows, or `undefined` where it cannot run. */
   static create(out: WebAssembly.Memory, rows: Uint32Array): CandidateHeaps | undefined {
-    const m = compiled()?.module;
+    const m = compiled();
     if (m === undefined) return undefined;
     try {
       return new CandidateHeaps(new WebAssembly.Instance(m, { env: { out } }), rows);
