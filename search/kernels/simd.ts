@@ -20,12 +20,16 @@ export class SimdKernels {
   readonly #memory: WebAssembly.Memory;
   readonly #scores: (...args: number[]) => void;
   readonly #widen: (src: number, n4: number, dst: number) => void;
+  readonly #screen: (...args: number[]) => void;
+  /** Where the last {@linkcode scores} put its scores, their row count and the end of its squares. */
+  #last = { out: 0, n: 0, nq: 0, end: 0 };
 
   private constructor(instance: WebAssembly.Instance) {
     const e = instance.exports as Record<string, unknown>;
     this.#memory = e.memory as WebAssembly.Memory;
     this.#scores = e.scores as (...args: number[]) => void;
     this.#widen = e.widen as (src: number, n4: number, dst: number) => void;
+    this.#screen = e.screen as (...args: number[]) => void;
   }
 
   /** The kernels, or `undefined` where WebAssembly SIMD is not available. */
@@ -105,11 +109,50 @@ export class SimdKernels {
     const q = new Float32Array(buf, qPtr, nq * d);
     for (let j = 0; j < nq; j++) q.set(qs[j], j * d);
     this.#scores(aPtr, n, d4, qPtr, nq, outPtr, sqPtr, withSq ? 1 : 0);
+    this.#last = { out: outPtr, n, nq, end: sqPtr + n * 8 };
     return {
       scores: new Float32Array(buf, outPtr, nq * n),
       rows: new Float32Array(buf, aPtr, n * d),
       squares: new Float64Array(buf, sqPtr, withSq ? n : 0),
     };
+  }
+
+  /**
+   * The float32 screen of the nearest centroid (`kmeans.ts`) over the
+   * scores of the last {@linkcode scores} call, its questions the `k`
+   * centroids: for rows `2p` and `2p + 1`, `p < pairs` (at most half its
+   * rows), with `xLen` their lengths (`2·pairs` values), `tab` each
+   * centroid's `‖c‖²`, `‖c‖` and `|‖c‖²|` (`3·k` values) and `cst` the
+   * bound's `F`, `T` and `E`, in float64 as the TypeScript loop does:
+   * `est = ‖c‖² − 2s`, `b = (F·xLen·‖c‖ + T) + E·(xLen·‖c‖ + |‖c‖²|)`,
+   * the smallest `est + b` (`top`), the two smallest `est − b` (`lo1`,
+   * `lo2`) and the first centroid of the smallest (`j1`). Returns a view
+   * of memory (valid until the next call): row `r = 2p + l` has `top` at
+   * `8p + l`, `lo1` at `8p + 2 + l`, `lo2` at `8p + 4 + l`, `j1` at
+   * `8p + 6 + l`; the two values at `8·pairs` are 0 when every score read
+   * was finite (else NaN).
+   */
+  screenNearest(
+    pairs: number,
+    xLen: Float64Array,
+    tab: Float64Array,
+    cst: readonly [number, number, number],
+  ): Float64Array {
+    const { out, n, nq, end } = this.#last;
+    if (2 * pairs > n) throw new RangeError(`screenNearest: ${pairs} pairs of ${n} rows`);
+    const k = nq;
+    const tabPtr = (end + 63) & ~63, xlPtr = tabPtr + 48 * k, cstPtr = xlPtr + 16 * pairs;
+    const outPtr = cstPtr + 48;
+    const buf = this.#ensure(outPtr + 64 * pairs + 16);
+    const t = new Float64Array(buf, tabPtr, 6 * k);
+    for (let j = 0; j < k; j++) {
+      for (let v = 0; v < 3; v++) t[6 * j + 2 * v] = t[6 * j + 2 * v + 1] = tab[3 * j + v];
+    }
+    new Float64Array(buf, xlPtr, 2 * pairs).set(xLen.subarray(0, 2 * pairs));
+    const c = new Float64Array(buf, cstPtr, 6);
+    for (let v = 0; v < 3; v++) c[2 * v] = c[2 * v + 1] = cst[v];
+    this.#screen(out, pairs, 4 * n, k, tabPtr, xlPtr, outPtr, cstPtr);
+    return new Float64Array(buf, outPtr, 8 * pairs + 2);
   }
 
   /**

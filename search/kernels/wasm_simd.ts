@@ -23,7 +23,7 @@ import {
 // WebAssembly SIMD kernels (the same rule, four float32 lanes at a time).
 //
 // The module is assembled here from its instructions (no toolchain, no binary
-// blob). Two kernels, over a memory the module exports:
+// blob). Four kernels, over a memory the module exports:
 //
 //   norms(a, n, d4, out): out[i] (f64) = Σ_k a[i][k]², each f32 promoted to f64
 //   scores(a, n, d4, q, nq, out, sq, withSq): out[j*n + i] (f32) = a[i] · q[j]
@@ -34,6 +34,9 @@ import {
 //     the matrix is read from memory once (the squares give both the error
 //     bound and the NaN/infinity check); withSq = 0 when the caller has
 //     them already (they do not depend on the questions)
+//   screen(sc, pairs, stride, k, tab, xl, out, cst): the nearest-centroid screen
+//     of kmeans.ts over the scores `scores` wrote, two rows a pass in float64
+//     lanes (see the comment at its code)
 //   widen(src, n4, dst): the 4·n4 float16 values (bits) at src as float32 at
 //     dst, exactly (subnormals, ±0, infinities and NaN included): the
 //     magnitude bits shifted into place and scaled by 2^112 in f32 (exact:
@@ -391,6 +394,226 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     ]),
     0x0b,
   ];
+  // screen(sc, pairs, stride, k, tab, xl, out, cst): the float32 screen of the nearest
+  // centroid (kmeans.ts, nearestScreened), two rows a pass (one per f64x2 lane). For rows
+  // 2p and 2p + 1 (p < pairs; their scores at sc + 8p + j·stride for centroid j, as
+  // `scores` wrote them), centroid j's entry of tab (48 bytes: ‖c_j‖², ‖c_j‖ and |‖c_j‖²|,
+  // each splatted) and the rows' lengths at xl + 16p, the same float64 numbers as the
+  // TypeScript loop: est = ‖c_j‖² − (s + s), dot = xLen·‖c_j‖,
+  // b = (F·dot + T) + E·(dot + |‖c_j‖²|) (F, T, E splatted at cst), top = the smallest
+  // est + b (f64x2.pmin: the first smaller one kept, as `<`), and the two smallest
+  // est − b with the first centroid of the smallest. Written at out + 64p: top, lo1, lo2
+  // and that centroid (a float64), each a pair of rows; then at out + 64·pairs the lanes'
+  // sums of s·0 over every score read (NaN where one is not finite).
+  const C = {
+    sc: 0,
+    pairs: 1,
+    stride: 2,
+    k: 3,
+    tab: 4,
+    xl: 5,
+    out: 6,
+    cst: 7,
+    p: 8,
+    j: 9,
+    at: 10,
+    q: 11,
+    o: 12,
+    x: 13,
+    top: 14,
+    lo1: 15,
+    lo2: 16,
+    j1: 17,
+    jv: 18,
+    fin: 19,
+    F: 20,
+    T: 21,
+    E: 22,
+    one: 23,
+    s: 24,
+    est: 25,
+    dot: 26,
+    b: 27,
+    l: 28,
+    m1: 29,
+  };
+  const vload = (off: number) => simd(0x00, 3, ...uleb(off));
+  const vstore = (off: number) => simd(0x0b, 3, ...uleb(off));
+  const load64Zero = simd(0x5d, 3, 0);
+  const dSub = simd(0xf1), dLt = simd(0x49), dPmin = simd(0xf6);
+  const f64Splat = simd(0x14),
+    f64c = (v: number) => [
+      0x44,
+      ...new Uint8Array(new Float64Array([v]).buffer),
+    ];
+  const screen = [
+    ...vec([[5, WASM.i32], [17, WASM.v128]]),
+    ...get(C.cst),
+    ...vload(0),
+    ...set(C.F),
+    ...get(C.cst),
+    ...vload(16),
+    ...set(C.T),
+    ...get(C.cst),
+    ...vload(32),
+    ...set(C.E),
+    ...f64c(1),
+    ...f64Splat,
+    ...set(C.one),
+    ...zero,
+    ...set(C.fin),
+    ...i32(0),
+    ...set(C.p),
+    ...block([
+      ...get(C.p),
+      ...get(C.pairs),
+      ...geu,
+      ...brIf(0),
+      ...loop([
+        ...get(C.xl),
+        ...get(C.p),
+        ...i32(4),
+        ...shl,
+        ...add,
+        ...vload(0),
+        ...set(C.x),
+        ...f64c(Infinity),
+        ...f64Splat,
+        ...tee(C.top),
+        ...tee(C.lo1),
+        ...set(C.lo2),
+        ...f64c(-1),
+        ...f64Splat,
+        ...set(C.j1),
+        ...zero,
+        ...set(C.jv),
+        ...get(C.sc),
+        ...get(C.p),
+        ...i32(3),
+        ...shl,
+        ...add,
+        ...set(C.at),
+        ...get(C.tab),
+        ...set(C.q),
+        ...i32(0),
+        ...set(C.j),
+        ...block([
+          ...get(C.j),
+          ...get(C.k),
+          ...geu,
+          ...brIf(0),
+          ...loop([
+            ...get(C.at),
+            ...load64Zero,
+            ...promote,
+            ...tee(C.s),
+            ...zero,
+            ...f64x2Mul,
+            ...get(C.fin),
+            ...f64x2Add,
+            ...set(C.fin),
+            // est = ‖c‖² − (s + s)
+            ...get(C.q),
+            ...vload(0),
+            ...get(C.s),
+            ...get(C.s),
+            ...f64x2Add,
+            ...dSub,
+            ...set(C.est),
+            // dot = xLen·‖c‖; b = (F·dot + T) + E·(dot + |‖c‖²|)
+            ...get(C.x),
+            ...get(C.q),
+            ...vload(16),
+            ...f64x2Mul,
+            ...tee(C.dot),
+            ...get(C.F),
+            ...f64x2Mul,
+            ...get(C.T),
+            ...f64x2Add,
+            ...get(C.E),
+            ...get(C.dot),
+            ...get(C.q),
+            ...vload(32),
+            ...f64x2Add,
+            ...f64x2Mul,
+            ...f64x2Add,
+            ...set(C.b),
+            // top = pmin(top, est + b): est + b where it is < top.
+            ...get(C.top),
+            ...get(C.est),
+            ...get(C.b),
+            ...f64x2Add,
+            ...dPmin,
+            ...set(C.top),
+            // l = est − b; where l < lo1: lo2 = lo1, lo1 = l, j1 = j; else lo2 = pmin(lo2, l).
+            ...get(C.est),
+            ...get(C.b),
+            ...dSub,
+            ...tee(C.l),
+            ...get(C.lo1),
+            ...dLt,
+            ...set(C.m1),
+            ...get(C.lo1),
+            ...get(C.lo2),
+            ...get(C.l),
+            ...dPmin,
+            ...get(C.m1),
+            ...bitselect,
+            ...set(C.lo2),
+            ...get(C.l),
+            ...get(C.lo1),
+            ...get(C.m1),
+            ...bitselect,
+            ...set(C.lo1),
+            ...get(C.jv),
+            ...get(C.j1),
+            ...get(C.m1),
+            ...bitselect,
+            ...set(C.j1),
+            ...get(C.jv),
+            ...get(C.one),
+            ...f64x2Add,
+            ...set(C.jv),
+            ...get(C.at),
+            ...get(C.stride),
+            ...add,
+            ...set(C.at),
+            ...get(C.q),
+            ...i32(48),
+            ...add,
+            ...set(C.q),
+            ...next(C.j, 1, C.k),
+          ]),
+        ]),
+        ...get(C.out),
+        ...get(C.p),
+        ...i32(6),
+        ...shl,
+        ...add,
+        ...tee(C.o),
+        ...get(C.top),
+        ...vstore(0),
+        ...get(C.o),
+        ...get(C.lo1),
+        ...vstore(16),
+        ...get(C.o),
+        ...get(C.lo2),
+        ...vstore(32),
+        ...get(C.o),
+        ...get(C.j1),
+        ...vstore(48),
+        ...next(C.p, 1, C.pairs),
+      ]),
+    ]),
+    ...get(C.out),
+    ...get(C.pairs),
+    ...i32(6),
+    ...shl,
+    ...add,
+    ...get(C.fin),
+    ...vstore(0),
+    0x0b,
+  ];
   const I = WASM.i32;
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
@@ -402,7 +625,7 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         [0x60, ...vec([[I], [I], [I]]), 0],
       ]),
     ),
-    ...section(3, vec([[0], [1], [2]])),
+    ...section(3, vec([[0], [1], [2], [1]])),
     ...section(5, vec([[0x00, 1]])),
     ...section(
       7,
@@ -411,6 +634,7 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         [...name("norms"), 0x00, 0],
         [...name("scores"), 0x00, 1],
         [...name("widen"), 0x00, 2],
+        [...name("screen"), 0x00, 3],
       ]),
     ),
     ...section(
@@ -419,6 +643,7 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         [...uleb(norms.length), ...norms],
         [...uleb(scores.length), ...scores],
         [...uleb(widen.length), ...widen],
+        [...uleb(screen.length), ...screen],
       ]),
     ),
   ]);

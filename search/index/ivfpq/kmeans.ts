@@ -40,7 +40,15 @@
  * bounds, below). A centroid left out has a distance above that of the
  * answer, so the answers are `nearest`'s, bit for bit; a block of rows with
  * a value that is not finite, or too large for float32 products, is
- * assigned by the float64 kernel instead.
+ * assigned by the float64 kernel instead. The intervals themselves (the
+ * smallest upper end, the two smallest lower ends, the first centroid of
+ * the smallest) are taken two rows at a time in the same module (its
+ * `screen`, the same float64 operations as the TypeScript loop, which
+ * still decides the rare rows with more than one candidate), on blocks of
+ * `2¹⁸ / k` rows, whose scores stay in the cache between the two passes.
+ * With 1,000 centroids of 256 dimensions this takes a row's assignment
+ * from 23.6 to 14.6 ns a centroid (the TypeScript loop over cold scores
+ * cost as much as the float32 products).
  *
  * **Elkan's bounds** ({@linkcode boundedAssign}; where the screen runs and
  * the bounds fit {@linkcode BOUNDED_MAX}, on finite rows): after the first
@@ -228,6 +236,8 @@ class Screen {
   // Twice the scores kernel's bound on a dot product (`score.ts` densePrep: the distance has 2·x·c).
   readonly #factor: number;
   readonly #tiny: number;
+  /** `F`, `T` and `E` of the module's screen (`SimdKernels.screenNearest`): {@linkcode width}'s numbers. */
+  readonly constants: readonly [number, number, number];
 
   constructor(readonly cNorm: Float64Array, k: number, d: number) {
     this.cLen = new Float64Array(k);
@@ -240,6 +250,18 @@ class Screen {
     this.maxC = maxC;
     this.#factor = 2 * 4 * (d + 4) * U32;
     this.#tiny = 2 * (d + 8) * TINY;
+    this.constants = [this.#factor, this.#tiny, 2 ** -40];
+  }
+
+  /** Each centroid's `‖c‖²`, `‖c‖` and `|‖c‖²|` in turn (the module's table). */
+  table(): Float64Array {
+    const k = this.cLen.length, t = new Float64Array(3 * k);
+    for (let j = 0; j < k; j++) {
+      t[3 * j] = this.cNorm[j];
+      t[3 * j + 1] = this.cLen[j];
+      t[3 * j + 2] = Math.abs(this.cNorm[j]);
+    }
+    return t;
   }
 
   /**
@@ -267,8 +289,9 @@ function nearestScreened(
 ): void {
   const qs = Array.from({ length: k }, (_, j) => c.subarray(j * d, (j + 1) * d));
   const screen = new Screen(cNorm, k, d), maxC = screen.maxC;
-  const block = Math.max(64, Math.floor(2 ** 22 / k));
-  const lo = new Float64Array(k);
+  const block = Math.max(64, Math.floor(2 ** 18 / k));
+  const lo = new Float64Array(k), xl = new Float64Array(Math.min(n, block));
+  let tab: Float64Array | undefined;
   for (let a = 0; a < n; a += block) {
     const m = Math.min(block, n - a);
     const rows = x.subarray(a * d, (a + m) * d);
@@ -282,12 +305,32 @@ function nearestScreened(
     for (let i = 0; i < m && ok; i++) {
       ok = Number.isFinite(sq[i]) && Math.sqrt(sq[i]) * maxC <= F32_SAFE;
     }
-    for (let q = 0; q < k * m && ok; q++) ok = Number.isFinite(sc[q]);
+    // Without bounds, the module screens the rows two at a time (the same numbers as the
+    // loop below) and says whether every score it read is finite; the loop checks the rest.
+    const pairs = bounds === undefined && ok ? m >> 1 : 0;
+    let sr: Float64Array | undefined;
+    if (pairs > 0) {
+      for (let i = 0; i < 2 * pairs; i++) xl[i] = Math.sqrt(sq[i]);
+      tab ??= screen.table();
+      sr = simd.screenNearest(pairs, xl, tab, screen.constants);
+      ok = sr[8 * pairs] === 0 && sr[8 * pairs + 1] === 0;
+      for (let j = 0; j < k && ok; j++) ok = Number.isFinite(sc[j * m + m - 1]);
+    } else {
+      for (let q = 0; q < k * m && ok; q++) ok = Number.isFinite(sc[q]);
+    }
     if (!ok) {
       exactBlock(x, a, m, d, c, cNorm, k, out, bounds);
       continue;
     }
     for (let i = 0; i < m; i++) {
+      if (i < 2 * pairs) {
+        // The module's screen: one candidate (the usual case) is the answer.
+        const p8 = 8 * (i >> 1) + (i & 1);
+        if (!(sr![p8 + 4] <= sr![p8])) {
+          out[a + i] = sr![p8 + 6];
+          continue;
+        }
+      }
       const xLen = Math.sqrt(sq[i]), xo = (a + i) * d;
       // Each distance within [est − b, est + b]; the smallest upper end, and the two
       // smallest lower ends (the first centroid with the smallest, j1).
