@@ -63,13 +63,20 @@
  * Every bound is rounded the safe way, so the answers, hence the
  * centroids, are Lloyd's, bit for bit; on a quarter of SQuAD dev's phrases
  * (46,256 training rows, 100 centroids, 25 iterations) the k-means takes
- * about a twelfth of the distances.
+ * about a twelfth of the distances. The lower bounds are float32 (each
+ * stored at or below its float64 number, {@linkcode below32}), so 1,000
+ * centroids over 50,000 training rows keep theirs in 200 MB. The half
+ * distances between centroids an update needs ({@linkcode centroidMoves},
+ * `k²/2` of them) are screened in float32 by the probing screen's module
+ * (`search/kernels/wasm_screen.ts`, its l2 sums, whose error bound makes
+ * each a lower bound), in shared memory that every worker reads in place.
  *
  * @module
  */
 import { nearestKernel, PairDistances, SMALL_D } from "../../kernels/nearest.ts";
 import { type SimdKernels, simdKernels } from "../../kernels/simd.ts";
 import { F32_SAFE, TINY, U32 } from "../exact/score.ts";
+import { ListScreen } from "../../kernels/wasm_screen.ts";
 
 /**
  * The splitmix32 generator: a function returning uint32 values.
@@ -412,8 +419,8 @@ export interface BoundedRows {
   readonly assign: Uint32Array;
   /** `upper[i]` ≥ ‖x_i − c_assign[i]‖ (Euclidean, not squared). */
   readonly upper: Float64Array;
-  /** `lower[i·k + j]` ≤ ‖x_i − c_j‖. */
-  readonly lower: Float64Array;
+  /** `lower[i·k + j]` ≤ ‖x_i − c_j‖ (float32, stored through {@linkcode below32}). */
+  readonly lower: Float32Array;
   /** `sq[i]`: ‖x_i‖² in float64 (row order of the dimensions). */
   readonly sq: Float64Array;
 }
@@ -437,8 +444,20 @@ const UP = 1 + 2 ** -50, DN = 1 - 2 ** -50, WIDE = 2 ** -40;
  */
 const ETA = 2 ** -42;
 
-/** The largest `n·k` {@linkcode boundedAssign} keeps bounds for (64 MB of them). */
-export const BOUNDED_MAX = 2 ** 23;
+/**
+ * The largest `n·k` {@linkcode boundedAssign} keeps bounds for (256 MB of
+ * them: 1,000 centroids over 64,000 training rows).
+ */
+export const BOUNDED_MAX = 2 ** 26;
+
+/**
+ * `v` (≥ 0, or NaN) as a lower bound that float32 holds: a number at most
+ * `v` once rounded to float32 (`v·(1 − 2⁻²³)` rounds to at most `v`; 0
+ * below float32's normal numbers, `2¹²⁷` above its range).
+ */
+export function below32(v: number): number {
+  return v < 2 ** -120 ? 0 : Math.min(v * (1 - 2 ** -23), 2 ** 127);
+}
 
 /**
  * Whether {@linkcode boundedAssign} runs for `n` rows of `d` columns and
@@ -464,7 +483,7 @@ export function boundedRows(n: number, k: number, shared = false): BoundedRows {
   return {
     assign: new Uint32Array(new B(4 * n)),
     upper: new Float64Array(new B(8 * n)),
-    lower: new Float64Array(new B(8 * n * k)),
+    lower: new Float32Array(new B(4 * n * k)),
     sq: new Float64Array(new B(8 * n)),
   };
 }
@@ -482,7 +501,9 @@ export function boundedShare(r: BoundedRows, a: number, m: number, k: number): B
 /**
  * How the `k` centroids `c` moved from `prev` (the same shape), and their
  * half distances from each other, each rounded the safe way (see
- * {@linkcode boundedAssign}).
+ * {@linkcode boundedAssign}): the half distances from float32 sums of
+ * squared differences less their proven error (see the module notes),
+ * or in float64 where such a sum is not finite. In shared memory.
  */
 export function centroidMoves(
   prev: Float32Array,
@@ -490,7 +511,9 @@ export function centroidMoves(
   k: number,
   d: number,
 ): CentroidMoves {
-  const shift = new Float64Array(k), half = new Float64Array(k * k), near = new Float64Array(k);
+  // In shared memory: every worker reads them where they lie (no copy a worker an update).
+  const f64 = (n: number) => new Float64Array(new SharedArrayBuffer(8 * n));
+  const shift = f64(k), half = f64(k * k), near = f64(k);
   for (let j = 0; j < k; j++) {
     let s = 0;
     for (let t = j * d; t < (j + 1) * d; t++) {
@@ -499,14 +522,26 @@ export function centroidMoves(
     }
     shift[j] = Math.sqrt(s) * (1 + WIDE);
   }
+  // The squared distances screened in float32 (wasm_screen.ts, its l2 sums): the exact D is at
+  // least (v − d·2⁻¹⁵⁰)/(1 + γ(d+3)) for a finite sum v; a sum that is not finite (an
+  // overflow) is taken again in float64, as without the module.
+  const screen = k >= 2 ? ListScreen.create(c, k, d) : undefined;
+  const u = 2 ** -24, g = 1 - 2 * ((d + 3) * u / (1 - (d + 3) * u)), tiny = (d + 1) * 2 ** -148;
   for (let a = 0; a < k; a++) {
+    const v = screen?.sums(c.subarray(a * d, (a + 1) * d), true);
     for (let j = a + 1; j < k; j++) {
-      let s = 0;
-      for (let t = 0; t < d; t++) {
-        const e = c[a * d + t] - c[j * d + t];
-        s += e * e;
+      let h: number;
+      if (v !== undefined && Number.isFinite(v[j])) {
+        h = 0.5 * Math.sqrt(Math.max(0, (v[j] - tiny) * g)) * (1 - WIDE);
+      } else {
+        let s = 0;
+        for (let t = 0; t < d; t++) {
+          const e = c[a * d + t] - c[j * d + t];
+          s += e * e;
+        }
+        h = 0.5 * Math.sqrt(s) * (1 - WIDE);
       }
-      half[a * k + j] = half[j * k + a] = 0.5 * Math.sqrt(s) * (1 - WIDE);
+      half[a * k + j] = half[j * k + a] = h;
     }
   }
   for (let a = 0; a < k; a++) {
@@ -567,7 +602,7 @@ export function boundedAssign(
       for (let i = 0; i < m; i++) {
         const r = a + i, g = margin(r);
         upper[r] = upperOf(best[i], r, g);
-        for (let j = 0; j < k; j++) lower[r * k + j] = lowerOf(low[i * k + j], r, g);
+        for (let j = 0; j < k; j++) lower[r * k + j] = below32(lowerOf(low[i * k + j], r, g));
       }
     }
     return;
@@ -586,7 +621,7 @@ export function boundedAssign(
     let eB = Infinity, bestJ = -1;
     for (let r = 0; r < w; r++) {
       const j = pairs.list[r], e = dist[r];
-      lower[i * k + j] = lowerOf(e, i, g);
+      lower[i * k + j] = below32(lowerOf(e, i, g));
       if (bestJ < 0 || e < eB || (e === eB && j < bestJ)) {
         eB = e;
         bestJ = j;
@@ -604,7 +639,8 @@ export function boundedAssign(
     let m = 0;
     for (let j = 0; j < k; j++) {
       const l = lower[lb + j] * DN - shift[j];
-      const lj = lower[lb + j] = l > 0 ? l : 0;
+      const lj = l > 0 ? l : 0;
+      lower[lb + j] = below32(lj);
       if (lj < up && half[ha + j] < up && j !== a) cand[m++] = j;
     }
     if (m === 0 || up <= near[a]) {
@@ -636,11 +672,11 @@ export function boundedAssign(
           if (lo[r] <= top) {
             if (first < 0) first = r;
             held[w++] = list[r];
-          } else lower[lb + list[r]] = lowerOf(lo[r], i, g);
+          } else lower[lb + list[r]] = below32(lowerOf(lo[r], i, g));
         }
         if (w === 1) {
           best = list[first];
-          lower[lb + best] = lowerOf(lo[first], i, g);
+          lower[lb + best] = below32(lowerOf(lo[first], i, g));
           u = upperOf(hi[first], i, g);
         } else {
           for (let r = 0; r < w; r++) list[r] = held[r];

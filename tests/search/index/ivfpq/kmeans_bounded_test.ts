@@ -12,6 +12,7 @@
  * search's float32 error bound.
  */
 import {
+  below32,
   boundedApplies,
   boundedAssign,
   boundedRows,
@@ -218,4 +219,70 @@ Deno.test("sumRows: shares of the columns give the whole update's sums", () => {
   let want = 0;
   for (let i = 0; i < n; i++) if (assign[i] === 2) want += x[i * d + 3];
   assertEquals(whole[2 * d + 3], want);
+});
+
+Deno.test("centroidMoves: every half distance is at most half the real distance and, screened in float32, within 10⁻⁴ of it; squares beyond float32 are taken in float64", () => {
+  const k = 37, d = 64;
+  const c = Float32Array.from({ length: k * d }, () => 3 * unit());
+  // A centroid a float32 step from another, one equal to another, one whose squared gaps
+  // overflow float32 (2⁷⁰ values: the screen's sums are infinite).
+  for (let t = 0; t < d; t++) c[4 * d + t] = c[3 * d + t] * (1 + 2 ** -23);
+  c.copyWithin(9 * d, 8 * d, 9 * d);
+  for (let t = 0; t < d; t++) c[20 * d + t] = 2 ** 70 * (1 + unit());
+  const prev = c.map((v, i) => v + (i % 3) * 2 ** -10);
+  const m = centroidMoves(prev, c, k, d);
+  let screened = 0;
+  for (let a = 0; a < k; a++) {
+    let near = Infinity;
+    for (let j = 0; j < k; j++) {
+      if (j === a) continue;
+      // The real squared distance, its float64 sum within 2⁻⁴⁶ of it (differences and squares
+      // exact here but for the 2⁷⁰ row, whose gaps lose nothing that matters at 2⁻⁴⁴).
+      let s = 0;
+      for (let t = 0; t < d; t++) s += (c[a * d + t] - c[j * d + t]) ** 2;
+      const real = 0.5 * Math.sqrt(s), h = m.half[a * k + j];
+      assert(h <= real * (1 - 2 ** -44), `half ${a}, ${j}: ${h} above ${real}`);
+      assertEquals(h, m.half[j * k + a], `half ${a}, ${j} symmetric`);
+      if (a === 20 || j === 20) {
+        // Not finite in float32: the float64 loop's number itself.
+        const lo = Math.min(a, j), hi = Math.max(a, j);
+        let f = 0;
+        for (let t = 0; t < d; t++) {
+          const e = c[lo * d + t] - c[hi * d + t];
+          f += e * e;
+        }
+        assertEquals(h, 0.5 * Math.sqrt(f) * (1 - 2 ** -40), `half ${a}, ${j} in float64`);
+      } else {
+        assert(h >= real * (1 - 1e-4), `half ${a}, ${j}: ${h} far below ${real}`);
+        screened++;
+      }
+      near = Math.min(near, h);
+    }
+    assertEquals(m.near[a], near, `near ${a}`);
+  }
+  assertEquals(m.half[8 * k + 9], 0, "equal centroids");
+  assert(m.half[3 * k + 4] > 0 && screened === 35 * 36, `${screened} screened pairs`);
+  for (let j = 0; j < k; j++) {
+    let s = 0;
+    for (let t = 0; t < d; t++) s += (c[j * d + t] - prev[j * d + t]) ** 2;
+    assert(m.shift[j] >= Math.sqrt(s), `shift ${j}`);
+  }
+});
+
+Deno.test("below32: a bound float32 holds at or below the number (0 below its normal numbers, 2¹²⁷ above its range)", () => {
+  const f32 = new Float32Array(1);
+  let checked = 0;
+  for (let e = -130; e <= 130; e++) {
+    for (let r = 0; r < 40; r++) {
+      const v = 2 ** e * (1 + u() / 2 ** 32);
+      f32[0] = below32(v);
+      assert(f32[0] <= v, `${v} stored as ${f32[0]}`);
+      if (e >= -119 && e <= 126) assert(f32[0] >= v * (1 - 2 ** -21), `${v}: ${f32[0]} too low`);
+      checked++;
+    }
+  }
+  assertEquals([below32(0), below32(2 ** -121), below32(Infinity)], [0, 0, 2 ** 127]);
+  f32[0] = below32(3.4e38);
+  assertEquals(f32[0], 2 ** 127, "beyond 2¹²⁷");
+  assert(Number.isNaN(below32(NaN)) && checked === 261 * 40);
 });
