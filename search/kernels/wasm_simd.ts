@@ -27,8 +27,8 @@ import {
 //
 //   norms(a, n, d4, out): out[i] (f64) = Σ_k a[i][k]², each f32 promoted to f64
 //   scores(a, n, d4, q, nq, out, sq, withSq): out[j*n + i] (f32) = a[i] · q[j]
-//     in f32 (4 lanes of 4-byte floats, two rows × three questions at a
-//     time, then the one or two questions left; each lane sums its products
+//     in f32 (4 lanes of 4-byte floats, two rows × six questions at a
+//     time, then three, two or one of those left; each lane sums its products
 //     in order, then ((l0 + l1) + (l2 + l3))), and, when withSq ≠ 0,
 //     norms(a[i..i+2), 2, d4, sq + 8i) for each pair of rows as it comes, so
 //     the matrix is read from memory once (the squares give both the error
@@ -65,6 +65,8 @@ const WASM = {
  * ```
  */
 export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
+  // Questions a pass of `scores` (two rows against GROUP questions: 12 sums in registers).
+  const GROUP = 6;
   const add = [0x6a], sub = [0x6b], mul = [0x6c], shl = [0x74];
   const ltu = [0x49], gtu = [0x4b], geu = [0x4f], ne = [0x47];
   const load = simd(0x00, 2, 0); // v128.load align=4 offset=0
@@ -197,12 +199,12 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     r1: 12,
     o: 13,
     n4: 14,
-    qs: [15, 16, 17],
-    c0: [18, 19, 20],
-    c1: [21, 22, 23],
-    x0: 24,
-    x1: 25,
-    ys: [26, 27, 28],
+    qs: [15, 16, 17, 18, 19, 20],
+    c0: [21, 22, 23, 24, 25, 26],
+    c1: [27, 28, 29, 30, 31, 32],
+    x0: 33,
+    x1: 34,
+    y: 35,
   };
   // Rows i (and i+1) against questions j..j+w: w·(1 or 2) sums in registers.
   const questionGroup = (w: number, twoRows: boolean) => {
@@ -223,10 +225,12 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
       ...loop([
         ...loadAt(S.r0, S.k, S.x0),
         ...(twoRows ? loadAt(S.r1, S.k, S.x1) : []),
-        ...ts.flatMap((t) => loadAt(S.qs[t], S.k, S.ys[t])),
+        // Each question's four values loaded just before its one or two sums (registers: the
+        // sums, the rows' values and one question's).
         ...ts.flatMap((t) => [
-          ...acc(S.c0[t], S.x0, S.ys[t]),
-          ...(twoRows ? acc(S.c1[t], S.x1, S.ys[t]) : []),
+          ...loadAt(S.qs[t], S.k, S.y),
+          ...acc(S.c0[t], S.x0, S.y),
+          ...(twoRows ? acc(S.c1[t], S.x1, S.y) : []),
         ]),
         ...next(S.k, 16, S.d4),
       ]),
@@ -252,38 +256,34 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
       }),
     ];
   };
-  // Questions three at a time, then the two or one left.
+  // Questions GROUP at a time, then three, two or one of those left.
   const questionGroups = (twoRows: boolean) => [
     ...i32(0),
     ...set(S.j),
     ...block([
       ...loop([
         ...get(S.j),
-        ...i32(3),
+        ...i32(GROUP),
         ...add,
         ...get(S.nq),
         ...gtu,
         ...brIf(1),
-        ...questionGroup(3, twoRows),
+        ...questionGroup(GROUP, twoRows),
         ...get(S.j),
-        ...i32(3),
+        ...i32(GROUP),
         ...add,
         ...set(S.j),
         ...br(0),
       ]),
     ]),
-    ...get(S.nq),
-    ...get(S.j),
-    ...sub,
-    ...i32(2),
-    ...geu,
-    ...ifThen([...questionGroup(2, twoRows), ...get(S.j), ...i32(2), ...add, ...set(S.j)]),
-    ...get(S.nq),
-    ...get(S.j),
-    ...sub,
-    ...i32(1),
-    ...geu,
-    ...ifThen(questionGroup(1, twoRows)),
+    ...[3, 2, 1].flatMap((w) => [
+      ...get(S.nq),
+      ...get(S.j),
+      ...sub,
+      ...i32(w),
+      ...geu,
+      ...ifThen([...questionGroup(w, twoRows), ...get(S.j), ...i32(w), ...add, ...set(S.j)]),
+    ]),
   ];
   const rowStart = (
     r: number,
@@ -308,7 +308,7 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     0,
   ];
   const scores = [
-    ...vec([[10, WASM.i32], [11, WASM.v128]]),
+    ...vec([[13, WASM.i32], [15, WASM.v128]]),
     ...get(S.n),
     ...i32(2),
     ...shl,
