@@ -61,6 +61,11 @@ export const set = (i: number): number[] => [0x21, ...uleb(i)];
 export const tee = (i: number): number[] => [0x22, ...uleb(i)];
 /** `i32.const v`. */
 export const i32 = (v: number): number[] => [0x41, ...sleb(v)];
+/** `f64.const v` (its eight bytes, little-endian). */
+export const f64c = (v: number): number[] => [
+  0x44,
+  ...new Uint8Array(new Float64Array([v]).buffer),
+];
 /** A SIMD instruction (prefix 0xfd), its opcode and immediates. */
 export const simd = (op: number, ...imm: number[]): number[] => [0xfd, ...uleb(op), ...imm];
 /** `block` with no result around `body`. */

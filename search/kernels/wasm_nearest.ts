@@ -43,6 +43,7 @@ import {
   block,
   br,
   brIf,
+  f64c,
   get,
   i32,
   ifThen,
@@ -58,9 +59,6 @@ import {
 } from "./wasm_encode.ts";
 
 const I32 = 0x7f, F64 = 0x7c, V128 = 0x7b;
-
-/** `f64.const v`. */
-const f64c = (v: number): number[] => [0x44, ...new Uint8Array(new Float64Array([v]).buffer)];
 
 /**
  * The bytes of the nearest-centroid module: exports `memory` (its own) and

@@ -44,6 +44,7 @@ import {
   br,
   brIf,
   bump,
+  f64c,
   get,
   i32,
   loop,
@@ -68,7 +69,6 @@ const promote = [0xbb], fAdd = [0xa0], fSub = [0xa1], fMul = [0xa2], fDiv = [0xa
 const fNeg = [0x9a], fLt = [0x63], fGt = [0x64];
 const select = [0x1b], fromU = [0xb8];
 const iAdd = [0x6a], iMul = [0x6c], iGeU = [0x4f], iGtU = [0x4b];
-const f64c = (v: number) => [0x44, ...new Uint8Array(new Float64Array([v]).buffer)];
 const ifElse = (then: number[], other: number[]) => [0x04, 0x40, ...then, 0x05, ...other, 0x0b];
 
 /** Pairs of lists a pass of `probe` (one `f64x2` accumulator a pair: eight lists). */

@@ -35,6 +35,7 @@ import {
   br,
   brIf,
   bump,
+  f64c,
   get,
   i32,
   loop,
@@ -258,7 +259,6 @@ function offerBody(): number[] {
   const v128Load0 = (off: number) => [0xfd, 0x00, 4, ...uleb(off)];
   const i16GeU = [0xfd, 0x36], i16Splat = [0xfd, 0x10], vOr = [0xfd, 0x50], anyTrue = [0xfd, 0x53];
   const fSub = [0xa1], fMul = [0xa2], fCeil = [0x9b], truncS = [0xaa];
-  const f64 = (x: number) => [0x44, ...new Uint8Array(new Float64Array([x]).buffer)];
   const raise = [
     ...get(size),
     ...get(12),
@@ -271,10 +271,10 @@ function offerBody(): number[] {
       ...get(9),
       ...fMul,
       ...fCeil,
-      ...f64(1),
+      ...f64c(1),
       ...fSub,
       ...tee(need),
-      ...f64(65535),
+      ...f64c(65535),
       ...fGt,
       ...ifElse(
         [...i32(65536), ...set(7)],

@@ -8,6 +8,7 @@ import {
   block,
   br,
   brIf,
+  f64c,
   get,
   i32,
   ifThen,
@@ -441,11 +442,7 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
   const vstore = (off: number) => simd(0x0b, 3, ...uleb(off));
   const load64Zero = simd(0x5d, 3, 0);
   const dSub = simd(0xf1), dLt = simd(0x49), dPmin = simd(0xf6);
-  const f64Splat = simd(0x14),
-    f64c = (v: number) => [
-      0x44,
-      ...new Uint8Array(new Float64Array([v]).buffer),
-    ];
+  const f64Splat = simd(0x14);
   const screen = [
     ...vec([[5, WASM.i32], [17, WASM.v128]]),
     ...get(C.cst),
