@@ -126,18 +126,20 @@ export class SimdKernels {
    * bound's `F`, `T` and `E`, in float64 as the TypeScript loop does:
    * `est = ‖c‖² − 2s`, `b = (F·xLen·‖c‖ + T) + E·(xLen·‖c‖ + |‖c‖²|)`,
    * the smallest `est + b` (`top`), the two smallest `est − b` (`lo1`,
-   * `lo2`) and the first centroid of the smallest (`j1`). Returns a view
-   * of memory (valid until the next call): row `r = 2p + l` has `top` at
-   * `8p + l`, `lo1` at `8p + 2 + l`, `lo2` at `8p + 4 + l`, `j1` at
-   * `8p + 6 + l`; the two values at `8·pairs` are 0 when every score read
-   * was finite (else NaN).
+   * `lo2`) and the first centroid of the smallest (`j1`). Returns views
+   * of memory (valid until the next call): `screened`, where row
+   * `r = 2p + l` has `top` at `8p + l`, `lo1` at `8p + 2 + l`, `lo2` at
+   * `8p + 4 + l`, `j1` at `8p + 6 + l`, and the two values at `8·pairs`
+   * are 0 when every score read was finite (else NaN); and `scores`, the
+   * last call's scores again: this call may grow memory, which detaches
+   * the views {@linkcode scores} gave.
    */
   screenNearest(
     pairs: number,
     xLen: Float64Array,
     tab: Float64Array,
     cst: readonly [number, number, number],
-  ): Float64Array {
+  ): { screened: Float64Array; scores: Float32Array } {
     const { out, n, nq, end } = this.#last;
     if (2 * pairs > n) throw new RangeError(`screenNearest: ${pairs} pairs of ${n} rows`);
     const k = nq;
@@ -152,7 +154,10 @@ export class SimdKernels {
     const c = new Float64Array(buf, cstPtr, 6);
     for (let v = 0; v < 3; v++) c[2 * v] = c[2 * v + 1] = cst[v];
     this.#screen(out, pairs, 4 * n, k, tabPtr, xlPtr, outPtr, cstPtr);
-    return new Float64Array(buf, outPtr, 8 * pairs + 2);
+    return {
+      screened: new Float64Array(buf, outPtr, 8 * pairs + 2),
+      scores: new Float32Array(buf, out, nq * n),
+    };
   }
 
   /**

@@ -307,21 +307,27 @@ function nearestScreened(
       continue;
     }
     const r = simd.scores(rows, m, d, qs);
-    const sc = r.scores, sq = r.squares;
+    let sc = r.scores;
+    const sq = r.squares;
+    // The rows' lengths, kept here: `sq` (module memory) is detached if the screen grows it.
     let ok = true;
     for (let i = 0; i < m && ok; i++) {
-      ok = Number.isFinite(sq[i]) && Math.sqrt(sq[i]) * maxC <= F32_SAFE;
+      xl[i] = Math.sqrt(sq[i]);
+      ok = Number.isFinite(sq[i]) && xl[i] * maxC <= F32_SAFE;
     }
     // Without bounds, the module screens the rows two at a time (the same numbers as the
     // loop below) and says whether every score it read is finite; the loop checks the rest.
     const pairs = bounds === undefined && ok ? m >> 1 : 0;
     let sr: Float64Array | undefined;
     if (pairs > 0) {
-      for (let i = 0; i < 2 * pairs; i++) xl[i] = Math.sqrt(sq[i]);
       tab ??= screen.table();
-      sr = simd.screenNearest(pairs, xl, tab, screen.constants);
+      const s = simd.screenNearest(pairs, xl, tab, screen.constants);
+      // The screen may have grown memory: the scores read again where they now lie.
+      sr = s.screened;
+      sc = s.scores;
       ok = sr[8 * pairs] === 0 && sr[8 * pairs + 1] === 0;
-      for (let j = 0; j < k && ok; j++) ok = Number.isFinite(sc[j * m + m - 1]);
+      // An odd last row: its scores checked here.
+      for (let j = 0; j < k && ok && m % 2 === 1; j++) ok = Number.isFinite(sc[j * m + m - 1]);
     } else {
       for (let q = 0; q < k * m && ok; q++) ok = Number.isFinite(sc[q]);
     }
@@ -338,7 +344,7 @@ function nearestScreened(
           continue;
         }
       }
-      const xLen = Math.sqrt(sq[i]), xo = (a + i) * d;
+      const xLen = xl[i], xo = (a + i) * d;
       // Each distance within [est − b, est + b]; the smallest upper end, and the two
       // smallest lower ends (the first centroid with the smallest, j1).
       let top = Infinity, lo1 = Infinity, lo2 = Infinity, j1 = -1;

@@ -65,7 +65,10 @@ Deno.test("the module's nearest-centroid screen: top, the two lowest ends and th
       for (let j = 0; j < k; j++) tab.set([cn[j], Math.sqrt(cn[j]), Math.abs(cn[j])], 3 * j);
       const cst = [2 * 4 * (d + 4) * U32, 2 * (d + 8) * TINY, 2 ** -40] as const;
       const pairs = m >> 1;
-      const out = simd.screenNearest(pairs, xl, tab, cst).slice();
+      const s = simd.screenNearest(pairs, xl, tab, cst);
+      // The scores again, where they lie after the call (it may have grown memory).
+      assertEquals(s.scores, sc, `d ${d} k ${k} ${kind}: the scores view`);
+      const out = s.screened.slice();
       for (let i = 0; i < 2 * pairs; i++) {
         const p = 8 * (i >> 1) + (i & 1);
         const got = [out[p], out[p + 2], out[p + 4], out[p + 6]];
@@ -96,7 +99,7 @@ Deno.test("the module's nearest-centroid screen: a score that is not finite make
     xs[row * d + 7] = value;
     const r = simd.scores(xs, m, d, qs);
     const xl = new Float64Array(m).fill(1);
-    const out = simd.screenNearest(m >> 1, xl, tab, cst);
+    const out = simd.screenNearest(m >> 1, xl, tab, cst).screened;
     const lane = row & 1, p = 8 * (m >> 1);
     assert(Number.isNaN(out[p + lane]), `row ${row}: lane ${lane} NaN`);
     assertEquals(out[p + 1 - lane], 0, `row ${row}: the other lane`);
