@@ -132,7 +132,9 @@ export class SimdKernels {
    * `8p + 4 + l`, `j1` at `8p + 6 + l`, and the two values at `8·pairs`
    * are 0 when every score read was finite (else NaN); and `scores`, the
    * last call's scores again: this call may grow memory, which detaches
-   * the views {@linkcode scores} gave.
+   * the views {@linkcode scores} gave. Refused (`RangeError`) for more
+   * pairs than those rows hold, and after a {@linkcode widen}, which
+   * writes over them.
    */
   screenNearest(
     pairs: number,
@@ -169,6 +171,8 @@ export class SimdKernels {
     const n = bits.length, n4 = Math.ceil(n / 4);
     if (into !== undefined && into.length < n) throw new RangeError("widen: `into` is too short");
     const buf = this.#ensure(n4 * 8 + n4 * 16 + 64);
+    // It writes over the start of memory: no scores left for screenNearest.
+    this.#last = { out: 0, n: 0, nq: 0, end: 0 };
     const src = new Uint16Array(buf, 0, n4 * 4);
     src.fill(0);
     src.set(bits);

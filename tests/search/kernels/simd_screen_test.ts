@@ -114,4 +114,14 @@ Deno.test("the module's nearest-centroid screen: a score that is not finite make
     refused = e instanceof RangeError;
   }
   assert(refused, "2 pairs of 3 rows refused");
+  // widen writes over the start of memory, the scores among it: no screen after it.
+  simd.scores(x, m, d, qs);
+  simd.widen(new Uint16Array(8));
+  refused = false;
+  try {
+    simd.screenNearest(1, new Float64Array(2), tab, cst);
+  } catch (e) {
+    refused = e instanceof RangeError;
+  }
+  assert(refused, "no screen after widen");
 });
