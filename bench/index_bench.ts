@@ -101,8 +101,13 @@ const refine0 = !flag("skip-refine0");
 const K = 10;
 const block = Number(arg("block", "256"));
 // --passes N: each IVF-PQ setting timed as the fastest of N passes, on both sides.
-const passes = Math.max(1, Math.floor(Number(arg("passes", "1"))));
-if (!Number.isFinite(passes)) throw new Error("--passes must be a positive integer");
+const passes = Number(arg("passes", "1"));
+if (!Number.isInteger(passes) || passes < 1) {
+  console.error(
+    `index_bench.ts: --passes ${arg("passes", "1")}: a whole number of passes, 1 or more`,
+  );
+  Deno.exit(2);
+}
 const pqBitsList = arg("pq-bits", "8").split(",").map(Number);
 const factories = arg("faiss-factories", "").split(";").filter((x) => x !== "");
 // --faiss-factory-threads 1,2: each factory's searches once per thread count (default: --threads).
