@@ -21,6 +21,8 @@ export class SimdKernels {
   readonly #scores: (...args: number[]) => void;
   readonly #widen: (src: number, n4: number, dst: number) => void;
   readonly #screen: (...args: number[]) => void;
+  readonly #scores16: (...args: number[]) => void;
+  readonly #quant16: (...args: number[]) => void;
   /** Where the last {@linkcode scores} put its scores, their row count and the end of its squares. */
   #last = { out: 0, n: 0, nq: 0, end: 0 };
 
@@ -30,6 +32,8 @@ export class SimdKernels {
     this.#scores = e.scores as (...args: number[]) => void;
     this.#widen = e.widen as (src: number, n4: number, dst: number) => void;
     this.#screen = e.screen as (...args: number[]) => void;
+    this.#scores16 = e.scores16 as (...args: number[]) => void;
+    this.#quant16 = e.quant16 as (...args: number[]) => void;
   }
 
   /** The kernels, or `undefined` where WebAssembly SIMD is not available. */
@@ -115,6 +119,72 @@ export class SimdKernels {
       rows: new Float32Array(buf, aPtr, n * d),
       squares: new Float64Array(buf, sqPtr, withSq ? n : 0),
     };
+  }
+
+  /**
+   * Float32 scores of int16 rows against int16 questions, in memory as
+   * {@linkcode scores} puts them (`scores[j * n + i]`, and the same last
+   * call for {@linkcode screenNearest}): `f32(S) · (rowScale[i] ·
+   * qScale[j])` in float32, `S` the exact integer `Σ_t a[i·w + t]·q[j·w + t]`
+   * over the `w` columns of each row (`w` a multiple of 8; pad with zeros).
+   * The caller keeps every `|S|` and each partial sum within int32 (`w·max|a|·max|q|
+   * < 2³¹`). `a` and `q` are copied into memory.
+   */
+  scores16(
+    a: Int16Array,
+    n: number,
+    w: number,
+    q: Int16Array,
+    nq: number,
+    rowScale: Float32Array,
+    qScale: Float32Array,
+  ): Float32Array {
+    if (w % 8 !== 0 || a.length < n * w || q.length < nq * w) {
+      throw new RangeError(`scores16: ${n}×${w} rows, ${nq} questions (w a multiple of 8)`);
+    }
+    const qPtr = (n * w * 2 + 63) & ~63, rsPtr = (qPtr + nq * w * 2 + 63) & ~63;
+    const csPtr = rsPtr + 4 * n, outPtr = (csPtr + 4 * nq + 63) & ~63, end = outPtr + 4 * nq * n;
+    const buf = this.#ensure(end);
+    new Int16Array(buf, 0, n * w).set(a.subarray(0, n * w));
+    new Int16Array(buf, qPtr, nq * w).set(q.subarray(0, nq * w));
+    new Float32Array(buf, rsPtr, n).set(rowScale.subarray(0, n));
+    new Float32Array(buf, csPtr, nq).set(qScale.subarray(0, nq));
+    this.#scores16(0, n, w * 2, qPtr, nq, outPtr, rsPtr, csPtr);
+    this.#last = { out: outPtr, n, nq, end };
+    return new Float32Array(buf, outPtr, nq * n);
+  }
+
+  /**
+   * The `n` float32 rows of `x` (`d` values each, `d` a multiple of 4) in
+   * int16 for {@linkcode scores16}, by the module's `quant16`: row `i`'s
+   * scale `s = m / Q` (float32 division; `m` the largest `|x_it|`, NaN when
+   * one is NaN) in `scale[i]`, its values `round(x_it · fround(1 / s))`
+   * (float32 product, rounded to nearest even, clamped to `±Q`) at
+   * `out[i·w …]` with `w` = `d` rounded up to 8 (the rest zeros), and the
+   * float32 sum of its squares in `squares[i]`. Writes over the scores of
+   * the last {@linkcode scores} call.
+   */
+  quantize16(
+    x: Float32Array,
+    n: number,
+    d: number,
+    Q: number,
+    out: Int16Array,
+    scale: Float32Array,
+    squares: Float32Array,
+  ): void {
+    const w = Math.ceil(d / 8) * 8;
+    if (d % 4 !== 0 || x.length < n * d || out.length < n * w || !(Q >= 1 && Q <= 32767)) {
+      throw new RangeError(`quantize16: ${n}×${d} rows into ${out.length} values, Q ${Q}`);
+    }
+    const outPtr = (n * d * 4 + 63) & ~63, scPtr = outPtr + n * w * 2, sqPtr = scPtr + 4 * n;
+    const buf = this.#ensure(sqPtr + 4 * n);
+    this.#last = { out: 0, n: 0, nq: 0, end: 0 };
+    new Float32Array(buf, 0, n * d).set(x.subarray(0, n * d));
+    this.#quant16(0, n, d * 4, w * 2, Q, outPtr, scPtr, sqPtr);
+    out.set(new Int16Array(buf, outPtr, n * w));
+    scale.set(new Float32Array(buf, scPtr, n));
+    squares.set(new Float32Array(buf, sqPtr, n));
   }
 
   /**

@@ -24,7 +24,7 @@ import {
 // WebAssembly SIMD kernels (the same rule, four float32 lanes at a time).
 //
 // The module is assembled here from its instructions (no toolchain, no binary
-// blob). Four kernels, over a memory the module exports:
+// blob). Five kernels, over a memory the module exports:
 //
 //   norms(a, n, d4, out): out[i] (f64) = Σ_k a[i][k]², each f32 promoted to f64
 //   scores(a, n, d4, q, nq, out, sq, withSq): out[j*n + i] (f32) = a[i] · q[j]
@@ -35,6 +35,12 @@ import {
 //     the matrix is read from memory once (the squares give both the error
 //     bound and the NaN/infinity check); withSq = 0 when the caller has
 //     them already (they do not depend on the questions)
+//   scores16(a, n, d2, q, nq, out, rs, cs): out[j*n + i] (f32) =
+//     f32(S) · (rs[i] · cs[j]) (float32 products), S = Σ_t a[i][t]·q[j][t] over
+//     int16 rows and questions (d2 the row stride in bytes, a multiple of
+//     16), summed exactly in int32 (i32x4.dot_i16x8_s; the caller keeps every
+//     sum within int32), with scores' loops (two rows × six questions …);
+//     rs and cs the rows' and questions' float32 scales
 //   screen(sc, pairs, stride, k, tab, xl, out, cst): the nearest-centroid screen
 //     of kmeans.ts over the scores `scores` wrote, two rows a pass in float64
 //     lanes (see the comment at its code)
@@ -104,6 +110,47 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     fused
       ? [...get(x), ...get(y), ...get(c), ...relaxedMadd, ...set(c)]
       : [...get(c), ...get(x), ...get(y), ...f32x4Mul, ...f32x4Add, ...set(c)];
+  // scores16's step: c += dot(x, y) (i32x4.dot_i16x8_s: eight int16 products, pairs summed
+  // into four i32 lanes; exact while every sum stays within int32, see kmeans.ts).
+  const i16Dot = simd(0xba), i32x4Add = simd(0xae), lane32i = (l: number) => simd(0x1b, l);
+  const accI16 = (c: number, x: number, y: number) => [
+    ...get(c),
+    ...get(x),
+    ...get(y),
+    ...i16Dot,
+    ...i32x4Add,
+    ...set(c),
+  ];
+  // scores16's way out: the four lanes' sum (i32), as float32, times (rs[i + row] · cs[j + t]).
+  const f32Load = (off: number) => [0x2a, 2, ...uleb(off)];
+  const scaled = (v: number, row: number, t: number) => [
+    ...get(v),
+    ...lane32i(0),
+    ...get(v),
+    ...lane32i(1),
+    ...add,
+    ...get(v),
+    ...lane32i(2),
+    ...get(v),
+    ...lane32i(3),
+    ...add,
+    ...add,
+    0xb2, // f32.convert_i32_s
+    ...get(S.sq),
+    ...get(S.i),
+    ...i32(2),
+    ...shl,
+    ...add,
+    ...f32Load(4 * row),
+    ...get(S.withSq),
+    ...get(S.j),
+    ...i32(2),
+    ...shl,
+    ...add,
+    ...f32Load(4 * t),
+    0x94, // f32.mul
+    0x94,
+  ];
   const loadAt = (base: number, k: number, into: number) => [
     ...get(base),
     ...get(k),
@@ -208,8 +255,11 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     y: 35,
   };
   // Rows i (and i+1) against questions j..j+w: w·(1 or 2) sums in registers.
-  const questionGroup = (w: number, twoRows: boolean) => {
+  // With `i16` (scores16): the rows and questions are int16, each step's sums
+  // i32x4.dot_i16x8_s then i32x4.add (exact integers), each sum scaled on the way out.
+  const questionGroup = (w: number, twoRows: boolean, i16 = false) => {
     const ts = [...Array(w).keys()];
+    const sum = i16 ? accI16 : acc, out = i16 ? scaled : (v: number) => hsum(v);
     return [
       ...get(S.q),
       ...get(S.j),
@@ -230,8 +280,8 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         // sums, the rows' values and one question's).
         ...ts.flatMap((t) => [
           ...loadAt(S.qs[t], S.k, S.y),
-          ...acc(S.c0[t], S.x0, S.y),
-          ...(twoRows ? acc(S.c1[t], S.x1, S.y) : []),
+          ...sum(S.c0[t], S.x0, S.y),
+          ...(twoRows ? sum(S.c1[t], S.x1, S.y) : []),
         ]),
         ...next(S.k, 16, S.d4),
       ]),
@@ -250,15 +300,15 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         const at = [...get(S.o), ...Array(t).fill([...get(S.n4), ...add]).flat()];
         return [
           ...at,
-          ...hsum(S.c0[t]),
+          ...out(S.c0[t], 0, t),
           ...f32Store(0),
-          ...(twoRows ? [...at, ...hsum(S.c1[t]), ...f32Store(4)] : []),
+          ...(twoRows ? [...at, ...out(S.c1[t], 1, t), ...f32Store(4)] : []),
         ];
       }),
     ];
   };
   // Questions GROUP at a time, then three, two or one of those left.
-  const questionGroups = (twoRows: boolean) => [
+  const questionGroups = (twoRows: boolean, i16 = false) => [
     ...i32(0),
     ...set(S.j),
     ...block([
@@ -269,7 +319,7 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         ...get(S.nq),
         ...gtu,
         ...brIf(1),
-        ...questionGroup(GROUP, twoRows),
+        ...questionGroup(GROUP, twoRows, i16),
         ...get(S.j),
         ...i32(GROUP),
         ...add,
@@ -283,7 +333,13 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
       ...sub,
       ...i32(w),
       ...geu,
-      ...ifThen([...questionGroup(w, twoRows), ...get(S.j), ...i32(w), ...add, ...set(S.j)]),
+      ...ifThen([
+        ...questionGroup(w, twoRows, i16),
+        ...get(S.j),
+        ...i32(w),
+        ...add,
+        ...set(S.j),
+      ]),
     ]),
   ];
   const rowStart = (
@@ -341,6 +397,196 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     ...get(S.n),
     ...ltu,
     ...ifThen([...rowStart(S.r0), 0x1a, /* drop */ ...rowNorms(1), ...questionGroups(false)]),
+    0x0b,
+  ];
+  // scores16(a, n, d2, q, nq, out, rs, cs): scores' loops over int16 rows and questions (d2 the
+  // row stride in bytes, a multiple of 16), no squares.
+  const scores16 = [
+    ...vec([[13, WASM.i32], [15, WASM.v128]]),
+    ...get(S.n),
+    ...i32(2),
+    ...shl,
+    ...set(S.n4),
+    ...i32(0),
+    ...set(S.i),
+    ...block([
+      ...loop([
+        ...get(S.i),
+        ...i32(1),
+        ...add,
+        ...get(S.n),
+        ...geu,
+        ...brIf(1),
+        ...rowStart(S.r0),
+        ...get(S.d4),
+        ...add,
+        ...set(S.r1),
+        ...questionGroups(true, true),
+        ...get(S.i),
+        ...i32(2),
+        ...add,
+        ...set(S.i),
+        ...br(0),
+      ]),
+    ]),
+    ...get(S.i),
+    ...get(S.n),
+    ...ltu,
+    ...ifThen([...rowStart(S.r0), 0x1a, /* drop */ ...questionGroups(false, true)]),
+    0x0b,
+  ];
+  // quant16(x, n, d4, w2, Q, out, sc, sq): for each float32 row i of x (stride d4 bytes, d4 a
+  // multiple of 16): m = the largest |x_t| (f32x4.max: NaN wins), s = m / Q (f32.div), the
+  // row's int16 values nearest(x_t · (1 / s)) (float32; i32x4.trunc_sat, clamped to ±Q) at
+  // out + i·w2 (8 a store; four values left are stored with four zeros), s at sc + 4i and
+  // the float32 sum of x_t² (four lanes, then ((l0 + l1) + (l2 + l3))) at sq + 4i.
+  const Z = { x: 0, n: 1, d4: 2, w2: 3, q: 4, out: 5, sc: 6, sq: 7, i: 8, r: 9, o: 10, k: 11 };
+  const Zf = { s: 12 }, Zv = { mx: 13, acc: 14, v: 15, inv: 16, lo: 17, hi: 18 };
+  const f32x4Abs = simd(0xe0), f32x4Max = simd(0xe9), nearest4 = simd(0x6a);
+  const truncSat = simd(0xf8), minS = simd(0xb6), maxS = simd(0xb8), narrow = simd(0x85);
+  const f32x4Splat = simd(0x13);
+  const quantLanes = (at: number) => [
+    ...get(Z.r),
+    ...get(Z.k),
+    ...add,
+    ...simd(0x00, 2, ...uleb(at)),
+    ...get(Zv.inv),
+    ...f32x4Mul,
+    ...nearest4,
+    ...truncSat,
+    ...get(Z.q),
+    ...i32x4Splat,
+    ...minS,
+    ...i32(0),
+    ...get(Z.q),
+    ...sub,
+    ...i32x4Splat,
+    ...maxS,
+  ];
+  const laneMax = (v: number) => [
+    ...get(v),
+    ...lane32(0),
+    ...get(v),
+    ...lane32(1),
+    0x97, // f32.max
+    ...get(v),
+    ...lane32(2),
+    ...get(v),
+    ...lane32(3),
+    0x97,
+    0x97,
+  ];
+  const quant16 = [
+    ...vec([[4, WASM.i32], [1, 0x7d], [6, WASM.v128]]),
+    ...get(Z.n),
+    ...i32(0),
+    ...ne,
+    ...ifThen([
+      ...i32(0),
+      ...set(Z.i),
+      ...loop([
+        ...get(Z.x),
+        ...get(Z.i),
+        ...get(Z.d4),
+        ...mul,
+        ...add,
+        ...set(Z.r),
+        ...get(Z.out),
+        ...get(Z.i),
+        ...get(Z.w2),
+        ...mul,
+        ...add,
+        ...set(Z.o),
+        ...zero,
+        ...set(Zv.mx),
+        ...zero,
+        ...set(Zv.acc),
+        ...i32(0),
+        ...set(Z.k),
+        ...loop([
+          ...loadAt(Z.r, Z.k, Zv.v),
+          ...get(Zv.mx),
+          ...get(Zv.v),
+          ...f32x4Abs,
+          ...f32x4Max,
+          ...set(Zv.mx),
+          ...get(Zv.acc),
+          ...get(Zv.v),
+          ...get(Zv.v),
+          ...f32x4Mul,
+          ...f32x4Add,
+          ...set(Zv.acc),
+          ...next(Z.k, 16, Z.d4),
+        ]),
+        // s = m / Q; 1 / s splatted.
+        ...laneMax(Zv.mx),
+        ...get(Z.q),
+        0xb2, // f32.convert_i32_s
+        0x95, // f32.div
+        ...set(Zf.s),
+        ...[0x43, 0, 0, 0x80, 0x3f], // f32.const 1
+        ...get(Zf.s),
+        0x95,
+        ...f32x4Splat,
+        ...set(Zv.inv),
+        ...get(Z.sc),
+        ...get(Z.i),
+        ...i32(2),
+        ...shl,
+        ...add,
+        ...get(Zf.s),
+        ...f32Store(0),
+        ...get(Z.sq),
+        ...get(Z.i),
+        ...i32(2),
+        ...shl,
+        ...add,
+        ...hsum(Zv.acc),
+        ...f32Store(0),
+        // Eight values a store while eight are left, then four (and four zeros).
+        ...i32(0),
+        ...set(Z.k),
+        ...block([
+          ...loop([
+            ...get(Z.k),
+            ...i32(32),
+            ...add,
+            ...get(Z.d4),
+            ...gtu,
+            ...brIf(1),
+            ...get(Z.o),
+            ...get(Z.k),
+            ...i32(1),
+            0x76, // i32.shr_u
+            ...add,
+            ...quantLanes(0),
+            ...quantLanes(16),
+            ...narrow,
+            ...store,
+            ...get(Z.k),
+            ...i32(32),
+            ...add,
+            ...set(Z.k),
+            ...br(0),
+          ]),
+        ]),
+        ...get(Z.k),
+        ...get(Z.d4),
+        ...ltu,
+        ...ifThen([
+          ...get(Z.o),
+          ...get(Z.k),
+          ...i32(1),
+          0x76,
+          ...add,
+          ...quantLanes(0),
+          ...zero,
+          ...narrow,
+          ...store,
+        ]),
+        ...next(Z.i, 1, Z.n),
+      ]),
+    ]),
     0x0b,
   ];
   // widen(src, n4, dst)
@@ -622,7 +868,7 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         [0x60, ...vec([[I], [I], [I]]), 0],
       ]),
     ),
-    ...section(3, vec([[0], [1], [2], [1]])),
+    ...section(3, vec([[0], [1], [2], [1], [1], [1]])),
     ...section(5, vec([[0x00, 1]])),
     ...section(
       7,
@@ -632,6 +878,8 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         [...name("scores"), 0x00, 1],
         [...name("widen"), 0x00, 2],
         [...name("screen"), 0x00, 3],
+        [...name("scores16"), 0x00, 4],
+        [...name("quant16"), 0x00, 5],
       ]),
     ),
     ...section(
@@ -641,6 +889,8 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         [...uleb(scores.length), ...scores],
         [...uleb(widen.length), ...widen],
         [...uleb(screen.length), ...screen],
+        [...uleb(scores16.length), ...scores16],
+        [...uleb(quant16.length), ...quant16],
       ]),
     ),
   ]);
