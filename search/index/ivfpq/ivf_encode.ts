@@ -529,10 +529,11 @@ export async function kmeansOnWorkers(
   let rows = boundedApplies(n, d, kk) ? boundedRows(n, kk, true) : undefined;
   const sessions = rows !== undefined;
   let prev: Float32Array | undefined, exact: boolean | undefined;
+  let moves: CentroidMoves | undefined;
   const assign = async (c: Float32Array, cn: Float64Array, kk: number, out: Uint32Array) => {
     const asks: Promise<EncodeReply>[] = [];
-    const moves = rows !== undefined && prev !== undefined
-      ? centroidMoves(prev, c, kk, d)
+    moves = rows !== undefined && prev !== undefined
+      ? centroidMoves(prev, c, kk, d, moves)
       : undefined;
     for (let a = 0; a < n; a += share) {
       const m = Math.min(share, n - a), cc = c.slice(0, kk * d);

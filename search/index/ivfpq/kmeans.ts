@@ -69,7 +69,9 @@
  * the bounds fit {@linkcode BOUNDED_MAX}, on finite rows): after the first
  * assignment, each row keeps an upper bound of its distance to its
  * centroid and a lower bound of its distance to every other one; an update
- * moves them by how far each centroid moved (the triangle inequality), and
+ * moves them by how far each centroid moved (the triangle inequality:
+ * each lower bound is kept plus its centroid's total shift when it was
+ * taken, and read less the total now, so an update writes none of them), and
  * a centroid whose lower bound, or half its distance from the row's
  * centroid, is at least the upper bound (plus a margin far above float64's
  * rounding of the distances) cannot be `nearest`'s answer and is skipped.
@@ -579,7 +581,13 @@ export interface BoundedRows {
   readonly assign: Uint32Array;
   /** `upper[i]` ≥ ‖x_i − c_assign[i]‖ (Euclidean, not squared). */
   readonly upper: Float64Array;
-  /** `lower[i·k + j]` ≤ ‖x_i − c_j‖ (float32, stored through {@linkcode below32}). */
+  /**
+   * `lower[i·k + j] − total[j]` ≤ ‖x_i − c_j‖, `total` the last update's
+   * {@linkcode CentroidMoves} `total` (0 before the first): each bound is
+   * kept as it was taken plus the centroid's total shift then, so an
+   * update moves every bound without writing it (float32, stored through
+   * {@linkcode below32}).
+   */
   readonly lower: Float32Array;
   /** `sq[i]`: ‖x_i‖² in float64 (row order of the dimensions). */
   readonly sq: Float64Array;
@@ -593,6 +601,8 @@ export interface CentroidMoves {
   readonly half: Float64Array;
   /** `near[a]` = the smallest `half[a·k + j]`, `j ≠ a`. */
   readonly near: Float64Array;
+  /** `total[j]` ≥ the sum of centroid `j`'s shifts over every update so far. */
+  readonly total: Float64Array;
 }
 
 /** Rounding slack of the bounds: `x·UP` is above, `x·DN` below, every rounded result they cover. */
@@ -663,17 +673,20 @@ export function boundedShare(r: BoundedRows, a: number, m: number, k: number): B
  * half distances from each other, each rounded the safe way (see
  * {@linkcode boundedAssign}): the half distances from float32 sums of
  * squared differences less their proven error (see the module notes),
- * or in float64 where such a sum is not finite. In shared memory.
+ * or in float64 where such a sum is not finite; and each centroid's total
+ * shift, `before`'s (the previous update's moves, none before the first)
+ * plus this one's, rounded up. In shared memory.
  */
 export function centroidMoves(
   prev: Float32Array,
   c: Float32Array,
   k: number,
   d: number,
+  before?: CentroidMoves,
 ): CentroidMoves {
   // In shared memory: every worker reads them where they lie (no copy a worker an update).
   const f64 = (n: number) => new Float64Array(new SharedArrayBuffer(8 * n));
-  const shift = f64(k), half = f64(k * k), near = f64(k);
+  const shift = f64(k), half = f64(k * k), near = f64(k), total = f64(k);
   for (let j = 0; j < k; j++) {
     let s = 0;
     for (let t = j * d; t < (j + 1) * d; t++) {
@@ -709,7 +722,8 @@ export function centroidMoves(
     for (let j = 0; j < k; j++) if (j !== a && half[a * k + j] < m) m = half[a * k + j];
     near[a] = m;
   }
-  return { shift, half, near };
+  for (let j = 0; j < k; j++) total[j] = ((before?.total[j] ?? 0) + shift[j]) * UP;
+  return { shift, half, near, total };
 }
 
 /**
@@ -767,7 +781,7 @@ export function boundedAssign(
     }
     return;
   }
-  const { shift, half, near } = moves;
+  const { shift, half, near, total } = moves;
   const cand = new Int32Array(k), held = new Int32Array(k), dist = new Float64Array(k + 4);
   const lo = new Float64Array(k), hi = new Float64Array(k);
   pairs.centroids(c, cNorm);
@@ -781,7 +795,7 @@ export function boundedAssign(
     let eB = Infinity, bestJ = -1;
     for (let r = 0; r < w; r++) {
       const j = pairs.list[r], e = dist[r];
-      lower[i * k + j] = below32(lowerOf(e, i, g));
+      lower[i * k + j] = below32(lowerOf(e, i, g) + total[j]);
       if (bestJ < 0 || e < eB || (e === eB && j < bestJ)) {
         eB = e;
         bestJ = j;
@@ -795,13 +809,11 @@ export function boundedAssign(
     u = (upper[i] + shift[a]) * UP;
     // u′: the distance every skipped centroid is at least at (u² plus the margin).
     const up = Math.sqrt((u * u * UP + g) * UP) * UP;
-    // Every lower bound moved down by its centroid's shift; the centroids they cannot skip.
+    // The centroids the bounds cannot skip: a lower bound (lower − total) below u′, tested
+    // as lower < (u′ + total)·UP (rounded up: a skip is sure), and half the distance too.
     let m = 0;
     for (let j = 0; j < k; j++) {
-      const l = lower[lb + j] * DN - shift[j];
-      const lj = l > 0 ? l : 0;
-      lower[lb + j] = below32(lj);
-      if (lj < up && half[ha + j] < up && j !== a) cand[m++] = j;
+      if (lower[lb + j] < (up + total[j]) * UP && half[ha + j] < up && j !== a) cand[m++] = j;
     }
     if (m === 0 || up <= near[a]) {
       upper[i] = u;
@@ -832,11 +844,11 @@ export function boundedAssign(
           if (lo[r] <= top) {
             if (first < 0) first = r;
             held[w++] = list[r];
-          } else lower[lb + list[r]] = below32(lowerOf(lo[r], i, g));
+          } else lower[lb + list[r]] = below32(lowerOf(lo[r], i, g) + total[list[r]]);
         }
         if (w === 1) {
           best = list[first];
-          lower[lb + best] = below32(lowerOf(lo[first], i, g));
+          lower[lb + best] = below32(lowerOf(lo[first], i, g) + total[best]);
           u = upperOf(hi[first], i, g);
         } else {
           for (let r = 0; r < w; r++) list[r] = held[r];
@@ -1017,7 +1029,7 @@ export function kmeans(
     ? PairDistances.create(x, n, d, kk)
     : undefined;
   const rows = pairs !== undefined ? boundedRows(n, kk) : undefined;
-  let prev: Float32Array | undefined;
+  let prev: Float32Array | undefined, moves: CentroidMoves | undefined;
   for (let r = steps.next();; r = steps.next()) {
     if (r.done) return r.value;
     const s = r.value;
@@ -1025,7 +1037,7 @@ export function kmeans(
       nearestAll(x, n, d, s.c, s.cn, s.k, s.out);
       continue;
     }
-    const moves = prev === undefined ? undefined : centroidMoves(prev, s.c, s.k, d);
+    moves = prev === undefined ? undefined : centroidMoves(prev, s.c, s.k, d, moves);
     boundedAssign(x, n, d, s.c, s.cn, s.k, rows, moves, pairs!);
     s.out.set(rows.assign);
     prev = s.c.slice();

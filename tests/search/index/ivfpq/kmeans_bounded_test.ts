@@ -128,6 +128,46 @@ Deno.test("bounded k-means: a centroid moved to the same distance as the row's o
   assertEquals([...rows.assign], [...want]);
 });
 
+Deno.test("bounded k-means: after each of several updates every kept bound, lower − total, is at most the real distance, and the bounds still skip most centroids", () => {
+  const n = 400, d = 32, k = 24;
+  const x = rows("clusters", n, d);
+  let c = x.slice(0, k * d);
+  const rowsB = boundedRows(n, k), pairs = PairDistances.create(x, n, d, k)!;
+  boundedAssign(x, n, d, c, rowNorms(c, k, d), k, rowsB, undefined, pairs);
+  let moves: ReturnType<typeof centroidMoves> | undefined;
+  let checked = 0, skipped = 0;
+  for (let step = 1; step <= 6; step++) {
+    // Every centroid moved by a small step (some not at all), as an update moves them.
+    const next = c.slice();
+    for (let j = 0; j < k; j++) {
+      if (j % 5 === 0) continue;
+      for (let t = 0; t < d; t++) next[j * d + t] += 0.05 * unit() / step;
+    }
+    const prevTotal = moves?.total.slice() ?? new Float64Array(k);
+    moves = centroidMoves(c, next, k, d, moves);
+    for (let j = 0; j < k; j++) {
+      assert(moves.total[j] >= prevTotal[j] + moves.shift[j], `total ${j}: the sum of shifts`);
+    }
+    c = next;
+    const cn = rowNorms(c, k, d), want = new Uint32Array(n);
+    boundedAssign(x, n, d, c, cn, k, rowsB, moves, pairs);
+    nearestAll(x, n, d, c, cn, k, want);
+    assertEquals([...rowsB.assign], [...want], `step ${step}: the answers`);
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < k; j++) {
+        let s = 0;
+        for (let t = 0; t < d; t++) s += (x[i * d + t] - c[j * d + t]) ** 2;
+        const real = Math.sqrt(s), bound = rowsB.lower[i * k + j] - moves.total[j];
+        assert(bound <= real, `step ${step} row ${i} centroid ${j}: bound ${bound} above ${real}`);
+        if (bound > 0 && j !== want[i]) skipped++;
+        checked++;
+      }
+    }
+  }
+  assertEquals(checked, 6 * n * k);
+  assert(skipped > checked / 2, `${skipped} of ${checked} bounds above 0`);
+});
+
 Deno.test("bounded k-means on 2 and 3 workers (the update's columns shared among them): this thread's centroids and lists", async () => {
   for (const { kind, n, d, k } of [...cases.slice(0, 3), { kind: "nan", n: 900, d: 32, k: 10 }]) {
     const x = rows(kind, n, d), o = { iterations: 8, seed: 9 };
