@@ -26,6 +26,16 @@ export interface Centre {
   readonly centroids: Float32Array;
 }
 
+/**
+ * How many calls of the float32 screens of `one`, `two` and `four`
+ * ({@linkcode NearestKernel.nearestSub}) this thread made, and how many it
+ * took again in float64 (a row left undecided): for tests and profiles.
+ */
+export const subScreen = { calls: 0, again: 0 };
+
+/** The smallest float32 number at or above `v` ≥ 0 (or above it by at most 2⁻²¹ of it; ∞ beyond float32). */
+const above32 = (v: number) => Math.fround(v * (1 + 2 ** -22));
+
 /** Rows `one`, `two`, `four` take through every sub-quantizer before the next rows (see `nearestSub`). */
 const PAIRS_ROWS = 64;
 
@@ -45,6 +55,8 @@ export class NearestKernel {
   readonly #small: (...args: number[]) => void;
   /** `one`, `two` and `four` by their d (see the module notes). */
   readonly #pairs: Map<number, (...args: number[]) => void>;
+  /** Their float32 screens `one32`, `two32` and `four32`: how many lanes they left undecided. */
+  readonly #pairs32: Map<number, (...args: number[]) => number>;
   readonly #resid: (...args: number[]) => void;
 
   private constructor(instance: WebAssembly.Instance) {
@@ -56,6 +68,11 @@ export class NearestKernel {
       ([[1, "one"], [2, "two"], [4, "four"]] as const).map((
         [dd, f],
       ) => [dd, e[f] as (...args: number[]) => void]),
+    );
+    this.#pairs32 = new Map(
+      ([[1, "one32"], [2, "two32"], [4, "four32"]] as const).map((
+        [dd, f],
+      ) => [dd, e[f] as (...args: number[]) => number]),
     );
     this.#resid = e.resid as (...args: number[]) => void;
   }
@@ -132,6 +149,19 @@ export class NearestKernel {
    * codebook `s` (`books`, M × k × dsub; `norms` their squared norms, M × k)
    * to columns `[s·dsub, (s+1)·dsub)` of row `i` of `x` (row-major, `M·dsub`
    * columns): `nearest(x, i·M·dsub + s·dsub, books_s, norms_s, k, dsub)`.
+   *
+   * For `dsub` 1, 2 and 4 a float32 screen runs first (`one32`, `two32`,
+   * `four32`): each distance `‖c‖² − 2·x·c` in float32 is within
+   * `(dsub + 2)·2⁻²⁴·(N + 2·Σ_t |x_t|·C_t)` of the real one (`N` the
+   * largest `|‖c‖²|` of the codebook, `C_t` its largest `|c_t|`; `‖c‖²`
+   * rounded once, each product and sum once; `2⁻¹²⁰` more for what
+   * underflows), and `nearest`'s float64 distance far closer; so where the
+   * second smallest float32 distance is above the smallest by more than
+   * twice `B = 2⁻²⁰·(N + 2·Σ_t |x_t|·C_t) + 2⁻¹²⁰` (and `B < 2⁶⁰`: no
+   * overflow), the smallest's entry is `nearest`'s answer. A call of the
+   * screen (64 rows of one sub-quantizer) with a row it leaves undecided
+   * (a near tie, a value that is not finite, one too large) is taken again
+   * by the float64 kernel; the codes are `nearest`'s either way.
    */
   nearestSub(
     x: Float32Array,
@@ -154,10 +184,13 @@ export class NearestKernel {
       const cen = up16(end), lp = up16(cen + 4 * (centre?.centroids.length ?? 0));
       return { cen, lp, end: lp + 4 * chunk };
     };
-    const pairs = this.#pairs.get(dsub);
+    const pairs = this.#pairs.get(dsub), pairs32 = this.#pairs32.get(dsub)!;
     if (pairs !== undefined) {
-      // `one`, `two`, `four`: each entry's values and norm as splatted pairs.
-      const e = 16 * (dsub + 1), tp = 0, xp = up16(e * M * k), op = up16(xp + 4 * chunk * D);
+      // `one`, `two`, `four`: each entry's values and norm as splatted pairs; their float32
+      // screens' tables after them: a sub-quantizer's bound constants, then each entry's
+      // −2·c_t and fround(‖c‖²), splatted (see the notes of the float32 screen below).
+      const e = 16 * (dsub + 1), tp = 0, fp = up16(e * M * k), fe = e / 4;
+      const xp = up16(fp + 4 * fe * M * (k + 1)), op = up16(xp + 4 * chunk * D);
       const tl = tail(op + chunk * M);
       const buf = this.#ensure(tl.end);
       const t = new Float64Array(buf, tp, 2 * (dsub + 1) * M * k);
@@ -165,6 +198,25 @@ export class NearestKernel {
         for (let u = 0; u < dsub; u++, at += 2) t[at] = t[at + 1] = books[q * dsub + u];
         t[at] = t[at + 1] = norms[q];
         at += 2;
+      }
+      const f = new Float32Array(buf, fp, fe * M * (k + 1));
+      const splat = (at: number, v: number) => f.fill(v, at, at + 4);
+      for (let sq = 0; sq < M; sq++) {
+        const h = fe * (k + 1) * sq;
+        let nMax = 0;
+        for (let j = 0; j < k; j++) nMax = Math.max(nMax, Math.abs(norms[sq * k + j]));
+        splat(h, above32(nMax * 2 ** -20));
+        for (let u = 0; u < dsub; u++) {
+          let cMax = 0;
+          for (let j = 0; j < k; j++) {
+            cMax = Math.max(cMax, Math.abs(books[(sq * k + j) * dsub + u]));
+          }
+          splat(h + 4 * (u + 1), above32(cMax * 2 ** -19));
+        }
+        for (let j = 0, at = h + fe; j < k; j++, at += fe) {
+          for (let u = 0; u < dsub; u++) splat(at + 4 * u, -2 * books[(sq * k + j) * dsub + u]);
+          splat(at + 4 * dsub, norms[sq * k + j]);
+        }
       }
       const xv = new Float32Array(buf, xp, chunk * D), ov = new Uint8Array(buf, op, chunk * M);
       const toResiduals = this.#centred(buf, tl, centre, xp, D);
@@ -177,7 +229,13 @@ export class NearestKernel {
         for (let r = 0; r < b - a; r += PAIRS_ROWS) {
           const m = Math.min(PAIRS_ROWS, b - a - r), xr = xp + 4 * r * D, or = op + r * M;
           for (let s = 0; s < M; s++) {
-            pairs(xr + 4 * s * dsub, m, D, tp + e * s * k, k, or + s, M);
+            // The float32 screen; where it leaves a row undecided, the call again in float64.
+            const xs = xr + 4 * s * dsub;
+            subScreen.calls++;
+            if (pairs32(xs, m, D, fp + 4 * fe * (k + 1) * s, k, or + s, M) > 0) {
+              subScreen.again++;
+              pairs(xs, m, D, tp + e * s * k, k, or + s, M);
+            }
           }
         }
         codes.set(b - a === chunk ? ov : ov.subarray(0, (b - a) * M), a * M);

@@ -34,6 +34,11 @@
  *   `dist_j = ‖c_j‖² − 2·(s0 + s1)` with the same sums, which is `nearest`'s
  *   number: its sums start from 0, and `0 + x·c` and `+ 0` change nothing but
  *   a −0 to +0, and `‖c_j‖² − 2·(±0)` is the same number either way.
+ * - `one32`, `two32`, `four32(xp, n, rs, tp, k, outp, os)`: their float32
+ *   screens, sixteen rows a pass (four a `f32x4`): each row's smallest
+ *   float32 distance's entry, and how many rows they leave undecided
+ *   (`nearest.ts`, `nearestSub`, says when the entry is `nearest`'s answer;
+ *   the caller takes a call with any undecided row again in float64).
  *
  * `search/kernels/nearest.ts` drives it (`NearestKernel`, `PairDistances`).
  *
@@ -62,8 +67,8 @@ const I32 = 0x7f, F64 = 0x7c, V128 = 0x7b;
 
 /**
  * The bytes of the nearest-centroid module: exports `memory` (its own) and
- * the functions `rows`, `small`, `one`, `two`, `four`, `list`, `flist`
- * and `resid` (see the module notes).
+ * the functions `rows`, `small`, `one`, `two`, `four`, `one32`, `two32`,
+ * `four32`, `list`, `flist` and `resid` (see the module notes).
  *
  * @example
  * ```ts
@@ -709,6 +714,214 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
     ];
   };
   const oneBody = pairsBody(1), twoBody = pairsBody(2), fourBody = pairsBody(4);
+
+  // one32, two32, four32(xp, n, rs, tp, k, outp, os) → i32: a float32 screen of one, two
+  // and four: sixteen rows a pass, four a vector (one per f32x4 lane), and per sub-quantizer at
+  // tp a header of dd + 1 splatted float32 constants (K0, K1 … Kdd) then each entry's −2·c_t
+  // and fround(‖c‖²), splatted (16·(dd + 1) bytes an entry). dist = ((‖c‖² + x_0·(−2c_0)) +
+  // x_1·(−2c_1)) … in float32 (plain mul and add); per lane the smallest (its first entry: f32x4.lt)
+  // and the second smallest (f32x4.pmin/pmax); B = (K0 + Σ_t |x_t|·K_t) + 2⁻¹²⁰. The row's code
+  // is that entry, which is nearest's answer where second − best > B + B and B < 2⁶⁰ (see
+  // nearest.ts, nearestSub); returns how many lanes are not (rows past n, copies of the last
+  // row, included): the caller takes the whole call again in float64 when any is not.
+  const F4 = { add: simd(0xe4), sub: simd(0xe5), mul: simd(0xe6), abs: simd(0xe0) };
+  const f4lt = simd(0x43), f4gt = simd(0x44), pmin = simd(0xea), pmax = simd(0xeb);
+  const f4splat = simd(0x13), f4replace = (l: number) => simd(0x20, l);
+  const vand = simd(0x4e), vnot = simd(0x4d), bitmask = simd(0xa4), i4add = simd(0xae);
+  const i4lane = (l: number) => simd(0x1b, l);
+  const f32x4c = (bits: number) =>
+    simd(0x0c, ...Array(4).fill([...new Uint8Array(new Uint32Array([bits]).buffer)]).flat());
+  const pairs32Body = (dd: number) => {
+    const W = 4; // vectors of four rows a pass
+    const P = {
+      xp: 0,
+      n: 1,
+      rs: 2,
+      tp: 3,
+      k: 4,
+      outp: 5,
+      os: 6,
+      i: 7,
+      j: 8,
+      q: 9,
+      cnt: 10,
+      x: 11, // x_{v,t}: 11 + v·dd + t
+      best: 11 + W * dd,
+      second: 11 + W * dd + W,
+      idx: 11 + W * dd + 2 * W,
+      bnd: 11 + W * dd + 3 * W,
+      jv: 11 + W * dd + 4 * W,
+      c: 12 + W * dd + 4 * W, // c_t: dd of them
+      nn: 12 + W * dd + 4 * W + dd,
+      dist: 13 + W * dd + 4 * W + dd,
+      m: 14 + W * dd + 4 * W + dd,
+    };
+    // The address of row i + o (the last row where i + o ≥ n).
+    const rowAt = (o: number) => [
+      ...get(P.xp),
+      ...get(P.i),
+      ...i32(o),
+      ...add,
+      ...get(P.n),
+      ...i32(1),
+      ...sub,
+      ...get(P.i),
+      ...i32(o),
+      ...add,
+      ...get(P.n),
+      ...ltU,
+      ...select,
+      ...get(P.rs),
+      ...mul,
+      ...i32(4),
+      ...mul,
+      ...add,
+    ];
+    // Dimension t of rows 4v … 4v + 3, one per lane.
+    const loadFour = (v: number, t: number) => [
+      ...rowAt(4 * v),
+      ...[0x2a, 2, ...uleb(4 * t)],
+      ...f4splat,
+      ...[1, 2, 3].flatMap((
+        l,
+      ) => [...rowAt(4 * v + l), ...[0x2a, 2, ...uleb(4 * t)], ...f4replace(l)]),
+      ...set(P.x + v * dd + t),
+    ];
+    // B_v = (K0 + Σ_t |x_t|·K_t) + 2⁻¹²⁰.
+    const bound = (v: number) => [
+      ...get(P.tp),
+      ...vload(0),
+      ...Array.from({ length: dd }, (_, t) => [
+        ...get(P.x + v * dd + t),
+        ...F4.abs,
+        ...get(P.tp),
+        ...vload(16 * (t + 1)),
+        ...F4.mul,
+        ...F4.add,
+      ]).flat(),
+      ...f32x4c(0x03800000),
+      ...F4.add,
+      ...set(P.bnd + v),
+    ];
+    const step = (v: number) => [
+      ...get(P.nn),
+      ...Array.from({ length: dd }, (_, t) => [
+        ...get(P.x + v * dd + t),
+        ...get(P.c + t),
+        ...F4.mul,
+        ...F4.add,
+      ]).flat(),
+      ...tee(P.dist),
+      ...get(P.best + v),
+      ...f4lt,
+      ...set(P.m),
+      ...get(P.jv),
+      ...get(P.idx + v),
+      ...get(P.m),
+      ...bitselect,
+      ...set(P.idx + v),
+      ...get(P.second + v),
+      ...get(P.best + v),
+      ...get(P.dist),
+      ...pmax,
+      ...pmin,
+      ...set(P.second + v),
+      ...get(P.best + v),
+      ...get(P.dist),
+      ...pmin,
+      ...set(P.best + v),
+    ];
+    // The lanes where not (second − best > B + B and B < 2⁶⁰), counted.
+    const decide = (v: number) => [
+      ...get(P.second + v),
+      ...get(P.best + v),
+      ...F4.sub,
+      ...get(P.bnd + v),
+      ...get(P.bnd + v),
+      ...F4.add,
+      ...f4gt,
+      ...get(P.bnd + v),
+      ...f32x4c(0x5d800000),
+      ...f4lt,
+      ...vand,
+      ...vnot,
+      ...bitmask,
+      0x69, // i32.popcnt
+      ...get(P.cnt),
+      ...add,
+      ...set(P.cnt),
+    ];
+    const put = (v: number, l: number) => {
+      const o = 4 * v + l;
+      const at = [...get(P.outp), ...get(P.i), ...i32(o), ...add, ...get(P.os), ...mul, ...add];
+      const store = [...at, ...get(P.idx + v), ...i4lane(l), ...store8];
+      return o === 0
+        ? store
+        : [...get(P.i), ...i32(o), ...add, ...get(P.n), ...ltU, ...ifThen(store)];
+    };
+    return [
+      ...vec([[4, I32], [W * dd + 4 * W + dd + 4, V128]]),
+      ...i32(0),
+      ...set(P.i),
+      ...block(loop([
+        ...get(P.i),
+        ...get(P.n),
+        ...geU,
+        ...brIf(1),
+        ...Array.from({ length: W * dd }, (_, e) => loadFour(Math.floor(e / dd), e % dd)).flat(),
+        ...Array.from({ length: W }, (_, v) => bound(v)).flat(),
+        ...f32x4c(0x7f800000),
+        ...Array.from({ length: 2 * W - 1 }, (_, v) => tee(P.best + v)).flat(),
+        ...set(P.best + 2 * W - 1),
+        ...zero,
+        ...Array.from({ length: W }, (_, v) => tee(P.idx + v)).flat(),
+        ...set(P.jv),
+        ...get(P.tp),
+        ...i32(16 * (dd + 1)),
+        ...add,
+        ...set(P.q),
+        ...i32(0),
+        ...set(P.j),
+        ...block(loop([
+          ...get(P.j),
+          ...get(P.k),
+          ...geU,
+          ...brIf(1),
+          ...Array.from({ length: dd }, (_, t) => [...get(P.q), ...vload(16 * t), ...set(P.c + t)])
+            .flat(),
+          ...get(P.q),
+          ...vload(16 * dd),
+          ...set(P.nn),
+          ...Array.from({ length: W }, (_, v) => step(v)).flat(),
+          ...get(P.jv),
+          ...f32x4c(1),
+          ...i4add,
+          ...set(P.jv),
+          ...get(P.q),
+          ...i32(16 * (dd + 1)),
+          ...add,
+          ...set(P.q),
+          ...get(P.j),
+          ...i32(1),
+          ...add,
+          ...set(P.j),
+          ...br(0),
+        ])),
+        ...Array.from({ length: W }, (_, v) => [
+          ...decide(v),
+          ...[0, 1, 2, 3].flatMap((l) => put(v, l)),
+        ]).flat(),
+        ...get(P.i),
+        ...i32(4 * W),
+        ...add,
+        ...set(P.i),
+        ...br(0),
+      ])),
+      ...get(P.cnt),
+      0x0b,
+    ];
+  };
+  const one32Body = pairs32Body(1), two32Body = pairs32Body(2), four32Body = pairs32Body(4);
   // list(xo, d, cp, jp, m, outp): row xo's two lane sums with the m centroids listed at jp.
   const L = { xo: 0, d: 1, cp: 2, jp: 3, m: 4, outp: 5, q: 6, t: 7, d8: 8, p: 9, xv: 13, a: 14 };
   const i32Load = [0x28, 2, 0];
@@ -911,9 +1124,10 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         [0x60, ...vec(Array(7).fill([I32])), ...vec([])],
         [0x60, ...vec(Array(6).fill([I32])), ...vec([])],
         [0x60, ...vec(Array(5).fill([I32])), ...vec([])],
+        [0x60, ...vec(Array(7).fill([I32])), ...vec([[I32]])],
       ]),
     ),
-    ...section(3, vec([[0], [1], [2], [3], [3], [4], [2], [2]])),
+    ...section(3, vec([[0], [1], [2], [3], [3], [4], [2], [2], [5], [5], [5]])),
     ...section(5, vec([[0x00, 1]])),
     ...section(
       7,
@@ -927,6 +1141,9 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         [...name("resid"), 0x00, 5],
         [...name("two"), 0x00, 6],
         [...name("four"), 0x00, 7],
+        [...name("one32"), 0x00, 8],
+        [...name("two32"), 0x00, 9],
+        [...name("four32"), 0x00, 10],
       ]),
     ),
     ...section(
@@ -940,6 +1157,9 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
         [...uleb(residBody.length), ...residBody],
         [...uleb(twoBody.length), ...twoBody],
         [...uleb(fourBody.length), ...fourBody],
+        [...uleb(one32Body.length), ...one32Body],
+        [...uleb(two32Body.length), ...two32Body],
+        [...uleb(four32Body.length), ...four32Body],
       ]),
     ),
   ]);

@@ -12,7 +12,7 @@
  * lists and codes with and without it.
  */
 import { nearestModuleBytes } from "../../../search/kernels/wasm_nearest.ts";
-import { NEAREST_CHUNK, nearestKernel } from "../../../search/kernels/nearest.ts";
+import { NEAREST_CHUNK, nearestKernel, subScreen } from "../../../search/kernels/nearest.ts";
 import { nearest, nearestAll, rowNorms, splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
 import { encodeRows, prepareModel } from "../../../search/index/ivfpq/ivf_encode.ts";
 import { assert, assertEquals } from "../../_assert.ts";
@@ -228,5 +228,77 @@ Deno.test("nearestAll screened in float32 (d ≥ 32, k ≥ 8): every row's answe
   assert(
     rows === 22503 && close > 1000,
     `${rows} rows, ${close} with their two best within the screen's error`,
+  );
+});
+
+Deno.test("nearestSub's float32 screen (one32, two32, four32): nearest()'s codes, bit for bit, entries a float32 step apart, rows on them, NaN, huge and tiny rows; undecided calls taken again in float64", () => {
+  const kernel = nearestKernel();
+  assert(kernel !== undefined, "the kernel runs here");
+  const before = { ...subScreen };
+  let checked = 0;
+  for (const dsub of [1, 2, 4]) {
+    for (const k of [16, 256]) {
+      const M = 3, n = 301, D = M * dsub;
+      const books = values(M * k * dsub, false);
+      // In each codebook entry 1 a float32 step from entry 0 (distances float32 cannot tell
+      // apart), and the last entry a copy of entry 0.
+      for (let s = 0; s < M; s++) {
+        const b0 = s * k * dsub;
+        for (let t = 0; t < dsub; t++) {
+          const v = books[b0 + t];
+          books[b0 + dsub + t] = t === 0 ? v + Math.abs(v) * 2 ** -23 + 2 ** -40 : v;
+        }
+        books.copyWithin(b0 + (k - 1) * dsub, b0, b0 + dsub);
+      }
+      const norms = new Float64Array(M * k);
+      for (let q = 0; q < M * k; q++) {
+        for (let t = 0; t < dsub; t++) norms[q] += books[q * dsub + t] * books[q * dsub + t];
+      }
+      const x = values(n * D, false);
+      // In the first 64 rows (the first call of each sub-quantizer; the other calls' rows are
+      // random): rows on an entry, half-way between the two of a pair, NaN, huge, tiny, zero.
+      for (let i = 0; i < 64; i += 4) {
+        for (let s = 0; s < M; s++) {
+          const q = s * k + (i % 8 === 0 ? 0 : (i * 7) % k);
+          for (let t = 0; t < dsub; t++) x[i * D + s * dsub + t] = books[q * dsub + t];
+        }
+      }
+      for (let i = 2; i < 64; i += 8) {
+        for (let s = 0; s < M; s++) {
+          const q = s * k + 1;
+          for (let t = 0; t < dsub; t++) {
+            x[i * D + s * dsub + t] = Math.fround(
+              (books[q * dsub + t] + books[(q - 1) * dsub + t]) / 2,
+            );
+          }
+        }
+      }
+      x[3 * D] = NaN;
+      x[5 * D + D - 1] = 1e30;
+      for (let t = 0; t < D; t++) x[7 * D + t] *= 1e-35;
+      x.fill(0, 9 * D, 10 * D);
+      const codes = new Uint8Array(n * M);
+      kernel.nearestSub(x, n, M, dsub, books, norms, k, codes);
+      for (let i = 0; i < n; i++) {
+        for (let s = 0; s < M; s++) {
+          const want = nearest(
+            x,
+            i * D + s * dsub,
+            books.subarray(s * k * dsub, (s + 1) * k * dsub),
+            norms.subarray(s * k, (s + 1) * k),
+            k,
+            dsub,
+          );
+          assertEquals(codes[i * M + s], want, `dsub ${dsub} k ${k} row ${i} sub ${s}`);
+          checked++;
+        }
+      }
+    }
+  }
+  assertEquals(checked, 6 * 301 * 3);
+  const calls = subScreen.calls - before.calls, again = subScreen.again - before.again;
+  assert(
+    calls === 6 * 5 * 3 && again > 0 && again < calls,
+    `${again} of ${calls} calls taken again`,
   );
 });
