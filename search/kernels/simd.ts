@@ -157,12 +157,15 @@ export class SimdKernels {
   /**
    * The `n` float32 rows of `x` (`d` values each, `d` a multiple of 4) in
    * int16 for {@linkcode scores16}, by the module's `quant16`: row `i`'s
-   * scale `s = m / Q` (float32 division; `m` the largest `|x_it|`, NaN when
-   * one is NaN) in `scale[i]`, its values `round(x_it · fround(1 / s))`
-   * (float32 product, rounded to nearest even, clamped to `±Q`) at
-   * `out[i·w …]` with `w` = `d` rounded up to 8 (the rest zeros), and the
-   * float32 sum of its squares in `squares[i]`. Writes over the scores of
-   * the last {@linkcode scores} call.
+   * scale `s = m / Q` (float32 division; `m` the largest `|x_it|`) in
+   * `scale[i]`, its values `round(x_it · fround(1 / s))` (float32 product,
+   * rounded to nearest, ties to even; 0 where `s` is 0; at most `Q` in
+   * size, `Q < 2¹⁴`) at `out[i·w …]` with `w` = `d` rounded up to 8 (the
+   * rest zeros), and the float32 sum of its squares in `squares[i]`. A row
+   * with a NaN or an infinity has a sum of squares that is not finite, and
+   * its scale and values are not specified (nor are the values where `s`
+   * is not a normal float32): the caller refuses such rows. Writes over the
+   * scores of the last {@linkcode scores} call.
    */
   quantize16(
     x: Float32Array,

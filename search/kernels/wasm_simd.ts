@@ -436,15 +436,20 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     0x0b,
   ];
   // quant16(x, n, d4, w2, Q, out, sc, sq): for each float32 row i of x (stride d4 bytes, d4 a
-  // multiple of 16): m = the largest |x_t| (f32x4.max: NaN wins), s = m / Q (f32.div), the
-  // row's int16 values nearest(x_t · (1 / s)) (float32; i32x4.trunc_sat, clamped to ±Q) at
+  // multiple of 16): m = the largest |x_t| (f32x4.pmax: a NaN may be passed over; the sum of
+  // squares is NaN then), s = m / Q (f32.div), the
+  // row's int16 values x_t · (1 / s) (float32; 0 where s = 0) rounded to nearest, ties to even
+  // (at most Q in size, kmeans.ts int16Error; not clamped), at
   // out + i·w2 (8 a store; four values left are stored with four zeros), s at sc + 4i and
   // the float32 sum of x_t² (four lanes, then ((l0 + l1) + (l2 + l3))) at sq + 4i.
   const Z = { x: 0, n: 1, d4: 2, w2: 3, q: 4, out: 5, sc: 6, sq: 7, i: 8, r: 9, o: 10, k: 11 };
   const Zf = { s: 12 }, Zv = { mx: 13, acc: 14, v: 15, inv: 16, lo: 17, hi: 18 };
-  const f32x4Abs = simd(0xe0), f32x4Max = simd(0xe9), nearest4 = simd(0x6a);
-  const truncSat = simd(0xf8), minS = simd(0xb6), maxS = simd(0xb8), narrow = simd(0x85);
+  const f32x4Abs = simd(0xe0), f32x4Pmax = simd(0xeb), narrow = simd(0x85);
   const f32x4Splat = simd(0x13);
+  // x·(1/s) rounded to the nearest integer, ties to even, by adding 1.5·2²³ in float32 (exact
+  // for |x·(1/s)| < 2²²: here at most Q(1 + 2⁻²²), Q < 2¹⁴), that number's bits then taken off.
+  const magic = simd(0x0c, ...Array(4).fill([0x00, 0x00, 0x40, 0x4b]).flat());
+  const i32x4Sub = simd(0xb1);
   const quantLanes = (at: number) => [
     ...get(Z.r),
     ...get(Z.k),
@@ -452,16 +457,10 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     ...simd(0x00, 2, ...uleb(at)),
     ...get(Zv.inv),
     ...f32x4Mul,
-    ...nearest4,
-    ...truncSat,
-    ...get(Z.q),
-    ...i32x4Splat,
-    ...minS,
-    ...i32(0),
-    ...get(Z.q),
-    ...sub,
-    ...i32x4Splat,
-    ...maxS,
+    ...magic,
+    ...f32x4Add,
+    ...magic,
+    ...i32x4Sub,
   ];
   const laneMax = (v: number) => [
     ...get(v),
@@ -508,7 +507,7 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
           ...get(Zv.mx),
           ...get(Zv.v),
           ...f32x4Abs,
-          ...f32x4Max,
+          ...f32x4Pmax,
           ...set(Zv.mx),
           ...get(Zv.acc),
           ...get(Zv.v),
@@ -524,9 +523,15 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         0xb2, // f32.convert_i32_s
         0x95, // f32.div
         ...set(Zf.s),
+        // 1 / s, or 0 where s is 0 (a row of zeros: its values 0, not 0·∞).
         ...[0x43, 0, 0, 0x80, 0x3f], // f32.const 1
         ...get(Zf.s),
         0x95,
+        ...[0x43, 0, 0, 0, 0], // f32.const 0
+        ...get(Zf.s),
+        ...[0x43, 0, 0, 0, 0],
+        0x5c, // f32.ne
+        0x1b, // select
         ...f32x4Splat,
         ...set(Zv.inv),
         ...get(Z.sc),

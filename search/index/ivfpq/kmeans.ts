@@ -459,9 +459,10 @@ interface Int16Centroids {
  * The largest `‖x − s·q‖` of a row of `d` values quantized by
  * `quantize16` with scale `s` (a normal float32, `Q ≤ 2¹³`): with
  * `s ≥ (m/Q)(1 − 2⁻²⁴)`, `|x/s| ≤ Q(1 + 2⁻²³)`; the float32 `1/s` and
- * `x·(1/s)` are within `2⁻²³·|x/s| ≤ 2⁻¹⁰` of `x/s`, rounding adds at
- * most 1/2 and the clamp to `±Q` never acts (`Q(1 + 2⁻²²) < Q + 1/2`), so
- * each value is within `s·(1/2 + 2⁻⁹)`.
+ * `x·(1/s)` are within `2⁻²³·|x/s| ≤ 2⁻¹⁰` of `x/s` and at most
+ * `Q(1 + 2⁻²²) < Q + 1/2` in size, so rounding it to the nearest integer
+ * (exactly, by adding `1.5·2²³` in float32) adds at most 1/2 and gives
+ * at most `Q`: each value is within `s·(1/2 + 2⁻⁹)`.
  */
 const int16Error = (s: number, d: number) => s * (0.5 + 2 ** -9) * Math.sqrt(d) * (1 + 2 ** -30);
 
