@@ -547,6 +547,28 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
     0x0b,
   ];
 
+  // The address of row i + o of one, two, four and their float32 screens (locals L: xp, i, n and
+  // the row stride rs): the last row's where i + o ≥ n.
+  const rowAddress = (L: { xp: number; i: number; n: number; rs: number }, o: number) => [
+    ...get(L.xp),
+    ...get(L.i),
+    ...i32(o),
+    ...add,
+    ...get(L.n),
+    ...i32(1),
+    ...sub,
+    ...get(L.i),
+    ...i32(o),
+    ...add,
+    ...get(L.n),
+    ...ltU,
+    ...select,
+    ...get(L.rs),
+    ...mul,
+    ...i32(4),
+    ...mul,
+    ...add,
+  ];
   // one, two, four(xp, n, rs, tp, k, outp, os): `small` for d = 1, 2, 4 (`dd`), eight rows a
   // pass (V f64x2 vectors of two rows: V independent running minimums, not one chain), each
   // entry's values and norm as splatted pairs at tp (16·(dd + 1) bytes an entry: c_0, c_0, …,
@@ -573,27 +595,7 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
       dist: 12 + V * dd + 2 * V + dd,
       m: 13 + V * dd + 2 * V + dd,
     };
-    // The address of row i + o (the last row where i + o ≥ n).
-    const rowAt = (o: number) => [
-      ...get(O.xp),
-      ...get(O.i),
-      ...i32(o),
-      ...add,
-      ...get(O.n),
-      ...i32(1),
-      ...sub,
-      ...get(O.i),
-      ...i32(o),
-      ...add,
-      ...get(O.n),
-      ...ltU,
-      ...select,
-      ...get(O.rs),
-      ...mul,
-      ...i32(4),
-      ...mul,
-      ...add,
-    ];
+    const rowAt = (o: number) => rowAddress(O, o);
     // Dimension t of rows 2v and 2v + 1, promoted, one per lane.
     const loadPair = (v: number, t: number) => [
       ...rowAt(2 * v),
@@ -756,27 +758,7 @@ export function nearestModuleBytes(): Uint8Array<ArrayBuffer> {
       dist: 13 + W * dd + 4 * W + dd,
       m: 14 + W * dd + 4 * W + dd,
     };
-    // The address of row i + o (the last row where i + o ≥ n).
-    const rowAt = (o: number) => [
-      ...get(P.xp),
-      ...get(P.i),
-      ...i32(o),
-      ...add,
-      ...get(P.n),
-      ...i32(1),
-      ...sub,
-      ...get(P.i),
-      ...i32(o),
-      ...add,
-      ...get(P.n),
-      ...ltU,
-      ...select,
-      ...get(P.rs),
-      ...mul,
-      ...i32(4),
-      ...mul,
-      ...add,
-    ];
+    const rowAt = (o: number) => rowAddress(P, o);
     // Dimension t of rows 4v … 4v + 3, one per lane.
     const loadFour = (v: number, t: number) => [
       ...rowAt(4 * v),

@@ -364,7 +364,9 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     0x10,
     0,
   ];
-  const scores = [
+  // scores (with each pair's squares) and scores16 (int16, no squares): rows two at a time
+  // against every question group, then the odd last row.
+  const scoresBody = (i16: boolean) => [
     ...vec([[13, WASM.i32], [15, WASM.v128]]),
     ...get(S.n),
     ...i32(2),
@@ -384,8 +386,8 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         ...get(S.d4),
         ...add,
         ...set(S.r1),
-        ...rowNorms(2),
-        ...questionGroups(true),
+        ...(i16 ? [] : rowNorms(2)),
+        ...questionGroups(true, i16),
         ...get(S.i),
         ...i32(2),
         ...add,
@@ -396,45 +398,18 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     ...get(S.i),
     ...get(S.n),
     ...ltu,
-    ...ifThen([...rowStart(S.r0), 0x1a, /* drop */ ...rowNorms(1), ...questionGroups(false)]),
+    ...ifThen([
+      ...rowStart(S.r0),
+      0x1a, // drop
+      ...(i16 ? [] : rowNorms(1)),
+      ...questionGroups(false, i16),
+    ]),
     0x0b,
   ];
+  const scores = scoresBody(false);
   // scores16(a, n, d2, q, nq, out, rs, cs): scores' loops over int16 rows and questions (d2 the
   // row stride in bytes, a multiple of 16), no squares.
-  const scores16 = [
-    ...vec([[13, WASM.i32], [15, WASM.v128]]),
-    ...get(S.n),
-    ...i32(2),
-    ...shl,
-    ...set(S.n4),
-    ...i32(0),
-    ...set(S.i),
-    ...block([
-      ...loop([
-        ...get(S.i),
-        ...i32(1),
-        ...add,
-        ...get(S.n),
-        ...geu,
-        ...brIf(1),
-        ...rowStart(S.r0),
-        ...get(S.d4),
-        ...add,
-        ...set(S.r1),
-        ...questionGroups(true, true),
-        ...get(S.i),
-        ...i32(2),
-        ...add,
-        ...set(S.i),
-        ...br(0),
-      ]),
-    ]),
-    ...get(S.i),
-    ...get(S.n),
-    ...ltu,
-    ...ifThen([...rowStart(S.r0), 0x1a, /* drop */ ...questionGroups(false, true)]),
-    0x0b,
-  ];
+  const scores16 = scoresBody(true);
   // quant16(x, n, d4, w2, Q, out, sc, sq): for each float32 row i of x (stride d4 bytes, d4 a
   // multiple of 16): m = the largest |x_t| (f32x4.pmax: a NaN may be passed over; the sum of
   // squares is NaN then), s = m / Q (f32.div), the
