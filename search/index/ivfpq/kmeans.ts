@@ -60,10 +60,11 @@
  * screen as a row length widened to match ({@linkcode quantizeRows}): the
  * intervals are wider (on all of dev's `piqa-lstm` vectors, 8 % of rows
  * have more than one candidate with 1,000 centroids, 5 % with 100, against
- * 0.5 % and 0.3 % in float32), the answers the same. A block with a row or centroid the int16 products cannot take
- * (not finite, a scale below 2⁻⁶⁰ or above 2⁶⁰, products beyond float32)
- * takes the float32 products. With 1,000 lists this takes the 64-byte
- * build of all of dev's 1,068,162 phrases from 16.8 to 15.2 s.
+ * 0.5 % and 0.3 % in float32), the answers the same. A block with a row
+ * or centroid the int16 products cannot take (not finite, a scale below
+ * 2⁻⁶⁰ or above 2⁶⁰, products beyond float32) takes the float32 products.
+ * With 1,000 lists this takes the 64-byte build of all of dev's 1,068,162
+ * phrases from 16.8 to 15.2 s.
  *
  * **Elkan's bounds** ({@linkcode boundedAssign}; where the screen runs and
  * the bounds fit {@linkcode BOUNDED_MAX}, on finite rows): after the first
@@ -257,7 +258,10 @@ class Screen {
   readonly cLen: Float64Array;
   /** The largest length, or ∞ when one is too large for float32 products. */
   readonly maxC: number;
-  /** Twice the scores kernel's bound on a dot product, over `‖x‖·‖c‖` (`score.ts` densePrep: the distance has 2·x·c). */
+  /**
+   * Twice the scores kernel's bound on a dot product, over `‖x‖·‖c‖`
+   * (`score.ts` densePrep: the distance has 2·x·c).
+   */
   readonly factor: number;
   readonly #tiny: number;
   /** `F`, `T` and `E` of the module's screen (`SimdKernels.screenNearest`): {@linkcode width}'s numbers. */
@@ -434,7 +438,10 @@ function nearestScreened(
  */
 const I16_MIN_K = 64;
 
-/** Scales of the int16 products beyond which a block takes the float32 products (no underflow of their float32 product). */
+/**
+ * Scales of the int16 products beyond which a block takes the float32
+ * products (no underflow of their float32 product).
+ */
 const SCALE_MIN = 2 ** -60, SCALE_MAX = 2 ** 60;
 
 /**
