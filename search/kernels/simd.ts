@@ -177,7 +177,7 @@ export class SimdKernels {
     squares: Float32Array,
   ): void {
     const w = Math.ceil(d / 8) * 8;
-    if (d % 4 !== 0 || x.length < n * d || out.length < n * w || !(Q >= 1 && Q <= 32767)) {
+    if (d % 4 !== 0 || x.length < n * d || out.length < n * w || !(Q >= 1 && Q < 2 ** 14)) {
       throw new RangeError(`quantize16: ${n}×${d} rows into ${out.length} values, Q ${Q}`);
     }
     const outPtr = (n * d * 4 + 63) & ~63, scPtr = outPtr + n * w * 2, sqPtr = scPtr + 4 * n;

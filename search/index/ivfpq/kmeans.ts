@@ -488,8 +488,9 @@ const scaleUsable = (s: number, sq: number) =>
 /**
  * {@linkcode Int16Centroids} of `k` centroids of `d` dimensions (lengths
  * `cLen`), or `undefined` where a centroid is not finite or its scale is
- * out of {@linkcode SCALE_MIN} … {@linkcode SCALE_MAX} (the float32
- * products then).
+ * out of {@linkcode SCALE_MIN} … {@linkcode SCALE_MAX}, or where `d` is
+ * below 32 (`Q` above 2¹³, beyond {@linkcode int16Error}'s proof): the
+ * float32 products then.
  */
 function quantizeCentroids(
   simd: SimdKernels,
@@ -499,6 +500,8 @@ function quantizeCentroids(
   cLen: Float64Array,
 ): Int16Centroids | undefined {
   const w = Math.ceil(d / 8) * 8, Q = Math.floor(Math.sqrt((2 ** 31 - 1) / d));
+  // int16Error's proof needs Q ≤ 2¹³ (d ≥ 32, as nearestAll's screen asks).
+  if (Q > 2 ** 13) return undefined;
   const q = new Int16Array(k * w), scale = new Float32Array(k), sq = new Float32Array(k);
   simd.quantize16(c, k, d, Q, q, scale, sq);
   let rho = 0, cqMax = 0;

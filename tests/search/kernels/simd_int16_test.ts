@@ -50,7 +50,8 @@ function quantRef(x: Float32Array, d: number, Q: number): [number, number[], num
       continue;
     }
     const p = Math.fround(x[t] * inv);
-    // i32x4.trunc_sat: NaN to 0; then clamped to ±Q.
+    // A NaN row's values are not specified (skipped below); the rest are within ±Q (the clamp
+    // changes none of them: the kernel does not clamp).
     const r = Number.isNaN(p) ? 0 : nearestEven(p);
     q.push(Math.max(-Q, Math.min(Q, r)));
   }
