@@ -252,9 +252,15 @@ export const encoderSpec = (
   });
 
 /** The context half of encoder `name` as a Layer. */
-export const contextEncoderLayer = (name: string, model?: string | EncoderOptions) =>
+export const contextEncoderLayer = (
+  name: string,
+  model?: string | EncoderOptions,
+): Effect.Effect<Layer.Layer<ContextEncoder, EncoderError>, UsageError> =>
   Effect.map(encoderSpec(name, model), (s) => s.contextLayer());
 
 /** The question half of encoder `name` as a Layer. */
-export const questionEncoderLayer = (name: string, model?: string | EncoderOptions) =>
+export const questionEncoderLayer = (
+  name: string,
+  model?: string | EncoderOptions,
+): Effect.Effect<Layer.Layer<QuestionEncoder, EncoderError>, UsageError> =>
   Effect.map(encoderSpec(name, model), (s) => s.questionLayer());

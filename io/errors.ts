@@ -190,7 +190,11 @@ export class UsageError extends Data.TaggedError("UsageError")<{
   /** What is wrong, on one line. */
   readonly message: string;
 }> {
-  /** @param message what is wrong, on one line */
+  /**
+   * The error, with what is wrong.
+   *
+   * @param message what is wrong, on one line
+   */
   constructor(message: string) {
     super({ message });
   }
@@ -216,7 +220,11 @@ export class WorkError extends Data.TaggedError("WorkError")<{
   /** What failed, on one line. */
   readonly message: string;
 }> {
-  /** @param message what failed, on one line */
+  /**
+   * The error, with what failed.
+   *
+   * @param message what failed, on one line
+   */
   constructor(message: string) {
     super({ message });
   }

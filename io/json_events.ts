@@ -75,6 +75,8 @@ export type JsonEvent =
  */
 export class JsonSyntaxError extends Error {
   /**
+   * The error, at its byte offset.
+   *
    * @param offset byte offset of the problem (-1 when unknown)
    * @param message what is wrong
    */
@@ -246,6 +248,8 @@ export class JsonEventDecoder {
   #itemText = new TextDecoder("utf-8", { ignoreBOM: true });
 
   /**
+   * A decoder of the JSON text whose array at `arrayKey` is streamed element by element.
+   *
    * @param arrayKey the top-level key whose array elements are streamed
    * @param options `repeatedKeys: true` lets a top-level key repeat (each
    *   occurrence is a `field` event, as Python's `json` keeps the last);

@@ -163,7 +163,7 @@ export function manifestDiff(was: Manifest | null, now: Manifest): string | unde
 }
 
 /** Writes a manifest atomically (pretty JSON, keys in the given order). */
-export function writeManifest(path: string, m: Manifest) {
+export function writeManifest(path: string, m: Manifest): Effect.Effect<void, FileError> {
   return writeFileAtomic(
     path,
     new TextEncoder().encode(JSON.stringify(m, null, 2) + "\n"),

@@ -23,7 +23,11 @@
  * ```
  */
 export class RawNumber {
-  /** @param text the number exactly as it appeared in the JSON source */
+  /**
+   * A number kept as its JSON source text.
+   *
+   * @param text the number exactly as it appeared in the JSON source
+   */
   constructor(readonly text: string) {}
   /** The numeric value as a JS number (may lose precision for huge ints). */
   valueOf(): number {
@@ -43,6 +47,7 @@ export type PyJson =
 
 /** A JSON object; key order is source order (see {@linkcode objectKeys}). */
 export interface PyObject {
+  /** The value at `key`. */
   [key: string]: PyJson;
 }
 

@@ -95,7 +95,11 @@ export class DatasetIds {
   /** Question stem → where it was. */
   readonly #questions = new Map<string, { id: string; where: string }>();
 
-  /** @param mode how ids are checked; `"as-read"` checks nothing. */
+  /**
+   * A checker of a dataset's ids in mode `mode`.
+   *
+   * @param mode how ids are checked; `"as-read"` checks nothing.
+   */
   constructor(readonly mode: IdMode) {}
 
   /**

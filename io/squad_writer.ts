@@ -84,6 +84,8 @@ export class SquadJsonWriter {
   #open = false;
 
   /**
+   * A writer of SQuAD JSON to `out`, one article at a time.
+   *
    * @param out where the text goes
    * @param article how an article becomes the object to write
    */

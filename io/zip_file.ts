@@ -84,17 +84,25 @@ export function inflateChecked(
   return got === crc ? out : crcMessage(crc, got);
 }
 
+/** What a CRC-32 mismatch says: the directory's `want` and the data's `got`, in hex. */
 export function crcMessage(want: number, got: number): string {
   const hex = (v: number) => v.toString(16).padStart(8, "0");
   return `CRC-32 mismatch (directory says ${hex(want)}, data has ${hex(got)})`;
 }
 
+/** An entry of the central directory, where its local header starts and its room ends. */
 export interface IndexedEntry {
+  /** The entry's name, decoded. */
   readonly name: string;
+  /** The name's bytes as stored (the local header must repeat them). */
   readonly nameBytes: Uint8Array;
+  /** Compression: 0 stored, 8 deflated. */
   readonly method: 0 | 8;
+  /** The CRC-32 of the uncompressed data, as the directory declares it. */
   readonly crc32: number;
+  /** Bytes of the stored data. */
   readonly compressedSize: number;
+  /** Bytes of the data once inflated. */
   readonly uncompressedSize: number;
   /** Absolute offset of the local header in the file. */
   readonly localHeaderOffset: number;
@@ -122,15 +130,26 @@ function readAt(file: Deno.FsFile, pos: number, out: Uint8Array, path: string): 
 /** A zip archive on disk: its validated central directory, and entries read by offset. */
 export class ZipFileIndex {
   readonly #file: Deno.FsFile;
+  /** The entries by name. */
   readonly entries: Map<string, IndexedEntry>;
+  /** The archive's path, for messages. */
   readonly path: string;
 
+  /**
+   * The archive at `path`, open as `file`, with its checked entries
+   * ({@linkcode openZipIndex} builds them).
+   *
+   * @param path the archive's path, for messages
+   * @param file the archive, open for reading (closed by {@linkcode ZipFileIndex.close})
+   * @param entries the central directory's entries by name
+   */
   constructor(path: string, file: Deno.FsFile, entries: Map<string, IndexedEntry>) {
     this.path = path;
     this.#file = file;
     this.entries = entries;
   }
 
+  /** Closes the archive's file (again is harmless). */
   close(): void {
     try {
       this.#file.close();

@@ -56,7 +56,11 @@ export class ReportError extends Data.TaggedError("ReportError")<{
   /** What failed, on one line. */
   readonly message: string;
 }> {
-  /** @param message what failed, on one line */
+  /**
+   * The error, with what failed.
+   *
+   * @param message what failed, on one line
+   */
   constructor(message: string) {
     super({ message });
   }

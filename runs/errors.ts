@@ -27,6 +27,8 @@ export class RunError extends Data.TaggedError("RunError")<{
   readonly exitCode: ExitCode;
 }> {
   /**
+   * The error, with its message and exit code.
+   *
    * @param message one line
    * @param exitCode the exit code it calls for (2: a task reported bad input)
    */

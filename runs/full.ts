@@ -44,7 +44,7 @@ import {
 import { writeTextFileAtomic } from "../io/fs.ts";
 import { aliasProblem } from "../io/paths.ts";
 import { REPO_ROOT } from "../io/repo.ts";
-import { countSquad } from "../io/squad.ts";
+import { countSquad, type SquadReadError } from "../io/squad.ts";
 import { validate } from "../io/dump/validate.ts";
 import { readIndexHeader } from "../search/index/read.ts";
 import { DEFAULT_ENCODER, type EncoderSpec, encoderSpec } from "../encoders/registry.ts";
@@ -68,7 +68,7 @@ import {
 } from "./single.ts";
 import type { Plan, Stage } from "./plan/task.ts";
 import { PASSAGES_FILE } from "./plan/layout.ts";
-import { singleRunSummary } from "./summary/single_summary.ts";
+import { type FullSummary, singleRunSummary } from "./summary/single_summary.ts";
 import type { TaskStatus } from "./runners/status.ts";
 import { timestamp } from "./run_dir.ts";
 
@@ -301,7 +301,9 @@ const writeFullProvenance = (
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
-export const full = (opts: FullOptions = {}) => {
+export const full = (
+  opts: FullOptions = {},
+): Effect.Effect<FullSummary, UsageError | SquadReadError | RunError> => {
   // What to tidy when it fails: the folders it made that are still empty.
   let made: { plan: Plan; outExisted: boolean } | undefined;
   return Effect.gen(function* () {

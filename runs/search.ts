@@ -15,9 +15,10 @@ import * as Option from "effect/Option";
 import * as Stream from "effect/Stream";
 import type { DatasetFormat } from "../io/datasets/detect.ts";
 import { isSquadShaped, readQuestions } from "../io/datasets/read.ts";
-import { InputError } from "../io/errors.ts";
+import { InputError, type UsageError } from "../io/errors.ts";
 import { squadQuestions } from "../io/squad.ts";
-import { scoreDataset } from "../metrics/evaluate.ts";
+import { type EvaluateError, scoreDataset } from "../metrics/evaluate.ts";
+import type { BemEvaluateError } from "../metrics/bem/fold.ts";
 import { openScores } from "../metrics/open.ts";
 import { corpusSummary } from "../metrics/open_corpus.ts";
 import {
@@ -191,5 +192,7 @@ const squadSearch = (o: ScoredSearchOptions) =>
  * if (exit._tag !== "Failure") throw new Error("a missing dataset is refused");
  * ```
  */
-export const scoredSearch = (opts: ScoredSearchOptions) =>
+export const scoredSearch = (
+  opts: ScoredSearchOptions,
+): Effect.Effect<void, EvaluateError | BemEvaluateError | UsageError> =>
   isSquadShaped(opts.format) ? squadSearch(opts) : corpusSearch(opts);

@@ -119,6 +119,8 @@ export class SearchQueue {
   #busy = false;
 
   /**
+   * A queue that admits `limit` requests and answers their questions in batches.
+   *
    * @param limit requests waiting or running at most
    * @param maxBatch questions answered together at most (default 32)
    * @param chunk questions of one request in one pass at most (default 8)

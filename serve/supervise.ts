@@ -128,7 +128,12 @@ export interface ShardSupervisorOptions {
 
 /** A shard process's start failed before it was ever ready. */
 export class ShardStartError extends Error {
-  /** @param exitCode the process's exit code */
+  /**
+   * The error, with the process's exit code.
+   *
+   * @param message what failed, on one line
+   * @param exitCode the process's exit code
+   */
   constructor(message: string, readonly exitCode: number) {
     super(message);
   }

@@ -11,6 +11,7 @@ import { InputError } from "../errors.ts";
 import type { NdArray } from "../npy_format.ts";
 import type { Matrix } from "../matrix.ts";
 
+/** A shape as numpy prints it: `(3,)`, `(2, 5)`. */
 export function shapeText(shape: readonly number[]): string {
   return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`;
 }
@@ -58,6 +59,10 @@ export function checkDenseF32(
   return sq;
 }
 
+/**
+ * Fails with the first NaN or infinity of float16 values (`bits`, rows of
+ * `cols`), naming its row and column in `label`.
+ */
 export function checkHalf(bits: Uint16Array, cols: number, label: string): void {
   // Two values a step where the data allows (a NaN or infinity has all exponent bits set).
   let k = 0;
@@ -82,6 +87,10 @@ export function checkHalf(bits: Uint16Array, cols: number, label: string): void 
   }
 }
 
+/**
+ * The values of a float32 or float16 array as float32 (a float32 array's
+ * own data, not a copy); any other dtype fails, naming `what` in `label`.
+ */
 export function toFloat32(arr: NdArray, label: string, what: string): Float32Array {
   if (arr.dtype === "f4") return arr.data as Float32Array;
   if (arr.dtype === "f2") return new Float32Array(arr.data as unknown as ArrayLike<number>);
@@ -93,6 +102,7 @@ export function toFloat32(arr: NdArray, label: string, what: string): Float32Arr
   });
 }
 
+/** The values of an integer array as int32 (an int32 array's own data, not a copy). */
 export function toInt32(arr: NdArray): Int32Array {
   if (arr.data instanceof Int32Array) return arr.data;
   const d = arr.data as ArrayLike<number | bigint>;
@@ -101,6 +111,10 @@ export function toInt32(arr: NdArray): Int32Array {
   return out;
 }
 
+/**
+ * Fails with the first non-finite value of a CSR matrix's `data`, naming the
+ * row `indptr` puts it in (in `label`); returns when every value is finite.
+ */
 export function rowOfNonFinite(data: Float32Array, indptr: Int32Array, label: string): void {
   for (let k = 0; k < data.length; k++) {
     if (!Number.isFinite(data[k])) {

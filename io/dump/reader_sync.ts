@@ -92,7 +92,7 @@ function joinPath(dir: string, name: string): string {
 }
 
 /** Turns anything thrown by a read into a {@linkcode DumpError}. */
-export const asDumpError = (file: string) => (e: unknown): DumpError =>
+export const asDumpError = (file: string): (e: unknown) => DumpError => (e: unknown): DumpError =>
   e instanceof InputError || e instanceof FileError
     ? e
     : new FileError({ file, message: osMessage(e) });

@@ -38,11 +38,12 @@
 import { predictionsText } from "../../io/predictions_match.ts";
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
-import { FileError, InputError } from "../../io/errors.ts";
+import { FileError, InputError, type UsageError } from "../../io/errors.ts";
 import { writeTextAtomically } from "../../io/fs.ts";
 import { split } from "../../io/squad_split.ts";
 import { writeArticleSubset } from "../../io/squad_subset.ts";
-import { scoreDataset } from "../../metrics/evaluate.ts";
+import { type EvaluateError, scoreDataset } from "../../metrics/evaluate.ts";
+import type { BemEvaluateError } from "../../metrics/bem/fold.ts";
 import { type OpenMetrics, openScores } from "../../metrics/open.ts";
 import {
   type CorpusOpenError,
@@ -131,7 +132,9 @@ export interface PrepareResult {
  * await Deno.remove(out, { recursive: true });
  * ```
  */
-export const prepareDataset = (opts: PrepareOptions) =>
+export const prepareDataset = (
+  opts: PrepareOptions,
+): Effect.Effect<PrepareResult, InputError | FileError | UsageError> =>
   Effect.gen(function* () {
     yield* fsDo(opts.out, () => Deno.mkdir(opts.out, { recursive: true }));
     const passages = opts.corpus === undefined ? {} : {
@@ -341,7 +344,9 @@ export const corpusSearchScores = (
  * holds, best-of-k EM/F1, MRR and DPR's top-k passage accuracy; writes the
  * result file and the per-question rows atomically.
  */
-export const evalCorpusSearch = (opts: CorpusEvalOptions) =>
+export const evalCorpusSearch = (
+  opts: CorpusEvalOptions,
+): Effect.Effect<EvalRecord, CorpusOpenError> =>
   Effect.gen(function* () {
     const s = yield* corpusSearchScores(opts);
     const record: EvalRecord = {
@@ -382,7 +387,9 @@ export const evalCorpusSearch = (opts: CorpusEvalOptions) =>
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
-export const evalPredictions = (opts: EvalOptions) =>
+export const evalPredictions = (
+  opts: EvalOptions,
+): Effect.Effect<EvalRecord, EvaluateError | BemEvaluateError | UsageError> =>
   Effect.gen(function* () {
     if (opts.from !== undefined) {
       // {id: answer} as is; a harness's log matched to the set's questions and checked.

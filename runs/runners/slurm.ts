@@ -182,7 +182,11 @@ export class SlurmRunner implements Runner {
   #serial = 0;
   #maxArray: number | undefined;
 
-  /** @param opts where and how to submit */
+  /**
+   * A runner that submits its batches to Slurm.
+   *
+   * @param opts where and how to submit
+   */
   constructor(readonly opts: SlurmOptions) {}
 
   /** Runs a batch to the end: every task done, failed or (interrupted) cancelled. */

@@ -114,7 +114,11 @@ export class ProgressView {
   #skipped = 0;
   readonly #t0 = Date.now();
 
-  /** @param sink where to write */
+  /**
+   * A view that writes to `sink` (standard error by default).
+   *
+   * @param sink where to write
+   */
   constructor(readonly sink: ViewSink = stderrSink()) {}
 
   /** Starts showing `statuses` (the same objects the runners update). */

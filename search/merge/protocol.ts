@@ -26,7 +26,11 @@ export class MergeWorkerError extends Data.TaggedError("MergeWorkerError")<{
   /** What failed, on one line. */
   readonly message: string;
 }> {
-  /** @param message what failed, on one line */
+  /**
+   * The error, with what failed.
+   *
+   * @param message what failed, on one line
+   */
   constructor(message: string) {
     super({ message });
   }

@@ -61,7 +61,11 @@ export class TopK {
   #offered = 0;
   #sorted: { scores: number[]; rows: number[] } | undefined;
 
-  /** @param k how many rows to keep (at least 1) */
+  /**
+   * An empty list that keeps the `k` best rows offered.
+   *
+   * @param k how many rows to keep (at least 1)
+   */
   constructor(readonly k: number) {}
 
   /** Exact scores, best first. */
