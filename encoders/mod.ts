@@ -76,9 +76,11 @@ export {
   ONNX_MANIFEST_FORMAT,
   OnnxConfigError,
   type OnnxHalf,
+  OnnxInputSchema,
   type OnnxInputSpec,
   type OnnxManifest,
   OnnxManifestSchema,
+  OnnxOutputSchema,
   type OnnxOutputSpec,
   readManifest,
   type ResolvedManifest,
@@ -102,6 +104,9 @@ export {
   PIQA_LSTM_OPEN_MANIFEST,
   planRuns,
 } from "./onnx/encoder.ts";
+export type { SpanRule } from "./onnx/phrases.ts";
+export type { OnnxTokenizer, Tokenized, Units } from "./onnx/tokenizer.ts";
+export type { ContextResources } from "./sparse_pi/features.ts";
 export {
   contextModelFromArtifact,
   encodeContext,

@@ -23,7 +23,11 @@ export const SA_HYBRID_NAME = "piqa-lstm-sa+sparse";
 /** The open-search hybrid's name (`hybrid.ts`): piqa-lstm-open's vectors joined with sparse-pi's. */
 export const OPEN_HYBRID_NAME = "piqa-lstm-open+sparse";
 
-const NAMES = [
+/**
+ * The registered encoders' names with their literal types, in the order help
+ * lists them ({@linkcode ENCODER_NAMES} is the same list typed as strings).
+ */
+export const ENCODER_NAME_LITERALS = [
   "sparse-pi",
   "piqa-lstm",
   "piqa-lstm-sa",
@@ -34,10 +38,10 @@ const NAMES = [
 ] as const;
 
 /** A registered encoder's name. */
-export type EncoderName = (typeof NAMES)[number];
+export type EncoderName = (typeof ENCODER_NAME_LITERALS)[number];
 
 /** Names accepted by `--encoder`, in the order help lists them. */
-export const ENCODER_NAMES: readonly string[] = NAMES;
+export const ENCODER_NAMES: readonly string[] = ENCODER_NAME_LITERALS;
 
 /** The encoder a stage, `full` or a run uses when none is named. */
 export const DEFAULT_ENCODER = "sparse-pi";

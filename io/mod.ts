@@ -157,6 +157,7 @@ export type {
   NpzWriteOptions,
   SparseMatrix,
 } from "./npz.ts";
+export type { NpyHeader } from "./npy_format.ts";
 export {
   checkEntryName,
   DEFAULT_MAX_ENTRY_SIZE,

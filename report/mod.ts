@@ -77,6 +77,8 @@ export {
 export { CLUSTER_LEVELS, clusterIds, type ClusterLevel, clusterLevel } from "./clustering.ts";
 export type {
   AnalysisOptions,
+  Answer,
+  BemDisagreements,
   BreakdownGroup,
   ClusterDifference,
   ClusterScores,
@@ -87,6 +89,7 @@ export type {
   LanguageRow,
   OpenReport,
   OpenSystem,
+  QuestionDetail,
   Range,
   RankRow,
   Ranks,

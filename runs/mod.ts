@@ -102,6 +102,7 @@ export { planTable, textTable } from "./plan/table.ts";
 export {
   type Ci,
   formatSummary,
+  type OpenSummary,
   readSummary,
   SUMMARY_RESAMPLES,
   SUMMARY_SEED,

@@ -150,25 +150,29 @@ export interface OnnxEncoderOptions extends OnnxSessionOptions {
   readonly store?: "f32" | "f16";
 }
 
-/** One loaded half. */
-interface LoadedHalf {
+/** A loaded question half; a context half has the same and its {@linkcode OnnxContextModel.rule}. */
+export interface OnnxQuestionModel {
+  /** The half's manifest, its paths resolved. */
   readonly rm: ResolvedManifest;
+  /** The half's tokenizer. */
   readonly tokenizer: OnnxTokenizer;
+  /** The ONNX session and where it runs. */
   readonly opened: OpenedSession;
+  /** What the encoder says of itself (name, dimension, model hash, ...). */
   readonly info: EncoderInfo;
+  /** Most items per session run. */
   readonly maxBatch: number;
+  /** Most padded positions (items × longest) per run. */
   readonly maxPositions: number;
+  /** The element type its dumps are stored in. */
   readonly store: "f32" | "f16";
 }
 
 /** A loaded context half. */
-export interface OnnxContextModel extends LoadedHalf {
+export interface OnnxContextModel extends OnnxQuestionModel {
   /** Which spans are phrases. */
   readonly rule: SpanRule;
 }
-
-/** A loaded question half. */
-export type OnnxQuestionModel = LoadedHalf;
 
 const message = (e: unknown) => e instanceof Error ? e.message : String(e);
 
@@ -238,7 +242,7 @@ async function loadHalf(
   manifestPath: string,
   half: OnnxHalf,
   opts: OnnxEncoderOptions,
-): Promise<LoadedHalf> {
+): Promise<OnnxQuestionModel> {
   const rm = await readManifest(manifestPath, half);
   const m = rm.manifest;
   const tokenizer = await loadTokenizer(rm);

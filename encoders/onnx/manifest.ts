@@ -31,13 +31,15 @@ export const INPUT_ROLES = [
 const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0));
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0));
 
-const InputSchema = Schema.Struct({
+/** The schema of one input of a manifest's half. */
+export const OnnxInputSchema = Schema.Struct({
   name: Schema.String,
   role: Schema.Literals(INPUT_ROLES),
   dtype: Schema.Literals(TENSOR_DTYPES),
 });
 
-const OutputSchema = Schema.Struct({
+/** The schema of one output of a manifest's half. */
+export const OnnxOutputSchema = Schema.Struct({
   name: Schema.String,
   dtype: Schema.Literals(["float32", "float16"]),
 });
@@ -71,18 +73,18 @@ const PhrasesSchema = Schema.Struct({
 
 const ContextSchema = Schema.Struct({
   model: Schema.String,
-  inputs: Schema.Array(InputSchema),
+  inputs: Schema.Array(OnnxInputSchema),
   outputs: Schema.Struct({
-    start: Schema.optionalKey(OutputSchema),
-    end: Schema.optionalKey(OutputSchema),
-    phrases: Schema.optionalKey(OutputSchema),
+    start: Schema.optionalKey(OnnxOutputSchema),
+    end: Schema.optionalKey(OnnxOutputSchema),
+    phrases: Schema.optionalKey(OnnxOutputSchema),
   }),
 });
 
 const QuestionSchema = Schema.Struct({
   model: Schema.String,
-  inputs: Schema.Array(InputSchema),
-  outputs: Schema.Struct({ vector: OutputSchema }),
+  inputs: Schema.Array(OnnxInputSchema),
+  outputs: Schema.Struct({ vector: OnnxOutputSchema }),
 });
 
 /** The manifest schema. */
@@ -103,9 +105,9 @@ export const OnnxManifestSchema = Schema.Struct({
 /** A manifest as decoded. */
 export type OnnxManifest = Schema.Schema.Type<typeof OnnxManifestSchema>;
 /** A manifest input entry. */
-export type OnnxInputSpec = Schema.Schema.Type<typeof InputSchema>;
+export type OnnxInputSpec = Schema.Schema.Type<typeof OnnxInputSchema>;
 /** A manifest output entry. */
-export type OnnxOutputSpec = Schema.Schema.Type<typeof OutputSchema>;
+export type OnnxOutputSpec = Schema.Schema.Type<typeof OnnxOutputSchema>;
 /** Which half of the pair. */
 export type OnnxHalf = "context" | "question";
 

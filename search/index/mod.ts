@@ -50,7 +50,9 @@ export { QUANTIZER_MANIFEST, readQuantizer } from "./ivfpq/quantizer.ts";
 export type { QuantizerManifest } from "./ivfpq/quantizer.ts";
 export { openIndex, openIndexSync, paragraphOfRow, readIndexHeader } from "./read.ts";
 export type { ExactIndex, OpenIndexOptions } from "./read.ts";
+export type { DiskIndex } from "./disk.ts";
 export { NonFiniteError, scoreDense, TopK } from "./exact/score.ts";
+export type { DenseRowStats } from "./exact/score.ts";
 export { SparseIndexScorer, SparseQueries } from "./exact/sparse_scorer.ts";
 export type { SparseIndexScorerOptions } from "./exact/sparse_scorer.ts";
 export { DEFAULT_NPROBE, IVF_FILES, ivfCandidates, loadIvf, nprobeProblem } from "./ivfpq/ivfpq.ts";
@@ -63,6 +65,7 @@ export {
 } from "./ivfpq/train.ts";
 export type { IvfData, IvfIndexView, IvfPqParameters, IvfQueryOptions } from "./ivfpq/ivfpq.ts";
 export { kmeans, splitmix32 } from "./ivfpq/kmeans.ts";
+export type { KMeansOptions } from "./ivfpq/kmeans.ts";
 export {
   candidatesProblem,
   csrDenseRows,
