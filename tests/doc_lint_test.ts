@@ -18,6 +18,7 @@
  */
 import { assert, assertEquals } from "./_assert.ts";
 import { ROOT } from "./_util.ts";
+import { frontDoors } from "./_front_doors.ts";
 
 /** One finding of `deno doc --lint`. */
 interface Finding {
@@ -54,23 +55,10 @@ const PACKAGE_TYPES = new Set([
  */
 const WORKER_HANDLES = new Set(["EncodeWorkers", "WorkerReply"]);
 
-/** The public files of every room with an `exports.json` under `root`, relative to it. */
-function publicFiles(root: string): string[] {
-  const out: string[] = [];
-  for (const e of [...Deno.readDirSync(root)].sort((a, b) => a.name < b.name ? -1 : 1)) {
-    if (!e.isDirectory || e.name.startsWith(".")) continue;
-    let text: string;
-    try {
-      text = Deno.readTextFileSync(`${root}/${e.name}/exports.json`);
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) continue;
-      throw err;
-    }
-    for (const f of (JSON.parse(text) as { exports: string[] }).exports) {
-      out.push(`${e.name}/${f.replace(/^\.\//, "")}`);
-    }
-  }
-  return out;
+/** The public files of every room (its `exports.json`; see `house_test.ts`), relative to `root`. */
+async function publicFiles(root: string): Promise<string[]> {
+  const doors = await frontDoors(root);
+  return [...doors.values()].flatMap((d) => [...d.files]).sort();
 }
 
 /** `deno doc --lint` of `files` (relative to `cwd`): its findings and the total it reports. */
@@ -118,7 +106,7 @@ function problems(found: readonly Finding[]): string[] {
 }
 
 Deno.test("doc lint: every export of mod.ts and of the rooms' public files has JSDoc and an explicit return type, and names no private type of ours", async () => {
-  const files = publicFiles(ROOT);
+  const files = await publicFiles(ROOT);
   assert(files.length > 50, `only ${files.length} public files found`);
   const { found, total } = await docLint(ROOT, ["mod.ts", ...files]);
   // Every reported finding was parsed.
