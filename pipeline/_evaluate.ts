@@ -49,8 +49,10 @@ const datasetFormat = (
     if (data === "-") return "squad";
     return yield* detectFormat(data).pipe(
       Effect.catchTag("InputError", (e) =>
-        // A first line over the line bound is refused as the readers refuse it.
-        e.where === "line 1" && e.message.startsWith("line longer than")
+        // A first line over the line bound is refused as the readers refuse it; so is a bad
+        // row of a Parquet file (`io/datasets/parquet.ts`), met while its first rows are read.
+        (e.where === "line 1" && e.message.startsWith("line longer than")) ||
+          /^row \d+$/.test(e.where)
           ? Effect.fail(e)
           : Effect.succeed<DatasetFormat>("squad")),
     );

@@ -28,12 +28,16 @@
  *   `jsonl` set: it needs a field map, as `reader.fields` or `--fields`).
  *
  * A row whose key column is null fails with one line naming the file, the
- * row (from 0) and the column.
+ * row (from 0) and the column; so does a string longer than the readers
+ * read ({@linkcode MAX_LINE_BYTES}, 16 MiB, as JSON text: a SQuAD string,
+ * or a JSONL kind's whole line), which the reader of the text would
+ * otherwise name by a byte or line of the text, not by the row.
  *
  * @module
  */
 import { InputError } from "../errors.ts";
 import type { ByteSource } from "../source.ts";
+import { MAX_LINE_BYTES } from "./bounds.ts";
 import { openParquet, type ParquetFile, readRowGroup } from "./parquet_file.ts";
 import { parquetFiles } from "./parquet_path.ts";
 
@@ -117,6 +121,72 @@ function need(r: Record<string, unknown>, col: string, at: RowAt, type: "string"
     });
   }
   return v;
+}
+
+/** The bytes of `s` as JSON text between its quotes, as the readers count a string's length. */
+function jsonTextBytes(s: string): number {
+  return new TextEncoder().encode(JSON.stringify(s)).byteLength - 2;
+}
+
+/**
+ * The first string of `v` (column `name`'s value), as a path like
+ * `answers.text[0]`, longer than {@linkcode MAX_LINE_BYTES} as JSON text,
+ * with its length; `undefined` when there is none. A string of at most
+ * `MAX_LINE_BYTES / 6` characters is never measured (JSON writes a
+ * character in at most 6 bytes).
+ */
+function longString(v: unknown, name: string): { at: string; bytes: number } | undefined {
+  if (typeof v === "string") {
+    if (v.length <= MAX_LINE_BYTES / 6) return undefined;
+    const bytes = jsonTextBytes(v);
+    return bytes > MAX_LINE_BYTES ? { at: name, bytes } : undefined;
+  }
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const r = longString(v[i], `${name}[${i}]`);
+      if (r !== undefined) return r;
+    }
+  } else if (typeof v === "object" && v !== null && !ArrayBuffer.isView(v)) {
+    for (const [k, x] of Object.entries(v)) {
+      const r = longString(x, `${name}.${k}`);
+      if (r !== undefined) return r;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Refuses a row the reader of its text would refuse for its length, naming
+ * the row: a SQuAD row with a string longer than {@linkcode MAX_LINE_BYTES}
+ * as JSON text, or a JSONL row (`line`, its text without the newline)
+ * longer than that in bytes. (MRQA's lines, one a run of rows of one
+ * context, are left to the line reader.)
+ */
+function checkLength(r: Record<string, unknown>, at: RowAt, kind: ParquetKind, line: string) {
+  if (kind === "squad") {
+    for (const [c, v] of Object.entries(r)) {
+      const long = longString(v, c);
+      if (long !== undefined) {
+        throw new InputError({
+          file: at.file,
+          where: `row ${at.row}`,
+          message: `column ${JSON.stringify(long.at)} is a string of ${long.bytes} bytes as JSON ` +
+            `text, longer than ${MAX_LINE_BYTES} (phraseval reads no string, as no line, ` +
+            "longer than 16 MiB)",
+        });
+      }
+    }
+  } else if (kind !== "mrqa" && line.length > MAX_LINE_BYTES / 3) {
+    const bytes = new TextEncoder().encode(line).byteLength - (line.endsWith("\n") ? 1 : 0);
+    if (bytes > MAX_LINE_BYTES) {
+      throw new InputError({
+        file: at.file,
+        where: `row ${at.row}`,
+        message: `${bytes} bytes as a JSON line, longer than ${MAX_LINE_BYTES} ` +
+          "(phraseval reads no line longer than 16 MiB)",
+      });
+    }
+  }
 }
 
 function squadWriter(v2: boolean): Writer {
@@ -287,6 +357,7 @@ export async function parquetSource(path: string): Promise<ByteSource | undefine
   };
   const encoder = new TextEncoder();
   let writer: Writer | undefined;
+  let kind: ParquetKind = "generic";
   let columns: string[] = [];
   let file = 0;
   let group = 0;
@@ -294,7 +365,7 @@ export async function parquetSource(path: string): Promise<ByteSource | undefine
   let ended = false;
   const start = async (): Promise<string> => {
     for (const p of paths) files.push(await openParquet(p));
-    const kind = parquetKind(files[0].columns);
+    kind = parquetKind(files[0].columns);
     for (const f of files.slice(1)) {
       const k = parquetKind(f.columns);
       if (k !== kind) {
@@ -333,7 +404,10 @@ export async function parquetSource(path: string): Promise<ByteSource | undefine
         const pq = files[file];
         const parts: string[] = [text];
         for (const r of await readRowGroup(pq, group, columns)) {
-          parts.push(writer!.row(r, { file: pq.path, row: row++ }));
+          const at = { file: pq.path, row: row++ };
+          const text = writer!.row(r, at);
+          checkLength(r, at, kind, text);
+          parts.push(text);
         }
         group++;
         controller.enqueue(encoder.encode(parts.join("")));

@@ -159,6 +159,13 @@ Deno.test("parquet: a foreign, truncated, corrupt or brotli file, mixed shards: 
       "squad_small_brotli.parquet",
       "row group 0: Parquet compression BROTLI is not read (snappy, gzip, zstd are)",
     ],
+    // Its first row group says 3 rows: read as it says, 4 questions would be lost.
+    [
+      "row_counts.parquet",
+      'row group 0: corrupt Parquet footer (it says 3 rows, but its column "id" holds 7 values)',
+    ],
+    // Not U+FFFD in its place: the JSON readers refuse such bytes too.
+    ["bad_utf8.parquet", 'row 30: column "question" is not valid UTF-8 text'],
   ];
   for (const [f, line] of cases) {
     assertEquals(await failure(questions(`${PQ}/${f}`)), `${PQ}/${f}: ${line}`, f);
@@ -169,6 +176,44 @@ Deno.test("parquet: a foreign, truncated, corrupt or brotli file, mixed shards: 
   assertEquals(
     await failure(questions(mixed)),
     `${mixed}/a-00001-of-00002.parquet: a squad shard in a nq_open split (${mixed}/a-00000-of-00002.parquet)`,
+  );
+});
+
+Deno.test("parquet: a footer's row counts that do not add up, a string too long: named by group and row", async () => {
+  const good = await Deno.readFile(`${PQ}/squad_small.parquet`);
+  const dir = await Deno.makeTempDir({ dir: TMP });
+  // The file's own row count (a varint 130 = 65 rows: 0x82 0x01) edited to 66 in a copy:
+  // its row groups' 65 rows no longer add up to it.
+  const flen = new DataView(good.buffer).getUint32(good.length - 8, true);
+  const footer = good.subarray(good.length - 8 - flen, good.length - 8);
+  const at = footer.findIndex((b, i) =>
+    b === 0x82 && footer[i + 1] === 0x01 && i > 0 &&
+    (footer[i - 1] & 0x0f) === 6
+  );
+  assertEquals(at > 0, true);
+  const forged = good.slice();
+  forged[good.length - 8 - flen + at] = 0x84;
+  await Deno.writeFile(`${dir}/total.parquet`, forged);
+  assertEquals(
+    await failure(questions(`${dir}/total.parquet`)),
+    `${dir}/total.parquet: corrupt Parquet footer (its row groups hold 65 rows, but it says 66)`,
+  );
+  // Strings longer than the readers read (17 MiB): the row and column, not a byte of the text.
+  await python(["tests/fixtures/make_parquet.py", "--long", dir]);
+  assertEquals(
+    await failure(questions(`${dir}/squad_long.parquet`)),
+    `${dir}/squad_long.parquet: row 30: column "context" is a string of 17825792 bytes as JSON ` +
+      "text, longer than 16777216 (phraseval reads no string, as no line, longer than 16 MiB)",
+  );
+  const nq = await runStage("pipeline/evaluate.ts", [
+    `${dir}/nq_open_long.parquet`,
+    `${dir}/p.json`,
+  ]);
+  assertEquals(nq.code, 2);
+  assertEquals(
+    nq.stderr.trim(),
+    `evaluate: ${dir}/nq_open_long.parquet: row 7: 17825849 bytes as a JSON line, longer than ` +
+      "16777216 (phraseval reads no line longer than 16 MiB)",
   );
 });
 
