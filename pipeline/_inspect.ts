@@ -2,14 +2,15 @@
  * The work of `inspect` (`pipeline/inspect.ts`, which loads this module
  * only to run: `--help` and bad usage need none of it): an `.npy` or `.npz`
  * file (`io/inspect.ts`), or an index folder's header
- * (`search/index/read.ts`), as one line of JSON on stdout.
+ * (`search/index/read.ts`; each file it lists must be there at its size),
+ * as one line of JSON on stdout.
  *
  * @module
  */
 import * as Effect from "effect/Effect";
 import { InputError } from "../io/errors.ts";
 import { inspectFile } from "../io/inspect.ts";
-import { readIndexHeader } from "../search/index/read.ts";
+import { checkIndexFileSizes, readIndexHeader } from "../search/index/read.ts";
 import { WorkError } from "./_cli.ts";
 import type { ParsedArgs } from "./_args.ts";
 import type { INSPECT_SPEC } from "./inspect.ts";
@@ -38,6 +39,8 @@ const inspectPath = (
   return Effect.try({
     try: () => {
       const h = readIndexHeader(path);
+      // A folder cut short (a file missing, truncated or grown) is not described as an index.
+      checkIndexFileSizes(path, h);
       return {
         kind: h.kind,
         version: h.version,

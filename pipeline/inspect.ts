@@ -36,7 +36,10 @@
  *
  * The work is `inspectFile` in `io/inspect.ts`. A folder is read as a phrase
  * index (`search/index/`): one line `{"kind", "version", "phrases",
- * "paragraphs", "d", "metric", "vectors", "dtype", "nnz", "parameters"}`.
+ * "paragraphs", "d", "metric", "vectors", "dtype", "nnz", "parameters"}`,
+ * after checking that every file its `index.json` lists is there at the
+ * size it says (a folder cut short exits 2; the files' contents are checked
+ * where `search` and `serve` open them).
  *
  * This file is the command line (`--help` loads nothing else); the work,
  * `pipeline/_inspect.ts`, loads with `import()` only to run.

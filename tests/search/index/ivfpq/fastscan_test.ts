@@ -461,6 +461,18 @@ Deno.test("4-bit ivf-pq: bad flags and forged or inconsistent files are refused 
     assertEquals(r.code, 2, r.stderr);
     assertEquals(r.stderr.trim().split("\n").length, 1, r.stderr);
     assertMatch(r.stderr, /bad ivf-pq parameter bits/);
+    // A folder cut short: inspect, which reads the header, refuses it by the files' sizes.
+    Deno.writeTextFileSync(header, save);
+    Deno.writeFileSync(codes, orig.slice(0, orig.length / 2));
+    const short = await runStage("pipeline/inspect.ts", [dir]);
+    assertEquals([short.code, short.stdout], [2, ""]);
+    assertEquals(
+      short.stderr.trim(),
+      `inspect: ${codes}: ${orig.length / 2} bytes but index.json says ${orig.length} ` +
+        "(truncated or corrupt index)",
+    );
+    Deno.writeFileSync(codes, orig);
+    assertEquals((await runStage("pipeline/inspect.ts", [dir])).code, 0);
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }
