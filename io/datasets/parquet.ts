@@ -27,8 +27,9 @@
  * - any other schema: one JSON line per row, every column (a generic
  *   `jsonl` set: it needs a field map, as `reader.fields` or `--fields`).
  *
- * A row whose key column is null fails with one line naming the file, the
- * row (from 0) and the column; so does a string longer than the readers
+ * A row whose key column (an id, a question, a context, answers, a passage's
+ * text) is null fails with one line naming the file, the row (from 0) and
+ * the column; so does a string longer than the readers
  * read ({@linkcode MAX_LINE_BYTES}, 16 MiB, as JSON text: a SQuAD string,
  * or a JSONL kind's whole line), which the reader of the text would
  * otherwise name by a byte or line of the text, not by the row.
@@ -189,6 +190,17 @@ function checkLength(r: Record<string, unknown>, at: RowAt, kind: ParquetKind, l
   }
 }
 
+/** Refuses a row whose column `col` (a key: the record is nothing without it) is null. */
+function present(r: Record<string, unknown>, col: string, at: RowAt): void {
+  if (r[col] === null || r[col] === undefined) {
+    throw new InputError({
+      file: at.file,
+      where: `row ${at.row}`,
+      message: `column ${JSON.stringify(col)} is null`,
+    });
+  }
+}
+
 function squadWriter(v2: boolean): Writer {
   let title: string | undefined;
   let context: string | undefined;
@@ -200,6 +212,8 @@ function squadWriter(v2: boolean): Writer {
     row(r, at) {
       const t = r.title === undefined || r.title === null ? "" : need(r, "title", at, "string");
       const c = need(r, "context", at, "string") as string;
+      present(r, "id", at);
+      present(r, "question", at);
       const answers = r.answers as { text?: unknown; answer_start?: unknown } | null;
       const texts = answers?.text;
       const starts = answers?.answer_start;
@@ -252,6 +266,8 @@ function mrqaWriter(): Writer {
     head: () => "",
     row(r, at) {
       const c = need(r, "context", at, "string") as string;
+      present(r, "qid", at);
+      present(r, "question", at);
       let out = "";
       if (!headDone) {
         out += `${jsonOf({ header: { dataset: r.subset ?? "", split: "parquet" } })}\n`;
@@ -283,8 +299,18 @@ function mrqaWriter(): Writer {
   };
 }
 
-function linesWriter(line: (r: Record<string, unknown>, at: RowAt) => unknown): Writer {
-  return { head: () => "", row: (r, at) => `${jsonOf(line(r, at))}\n`, end: () => "" };
+function linesWriter(
+  line: (r: Record<string, unknown>, at: RowAt) => unknown,
+  keys: readonly string[] = [],
+): Writer {
+  return {
+    head: () => "",
+    row: (r, at) => {
+      for (const k of keys) present(r, k, at);
+      return `${jsonOf(line(r, at))}\n`;
+    },
+    end: () => "",
+  };
 }
 
 function writerOf(kind: ParquetKind, v2: boolean): Writer {
@@ -301,13 +327,19 @@ function writerOf(kind: ParquetKind, v2: boolean): Writer {
           question: r.question,
           answer: a && { value: a.value, aliases: a.aliases },
         };
-      });
+      }, ["question_id", "question", "answer"]);
     case "nq_open":
-      return linesWriter((r) => ({ question: r.question, answer: r.answer }));
+      return linesWriter((r) => ({ question: r.question, answer: r.answer }), [
+        "question",
+        "answer",
+      ]);
     case "web_questions":
-      return linesWriter((r) => ({ question: r.question, answers: r.answers }));
+      return linesWriter((r) => ({ question: r.question, answers: r.answers }), [
+        "question",
+        "answers",
+      ]);
     case "passages":
-      return linesWriter((r) => ({ id: r.id, title: r.title ?? "", text: r.text }));
+      return linesWriter((r) => ({ id: r.id, title: r.title ?? "", text: r.text }), ["id", "text"]);
     case "generic":
       return linesWriter((r) => r);
   }

@@ -166,6 +166,9 @@ Deno.test("parquet: a foreign, truncated, corrupt or brotli file, mixed shards: 
     ],
     // Not U+FFFD in its place: the JSON readers refuse such bytes too.
     ["bad_utf8.parquet", 'row 30: column "question" is not valid UTF-8 text'],
+    // A key column null: named by the row, not by where it lands in the text.
+    ["null_id.parquet", 'row 30: column "id" is null'],
+    ["nq_null_question.parquet", 'row 7: column "question" is null'],
   ];
   for (const [f, line] of cases) {
     assertEquals(await failure(questions(`${PQ}/${f}`)), `${PQ}/${f}: ${line}`, f);
