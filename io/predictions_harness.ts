@@ -24,11 +24,27 @@
  * partial one, fails with one {@linkcode InputError} naming the first
  * mismatch, and nothing is scored.
  *
+ * Reading: both are JSON as Python's `json` writes it (`NaN`, `Infinity`
+ * and `-Infinity` read as `null`: see {@linkcode parsePythonJson}), and
+ * both are strict UTF-8 (a byte-order mark at the start is
+ * dropped; an invalid byte sequence is refused, naming the lm-eval line
+ * and the byte, or the OpenCompass file's byte offset, never replaced by
+ * U+FFFD). An lm-eval log is read line by line from its bytes
+ * (`./datasets/lines.ts`, the dataset readers' line reader: `\r\n` ends a
+ * line too), never held whole: a line longer than
+ * {@linkcode MAX_LINE_BYTES} (16 MiB) is refused, naming its number, as
+ * soon as the bound is passed. An OpenCompass file is one JSON object, read
+ * whole: one whose text passes JavaScript's string limit is refused as
+ * such.
+ *
  * @module
  */
 import * as Effect from "effect/Effect";
 import { type FileError, InputError, UsageError } from "./errors.ts";
-import { openSource } from "./source.ts";
+import { firstInvalidUtf8 } from "./json_events.ts";
+import { type ByteSource, openSource } from "./source.ts";
+import { HEAD_BYTES, MAX_LINE_BYTES } from "./datasets/bounds.ts";
+import { lineSplitter } from "./datasets/lines.ts";
 
 /** The prediction file formats: `{id: answer}`, lm-eval's samples, OpenCompass's predictions. */
 export const PRED_FORMATS = ["ids", "lm-eval", "opencompass"] as const;
@@ -74,16 +90,22 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * The format of a prediction file from its first bytes: a first line that
- * is a JSON object with `doc_id` and `filtered_resps` is lm-eval's; an
- * object whose first key is `"0"` and whose first value holds `prediction`
- * is OpenCompass's; anything else `{id: answer}`.
+ * The format of a prediction file from its first bytes: a first non-blank
+ * line that is a JSON object with `doc_id` and `filtered_resps` is
+ * lm-eval's, and so is one that is no whole JSON value but opens an object
+ * with an integer `doc_id` (a sample line cut at the bound, or broken: its
+ * reader names the line); an object whose first key is `"0"` and whose
+ * first value holds `prediction` is OpenCompass's; anything else
+ * `{id: answer}`.
  *
  * @example
  * ```ts
  * import { predFormatOfHead } from "./predictions_harness.ts";
  * const lm = '{"doc_id": 0, "doc": {"question": "q"}, "filtered_resps": ["a"]}\n{"doc_id": 1';
  * if (predFormatOfHead(lm) !== "lm-eval") throw new Error();
+ * if (predFormatOfHead('{"doc_id": 0, "doc": {"context": "cut at the bou') !== "lm-eval") {
+ *   throw new Error();
+ * }
  * if (predFormatOfHead('{\n  "0": {\n    "origin_prompt": "Q: x", "prediction": "a"') !== "opencompass") {
  *   throw new Error();
  * }
@@ -93,11 +115,14 @@ function isObject(v: unknown): v is Record<string, unknown> {
 export function predFormatOfHead(head: string): PredFormat {
   const text = head.replace(/^\uFEFF/, "").trimStart();
   const nl = text.indexOf("\n");
+  const line = nl < 0 ? text : text.slice(0, nl);
   try {
-    const first = JSON.parse(nl < 0 ? text : text.slice(0, nl));
+    const first = JSON.parse(line);
     if (isObject(first) && "doc_id" in first && "filtered_resps" in first) return "lm-eval";
   } catch {
-    // Not one JSON line.
+    // Not one JSON line. An lm-eval sample opens with its `doc_id` (and no `{id: answer}` file
+    // can: its values are strings), so a line cut before its end is lm-eval's.
+    if (/^\{\s*"doc_id"\s*:\s*[0-9]/.test(line)) return "lm-eval";
   }
   if (/^\{\s*"0"\s*:\s*\{/.test(text) && /"(prediction|origin_prompt)"\s*:/.test(text)) {
     return "opencompass";
@@ -105,11 +130,81 @@ export function predFormatOfHead(head: string): PredFormat {
   return "ids";
 }
 
-const HEAD = 64 * 1024;
+/**
+ * `JSON.parse` of `text` as Python's `json.loads` reads it: the literals
+ * `NaN`, `Infinity` and `-Infinity`, which `json.dumps` writes for such
+ * floats (lm-evaluation-harness and OpenCompass write their logs with it),
+ * are read as `null` (no answer, question or id is a float). Any other
+ * text that is not JSON fails as `JSON.parse` fails on it.
+ *
+ * @example
+ * ```ts
+ * import { parsePythonJson } from "./predictions_harness.ts";
+ * const v = parsePythonJson('{"a": NaN, "b": [-Infinity, "NaN"], "c": Infinity}');
+ * if (JSON.stringify(v) !== '{"a":null,"b":[null,"NaN"],"c":null}') throw new Error();
+ * ```
+ */
+export function parsePythonJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    if (!/NaN|Infinity/.test(text)) throw e;
+    const out: string[] = [];
+    let last = 0;
+    let inString = false;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (inString) {
+        if (c === 0x5c) i++;
+        else if (c === 0x22) inString = false;
+        continue;
+      }
+      if (c === 0x22) {
+        inString = true;
+        continue;
+      }
+      const literal = c === 0x4e
+        ? "NaN"
+        : c === 0x49
+        ? "Infinity"
+        : c === 0x2d && text.startsWith("-Infinity", i)
+        ? "-Infinity"
+        : undefined;
+      if (literal !== undefined && text.startsWith(literal, i)) {
+        out.push(text.slice(last, i), "null");
+        i += literal.length - 1;
+        last = i + 1;
+      }
+    }
+    out.push(text.slice(last));
+    try {
+      return JSON.parse(out.join(""));
+    } catch {
+      throw e;
+    }
+  }
+}
+
+/** JSON's white space (and a byte-order mark's bytes, at the start). */
+const isBlank = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+const BOM = [0xef, 0xbb, 0xbf];
 
 /**
- * The format of the prediction file at `path` (its first 64 KiB; `.gz`
- * too): see {@linkcode predFormatOfHead}. Stdin (`-`) is `{id: answer}`.
+ * The format of the prediction file at `path` (`.gz` too), from its first
+ * {@linkcode HEAD_BYTES} (64 KiB) and, when they do not hold the whole
+ * first non-blank line (an lm-eval sample with a long document), on to
+ * that line's end, reading at most {@linkcode MAX_LINE_BYTES} (16 MiB) of
+ * it: see {@linkcode predFormatOfHead}. Stdin (`-`) is `{id: answer}`.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect";
+ * import { detectPredFormat } from "./predictions_harness.ts";
+ * const path = await Deno.makeTempFile({ suffix: ".jsonl" });
+ * const doc = { question: "who?", context: "x".repeat(100_000) };
+ * await Deno.writeTextFile(path, JSON.stringify({ doc_id: 0, doc, filtered_resps: ["a"] }) + "\n");
+ * if (await Effect.runPromise(detectPredFormat(path)) !== "lm-eval") throw new Error();
+ * ```
  */
 export const detectPredFormat = (
   path: string,
@@ -121,11 +216,31 @@ export const detectPredFormat = (
         const reader = src.stream.getReader();
         const parts: Uint8Array[] = [];
         let n = 0;
+        let start = -1; // offset of the first non-blank byte, once read
+        let end = -1; // offset of the `\n` that ends the first non-blank line, once read
+        const scan = (chunk: Uint8Array, at: number) => {
+          let i = 0;
+          if (start < 0) {
+            while (
+              i < chunk.byteLength &&
+              (isBlank(chunk[i]) || (at + i < 3 && chunk[i] === BOM[at + i]))
+            ) i++;
+            if (i === chunk.byteLength) return;
+            start = at + i;
+          }
+          const nl = chunk.indexOf(0x0a, i);
+          if (nl >= 0) end = at + nl;
+        };
+        // The head, and on to the first line's end (a line longer than the bound is the
+        // reader's to refuse: no further).
+        const enough = () =>
+          n >= HEAD_BYTES && (end >= 0 || n - Math.max(start, 0) > MAX_LINE_BYTES + 4);
         try {
-          while (n < HEAD) {
+          while (!enough()) {
             const r = await reader.read();
             if (r.done) break;
             parts.push(r.value);
+            if (end < 0) scan(r.value, n);
             n += r.value.byteLength;
           }
         } catch {
@@ -139,7 +254,8 @@ export const detectPredFormat = (
           all.set(p, o);
           o += p.byteLength;
         }
-        return predFormatOfHead(new TextDecoder().decode(all.subarray(0, HEAD)));
+        const upTo = end < 0 ? n : Math.max(Math.min(HEAD_BYTES, n), end + 1);
+        return predFormatOfHead(new TextDecoder().decode(all.subarray(0, upTo)));
       }));
 
 /** A question of the set the answers are matched to: its id and text, in set order. */
@@ -208,12 +324,15 @@ function missing(
   });
 }
 
-/** The answers of an lm-eval samples file's text (see the module's documentation). */
-export function lmEvalAnswers(
-  file: string,
-  text: string,
-  questions: readonly SetQuestion[],
-): HarnessAnswers {
+/** Reads an lm-eval samples file a line at a time: `line` takes each, `end` gives the answers. */
+interface LmEvalReader {
+  /** Takes line `n` (from 1) of the file, its text without its line end. */
+  line(n: number, text: string): void;
+  /** The answers, once every line is taken (fails for a question left unanswered). */
+  end(): HarnessAnswers;
+}
+
+function lmEvalReader(file: string, questions: readonly SetQuestion[]): LmEvalReader {
   const byId = new Map<string, number>();
   questions.forEach((x, i) => byId.set(x.id, i));
   const predictions = new Map<string, string>();
@@ -221,14 +340,13 @@ export function lmEvalAnswers(
   let filter: string | undefined;
   let metrics: string[] | undefined;
   let count = 0;
-  const lines = text.split("\n");
-  for (let n = 0; n < lines.length; n++) {
-    const line = lines[n].trim();
-    if (line === "") continue;
-    const where = `line ${n + 1}`;
+  const take = (n: number, text: string) => {
+    const line = text.trim();
+    if (line === "") return;
+    const where = `line ${n}`;
     let rec: unknown;
     try {
-      rec = JSON.parse(line);
+      rec = parsePythonJson(line);
     } catch (e) {
       throw new InputError({
         file,
@@ -248,7 +366,7 @@ export function lmEvalAnswers(
     const bad = (message: string) => new InputError({ file, where: at, message });
     const f = typeof rec.filter === "string" ? rec.filter : undefined;
     if (count === 0 && filter === undefined) filter = f;
-    if (f !== filter) continue;
+    if (f !== filter) return;
     if (metrics === undefined && Array.isArray(rec.metrics)) {
       metrics = rec.metrics.filter((m): m is string => typeof m === "string");
     }
@@ -287,16 +405,128 @@ export function lmEvalAnswers(
     const em = rec.exact_match;
     if (typeof em === "number" || typeof em === "boolean") exact.set(want.id, Number(em));
     count++;
-  }
-  const gap = missing(file, questions, new Set(predictions.keys()), count);
-  if (gap !== undefined) throw gap;
-  return {
-    format: "lm-eval",
-    predictions,
-    ...(exact.size === predictions.size && exact.size > 0 ? { harnessExact: exact } : {}),
-    ...(filter !== undefined ? { filter } : {}),
-    ...(metrics !== undefined ? { metrics } : {}),
   };
+  const end = (): HarnessAnswers => {
+    const gap = missing(file, questions, new Set(predictions.keys()), count);
+    if (gap !== undefined) throw gap;
+    return {
+      format: "lm-eval",
+      predictions,
+      ...(exact.size === predictions.size && exact.size > 0 ? { harnessExact: exact } : {}),
+      ...(filter !== undefined ? { filter } : {}),
+      ...(metrics !== undefined ? { metrics } : {}),
+    };
+  };
+  return { line: take, end };
+}
+
+/**
+ * The answers of an lm-eval samples file's text (see the module's
+ * documentation; {@linkcode readHarnessAnswers} reads a file line by line
+ * instead, never holding it whole).
+ *
+ * @example
+ * ```ts
+ * import { lmEvalAnswers } from "./predictions_harness.ts";
+ * const text = JSON.stringify({ doc_id: 0, doc: { question: "who?" }, filtered_resps: ["Ann"] });
+ * const r = lmEvalAnswers("s.jsonl", text + "\r\n", [{ id: "q1", question: "who?" }]);
+ * if (r.predictions.get("q1") !== "Ann") throw new Error();
+ * ```
+ */
+export function lmEvalAnswers(
+  file: string,
+  text: string,
+  questions: readonly SetQuestion[],
+): HarnessAnswers {
+  const reader = lmEvalReader(file, questions);
+  const lines = text.split("\n");
+  for (let n = 0; n < lines.length; n++) reader.line(n + 1, lines[n]);
+  return reader.end();
+}
+
+/** The answers of an lm-eval log's bytes, read line by line (at most {@linkcode MAX_LINE_BYTES} each). */
+async function lmEvalFromSource(
+  src: ByteSource,
+  questions: readonly SetQuestion[],
+): Promise<HarnessAnswers> {
+  const reader = lmEvalReader(src.name, questions);
+  // The splitter refuses a line over the bound, or a bad UTF-8 sequence, naming the line; an
+  // error here cancels the file's stream.
+  for await (const lines of src.stream.pipeThrough(lineSplitter(src.name, MAX_LINE_BYTES))) {
+    for (const l of lines) reader.line(l.line, l.text);
+  }
+  return reader.end();
+}
+
+/** The length above which JavaScript cannot hold a string (V8: 2^29 - 24 code units). */
+const MAX_STRING = (1 << 29) - 24;
+
+const tooLarge = (file: string) =>
+  new InputError({
+    file,
+    where: "",
+    message:
+      `longer than ${MAX_STRING} characters (JavaScript's string limit): an OpenCompass file is one JSON object, read whole, so one this large cannot be read`,
+  });
+
+/**
+ * The bytes of an incomplete UTF-8 sequence that `chunk` ends with, `prev`
+ * (the bytes of one left open before it) included; the bytes read so far
+ * are valid UTF-8.
+ */
+function openSequence(prev: Uint8Array, chunk: Uint8Array): Uint8Array {
+  let tail = chunk.subarray(Math.max(0, chunk.byteLength - 3));
+  if (tail.byteLength < 3 && prev.byteLength > 0) {
+    const both = new Uint8Array(prev.byteLength + chunk.byteLength);
+    both.set(prev);
+    both.set(chunk, prev.byteLength);
+    tail = both.subarray(Math.max(0, both.byteLength - 3));
+  }
+  for (let k = tail.byteLength - 1; k >= 0; k--) {
+    const b = tail[k];
+    if ((b & 0xc0) === 0x80) continue; // a continuation byte
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return tail.byteLength - k < need ? tail.slice(k) : new Uint8Array(0);
+  }
+  return new Uint8Array(0); // three continuation bytes end a four-byte sequence
+}
+
+/**
+ * The text of a file read whole (an OpenCompass file), decoded as strict
+ * UTF-8 as it streams in: a leading byte-order mark is dropped; an invalid
+ * byte sequence fails naming its byte offset, a text over JavaScript's
+ * string limit as soon as it passes it.
+ */
+async function wholeText(src: ByteSource): Promise<string> {
+  const dec = new TextDecoder("utf-8", { fatal: true });
+  const parts: string[] = [];
+  let chars = 0;
+  let bytes = 0; // bytes before the chunk in hand
+  let open: Uint8Array = new Uint8Array(0); // an incomplete sequence the bytes so far end with
+  const badUtf8 = (at: number) =>
+    new InputError({ file: src.name, where: `byte ${at}`, message: "invalid UTF-8 byte sequence" });
+  for await (const chunk of src.stream) {
+    let s: string;
+    try {
+      s = dec.decode(chunk, { stream: true });
+    } catch {
+      const both = new Uint8Array(open.byteLength + chunk.byteLength);
+      both.set(open);
+      both.set(chunk, open.byteLength);
+      throw badUtf8(bytes - open.byteLength + firstInvalidUtf8(both));
+    }
+    open = openSequence(open, chunk);
+    bytes += chunk.byteLength;
+    chars += s.length;
+    if (chars > MAX_STRING) throw tooLarge(src.name);
+    parts.push(s);
+  }
+  try {
+    parts.push(dec.decode());
+  } catch {
+    throw badUtf8(bytes - open.byteLength); // cut off at the end
+  }
+  return parts.join("");
 }
 
 /** The answers of an OpenCompass predictions file's text (see the module's documentation). */
@@ -307,7 +537,7 @@ export function openCompassAnswers(
 ): HarnessAnswers {
   let obj: unknown;
   try {
-    obj = JSON.parse(text);
+    obj = parsePythonJson(text);
   } catch (e) {
     throw new InputError({
       file,
@@ -351,7 +581,10 @@ export function openCompassAnswers(
 /**
  * Reads the answers of a harness log at `path` (`.gz` too) in `format`,
  * matched to `questions` (the set's, in its order) and checked. Fails with
- * one {@linkcode InputError} on the first mismatch.
+ * one {@linkcode InputError} on the first mismatch, on invalid UTF-8, on an
+ * lm-eval line longer than {@linkcode MAX_LINE_BYTES} (read no further) or
+ * an OpenCompass file over JavaScript's string limit (see the module's
+ * documentation).
  *
  * @example
  * ```ts
@@ -377,26 +610,25 @@ export const readHarnessAnswers = (
   format: Exclude<PredFormat, "ids">,
   questions: readonly SetQuestion[],
 ): Effect.Effect<HarnessAnswers, InputError | FileError> =>
-  Effect.flatMap(
-    Effect.flatMap(openSource(path), (src) =>
-      Effect.tryPromise({
-        try: () => new Response(src.stream).text(),
-        catch: (e) =>
-          e instanceof InputError ? e : new InputError({
-            file: path,
-            where: "",
-            message: e instanceof Error ? e.message : String(e),
-          }),
-      })),
-    (text) =>
-      Effect.try({
-        try: () =>
-          format === "lm-eval"
-            ? lmEvalAnswers(path, text, questions)
-            : openCompassAnswers(path, text, questions),
-        catch: (e) =>
-          e instanceof InputError
-            ? e
-            : new InputError({ file: path, where: "", message: String(e) }),
-      }),
-  );
+  Effect.flatMap(openSource(path), (src) =>
+    Effect.tryPromise({
+      try: async () =>
+        format === "lm-eval"
+          ? await lmEvalFromSource(src, questions)
+          : openCompassAnswers(path, await wholeText(src), questions),
+      catch: (e) => {
+        if (e instanceof InputError) return e;
+        // A text over JavaScript's string limit that passed the count (JSON.parse's copies).
+        if (
+          format === "opencompass" && e instanceof RangeError &&
+          /string (length|too long)/i.test(e.message)
+        ) {
+          return tooLarge(path);
+        }
+        return new InputError({
+          file: path,
+          where: "",
+          message: e instanceof Error ? e.message : String(e),
+        });
+      },
+    }));

@@ -6,7 +6,11 @@
  * task, matched by `doc_id`; OpenCompass predictions, matched by position)
  * score as their `{id: answer}` files do, in `evaluate`, `report` and a run's
  * eval task; the harness's logged `exact_match` is set beside the official EM;
- * every broken log is refused with the line naming its first mismatch.
+ * every broken log is refused with the line naming its first mismatch; invalid
+ * UTF-8 is refused (never scored as U+FFFD), a byte-order mark read; an lm-eval
+ * first line over the 64 KiB head is still told as lm-eval; an lm-eval line over
+ * 16 MiB is refused by its number; Python's `NaN` and `Infinity` literals are
+ * read.
  *
  * @module
  */
@@ -14,6 +18,7 @@ import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../_assert.ts";
 import { python, ROOT, runStage } from "../_util.ts";
 import {
+  detectPredFormat,
   parsePredFormat,
   predFormatOfHead,
   readHarnessAnswers,
@@ -224,4 +229,152 @@ Deno.test("harness logs: a run's predictions model copies the checked answers as
     "p.json",
     "r.json",
   ]);
+});
+
+/** `text`'s UTF-8 bytes with `bad` put in before its character `at`, and the byte offset of `bad`. */
+function spoil(text: string, at: number, bad: readonly number[]): [Uint8Array, number] {
+  const enc = new TextEncoder();
+  const head = enc.encode(text.slice(0, at));
+  const tail = enc.encode(text.slice(at));
+  const out = new Uint8Array(head.byteLength + bad.length + tail.byteLength);
+  out.set(head);
+  out.set(bad, head.byteLength);
+  out.set(tail, head.byteLength + bad.length);
+  return [out, head.byteLength];
+}
+
+Deno.test("harness logs: invalid UTF-8 is refused, naming the lm-eval line or the OpenCompass byte", async () => {
+  // lm-eval: a 0xFF byte in line 3's answer (it was read as U+FFFD and scored).
+  const text = await Deno.readTextFile(lmSquad("a"));
+  const line3 = text.split("\n").slice(0, 2).join("\n").length + 1;
+  const answerAt = text.indexOf('"filtered_resps": ["', line3) + '"filtered_resps": ["'.length;
+  const [lmBytes, lmAt] = spoil(text, answerAt, [0xff]);
+  const lm = `${TMP}/bad_utf8.jsonl`;
+  await Deno.writeFile(lm, lmBytes);
+  assert(lmAt > 2000, String(lmAt));
+  assertEquals(await refusal(lm), `${lm}: line 3: invalid UTF-8 at byte ${lmAt}`);
+  const r = await runStage("pipeline/evaluate.ts", [DATA, lm]);
+  assertEquals([r.code, r.stdout, r.stderr.trim()], [
+    2,
+    "",
+    `evaluate: ${lm}: line 3: invalid UTF-8 at byte ${lmAt}`,
+  ]);
+  // OpenCompass: a lead byte with no continuation in entry 2's prediction.
+  const ocText = await Deno.readTextFile(oc("a"));
+  const entry2 = ocText.indexOf('"2": {');
+  const predAt = ocText.indexOf('"prediction": "', entry2) + '"prediction": "'.length;
+  const [ocBytes, ocAt] = spoil(ocText, predAt, [0xc3, 0x28]);
+  const ocBad = `${TMP}/bad_utf8.json`;
+  await Deno.writeFile(ocBad, ocBytes);
+  assertEquals(await refusal(ocBad), `${ocBad}: byte ${ocAt}: invalid UTF-8 byte sequence`);
+  // Far into a file of two-, three- and four-byte characters (cut across the reads' chunks),
+  // the offset is exact, and the same file without the bad byte reads as it is.
+  const qs = await Effect.runPromise(setQuestions({ data: DATA }));
+  const long = "é€𝄞a".repeat(40_000);
+  const obj = JSON.parse(ocText);
+  obj["0"].prediction = long + "#end";
+  const wide = JSON.stringify(obj, null, 4);
+  const ok = `${TMP}/wide.json`;
+  await Deno.writeTextFile(ok, wide);
+  const read = await Effect.runPromise(readHarnessAnswers(ok, "opencompass", qs));
+  assert(read.predictions.get(qs[0].id) === long + "#end", "the wide prediction read as written");
+  const [wideBytes, wideAt] = spoil(wide, wide.indexOf("#end"), [0xf0, 0x9d, 0x41]);
+  assert(wideAt > 400_000, String(wideAt));
+  const wideBad = `${TMP}/wide_bad.json`;
+  await Deno.writeFile(wideBad, wideBytes);
+  assertEquals(
+    await Effect.runPromise(Effect.flip(readHarnessAnswers(wideBad, "opencompass", qs))).then(
+      String,
+    ),
+    `${wideBad}: byte ${wideAt}: invalid UTF-8 byte sequence`,
+  );
+});
+
+Deno.test("harness logs: a byte-order mark and CRLF line ends are read as before", async () => {
+  const want = await Effect.runPromise(readPredictions(ids("a")));
+  const text = await Deno.readTextFile(lmSquad("a"));
+  const lm = `${TMP}/bom_crlf.jsonl`;
+  await Deno.writeTextFile(lm, "\uFEFF" + text.replaceAll("\n", "\r\n"));
+  const ocBom = `${TMP}/bom.json`;
+  await Deno.writeTextFile(ocBom, "\uFEFF" + await Deno.readTextFile(oc("a")));
+  for (const [log, format] of [[lm, "lm-eval"], [ocBom, "opencompass"]]) {
+    const r = await resolved(log);
+    assertEquals([r.format, r.predictions], [format, want], log);
+  }
+});
+
+Deno.test("harness logs: Python's NaN and Infinity (json.dumps writes them) read as null", async () => {
+  const want = await Effect.runPromise(readPredictions(ids("a")));
+  // lm-eval: a logged metric NaN on one line, a doc field Infinity on another (not in a string).
+  const lines = (await Deno.readTextFile(lmSquad("a"))).trimEnd().split("\n");
+  const first = JSON.parse(lines[0]);
+  assertEquals(typeof first.exact_match, "number");
+  lines[0] = lines[0].replace(/"exact_match": [0-9.]+/, '"exact_match": NaN');
+  lines[1] = lines[1].replace('"doc": {', '"doc": {"score": -Infinity, "note": "NaN Infinity", ');
+  assert(lines[0].includes("NaN") && lines[1].includes("-Infinity"));
+  const lm = `${TMP}/nan.jsonl`;
+  await Deno.writeTextFile(lm, lines.join("\n") + "\n");
+  const r = await resolved(lm);
+  assertEquals([r.format, r.predictions], ["lm-eval", want]);
+  // OpenCompass: a gold field NaN.
+  const text = await Deno.readTextFile(oc("a"));
+  const ocNan = `${TMP}/nan_oc.json`;
+  await Deno.writeTextFile(ocNan, text.replace(/"gold": ("[^"]*"|\[[^\]]*\])/, '"gold": NaN'));
+  assert((await Deno.readTextFile(ocNan)).includes('"gold": NaN'));
+  const o = await resolved(ocNan);
+  assertEquals([o.format, o.predictions], ["opencompass", want]);
+  // Not JSON for another reason: the line and the parser's own message.
+  await Deno.writeTextFile(`${TMP}/nan_bad.jsonl`, lines[0] + "\n" + lines[1].slice(0, -1) + "\n");
+  const bad = await refusal(`${TMP}/nan_bad.jsonl`);
+  assert(bad.includes("nan_bad.jsonl: line 2: invalid JSON ("), bad);
+});
+
+Deno.test("harness logs: an lm-eval first line over the 64 KiB head is told as lm-eval", async () => {
+  const lines = (await Deno.readTextFile(lmSquad("a"))).trimEnd().split("\n");
+  const first = JSON.parse(lines[0]);
+  first.doc.context = "z".repeat(100_000) + first.doc.context;
+  const path = `${TMP}/long_first.jsonl`;
+  await Deno.writeTextFile(path, "\n\n" + [JSON.stringify(first), ...lines.slice(1)].join("\n"));
+  assert(JSON.stringify(first).length > 64 * 1024);
+  assertEquals(await Effect.runPromise(detectPredFormat(path)), "lm-eval");
+  const r = await resolved(path);
+  assertEquals([r.format, r.predictions], [
+    "lm-eval",
+    await Effect.runPromise(readPredictions(ids("a"))),
+  ]);
+  // An {id: answer} file of one long line is still one; so is a .gz of the lm-eval log.
+  const one = `${TMP}/one_line.json`;
+  await Deno.writeTextFile(one, JSON.stringify({ q1: "x".repeat(100_000), q2: "y" }));
+  assertEquals(await Effect.runPromise(detectPredFormat(one)), "ids");
+  const gz = `${TMP}/long_first.jsonl.gz`;
+  const file = await Deno.open(path);
+  await Deno.writeFile(gz, file.readable.pipeThrough(new CompressionStream("gzip")));
+  assertEquals(await Effect.runPromise(detectPredFormat(gz)), "lm-eval");
+});
+
+Deno.test("harness logs: an lm-eval line over 16 MiB is refused by its number, read no further", async () => {
+  const lines = (await Deno.readTextFile(lmSquad("a"))).trimEnd().split("\n");
+  const huge = (line: string) => {
+    const rec = JSON.parse(line);
+    rec.doc.context = "z".repeat(17 * 1024 * 1024);
+    return JSON.stringify(rec);
+  };
+  // Line 2 over the bound, in a gzip stream (the file is 17 KiB).
+  const gz = `${TMP}/huge_line2.jsonl.gz`;
+  const text = [lines[0], huge(lines[1]), ...lines.slice(2)].join("\n") + "\n";
+  await Deno.writeFile(gz, new Blob([text]).stream().pipeThrough(new CompressionStream("gzip")));
+  assert((await Deno.stat(gz)).size < 100_000);
+  assertEquals(await refusal(gz), `${gz}: line 2: line longer than 16777216 bytes`);
+  // Line 1 over the bound, a plain file, its format told from its first 16 MiB.
+  const plain = `${TMP}/huge_line1.jsonl`;
+  await Deno.writeTextFile(plain, [huge(lines[0]), ...lines.slice(1)].join("\n") + "\n");
+  assertEquals(await Effect.runPromise(detectPredFormat(plain)), "lm-eval");
+  assertEquals(await refusal(plain), `${plain}: line 1: line longer than 16777216 bytes`);
+  const qs = await Effect.runPromise(setQuestions({ data: DATA }));
+  assertEquals(
+    await Effect.runPromise(Effect.flip(readHarnessAnswers(plain, "lm-eval", qs))).then(String),
+    `${plain}: line 1: line longer than 16777216 bytes`,
+  );
+  await Deno.remove(gz);
+  await Deno.remove(plain);
 });
