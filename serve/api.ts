@@ -21,7 +21,9 @@
  * file inside `staticDir`: `..`, encoded slashes, NUL bytes, hidden files
  * and links out of the folder included); 405 with `Allow`; 503 with
  * `Retry-After` when the search queue is full, or, over shards, when a
- * shard a request needs is not answering ({@linkcode Unavailable}) (see
+ * shard a request needs is not answering ({@linkcode Unavailable}); 500 when
+ * the search fails on the server's side (an index file found cut short while
+ * it serves, under a memory budget) (see
  * {@linkcode SearchQueue}: concurrent searches, and the queries of one
  * `/v1/batch`, are encoded and scored together; a `/v1/batch` goes in
  * chunks of 8 questions, so that other requests are answered between
@@ -560,6 +562,10 @@ function asHttp(e: unknown): HttpError {
   if (e instanceof QueueFull || e instanceof Unavailable) {
     return new HttpError(503, e.message, { "retry-after": "1" });
   }
-  if (e instanceof InputError) return new HttpError(400, e.message);
+  // An InputError naming a file is the server's own data gone bad (an index file cut short
+  // while it serves, read under a memory budget): not the client's fault.
+  if (e instanceof InputError) {
+    return e.file === "" ? new HttpError(400, e.message) : new HttpError(500, e.toString());
+  }
   return new HttpError(500, e instanceof Error ? e.message : String(e));
 }

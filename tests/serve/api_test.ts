@@ -6,6 +6,7 @@
  */
 import { assert, assertEquals } from "../_assert.ts";
 import { DEV_GZ } from "../_util.ts";
+import { InputError } from "../../io/errors.ts";
 import { type RunningServer, startServer } from "../../serve/server.ts";
 import type { SearchAnswer, SearcherLike } from "../../serve/search.ts";
 import { type Fixture, get, HOST, makeFixture, post, raw, readResponse } from "./_fixture.ts";
@@ -319,6 +320,34 @@ Deno.test("serve hostile: 503 when the queue is full; searches run one at a time
     while (gates.length === 0) await new Promise((r) => setTimeout(r, 5));
     gates.shift()!();
     assertEquals((await (await c).json()).query, "c");
+  } finally {
+    await s.shutdown();
+  }
+});
+
+Deno.test("serve: a search that fails on the server's data (an index file cut short) is a 500, a bad option a 400", async () => {
+  const searcher: SearcherLike = {
+    info: { kind: "exact", metric: "ip", phrases: 1, paragraphs: 1, d: 1, encoder: "fake" },
+    search: (query) =>
+      Promise.reject(
+        query === "cut"
+          ? new InputError({
+            file: "/ix/ivf/codes.u8",
+            where: "",
+            message: "ended early (truncated or corrupt index)",
+          })
+          : new InputError({ file: "", where: "", message: "bad option" }),
+      ),
+  };
+  const s = await startServer({ searcher, port: 0, log: false });
+  try {
+    const cut = await fetch(`${s.url}v1/search?q=cut`);
+    assertEquals(
+      [cut.status, (await cut.json()).error],
+      [500, "/ix/ivf/codes.u8: ended early (truncated or corrupt index)"],
+    );
+    const bad = await fetch(`${s.url}v1/search?q=other`);
+    assertEquals([bad.status, (await bad.json()).error], [400, "bad option"]);
   } finally {
     await s.shutdown();
   }
