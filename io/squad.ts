@@ -277,9 +277,27 @@ export function squadRecordStream(
     for (const r of out) if (r.kind === "data-start") sawData = true;
     return out;
   };
+  // The file's first bytes, held until there are three: a UTF-8 byte-order mark there (a
+  // Windows editor's) is read as three spaces, so every byte offset stays the file's.
+  let first: Uint8Array | undefined = new Uint8Array(0);
+  const unmarked = (chunk: Uint8Array): Uint8Array | undefined => {
+    if (first === undefined) return chunk;
+    const all = new Uint8Array(first.byteLength + chunk.byteLength);
+    all.set(first);
+    all.set(chunk, first.byteLength);
+    if (all.byteLength < 3) {
+      first = all;
+      return undefined;
+    }
+    first = undefined;
+    if (all[0] === 0xef && all[1] === 0xbb && all[2] === 0xbf) all.fill(0x20, 0, 3);
+    return all;
+  };
   return source.stream.pipeThrough(
     new TransformStream<Uint8Array, SquadRecord>({
-      transform(chunk, controller) {
+      transform(piece, controller) {
+        const chunk = unmarked(piece);
+        if (chunk === undefined) return;
         const out: SquadRecord[] = [];
         head ??= chunk.slice(0, HEAD_BYTES);
         try {
@@ -295,6 +313,11 @@ export function squadRecordStream(
       flush(controller) {
         const out: SquadRecord[] = [];
         try {
+          // A file of fewer than three bytes: no mark, its bytes as they are.
+          if (first !== undefined && first.byteLength > 0) {
+            head ??= first.slice();
+            convert(decoder.push(first), out);
+          }
           convert(decoder.end(), out);
         } catch (e) {
           throw toInputError(e);

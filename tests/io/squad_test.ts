@@ -8,6 +8,7 @@ import {
   squadParagraphs,
   squadQuestions,
   type SquadReadOptions,
+  squadRecordStream,
 } from "../../io/squad.ts";
 import { InputError } from "../../io/errors.ts";
 import * as schemas from "../../io/_squad_schema.ts";
@@ -52,6 +53,48 @@ Deno.test("squadParagraphs: PI-SQuAD ids, also when the title comes after the pa
   const first = await Effect.runPromise(Stream.runHead(squadParagraphs(train)));
   assert(first._tag === "Some");
   assertEquals(first.value.id, "University_of_Notre_Dame_0");
+});
+
+Deno.test("squad reader: a UTF-8 byte-order mark is read as white space, byte offsets still the file's", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const text = await Deno.readTextFile(ODD);
+    const want = await Effect.runPromise(Stream.runCollect(squadQuestions(ODD)));
+    const bom = `${dir}/bom.json`;
+    await Deno.writeFile(
+      bom,
+      new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(text)]),
+    );
+    assertEquals([...await Effect.runPromise(Stream.runCollect(squadQuestions(bom)))], [...want]);
+    // One byte at a time: the mark split over three chunks.
+    const records = async (bytes: Uint8Array) => {
+      const oneByOne = new ReadableStream<Uint8Array>({
+        start(c) {
+          for (const b of bytes) c.enqueue(new Uint8Array([b]));
+          c.close();
+        },
+      });
+      const out: string[] = [];
+      for await (const r of squadRecordStream({ name: bom, stream: oneByOne })) {
+        out.push(JSON.stringify(r));
+      }
+      return out;
+    };
+    const plain = await records(await Deno.readFile(ODD));
+    assertEquals(plain.length, 7);
+    assertEquals(await records(await Deno.readFile(bom)), plain);
+    // An error's byte offset counts the mark: "}" is byte 13 of the file (10 without it).
+    await Deno.writeFile(
+      `${dir}/bad.json`,
+      new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode('{"data": [}')]),
+    );
+    const e = await Effect.runPromise(
+      Effect.flip(Stream.runCollect(squadQuestions(`${dir}/bad.json`))),
+    );
+    assertEquals(String(e), `${dir}/bad.json: byte 13: invalid JSON: unexpected "}"`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("squadQuestions: SQuAD v2.0 and unknown fields are kept", async () => {
