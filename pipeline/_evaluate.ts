@@ -49,17 +49,20 @@ const datasetFormat = (
     if (data === "-") return "squad";
     return yield* detectFormat(data).pipe(
       Effect.catchTag("InputError", (e) =>
-        // A first line over the line bound is refused as the readers refuse it; so is a bad
-        // row of a Parquet file (`io/datasets/parquet.ts`), met while its first rows are read.
-        (e.where === "line 1" && e.message.startsWith("line longer than")) ||
-          /^row \d+$/.test(e.where)
-          ? Effect.fail(e)
-          : Effect.succeed<DatasetFormat>("squad")),
+        // Only a start that tells no format (or no start) is left to the SQuAD reader to name;
+        // a file found broken while its start is read (a first line over the bound, corrupt
+        // gzip, a bad Parquet row) fails as it is, whenever the break is met.
+        e.message.startsWith("cannot tell the dataset format") || e.message === "empty file"
+          ? Effect.succeed<DatasetFormat>("squad")
+          : Effect.fail(e)),
     );
   });
 
-/** Lines for stderr, written 64 KiB at a time (`flush` writes the rest). */
-function stderrLines(): { line(text: string): void; flush(): void } {
+/**
+ * Lines for stderr, written 64 KiB at a time (`flush` writes the rest;
+ * `drop` forgets the lines not written yet).
+ */
+function stderrLines(): { line(text: string): void; flush(): void; drop(): void } {
   const enc = new TextEncoder();
   let pending: string[] = [];
   let size = 0;
@@ -78,8 +81,25 @@ function stderrLines(): { line(text: string): void; flush(): void } {
       if (size >= 1 << 16) flush();
     },
     flush,
+    drop() {
+      pending = [];
+      size = 0;
+    },
   };
 }
+
+/**
+ * The scoring effect with its stderr notes (the official scripts' lines on
+ * unanswered questions) written when it ends, except on bad input: that is
+ * one line, so the notes not yet written are dropped.
+ */
+const keepNotesUnlessBad =
+  (messages: ReturnType<typeof stderrLines>) =>
+  <A, E, R>(score: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    score.pipe(
+      Effect.tapError((e) => Effect.sync(() => e instanceof InputError && messages.drop())),
+      Effect.ensuring(Effect.sync(messages.flush)),
+    );
 
 /** What `evaluate` does with its parsed command line (`runMain`'s program). */
 export const evaluateCommand = (
@@ -206,8 +226,8 @@ export const evaluateCommand = (
         format,
         lang: a.flags.lang,
         ...(fields !== undefined ? { fields } : {}),
-        onMessage: (l) => console.error(l),
-      });
+        onMessage: messages.line,
+      }).pipe(keepNotesUnlessBad(messages));
       console.log(q.stdout);
       if (topk !== undefined && index !== undefined) yield* corpusOpen(topk, index, format);
       return;
@@ -226,7 +246,7 @@ export const evaluateCommand = (
       perQuestion: a.flags["per-question"],
       bem: model === undefined ? undefined : { model, disagreements: a.flags.disagreements },
       onMessage: messages.line,
-    }).pipe(Effect.ensuring(Effect.sync(messages.flush)));
+    }).pipe(keepNotesUnlessBad(messages));
     console.log(r.stdout);
     if (r.bem !== undefined) {
       // BEM's modules (ONNX Runtime) load only with --bem.

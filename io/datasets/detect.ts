@@ -113,8 +113,13 @@ export function formatOfHead(head: string, name: string): DatasetFormat | undefi
   const text = headText(head);
   for (const f of allFormats()) if (f.sniff?.(text, name)) return f.name;
   if (text.startsWith("{")) return formatOfJsonHead(text, name);
-  const nl = text.indexOf("\n");
-  const first = (nl < 0 ? text : text.slice(0, nl)).replace(/\r$/, "");
+  // The first line that is not blank, as written: a tab that begins it is a column (DPR's
+  // question left empty), not white space to skip.
+  const lines = head.replace(/^\uFEFF/, "").split("\n");
+  const at = lines.findIndex((l) => l.trim() !== "");
+  const first = (at < 0 ? "" : lines[at]).replace(/\r$/, "");
+  // A JSON array (WebQuestions' own `*.examples.*.json`, a list of records): no format read here.
+  if (text.startsWith("[") && !first.includes("\t")) return undefined;
   if (first === "id\ttext\ttitle") return "dpr-passages";
   if (first.includes("\t")) {
     const row = new CsvRowParser(name, "\t", MAX_LINE_BYTES).push({
@@ -123,6 +128,11 @@ export function formatOfHead(head: string, name: string): DatasetFormat | undefi
       bytes: first.length,
       text: first,
     });
+    const qaName = /\.qa\.[ct]sv(\.gz)?$/i.test(baseName(name));
+    if (qaName && row !== undefined && row.fields.length !== 2) {
+      // DPR's file by its name, its first line broken: its reader names the line.
+      return /trec/i.test(baseName(name)) ? "trec" : "dpr";
+    }
     if (row !== undefined && row.fields.length === 2 && row.fields[1].trim().startsWith("[")) {
       // A question and a bracketed list: DPR's layout, even when the list is bad (its reader
       // then names the line), or a file name saying so (`.qa.csv`, `.qa.tsv`).
@@ -132,7 +142,7 @@ export function formatOfHead(head: string, name: string): DatasetFormat | undefi
       } catch {
         list = false;
       }
-      if (list || /\.qa\.[ct]sv(\.gz)?$/i.test(baseName(name))) {
+      if (list || qaName) {
         return /trec/i.test(baseName(name)) ? "trec" : "dpr";
       }
     }

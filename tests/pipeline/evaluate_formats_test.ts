@@ -144,6 +144,23 @@ Deno.test("evaluate: bad question sets and options exit 2 with one line", async 
     [[`${FIX}/nq-open.jsonl`, pred, "--v2"], /^evaluate: --v2: for SQuAD files; .* is open$/],
     [[`${FIX}/nq-open.jsonl`, pred, "--format", "nope"], /^evaluate: .*nope/],
     [[`${FIX}/psgs_w100.tsv`, pred], /^evaluate: .*psgs_w100\.tsv: .*corpus/],
+    // A question without gold answers after unanswered ones: the one line, not the notes first.
+    [
+      [
+        write(
+          "late-empty.jsonl",
+          ["a", "b", "c"].map((q, i) => JSON.stringify({ question: q, answer: i < 2 ? ["x"] : [] }))
+            .join("\n") + "\n",
+        ),
+        pred,
+      ],
+      /^evaluate: .*late-empty\.jsonl: question "2": question 2 \(#2 in dataset order\) has no gold answers/,
+    ],
+    // DPR's first row with its question empty: named, not read as SQuAD JSON.
+    [
+      [write("emptyq.qa.csv", "\t['Leonardo']\nwho\t['a']\n"), pred],
+      /^evaluate: .*emptyq\.qa\.csv: line 1 question "0": empty question$/,
+    ],
   ];
   for (const [args, want] of cases) {
     const r = await runStage("pipeline/evaluate.ts", args);
@@ -152,6 +169,34 @@ Deno.test("evaluate: bad question sets and options exit 2 with one line", async 
     assertEquals(lines.length, 1, r.stderr);
     assertMatch(lines[0], want);
     assertEquals(r.stdout, "");
+  }
+});
+
+Deno.test("evaluate: a gzip file with bytes after its end fails the same way on every run", async () => {
+  // More than the 64 KiB the format is told from, then bytes that are no gzip member: whether
+  // the detector or the reader meets them first, the one line is the gzip's.
+  const lines = ['{"header": {"dataset": "X", "split": "dev"}}'];
+  for (let i = 0; i < 3000; i++) {
+    lines.push(JSON.stringify({
+      context: "Paris is big.",
+      qas: [{ qid: `q${i}`, question: "Where?", answers: ["Paris"] }],
+    }));
+  }
+  const gz = new Uint8Array(
+    await new Response(
+      new Blob([lines.join("\n") + "\n"]).stream().pipeThrough(new CompressionStream("gzip")),
+    ).arrayBuffer(),
+  );
+  const path = `${tmp}/garbage.jsonl.gz`;
+  Deno.writeFileSync(path, new Uint8Array([...gz, ...new TextEncoder().encode("garbage!")]));
+  const pred = `${tmp}/q0.pred.json`;
+  Deno.writeTextFileSync(pred, '{"q0": "Paris"}');
+  for (let run = 0; run < 4; run++) {
+    const r = await runStage("pipeline/evaluate.ts", [path, pred]);
+    assertEquals(
+      [r.code, r.stdout, r.stderr.trim()],
+      [2, "", `evaluate: ${path}: corrupt gzip data (incorrect header check)`],
+    );
   }
 });
 

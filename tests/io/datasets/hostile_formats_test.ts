@@ -61,6 +61,27 @@ Deno.test("detection: a DPR question file whose first row is bad is read as DPR,
   );
 });
 
+Deno.test("detection: DPR's first row with its question empty or the wrong columns; a JSON array", async () => {
+  // A tab that begins the first line is a column, not white space to skip.
+  const empty = file("empty-q.qa.csv", "\t['Leonardo']\nwho wrote hamlet\t['Shakespeare']\n");
+  assertEquals(await questionsError(empty), `${empty}: line 1 question "0": empty question`);
+  // Named as DPR's, the first line three columns: its reader names the line.
+  const three = file("three.qa.csv", "capital of japan\t['Tokyo']\textra\n");
+  assertEquals(
+    await questionsError(three),
+    `${three}: line 1 question "0": expected 2 tab-separated columns (question, answers), found 3`,
+  );
+  // WebQuestions' own JSON array is no format read here (it was told as CSV by its commas).
+  const arr = file(
+    "webquestions.examples.test.json",
+    '[{"url": "u", "targetValue": "(list (description Rome))", "utterance": "where is rome?"}]\n',
+  );
+  assertEquals(
+    await questionsError(arr),
+    `${arr}: line 1: cannot tell the dataset format from the start of the file; name it (--format)`,
+  );
+});
+
 Deno.test("--format open reads DPR's question CSV/TSV as well as NQ-open JSONL", async () => {
   const text = "who wrote hamlet\t['Shakespeare']\nwhere is rome\t['Italy', 'Lazio']\n";
   const want = ["0:who wrote hamlet:Shakespeare", "1:where is rome:Italy/Lazio"];
