@@ -21,6 +21,7 @@ export type { CsrMatrix, DenseMatrix, Matrix } from "./matrix.ts";
 export {
   KEY_ORDER,
   objectKeys,
+  parsePythonJson,
   pyDumps,
   pyFloatRepr,
   pyNumberText,

@@ -42,6 +42,7 @@
 import * as Effect from "effect/Effect";
 import { type FileError, InputError, UsageError } from "./errors.ts";
 import { firstInvalidUtf8 } from "./json_events.ts";
+import { parsePythonJson } from "./pyjson.ts";
 import { type ByteSource, openSource } from "./source.ts";
 import { HEAD_BYTES, MAX_LINE_BYTES } from "./datasets/bounds.ts";
 import { lineSplitter } from "./datasets/lines.ts";
@@ -128,61 +129,6 @@ export function predFormatOfHead(head: string): PredFormat {
     return "opencompass";
   }
   return "ids";
-}
-
-/**
- * `JSON.parse` of `text` as Python's `json.loads` reads it: the literals
- * `NaN`, `Infinity` and `-Infinity`, which `json.dumps` writes for such
- * floats (lm-evaluation-harness and OpenCompass write their logs with it),
- * are read as `null` (no answer, question or id is a float). Any other
- * text that is not JSON fails as `JSON.parse` fails on it.
- *
- * @example
- * ```ts
- * import { parsePythonJson } from "./predictions_harness.ts";
- * const v = parsePythonJson('{"a": NaN, "b": [-Infinity, "NaN"], "c": Infinity}');
- * if (JSON.stringify(v) !== '{"a":null,"b":[null,"NaN"],"c":null}') throw new Error();
- * ```
- */
-export function parsePythonJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    if (!/NaN|Infinity/.test(text)) throw e;
-    const out: string[] = [];
-    let last = 0;
-    let inString = false;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (inString) {
-        if (c === 0x5c) i++;
-        else if (c === 0x22) inString = false;
-        continue;
-      }
-      if (c === 0x22) {
-        inString = true;
-        continue;
-      }
-      const literal = c === 0x4e
-        ? "NaN"
-        : c === 0x49
-        ? "Infinity"
-        : c === 0x2d && text.startsWith("-Infinity", i)
-        ? "-Infinity"
-        : undefined;
-      if (literal !== undefined && text.startsWith(literal, i)) {
-        out.push(text.slice(last, i), "null");
-        i += literal.length - 1;
-        last = i + 1;
-      }
-    }
-    out.push(text.slice(last));
-    try {
-      return JSON.parse(out.join(""));
-    } catch {
-      throw e;
-    }
-  }
 }
 
 /** JSON's white space (and a byte-order mark's bytes, at the start). */

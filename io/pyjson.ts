@@ -271,3 +271,59 @@ export function writeValue(value: PyJson, out: string[]): void {
     out.push("}");
   }
 }
+
+/**
+ * `JSON.parse` of `text` as Python's `json.loads` reads it: the literals
+ * `NaN`, `Infinity` and `-Infinity`, which `json.dumps` writes for such
+ * floats (lm-evaluation-harness, OpenCompass and most Python scripts that
+ * write JSON lines use it), are read as `null` (no answer, question or id
+ * is a float). Any other
+ * text that is not JSON fails as `JSON.parse` fails on it.
+ *
+ * @example
+ * ```ts
+ * import { parsePythonJson } from "./pyjson.ts";
+ * const v = parsePythonJson('{"a": NaN, "b": [-Infinity, "NaN"], "c": Infinity}');
+ * if (JSON.stringify(v) !== '{"a":null,"b":[null,"NaN"],"c":null}') throw new Error();
+ * ```
+ */
+export function parsePythonJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    if (!/NaN|Infinity/.test(text)) throw e;
+    const out: string[] = [];
+    let last = 0;
+    let inString = false;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (inString) {
+        if (c === 0x5c) i++;
+        else if (c === 0x22) inString = false;
+        continue;
+      }
+      if (c === 0x22) {
+        inString = true;
+        continue;
+      }
+      const literal = c === 0x4e
+        ? "NaN"
+        : c === 0x49
+        ? "Infinity"
+        : c === 0x2d && text.startsWith("-Infinity", i)
+        ? "-Infinity"
+        : undefined;
+      if (literal !== undefined && text.startsWith(literal, i)) {
+        out.push(text.slice(last, i), "null");
+        i += literal.length - 1;
+        last = i + 1;
+      }
+    }
+    out.push(text.slice(last));
+    try {
+      return JSON.parse(out.join(""));
+    } catch {
+      throw e;
+    }
+  }
+}

@@ -9,6 +9,7 @@
  */
 import { HEAD_BYTES, isJsonObject, MAX_ARTICLE_BYTES, MAX_LINE_BYTES } from "./bounds.ts";
 import type { DatasetFormat } from "./formats.ts";
+import { parsePythonJson } from "../pyjson.ts";
 
 export { HEAD_BYTES, isJsonObject, MAX_ARTICLE_BYTES, MAX_LINE_BYTES };
 
@@ -60,7 +61,7 @@ export function formatOfJsonHead(text: string, name: string): DatasetFormat | un
   const first = (nl < 0 ? text : text.slice(0, nl)).replace(/\r$/, "");
   let obj: unknown;
   try {
-    obj = JSON.parse(first);
+    obj = parsePythonJson(first);
   } catch {
     obj = undefined;
   }

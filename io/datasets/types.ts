@@ -9,6 +9,7 @@
 import { type FileError, InputError, type UsageError } from "../errors.ts";
 import type { QuestionRecord } from "../ndjson.ts";
 import { isJsonObject, MAX_LINE_BYTES } from "./bounds.ts";
+import { parsePythonJson } from "../pyjson.ts";
 
 export { isJsonObject };
 
@@ -285,7 +286,7 @@ export function questionProblem(question: unknown, field: string): string | unde
 export function parseJsonLine(file: string, line: number, text: string): Record<string, unknown> {
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = parsePythonJson(text);
   } catch (e) {
     throw new InputError({
       file,

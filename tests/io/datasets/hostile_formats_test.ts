@@ -82,6 +82,26 @@ Deno.test("detection: DPR's first row with its question empty or the wrong colum
   );
 });
 
+Deno.test("JSON lines as Python's json.dumps writes them: NaN and Infinity read (as null)", async () => {
+  // NQ-open, NaN on line 1: the format is still told from it.
+  const nq = file(
+    "nq-nan.jsonl",
+    '{"question": "who wrote hamlet", "answer": ["Shakespeare"], "score": NaN}\n' +
+      '{"question": "where is rome", "answer": ["Italy"], "score": -Infinity}\n',
+  );
+  assertEquals(await ids(nq), ["0:who wrote hamlet:Shakespeare", "1:where is rome:Italy"]);
+  const mrqa = file(
+    "mrqa-nan.jsonl",
+    '{"header": {"dataset": "X", "split": "dev"}}\n' +
+      '{"context": "Paris is big.", "qas": [{"qid": "a1", "question": "Where?", ' +
+      '"answers": ["Paris"]}], "score": Infinity}\n',
+  );
+  assertEquals(await ids(mrqa), ["a1:Where?:Paris"]);
+  // Where a string is needed, the null it reads as is refused as null is.
+  const bad = file("nq-nan-answer.jsonl", '{"question": "q", "answer": [NaN]}\n');
+  assert((await questionsError(bad)).startsWith(`${bad}: line 1`));
+});
+
 Deno.test("--format open reads DPR's question CSV/TSV as well as NQ-open JSONL", async () => {
   const text = "who wrote hamlet\t['Shakespeare']\nwhere is rome\t['Italy', 'Lazio']\n";
   const want = ["0:who wrote hamlet:Shakespeare", "1:where is rome:Italy/Lazio"];
