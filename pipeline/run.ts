@@ -12,8 +12,10 @@
  * partitions' dumps into one prediction file and scores it. Tasks run as
  * local subprocesses (`--max-workers` at once) or as Slurm job arrays
  * (`--slurm`: one array per stage, one array task per partition, failed
- * tasks resubmitted up to `--retries`). A task that makes no progress for
- * `--task-timeout` seconds is killed and counts as a failed attempt.
+ * tasks resubmitted up to `--retries`, at most 100). A task that makes no
+ * progress for `--task-timeout` seconds is killed and counts as a failed
+ * attempt. A task that exits 2 (bad input) is not retried: the run stops
+ * and exits 2 with that task's error line.
  *
  * The engine is `runs/run.ts`; this file is the command line. Everything
  * goes to `<work-dir>/<YYYYMMDD_HHMMSS>/` (`outputs/` by
@@ -37,7 +39,7 @@
  */
 import { type CommandSpec, exitOnHelpOrUsageError } from "./_args.ts";
 import { expandReuseFlag } from "./_run_args.ts";
-import { RUN_DEFAULTS } from "../runs/config/defaults.ts";
+import { MAX_RETRIES, RUN_DEFAULTS } from "../runs/config/defaults.ts";
 
 export { expandReuseFlag };
 
@@ -101,7 +103,8 @@ export const RUN_SPEC = {
       type: "int",
       metavar: "N",
       min: 0,
-      description: `extra attempts of a failed task (default ${RUN_DEFAULTS.retries})`,
+      description:
+        `extra attempts of a failed task (default ${RUN_DEFAULTS.retries}, at most ${MAX_RETRIES}; none for a task that exits 2, bad input)`,
     },
   ],
   examples: [

@@ -70,6 +70,7 @@ export {
 export { encoderInput, type PlanOptions, planRun, scanDataset } from "./plan/plan.ts";
 export { firstMissing, taskComplete } from "./plan/complete.ts";
 export {
+  BAD_INPUT_EXIT,
   newStatus,
   type Runner,
   type RunnerContext,
@@ -110,7 +111,7 @@ export {
   type SummaryRow,
 } from "./summary/summary.ts";
 export { RunError } from "./errors.ts";
-export { run, RUN_DEFAULTS, type RunOptions, type RunResult } from "./run.ts";
+export { MAX_RETRIES, run, RUN_DEFAULTS, type RunOptions, type RunResult } from "./run.ts";
 export { chooseRunDir, timestamp } from "./run_dir.ts";
 export {
   planSingleRun,

@@ -22,6 +22,7 @@
  *
  * @module
  */
+import * as Cause from "effect/Cause";
 import * as Effect from "effect/Effect";
 import * as Exit from "effect/Exit";
 import { InputError, UsageError } from "../io/errors.ts";
@@ -44,9 +45,10 @@ import { formatSummary, readSummary, SUMMARY_SEED, type SummaryRow } from "./sum
 import { planTable } from "./plan/table.ts";
 import { ProgressView, stderrSink, type ViewSink } from "./runners/view.ts";
 import { type Mode, MODE_STAGES, type Plan } from "./plan/task.ts";
-import { RUN_DEFAULTS } from "./config/defaults.ts";
+import { MAX_RETRIES, RUN_DEFAULTS } from "./config/defaults.ts";
+import { logTail } from "./runners/logs.ts";
 
-export { RUN_DEFAULTS };
+export { MAX_RETRIES, RUN_DEFAULTS };
 
 /** Options of {@linkcode run}. */
 export interface RunOptions {
@@ -162,7 +164,10 @@ const writeRunProvenance = (
 /**
  * Plans and runs a config (see the module notes). Fails with
  * {@linkcode InputError} / {@linkcode UsageError} (exit 2) before anything
- * is created, or with {@linkcode RunError} (exit 1) when tasks failed.
+ * is created, or with {@linkcode RunError} when tasks failed: exit 1, or
+ * exit 2 when a task failed on bad input (its process exited 2; it is not
+ * retried, the run stops, and the error is that task's id and its own
+ * error line).
  *
  * @example
  * ```ts
@@ -188,6 +193,16 @@ export const run = (
     if ((mode === "merge" || mode === "eval") && opts.reuse === undefined && !opts.dryRun) {
       return yield* Effect.fail(
         new UsageError(`--mode ${mode} needs -r (a run folder with the earlier stages' outputs)`),
+      );
+    }
+    if (
+      opts.retries !== undefined &&
+      !(Number.isInteger(opts.retries) && opts.retries >= 0 && opts.retries <= MAX_RETRIES)
+    ) {
+      return yield* Effect.fail(
+        new UsageError(
+          `--retries must be an integer from 0 to ${MAX_RETRIES}, got ${opts.retries}`,
+        ),
       );
     }
     const config: ResolvedRunConfig = yield* loadRunConfig(opts.config);
@@ -297,7 +312,15 @@ export const run = (
       opts.signal !== undefined ? aborted(opts.signal) : Effect.never,
     ).pipe(Effect.provide(runnerLayer), Effect.ensuring(Effect.sync(() => view.stop())));
     const interrupted = opts.signal?.aborted === true;
-    if (Exit.isFailure(exit) && !interrupted) {
+    // A task that failed on bad input (exit 2) stopped the run (`executeUntil`): the
+    // first to fail is the one named.
+    const badInput = statuses.filter((x) => x.badInput && x.state === "failed")
+      .sort((a, b) => (a.ended ?? 0) - (b.ended ?? 0))[0];
+    const stopped = interrupted || badInput !== undefined;
+    if (
+      Exit.isFailure(exit) && !interrupted &&
+      !(badInput !== undefined && Cause.hasInterruptsOnly(exit.cause))
+    ) {
       return yield* Effect.fail(new RunError(`run: ${exit.cause}`));
     }
     const final = statuses;
@@ -342,10 +365,22 @@ export const run = (
         yield* writeRecord("summary", `${runDir}/summary/summary.${ext}`, s[ext]);
       }
       print(s.txt);
-      if (!interrupted) yield* writeRunProvenance(plan, resolved, opts.flags ?? null);
+      if (!stopped) yield* writeRunProvenance(plan, resolved, opts.flags ?? null);
     }
     print(`outputs: ${displayPath(runDir)}`);
     if (interrupted) return yield* Effect.fail(new RunError("interrupted: tasks stopped"));
+    if (badInput !== undefined) {
+      // The task's own error line (a stage's failure is one line naming its file and record).
+      const line = logTail(badInput.task.log, 1)[0];
+      return yield* Effect.fail(
+        new RunError(
+          `${badInput.task.id}: bad input (${badInput.error}), not retried: ${
+            line ?? `see its log ${badInput.task.log}`
+          }`,
+          2,
+        ),
+      );
+    }
     const bad = final.filter((x) => x.state !== "done" && x.state !== "skipped");
     if (bad.length > 0) {
       const f = bad.find((x) => x.state === "failed") ?? bad[0];

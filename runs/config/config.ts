@@ -6,7 +6,9 @@
  * checked against its file (the format detected, or the `format` named,
  * must be one of the kind's) and its options; a `predictions` model's
  * answer file of every dataset must exist; an encoder model on a set that
- * is not SQuAD v1.1 is refused. Every error is an
+ * is not SQuAD v1.1 is refused; an `onnx` manifest (the `model` of every
+ * encoder but sparse-pi) must decode as one (`encoders/onnx/manifest.ts`);
+ * an object that contains itself is refused as cyclic. Every error is an
  * {@linkcode InputError} whose one line names the config file and the field
  * path: `configs/bad.ts: models[1].encoder: unknown encoder "nope" (known: sparse-pi)`.
  *
@@ -20,7 +22,8 @@ import { InputError } from "../../io/errors.ts";
 import { ENCODER_NAMES, encoderSpec } from "../../encoders/registry.ts";
 import { absPath, baseOf, dirOf, displayPath, isDir, isFifo, isFile } from "../../io/fs.ts";
 import { isDataPath } from "../../io/datasets/parquet_path.ts";
-import { NON_DATA } from "./config_loader.ts";
+import { CIRCULAR, NON_DATA } from "./config_loader.ts";
+import { decodeManifest } from "../../encoders/onnx/manifest.ts";
 import {
   type DatasetKind as DatasetKindSchema,
   type MetricName,
@@ -199,6 +202,65 @@ function describeValue(v: unknown): string {
   return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }
 
+/**
+ * The field path of the first cyclic object in a loaded config (the
+ * loader's {@linkcode CIRCULAR} marker where an object contains itself), or
+ * `undefined`.
+ */
+function cyclePath(v: unknown, path: PropertyKey[] = []): PropertyKey[] | undefined {
+  if (v === null || typeof v !== "object") return undefined;
+  if (Array.isArray(v)) {
+    for (const [i, x] of v.entries()) {
+      const p = cyclePath(x, [...path, i]);
+      if (p) return p;
+    }
+    return undefined;
+  }
+  const o = v as Record<string, unknown>;
+  if (o[NON_DATA] === CIRCULAR) return path;
+  for (const [k, x] of Object.entries(o)) {
+    const p = cyclePath(x, [...path, k]);
+    if (p) return p;
+  }
+  return undefined;
+}
+
+/** A file larger than this is not an ONNX encoder manifest (a small JSON file naming its graphs). */
+const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+
+/**
+ * What is wrong with the ONNX encoder manifest at `path` (absolute, a
+ * regular file), read and decoded as the encoder will
+ * (`encoders/onnx/manifest.ts`), or `undefined` when it is one.
+ */
+function manifestProblem(path: string): string | undefined {
+  const not = `"${path}" is not an ONNX encoder manifest`;
+  let text: string;
+  try {
+    const size = Deno.statSync(path).size;
+    if (size > MAX_MANIFEST_BYTES) {
+      return `${not} (${size} bytes; a manifest is a small JSON file that names the .onnx graphs)`;
+    }
+    text = Deno.readTextFileSync(path);
+  } catch (e) {
+    return `cannot read "${path}": ${e instanceof Error ? e.message : String(e)}`;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    return `${not}: invalid JSON (${e instanceof Error ? e.message : String(e)})`;
+  }
+  try {
+    decodeManifest(json, path);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    const prefix = `manifest ${path}: `;
+    return `${not}: ${msg.startsWith(prefix) ? msg.slice(prefix.length) : msg}`;
+  }
+  return undefined;
+}
+
 /** The encoder fields a predictions model does not use. */
 const ENCODER_ONLY = ["encoder", "onnx", "model", "device", "threads", "batch", "dtype"] as const;
 
@@ -289,14 +351,30 @@ export const validateRunConfig = (
     const shown = displayPath(file);
     const fail = (where: string, message: string) =>
       Effect.fail(new InputError({ file: shown, where, message }));
+    // A cyclic object can be nothing a config holds: said as such, wherever it is.
+    const cycle = cyclePath(data);
+    if (cycle !== undefined) {
+      return yield* fail(formatPath(cycle) || "config", "a cyclic object (it contains itself)");
+    }
     const decoded = Schema.decodeUnknownResult(RunConfigSchema, { onExcessProperty: "error" })(
       data,
     );
     if (Result.isFailure(decoded)) {
       const issue = SchemaIssue.makeFormatterStandardSchemaV1()(decoded.failure.issue).issues[0];
-      const path = (issue.path ?? []).map((k) =>
+      let path = (issue.path ?? []).map((k) =>
         typeof k === "object" && k !== null ? (k as { key: PropertyKey }).key : k
       ) as PropertyKey[];
+      // A value that is not data (a function, a class instance) where an object belongs:
+      // named at its own path, not by the loader's marker inside it.
+      const marker = path.indexOf(NON_DATA);
+      if (marker >= 0) {
+        path = path.slice(0, marker);
+        const v = valueAt(data, path).value;
+        return yield* fail(
+          formatPath(path) || "config",
+          `expected an object, got ${describeValue(v)}`,
+        );
+      }
       const at = valueAt(data, path);
       let msg = issue.message;
       if (msg === "Expected no excess property") msg = "unknown field";
@@ -519,6 +597,15 @@ export const validateRunConfig = (
           `${where}.${m.onnx !== undefined ? "onnx" : "model"}`,
           `no such file "${model}"`,
         );
+      }
+      // Every encoder but sparse-pi runs an ONNX manifest (`encoders/registry.ts`): one
+      // that is not a manifest is refused now, not by each encode task (a named pipe is
+      // read by the encoder alone).
+      if (model !== null && encoder !== "sparse-pi" && isFile(model)) {
+        const why = manifestProblem(model);
+        if (why !== undefined) {
+          return yield* fail(`${where}.${m.onnx !== undefined ? "onnx" : "model"}`, why);
+        }
       }
       const device = m.device ?? "cpu";
       const spec = yield* encoderSpec(encoder, {

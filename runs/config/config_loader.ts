@@ -1,10 +1,11 @@
 /**
  * The config loader process behind `runs/config/load.ts`: imports a config
  * module and prints it as one JSON line on stdout (`{"ok": config}` or
- * `{"error": message}`). It runs in its own Deno process with read
- * permission only, so a config module cannot write, run programs, use the
- * network or read the environment, and a broken one cannot take the runner
- * down.
+ * `{"error": message, "at"?: {file, line, column}}`, `at` where the error
+ * points when Deno says it: the line and column of a syntax error, or of a
+ * throw). It runs in its own Deno process with read permission only, so a
+ * config module cannot write, run programs, use the network or read the
+ * environment, and a broken one cannot take the runner down.
  *
  * `URL` values (`new URL("x", import.meta.url)`) become file paths;
  * functions, symbols and other non-data values are reported by path.
@@ -16,6 +17,54 @@
 
 /** A value of a loaded config that JSON cannot carry. */
 export const NON_DATA = "$phraseval-non-data";
+
+/** The {@linkcode NON_DATA} marker of an object met again inside itself (a cyclic object). */
+export const CIRCULAR = "circular reference";
+
+/** Where in a module an error of its loading points: its file (absolute), line and column. */
+export interface SourcePosition {
+  /** The module's file, absolute (`file:` URLs become paths). */
+  readonly file: string;
+  /** Line, from 1. */
+  readonly line: number;
+  /** Column, from 1. */
+  readonly column: number;
+}
+
+const FRAME_RE = /^\s*at (?:.*\()?(file:\/\/[^\s()]+?):(\d+):(\d+)\)?\s*$/;
+
+/**
+ * The position an error of importing a config points at: for a module that
+ * does not parse, the `at file:///...:L:C` line Deno puts in the message;
+ * else the first frame of the stack in a module other than `skip` (the
+ * loader itself). `undefined` when neither names a `file:` module.
+ *
+ * @example
+ * ```ts
+ * import { errorPosition } from "./config_loader.ts";
+ * const e = new TypeError(
+ *   "SyntaxError: Expected ',', got 'models'\n  |\n3 |   models: [],\n  |   ~~~~~~\n    at file:///c/run.ts:3:3",
+ * );
+ * const p = errorPosition(e);
+ * if (p?.file !== "/c/run.ts" || p.line !== 3 || p.column !== 3) throw new Error(JSON.stringify(p));
+ * ```
+ */
+export function errorPosition(e: unknown, skip?: string): SourcePosition | undefined {
+  if (!(e instanceof Error)) return undefined;
+  const lines = [...e.message.split("\n"), ...(e.stack ?? "").split("\n")];
+  for (const l of lines) {
+    const m = FRAME_RE.exec(l);
+    if (!m || (skip !== undefined && m[1] === skip)) continue;
+    let file: string;
+    try {
+      file = decodeURIComponent(new URL(m[1]).pathname);
+    } catch {
+      continue;
+    }
+    return { file, line: Number(m[2]), column: Number(m[3]) };
+  }
+  return undefined;
+}
 
 /**
  * Converts a config value into plain JSON data: `URL`s into paths (`file:`)
@@ -36,7 +85,7 @@ export function toData(v: unknown, seen: Set<unknown> = new Set()): unknown {
   if (typeof v === "number") return Number.isFinite(v) ? v : { [NON_DATA]: String(v) };
   if (typeof v === "undefined") return undefined;
   if (typeof v !== "object") return { [NON_DATA]: typeof v };
-  if (seen.has(v)) return { [NON_DATA]: "circular reference" };
+  if (seen.has(v)) return { [NON_DATA]: CIRCULAR };
   seen.add(v);
   try {
     if (Array.isArray(v)) return v.map((x) => toData(x, seen) ?? null);
@@ -79,9 +128,13 @@ if (import.meta.main) {
     }
     print({ ok: toData(cfg) });
   } catch (e) {
+    // Deno reports a module that does not parse as a TypeError whose message is the
+    // SyntaxError's: said once, as a SyntaxError.
+    const wrapped = e instanceof Error && /^[A-Z][A-Za-z]*Error: /.test(e.message);
     const msg = e instanceof Error
-      ? `${e.name === "Error" ? "" : `${e.name}: `}${e.message}`
+      ? `${e.name === "Error" || wrapped ? "" : `${e.name}: `}${e.message}`
       : String(e);
-    print({ error: msg.split("\n")[0] });
+    const at = errorPosition(e, import.meta.url);
+    print({ error: msg.split("\n")[0], ...(at !== undefined ? { at } : {}) });
   }
 }

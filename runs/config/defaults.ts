@@ -12,3 +12,10 @@ export const RUN_DEFAULTS = {
   taskTimeout: 1800,
   retries: 2,
 } as const;
+
+/**
+ * The most extra attempts of a failed task a run takes (`retries` of a
+ * config, `--retries`): retries are for transient failures (a node lost, a
+ * task killed), and a failure that repeats a hundred times is not one.
+ */
+export const MAX_RETRIES = 100;

@@ -7,7 +7,9 @@
  * finished within a timeout (default {@linkcode CONFIG_LOAD_TIMEOUT_S} s),
  * so a broken or hostile config cannot read other files, leak them, or
  * hang the runner; then validation ({@linkcode validateRunConfig}). Every
- * error is an {@linkcode InputError} whose one line names the config file.
+ * error is an {@linkcode InputError} whose one line names the config file
+ * (and, for a module that does not parse or throws, the line and column
+ * Deno gives: `run.ts: line 3, column 3: cannot load: SyntaxError: ...`).
  *
  * @module
  */
@@ -18,6 +20,7 @@ import { REPO_ROOT } from "../../io/repo.ts";
 import { fileKind } from "../../io/regular.ts";
 import { absPath, dirOf, displayPath, isFile } from "../../io/fs.ts";
 import { type ResolvedRunConfig, validateRunConfig } from "./config.ts";
+import type { SourcePosition } from "./config_loader.ts";
 import { findImportCycle } from "./imports.ts";
 import { ORT_ADDON } from "../sandbox/ort.ts";
 import { denoRunArgv } from "../sandbox/sandbox.ts";
@@ -60,8 +63,8 @@ const importConfig = (
   timeoutS: number,
 ): Effect.Effect<unknown, InputError> =>
   Effect.gen(function* () {
-    const fail = (message: string) =>
-      Effect.fail(new InputError({ file: shown, where: "", message }));
+    const fail = (message: string, where = "") =>
+      Effect.fail(new InputError({ file: shown, where, message }));
     const [deno, ...args] = configLoaderArgv(file);
     // A scoped child: stopped at the timeout, and when the load is interrupted.
     const out = yield* runCommand(deno, args, timeoutS * 1000);
@@ -70,7 +73,7 @@ const importConfig = (
       return yield* fail(`cannot load: ${out.stderr}`); // the runtime could not be started
     }
     const text = out.stdout.trim().split("\n").pop() ?? "";
-    let parsed: { ok?: unknown; error?: string };
+    let parsed: { ok?: unknown; error?: string; at?: SourcePosition };
     try {
       parsed = JSON.parse(text);
     } catch {
@@ -82,7 +85,14 @@ const importConfig = (
     }
     if (parsed.error !== undefined) {
       const circular = /before initialization/.test(parsed.error) ? " (a circular import?)" : "";
-      return yield* fail(`cannot load: ${parsed.error}${circular}`);
+      // Where Deno says the error is: in the config itself, or in a module it imports.
+      const at = parsed.at;
+      const where = at === undefined
+        ? ""
+        : `${
+          at.file === file ? "" : `${displayPath(at.file)}, `
+        }line ${at.line}, column ${at.column}`;
+      return yield* fail(`cannot load: ${parsed.error}${circular}`, where);
     }
     return parsed.ok;
   });

@@ -12,7 +12,6 @@
  * @example
  * ```ts
  * import * as Schema from "effect/Schema";
-import { DATASET_KINDS } from "../../io/datasets/formats.ts";
  * import { RunConfigSchema } from "./schema.ts";
  * const ok = Schema.is(RunConfigSchema)({
  *   datasets: [{ abbr: "d", path: new URL("file:///d.json") }],
@@ -26,6 +25,7 @@ import { DATASET_KINDS } from "../../io/datasets/formats.ts";
  */
 import * as Schema from "effect/Schema";
 import { DATASET_KINDS } from "../../io/datasets/formats.ts";
+import { MAX_RETRIES } from "./defaults.ts";
 
 /** A short unique name: letters, digits and `._+-`, at most 64. */
 export const Abbr = Schema.String.check(
@@ -256,6 +256,10 @@ export const RunConfigSchema = Schema.Struct({
   maxWorkers: Schema.optionalKey(PosInt),
   /** Default `--task-timeout` (seconds). */
   taskTimeout: Schema.optionalKey(PosInt),
-  /** Default `--retries`. */
-  retries: Schema.optionalKey(NonNegInt),
+  /** Default `--retries` (at most {@linkcode MAX_RETRIES}). */
+  retries: Schema.optionalKey(NonNegInt.check(
+    Schema.isLessThanOrEqualTo(MAX_RETRIES, {
+      message: `expected at most ${MAX_RETRIES} retries`,
+    }),
+  )),
 });

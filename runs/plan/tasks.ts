@@ -18,8 +18,9 @@
  *   dataset kind other than SQuAD) the set is scored with F's official
  *   metric (`metrics/qa_eval.ts`, `evaluate --format F`'s numbers; `f1`
  *   `null` for regex answers) and the rows hold each question's scores of
- *   that metric. With `--from A` (a predictions model) A is first copied to
- *   P, atomically.
+ *   that metric. With `--from A` (a predictions model) A is first checked
+ *   (an `{id: answer}` file is read as P will be, so its errors name A) and
+ *   copied to P, atomically.
  * - `prepare ... --subset-only`: the article subset `DIR/data.json` only.
  * - `prepare --data SRC --out DIR --questions-only [--format F --lang L
  *   --fields MAP]`: a question set that is not SQuAD's gets no split but
@@ -35,7 +36,7 @@
  *
  * @module
  */
-import { predictionsText } from "../../io/predictions_match.ts";
+import { resolvePredictions } from "../../io/predictions_match.ts";
 import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError, type UsageError } from "../../io/errors.ts";
@@ -393,7 +394,16 @@ export const evalPredictions = (
   Effect.gen(function* () {
     if (opts.from !== undefined) {
       // {id: answer} as is; a harness's log matched to the set's questions and checked.
-      const text = yield* predictionsText(opts.from, opts);
+      const from = opts.from;
+      const r = yield* resolvePredictions({ ...opts, predictions: from });
+      if (typeof r.predictions === "string") {
+        // Read first as the scorer reads its copy, so that what is wrong with the file
+        // names it (the file the config gave), not its copy in the run folder.
+        yield* readPredictions(from);
+      }
+      const text = typeof r.predictions === "string"
+        ? yield* fsDo(from, () => Deno.readTextFile(from))
+        : JSON.stringify(Object.fromEntries(r.predictions)) + "\n";
       yield* fsDo(opts.pred, async () => await writeTextAtomically(opts.pred, text));
     }
     if (opts.format !== undefined && !hasSquadRules(opts.format)) {

@@ -8,16 +8,25 @@
  *
  * @module
  */
+import * as Deferred from "effect/Deferred";
 import * as Effect from "effect/Effect";
 import type * as Exit from "effect/Exit";
 import * as Fiber from "effect/Fiber";
 import { firstMissing } from "../plan/complete.ts";
-import { type Runner, type RunnerContext, RunnerService, type TaskStatus } from "./status.ts";
+import {
+  BAD_INPUT_EXIT,
+  type Runner,
+  type RunnerContext,
+  RunnerService,
+  type TaskStatus,
+} from "./status.ts";
 import { STAGE_GROUPS, type Task } from "../plan/task.ts";
 
 /**
  * Decides what an ended attempt means: done when its outputs are complete,
- * cancelled when the run was interrupted, else another attempt while
+ * cancelled when the run was interrupted, failed without a retry when its
+ * process exited {@linkcode BAD_INPUT_EXIT} (bad input: another attempt
+ * would meet it again; `st.badInput` is set), else another attempt while
  * retries are left, else failed. Updates `st` and notifies.
  *
  * @example
@@ -27,23 +36,36 @@ import { STAGE_GROUPS, type Task } from "../plan/task.ts";
  * const st = newStatus({ id: "t", check: { kind: "files", files: ["/nonexistent"] } } as never);
  * st.attempts = 1;
  * const ctx = { maxWorkers: 1, timeoutS: 1, retries: 1, notify: () => {} };
- * if (endAttempt(st, ctx, "exit 1") !== "retry" || st.error !== "exit 1") throw new Error();
+ * if (endAttempt(st, ctx, "exit 1", false, 1) !== "retry" || st.error !== "exit 1") throw new Error();
  * st.attempts = 2;
  * if (endAttempt(st, ctx, "exit 1") !== "failed") throw new Error();
  * if ((st.state as string) !== "failed") throw new Error(st.state);
+ * // Bad input is not retried, retries left or not.
+ * const bad = newStatus({ id: "b", check: { kind: "files", files: ["/nonexistent"] } } as never);
+ * bad.attempts = 1;
+ * if (endAttempt(bad, ctx, "exit 2", false, 2) !== "failed" || !bad.badInput) throw new Error();
  * ```
+ *
+ * @param st the task's status
+ * @param ctx the runner's context (retries, notify)
+ * @param reason why the attempt failed (`exit 1`, `no progress ...`), or `null` when it exited 0
+ * @param interrupted the run was interrupted: the task ends cancelled
+ * @param exitStatus the exit status of its process, when it exited by itself (`null`: none,
+ *   or it was stopped)
  */
 export function endAttempt(
   st: TaskStatus,
   ctx: RunnerContext,
   reason: string | null,
   interrupted = false,
+  exitStatus: number | null = null,
 ): "done" | "retry" | "failed" {
   st.ended = Date.now();
   const missing = firstMissing(st.task);
   if (reason === null && missing === undefined) {
     st.state = "done";
     st.error = null;
+    st.badInput = false;
     ctx.notify(st, "done");
     return "done";
   }
@@ -53,7 +75,8 @@ export function endAttempt(
     ctx.notify(st, "cancelled");
     return "failed";
   }
-  if (st.attempts <= ctx.retries) {
+  st.badInput = reason !== null && exitStatus === BAD_INPUT_EXIT;
+  if (!st.badInput && st.attempts <= ctx.retries) {
     st.state = "pending";
     ctx.notify(st, "retry");
     return "retry";
@@ -132,10 +155,13 @@ export const executePlan = (
 /**
  * The one way a plan's stages are executed: {@linkcode executePlan} with
  * the runner of the {@linkcode RunnerService}, in a fiber of its own, until
- * its tasks end or `stop` succeeds first (a task failed, the user's signal
- * came): then the fiber is interrupted, which stops and awaits every
- * running task. Returns how the execution ended (interrupted, or with a
- * defect, is a failure; a task's failure is in its status).
+ * its tasks end, a task fails on bad input (it exited
+ * {@linkcode BAD_INPUT_EXIT}: not retried, and nothing else is worth
+ * running until the input is fixed), or `stop` succeeds first (a task
+ * failed, the user's signal came): then the fiber is interrupted, which
+ * stops and awaits every running task (they end `cancelled`). Returns how
+ * the execution ended (interrupted, or with a defect, is a failure; a
+ * task's failure is in its status, `badInput` set for bad input).
  */
 export const executeUntil = (
   tasks: readonly Task[],
@@ -146,8 +172,19 @@ export const executeUntil = (
 ): Effect.Effect<Exit.Exit<ExecuteResult>, never, RunnerService> =>
   Effect.gen(function* () {
     const runner = yield* RunnerService;
-    const fiber = yield* Effect.forkChild(executePlan(tasks, selected, runner, ctx, opts));
-    yield* Effect.raceFirst(Effect.asVoid(Fiber.await(fiber)), stop);
+    const badInput = Deferred.makeUnsafe<void>();
+    const watched: RunnerContext = {
+      ...ctx,
+      notify: (st, ev) => {
+        ctx.notify(st, ev);
+        if (ev === "failed" && st.badInput) Deferred.doneUnsafe(badInput, Effect.void);
+      },
+    };
+    const fiber = yield* Effect.forkChild(executePlan(tasks, selected, runner, watched, opts));
+    yield* Effect.raceFirst(
+      Effect.asVoid(Fiber.await(fiber)),
+      Effect.raceFirst(stop, Deferred.await(badInput)),
+    );
     yield* Fiber.interrupt(fiber);
     return yield* Fiber.await(fiber);
   });

@@ -5,7 +5,8 @@
  * processes (at most `--max-workers` of them, {@linkcode packTasks}), so an
  * encoder loads once per process rather than once per partition. A task's stdout and stderr go to its log; a task whose log and
  * outputs do not change for the task timeout is killed (SIGKILL) and counts
- * as a failed attempt; a failed attempt is retried up to `--retries` times.
+ * as a failed attempt; a failed attempt is retried up to `--retries` times,
+ * unless its process exited 2 (bad input: `endAttempt` of `execute.ts`).
  * Each child is a scoped resource: interrupting the runner stops (SIGTERM,
  * SIGKILL 3 s later) and awaits every child it started.
  *
@@ -176,8 +177,8 @@ const attemptPack = (
   const lead = pack[0].task;
   const ended: { code: number | null } = { code: null };
   const secs = (st: TaskStatus) => ((Date.now() - st.started!) / 1000).toFixed(1);
-  const verdicts = (reason: string | null) =>
-    pack.filter((st) => endAttempt(st, ctx, reason) === "retry");
+  const verdicts = (reason: string | null, exitStatus: number | null = null) =>
+    pack.filter((st) => endAttempt(st, ctx, reason, false, exitStatus) === "retry");
   const logAll = (line: (st: TaskStatus) => string) => {
     for (const st of pack) appendLog(st.task.log, line(st));
   };
@@ -245,6 +246,7 @@ const attemptPack = (
         : status.signal
         ? `killed by ${status.signal}`
         : `exit ${status.code}`,
+      stalled || status.signal ? null : status.code,
     );
   })).pipe(
     Effect.onInterrupt(() =>

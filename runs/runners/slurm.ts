@@ -7,9 +7,11 @@
  * The runner watches the array with `squeue --json` (falling back to
  * `squeue -h -r -o`), kills a task that makes no progress (`scancel`), and
  * resubmits the array tasks whose outputs are incomplete as a new array,
- * up to the retry limit. Tasks write atomically and skip complete files, so
- * a requeued or repeated task is safe. Interrupting the runner cancels its
- * arrays (`scancel`) and waits until Slurm has stopped their tasks.
+ * up to the retry limit (but not one whose command exited 2: bad input,
+ * which another attempt would meet again). Tasks write atomically and skip
+ * complete files, so a requeued or repeated task is safe. Interrupting the
+ * runner cancels its arrays (`scancel`) and waits until Slurm has stopped
+ * their tasks.
  *
  * @module
  */
@@ -318,7 +320,8 @@ export class SlurmRunner implements Runner {
           ? `exit ${code}${code > 128 ? ` (signal ${code - 128})` : ""}`
           : null;
         if (code === null || stalled.has(i)) appendLog(st.task.log, `== ${reason}`);
-        if (endAttempt(st, ctx, reason) === "retry") next.push(i);
+        const exited = code !== null && !stalled.has(i) ? code : null;
+        if (endAttempt(st, ctx, reason, false, exited) === "retry") next.push(i);
       };
       while (open.size > 0) {
         const states = yield* this.#states(id);

@@ -37,7 +37,20 @@ export interface TaskStatus {
   error: string | null;
   /** Where it runs: `pid N` or `slurm J_I`, or `null`. */
   where: string | null;
+  /**
+   * Its last attempt exited {@linkcode BAD_INPUT_EXIT} (bad input, which
+   * another attempt would meet again): it failed without a retry, and the
+   * run stops.
+   */
+  badInput: boolean;
 }
+
+/**
+ * The exit status of a stage that refused its input (`pipeline/_cli.ts`:
+ * 2, bad usage or bad input): deterministic, so a task that exits with it
+ * is not retried.
+ */
+export const BAD_INPUT_EXIT = 2;
 
 /** What a runner reports to the view. */
 export type TaskEvent =
@@ -58,7 +71,7 @@ export type TaskEvent =
  * ```ts
  * import { newStatus } from "./status.ts";
  * const st = newStatus({ id: "prepare/d" } as Parameters<typeof newStatus>[0]);
- * if (st.state !== "pending" || st.attempts !== 0) throw new Error();
+ * if (st.state !== "pending" || st.attempts !== 0 || st.badInput) throw new Error();
  * ```
  */
 export function newStatus(task: Task): TaskStatus {
@@ -70,6 +83,7 @@ export function newStatus(task: Task): TaskStatus {
     ended: null,
     error: null,
     where: null,
+    badInput: false,
   };
 }
 
@@ -79,7 +93,7 @@ export interface RunnerContext {
   readonly maxWorkers: number;
   /** Seconds without progress after which a task is killed. */
   readonly timeoutS: number;
-  /** Extra attempts of a failed task. */
+  /** Extra attempts of a failed task (none for one that exited {@linkcode BAD_INPUT_EXIT}). */
   readonly retries: number;
   /** Reports a state change. */
   notify(st: TaskStatus, event: TaskEvent): void;

@@ -1,8 +1,9 @@
 /**
  * What a run shows while it runs: on a terminal a live table of the tasks
  * (pending / running / done / failed, with elapsed time) redrawn in place on
- * stderr; otherwise one plain line per state change. A failed attempt
- * always prints its last log lines.
+ * stderr; otherwise one plain line per state change (the tasks a stopped
+ * run cancels at once: one line for all of them). A failed attempt always
+ * prints its last log lines.
  *
  * @module
  */
@@ -112,6 +113,7 @@ export class ProgressView {
   #drawn = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
   #skipped = 0;
+  #cancelled: TaskStatus[] = [];
   readonly #t0 = Date.now();
 
   /**
@@ -132,6 +134,7 @@ export class ProgressView {
 
   /** Prints a message line (above the live table on a terminal). */
   message(text: string): void {
+    this.#flushCancelled();
     if (this.sink.tty) {
       this.#clear();
       this.sink.write(text.endsWith("\n") ? text : text + "\n");
@@ -147,6 +150,12 @@ export class ProgressView {
       return;
     }
     this.#flushSkipped();
+    if (ev === "cancelled" && !this.sink.tty) {
+      // A stopped run cancels its tasks together: said in one line.
+      this.#cancelled.push(st);
+      return;
+    }
+    this.#flushCancelled();
     if (ev === "failed" || ev === "retry" || ev === "stalled" || ev === "blocked") {
       const tail = ev === "failed" || ev === "retry" ? logTail(t.log, 5) : [];
       const head = ev === "stalled"
@@ -155,7 +164,9 @@ export class ProgressView {
         ? `run: blocked  ${t.id}: ${st.error}`
         : `run: ${
           ev === "retry" ? "retrying" : "FAILED  "
-        } ${t.id} (attempt ${st.attempts}): ${st.error}; log ${t.log}`;
+        } ${t.id} (attempt ${st.attempts}): ${st.error}${
+          st.badInput ? " (bad input: not retried)" : ""
+        }; log ${t.log}`;
       this.message([head, ...tail.map((l) => `run:   | ${l}`)].join("\n"));
       return;
     }
@@ -170,6 +181,17 @@ export class ProgressView {
     );
   }
 
+  #flushCancelled(): void {
+    const c = this.#cancelled;
+    if (c.length === 0) return;
+    this.#cancelled = [];
+    const el = formatElapsed(Date.now() - this.#t0).padStart(7);
+    const what = c.length === 1
+      ? `${describeTask(c[0].task)} ${c[0].task.items} ${c[0].task.unit}`
+      : `${c.length} tasks (${describeTask(c[0].task)} ... ${describeTask(c[c.length - 1].task)})`;
+    this.sink.write(`run: [${el}] ${"cancelled".padEnd(9)} ${what}\n`);
+  }
+
   #flushSkipped(): void {
     if (this.#skipped === 0) return;
     const n = this.#skipped;
@@ -180,6 +202,7 @@ export class ProgressView {
   /** Stops redrawing (the last table stays on screen). */
   stop(): void {
     this.#flushSkipped();
+    this.#flushCancelled();
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     if (this.sink.tty) this.#redraw();

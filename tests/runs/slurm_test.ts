@@ -9,7 +9,8 @@
  * resubmitted); `-r` after the runner itself was killed (one model) must run
  * exactly the missing tasks; and a sharded open search (exact, IVF-PQ and
  * 4-bit IVF-PQ, 8 shards) with a shard's index and search task killed equals
- * the unsharded one.
+ * the unsharded one; an array task that exits 2 (bad input) is not
+ * resubmitted, and the run exits 2 with its error line.
  *
  * @module
  */
@@ -387,5 +388,52 @@ export const config = {
     assertEquals(lines("search_merge"), dense ? 3 : 1);
     assertEquals(lines("index_train"), dense ? 2 : 0);
     await Deno.remove(work, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "slurm: an array task that exits 2 (bad input) is not resubmitted; the run exits 2 with " +
+    "its error line",
+  ignore: skip !== null,
+  fn: async () => {
+    const work = await Deno.makeTempDir({ prefix: "pv-slurm-badinput-" });
+    try {
+      // A one-question MRQA set, and an MRQA file given as its answers: the eval task exits 2.
+      const mrqa = '{"header": {"dataset": "X", "split": "dev"}}\n' +
+        '{"context": "Paris is big.", "qas": [{"qid": "a1", "question": "Where?", ' +
+        '"answers": ["Paris"], "detected_answers": [{"text": "Paris", "char_spans": [[0, 4]]}]}]}\n';
+      Deno.writeTextFileSync(`${work}/mq.jsonl`, mrqa);
+      Deno.writeTextFileSync(`${work}/answers.jsonl`, mrqa);
+      Deno.writeTextFileSync(
+        `${work}/cfg.ts`,
+        `export const config = {
+  datasets: [{ abbr: "mq", type: "mrqa", path: "mq.jsonl" }],
+  models: [{ abbr: "pm", type: "predictions", predictions: "answers.jsonl" }],
+  retries: 3,
+};
+`,
+      );
+      const r = await runRun([
+        `${work}/cfg.ts`,
+        "--slurm",
+        "--partition",
+        PARTITION,
+        "--work-dir",
+        `${work}/out`,
+      ]);
+      assertEquals(r.code, 2, r.stderr);
+      assertEquals(
+        r.stderr.trim().split("\n").at(-1),
+        `run: eval/pm/mq: bad input (exit 2), not retried: eval: ${work}/answers.jsonl: byte 45: ` +
+          "invalid JSON: extra data after the top-level value",
+      );
+      const dir = runDir(`${work}/out`);
+      assertEquals(lastRun(dir).attempts, { "eval/pm/mq": 1 });
+      const log = Deno.readTextFileSync(`${dir}/logs/eval/pm/mq.log`);
+      assertEquals([...log.matchAll(/^== eval\/pm\/mq attempt /gm)].length, 1, log);
+      assert(log.trimEnd().endsWith("== exit 2"), log);
+    } finally {
+      await Deno.remove(work, { recursive: true });
+    }
   },
 });

@@ -570,7 +570,8 @@ Deno.test("sandbox 4: a config's remote import and a read outside its folder and
     assertEquals(r2.code, 2, r2.stderr);
     assertEquals(
       oneLine(r2.stderr),
-      `run: ${reads}: cannot load: NotCapable: Requires read access to "${outside}/secret.txt", run again with the --allow-read flag`,
+      // Where the read is (line 2 of the file writeCfg writes, the call's column).
+      `run: ${reads}: line 2, column 28: cannot load: NotCapable: Requires read access to "${outside}/secret.txt", run again with the --allow-read flag`,
     );
     // Its own folder and the repository stay readable.
     const own = writeCfg(
