@@ -44,7 +44,7 @@
  */
 import * as Effect from "effect/Effect";
 import { InputError, type UsageError } from "../io/errors.ts";
-import { flattenJson, readProvenance } from "../io/provenance.ts";
+import { flattenJson, PROVENANCE_FILE, readProvenance } from "../io/provenance.ts";
 import {
   mcnemarPaired,
   pairedBootstrapSteps,
@@ -58,6 +58,7 @@ import { resolveInputs, type SystemSpec } from "./inputs.ts";
 import type { ScoredDataset } from "./systems.ts";
 import { realOr, trimSlash } from "../io/fs.ts";
 import { REPO_ROOT } from "../io/repo.ts";
+import { readTextStrict } from "./text.ts";
 
 /** One provenance key that differs: its value in A and in B (absent: the key is not there). */
 export interface ProvenanceChange {
@@ -288,6 +289,16 @@ export function provenanceDiff(a: unknown, b: unknown, prefix = ""): ProvenanceD
 
 const bad = (file: string, message: string) => new InputError({ file, where: "", message });
 
+/** The {@linkcode InputError} of a file that is not UTF-8 (`text.ts`), else `undefined`. */
+function utf8Problem(file: string): InputError | undefined {
+  try {
+    readTextStrict(file);
+  } catch (e) {
+    if (e instanceof InputError) return e;
+  }
+  return undefined;
+}
+
 /** Reads RUN (its systems and block), refusing what is not a run folder with a block. */
 export const readSide = (
   input: string,
@@ -298,6 +309,10 @@ export const readSide = (
     if (specs.some((s) => s.kind === "pred")) {
       return yield* Effect.fail(bad(input, "--diff compares two run folders (full or run)"));
     }
+    // A block that is not UTF-8 is refused by line and byte first (`text.ts`); the rest
+    // (a missing block, invalid JSON) `readProvenance` words.
+    const notUtf8 = utf8Problem(`${trimSlash(input)}/${PROVENANCE_FILE}`);
+    if (notUtf8 !== undefined) return yield* Effect.fail(notUtf8);
     const block = yield* readProvenance(trimSlash(input));
     return { input, specs, block };
   });

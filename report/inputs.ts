@@ -46,6 +46,7 @@ import type { FieldMap } from "../io/datasets/types.ts";
 import { baseOf, exists, isDir, isFile, listNames, trimSlash } from "../io/fs.ts";
 import { isDataPath } from "../io/datasets/parquet_path.ts";
 import type { PredFormat } from "../io/predictions_harness.ts";
+import { readTextStrict } from "./text.ts";
 
 /** One system of a report: a prediction file on a dataset. */
 export interface SystemSpec {
@@ -116,7 +117,7 @@ function readJson(file: string): unknown {
   let text: string;
   try {
     statRegularFile(file);
-    text = Deno.readTextFileSync(file);
+    text = readTextStrict(file);
   } catch (e) {
     if (e instanceof InputError) throw e;
     throw bad(file, e instanceof Error ? e.message : String(e));

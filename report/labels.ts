@@ -73,6 +73,7 @@ import {
 } from "../metrics/stats/mod.ts";
 import { systemVerdicts } from "./disagree.ts";
 import type { ScoredDataset } from "./systems.ts";
+import { decodeUtf8Strict } from "./text.ts";
 
 /** The labels of a report's systems, read from a labels file. */
 export interface LabelSet {
@@ -273,16 +274,20 @@ export function parseLabels(
   return { file, labels, count };
 }
 
-/** {@linkcode parseLabels} of a file (a file that cannot be read: {@linkcode FileError}). */
+/**
+ * {@linkcode parseLabels} of a file, decoded as strict UTF-8 (`text.ts`: a byte that is not
+ * UTF-8 is an {@linkcode InputError} naming the line and the byte); a file that cannot be read:
+ * {@linkcode FileError}.
+ */
 export const readLabels = (
   file: string,
   datasets: readonly ScoredDataset[],
 ): Effect.Effect<LabelSet, InputError | FileError> =>
   Effect.gen(function* () {
     const text = yield* Effect.tryPromise({
-      try: () => {
+      try: async () => {
         statRegularFile(file);
-        return Deno.readTextFile(file);
+        return decodeUtf8Strict(await Deno.readFile(file), file);
       },
       catch: (e) =>
         e instanceof InputError || e instanceof FileError

@@ -54,6 +54,7 @@ import {
 import { datasetName, type SystemSpec } from "./inputs.ts";
 import { type ReportRules, type ScoredDataset, scoreSystems } from "./systems.ts";
 import { baseOf, dirOf, isDir, isFile, listNames, trimSlash } from "../io/fs.ts";
+import { readTextStrict } from "./text.ts";
 
 /** The four cells of the split, in questions. */
 export interface SearchErrorCells {
@@ -259,8 +260,9 @@ const RECORD_SUFFIX = ".search.json";
 function readRecord(file: string): SearchRecord {
   let text: string;
   try {
-    text = Deno.readTextFileSync(file);
+    text = readTextStrict(file);
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new FileError({ file, message: e instanceof Error ? e.message : String(e) });
   }
   return parseSearchRecord(text, file);
@@ -401,8 +403,9 @@ function approxOf(args: readonly string[], data: string | undefined): FoundSearc
 function readRanks(file: string): Map<string, RankedPhrase[]> {
   let text: string;
   try {
-    text = Deno.readTextFileSync(file);
+    text = readTextStrict(file);
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new FileError({ file, message: e instanceof Error ? e.message : String(e) });
   }
   const out = new Map<string, RankedPhrase[]>();

@@ -273,6 +273,9 @@ function labelledLine(file: string): string | null {
   let text: string;
   try {
     if (statRegularFile(file) === undefined) return null;
+    // Decoded leniently on purpose: this only looks for a filled label to keep it from
+    // being written over (the file is an output, not read as input), and a stray byte
+    // must not hide one.
     text = Deno.readTextFileSync(file);
   } catch {
     return null; // not there (or not a file: refused next)

@@ -79,6 +79,7 @@ import {
   SquadV2Accumulator,
 } from "../metrics/squad.ts";
 import type { SystemSpec } from "./inputs.ts";
+import { readTextStrict } from "./text.ts";
 
 /** The official rules a dataset is scored with (`v1.1`: SQuAD v1.1, `v2.0`: SQuAD v2.0). */
 export type ReportRules = RulesName;
@@ -548,7 +549,7 @@ function checkRows(
   let text: string;
   try {
     statRegularFile(rowsFile);
-    text = Deno.readTextFileSync(rowsFile);
+    text = readTextStrict(rowsFile);
   } catch (e) {
     if (e instanceof InputError) throw e;
     throw new FileError({ file: rowsFile, message: e instanceof Error ? e.message : String(e) });
