@@ -3,8 +3,9 @@
  * paragraphs (or questions) from a SQuAD file or NDJSON records, encode them
  * in batches with the {@linkcode ContextEncoder} / {@linkcode QuestionEncoder}
  * service, and write each dump file atomically as soon as it is encoded.
- * A rerun skips complete files (unless `overwrite`), so a killed run resumes
- * where it stopped and ends with the same bytes as an uninterrupted one.
+ * A rerun skips complete files (unless `overwrite`), so a killed or
+ * interrupted run resumes where it stopped and ends with the same bytes as an
+ * uninterrupted one.
  *
  * A resume is checked first: before its first dump file a runner writes
  * the folder's manifest (`.phraseval-dump.json`, `io/manifest.ts`: the
@@ -15,6 +16,20 @@
  * (then every file of the input is rewritten and the manifest replaced). A
  * folder where a dump file should be, and an input inside the output
  * folder, are refused too.
+ *
+ * A run that fails on bad input met after items were written (an id
+ * repeated at the end: a rerun would meet it again, so there is nothing to
+ * resume) takes back what it wrote (`Ledger`): the files of every item it
+ * wrote, then the manifest when it wrote it and nothing else needs it (a
+ * folder that held another job's manifest, with `overwrite`, gets that one
+ * back), and `tidyFolder` removes a folder it made that is empty again. Any
+ * other end (SIGINT, SIGTERM, SIGKILL, an encoder's error, a write the
+ * system refused) keeps the complete files, for a rerun to resume. The dump
+ * is written in place, not in a folder renamed at the end, because a run's
+ * partitions (`--range`) write one folder side by side, an encoder's process
+ * may write only that folder (`runs/sandbox/sandbox.ts`), and a stopped run
+ * is resumed from its complete files. On success the manifest is written
+ * again, last.
  * {@linkcode embedContext} and {@linkcode embedQuestion} pick the encoder by
  * its registered name (what the two stages run).
  *
@@ -31,7 +46,12 @@ import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { dumpStem, type IdKind, StemRegistry, unsafeIdReason } from "../io/dump/names.ts";
 import { DEFAULT_ENCODER } from "./names.ts";
-import { type DumpFormat, writeContextDump, writeQuestionDump } from "../io/dump/writer.ts";
+import {
+  dumpFileNames,
+  type DumpFormat,
+  writeContextDump,
+  writeQuestionDump,
+} from "../io/dump/writer.ts";
 import {
   DUMP_MANIFEST,
   filesFingerprint,
@@ -156,25 +176,42 @@ const mkdir = (dir: string) =>
     catch: (e) => new FileError({ file: dir, message: e instanceof Error ? e.message : String(e) }),
   });
 
+/** `dir` and those of its parent folders that do not exist (yet), innermost first. */
+function missingFolders(dir: string): string[] {
+  const out: string[] = [];
+  for (let d = dir.replace(/\/+$/, ""); d !== "" && d !== "." && d !== "/";) {
+    try {
+      Deno.lstatSync(d);
+      break;
+    } catch {
+      out.push(d);
+    }
+    const i = d.lastIndexOf("/");
+    d = i < 0 ? "" : d.slice(0, i);
+  }
+  return out;
+}
+
 /**
- * Runs `body`; when it fails and `dir` did not exist before it, removes
- * `dir` again if it is still empty, so refused input leaves no empty output
- * folder behind (a folder with files in it, or one that existed, is kept).
+ * Runs `body`; when it fails, removes `dir` again, and the parent folders made
+ * for it, if they did not exist before it and are still empty, so refused
+ * input leaves no empty output folder behind (a folder with files in it, or
+ * one that existed, is kept).
  */
 const tidyFolder = <A, E, R>(dir: string, body: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.suspend(() => {
-    try {
-      Deno.lstatSync(dir);
-      return body;
-    } catch {
-      return body.pipe(
-        Effect.onError(() =>
-          Effect.promise(async () => {
-            await Deno.remove(dir).catch(() => {}); // fails unless empty: kept then
-          })
-        ),
-      );
-    }
+    const made = missingFolders(dir);
+    if (made.length === 0) return body;
+    return body.pipe(
+      Effect.onError(() =>
+        Effect.promise(async () => {
+          for (const d of made) {
+            // Fails unless empty (or not this run's to remove): kept then, and those above it.
+            if (!(await Deno.remove(d).then(() => true, () => false))) break;
+          }
+        })
+      ),
+    );
   });
 
 /** A temporary file of an atomic write (`.<name>.<8 hex>.tmp`). */
@@ -228,15 +265,37 @@ const dumpManifest = (
   });
 
 /**
+ * What a failed run does with a manifest it wrote (see {@linkcode Ledger}):
+ * `same`, the folder held this job's manifest already: keep it; `fresh`, the
+ * folder held no dump file: remove it unless dump files of another runner of
+ * this job (a partition beside this one) are there by then; `foreign`, the
+ * folder held dump files of another job, or of no known one (`overwrite`):
+ * put back the manifest it held (its files that this run did not rewrite are
+ * still that job's), else remove it, so that what is left is never taken for
+ * this job's.
+ */
+type ManifestFate = "same" | "fresh" | "foreign";
+
+/** Where a runner's folder stood when it started ({@linkcode checkFolder}). */
+interface FolderStart {
+  /** The manifest still has to be written (before the first dump file). */
+  readonly unwritten: boolean;
+  /** What a failed run does with a manifest it wrote. */
+  readonly fate: ManifestFate;
+  /** `foreign`: the bytes of the other job's manifest, when the folder held one. */
+  readonly previous?: Uint8Array;
+}
+
+/**
  * Checks that the output folder may be resumed into (see the module doc),
  * creating it when missing. Returns whether the manifest still has to be
- * written (before the first dump file).
+ * written (before the first dump file), and what a failed run does with it.
  */
 const checkFolder = (
   half: "context" | "question",
   opts: EmbedOptions,
   manifest: Manifest,
-): Effect.Effect<boolean, InputError | FileError> =>
+): Effect.Effect<FolderStart, InputError | FileError> =>
   Effect.gen(function* () {
     const out = opts.out;
     const refuse = (message: string, file = out) =>
@@ -263,10 +322,21 @@ const checkFolder = (
     }
     const found = yield* fsTry(out, () => readManifest(`${out}/${DUMP_MANIFEST}`));
     const dumps = entries.filter((e) => e.name !== DUMP_MANIFEST && !TEMP_NAME.test(e.name));
-    if (opts.overwrite) return true;
+    const diff = found === undefined ? undefined : manifestDiff(found, manifest);
+    const fate: ManifestFate = found !== undefined && diff === undefined
+      ? "same"
+      : dumps.length === 0
+      ? "fresh"
+      : "foreign";
+    if (opts.overwrite) {
+      const previous = fate === "foreign" && found !== undefined
+        ? yield* fsTry(out, () => Deno.readFile(`${out}/${DUMP_MANIFEST}`))
+        : undefined;
+      return { unwritten: true, fate, ...(previous !== undefined ? { previous } : {}) };
+    }
     const afresh = "pass --overwrite to start afresh";
     if (found === undefined) {
-      if (dumps.length === 0) return true;
+      if (dumps.length === 0) return { unwritten: true, fate };
       return yield* refuse(
         `holds ${dumps.length} files (e.g. ${dumps[0].name}) but no ${DUMP_MANIFEST}, so it ` +
           `cannot be checked to come from this input and encoder: ${afresh}`,
@@ -277,12 +347,106 @@ const checkFolder = (
         `holds an earlier run and the input is stdin, which cannot be checked against it: ${afresh}`,
       );
     }
-    const diff = manifestDiff(found, manifest);
     if (diff !== undefined) {
       return yield* refuse(`was made from another input, encoder or format (${diff}): ${afresh}`);
     }
-    return false;
+    return { unwritten: false, fate };
   });
+
+/** Whether `dir` holds a dump file (any plain file but the manifest and temporary files). */
+const holdsDumpFiles = (dir: string): boolean => {
+  try {
+    for (const e of Deno.readDirSync(dir)) {
+      if (e.isFile && e.name !== DUMP_MANIFEST && !TEMP_NAME.test(e.name)) return true;
+    }
+  } catch { /* gone, or unreadable: nothing to keep the manifest for */ }
+  return false;
+};
+
+/** Writes `bytes` back to `dir/name` (a temporary file renamed into place); best effort. */
+const restore = (dir: string, name: string, bytes: Uint8Array): void => {
+  const tmp = `${dir}/.${name}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  try {
+    Deno.writeFileSync(tmp, bytes, { createNew: true });
+    Deno.renameSync(tmp, `${dir}/${name}`);
+  } catch {
+    try {
+      Deno.removeSync(tmp);
+    } catch { /* not made */ }
+  }
+};
+
+/**
+ * What a runner has written into its folder, taken back when the run fails
+ * on bad input (an `InputError`: a rerun would meet it again), so that such a
+ * run does not leave a folder that looks like a dump: every file of every
+ * item this run wrote (rewrote, with `overwrite`), then the manifest if this
+ * run wrote it and nothing needs it ({@linkcode ManifestFate}). Files that
+ * were there before the run and that it did not write (a resumed run's
+ * earlier items, another partition's) stay. On success the manifest is
+ * written again, last. A run stopped otherwise (a signal, an encoder's
+ * error, a refused write) takes nothing back: its complete files are
+ * resumed.
+ */
+class Ledger {
+  /** Ids of the items written (or being written), in order. */
+  readonly #ids: string[] = [];
+  #manifest = false;
+
+  constructor(
+    private readonly dir: string,
+    private readonly kind: IdKind,
+    private readonly metadata: boolean,
+    private readonly start: FolderStart,
+    private readonly manifest: Manifest,
+  ) {}
+
+  /** Writes the manifest, before the first dump file, when the folder still lacks it. */
+  first(): Effect.Effect<void, FileError | InputError> {
+    if (!this.start.unwritten || this.#manifest) return Effect.void;
+    return Effect.tap(
+      writeManifest(`${this.dir}/${DUMP_MANIFEST}`, this.manifest),
+      () =>
+        Effect.sync(() => {
+          this.#manifest = true;
+        }),
+    );
+  }
+
+  /** Records items about to be written. */
+  add(ids: Iterable<string>): void {
+    for (const id of ids) this.#ids.push(id);
+  }
+
+  /** On success: the manifest written again, last, when this run wrote any item. */
+  done(): Effect.Effect<void, FileError | InputError> {
+    return this.#manifest
+      ? writeManifest(`${this.dir}/${DUMP_MANIFEST}`, this.manifest)
+      : Effect.void;
+  }
+
+  /** On bad input: takes back what this run wrote (see the class notes). */
+  undo(): Effect.Effect<void> {
+    return Effect.sync(() => {
+      const gone = (f: string) => {
+        try {
+          Deno.removeSync(`${this.dir}/${f}`);
+        } catch { /* not written, or gone already */ }
+      };
+      for (const id of this.#ids) {
+        try {
+          for (const f of dumpFileNames(id, this.kind, this.metadata)) gone(f);
+        } catch { /* an id that names no file: nothing was written for it */ }
+      }
+      this.#ids.length = 0;
+      const { fate, previous } = this.start;
+      if (!this.#manifest || fate === "same") return;
+      if (fate === "fresh" && holdsDumpFiles(this.dir)) return;
+      if (previous !== undefined) restore(this.dir, DUMP_MANIFEST, previous);
+      else gone(DUMP_MANIFEST);
+    });
+  }
+}
 
 /** Whether every one of `names` is a plain file in `dir`; a folder there is refused. */
 const complete = (dir: string, names: readonly string[]) =>
@@ -541,13 +705,14 @@ export const embedContexts = (
       const format = yield* formatFor(opts, enc.info);
       const started = Date.now();
       const manifest = yield* dumpManifest("context", opts, enc.info, format);
-      let unwritten = yield* checkFolder("context", opts, manifest);
+      const start = yield* checkFolder("context", opts, manifest);
+      const ledger = new Ledger(opts.out, "paragraph", opts.metadata === true, start, manifest);
       const reg = new StemRegistry();
       let written = 0, skipped = 0;
       const contexts = new Map<string, string>();
       const maxChars = opts.maxParagraphChars ?? DEFAULT_MAX_PARAGRAPH_CHARS;
       const maxPhrases = opts.maxParagraphPhrases ?? DEFAULT_MAX_PARAGRAPH_PHRASES;
-      yield* inRange(contextInputs(opts.input, opts.uniqueIds, opts.format), opts.range).pipe(
+      const run = inRange(contextInputs(opts.input, opts.uniqueIds, opts.format), opts.range).pipe(
         Stream.mapEffect((p) =>
           Effect.flatMap(
             guard(() => {
@@ -586,10 +751,8 @@ export const embedContexts = (
                 }),
               );
             }
-            if (unwritten) {
-              yield* writeManifest(`${opts.out}/${DUMP_MANIFEST}`, manifest);
-              unwritten = false;
-            }
+            yield* ledger.first();
+            ledger.add(encoded.map((e) => e.id));
             if (opts.metadata) { for (const p of todo) contexts.set(p.id, p.context); }
             for (const e of encoded) {
               yield* writeContextDump(opts.out, e, format, contexts.get(e.id));
@@ -600,8 +763,12 @@ export const embedContexts = (
           })
         ),
       );
-      yield* removeStaleTemps(opts.out, started);
-      return { written, skipped, encoder: enc.info.name, dim: enc.info.dim };
+      return yield* Effect.gen(function* () {
+        yield* run;
+        yield* ledger.done();
+        yield* removeStaleTemps(opts.out, started);
+        return { written, skipped, encoder: enc.info.name, dim: enc.info.dim };
+      }).pipe(Effect.tapError((e) => e instanceof InputError ? ledger.undo() : Effect.void));
     }),
   );
 
@@ -620,10 +787,11 @@ export const embedQuestions = (
       const format = yield* formatFor(opts, enc.info);
       const started = Date.now();
       const manifest = yield* dumpManifest("question", opts, enc.info, format);
-      let unwritten = yield* checkFolder("question", opts, manifest);
+      const start = yield* checkFolder("question", opts, manifest);
+      const ledger = new Ledger(opts.out, "question", false, start, manifest);
       const reg = new StemRegistry();
       let written = 0, skipped = 0;
-      yield* inRange(questionInputs(opts.input, opts.uniqueIds, opts.format), opts.range).pipe(
+      const run = inRange(questionInputs(opts.input, opts.uniqueIds, opts.format), opts.range).pipe(
         Stream.mapEffect((q) =>
           Effect.flatMap(guard(() => checkId(opts.input, "question", q.id, reg)), () =>
             opts.overwrite
@@ -639,18 +807,20 @@ export const embedQuestions = (
             skipped += group.length - todo.length;
             if (todo.length === 0) return;
             const encoded = yield* enc.encode(todo);
-            if (unwritten) {
-              yield* writeManifest(`${opts.out}/${DUMP_MANIFEST}`, manifest);
-              unwritten = false;
-            }
+            yield* ledger.first();
+            ledger.add(encoded.map((e) => e.id));
             for (const e of encoded) yield* writeQuestionDump(opts.out, e, format);
             written += todo.length;
             opts.onProgress?.(written + skipped);
           })
         ),
       );
-      yield* removeStaleTemps(opts.out, started);
-      return { written, skipped, encoder: enc.info.name, dim: enc.info.dim };
+      return yield* Effect.gen(function* () {
+        yield* run;
+        yield* ledger.done();
+        yield* removeStaleTemps(opts.out, started);
+        return { written, skipped, encoder: enc.info.name, dim: enc.info.dim };
+      }).pipe(Effect.tapError((e) => e instanceof InputError ? ledger.undo() : Effect.void));
     }),
   );
 

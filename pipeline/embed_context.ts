@@ -3,7 +3,9 @@
  * [--compressed] [--metadata]`: runs a context encoder over every paragraph
  * and writes `<pid>.npz` + `<pid>.json` per paragraph, each file atomically
  * as soon as its paragraph is encoded. A rerun skips complete paragraphs
- * unless `--overwrite`. The input may be a SQuAD file, the split's context
+ * unless `--overwrite`, so a stopped run resumes; one that meets bad input
+ * late (a rerun would meet it again) removes the files it wrote, its
+ * manifest and the folder it made (`docs/stages.md`). The input may be a SQuAD file, the split's context
  * file, NDJSON paragraph records, or any corpus `io/datasets/` reads (DPR's
  * passage TSV, a JSONL corpus, MRQA's contexts: the passage id is the
  * paragraph id), `-` for stdin; `--format` names it. The library part is

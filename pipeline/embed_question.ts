@@ -3,6 +3,9 @@
  * [--compressed]`: runs a question encoder over every question (its id and
  * text only; it never sees a context) and writes `<qid>.npz` (1×d) per
  * question, atomically. A rerun skips complete files unless `--overwrite`.
+ * A stopped run resumes so; one that meets bad input late (a rerun would
+ * meet it again) removes the files it wrote, its manifest and the folder it
+ * made (`docs/stages.md`).
  * The input may be a SQuAD file, the split's question file, NDJSON
  * question records, or any question set `io/datasets/` reads (DPR's CSV/TSV,
  * CuratedTREC, NQ-open JSONL, MRQA, ...: ids as `readQuestions` gives them,

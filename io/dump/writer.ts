@@ -9,6 +9,8 @@
  * whose files (with their temporary names) would not fit the file system's
  * 255-byte names is refused before anything is written (the limits are in
  * `names.ts`: 231 bytes for a paragraph id, 237 for a question id).
+ * {@linkcode dumpFileNames} names an item's files, for a runner that takes
+ * back what a failed run wrote (`encoders/embed.ts`).
  *
  * @module
  */
@@ -227,6 +229,26 @@ export const writeQuestionDump = (
     stemPath(dir, enc.id, "question"),
     (stem) => atomic(`${stem}.npz`, encodeMatrix(enc.vector, format)),
   );
+
+/**
+ * The names of the files {@linkcode writeContextDump} (`paragraph`: `<stem>.json`,
+ * `<stem>.npz`, with `metadata` also `<stem>.meta.json`) or {@linkcode writeQuestionDump}
+ * (`question`: `<stem>.npz`) writes for `id`, in its dump folder; throws for an id that
+ * cannot name a file (`names.ts`).
+ *
+ * @example
+ * ```ts
+ * import { dumpFileNames } from "./writer.ts";
+ * const p = dumpFileNames("AC/DC_0", "paragraph", true);
+ * if (p.join() !== "AC_DC_0.meta.json,AC_DC_0.json,AC_DC_0.npz") throw new Error(p.join());
+ * if (dumpFileNames("q1", "question").join() !== "q1.npz") throw new Error();
+ * ```
+ */
+export function dumpFileNames(id: string, kind: IdKind, metadata = false): string[] {
+  const stem = dumpStem(id, kind);
+  if (kind === "question") return [`${stem}.npz`];
+  return [...(metadata ? [`${stem}.meta.json`] : []), `${stem}.json`, `${stem}.npz`];
+}
 
 /** `dir/<stem>` of an id, or an {@linkcode InputError} (bad input: exit 2) for an unsafe id. */
 const stemPath = (dir: string, id: string, kind: IdKind): Effect.Effect<string, InputError> =>
