@@ -153,8 +153,11 @@ export function realOr(p: string): string {
 // ---------------------------------------------------------------------------
 // Atomic writes.
 
+/** A backslash parts a path on Windows only: elsewhere it is a character of a name (`c\d.npz`). */
+const BACKSLASH_SEPARATES = Deno.build.os === "windows";
+
 function splitPath(path: string): { dir: string; base: string } {
-  const i = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+  const i = Math.max(path.lastIndexOf("/"), BACKSLASH_SEPARATES ? path.lastIndexOf("\\") : -1);
   if (i < 0) return { dir: ".", base: path };
   return { dir: i === 0 ? path.slice(0, 1) : path.slice(0, i), base: path.slice(i + 1) };
 }

@@ -75,6 +75,8 @@ export function maxStemBytes(kind?: IdKind): number {
 export function unsafeIdReason(id: string, kind?: IdKind): string | undefined {
   if (id.length === 0) return "empty id";
   if (id.includes("\0")) return "id contains a NUL byte";
+  // A lone surrogate has no UTF-8 form: its file would be named with U+FFFD, not the id.
+  if (!id.isWellFormed()) return "id is not valid Unicode (it holds a lone surrogate)";
   const stem = id.replaceAll("/", "_");
   if (stem === "." || stem === "..") return `id names the file ${JSON.stringify(stem)}`;
   const bytes = new TextEncoder().encode(stem).byteLength;

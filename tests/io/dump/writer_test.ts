@@ -61,6 +61,14 @@ Deno.test("dump names: / becomes _, unsafe ids are refused, not renamed", () => 
   assertEquals(unsafeIdReason(".."), 'id names the file ".."');
   assertEquals(unsafeIdReason("."), 'id names the file "."');
   assertEquals(unsafeIdReason("a\0b_0"), "id contains a NUL byte");
+  // A lone surrogate has no UTF-8 form (its file would be named with U+FFFD, not the id).
+  assertEquals(
+    unsafeIdReason("\ud800x"),
+    "id is not valid Unicode (it holds a lone surrogate)",
+  );
+  assertEquals(unsafeIdReason("\ud83d\ude00x"), undefined); // a pair is a character
+  // A backslash is a character of a file name here, not a separator.
+  assertEquals(dumpStem("c\\d"), "c\\d");
   assertEquals(unsafeIdReason(""), "empty id");
   assertEquals(MAX_STEM_BYTES, 231);
   const long = "é".repeat(115) + "x"; // 231 bytes: allowed for a paragraph
@@ -168,6 +176,14 @@ Deno.test("dump writer: unsafe ids are refused and write nothing", async () => {
     assertEquals(await listDir(dir), []);
     const q = await attempt(() => writeQuestionDump(dir, { id, vector: dense(1, 1, [1]) }, FMT));
     assertEquals([q, await listDir(dir)], ["ok", [`${id}.npz`]]);
+    // A backslash in an id: its files are written under that name (it was taken for a folder).
+    await Deno.remove(`${dir}/${id}.npz`);
+    const b = await attempt(() => writeContextDump(dir, { ...CONTEXT, id: "c\\d_0" }, FMT));
+    const bq = await attempt(() =>
+      writeQuestionDump(dir, { id: "c\\d", vector: dense(1, 1, [1]) }, FMT)
+    );
+    assertEquals([b, bq], ["ok", "ok"]);
+    assertEquals(await listDir(dir), ["c\\d.npz", "c\\d_0.json", "c\\d_0.npz"]);
   });
 });
 
