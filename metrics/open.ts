@@ -25,6 +25,7 @@ import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError } from "../io/errors.ts";
 import { statRegularFile } from "../io/regular.ts";
+import { firstInvalidUtf8 } from "../io/json_events.ts";
 import { squadParagraphs, type SquadReadError } from "../io/squad.ts";
 import { readPredictions } from "../io/predictions.ts";
 import { NoGoldAnswersError, SquadV1Accumulator } from "./squad.ts";
@@ -105,14 +106,26 @@ export function scoreCandidates(
   return { topkEm, topkF1, goldParagraphRank, answerRank };
 }
 
-/** Parses a top-k NDJSON text into records by question id, ranks ascending. */
-export function parseTopk(text: string, file: string): Map<string, Candidate[]> {
-  const out = new Map<string, Candidate[]>();
-  const lines = text.split("\n");
-  for (let n = 0; n < lines.length; n++) {
-    const line = lines[n];
-    if (line.trim() === "") continue;
-    const bad = (message: string) => new InputError({ file, where: `line ${n + 1}`, message });
+/**
+ * Top-k records taken a line at a time, by question id: each line checked
+ * (a record `{"id", "rank", "paragraph", "phrase"}`, no rank twice for a
+ * question), paragraph ids held once each; `done` sorts each question's
+ * ranks ascending.
+ */
+class TopkCollector {
+  readonly #out = new Map<string, Candidate[]>();
+  readonly #paragraphs = new Map<string, string>();
+  /** Each question's highest rank so far. */
+  readonly #most = new Map<string, number>();
+
+  /** @param file the file the lines are from, as errors name it */
+  constructor(readonly file: string) {}
+
+  /** Takes line `n` (from 1), its text without the newline. */
+  line(n: number, line: string): void {
+    if (line.trim() === "") return;
+    const bad = (message: string) =>
+      new InputError({ file: this.file, where: `line ${n}`, message });
     let r: Record<string, unknown>;
     try {
       r = JSON.parse(line);
@@ -124,37 +137,89 @@ export function parseTopk(text: string, file: string): Map<string, Candidate[]> 
       !Number.isSafeInteger(r.rank) || (r.rank as number) < 1 ||
       typeof r.paragraph !== "string" || typeof r.phrase !== "string"
     ) throw bad('not a top-k record {"id", "rank" (1, 2, ...), "paragraph", "phrase"}');
-    const list = out.get(r.id) ?? [];
-    if (list.some((c) => c.rank === r.rank)) {
-      throw bad(`question ${JSON.stringify(r.id)} has rank ${r.rank} twice`);
+    const rank = r.rank as number;
+    const list = this.#out.get(r.id) ?? [];
+    // A rank above every one before it (ranks in order, as search writes them) cannot repeat
+    // one: only a rank at or below that is looked for among them.
+    const most = this.#most.get(r.id) ?? 0;
+    if (rank > most) this.#most.set(r.id, rank);
+    else if (list.some((c) => c.rank === rank)) {
+      throw bad(`question ${JSON.stringify(r.id)} has rank ${rank} twice`);
     }
-    list.push({ rank: r.rank as number, paragraph: r.paragraph, phrase: r.phrase });
-    out.set(r.id, list);
+    let paragraph = this.#paragraphs.get(r.paragraph);
+    if (paragraph === undefined) this.#paragraphs.set(r.paragraph, paragraph = r.paragraph);
+    list.push({ rank, paragraph, phrase: r.phrase });
+    if (list.length === 1) this.#out.set(r.id, list);
   }
-  for (const list of out.values()) list.sort((a, b) => a.rank - b.rank);
-  return out;
+
+  /** The records by question id, each question's ranks ascending. */
+  done(): Map<string, Candidate[]> {
+    for (const list of this.#out.values()) list.sort((a, b) => a.rank - b.rank);
+    return this.#out;
+  }
 }
 
-/** Reads and parses a top-k file (see {@linkcode parseTopk}). */
+/** Parses a top-k NDJSON text into records by question id, ranks ascending. */
+export function parseTopk(text: string, file: string): Map<string, Candidate[]> {
+  const c = new TopkCollector(file);
+  const lines = text.split("\n");
+  for (let n = 0; n < lines.length; n++) c.line(n + 1, lines[n]);
+  return c.done();
+}
+
+/** The longest top-k line read (a record is one short line; 16 MiB, the line readers' bound). */
+const MAX_TOPK_LINE = 16 * 1024 * 1024;
+
+/**
+ * Reads and parses a top-k file (see {@linkcode parseTopk}) a chunk at a
+ * time, as strict UTF-8: a file of any size (`search --top-k 1000` over
+ * all of dev writes over a gigabyte, more than one JavaScript string holds)
+ * is read; a line longer than 16 MiB or a byte that is not UTF-8 is bad
+ * input, naming its line.
+ */
 export const readTopk = (
   file: string,
 ): Effect.Effect<Map<string, Candidate[]>, InputError | FileError> =>
-  Effect.gen(function* () {
-    const text = yield* Effect.tryPromise({
-      try: () => {
-        statRegularFile(file);
-        return Deno.readTextFile(file);
-      },
-      catch: (e) =>
-        e instanceof InputError || e instanceof FileError
-          ? e
-          : new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
-    });
-    return yield* Effect.try({
-      try: () => parseTopk(text, file),
-      catch: (e) =>
-        e instanceof InputError ? e : new InputError({ file, where: "", message: String(e) }),
-    });
+  Effect.tryPromise({
+    try: async () => {
+      statRegularFile(file);
+      const c = new TopkCollector(file);
+      const dec = new TextDecoder("utf-8", { fatal: true });
+      const f = await Deno.open(file, { read: true });
+      let carry = "", n = 0;
+      for await (const chunk of f.readable) {
+        let text: string;
+        try {
+          text = carry + dec.decode(chunk, { stream: true });
+        } catch {
+          let line = n + 1;
+          const at = firstInvalidUtf8(chunk);
+          for (let i = 0; i < at; i++) if (chunk[i] === 0x0a) line++;
+          throw new InputError({ file, where: `line ${line}`, message: "invalid UTF-8" });
+        }
+        const parts = text.split("\n");
+        carry = parts.pop()!;
+        for (const p of parts) c.line(++n, p);
+        if (carry.length > MAX_TOPK_LINE) {
+          throw new InputError({
+            file,
+            where: `line ${n + 1}`,
+            message: `line longer than ${MAX_TOPK_LINE} bytes`,
+          });
+        }
+      }
+      try {
+        carry += dec.decode();
+      } catch {
+        throw new InputError({ file, where: `line ${n + 1}`, message: "invalid UTF-8" });
+      }
+      if (carry !== "") c.line(++n, carry);
+      return c.done();
+    },
+    catch: (e) =>
+      e instanceof InputError || e instanceof FileError
+        ? e
+        : new FileError({ file, message: e instanceof Error ? e.message : String(e) }),
   });
 
 /**
