@@ -467,7 +467,9 @@ async function approximate(
   vectors: readonly Matrix[],
   options: SearchVectorOptions,
 ): Promise<TopK[]> {
-  const c = candidatesOf(options);
+  // More candidates than the index has phrases re-score them all (and size nothing past them).
+  const asked = candidatesOf(options);
+  const c = asked === undefined ? undefined : Math.min(asked, Math.max(1, index.header.phrases));
   if (hybridDenseDims(index.header) !== undefined) {
     try {
       return await scoreHybrid(index, vectors as CsrMatrix[], { ...options, candidates: c });

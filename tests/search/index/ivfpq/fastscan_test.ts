@@ -535,7 +535,7 @@ Deno.test("4-bit ivf-pq: search (1 and 2 threads) writes the same files, its rec
     await numpyDumps(tmp, 12, ["--dtype", "f32"]);
     const ix = `${tmp}/ix4`;
     await smallIvfIndex(tmp, ix, ["--pq-bits", "4"]);
-    const search = (name: string, extra: string[]) =>
+    const search = (name: string, extra: string[], candidates = "20") =>
       runStage("pipeline/search.ts", [
         `${tmp}/data.json`,
         ix,
@@ -546,7 +546,7 @@ Deno.test("4-bit ivf-pq: search (1 and 2 threads) writes the same files, its rec
         "--nprobe",
         "3",
         "--candidates",
-        "20",
+        candidates,
         "--topk-out",
         `${tmp}/${name}.ndjson`,
         ...extra,
@@ -559,6 +559,19 @@ Deno.test("4-bit ivf-pq: search (1 and 2 threads) writes the same files, its rec
       const one = Deno.readTextFileSync(`${tmp}/one.${ext}`);
       assert(one.length > 100, ext);
       assertEquals(Deno.readTextFileSync(`${tmp}/two.${ext}`), one, ext);
+    }
+    // More candidates than the index has phrases re-score them all: 10^9 answers as the phrase
+    // count does (it sized its buffers past them and ran for minutes).
+    const phrases = JSON.parse(Deno.readTextFileSync(`${ix}/index.json`)).phrases;
+    const all = await search("all", [], String(phrases));
+    const huge = await search("huge", [], "1000000000");
+    assertEquals([all.code, huge.code], [0, 0], huge.stderr);
+    for (const ext of ["json", "ndjson", "rows.ndjson"]) {
+      assertEquals(
+        Deno.readTextFileSync(`${tmp}/huge.${ext}`),
+        Deno.readTextFileSync(`${tmp}/all.${ext}`),
+        ext,
+      );
     }
     const rec = JSON.parse(Deno.readTextFileSync(`${tmp}/one.search.json`));
     assertEquals([rec.mode, rec.index.kind, rec.index.bpv, rec.index.pq_bits], [
