@@ -162,7 +162,8 @@ export const records = (opts: RecordsOptions): Effect.Effect<number, RecordsErro
   Effect.acquireUseRelease(
     Effect.tryPromise({
       try: () => openAtomicWriter(opts.out),
-      catch: (e) => new FileError({ file: opts.out, message: String(e) }),
+      catch: (e) =>
+        new FileError({ file: opts.out, message: e instanceof Error ? e.message : String(e) }),
     }),
     (w) =>
       Effect.gen(function* () {
@@ -178,7 +179,11 @@ export const records = (opts: RecordsOptions): Effect.Effect<number, RecordsErro
               size = 0;
               return text ? w.write(text) : Promise.resolve();
             },
-            catch: (e) => new FileError({ file: opts.out, message: String(e) }),
+            catch: (e) =>
+              new FileError({
+                file: opts.out,
+                message: e instanceof Error ? e.message : String(e),
+              }),
           });
         yield* Stream.runForEach(recordLines(opts), (lines) => {
           n += lines.length;

@@ -171,14 +171,14 @@ export const contextDumpComplete = (dir: string, id: string): Effect.Effect<bool
       const stem = `${dir}/${dumpStem(id, "paragraph")}`;
       return (await exists(`${stem}.npz`)) && (await exists(`${stem}.json`));
     },
-    catch: (e) => new FileError({ file: dir, message: String(e) }),
+    catch: (e) => new FileError({ file: dir, message: e instanceof Error ? e.message : String(e) }),
   });
 
 /** Whether the question `id` already has its file in `dir`. */
 export const questionDumpComplete = (dir: string, id: string): Effect.Effect<boolean, FileError> =>
   Effect.tryPromise({
     try: () => exists(`${dir}/${dumpStem(id, "question")}.npz`),
-    catch: (e) => new FileError({ file: dir, message: String(e) }),
+    catch: (e) => new FileError({ file: dir, message: e instanceof Error ? e.message : String(e) }),
   });
 
 const atomic = (path: string, bytes: Uint8Array) =>

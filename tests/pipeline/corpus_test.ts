@@ -137,6 +137,17 @@ Deno.test("records: a SQuAD file gives the same bytes with --format squad, and f
     stdin: await Deno.readFile(SQUAD),
   });
   assertEquals([r.code, r.stdout], [0, paras.join("\n") + "\n"]);
+  // --out into a folder that is not there: one line, the system's words without an error class.
+  const dir = await Deno.makeTempDir();
+  try {
+    const missing = await runStage("pipeline/records.ts", [SQUAD, "--out", `${dir}/no/r.ndjson`]);
+    assertEquals(
+      [missing.code, missing.stderr],
+      [2, `records: ${dir}/no/r.ndjson: ${dir}/no: no such folder (for ${dir}/no/r.ndjson)\n`],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("corpus through every stage: dumps named by passage id, index, search, scores", async () => {
