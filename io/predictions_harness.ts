@@ -416,63 +416,45 @@ const tooLarge = (file: string) =>
   });
 
 /**
- * The bytes of an incomplete UTF-8 sequence that `chunk` ends with, `prev`
- * (the bytes of one left open before it) included; the bytes read so far
- * are valid UTF-8.
- */
-function openSequence(prev: Uint8Array, chunk: Uint8Array): Uint8Array {
-  let tail = chunk.subarray(Math.max(0, chunk.byteLength - 3));
-  if (tail.byteLength < 3 && prev.byteLength > 0) {
-    const both = new Uint8Array(prev.byteLength + chunk.byteLength);
-    both.set(prev);
-    both.set(chunk, prev.byteLength);
-    tail = both.subarray(Math.max(0, both.byteLength - 3));
-  }
-  for (let k = tail.byteLength - 1; k >= 0; k--) {
-    const b = tail[k];
-    if ((b & 0xc0) === 0x80) continue; // a continuation byte
-    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-    return tail.byteLength - k < need ? tail.slice(k) : new Uint8Array(0);
-  }
-  return new Uint8Array(0); // three continuation bytes end a four-byte sequence
-}
-
-/**
  * The text of a file read whole (an OpenCompass file), decoded as strict
- * UTF-8 as it streams in: a leading byte-order mark is dropped; an invalid
- * byte sequence fails naming its byte offset, a text over JavaScript's
- * string limit as soon as it passes it.
+ * UTF-8: a leading byte-order mark is dropped; an invalid byte sequence
+ * fails naming its byte offset (one cut off by the end of the file, the
+ * offset of its first byte); a text over JavaScript's string limit fails as
+ * such (at once for more than four bytes a character's worth of them).
  */
 async function wholeText(src: ByteSource): Promise<string> {
-  const dec = new TextDecoder("utf-8", { fatal: true });
-  const parts: string[] = [];
-  let chars = 0;
-  let bytes = 0; // bytes before the chunk in hand
-  let open: Uint8Array = new Uint8Array(0); // an incomplete sequence the bytes so far end with
-  const badUtf8 = (at: number) =>
-    new InputError({ file: src.name, where: `byte ${at}`, message: "invalid UTF-8 byte sequence" });
+  const chunks: Uint8Array[] = [];
+  let size = 0;
   for await (const chunk of src.stream) {
-    let s: string;
-    try {
-      s = dec.decode(chunk, { stream: true });
-    } catch {
-      const both = new Uint8Array(open.byteLength + chunk.byteLength);
-      both.set(open);
-      both.set(chunk, open.byteLength);
-      throw badUtf8(bytes - open.byteLength + firstInvalidUtf8(both));
-    }
-    open = openSequence(open, chunk);
-    bytes += chunk.byteLength;
-    chars += s.length;
-    if (chars > MAX_STRING) throw tooLarge(src.name);
-    parts.push(s);
+    size += chunk.byteLength;
+    if (size > 4 * MAX_STRING) throw tooLarge(src.name);
+    chunks.push(chunk);
   }
+  const bytes = new Uint8Array(size);
+  let o = 0;
+  for (const c of chunks) {
+    bytes.set(c, o);
+    o += c.byteLength;
+  }
+  chunks.length = 0;
   try {
-    parts.push(dec.decode());
-  } catch {
-    throw badUtf8(bytes - open.byteLength); // cut off at the end
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch (e) {
+    if (e instanceof RangeError && /string (length|too long)/i.test(e.message)) {
+      throw tooLarge(src.name);
+    }
+    let at = firstInvalidUtf8(bytes);
+    if (at >= size) {
+      // Valid but for a sequence the end cut off: named at its first byte.
+      while (at > 0 && (bytes[at - 1] & 0xc0) === 0x80) at--;
+      at = Math.max(0, at - 1);
+    }
+    throw new InputError({
+      file: src.name,
+      where: `byte ${at}`,
+      message: "invalid UTF-8 byte sequence",
+    });
   }
-  return parts.join("");
 }
 
 /** The answers of an OpenCompass predictions file's text (see the module's documentation). */
