@@ -425,6 +425,25 @@ class Ledger {
       : Effect.void;
   }
 
+  /**
+   * Runs `run` (the encoding and the writes), then writes the manifest again,
+   * last, and removes the temporary files older than `started` a killed run
+   * left, returning `result()`; on bad input takes back what the run wrote
+   * ({@linkcode Ledger.undo}).
+   */
+  settle<A, E, R>(
+    run: Effect.Effect<void, E, R>,
+    started: number,
+    result: () => A,
+  ): Effect.Effect<A, E | FileError | InputError, R> {
+    return Effect.gen({ self: this }, function* () {
+      yield* run;
+      yield* this.done();
+      yield* removeStaleTemps(this.dir, started);
+      return result();
+    }).pipe(Effect.tapError((e) => e instanceof InputError ? this.undo() : Effect.void));
+  }
+
   /** On bad input: takes back what this run wrote (see the class notes). */
   undo(): Effect.Effect<void> {
     return Effect.sync(() => {
@@ -763,12 +782,12 @@ export const embedContexts = (
           })
         ),
       );
-      return yield* Effect.gen(function* () {
-        yield* run;
-        yield* ledger.done();
-        yield* removeStaleTemps(opts.out, started);
-        return { written, skipped, encoder: enc.info.name, dim: enc.info.dim };
-      }).pipe(Effect.tapError((e) => e instanceof InputError ? ledger.undo() : Effect.void));
+      return yield* ledger.settle(run, started, () => ({
+        written,
+        skipped,
+        encoder: enc.info.name,
+        dim: enc.info.dim,
+      }));
     }),
   );
 
@@ -815,12 +834,12 @@ export const embedQuestions = (
           })
         ),
       );
-      return yield* Effect.gen(function* () {
-        yield* run;
-        yield* ledger.done();
-        yield* removeStaleTemps(opts.out, started);
-        return { written, skipped, encoder: enc.info.name, dim: enc.info.dim };
-      }).pipe(Effect.tapError((e) => e instanceof InputError ? ledger.undo() : Effect.void));
+      return yield* ledger.settle(run, started, () => ({
+        written,
+        skipped,
+        encoder: enc.info.name,
+        dim: enc.info.dim,
+      }));
     }),
   );
 
