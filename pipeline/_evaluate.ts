@@ -10,6 +10,7 @@
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
 import { statRegularFile } from "../io/regular.ts";
+import { isDataPath } from "../io/datasets/parquet_path.ts";
 import { type DatasetFormat, detectFormat, parseFormatName } from "../io/datasets/detect.ts";
 import { formatSpec, hasSquadRules } from "../io/datasets/formats.ts";
 import { parseFieldsFlag } from "../io/datasets/fields.ts";
@@ -145,9 +146,10 @@ export const evaluateCommand = (
       ],
       "the scores",
     );
-    // Every input file is a regular file, checked before anything is scored or printed.
+    // Every input file is a regular file, checked before anything is scored or printed (the data
+    // may also be a folder of Parquet shards, read as one split).
     for (const f of [data, predictions, topk, a.flags["na-prob-file"]]) {
-      if (f === undefined || f === "-") continue;
+      if (f === undefined || f === "-" || (f === data && isParquetFolder(f))) continue;
       yield* Effect.try({
         try: () => void statRegularFile(f),
         catch: (e) =>
@@ -263,3 +265,12 @@ export const evaluateCommand = (
       else yield* writeJsonAtomic(openOut, m);
     }
   });
+
+/** Whether `path` is a folder holding Parquet shards (a Hub split), which the readers read as one file. */
+function isParquetFolder(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory && isDataPath(path);
+  } catch {
+    return false;
+  }
+}

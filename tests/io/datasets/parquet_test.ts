@@ -232,6 +232,16 @@ Deno.test("parquet: the commands: evaluate prints the JSON's line, a bad file ex
     `${dir}/pred.json`,
   ]);
   assertEquals([ok.code, ok.stdout.trim()], [0, '{"exact_match": 100.0, "f1": 100.0}']);
+  // A folder of shards is read as one split by evaluate too (it was refused as "a folder, not a
+  // regular file"); an empty folder still is.
+  const shards = await runStage("pipeline/evaluate.ts", [`${PQ}/squad_shards`, `${dir}/pred.json`]);
+  assertEquals([shards.code, shards.stdout.trim()], [0, '{"exact_match": 100.0, "f1": 100.0}']);
+  const empty = await Deno.makeTempDir({ dir: TMP });
+  const none = await runStage("pipeline/evaluate.ts", [empty, `${dir}/pred.json`]);
+  assertEquals([none.code, none.stderr.trim()], [
+    2,
+    `evaluate: ${empty}: is a folder, not a regular file`,
+  ]);
   const bad = await runStage("pipeline/split.ts", [
     `${PQ}/corrupt.parquet`,
     `${dir}/c.json`,
