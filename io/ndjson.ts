@@ -119,7 +119,7 @@ const NDJSON_START = /^\s*\{\s*"kind"\s*:/;
 export async function sniffNdjson(src: ByteSource): Promise<[boolean, ByteSource]> {
   const [first, stream] = await peekBytes(src.stream.getReader(), 64);
   const text = new TextDecoder().decode(first.subarray(0, 64));
-  return [NDJSON_START.test(text), { name: src.name, stream }];
+  return [NDJSON_START.test(text), { ...src, stream }];
 }
 
 /**

@@ -16,6 +16,13 @@ export interface ByteSource {
   readonly name: string;
   /** The (decompressed) bytes. */
   readonly stream: ReadableStream<Uint8Array>;
+  /**
+   * Where line `n` (from 1) of the text was read from, when that is not
+   * line `n` of the file `name`: a Parquet split read as JSON lines names
+   * the shard and its row (`{file, where: "row 7"}`). `undefined` for a
+   * line it cannot place.
+   */
+  readonly lineAt?: (n: number) => { readonly file: string; readonly where: string } | undefined;
 }
 
 function osMessage(e: unknown): string {

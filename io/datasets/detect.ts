@@ -173,7 +173,7 @@ export async function readHead(src: ByteSource): Promise<[string, ByteSource]> {
   let [bytes, stream] = await peekBytes(src.stream.getReader(), HEAD_BYTES);
   // A JSON document (SQuAD, MRQA's header) may be one long line: its strings are bounded.
   if (opensJsonDocument(headText(dec(bytes.subarray(0, HEAD_BYTES))))) {
-    return [dec(bytes.subarray(0, HEAD_BYTES)), { name: src.name, stream }];
+    return [dec(bytes.subarray(0, HEAD_BYTES)), { ...src, stream }];
   }
   if (bytes.byteLength >= HEAD_BYTES && !bytes.includes(0x0a)) {
     [bytes, stream] = await peekUntil(
@@ -191,7 +191,7 @@ export async function readHead(src: ByteSource): Promise<[string, ByteSource]> {
     });
   }
   const end = nl < 0 ? bytes.byteLength : Math.max(Math.min(HEAD_BYTES, bytes.byteLength), nl + 1);
-  return [dec(bytes.subarray(0, end)), { name: src.name, stream }];
+  return [dec(bytes.subarray(0, end)), { ...src, stream }];
 }
 
 /**
@@ -327,7 +327,7 @@ export const settleFormat = (
         const f = formatOfHead(head, src.name);
         // A generic file needs a field map the stages do not take: the SQuAD reader names it.
         const told = f === undefined || formatSpec(f)?.fields === true ? "squad" : f;
-        return [told, { name: src.name, stream }];
+        return [told, { ...src, stream }];
       },
       catch: asError(src.name),
     });

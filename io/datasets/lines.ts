@@ -188,6 +188,47 @@ export function lineSplitter(
  * if (nums.join() !== "1,2,3") throw new Error(nums.join());
  * ```
  */
+/**
+ * A record's error of line `n` of `src`'s text, named where the line was
+ * read from when the source says (`ByteSource.lineAt`: a Parquet row): its
+ * file and `line n` become the shard and `row R`, and a first place
+ * `(first at line M)` in its message the same way. Anything else as it is.
+ *
+ * @example
+ * ```ts
+ * import { placed } from "./lines.ts";
+ * import { InputError } from "../errors.ts";
+ * const src = {
+ *   name: "split",
+ *   stream: new Blob([]).stream(),
+ *   lineAt: (n: number) => ({ file: "split/b.parquet", where: `row ${n - 3}` }),
+ * };
+ * const e = placed(
+ *   new InputError({ file: "split", where: 'line 5 question "q"', message: "duplicate id (first at line 4)" }),
+ *   src,
+ *   5,
+ * );
+ * if (String(e) !== 'split/b.parquet: row 2 question "q": duplicate id (first at split/b.parquet row 1)') {
+ *   throw new Error(String(e));
+ * }
+ * ```
+ */
+export function placed(e: unknown, src: ByteSource, n: number): unknown {
+  const here = src.lineAt?.(n);
+  if (!(e instanceof InputError) || e.file !== src.name || here === undefined) return e;
+  const prefix = `line ${n}`;
+  if (e.where !== prefix && !e.where.startsWith(`${prefix} `)) return e;
+  const message = e.message.replace(/\(first at line (\d+)\)/, (all, m: string) => {
+    const first = src.lineAt!(Number(m));
+    return first === undefined ? all : `(first at ${first.file} ${first.where})`;
+  });
+  return new InputError({
+    file: here.file,
+    where: here.where + e.where.slice(prefix.length),
+    message,
+  });
+}
+
 export function lineRecords<T>(
   src: ByteSource,
   maxLineBytes: number,
@@ -200,7 +241,16 @@ export function lineRecords<T>(
         new TransformStream<TextLine[], T[]>({
           transform(lines, controller) {
             const out: T[] = [];
-            for (const line of lines) parse(line, out);
+            for (const line of lines) {
+              if (src.lineAt === undefined) parse(line, out);
+              else {
+                try {
+                  parse(line, out);
+                } catch (e) {
+                  throw placed(e, src, line.line);
+                }
+              }
+            }
             if (out.length > 0) controller.enqueue(out);
           },
           flush(controller) {

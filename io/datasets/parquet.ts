@@ -32,7 +32,11 @@
  * the column; so does a string longer than the readers
  * read ({@linkcode MAX_LINE_BYTES}, 16 MiB, as JSON text: a SQuAD string,
  * or a JSONL kind's whole line), which the reader of the text would
- * otherwise name by a byte or line of the text, not by the row.
+ * otherwise name by a byte or line of the text, not by the row. For the kinds
+ * written a JSON line a row (open-domain, passages, generic), the source
+ * also says where each line came from (`lineAt`), so a record the line
+ * readers refuse (an answer list holding a null, a repeated id) is named by
+ * its shard and row as well (`lineRecords` of `lines.ts`).
  *
  * @module
  */
@@ -95,6 +99,15 @@ function jsonOf(v: unknown): string {
         : x,
   );
 }
+
+/** The kinds written one JSON line a row (so a line of the text names a row). */
+const LINE_KINDS: ReadonlySet<ParquetKind> = new Set([
+  "trivia_qa",
+  "nq_open",
+  "web_questions",
+  "passages",
+  "generic",
+]);
 
 /** The text of one kind: a head, each row (given its position), and an end. */
 interface Writer {
@@ -395,6 +408,9 @@ export async function parquetSource(path: string): Promise<ByteSource | undefine
   let group = 0;
   let row = 0;
   let ended = false;
+  // Line kinds (one line a row): the text's line where each shard's first row is, and its file.
+  const firstLines: { line: number; file: string }[] = [];
+  let lines = 0;
   const start = async (): Promise<string> => {
     for (const p of paths) files.push(await openParquet(p));
     kind = parquetKind(files[0].columns);
@@ -440,6 +456,10 @@ export async function parquetSource(path: string): Promise<ByteSource | undefine
           const text = writer!.row(r, at);
           checkLength(r, at, kind, text);
           parts.push(text);
+          if (LINE_KINDS.has(kind)) {
+            if (at.row === 0) firstLines.push({ line: lines + 1, file: pq.path });
+            lines++;
+          }
         }
         group++;
         controller.enqueue(encoder.encode(parts.join("")));
@@ -452,5 +472,13 @@ export async function parquetSource(path: string): Promise<ByteSource | undefine
       close();
     },
   }, { highWaterMark: 0 });
-  return { name: path, stream };
+  // Line N of a line kind's text is a row: the last shard starting at or before it, N − its first line.
+  const lineAt = (n: number) => {
+    let i = firstLines.length - 1;
+    while (i >= 0 && firstLines[i].line > n) i--;
+    return i < 0 || n > lines
+      ? undefined
+      : { file: firstLines[i].file, where: `row ${n - firstLines[i].line}` };
+  };
+  return { name: path, stream, lineAt };
 }

@@ -122,7 +122,7 @@ export const readQ2c = (
         });
         const { squadRecordStream } = await import("../../io/squad.ts");
         const q2c = new Map<string, string>();
-        for await (const rec of squadRecordStream({ name: src.name, stream: replay }, read)) {
+        for await (const rec of squadRecordStream({ ...src, stream: replay }, read)) {
           if (rec.kind === "article") addArticle(q2c, rec);
         }
         return q2c;

@@ -169,10 +169,30 @@ Deno.test("parquet: a foreign, truncated, corrupt or brotli file, mixed shards: 
     // A key column null: named by the row, not by where it lands in the text.
     ["null_id.parquet", 'row 30: column "id" is null'],
     ["nq_null_question.parquet", 'row 7: column "question" is null'],
+    // A fault the JSON lines reader finds (an answer list holding a null): named by the row too.
+    ["nq_null_answer.parquet", 'row 9 question "9": "answer" is not a list of strings'],
   ];
   for (const [f, line] of cases) {
     assertEquals(await failure(questions(`${PQ}/${f}`)), `${PQ}/${f}: ${line}`, f);
   }
+  // Shards: the shard and its row, not the line of the text they make together; a repeated
+  // id names both places.
+  const shards = `${PQ}/passages_shards`;
+  assertEquals(
+    await failure(corpus(shards)),
+    `${shards}/train-00001-of-00002.parquet: row 2 passage "Super_Bowl_50_1": ` +
+      `duplicate id (first at ${shards}/train-00000-of-00002.parquet row 1)`,
+  );
+  const nq2 = await Deno.makeTempDir({ dir: TMP });
+  await Deno.copyFile(`${PQ}/nq_open.parquet`, `${nq2}/v-00000-of-00002.parquet`);
+  await Deno.copyFile(`${PQ}/nq_null_answer.parquet`, `${nq2}/v-00001-of-00002.parquet`);
+  const nqRows = (await questions(`${PQ}/nq_open.parquet`)).length;
+  assertEquals(
+    await failure(questions(nq2)),
+    `${nq2}/v-00001-of-00002.parquet: row 9 question "${
+      nqRows + 9
+    }": "answer" is not a list of strings`,
+  );
   const mixed = await Deno.makeTempDir({ dir: TMP });
   await Deno.copyFile(`${PQ}/nq_open.parquet`, `${mixed}/a-00000-of-00002.parquet`);
   await Deno.copyFile(`${PQ}/squad_small.parquet`, `${mixed}/a-00001-of-00002.parquet`);
