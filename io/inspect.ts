@@ -27,10 +27,12 @@ import * as Effect from "effect/Effect";
 import {
   descrOf,
   type JsonValue,
+  MAX_NPY_HEADER,
   type NdArray,
   NpyError,
   type NpyHeader,
   parseNpy,
+  parseNpyHeader,
   toJsonValues,
 } from "./npy.ts";
 import { type NpzContent, NpzError, parseNpzContent } from "./npz.ts";
@@ -83,7 +85,10 @@ export interface InspectOptions {
    * {@linkcode INSPECT_MAX_BYTES}): each entry's header is read first (with
    * the checks every reader makes, as `validate` and `merge` do through
    * `checkHeader`), and an entry past the bound is refused before it is
-   * inflated.
+   * inflated; an `.npz` file larger than the bound (and 1 MiB for the zip's
+   * own records) is refused before it is read. An `.npy` is described from
+   * its header alone; with `values`, one larger than the bound is refused
+   * before its data is read.
    */
   readonly maxBytes?: number;
 }
@@ -194,11 +199,9 @@ export const inspectFile = (
   options: InspectOptions = {},
 ): Effect.Effect<InspectResult, NpyError | NpzError> =>
   Effect.tryPromise({
-    try: () => {
-      statRegularFile(path);
-      return Deno.readFile(path);
-    },
+    try: () => readInspected(path, options),
     catch: (e) => {
+      if (e instanceof NpyError || e instanceof NpzError) return e;
       const reason = e instanceof InputError
         ? e.message.replace(`${path}: `, "")
         : `cannot read file: ${
@@ -213,12 +216,13 @@ export const inspectFile = (
         : NpyError.of(path, undefined, reason);
     },
   }).pipe(
-    Effect.flatMap((bytes) =>
+    Effect.flatMap((read) =>
       Effect.suspend((): Effect.Effect<InspectResult, NpyError | NpzError> => {
+        if (!(read instanceof Uint8Array)) return Effect.succeed(read);
         try {
           return Effect.succeed(
-            looksLikeNpy(bytes, path) ? describeArray(parseNpy(bytes, path), options) : describeNpz(
-              parseNpzContent(bytes, path, { checkHeader: bound(options) }),
+            looksLikeNpy(read, path) ? describeArray(parseNpy(read, path), options) : describeNpz(
+              parseNpzContent(read, path, { checkHeader: bound(options) }),
               options,
             ),
           );
@@ -228,3 +232,98 @@ export const inspectFile = (
       })
     ),
   );
+
+/** Bytes an `.npz` may hold beyond what its arrays need: the zip's own records. */
+const ZIP_SLACK = 1 << 20;
+
+/**
+ * What {@linkcode inspectFile} reads of `path`: an `.npy`'s header only (its
+ * description, the file's size checked against it) unless `values` asks
+ * for the data, which its header bounds as an `.npz`'s are
+ * ({@linkcode InspectOptions.maxBytes}); else the file's bytes, an `.npz`
+ * no larger than that bound allows (a file of gigabytes was read whole,
+ * twice its size in memory, before anything was said of it).
+ */
+async function readInspected(
+  path: string,
+  options: InspectOptions,
+): Promise<ArrayInfo | Uint8Array> {
+  statRegularFile(path);
+  const file = await Deno.open(path, { read: true });
+  try {
+    const size = (await file.stat()).size;
+    const head = await readFirst(file, Math.min(size, 4096));
+    if (looksLikeNpy(head, path)) {
+      let h: NpyHeader;
+      try {
+        h = parseNpyHeader(head, path);
+      } catch (e) {
+        // A header longer than the first bytes read: read as much as a header may be.
+        if (size <= head.length) throw e;
+        await file.seek(0, Deno.SeekMode.Start);
+        h = parseNpyHeader(await readFirst(file, Math.min(size, MAX_NPY_HEADER + 12)), path);
+      }
+      const have = size - h.dataStart;
+      if (have !== h.dataBytes) {
+        const shape = h.shape.length === 1 ? `(${h.shape[0]},)` : `(${h.shape.join(", ")})`;
+        throw NpyError.of(
+          path,
+          undefined,
+          `${have < h.dataBytes ? "data is truncated" : "data size does not match the shape"}: ` +
+            `shape ${shape} of ${h.descr} needs ${h.dataBytes} bytes, found ${have}`,
+        );
+      }
+      if (!options.values) {
+        return {
+          dtype: descrOf({ dtype: h.dtype, byteOrder: h.order }),
+          shape: [...h.shape],
+          fortran_order: h.fortranOrder,
+        };
+      }
+      const max = options.maxBytes ?? INSPECT_MAX_BYTES;
+      if (size > max) {
+        throw NpyError.of(
+          path,
+          undefined,
+          `the array needs ${size} bytes, more than the ${max} inspect reads for its values ` +
+            "(refused before reading; --max-bytes)",
+        );
+      }
+    } else if (
+      !(head[0] === 0x50 && head[1] === 0x4b) && !/\.np[yz]$/i.test(path)
+    ) {
+      // Neither by content nor by name: not one of the files inspect describes.
+      throw NpzError.of(
+        path,
+        undefined,
+        "not an .npy or .npz file (no NPY magic, no ZIP signature at its start)",
+      );
+    } else {
+      const max = options.maxBytes ?? INSPECT_MAX_BYTES;
+      if (size > max + ZIP_SLACK) {
+        throw NpzError.of(
+          path,
+          undefined,
+          `the file is ${size} bytes, more than inspect reads of an .npz (--max-bytes ${max}, ` +
+            `and ${ZIP_SLACK} for the zip's own records)`,
+        );
+      }
+    }
+    await file.seek(0, Deno.SeekMode.Start);
+    return await readFirst(file, size);
+  } finally {
+    file.close();
+  }
+}
+
+/** The first `n` bytes of `file` from where it stands (fewer at its end). */
+async function readFirst(file: Deno.FsFile, n: number): Promise<Uint8Array> {
+  const out = new Uint8Array(n);
+  let off = 0;
+  while (off < n) {
+    const got = await file.read(out.subarray(off));
+    if (got === null || got === 0) break;
+    off += got;
+  }
+  return out.subarray(0, off);
+}

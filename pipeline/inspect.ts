@@ -25,8 +25,13 @@
  *
  * An `.npz` whose arrays need more than `--max-bytes` (default 256 MiB) in
  * all is refused from their headers, before they are inflated (a zip bomb
- * costs no more than its headers), exit 2; raise the bound for a larger
- * archive.
+ * costs no more than its headers), and an `.npz` file larger than that
+ * (plus 1 MiB for the zip's own records) before it is read, exit 2; raise
+ * the bound for a larger archive. An `.npy` is described from its header
+ * alone, whatever its size (its size checked against the header); with
+ * `--values`, one larger than `--max-bytes` is refused before its data is
+ * read. A file that is neither by its first bytes nor by its name is
+ * refused as such.
  *
  * The file type is recognised by its first bytes (NPY magic or ZIP
  * signature), then by its extension. Exit status: 0 success, 1 failure of the
@@ -69,7 +74,7 @@ export const INSPECT_SPEC = {
     metavar: "N",
     min: 1,
     description: "refuse an .npz whose arrays need more than N bytes in all, before " +
-      "inflating them (default 268435456: 256 MiB)",
+      "inflating them, and an .npy larger than N with --values (default 268435456: 256 MiB)",
   }],
   examples: ["out/dumps/context_emb/Super_Bowl_50_0.npz --values"],
 } as const satisfies CommandSpec;

@@ -231,3 +231,82 @@ Deno.test("inspect CLI: --max-bytes bounds what an .npz may need; past it, one l
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("inspect CLI: an .npy is described from its header alone; its values, and an .npz, only up to --max-bytes", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // A 5 GB array (a sparse file: no disk is used): more than one buffer can hold, so reading
+    // the file whole, as inspect did, could not describe it.
+    const big = `${dir}/big.npy`;
+    await Deno.writeFile(
+      big,
+      npyPreambleOf("{'descr': '<f4', 'fortran_order': False, 'shape': (1250000, 1024), }", 128),
+    );
+    await Deno.truncate(big, 128 + 1250000 * 1024 * 4);
+    const ok = await runStage("pipeline/inspect.ts", [big], { permissions: ["--allow-read"] });
+    assertEquals([ok.code, ok.stderr], [0, ""]);
+    assertEquals(JSON.parse(ok.stdout), {
+      dtype: "<f4",
+      shape: [1250000, 1024],
+      fortran_order: false,
+    });
+    const values = await runStage("pipeline/inspect.ts", [big, "--values"]);
+    assertEquals([values.code, values.stdout, values.stderr], [
+      2,
+      "",
+      `inspect: ${big}: the array needs 5120000128 bytes, more than the 268435456 inspect reads ` +
+      "for its values (refused before reading; --max-bytes)\n",
+    ]);
+    // The file's size is checked against the header, as when the data was read.
+    await Deno.truncate(big, 128 + 1250000 * 1024 * 4 - 1);
+    const cut = await runStage("pipeline/inspect.ts", [big]);
+    assertEquals([cut.code, cut.stderr], [
+      2,
+      `inspect: ${big}: data is truncated: shape (1250000, 1024) of <f4 needs 5120000000 bytes, ` +
+      "found 5119999999\n",
+    ]);
+    // A header longer than the first 4 KiB read.
+    const long = `${dir}/long.npy`;
+    const bytes = new Uint8Array(10_000 + 6);
+    bytes.set(npyPreambleOf("{'descr': '<i2', 'fortran_order': False, 'shape': (3,), }", 10_000));
+    bytes.set(new Uint8Array(new Int16Array([1, -2, 3]).buffer), 10_000);
+    await Deno.writeFile(long, bytes);
+    const l = await runStage("pipeline/inspect.ts", [long, "--values"]);
+    assertEquals([l.code, l.stderr], [0, ""]);
+    assertEquals(JSON.parse(l.stdout), {
+      dtype: "<i2",
+      shape: [3],
+      fortran_order: false,
+      values: [1, -2, 3],
+    });
+    // An .npz file larger than --max-bytes (and 1 MiB for the zip's records): refused unread.
+    const npz = `${dir}/big.npz`;
+    await Deno.writeTextFile(npz, "PK");
+    await Deno.truncate(npz, (1 << 20) + 1001);
+    const z = await runStage("pipeline/inspect.ts", [npz, "--max-bytes", "1000"]);
+    assertEquals([z.code, z.stderr], [
+      2,
+      `inspect: ${npz}: the file is 1049577 bytes, more than inspect reads of an .npz ` +
+      "(--max-bytes 1000, and 1048576 for the zip's own records)\n",
+    ]);
+    // Neither an .npy nor an .npz, by content or by name.
+    const other = `${dir}/split.parquet`;
+    await Deno.writeTextFile(other, "PAR1....PAR1");
+    const o = await runStage("pipeline/inspect.ts", [other]);
+    assertEquals([o.code, o.stderr], [
+      2,
+      `inspect: ${other}: not an .npy or .npz file (no NPY magic, no ZIP signature at its start)\n`,
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** An NPY 1.0 preamble of `total` bytes: magic, version, length, the header padded with spaces. */
+function npyPreambleOf(header: string, total: number): Uint8Array {
+  const text = header + " ".repeat(total - 10 - header.length - 1) + "\n";
+  const out = new Uint8Array(total);
+  out.set([0x93, ...new TextEncoder().encode("NUMPY"), 1, 0, text.length & 0xff, text.length >> 8]);
+  out.set(new TextEncoder().encode(text), 10);
+  return out;
+}
