@@ -531,6 +531,23 @@ function checkId(file: string, kind: IdKind, id: string, reg: StemRegistry): voi
   }
 }
 
+/**
+ * {@linkcode checkId} of a question, and its text: a question with no text
+ * (a SQuAD question without `"question"`, which the readers take as `""`,
+ * or one of white space) is refused, naming it, where the encoder would
+ * have encoded nothing in its place.
+ */
+function checkQuestion(file: string, q: QuestionInput, reg: StemRegistry): void {
+  if (q.question.trim() === "") {
+    throw new InputError({
+      file,
+      where: `question ${JSON.stringify(q.id)}`,
+      message: 'no question text (its "question" is missing or empty): nothing to encode',
+    });
+  }
+  checkId(file, "question", q.id, reg);
+}
+
 const guard = <A>(f: () => A): Effect.Effect<A, InputError> =>
   Effect.try({
     try: f,
@@ -812,7 +829,7 @@ export const embedQuestions = (
       let written = 0, skipped = 0;
       const run = inRange(questionInputs(opts.input, opts.uniqueIds, opts.format), opts.range).pipe(
         Stream.mapEffect((q) =>
-          Effect.flatMap(guard(() => checkId(opts.input, "question", q.id, reg)), () =>
+          Effect.flatMap(guard(() => checkQuestion(opts.input, q, reg)), () =>
             opts.overwrite
               ? Effect.succeed({ q, done: false })
               : Effect.map(complete(opts.out, [`${dumpStem(q.id)}.npz`]), (done) => ({ q, done })))

@@ -318,3 +318,53 @@ Deno.test("a bad corpus: records, embed_context and index exit 2 with one line (
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test('a question without text (no "question", or white space): embed_question exits 2 naming it and writes nothing', async () => {
+  const dir = await Deno.makeTempDir({ prefix: "no_question_" });
+  try {
+    const squad = (qa: Record<string, unknown>) =>
+      JSON.stringify({
+        version: "1.1",
+        data: [{
+          title: "T",
+          paragraphs: [{
+            context: "Ada built the bridge.",
+            qas: [
+              {
+                id: "q0",
+                question: "Who built the bridge?",
+                answers: [{ text: "Ada", answer_start: 0 }],
+              },
+              { id: "q1", answers: [{ text: "Ada", answer_start: 0 }], ...qa },
+            ],
+          }],
+        }],
+      });
+    const cases: Array<[string, string]> = [
+      ["missing.json", squad({})],
+      ["blank.json", squad({ question: " \t" })],
+      ["ndjson.ndjson", '{"kind": "question", "id": "q1", "question": ""}\n'],
+    ];
+    for (const [name, text] of cases) {
+      const path = `${dir}/${name}`;
+      await Deno.writeTextFile(path, text);
+      const r = await runStage("pipeline/embed_question.ts", [path, `${dir}/emb`, "--sparse"]);
+      assertEquals(
+        [r.code, r.stderr],
+        [
+          2,
+          `embed_question: ${path}: question "q1": no question text (its "question" is missing or ` +
+          "empty): nothing to encode\n",
+        ],
+        name,
+      );
+      assertEquals(
+        await listDir(dir),
+        cases.slice(0, cases.findIndex((c) => c[0] === name) + 1).map((c) => c[0]).sort(),
+        name,
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
