@@ -33,10 +33,11 @@
  * read ({@linkcode MAX_LINE_BYTES}, 16 MiB, as JSON text: a SQuAD string,
  * or a JSONL kind's whole line), which the reader of the text would
  * otherwise name by a byte or line of the text, not by the row. For the kinds
- * written a JSON line a row (open-domain, passages, generic), the source
- * also says where each line came from (`lineAt`), so a record the line
- * readers refuse (an answer list holding a null, a repeated id) is named by
- * its shard and row as well (`lineRecords` of `lines.ts`).
+ * written a JSON line a row (open-domain, passages, generic), and MRQA's (a
+ * line a run of rows of one context), the source also says where each line
+ * came from (`lineAt`), so a record the line readers refuse (an answer list
+ * holding a null, a repeated id) is named by its shard and row (or rows) as
+ * well (`lineRecords` of `lines.ts`).
  *
  * @module
  */
@@ -411,6 +412,9 @@ export async function parquetSource(path: string): Promise<ByteSource | undefine
   // Line kinds (one line a row): the text's line where each shard's first row is, and its file.
   const firstLines: { line: number; file: string }[] = [];
   let lines = 0;
+  // MRQA: line 1 its header, then a line for each run of rows of one context (and subset).
+  const runs: { file: string; first: number; lastFile: string; last: number }[] = [];
+  let runContext: unknown, runSubset: unknown;
   const start = async (): Promise<string> => {
     for (const p of paths) files.push(await openParquet(p));
     kind = parquetKind(files[0].columns);
@@ -459,6 +463,16 @@ export async function parquetSource(path: string): Promise<ByteSource | undefine
           if (LINE_KINDS.has(kind)) {
             if (at.row === 0) firstLines.push({ line: lines + 1, file: pq.path });
             lines++;
+          } else if (kind === "mrqa") {
+            const run = runs.at(-1);
+            if (run === undefined || r.context !== runContext || r.subset !== runSubset) {
+              runs.push({ file: pq.path, first: at.row, lastFile: pq.path, last: at.row });
+              runContext = r.context;
+              runSubset = r.subset;
+            } else {
+              run.lastFile = pq.path;
+              run.last = at.row;
+            }
           }
         }
         group++;
@@ -473,7 +487,18 @@ export async function parquetSource(path: string): Promise<ByteSource | undefine
     },
   }, { highWaterMark: 0 });
   // Line N of a line kind's text is a row: the last shard starting at or before it, N − its first line.
+  // Line N ≥ 2 of MRQA's is run N − 2, by its rows.
   const lineAt = (n: number) => {
+    if (kind === "mrqa") {
+      const run = runs[n - 2];
+      if (run === undefined) return undefined;
+      const where = run.lastFile !== run.file
+        ? `rows ${run.first} to ${run.last} of ${run.lastFile}`
+        : run.last > run.first
+        ? `rows ${run.first} to ${run.last}`
+        : `row ${run.first}`;
+      return { file: run.file, where };
+    }
     let i = firstLines.length - 1;
     while (i >= 0 && firstLines[i].line > n) i--;
     return i < 0 || n > lines

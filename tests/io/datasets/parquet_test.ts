@@ -171,6 +171,12 @@ Deno.test("parquet: a foreign, truncated, corrupt or brotli file, mixed shards: 
     ["nq_null_question.parquet", 'row 7: column "question" is null'],
     // A fault the JSON lines reader finds (an answer list holding a null): named by the row too.
     ["nq_null_answer.parquet", 'row 9 question "9": "answer" is not a list of strings'],
+    // MRQA: a line is a run of rows of one context, named by them.
+    [
+      "mrqa_bad_span.parquet",
+      'rows 55 to 59 question "5733a5f54776f41900660f48": detected answer 0: "char_spans" span 0 ' +
+      "[100000, 100004] is outside the context (522 characters)",
+    ],
   ];
   for (const [f, line] of cases) {
     assertEquals(await failure(questions(`${PQ}/${f}`)), `${PQ}/${f}: ${line}`, f);
