@@ -68,7 +68,10 @@ Deno.test("test setup: PY_PACKAGES is what the tests' Python files import, beyon
   // The five of this writing, and where they are imported.
   assertEquals(needed, ["faiss", "matplotlib", "onnx", "onnxruntime", "pyarrow"]);
   assertEquals(imported.get("pyarrow"), "tests/fixtures/make_parquet.py");
-  assertEquals(imported.get("faiss"), "bench/faiss_ref.py tests/py/ivf_ref.py");
+  assertEquals(
+    imported.get("faiss"),
+    "bench/faiss_ref.py bench/faiss_width.py tests/py/ivf_ref.py",
+  );
   assertEquals(setup.get("faiss"), "faiss-cpu");
 });
 
