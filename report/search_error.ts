@@ -54,7 +54,7 @@ import {
 import { datasetName, type SystemSpec } from "./inputs.ts";
 import { type ReportRules, type ScoredDataset, scoreSystems } from "./systems.ts";
 import { baseOf, dirOf, isDir, isFile, listNames, trimSlash } from "../io/fs.ts";
-import { readTextStrict } from "./text.ts";
+import { readLinesStrict, readTextStrict } from "./text.ts";
 
 /** The four cells of the split, in questions. */
 export interface SearchErrorCells {
@@ -401,16 +401,18 @@ function approxOf(args: readonly string[], data: string | undefined): FoundSearc
 
 /** Top-k records of a file: per question, its ranks 1, 2, ... in order. */
 function readRanks(file: string): Map<string, RankedPhrase[]> {
-  let text: string;
+  // Read a chunk at a time: `search --top-k 1000` over a large set writes more than one
+  // JavaScript string holds.
+  let lines: Iterable<string>;
   try {
-    text = readTextStrict(file);
+    lines = readLinesStrict(file);
   } catch (e) {
     if (e instanceof InputError) throw e;
     throw new FileError({ file, message: e instanceof Error ? e.message : String(e) });
   }
   const out = new Map<string, RankedPhrase[]>();
   let line = 0;
-  for (const l of text.split("\n")) {
+  for (const l of lines) {
     line++;
     if (l.trim() === "") continue;
     let r: Record<string, unknown>;

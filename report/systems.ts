@@ -79,7 +79,7 @@ import {
   SquadV2Accumulator,
 } from "../metrics/squad.ts";
 import type { SystemSpec } from "./inputs.ts";
-import { readTextStrict } from "./text.ts";
+import { readLinesStrict } from "./text.ts";
 
 /** The official rules a dataset is scored with (`v1.1`: SQuAD v1.1, `v2.0`: SQuAD v2.0). */
 export type ReportRules = RulesName;
@@ -546,10 +546,10 @@ function checkRows(
   qs: readonly ReportQuestion[],
   scored: ScoredSystem,
 ): ScoredSystem {
-  let text: string;
+  let lines: Iterable<string>;
   try {
     statRegularFile(rowsFile);
-    text = readTextStrict(rowsFile);
+    lines = readLinesStrict(rowsFile);
   } catch (e) {
     if (e instanceof InputError) throw e;
     throw new FileError({ file: rowsFile, message: e instanceof Error ? e.message : String(e) });
@@ -566,7 +566,7 @@ function checkRows(
   const f1s = scored.f1;
   let i = 0;
   let line = 0;
-  for (const l of text.split("\n")) {
+  for (const l of lines) {
     line++;
     if (l.trim() === "") continue;
     let r: RowLine;
