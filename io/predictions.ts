@@ -8,7 +8,7 @@
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "./errors.ts";
 import { type JsonEvent, JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
-import { RawNumber } from "./pyjson.ts";
+import { type PyJson, RawNumber } from "./pyjson.ts";
 import { openSource } from "./source.ts";
 import { FAST_PARSE_BYTES, parseWhole } from "./predictions_whole.ts";
 
@@ -34,6 +34,92 @@ import { FAST_PARSE_BYTES, parseWhole } from "./predictions_whole.ts";
 export const readPredictions = (
   path: string,
 ): Effect.Effect<Map<string, string>, InputError | FileError> =>
+  readIdMap(path, PREDICTIONS, parseWhole);
+
+/**
+ * Reads a SQuAD v2.0 no-answer probability file (`evaluate --na-prob-file`:
+ * a JSON object of question id → number, as the official v2.0 script's
+ * `json.load` reads it) into a Map, streamed as {@linkcode readPredictions}
+ * is: a file over JavaScript's 512 MiB string limit reads as any other, and
+ * memory is the map's, not the file's text and a parsed copy of it. A value
+ * that is not a number is refused naming its question; a repeated id keeps
+ * its last value.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect";
+ * import { readNaProbs } from "./predictions.ts";
+ * const path = await Deno.makeTempFile({ suffix: ".json" });
+ * await Deno.writeTextFile(path, '{"q1": 0.25, "q2": 1e-3}');
+ * const p = await Effect.runPromise(readNaProbs(path));
+ * if (p.get("q1") !== 0.25 || p.get("q2") !== 0.001) throw new Error();
+ * ```
+ */
+export const readNaProbs = (
+  path: string,
+): Effect.Effect<Map<string, number>, InputError | FileError> =>
+  readIdMap(path, NA_PROBS, parseWholeNumbers);
+
+/** What an id map file holds: its name in messages, and how a value is taken. */
+interface IdMapKind<T> {
+  /** What the top-level object maps ids to, as a refusal words it. */
+  readonly shape: string;
+  /** The value of `ev`, or `undefined` when it is not one (refused by {@linkcode notValue}). */
+  readonly value: (v: PyJson) => T | undefined;
+  /** The message of a value that is not one. */
+  readonly notValue: (v: PyJson) => string;
+}
+
+const typeName = (v: PyJson) => v === null ? "null" : v instanceof RawNumber ? "number" : typeof v;
+
+const PREDICTIONS: IdMapKind<string> = {
+  shape: "question id → answer string",
+  value: (v) => typeof v === "string" ? v : undefined,
+  notValue: (v) => `prediction is ${typeName(v)}, not a string`,
+};
+
+const NA_PROBS: IdMapKind<number> = {
+  shape: "question id → no-answer probability",
+  value: (v) => v instanceof RawNumber ? Number(v.text) : typeof v === "number" ? v : undefined,
+  notValue: () => "not a number",
+};
+
+/** An object of id → number read whole with `JSON.parse`, or `undefined` for the streaming path. */
+function parseWholeNumbers(
+  chunks: readonly Uint8Array[],
+  size: number,
+): Map<string, number> | undefined {
+  const bytes = new Uint8Array(size);
+  let off = 0;
+  for (const c of chunks) {
+    bytes.set(c, off);
+    off += c.byteLength;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const out = new Map<string, number>();
+  for (const [id, v] of Object.entries(value)) {
+    if (typeof v !== "number" || /^(?:0|[1-9][0-9]*)$/.test(id)) return undefined;
+    out.set(id, v);
+  }
+  return out;
+}
+
+/**
+ * A JSON object of question id → value at `path`, streamed (see
+ * {@linkcode readPredictions}); a file of up to `FAST_PARSE_BYTES` first
+ * tried whole with `fast`.
+ */
+const readIdMap = <T>(
+  path: string,
+  kind: IdMapKind<T>,
+  fast: (chunks: readonly Uint8Array[], size: number) => Map<string, T> | undefined,
+): Effect.Effect<Map<string, T>, InputError | FileError> =>
   Effect.flatMap(openSource(path), (src) =>
     Effect.tryPromise({
       try: async () => {
@@ -61,28 +147,28 @@ export const readPredictions = (
           throw e;
         }
         if (!rest) {
-          const fast = parseWhole(head, headBytes);
-          if (fast !== undefined) return fast;
+          const whole = fast(head, headBytes);
+          if (whole !== undefined) return whole;
         }
         const d = new JsonEventDecoder("\0", { repeatedKeys: true });
-        const out = new Map<string, string>();
+        const out = new Map<string, T>();
         let bytes = 0;
         try {
           for (const c of head) {
-            take(d.push(c), out, path);
+            take(d.push(c), out, path, kind);
             bytes += c.byteLength;
           }
           head.length = 0;
           while (rest) {
             const r = await it.next();
             if (r.done) break;
-            take(d.push(r.value), out, path);
+            take(d.push(r.value), out, path, kind);
             bytes += r.value.byteLength;
           }
-          take(d.end(), out, path);
+          take(d.end(), out, path, kind);
         } catch (e) {
           await it.return?.();
-          throw asInputError(e, path, bytes);
+          throw asInputError(e, path, bytes, kind.shape);
         }
         return out;
       },
@@ -95,13 +181,13 @@ export const readPredictions = (
 /** The length above which JavaScript cannot hold a string (V8: 2^29 - 24 code units). */
 const MAX_STRING = (1 << 29) - 24;
 
-function asInputError(e: unknown, file: string, bytes: number): unknown {
+function asInputError(e: unknown, file: string, bytes: number, shape: string): unknown {
   if (e instanceof JsonSyntaxError) {
     const top = e.message.startsWith("the top-level value");
     return new InputError({
       file,
       where: top || e.offset < 0 ? "" : `byte ${e.offset}`,
-      message: top ? "not a JSON object of question id → answer string" : e.message,
+      message: top ? `not a JSON object of ${shape}` : e.message,
     });
   }
   if (e instanceof RangeError && /string length/i.test(e.message)) {
@@ -115,16 +201,20 @@ function asInputError(e: unknown, file: string, bytes: number): unknown {
   return e;
 }
 
-function take(events: readonly JsonEvent[], out: Map<string, string>, file: string): void {
+function take<T>(
+  events: readonly JsonEvent[],
+  out: Map<string, T>,
+  file: string,
+  kind: IdMapKind<T>,
+): void {
   for (const ev of events) {
     if (ev.kind !== "field") continue;
-    const v = ev.value;
-    if (typeof v !== "string") {
-      const what = v === null ? "null" : v instanceof RawNumber ? "number" : typeof v;
+    const v = kind.value(ev.value);
+    if (v === undefined) {
       throw new InputError({
         file,
         where: `question "${ev.key}"`,
-        message: `prediction is ${what}, not a string`,
+        message: kind.notValue(ev.value),
       });
     }
     // A repeated id keeps its first place and its last value, as in Python's json.load.

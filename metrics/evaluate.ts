@@ -16,8 +16,7 @@ import * as Effect from "effect/Effect";
 import * as Layer from "effect/Layer";
 import * as Stream from "effect/Stream";
 import { FileError, InputError, UsageError } from "../io/errors.ts";
-import { statRegularFile } from "../io/regular.ts";
-import { readPredictions } from "../io/predictions.ts";
+import { readNaProbs, readPredictions } from "../io/predictions.ts";
 import { RawNumber } from "../io/pyjson.ts";
 import { type SquadArticle, type SquadReadError, squadRecords } from "../io/squad.ts";
 import { openAtomicWriter } from "../io/fs.ts";
@@ -119,34 +118,6 @@ export interface QuestionRow {
   /** F1 (0..1). */
   readonly f1: number;
 }
-
-const readNaProbs = (path: string) =>
-  Effect.flatMap(readPredictionsRaw(path), (obj) => {
-    const m = new Map<string, NaProb>();
-    for (const [k, v] of Object.entries(obj)) {
-      if (typeof v !== "number") {
-        return Effect.fail(
-          new InputError({ file: path, where: `question "${k}"`, message: "not a number" }),
-        );
-      }
-      m.set(k, v);
-    }
-    return Effect.succeed(m);
-  });
-
-const readPredictionsRaw = (path: string) =>
-  Effect.tryPromise({
-    try: async () => {
-      statRegularFile(path);
-      return JSON.parse(await Deno.readTextFile(path)) as Record<string, unknown>;
-    },
-    catch: (e) =>
-      e instanceof InputError || e instanceof FileError
-        ? e
-        : e instanceof SyntaxError
-        ? new InputError({ file: path, where: "", message: `invalid JSON (${e.message})` })
-        : new FileError({ file: path, message: e instanceof Error ? e.message : String(e) }),
-  });
 
 /**
  * Scores a prediction file against a SQuAD dataset with the official rules.

@@ -132,6 +132,46 @@ Deno.test("evaluate: a SQuAD v2.0 file scores by the v2.0 rules (--v2 and auto-d
   }
 });
 
+Deno.test("evaluate --na-prob-file: read a chunk at a time, not as one string (a file over 512 MiB was 'failed to allocate string')", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/v2.json`, JSON.stringify(V2));
+    await Deno.writeTextFile(
+      `${dir}/pred.json`,
+      JSON.stringify({ a: "Normandy", b: "10th", c: "", d: "Normans" }),
+    );
+    const probs = '{"a": 0.1, "b": 0.9, "c": 0.3, "d": 0.2}';
+    await Deno.writeTextFile(`${dir}/na.json`, probs);
+    // The same object with 65 MiB of spaces: past the whole-file fast path, streamed.
+    await Deno.writeTextFile(
+      `${dir}/na_spaced.json`,
+      probs.replace(", ", "," + " ".repeat(65 << 20)),
+    );
+    const args = (na: string) => [`${dir}/v2.json`, `${dir}/pred.json`, "--na-prob-file", na];
+    const small = await runStage("pipeline/evaluate.ts", args(`${dir}/na.json`));
+    assertEquals(small.code, 0, small.stderr);
+    const spaced = await runStage("pipeline/evaluate.ts", args(`${dir}/na_spaced.json`));
+    assertEquals([spaced.code, spaced.stdout, spaced.stderr], [0, small.stdout, small.stderr]);
+    // 1 GiB (a sparse file: no disk), its text more than one JavaScript string holds.
+    await Deno.writeTextFile(`${dir}/na_big.json`, '{"a": 0.1, "b": ');
+    await Deno.truncate(`${dir}/na_big.json`, 1 << 30);
+    const big = await runStage("pipeline/evaluate.ts", args(`${dir}/na_big.json`));
+    assertEquals(big.code, 2, big.stderr);
+    assertEquals(
+      big.stderr,
+      `evaluate: ${dir}/na_big.json: byte 16: invalid JSON: unexpected byte 0x00 (control character)\n`,
+    );
+    await Deno.writeTextFile(`${dir}/na_str.json`, '{"a": 0.1, "b": "x"}');
+    const str = await runStage("pipeline/evaluate.ts", args(`${dir}/na_str.json`));
+    assertEquals([str.code, str.stderr], [
+      2,
+      `evaluate: ${dir}/na_str.json: question "b": not a number\n`,
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("evaluate: version warning and per-question rows", async () => {
   const dir = await Deno.makeTempDir();
   try {
