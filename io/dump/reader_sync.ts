@@ -9,7 +9,7 @@
 import { dumpStem, unsafeIdReason } from "./names.ts";
 import { FileError, InputError } from "../errors.ts";
 import { indexPhrases, type PhraseList } from "./phrases.ts";
-import type { ZipLimits } from "../zip.ts";
+import { readZipEnd, ZipError, type ZipLimits } from "../zip.ts";
 import { openZipIndex, type ZipFileIndex } from "../zip_file.ts";
 import { osMessage } from "../_zip_internal.ts";
 import type { Matrix } from "../matrix.ts";
@@ -126,11 +126,20 @@ class Scratch {
 
 /**
  * Reads a whole file, into `scratch` when given; `undefined` when it does not
- * exist. Anything but a regular file (a named pipe, `/dev/zero` or a link to
- * it) is refused by name before it is opened (`io/regular.ts`).
+ * exist. With `npz`, a file over 1 MiB whose end is no ZIP archive's is
+ * refused ({@linkcode checkNpzEnd}) before it is read; a file larger than
+ * `scratch` can grow to is refused by its size. Anything but a regular file
+ * (a named pipe, `/dev/zero` or a link to it) is refused by name before it is
+ * opened (`io/regular.ts`).
  */
-function readFileSyncInto(path: string, scratch?: Scratch): Uint8Array | undefined {
-  if (statRegularFile(path) === undefined) return undefined;
+function readFileSyncInto(
+  path: string,
+  scratch?: Scratch,
+  npz = false,
+): Uint8Array | undefined {
+  const st = statRegularFile(path);
+  if (st === undefined) return undefined;
+  if (npz && st.size > NPZ_END_CHECK_BYTES) checkNpzEnd(path, st.size);
   if (scratch === undefined) {
     // One call instead of open, stat, read and close (small files: the calls dominate).
     try {
@@ -151,7 +160,18 @@ function readFileSyncInto(path: string, scratch?: Scratch): Uint8Array | undefin
     const info = f.statSync();
     if (info.isDirectory) throw new FileError({ file: path, message: "is a directory" });
     const size = info.size;
-    const out = scratch ? scratch.take(size) : new Uint8Array(size);
+    let out: Uint8Array;
+    try {
+      out = scratch ? scratch.take(size) : new Uint8Array(size);
+    } catch (e) {
+      if (!(e instanceof RangeError)) throw e;
+      // The buffer could not grow to the file (merge's scoring memory has a fixed ceiling).
+      throw new InputError({
+        file: path,
+        where: "",
+        message: `${size} bytes, more than the memory it is read into can hold`,
+      });
+    }
     let n = 0;
     while (n < size) {
       const r = f.readSync(out.subarray(n));
@@ -160,7 +180,51 @@ function readFileSyncInto(path: string, scratch?: Scratch): Uint8Array | undefin
     }
     return out.subarray(0, n);
   } catch (e) {
-    if (e instanceof FileError) throw e;
+    if (e instanceof FileError || e instanceof InputError) throw e;
+    throw new FileError({ file: path, message: osMessage(e) });
+  } finally {
+    f.close();
+  }
+}
+
+/** A `.npz` over this size has its ZIP end records checked before it is read whole (1 MiB). */
+const NPZ_END_CHECK_BYTES = 1 << 20;
+
+/**
+ * Refuses a `.npz` of `size` bytes whose end has no (sound) ZIP end records,
+ * reading only its last 64 KiB: a file that is no archive (cut short, or
+ * gigabytes of anything) is refused as the decoder would refuse it, without
+ * reading it whole first.
+ */
+function checkNpzEnd(path: string, size: number): void {
+  let f: Deno.FsFile;
+  try {
+    f = Deno.openSync(path, { read: true });
+  } catch (e) {
+    throw new FileError({ file: path, message: osMessage(e) });
+  }
+  const readAt = (at: number, length: number): Uint8Array => {
+    const out = new Uint8Array(length);
+    f.seekSync(at, Deno.SeekMode.Start);
+    let n = 0;
+    while (n < length) {
+      const r = f.readSync(out.subarray(n));
+      if (r === null || r === 0) break;
+      n += r;
+    }
+    return out.subarray(0, n);
+  };
+  try {
+    const tailLen = Math.min(size, 22 + 0xffff + 20);
+    readZipEnd(readAt(size - tailLen, tailLen), size, readAt, path);
+  } catch (e) {
+    if (e instanceof ZipError) {
+      throw new InputError({
+        file: path,
+        where: e.entry ?? "",
+        message: `unreadable npz: ${e.reason}`,
+      });
+    }
     throw new FileError({ file: path, message: osMessage(e) });
   } finally {
     f.close();
@@ -221,7 +285,12 @@ interface Backend {
   readonly root: string;
   shownPath(name: string): string;
   label(name: string): string;
-  read(name: string, scratch?: Scratch): Uint8Array | undefined;
+  /**
+   * The bytes of `name`; with `npz`, a large file's ZIP end records are
+   * checked before it is read whole (a folder's files; a zip's entries are
+   * bounded by the archive's own directory).
+   */
+  read(name: string, scratch?: Scratch, npz?: boolean): Uint8Array | undefined;
   names(): string[];
   close(): void;
 }
@@ -258,7 +327,7 @@ function sourceOf(path: string, b: Backend, options: DumpOptions): DumpSourceSyn
     readContext(id) {
       const stem = stemOf(id, path);
       const npz = `${stem}.npz`, json = `${stem}.json`;
-      const m = b.read(npz, matrixScratch);
+      const m = b.read(npz, matrixScratch, true);
       if (m === undefined) return { missing: b.shownPath(npz) };
       const j = b.read(json, jsonScratch);
       if (j === undefined) return { missing: b.shownPath(json) };
@@ -285,7 +354,7 @@ function sourceOf(path: string, b: Backend, options: DumpOptions): DumpSourceSyn
     },
     readQuestion(id) {
       const npz = `${stemOf(id, path)}.npz`;
-      const m = b.read(npz);
+      const m = b.read(npz, undefined, true);
       if (m === undefined) return { missing: b.shownPath(npz) };
       const rowsMismatch = (rows: number, cols: number) =>
         new InputError({
@@ -306,7 +375,7 @@ function folderBackend(path: string): Backend {
     root: "",
     shownPath: (name) => joinPath(path, name),
     label: (name) => joinPath(path, name),
-    read: (name, scratch) => readFileSyncInto(joinPath(path, name), scratch),
+    read: (name, scratch, npz) => readFileSyncInto(joinPath(path, name), scratch, npz),
     names: () => {
       const out: string[] = [];
       try {
