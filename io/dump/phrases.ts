@@ -32,6 +32,36 @@ export interface PhraseList {
   at(i: number): string;
 }
 
+/** JavaScript's longest string (V8: 2^29 - 24 UTF-16 code units). */
+const MAX_STRING = (1 << 29) - 24;
+
+/**
+ * The longest phrase list file that can be read (about 1.5 GiB): its text must
+ * be one JavaScript string, and UTF-8 takes at most 3 bytes per UTF-16 code
+ * unit, so a longer file never fits.
+ */
+export const MAX_PHRASE_LIST_BYTES = 3 * MAX_STRING;
+
+/**
+ * The refusal of a phrase list file of `size` bytes, more text than one
+ * JavaScript string holds.
+ *
+ * @example
+ * ```ts
+ * import { phraseListTooLong } from "./phrases.ts";
+ * const e = phraseListTooLong("T_0.json", 3e9);
+ * if (!String(e).startsWith("T_0.json: invalid phrase list (3000000000 bytes")) throw e;
+ * ```
+ */
+export function phraseListTooLong(label: string, size: number): InputError {
+  return new InputError({
+    file: label,
+    where: "",
+    message:
+      `invalid phrase list (${size} bytes: more text than one JavaScript string holds, ${MAX_STRING} characters)`,
+  });
+}
+
 // ---------------------------------------------------------------------------
 // The plain parser (the reference the scanner must agree with).
 
@@ -54,6 +84,10 @@ export function parsePhrases(bytes: Uint8Array, label: string): string[] {
   try {
     value = JSON.parse(STRICT_UTF8.decode(bytes));
   } catch (e) {
+    const m = e instanceof Error ? e.message : "";
+    if (bytes.length > MAX_STRING && /maximum length|string length/i.test(m)) {
+      throw phraseListTooLong(label, bytes.length);
+    }
     throw new InputError({
       file: label,
       where: "",

@@ -8,7 +8,12 @@
  */
 import { dumpStem, unsafeIdReason } from "./names.ts";
 import { FileError, InputError } from "../errors.ts";
-import { indexPhrases, type PhraseList } from "./phrases.ts";
+import {
+  indexPhrases,
+  MAX_PHRASE_LIST_BYTES,
+  type PhraseList,
+  phraseListTooLong,
+} from "./phrases.ts";
 import { readZipEnd, ZipError, type ZipLimits } from "../zip.ts";
 import { openZipIndex, type ZipFileIndex } from "../zip_file.ts";
 import { osMessage } from "../_zip_internal.ts";
@@ -126,8 +131,9 @@ class Scratch {
 
 /**
  * Reads a whole file, into `scratch` when given; `undefined` when it does not
- * exist. With `npz`, a file over 1 MiB whose end is no ZIP archive's is
- * refused ({@linkcode checkNpzEnd}) before it is read; a file larger than
+ * exist. `check` sees its path and size before it is read (a paragraph's
+ * `.npz` whose end is no ZIP archive's, {@linkcode checkNpzEnd}; a phrase list
+ * too long to read, {@linkcode checkPhraseList}); a file larger than
  * `scratch` can grow to is refused by its size. Anything but a regular file
  * (a named pipe, `/dev/zero` or a link to it) is refused by name before it is
  * opened (`io/regular.ts`).
@@ -135,11 +141,11 @@ class Scratch {
 function readFileSyncInto(
   path: string,
   scratch?: Scratch,
-  npz = false,
+  check?: SizeCheck,
 ): Uint8Array | undefined {
   const st = statRegularFile(path);
   if (st === undefined) return undefined;
-  if (npz && st.size > NPZ_END_CHECK_BYTES) checkNpzEnd(path, st.size);
+  check?.(path, st.size);
   if (scratch === undefined) {
     // One call instead of open, stat, read and close (small files: the calls dominate).
     try {
@@ -187,16 +193,20 @@ function readFileSyncInto(
   }
 }
 
+/** A check of a file by its path and size, before it is read; it throws to refuse the file. */
+type SizeCheck = (path: string, size: number) => void;
+
 /** A `.npz` over this size has its ZIP end records checked before it is read whole (1 MiB). */
 const NPZ_END_CHECK_BYTES = 1 << 20;
 
 /**
- * Refuses a `.npz` of `size` bytes whose end has no (sound) ZIP end records,
- * reading only its last 64 KiB: a file that is no archive (cut short, or
- * gigabytes of anything) is refused as the decoder would refuse it, without
- * reading it whole first.
+ * Refuses a `.npz` of `size` bytes (over 1 MiB) whose end has no (sound) ZIP
+ * end records, reading only its last 64 KiB: a file that is no archive (cut
+ * short, or gigabytes of anything) is refused as the decoder would refuse it,
+ * without reading it whole first.
  */
 function checkNpzEnd(path: string, size: number): void {
+  if (size <= NPZ_END_CHECK_BYTES) return;
   let f: Deno.FsFile;
   try {
     f = Deno.openSync(path, { read: true });
@@ -229,6 +239,11 @@ function checkNpzEnd(path: string, size: number): void {
   } finally {
     f.close();
   }
+}
+
+/** Refuses a phrase list longer than can be read ({@linkcode MAX_PHRASE_LIST_BYTES}) unread. */
+function checkPhraseList(path: string, size: number): void {
+  if (size > MAX_PHRASE_LIST_BYTES) throw phraseListTooLong(path, size);
 }
 
 // ---------------------------------------------------------------------------
@@ -286,11 +301,11 @@ interface Backend {
   shownPath(name: string): string;
   label(name: string): string;
   /**
-   * The bytes of `name`; with `npz`, a large file's ZIP end records are
-   * checked before it is read whole (a folder's files; a zip's entries are
-   * bounded by the archive's own directory).
+   * The bytes of `name`; `check` (a folder's files; a zip's entries are
+   * bounded by the archive's own directory) sees the file's path and size
+   * before it is read, and throws to refuse it.
    */
-  read(name: string, scratch?: Scratch, npz?: boolean): Uint8Array | undefined;
+  read(name: string, scratch?: Scratch, check?: SizeCheck): Uint8Array | undefined;
   names(): string[];
   close(): void;
 }
@@ -327,9 +342,9 @@ function sourceOf(path: string, b: Backend, options: DumpOptions): DumpSourceSyn
     readContext(id) {
       const stem = stemOf(id, path);
       const npz = `${stem}.npz`, json = `${stem}.json`;
-      const m = b.read(npz, matrixScratch, true);
+      const m = b.read(npz, matrixScratch, checkNpzEnd);
       if (m === undefined) return { missing: b.shownPath(npz) };
-      const j = b.read(json, jsonScratch);
+      const j = b.read(json, jsonScratch, checkPhraseList);
       if (j === undefined) return { missing: b.shownPath(json) };
       const phrases = indexPhrases(j, b.label(json));
       // Rows = phrases is checked on the header, before the matrix is inflated.
@@ -354,7 +369,7 @@ function sourceOf(path: string, b: Backend, options: DumpOptions): DumpSourceSyn
     },
     readQuestion(id) {
       const npz = `${stemOf(id, path)}.npz`;
-      const m = b.read(npz, undefined, true);
+      const m = b.read(npz, undefined, checkNpzEnd);
       if (m === undefined) return { missing: b.shownPath(npz) };
       const rowsMismatch = (rows: number, cols: number) =>
         new InputError({
@@ -375,7 +390,7 @@ function folderBackend(path: string): Backend {
     root: "",
     shownPath: (name) => joinPath(path, name),
     label: (name) => joinPath(path, name),
-    read: (name, scratch, npz) => readFileSyncInto(joinPath(path, name), scratch, npz),
+    read: (name, scratch, check) => readFileSyncInto(joinPath(path, name), scratch, check),
     names: () => {
       const out: string[] = [];
       try {

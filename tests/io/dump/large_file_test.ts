@@ -5,8 +5,11 @@
  * paragraphs into is refused by its size. Before, `merge` over a context
  * dump with a 5 GiB paragraph file failed after 10 s and 9.5 GB with
  * `WebAssembly.Memory.grow(): Unable to grow instance memory` (5 GiB of
- * question file: 14 s, 10.5 GB, then `not a ZIP archive`). The files here
- * are sparse (`Deno.truncate`): no disk.
+ * question file: 14 s, 10.5 GB, then `not a ZIP archive`). A phrase list
+ * longer than can be read is refused by its size, unread: before, a 3 GiB one
+ * took 18 s and 9.5 GB to fail with `invalid phrase list (Cannot allocate
+ * String from UTF-16: buffer exceeds maximum length.)`. The files here are
+ * sparse (`Deno.truncate`): no disk.
  *
  * @module
  */
@@ -108,4 +111,22 @@ Deno.test("dump reader: a paragraph file larger than the buffer it is read into 
   } finally {
     src.close();
   }
+});
+
+Deno.test("merge: a phrase list of 2 GiB, more text than one JavaScript string holds, is refused unread by its size", async () => {
+  const dir = await dump();
+  Deno.truncateSync(`${dir}/ctx/T_0.json`, 2 ** 31);
+  const r = await runStage("pipeline/merge.ts", [
+    `${dir}/data.json`,
+    `${dir}/ctx`,
+    `${dir}/q`,
+    `${dir}/pred.json`,
+  ]);
+  assertEquals([r.code, r.stdout], [2, ""], r.stderr);
+  assertEquals(
+    r.stderr,
+    `merge: ${dir}/ctx/T_0.json: invalid phrase list (${2 ** 31} bytes: more text than one ` +
+      "JavaScript string holds, 536870888 characters)\n",
+  );
+  assertEquals((await listDir(dir)).filter((f) => f.startsWith("pred")), [], "no pred.json");
 });
