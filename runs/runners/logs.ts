@@ -98,7 +98,10 @@ export function logTail(path: string, n = 5): string[] {
 
 /**
  * The exit status in the last `== exit N` line of a log, or `null` (none,
- * or an attempt started after it).
+ * or an attempt started after it). The log is read backwards from its end
+ * a chunk at a time, to the last line that says either, and only the first
+ * {@linkcode MARKER_LINE_BYTES} of a line are looked at: a log of any size
+ * (a task's output of gigabytes) is answered, in bounded memory.
  *
  * @example
  * ```ts
@@ -111,15 +114,69 @@ export function logTail(path: string, n = 5): string[] {
  * ```
  */
 export function lastExitStatus(path: string): number | null {
+  let f: Deno.FsFile;
   try {
-    const text = Deno.readTextFileSync(path);
-    const m = [...text.matchAll(/^== exit (\d+)/gm)].pop();
-    const h = [...text.matchAll(/^== .* attempt /gm)].pop();
-    if (!m || (h && (h.index ?? 0) > (m.index ?? 0))) return null;
-    return Number(m[1]);
+    f = Deno.openSync(path);
   } catch {
     return null;
   }
+  try {
+    const dec = new TextDecoder();
+    const buf = new Uint8Array(LOG_CHUNK);
+    // `line`: the first bytes (at most MARKER_LINE_BYTES) of the line that ends where the bytes
+    // already looked at start; its own start is further back.
+    let line = new Uint8Array(0);
+    /** The status a line says: a number, `null` (an attempt's start), or `undefined` (neither). */
+    const says = (bytes: Uint8Array): number | null | undefined => {
+      const text = dec.decode(bytes);
+      const m = /^== exit (\d+)/.exec(text);
+      if (m) return Number(m[1]);
+      return /^== .* attempt /.test(text) ? null : undefined;
+    };
+    let end = f.statSync().size;
+    while (end > 0) {
+      const start = Math.max(0, end - LOG_CHUNK);
+      const chunk = buf.subarray(0, end - start);
+      f.seekSync(start, Deno.SeekMode.Start);
+      let off = 0;
+      while (off < chunk.length) {
+        const k = f.readSync(chunk.subarray(off));
+        if (k === null) return null; // the log shrank meanwhile
+        off += k;
+      }
+      end = start;
+      // Lines end at \n and \r, as `^` in a multiline pattern starts one after either.
+      let stop = chunk.length;
+      for (let i = chunk.length - 1; i >= 0; i--) {
+        if (chunk[i] !== 0x0a && chunk[i] !== 0x0d) continue;
+        const said = says(joinCapped(chunk.subarray(i + 1, stop), line));
+        if (said !== undefined) return said;
+        line = new Uint8Array(0);
+        stop = i;
+      }
+      line = joinCapped(chunk.subarray(0, stop), line).slice();
+    }
+    return says(line) ?? null;
+  } catch {
+    return null;
+  } finally {
+    f.close();
+  }
+}
+
+/** Bytes of a log read at a time by {@linkcode lastExitStatus}, from its end (64 KiB). */
+const LOG_CHUNK = 64 * 1024;
+
+/** How much of a line {@linkcode lastExitStatus} looks at: the runner's own lines are shorter. */
+const MARKER_LINE_BYTES = 4096;
+
+/** The first {@linkcode MARKER_LINE_BYTES} of `a` then `b`. */
+function joinCapped(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length >= MARKER_LINE_BYTES || b.length === 0) return a.subarray(0, MARKER_LINE_BYTES);
+  const out = new Uint8Array(Math.min(MARKER_LINE_BYTES, a.length + b.length));
+  out.set(a);
+  out.set(b.subarray(0, out.length - a.length), a.length);
+  return out;
 }
 
 const enc = new TextEncoder();
