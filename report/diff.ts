@@ -58,7 +58,7 @@ import { resolveInputs, type SystemSpec } from "./inputs.ts";
 import type { ScoredDataset } from "./systems.ts";
 import { realOr, trimSlash } from "../io/fs.ts";
 import { REPO_ROOT } from "../io/repo.ts";
-import { readTextStrict } from "./text.ts";
+import { readTextStrict } from "../io/text.ts";
 
 /** One provenance key that differs: its value in A and in B (absent: the key is not there). */
 export interface ProvenanceChange {

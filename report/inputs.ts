@@ -46,7 +46,7 @@ import type { FieldMap } from "../io/datasets/types.ts";
 import { baseOf, exists, isDir, isFile, listNames, trimSlash } from "../io/fs.ts";
 import { isDataPath } from "../io/datasets/parquet_path.ts";
 import type { PredFormat } from "../io/predictions_harness.ts";
-import { readTextStrict } from "./text.ts";
+import { readTextStrict } from "../io/text.ts";
 
 /** One system of a report: a prediction file on a dataset. */
 export interface SystemSpec {

@@ -73,7 +73,7 @@ import {
 } from "../metrics/stats/mod.ts";
 import { systemVerdicts } from "./disagree.ts";
 import type { ScoredDataset } from "./systems.ts";
-import { decodeUtf8Strict } from "./text.ts";
+import { decodeUtf8Strict } from "../io/text.ts";
 
 /** The labels of a report's systems, read from a labels file. */
 export interface LabelSet {

@@ -54,7 +54,7 @@ import {
 import { datasetName, type SystemSpec } from "./inputs.ts";
 import { type ReportRules, type ScoredDataset, scoreSystems } from "./systems.ts";
 import { baseOf, dirOf, isDir, isFile, listNames, trimSlash } from "../io/fs.ts";
-import { readLinesStrict, readTextStrict } from "./text.ts";
+import { readLinesStrict, readTextStrict } from "../io/text.ts";
 
 /** The four cells of the split, in questions. */
 export interface SearchErrorCells {

@@ -79,7 +79,7 @@ import {
   SquadV2Accumulator,
 } from "../metrics/squad.ts";
 import type { SystemSpec } from "./inputs.ts";
-import { readLinesStrict } from "./text.ts";
+import { readLinesStrict } from "../io/text.ts";
 
 /** The official rules a dataset is scored with (`v1.1`: SQuAD v1.1, `v2.0`: SQuAD v2.0). */
 export type ReportRules = RulesName;

@@ -1,6 +1,6 @@
 /**
  * `report` reads a run's rows and a search's top-k records a chunk at a time
- * (`report/text.ts`, `readLinesStrict`): the same lines as the whole text split
+ * (`io/text.ts`, `readLinesStrict`): the same lines as the whole text split
  * at `\n` (across the 1 MiB chunks: a character cut by a chunk, a byte-order
  * mark, a bad byte's line and offset), and a file over JavaScript's string
  * limit is no longer read whole. Before, an 876 MB top-k file of valid records
@@ -12,7 +12,7 @@
 import * as Effect from "effect/Effect";
 import { assert, assertEquals } from "../_assert.ts";
 import { listDir, runStage } from "../_util.ts";
-import { decodeUtf8Strict, MAX_LINE_BYTES, readLinesStrict } from "../../report/text.ts";
+import { decodeUtf8Strict, MAX_LINE_BYTES, readLinesStrict } from "../../io/text.ts";
 import { evaluate } from "../../metrics/evaluate.ts";
 import { dataJson, fixture, GOLDS, IDS } from "./_searches.ts";
 

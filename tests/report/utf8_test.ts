@@ -1,5 +1,5 @@
 /**
- * `report` decodes every file it reads as strict UTF-8 (`report/text.ts`): a
+ * `report` decodes every file it reads as strict UTF-8 (`io/text.ts`): a
  * byte that is not UTF-8 in a run's rows, a `summary.json`, a labels file, a
  * search record or its top-k records, or a `--diff` run's `provenance.json` is
  * refused with one line naming the file, the line and the byte offset, worded
@@ -13,7 +13,7 @@ import { assert, assertEquals } from "../_assert.ts";
 import { listDir, runStage } from "../_util.ts";
 import { evaluate } from "../../metrics/evaluate.ts";
 import { PROVENANCE_FORMAT } from "../../io/provenance.ts";
-import { decodeUtf8Strict } from "../../report/text.ts";
+import { decodeUtf8Strict } from "../../io/text.ts";
 import { fixture } from "./_searches.ts";
 
 const TMP = await Deno.makeTempDir({ prefix: "phraseval-report-utf8-" });

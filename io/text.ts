@@ -1,20 +1,21 @@
 /**
- * The text of a file `report` reads (a run's rows, a `summary.json` or run
- * config, a search record and its top-k records, a labels file), decoded as
- * strict UTF-8: a byte that is not UTF-8 is bad input, one
- * {@linkcode InputError} naming the file, the line and the byte offset, worded
- * as the dataset readers word it (`io/datasets/lines.ts`: `line N: invalid
- * UTF-8 at byte B`, B counted from 0 in the file), never a U+FFFD that a later
- * check would misread (a prediction that "differs", a stale rows file). A
- * UTF-8 byte-order mark before the first line is dropped, as those readers
- * drop it. A file of lines (a run's rows, top-k records) is read a chunk at a
- * time ({@linkcode readLinesStrict}): its size is bounded by the disk, not by
+ * The text of a file read as strict UTF-8 (what `report` reads: a run's
+ * rows, a `summary.json` or run config, a search record and its top-k
+ * records, a labels file; the hits files a sharded search's merge reads): a
+ * byte that is not UTF-8 is bad input, one {@linkcode InputError} naming the
+ * file, the line and the byte offset, worded as the dataset readers word it
+ * (`io/datasets/lines.ts`: `line N: invalid UTF-8 at byte B`, B counted from 0
+ * in the file), never a U+FFFD that a later check would misread (a
+ * prediction that "differs", a stale rows file). A UTF-8 byte-order mark
+ * before the first line is dropped, as those readers drop it. A file of
+ * lines (a run's rows, top-k records, shard hits) is read a chunk at a time
+ * ({@linkcode readLinesStrict}): its size is bounded by the disk, not by
  * JavaScript's 512 MiB string limit.
  *
  * @module
  */
-import { FileError, InputError } from "../io/errors.ts";
-import { firstInvalidUtf8 } from "../io/json_events.ts";
+import { FileError, InputError } from "./errors.ts";
+import { firstInvalidUtf8 } from "./json_events.ts";
 
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 /** The same, for text after the start of a file: a U+FEFF there is a character, kept. */
