@@ -46,6 +46,7 @@ import { FileError, InputError } from "../../io/errors.ts";
 import type { Matrix } from "../../io/matrix.ts";
 import { pyStringLiteral } from "../../io/pyjson.ts";
 import { type AtomicWriter, openAtomicWriter } from "../../io/fs.ts";
+import { readLinesStrict } from "../../io/text.ts";
 import { defaultNprobe } from "../index/defaults.ts";
 import { offsetsAt, openIndexSync, phraseAt, readIndexHeader } from "../index/read.ts";
 import type { ExactIndex } from "../index/read.ts";
@@ -265,26 +266,54 @@ async function writeMerged(
   pred: AtomicWriter,
   topk: AtomicWriter | undefined,
 ): Promise<number> {
-  let answered = 0, first = true;
+  const out = new MergedWriter(pred, topk);
   for (let b = 0; b < qids.length; b += QUESTION_BLOCK) {
+    await out.block(qids.slice(b, b + QUESTION_BLOCK), best.slice(b, b + QUESTION_BLOCK));
+  }
+  return await out.end();
+}
+
+/**
+ * The predictions and top-k records of merged hits, written a block of
+ * questions at a time (in question order), then committed: the answered
+ * questions counted.
+ */
+class MergedWriter {
+  #answered = 0;
+  #first = true;
+  /** The questions written so far. */
+  questions = 0;
+
+  constructor(readonly pred: AtomicWriter, readonly topk: AtomicWriter | undefined) {}
+
+  /** Writes questions `qids` and their merged hits (`undefined` or none: not answered). */
+  async block(
+    qids: readonly string[],
+    best: readonly (readonly ShardHit[] | undefined)[],
+  ): Promise<void> {
     let text = "", lines = "";
-    for (let j = b; j < Math.min(qids.length, b + QUESTION_BLOCK); j++) {
+    for (let j = 0; j < qids.length; j++) {
       const hits = best[j];
       if (hits === undefined || hits.length === 0) continue;
-      answered++;
-      text += `${first ? "{" : ", "}${pyStringLiteral(qids[j])}: ${
+      this.#answered++;
+      text += `${this.#first ? "{" : ", "}${pyStringLiteral(qids[j])}: ${
         pyStringLiteral(hits[0].phrase)
       }`;
-      first = false;
-      if (topk !== undefined) lines += topkLines(qids[j], ranked(hits));
+      this.#first = false;
+      if (this.topk !== undefined) lines += topkLines(qids[j], ranked(hits));
     }
-    if (text !== "") await pred.write(text);
-    if (lines !== "") await topk!.write(lines);
+    this.questions += qids.length;
+    if (text !== "") await this.pred.write(text);
+    if (lines !== "") await this.topk!.write(lines);
   }
-  await pred.write(first ? "{}" : "}");
-  await topk?.commit();
-  await pred.commit();
-  return answered;
+
+  /** Closes the predictions' object and commits both files; the questions answered. */
+  async end(): Promise<number> {
+    await this.pred.write(this.#first ? "{}" : "}");
+    await this.topk?.commit();
+    await this.pred.commit();
+    return this.#answered;
+  }
 }
 
 /** Opens the predictions' and top-k records' atomic writers (aborting both on failure). */
@@ -557,123 +586,177 @@ function parseHitsLine(line: string, file: string, n: number): { id: string; hit
  * (one count, every shard once, one corpus, one `top_k` and search, the
  * same questions line by line), and writes `pred.json` and the top-k
  * records exactly as the one-process search does. Any mismatch is one
- * {@linkcode InputError} line; nothing is written then.
+ * {@linkcode InputError} line; nothing is written then. The hits files are
+ * read side by side, a line at a time (`io/text.ts` `readLinesStrict`), and
+ * the merged questions written a block at a time: memory is a block, not the
+ * files (hits of a large top-k, past JavaScript's 512 MiB string limit).
  */
 export const mergeShardHits = (
   opts: MergeShardHitsOptions,
 ): Effect.Effect<{ questions: number; answered: number }, InputError | FileError> =>
   Effect.tryPromise({
     try: async () => {
-      const files = opts.parts.map((file) => {
-        let text: string;
-        try {
-          text = Deno.readTextFileSync(file);
-        } catch (e) {
-          if (e instanceof Deno.errors.NotFound) {
+      const files: HitsFile[] = [];
+      try {
+        for (const file of opts.parts) files.push(openHitsFile(file));
+        if (files.length === 0) {
+          throw new InputError({
+            file: opts.predictions,
+            where: "",
+            message: "no hits files to merge",
+          });
+        }
+        files.sort((a, b) => a.h.shard - b.h.shard);
+        const f0 = files[0];
+        const same = (a: HitsHeader, b: HitsHeader) =>
+          a.count === b.count && a.corpus_sha256 === b.corpus_sha256 && a.top_k === b.top_k &&
+          a.questions === b.questions && JSON.stringify(a.search) === JSON.stringify(b.search);
+        for (const f of files) {
+          if (!same(f.h, f0.h)) {
             throw new InputError({
-              file,
-              where: "",
-              message: "missing (its shard's search did not finish)",
+              file: f.file,
+              where: "line 1",
+              message:
+                `another search than ${f0.file}'s (shard count, corpus, top_k, questions or ` +
+                `search options differ)`,
             });
           }
-          throw e;
         }
-        const lines = text.split("\n");
-        if (lines.pop() !== "") {
-          throw new InputError({
-            file,
-            where: "",
-            message: "does not end with a newline (truncated)",
-          });
+        for (let i = 0; i < f0.h.count; i++) {
+          if (files[i]?.h.shard !== i) {
+            throw new InputError({
+              file: f0.file,
+              where: "",
+              message: `the hits of shard ${i} of ${f0.h.count} are ${
+                files.some((f) => f.h.shard === i) ? "given twice" : "missing"
+              }`,
+            });
+          }
         }
-        let h: HitsHeader;
-        try {
-          h = JSON.parse(lines[0] ?? "");
-        } catch {
-          throw new InputError({ file, where: "line 1", message: "not a shard hits file" });
-        }
-        if (h?.format !== SHARD_HITS_FORMAT || h.version !== 1) {
-          throw new InputError({ file, where: "line 1", message: "not a shard hits file" });
-        }
-        return { file, h, lines: lines.slice(1) };
-      });
-      if (files.length === 0) {
-        throw new InputError({
-          file: opts.predictions,
-          where: "",
-          message: "no hits files to merge",
-        });
-      }
-      files.sort((a, b) => a.h.shard - b.h.shard);
-      const f0 = files[0];
-      const same = (a: HitsHeader, b: HitsHeader) =>
-        a.count === b.count && a.corpus_sha256 === b.corpus_sha256 && a.top_k === b.top_k &&
-        a.questions === b.questions && JSON.stringify(a.search) === JSON.stringify(b.search);
-      for (const f of files) {
-        if (!same(f.h, f0.h)) {
-          throw new InputError({
-            file: f.file,
-            where: "line 1",
-            message: `another search than ${f0.file}'s (shard count, corpus, top_k, questions or ` +
-              `search options differ)`,
-          });
-        }
-      }
-      for (let i = 0; i < f0.h.count; i++) {
-        if (files[i]?.h.shard !== i) {
+        if (files.length !== f0.h.count) {
           throw new InputError({
             file: f0.file,
             where: "",
-            message: `the hits of shard ${i} of ${f0.h.count} are ${
-              files.some((f) => f.h.shard === i) ? "given twice" : "missing"
-            }`,
+            message: `${files.length} hits files for ${f0.h.count} shards`,
           });
         }
-      }
-      if (files.length !== f0.h.count) {
-        throw new InputError({
-          file: f0.file,
-          where: "",
-          message: `${files.length} hits files for ${f0.h.count} shards`,
-        });
-      }
-      for (const f of files) {
-        if (f.lines.length !== f0.lines.length) {
-          throw new InputError({
-            file: f.file,
-            where: "",
-            message: `${f.lines.length} questions but ${f0.file} has ${f0.lines.length}`,
-          });
-        }
-      }
-      const qids: string[] = [];
-      const best: ShardHit[][] = [];
-      for (let n = 0; n < f0.lines.length; n++) {
-        let merged: ShardHit[] = [];
-        let id = "";
-        for (const f of files) {
-          const r = parseHitsLine(f.lines[n], f.file, n + 2);
-          if (f === f0) id = r.id;
-          else if (r.id !== id) {
-            throw new InputError({
-              file: f.file,
-              where: `line ${n + 2}`,
-              message: `question ${JSON.stringify(r.id)}, but ${f0.file} has ${JSON.stringify(id)}`,
-            });
+        const { pred, topk } = await openWriters(opts.predictions, opts.topkOut);
+        try {
+          const out = new MergedWriter(pred, topk);
+          let qids: string[] = [], best: ShardHit[][] = [];
+          for (let n = 0;; n++) {
+            const lines = files.map((f) => f.next());
+            const ended = lines.map((l) => l === undefined);
+            if (ended.some((e) => e !== ended[0])) {
+              // One file ended before another: the same counts as when they were read whole.
+              const counts = files.map((f, i) => ended[i] ? n : n + 1 + f.rest());
+              const i = files.findIndex((_, i) => counts[i] !== counts[0]);
+              throw new InputError({
+                file: files[i].file,
+                where: "",
+                message: `${counts[i]} questions but ${f0.file} has ${counts[0]}`,
+              });
+            }
+            if (ended[0]) break;
+            let merged: ShardHit[] = [];
+            let id = "";
+            for (const [i, f] of files.entries()) {
+              const r = parseHitsLine(lines[i]!, f.file, n + 2);
+              if (f === f0) id = r.id;
+              else if (r.id !== id) {
+                throw new InputError({
+                  file: f.file,
+                  where: `line ${n + 2}`,
+                  message: `question ${JSON.stringify(r.id)}, but ${f0.file} has ${
+                    JSON.stringify(id)
+                  }`,
+                });
+              }
+              merged = mergeHits(merged, r.hits, f0.h.top_k);
+            }
+            qids.push(id);
+            best.push(merged);
+            if (qids.length === QUESTION_BLOCK) {
+              await out.block(qids, best);
+              qids = [];
+              best = [];
+            }
           }
-          merged = mergeHits(merged, r.hits, f0.h.top_k);
+          await out.block(qids, best);
+          return { questions: out.questions, answered: await out.end() };
+        } finally {
+          await pred.abort();
+          await topk?.abort();
         }
-        qids.push(id);
-        best.push(merged);
-      }
-      const { pred, topk } = await openWriters(opts.predictions, opts.topkOut);
-      try {
-        const answered = await writeMerged(qids, best, pred, topk);
-        return { questions: qids.length, answered };
       } finally {
-        await pred.abort();
-        await topk?.abort();
+        for (const f of files) f.close();
       }
     },
     catch: asError(opts.predictions),
   });
+
+/**
+ * A shard's hits file open for the merge: its header (line 1) read and
+ * checked, then its question lines one at a time ({@linkcode HitsFile.next});
+ * the file must end with a newline (else it was cut short).
+ */
+interface HitsFile {
+  readonly file: string;
+  readonly h: HitsHeader;
+  /** The next question line, or `undefined` at the end (a missing last newline refused). */
+  next(): string | undefined;
+  /** How many question lines are left (read to the end, for a message). */
+  rest(): number;
+  close(): void;
+}
+
+function openHitsFile(file: string): HitsFile {
+  let lines: Iterator<string>;
+  try {
+    lines = readLinesStrict(file)[Symbol.iterator]();
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new InputError({
+        file,
+        where: "",
+        message: "missing (its shard's search did not finish)",
+      });
+    }
+    throw e;
+  }
+  const truncated = () =>
+    new InputError({ file, where: "", message: "does not end with a newline (truncated)" });
+  // The text after the last newline comes last: "" for a file that ends with one.
+  let ahead = lines.next();
+  const next = (): string | undefined => {
+    if (ahead.done) return undefined;
+    const line = ahead.value;
+    ahead = lines.next();
+    if (ahead.done) {
+      if (line !== "") throw truncated();
+      return undefined;
+    }
+    return line;
+  };
+  const first = next();
+  let h: HitsHeader;
+  try {
+    h = JSON.parse(first ?? "");
+  } catch {
+    throw new InputError({ file, where: "line 1", message: "not a shard hits file" });
+  }
+  if (h?.format !== SHARD_HITS_FORMAT || h.version !== 1) {
+    throw new InputError({ file, where: "line 1", message: "not a shard hits file" });
+  }
+  return {
+    file,
+    h,
+    next,
+    rest: () => {
+      let n = 0;
+      while (next() !== undefined) n++;
+      return n;
+    },
+    close: () => void lines.return?.(),
+  };
+}

@@ -223,6 +223,42 @@ Deno.test("shards: exact search over 1, 3, 8, 16 shards of tied rows is byte-ide
         })));
         assertMatch(err.message, /the hits of shard 0 of 8 are missing/);
         assertEquals([...Deno.readDirSync(tmp)].some((e) => e.name === "x.json"), false);
+        // The hits files are read side by side a line at a time: a file cut short, its last line
+        // missing, a byte that is not UTF-8, each one line naming the file; nothing written.
+        const good = Deno.readFileSync(parts[3]);
+        const text = new TextDecoder().decode(good);
+        const nl = text.indexOf("\n") + 1, second = text.indexOf("\n", nl) + 1;
+        const last = text.lastIndexOf("\n", text.length - 2) + 1;
+        const bad: [Uint8Array, string][] = [
+          [
+            good.subarray(0, good.length - 1),
+            `${parts[3]}: does not end with a newline (truncated)`,
+          ],
+          [
+            new TextEncoder().encode(text.slice(0, last)),
+            `${parts[3]}: ${text.split("\n").length - 3} questions but ${parts[0]} has ${
+              text.split("\n").length - 2
+            }`,
+          ],
+          [
+            new Uint8Array([...good.subarray(0, second + 3), 0xff, ...good.subarray(second + 3)]),
+            `${parts[3]}: line 3: invalid UTF-8 at byte ${second + 3}`,
+          ],
+        ];
+        for (const [bytes, line] of bad) {
+          Deno.writeFileSync(parts[3], bytes);
+          const e = await Effect.runPromise(Effect.flip(mergeShardHits({
+            parts,
+            predictions: `${tmp}/x.json`,
+            topkOut: `${tmp}/x.topk.ndjson`,
+          })));
+          assertEquals(String(e), line);
+          assertEquals(
+            [...Deno.readDirSync(tmp)].filter((e) => e.name.startsWith("x.")).map((e) => e.name),
+            [],
+          );
+        }
+        Deno.writeFileSync(parts[3], good);
       }
       // The shards' passages are the index's, in corpus order.
       assertEquals(
