@@ -10,7 +10,7 @@ import { FileError, InputError } from "./errors.ts";
 import { type JsonEvent, JsonEventDecoder, JsonSyntaxError } from "./json_events.ts";
 import { type PyJson, RawNumber } from "./pyjson.ts";
 import { openSource } from "./source.ts";
-import { FAST_PARSE_BYTES, parseWhole } from "./predictions_whole.ts";
+import { FAST_PARSE_BYTES, parseWhole, parseWholeOf } from "./predictions_whole.ts";
 
 /**
  * Reads a prediction file (`-` for stdin, `.gz` allowed) into a Map. Bad
@@ -85,30 +85,8 @@ const NA_PROBS: IdMapKind<number> = {
 };
 
 /** An object of id → number read whole with `JSON.parse`, or `undefined` for the streaming path. */
-function parseWholeNumbers(
-  chunks: readonly Uint8Array[],
-  size: number,
-): Map<string, number> | undefined {
-  const bytes = new Uint8Array(size);
-  let off = 0;
-  for (const c of chunks) {
-    bytes.set(c, off);
-    off += c.byteLength;
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes));
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const out = new Map<string, number>();
-  for (const [id, v] of Object.entries(value)) {
-    if (typeof v !== "number" || /^(?:0|[1-9][0-9]*)$/.test(id)) return undefined;
-    out.set(id, v);
-  }
-  return out;
-}
+const parseWholeNumbers = (chunks: readonly Uint8Array[], size: number) =>
+  parseWholeOf(chunks, size, (v): v is number => typeof v === "number");
 
 /**
  * A JSON object of question id → value at `path`, streamed (see

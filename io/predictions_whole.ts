@@ -32,6 +32,27 @@ export function parseWhole(
   chunks: readonly Uint8Array[],
   size: number,
 ): Map<string, string> | undefined {
+  return parseWholeOf(chunks, size, (v): v is string => typeof v === "string");
+}
+
+/**
+ * {@linkcode parseWhole} for an object whose values pass `ok` (a string, a
+ * number): the map, or `undefined` for the streaming decoder, on the same
+ * terms.
+ *
+ * @example
+ * ```ts
+ * import { parseWholeOf } from "./predictions_whole.ts";
+ * const bytes = new TextEncoder().encode('{"q1": 0.25}');
+ * const m = parseWholeOf([bytes], bytes.byteLength, (v): v is number => typeof v === "number");
+ * if (m?.get("q1") !== 0.25) throw new Error();
+ * ```
+ */
+export function parseWholeOf<T>(
+  chunks: readonly Uint8Array[],
+  size: number,
+  ok: (v: unknown) => v is T,
+): Map<string, T> | undefined {
   let bytes: Uint8Array;
   if (chunks.length === 1) bytes = chunks[0];
   else {
@@ -49,9 +70,9 @@ export function parseWhole(
     return undefined;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const out = new Map<string, string>();
+  const out = new Map<string, T>();
   for (const [id, v] of Object.entries(value)) {
-    if (typeof v !== "string" || ARRAY_INDEX.test(id)) return undefined;
+    if (!ok(v) || ARRAY_INDEX.test(id)) return undefined;
     out.set(id, v);
   }
   return out;
