@@ -10,7 +10,8 @@
  * encoder but sparse-pi) must decode as one (`encoders/onnx/manifest.ts`);
  * an object that contains itself is refused as cyclic. Every error is an
  * {@linkcode InputError} whose one line names the config file and the field
- * path: `configs/bad.ts: models[1].encoder: unknown encoder "nope" (known: sparse-pi)`.
+ * path: `configs/bad.ts: models[1].encoder: unknown encoder "nope" (known:
+ * sparse-pi, piqa-lstm, ...)`, every registered encoder named.
  *
  * @module
  */
