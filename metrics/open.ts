@@ -25,7 +25,7 @@ import * as Effect from "effect/Effect";
 import * as Stream from "effect/Stream";
 import { FileError, InputError } from "../io/errors.ts";
 import { statRegularFile } from "../io/regular.ts";
-import { firstInvalidUtf8 } from "../io/json_events.ts";
+import { readLinesStrict } from "../io/text.ts";
 import { squadParagraphs, type SquadReadError } from "../io/squad.ts";
 import { readPredictions } from "../io/predictions.ts";
 import { NoGoldAnswersError, SquadV1Accumulator } from "./squad.ts";
@@ -167,53 +167,22 @@ export function parseTopk(text: string, file: string): Map<string, Candidate[]> 
   return c.done();
 }
 
-/** The longest top-k line read (a record is one short line; 16 MiB, the line readers' bound). */
-const MAX_TOPK_LINE = 16 * 1024 * 1024;
-
 /**
  * Reads and parses a top-k file (see {@linkcode parseTopk}) a chunk at a
- * time, as strict UTF-8: a file of any size (`search --top-k 1000` over
- * all of dev writes over a gigabyte, more than one JavaScript string holds)
- * is read; a line longer than 16 MiB or a byte that is not UTF-8 is bad
- * input, naming its line.
+ * time, as strict UTF-8 (`io/text.ts` `readLinesStrict`): a file of any size
+ * (`search --top-k 1000` over all of dev writes over a gigabyte, more than
+ * one JavaScript string holds) is read; a line longer than 16 MiB or a byte
+ * that is not UTF-8 is bad input, naming its line.
  */
 export const readTopk = (
   file: string,
 ): Effect.Effect<Map<string, Candidate[]>, InputError | FileError> =>
-  Effect.tryPromise({
-    try: async () => {
+  Effect.try({
+    try: () => {
       statRegularFile(file);
       const c = new TopkCollector(file);
-      const dec = new TextDecoder("utf-8", { fatal: true });
-      const f = await Deno.open(file, { read: true });
-      let carry = "", n = 0;
-      for await (const chunk of f.readable) {
-        let text: string;
-        try {
-          text = carry + dec.decode(chunk, { stream: true });
-        } catch {
-          let line = n + 1;
-          const at = firstInvalidUtf8(chunk);
-          for (let i = 0; i < at; i++) if (chunk[i] === 0x0a) line++;
-          throw new InputError({ file, where: `line ${line}`, message: "invalid UTF-8" });
-        }
-        const parts = text.split("\n");
-        carry = parts.pop()!;
-        for (const p of parts) c.line(++n, p);
-        if (carry.length > MAX_TOPK_LINE) {
-          throw new InputError({
-            file,
-            where: `line ${n + 1}`,
-            message: `line longer than ${MAX_TOPK_LINE} bytes`,
-          });
-        }
-      }
-      try {
-        carry += dec.decode();
-      } catch {
-        throw new InputError({ file, where: `line ${n + 1}`, message: "invalid UTF-8" });
-      }
-      if (carry !== "") c.line(++n, carry);
+      let n = 0;
+      for (const line of readLinesStrict(file)) c.line(++n, line);
       return c.done();
     },
     catch: (e) =>

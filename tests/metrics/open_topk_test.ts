@@ -70,16 +70,18 @@ Deno.test("readTopk: a rank twice is refused, in order or not; ranks out of orde
 Deno.test("readTopk: a byte that is not UTF-8, or a line over 16 MiB, named by its line", async () => {
   const bad = `${TMP}/bad.ndjson`;
   const enc = new TextEncoder();
-  await Deno.writeFile(
-    bad,
-    new Uint8Array([
-      ...enc.encode(rec("a", 1, "P", "x") + "\n"),
-      ...enc.encode('{"id": "a", "rank": 2, "paragraph": "P", "phrase": "'),
-      0xff,
-      ...enc.encode('"}\n'),
-    ]),
+  const bytes = new Uint8Array([
+    ...enc.encode(rec("a", 1, "P", "x") + "\n"),
+    ...enc.encode('{"id": "a", "rank": 2, "paragraph": "P", "phrase": "'),
+    0xff,
+    ...enc.encode('"}\n'),
+  ]);
+  await Deno.writeFile(bad, bytes);
+  // Worded as every strict line reader words it (`io/text.ts`): the line, and the byte's offset.
+  assertEquals(
+    await failure(bad),
+    `${bad}: line 2: invalid UTF-8 at byte ${bytes.indexOf(0xff)}`,
   );
-  assertEquals(await failure(bad), `${bad}: line 2: invalid UTF-8`);
   const long = `${TMP}/long.ndjson`;
   await Deno.writeTextFile(long, rec("a", 1, "P", "x") + "\n" + "y".repeat(17 * 1024 * 1024));
   const msg = await failure(long);
