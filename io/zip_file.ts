@@ -196,6 +196,33 @@ export class ZipFileIndex {
   }
 }
 
+/**
+ * The end records of the zip archive open as `file` (`readZipEnd` of
+ * `io/zip.ts`), from its last 64 KiB and, for ZIP64, the records they point
+ * to: a {@linkcode ZipError} where there are none, or none that hold
+ * together; an {@linkcode InputError} where the file ends before a record
+ * does. Nothing else of the file is read.
+ *
+ * @example
+ * ```ts
+ * import { zipEndOf } from "./zip_file.ts";
+ * const path = Deno.makeTempFileSync();
+ * Deno.writeFileSync(path, new Uint8Array([0x50, 0x4b, 5, 6, ...new Array(18).fill(0)]));
+ * const f = Deno.openSync(path);
+ * try {
+ *   if (zipEndOf(path, f).count !== 0) throw new Error("an empty archive");
+ * } finally {
+ *   f.close();
+ * }
+ * ```
+ */
+export function zipEndOf(path: string, file: Deno.FsFile): ZipEnd {
+  const size = file.statSync().size;
+  const tailLen = Math.min(size, 22 + 0xffff + 20);
+  const tail = readAt(file, size - tailLen, new Uint8Array(tailLen), path);
+  return readZipEnd(tail, size, (at, n) => readAt(file, at, new Uint8Array(n), path), path);
+}
+
 /** Opens a zip file and validates its central directory (read from the tail). */
 export function openZipIndex(path: string, limits: ZipLimits): ZipFileIndex {
   const file = Deno.openSync(path, { read: true });
@@ -218,12 +245,9 @@ function readIndex(
       where: entry === undefined ? "" : `entry "${entry}"`,
       message: reason,
     });
-  const size = file.statSync().size;
-  const tailLen = Math.min(size, 22 + 0xffff + 20);
   let end: ZipEnd, central: CentralEntry[];
   try {
-    const tail = readAt(file, size - tailLen, new Uint8Array(tailLen), path);
-    end = readZipEnd(tail, size, (at, n) => readAt(file, at, new Uint8Array(n), path), path);
+    end = zipEndOf(path, file);
     const cd = readAt(file, end.cdStart, new Uint8Array(end.cdSize), path);
     central = readCentralDirectory(cd, end.count, path, limits);
   } catch (e) {

@@ -14,8 +14,8 @@ import {
   type PhraseList,
   phraseListTooLong,
 } from "./phrases.ts";
-import { readZipEnd, ZipError, type ZipLimits } from "../zip.ts";
-import { openZipIndex, type ZipFileIndex } from "../zip_file.ts";
+import { ZipError, type ZipLimits } from "../zip.ts";
+import { openZipIndex, zipEndOf, type ZipFileIndex } from "../zip_file.ts";
 import { osMessage } from "../_zip_internal.ts";
 import type { Matrix } from "../matrix.ts";
 import { decodeDumpMatrix, type DecodeOptions } from "./decode.ts";
@@ -213,20 +213,8 @@ function checkNpzEnd(path: string, size: number): void {
   } catch (e) {
     throw new FileError({ file: path, message: osMessage(e) });
   }
-  const readAt = (at: number, length: number): Uint8Array => {
-    const out = new Uint8Array(length);
-    f.seekSync(at, Deno.SeekMode.Start);
-    let n = 0;
-    while (n < length) {
-      const r = f.readSync(out.subarray(n));
-      if (r === null || r === 0) break;
-      n += r;
-    }
-    return out.subarray(0, n);
-  };
   try {
-    const tailLen = Math.min(size, 22 + 0xffff + 20);
-    readZipEnd(readAt(size - tailLen, tailLen), size, readAt, path);
+    zipEndOf(path, f);
   } catch (e) {
     if (e instanceof ZipError) {
       throw new InputError({
@@ -235,6 +223,7 @@ function checkNpzEnd(path: string, size: number): void {
         message: `unreadable npz: ${e.reason}`,
       });
     }
+    if (e instanceof InputError) throw e;
     throw new FileError({ file: path, message: osMessage(e) });
   } finally {
     f.close();
