@@ -29,6 +29,7 @@ import {
   type JsonValue,
   MAX_NPY_HEADER,
   type NdArray,
+  npyDataSizeProblem,
   NpyError,
   type NpyHeader,
   parseNpy,
@@ -263,16 +264,8 @@ async function readInspected(
         await file.seek(0, Deno.SeekMode.Start);
         h = parseNpyHeader(await readFirst(file, Math.min(size, MAX_NPY_HEADER + 12)), path);
       }
-      const have = size - h.dataStart;
-      if (have !== h.dataBytes) {
-        const shape = h.shape.length === 1 ? `(${h.shape[0]},)` : `(${h.shape.join(", ")})`;
-        throw NpyError.of(
-          path,
-          undefined,
-          `${have < h.dataBytes ? "data is truncated" : "data size does not match the shape"}: ` +
-            `shape ${shape} of ${h.descr} needs ${h.dataBytes} bytes, found ${have}`,
-        );
-      }
+      const wrongSize = npyDataSizeProblem(h, size - h.dataStart);
+      if (wrongSize !== undefined) throw NpyError.of(path, undefined, wrongSize);
       if (!options.values) {
         return {
           dtype: descrOf({ dtype: h.dtype, byteOrder: h.order }),

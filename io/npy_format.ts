@@ -534,18 +534,8 @@ export function parseNpy(bytes: Uint8Array, file: string, options: ParseNpyOptio
   );
   const have = bytes.length - dataStart;
   const need = count * info.itemsize;
-  if (need > have) {
-    fail(
-      `data is truncated: shape ${shapeRepr(shape)} of ${descr} needs ${need} bytes, found ${have}`,
-    );
-  }
-  if (need < have) {
-    fail(
-      `data size does not match the shape: shape ${
-        shapeRepr(shape)
-      } of ${descr} needs ${need} bytes, found ${have}`,
-    );
-  }
+  const wrongSize = npyDataSizeProblem({ shape, descr, dataBytes: need }, have);
+  if (wrongSize !== undefined) fail(wrongSize);
   const swap = order !== "|" && order !== HOST_ORDER;
   const fortranLayout = fortran && shape.length >= 2;
   const length = count * info.units;
@@ -560,6 +550,30 @@ export function parseNpy(bytes: Uint8Array, file: string, options: ParseNpyOptio
   }
   if (fortranLayout) data = reorder(data, shape, info.units, true);
   return { dtype: info.dtype, shape, data, byteOrder: order, fortranOrder: fortran };
+}
+
+/**
+ * Why `have` bytes of data cannot be the data of an array whose header is
+ * `h` (too few: truncated; too many: not its shape), or `undefined` when
+ * they are as many as it needs.
+ *
+ * @example
+ * ```ts
+ * import { npyDataSizeProblem } from "./npy.ts";
+ * const h = { shape: [2, 3], descr: "<f4", dataBytes: 24 };
+ * if (npyDataSizeProblem(h, 24) !== undefined) throw new Error();
+ * if (npyDataSizeProblem(h, 20) !== "data is truncated: shape (2, 3) of <f4 needs 24 bytes, found 20") {
+ *   throw new Error();
+ * }
+ * ```
+ */
+export function npyDataSizeProblem(
+  h: Pick<NpyHeader, "shape" | "descr" | "dataBytes">,
+  have: number,
+): string | undefined {
+  if (have === h.dataBytes) return undefined;
+  return `${have < h.dataBytes ? "data is truncated" : "data size does not match the shape"}: ` +
+    `shape ${shapeRepr(h.shape)} of ${h.descr} needs ${h.dataBytes} bytes, found ${have}`;
 }
 
 // ---------------------------------------------------------------------------
