@@ -10,7 +10,7 @@
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../io/errors.ts";
 import { statRegularFile } from "../io/regular.ts";
-import { isDataPath } from "../io/datasets/parquet_path.ts";
+import { isParquetFolder } from "../io/datasets/parquet_path.ts";
 import { type DatasetFormat, detectFormat, parseFormatName } from "../io/datasets/detect.ts";
 import { formatSpec, hasSquadRules } from "../io/datasets/formats.ts";
 import { parseFieldsFlag } from "../io/datasets/fields.ts";
@@ -265,12 +265,3 @@ export const evaluateCommand = (
       else yield* writeJsonAtomic(openOut, m);
     }
   });
-
-/** Whether `path` is a folder holding Parquet shards (a Hub split), which the readers read as one file. */
-function isParquetFolder(path: string): boolean {
-  try {
-    return Deno.statSync(path).isDirectory && isDataPath(path);
-  } catch {
-    return false;
-  }
-}

@@ -73,6 +73,28 @@ export function isDataPath(path: string): boolean {
 }
 
 /**
+ * Whether `path` is a folder holding `*.parquet` files: a split in shards,
+ * which the readers read as one file (a stage that checks its inputs are
+ * regular files lets it through).
+ *
+ * @example
+ * ```ts
+ * import { isParquetFolder } from "./parquet_path.ts";
+ * const dir = await Deno.makeTempDir();
+ * if (isParquetFolder(dir)) throw new Error("an empty folder is no split");
+ * await Deno.writeTextFile(`${dir}/v-00000-of-00001.parquet`, "");
+ * if (!isParquetFolder(dir) || isParquetFolder(`${dir}/v-00000-of-00001.parquet`)) throw new Error();
+ * ```
+ */
+export function isParquetFolder(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory && isDataPath(path);
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The byte source of the Parquet split at `path` (see `parquetSource` of
  * `parquet.ts`, loaded only then), or `undefined` when `path` is not
  * Parquet.
