@@ -16,6 +16,7 @@
  */
 import { FileError, InputError } from "./errors.ts";
 import { firstInvalidUtf8 } from "./json_events.ts";
+import { MAX_LINE_BYTES } from "./datasets/bounds.ts";
 
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 /** The same, for text after the start of a file: a U+FEFF there is a character, kept. */
@@ -74,8 +75,8 @@ export function readTextStrict(file: string): string {
   return decodeUtf8Strict(Deno.readFileSync(file), file);
 }
 
-/** The longest line {@linkcode readLinesStrict} reads (16 MiB, the dataset line readers' bound). */
-export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** The longest line {@linkcode readLinesStrict} reads: the dataset line readers' bound (16 MiB). */
+export { MAX_LINE_BYTES };
 
 /** Bytes read at a time by {@linkcode readLinesStrict}. */
 const LINE_CHUNK = 1 << 20;
