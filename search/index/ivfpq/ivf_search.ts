@@ -214,6 +214,27 @@ function settle(index: IvfIndexView, options: IvfQueryOptions): [number, number,
   return [k, nprobe, refine, refine > 0 ? Math.max(k, refine) : k];
 }
 
+/** Keeps {@linkcode prefetchRows}' loads from being dropped as unused. */
+const prefetched = { last: 0 };
+
+/**
+ * Reads one value of each cache line of the candidates' rows, every load
+ * independent of the others, so that the processor fetches them side by
+ * side: the rows lie at random places in the index's vectors, and copied a
+ * row at a time each one waits for its own misses (all of dev, 30
+ * candidates: the copy took 11 µs a question, this and the copy 6.5).
+ * Called for the next question while this one is re-scored.
+ */
+function prefetchRows(a: Float32Array | Uint16Array, list: Cands, d: number): void {
+  const step = a instanceof Float32Array ? 16 : 32;
+  let x = 0;
+  for (let i = 0; i < list.length; i++) {
+    const r = list[i].row * d;
+    for (let c = 0; c < d; c += step) x |= a[r + c];
+  }
+  prefetched.last = x;
+}
+
 /** The top `k` of each question from its candidates, re-scored exactly with `refine` > 0. */
 function finish(
   index: IvfIndexView,
@@ -232,8 +253,10 @@ function finish(
   const kernels = simd !== false && d >= 4 && d % 4 === 0 ? simdKernels() : undefined;
   const f32 = a instanceof Float32Array, bytes = most * d * (f32 ? 4 : 2);
   const own = kernels === undefined ? new ArrayBuffer(bytes) : undefined;
+  if (refine > 0 && a !== undefined && cands.length > 0) prefetchRows(a, cands[0], d);
   for (let j = 0; j < qs.length; j++) {
     const list = cands[j];
+    if (refine > 0 && a !== undefined && j + 1 < cands.length) prefetchRows(a, cands[j + 1], d);
     if (refine > 0 && (a !== undefined || index.disk !== undefined)) {
       const n = list.length;
       let g: Float32Array | Uint16Array;
