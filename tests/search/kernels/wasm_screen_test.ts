@@ -11,8 +11,18 @@
  * follow ‖q − c‖², not ‖q‖·‖c‖). Values the screen cannot bound (an overflow, a NaN, an infinite
  * centroid) make it step aside, and so does `screenedLists` for fewer than
  * 256 lists or an nprobe above an eighth of them: then every list is probed.
+ * The screen's multiply-add (relaxed SIMD's `f32x4.relaxed_madd`, one
+ * rounding where the machine fuses it) and its plain multiply and add both
+ * match the reference with the rounding they have, and the reference's
+ * fused step (`fmaF32`) is the exact value rounded once (BigInt).
  */
-import { ListScreen, screenModuleBytes, screenSums } from "../../../search/kernels/wasm_screen.ts";
+import {
+  fmaF32,
+  ListScreen,
+  relaxedMaddFuses,
+  screenModuleBytes,
+  screenSums,
+} from "../../../search/kernels/wasm_screen.ts";
 import { probeScore, probeScores } from "../../../search/kernels/wasm_probe.ts";
 import {
   bestLists,
@@ -67,7 +77,7 @@ Deno.test("list screen: float32 sums bit for bit, and the probed lists and score
       assert(s !== undefined, "no screening module on this runtime");
       for (const l2 of [false, true]) {
         const want32 = new Float32Array(nlist);
-        screenSums(q, c, nlist, d, l2, want32);
+        screenSums(q, c, nlist, d, l2, want32, s.fused);
         same(s.sums(q, l2), want32, `sums ${nlist}×${d} ${kind} l2 ${l2}`);
         const full = new Float64Array(nlist);
         probeScores(q, c, nlist, d, l2, full);
@@ -153,4 +163,89 @@ Deno.test("list screen: steps aside where it cannot bound, and the probe of ever
   probeScores(base.q, base.c, nlist, d, false, full);
   assertEquals(small.lists, bestLists(full, nlist / 8));
   for (const l of small.lists) assertEquals(small.qc[l], probeScore(base.q, base.c, l, d, false));
+});
+
+/** An exact float32 rounding (ties to even) of `n · 2^k` (BigInt n): the reference for `fmaF32`. */
+function roundF32(n: bigint, k: number): number {
+  if (n === 0n) return 0;
+  const neg = n < 0n, m = neg ? -n : n;
+  const top = m.toString(2).length - 1 + k;
+  const shift = top >= -126 ? m.toString(2).length - 24 : -149 - k;
+  let q = m, at = k;
+  if (shift > 0) {
+    const b = BigInt(shift);
+    q = m >> b;
+    const r = m - (q << b), half = 1n << (b - 1n);
+    if (r > half || (r === half && (q & 1n) === 1n)) q++;
+    at = k + shift;
+  }
+  const v = Number(q) * 2 ** at;
+  return neg ? -v : v;
+}
+
+/** `a · b + c` exactly, rounded once to float32 (a, b, c float32 values). */
+function exactFma(a: number, b: number, c: number): number {
+  const m = (x: number) => BigInt(x * 2 ** 149);
+  return roundF32(m(a) * m(b) + (m(c) << 149n), -298);
+}
+
+Deno.test("fmaF32: a · b + c rounded once, as an exact BigInt sum rounds it (ties, subnormals, cancellation)", () => {
+  const f = Math.fround;
+  const a = 1 + 2 ** -12;
+  const cases: [number, number, number][] = [
+    [a, a, -1], // 2⁻¹¹ + 2⁻²⁴: twice rounded it is 2⁻¹¹
+    [1 + 2 ** -23, 1 + 2 ** -23, -1],
+    [3, 5, 7],
+    [1, 1, 2 ** -24], // a tie, exactly: to even
+    [1 + 2 ** -23, 1, 2 ** -24], // a tie, exactly: to even (up)
+    [1, 1, f(2 ** -24 + 2 ** -47)], // just above a tie
+    [2 ** -75, 2 ** -75, 0], // an underflowing product
+    [2 ** -75, 3 * 2 ** -76, 2 ** -149], // a subnormal sum
+    [-(2 ** 60), 2 ** 60, 2 ** 120],
+    [0, 5, -0],
+    [-0, 5, -0],
+    // 24929 · 673 = 2²⁴ + 1, a float32 tie; c lost in the float64 sum decides it (up, down).
+    [24929, 673, 2 ** -40],
+    [24929, 673, -(2 ** -40)],
+    [-24929, 673, -(2 ** -40)],
+    [24929 * 2 ** -100, 673, 2 ** -140],
+  ];
+  const u = splitmix32(7);
+  const r = () => u() / 2 ** 32;
+  for (let i = 0; i < 20000; i++) {
+    const e = () => Math.floor(r() * 60 - 30);
+    const x = f((r() - 0.5) * 2 ** e()), y = f((r() - 0.5) * 2 ** e());
+    // c near −x·y half of the time: cancellation, where a second rounding shows most.
+    const c = r() < 0.5 ? f(-x * y * (1 + (r() - 0.5) * 2 ** -20)) : f((r() - 0.5) * 2 ** e());
+    cases.push([x, y, c]);
+  }
+  let twice = 0;
+  for (const [x, y, c] of cases) {
+    const got = fmaF32(x, y, c), want = exactFma(x, y, c);
+    if (!Object.is(got, want) && !(got === 0 && want === 0)) {
+      throw new Error(`fmaF32(${x}, ${y}, ${c}) = ${got}, exact ${want}`);
+    }
+    if (got !== f(c + f(x * y))) twice++;
+  }
+  // The cases tell one rounding from two.
+  assert(twice > 100, `only ${twice} cases where rounding twice differs`);
+});
+
+Deno.test("list screen: its multiply-add and its plain multiply and add each match the reference of their rounding", () => {
+  const fuses = relaxedMaddFuses();
+  for (const [nlist, d] of [[33, 24], [100, 256]]) {
+    for (const kind of KINDS) {
+      const { c, q } = data(kind, nlist, d, 31 * nlist + d + KINDS.indexOf(kind));
+      const plain = ListScreen.create(c, nlist, d, false)!, madd = ListScreen.create(c, nlist, d)!;
+      assertEquals(plain.fused, false);
+      assertEquals(madd.fused, fuses === true);
+      for (const l2 of [false, true]) {
+        for (const [s, fused] of [[plain, false], [madd, fuses === true]] as const) {
+          const want = new Float32Array(nlist);
+          screenSums(q, c, nlist, d, l2, want, fused);
+          same(s.sums(q, l2), want, `${kind} l2 ${l2} fused ${fused}`);
+        }
+      }
+    }
+  }
 });
