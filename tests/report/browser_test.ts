@@ -112,4 +112,8 @@ Deno.test("report.html with --search-error in headless Chromium: three charts ea
   }
   assertEquals(guard?.blocked, []);
   assertEquals(guard?.errors, []);
+  // Keep only the report and its screenshot.
+  for await (const e of Deno.readDir(dir)) {
+    if (e.name !== "report") await Deno.remove(`${dir}/${e.name}`, { recursive: true });
+  }
 });

@@ -374,6 +374,10 @@ Deno.test("serve browser: three dev questions highlighted with their exact top-1
   assert(guard!.errors.filter(is400).length <= 1, guard!.errors.join("\n"));
   // The server logged the page's requests.
   assertMatch(server.stderr(), /GET \/v1\/search/);
+  // Only the screenshots are kept (the index is 55 MB).
+  for await (const e of Deno.readDir(dir)) {
+    if (!e.name.endsWith(".png")) await Deno.remove(`${dir}/${e.name}`, { recursive: true });
+  }
 });
 
 Deno.test("serve browser: on an IVF-PQ index the toggle goes from approximate to exact search", async () => {
