@@ -25,7 +25,7 @@
 import * as Cause from "effect/Cause";
 import * as Effect from "effect/Effect";
 import * as Exit from "effect/Exit";
-import { InputError, UsageError } from "../io/errors.ts";
+import { FileError, InputError, UsageError } from "../io/errors.ts";
 import { aliasProblem } from "../io/paths.ts";
 import { displayPath, writeTextFileAtomic } from "../io/fs.ts";
 import { chooseRunDir } from "./run_dir.ts";
@@ -167,7 +167,9 @@ const writeRunProvenance = (
  * is created, or with {@linkcode RunError} when tasks failed: exit 1, or
  * exit 2 when a task failed on bad input (its process exited 2; it is not
  * retried, the run stops, and the error is that task's id and its own
- * error line).
+ * error line). A rows file the summary cannot read as rows fails it with
+ * that file's {@linkcode InputError} (exit 2; `runs/summary/summary.ts`),
+ * before a summary file is written.
  *
  * @example
  * ```ts
@@ -359,7 +361,17 @@ export const run = (
     );
     let summary: SummaryRow[] = [];
     if (selected.has("eval")) {
-      summary = readSummary(plan);
+      // A rows file that is not rows stops the run here (exit 2), before any summary
+      // file is written: a summary with an interval silently left out is worse than none.
+      summary = yield* Effect.try({
+        try: () => readSummary(plan),
+        catch: (e) =>
+          e instanceof InputError
+            ? e
+            : e instanceof FileError
+            ? new RunError(`summary: ${e.toString()}`, e.exitCode)
+            : new RunError(`summary: ${e instanceof Error ? e.message : e}`),
+      });
       const s = formatSummary(summary);
       for (const ext of ["txt", "md", "csv"] as const) {
         yield* writeRecord("summary", `${runDir}/summary/summary.${ext}`, s[ext]);

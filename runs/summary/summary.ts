@@ -21,7 +21,11 @@
  * question indices whatever the number of systems). BEM's interval is of
  * what the result's `bem` is: the accuracy (score > 0.5) by default, the
  * mean score with `report: "score"`. Without a rows file (a run folder
- * from before rows were written) the interval is `n/a`.
+ * from before rows were written) the interval is `n/a`; a rows file that is
+ * there but is not rows (a line that is not JSON, an `em` that is not a
+ * number, a byte that is not UTF-8...) is refused, one {@linkcode InputError}
+ * naming the file, the line and what is wrong, never an interval silently
+ * left out. The rows are read a line at a time: a file of any size.
  *
  * @module
  */
@@ -32,6 +36,9 @@ import { textTable } from "../plan/table.ts";
 import type { Plan } from "../plan/task.ts";
 import type { DatasetKind } from "../config/config.ts";
 import { kindTakes, rulesOfKind } from "../../io/datasets/formats.ts";
+import { FileError, InputError } from "../../io/errors.ts";
+import { statRegularFile } from "../../io/regular.ts";
+import { readLinesStrict } from "../../io/text.ts";
 
 /** Resamples of the summary's bootstrap intervals. */
 export const SUMMARY_RESAMPLES = 1000;
@@ -218,34 +225,80 @@ export function formatSummary(rows: readonly SummaryRow[]): {
   return { txt, md, csv };
 }
 
-/** The per-question scores of a rows file, or `null` when it is missing or unreadable. */
+/** A row's value of `key` when it is a number from 0 to 1; else what is wrong with it. */
+function unitScore(r: Record<string, unknown>, key: string): number | string {
+  const v = r[key];
+  if (typeof v === "number" && v >= 0 && v <= 1) return v;
+  return v === undefined ? `no ${key}` : `${key} ${JSON.stringify(v)} is not a number from 0 to 1`;
+}
+
+/**
+ * The per-question scores of a rows file, or `null` when there is no rows
+ * file (a run folder from before rows were written) or it has no rows. The
+ * file is read a line at a time (`io/text.ts` {@linkcode readLinesStrict}),
+ * and a file that is not rows is an {@linkcode InputError} naming the file,
+ * the line and what is wrong: a line that is not JSON or not an object, an
+ * `em` that is not a number from 0 to 1, an `f1` that is neither that nor
+ * `null` (regex answers) or is `null` in some rows only, a `bem` that is not
+ * a number from 0 to 1 or is in some rows only; a byte that is not UTF-8 and
+ * a line over 16 MiB are `readLinesStrict`'s. A file that cannot be read is a
+ * {@linkcode FileError}.
+ */
 function readRowScores(
   file: string,
 ): { em: Float64Array; f1: Float64Array | null; bem: Float64Array | null } | null {
-  let text: string;
+  let lines: Iterable<string>;
   try {
-    text = Deno.readTextFileSync(file);
-  } catch {
-    return null;
+    if (statRegularFile(file) === undefined) return null;
+    lines = readLinesStrict(file);
+  } catch (e) {
+    if (e instanceof InputError || e instanceof FileError) throw e;
+    throw new FileError({ file, message: e instanceof Error ? e.message : String(e) });
   }
   const em: number[] = [];
   const f1: number[] = [];
   const bem: number[] = [];
   let noF1 = 0;
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    let r: { em?: unknown; f1?: unknown; bem?: unknown };
+  let line = 0;
+  const bad = (message: string) => new InputError({ file, where: `line ${line}`, message });
+  for (const l of lines) {
+    line++;
+    if (l.trim() === "") continue;
+    let r: unknown;
     try {
-      r = JSON.parse(line);
+      r = JSON.parse(l);
     } catch {
-      return null;
+      throw bad("invalid JSON");
     }
-    // `f1: null`: regex answers (CuratedTREC), which have EM only.
-    if (typeof r.em !== "number" || (typeof r.f1 !== "number" && r.f1 !== null)) return null;
-    em.push(r.em);
-    if (r.f1 === null) noF1++;
-    else f1.push(r.f1);
-    if (typeof r.bem === "number") bem.push(r.bem);
+    if (typeof r !== "object" || r === null || Array.isArray(r)) {
+      throw bad("a row is not an object");
+    }
+    const row = r as Record<string, unknown>;
+    const e = unitScore(row, "em");
+    if (typeof e === "string") throw bad(e);
+    // `f1: null`: regex answers (CuratedTREC), which have EM only; all rows or none.
+    const f = row.f1 === null ? null : unitScore(row, "f1");
+    if (typeof f === "string") throw bad(`${f} (nor null, for regex answers)`);
+    if (em.length > 0 && (f === null) !== (noF1 > 0)) {
+      throw bad(
+        f === null
+          ? "f1 null where the rows before have an f1"
+          : "an f1 where the rows before have null",
+      );
+    }
+    const b = row.bem === undefined ? undefined : unitScore(row, "bem");
+    if (typeof b === "string") throw bad(b);
+    if (em.length > 0 && (b === undefined) !== (bem.length === 0)) {
+      throw bad(
+        b === undefined
+          ? "no bem where the rows before have one"
+          : "a bem where the rows before have none",
+      );
+    }
+    em.push(e);
+    if (f === null) noF1++;
+    else f1.push(f);
+    if (b !== undefined) bem.push(b);
   }
   if (em.length === 0) return null;
   return {
@@ -309,7 +362,9 @@ function openOf(r: Record<string, unknown> | null): OpenSummary | null {
 /**
  * The summary rows of a run, from its result files (`null` where a result
  * is missing), with the intervals from its rows files (`null` where those
- * are missing).
+ * are missing). A rows file that is there but is not rows throws an
+ * {@linkcode InputError} (`<file>: line N: <what is wrong>`), one that
+ * cannot be read a {@linkcode FileError}.
  */
 export function readSummary(plan: Plan): SummaryRow[] {
   const L = runLayout(plan.runDir);
