@@ -95,7 +95,7 @@ function sparseHeaderCheck(
   try {
     const f = readNpzEntry(bytes, formatEntry, label, opts);
     if (!(f.dtype.startsWith("S") || f.dtype.startsWith("U")) || f.data.length === 0) {
-      return undefined; // not a sparse file: parseNpzContent says so
+      return undefined; // not a sparse file: decodeDumpMatrix says so
     }
     format = stringsOf(f)[0];
     const sh = readNpzEntry(bytes, shapeEntry, label, opts);
@@ -268,6 +268,37 @@ function knownHeader(data: Uint8Array): NumpyFloatHeader | undefined {
 
 const SPARSE_KEYS = ["format.npy", "shape.npy", "data.npy"];
 
+/** The arrays of a CSR/CSC matrix as `scipy.sparse.save_npz` writes it. */
+const SPARSE_ARRAYS = ["format", "shape", "data", "indices", "indptr"];
+
+/**
+ * What is wrong with an archive that is not the matrix its mode reads (no
+ * sparse matrix in it, or no `arr_0` when dense): said of what it holds, so
+ * an archive with no arrays at all (`numpy.savez(path)`, a zip of nothing)
+ * is not taken for the other kind of dump.
+ */
+function notTheMatrix(entries: readonly ZipEntry[], looksSparse: boolean, sparse: boolean): string {
+  const arrays = entries.filter((e) => !e.isDirectory && e.name.endsWith(".npy"))
+    .map((e) => e.name.slice(0, -4));
+  if (arrays.length === 0) {
+    return sparse
+      ? `holds no arrays; a sparse dump holds ${SPARSE_ARRAYS.join(", ")} ` +
+        "(written with scipy.sparse.save_npz(path, matrix))"
+      : "holds no arrays; a dense dump holds arr_0 (written with numpy.savez(path, matrix))";
+  }
+  if (!sparse) return "no arr_0 array (dense dumps are written with numpy.savez(path, matrix))";
+  if (arrays.includes("arr_0")) return "is a dense array; run merge without --sparse";
+  if (looksSparse) {
+    // format, shape and data are there, but parseNpzContent did not take it for a sparse matrix.
+    return "format is not a string array naming the sparse format (csr or csc)";
+  }
+  const missing = SPARSE_ARRAYS.filter((k) => !arrays.includes(k));
+  // A name that is not a plain word is quoted: the line stays one line.
+  const shown = arrays.map((a) => /^[\w.-]+$/.test(a) ? a : JSON.stringify(a));
+  return `holds ${shown.join(", ")} but no ${missing.join(", ")}: not a sparse matrix ` +
+    "(sparse dumps are written with scipy.sparse.save_npz(path, matrix))";
+}
+
 /** Deflated entries of up to this many bytes are inflated once, whole (see {@linkcode decodeDumpMatrix}). */
 const SMALL_ENTRY = 1 << 16;
 
@@ -357,19 +388,12 @@ export function decodeDumpMatrix(
       return { matrix: csr };
     }
   }
-  if (options.sparse) {
-    throw new InputError({
-      file: label,
-      where: "",
-      message: "is a dense array; run merge without --sparse",
-    });
-  }
   const entry = entries.find((e) => e.name === "arr_0.npy");
-  if (entry === undefined) {
+  if (options.sparse || entry === undefined) {
     throw new InputError({
       file: label,
       where: "",
-      message: "no arr_0 array (dense dumps are written with numpy.savez(path, matrix))",
+      message: notTheMatrix(entries, looksSparse, options.sparse === true),
     });
   }
   const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);

@@ -607,6 +607,30 @@ Deno.test("merge bad input: a dense dump with --sparse", async () => {
   );
 });
 
+Deno.test("merge bad input: an .npz with no arrays says so, with --sparse and without", async () => {
+  // numpy.savez(path) with no arrays writes a zip with no entries, as encodeNpz({}) does.
+  const dir = await fixture({
+    ...ONE,
+    contexts: { T_0: { npz: npzCsr(C4), phrases: PHRASES } },
+    questions: { q1: encodeNpz({}) },
+  });
+  await badInput(
+    dir,
+    ["--sparse"],
+    /^merge: question_emb\/q1\.npz: holds no arrays; a sparse dump holds format, shape, data, indices, indptr \(written with scipy\.sparse\.save_npz\(path, matrix\)\)$/,
+  );
+  const dense = await fixture({
+    ...ONE,
+    contexts: { T_0: { npz: encodeNpz({}), phrases: PHRASES } },
+    questions: { q1: npzDense([[0, 1, 0, 0]]) },
+  });
+  await badInput(
+    dense,
+    [],
+    /^merge: context_emb\/T_0\.npz: holds no arrays; a dense dump holds arr_0 \(written with numpy\.savez\(path, matrix\)\)$/,
+  );
+});
+
 Deno.test("merge bad input: phrase count differs from the matrix rows", async () => {
   const dir = await fixture({
     ...ONE,
