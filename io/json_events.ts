@@ -55,6 +55,19 @@ export type JsonEvent =
   | {
     /** The streamed array's `]`. */
     readonly kind: "array-end";
+  }
+  | {
+    /**
+     * A top-level field whose value the `readField` option declined on its
+     * first byte: it was not read, and the decoder reads no further (this is
+     * the last event).
+     */
+    readonly kind: "unread";
+    readonly key: string;
+    /** The first byte of the value. */
+    readonly first: number;
+    /** Byte offset of the value's first byte. */
+    readonly offset: number;
   };
 
 /**
@@ -97,6 +110,9 @@ export const FAST_ITEM_BYTES = 8 << 20;
 class ToScan {
   constructor(readonly at: number) {}
 }
+
+/** Thrown out of the tokenizer when `readField` declines a value (see the constructor). */
+class Declined {}
 
 /** The private fields of @streamparser/json 0.0.26's Tokenizer that resuming it sets. */
 interface TokenizerPosition {
@@ -213,6 +229,14 @@ export class JsonEventDecoder {
   readonly #maxStringWhy: string;
   readonly #maxItem: number;
   readonly #maxItemWhy: string;
+  readonly #readField: ((key: string, first: number) => boolean) | undefined;
+  /** After a top-level `:`: the value's first byte is still to come (see `readField`). */
+  #peeking = false;
+  /** The chunk `push` is decoding, and its offset in the input (for `readField`). */
+  #chunk: Uint8Array = new Uint8Array(0);
+  #chunkBase = 0;
+  /** A top-level value was declined (an `unread` event): nothing more is read. */
+  #stopped = false;
   /** Where the element of the streamed array the tokenizer reads began (-1: none open). */
   #elemStart = -1;
   /** The string being read, if any: where it began, its bytes so far, an escape pending. */
@@ -262,6 +286,12 @@ export class JsonEventDecoder {
    *   `maxItemBytes`: an element of the streamed array longer than this in
    *   the input is refused, at its first byte, once a chunk takes it past
    *   the bound (default: no limit); `maxItemWhy` ends that message.
+   *   `readField`: asked, at the first byte of each top-level field's value
+   *   (past the whitespace after its `:`), whether to read it; on `false` the
+   *   value is not read (a wrong value of many megabytes is refused for the
+   *   price of its first byte), `push` returns the events before it and an
+   *   `unread` event, and the decoder reads no further (a later `push` or
+   *   `end` throws). Default: every value is read.
    */
   constructor(
     readonly arrayKey: string,
@@ -272,8 +302,10 @@ export class JsonEventDecoder {
       readonly maxItemBytes?: number;
       readonly maxItemWhy?: string;
       readonly fastItems?: boolean;
+      readonly readField?: (key: string, first: number) => boolean;
     } = {},
   ) {
+    this.#readField = options.readField;
     this.#fast = options.fastItems !== false;
     this.#repeatKeys = options.repeatedKeys === true;
     this.#maxString = options.maxStringBytes ?? Infinity;
@@ -288,15 +320,23 @@ export class JsonEventDecoder {
 
   /** Decodes one chunk; returns the events completed by it. */
   push(chunk: Uint8Array): JsonEvent[] {
+    this.#refuseStopped();
     this.#checkUtf8(chunk, false);
     if (this.#maxString !== Infinity) this.#checkStrings(chunk);
     const base = this.#bytes;
-    let i = this.#scanning ? this.#scan(chunk, 0, base) : 0;
-    while (i < chunk.byteLength) {
+    this.#chunk = chunk;
+    this.#chunkBase = base;
+    // A top-level value that begins in this chunk, after a `:` in an earlier one.
+    let i = this.#peeking && !this.#peek(0) ? -1 : this.#scanning ? this.#scan(chunk, 0, base) : 0;
+    while (i >= 0 && i < chunk.byteLength) {
       try {
         this.#tok.write(i === 0 ? chunk : chunk.subarray(i));
         i = chunk.byteLength;
       } catch (e) {
+        if (e instanceof Declined) {
+          i = -1;
+          continue;
+        }
         if (!(e instanceof ToScan)) throw this.#wrap(e);
         this.#scanning = true;
         this.#inItem = false;
@@ -305,10 +345,40 @@ export class JsonEventDecoder {
       }
     }
     this.#bytes += chunk.byteLength;
-    if (this.#maxItem !== Infinity) this.#checkItem();
+    this.#chunk = new Uint8Array(0);
+    if (this.#maxItem !== Infinity && !this.#stopped) this.#checkItem();
     const out = this.#out;
     this.#out = [];
     return out;
+  }
+
+  /** Throws when a value was declined: the decoder has read all it will. */
+  #refuseStopped(): void {
+    if (this.#stopped) throw new Error("JsonEventDecoder: input after an unread field");
+  }
+
+  /**
+   * After a top-level `:`, from `this.#chunk[from]`: looks past whitespace
+   * for the value's first byte, without consuming anything (the tokenizer
+   * reads on as it would), and asks `readField`. Returns `false` when the
+   * value is declined (an `unread` event; the decoder stops); when the chunk
+   * ends first, the next one is looked at.
+   */
+  #peek(from: number): boolean {
+    const chunk = this.#chunk;
+    const n = chunk.byteLength;
+    for (let i = from; i < n; i++) {
+      const b = chunk[i];
+      if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) continue;
+      this.#peeking = false;
+      const key = this.#stack[0].key;
+      if (this.#readField!(key, b)) return true;
+      this.#stopped = true;
+      this.#out.push({ kind: "unread", key, first: b, offset: this.#chunkBase + i });
+      return false;
+    }
+    this.#peeking = true;
+    return true;
   }
 
   /** Refuses the element open now when the input has taken it past the bound. */
@@ -323,7 +393,10 @@ export class JsonEventDecoder {
 
   /** Signals the end of input; returns the last events. */
   end(): JsonEvent[] {
+    this.#refuseStopped();
     this.#checkUtf8(new Uint8Array(0), true);
+    // The file may end after a top-level `:`: the tokenizer says how.
+    this.#peeking = false;
     if (this.#scanning) {
       // The file ends in the streamed array: the tokenizer says how.
       this.#scanning = false;
@@ -723,6 +796,11 @@ export class JsonEventDecoder {
       case TokenType.COLON:
         if (top.state !== S.Colon) this.#fail(offset, 'unexpected ":"');
         top.state = S.Value;
+        // A top-level value: its first byte is `readField`'s to look at (see the constructor).
+        if (
+          this.#readField !== undefined && this.#stack.length === 1 &&
+          !this.#peek(offset + 1 - this.#chunkBase)
+        ) throw new Declined();
         return;
       case TokenType.COMMA:
         if (top.state !== S.CommaOrEnd) this.#fail(offset, 'unexpected ","');

@@ -42,8 +42,9 @@ export const readPredictions = (
  * `json.load` reads it) into a Map, streamed as {@linkcode readPredictions}
  * is: a file over JavaScript's 512 MiB string limit reads as any other, and
  * memory is the map's, not the file's text and a parsed copy of it. A value
- * that is not a number is refused naming its question; a repeated id keeps
- * its last value.
+ * that is not a number is refused naming its question, a string, object or
+ * list at its first byte, unread (a wrong file, a SQuAD dataset's `"data"`,
+ * is refused without parsing it); a repeated id keeps its last value.
  *
  * @example
  * ```ts
@@ -68,6 +69,12 @@ interface IdMapKind<T> {
   readonly value: (v: PyJson) => T | undefined;
   /** The message of a value that is not one. */
   readonly notValue: (v: PyJson) => string;
+  /**
+   * The message of a value refused at its first byte, unread (one that
+   * cannot be one whatever follows it), or `undefined` to read it (absent:
+   * every value is read).
+   */
+  readonly notStart?: (first: number) => string | undefined;
 }
 
 const typeName = (v: PyJson) => v === null ? "null" : v instanceof RawNumber ? "number" : typeof v;
@@ -82,6 +89,10 @@ const NA_PROBS: IdMapKind<number> = {
   shape: "question id → no-answer probability",
   value: (v) => v instanceof RawNumber ? Number(v.text) : typeof v === "number" ? v : undefined,
   notValue: () => "not a number",
+  // A string, object or list is refused at its first byte: a wrong file (a SQuAD dataset's
+  // "data") is not parsed whole first. true, false and null are read (a few bytes), and any
+  // other byte is the JSON decoder's to name.
+  notStart: (b) => b === 0x22 || b === 0x7b || b === 0x5b ? "not a number" : undefined,
 };
 
 /** An object of id → number read whole with `JSON.parse`, or `undefined` for the streaming path. */
@@ -128,7 +139,13 @@ const readIdMap = <T>(
           const whole = fast(head, headBytes);
           if (whole !== undefined) return whole;
         }
-        const d = new JsonEventDecoder("\0", { repeatedKeys: true });
+        const notStart = kind.notStart;
+        const d = new JsonEventDecoder("\0", {
+          repeatedKeys: true,
+          ...(notStart !== undefined
+            ? { readField: (_: string, b: number) => notStart(b) === undefined }
+            : {}),
+        });
         const out = new Map<string, T>();
         let bytes = 0;
         try {
@@ -186,6 +203,14 @@ function take<T>(
   kind: IdMapKind<T>,
 ): void {
   for (const ev of events) {
+    if (ev.kind === "unread") {
+      // A value refused at its first byte (`notStart`), as it would be once read.
+      throw new InputError({
+        file,
+        where: `question "${ev.key}"`,
+        message: kind.notStart?.(ev.first) ?? "not read",
+      });
+    }
     if (ev.kind !== "field") continue;
     const v = kind.value(ev.value);
     if (v === undefined) {

@@ -303,3 +303,91 @@ Deno.test("json events: the fast path (JSON.parse of whole elements) gives the t
     }
   }
 });
+
+/** All events of `text` fed in chunks of `size` (whole when 0) with `readField`, or its error. */
+function decodeReading(
+  text: string,
+  size: number,
+  readField?: (key: string, first: number) => boolean,
+): JsonEvent[] | string {
+  const bytes = enc.encode(text);
+  const d = new JsonEventDecoder("data", readField ? { readField } : {});
+  const out: JsonEvent[] = [];
+  try {
+    const step = size === 0 ? bytes.length || 1 : size;
+    for (let i = 0; i < bytes.length; i += step) {
+      const ev = d.push(bytes.subarray(i, i + step));
+      out.push(...ev);
+      if (ev.at(-1)?.kind === "unread") return out;
+    }
+    out.push(...d.end());
+    return out;
+  } catch (e) {
+    if (e instanceof JsonSyntaxError) return `byte ${e.offset}: ${e.message}`;
+    throw e;
+  }
+}
+
+Deno.test("json events: readField that reads every value changes no event and no error, whatever the chunks", () => {
+  const docs = [
+    '{"a" : 1, "b":\n\t "x\\"y", "c":  {"d": [1, {"e": null}]}, "data": [{"k": 2}, 3], "f": true}',
+    '{"n": -0.5e3, "s": "é😀", "l": [], "o": {}, "z": false}',
+    '{"a": }',
+    '{"a":   ',
+    '{"a": 1, "b": [1, 2',
+    '{"a": "abc',
+    '{"a": tru}',
+    '{"a": NaN}',
+  ];
+  const seen: [string, number][] = [];
+  for (const text of docs) {
+    for (const size of [0, 1, 2, 3, 5, 7, 13]) {
+      const want = decodeReading(text, size);
+      const got = decodeReading(text, size, (k, b) => (seen.push([k, b]), true));
+      assertEquals(
+        typeof got === "string" ? got : shown(got),
+        typeof want === "string" ? want : shown(want),
+        `${text} in chunks of ${size}`,
+      );
+    }
+  }
+  // Asked once per top-level value, at its first byte (the streamed array included).
+  seen.length = 0;
+  decodeReading(docs[0], 0, (k, b) => (seen.push([k, b]), true));
+  assertEquals(seen.map(([k, b]) => `${k} ${String.fromCharCode(b)}`), [
+    "a 1",
+    'b "',
+    "c {",
+    "data [",
+    "f t",
+  ]);
+});
+
+Deno.test("json events: a value readField declines is not read: an unread event ends the events, at its first byte", () => {
+  // After the declined value comes what would be an error: it is never read.
+  const text = '{"q1": 0.5, "q2" :\n  [1, 2, \x00 oops';
+  const noList = (_: string, b: number) => b !== 0x5b;
+  for (const size of [0, 1, 2, 3, 5, 7, 13]) {
+    const got = decodeReading(text, size, noList);
+    assert(typeof got !== "string", `${got} in chunks of ${size}`);
+    assertEquals(shown(got.slice(0, 1)), [["field", "q1", "0.5"]], `chunks of ${size}`);
+    assertEquals(got.slice(1), [{ kind: "unread", key: "q2", first: 0x5b, offset: 21 }]);
+  }
+  // Without readField the rest is read, and refused where it goes wrong.
+  assertEquals(
+    decodeReading(text, 0),
+    "byte 28: invalid JSON: unexpected byte 0x00 (control character)",
+  );
+  // The decoder has stopped: more input, or its end, is a mistake of the caller's.
+  const d = new JsonEventDecoder("\0", { readField: noList });
+  assertEquals(d.push(enc.encode('{"a": [')).at(-1)?.kind, "unread");
+  for (const f of [() => d.push(enc.encode("1]}")), () => d.end()]) {
+    let message = "";
+    try {
+      f();
+    } catch (e) {
+      message = String(e);
+    }
+    assertEquals(message, "Error: JsonEventDecoder: input after an unread field");
+  }
+});

@@ -132,7 +132,7 @@ Deno.test("evaluate: a SQuAD v2.0 file scores by the v2.0 rules (--v2 and auto-d
   }
 });
 
-Deno.test("evaluate --na-prob-file: read a chunk at a time, not as one string (a file over 512 MiB was 'failed to allocate string')", async () => {
+Deno.test("evaluate --na-prob-file: read a chunk at a time, not as one string (a file over 512 MiB was 'failed to allocate string'); a value not a number refused at its first byte", async () => {
   const dir = await Deno.makeTempDir();
   try {
     await Deno.writeTextFile(`${dir}/v2.json`, JSON.stringify(V2));
@@ -166,6 +166,15 @@ Deno.test("evaluate --na-prob-file: read a chunk at a time, not as one string (a
     assertEquals([str.code, str.stderr], [
       2,
       `evaluate: ${dir}/na_str.json: question "b": not a number\n`,
+    ]);
+    // A SQuAD dataset given by mistake (1 GiB, sparse): refused at the first byte of its
+    // "data", which is not parsed (its zeros would be "invalid JSON" were it read).
+    await Deno.writeTextFile(`${dir}/na_squad.json`, '{"data": [{"title": "T", "paragraphs": [');
+    await Deno.truncate(`${dir}/na_squad.json`, 1 << 30);
+    const squad = await runStage("pipeline/evaluate.ts", args(`${dir}/na_squad.json`));
+    assertEquals([squad.code, squad.stderr], [
+      2,
+      `evaluate: ${dir}/na_squad.json: question "data": not a number\n`,
     ]);
   } finally {
     await Deno.remove(dir, { recursive: true });
