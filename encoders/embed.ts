@@ -645,6 +645,7 @@ const idMode = (uniqueIds: boolean | undefined) =>
  * await Deno.writeTextFile(path, "id\ttext\ttitle\nwiki:12\tZürich is a city.\tZürich\n");
  * const [p] = await Effect.runPromise(Stream.runCollect(contextInputs(path)));
  * if (p.id !== "wiki:12" || p.context !== "Zürich is a city.") throw new Error(JSON.stringify(p));
+ * await Deno.remove(path);
  * ```
  */
 export const contextInputs = (
@@ -681,6 +682,7 @@ export const contextInputs = (
  * await Deno.writeTextFile(path, "who built the bridge\t['Ada']\n");
  * const [q] = await Effect.runPromise(Stream.runCollect(questionInputs(path)));
  * if (q.id !== "0" || q.question !== "who built the bridge") throw new Error(JSON.stringify(q));
+ * await Deno.remove(path);
  * ```
  */
 export const questionInputs = (

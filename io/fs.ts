@@ -191,6 +191,7 @@ function tempPath(dir: string, base: string): string {
  * );
  * if (exit._tag !== "Failure") throw new Error();
  * if ([...Deno.readDirSync(dir)].length !== 1) throw new Error();
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export function writeFileAtomic<E>(
@@ -241,6 +242,7 @@ export function writeFileAtomic<E>(
  * const dir = await Deno.makeTempDir();
  * await Effect.runPromise(writeTextFileAtomic(`${dir}/a.json`, "{}\n", (r) => r));
  * if (Deno.readTextFileSync(`${dir}/a.json`) !== "{}\n") throw new Error();
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export function writeTextFileAtomic<E>(
@@ -283,6 +285,7 @@ export interface AtomicWriter {
  * await w.commit();
  * if (await Deno.readTextFile(`${dir}/out.json`) !== "{}") throw new Error();
  * if ([...Deno.readDirSync(dir)].length !== 1) throw new Error("temporary file left");
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export async function openAtomicWriter(path: string): Promise<AtomicWriter> {
@@ -355,6 +358,7 @@ export async function openAtomicWriter(path: string): Promise<AtomicWriter> {
  * if (Deno.readTextFileSync(`${dir}/a.json`) !== "{}\n") throw new Error();
  * const failed = await writeTextAtomically(`${dir}/no/a.json`, "{}").then(() => "", String);
  * if (!failed.includes("no such folder")) throw new Error(failed);
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export async function writeTextAtomically(path: string, text: string): Promise<void> {

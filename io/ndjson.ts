@@ -228,6 +228,7 @@ export function ndjsonRecords<K extends keyof RecordTypes>(
  * await Deno.writeTextFile(path, '{"kind": "paragraph", "id": "T_0", "context": "Paris.", "index": 0}\n');
  * const [p] = await Effect.runPromise(Stream.runCollect(readNdjson(path, "paragraph")));
  * if (p.context !== "Paris." || p.index !== 0) throw new Error();
+ * await Deno.remove(path);
  * ```
  */
 export const readNdjson = <K extends keyof RecordTypes>(

@@ -29,6 +29,7 @@ import { FAST_PARSE_BYTES, parseWhole, parseWholeOf } from "./predictions_whole.
  * const preds = await Effect.runPromise(readPredictions(path));
  * if (preds.get("56be4db0acb8001400a502ec") !== "Denver Broncos") throw new Error();
  * if (preds.get("q2") !== "y") throw new Error("a repeated id keeps its last value");
+ * await Deno.remove(path);
  * ```
  */
 export const readPredictions = (
@@ -54,6 +55,7 @@ export const readPredictions = (
  * await Deno.writeTextFile(path, '{"q1": 0.25, "q2": 1e-3}');
  * const p = await Effect.runPromise(readNaProbs(path));
  * if (p.get("q1") !== 0.25 || p.get("q2") !== 0.001) throw new Error();
+ * await Deno.remove(path);
  * ```
  */
 export const readNaProbs = (

@@ -150,6 +150,7 @@ const BOM = [0xef, 0xbb, 0xbf];
  * const doc = { question: "who?", context: "x".repeat(100_000) };
  * await Deno.writeTextFile(path, JSON.stringify({ doc_id: 0, doc, filtered_resps: ["a"] }) + "\n");
  * if (await Effect.runPromise(detectPredFormat(path)) !== "lm-eval") throw new Error();
+ * await Deno.remove(path);
  * ```
  */
 export const detectPredFormat = (
@@ -531,6 +532,7 @@ export function openCompassAnswers(
  * if (!String(msg).includes('line 2 doc_id 1: the doc\'s question "where?" is not question "1"')) {
  *   throw new Error(String(msg));
  * }
+ * await Deno.remove(path);
  * ```
  */
 export const readHarnessAnswers = (

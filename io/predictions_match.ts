@@ -89,6 +89,7 @@ export const setQuestions = (
  * if (r.format !== "opencompass" || (r.predictions as Map<string, string>).get("0") !== "Ann") {
  *   throw new Error();
  * }
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export const resolvePredictions = (
@@ -125,6 +126,7 @@ export const resolvePredictions = (
  * }) + "\n");
  * const text = await Effect.runPromise(predictionsText(`${dir}/s.jsonl`, { data: `${dir}/nq.jsonl` }));
  * if (text !== '{"0":"Ann"}\n') throw new Error(text);
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export const predictionsText = (

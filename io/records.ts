@@ -156,6 +156,7 @@ const recordLines = (
  * const text = await Deno.readTextFile(`${dir}/q.ndjson`);
  * const want = '{"kind":"question","id":"q1","question":"Where?","paragraphId":"T_0"}\n';
  * if (n !== 1 || text !== want) throw new Error(text);
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export const records = (opts: RecordsOptions): Effect.Effect<number, RecordsError> =>

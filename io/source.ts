@@ -53,6 +53,7 @@ const isFolder = (path: string): Promise<boolean> =>
  * const src = await Effect.runPromise(openSource(path));
  * const text = await new Response(src.stream).text();
  * if (src.name !== path || text !== "{}") throw new Error(text);
+ * await Deno.remove(path);
  * ```
  */
 export const openSource = (
@@ -259,6 +260,7 @@ function concat(parts: Uint8Array[]): Uint8Array {
  * const gz = new Blob(["caf\u00e9"]).stream().pipeThrough(new CompressionStream("gzip"));
  * await Deno.writeFile(path, gz);
  * if (await readTextMaybeGzip(path) !== "caf\u00e9") throw new Error();
+ * await Deno.remove(path);
  * ```
  */
 export async function readTextMaybeGzip(path: string): Promise<string> {

@@ -364,6 +364,7 @@ const asReadError = (name: string) => (e: unknown): SquadReadError =>
  *   Stream.runCollect(Stream.map(squadRecords(path), (r) => r.kind)),
  * );
  * if (kinds.join() !== "field,data-start,article,data-end") throw new Error(kinds.join());
+ * await Deno.remove(path);
  * ```
  */
 export const squadRecords = (
@@ -398,6 +399,7 @@ export const squadRecords = (
  *   Stream.runCollect(Stream.map(squadArticles(path), (a) => a.title)),
  * );
  * if (titles.join() !== "T") throw new Error(titles.join());
+ * await Deno.remove(path);
  * ```
  */
 export const squadArticles = (
@@ -427,6 +429,7 @@ export const squadArticles = (
  * }));
  * const [p] = await Effect.runPromise(Stream.runCollect(squadParagraphs(path)));
  * if (p.id !== "T_0" || p.questions.length !== 2) throw new Error(p.id);
+ * await Deno.remove(path);
  * ```
  */
 export const squadParagraphs = (
@@ -455,6 +458,7 @@ export const squadParagraphs = (
  *   Stream.runCollect(Stream.map(squadQuestions(path), (q) => `${q.id}@${q.paragraphId}`)),
  * );
  * if (ids.join() !== "q1@T_0,q2@T_0") throw new Error(ids.join());
+ * await Deno.remove(path);
  * ```
  */
 export const squadQuestions = (
@@ -500,6 +504,7 @@ export interface SquadCounts {
  *   throw new Error(JSON.stringify(c));
  * }
  * if (c.version !== "1.1") throw new Error(c.version);
+ * await Deno.remove(path);
  * ```
  */
 export const countSquad = (

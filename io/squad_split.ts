@@ -80,6 +80,7 @@ export interface SplitResult {
  * }
  * const q = await Deno.readTextFile(`${dir}/q.json`);
  * if (q.includes("Paris")) throw new Error("the question file holds no context and no answers");
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export const split = (

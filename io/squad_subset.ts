@@ -57,12 +57,14 @@ const fsDo = <A>(file: string, f: () => Promise<A>) =>
  * import * as Effect from "effect/Effect";
  * import { REPO_ROOT } from "./repo.ts";
  * import { writeArticleSubset } from "./squad_subset.ts";
- * const out = `${await Deno.makeTempDir()}/mini.json`;
+ * const dir = await Deno.makeTempDir();
+ * const out = `${dir}/mini.json`;
  * const n = await Effect.runPromise(writeArticleSubset({
  *   data: `${REPO_ROOT}/data/dev-v1.1.json.gz`, out, articles: [0, 2],
  * }));
  * const d = JSON.parse(await Deno.readTextFile(out));
  * if (n !== 2 || d.data[0].title !== "Super_Bowl_50" || d.version !== "1.1") throw new Error();
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export const writeArticleSubset = (

@@ -214,6 +214,7 @@ export class ZipFileIndex {
  * } finally {
  *   f.close();
  * }
+ * Deno.removeSync(path);
  * ```
  */
 export function zipEndOf(path: string, file: Deno.FsFile): ZipEnd {

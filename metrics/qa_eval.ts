@@ -37,6 +37,7 @@
  *   scoreQuestionSet({ data: `${dir}/nq.jsonl`, predictions: `${dir}/pred.json` }),
  * );
  * if (r.stdout !== '{"exact_match": 50.0, "f1": 50.0}' || r.format !== "open") throw new Error(r.stdout);
+ * await Deno.remove(dir, { recursive: true });
  * ```
  *
  * @module

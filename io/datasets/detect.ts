@@ -270,6 +270,7 @@ export async function sniffFormat(src: ByteSource): Promise<[DatasetFormat, Byte
  *   .pipeThrough(new CompressionStream("gzip"));
  * await Deno.writeFile(path, gz);
  * if (await Effect.runPromise(detectFormat(path)) !== "open") throw new Error();
+ * await Deno.remove(path);
  * ```
  */
 export const detectFormat = (path: string): Effect.Effect<DatasetFormat, InputError | FileError> =>

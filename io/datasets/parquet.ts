@@ -392,6 +392,7 @@ async function hasNoAnswer(files: ParquetFile[]): Promise<boolean> {
  *   msg = String(e);
  * }
  * if (!msg.endsWith("not a Parquet file (no PAR1 magic at its start)")) throw new Error(msg);
+ * await Deno.remove(path);
  * ```
  */
 export async function parquetSource(path: string): Promise<ByteSource | undefined> {

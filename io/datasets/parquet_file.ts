@@ -160,6 +160,7 @@ function rowCountProblem(
  *   msg = String(e);
  * }
  * if (!msg.endsWith("not a Parquet file (no PAR1 magic at its start)")) throw new Error(msg);
+ * await Deno.remove(path);
  * ```
  */
 export async function openParquet(path: string): Promise<ParquetFile> {

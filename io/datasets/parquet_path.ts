@@ -23,6 +23,7 @@ import type { ByteSource } from "../source.ts";
  *   throw new Error();
  * }
  * if (await parquetFiles(`${dir}/none.json`) !== undefined) throw new Error();
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export async function parquetFiles(path: string): Promise<string[] | undefined> {
@@ -56,6 +57,7 @@ export async function parquetFiles(path: string): Promise<string[] | undefined> 
  * if (isDataPath(dir)) throw new Error("an empty folder is no split");
  * await Deno.writeTextFile(`${dir}/train-00000-of-00001.parquet`, "");
  * if (!isDataPath(dir) || !isDataPath(`${dir}/train-00000-of-00001.parquet`)) throw new Error();
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export function isDataPath(path: string): boolean {
@@ -84,6 +86,7 @@ export function isDataPath(path: string): boolean {
  * if (isParquetFolder(dir)) throw new Error("an empty folder is no split");
  * await Deno.writeTextFile(`${dir}/v-00000-of-00001.parquet`, "");
  * if (!isParquetFolder(dir) || isParquetFolder(`${dir}/v-00000-of-00001.parquet`)) throw new Error();
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export function isParquetFolder(path: string): boolean {

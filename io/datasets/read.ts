@@ -50,6 +50,7 @@ const asError = (file: string) => (e: unknown): DatasetReadError =>
  * if (format !== "dpr-passages" || !(await new Response(src.stream).text()).startsWith("id")) {
  *   throw new Error(format);
  * }
+ * await Deno.remove(path);
  * ```
  */
 export const openDataset = (
@@ -135,6 +136,7 @@ export const passagesOfSource = (
  * if (qs.map((q) => `${q.id}:${q.question}`).join() !== "0:who wrote hamlet,1:where is rome") {
  *   throw new Error();
  * }
+ * await Deno.remove(path);
  * ```
  */
 export const readQuestions = (
@@ -164,6 +166,7 @@ export const readQuestions = (
  * await Deno.writeTextFile(path, "id\ttext\ttitle\n1\t\"Aaron was a prophet.\"\tAaron\n");
  * const [p] = await Effect.runPromise(Stream.runCollect(readCorpus(path)));
  * if (p.id !== "1" || p.text !== "Aaron was a prophet." || p.title !== "Aaron") throw new Error();
+ * await Deno.remove(path);
  * ```
  */
 export const readCorpus = (

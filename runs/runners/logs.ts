@@ -68,6 +68,7 @@ const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, "g");
  * Deno.writeTextFileSync(f, "== t attempt 1\none\n\x1b[1mtwo\x1b[0m\n== exit 0\n");
  * if (logTail(f).join("|") !== "one|two") throw new Error(logTail(f).join("|"));
  * if (logTail("/nonexistent.log").length !== 0) throw new Error();
+ * Deno.removeSync(f);
  * ```
  */
 export function logTail(path: string, n = 5): string[] {
@@ -111,6 +112,7 @@ export function logTail(path: string, n = 5): string[] {
  * if (lastExitStatus(f) !== 3) throw new Error();
  * Deno.writeTextFileSync(f, "== t attempt 2 local\n", { append: true });
  * if (lastExitStatus(f) !== null) throw new Error();
+ * Deno.removeSync(f);
  * ```
  */
 export function lastExitStatus(path: string): number | null {
