@@ -233,13 +233,18 @@ async function withManifest(
   return dir;
 }
 
+/** The error of loading one half from a `withManifest` folder, which is then removed. */
 async function loadError(dir: string, half: "context" | "question" = "context"): Promise<string> {
-  const eff = half === "context"
-    ? Effect.asVoid(loadOnnxContext(`${dir}/manifest.json`))
-    : Effect.asVoid(loadOnnxQuestion(`${dir}/manifest.json`));
-  const r = await Effect.runPromise(Effect.flip(eff));
-  assertEquals((r as unknown as { exitCode: number }).exitCode, 2);
-  return r.message;
+  try {
+    const eff = half === "context"
+      ? Effect.asVoid(loadOnnxContext(`${dir}/manifest.json`))
+      : Effect.asVoid(loadOnnxQuestion(`${dir}/manifest.json`));
+    const r = await Effect.runPromise(Effect.flip(eff));
+    assertEquals((r as unknown as { exitCode: number }).exitCode, 2);
+    return r.message;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 }
 
 Deno.test("manifest errors: exact messages", async () => {
@@ -301,25 +306,29 @@ Deno.test("files and permissions of each half", () => {
 
 Deno.test("an encoder process runs with only its files and --allow-ffi=<addon>", async () => {
   const out = await Deno.makeTempDir({ prefix: "onnx_perm_" });
-  const input = `${out}/q.ndjson`;
-  await Deno.writeTextFile(input, `{"kind":"question","id":"q1","question":"Where is Paris?"}\n`);
-  const files = onnxFiles(`${DIR}/manifest.json`, "question");
-  const r = await runStage("pipeline/embed_question.ts", [
-    input,
-    `${out}/emb`,
-    "--encoder=piqa-lstm",
-    `--model=${DIR}/manifest.json`,
-    "--threads=1",
-  ], {
-    permissions: [
-      "--no-prompt",
-      `--allow-read=${[input, ...files, `${out}/emb`].join(",")}`,
-      `--allow-write=${out}/emb`,
-      `--allow-ffi=${ortBindingPath()}`,
-    ],
-  });
-  assertEquals(r.code, 0, r.stderr);
-  assert((await Deno.stat(`${out}/emb/q1.npz`)).size > 0);
+  try {
+    const input = `${out}/q.ndjson`;
+    await Deno.writeTextFile(input, `{"kind":"question","id":"q1","question":"Where is Paris?"}\n`);
+    const files = onnxFiles(`${DIR}/manifest.json`, "question");
+    const r = await runStage("pipeline/embed_question.ts", [
+      input,
+      `${out}/emb`,
+      "--encoder=piqa-lstm",
+      `--model=${DIR}/manifest.json`,
+      "--threads=1",
+    ], {
+      permissions: [
+        "--no-prompt",
+        `--allow-read=${[input, ...files, `${out}/emb`].join(",")}`,
+        `--allow-write=${out}/emb`,
+        `--allow-ffi=${ortBindingPath()}`,
+      ],
+    });
+    assertEquals(r.code, 0, r.stderr);
+    assert((await Deno.stat(`${out}/emb/q1.npz`)).size > 0);
+  } finally {
+    await Deno.remove(out, { recursive: true });
+  }
 });
 
 const CUDA_MISSING = `libonnxruntime_providers_shared.so not found in ${ortBinDir()} ` +
@@ -354,19 +363,23 @@ Deno.test("CUDA check: names the missing library on this machine", async () => {
 
 Deno.test("--device cuda exits 2 with that line; --device auto falls back to cpu", async () => {
   const out = await Deno.makeTempDir({ prefix: "onnx_cuda_" });
-  const input = `${out}/q.ndjson`;
-  await Deno.writeTextFile(input, `{"kind":"question","id":"q1","question":"Where is Paris?"}\n`);
-  const args = [input, `${out}/emb`, "--encoder=piqa-lstm", `--model=${DIR}/manifest.json`];
-  const cuda = await runStage("pipeline/embed_question.ts", [...args, "--device=cuda"]);
-  assertEquals(cuda.code, 2);
-  assertEquals(cuda.stderr.trim(), `embed_question: --device cuda: ${CUDA_MISSING}`);
-  assert(!(await Deno.stat(`${out}/emb/q1.npz`).then(() => true, () => false)));
-  const auto = await runStage("pipeline/embed_question.ts", [...args, "--device=auto"]);
-  assertEquals(auto.code, 0, auto.stderr);
-  assertEquals(
-    auto.stderr.trim().split("\n")[0],
-    `tiny-spans: --device auto: CUDA unavailable (${CUDA_MISSING}); using cpu`,
-  );
+  try {
+    const input = `${out}/q.ndjson`;
+    await Deno.writeTextFile(input, `{"kind":"question","id":"q1","question":"Where is Paris?"}\n`);
+    const args = [input, `${out}/emb`, "--encoder=piqa-lstm", `--model=${DIR}/manifest.json`];
+    const cuda = await runStage("pipeline/embed_question.ts", [...args, "--device=cuda"]);
+    assertEquals(cuda.code, 2);
+    assertEquals(cuda.stderr.trim(), `embed_question: --device cuda: ${CUDA_MISSING}`);
+    assert(!(await Deno.stat(`${out}/emb/q1.npz`).then(() => true, () => false)));
+    const auto = await runStage("pipeline/embed_question.ts", [...args, "--device=auto"]);
+    assertEquals(auto.code, 0, auto.stderr);
+    assertEquals(
+      auto.stderr.trim().split("\n")[0],
+      `tiny-spans: --device auto: CUDA unavailable (${CUDA_MISSING}); using cpu`,
+    );
+  } finally {
+    await Deno.remove(out, { recursive: true });
+  }
 });
 
 Deno.test("fixtures: make_tiny_onnx.py writes the committed onnx_tiny models, weights and manifests", async () => {
