@@ -481,6 +481,31 @@ export function fsyncDir(path: string): void {
 }
 
 /**
+ * `path` opened for reading; one that cannot be opened (missing, not
+ * permitted, a folder) is a {@linkcode FileError} naming it, in
+ * `osMessage`'s words.
+ *
+ * @example
+ * ```ts
+ * import { openReadSync } from "./fs.ts";
+ * let why = "";
+ * try {
+ *   openReadSync("/no/such/file");
+ * } catch (e) {
+ *   why = String(e);
+ * }
+ * if (why !== "/no/such/file: no such file or folder") throw new Error(why);
+ * ```
+ */
+export function openReadSync(path: string): Deno.FsFile {
+  try {
+    return Deno.openSync(path, { read: true });
+  } catch (e) {
+    throw new FileError({ file: path, message: osMessage(e) });
+  }
+}
+
+/**
  * Renames the complete folder `built` into place at `out` in one rename,
  * fsynced before and after (its entries, then `out`'s parent). With `old`
  * (a free path on the same file system), the folder at `out` is replaced:

@@ -17,6 +17,7 @@
 import { FileError, InputError } from "./errors.ts";
 import { firstInvalidUtf8 } from "./json_events.ts";
 import { MAX_LINE_BYTES } from "./datasets/bounds.ts";
+import { openReadSync } from "./fs.ts";
 
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 /** The same, for text after the start of a file: a U+FEFF there is a character, kept. */
@@ -85,8 +86,8 @@ const LINE_CHUNK = 1 << 20;
  * The lines of `file` (without their `\n`), as `readTextStrict(file).split("\n")`
  * gives them (a final empty line after a last `\n` included), but read 1 MiB at a
  * time: memory is a chunk and a line, whatever the file's size. The file is
- * opened now (a file that cannot be opened throws the system's error, for the
- * caller to word); reading it, a byte that is not UTF-8 is the same
+ * opened now (one that cannot be opened is a {@linkcode FileError}, as
+ * `fs.ts` `openReadSync` words it); reading it, a byte that is not UTF-8 is the same
  * {@linkcode InputError} as {@linkcode decodeUtf8Strict}'s (`line N: invalid
  * UTF-8 at byte B`), a line over {@linkcode MAX_LINE_BYTES} is one too (`line N:
  * line longer than 16777216 bytes`), and a failed read a {@linkcode FileError}.
@@ -104,8 +105,7 @@ const LINE_CHUNK = 1 << 20;
  * ```
  */
 export function readLinesStrict(file: string): Iterable<string> {
-  const f = Deno.openSync(file, { read: true });
-  return linesOf(f, file);
+  return linesOf(openReadSync(file), file);
 }
 
 function* linesOf(f: Deno.FsFile, file: string): Generator<string> {

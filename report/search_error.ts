@@ -403,13 +403,7 @@ function approxOf(args: readonly string[], data: string | undefined): FoundSearc
 function readRanks(file: string): Map<string, RankedPhrase[]> {
   // Read a chunk at a time: `search --top-k 1000` over a large set writes more than one
   // JavaScript string holds.
-  let lines: Iterable<string>;
-  try {
-    lines = readLinesStrict(file);
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    throw new FileError({ file, message: e instanceof Error ? e.message : String(e) });
-  }
+  const lines = readLinesStrict(file);
   const out = new Map<string, RankedPhrase[]>();
   let line = 0;
   for (const l of lines) {

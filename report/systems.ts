@@ -546,14 +546,8 @@ function checkRows(
   qs: readonly ReportQuestion[],
   scored: ScoredSystem,
 ): ScoredSystem {
-  let lines: Iterable<string>;
-  try {
-    statRegularFile(rowsFile);
-    lines = readLinesStrict(rowsFile);
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    throw new FileError({ file: rowsFile, message: e instanceof Error ? e.message : String(e) });
-  }
+  statRegularFile(rowsFile);
+  const lines = readLinesStrict(rowsFile);
   const n = qs.length;
   const bem = new Float64Array(n);
   let withBem = 0;

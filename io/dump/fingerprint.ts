@@ -12,17 +12,13 @@
 import { createHash } from "node:crypto";
 import { FileError } from "../errors.ts";
 import { osMessage } from "../_zip_internal.ts";
+import { openReadSync } from "../fs.ts";
 import { statRegularFile } from "../regular.ts";
 
 /** The sha256 (hex) of the regular file `path`, streamed in 1 MiB chunks. */
 function sha256Of(path: string): string {
   const h = createHash("sha256");
-  let f: Deno.FsFile;
-  try {
-    f = Deno.openSync(path, { read: true });
-  } catch (e) {
-    throw new FileError({ file: path, message: osMessage(e) });
-  }
+  const f = openReadSync(path);
   try {
     const buf = new Uint8Array(1 << 20);
     for (;;) {

@@ -17,6 +17,7 @@ import {
 import { ZipError, type ZipLimits } from "../zip.ts";
 import { openZipIndex, zipEndOf, type ZipFileIndex } from "../zip_file.ts";
 import { osMessage } from "../_zip_internal.ts";
+import { openReadSync } from "../fs.ts";
 import type { Matrix } from "../matrix.ts";
 import { decodeDumpMatrix, type DecodeOptions } from "./decode.ts";
 import { fileKind, statRegularFile } from "../regular.ts";
@@ -207,12 +208,7 @@ const NPZ_END_CHECK_BYTES = 1 << 20;
  */
 function checkNpzEnd(path: string, size: number): void {
   if (size <= NPZ_END_CHECK_BYTES) return;
-  let f: Deno.FsFile;
-  try {
-    f = Deno.openSync(path, { read: true });
-  } catch (e) {
-    throw new FileError({ file: path, message: osMessage(e) });
-  }
+  const f = openReadSync(path);
   try {
     zipEndOf(path, f);
   } catch (e) {

@@ -36,7 +36,7 @@ import { textTable } from "../plan/table.ts";
 import type { Plan } from "../plan/task.ts";
 import type { DatasetKind } from "../config/config.ts";
 import { kindTakes, rulesOfKind } from "../../io/datasets/formats.ts";
-import { FileError, InputError } from "../../io/errors.ts";
+import { InputError } from "../../io/errors.ts";
 import { statRegularFile } from "../../io/regular.ts";
 import { readLinesStrict } from "../../io/text.ts";
 
@@ -242,19 +242,13 @@ function unitScore(r: Record<string, unknown>, key: string): number | string {
  * `null` (regex answers) or is `null` in some rows only, a `bem` that is not
  * a number from 0 to 1 or is in some rows only; a byte that is not UTF-8 and
  * a line over 16 MiB are `readLinesStrict`'s. A file that cannot be read is a
- * {@linkcode FileError}.
+ * `FileError`.
  */
 function readRowScores(
   file: string,
 ): { em: Float64Array; f1: Float64Array | null; bem: Float64Array | null } | null {
-  let lines: Iterable<string>;
-  try {
-    if (statRegularFile(file) === undefined) return null;
-    lines = readLinesStrict(file);
-  } catch (e) {
-    if (e instanceof InputError || e instanceof FileError) throw e;
-    throw new FileError({ file, message: e instanceof Error ? e.message : String(e) });
-  }
+  if (statRegularFile(file) === undefined) return null;
+  const lines = readLinesStrict(file);
   const em: number[] = [];
   const f1: number[] = [];
   const bem: number[] = [];
@@ -364,7 +358,7 @@ function openOf(r: Record<string, unknown> | null): OpenSummary | null {
  * is missing), with the intervals from its rows files (`null` where those
  * are missing). A rows file that is there but is not rows throws an
  * {@linkcode InputError} (`<file>: line N: <what is wrong>`), one that
- * cannot be read a {@linkcode FileError}.
+ * cannot be read a `FileError`.
  */
 export function readSummary(plan: Plan): SummaryRow[] {
   const L = runLayout(plan.runDir);

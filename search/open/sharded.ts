@@ -47,6 +47,7 @@ import type { Matrix } from "../../io/matrix.ts";
 import { pyStringLiteral } from "../../io/pyjson.ts";
 import { type AtomicWriter, openAtomicWriter } from "../../io/fs.ts";
 import { readLinesStrict } from "../../io/text.ts";
+import { statRegularFile } from "../../io/regular.ts";
 import { defaultNprobe } from "../index/defaults.ts";
 import { offsetsAt, openIndexSync, phraseAt, readIndexHeader } from "../index/read.ts";
 import type { ExactIndex } from "../index/read.ts";
@@ -711,19 +712,14 @@ interface HitsFile {
 }
 
 function openHitsFile(file: string): HitsFile {
-  let lines: Iterator<string>;
-  try {
-    lines = readLinesStrict(file)[Symbol.iterator]();
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new InputError({
-        file,
-        where: "",
-        message: "missing (its shard's search did not finish)",
-      });
-    }
-    throw e;
+  if (statRegularFile(file) === undefined) {
+    throw new InputError({
+      file,
+      where: "",
+      message: "missing (its shard's search did not finish)",
+    });
   }
+  const lines = readLinesStrict(file)[Symbol.iterator]();
   const truncated = () =>
     new InputError({ file, where: "", message: "does not end with a newline (truncated)" });
   // The text after the last newline comes last: "" for a file that ends with one.

@@ -258,6 +258,14 @@ Deno.test("shards: exact search over 1, 3, 8, 16 shards of tied rows is byte-ide
             [],
           );
         }
+        // A hits file that is not there (its shard's task did not finish): named, nothing written.
+        Deno.removeSync(parts[3]);
+        const gone = await Effect.runPromise(Effect.flip(mergeShardHits({
+          parts,
+          predictions: `${tmp}/x.json`,
+        })));
+        assertEquals(String(gone), `${parts[3]}: missing (its shard's search did not finish)`);
+        assertEquals([...Deno.readDirSync(tmp)].some((e) => e.name === "x.json"), false);
         Deno.writeFileSync(parts[3], good);
       }
       // The shards' passages are the index's, in corpus order.
