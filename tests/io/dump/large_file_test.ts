@@ -59,25 +59,19 @@ async function dump(): Promise<string> {
   return dir;
 }
 
+/** `merge` of the dump in `dir` into `dir/out`. */
+const merge = (dir: string, out: string) =>
+  runStage("pipeline/merge.ts", [`${dir}/data.json`, `${dir}/ctx`, `${dir}/q`, `${dir}/${out}`]);
+
 for (const which of ["ctx/T_0.npz", "q/q1.npz"]) {
   Deno.test(`merge: a ${which} of 5 GiB that is no archive is refused from its end, not read whole`, async () => {
     const dir = await dump();
-    const ok = await runStage("pipeline/merge.ts", [
-      `${dir}/data.json`,
-      `${dir}/ctx`,
-      `${dir}/q`,
-      `${dir}/ok.json`,
-    ]);
+    const ok = await merge(dir, "ok.json");
     assertEquals([ok.code, JSON.parse(Deno.readTextFileSync(`${dir}/ok.json`))], [0, {
       q1: "France",
     }], ok.stderr);
     Deno.truncateSync(`${dir}/${which}`, 5 * 2 ** 30);
-    const r = await runStage("pipeline/merge.ts", [
-      `${dir}/data.json`,
-      `${dir}/ctx`,
-      `${dir}/q`,
-      `${dir}/pred.json`,
-    ]);
+    const r = await merge(dir, "pred.json");
     assertEquals([r.code, r.stdout], [2, ""], r.stderr);
     assertEquals(
       r.stderr,
@@ -116,12 +110,7 @@ Deno.test("dump reader: a paragraph file larger than the buffer it is read into 
 Deno.test("merge: a phrase list of 2 GiB, more text than one JavaScript string holds, is refused unread by its size", async () => {
   const dir = await dump();
   Deno.truncateSync(`${dir}/ctx/T_0.json`, 2 ** 31);
-  const r = await runStage("pipeline/merge.ts", [
-    `${dir}/data.json`,
-    `${dir}/ctx`,
-    `${dir}/q`,
-    `${dir}/pred.json`,
-  ]);
+  const r = await merge(dir, "pred.json");
   assertEquals([r.code, r.stdout], [2, ""], r.stderr);
   assertEquals(
     r.stderr,
