@@ -18,6 +18,8 @@
 # nothing. Chromium that cannot be installed is named in one line; only the browser tests fail.
 set -u
 say() { printf 'test setup: %s\n' "$*" >&2; }
+# Importing onnxruntime below would otherwise leave /tmp/mat-debug-<pid>.log (its telemetry).
+export ORT_DISABLE_TELEMETRY=1
 
 if ! python3 -c "import numpy, scipy" 2>/dev/null; then
   say "the tests need python3 with numpy and scipy (python3 -m pip install numpy scipy)"

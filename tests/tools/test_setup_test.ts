@@ -5,7 +5,7 @@
  * `tests/py/imports.py`); and, with a stand-in `python3` on `PATH`, a package
  * pip cannot install stops it with one line and exit 1, while a
  * system-managed Python (PEP 668) gets the package in the user's
- * site-packages.
+ * site-packages; every Python it starts has onnxruntime's telemetry off.
  *
  * @module
  */
@@ -85,6 +85,7 @@ Deno.test("test setup: PY_PACKAGES is what the tests' Python files import, beyon
 const FAKE_PYTHON = `#!/usr/bin/env bash
 F=$(dirname "$0")
 echo "$*" >> "$F/calls"
+echo "\${ORT_DISABLE_TELEMETRY:-unset}" >> "$F/telemetry"
 mod_of() { case $1 in faiss-cpu) echo faiss ;; *) echo "$1" ;; esac; }
 if [ "$1" = -c ]; then
   m=\${2#import }
@@ -105,12 +106,16 @@ exit 1
 
 async function withFakePython(
   mode: "refuse" | "managed" | "plain",
-): Promise<{ code: number; stderr: string; calls: string[]; installed: string[] }> {
+): Promise<
+  { code: number; stderr: string; calls: string[]; installed: string[]; telemetry: string[] }
+> {
   const dir = await Deno.makeTempDir({ prefix: "phraseval-setup-" });
   try {
     await Deno.writeTextFile(`${dir}/python3`, FAKE_PYTHON, { mode: 0o755 });
     if (mode !== "plain") await Deno.writeTextFile(`${dir}/${mode}`, "");
+    // Only PATH: not even CHILD_ENV's ORT_DISABLE_TELEMETRY, which the script must set itself.
     const r = await runArgv(["bash", SETUP], {
+      clearEnv: true,
       env: { PATH: `${dir}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}` },
     });
     const read = (n: string) =>
@@ -120,6 +125,7 @@ async function withFakePython(
       stderr: r.stderr,
       calls: await read("calls"),
       installed: await read("installed"),
+      telemetry: await read("telemetry"),
     };
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -145,6 +151,10 @@ Deno.test("test setup: each missing package is installed with pip, and exit 0", 
   const pip = r.calls.filter((c) => c.startsWith("-m pip"));
   assertEquals(pip.length, 5);
   assert(pip.every((c) => !c.includes("--user")), pip.join("\n"));
+  // onnxruntime's telemetry off for every Python it starts (else an import of it leaves
+  // /tmp/mat-debug-<pid>.log behind).
+  assertEquals(r.telemetry.length, r.calls.length);
+  assertEquals([...new Set(r.telemetry)], ["1"]);
 });
 
 Deno.test("test setup: a system-managed Python (PEP 668) gets them in the user's site-packages", async () => {
