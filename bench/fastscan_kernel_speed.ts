@@ -2,7 +2,7 @@
  * The 4-bit fast-scan kernel alone (`search/kernels/wasm_fastscan.ts`):
  * `--blocks` blocks of 32 rows (default 1,063: the 34,000 rows a question
  * of all of dev scans at nlist 1000, nprobe 32) of `--m` sub-quantizers
- * (default 128: `--bpv 64`), random codes and tables (entries at most 127),
+ * (default 128: `--bpv 64`), random codes and tables (entries at most `FS_QMAX`),
  * a threshold no row reaches (so nothing leaves the kernel), scanned one
  * question a pass (`scan`) and two (`scan2`). Prints the fastest of
  * `--reps` timings of 20 scans each, µs a question and ns a look-up. Checks
@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { FastScanner, fastScanReference } from "../search/kernels/wasm_fastscan.ts";
+import { FastScanner, fastScanReference, FS_QMAX } from "../search/kernels/wasm_fastscan.ts";
 import { codesMemory } from "../search/index/ivfpq/pq_scan.ts";
 import { splitmix32 } from "../search/index/ivfpq/kmeans.ts";
 
@@ -32,11 +32,11 @@ for (let i = 0; i < bytes; i++) codes[i] = u() & 255;
 const k = FastScanner.create(mem);
 if (k === undefined) throw new Error("no fast-scan kernel on this runtime");
 const tables = k.tables(M, 2);
-for (let i = 0; i < tables.length; i++) tables[i] = u() % 128;
+for (let i = 0; i < tables.length; i++) tables[i] = u() % (FS_QMAX + 1);
 const luts = [tables.slice(0, 16 * M), tables.slice(16 * M)];
 
 // Bit for bit first, with a threshold some blocks reach.
-const thr = Math.round(63.5 * M);
+const thr = Math.round(((FS_QMAX + 1) / 2) * M);
 const one = k.scan(0, nb, M, 0, thr);
 const want = fastScanReference(codes, 0, nb, M, luts[0], 0, thr);
 if (one.count !== want.count || one.sums.join() !== want.sums.join()) {

@@ -15,10 +15,10 @@
  * **Tables**: per question (and list, for `l2`) `M` look-up tables of 16
  * unsigned bytes, table `m` in one `v128` at `lut + 16·m` of the kernel's
  * memory: the question's float tables quantized with one scale and a bias
- * per table (`fastscan.ts` `quantizeTables`), each entry at most 127 and
- * at most `⌊65535 / M⌋`, so that two entries add in 8 bits and a row's sum
- * of `M` entries fits 16 bits (the kernel's contract; the sums are exact
- * within it).
+ * per table (`fastscan.ts` `quantizeTables`), each entry at most
+ * {@linkcode FS_QMAX} (63) and at most `⌊65535 / M⌋` ({@linkcode fsQmax}),
+ * so that four entries add in 8 bits and a row's sum of `M` entries fits 16
+ * bits (the kernel's contract; the sums are exact within it).
  *
  * **What it computes.** `scan(co, nb, M, lut, thr, out)`: for each of the
  * `nb` blocks whose codes start at byte `co` of the codes memory, the 32
@@ -33,8 +33,8 @@
  * nibbles split (`v128.and`; `i16x8.shr_u` by 4 then `v128.and`), two look-ups in the table's
  * `v128` (`i8x16.relaxed_swizzle` where the runtime has relaxed SIMD, else
  * `i8x16.swizzle`: with indices below 16 both give the same bytes); the
- * look-ups of two sub-quantizers are added in 8 bits (`i8x16.add`, at most
- * 254), then with four 16-bit additions: each such vector is added as eight 16-bit
+ * look-ups of four sub-quantizers are added in 8 bits (`i8x16.add`, at most
+ * 252), then with four 16-bit additions: each such vector is added as eight 16-bit
  * lanes (even row + 256 · odd row) and, shifted right by 8, as the odd
  * rows alone; at the end of the block the even rows are the first minus
  * the second shifted left by 8 (all modulo 2^16, exact since every sum
@@ -76,10 +76,27 @@ const I32 = 0x7f, V128 = 0x7b;
 export const FS_BLOCK = 32;
 
 /**
+ * The largest table entry the kernel takes (also at most `⌊65535 / M⌋`):
+ * four sub-quantizers' look-ups add in 8 bits (at most 252). 63 rather
+ * than 127 (two a byte) costs no recall@1 on `piqa-lstm` vectors (all of
+ * dev, 1,000 lists, 64 bytes, `nprobe` 32 + 30: 0.955 against 0.954; + 50:
+ * 0.958 both) and saves a sixth of the kernel's vector operations.
+ */
+export const FS_QMAX = 63;
+
+/** The largest table entry for `M` sub-quantizers: {@linkcode FS_QMAX}, and a row's sum within 16 bits. */
+export function fsQmax(M: number): number {
+  return Math.min(FS_QMAX, Math.floor(65535 / M));
+}
+
+/**
  * Sub-quantizers a pass of the kernel's inner loop looks up (constant
- * offsets, one branch). 16 rather than 4: `scan` 108–110 µs a question
- * instead of 123 (1,063 blocks of 128 sub-quantizers,
- * `bench/fastscan_kernel_speed.ts`); `scan2` unchanged (99.5–100 µs).
+ * offsets, one branch), four at a time added in bytes (a multiple of 4).
+ * 16 rather than 4: `scan` 108–110 µs a question instead of 123 (1,063
+ * blocks of 128 sub-quantizers, `bench/fastscan_kernel_speed.ts`; `scan2`
+ * unchanged, 99.5–100 µs). Four sub-quantizers a byte sum instead of two
+ * (tables of at most {@linkcode FS_QMAX}): `scan` 102 µs, `scan2` 79–80 µs
+ * (2026-12-06, two alternating runs).
  */
 const UNROLL = 16;
 
@@ -192,18 +209,21 @@ export function fastScanModuleBytes(relaxed: boolean): Uint8Array<ArrayBuffer> {
     ...swizzle,
     ...set(r1),
   ];
-  // Sub-quantizers u and u + 1: their look-ups added in 8 bits first (each entry at most 127).
-  const pair = (u: number) => [
+  // Sub-quantizers u … u + 3: their look-ups added in 8 bits first (each entry at most
+  // FS_QMAX, so four add to at most 252), then accumulated in 16 bits.
+  const quad = (u: number) => [
     ...look(u, L.r0, L.r1),
-    ...look(u + 1, L.s0, L.s1),
-    ...get(L.r0),
-    ...get(L.s0),
-    ...i8Add,
-    ...set(L.r0),
-    ...get(L.r1),
-    ...get(L.s1),
-    ...i8Add,
-    ...set(L.r1),
+    ...[1, 2, 3].flatMap((v) => [
+      ...look(u + v, L.s0, L.s1),
+      ...get(L.r0),
+      ...get(L.s0),
+      ...i8Add,
+      ...set(L.r0),
+      ...get(L.r1),
+      ...get(L.s1),
+      ...i8Add,
+      ...set(L.r1),
+    ]),
     ...accum(L.le, L.r0, false),
     ...accum(L.lo, L.r0, true),
     ...accum(L.he, L.r1, false),
@@ -256,7 +276,7 @@ export function fastScanModuleBytes(relaxed: boolean): Uint8Array<ArrayBuffer> {
             ...get(L.M),
             ...gtU,
             ...brIf(1),
-            ...[...Array(UNROLL / 2).keys()].flatMap((k) => pair(2 * k)),
+            ...[...Array(UNROLL / 4).keys()].flatMap((k) => quad(4 * k)),
             ...advance(UNROLL),
             ...br(0),
           ]),
@@ -441,38 +461,43 @@ function scan2Body(relaxed: boolean): number[] {
     ...swizzle,
     ...set(L.r1),
   ];
-  const sums = (g: number) => [
-    ...accum(A(g, 0), L.r0, false),
-    ...accum(A(g, 1), L.r0, true),
-    ...accum(A(g, 2), L.r1, false),
-    ...accum(A(g, 3), L.r1, true),
+  const sums = (g: number, r0: number, r1: number) => [
+    ...accum(A(g, 0), r0, false),
+    ...accum(A(g, 1), r0, true),
+    ...accum(A(g, 2), r1, false),
+    ...accum(A(g, 3), r1, true),
   ];
-  // Sub-quantizers u, u + 1 for both questions, each question's two look-ups added in 8 bits.
-  const pair = (u: number) => [
-    ...nibbles(u, L.l0, L.h0),
-    ...nibbles(u + 1, L.l1, L.h1),
-    ...[0, 1].flatMap((g) => [
-      ...look(g, u, L.l0, L.h0),
-      ...get(tOf(g)),
-      ...load1(16 * (u + 1)),
-      ...tee(L.tab),
-      ...get(L.l1),
-      ...swizzle,
-      ...get(L.r0),
-      ...i8Add,
-      ...set(L.r0),
-      ...get(L.tab),
-      ...get(L.h1),
-      ...swizzle,
-      ...get(L.r1),
-      ...i8Add,
-      ...set(L.r1),
-      ...sums(g),
+  // Sub-quantizers u … u + 3 for both questions: each sub-quantizer's nibbles split once,
+  // looked up in each question's table and added in 8 bits to that question's two byte sums
+  // (question 0's in r0/r1, question 1's in l1/h1; four entries of at most FS_QMAX add to at
+  // most 252), which are then accumulated in 16 bits.
+  const quad = (u: number) => [
+    ...[0, 1, 2, 3].flatMap((v) => [
+      ...nibbles(u + v, L.l0, L.h0),
+      ...[0, 1].flatMap((g) => {
+        const [lo, hi] = g === 0 ? [L.r0, L.r1] : [L.l1, L.h1];
+        return [
+          ...get(tOf(g)),
+          ...load1(16 * (u + v)),
+          ...tee(L.tab),
+          ...get(L.l0),
+          ...swizzle,
+          ...(v === 0 ? [] : [...get(lo), ...i8Add]),
+          ...set(lo),
+          ...get(L.tab),
+          ...get(L.h0),
+          ...swizzle,
+          ...(v === 0 ? [] : [...get(hi), ...i8Add]),
+          ...set(hi),
+        ];
+      }),
     ]),
+    ...sums(0, L.r0, L.r1),
+    ...sums(1, L.l1, L.h1),
   ];
   const single = [
     ...nibbles(0, L.l0, L.h0),
-    ...[0, 1].flatMap((g) => [...look(g, 0, L.l0, L.h0), ...sums(g)]),
+    ...[0, 1].flatMap((g) => [...look(g, 0, L.l0, L.h0), ...sums(g, L.r0, L.r1)]),
   ];
   const advance = (by: number) => [
     ...[L.p, L.t0, L.t1].flatMap((x) => [...get(x), ...i32(16 * by), ...add, ...set(x)]),
@@ -509,7 +534,7 @@ function scan2Body(relaxed: boolean): number[] {
             ...get(L.M),
             ...gtU,
             ...brIf(1),
-            ...[...Array(UNROLL / 2).keys()].flatMap((k) => pair(2 * k)),
+            ...[...Array(UNROLL / 4).keys()].flatMap((k) => quad(4 * k)),
             ...advance(UNROLL),
             ...br(0),
           ]),

@@ -39,6 +39,7 @@
  *
  * @module
  */
+import { fsQmax } from "./wasm_fastscan.ts";
 import {
   block,
   br,
@@ -676,7 +677,7 @@ export class QuestionKernel {
   lut(l2: boolean, list: number, lut: Uint8Array, at: number): { scale: number; bias: number } {
     const a = this.#at, M = this.#M;
     this.floatTables(l2, list);
-    this.#quant(a.t, M, a.lut, Math.min(127, Math.floor(65535 / M)), a.out);
+    this.#quant(a.t, M, a.lut, fsQmax(M), a.out);
     const buf = this.#memory.buffer;
     lut.set(new Uint8Array(buf, a.lut, 16 * M), at);
     const sb = new Float64Array(buf, a.out, 2);

@@ -16,8 +16,9 @@
  * the float64 tables `T_m[c] = q_m · book_m[c]` (`ip`) or
  * `−‖(q − c_l)_m − book_m[c]‖²` (`l2`), then quantized
  * ({@linkcode quantizeTables}): one scale `a` for all `M` tables (the
- * largest entry `⌊65535 / M⌋`, at most 127: the kernel adds two
- * sub-quantizers' look-ups in 8 bits, and a row's sum fits 16 bits), a bias per table (its smallest value), entries
+ * largest entry `⌊65535 / M⌋`, at most 63, `wasm_fastscan.ts` `fsQmax`: the
+ * kernel adds four sub-quantizers' look-ups in 8 bits, and a row's sum fits
+ * 16 bits), a bias per table (its smallest value), entries
  * `round((T_m[c] − min_m) · a)`. A row's approximate score is
  * `base + Σ_m min_m + S / a` with `S` the integer sum the kernel gives
  * (`base`: `q · c_l` for `ip`, 0 for `l2`); larger is better for both
@@ -51,6 +52,7 @@ import {
   FS_BLOCK,
   FS_OUT,
   FS_OUT2,
+  fsQmax,
   laneRow,
 } from "../../kernels/wasm_fastscan.ts";
 import { probeScores, QuestionKernel } from "../../kernels/wasm_probe.ts";
@@ -100,7 +102,7 @@ export function pq4CodesBytes(offsets: ArrayLike<number>, nlist: number, bpv: nu
  * const lut = new Uint8Array(32);
  * const t = new Float64Array(32).map((_, i) => (i < 16 ? i : 2 * (i - 16)) - 1);
  * const { scale, bias } = quantizeTables(t, 2, lut, 0);
- * if (lut[15] !== 64 || lut[31] !== 127 || scale !== 127 / 30 || bias !== -2) throw new Error();
+ * if (lut[15] !== 32 || lut[31] !== 63 || scale !== 63 / 30 || bias !== -2) throw new Error();
  * ```
  */
 export function quantizeTables(
@@ -109,7 +111,7 @@ export function quantizeTables(
   lut: Uint8Array,
   at: number,
 ): { scale: number; bias: number } {
-  const qmax = Math.min(127, Math.floor(65535 / M));
+  const qmax = fsQmax(M);
   let range = 0, bias = 0;
   const mins = new Float64Array(M);
   for (let m = 0; m < M; m++) {

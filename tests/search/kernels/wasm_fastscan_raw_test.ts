@@ -9,6 +9,7 @@ import {
   FS_BLOCK,
   FS_OUT,
   FS_OUT2,
+  fsQmax,
   laneRow,
 } from "../../../search/kernels/wasm_fastscan.ts";
 import { codesMemory } from "../../../search/index/ivfpq/pq_scan.ts";
@@ -28,7 +29,7 @@ Deno.test("fast-scan kernel: scanRaw and scan2Raw leave in memory, in laneRow's 
   ]);
   let cases = 0;
   for (const M of [1, 3, 16, 64]) {
-    const qmax = Math.min(127, Math.floor(65535 / M));
+    const qmax = fsQmax(M);
     const luts = [0, 1].map(() => Uint8Array.from({ length: 16 * M }, () => u() % (qmax + 1)));
     for (const nb of [1, 7, 32]) {
       const top = M * qmax;

@@ -2,13 +2,15 @@
  * The 4-bit fast-scan kernel (`search/kernels/wasm_fastscan.ts`): every
  * lane of its 16-bit sums and the blocks it keeps equal the TypeScript
  * reference bit for bit (any number of sub-quantizers up to 257, an odd
- * number too, tables of random, largest (127, or ⌊65535 / M⌋) and zero entries, block counts, offsets, thresholds),
+ * number too, tables of random, largest (`FS_QMAX` = 63, or ⌊65535 / M⌋) and zero entries, block counts, offsets, thresholds),
  * with the relaxed-SIMD swizzle and with the plain one.
  */
 import {
   fastScanModuleBytes,
   FastScanner,
   fastScanReference,
+  FS_QMAX,
+  fsQmax,
 } from "../../../search/kernels/wasm_fastscan.ts";
 import { codesMemory } from "../../../search/index/ivfpq/pq_scan.ts";
 import { splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
@@ -32,7 +34,7 @@ Deno.test("fast-scan kernel: every lane's 16-bit sum and the blocks kept equal t
   assert(k !== undefined, "no fast-scan kernel on this runtime");
   let cases = 0, kept = 0, dropped = 0;
   for (const M of [1, 2, 3, 16, 33, 64, 128, 256, 257]) {
-    const qmax = Math.min(127, Math.floor(65535 / M));
+    const qmax = fsQmax(M);
     for (const lutKind of ["random", "max", "zero"]) {
       const ref = new Uint8Array(16 * M);
       for (let i = 0; i < ref.length; i++) {
@@ -77,13 +79,23 @@ Deno.test("fast-scan kernel: every lane's 16-bit sum and the blocks kept equal t
   }
 });
 
+Deno.test("fsQmax: four entries add within a byte, and M entries within 16 bits", () => {
+  assertEquals(FS_QMAX, 63);
+  assert(4 * FS_QMAX <= 255);
+  for (const M of [1, 2, 16, 128, 256, 1024, 1040, 2048, 4096]) {
+    const q = fsQmax(M);
+    assertEquals(q, Math.min(63, Math.floor(65535 / M)), `M ${M}`);
+    assert(M * q <= 65535, `M ${M}`);
+  }
+});
+
 Deno.test("fast-scan kernel: the relaxed-swizzle and plain-swizzle modules give the reference's sums", () => {
   const u = splitmix32(3);
   const mem = codesMemory(1 << 16)!;
   const codes = new Uint8Array(mem.buffer, 0, 1 << 16);
   for (let i = 0; i < codes.length; i++) codes[i] = u() & 255;
   const M = 64, nb = 30;
-  const lut = Uint8Array.from({ length: 16 * M }, () => u() % 128);
+  const lut = Uint8Array.from({ length: 16 * M }, () => u() % (FS_QMAX + 1));
   const want = fastScanReference(codes, 0, nb, M, lut, 0, 0);
   let ran = 0;
   for (const relaxed of [true, false]) {
@@ -126,7 +138,7 @@ Deno.test("fast-scan kernel: scan2 gives each of its two questions the sums of s
   const k = FastScanner.create(mem)!;
   let cases = 0, kept = 0;
   for (const M of [1, 2, 3, 6, 16, 33, 256]) {
-    const qmax = Math.min(127, Math.floor(65535 / M));
+    const qmax = fsQmax(M);
     const luts = [0, 1].map(() => Uint8Array.from({ length: 16 * M }, () => u() % (qmax + 1)));
     for (const nb of [0, 1, 5, 31]) {
       for (const co of [0, 16 * 7]) {

@@ -14,6 +14,7 @@ import {
 } from "../../../search/kernels/wasm_probe.ts";
 import { bestLists, quantizeTables, tables4 } from "../../../search/index/ivfpq/fastscan.ts";
 import { splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
+import { FS_QMAX } from "../../../search/kernels/wasm_fastscan.ts";
 import { assert, assertEquals } from "../../_assert.ts";
 
 const same = (a: ArrayLike<number>, b: ArrayLike<number>, what: string) => {
@@ -78,13 +79,13 @@ Deno.test("probing module: probing scores, float tables and quantized tables equ
       }
     }
   }
-  // Entries that round at exactly one half: table 0 spans 0 … 254 (with q = 1: scale 127 / 254 =
-  // 0.5), table 1 holds 0 … 15, so its odd entries quantize from k + 0.5.
+  // Entries that round at exactly one half: table 0 spans 0 … 2·FS_QMAX (with q = 1: scale
+  // FS_QMAX / (2·FS_QMAX) = 0.5), table 1 holds 0 … 15, so its odd entries quantize from k + 0.5.
   for (const l2 of [false]) {
     const M = 2, d = 2, c = new Float32Array(2);
     const cb = new Float32Array(32);
     for (let e = 0; e < 16; e++) {
-      cb[e] = e === 1 ? 254 : e;
+      cb[e] = e === 1 ? 2 * FS_QMAX : e;
       cb[16 + e] = e;
     }
     const k = QuestionKernel.create(c, cb, 1, d, M)!;

@@ -8,7 +8,13 @@
  * its floor the worst kept score (−∞ until full).
  */
 import { CandidateHeaps, selectModuleBytes } from "../../../search/kernels/wasm_select.ts";
-import { FastScanner, FS_BLOCK, FS_OUT2, laneRow } from "../../../search/kernels/wasm_fastscan.ts";
+import {
+  FastScanner,
+  FS_BLOCK,
+  FS_OUT2,
+  fsQmax,
+  laneRow,
+} from "../../../search/kernels/wasm_fastscan.ts";
 import { codesMemory } from "../../../search/index/ivfpq/pq_scan.ts";
 import { splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
 import { assert, assertEquals } from "../../_assert.ts";
@@ -32,7 +38,7 @@ Deno.test("candidate heaps: each keeps the best cap (score, lower row) of the ro
   assert(heaps !== undefined, "no selection module on this runtime");
   let cases = 0, ties = 0;
   for (const M of [2, 16, 64]) {
-    const qmax = Math.min(127, Math.floor(65535 / M));
+    const qmax = fsQmax(M);
     for (const cap of [1, 7, 100, 3000]) {
       for (const coarse of [false, true]) {
         const luts = [0, 1].map(() => Uint8Array.from({ length: 16 * M }, () => u() % (qmax + 1)));

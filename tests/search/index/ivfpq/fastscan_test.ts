@@ -30,6 +30,7 @@ import {
   scoreIvfSync,
 } from "../../../../search/index/ivfpq/ivf_search.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
+import { fsQmax } from "../../../../search/kernels/wasm_fastscan.ts";
 import { openIndexSync } from "../../../../search/index/read.ts";
 import { indexBinding } from "../../../../search/index/format.ts";
 import { scoreQuestions } from "../../../../search/open/open.ts";
@@ -45,7 +46,7 @@ Deno.test("fast-scan tables: one scale, a bias per table, entries within 16-bit 
     const t = Float64Array.from({ length: 16 * M }, () => (u() / 2 ** 32 - 0.5) * 3);
     const lut = new Uint8Array(16 * M);
     const { scale, bias } = quantizeTables(t, M, lut, 0);
-    const qmax = Math.min(127, Math.floor(65535 / M));
+    const qmax = fsQmax(M);
     let bmin = 0;
     for (let m = 0; m < M; m++) {
       const row = t.subarray(16 * m, 16 * m + 16);
@@ -117,7 +118,7 @@ const IVF4 = ["--nlist", "12", "--bpv", "8", "--pq-bits", "4"];
 /**
  * An independent ADC over a 4-bit index's files (M = 16 sub-quantizers): `(q, row)` to
  * `[q·c + Σ_m T_m[code_m]` (ip) or `−Σ_m ‖(q − c)_m − book_m[code_m]‖²` (l2), in float64,
- * the step of the tables' quantization (the largest table range / 127)`]`.
+ * the step of the tables' quantization (the largest table range / `fsQmax(M)`)`]`.
  */
 function adcOf(dir: string, l2: boolean): (q: Float32Array, row: number) => [number, number] {
   const h = JSON.parse(Deno.readTextFileSync(`${dir}/index.json`));
@@ -159,7 +160,7 @@ function adcOf(dir: string, l2: boolean): (q: Float32Array, row: number) => [num
     }
     let base = 0;
     if (!l2) { for (let k = 0; k < d; k++) base += q[k] * cent[l * d + k]; }
-    return [base + sum, range / Math.min(127, Math.floor(65535 / M))];
+    return [base + sum, range / fsQmax(M)];
   };
 }
 
