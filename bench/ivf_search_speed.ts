@@ -1,7 +1,8 @@
 /**
  * One IVF-PQ search, timed and ready to profile: the questions of a raw
  * float32 file (`queries.f32`, as `bench/index_bench.ts` writes it) against
- * an `ivf-pq` index folder, in blocks of 256 (the `search` stage's), `--reps`
+ * an `ivf-pq` index folder, in blocks of `--block` questions (default 256, the
+ * `search` stage's), `--reps`
  * passes; prints the questions a second of each pass. Under Deno's
  * `--cpu-prof`, `bench/cpuprofile_split.py` turns the profile into where
  * the time goes per question.
@@ -9,7 +10,7 @@
  * ```sh
  * npx -y deno@2.9.6 run -A [--cpu-prof --cpu-prof-dir P] bench/ivf_search_speed.ts \
  *   --index OUT/ivf4 --queries OUT/queries.f32 [--nprobe 10] [--candidates 100] \
- *   [--threads 1] [--top-k 10] [--reps 3]
+ *   [--threads 1] [--top-k 10] [--reps 3] [--block 256]
  * ```
  *
  * @module
@@ -31,7 +32,7 @@ if (import.meta.main) {
   }
   const nprobe = Number(arg("nprobe", "10")), refine = Number(arg("candidates", "100"));
   const threads = Number(arg("threads", "1")), topK = Number(arg("top-k", "10"));
-  const reps = Number(arg("reps", "3"));
+  const reps = Number(arg("reps", "3")), block = Number(arg("block", "256"));
   const ix = openIndexSync(dir, { verify: false });
   loadIvf(ix);
   const d = ix.header.d;
@@ -40,8 +41,8 @@ if (import.meta.main) {
   for (let i = 0; i + d <= raw.length; i += d) qs.push(raw.slice(i, i + d));
   for (let rep = 0; rep < reps; rep++) {
     const t0 = performance.now();
-    for (let b = 0; b < qs.length; b += 256) {
-      await scoreIvf(ix, qs.slice(b, b + 256), { topK, nprobe, refine, threads });
+    for (let b = 0; b < qs.length; b += block) {
+      await scoreIvf(ix, qs.slice(b, b + block), { topK, nprobe, refine, threads });
     }
     const s = (performance.now() - t0) / 1000;
     console.log(
