@@ -24,6 +24,27 @@ export const DEV_FULL_PRED_SHA256 =
 /** The bundled SQuAD v1.1 train subset (44 articles; what the encoders were fitted on). */
 export const TRAIN_GZ: string = `${ROOT}/data/train-subset-v1.1.json.gz`;
 
+/**
+ * A temporary folder for one test file (`prefix` names it), removed with
+ * everything in it when the test process ends.
+ *
+ * @example
+ * ```ts
+ * import { testTempDir } from "./_util.ts";
+ * const dir = testTempDir("phraseval-example-");
+ * Deno.writeTextFileSync(`${dir}/a.txt`, "a");
+ * ```
+ */
+export function testTempDir(prefix: string): string {
+  const dir = Deno.makeTempDirSync({ prefix });
+  globalThis.addEventListener("unload", () => {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* already gone */ }
+  });
+  return dir;
+}
+
 const plainCache = new Map<string, Promise<string>>();
 
 /**
@@ -35,12 +56,7 @@ export function plainJson(gz: string): Promise<string> {
   let p = plainCache.get(gz);
   if (p === undefined) {
     p = (async () => {
-      const dir = await Deno.makeTempDir({ prefix: "phraseval-data-" });
-      globalThis.addEventListener("unload", () => {
-        try {
-          Deno.removeSync(dir, { recursive: true });
-        } catch { /* already gone */ }
-      });
+      const dir = testTempDir("phraseval-data-");
       const path = `${dir}/${gz.split("/").pop()!.replace(/\.gz$/, "")}`;
       const src = await Deno.open(gz);
       await Deno.writeFile(path, src.readable.pipeThrough(new DecompressionStream("gzip")));

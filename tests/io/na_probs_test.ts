@@ -12,13 +12,9 @@
 import * as Effect from "effect/Effect";
 import { assertEquals } from "../_assert.ts";
 import { readNaProbs } from "../../io/predictions.ts";
+import { testTempDir } from "../_util.ts";
 
-const TMP = await Deno.makeTempDir({ prefix: "phraseval-na-probs-" });
-globalThis.addEventListener("unload", () => {
-  try {
-    Deno.removeSync(TMP, { recursive: true });
-  } catch { /* gone */ }
-});
+const TMP = testTempDir("phraseval-na-probs-");
 
 let files = 0;
 

@@ -10,16 +10,11 @@
  * @module
  */
 import { assertEquals } from "../../_assert.ts";
-import { python } from "../../_util.ts";
+import { python, testTempDir } from "../../_util.ts";
 import { decodeDumpMatrix, openDumpSync } from "../../../io/dump/reader.ts";
 import { encodeZip } from "../../../io/zip.ts";
 
-const TMP = await Deno.makeTempDir({ prefix: "phraseval-decode-no-arrays-" });
-globalThis.addEventListener("unload", () => {
-  try {
-    Deno.removeSync(TMP, { recursive: true });
-  } catch { /* gone */ }
-});
+const TMP = testTempDir("phraseval-decode-no-arrays-");
 
 await python([
   "-c",

@@ -11,17 +11,12 @@
  * @module
  */
 import { assert, assertEquals } from "../../_assert.ts";
-import { runRun } from "../../_util.ts";
+import { runRun, testTempDir } from "../../_util.ts";
 import { readSummary, summaryInterval } from "../../../runs/summary/summary.ts";
 import { runLayout } from "../../../runs/plan/layout.ts";
 import type { Plan } from "../../../runs/plan/task.ts";
 
-const TMP = await Deno.makeTempDir({ prefix: "phraseval-summary-rows-test-" });
-globalThis.addEventListener("unload", () => {
-  try {
-    Deno.removeSync(TMP, { recursive: true });
-  } catch { /* gone */ }
-});
+const TMP = testTempDir("phraseval-summary-rows-test-");
 
 let folders = 0;
 
