@@ -55,6 +55,7 @@ import {
   block,
   br,
   brIf,
+  bump,
   firstModule,
   get,
   i32,
@@ -215,14 +216,8 @@ export function fastScanModuleBytes(relaxed: boolean): Uint8Array<ArrayBuffer> {
     ...look(u, L.r0, L.r1),
     ...[1, 2, 3].flatMap((v) => [
       ...look(u + v, L.s0, L.s1),
-      ...get(L.r0),
-      ...get(L.s0),
-      ...i8Add,
-      ...set(L.r0),
-      ...get(L.r1),
-      ...get(L.s1),
-      ...i8Add,
-      ...set(L.r1),
+      ...[...get(L.r0), ...get(L.s0), ...i8Add, ...set(L.r0)],
+      ...[...get(L.r1), ...get(L.s1), ...i8Add, ...set(L.r1)],
     ]),
     ...accum(L.le, L.r0, false),
     ...accum(L.lo, L.r0, true),
@@ -230,18 +225,9 @@ export function fastScanModuleBytes(relaxed: boolean): Uint8Array<ArrayBuffer> {
     ...accum(L.ho, L.r1, true),
   ];
   const advance = (by: number) => [
-    ...get(L.p),
-    ...i32(16 * by),
-    ...add,
-    ...set(L.p),
-    ...get(L.t),
-    ...i32(16 * by),
-    ...add,
-    ...set(L.t),
-    ...get(L.m),
-    ...i32(by),
-    ...add,
-    ...set(L.m),
+    ...bump(L.p, i32(16 * by)),
+    ...bump(L.t, i32(16 * by)),
+    ...bump(L.m, i32(by)),
   ];
   const body = [
     ...vec([[6, I32], [12, V128]]),
@@ -500,11 +486,8 @@ function scan2Body(relaxed: boolean): number[] {
     ...[0, 1].flatMap((g) => [...look(g, 0, L.l0, L.h0), ...sums(g, L.r0, L.r1)]),
   ];
   const advance = (by: number) => [
-    ...[L.p, L.t0, L.t1].flatMap((x) => [...get(x), ...i32(16 * by), ...add, ...set(x)]),
-    ...get(L.m),
-    ...i32(by),
-    ...add,
-    ...set(L.m),
+    ...[L.p, L.t0, L.t1].flatMap((x) => bump(x, i32(16 * by))),
+    ...bump(L.m, i32(by)),
   ];
   const ge = (v: number, thr: number) => [...get(v), ...get(thr), ...i16Splat, ...i16GeU];
   return [
