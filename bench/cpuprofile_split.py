@@ -31,6 +31,7 @@ PARTS = [
     ("candidate selection", "byRow", "ivfpq.ts"),
     ("exact re-scoring", "finish", "ivf_search.ts"),
     ("exact re-scoring", "finish", "ivfpq.ts"),
+    ("exact re-scoring", "scores", "wasm_exact.ts"),
     ("tables", "lut", "wasm_probe.ts"),
     ("tables", "fill", "fastscan.ts"),
     ("tables", "tables", "ivfpq.ts"),

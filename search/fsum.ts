@@ -57,6 +57,25 @@ export function fsumQuick(xs: ArrayLike<number>, n: number): number {
     s = t;
     a += Math.abs(x);
   }
+  return fsumQuickEnd(s, e, a, n);
+}
+
+/**
+ * {@linkcode fsumQuick}'s decision from its running sums over `n` terms:
+ * `s` the rounded total, `e` the sum of the additions' exact errors, `a`
+ * the sum of the terms' magnitudes, each as `fsumQuick` accumulates them
+ * (in the terms' order). The correctly rounded sum, or NaN where `fsum`
+ * must sum the exact partials. Sums made elsewhere (`kernels/wasm_exact.ts`,
+ * lane by lane) in the same order give the same answer.
+ *
+ * @example
+ * ```ts
+ * import { fsumQuickEnd } from "./fsum.ts";
+ * // 0.1 + 0.2: s = 0.30000000000000004, its error -2.7755575615628914e-17.
+ * if (fsumQuickEnd(0.1 + 0.2, -2.7755575615628914e-17, 0.30000000000000004, 2) !== 0.3) throw new Error();
+ * ```
+ */
+export function fsumQuickEnd(s: number, e: number, a: number, n: number): number {
   if (!(a < Infinity)) return NaN;
   const r = s + e, b = r - s;
   const t = Math.abs((s - (r - b)) + (e - b));

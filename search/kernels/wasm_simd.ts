@@ -83,11 +83,8 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
   const highLanes = simd(0x0d, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15);
   const lane32 = (l: number) => simd(0x1f, l), lane64 = (l: number) => simd(0x21, l);
   const f32Add = [0x92], f64Add = [0xa0];
-  const load16x4u = simd(0x04, 1, 0); // v128.load16x4_u align=2 offset=0
   const store = simd(0x0b, 2, 0); // v128.store align=4 offset=0
-  const i32x4Splat = simd(0x11), i32x4Shl = simd(0xab), i32x4GeU = simd(0x40);
-  const and = simd(0x4e), or = simd(0x50), bitselect = simd(0x52);
-  const splat = (v: number) => [...i32(v), ...i32x4Splat];
+  const or = simd(0x50), bitselect = simd(0x52);
   const f32Store = (off: number) => [0x38, 2, ...uleb(off)];
   const f64Store = [0x39, 3, 0];
   const hsum = (v: number) => [
@@ -569,58 +566,7 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     ]),
     0x0b,
   ];
-  // widen(src, n4, dst)
-  const W = { src: 0, n4: 1, dst: 2, i: 3, x: 4, m: 5 };
-  const widen = [
-    ...vec([[1, WASM.i32], [2, WASM.v128]]),
-    ...get(W.n4),
-    ...i32(0),
-    ...ne,
-    ...ifThen([
-      ...i32(0),
-      ...set(W.i),
-      ...loop([
-        // x: four halves zero-extended to i32 lanes; m: their magnitude bits, shifted.
-        ...get(W.src),
-        ...get(W.i),
-        ...i32(3),
-        ...shl,
-        ...add,
-        ...load16x4u,
-        ...tee(W.x),
-        ...splat(0x7fff),
-        ...and,
-        ...i32(13),
-        ...i32x4Shl,
-        ...set(W.m),
-        ...get(W.dst),
-        ...get(W.i),
-        ...i32(4),
-        ...shl,
-        ...add,
-        // exponent 31 (inf/NaN): m | 0x7f800000; else m·2^112 (exact)
-        ...get(W.m),
-        ...splat(0x7f800000),
-        ...or,
-        ...get(W.m),
-        ...splat(0x77800000),
-        ...f32x4Mul,
-        ...get(W.m),
-        ...splat(0x0f800000),
-        ...i32x4GeU,
-        ...bitselect,
-        ...get(W.x),
-        ...splat(0x8000),
-        ...and,
-        ...i32(16),
-        ...i32x4Shl,
-        ...or,
-        ...store,
-        ...next(W.i, 1, W.n4),
-      ]),
-    ]),
-    0x0b,
-  ];
+  const widen = widenCode();
   // screen(sc, pairs, stride, k, tab, xl, out, cst): the float32 screen of the nearest
   // centroid (kmeans.ts, nearestScreened), two rows a pass (one per f64x2 lane). For rows
   // 2p and 2p + 1 (p < pairs; their scores at sc + 8p + j·stride for centroid j, as
@@ -874,4 +820,87 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
       ]),
     ),
   ]);
+}
+
+/**
+ * The code of `widen(src, n4, dst)` (its locals, instructions and `end`):
+ * the `4·n4` float16 values (bits) at byte `src` as float32 at `dst`,
+ * exactly (see the notes above); shared by the modules that widen float16
+ * rows in their own memory (`wasm_exact.ts`).
+ *
+ * @example
+ * ```ts
+ * import { widenCode } from "./wasm_simd.ts";
+ * if (widenCode().at(-1) !== 0x0b) throw new Error("no end");
+ * ```
+ */
+export function widenCode(): number[] {
+  const add = [0x6a], shl = [0x74], ltu = [0x49], ne = [0x47];
+  const f32x4Mul = simd(0xe6);
+  const load16x4u = simd(0x04, 1, 0); // v128.load16x4_u align=2 offset=0
+  const store = simd(0x0b, 2, 0); // v128.store align=4 offset=0
+  const i32x4Splat = simd(0x11), i32x4Shl = simd(0xab), i32x4GeU = simd(0x40);
+  const and = simd(0x4e), or = simd(0x50), bitselect = simd(0x52);
+  const splat = (v: number) => [...i32(v), ...i32x4Splat];
+  const next = (k: number, step: number, end: number) => [
+    ...get(k),
+    ...i32(step),
+    ...add,
+    ...tee(k),
+    ...get(end),
+    ...ltu,
+    ...brIf(0),
+  ];
+  // widen(src, n4, dst)
+  const W = { src: 0, n4: 1, dst: 2, i: 3, x: 4, m: 5 };
+  return [
+    ...vec([[1, WASM.i32], [2, WASM.v128]]),
+    ...get(W.n4),
+    ...i32(0),
+    ...ne,
+    ...ifThen([
+      ...i32(0),
+      ...set(W.i),
+      ...loop([
+        // x: four halves zero-extended to i32 lanes; m: their magnitude bits, shifted.
+        ...get(W.src),
+        ...get(W.i),
+        ...i32(3),
+        ...shl,
+        ...add,
+        ...load16x4u,
+        ...tee(W.x),
+        ...splat(0x7fff),
+        ...and,
+        ...i32(13),
+        ...i32x4Shl,
+        ...set(W.m),
+        ...get(W.dst),
+        ...get(W.i),
+        ...i32(4),
+        ...shl,
+        ...add,
+        // exponent 31 (inf/NaN): m | 0x7f800000; else m·2^112 (exact)
+        ...get(W.m),
+        ...splat(0x7f800000),
+        ...or,
+        ...get(W.m),
+        ...splat(0x77800000),
+        ...f32x4Mul,
+        ...get(W.m),
+        ...splat(0x0f800000),
+        ...i32x4GeU,
+        ...bitselect,
+        ...get(W.x),
+        ...splat(0x8000),
+        ...and,
+        ...i32(16),
+        ...i32x4Shl,
+        ...or,
+        ...store,
+        ...next(W.i, 1, W.n4),
+      ]),
+    ]),
+    0x0b,
+  ];
 }

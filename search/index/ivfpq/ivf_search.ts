@@ -3,8 +3,9 @@
  * question's approximate candidates): {@linkcode scoreIvf} and
  * {@linkcode scoreIvfSync} take each question's candidates
  * (`ivfCandidatesBatch`) and, with `refine` > 0, re-score them exactly from
- * the index's vectors (`search/index/exact/score.ts`'s `scoreDenseBest`:
- * merge's scores and tie rule), keeping the best `topK`. With `threads` > 1
+ * the index's vectors (merge's scores and tie rule: `search/kernels/wasm_exact.ts`'s
+ * `ExactRows`, else `search/index/exact/score.ts`'s `scoreDenseBest`), keeping
+ * the best `topK`. With `threads` > 1
  * the questions are shared among search workers (`ivf_worker.ts`) and this
  * thread, with the same answers; {@linkcode closeIvfWorkers} ends them.
  *
@@ -12,6 +13,7 @@
  */
 import { scoreDenseBest, TopK } from "../exact/score.ts";
 import { simdKernels } from "../../kernels/simd.ts";
+import { ExactRows } from "../../kernels/wasm_exact.ts";
 import { defaultNprobe, MAX_SEARCH_THREADS } from "../defaults.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
 import { InputError } from "../../../io/errors.ts";
@@ -235,7 +237,17 @@ function prefetchRows(a: Float32Array | Uint16Array, list: Cands, d: number): vo
   prefetched.last = x;
 }
 
-/** The top `k` of each question from its candidates, re-scored exactly with `refine` > 0. */
+/** This thread's exact scorer of candidates (`null` where its module cannot run). */
+let exactRows: ExactRows | null | undefined;
+
+/**
+ * The top `k` of each question from its candidates, re-scored exactly with
+ * `refine` > 0: every candidate's exact score in the exact-sums module
+ * (`kernels/wasm_exact.ts`), offered by increasing row; where that module
+ * cannot run (or `simd` is false, `d` not a multiple of 4, a question not
+ * finite), `scoreDenseBest`'s float32 screen and exact sums. The same rows,
+ * scores and order either way: the best `k` by (exact score, lower row).
+ */
 function finish(
   index: IvfIndexView,
   qs: readonly Float32Array[],
@@ -245,24 +257,39 @@ function finish(
   simd?: boolean,
 ): TopK[] {
   const tops = qs.map(() => new TopK(k));
-  const h = index.header, d = h.d, a = index.dense;
+  const h = index.header, d = h.d, a = index.dense, l2 = h.metric === "l2";
+  if (refine > 0 && simd !== false && d % 4 === 0 && exactRows === undefined) {
+    exactRows = ExactRows.create() ?? null;
+  }
+  const ex = refine > 0 && simd !== false && d % 4 === 0 ? exactRows ?? undefined : undefined;
   // One gather buffer for every question (the candidates' vectors, copied in row order):
   // in the SIMD kernels' memory where they score the rows (no second copy), else our own.
   let most = 0;
   for (const list of cands) most = Math.max(most, list.length);
-  const kernels = simd !== false && d >= 4 && d % 4 === 0 ? simdKernels() : undefined;
+  const kernels = ex === undefined && simd !== false && d >= 4 && d % 4 === 0
+    ? simdKernels()
+    : undefined;
   const f32 = a instanceof Float32Array, bytes = most * d * (f32 ? 4 : 2);
-  const own = kernels === undefined ? new ArrayBuffer(bytes) : undefined;
+  const own = kernels === undefined && ex === undefined ? new ArrayBuffer(bytes) : undefined;
+  const exact = new Float64Array(most), rows = new Float64Array(most);
   if (refine > 0 && a !== undefined && cands.length > 0) prefetchRows(a, cands[0], d);
   for (let j = 0; j < qs.length; j++) {
     const list = cands[j];
     if (refine > 0 && a !== undefined && j + 1 < cands.length) prefetchRows(a, cands[j + 1], d);
     if (refine > 0 && (a !== undefined || index.disk !== undefined)) {
       const n = list.length;
+      if (ex !== undefined) {
+        for (let i = 0; i < n; i++) rows[i] = list[i].row;
+        const m = a ?? index.disk!.gather(list.map((x) => x.row));
+        if (ex.scores(m, rows, a === undefined, n, d, qs[j], l2, exact)) {
+          for (let i = 0; i < n; i++) tops[j].offer(exact[i], list[i].row);
+          continue;
+        }
+      }
       let g: Float32Array | Uint16Array;
       if (a !== undefined) {
         // (A view of the kernels' memory is re-taken a question: their scoring may grow it.)
-        const mem = own ?? kernels!.buffer(bytes).buffer;
+        const mem = own ?? (kernels ?? simdKernels()!).buffer(bytes).buffer;
         g = f32 ? new Float32Array(mem, 0, n * d) : new Uint16Array(mem, 0, n * d);
         for (let i = 0; i < n; i++) {
           g.set(a.subarray(list[i].row * d, (list[i].row + 1) * d), i * d);

@@ -309,6 +309,9 @@ Deno.test("4-bit ivf-pq search: the same answers with and without the kernel and
         assertEquals(ts.map((t) => [t.rows, t.scores]), k.map((t) => [t.rows, t.scores]));
         const w = await scoreIvf(ix, queries, { topK: 10, threads: 2, ...opts });
         assertEquals(w.map((t) => [t.rows, t.scores]), k.map((t) => [t.rows, t.scores]));
+        // Re-scored by the float32 screen and exact sums (no exact-sums module): the same.
+        const plain = scoreIvfSync(ix, queries, { topK: 10, simd: false, ...opts });
+        assertEquals(plain.map((t) => [t.rows, t.scores]), k.map((t) => [t.rows, t.scores]));
         assert(k.every((t) => t.rows.length === 10));
       }
       closeIvfWorkers(ix);

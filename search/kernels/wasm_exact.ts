@@ -1,0 +1,422 @@
+/**
+ * Exact scores of a few rows against one question, in WebAssembly: the
+ * re-scoring of an IVF-PQ search's candidates (`index/ivfpq/ivf_search.ts`),
+ * {@linkcode ExactRows}. Each score is merge's, `fsum` of the float64 terms
+ * (`index/exact/score.ts`): `x_t · q_t` (ip), or `2·x_t·q_t, −x_t², −q_t²`
+ * for each `t` (l2), each exact in float64.
+ *
+ * **The same numbers as `fsum`.** The module sums every row's terms in
+ * their order as `fsumQuick` (`search/fsum.ts`) does, two rows a `f64x2`
+ * (each lane one row, the scalar operations lane by lane): the rounded
+ * total `s`, the additions' exact errors summed in `e` (Knuth's TwoSum) and
+ * the terms' magnitudes in `a`. `fsumQuickEnd` then decides from them, as
+ * `fsumQuick` would: the correctly rounded sum, or (rarely: a total near a
+ * half-way point or near zero) NaN, and that row's terms go to `fsum`'s
+ * exact partials in TypeScript. Float16 rows are widened exactly in the
+ * module (`wasm_simd.ts` `widenCode`).
+ *
+ * Functions (byte addresses into the module's own memory, `memory`):
+ * - `sums(a, pairs, d, q, l2, out)`: for the `2·pairs` float32 rows at `a`
+ *   (`d` floats each, one after another) and the question at `q` (float64,
+ *   `d`), the pair `p`'s `s`, `e` and `a` at `out + 48p` (each a `f64x2`,
+ *   lane 0 the row `2p`). Two pairs a pass while two are left, then one.
+ * - `widen(src, n4, dst)`: the `4·n4` float16 values (bits) at `src` as
+ *   float32 at `dst`.
+ *
+ * @module
+ */
+import { fsum, fsumQuickEnd } from "../fsum.ts";
+import { NonFiniteError } from "../index/exact/score.ts";
+import {
+  block,
+  br,
+  brIf,
+  bump,
+  get,
+  i32,
+  loop,
+  name,
+  onceModule,
+  section,
+  set,
+  simd,
+  uleb,
+  vec,
+} from "./wasm_encode.ts";
+import { widenCode } from "./wasm_simd.ts";
+
+const PAGE = 65536;
+const I32 = 0x7f, V128 = 0x7b;
+/** Row pairs a pass of `sums` while that many are left. */
+const PASS = 2;
+
+function sumsBody(): number[] {
+  // params a 0, pairs 1, d 2, q 3, l2 4, out 5; locals i32: p 6, t 7, qp 8, D4 9,
+  // r0 10–11 (each pass's first row), r1 12–13 (its second); v128: s 14–15, e 16–17,
+  // a 18–19, x 20, y 21, nyy 22, v 23, tt 24, b 25
+  const R0 = [10, 11], R1 = [12, 13], S = [14, 15], E = [16, 17], A = [18, 19];
+  const X = 20, Y = 21, NYY = 22, V = 23, T = 24, B = 25;
+  const add = simd(0xf0), sub = simd(0xf1), mul = simd(0xf2), neg = simd(0xed), abs = simd(0xec);
+  const promote = simd(0x5f), splat64 = simd(0x0a, 3, 0);
+  const load32Zero = simd(0x5c, 2, 0), load32Lane1 = simd(0x56, 2, 0, 1);
+  const store = (off: number) => simd(0x0b, 3, ...uleb(off));
+  const zero = simd(0x0c, ...new Array(16).fill(0));
+  const iAdd = [0x6a], iMul = [0x6c], iGeU = [0x4f], iGtU = [0x4b];
+  // fsumQuick's step for the term in v: t = s + v; b = t − s; e += (s − (t − b)) + (v − b);
+  // s = t; a += |v|.
+  const step = (i: number) => [
+    ...get(S[i]),
+    ...get(V),
+    ...add,
+    ...set(T),
+    ...get(T),
+    ...get(S[i]),
+    ...sub,
+    ...set(B),
+    ...get(E[i]),
+    ...get(S[i]),
+    ...get(T),
+    ...get(B),
+    ...sub,
+    ...sub,
+    ...get(V),
+    ...get(B),
+    ...sub,
+    ...add,
+    ...add,
+    ...set(E[i]),
+    ...get(T),
+    ...set(S[i]),
+    ...get(A[i]),
+    ...get(V),
+    ...abs,
+    ...add,
+    ...set(A[i]),
+  ];
+  const pass = (g: number, l2: boolean) => [
+    // r0_i = a + 8·d·(p + i), r1_i = r0_i + 4·d; s, e, a = 0
+    ...[...Array(g).keys()].flatMap((i) => [
+      ...get(0),
+      ...get(6),
+      ...i32(i),
+      ...iAdd,
+      ...get(9),
+      ...i32(2),
+      ...iMul,
+      ...iMul,
+      ...iAdd,
+      ...set(R0[i]),
+      ...get(R0[i]),
+      ...get(9),
+      ...iAdd,
+      ...set(R1[i]),
+      ...zero,
+      ...set(S[i]),
+      ...zero,
+      ...set(E[i]),
+      ...zero,
+      ...set(A[i]),
+    ]),
+    ...get(3),
+    ...set(8),
+    ...i32(0),
+    ...set(7),
+    ...block([
+      ...loop([
+        ...get(7),
+        ...get(2),
+        ...iGeU,
+        ...brIf(1),
+        ...get(8),
+        ...splat64,
+        ...set(Y),
+        ...(l2 ? [...get(Y), ...get(Y), ...mul, ...neg, ...set(NYY)] : []),
+        ...[...Array(g).keys()].flatMap((i) => [
+          // x = (row 2(p+i))[t], (row 2(p+i)+1)[t] as float64
+          ...get(R1[i]),
+          ...get(R0[i]),
+          ...load32Zero,
+          ...load32Lane1,
+          ...promote,
+          ...set(X),
+          ...(l2
+            ? [
+              // 2·x·q (x + x is 2·x exactly), −x², −q²
+              ...get(X),
+              ...get(X),
+              ...add,
+              ...get(Y),
+              ...mul,
+              ...set(V),
+              ...step(i),
+              ...get(X),
+              ...get(X),
+              ...mul,
+              ...neg,
+              ...set(V),
+              ...step(i),
+              ...get(NYY),
+              ...set(V),
+              ...step(i),
+            ]
+            : [...get(X), ...get(Y), ...mul, ...set(V), ...step(i)]),
+          ...bump(R0[i], i32(4)),
+          ...bump(R1[i], i32(4)),
+        ]),
+        ...bump(8, i32(8)),
+        ...bump(7, i32(1)),
+        ...br(0),
+      ]),
+    ]),
+    ...[...Array(g).keys()].flatMap((i) => {
+      const at = [...get(5), ...get(6), ...i32(i), ...iAdd, ...i32(48), ...iMul, ...iAdd];
+      return [
+        ...at,
+        ...get(S[i]),
+        ...store(0),
+        ...at,
+        ...get(E[i]),
+        ...store(16),
+        ...at,
+        ...get(A[i]),
+        ...store(32),
+      ];
+    }),
+    ...bump(6, i32(g)),
+  ];
+  const pairs = (l2: boolean) => [
+    ...i32(0),
+    ...set(6),
+    ...block([
+      ...loop([
+        ...get(6),
+        ...i32(PASS),
+        ...iAdd,
+        ...get(1),
+        ...iGtU,
+        ...brIf(1),
+        ...pass(PASS, l2),
+        ...br(0),
+      ]),
+    ]),
+    ...block([...loop([...get(6), ...get(1), ...iGeU, ...brIf(1), ...pass(1, l2), ...br(0)])]),
+  ];
+  return [
+    ...vec([[8, I32], [12, V128]]),
+    ...get(2),
+    ...i32(4),
+    ...iMul,
+    ...set(9),
+    ...get(4),
+    0x04,
+    0x40,
+    ...pairs(true),
+    0x05,
+    ...pairs(false),
+    0x0b,
+    0x0b,
+  ];
+}
+
+/**
+ * The bytes of the exact-sums module: exports `memory`, `sums` and `widen`
+ * (see the module notes).
+ *
+ * @example
+ * ```ts
+ * import { exactModuleBytes } from "./wasm_exact.ts";
+ * if (!WebAssembly.validate(exactModuleBytes())) throw new Error("invalid module");
+ * ```
+ */
+export function exactModuleBytes(): Uint8Array<ArrayBuffer> {
+  const sums = sumsBody(), widen = widenCode();
+  return new Uint8Array([
+    ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
+    ...section(
+      1,
+      vec([
+        [0x60, ...vec(Array(6).fill([I32])), ...vec([])],
+        [0x60, ...vec(Array(3).fill([I32])), ...vec([])],
+      ]),
+    ),
+    ...section(3, vec([[0], [1]])),
+    ...section(5, vec([[0x00, 1]])),
+    ...section(
+      7,
+      vec([[...name("memory"), 0x02, 0], [...name("sums"), 0x00, 0], [
+        ...name("widen"),
+        0x00,
+        1,
+      ]]),
+    ),
+    ...section(10, vec([[...uleb(sums.length), ...sums], [...uleb(widen.length), ...widen]])),
+  ]);
+}
+
+const exactModule = onceModule(exactModuleBytes);
+
+/**
+ * The running sums `fsumQuick` keeps over the terms of each row's exact
+ * score (see the module notes), in plain TypeScript: `out[3i]`, `out[3i + 1]`
+ * and `out[3i + 2]` are row `i`'s `s`, `e` and `a`. The reference the
+ * module is tested against.
+ *
+ * @example
+ * ```ts
+ * import { exactSumsReference } from "./wasm_exact.ts";
+ * const out = new Float64Array(3);
+ * exactSumsReference(new Float32Array([1, 2]), 1, 2, new Float32Array([3, 4]), false, out);
+ * if (out.join() !== "11,0,11") throw new Error(out.join());
+ * ```
+ */
+export function exactSumsReference(
+  rows: Float32Array,
+  n: number,
+  d: number,
+  q: Float32Array,
+  l2: boolean,
+  out: Float64Array,
+): void {
+  for (let i = 0; i < n; i++) {
+    let s = 0, e = 0, a = 0;
+    const add = (x: number) => {
+      const t = s + x, b = t - s;
+      e += (s - (t - b)) + (x - b);
+      s = t;
+      a += Math.abs(x);
+    };
+    for (let c = 0; c < d; c++) {
+      const x = rows[i * d + c], y = q[c];
+      if (l2) {
+        add(2 * x * y);
+        add(-(x * x));
+        add(-(y * y));
+      } else add(x * y);
+    }
+    out[3 * i] = s;
+    out[3 * i + 1] = e;
+    out[3 * i + 2] = a;
+  }
+}
+
+/**
+ * One thread's exact scorer of a few rows against one question (see the
+ * module notes): {@linkcode ExactRows.create}, then
+ * {@linkcode ExactRows.scores}.
+ */
+export class ExactRows {
+  readonly #memory: WebAssembly.Memory;
+  readonly #sums: (...a: number[]) => void;
+  readonly #widen: (src: number, n4: number, dst: number) => void;
+  #terms = new Float64Array(0);
+
+  private constructor(instance: WebAssembly.Instance) {
+    const e = instance.exports as Record<string, unknown>;
+    this.#memory = e.memory as WebAssembly.Memory;
+    this.#sums = e.sums as (...a: number[]) => void;
+    this.#widen = e.widen as (src: number, n4: number, dst: number) => void;
+  }
+
+  /** The scorer, or `undefined` where its module cannot run here. */
+  static create(): ExactRows | undefined {
+    const m = exactModule();
+    if (m === undefined) return undefined;
+    try {
+      return new ExactRows(new WebAssembly.Instance(m, {}));
+    } catch {
+      return undefined;
+    }
+  }
+
+  #ensure(bytes: number): ArrayBuffer {
+    const have = this.#memory.buffer.byteLength;
+    if (bytes > have) this.#memory.grow(Math.ceil((bytes - have) / PAGE));
+    return this.#memory.buffer as ArrayBuffer;
+  }
+
+  /**
+   * The exact scores (`fsum` of the terms, see the module notes) of rows
+   * `rows[0..n)` of `a` (`d` values each: float32, or float16 bits)
+   * against question `q`, into `out[0..n)`; with `gathered`, `a` holds
+   * just those rows, one after another; `d` a multiple of 4. False (nothing
+   * written) where `q` has a NaN or infinite value: the caller scores
+   * another way. Throws {@linkcode NonFiniteError} (`row r`, `r` from
+   * `rows`) for a row with a NaN or infinite value.
+   *
+   * @example
+   * ```ts
+   * import { ExactRows } from "./wasm_exact.ts";
+   * const k = ExactRows.create();
+   * if (k !== undefined) {
+   *   const out = new Float64Array(2);
+   *   const a = new Float32Array([0.1, 0.2, 0, 0, 1, 1, 1, 1]);
+   *   k.scores(a, [1, 0], false, 2, 4, new Float32Array([1, 1, 0, 0]), false, out);
+   *   // fsum of 0.1 and 0.2 as float32 values, correctly rounded
+   *   if (out[0] !== 2 || out[1] !== Math.fround(0.1) + Math.fround(0.2)) throw new Error(`${out}`);
+   * }
+   * ```
+   */
+  scores(
+    a: Float32Array | Uint16Array,
+    rows: ArrayLike<number>,
+    gathered: boolean,
+    n: number,
+    d: number,
+    q: Float32Array,
+    l2: boolean,
+    out: Float64Array,
+  ): boolean {
+    let z = 0;
+    for (let t = 0; t < d; t++) z += q[t] - q[t];
+    if (z !== 0) return false;
+    if (n === 0) return true;
+    const pairs = (n + 1) >> 1, half = a instanceof Uint16Array;
+    // Layout: the rows (float32, one padding row), the question (f64), the sums, the float16 bits.
+    const rowsAt = 0, qAt = (8 * pairs * d + 15) & ~15, outAt = qAt + 8 * d;
+    const bitsAt = outAt + 48 * pairs;
+    const buf = this.#ensure(half ? bitsAt + 2 * n * d : bitsAt);
+    const f32 = new Float32Array(buf, rowsAt, 2 * pairs * d);
+    if (half) {
+      const bits = new Uint16Array(buf, bitsAt, n * d);
+      if (gathered) bits.set(a.subarray(0, n * d));
+      else for (let i = 0; i < n; i++) bits.set(a.subarray(rows[i] * d, (rows[i] + 1) * d), i * d);
+      this.#widen(bitsAt, (n * d) >> 2, rowsAt);
+    } else if (gathered) f32.set(a.subarray(0, n * d));
+    else for (let i = 0; i < n; i++) f32.set(a.subarray(rows[i] * d, (rows[i] + 1) * d), i * d);
+    if (n % 2 === 1) f32.fill(0, n * d, (n + 1) * d);
+    new Float64Array(buf, qAt, d).set(q.subarray(0, d));
+    this.#sums(rowsAt, pairs, d, qAt, l2 ? 1 : 0, outAt);
+    const sums = new Float64Array(buf, outAt, 6 * pairs);
+    const terms = l2 ? 3 * d : d;
+    for (let i = 0; i < n; i++) {
+      const at = 6 * (i >> 1) + (i & 1);
+      const v = fsumQuickEnd(sums[at], sums[at + 2], sums[at + 4], terms);
+      out[i] = v === v ? v : this.#slow(f32, i, d, q, l2, rows[i]);
+    }
+    return true;
+  }
+
+  /** Row `i`'s score by `fsum`'s exact partials (a NaN or infinite value refused). */
+  #slow(
+    f32: Float32Array,
+    i: number,
+    d: number,
+    q: Float32Array,
+    l2: boolean,
+    row: number,
+  ): number {
+    const terms = l2 ? 3 * d : d;
+    if (this.#terms.length < terms) this.#terms = new Float64Array(terms);
+    const p = this.#terms;
+    for (let c = 0; c < d; c++) {
+      const x = f32[i * d + c], y = q[c];
+      if (!Number.isFinite(x)) throw new NonFiniteError(`row ${row}`);
+      if (l2) {
+        p[3 * c] = 2 * x * y;
+        p[3 * c + 1] = -(x * x);
+        p[3 * c + 2] = -(y * y);
+      } else p[c] = x * y;
+    }
+    return fsum(p, terms);
+  }
+}
