@@ -1,14 +1,15 @@
 /**
  * Probing many lists at the cost of a few: a float32 screen of every coarse
  * centroid in WebAssembly, a proven error bound on each screened score, and
- * the float64 probing score (`wasm_probe.ts` {@linkcode probeScore}, the
+ * the float64 probing score (`wasm_probe.ts` `probeScore`, the
  * sums in dimension order) only for the lists the bound cannot rule out:
  * {@linkcode ListScreen}. The lists it lets through hold every list that
  * the full float64 sort could keep among its first `nprobe`, so the lists
  * probed, and their scores, are the same bit for bit as probing all of
  * them (`tests/search/kernels/wasm_screen_test.ts`). With 1,000 lists of
- * 256 dimensions it takes 0.45–0.55 of the time of the full float64 probe
- * (`wasm_probe.ts`, eight lists a pass); the screened sums are half of it.
+ * 256 dimensions and nprobe 32 it takes 27.3–27.8 µs a question, 0.43–0.45
+ * of the full float64 probe's 61–64 µs (`wasm_probe.ts`, eight lists a
+ * pass); the screened sums are two thirds of it.
  *
  * **The screen** (`screen(q, cq, passes, d, l2, out)`, byte addresses into
  * the module's own memory): 32 lists a pass, four a `f32x4` lane group,
@@ -24,6 +25,15 @@
  * 20.2–20.5, on a 2-core AMD EPYC); else two. The TypeScript reference
  * follows whichever rounding the runtime has ({@linkcode relaxedMaddFuses},
  * {@linkcode fmaF32}).
+ *
+ * **The float64 scores** of the lists let through (`dots(ids, pairs, d, q,
+ * l2, cr, out)`): two lists a `f64x2` (the list ids a pair at `ids`, the
+ * question as float64 at `q`, the centroids one after another at `cr`: a
+ * list's values on adjacent cache lines, where the screen's layout spreads
+ * them over `d`), each lane a list's `s += q_t · c_t` or `s += (q_t − c_t)²` in
+ * dimension order, as `wasm_probe.ts` `probeScore` sums them (the scalar
+ * float64 operations lane by lane: the same doubles); two pairs a pass
+ * while two are left. The lower ends' floor is {@linkcode nthLargest}'s.
  *
  * **The bound.** With `u = 2⁻²⁴` and `γ(n) = n·u / (1 − n·u)`, a float32
  * dot product of `d` terms is within `γ(d)·Σ|q_t·c_t| + d·2⁻¹⁵⁰` of the
@@ -60,7 +70,6 @@ import {
   uleb,
   vec,
 } from "./wasm_encode.ts";
-import { probeScore } from "./wasm_probe.ts";
 
 const PAGE = 65536;
 const I32 = 0x7f, V128 = 0x7b;
@@ -140,6 +149,125 @@ function screenBody(fma: boolean): number[] {
   ];
 }
 
+/** Pairs of lists a pass of `dots` while that many are left (two `f64x2` sums). */
+const DOT_PAIRS = 2;
+
+function dotsBody(): number[] {
+  // params ids 0, pairs 1, d 2, q 3, l2 4, cr 5, out 6; locals i32: p 7, t 8, qp 9, D 10
+  // (4·d: a list's bytes), r0 11–12, r1 13–14; v128: s 15–16, x 17, y 18
+  const R0 = [11, 12], R1 = [13, 14], S = [15, 16], X = 17, Y = 18;
+  const add = simd(0xf0), sub = simd(0xf1), mul = simd(0xf2);
+  const promote = simd(0x5f), splat64 = simd(0x0a, 3, 0);
+  const load32Zero = simd(0x5c, 2, 0), load32Lane1 = simd(0x56, 2, 0, 1);
+  const store = simd(0x0b, 3, 0);
+  const zero = simd(0x0c, ...new Array(16).fill(0));
+  const iAdd = [0x6a], iMul = [0x6c];
+  const iGtU = [0x4b];
+  const i32Load = (off: number) => [0x28, 2, ...uleb(off)];
+  // The address of list l's first value (l on the stack): cr + D·l.
+  const listAt = (id: number[]) => [...id, ...get(10), ...iMul, ...get(5), ...iAdd];
+  const idAt = (i: number, lane: number) => [
+    ...get(0),
+    ...get(7),
+    ...i32(i),
+    ...iAdd,
+    ...i32(8),
+    ...iMul,
+    ...iAdd,
+    ...i32Load(4 * lane),
+  ];
+  const pass = (g: number, l2: boolean) => [
+    ...[...Array(g).keys()].flatMap((i) => [
+      ...listAt(idAt(i, 0)),
+      ...set(R0[i]),
+      ...listAt(idAt(i, 1)),
+      ...set(R1[i]),
+      ...zero,
+      ...set(S[i]),
+    ]),
+    ...get(3),
+    ...set(9),
+    ...i32(0),
+    ...set(8),
+    ...block([
+      ...loop([
+        ...get(8),
+        ...get(2),
+        ...[0x4f], // i32.ge_u
+        ...brIf(1),
+        ...get(9),
+        ...splat64,
+        ...set(Y),
+        // each lane its list's float64 sum in dimension order: s += q·c, or s += (q − c)²
+        ...[...Array(g).keys()].flatMap((i) => [
+          ...get(R1[i]),
+          ...get(R0[i]),
+          ...load32Zero,
+          ...load32Lane1,
+          ...promote,
+          ...(l2
+            ? [...set(X), ...get(Y), ...get(X), ...sub, ...set(X), ...get(X), ...get(X), ...mul]
+            : [...get(Y), ...mul]),
+          ...get(S[i]),
+          ...add,
+          ...set(S[i]),
+          ...bump(R0[i], i32(4)),
+          ...bump(R1[i], i32(4)),
+        ]),
+        ...bump(9, i32(8)),
+        ...bump(8, i32(1)),
+        ...br(0),
+      ]),
+    ]),
+    ...[...Array(g).keys()].flatMap((i) => [
+      ...get(6),
+      ...get(7),
+      ...i32(i),
+      ...iAdd,
+      ...i32(16),
+      ...iMul,
+      ...iAdd,
+      ...get(S[i]),
+      ...store,
+    ]),
+    ...bump(7, i32(g)),
+  ];
+  const all = (l2: boolean) => [
+    ...i32(0),
+    ...set(7),
+    ...block([
+      ...loop([
+        ...get(7),
+        ...i32(DOT_PAIRS),
+        ...iAdd,
+        ...get(1),
+        ...iGtU,
+        ...brIf(1),
+        ...pass(DOT_PAIRS, l2),
+        ...br(0),
+      ]),
+    ]),
+    ...block([
+      ...loop([...get(7), ...get(1), ...[0x4f], ...brIf(1), ...pass(1, l2), ...br(0)]),
+    ]),
+  ];
+  return [
+    ...vec([[8, I32], [4, V128]]),
+    ...get(2),
+    ...i32(4),
+    ...iMul,
+    ...set(10),
+    ...get(4),
+    0x04,
+    0x40,
+    ...all(true),
+    0x05,
+    ...all(false),
+    0x0b,
+    0x0b,
+  ];
+}
+
 /**
  * The bytes of the screening module: exports `memory` and `screen` (see the
  * module notes). `fma`: each step `s + x·c` is relaxed SIMD's
@@ -153,14 +281,27 @@ function screenBody(fma: boolean): number[] {
  * ```
  */
 export function screenModuleBytes(fma = false): Uint8Array<ArrayBuffer> {
-  const body = screenBody(fma);
+  const body = screenBody(fma), dots = dotsBody();
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
-    ...section(1, vec([[0x60, ...vec(Array(6).fill([I32])), ...vec([])]])),
-    ...section(3, vec([[0]])),
+    ...section(
+      1,
+      vec([
+        [0x60, ...vec(Array(6).fill([I32])), ...vec([])],
+        [0x60, ...vec(Array(7).fill([I32])), ...vec([])],
+      ]),
+    ),
+    ...section(3, vec([[0], [1]])),
     ...section(5, vec([[0x00, 1]])),
-    ...section(7, vec([[...name("memory"), 0x02, 0], [...name("screen"), 0x00, 0]])),
-    ...section(10, vec([[...uleb(body.length), ...body]])),
+    ...section(
+      7,
+      vec([
+        [...name("memory"), 0x02, 0],
+        [...name("screen"), 0x00, 0],
+        [...name("dots"), 0x00, 1],
+      ]),
+    ),
+    ...section(10, vec([[...uleb(body.length), ...body], [...uleb(dots.length), ...dots]])),
   ]);
 }
 
@@ -315,15 +456,26 @@ const gamma32 = (n: number) => n * 2 ** -24 / (1 - n * 2 ** -24);
  */
 export class ListScreen {
   readonly #screen: (...a: number[]) => void;
+  readonly #dots: (...a: number[]) => void;
   readonly #memory: WebAssembly.Memory;
   readonly #centroids: Float32Array;
   readonly #nlist: number;
   readonly #d: number;
   readonly #norms: Float64Array;
   readonly #finite: boolean;
-  readonly #at: { cq: number; q: number; out: number; passes: number };
+  readonly #at: {
+    cq: number;
+    q: number;
+    out: number;
+    passes: number;
+    q64: number;
+    ids: number;
+    scores: number;
+    cr: number;
+  };
   readonly #upper: Float64Array;
-  readonly #heap: Float64Array;
+  readonly #lower: Float64Array;
+  readonly #select: NthWork;
   /** Whether each step of the screened sums is rounded once (a fused multiply-add): see {@linkcode screenSums}. */
   readonly fused: boolean;
 
@@ -337,16 +489,22 @@ export class ListScreen {
     this.fused = fused;
     const e = instance.exports as Record<string, unknown>;
     this.#screen = e.screen as (...a: number[]) => void;
+    this.#dots = e.dots as (...a: number[]) => void;
     this.#memory = e.memory as WebAssembly.Memory;
     this.#centroids = centroids;
     this.#nlist = nlist;
     this.#d = d;
     const passes = Math.ceil(nlist / PASS);
-    const cq = 0, q = cq + 4 * PASS * d * passes, out = q + 4 * d, end = out + 4 * PASS * passes;
-    this.#at = { cq, q, out, passes };
+    const cq = 0, q = cq + 4 * PASS * d * passes, out = q + 4 * d;
+    // The exact scores' question (f64), list ids (two a pair) and scores (f64).
+    const q64 = (out + 4 * PASS * passes + 15) & ~15, ids = q64 + 8 * d;
+    const pairs = (nlist + 1) >> 1, scores = ids + 8 * pairs, cr = scores + 16 * pairs;
+    const end = cr + 4 * nlist * d;
+    this.#at = { cq, q, out, passes, q64, ids, scores, cr };
     const have = this.#memory.buffer.byteLength;
     if (end > have) this.#memory.grow(Math.ceil((end - have) / PAGE));
     const lay = new Float32Array(this.#memory.buffer, cq, PASS * d * passes);
+    new Float32Array(this.#memory.buffer, cr, nlist * d).set(centroids.subarray(0, nlist * d));
     this.#norms = new Float64Array(nlist);
     let finite = true;
     for (let l = 0; l < nlist; l++) {
@@ -362,7 +520,8 @@ export class ListScreen {
     }
     this.#finite = finite;
     this.#upper = new Float64Array(nlist);
-    this.#heap = new Float64Array(nlist);
+    this.#lower = new Float64Array(nlist);
+    this.#select = nthWork(nlist);
   }
 
   /**
@@ -397,8 +556,9 @@ export class ListScreen {
 
   /**
    * The lists that may be among question `q`'s `nprobe` best (ascending),
-   * and `qc`, of nlist entries: each of those lists' float64 probing score
-   * (as {@linkcode probeScore} gives it), NaN for the others. Every list
+   * and `qc`, of nlist entries (`into` where given, else a new array): each
+   * of those lists' float64 probing score
+   * (as `wasm_probe.ts` `probeScore` gives it), NaN for the others. Every list
    * the full float64 sort puts among the first `nprobe` is one of them.
    * `undefined` when the screen cannot tell (a non-finite score or bound):
    * then probe every list.
@@ -407,6 +567,7 @@ export class ListScreen {
     q: Float32Array,
     l2: boolean,
     nprobe: number,
+    into?: Float64Array,
   ): { ids: number[]; qc: Float64Array } | undefined {
     const nlist = this.#nlist, d = this.#d, norms = this.#norms;
     if (!this.#finite || nprobe < 1) return undefined;
@@ -416,79 +577,139 @@ export class ListScreen {
     const nq = Math.sqrt(nq2);
     const tiny = (d + 1) * 2 ** -148;
     const g = 2 * gamma32(l2 ? d + 3 : d + 1);
-    // Each list's upper end, and the n largest lower ends in a heap whose root is the smallest.
-    const upper = this.#upper, heap = this.#heap, n = Math.min(nprobe, nlist);
-    let size = 0;
+    // Each list's lower and upper ends; `bad` turns NaN with a non-finite score or bound.
+    const upper = this.#upper, lower = this.#lower, n = Math.min(nprobe, nlist);
+    let bad = 0, lo = Infinity, hi = -Infinity;
     for (let l = 0; l < nlist; l++) {
       const v = s[l];
       // ip: q·c within γ(d)·‖q‖‖c‖ + d·2⁻¹⁵⁰; l2: −D within γ(d+3)·D + d·2⁻¹⁵⁰, D ≤ v + that
       const e = l2 ? g * (v + tiny) + tiny : g * nq * norms[l] + tiny;
       const x = l2 ? -v : v;
-      if (!Number.isFinite(x) || !Number.isFinite(e)) return undefined;
+      bad += (x - x) + (e - e);
       upper[l] = x + e;
-      const lo = x - e;
-      if (size < n) {
-        let i = size++;
-        while (i > 0 && heap[(i - 1) >> 1] > lo) {
-          heap[i] = heap[(i - 1) >> 1];
-          i = (i - 1) >> 1;
-        }
-        heap[i] = lo;
-      } else if (lo > heap[0]) siftDown(heap, n, lo);
+      const y = x - e;
+      lower[l] = y;
+      lo = y < lo ? y : lo;
+      hi = y > hi ? y : hi;
     }
-    const floor = n < nlist ? heap[0] : -Infinity;
+    if (bad !== 0) return undefined;
+    const floor = n < nlist ? nthBetween(lower, nlist, n, this.#select, lo, hi) : -Infinity;
     const ids: number[] = [];
-    const qc = new Float64Array(nlist).fill(NaN);
+    const qc = (into ?? new Float64Array(nlist)).fill(NaN);
     for (let l = 0; l < nlist; l++) if (upper[l] >= floor) ids.push(l);
-    exactScores(q, this.#centroids, ids, d, l2, qc);
+    this.#exact(q, ids, l2, qc);
     return { ids, qc };
+  }
+
+  /**
+   * `qc[l]` = `wasm_probe.ts` `probeScore` of each list of `ids`, in the module's
+   * `dots` (two lists a `f64x2`, each lane a list's float64 sum in dimension
+   * order: the same doubles).
+   */
+  #exact(q: Float32Array, ids: readonly number[], l2: boolean, qc: Float64Array): void {
+    const a = this.#at, buf = this.#memory.buffer, d = this.#d, n = ids.length;
+    if (n === 0) return;
+    const pairs = (n + 1) >> 1;
+    new Float64Array(buf, a.q64, d).set(q.subarray(0, d));
+    const at = new Int32Array(buf, a.ids, 2 * pairs);
+    for (let i = 0; i < n; i++) at[i] = ids[i];
+    at[2 * pairs - 1] = ids[n - 1];
+    this.#dots(a.ids, pairs, d, a.q64, l2 ? 1 : 0, a.cr, a.scores);
+    const out = new Float64Array(buf, a.scores, 2 * pairs);
+    for (let i = 0; i < n; i++) qc[ids[i]] = l2 ? -out[i] : out[i];
   }
 }
 
+/** {@linkcode nthLargest}'s scratch space for up to `m` values ({@linkcode nthWork}). */
+export interface NthWork {
+  /** The buckets' counts. */
+  readonly count: Int32Array;
+  /** The values of the top buckets. */
+  readonly pick: Float64Array;
+  /** The heap of the `n` largest of them. */
+  readonly heap: Float64Array;
+}
+
+/** Buckets of {@linkcode nthLargest}'s histogram (and one for the largest value). */
+const BUCKETS = 256;
+
 /**
- * `qc[l]` = {@linkcode probeScore} of each list of `ids`, four lists at a
- * time (four independent sums, each in dimension order: the same doubles).
+ * Scratch space for {@linkcode nthLargest} over up to `m` values.
+ *
+ * @example
+ * ```ts
+ * import { nthWork } from "./wasm_screen.ts";
+ * if (nthWork(10).pick.length !== 10) throw new Error();
+ * ```
  */
-function exactScores(
-  q: Float32Array,
-  c: Float32Array,
-  ids: readonly number[],
-  d: number,
-  l2: boolean,
-  qc: Float64Array,
-): void {
-  let i = 0;
-  for (; i + 4 <= ids.length; i += 4) {
-    const o0 = ids[i] * d, o1 = ids[i + 1] * d, o2 = ids[i + 2] * d, o3 = ids[i + 3] * d;
-    let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    if (l2) {
-      for (let t = 0; t < d; t++) {
-        const x = q[t];
-        const e0 = x - c[o0 + t], e1 = x - c[o1 + t], e2 = x - c[o2 + t], e3 = x - c[o3 + t];
-        s0 += e0 * e0;
-        s1 += e1 * e1;
-        s2 += e2 * e2;
-        s3 += e3 * e3;
-      }
-      s0 = -s0;
-      s1 = -s1;
-      s2 = -s2;
-      s3 = -s3;
-    } else {
-      for (let t = 0; t < d; t++) {
-        const x = q[t];
-        s0 += x * c[o0 + t];
-        s1 += x * c[o1 + t];
-        s2 += x * c[o2 + t];
-        s3 += x * c[o3 + t];
-      }
-    }
-    qc[ids[i]] = s0;
-    qc[ids[i + 1]] = s1;
-    qc[ids[i + 2]] = s2;
-    qc[ids[i + 3]] = s3;
+export function nthWork(m: number): NthWork {
+  return {
+    count: new Int32Array(BUCKETS + 1),
+    pick: new Float64Array(m),
+    heap: new Float64Array(m),
+  };
+}
+
+/**
+ * The `n`-th largest of `v[0..m)` (finite values, `1 ≤ n ≤ m`), without
+ * a heap over all of them (whose insertions the branch predictor cannot
+ * foresee): each value's bucket `⌊(x − min) · 256 / (max − min)⌋` (at most
+ * 256), the highest bucket `b` whose buckets from `b` up hold `n` values,
+ * then the `n`-th largest of those values by a heap of `n`. Rounding is
+ * monotone, so a value of a lower bucket is below every value of a higher
+ * one, and the `n` largest are all from `b` up.
+ *
+ * @example
+ * ```ts
+ * import { nthLargest, nthWork } from "./wasm_screen.ts";
+ * const v = new Float64Array([3, -1, 7, 7, 2, 5]);
+ * if (nthLargest(v, 6, 3, nthWork(6)) !== 5) throw new Error();
+ * if (nthLargest(v, 6, 2, nthWork(6)) !== 7) throw new Error();
+ * ```
+ */
+export function nthLargest(v: Float64Array, m: number, n: number, work: NthWork): number {
+  let lo = Infinity, hi = -Infinity;
+  for (let i = 0; i < m; i++) {
+    const x = v[i];
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
   }
-  for (; i < ids.length; i++) qc[ids[i]] = probeScore(q, c, ids[i], d, l2);
+  return nthBetween(v, m, n, work, lo, hi);
+}
+
+/** {@linkcode nthLargest} given the smallest (`lo`) and largest (`hi`) of the values. */
+function nthBetween(
+  v: Float64Array,
+  m: number,
+  n: number,
+  work: NthWork,
+  lo: number,
+  hi: number,
+): number {
+  if (!(hi > lo)) return hi;
+  // (x − lo)·scale ≤ (hi − lo)·(256 / (hi − lo)) < 257: a bucket from 0 to 256.
+  const scale = BUCKETS / (hi - lo), { count, pick, heap } = work;
+  count.fill(0);
+  for (let i = 0; i < m; i++) count[((v[i] - lo) * scale) | 0]++;
+  let b = BUCKETS, cum = count[BUCKETS];
+  while (cum < n) cum += count[--b];
+  let k = 0;
+  for (let i = 0; i < m; i++) {
+    const x = v[i];
+    if ((((x - lo) * scale) | 0) >= b) pick[k++] = x;
+  }
+  // The n largest of pick[0..k) in a min-heap: its root is the n-th largest.
+  for (let i = 0; i < n; i++) {
+    const x = pick[i];
+    let j = i;
+    while (j > 0 && heap[(j - 1) >> 1] > x) {
+      heap[j] = heap[(j - 1) >> 1];
+      j = (j - 1) >> 1;
+    }
+    heap[j] = x;
+  }
+  for (let i = n; i < k; i++) if (pick[i] > heap[0]) siftDown(heap, n, pick[i]);
+  return heap[0];
 }
 
 /** Replaces the root of the min-heap `h` (its first `n` entries) by `x` and restores the heap. */

@@ -274,6 +274,8 @@ export const SCREEN_MIN_LISTS = 256;
  * tell (a non-finite value), where the index has fewer than
  * {@linkcode SCREEN_MIN_LISTS} lists, or where `nprobe` is more than an
  * eighth of them (there probing them all costs less): then probe every list.
+ * `qc` is `into` where given (nlist entries; the caller's to reuse once it
+ * is done with these scores), else a new array.
  */
 export function screenedLists(
   data: { readonly centroids: Float32Array; readonly nlist: number },
@@ -281,6 +283,7 @@ export function screenedLists(
   l2: boolean,
   q: Float32Array,
   nprobe: number,
+  into?: Float64Array,
 ): { lists: number[]; qc: Float64Array } | undefined {
   if (data.nlist < SCREEN_MIN_LISTS || 8 * nprobe > data.nlist) return undefined;
   let s = screens.get(data);
@@ -288,7 +291,7 @@ export function screenedLists(
     s = ListScreen.create(data.centroids, data.nlist, d) ?? null;
     screens.set(data, s);
   }
-  const c = s?.candidates(q, l2, nprobe);
+  const c = s?.candidates(q, l2, nprobe, into);
   return c === undefined ? undefined : { lists: bestLists(c.qc, nprobe, c.ids), qc: c.qc };
 }
 
@@ -296,8 +299,9 @@ export function screenedLists(
  * The probed lists of question `q` and its probing scores `qc` (`q · c_l`,
  * or `−‖q − c_l‖²` for `l2`): float64 sums in dimension order
  * (`wasm_probe.ts` `probeScores`), screened first ({@linkcode screenedLists}:
- * `qc` then holds the probed lists' scores) and in the probing module unless
- * `kernel` is false or they cannot run here (the same lists and numbers).
+ * `qc` then holds the probed lists' scores, in `into` where given) and in
+ * the probing module unless `kernel` is false or they cannot run here (the
+ * same lists and numbers).
  */
 export function probeLists4(
   data: Ivf4Data,
@@ -306,8 +310,9 @@ export function probeLists4(
   q: Float32Array,
   nprobe: number,
   kernel = true,
+  into?: Float64Array,
 ): { lists: number[]; qc: Float64Array } {
-  const screened = kernel ? screenedLists(data, d, l2, q, nprobe) : undefined;
+  const screened = kernel ? screenedLists(data, d, l2, q, nprobe, into) : undefined;
   if (screened !== undefined) return screened;
   const k = kernel ? questionKernelOf(data, d) : undefined;
   let qc: Float64Array;

@@ -470,6 +470,23 @@ function probeLists(
   return { lists: bestLists(qc, nprobe), qc };
 }
 
+/** This thread's array of a batch's probing scores, per IVF-PQ data ({@linkcode qcArrayOf}). */
+const qcArrays = new WeakMap<object, Float64Array>();
+
+/**
+ * This thread's array of at least `n` probing scores for `data`'s batches,
+ * reused from batch to batch (a new array each question costs more than
+ * probing: the allocator's and the collector's work).
+ */
+function qcArrayOf(data: object, n: number): Float64Array {
+  let a = qcArrays.get(data);
+  if (a === undefined || a.length < n) {
+    a = new Float64Array(n);
+    qcArrays.set(data, a);
+  }
+  return a;
+}
+
 /** This thread's scan kernel per IVF-PQ data (`null`: none, the TypeScript scan). */
 const scanners = new WeakMap<IvfData, PqScanner | null>();
 
@@ -626,7 +643,11 @@ export function ivfCandidatesBatch(
     const d = index.header.d, l2 = index.header.metric === "l2";
     for (let b = 0; b < qs.length; b += IVF_BATCH) {
       const part = qs.slice(b, b + IVF_BATCH);
-      const probes = part.map((q) => probeLists4(data, d, l2, q, nprobe));
+      // The probing scores of the part's questions in one reused array (dead after the part).
+      const qcs = qcArrayOf(data, part.length * data.nlist), nl = data.nlist;
+      const probes = part.map((q, j) =>
+        probeLists4(data, d, l2, q, nprobe, true, qcs.subarray(j * nl, (j + 1) * nl))
+      );
       const cands = part.map(() => new Candidates(cap));
       const byRow: Cands[] = new Array(part.length);
       if (!ivf4CandidatesBatch(data, d, l2, part, probes, cands, cap, byRow)) {

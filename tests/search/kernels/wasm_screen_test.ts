@@ -15,10 +15,14 @@
  * rounding where the machine fuses it) and its plain multiply and add both
  * match the reference with the rounding they have, and the reference's
  * fused step (`fmaF32`) is the exact value rounded once (BigInt).
+ * `nthLargest`, the floor of the lower ends, is the sort's `n`-th largest
+ * for every `n`, with ties, outliers and all values equal.
  */
 import {
   fmaF32,
   ListScreen,
+  nthLargest,
+  nthWork,
   relaxedMaddFuses,
   screenModuleBytes,
   screenSums,
@@ -248,4 +252,34 @@ Deno.test("list screen: its multiply-add and its plain multiply and add each mat
       }
     }
   }
+});
+
+Deno.test("nthLargest: the n-th largest of the sorted values, for every n (ties, outliers, all equal, subnormal ranges)", () => {
+  const u = splitmix32(21);
+  const r = () => u() / 2 ** 32;
+  let cases = 0;
+  for (const m of [1, 2, 7, 33, 300, 1000]) {
+    for (const kind of ["spread", "ties", "outliers", "equal", "tiny", "subnormal"]) {
+      const v = Float64Array.from({ length: m }, () => {
+        const x = r() - 0.5;
+        if (kind === "ties") return Math.round(x * 6);
+        if (kind === "outliers") return r() < 0.01 ? x * 1e12 : x;
+        if (kind === "equal") return 0.25;
+        if (kind === "tiny") return 1 + x * 2 ** -45;
+        // a range so small that 256 / range is infinite
+        if (kind === "subnormal") return Math.round(x * 8) * 5e-324;
+        return x * 2 ** Math.floor(r() * 40 - 20);
+      });
+      const sorted = [...v].sort((a, b) => b - a), work = nthWork(m);
+      for (let n = 1; n <= m; n++) {
+        // (=== : a tie of 0 and −0 may give either)
+        const got = nthLargest(v, m, n, work);
+        assert(got === sorted[n - 1], `${kind} m ${m} n ${n}: ${got} ≠ ${sorted[n - 1]}`);
+        cases++;
+      }
+      // Only the first m values count.
+      if (m > 2) assertEquals(nthLargest(v, m - 1, 1, work), Math.max(...v.subarray(0, m - 1)));
+    }
+  }
+  assertEquals(cases, 6 * (1 + 2 + 7 + 33 + 300 + 1000));
 });
