@@ -578,17 +578,19 @@ export class CandidateHeaps {
   }
 
   /**
-   * Heap `j`'s kept pairs by increasing row: `rows` and `scores` (new
-   * arrays; rows are distinct, so the order is total).
+   * Heap `j`'s kept pairs by increasing row (rows are distinct, so the
+   * order is total).
    */
-  keptByRow(j: number): { rows: Float64Array; scores: Float64Array } {
+  pairsByRow(j: number): { row: number; score: number }[] {
     this.#views();
     const at = this.#at(j), cap = this.#cap;
     const size = this.#i32[at >> 2], s0 = (at + 8) >> 3, r0 = s0 + cap;
     // Sorted as keys row · 2^b + position, a typed sort without a comparator, where the keys are
-    // exact doubles (rows are u32: b ≤ 21); else positions sorted by row.
+    // exact doubles (rows are u32: b ≤ 21); else positions sorted by row. (The keys' array is
+    // kept: a new one a question costs more than the sort.)
     const b = Math.max(1, Math.ceil(Math.log2(size + 1))), span = 2 ** b;
-    const keys = new Float64Array(size);
+    if (this.#keys.length < size) this.#keys = new Float64Array(size);
+    const keys = this.#keys.subarray(0, size);
     if (b <= 21) {
       for (let i = 0; i < size; i++) keys[i] = this.#f64[r0 + i] * span + i;
       keys.sort();
@@ -598,14 +600,14 @@ export class CandidateHeaps {
       pos.sort((x, y) => this.#f64[r0 + x] - this.#f64[r0 + y]);
       keys.set(pos);
     }
-    const rows = new Float64Array(size), scores = new Float64Array(size);
+    const out: { row: number; score: number }[] = new Array(size);
     for (let i = 0; i < size; i++) {
       const at = keys[i];
-      rows[i] = this.#f64[r0 + at];
-      scores[i] = this.#f64[s0 + at];
+      out[i] = { row: this.#f64[r0 + at], score: this.#f64[s0 + at] };
     }
-    return { rows, scores };
+    return out;
   }
+  #keys = new Float64Array(0);
 
   /** Heaps reset last. */
   get count(): number {

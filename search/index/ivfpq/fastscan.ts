@@ -496,8 +496,11 @@ export function ivf4Candidates(
 /**
  * {@linkcode ivf4Candidates} for a batch of questions (see the module
  * notes), in the kernel: question `j` probes `probes[j].lists` and its
- * candidates go to `cands[j]`, the same as alone. Returns false (nothing
- * offered) where the kernel cannot run.
+ * candidates go to `cands[j]`, the same as alone; with `cap` and `byRow`,
+ * kept in the selection module's heaps of `cap` and given as `byRow[j]`
+ * (by increasing row; `cands` may then be undefined). Returns false
+ * (nothing offered) where the kernel cannot run, or where the heaps cannot
+ * and there are no `cands`.
  */
 export function ivf4CandidatesBatch(
   data: Ivf4Data,
@@ -505,15 +508,17 @@ export function ivf4CandidatesBatch(
   l2: boolean,
   qs: readonly Float32Array[],
   probes: readonly { readonly lists: readonly number[]; readonly qc: Float64Array }[],
-  cands: readonly CandidateSink[],
+  cands: readonly CandidateSink[] | undefined,
   cap?: number,
   byRow?: { row: number; score: number }[][],
 ): boolean {
   const k = scannerOf(data);
   if (k === undefined) return false;
   // With `cap` (each sink's size), the candidates are kept in the module's heaps
-  // (`wasm_select.ts`) and handed to the sinks at the end: the same kept pairs.
+  // (`wasm_select.ts`) and handed to the sinks (or `byRow`) at the end: the same kept pairs.
   const heaps = cap !== undefined && cap > 0 ? heapsOf(data, k) : undefined;
+  if (heaps === undefined && cands === undefined) return false;
+  if (heaps !== undefined && byRow === undefined && cands === undefined) return false;
   heaps?.reset(qs.length, cap!);
   const M = 2 * data.bpv, dsub = d / M, bb = 16 * M, per = 16 * M, nq = qs.length;
   const start = startsOf(data);
@@ -554,9 +559,10 @@ export function ivf4CandidatesBatch(
     for (let g = 0; g < js.length; g += 2) {
       const two = g + 1 < js.length;
       const j0 = js[g], j1 = two ? js[g + 1] : j0;
-      const c0 = cands[j0], c1 = cands[j1];
-      const floor0 = heaps !== undefined ? () => heaps.floor(j0) : () => c0.floor;
-      const floor1 = heaps !== undefined ? () => heaps.floor(j1) : () => c1.floor;
+      // (The sinks are read only without the heaps.)
+      const c0 = cands?.[j0], c1 = cands?.[j1];
+      const floor0 = heaps !== undefined ? () => heaps.floor(j0) : () => c0!.floor;
+      const floor1 = heaps !== undefined ? () => heaps.floor(j1) : () => c1!.floor;
       const base0 = baseOf(j0), base1 = baseOf(j1);
       const scale0 = q8[j0].scale, scale1 = q8[j1].scale;
       for (let b0 = 0; b0 < nb;) {
@@ -586,7 +592,7 @@ export function ivf4CandidatesBatch(
               scale0,
               data.rows,
               r0,
-              c0,
+              c0!,
             );
           }
         } else {
@@ -624,7 +630,7 @@ export function ivf4CandidatesBatch(
                 scale0,
                 data.rows,
                 r0,
-                c0,
+                c0!,
               );
             }
             if (thr1 <= 65535) {
@@ -642,7 +648,7 @@ export function ivf4CandidatesBatch(
                 scale1,
                 data.rows,
                 r0,
-                c1,
+                c1!,
               );
             }
           }
@@ -655,11 +661,8 @@ export function ivf4CandidatesBatch(
     for (let j = 0; j < qs.length; j++) {
       if (byRow !== undefined) {
         // The kept pairs by increasing row, as the sink's `byRow` would give them.
-        const { rows, scores } = heaps.keptByRow(j);
-        const out: { row: number; score: number }[] = new Array(rows.length);
-        for (let i = 0; i < rows.length; i++) out[i] = { row: rows[i], score: scores[i] };
-        byRow[j] = out;
-      } else for (const x of heaps.kept(j)) cands[j].offer(x.score, x.row);
+        byRow[j] = heaps.pairsByRow(j);
+      } else for (const x of heaps.kept(j)) cands![j].offer(x.score, x.row);
     }
   }
   return true;

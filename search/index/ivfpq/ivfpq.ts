@@ -648,13 +648,13 @@ export function ivfCandidatesBatch(
       const probes = part.map((q, j) =>
         probeLists4(data, d, l2, q, nprobe, true, qcs.subarray(j * nl, (j + 1) * nl))
       );
-      const cands = part.map(() => new Candidates(cap));
+      // The selection module's heaps give the kept pairs by row (where it cannot run, one
+      // question at a time, the same pairs).
       const byRow: Cands[] = new Array(part.length);
-      if (!ivf4CandidatesBatch(data, d, l2, part, probes, cands, cap, byRow)) {
+      if (!ivf4CandidatesBatch(data, d, l2, part, probes, undefined, cap, byRow)) {
         return qs.map((q) => ivfCandidates(index, q, nprobe, cap, kernel));
       }
-      // The module's heaps give the kept pairs by row (else the sinks hold them).
-      part.forEach((_, j) => out.push(byRow[j] ?? cands[j].byRow()));
+      out.push(...byRow);
     }
     return out;
   }

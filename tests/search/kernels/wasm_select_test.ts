@@ -92,11 +92,11 @@ Deno.test("candidate heaps: each keeps the best cap (score, lower row) of the ro
             `M ${M} cap ${cap} coarse ${coarse} q ${g}`,
           );
           got.forEach((x, i) => assert(Object.is(x.score, exp[i].score), `score of row ${x.row}`));
-          // keptByRow: the same pairs, by increasing row, in typed arrays.
-          const typed = heaps.keptByRow(g);
-          assertEquals(Array.from(typed.rows), exp.map((x) => x.row));
-          typed.scores.forEach((s, i) =>
-            assert(Object.is(s, exp[i].score), `keptByRow score ${i}`)
+          // pairsByRow: the same pairs, by increasing row.
+          const byRow = heaps.pairsByRow(g);
+          assertEquals(byRow.map((x) => x.row), exp.map((x) => x.row));
+          byRow.forEach((x, i) =>
+            assert(Object.is(x.score, exp[i].score), `pairsByRow score ${i}`)
           );
           const worst = best.length < cap ? -Infinity : best[best.length - 1].score;
           assertEquals(heaps.floor(g), worst);
