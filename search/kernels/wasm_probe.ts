@@ -24,7 +24,12 @@
  * `y − ⌊y⌋ ≥ 0.5`: exact), then `min(qmax, ·)` and a saturating conversion
  * (a NaN gives 0, as a typed array store of NaN does); two entries a
  * vector (`f64x2`: each lane the scalar operations, `f64x2.floor`,
- * `f64x2.ge` masking 1.0, `f64x2.min`, `i32x4.trunc_sat_f64x2_u_zero`).
+ * `f64x2.ge` masking 1.0, `f64x2.min`, `i32x4.trunc_sat_f64x2_u_zero`),
+ * a table's 16 bytes gathered by shuffles and stored at once. A table's
+ * smallest and largest entries are taken in two lanes too (the even and
+ * the odd entries, `f64x2.pmin` and `f64x2.pmax`: `x < lo ? x : lo` and
+ * `x > hi ? x : hi`), then the odd lane's against the even's, the order
+ * `quantizeTables` follows (so the same value, zeros' signs included).
  *
  * Functions (byte addresses into the module's own memory, `memory`):
  * - `probe(q, ci, nlist, d, l2, qc)`: `qc[l]` (f64) for the `nlist`
@@ -295,12 +300,19 @@ function tablesBody(): number[] {
   ];
 }
 
+/** Bytes 0 and 4 of `a`, then of `b` (two i32x4 of two lanes each: four entries' bytes). */
+function pairBytes(a: number, b: number): number[] {
+  return [...get(a), ...get(b), ...simd(0x0d, 0, 4, 16, 20, ...Array(12).fill(0))];
+}
+
 function quantBody(): number[] {
   // params t 0, M 1, lut 2, qmax 3, out 4; locals m 5, cc 6, tp 7, lp 8 i32;
   // lo 9, hi 10, x 11, range 12, bias 13, scale 14, qm 15, y 16, fl 17 f64; v128 from 18
-  const V = { mn: 18, sc: 19, qm: 20, half: 21, one: 22, y: 23, fl: 24, w: 25 };
+  const V = { mn: 18, sc: 19, qm: 20, half: 21, one: 22, y: 23, fl: 24, w: 25, lo: 26, hi: 27 };
+  // the eight entry pairs' integers (i32x4, two lanes each), then gathered into one vector
+  const W = [28, 29, 30, 31, 32, 33, 26, 27];
   return [
-    ...vec([[4, I32], [9, F64], [8, V128]]),
+    ...vec([[4, I32], [9, F64], [16, V128]]),
     ...get(3),
     ...fromU,
     ...set(15),
@@ -317,41 +329,52 @@ function quantBody(): number[] {
         ...get(1),
         ...iGeU,
         ...brIf(1),
+        // lo, hi: two lanes (the even and the odd entries, each in order: x < lo ? x : lo is
+        // f64x2.pmin(lo, x), x > hi ? x : hi is f64x2.pmax(hi, x)), then lane 1 against lane 0
+        // the same way (quantizeTables' order).
         ...f64c(Infinity),
-        ...set(9),
+        ...simd(0x14),
+        ...set(V.lo),
         ...f64c(-Infinity),
-        ...set(10),
-        ...i32(0),
-        ...set(6),
-        ...block([
-          ...loop([
-            ...get(6),
-            ...i32(16),
-            ...iGeU,
-            ...brIf(1),
-            ...get(7),
-            ...f64Load(),
-            ...set(11),
-            // lo = x < lo ? x : lo; hi = x > hi ? x : hi
-            ...get(11),
-            ...get(9),
-            ...get(11),
-            ...get(9),
-            ...fLt,
-            ...select,
-            ...set(9),
-            ...get(11),
-            ...get(10),
-            ...get(11),
-            ...get(10),
-            ...fGt,
-            ...select,
-            ...set(10),
-            ...bump(7, i32(8)),
-            ...bump(6, i32(1)),
-            ...br(0),
-          ]),
+        ...simd(0x14),
+        ...set(V.hi),
+        ...[...Array(8).keys()].flatMap((k) => [
+          ...get(7),
+          ...simd(0x00, 3, ...uleb(16 * k)),
+          ...set(V.y),
+          ...get(V.lo),
+          ...get(V.y),
+          ...simd(0xf6),
+          ...set(V.lo),
+          ...get(V.hi),
+          ...get(V.y),
+          ...simd(0xf7),
+          ...set(V.hi),
         ]),
+        ...bump(7, i32(128)),
+        // lo = lo1 < lo0 ? lo1 : lo0; hi = hi1 > hi0 ? hi1 : hi0
+        ...get(V.lo),
+        ...simd(0x21, 1),
+        ...get(V.lo),
+        ...simd(0x21, 0),
+        ...get(V.lo),
+        ...simd(0x21, 1),
+        ...get(V.lo),
+        ...simd(0x21, 0),
+        ...fLt,
+        ...select,
+        ...set(9),
+        ...get(V.hi),
+        ...simd(0x21, 1),
+        ...get(V.hi),
+        ...simd(0x21, 0),
+        ...get(V.hi),
+        ...simd(0x21, 1),
+        ...get(V.hi),
+        ...simd(0x21, 0),
+        ...fGt,
+        ...select,
+        ...set(10),
         // mins[m] = lo; bias += lo; range = hi − lo > range ? hi − lo : range
         ...get(4),
         ...get(5),
@@ -443,16 +466,19 @@ function quantBody(): number[] {
           ...get(V.qm),
           ...simd(0xf4),
           ...simd(0xfd),
-          ...set(V.w),
-          ...get(8),
-          ...get(V.w),
-          ...simd(0x1b, 0),
-          ...[0x3a, 0, ...uleb(2 * k)],
-          ...get(8),
-          ...get(V.w),
-          ...simd(0x1b, 1),
-          ...[0x3a, 0, ...uleb(2 * k + 1)],
+          ...set(W[k]),
         ]),
+        // The 16 bytes (each the low byte of its i32 lane: at most qmax) gathered by shuffles
+        // and stored at once.
+        ...get(8),
+        ...pairBytes(W[0], W[1]),
+        ...pairBytes(W[2], W[3]),
+        ...simd(0x0d, 0, 1, 2, 3, 16, 17, 18, 19, ...Array(8).fill(0)),
+        ...pairBytes(W[4], W[5]),
+        ...pairBytes(W[6], W[7]),
+        ...simd(0x0d, 0, 1, 2, 3, 16, 17, 18, 19, ...Array(8).fill(0)),
+        ...simd(0x0d, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),
+        ...simd(0x0b, 0, 0),
         ...bump(7, i32(128)),
         ...bump(8, i32(16)),
         ...bump(5, i32(1)),

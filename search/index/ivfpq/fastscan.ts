@@ -115,12 +115,17 @@ export function quantizeTables(
   let range = 0, bias = 0;
   const mins = new Float64Array(M);
   for (let m = 0; m < M; m++) {
-    let lo = Infinity, hi = -Infinity;
-    for (let c = 0; c < 16; c++) {
-      const x = t[16 * m + c];
-      if (x < lo) lo = x;
-      if (x > hi) hi = x;
+    // The even and the odd entries each in order, then the odd ones' against the even ones'
+    // (the probing module's two lanes: the same value, ±0 included).
+    let lo0 = Infinity, hi0 = -Infinity, lo1 = Infinity, hi1 = -Infinity;
+    for (let c = 0; c < 16; c += 2) {
+      const x = t[16 * m + c], y = t[16 * m + c + 1];
+      if (x < lo0) lo0 = x;
+      if (x > hi0) hi0 = x;
+      if (y < lo1) lo1 = y;
+      if (y > hi1) hi1 = y;
     }
+    const lo = lo1 < lo0 ? lo1 : lo0, hi = hi1 > hi0 ? hi1 : hi0;
     mins[m] = lo;
     bias += lo;
     if (hi - lo > range) range = hi - lo;
