@@ -71,8 +71,10 @@ export function fsumQuick(xs: ArrayLike<number>, n: number): number {
  * @example
  * ```ts
  * import { fsumQuickEnd } from "./fsum.ts";
- * // 0.1 + 0.2: s = 0.30000000000000004, its error -2.7755575615628914e-17.
- * if (fsumQuickEnd(0.1 + 0.2, -2.7755575615628914e-17, 0.30000000000000004, 2) !== 0.3) throw new Error();
+ * // 0.1, 0.2, 0.3 summed in order: s = 0.6000000000000001, the errors' sum e, a = Σ|x|.
+ * if (fsumQuickEnd(0.6000000000000001, -8.326672684688674e-17, 0.6000000000000001, 3) !== 0.6) {
+ *   throw new Error("not correctly rounded");
+ * }
  * ```
  */
 export function fsumQuickEnd(s: number, e: number, a: number, n: number): number {
