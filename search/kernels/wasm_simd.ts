@@ -84,7 +84,7 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
   const lane32 = (l: number) => simd(0x1f, l), lane64 = (l: number) => simd(0x21, l);
   const f32Add = [0x92], f64Add = [0xa0];
   const store = simd(0x0b, 2, 0); // v128.store align=4 offset=0
-  const or = simd(0x50), bitselect = simd(0x52);
+  const bitselect = simd(0x52);
   const f32Store = (off: number) => [0x38, 2, ...uleb(off)];
   const f64Store = [0x39, 3, 0];
   const hsum = (v: number) => [
