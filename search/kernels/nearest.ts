@@ -9,6 +9,7 @@
  * @module
  */
 import { nearestModule } from "./wasm_nearest.ts";
+import { grownBuffer } from "./wasm_encode.ts";
 
 const PAGE = 65536;
 
@@ -89,9 +90,7 @@ export class NearestKernel {
   }
 
   #ensure(bytes: number): ArrayBuffer {
-    const have = this.#memory.buffer.byteLength;
-    if (bytes > have) this.#memory.grow(Math.ceil((bytes - have) / PAGE));
-    return this.#memory.buffer as ArrayBuffer;
+    return grownBuffer(this.#memory, bytes);
   }
 
   /**

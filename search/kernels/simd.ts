@@ -8,8 +8,7 @@
 import type { DumpOptions } from "../../io/dump/reader_sync.ts";
 import { widenHalf } from "../dense_f64.ts";
 import { simdModuleBytes } from "./wasm_simd.ts";
-
-const PAGE = 65536;
+import { grownBuffer } from "./wasm_encode.ts";
 
 /**
  * The kernels and their memory: the paragraph matrix (read straight into it
@@ -52,9 +51,7 @@ export class SimdKernels {
   }
 
   #ensure(bytes: number): ArrayBuffer {
-    const have = this.#memory.buffer.byteLength;
-    if (bytes > have) this.#memory.grow(Math.ceil((bytes - have) / PAGE));
-    return this.#memory.buffer as ArrayBuffer;
+    return grownBuffer(this.#memory, bytes);
   }
 
   /**

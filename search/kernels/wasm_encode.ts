@@ -82,6 +82,45 @@ export const br = (l: number): number[] => [0x0c, ...uleb(l)];
 export const bump = (l: number, by: number[]): number[] => [...get(l), ...by, 0x6a, ...set(l)];
 
 /**
+ * The buffer of `memory`, grown first (by whole 64 KiB pages) to hold at
+ * least `bytes`: the kernels' classes keep their memory this way.
+ *
+ * @example
+ * ```ts
+ * import { grownBuffer } from "./wasm_encode.ts";
+ * const m = new WebAssembly.Memory({ initial: 1 });
+ * if (grownBuffer(m, 65537).byteLength !== 131072) throw new Error();
+ * ```
+ */
+export function grownBuffer(memory: WebAssembly.Memory, bytes: number): ArrayBuffer {
+  const have = memory.buffer.byteLength;
+  if (bytes > have) memory.grow(Math.ceil((bytes - have) / 65536));
+  return memory.buffer as ArrayBuffer;
+}
+
+/**
+ * A loop in passes of `g` items, then of one: local `k` (i32) from 0;
+ * `pass(g)` while `k + g ≤ n` (`n`: the instructions pushing the count),
+ * then `pass(1)` while `k < n`; each pass advances `k` itself.
+ *
+ * @example
+ * ```ts
+ * import { get, passes } from "./wasm_encode.ts";
+ * if (passes(6, get(1), 4, (g) => []).length === 0) throw new Error();
+ * ```
+ */
+export function passes(k: number, n: number[], g: number, pass: (g: number) => number[]): number[] {
+  return [
+    ...i32(0),
+    ...set(k),
+    ...block([
+      ...loop([...get(k), ...i32(g), 0x6a, ...n, 0x4b, ...brIf(1), ...pass(g), ...br(0)]),
+    ]),
+    ...block([...loop([...get(k), ...n, 0x4f, ...brIf(1), ...pass(1), ...br(0)])]),
+  ];
+}
+
+/**
  * A function giving the module compiled from the first of `variants` that
  * this runtime validates and compiles, with that variant: compiled on the
  * first call, kept for the next ones; `undefined` (every call) where none

@@ -33,10 +33,12 @@ import {
   brIf,
   bump,
   get,
+  grownBuffer,
   i32,
   loop,
   name,
   onceModule,
+  passes,
   section,
   set,
   simd,
@@ -45,7 +47,6 @@ import {
 } from "./wasm_encode.ts";
 import { widenCode } from "./wasm_simd.ts";
 
-const PAGE = 65536;
 const I32 = 0x7f, V128 = 0x7b;
 /** Row pairs a pass of `sums` while that many are left. */
 const PASS = 2;
@@ -61,7 +62,7 @@ function sumsBody(): number[] {
   const load32Zero = simd(0x5c, 2, 0), load32Lane1 = simd(0x56, 2, 0, 1);
   const store = (off: number) => simd(0x0b, 3, ...uleb(off));
   const zero = simd(0x0c, ...new Array(16).fill(0));
-  const iAdd = [0x6a], iMul = [0x6c], iGeU = [0x4f], iGtU = [0x4b];
+  const iAdd = [0x6a], iMul = [0x6c], iGeU = [0x4f];
   // fsumQuick's step for the term in v: t = s + v; b = t − s; e += (s − (t − b)) + (v − b);
   // s = t; a += |v|.
   const step = (i: number) => [
@@ -184,23 +185,7 @@ function sumsBody(): number[] {
     }),
     ...bump(6, i32(g)),
   ];
-  const pairs = (l2: boolean) => [
-    ...i32(0),
-    ...set(6),
-    ...block([
-      ...loop([
-        ...get(6),
-        ...i32(PASS),
-        ...iAdd,
-        ...get(1),
-        ...iGtU,
-        ...brIf(1),
-        ...pass(PASS, l2),
-        ...br(0),
-      ]),
-    ]),
-    ...block([...loop([...get(6), ...get(1), ...iGeU, ...brIf(1), ...pass(1, l2), ...br(0)])]),
-  ];
+  const pairs = (l2: boolean) => passes(6, get(1), PASS, (g) => pass(g, l2));
   return [
     ...vec([[8, I32], [12, V128]]),
     ...get(2),
@@ -329,9 +314,7 @@ export class ExactRows {
   }
 
   #ensure(bytes: number): ArrayBuffer {
-    const have = this.#memory.buffer.byteLength;
-    if (bytes > have) this.#memory.grow(Math.ceil((bytes - have) / PAGE));
-    return this.#memory.buffer as ArrayBuffer;
+    return grownBuffer(this.#memory, bytes);
   }
 
   /**

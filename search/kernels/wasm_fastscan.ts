@@ -58,6 +58,7 @@ import {
   bump,
   firstModule,
   get,
+  grownBuffer,
   i32,
   ifThen,
   loop,
@@ -70,7 +71,6 @@ import {
   vec,
 } from "./wasm_encode.ts";
 
-const PAGE = 65536;
 const I32 = 0x7f, V128 = 0x7b;
 
 /** Rows of a block of the blocked 4-bit layout. */
@@ -721,9 +721,7 @@ export class FastScanner {
   }
 
   #ensure(bytes: number): ArrayBuffer {
-    const have = this.#scratch.buffer.byteLength;
-    if (bytes > have) this.#scratch.grow(Math.ceil((bytes - have) / PAGE));
-    return this.#scratch.buffer as ArrayBuffer;
+    return grownBuffer(this.#scratch, bytes);
   }
 
   /**

@@ -56,6 +56,7 @@ import {
   loop,
   name,
   onceModule,
+  passes,
   section,
   set,
   simd,
@@ -74,7 +75,7 @@ const f64Store = (off = 0) => [0x39, 3, ...uleb(off)];
 const promote = [0xbb], fAdd = [0xa0], fSub = [0xa1], fMul = [0xa2], fDiv = [0xa3];
 const fNeg = [0x9a], fLt = [0x63], fGt = [0x64];
 const select = [0x1b], fromU = [0xb8];
-const iAdd = [0x6a], iMul = [0x6c], iGeU = [0x4f], iGtU = [0x4b];
+const iAdd = [0x6a], iMul = [0x6c], iGeU = [0x4f];
 const ifElse = (then: number[], other: number[]) => [0x04, 0x40, ...then, 0x05, ...other, 0x0b];
 
 /** Pairs of lists a pass of `probe` (one `f64x2` accumulator a pair: eight lists). */
@@ -164,23 +165,7 @@ function probeBody(): number[] {
     }),
     ...bump(6, i32(g)),
   ];
-  const lists = (l2: boolean) => [
-    ...i32(0),
-    ...set(6),
-    ...block([
-      ...loop([
-        ...get(6),
-        ...i32(PAIRS),
-        ...iAdd,
-        ...get(10),
-        ...iGtU,
-        ...brIf(1),
-        ...pass(PAIRS, l2),
-        ...br(0),
-      ]),
-    ]),
-    ...block([...loop([...get(6), ...get(10), ...iGeU, ...brIf(1), ...pass(1, l2), ...br(0)])]),
-  ];
+  const lists = (l2: boolean) => passes(6, get(10), PAIRS, (g) => pass(g, l2));
   return [
     ...vec([[9, I32], [6, V128]]),
     ...get(3),

@@ -64,6 +64,7 @@ import {
   i32,
   loop,
   name,
+  passes,
   section,
   set,
   simd,
@@ -162,7 +163,6 @@ function dotsBody(): number[] {
   const store = simd(0x0b, 3, 0);
   const zero = simd(0x0c, ...new Array(16).fill(0));
   const iAdd = [0x6a], iMul = [0x6c];
-  const iGtU = [0x4b];
   const i32Load = (off: number) => [0x28, 2, ...uleb(off)];
   // The address of list l's first value (l on the stack): cr + D·l.
   const listAt = (id: number[]) => [...id, ...get(10), ...iMul, ...get(5), ...iAdd];
@@ -232,25 +232,7 @@ function dotsBody(): number[] {
     ]),
     ...bump(7, i32(g)),
   ];
-  const all = (l2: boolean) => [
-    ...i32(0),
-    ...set(7),
-    ...block([
-      ...loop([
-        ...get(7),
-        ...i32(DOT_PAIRS),
-        ...iAdd,
-        ...get(1),
-        ...iGtU,
-        ...brIf(1),
-        ...pass(DOT_PAIRS, l2),
-        ...br(0),
-      ]),
-    ]),
-    ...block([
-      ...loop([...get(7), ...get(1), ...[0x4f], ...brIf(1), ...pass(1, l2), ...br(0)]),
-    ]),
-  ];
+  const all = (l2: boolean) => passes(7, get(1), DOT_PAIRS, (g) => pass(g, l2));
   return [
     ...vec([[8, I32], [4, V128]]),
     ...get(2),

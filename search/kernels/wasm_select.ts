@@ -37,6 +37,7 @@ import {
   bump,
   f64c,
   get,
+  grownBuffer,
   i32,
   loop,
   name,
@@ -48,7 +49,6 @@ import {
   vec,
 } from "./wasm_encode.ts";
 
-const PAGE = 65536;
 const I32 = 0x7f, F64 = 0x7c;
 
 const m1 = (align: number, off = 0) => [align | 0x40, 1, ...uleb(off)];
@@ -492,8 +492,7 @@ export class CandidateHeaps {
   }
 
   #ensure(bytes: number): void {
-    const have = this.#heaps.buffer.byteLength;
-    if (bytes > have) this.#heaps.grow(Math.ceil((bytes - have) / PAGE));
+    grownBuffer(this.#heaps, bytes);
   }
 
   #at(j: number): number {

@@ -45,6 +45,7 @@ import {
   brIf,
   firstModule,
   get,
+  grownBuffer,
   i32,
   loop,
   name,
@@ -414,9 +415,7 @@ export class PqScanner {
   }
 
   #ensure(bytes: number): ArrayBuffer {
-    const have = this.#scratch.buffer.byteLength;
-    if (bytes > have) this.#scratch.grow(Math.ceil((bytes - have) / PAGE));
-    return this.#scratch.buffer as ArrayBuffer;
+    return grownBuffer(this.#scratch, bytes);
   }
 
   /**
