@@ -33,7 +33,9 @@
  * them over `d`), each lane a list's `s += q_t · c_t` or `s += (q_t − c_t)²` in
  * dimension order, as `wasm_probe.ts` `probeScore` sums them (the scalar
  * float64 operations lane by lane: the same doubles); two pairs a pass
- * while two are left. The lower ends' floor is {@linkcode nthLargest}'s.
+ * while two are left. So the module's memory holds the centroids twice,
+ * `8·nlist·d` bytes (2 MB for 1,000 lists of 256 dimensions). The lower
+ * ends' floor is {@linkcode nthLargest}'s.
  *
  * **The bound.** With `u = 2⁻²⁴` and `γ(n) = n·u / (1 − n·u)`, a float32
  * dot product of `d` terms is within `γ(d)·Σ|q_t·c_t| + d·2⁻¹⁵⁰` of the
@@ -440,7 +442,6 @@ export class ListScreen {
   readonly #screen: (...a: number[]) => void;
   readonly #dots: (...a: number[]) => void;
   readonly #memory: WebAssembly.Memory;
-  readonly #centroids: Float32Array;
   readonly #nlist: number;
   readonly #d: number;
   readonly #norms: Float64Array;
@@ -473,7 +474,6 @@ export class ListScreen {
     this.#screen = e.screen as (...a: number[]) => void;
     this.#dots = e.dots as (...a: number[]) => void;
     this.#memory = e.memory as WebAssembly.Memory;
-    this.#centroids = centroids;
     this.#nlist = nlist;
     this.#d = d;
     const passes = Math.ceil(nlist / PASS);
