@@ -23,6 +23,7 @@ PARTS = [
     ("scan kernel", "scan", "pq_scan.ts"),
     ("candidate selection", "offer", "wasm_select.ts"),
     ("candidate selection", "keptByRow", "wasm_select.ts"),
+    ("candidate selection", "pairsByRow", "wasm_select.ts"),
     ("candidate selection", "kept", "wasm_select.ts"),
     ("candidate selection", "offerWritten", "fastscan.ts"),
     ("candidate selection", "offerHits", "fastscan.ts"),

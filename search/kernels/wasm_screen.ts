@@ -7,16 +7,32 @@
  * the full float64 sort could keep among its first `nprobe`, so the lists
  * probed, and their scores, are the same bit for bit as probing all of
  * them (`tests/search/kernels/wasm_screen_test.ts`). With 1,000 lists of
- * 256 dimensions and nprobe 32 it takes 27.3–27.8 µs a question, 0.43–0.45
+ * 256 dimensions and nprobe 32 (an all-dev index, its 1,057 questions, 2-core
+ * AMD EPYC, 2026-12-06, three runs) `candidates` takes 25.1–25.9 µs a
+ * question in a batch, against 27.3–27.6 with the ends and the floor in
+ * TypeScript and 33.5–34.1 with one question a screen as well (the code
+ * before that day's changes below); the day before, 27.3–27.8 µs, 0.43–0.45
  * of the full float64 probe's 61–64 µs (`wasm_probe.ts`, eight lists a
- * pass); the screened sums are two thirds of it.
+ * pass). The screened sums are about two thirds of it.
  *
  * **The screen** (`screen(q, cq, passes, d, l2, out)`, byte addresses into
  * the module's own memory): 32 lists a pass, four a `f32x4` lane group,
  * each lane a list's float32 sum in dimension order of `q_t · c_t` (ip) or
  * `(q_t − c_t)²` (l2); the centroids laid out a pass at a time, dimension
  * by dimension (`c_l[t]` of list `l = 32k + j` at float `32·d·k + 32·t +
- * j`), the sums written to `out` (f32, 32 a pass).
+ * j`), the sums written to `out` (f32, 32 a pass); four dimensions a step
+ * of the inner loop, then one at a time.
+ *
+ * **Two questions a screen** (`screen2`, the same params; the two questions'
+ * values interleaved at `q`, the second's sums `128·passes` bytes after the
+ * first's): a pass is two blocks of 16 lists, each block's centroid values
+ * loaded once and multiplied into both questions' sums (2 × 4 lane groups),
+ * each lane the same float32 operations in the same order as one question's
+ * screen. A batch search screens its questions two at a time
+ * (`ListScreen.candidates`' `next`). On the 1,000 lists of 256 dimensions of
+ * an all-dev index (2-core AMD EPYC, 2026-12-06): 14.6–16.4 µs a question
+ * against 19.7–21.7 for one at a time and 20.8–23.7 before the four-dimension
+ * step.
  *
  * Each step `s + x·c` is relaxed SIMD's `f32x4.relaxed_madd` where the
  * runtime has it: one rounding where the machine has a fused multiply-add
@@ -34,8 +50,19 @@
  * dimension order, as `wasm_probe.ts` `probeScore` sums them (the scalar
  * float64 operations lane by lane: the same doubles); two pairs a pass
  * while two are left. So the module's memory holds the centroids twice,
- * `8·nlist·d` bytes (2 MB for 1,000 lists of 256 dimensions). The lower
- * ends' floor is {@linkcode nthLargest}'s.
+ * `8·nlist·d` bytes (2 MB for 1,000 lists of 256 dimensions).
+ *
+ * **The ends and the floor**, in the module too: `ends` takes each list's
+ * lower and upper end from its screened sum (the bound below, two lists a
+ * `f64x2`: the float64 operations of the definition lane by lane), with
+ * the smallest and largest lower end and a NaN check; `bucket` finds the
+ * floor's bucket as {@linkcode nthLargest} does (256 buckets between the
+ * smallest and largest, counted two lists a step in two tables) and picks
+ * the values from that bucket up, whose `nprobe`-th largest a heap of
+ * `nprobe` then finds (the same value: {@linkcode moduleNthLargest}); `keep`
+ * writes the ids of the lists whose upper end reaches it, where `dots`
+ * reads them: 4.0 µs a question (`ends` 0.8, `bucket` and the heap 2.4,
+ * `keep` 0.8), 2.2–2.4 less than in TypeScript.
  *
  * **The bound.** With `u = 2⁻²⁴` and `γ(n) = n·u / (1 − n·u)`, a float32
  * dot product of `d` terms is within `γ(d)·Σ|q_t·c_t| + d·2⁻¹⁵⁰` of the
@@ -61,9 +88,12 @@ import {
   br,
   brIf,
   bump,
+  f64c,
   firstModule,
   get,
+  grownBuffer,
   i32,
+  ifThen,
   loop,
   name,
   passes,
@@ -81,72 +111,116 @@ const PASS = 32;
 const GROUPS = PASS / 4;
 
 const iGeU = [0x4f];
-const f32Load = [0x2a, 2, 0];
 
-function screenBody(fma: boolean): number[] {
-  // params q 0, cq 1, passes 2, d 3, l2 4, out 5; locals i32: k 6, t 7, qp 8, p 9;
-  // v128: s0…s7 10–17, x 18, e 19
-  const S = [...Array(GROUPS).keys()].map((i) => 10 + i), X = 18, E = 19;
+/** Dimensions a step of the screen's inner loop (then one at a time for the rest). */
+const UNROLL = 4;
+
+/**
+ * The screen of `nq` questions at once (1 or 2), `8 / nq` lane groups each:
+ * a pass of 32 lists is `nq` blocks of `32 / nq` lists, each block's
+ * centroid values loaded once for every question. Params `qb` (the
+ * questions interleaved: question i's value t at float `nq·t + i`), `cq`,
+ * `passes`, `d`, `l2`, `out` (question i's sums at `out + 128·passes·i`).
+ */
+function screenBody(fma: boolean, nq: 1 | 2): number[] {
+  // params qb 0, cq 1, passes 2, d 3, l2 4, out 5; locals i32: k 6, t 7, qp 8, p 9, g 10, os 11;
+  // v128: the sums (question i, group j at 12 + G·i + j), x (one a question), c, e
+  const G = GROUPS / nq, S = (i: number, j: number) => 12 + G * i + j;
+  const X = (i: number) => 12 + GROUPS + i, C = 12 + GROUPS + nq, E = C + 1;
+  const splat = (off: number) => simd(0x09, 2, ...uleb(off)); // v128.load32_splat
   const load = (off: number) => simd(0x00, 4, ...uleb(off));
   const store = (off: number) => simd(0x0b, 4, ...uleb(off));
-  const splat = simd(0x13), vAdd = simd(0xe4), vSub = simd(0xe5), vMul = simd(0xe6);
+  const vAdd = simd(0xe4), vSub = simd(0xe5), vMul = simd(0xe6);
   // f32x4.relaxed_madd (a · b + c, fused where the machine has FMA)
   const madd = simd(0x105);
   const zero = simd(0x0c, ...new Array(16).fill(0));
-  const passes = (l2: boolean) => [
+  const iAdd = [0x6a], iMul = [0x6c];
+  const each = (n: number, f: (i: number) => number[]) => [...Array(n).keys()].flatMap(f);
+  // u dimensions: each question's value splatted, then each group's centroid values once for
+  // every question; each lane its list's sum: s += x · c (ip) or s += (x − c)² (l2)
+  const dims = (u: number, l2: boolean) => [
+    ...each(u, (v) => [
+      ...each(nq, (i) => [...get(8), ...splat(4 * (nq * v + i)), ...set(X(i))]),
+      ...each(G, (j) => [
+        ...get(9),
+        ...load(16 * j + 4 * PASS * v),
+        ...set(C),
+        ...each(nq, (i) => [
+          ...get(X(i)),
+          ...get(C),
+          ...(l2 ? [...vSub, 0x22, ...uleb(E), ...get(E)] : []),
+          ...(fma ? [...get(S(i, j)), ...madd] : [...vMul, ...get(S(i, j)), ...vAdd]),
+          ...set(S(i, j)),
+        ]),
+      ]),
+    ]),
+    ...bump(8, i32(4 * nq * u)),
+    ...bump(9, i32(4 * PASS * u)),
+    ...bump(7, i32(u)),
+  ];
+  const all = (l2: boolean) => [
     ...block([
       ...loop([
         ...get(6),
         ...get(2),
         ...iGeU,
         ...brIf(1),
-        ...S.flatMap((s) => [...zero, ...set(s)]),
-        ...get(0),
-        ...set(8),
         ...i32(0),
-        ...set(7),
+        ...set(10),
+        // the pass's blocks: lists 32k + (32 / nq)·g …
         ...block([
           ...loop([
-            ...get(7),
-            ...get(3),
+            ...get(10),
+            ...i32(nq),
             ...iGeU,
             ...brIf(1),
-            ...get(8),
-            ...f32Load,
-            ...splat,
-            ...set(X),
-            // each lane its list's sum: s += x · c (ip) or s += (x − c)² (l2)
-            ...S.flatMap((s, i) => [
-              ...get(X),
-              ...get(9),
-              ...load(16 * i),
-              ...(l2 ? [...vSub, 0x22, ...uleb(E), ...get(E)] : []),
-              ...(fma ? [...get(s), ...madd] : [...vMul, ...get(s), ...vAdd]),
-              ...set(s),
-            ]),
-            ...bump(8, i32(4)),
-            ...bump(9, i32(16 * GROUPS)),
-            ...bump(7, i32(1)),
+            ...each(nq * G, (a) => [...zero, ...set(12 + a)]),
+            ...get(0),
+            ...set(8),
+            // p = cq + 128·d·k + 16·G·g
+            ...get(1),
+            ...get(6),
+            ...get(3),
+            ...iMul,
+            ...i32(4 * PASS),
+            ...iMul,
+            ...iAdd,
+            ...get(10),
+            ...i32(16 * G),
+            ...iMul,
+            ...iAdd,
+            ...set(9),
+            ...passes(7, get(3), UNROLL, (u) => dims(u, l2)),
+            ...each(nq, (i) =>
+              each(G, (j) => [
+                ...get(5),
+                ...(i > 0 ? [...get(11), ...iAdd] : []),
+                ...get(S(i, j)),
+                ...store(16 * j),
+              ])),
+            ...bump(5, i32(16 * G)),
+            ...bump(10, i32(1)),
             ...br(0),
           ]),
         ]),
-        ...S.flatMap((s, i) => [...get(5), ...get(s), ...store(16 * i)]),
-        ...bump(5, i32(16 * GROUPS)),
         ...bump(6, i32(1)),
         ...br(0),
       ]),
     ]),
   ];
   return [
-    ...vec([[4, I32], [GROUPS + 2, V128]]),
-    ...get(1),
-    ...set(9),
+    ...vec([[6, I32], [GROUPS + nq + 2, V128]]),
+    // os: a question's sums, 128·passes bytes
+    ...get(2),
+    ...i32(4 * PASS),
+    ...iMul,
+    ...set(11),
     ...get(4),
     0x04,
     0x40,
-    ...passes(true),
+    ...all(true),
     0x05,
-    ...passes(false),
+    ...all(false),
     0x0b,
     0x0b,
   ];
@@ -252,9 +326,335 @@ function dotsBody(): number[] {
   ];
 }
 
+const F64 = 0x7c;
+const f64Load = (off = 0) => [0x2b, 3, ...uleb(off)];
+const f64Store = (off = 0) => [0x39, 3, ...uleb(off)];
+const i32Load = [0x28, 2, 0], i32Store = [0x36, 2, 0];
+const [iAdd, iShl] = [[0x6a], [0x74]];
+const [fSub, fMul, fGe] = [[0xa1], [0xa2], [0x66]];
+/** `base + (i << sh)` (locals). */
+const at = (
+  base: number,
+  i: number,
+  sh: number,
+) => [...get(base), ...get(i), ...i32(sh), ...iShl, ...iAdd];
+/** A loop of local `i` from 0 while `i < n` (local), `body` then `i += 1`. */
+const upTo = (i: number, n: number, body: number[]) => [
+  ...i32(0),
+  ...set(i),
+  ...block([
+    ...loop([...get(i), ...get(n), ...iGeU, ...brIf(1), ...body, ...bump(i, i32(1)), ...br(0)]),
+  ]),
+];
+
+const [vLoad, vStore, f64x2Splat] = [simd(0x00, 4, 0), simd(0x0b, 4, 0), simd(0x14)];
+const [vfAdd, vfSub, vfMul, vfNeg] = [simd(0xf0), simd(0xf1), simd(0xf2), simd(0xed)];
+/** `f64x2.pmin` / `pmax`: `b < a ? b : a` / `a < b ? b : a`, lane by lane. */
+const [vfPmin, vfPmax] = [simd(0xf6), simd(0xf7)];
+const laneF64 = (l: number) => simd(0x21, l), laneI32 = (l: number) => simd(0x1b, l);
+/** `i32x4.trunc_sat_f64x2_s_zero`: two doubles to the first two i32 lanes, truncated. */
+const truncSatZero = simd(0xfc);
+
 /**
- * The bytes of the screening module: exports `memory` and `screen` (see the
- * module notes). `fma`: each step `s + x·c` is relaxed SIMD's
+ * A loop of local `i` from 0 in steps of two while two are left (`pair(false)`),
+ * then `pair(true)` once for the last one where `n` (local) is odd.
+ */
+const byPairs = (i: number, n: number, pair: (tail: boolean) => number[]) => [
+  ...i32(0),
+  ...set(i),
+  ...block([
+    ...loop([
+      ...get(i),
+      ...i32(2),
+      ...iAdd,
+      ...get(n),
+      0x4b, // i32.gt_u
+      ...brIf(1),
+      ...pair(false),
+      ...bump(i, i32(2)),
+      ...br(0),
+    ]),
+  ]),
+  ...get(i),
+  ...get(n),
+  0x49, // i32.lt_u
+  ...ifThen(pair(true)),
+];
+
+/**
+ * `ends(s, norms, n, gnq, g, tiny, l2, lower, upper, mm)`: each list's
+ * ends from its screened sum (`s`, f32) as `ListScreen.candidates` defines
+ * them, the same float64 operations: `e = gnq·‖c_l‖ + tiny` (ip: `gnq` =
+ * `g·‖q‖`) or `g·(v + tiny) + tiny` (l2), `x = v` or `−v`; `upper = x + e`,
+ * `lower = x − e`; two lists a `f64x2` (where `n` is odd, the last one in
+ * both lanes: `lower` and `upper` need room for `n + 1`). Writes `lower`,
+ * `upper` (f64) and at `mm` (f64 pairs, a lane each): the smallest lower
+ * end (`y < lo ? y : lo` from +∞), the largest, and `Σ (x − x) + (e − e)`
+ * (NaN where a value is not finite).
+ */
+function endsBody(): number[] {
+  // params s 0, norms 1, n 2, gnq 3, g 4, tiny 5, l2 6, lower 7, upper 8, mm 9;
+  // locals i32: i 10; v128: v 11, e 12, x 13, y 14, bad 15, lo 16, hi 17, gnq 18, g 19, tiny 20
+  const pair = (l2: boolean) => (tail: boolean) => [
+    ...at(0, 10, 2),
+    ...(tail ? simd(0x09, 2, 0) : simd(0x5d, 3, 0)), // load32_splat / load64_zero
+    ...simd(0x5f), // f64x2.promote_low_f32x4
+    ...set(11),
+    ...(l2
+      ? [...get(19), ...get(11), ...get(20), ...vfAdd, ...vfMul, ...get(20), ...vfAdd, ...set(12)]
+      : [
+        ...get(18),
+        ...at(1, 10, 3),
+        ...(tail ? simd(0x0a, 3, 0) : vLoad), // load64_splat / load
+        ...vfMul,
+        ...get(20),
+        ...vfAdd,
+        ...set(12),
+      ]),
+    ...get(11),
+    ...(l2 ? vfNeg : []),
+    ...set(13),
+    ...get(15),
+    ...get(13),
+    ...get(13),
+    ...vfSub,
+    ...get(12),
+    ...get(12),
+    ...vfSub,
+    ...vfAdd,
+    ...vfAdd,
+    ...set(15),
+    ...at(8, 10, 3),
+    ...get(13),
+    ...get(12),
+    ...vfAdd,
+    ...vStore,
+    ...at(7, 10, 3),
+    ...get(13),
+    ...get(12),
+    ...vfSub,
+    0x22,
+    ...uleb(14),
+    ...vStore,
+    ...get(16),
+    ...get(14),
+    ...vfPmin,
+    ...set(16),
+    ...get(17),
+    ...get(14),
+    ...vfPmax,
+    ...set(17),
+  ];
+  return [
+    ...vec([[1, I32], [10, V128]]),
+    ...f64c(Infinity),
+    ...f64x2Splat,
+    ...set(16),
+    ...f64c(-Infinity),
+    ...f64x2Splat,
+    ...set(17),
+    ...[[3, 18], [4, 19], [5, 20]].flatMap(([p, l]) => [...get(p), ...f64x2Splat, ...set(l)]),
+    ...get(6),
+    0x04,
+    0x40,
+    ...byPairs(10, 2, pair(true)),
+    0x05,
+    ...byPairs(10, 2, pair(false)),
+    0x0b,
+    ...[[16, 0], [17, 16], [15, 32]].flatMap(([l, o]) => [
+      ...get(9),
+      ...get(l),
+      ...simd(0x0b, 4, o),
+    ]),
+    0x0b,
+  ];
+}
+
+/**
+ * `bucket(lower, n, nth, lo, scale, count, pick) → k`: {@linkcode nthLargest}'s
+ * buckets in the module (`⌊(y − lo)·scale⌋` of each lower end; two lists a
+ * step, the first's counted at `count`, the second's at `count + 1028`: two
+ * tables of 257 i32, so that one count need not wait for the other), the
+ * highest bucket `b` whose buckets from `b` up hold `nth` values, and those
+ * values (every lower end of a bucket from `b` up, in list order) at `pick`
+ * (f64, room for `n + 1`); returns how many.
+ */
+function bucketBody(): number[] {
+  // params lower 0, n 1, nth 2, lo 3, scale 4, count 5, pick 6;
+  // locals i32: i 7, b 8, cum 9, k 10, a 11, j0 12, j1 13; f64: y 14;
+  // v128: lo 15, scale 16, y 17, the pair's buckets 18
+  const TABLE = 4 * (BUCKETS + 1);
+  // The buckets of the pair at i (j0, j1), or of the last one (j0).
+  const buckets = (tail: boolean) =>
+    tail
+      ? [
+        ...at(0, 7, 3),
+        ...f64Load(),
+        0x22,
+        ...uleb(14),
+        ...get(3),
+        ...fSub,
+        ...get(4),
+        ...fMul,
+        0xfc,
+        0x02, // i32.trunc_sat_f64_s
+        ...set(12),
+      ]
+      : [
+        ...at(0, 7, 3),
+        ...vLoad,
+        0x22,
+        ...uleb(17),
+        ...get(15),
+        ...vfSub,
+        ...get(16),
+        ...vfMul,
+        ...truncSatZero,
+        0x22,
+        ...uleb(18),
+        ...laneI32(0),
+        ...set(12),
+        ...get(18),
+        ...laneI32(1),
+        ...set(13),
+      ];
+  const countUp = (j: number, table: number) =>
+    [
+      ...get(5),
+      ...get(j),
+      ...i32(2),
+      ...iShl,
+      ...iAdd,
+      0x22,
+      ...uleb(11),
+      ...get(11),
+      [0x28, 2, ...uleb(table)],
+      ...i32(1),
+      ...iAdd,
+      [0x36, 2, ...uleb(table)],
+    ].flat();
+  const pickIf = (value: number[], j: number) => [
+    ...at(6, 10, 3),
+    ...value,
+    ...f64Store(),
+    ...get(10),
+    ...get(j),
+    ...get(8),
+    0x4e, // i32.ge_s
+    ...iAdd,
+    ...set(10),
+  ];
+  const both = (
+    b: number[],
+  ) => [...get(5), ...b, ...i32Load, ...get(5), ...b, 0x28, 2, ...uleb(TABLE)];
+  return [
+    ...vec([[7, I32], [1, F64], [4, V128]]),
+    ...get(3),
+    ...f64x2Splat,
+    ...set(15),
+    ...get(4),
+    ...f64x2Splat,
+    ...set(16),
+    ...i32(0),
+    ...set(7),
+    ...block([
+      ...loop([
+        ...get(7),
+        ...i32(2 * (BUCKETS + 1)),
+        ...iGeU,
+        ...brIf(1),
+        ...at(5, 7, 2),
+        ...i32(0),
+        ...i32Store,
+        ...bump(7, i32(1)),
+        ...br(0),
+      ]),
+    ]),
+    ...byPairs(7, 1, (tail) => [
+      ...buckets(tail),
+      ...countUp(12, 0),
+      ...(tail ? [] : countUp(13, TABLE)),
+    ]),
+    ...i32(BUCKETS),
+    ...set(8),
+    // cum = both tables' count of bucket b
+    ...both([...i32(4 * BUCKETS), ...iAdd]).slice(0, 0),
+    ...get(5),
+    ...i32(4 * BUCKETS),
+    ...iAdd,
+    ...i32Load,
+    ...get(5),
+    ...i32(4 * BUCKETS),
+    ...iAdd,
+    0x28,
+    2,
+    ...uleb(TABLE),
+    ...iAdd,
+    ...set(9),
+    ...block([
+      ...loop([
+        ...get(9),
+        ...get(2),
+        0x4e, // i32.ge_s
+        ...brIf(1),
+        ...get(8),
+        ...i32(1),
+        0x6b, // i32.sub
+        ...set(8),
+        ...get(9),
+        ...at(5, 8, 2),
+        ...i32Load,
+        ...iAdd,
+        ...at(5, 8, 2),
+        0x28,
+        2,
+        ...uleb(TABLE),
+        ...iAdd,
+        ...set(9),
+        ...br(0),
+      ]),
+    ]),
+    // every lower end written, the count moved on for those of bucket b and up
+    ...byPairs(7, 1, (tail) => [
+      ...buckets(tail),
+      ...(tail ? pickIf(get(14), 12) : [
+        ...pickIf([...get(17), ...laneF64(0)], 12),
+        ...pickIf([...get(17), ...laneF64(1)], 13),
+      ]),
+    ]),
+    ...get(10),
+    0x0b,
+  ];
+}
+
+/**
+ * `keep(upper, n, floor, ids) → m`: the lists whose upper end reaches
+ * `floor`, ascending, as i32 at `ids` (room for `n + 1`); returns how many.
+ */
+function keepBody(): number[] {
+  // params upper 0, n 1, floor 2, ids 3; locals i32: i 4, k 5
+  return [
+    ...vec([[2, I32]]),
+    ...upTo(4, 1, [
+      ...at(3, 5, 2),
+      ...get(4),
+      ...i32Store,
+      ...get(5),
+      ...at(0, 4, 3),
+      ...f64Load(),
+      ...get(2),
+      ...fGe,
+      ...iAdd,
+      ...set(5),
+    ]),
+    ...get(5),
+    0x0b,
+  ];
+}
+
+/**
+ * The bytes of the screening module: exports `memory`, `screen` (one
+ * question), `screen2` (two at once) and `dots` (see the module notes). `fma`: each step `s + x·c` is relaxed SIMD's
  * `f32x4.relaxed_madd` (one rounding where the machine fuses it, else two),
  * else a multiply and an add.
  *
@@ -265,7 +665,14 @@ function dotsBody(): number[] {
  * ```
  */
 export function screenModuleBytes(fma = false): Uint8Array<ArrayBuffer> {
-  const body = screenBody(fma), dots = dotsBody();
+  const bodies = [
+    screenBody(fma, 1),
+    screenBody(fma, 2),
+    dotsBody(),
+    endsBody(),
+    bucketBody(),
+    keepBody(),
+  ];
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
     ...section(
@@ -273,19 +680,33 @@ export function screenModuleBytes(fma = false): Uint8Array<ArrayBuffer> {
       vec([
         [0x60, ...vec(Array(6).fill([I32])), ...vec([])],
         [0x60, ...vec(Array(7).fill([I32])), ...vec([])],
+        [
+          0x60,
+          ...vec([I32, I32, I32, F64, F64, F64, I32, I32, I32, I32].map((t) => [t])),
+          ...vec([]),
+        ],
+        [0x60, ...vec([I32, I32, I32, F64, F64, I32, I32].map((t) => [t])), ...vec([[I32]])],
+        [0x60, ...vec([I32, I32, F64, I32].map((t) => [t])), ...vec([[I32]])],
       ]),
     ),
-    ...section(3, vec([[0], [1]])),
+    ...section(3, vec([[0], [0], [1], [2], [3], [4]])),
     ...section(5, vec([[0x00, 1]])),
     ...section(
       7,
       vec([
         [...name("memory"), 0x02, 0],
         [...name("screen"), 0x00, 0],
-        [...name("dots"), 0x00, 1],
+        [...name("screen2"), 0x00, 1],
+        [...name("dots"), 0x00, 2],
+        [...name("ends"), 0x00, 3],
+        [...name("bucket"), 0x00, 4],
+        [...name("keep"), 0x00, 5],
       ]),
     ),
-    ...section(10, vec([[...uleb(body.length), ...body], [...uleb(dots.length), ...dots]])),
+    ...section(
+      10,
+      vec(bodies.map((b) => [...uleb(b.length), ...b])),
+    ),
   ]);
 }
 
@@ -440,7 +861,11 @@ const gamma32 = (n: number) => n * 2 ** -24 / (1 - n * 2 ** -24);
  */
 export class ListScreen {
   readonly #screen: (...a: number[]) => void;
+  readonly #screen2: (...a: number[]) => void;
   readonly #dots: (...a: number[]) => void;
+  readonly #ends: (...a: number[]) => void;
+  readonly #bucket: (...a: number[]) => number;
+  readonly #keep: (...a: number[]) => number;
   readonly #memory: WebAssembly.Memory;
   readonly #nlist: number;
   readonly #d: number;
@@ -455,10 +880,18 @@ export class ListScreen {
     ids: number;
     scores: number;
     cr: number;
+    norms: number;
+    lower: number;
+    upper: number;
+    mm: number;
+    count: number;
+    pick: number;
   };
-  readonly #upper: Float64Array;
-  readonly #lower: Float64Array;
-  readonly #select: NthWork;
+  /** The question whose sums {@linkcode ListScreen.sums2} left in the second half of `out`. */
+  #next: Float32Array | undefined = undefined;
+  #nextL2 = false;
+  /** The heap of {@linkcode ListScreen.candidates}' floor. */
+  readonly #heap: Float64Array;
   /** Whether each step of the screened sums is rounded once (a fused multiply-add): see {@linkcode screenSums}. */
   readonly fused: boolean;
 
@@ -472,17 +905,28 @@ export class ListScreen {
     this.fused = fused;
     const e = instance.exports as Record<string, unknown>;
     this.#screen = e.screen as (...a: number[]) => void;
+    this.#screen2 = e.screen2 as (...a: number[]) => void;
     this.#dots = e.dots as (...a: number[]) => void;
+    this.#ends = e.ends as (...a: number[]) => void;
+    this.#bucket = e.bucket as (...a: number[]) => number;
+    this.#keep = e.keep as (...a: number[]) => number;
     this.#memory = e.memory as WebAssembly.Memory;
     this.#nlist = nlist;
     this.#d = d;
     const passes = Math.ceil(nlist / PASS);
-    const cq = 0, q = cq + 4 * PASS * d * passes, out = q + 4 * d;
+    // Two questions' values (interleaved) and their sums, 4·32·passes bytes each.
+    const cq = 0, q = cq + 4 * PASS * d * passes, out = q + 8 * d;
     // The exact scores' question (f64), list ids (two a pair) and scores (f64).
-    const q64 = (out + 4 * PASS * passes + 15) & ~15, ids = q64 + 8 * d;
-    const pairs = (nlist + 1) >> 1, scores = ids + 8 * pairs, cr = scores + 16 * pairs;
-    const end = cr + 4 * nlist * d;
-    this.#at = { cq, q, out, passes, q64, ids, scores, cr };
+    const q64 = (out + 8 * PASS * passes + 15) & ~15, ids = q64 + 8 * d;
+    // (ids: room for the list ids of `keep`, one past them, and a pair's padding)
+    const pairs = (nlist + 1) >> 1, scores = ids + 8 * (pairs + 1), cr = scores + 16 * pairs;
+    // The selection's norms, lower and upper ends (f64), its smallest and largest lower end
+    // and NaN check, its buckets' counts (i32) and the lower ends it picks (f64).
+    const norms = (cr + 4 * nlist * d + 15) & ~15, lower = norms + 8 * (nlist + 2);
+    const upper = lower + 8 * (nlist + 2), mm = upper + 8 * (nlist + 2), count = mm + 48;
+    const pick = count + 8 * (BUCKETS + 2);
+    const end = pick + 8 * (nlist + 1);
+    this.#at = { cq, q, out, passes, q64, ids, scores, cr, norms, lower, upper, mm, count, pick };
     const have = this.#memory.buffer.byteLength;
     if (end > have) this.#memory.grow(Math.ceil((end - have) / PAGE));
     const lay = new Float32Array(this.#memory.buffer, cq, PASS * d * passes);
@@ -501,9 +945,8 @@ export class ListScreen {
       if (!Number.isFinite(this.#norms[l])) finite = false;
     }
     this.#finite = finite;
-    this.#upper = new Float64Array(nlist);
-    this.#lower = new Float64Array(nlist);
-    this.#select = nthWork(nlist);
+    new Float64Array(this.#memory.buffer, norms, nlist).set(this.#norms);
+    this.#heap = new Float64Array(nlist);
   }
 
   /**
@@ -531,9 +974,29 @@ export class ListScreen {
   /** The float32 screened sums of question `q` (a view valid until the next call): see {@linkcode screenSums}. */
   sums(q: Float32Array, l2: boolean): Float32Array {
     const a = this.#at, buf = this.#memory.buffer;
+    this.#next = undefined;
     new Float32Array(buf, a.q, this.#d).set(q.subarray(0, this.#d));
     this.#screen(a.q, a.cq, a.passes, this.#d, l2 ? 1 : 0, a.out);
     return new Float32Array(buf, a.out, this.#nlist);
+  }
+
+  /**
+   * The float32 screened sums of questions `q0` and `q1` at once (views valid
+   * until the next call), each the same as {@linkcode ListScreen.sums} gives
+   * it: each centroid value is loaded once for both (in the module's
+   * `screen2`, 2 questions × 16 lists a block).
+   */
+  sums2(q0: Float32Array, q1: Float32Array, l2: boolean): [Float32Array, Float32Array] {
+    const a = this.#at, buf = this.#memory.buffer, d = this.#d;
+    this.#next = undefined;
+    const at = new Float32Array(buf, a.q, 2 * d);
+    for (let t = 0; t < d; t++) {
+      at[2 * t] = q0[t];
+      at[2 * t + 1] = q1[t];
+    }
+    this.#screen2(a.q, a.cq, a.passes, d, l2 ? 1 : 0, a.out);
+    const second = a.out + 4 * PASS * a.passes;
+    return [new Float32Array(buf, a.out, this.#nlist), new Float32Array(buf, second, this.#nlist)];
   }
 
   /**
@@ -544,43 +1007,65 @@ export class ListScreen {
    * the full float64 sort puts among the first `nprobe` is one of them.
    * `undefined` when the screen cannot tell (a non-finite score or bound):
    * then probe every list.
+   *
+   * `next`: the question the next call will ask (with the same `l2`),
+   * screened now with `q` ({@linkcode ListScreen.sums2}); that call then
+   * reuses its sums, if it asks the same array and its values are unchanged
+   * (the caller's promise) and no other call came between.
    */
   candidates(
     q: Float32Array,
     l2: boolean,
     nprobe: number,
     into?: Float64Array,
+    next?: Float32Array,
   ): { ids: number[]; qc: Float64Array } | undefined {
-    const nlist = this.#nlist, d = this.#d, norms = this.#norms;
-    if (!this.#finite || nprobe < 1) return undefined;
-    const s = this.sums(q, l2);
+    const nlist = this.#nlist, d = this.#d, a = this.#at;
+    if (!this.#finite || nprobe < 1) {
+      this.#next = undefined;
+      return undefined;
+    }
+    // The byte address of q's screened sums.
+    let sums = a.out;
+    if (q === this.#next && l2 === this.#nextL2) {
+      sums = a.out + 4 * PASS * a.passes;
+      this.#next = undefined;
+    } else if (next !== undefined && next !== q) {
+      this.sums2(q, next, l2);
+      this.#next = next;
+      this.#nextL2 = l2;
+    } else this.sums(q, l2);
     let nq2 = 0;
     for (let t = 0; t < d; t++) nq2 += q[t] * q[t];
     const nq = Math.sqrt(nq2);
     const tiny = (d + 1) * 2 ** -148;
     const g = 2 * gamma32(l2 ? d + 3 : d + 1);
-    // Each list's lower and upper ends; `bad` turns NaN with a non-finite score or bound.
-    const upper = this.#upper, lower = this.#lower, n = Math.min(nprobe, nlist);
-    let bad = 0, lo = Infinity, hi = -Infinity;
-    for (let l = 0; l < nlist; l++) {
-      const v = s[l];
-      // ip: q·c within γ(d)·‖q‖‖c‖ + d·2⁻¹⁵⁰; l2: −D within γ(d+3)·D + d·2⁻¹⁵⁰, D ≤ v + that
-      const e = l2 ? g * (v + tiny) + tiny : g * nq * norms[l] + tiny;
-      const x = l2 ? -v : v;
-      bad += (x - x) + (e - e);
-      upper[l] = x + e;
-      const y = x - e;
-      lower[l] = y;
-      lo = y < lo ? y : lo;
-      hi = y > hi ? y : hi;
-    }
-    if (bad !== 0) return undefined;
-    const floor = n < nlist ? nthBetween(lower, nlist, n, this.#select, lo, hi) : -Infinity;
-    const ids: number[] = [];
+    // Each list's lower and upper ends, in the module's `ends`: for list l with screened sum v,
+    // ip: q·c within γ(d)·‖q‖‖c‖ + d·2⁻¹⁵⁰; l2: −D within γ(d+3)·D + d·2⁻¹⁵⁰, D ≤ v + that.
+    this.#ends(sums, a.norms, nlist, g * nq, g, tiny, l2 ? 1 : 0, a.lower, a.upper, a.mm);
+    // At mm, two lanes each: the smallest lower end, the largest, and the NaN check (NaN where
+    // a screened score or bound is not finite).
+    const buf = this.#memory.buffer, mm = new Float64Array(buf, a.mm, 6);
+    if (mm[4] + mm[5] !== 0) return undefined;
+    const lo = mm[1] < mm[0] ? mm[1] : mm[0], hi = mm[3] > mm[2] ? mm[3] : mm[2];
+    const n = Math.min(nprobe, nlist);
+    const floor = n < nlist ? this.#floor(n, lo, hi) : -Infinity;
+    const m = this.#keep(a.upper, nlist, floor, a.ids);
+    const ids: number[] = Array.from(new Int32Array(buf, a.ids, m));
     const qc = (into ?? new Float64Array(nlist)).fill(NaN);
-    for (let l = 0; l < nlist; l++) if (upper[l] >= floor) ids.push(l);
-    this.#exact(q, ids, l2, qc);
+    this.#exact(q, m, l2, qc);
     return { ids, qc };
+  }
+
+  /**
+   * The `n`-th largest of the lower ends (`lo` the smallest, `hi` the
+   * largest), as {@linkcode nthLargest} finds it: the module's `bucket` picks
+   * the values of the top buckets, then the `n`-th largest of those by a heap.
+   */
+  #floor(n: number, lo: number, hi: number): number {
+    const a = this.#at;
+    const buf = this.#memory.buffer as ArrayBuffer;
+    return bucketNth(this.#bucket, buf, a, this.#nlist, n, lo, hi, this.#heap);
   }
 
   /**
@@ -588,18 +1073,72 @@ export class ListScreen {
    * `dots` (two lists a `f64x2`, each lane a list's float64 sum in dimension
    * order: the same doubles).
    */
-  #exact(q: Float32Array, ids: readonly number[], l2: boolean, qc: Float64Array): void {
-    const a = this.#at, buf = this.#memory.buffer, d = this.#d, n = ids.length;
+  #exact(q: Float32Array, n: number, l2: boolean, qc: Float64Array): void {
+    const a = this.#at, buf = this.#memory.buffer, d = this.#d;
     if (n === 0) return;
     const pairs = (n + 1) >> 1;
     new Float64Array(buf, a.q64, d).set(q.subarray(0, d));
-    const at = new Int32Array(buf, a.ids, 2 * pairs);
-    for (let i = 0; i < n; i++) at[i] = ids[i];
-    at[2 * pairs - 1] = ids[n - 1];
+    const ids = new Int32Array(buf, a.ids, 2 * pairs);
+    ids[2 * pairs - 1] = ids[n - 1];
     this.#dots(a.ids, pairs, d, a.q64, l2 ? 1 : 0, a.cr, a.scores);
     const out = new Float64Array(buf, a.scores, 2 * pairs);
     for (let i = 0; i < n; i++) qc[ids[i]] = l2 ? -out[i] : out[i];
   }
+}
+
+/**
+ * The `n`-th largest of the `m` values at `lower` (`lo` the smallest, `hi`
+ * the largest) by the module's `bucket` (its `count` and `pick` areas) and a
+ * heap of `n`: {@linkcode nthLargest}'s answer. Where `256 / (hi − lo)` is
+ * not finite (a range of a few subnormals), {@linkcode nthLargest} itself.
+ */
+function bucketNth(
+  bucket: (...a: number[]) => number,
+  buf: ArrayBuffer,
+  at: { lower: number; count: number; pick: number },
+  m: number,
+  n: number,
+  lo: number,
+  hi: number,
+  heap: Float64Array,
+): number {
+  if (!(hi > lo)) return hi;
+  const scale = BUCKETS / (hi - lo);
+  if (!Number.isFinite(scale)) {
+    return nthLargest(new Float64Array(buf, at.lower, m), m, n, nthWork(m));
+  }
+  const k = bucket(at.lower, m, n, lo, scale, at.count, at.pick);
+  return nthOfPicks(new Float64Array(buf, at.pick, k), k, n, heap);
+}
+
+/**
+ * {@linkcode nthLargest} by the screening module's buckets (`bucket`), as
+ * {@linkcode ListScreen} finds the floor of its lower ends: the same value
+ * (`tests/search/kernels/wasm_screen_test.ts`); `undefined` where the
+ * module cannot run here.
+ *
+ * @example
+ * ```ts
+ * import { moduleNthLargest } from "./wasm_screen.ts";
+ * const v = new Float64Array([3, -1, 7, 7, 2, 5]);
+ * const got = moduleNthLargest(v, 6, 3);
+ * if (got !== undefined && got !== 5) throw new Error(String(got));
+ * ```
+ */
+export function moduleNthLargest(v: Float64Array, m: number, n: number): number | undefined {
+  const mod = screenModule();
+  if (mod === undefined) return undefined;
+  const e = new WebAssembly.Instance(mod.module, {}).exports;
+  const lower = 0, count = 8 * (m + 1), pick = count + 8 * (BUCKETS + 2);
+  const buf = grownBuffer(e.memory as WebAssembly.Memory, pick + 8 * (m + 1));
+  new Float64Array(buf, lower, m).set(v.subarray(0, m));
+  let lo = Infinity, hi = -Infinity;
+  for (let i = 0; i < m; i++) {
+    lo = v[i] < lo ? v[i] : lo;
+    hi = v[i] > hi ? v[i] : hi;
+  }
+  const bucket = e.bucket as (...a: number[]) => number;
+  return bucketNth(bucket, buf, { lower, count, pick }, m, n, lo, hi, new Float64Array(n));
 }
 
 /** {@linkcode nthLargest}'s scratch space for up to `m` values ({@linkcode nthWork}). */
@@ -680,7 +1219,11 @@ function nthBetween(
     const x = v[i];
     if ((((x - lo) * scale) | 0) >= b) pick[k++] = x;
   }
-  // The n largest of pick[0..k) in a min-heap: its root is the n-th largest.
+  return nthOfPicks(pick, k, n, heap);
+}
+
+/** The `n`-th largest of `pick[0..k)` (`n ≤ k`): the root of a min-heap of the `n` largest. */
+function nthOfPicks(pick: Float64Array, k: number, n: number, heap: Float64Array): number {
   for (let i = 0; i < n; i++) {
     const x = pick[i];
     let j = i;

@@ -280,7 +280,8 @@ export const SCREEN_MIN_LISTS = 256;
  * {@linkcode SCREEN_MIN_LISTS} lists, or where `nprobe` is more than an
  * eighth of them (there probing them all costs less): then probe every list.
  * `qc` is `into` where given (nlist entries; the caller's to reuse once it
- * is done with these scores), else a new array.
+ * is done with these scores), else a new array. `next`: the question the
+ * next call will ask, screened now with `q` (`ListScreen.candidates`).
  */
 export function screenedLists(
   data: { readonly centroids: Float32Array; readonly nlist: number },
@@ -289,6 +290,7 @@ export function screenedLists(
   q: Float32Array,
   nprobe: number,
   into?: Float64Array,
+  next?: Float32Array,
 ): { lists: number[]; qc: Float64Array } | undefined {
   if (data.nlist < SCREEN_MIN_LISTS || 8 * nprobe > data.nlist) return undefined;
   let s = screens.get(data);
@@ -296,7 +298,7 @@ export function screenedLists(
     s = ListScreen.create(data.centroids, data.nlist, d) ?? null;
     screens.set(data, s);
   }
-  const c = s?.candidates(q, l2, nprobe, into);
+  const c = s?.candidates(q, l2, nprobe, into, next);
   return c === undefined ? undefined : { lists: bestLists(c.qc, nprobe, c.ids), qc: c.qc };
 }
 
@@ -306,7 +308,8 @@ export function screenedLists(
  * (`wasm_probe.ts` `probeScores`), screened first ({@linkcode screenedLists}:
  * `qc` then holds the probed lists' scores, in `into` where given) and in
  * the probing module unless `kernel` is false or they cannot run here (the
- * same lists and numbers).
+ * same lists and numbers). `next`: the question the next call will ask, its
+ * screen made with this one's ({@linkcode screenedLists}).
  */
 export function probeLists4(
   data: Ivf4Data,
@@ -316,8 +319,9 @@ export function probeLists4(
   nprobe: number,
   kernel = true,
   into?: Float64Array,
+  next?: Float32Array,
 ): { lists: number[]; qc: Float64Array } {
-  const screened = kernel ? screenedLists(data, d, l2, q, nprobe, into) : undefined;
+  const screened = kernel ? screenedLists(data, d, l2, q, nprobe, into, next) : undefined;
   if (screened !== undefined) return screened;
   const k = kernel ? questionKernelOf(data, d) : undefined;
   let qc: Float64Array;

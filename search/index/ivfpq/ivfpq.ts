@@ -452,7 +452,8 @@ export function scanLists(
  * The lists to probe for `q`: the `nprobe` best by `q·c` (ip) or `‖q−c‖²`
  * (l2), ties to the lower list; screened first unless `kernel` is false
  * (`fastscan.ts` `screenedLists`: `qc` then holds the probed lists' scores;
- * the same lists).
+ * the same lists). `next`: the question the next call will ask, screened
+ * with this one.
  */
 function probeLists(
   q: Float32Array,
@@ -461,8 +462,9 @@ function probeLists(
   l2: boolean,
   nprobe: number,
   kernel = true,
+  next?: Float32Array,
 ): { lists: number[]; qc: Float64Array } {
-  const screened = kernel ? screenedLists(data, d, l2, q, nprobe) : undefined;
+  const screened = kernel ? screenedLists(data, d, l2, q, nprobe, undefined, next) : undefined;
   if (screened !== undefined) return screened;
   const { nlist, centroids: c } = data;
   const qc = new Float64Array(nlist);
@@ -630,7 +632,9 @@ export function ivfCandidatesBatch(
     const out: { row: number; score: number }[][] = [];
     for (let b = 0; b < qs.length; b += IVF_BATCH) {
       const part = qs.slice(b, b + IVF_BATCH);
-      const probes = part.map((q) => probeLists(q, data, d, l2, nprobe, kernel));
+      const probes = part.map((q, j) =>
+        probeLists(q, data, d, l2, nprobe, kernel, j % 2 === 0 ? part[j + 1] : undefined)
+      );
       const cands = part.map(() => new Candidates(cap));
       ivf4CandidatesSliced(slicesOf(index.disk), d, l2, part, probes, cands, kernel);
       out.push(...cands.map((c) => c.byRow()));
@@ -645,8 +649,18 @@ export function ivfCandidatesBatch(
       const part = qs.slice(b, b + IVF_BATCH);
       // The probing scores of the part's questions in one reused array (dead after the part).
       const qcs = qcArrayOf(data, part.length * data.nlist), nl = data.nlist;
+      // Two questions a screen of the lists (the second's sums kept for its own call).
       const probes = part.map((q, j) =>
-        probeLists4(data, d, l2, q, nprobe, true, qcs.subarray(j * nl, (j + 1) * nl))
+        probeLists4(
+          data,
+          d,
+          l2,
+          q,
+          nprobe,
+          true,
+          qcs.subarray(j * nl, (j + 1) * nl),
+          j % 2 === 0 ? part[j + 1] : undefined,
+        )
       );
       // The selection module's heaps give the kept pairs by row (where it cannot run, one
       // question at a time, the same pairs).
@@ -680,7 +694,9 @@ function laneBatch(
 ): { row: number; score: number }[][] {
   const d = index.header.d, bpv = data.bpv, dsub = d / bpv, per = bpv * KSUB;
   const l2 = index.header.metric === "l2";
-  const probes = qs.map((q) => probeLists(q, data, d, l2, nprobe));
+  const probes = qs.map((q, j) =>
+    probeLists(q, data, d, l2, nprobe, true, j % 2 === 0 ? qs[j + 1] : undefined)
+  );
   // The questions probing each list, in question order.
   const byList: number[][] = Array.from({ length: data.nlist }, () => []);
   let maxN = 0;

@@ -15,12 +15,16 @@
  * rounding where the machine fuses it) and its plain multiply and add both
  * match the reference with the rounding they have, and the reference's
  * fused step (`fmaF32`) is the exact value rounded once (BigInt).
- * `nthLargest`, the floor of the lower ends, is the sort's `n`-th largest
+ * Two questions a screen (`sums2`) give each its own sums bit for bit, and a
+ * question screened ahead of its call (`candidates`' `next`) the same lists.
+ * `nthLargest`, the floor of the lower ends, is the sort's `n`-th largest,
+ * and so is the module's (`moduleNthLargest`, its buckets two lists a step),
  * for every `n`, with ties, outliers and all values equal.
  */
 import {
   fmaF32,
   ListScreen,
+  moduleNthLargest,
   nthLargest,
   nthWork,
   relaxedMaddFuses,
@@ -71,10 +75,45 @@ function data(kind: typeof KINDS[number], nlist: number, d: number, seed: number
   return { c, q };
 }
 
+/**
+ * The lists the screen lets through by its definition, in plain TypeScript
+ * from the screened sums `s32`: each list's ends `x ± e` (float64), the floor
+ * the `n`-th largest lower end by a sort, every list whose upper end reaches
+ * it (the module's `ends`, `bucket` and `keep` must give these).
+ */
+function referenceIds(
+  s32: Float32Array,
+  c: Float32Array,
+  q: Float32Array,
+  nlist: number,
+  d: number,
+  l2: boolean,
+  nprobe: number,
+): number[] {
+  const gamma = (n: number) => n * 2 ** -24 / (1 - n * 2 ** -24);
+  let nq2 = 0;
+  for (let t = 0; t < d; t++) nq2 += q[t] * q[t];
+  const nq = Math.sqrt(nq2), tiny = (d + 1) * 2 ** -148, g = 2 * gamma(l2 ? d + 3 : d + 1);
+  const lower: number[] = [], upper: number[] = [];
+  for (let l = 0; l < nlist; l++) {
+    let n2 = 0;
+    for (let t = 0; t < d; t++) n2 += c[l * d + t] * c[l * d + t];
+    const v = s32[l], e = l2 ? g * (v + tiny) + tiny : g * nq * Math.sqrt(n2) + tiny;
+    const x = l2 ? -v : v;
+    upper.push(x + e);
+    lower.push(x - e);
+  }
+  const n = Math.min(nprobe, nlist);
+  const floor = n < nlist ? [...lower].sort((a, b) => b - a)[n - 1] : -Infinity;
+  return upper.flatMap((u, l) => u >= floor ? [l] : []);
+}
+
 Deno.test("list screen: float32 sums bit for bit, and the probed lists and scores of the full float64 probe", () => {
   assert(WebAssembly.validate(screenModuleBytes()), "the screening module does not validate");
   let cases = 0, disagree = 0, extra = 0;
-  for (const [nlist, d] of [[1, 4], [5, 3], [31, 16], [32, 1], [33, 24], [100, 256], [70, 64]]) {
+  for (
+    const [nlist, d] of [[1, 4], [2, 3], [5, 3], [31, 16], [32, 1], [33, 24], [100, 256], [70, 64]]
+  ) {
     for (const kind of KINDS) {
       const { c, q } = data(kind, nlist, d, 17 * nlist + d + KINDS.indexOf(kind));
       const s = ListScreen.create(c, nlist, d);
@@ -99,6 +138,11 @@ Deno.test("list screen: float32 sums bit for bit, and the probed lists and score
             assert(ids.has(l), `${kind} l2 ${l2} nprobe ${nprobe}: list ${l} screened out`);
           }
           assertEquals(got.ids, [...got.ids].sort((a, b) => a - b), "ids ascending");
+          assertEquals(
+            got.ids,
+            referenceIds(want32, c, q, nlist, d, l2, nprobe),
+            `${nlist}×${d} ${kind} l2 ${l2} nprobe ${nprobe}: the lists by the definition`,
+          );
           same(got.ids.map((l) => got.qc[l]), got.ids.map((l) => full[l]), `${kind} scores`);
           assertEquals(
             bestLists(got.qc, nprobe, got.ids),
@@ -117,6 +161,53 @@ Deno.test("list screen: float32 sums bit for bit, and the probed lists and score
     `only ${disagree} pairs of lists whose float32 order is not their float64 order`,
   );
   assert(extra > 0, "the screen never let an extra list through");
+});
+
+Deno.test("list screen: two questions a screen give each one's sums bit for bit, and a question screened ahead the same lists", () => {
+  let checked = 0;
+  // d around the four-dimension step (and its remainder), lists around the 16-list block
+  for (const [nlist, d] of [[1, 1], [15, 3], [17, 4], [33, 5], [64, 7], [100, 256], [300, 255]]) {
+    for (const kind of KINDS) {
+      const { c, q } = data(kind, nlist, d, 13 * nlist + d + KINDS.indexOf(kind));
+      const q1 = data(kind, nlist, d, 7 * nlist + d + KINDS.indexOf(kind)).q;
+      for (const fma of [true, false]) {
+        const s = ListScreen.create(c, nlist, d, fma)!;
+        for (const l2 of [false, true]) {
+          const w0 = new Float32Array(nlist), w1 = new Float32Array(nlist);
+          screenSums(q, c, nlist, d, l2, w0, s.fused);
+          screenSums(q1, c, nlist, d, l2, w1, s.fused);
+          const [a, b] = s.sums2(q, q1, l2);
+          same(a, w0, `sums2 first ${nlist}×${d} ${kind} l2 ${l2} fma ${fma}`);
+          same(b, w1, `sums2 second ${nlist}×${d} ${kind} l2 ${l2} fma ${fma}`);
+          same(s.sums(q1, l2), w1, `sums ${nlist}×${d} ${kind} l2 ${l2} fma ${fma}`);
+          const nprobe = Math.max(1, nlist >> 3);
+          const one = [q, q1].map((x) => {
+            const r = s.candidates(x, l2, nprobe)!;
+            return { ids: r.ids, qc: [...r.qc] };
+          });
+          // q screened with q1 ahead: q1's call reuses those sums
+          const ahead = [s.candidates(q, l2, nprobe, undefined, q1)!];
+          ahead.push(s.candidates(q1, l2, nprobe)!);
+          ahead.forEach((r, i) => {
+            assertEquals(r.ids, one[i].ids, `ids ${i} ${nlist}×${d} ${kind} l2 ${l2}`);
+            same(r.qc, one[i].qc, `qc ${i} ${nlist}×${d} ${kind} l2 ${l2}`);
+          });
+          checked += 2 * nlist;
+        }
+      }
+    }
+  }
+  assert(checked > 20000, `${checked} sums`);
+  // Any other call between drops the question screened ahead: its sums are made again.
+  const { c, q } = data("random", 40, 9, 5);
+  const q1 = data("random", 40, 9, 6).q, s = ListScreen.create(c, 40, 9)!;
+  const want = s.candidates(q1, false, 5)!.ids;
+  s.candidates(q, false, 5, undefined, q1);
+  s.sums(q, false);
+  q1.fill(0);
+  const zero = s.candidates(q1, false, 5)!;
+  assertEquals(zero.ids.length, 40, "a question of zeros ties every list");
+  assert(want.length < 40);
 });
 
 Deno.test("list screen: on spread-out lists it lets through few more than nprobe", () => {
@@ -254,7 +345,7 @@ Deno.test("list screen: its multiply-add and its plain multiply and add each mat
   }
 });
 
-Deno.test("nthLargest: the n-th largest of the sorted values, for every n (ties, outliers, all equal, subnormal ranges)", () => {
+Deno.test("nthLargest and the module's buckets: the n-th largest of the sorted values, for every n (ties, outliers, all equal, subnormal ranges)", () => {
   const u = splitmix32(21);
   const r = () => u() / 2 ** 32;
   let cases = 0;
@@ -273,8 +364,9 @@ Deno.test("nthLargest: the n-th largest of the sorted values, for every n (ties,
       const sorted = [...v].sort((a, b) => b - a), work = nthWork(m);
       for (let n = 1; n <= m; n++) {
         // (=== : a tie of 0 and −0 may give either)
-        const got = nthLargest(v, m, n, work);
+        const got = nthLargest(v, m, n, work), mod = moduleNthLargest(v, m, n);
         assert(got === sorted[n - 1], `${kind} m ${m} n ${n}: ${got} ≠ ${sorted[n - 1]}`);
+        assert(mod === sorted[n - 1], `module ${kind} m ${m} n ${n}: ${mod} ≠ ${sorted[n - 1]}`);
         cases++;
       }
       // Only the first m values count.
