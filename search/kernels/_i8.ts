@@ -114,11 +114,8 @@ export const recordIf = (
   ]),
 ];
 
-/** `if … else … end` (no result) of the two bodies, on the i32 at the top of the stack. */
-export const ifElse = (
-  then: number[],
-  other: number[],
-) => [0x04, 0x40, ...then, 0x05, ...other, 0x0b];
+/** `if … else … end` of two bodies (`wasm_encode.ts`' own). */
+export { ifElse } from "./wasm_encode.ts";
 
 /** `base + k + off` loaded as a v128 into local `into`. */
 export const loadAt = (base: number, k: number, into: number, off = 0) => [

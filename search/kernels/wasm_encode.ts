@@ -74,6 +74,24 @@ export const block = (body: number[]): number[] => [0x02, 0x40, ...body, 0x0b];
 export const loop = (body: number[]): number[] => [0x03, 0x40, ...body, 0x0b];
 /** `if` with no result around `body`. */
 export const ifThen = (body: number[]): number[] => [0x04, 0x40, ...body, 0x0b];
+/**
+ * `if … else … end` (no result) of the two bodies, on the i32 at the top of
+ * the stack.
+ *
+ * @example
+ * ```ts
+ * import { ifElse } from "./wasm_encode.ts";
+ * if (ifElse([1], [2]).join() !== "4,64,1,5,2,11") throw new Error();
+ * ```
+ */
+export const ifElse = (then: number[], other: number[]): number[] => [
+  0x04,
+  0x40,
+  ...then,
+  0x05,
+  ...other,
+  0x0b,
+];
 /** `br_if l`. */
 export const brIf = (l: number): number[] => [0x0d, ...uleb(l)];
 /** `br l`. */

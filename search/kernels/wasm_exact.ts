@@ -35,6 +35,7 @@ import {
   get,
   grownBuffer,
   i32,
+  ifElse,
   loop,
   name,
   onceModule,
@@ -193,12 +194,7 @@ function sumsBody(): number[] {
     ...iMul,
     ...set(9),
     ...get(4),
-    0x04,
-    0x40,
-    ...pairs(true),
-    0x05,
-    ...pairs(false),
-    0x0b,
+    ...ifElse(pairs(true), pairs(false)),
     0x0b,
   ];
 }

@@ -53,6 +53,7 @@ import {
   f64c,
   get,
   i32,
+  ifElse,
   loop,
   name,
   onceModule,
@@ -76,7 +77,6 @@ const promote = [0xbb], fAdd = [0xa0], fSub = [0xa1], fMul = [0xa2], fDiv = [0xa
 const fNeg = [0x9a], fLt = [0x63], fGt = [0x64];
 const select = [0x1b], fromU = [0xb8];
 const iAdd = [0x6a], iMul = [0x6c], iGeU = [0x4f];
-const ifElse = (then: number[], other: number[]) => [0x04, 0x40, ...then, 0x05, ...other, 0x0b];
 
 /** Pairs of lists a pass of `probe` (one `f64x2` accumulator a pair: eight lists). */
 const PAIRS = 4;

@@ -93,6 +93,7 @@ import {
   get,
   grownBuffer,
   i32,
+  ifElse,
   ifThen,
   loop,
   name,
@@ -216,12 +217,7 @@ function screenBody(fma: boolean, nq: 1 | 2): number[] {
     ...iMul,
     ...set(11),
     ...get(4),
-    0x04,
-    0x40,
-    ...all(true),
-    0x05,
-    ...all(false),
-    0x0b,
+    ...ifElse(all(true), all(false)),
     0x0b,
   ];
 }
@@ -316,12 +312,7 @@ function dotsBody(): number[] {
     ...iMul,
     ...set(10),
     ...get(4),
-    0x04,
-    0x40,
-    ...all(true),
-    0x05,
-    ...all(false),
-    0x0b,
+    ...ifElse(all(true), all(false)),
     0x0b,
   ];
 }
@@ -455,12 +446,7 @@ function endsBody(): number[] {
     ...set(17),
     ...[[3, 18], [4, 19], [5, 20]].flatMap(([p, l]) => [...get(p), ...f64x2Splat, ...set(l)]),
     ...get(6),
-    0x04,
-    0x40,
-    ...byPairs(10, 2, pair(true)),
-    0x05,
-    ...byPairs(10, 2, pair(false)),
-    0x0b,
+    ...ifElse(byPairs(10, 2, pair(true)), byPairs(10, 2, pair(false))),
     ...[[16, 0], [17, 16], [15, 32]].flatMap(([l, o]) => [
       ...get(9),
       ...get(l),
@@ -869,7 +855,6 @@ export class ListScreen {
   readonly #memory: WebAssembly.Memory;
   readonly #nlist: number;
   readonly #d: number;
-  readonly #norms: Float64Array;
   readonly #finite: boolean;
   readonly #at: {
     cq: number;
@@ -931,7 +916,8 @@ export class ListScreen {
     if (end > have) this.#memory.grow(Math.ceil((end - have) / PAGE));
     const lay = new Float32Array(this.#memory.buffer, cq, PASS * d * passes);
     new Float32Array(this.#memory.buffer, cr, nlist * d).set(centroids.subarray(0, nlist * d));
-    this.#norms = new Float64Array(nlist);
+    // Each list's norm (float64), for the bound; in the module's memory for `ends`.
+    const norm = new Float64Array(nlist);
     let finite = true;
     for (let l = 0; l < nlist; l++) {
       const k = Math.floor(l / PASS), j = l % PASS;
@@ -941,11 +927,11 @@ export class ListScreen {
         lay[PASS * d * k + PASS * t + j] = x;
         n2 += x * x;
       }
-      this.#norms[l] = Math.sqrt(n2);
-      if (!Number.isFinite(this.#norms[l])) finite = false;
+      norm[l] = Math.sqrt(n2);
+      if (!Number.isFinite(norm[l])) finite = false;
     }
     this.#finite = finite;
-    new Float64Array(this.#memory.buffer, norms, nlist).set(this.#norms);
+    new Float64Array(this.#memory.buffer, norms, nlist).set(norm);
     this.#heap = new Float64Array(nlist);
   }
 

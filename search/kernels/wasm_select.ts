@@ -39,6 +39,7 @@ import {
   get,
   grownBuffer,
   i32,
+  ifElse,
   loop,
   name,
   onceModule,
@@ -63,7 +64,6 @@ const iLtU = [0x49], iGeU = [0x4f], iGeS = [0x4e], iLtS = [0x48], iEqz = [0x45];
 const fAdd = [0xa0], fDiv = [0xa3], fLt = [0x63], fGt = [0x64], fEq = [0x61];
 const fromU = [0xb8], iOr = [0x72];
 const ifThen = (body: number[]) => [0x04, 0x40, ...body, 0x0b];
-const ifElse = (a: number[], b: number[]) => [0x04, 0x40, ...a, 0x05, ...b, 0x0b];
 
 function offerBody(): number[] {
   // params: out 0, count 1, per 2, at 3, idx 4, b0 5, n 6, thr 7, base 8 (f64), scale 9 (f64),
