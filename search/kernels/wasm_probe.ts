@@ -17,14 +17,19 @@
  * accumulator (each lane a list's own sum in its own order: `f64x2`
  * additions and products are the scalar ones lane by lane; the centroids
  * of two lists side by side, `(c_2p[t], c_2p+1[t])`, widened with
- * `f64x2.promote_low_f32x4`). Quantization keeps
+ * `f64x2.promote_low_f32x4`). The tables take a sub-quantizer's 16 entries
+ * two a vector from an f64 copy of the codebooks laid out for it (for
+ * each sub-quantizer and dimension, its 16 entries' values side by side),
+ * the question's value in both lanes. Quantization keeps
  * `quantizeTables`' comparisons (`x < lo`, `x > hi`, `hi − lo > range`),
  * its scale `qmax / range` (1 when the range is 0) and JavaScript's
  * `Math.round` for the non-negative values it rounds (`⌊y⌋`, plus 1 when
  * `y − ⌊y⌋ ≥ 0.5`: exact), then `min(qmax, ·)` and a saturating conversion
  * (a NaN gives 0, as a typed array store of NaN does); two entries a
  * vector (`f64x2`: each lane the scalar operations, `f64x2.floor`,
- * `f64x2.ge` masking 1.0, `f64x2.min`, `i32x4.trunc_sat_f64x2_u_zero`),
+ * `f64x2.ge` masking 1.0, `f64x2.pmin` with qmax, `qmax < r ? qmax : r`,
+ * which keeps a NaN as `min` would, `i32x4.trunc_sat_f64x2_s_zero`: the
+ * same integer for every value from 0 to qmax and NaN),
  * a table's 16 bytes gathered by shuffles and stored at once. A table's
  * smallest and largest entries are taken in two lanes too (the even and
  * the odd entries, `f64x2.pmin` and `f64x2.pmax`: `x < lo ? x : lo` and
@@ -35,9 +40,10 @@
  * - `probe(q, ci, nlist, d, l2, qc)`: `qc[l]` (f64) for the `nlist`
  *   centroids `ci` (f32, two lists side by side: `(c_2p[t], c_2p+1[t])`
  *   at `ci + 8·(d·p + t)`) and question `q` (f32, d).
- * - `tables(q, c, cb, M, dsub, l2, t)`: the `M × 16` float tables (f64)
+ * - `tables(q, c, cbt, M, dsub, l2, t)`: the `M × 16` float tables (f64)
  *   of `v = q` (ip) or `v = q − c` (l2; `c` the centroid's first float)
- *   against the codebooks `cb` (f32, M × 16 × dsub).
+ *   against the codebooks `cbt` (f64, M × dsub × 16: value `k` of
+ *   sub-quantizer `m`'s entry `e` at `cbt + 8·(16·(dsub·m + k) + e)`).
  * - `quant(t, M, lut, qmax, out)`: the tables at `t` into `M × 16` bytes
  *   at `lut`; the scale at `out` (f64), the sum of the tables' smallest
  *   values at `out + 8`, each table's smallest value from `out + 16`.
@@ -74,7 +80,7 @@ const f32Load = (off = 0) => [0x2a, 2, ...uleb(off)];
 const f64Load = (off = 0) => [0x2b, 3, ...uleb(off)];
 const f64Store = (off = 0) => [0x39, 3, ...uleb(off)];
 const promote = [0xbb], fAdd = [0xa0], fSub = [0xa1], fMul = [0xa2], fDiv = [0xa3];
-const fNeg = [0x9a], fLt = [0x63], fGt = [0x64];
+const fLt = [0x63], fGt = [0x64];
 const select = [0x1b], fromU = [0xb8];
 const iAdd = [0x6a], iMul = [0x6c], iGeU = [0x4f];
 
@@ -184,56 +190,17 @@ function probeBody(): number[] {
   ];
 }
 
-/** `s += (the f64 on the stack)` for f64 local `s` (IEEE addition commutes: `s + v`). */
-function swapAdd(s: number): number[] {
-  return [...get(s), ...fAdd, ...set(s)];
-}
-
 function tablesBody(): number[] {
-  // params q 0, c 1, cb 2, M 3, dsub 4, l2 5, t 6; locals m 7, cc 8, k 9, bo 10, qp 11, cp 12,
-  // tp 13, DS 14 (4·dsub) i32; s 15, v 16, e 17 f64
-  const inner = (l2: boolean) => [
-    ...f64c(0),
-    ...set(15),
-    ...i32(0),
-    ...set(9),
-    ...block([
-      ...loop([
-        ...get(9),
-        ...get(4),
-        ...iGeU,
-        ...brIf(1),
-        // v = q[k] (− c[k])
-        ...get(11),
-        ...get(9),
-        ...i32(4),
-        ...iMul,
-        ...iAdd,
-        ...f32Load(),
-        ...promote,
-        ...(l2
-          ? [...get(12), ...get(9), ...i32(4), ...iMul, ...iAdd, ...f32Load(), ...promote, ...fSub]
-          : []),
-        ...set(16),
-        ...get(16),
-        ...get(10),
-        ...get(9),
-        ...i32(4),
-        ...iMul,
-        ...iAdd,
-        ...f32Load(),
-        ...promote,
-        ...(l2 ? [...fSub, ...tee(17), ...get(17), ...fMul] : fMul),
-        ...swapAdd(15),
-        ...bump(9, i32(1)),
-        ...br(0),
-      ]),
-    ]),
-    ...get(13),
-    ...get(15),
-    ...(l2 ? fNeg : []),
-    ...f64Store(),
-  ];
+  // params q 0, c 1, cbt 2, M 3, dsub 4, l2 5, t 6; locals i32: m 7, k 8, qp 9, cp 10, bp 11,
+  // tp 12; v128: x 13, acc 14–21 (entries 2i, 2i+1), e 22
+  const X = 13, ACC = [14, 15, 16, 17, 18, 19, 20, 21], E = 22;
+  const splat = simd(0x14), vAdd = simd(0xf0), vSub = simd(0xf1), vMul = simd(0xf2);
+  const vNeg = simd(0xed), zero = simd(0x0c, ...new Array(16).fill(0));
+  const load = (off: number) => simd(0x00, 3, ...uleb(off));
+  const store = (off: number) => simd(0x0b, 3, ...uleb(off));
+  // A sub-quantizer's 16 sums two entries a vector, each lane the scalar operations in the
+  // reference's order: s = 0, then s += v_k · cb_k (ip) or s += (v_k − cb_k)² (l2) for each k,
+  // the codebook's entries side by side (cbt: for each m and k, the 16 entries as f64).
   const all = (l2: boolean) => [
     ...i32(0),
     ...set(7),
@@ -243,42 +210,56 @@ function tablesBody(): number[] {
         ...get(3),
         ...iGeU,
         ...brIf(1),
+        ...ACC.flatMap((a) => [...zero, ...set(a)]),
         ...i32(0),
         ...set(8),
         ...block([
           ...loop([
             ...get(8),
-            ...i32(16),
+            ...get(4),
             ...iGeU,
             ...brIf(1),
-            ...inner(l2),
-            ...bump(13, i32(8)),
-            ...bump(10, get(14)),
+            // v = q[k] (− c[k]), both lanes
+            ...get(9),
+            ...f32Load(),
+            ...promote,
+            ...(l2 ? [...get(10), ...f32Load(), ...promote, ...fSub] : []),
+            ...splat,
+            ...set(X),
+            ...ACC.flatMap((a, i) => [
+              ...get(X),
+              ...get(11),
+              ...load(16 * i),
+              ...(l2 ? [...vSub, ...tee(E), ...get(E)] : []),
+              ...vMul,
+              ...get(a),
+              ...vAdd,
+              ...set(a),
+            ]),
+            ...bump(9, i32(4)),
+            ...bump(10, i32(4)),
+            ...bump(11, i32(128)),
             ...bump(8, i32(1)),
             ...br(0),
           ]),
         ]),
-        ...bump(11, get(14)),
-        ...bump(12, get(14)),
+        ...ACC.flatMap((a, i) => [...get(12), ...get(a), ...(l2 ? vNeg : []), ...store(16 * i)]),
+        ...bump(12, i32(128)),
         ...bump(7, i32(1)),
         ...br(0),
       ]),
     ]),
   ];
   return [
-    ...vec([[8, I32], [3, F64]]),
-    ...get(4),
-    ...i32(4),
-    ...iMul,
-    ...set(14),
-    ...get(2),
-    ...set(10),
+    ...vec([[6, I32], [10, V128]]),
     ...get(0),
-    ...set(11),
+    ...set(9),
     ...get(1),
-    ...set(12),
+    ...set(10),
+    ...get(2),
+    ...set(11),
     ...get(6),
-    ...set(13),
+    ...set(12),
     ...get(5),
     ...ifElse(all(true), all(false)),
     0x0b,
@@ -449,8 +430,8 @@ function quantBody(): number[] {
           ...simd(0x4e),
           ...simd(0xf0),
           ...get(V.qm),
-          ...simd(0xf4),
-          ...simd(0xfd),
+          ...simd(0xf6),
+          ...simd(0xfc),
           ...set(W[k]),
         ]),
         // The 16 bytes (each the low byte of its i32 lane: at most qmax) gathered by shuffles
@@ -618,7 +599,7 @@ export class QuestionKernel {
     this.#d = d;
     this.#M = M;
     const up8 = (x: number) => Math.ceil(x / 8) * 8;
-    const c = 0, cb = up8(c + 4 * nlist * d), q = up8(cb + 4 * codebooks.length);
+    const c = 0, cb = up8(c + 4 * nlist * d), q = up8(cb + 8 * codebooks.length);
     const qc = up8(q + 4 * d), t = qc + 8 * nlist, lut = t + 8 * 16 * M;
     const out = up8(lut + 16 * M), ci = up8(out + 16 + 8 * M);
     const end = ci + 8 * d * Math.ceil(nlist / 2);
@@ -627,7 +608,16 @@ export class QuestionKernel {
     if (end > have) this.#memory.grow(Math.ceil((end - have) / PAGE));
     const buf = this.#memory.buffer;
     new Float32Array(buf, c, nlist * d).set(centroids.subarray(0, nlist * d));
-    new Float32Array(buf, cb, codebooks.length).set(codebooks);
+    // The codebooks as f64, each sub-quantizer's k-th values of its 16 entries side by side
+    // (for the tables, two entries a vector).
+    const cbt = new Float64Array(buf, cb, codebooks.length), dsub = d / M;
+    for (let m = 0; m < M; m++) {
+      for (let k = 0; k < dsub; k++) {
+        for (let e = 0; e < 16; e++) {
+          cbt[(m * dsub + k) * 16 + e] = codebooks[(m * 16 + e) * dsub + k];
+        }
+      }
+    }
     // The centroids two lists side by side for probing: (c_2p[t], c_2p+1[t]) at ci + 8·(d·p + t)
     // (a missing last list's lane 0).
     const pairs = new Float32Array(buf, ci, 2 * d * Math.ceil(nlist / 2));
