@@ -257,7 +257,9 @@ function offerBody(): number[] {
   const need = 32; // f64 local
   const T = 33; // v128 local
   const v128Load0 = (off: number) => [0xfd, 0x00, 4, ...uleb(off)];
-  const i16GeU = [0xfd, 0x36], i16Splat = [0xfd, 0x10], vOr = [0xfd, 0x50], anyTrue = [0xfd, 0x53];
+  const i16GeU = [0xfd, 0x36], i16Splat = [0xfd, 0x10];
+  const narrowS = [0xfd, 0x65], bitmask = [0xfd, 0x64], ctz = [0x68];
+  const mask = 34; // i32 local: the block's positions left to look at
   const fSub = [0xa1], fMul = [0xa2], fCeil = [0x9b], truncS = [0xaa];
   const raise = [
     ...get(size),
@@ -298,19 +300,24 @@ function offerBody(): number[] {
     ...get(7),
     ...i16Splat,
     ...set(T),
+    // the positions whose sum reaches thr, a bit each (16-bit masks narrowed to bytes)
     ...geT(0),
     ...geT(16),
-    ...vOr,
+    ...narrowS,
+    ...bitmask,
     ...geT(32),
     ...geT(48),
-    ...vOr,
-    ...vOr,
-    ...anyTrue,
+    ...narrowS,
+    ...bitmask,
+    ...i32(16),
+    ...iShl,
+    ...iOr,
+    ...tee(mask),
     ...iEqz,
     ...brIf(0),
   ];
   return [
-    ...vec([[12, I32], [7, F64], [1, 0x7b]]),
+    ...vec([[12, I32], [7, F64], [1, 0x7b], [1, I32]]),
     ...get(11),
     ...i32(8),
     ...iAdd,
@@ -367,10 +374,19 @@ function offerBody(): number[] {
           ...raise,
           ...skip,
           ...loop([
-            ...get(p),
-            ...i32(32),
-            ...iGeU,
+            // p = the lowest position left; cleared from the mask
+            ...get(mask),
+            ...iEqz,
             ...brIf(1),
+            ...get(mask),
+            ...ctz,
+            ...set(p),
+            ...get(mask),
+            ...get(mask),
+            ...i32(1),
+            ...iSub,
+            ...iAnd,
+            ...set(mask),
             ...block([
               ...get(o),
               ...get(p),
@@ -416,7 +432,6 @@ function offerBody(): number[] {
               ...iLtS,
               ...ifElse([...loadRow, ...push], [...block(replace)]),
             ]),
-            ...bump(p, i32(1)),
             ...br(0),
           ]),
         ]),
