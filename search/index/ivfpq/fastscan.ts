@@ -553,29 +553,30 @@ export function ivf4CandidatesBatch(
   if (!l2) qs.forEach((q, j) => fill(j, q, -1));
   // Two passes over the lists: first each question's nearest list (its candidates fill with
   // good rows, so its threshold is high from the start), then the rest of its lists.
+  // Each list's questions, and with each its probing score of the list (`q · c_l`, read here
+  // while the question's scores are at hand: an array of nlist a question, which the scan
+  // loop below would read out of cache).
   const nearest: number[][] = Array.from({ length: data.nlist }, () => []);
   const byList: number[][] = Array.from({ length: data.nlist }, () => []);
   probes.forEach((p, j) => {
-    p.lists.forEach((l, i) => (i === 0 ? nearest : byList)[l].push(j));
+    p.lists.forEach((l, i) => (i === 0 ? nearest : byList)[l].push(j, l2 ? 0 : p.qc[l]));
   });
+  const floorOf = (j: number) => heaps !== undefined ? heaps.floor(j) : cands![j].floor;
   for (let x = 0; x < 2 * data.nlist; x++) {
     const l = x % data.nlist;
     const n = data.offsets[l + 1] - data.offsets[l], js = (x < data.nlist ? nearest : byList)[l];
     if (n === 0 || js.length === 0) continue;
-    if (l2) { for (const j of js) fill(j, qs[j], l); }
+    if (l2) { for (let g = 0; g < js.length; g += 2) fill(js[g], qs[js[g]], l); }
     const nb = start[l + 1] - start[l], co = start[l] * bb, r0 = data.offsets[l];
-    const baseOf = (j: number) => (l2 ? 0 : probes[j].qc[l]) + q8[j].bias;
-    for (let g = 0; g < js.length; g += 2) {
-      const two = g + 1 < js.length;
-      const j0 = js[g], j1 = two ? js[g + 1] : j0;
+    for (let g = 0; g < js.length; g += 4) {
+      const two = g + 2 < js.length;
+      const j0 = js[g], j1 = two ? js[g + 2] : j0;
       // (The sinks are read only without the heaps.)
       const c0 = cands?.[j0], c1 = cands?.[j1];
-      const floor0 = heaps !== undefined ? () => heaps.floor(j0) : () => c0!.floor;
-      const floor1 = heaps !== undefined ? () => heaps.floor(j1) : () => c1!.floor;
-      const base0 = baseOf(j0), base1 = baseOf(j1);
+      const base0 = js[g + 1] + q8[j0].bias, base1 = two ? js[g + 3] + q8[j1].bias : base0;
       const scale0 = q8[j0].scale, scale1 = q8[j1].scale;
       for (let b0 = 0; b0 < nb;) {
-        const f0 = floor0(), f1 = two ? floor1() : 0;
+        const f0 = floorOf(j0), f1 = two ? floorOf(j1) : 0;
         const warm = f0 === -Infinity || (two && f1 === -Infinity);
         const run = Math.min(nb - b0, warm ? WARM_RUN : RUN);
         const thr0 = needOf(f0, base0, scale0);
