@@ -281,8 +281,11 @@ function finish(
       if (ex !== undefined) {
         for (let i = 0; i < n; i++) rows[i] = list[i].row;
         const m = a ?? index.disk!.gather(list.map((x) => x.row));
-        if (ex.scores(m, rows, a === undefined, n, d, qs[j], l2, exact)) {
-          for (let i = 0; i < n; i++) tops[j].offer(exact[i], list[i].row);
+        // (−∞: a row the module's screen shows cannot be among the best k.)
+        if (ex.scores(m, rows, a === undefined, n, d, qs[j], l2, exact, k)) {
+          for (let i = 0; i < n; i++) {
+            if (exact[i] !== -Infinity) tops[j].offer(exact[i], list[i].row);
+          }
           continue;
         }
       }

@@ -162,3 +162,75 @@ Deno.test("ExactRows.scores: a NaN or infinite value is refused with its row; a 
   assertEquals(k.scores(a, [0, 1], false, 2, d, nq, false, out), false);
   assertEquals([...out], [-1, -1]);
 });
+
+Deno.test("ExactRows.scores with k: every row's exact score, or −∞ only for a row whose exact score is below k others' (ip; ties, magnitudes, float16)", () => {
+  const k = ExactRows.create()!;
+  let dropped = 0, kept = 0;
+  for (const d of [4, 12, 256]) {
+    for (const kind of ["plain", "scaled", "ties"]) {
+      const all = 40, a = rowsOf(all, d, kind), q = rowsOf(1, d, kind);
+      // Two rows the same as others (their scores tie exactly).
+      a.copyWithin(5 * d, 2 * d, 3 * d);
+      a.copyWithin(9 * d, 2 * d, 3 * d);
+      const h = Uint16Array.from({ length: all * d }, () => {
+        const b = Math.floor(r() * 0x10000);
+        return (b & 0x7c00) === 0x7c00 ? b & 0x83ff : b;
+      });
+      for (const n of [1, 2, 7, 30, 31]) {
+        const rows = Array.from({ length: n }, (_, i) => i % 3 === 0 ? 2 : Math.floor(r() * all));
+        for (const src of [a, h]) {
+          const full = new Float64Array(n);
+          assert(k.scores(src, rows, false, n, d, q, false, full));
+          for (const top of [1, 3, 10, n]) {
+            const out = new Float64Array(n);
+            assert(k.scores(src, rows, false, n, d, q, false, out, top));
+            const kth = [...full].sort((x, y) => y - x)[Math.min(top, n) - 1];
+            for (let i = 0; i < n; i++) {
+              const what = `d ${d} ${kind} n ${n} k ${top} row ${i}`;
+              if (out[i] === -Infinity) {
+                assert(full[i] < kth, `${what}: dropped at ${full[i]}, k-th ${kth}`);
+                dropped++;
+              } else {
+                assert(Object.is(out[i], full[i]), `${what}: ${out[i]} ≠ ${full[i]}`);
+                kept++;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  // Rows a float32 ulp apart in a few values: exact scores closer than float32's rounding of
+  // their sums, so only the screen's bound keeps the better one.
+  for (let trial = 0; trial < 300; trial++) {
+    const d = 256, a = rowsOf(3, d, "plain"), q = rowsOf(1, d, "plain");
+    const bits = new Int32Array(a.buffer);
+    a.copyWithin(d, 0, d);
+    a.copyWithin(2 * d, 0, d);
+    for (let c = 0; c < 3; c++) {
+      bits[d + Math.floor(r() * d)] += r() < 0.5 ? 1 : -1;
+      bits[2 * d + Math.floor(r() * d)] += r() < 0.5 ? 1 : -1;
+    }
+    const full = new Float64Array(3);
+    assert(k.scores(a, [0, 1, 2], false, 3, d, q, false, full));
+    for (const top of [1, 2]) {
+      const out = new Float64Array(3);
+      assert(k.scores(a, [0, 1, 2], false, 3, d, q, false, out, top));
+      const kth = [...full].sort((x, y) => y - x)[top - 1];
+      for (let i = 0; i < 3; i++) {
+        if (out[i] === -Infinity) {
+          assert(full[i] < kth, `near rows ${trial} k ${top}: dropped ${full[i]}, k-th ${kth}`);
+        } else assert(Object.is(out[i], full[i]));
+      }
+    }
+  }
+  assert(dropped > 1000 && kept > 1000, `dropped ${dropped}, kept ${kept}`);
+  // A row with an infinite value is kept for the exact sums, which refuse it.
+  const d = 4, a = rowsOf(8, d, "plain"), q = rowsOf(1, d, "plain");
+  a[6 * d + 1] = Infinity;
+  const e = thrown(() =>
+    k.scores(a, [0, 1, 2, 3, 4, 5, 6, 7], false, 8, d, q, false, new Float64Array(8), 1)
+  );
+  assert(e instanceof NonFiniteError, String(e));
+  assertEquals(e.message, "row 6");
+});
