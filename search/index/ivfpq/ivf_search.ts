@@ -102,13 +102,50 @@ function sharedDense(index: IvfIndexView): Float32Array | Uint16Array | undefine
   return a !== undefined && a.buffer instanceof SharedArrayBuffer ? a : undefined;
 }
 
-/** A worker's answer: candidates, or top rows. */
-type WorkerAnswer = { id: number; cands: Cands[] } | { id: number; tops: PackedTops };
+/**
+ * How many of `nq` questions each of `n` threads takes (at least one
+ * each; `n` ≤ `nq`): in proportion to its speed, `1 / perQuestion[i]`
+ * (its time a question so far), so that all finish about together; equal
+ * shares while any thread's time is not known (missing or not above 0).
+ *
+ * @example
+ * ```ts
+ * import { shareCounts } from "./ivf_search.ts";
+ * if (shareCounts(10, 2, []).join() !== "5,5") throw new Error();
+ * // A thread twice as slow as the other takes a third.
+ * if (shareCounts(300, 2, [1, 2]).join() !== "200,100") throw new Error();
+ * ```
+ */
+export function shareCounts(nq: number, n: number, perQuestion: readonly number[]): number[] {
+  const t = perQuestion;
+  const known = t.length >= n && t.slice(0, n).every((x) => x > 0 && x < Infinity);
+  const w = Array.from({ length: n }, (_, i) => known ? 1 / t[i] : 1);
+  const sum = w.reduce((a, b) => a + b, 0);
+  const counts = w.map((x) => Math.max(1, Math.floor((nq * x) / sum)));
+  // What the rounding left (or took over, where a thread was given its one), thread by thread.
+  let left = nq - counts.reduce((a, b) => a + b, 0);
+  for (let i = 0; left !== 0; i = (i + 1) % n) {
+    if (left > 0) {
+      counts[i]++;
+      left--;
+    } else if (counts[i] > 1) {
+      counts[i]--;
+      left++;
+    }
+  }
+  return counts;
+}
+
+/** A worker's answer: candidates, or top rows; and the ms it took. */
+type WorkerAnswer =
+  | { id: number; cands: Cands[]; ms?: number }
+  | { id: number; tops: PackedTops; ms?: number };
 
 /**
  * Search workers of an index: with `n` threads, `n − 1` workers and this
  * thread each take a contiguous share of the questions (this thread the
- * first, while the workers answer theirs).
+ * first, while the workers answer theirs), each share in proportion to
+ * that thread's speed so far.
  */
 class IvfWorkers {
   readonly #ws: RequestWorkers<WorkerAnswer>;
@@ -123,8 +160,28 @@ class IvfWorkers {
   }
 
   /**
+   * Each thread's time a question in the calls so far (this thread's first,
+   * then each worker's, as it says), a moving average; 0 before the first
+   * call.
+   */
+  readonly #perQuestion: number[] = [];
+
+  /** How many of `nq` questions each thread takes ({@linkcode shareCounts}). */
+  #split(nq: number): number[] {
+    return shareCounts(nq, Math.min(this.n, nq), this.#perQuestion);
+  }
+
+  /** Folds one call's time a question of thread `i` into `#perQuestion`. */
+  #timed(i: number, ms: number, count: number): void {
+    const x = ms / count, t = this.#perQuestion;
+    while (t.length < this.n) t.push(0);
+    t[i] = t[i] > 0 ? 0.5 * t[i] + 0.5 * x : x;
+  }
+
+  /**
    * Asks worker `i − 1` for share `i` (`i` ≥ 1) of `qs` and answers share 0
-   * in this thread (`here`); every share's answer, in question order.
+   * in this thread (`here`); every share's answer, in question order. The
+   * shares follow the threads' speeds (`#split`).
    */
   async #shares<T>(
     qs: readonly Float32Array[],
@@ -132,19 +189,27 @@ class IvfWorkers {
     answer: (r: WorkerAnswer) => T[],
     here: (share: readonly Float32Array[]) => T[],
   ): Promise<T[]> {
-    const per = Math.ceil(qs.length / this.n);
+    const counts = this.#split(qs.length), d = this.index.header.d;
     const parts: Promise<T[]>[] = [];
-    for (let i = 1; i < this.n && i * per < qs.length; i++) {
+    const t0 = performance.now();
+    for (let i = 1, at = counts[0]; i < counts.length; at += counts[i++]) {
       // The share's questions packed into one buffer, moved (a question that is a view of a
       // larger buffer would copy all of it).
-      const share = qs.slice(i * per, (i + 1) * per), d = this.index.header.d;
+      const share = qs.slice(at, at + counts[i]);
       const q = new Float32Array(share.length * d);
       share.forEach((x, j) => q.set(x, j * d));
-      parts.push(this.#ws.ask(i - 1, { ...message, q }, [q.buffer]).then(answer));
+      parts.push(
+        this.#ws.ask(i - 1, { ...message, q }, [q.buffer]).then((r) => {
+          // (The worker's own time: its answer waits here while this thread is busy.)
+          this.#timed(i, r.ms ?? performance.now() - t0, share.length);
+          return answer(r);
+        }),
+      );
     }
     let mine: T[];
     try {
-      mine = here(qs.slice(0, per));
+      mine = here(qs.slice(0, counts[0]));
+      this.#timed(0, performance.now() - t0, counts[0]);
     } catch (e) {
       // The workers' answers are awaited (settled) first: none is left failing unheard.
       await Promise.allSettled(parts);

@@ -5,7 +5,8 @@
  * another, d values each) with each question's approximate
  * candidates (`ivfCandidatesBatch`), and those with `top` (`{k, refine, simd}`)
  * with each question's top rows, re-scored from the index's vectors (shared
- * memory, given with the data) as `scoreIvfSync` does (`ivfTopsPacked`).
+ * memory, given with the data) as `scoreIvfSync` does (`ivfTopsPacked`);
+ * each answer says how long it took (`ms`, from the message to the answer).
  * Loading it anywhere else would take over that thread's `onmessage`.
  *
  * @module
@@ -47,17 +48,23 @@ scope.onmessage = (
     setIvfData(view, m.init.data);
     return;
   }
+  const t0 = performance.now();
   try {
     const d = view!.header.d, qs: Float32Array[] = [];
     for (let j = 0; j * d < m.q.length; j++) qs.push(m.q.subarray(j * d, (j + 1) * d));
     if (m.top !== undefined) {
       const { k, refine, simd } = m.top;
       const tops = ivfTopsPacked(view!, qs, m.nprobe, m.cap, m.kernel, k, refine, simd);
-      scope.postMessage({ id: m.id, tops }, [tops.at.buffer, tops.rows.buffer, tops.scores.buffer]);
+      const ms = performance.now() - t0;
+      scope.postMessage({ id: m.id, tops, ms }, [
+        tops.at.buffer,
+        tops.rows.buffer,
+        tops.scores.buffer,
+      ]);
       return;
     }
     const cands = ivfCandidatesBatch(view!, qs, m.nprobe, m.cap, m.kernel);
-    scope.postMessage({ id: m.id, cands });
+    scope.postMessage({ id: m.id, cands, ms: performance.now() - t0 });
   } catch (e) {
     scope.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) });
   }

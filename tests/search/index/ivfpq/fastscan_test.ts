@@ -28,6 +28,7 @@ import {
   closeIvfWorkers,
   scoreIvf,
   scoreIvfSync,
+  shareCounts,
 } from "../../../../search/index/ivfpq/ivf_search.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { fsQmax } from "../../../../search/kernels/wasm_fastscan.ts";
@@ -285,6 +286,20 @@ Deno.test("4-bit ivf-pq: reproducible bytes, codes of the nearest entries in the
   }
 });
 
+Deno.test("shareCounts: each thread's share in proportion to its speed, at least one each, all the questions; equal while a time is unknown", () => {
+  assertEquals(shareCounts(256, 2, []), [128, 128]);
+  assertEquals(shareCounts(256, 2, [1, 0]), [128, 128]);
+  assertEquals(shareCounts(256, 2, [1, 1.25]), [143, 113]);
+  assertEquals(shareCounts(7, 3, [1, 1, 1]), [3, 2, 2]);
+  assertEquals(shareCounts(3, 3, [1, 1000, 1000]), [1, 1, 1]);
+  assertEquals(shareCounts(10, 2, [1, 1e9]), [9, 1]);
+  for (const [nq, t] of [[1000, [0.3, 0.5, 0.4]], [5, [2, 1]], [2, [1, 3]]] as const) {
+    const c = shareCounts(nq, t.length, t);
+    assertEquals(c.reduce((a, b) => a + b, 0), nq);
+    assert(c.every((x) => x >= 1), `${c}`);
+  }
+});
+
 Deno.test("4-bit ivf-pq search: the same answers with and without the kernel and on 2 threads; nprobe = nlist re-scoring every phrase is exact search (ip, l2)", async () => {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-pq4s-" });
   try {
@@ -307,8 +322,11 @@ Deno.test("4-bit ivf-pq search: the same answers with and without the kernel and
         const k = scoreIvfSync(ix, queries, { topK: 10, ...opts });
         const ts = scoreIvfSync(ix, queries, { topK: 10, scanKernel: false, ...opts });
         assertEquals(ts.map((t) => [t.rows, t.scores]), k.map((t) => [t.rows, t.scores]));
-        const w = await scoreIvf(ix, queries, { topK: 10, threads: 2, ...opts });
-        assertEquals(w.map((t) => [t.rows, t.scores]), k.map((t) => [t.rows, t.scores]));
+        // Several calls on 2 threads (the shares follow the threads' speeds after the first).
+        for (let call = 0; call < 3; call++) {
+          const w = await scoreIvf(ix, queries, { topK: 10, threads: 2, ...opts });
+          assertEquals(w.map((t) => [t.rows, t.scores]), k.map((t) => [t.rows, t.scores]));
+        }
         // Re-scored by the float32 screen and exact sums (no exact-sums module): the same.
         const plain = scoreIvfSync(ix, queries, { topK: 10, simd: false, ...opts });
         assertEquals(plain.map((t) => [t.rows, t.scores]), k.map((t) => [t.rows, t.scores]));
