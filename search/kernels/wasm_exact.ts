@@ -31,7 +31,7 @@
  * - `widen(src, n4, dst)`: the `4·n4` float16 values (bits) at `src` as
  *   float32 at `dst`.
  * - `screen(a, pairs, d, q, out)`: for the `2·pairs` float32 rows at `a`
- *   and the question at `q` (float32, `d`, then its magnitudes `|q_t|`),
+ *   and the question at `q` (float32, `d`),
  *   each row's float32 sums of `x_t·q_t` and of `|x_t|·|q_t|` (four lanes
  *   each, then added as float64): pair `p`'s sums at `out + 32p`, its
  *   magnitudes at `out + 32p + 16` (each a `f64x2`, lane 0 the row `2p`).
@@ -287,14 +287,11 @@ function screenBody(): number[] {
             ...get(2),
             ...iGeU,
             ...brIf(1),
-            // y = q[t..t+4), |q| after the question
+            // y = q[t..t+4), and |y|
             ...get(9),
             ...load(0),
-            ...set(Y),
-            ...get(9),
-            ...get(10),
-            ...iAdd,
-            ...load(0),
+            ...tee(Y),
+            ...fAbs,
             ...set(AY),
             ...row(7, S0, M0),
             ...row(8, S1, M1),
@@ -491,9 +488,9 @@ export class ExactRows {
     if (n === 0) return true;
     const pairs = (n + 1) >> 1, half = a instanceof Uint16Array;
     // Layout: the rows (float32, one padding row), the question (f64), the sums, the question
-    // (f32) and its magnitudes, the screen's sums, the float16 bits.
+    // (f32), the screen's sums, the float16 bits.
     const rowsAt = 0, qAt = (8 * pairs * d + 15) & ~15, outAt = qAt + 8 * d;
-    const q32At = outAt + 48 * pairs, screenAt = q32At + 8 * d, bitsAt = screenAt + 32 * pairs;
+    const q32At = outAt + 48 * pairs, screenAt = q32At + 4 * d, bitsAt = screenAt + 32 * pairs;
     const buf = this.#ensure(half ? bitsAt + 2 * n * d : bitsAt);
     const f32 = new Float32Array(buf, rowsAt, 2 * pairs * d);
     if (half) {
@@ -545,11 +542,7 @@ export class ExactRows {
     q32At: number,
     screenAt: number,
   ): number {
-    const qv = new Float32Array(buf, q32At, 2 * d);
-    for (let t = 0; t < d; t++) {
-      qv[t] = q[t];
-      qv[d + t] = Math.abs(q[t]);
-    }
+    new Float32Array(buf, q32At, d).set(q.subarray(0, d));
     this.#screen(0, pairs, d, q32At, screenAt);
     const sa = new Float64Array(buf, screenAt, 4 * pairs);
     if (this.#hi.length < n) {
