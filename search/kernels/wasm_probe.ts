@@ -30,7 +30,9 @@
  * `f64x2.ge` masking 1.0, `f64x2.pmin` with qmax, `qmax < r ? qmax : r`,
  * which keeps a NaN as `min` would, `i32x4.trunc_sat_f64x2_s_zero`: the
  * same integer for every value from 0 to qmax and NaN),
- * a table's 16 bytes gathered by shuffles and stored at once. A table's
+ * a table's 16 bytes gathered (each two vectors' two lanes by a shuffle,
+ * then unsigned narrowing to 16 and to 8 bits, exact for 0 … qmax) and
+ * stored at once. A table's
  * smallest and largest entries are taken in two lanes too (the even and
  * the odd entries, `f64x2.pmin` and `f64x2.pmax`: `x < lo ? x : lo` and
  * `x > hi ? x : hi`), then the odd lane's against the even's, the order
@@ -266,9 +268,10 @@ function tablesBody(): number[] {
   ];
 }
 
-/** Bytes 0 and 4 of `a`, then of `b` (two i32x4 of two lanes each: four entries' bytes). */
-function pairBytes(a: number, b: number): number[] {
-  return [...get(a), ...get(b), ...simd(0x0d, 0, 4, 16, 20, ...Array(12).fill(0))];
+/** Lanes 0 and 1 of `a`, then of `b` (two i32x4 of two entries each: four entries). */
+function pairLanes(a: number, b: number): number[] {
+  const low = [0, 1, 2, 3, 4, 5, 6, 7];
+  return [...get(a), ...get(b), ...simd(0x0d, ...low, ...low.map((x) => x + 16))];
 }
 
 function quantBody(): number[] {
@@ -434,16 +437,16 @@ function quantBody(): number[] {
           ...simd(0xfc),
           ...set(W[k]),
         ]),
-        // The 16 bytes (each the low byte of its i32 lane: at most qmax) gathered by shuffles
-        // and stored at once.
+        // The 16 entries (i32 lanes 0 and 1 of each vector, at most qmax) side by side, narrowed
+        // to bytes (unsigned, exact) and stored at once.
         ...get(8),
-        ...pairBytes(W[0], W[1]),
-        ...pairBytes(W[2], W[3]),
-        ...simd(0x0d, 0, 1, 2, 3, 16, 17, 18, 19, ...Array(8).fill(0)),
-        ...pairBytes(W[4], W[5]),
-        ...pairBytes(W[6], W[7]),
-        ...simd(0x0d, 0, 1, 2, 3, 16, 17, 18, 19, ...Array(8).fill(0)),
-        ...simd(0x0d, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),
+        ...pairLanes(W[0], W[1]),
+        ...pairLanes(W[2], W[3]),
+        ...simd(0x86), // i16x8.narrow_i32x4_u
+        ...pairLanes(W[4], W[5]),
+        ...pairLanes(W[6], W[7]),
+        ...simd(0x86),
+        ...simd(0x66), // i8x16.narrow_i16x8_u
         ...simd(0x0b, 0, 0),
         ...bump(7, i32(128)),
         ...bump(8, i32(16)),

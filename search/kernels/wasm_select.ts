@@ -603,21 +603,21 @@ export class CandidateHeaps {
     // exact doubles (rows are u32: b ≤ 21); else positions sorted by row. (The keys' array is
     // kept: a new one a question costs more than the sort.)
     const b = Math.max(1, Math.ceil(Math.log2(size + 1))), span = 2 ** b;
+    const f64 = this.#f64;
+    if (b > 21) {
+      const pos = Array.from({ length: size }, (_, i) => i);
+      pos.sort((x, y) => f64[r0 + x] - f64[r0 + y]);
+      return pos.map((at) => ({ row: f64[r0 + at], score: f64[s0 + at] }));
+    }
     if (this.#keys.length < size) this.#keys = new Float64Array(size);
     const keys = this.#keys.subarray(0, size);
-    if (b <= 21) {
-      for (let i = 0; i < size; i++) keys[i] = this.#f64[r0 + i] * span + i;
-      keys.sort();
-      for (let i = 0; i < size; i++) keys[i] %= span;
-    } else {
-      const pos = Array.from({ length: size }, (_, i) => i);
-      pos.sort((x, y) => this.#f64[r0 + x] - this.#f64[r0 + y]);
-      keys.set(pos);
-    }
+    for (let i = 0; i < size; i++) keys[i] = f64[r0 + i] * span + i;
+    keys.sort();
     const out: { row: number; score: number }[] = new Array(size);
     for (let i = 0; i < size; i++) {
-      const at = keys[i];
-      out[i] = { row: this.#f64[r0 + at], score: this.#f64[s0 + at] };
+      // key = row · span + position: the row by an exact division by a power of two.
+      const key = keys[i], row = Math.floor(key / span);
+      out[i] = { row, score: f64[s0 + key - row * span] };
     }
     return out;
   }
