@@ -62,7 +62,11 @@ import { CandidateHeaps } from "../../kernels/wasm_select.ts";
 /** Centroids per sub-quantizer of a 4-bit index. */
 export const PQ4_KSUB = 16;
 
-/** Blocks scanned per kernel call while the candidates are not yet full. */
+/**
+ * Blocks scanned per kernel call while the candidates are not yet full
+ * (offered one by one; the selection module's heaps take a full run
+ * instead, their first offer's histogram setting the threshold).
+ */
 const WARM_RUN = 2;
 
 /** Blocks scanned per kernel call once they are. */
@@ -528,8 +532,8 @@ export function ivf4CandidatesBatch(
   const heaps = cap !== undefined && cap > 0 ? heapsOf(data, k) : undefined;
   if (heaps === undefined && cands === undefined) return false;
   if (heaps !== undefined && byRow === undefined && cands === undefined) return false;
-  heaps?.reset(qs.length, cap!);
   const M = 2 * data.bpv, dsub = d / M, bb = 16 * M, per = 16 * M, nq = qs.length;
+  heaps?.reset(qs.length, cap!, M * fsQmax(M));
   const start = startsOf(data);
   const t = new Float64Array(M * 16), v = new Float64Array(d);
   const q8: { scale: number; bias: number }[] = new Array(nq);
@@ -578,7 +582,9 @@ export function ivf4CandidatesBatch(
       for (let b0 = 0; b0 < nb;) {
         const f0 = floorOf(j0), f1 = two ? floorOf(j1) : 0;
         const warm = f0 === -Infinity || (two && f1 === -Infinity);
-        const run = Math.min(nb - b0, warm ? WARM_RUN : RUN);
+        // (With the heaps, a warm run is a full one too: their first offer's histogram
+        // sets the threshold from all its rows.)
+        const run = Math.min(nb - b0, warm && heaps === undefined ? WARM_RUN : RUN);
         const thr0 = needOf(f0, base0, scale0);
         const thr1 = two ? needOf(f1, base1, scale1) : 65536;
         if (thr0 > 65535 && thr1 > 65535) break; // no row of this list can reach either floor

@@ -4,8 +4,9 @@
  * keeps exactly the best `cap` (score, lower row) pairs of the rows a
  * TypeScript reference offers (sum ≥ threshold, not padding, score
  * `base + sum / scale`): the same rows, the same scores bit for bit; with
- * many equal scores (a coarse scale), caps 1 to more than the rows, and
- * its floor the worst kept score (−∞ until full).
+ * many equal scores (a coarse scale), caps 1 to more than the rows, runs
+ * of a few blocks and a whole list at once (the first offer's histogram),
+ * and its floor the worst kept score (−∞ until full).
  */
 import { CandidateHeaps, selectModuleBytes } from "../../../search/kernels/wasm_select.ts";
 import {
@@ -40,19 +41,19 @@ Deno.test("candidate heaps: each keeps the best cap (score, lower row) of the ro
   for (const M of [2, 16, 64]) {
     const qmax = fsQmax(M);
     for (const cap of [1, 7, 100, 3000]) {
-      for (const coarse of [false, true]) {
+      for (const [coarse, step] of [[false, 3], [true, 3], [false, 10], [true, 10]] as const) {
         const luts = [0, 1].map(() => Uint8Array.from({ length: 16 * M }, () => u() % (qmax + 1)));
         const tab = k.tables(M, 2);
         tab.set(luts[0]);
         tab.set(luts[1], 16 * M);
-        heaps.reset(2, cap);
+        heaps.reset(2, cap, M * qmax);
         assertEquals(heaps.floor(0), -Infinity);
         const want: { score: number; row: number }[][] = [[], []];
         const base = [0.25, -3], scale = coarse ? [0.5, 1] : [M * 1.37, M * 0.91];
         // A list of n rows (the last block padded), in runs of blocks, thresholds rising.
         const n = 32 * 9 + 13, nb = Math.ceil(n / FS_BLOCK), r0 = 1 + (u() % (nrows - n - 1));
-        for (let b0 = 0; b0 < nb; b0 += 3) {
-          const run = Math.min(3, nb - b0);
+        for (let b0 = 0; b0 < nb; b0 += step) {
+          const run = Math.min(step, nb - b0);
           const thr = [0, 1].map(() => (b0 === 0 ? 0 : u() % Math.floor(M * qmax * 0.6)));
           const count = k.scan2Raw(16 * M * b0, run, M, 0, 16 * M, thr[0], thr[1]);
           const w = k.written(count, FS_OUT2);
@@ -89,7 +90,7 @@ Deno.test("candidate heaps: each keeps the best cap (score, lower row) of the ro
           assertEquals(
             got.map((x) => x.row),
             exp.map((x) => x.row),
-            `M ${M} cap ${cap} coarse ${coarse} q ${g}`,
+            `M ${M} cap ${cap} coarse ${coarse} step ${step} q ${g}`,
           );
           got.forEach((x, i) => assert(Object.is(x.score, exp[i].score), `score of row ${x.row}`));
           // pairsByRow: the same pairs, by increasing row.
@@ -105,6 +106,6 @@ Deno.test("candidate heaps: each keeps the best cap (score, lower row) of the ro
       }
     }
   }
-  assertEquals(cases, 48);
+  assertEquals(cases, 96);
   assert(ties > 0, "no tie among the kept pairs");
 });
