@@ -161,3 +161,18 @@ function fsumPartials(xs: ArrayLike<number>, n: number): number {
   }
   return hi;
 }
+
+/**
+ * `γ(n) = n·u / (1 − n·u)` for float32's unit roundoff `u = 2⁻²⁴`: a
+ * float32 dot product of `n` terms (each product rounded once, summed in
+ * order) is within `γ(n)·Σ|x_t·y_t|` of the exact one, underflow aside.
+ *
+ * @example
+ * ```ts
+ * import { gamma32 } from "./fsum.ts";
+ * if (!(gamma32(256) > 256 * 2 ** -24)) throw new Error();
+ * ```
+ */
+export function gamma32(n: number): number {
+  return n * 2 ** -24 / (1 - n * 2 ** -24);
+}

@@ -38,7 +38,7 @@
  *
  * @module
  */
-import { fsum, fsumQuickEnd } from "../fsum.ts";
+import { fsum, fsumQuickEnd, gamma32 } from "../fsum.ts";
 import { NonFiniteError } from "../index/exact/score.ts";
 import {
   block,
@@ -502,8 +502,8 @@ export class ExactRows {
     else for (let i = 0; i < n; i++) f32.set(a.subarray(rows[i] * d, (rows[i] + 1) * d), i * d);
     if (n % 2 === 1) f32.fill(0, n * d, (n + 1) * d);
     // The rows whose exact sums are taken: all, or (ip, k < n) those the screen keeps.
-    const keep = !l2 && k < n ? this.#screened(buf, f32, pairs, n, d, q, k, q32At, screenAt) : n;
-    const m = keep, mp = (m + 1) >> 1;
+    const m = !l2 && k < n ? this.#screened(buf, f32, pairs, n, d, q, k, q32At, screenAt) : n;
+    const mp = (m + 1) >> 1;
     if (m % 2 === 1) f32.fill(0, m * d, (m + 1) * d);
     new Float64Array(buf, qAt, d).set(q.subarray(0, d));
     this.#sums(rowsAt, mp, d, qAt, l2 ? 1 : 0, outAt);
@@ -522,11 +522,12 @@ export class ExactRows {
 
   /**
    * The float32 screen (module function `screen`) of the `n` rows in
-   * `f32`: each row's sum `S` and magnitude `A` (`Σ |x_t|·|q_t|`) in
-   * float32 lanes, so its exact sum is within `E = A·2^-16 + |S|·2^-48 +
-   * 2^-140` of `S` (float32 dot products of 256 terms or fewer: within
-   * `γ_n·A ≤ 2^-17·A`; float64's roundings and float32's underflow in the
-   * rest). A row whose `S + E` is below the `k`-th largest `S − E` cannot
+   * `f32`: each row's sum `S` and magnitude `A` (`Σ |x_t|·|q_t|`) in four
+   * float32 lanes of `d/4` terms each, so its exact sum is within `E =
+   * 2·γ(d/4 + 1)·A + |S|·2⁻⁴⁸ + d·2⁻¹⁴⁹` of `S` (a lane within
+   * `γ(d/4)` of its terms' magnitudes; twice that and `|S|·2⁻⁴⁸` for `A`'s
+   * own rounding and float64's, `d·2⁻¹⁴⁹` for float32's underflow;
+   * {@linkcode gamma32}). A row whose `S + E` is below the `k`-th largest `S − E` cannot
    * be among the best `k`; the others (and any row with a non-finite `S`
    * or `A`) are moved to the front of `f32`, in order, their indices in
    * `#sel`. Returns how many.
@@ -551,11 +552,14 @@ export class ExactRows {
     }
     if (this.#best.length < k) this.#best = new Float64Array(k);
     const hi = this.#hi, best = this.#best;
+    // Each lane sums d / 4 products in float32 (within γ(d/4)·A of exact), the lanes added in
+    // float64; twice that, for A's own rounding and float64's, and d·2⁻¹⁴⁹ for underflow.
+    const g = 2 * gamma32(d / 4 + 1), tiny = d * 2 ** -149;
     // The k largest finite lower ends, smallest first (an insertion list of k).
     let nb = 0;
     for (let i = 0; i < n; i++) {
       const at = 4 * (i >> 1) + (i & 1), S = sa[at], A = sa[at + 2];
-      const e = A * 2 ** -16 + Math.abs(S) * 2 ** -48 + 2 ** -140;
+      const e = A * g + Math.abs(S) * 2 ** -48 + tiny;
       const x = S - e;
       hi[i] = S + e;
       if (!(Math.abs(x) < Infinity) || !(e < Infinity)) {

@@ -104,6 +104,7 @@ import {
   uleb,
   vec,
 } from "./wasm_encode.ts";
+import { gamma32 } from "../fsum.ts";
 
 const PAGE = 65536;
 const I32 = 0x7f, V128 = 0x7b;
@@ -835,9 +836,6 @@ export function screenSums(
     out[l] = s;
   }
 }
-
-/** `γ(n) = n·u / (1 − n·u)` for float32's unit roundoff `u = 2⁻²⁴`. */
-const gamma32 = (n: number) => n * 2 ** -24 / (1 - n * 2 ** -24);
 
 /**
  * One thread's screen over one index's coarse centroids: the lists a

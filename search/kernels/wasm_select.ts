@@ -20,7 +20,9 @@
  * (`fastscan.ts` `needOf`, as `offerWritten` re-takes it: a row below it
  * scores below the worst kept and would be let go); a block none of whose
  * 32 sums reaches the threshold (four `i16x8.ge_u` compares: often a block
- * the two-question kernel wrote for the other question) is passed over.
+ * the two-question kernel wrote for the other question) is passed over,
+ * and in the others only the positions whose sum reaches it are visited
+ * (the compares narrowed to a 32-bit mask, its lowest set bit first).
  * Only rows the heap would let go are skipped, so the kept pairs are the
  * same.
  *

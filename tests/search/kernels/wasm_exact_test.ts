@@ -166,7 +166,7 @@ Deno.test("ExactRows.scores: a NaN or infinite value is refused with its row; a 
 Deno.test("ExactRows.scores with k: every row's exact score, or −∞ only for a row whose exact score is below k others' (ip; ties, magnitudes, float16)", () => {
   const k = ExactRows.create()!;
   let dropped = 0, kept = 0;
-  for (const d of [4, 12, 256]) {
+  for (const d of [4, 12, 256, 1024]) {
     for (const kind of ["plain", "scaled", "ties"]) {
       const all = 40, a = rowsOf(all, d, kind), q = rowsOf(1, d, kind);
       // Two rows the same as others (their scores tie exactly).
@@ -202,8 +202,8 @@ Deno.test("ExactRows.scores with k: every row's exact score, or −∞ only for 
   }
   // Rows a float32 ulp apart in a few values: exact scores closer than float32's rounding of
   // their sums, so only the screen's bound keeps the better one.
-  for (let trial = 0; trial < 300; trial++) {
-    const d = 256, a = rowsOf(3, d, "plain"), q = rowsOf(1, d, "plain");
+  for (let trial = 0; trial < 400; trial++) {
+    const d = trial % 2 === 0 ? 256 : 1024, a = rowsOf(3, d, "plain"), q = rowsOf(1, d, "plain");
     const bits = new Int32Array(a.buffer);
     a.copyWithin(d, 0, d);
     a.copyWithin(2 * d, 0, d);
