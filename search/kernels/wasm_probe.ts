@@ -81,7 +81,7 @@ const I32 = 0x7f, F64 = 0x7c, V128 = 0x7b;
 const f32Load = (off = 0) => [0x2a, 2, ...uleb(off)];
 const f64Load = (off = 0) => [0x2b, 3, ...uleb(off)];
 const f64Store = (off = 0) => [0x39, 3, ...uleb(off)];
-const promote = [0xbb], fAdd = [0xa0], fSub = [0xa1], fMul = [0xa2], fDiv = [0xa3];
+const promote = [0xbb], fAdd = [0xa0], fSub = [0xa1], fDiv = [0xa3];
 const fLt = [0x63], fGt = [0x64];
 const select = [0x1b], fromU = [0xb8];
 const iAdd = [0x6a], iMul = [0x6c], iGeU = [0x4f];
