@@ -107,6 +107,10 @@ function sharedDense(index: IvfIndexView): Float32Array | Uint16Array | undefine
  * each; `n` ≤ `nq`): in proportion to its speed, `1 / perQuestion[i]`
  * (its time a question so far), so that all finish about together; equal
  * shares while any thread's time is not known (missing or not above 0).
+ * A speed counts for at most 4× the mean of the threads' and at least a
+ * quarter of it, so that one slow call (a worker's first, its code not yet
+ * compiled) cannot leave a thread so few questions that its next time a
+ * question is mostly the call's own cost, and its share stays small.
  *
  * @example
  * ```ts
@@ -119,7 +123,9 @@ function sharedDense(index: IvfIndexView): Float32Array | Uint16Array | undefine
 export function shareCounts(nq: number, n: number, perQuestion: readonly number[]): number[] {
   const t = perQuestion;
   const known = t.length >= n && t.slice(0, n).every((x) => x > 0 && x < Infinity);
-  const w = Array.from({ length: n }, (_, i) => known ? 1 / t[i] : 1);
+  const raw = Array.from({ length: n }, (_, i) => known ? 1 / t[i] : 1);
+  const mean = raw.reduce((a, b) => a + b, 0) / n;
+  const w = raw.map((x) => Math.min(4 * mean, Math.max(mean / 4, x)));
   const sum = w.reduce((a, b) => a + b, 0);
   const counts = w.map((x) => Math.max(1, Math.floor((nq * x) / sum)));
   // What the rounding left (or took over, where a thread was given its one), thread by thread.

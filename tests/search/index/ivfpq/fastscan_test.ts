@@ -286,13 +286,16 @@ Deno.test("4-bit ivf-pq: reproducible bytes, codes of the nearest entries in the
   }
 });
 
-Deno.test("shareCounts: each thread's share in proportion to its speed, at least one each, all the questions; equal while a time is unknown", () => {
+Deno.test("shareCounts: each thread's share in proportion to its speed (within a quarter and 4x the mean), at least one each, all the questions; equal while a time is unknown", () => {
   assertEquals(shareCounts(256, 2, []), [128, 128]);
   assertEquals(shareCounts(256, 2, [1, 0]), [128, 128]);
   assertEquals(shareCounts(256, 2, [1, 1.25]), [143, 113]);
   assertEquals(shareCounts(7, 3, [1, 1, 1]), [3, 2, 2]);
   assertEquals(shareCounts(3, 3, [1, 1000, 1000]), [1, 1, 1]);
   assertEquals(shareCounts(10, 2, [1, 1e9]), [9, 1]);
+  // One very slow call counts as a quarter of the mean speed: 28 of 256, not 1.
+  assertEquals(shareCounts(256, 2, [1, 1000]), [228, 28]);
+  assertEquals(shareCounts(256, 2, [1000, 1]), [29, 227]); // (what rounding leaves: the first)
   for (const [nq, t] of [[1000, [0.3, 0.5, 0.4]], [5, [2, 1]], [2, [1, 3]]] as const) {
     const c = shareCounts(nq, t.length, t);
     assertEquals(c.reduce((a, b) => a + b, 0), nq);
