@@ -153,6 +153,24 @@ export function encodeRows(
     kernel.nearestSub(r, n, bpv, dsub, m.codebooks, m.allNorms, ks, codes);
     return;
   }
+  if (kernel !== undefined) {
+    // Wider sub-vectors (dsub > SMALL_D): every row's list, then each sub-quantizer's slice of
+    // the residuals (float32, as below) gathered and given its nearest entries, all through
+    // nearestAll (its kernels give `nearest`'s answers, bit for bit).
+    nearestAll(x, n, d, centroids, cNorm, nlist, lists);
+    if (residuals.length < n * dsub) residuals = new Float32Array(n * dsub);
+    const sub = residuals.subarray(0, n * dsub), best = new Uint32Array(n);
+    for (let s = 0; s < bpv; s++) {
+      const so = s * dsub;
+      for (let i = 0; i < n; i++) {
+        const xo = i * d + so, lo = lists[i] * d + so, o = i * dsub;
+        for (let t = 0; t < dsub; t++) sub[o + t] = x[xo + t] - centroids[lo + t];
+      }
+      nearestAll(sub, n, dsub, books[s], norms[s], ks, best);
+      for (let i = 0; i < n; i++) codes[i * bpv + s] = best[i];
+    }
+    return;
+  }
   const r = new Float32Array(d);
   for (let i = 0; i < n; i++) {
     const l = nearest(x, i * d, centroids, cNorm, nlist, d);

@@ -143,7 +143,7 @@ Deno.test("nearest-centroid kernel: sub-quantizers' codes equal nearest() bit fo
   assert(tied > 100, `${tied} codes decided by the tie rule`);
 });
 
-Deno.test("nearest-centroid kernel: encodeRows gives the same lists and codes with and without it (8-bit and 4-bit shapes; the residuals taken in the kernel, across its chunks)", () => {
+Deno.test("nearest-centroid kernel: encodeRows gives the same lists and codes with and without it (8-bit and 4-bit shapes; the residuals taken in the kernel, across its chunks; sub-vectors wider than SMALL_D gathered)", () => {
   for (
     const [d, bpv, ksub, nlist, n] of [
       [64, 16, 256, 10, 999],
@@ -151,6 +151,11 @@ Deno.test("nearest-centroid kernel: encodeRows gives the same lists and codes wi
       [32, 32, 16, 33, NEAREST_CHUNK + 77],
       [32, 16, 16, 9, NEAREST_CHUNK + 5],
       [6, 3, 16, 5, 999],
+      // dsub 16, 32 and 64 (> SMALL_D): fewer than 8 lists, the float64 kernel; 64, the screen.
+      [64, 4, 256, 4, 999],
+      [128, 4, 16, 3, 999],
+      [256, 4, 256, 12, 500],
+      [40, 4, 16, 9, 777],
     ]
   ) {
     const x = values(n * d, false), centroids = values(nlist * d, false);
