@@ -76,6 +76,10 @@
  * a centroid whose lower bound, or half its distance from the row's
  * centroid, is at least the upper bound (plus a margin far above float64's
  * rounding of the distances) cannot be `nearest`'s answer and is skipped.
+ * The test itself, a row's bounds against every centroid, runs two centroids
+ * a step in WebAssembly (`search/kernels/wasm_bounds.ts`, the same float64
+ * operations), after Hamerly's test (every other centroid at least twice the
+ * upper bound away: nothing to look at).
  * The rest are screened in float32 as above (a `list` of them, not all),
  * and the few whose intervals overlap get `nearest`'s float64 distance.
  * Every bound is rounded the safe way, so the answers, hence the
@@ -95,6 +99,7 @@ import { nearestKernel, PairDistances, SMALL_D } from "../../kernels/nearest.ts"
 import { type SimdKernels, simdKernels } from "../../kernels/simd.ts";
 import { F32_SAFE, TINY, U32 } from "../exact/score.ts";
 import { ListScreen } from "../../kernels/wasm_screen.ts";
+import { BoundsTest, unskippedReference } from "../../kernels/wasm_bounds.ts";
 
 /**
  * The splitmix32 generator: a function returning uint32 values.
@@ -796,6 +801,10 @@ export function boundedAssign(
   const cand = new Int32Array(k), held = new Int32Array(k), dist = new Float64Array(k + 4);
   const lo = new Float64Array(k), hi = new Float64Array(k);
   pairs.centroids(c, cNorm);
+  // The bounds' test in the module where it runs (the same centroids), its half distances
+  // copied there once a call.
+  const test = boundsTestOf(k);
+  test?.update(total, half);
   // The float32 screen's numbers (nearestScreened's).
   const screen = new Screen(cNorm, k, d), maxC = screen.maxC;
   // Row i's centroids list[0 … w) by nearest's float64 distance: the first smallest, its
@@ -820,13 +829,25 @@ export function boundedAssign(
     u = (upper[i] + shift[a]) * UP;
     // u′: the distance every skipped centroid is at least at (u² plus the margin).
     const up = Math.sqrt((u * u * UP + g) * UP) * UP;
+    // Every other centroid at least twice u′ from a (Hamerly's test): none can win, and
+    // none is looked at.
+    if (up <= near[a]) {
+      upper[i] = u;
+      continue;
+    }
     // The centroids the bounds cannot skip: a lower bound (lower − total) below u′, tested
     // as lower < (u′ + total)·UP (rounded up: a skip is sure), and half the distance too.
-    let m = 0;
-    for (let j = 0; j < k; j++) {
-      if (lower[lb + j] < (up + total[j]) * UP && half[ha + j] < up && j !== a) cand[m++] = j;
-    }
-    if (m === 0 || up <= near[a]) {
+    const m = test !== undefined ? test.unskipped(lower, lb, a, up, UP, cand) : unskippedReference(
+      lower.subarray(lb, lb + k),
+      total,
+      half.subarray(ha, ha + k),
+      up,
+      a,
+      k,
+      UP,
+      cand,
+    );
+    if (m === 0) {
       upper[i] = u;
       continue;
     }
@@ -876,6 +897,19 @@ export function boundedAssign(
     assign[i] = best;
     upper[i] = u;
   }
+}
+
+/** The largest `k` whose half distances (`8·k²` bytes) the bounds' module takes: 64 MiB. */
+const BOUNDS_TEST_MAX_K = 2896;
+
+/** This thread's bounds test (`wasm_bounds.ts`) for `k` centroids, made once a `k`. */
+let boundsTest: BoundsTest | null | undefined;
+function boundsTestOf(k: number): BoundsTest | undefined {
+  if (k > BOUNDS_TEST_MAX_K) return undefined;
+  if (boundsTest === undefined || (boundsTest !== null && boundsTest.k !== k)) {
+    boundsTest = BoundsTest.create(k) ?? null;
+  }
+  return boundsTest ?? undefined;
 }
 
 /** One assignment step of a k-means: the centroids, their squared norms and where each row's nearest goes. */
