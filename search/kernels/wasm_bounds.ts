@@ -265,24 +265,21 @@ export class BoundsTest {
     this.#f64.set(half.subarray(0, k * k), k);
   }
 
+  /** Where {@linkcode BoundsTest.unskipped} writes the centroids (a view of the module's memory). */
+  get cand(): Int32Array {
+    return this.#i32;
+  }
+
   /**
    * {@linkcode unskippedReference}`(lower[lb…lb+k), total, half[a·k…a·k+k),
-   * up, a, k, up1, cand)` with the totals and half distances last set; the
-   * same count and centroids.
+   * up, a, k, up1, cand)` with the totals and half distances last set, the
+   * centroids written to {@linkcode BoundsTest.cand}: the same count and
+   * centroids.
    */
-  unskipped(
-    lower: Float32Array,
-    lb: number,
-    a: number,
-    up: number,
-    up1: number,
-    cand: Int32Array,
-  ): number {
+  unskipped(lower: Float32Array, lb: number, a: number, up: number, up1: number): number {
     const k = this.#k;
     this.#f32.set(lower.subarray(lb, lb + k));
     const l = 8 * k * (k + 1);
-    const m = this.#run(l, 0, 8 * k + 8 * a * k, up, a, k, up1, l + 4 * k);
-    cand.set(this.#i32.subarray(0, m));
-    return m;
+    return this.#run(l, 0, 8 * k + 8 * a * k, up, a, k, up1, l + 4 * k);
   }
 }

@@ -837,7 +837,9 @@ export function boundedAssign(
     }
     // The centroids the bounds cannot skip: a lower bound (lower − total) below u′, tested
     // as lower < (u′ + total)·UP (rounded up: a skip is sure), and half the distance too.
-    const m = test !== undefined ? test.unskipped(lower, lb, a, up, UP, cand) : unskippedReference(
+    // (The module's candidates are read where it wrote them.)
+    const cs = test !== undefined ? test.cand : cand;
+    const m = test !== undefined ? test.unskipped(lower, lb, a, up, UP) : unskippedReference(
       lower.subarray(lb, lb + k),
       total,
       half.subarray(ha, ha + k),
@@ -856,7 +858,7 @@ export function boundedAssign(
     // interval reaches below the smallest upper end, the first smallest winning.
     const list = pairs.list;
     list[0] = a;
-    for (let r = 0; r < m; r++) list[r + 1] = cand[r];
+    for (let r = 0; r < m; r++) list[r + 1] = cs[r];
     const mm = m + 1, xLen = Math.sqrt(sq[i]);
     let best = -1;
     if (xLen * maxC <= F32_SAFE) {
@@ -891,7 +893,7 @@ export function boundedAssign(
     // Too large for float32 products, or a product that is not finite: every one in float64.
     if (best < 0) {
       list[0] = a;
-      for (let r = 0; r < m; r++) list[r + 1] = cand[r];
+      for (let r = 0; r < m; r++) list[r + 1] = cs[r];
       best = exactly(i, mm, g);
     }
     assign[i] = best;
