@@ -15,8 +15,10 @@ import {
   br,
   brIf,
   get,
+  grownBuffer,
   i32,
   ifThen,
+  name,
   onceModule,
   section,
   set,
@@ -24,7 +26,6 @@ import {
   uleb,
   vec,
 } from "./wasm_encode.ts";
-import { name } from "./wasm_encode.ts";
 
 const I32 = 0x7f, F64 = 0x7c, V128 = 0x7b;
 
@@ -234,9 +235,7 @@ export class BoundsTest {
     this.#k = k;
     // Layout: total (f64, k), half (f64, k × k), a row's lower bounds (f32, k), cand (i32, k).
     const bytes = 8 * k * (k + 1) + 8 * k;
-    const have = memory.buffer.byteLength;
-    if (bytes > have) memory.grow(Math.ceil((bytes - have) / 65536));
-    const buf = memory.buffer as ArrayBuffer;
+    const buf = grownBuffer(memory, bytes);
     this.#f64 = new Float64Array(buf, 0, k * (k + 1));
     this.#f32 = new Float32Array(buf, 8 * k * (k + 1), k);
     this.#i32 = new Int32Array(buf, 8 * k * (k + 1) + 4 * k, k);

@@ -9,20 +9,15 @@
  */
 import { assert, assertEquals } from "../../_assert.ts";
 import { BoundsTest, unskippedReference } from "../../../search/kernels/wasm_bounds.ts";
+import { splitmix32 } from "../../../search/index/ivfpq/kmeans.ts";
 
 const UP = 1 + 2 ** -50;
 
-/** splitmix32 in [0, 1). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x9e3779b9) >>> 0;
-    let z = s;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
-    return ((z ^ (z >>> 16)) >>> 0) / 2 ** 32;
-  };
-}
+/** Uniform numbers in [0, 1) from the k-means's splitmix32. */
+const rng = (seed: number) => {
+  const next = splitmix32(seed);
+  return () => next() / 2 ** 32;
+};
 
 Deno.test("bounds test kernel: the reference's centroids, in order, for random, tied and non-finite bounds", () => {
   let cases = 0, kept = 0, ties = 0;
