@@ -32,12 +32,16 @@ Deno.test("evaluate --format trec: a pattern that backtracks for ever is cut off
 
 Deno.test("evaluate --format trec: SIGINT stops a set of patterns that all backtrack for ever (exit 130)", async () => {
   const n = 2000; // about 0.1 s each: minutes in all
-  const data = `${tmp}/many-trec.qa.csv`;
+  // evaluate writes its stderr lines 64 KiB at a time: a long path in every line makes the
+  // first write come after about 100 patterns, not 450 (seconds, not half a minute).
+  const dir = `${tmp}/${"many-patterns-".repeat(16)}/${"backtracking-".repeat(18)}`;
+  Deno.mkdirSync(dir, { recursive: true });
+  const data = `${dir}/many-trec.qa.csv`;
   Deno.writeTextFileSync(
     data,
     Array.from({ length: n }, (_, i) => `q${i}\t["(a+)+$"]\n`).join(""),
   );
-  const pred = `${tmp}/many_pred.json`;
+  const pred = `${dir}/many_pred.json`;
   Deno.writeTextFileSync(
     pred,
     JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [String(i), EVIL]))),
