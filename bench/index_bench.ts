@@ -64,6 +64,7 @@ import type { Matrix } from "../io/matrix.ts";
 import { asFloat32 } from "../search/dense_f64.ts";
 import { loadIvf } from "../search/index/ivfpq/ivfpq.ts";
 import { closeIvfWorkers, scoreIvf } from "../search/index/ivfpq/ivf_search.ts";
+import { inOrder } from "../search/in_order.ts";
 import { trainSample } from "../search/index/ivfpq/train.ts";
 import { openIndexSync } from "../search/index/read.ts";
 import { scoreQuestions } from "../search/open/open.ts";
@@ -276,16 +277,22 @@ for (const [bits, ivf] of ivfs) {
           for (let p = 0; p < passes; p++) {
             t0 = performance.now();
             const got: number[][] = [];
-            for (let b = 0; b < qs.length; b += block) {
-              const tops = await scoreIvf(ivf, qs.slice(b, b + block), {
-                topK: K,
-                nprobe,
-                refine: rf,
-                threads: th,
-                scanKernel: kernel,
-              });
-              for (const t of tops) got.push(t.rows);
-            }
+            // As the `search` stage: on N > 1 threads, N blocks under way while one is taken.
+            await inOrder(
+              Math.ceil(qs.length / block),
+              th > 1 ? th : 0,
+              (i) =>
+                scoreIvf(ivf, qs.slice(i * block, (i + 1) * block), {
+                  topK: K,
+                  nprobe,
+                  refine: rf,
+                  threads: th,
+                  scanKernel: kernel,
+                }),
+              (_, tops) => {
+                for (const t of tops) got.push(t.rows);
+              },
+            );
             s = Math.min(s, (performance.now() - t0) / 1000);
             if (p === 0) rows = got;
             else if (JSON.stringify(got) !== JSON.stringify(rows)) {

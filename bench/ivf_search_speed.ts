@@ -2,7 +2,7 @@
  * One IVF-PQ search, timed and ready to profile: the questions of a raw
  * float32 file (`queries.f32`, as `bench/index_bench.ts` writes it) against
  * an `ivf-pq` index folder, in blocks of `--block` questions (default 256, the
- * `search` stage's), `--reps`
+ * `search` stage's; with `--threads` N > 1, N blocks under way, as the stage), `--reps`
  * passes; prints the questions a second of each pass. Under Deno's
  * `--cpu-prof`, `bench/cpuprofile_split.py` turns the profile into where
  * the time goes per question.
@@ -15,9 +15,11 @@
  *
  * @module
  */
+import process from "node:process";
 import { loadIvf } from "../search/index/ivfpq/ivfpq.ts";
 import { closeIvfWorkers, scoreIvf } from "../search/index/ivfpq/ivf_search.ts";
 import { openIndexSync } from "../search/index/read.ts";
+import { inOrder } from "../search/in_order.ts";
 
 const arg = (name: string, fallback: string): string => {
   const i = Deno.args.indexOf(`--${name}`);
@@ -40,14 +42,20 @@ if (import.meta.main) {
   const qs: Float32Array[] = [];
   for (let i = 0; i + d <= raw.length; i += d) qs.push(raw.slice(i, i + d));
   for (let rep = 0; rep < reps; rep++) {
-    const t0 = performance.now();
-    for (let b = 0; b < qs.length; b += block) {
-      await scoreIvf(ix, qs.slice(b, b + block), { topK, nprobe, refine, threads });
-    }
-    const s = (performance.now() - t0) / 1000;
+    const t0 = performance.now(), c0 = process.cpuUsage();
+    // As the `search` stage does: with N threads, N blocks under way while one is taken.
+    await inOrder(
+      Math.ceil(qs.length / block),
+      threads > 1 ? threads : 0,
+      (i) => scoreIvf(ix, qs.slice(i * block, (i + 1) * block), { topK, nprobe, refine, threads }),
+      () => {},
+    );
+    const s = (performance.now() - t0) / 1000, c = process.cpuUsage(c0);
+    // (The process's CPU time, all its threads: user + system.)
+    const cpu = (c.user + c.system) / 1000 / qs.length;
     console.log(
       `${dir}: ${qs.length} questions, nprobe ${nprobe}, ${refine} candidates, ${threads} thread(s): ` +
-        `${(qs.length / s).toFixed(0)} q/s`,
+        `${(qs.length / s).toFixed(0)} q/s, ${cpu.toFixed(4)} ms of CPU a question`,
     );
   }
   closeIvfWorkers(ix);

@@ -19,7 +19,11 @@
  * then takes 4,096 questions at a time, each pass reading the vectors
  * once). Otherwise questions are read and answered in blocks of 256, and
  * each block's lines are written before the next is read, so memory beyond
- * the index is the dataset's question → paragraph map and one block.
+ * the index is the dataset's question → paragraph map and one block; an
+ * `ivf-pq` search on N > 1 threads keeps N more blocks under way on its
+ * search workers while a block's lines are written (`search/in_order.ts`:
+ * the same lines, in the same order), so that no worker waits for this
+ * thread's reading and writing.
  *
  * **Outputs.** `predictions`: `{question id: top-1 phrase}` in dataset order,
  * in Python `json.dump` format as merge writes it; `topkOut`: NDJSON, one
@@ -39,6 +43,7 @@ import { pyStringLiteral } from "../../io/pyjson.ts";
 import { type AtomicWriter, openAtomicWriter } from "../../io/fs.ts";
 import type { ExactIndex } from "../index/read.ts";
 import { isShardSet } from "../index/shards.ts";
+import { inOrder } from "../in_order.ts";
 import { closeSearchWorkers, PhraseIndex, PhraseIndexLive } from "./phrase_index.ts";
 import {
   hitsOf,
@@ -149,7 +154,9 @@ const searchOpen = (
               : AbortSignal.any([signal, opts.signal]);
             const pace = new Pace(stop);
             let answered = 0, missing = 0, first = true;
-            for (let b = 0; b < qids.length; b += block) {
+            // A block's questions read and handed to the scoring (which may run on search
+            // workers while this thread writes an earlier block's lines).
+            const start = (b: number) => {
               const ids: string[] = [], vectors: Matrix[] = [], own: number[] = [];
               for (const qid of qids.slice(b, b + block)) {
                 const v = qd.readQuestion(qid);
@@ -170,31 +177,36 @@ const searchOpen = (
                 vectors.push(v);
                 own.push(paragraphOf.get(q2c.get(qid)!) ?? -1);
               }
-              const tops = await scoreOpenBlock(
-                index,
-                vectors,
-                { ...opts, signal: stop },
-                ivf,
-                own,
-              );
-              let text = "", lines = "";
-              for (let j = 0; j < ids.length; j++) {
-                // Phrase texts read from disk (a memory budget) take a while too.
-                await pace.tick();
-                // Without top-k records, only the top-1 prediction is written.
-                const hits = hitsOf(index, tops[j], topk === undefined ? 1 : Infinity);
-                if (hits.length === 0) continue;
-                answered++;
-                text += `${first ? "{" : ", "}${pyStringLiteral(ids[j])}: ${
-                  pyStringLiteral(hits[0].phrase)
-                }`;
-                first = false;
-                if (topk !== undefined) lines += topkLines(ids[j], hits);
-              }
-              if (text !== "") await pred.write(text);
-              if (lines !== "") await topk!.write(lines);
-              opts.onProgress?.(Math.min(qids.length, b + block));
-            }
+              return scoreOpenBlock(index, vectors, { ...opts, signal: stop }, ivf, own)
+                .then((tops) => ({ ids, tops }));
+            };
+            // On N > 1 search workers N blocks are under way while one is written (the same
+            // lines in the same order); otherwise one block at a time.
+            const ahead = ivf && (opts.threads ?? 1) > 1 ? Math.floor(opts.threads!) : 0;
+            await inOrder(
+              Math.ceil(qids.length / block),
+              ahead,
+              (i) => start(i * block),
+              async (i, { ids, tops }) => {
+                let text = "", lines = "";
+                for (let j = 0; j < ids.length; j++) {
+                  // Phrase texts read from disk (a memory budget) take a while too.
+                  await pace.tick();
+                  // Without top-k records, only the top-1 prediction is written.
+                  const hits = hitsOf(index, tops[j], topk === undefined ? 1 : Infinity);
+                  if (hits.length === 0) continue;
+                  answered++;
+                  text += `${first ? "{" : ", "}${pyStringLiteral(ids[j])}: ${
+                    pyStringLiteral(hits[0].phrase)
+                  }`;
+                  first = false;
+                  if (topk !== undefined) lines += topkLines(ids[j], hits);
+                }
+                if (text !== "") await pred.write(text);
+                if (lines !== "") await topk!.write(lines);
+                opts.onProgress?.(Math.min(qids.length, (i + 1) * block));
+              },
+            );
             await pred.write(first ? "{}" : "}");
             await topk?.commit();
             await pred.commit();

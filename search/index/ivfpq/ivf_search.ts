@@ -5,13 +5,16 @@
  * (`ivfCandidatesBatch`) and, with `refine` > 0, re-score them exactly from
  * the index's vectors (merge's scores and tie rule: `search/kernels/wasm_exact.ts`'s
  * `ExactRows`, else `search/index/exact/score.ts`'s `scoreDenseBest`), keeping
- * the best `topK`. With `threads` > 1
- * the questions are shared among search workers (`ivf_worker.ts`) and this
- * thread, with the same answers; {@linkcode closeIvfWorkers} ends them.
+ * the best `topK`. With `threads` > 1 the questions are cut into pieces
+ * that `threads` search workers (`ivf_worker.ts`) take from one queue as
+ * each is free, this thread only handing them out and gathering the
+ * answers (the same answers); calls made before the last is answered wait
+ * in the same queue (the `search` stage keeps blocks under way that way:
+ * `search/in_order.ts`). {@linkcode closeIvfWorkers} ends the workers.
  *
  * @module
  */
-import { scoreDenseBest, TopK } from "../exact/score.ts";
+import { NonFiniteError, scoreDenseBest, TopK } from "../exact/score.ts";
 import { simdKernels } from "../../kernels/simd.ts";
 import { ExactRows } from "../../kernels/wasm_exact.ts";
 import { defaultNprobe, MAX_SEARCH_THREADS } from "../defaults.ts";
@@ -102,131 +105,141 @@ function sharedDense(index: IvfIndexView): Float32Array | Uint16Array | undefine
   return a !== undefined && a.buffer instanceof SharedArrayBuffer ? a : undefined;
 }
 
+/** The most questions one request to a search worker holds (the `search` stage's block). */
+export const WORKER_PIECE = 256;
+
 /**
- * How many of `nq` questions each of `n` threads takes (at least one
- * each; `n` ≤ `nq`): in proportion to its speed, `1 / perQuestion[i]`
- * (its time a question so far), so that all finish about together; equal
- * shares while any thread's time is not known (missing or not above 0).
- * A speed counts for at most 4× the mean of the threads' and at least a
- * quarter of it, so that one slow call (a worker's first, its code not yet
- * compiled) cannot leave a thread so few questions that its next time a
- * question is mostly the call's own cost, and its share stays small.
+ * The sizes of the `pieces` pieces `nq` questions are cut into, in order:
+ * as equal as can be, the first ones one larger (1 ≤ `pieces` ≤ `nq`).
  *
  * @example
  * ```ts
- * import { shareCounts } from "./ivf_search.ts";
- * if (shareCounts(10, 2, []).join() !== "5,5") throw new Error();
- * // A thread twice as slow as the other takes a third.
- * if (shareCounts(300, 2, [1, 2]).join() !== "200,100") throw new Error();
+ * import { pieceSizes } from "./ivf_search.ts";
+ * if (pieceSizes(10, 3).join() !== "4,3,3") throw new Error();
  * ```
  */
-export function shareCounts(nq: number, n: number, perQuestion: readonly number[]): number[] {
-  const t = perQuestion;
-  const known = t.length >= n && t.slice(0, n).every((x) => x > 0 && x < Infinity);
-  const raw = Array.from({ length: n }, (_, i) => known ? 1 / t[i] : 1);
-  const mean = raw.reduce((a, b) => a + b, 0) / n;
-  const w = raw.map((x) => Math.min(4 * mean, Math.max(mean / 4, x)));
-  const sum = w.reduce((a, b) => a + b, 0);
-  const counts = w.map((x) => Math.max(1, Math.floor((nq * x) / sum)));
-  // What the rounding left (or took over, where a thread was given its one), thread by thread.
-  let left = nq - counts.reduce((a, b) => a + b, 0);
-  for (let i = 0; left !== 0; i = (i + 1) % n) {
-    if (left > 0) {
-      counts[i]++;
-      left--;
-    } else if (counts[i] > 1) {
-      counts[i]--;
-      left++;
-    }
-  }
-  return counts;
+export function pieceSizes(nq: number, pieces: number): number[] {
+  const base = Math.floor(nq / pieces), extra = nq % pieces;
+  return Array.from({ length: pieces }, (_, i) => base + (i < extra ? 1 : 0));
 }
 
-/** A worker's answer: candidates, or top rows; and the ms it took. */
+/**
+ * How many pieces a call of `nq` questions is cut into when `free` search
+ * workers would otherwise wait: enough for every such worker (so that one
+ * call alone keeps all of them busy), and pieces of at most
+ * {@linkcode WORKER_PIECE} questions (fewer, larger pieces cost less a
+ * question: two questions of a piece share a pass over a list's codes);
+ * at most `nq`, at least one.
+ *
+ * @example
+ * ```ts
+ * import { pieceCount } from "./ivf_search.ts";
+ * // One block of 256 on 2 idle workers: two halves; while both are busy: one piece.
+ * if (pieceCount(256, 2) !== 2 || pieceCount(256, 0) !== 1) throw new Error();
+ * if (pieceCount(1057, 2) !== 5 || pieceCount(1, 4) !== 1) throw new Error();
+ * ```
+ */
+export function pieceCount(nq: number, free: number): number {
+  return Math.max(1, Math.min(nq, Math.max(Math.ceil(nq / WORKER_PIECE), free)));
+}
+
+/** A worker's answer: candidates, or top rows, and the ms it took; or a non-finite row's error. */
 type WorkerAnswer =
   | { id: number; cands: Cands[]; ms?: number }
-  | { id: number; tops: PackedTops; ms?: number };
+  | { id: number; tops: PackedTops; ms?: number }
+  | { id: number; nonFinite: string };
+
+/** One piece of a call's questions waiting for a worker. */
+interface Piece {
+  readonly message: Record<string, unknown>;
+  /** The piece's questions, one after another (moved to the worker). */
+  readonly q: Float32Array<ArrayBuffer>;
+  readonly resolve: (r: WorkerAnswer) => void;
+  readonly reject: (e: unknown) => void;
+}
 
 /**
- * Search workers of an index: with `n` threads, `n − 1` workers and this
- * thread each take a contiguous share of the questions (this thread the
- * first, while the workers answer theirs), each share in proportion to
- * that thread's speed so far.
+ * Search workers of an index: with `n` threads, `n` workers answer the
+ * questions while this thread only hands out pieces and gathers the
+ * answers. A call's questions are cut into pieces ({@linkcode pieceCount})
+ * that wait in one queue, each taken by the next worker to be free, so
+ * no worker waits for another's share, and calls made before the last one
+ * is answered (the `search` stage's next block) keep every worker busy.
  */
 class IvfWorkers {
   readonly #ws: RequestWorkers<WorkerAnswer>;
+  readonly #busy: boolean[];
+  readonly #queue: Piece[] = [];
 
   constructor(readonly index: IvfIndexView, data: IvfData, readonly n: number) {
     const h = index.header;
     const header = { metric: h.metric, d: h.d, phrases: h.phrases, parameters: h.parameters };
     const dense = sharedDense(index);
-    this.#ws = new RequestWorkers(new URL("./ivf_worker.ts", import.meta.url), n - 1, {
+    this.#ws = new RequestWorkers(new URL("./ivf_worker.ts", import.meta.url), n, {
       init: () => ({ init: { dir: index.dir, header, data, ...(dense ? { dense } : {}) } }),
     });
+    this.#busy = Array.from({ length: n }, () => false);
+  }
+
+  /** Hands waiting pieces to the free workers, the lowest-numbered first. */
+  #deal(): void {
+    for (let i = 0; i < this.n && this.#queue.length > 0; i++) {
+      if (this.#busy[i]) continue;
+      const p = this.#queue.shift()!;
+      this.#busy[i] = true;
+      const done = () => {
+        this.#busy[i] = false;
+        this.#deal();
+      };
+      this.#ws.ask(i, { ...p.message, q: p.q }, [p.q.buffer]).then(
+        (r) => (done(), p.resolve(r)),
+        (e) => (done(), p.reject(e)),
+      );
+    }
   }
 
   /**
-   * Each thread's time a question in the calls so far (this thread's first,
-   * then each worker's, as it says), a moving average; 0 before the first
-   * call.
-   */
-  readonly #perQuestion: number[] = [];
-
-  /** How many of `nq` questions each thread takes ({@linkcode shareCounts}). */
-  #split(nq: number): number[] {
-    return shareCounts(nq, Math.min(this.n, nq), this.#perQuestion);
-  }
-
-  /** Folds one call's time a question of thread `i` into `#perQuestion`. */
-  #timed(i: number, ms: number, count: number): void {
-    const x = ms / count, t = this.#perQuestion;
-    while (t.length < this.n) t.push(0);
-    t[i] = t[i] > 0 ? 0.5 * t[i] + 0.5 * x : x;
-  }
-
-  /**
-   * Asks worker `i − 1` for share `i` (`i` ≥ 1) of `qs` and answers share 0
-   * in this thread (`here`); every share's answer, in question order. The
-   * shares follow the threads' speeds (`#split`).
+   * Every question's answer, in question order: `qs` cut into pieces
+   * ({@linkcode pieceCount}: as many as the workers free once the pieces
+   * already waiting are taken), queued, each answered by the next free
+   * worker and turned into `T`s by `answer`.
    */
   async #shares<T>(
     qs: readonly Float32Array[],
     message: Record<string, unknown>,
     answer: (r: WorkerAnswer) => T[],
-    here: (share: readonly Float32Array[]) => T[],
   ): Promise<T[]> {
-    const counts = this.#split(qs.length), d = this.index.header.d;
+    const d = this.index.header.d;
+    const free = this.#busy.filter((b) => !b).length - this.#queue.length;
     const parts: Promise<T[]>[] = [];
-    const t0 = performance.now();
-    for (let i = 1, at = counts[0]; i < counts.length; at += counts[i++]) {
-      // The share's questions packed into one buffer, moved (a question that is a view of a
+    let at = 0;
+    for (const size of pieceSizes(qs.length, pieceCount(qs.length, free))) {
+      // The piece's questions packed into one buffer, moved (a question that is a view of a
       // larger buffer would copy all of it).
-      const share = qs.slice(at, at + counts[i]);
-      const q = new Float32Array(share.length * d);
-      share.forEach((x, j) => q.set(x, j * d));
+      const q = new Float32Array(size * d);
+      for (let j = 0; j < size; j++) q.set(qs[at + j], j * d);
+      at += size;
       parts.push(
-        this.#ws.ask(i - 1, { ...message, q }, [q.buffer]).then((r) => {
-          // (The worker's own time: its answer waits here while this thread is busy.)
-          this.#timed(i, r.ms ?? performance.now() - t0, share.length);
+        new Promise<WorkerAnswer>((resolve, reject) => {
+          this.#queue.push({ message, q, resolve, reject });
+        }).then((r) => {
+          // (The error this thread's scoring throws, so callers tell it the same way.)
+          if ("nonFinite" in r) throw new NonFiniteError(r.nonFinite);
           return answer(r);
         }),
       );
     }
-    let mine: T[];
-    try {
-      mine = here(qs.slice(0, counts[0]));
-      this.#timed(0, performance.now() - t0, counts[0]);
-    } catch (e) {
-      // The workers' answers are awaited (settled) first: none is left failing unheard.
-      await Promise.allSettled(parts);
-      throw e;
-    }
-    return [mine, ...(await Promise.all(parts))].flat();
+    this.#deal();
+    // Every piece is awaited (settled) before a failure is told: none is left failing unheard.
+    const settled = await Promise.allSettled(parts);
+    const failed = settled.find((s) => s.status === "rejected");
+    if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
+    return settled.flatMap((s) => (s as PromiseFulfilledResult<T[]>).value);
   }
 
   /**
    * The top `k` of every question, candidates and re-scoring in the workers
-   * (the vectors shared) and in this thread.
+   * (the vectors shared).
    */
   tops(
     qs: readonly Float32Array[],
@@ -239,10 +252,6 @@ class IvfWorkers {
       qs,
       { nprobe, cap, kernel, top },
       (r) => unpackTops((r as { tops: PackedTops }).tops, top.k),
-      (share) => {
-        const cands = ivfCandidatesBatch(this.index, share, nprobe, cap, kernel);
-        return finish(this.index, share, cands, top.k, top.refine, top.simd);
-      },
     );
   }
 
@@ -253,15 +262,12 @@ class IvfWorkers {
     cap: number,
     kernel: boolean,
   ): Promise<Cands[]> {
-    return this.#shares(
-      qs,
-      { nprobe, cap, kernel },
-      (r) => (r as { cands: Cands[] }).cands,
-      (share) => ivfCandidatesBatch(this.index, share, nprobe, cap, kernel),
-    );
+    return this.#shares(qs, { nprobe, cap, kernel }, (r) => (r as { cands: Cands[] }).cands);
   }
 
   close(): void {
+    // (Pieces still waiting are never answered, as the requests the workers hold.)
+    this.#queue.length = 0;
     this.#ws.close();
   }
 }

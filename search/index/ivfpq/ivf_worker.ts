@@ -6,13 +6,16 @@
  * candidates (`ivfCandidatesBatch`), and those with `top` (`{k, refine, simd}`)
  * with each question's top rows, re-scored from the index's vectors (shared
  * memory, given with the data) as `scoreIvfSync` does (`ivfTopsPacked`);
- * each answer says how long it took (`ms`, from the message to the answer).
+ * each answer says how long it took (`ms`, from the message to the answer);
+ * a row with a NaN or infinite value is answered `{id, nonFinite}` (the
+ * `NonFiniteError`'s message).
  * Loading it anywhere else would take over that thread's `onmessage`.
  *
  * @module
  */
 import { ivfCandidatesBatch, type IvfData, type IvfIndexView, setIvfData } from "./ivfpq.ts";
 import { ivfTopsPacked } from "./ivf_search.ts";
+import { NonFiniteError } from "../exact/score.ts";
 
 let view: IvfIndexView | undefined;
 
@@ -66,6 +69,9 @@ scope.onmessage = (
     const cands = ivfCandidatesBatch(view!, qs, m.nprobe, m.cap, m.kernel);
     scope.postMessage({ id: m.id, cands, ms: performance.now() - t0 });
   } catch (e) {
-    scope.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) });
+    // A NaN or infinite value among the rows re-scored: told as such, so that the search
+    // throws the `NonFiniteError` this thread would have (the caller names the index file).
+    if (e instanceof NonFiniteError) scope.postMessage({ id: m.id, nonFinite: e.message });
+    else scope.postMessage({ id: m.id, error: e instanceof Error ? e.message : String(e) });
   }
 };

@@ -315,9 +315,10 @@ export interface IvfQueryOptions {
    */
   readonly scanKernel?: boolean;
   /**
-   * Worker threads scanning the lists (default 1: this thread). With more,
-   * questions are split between workers (same answers); call
-   * `closeIvfWorkers` (`ivf_search.ts`) when done with the index.
+   * Threads searching (default 1: this thread). With more, that many
+   * workers answer pieces of the questions while this thread hands them out
+   * (same answers); call `closeIvfWorkers` (`ivf_search.ts`) when done with
+   * the index.
    */
   readonly threads?: number;
 }

@@ -48,10 +48,10 @@ Deno.test("PhraseIndex: the Layer's close ends the workers its searches started,
       return { got, during, after: live() };
     });
     assertEquals(got, want);
-    // On 2 threads this thread answers one share and a list-scan worker the other: the worker
+    // On 2 threads two list-scan workers answer the pieces (this thread hands them out): they
     // ran inside the Layer, did not end before it closed, and ended after.
-    assertEquals(during, { started: 1, ended: 0 });
-    assertEquals(after, { started: 1, ended: 1 });
+    assertEquals(during, { started: 2, ended: 0 });
+    assertEquals(after, { started: 2, ended: 2 });
 
     // A failure inside the Layer ends them all the same.
     const failed = await countingWorkers(async (live) => {
@@ -64,7 +64,7 @@ Deno.test("PhraseIndex: the Layer's close ends the workers its searches started,
       return { exit, counts: live() };
     });
     assert(Exit.isFailure(failed.exit), "the failure is the program's");
-    assertEquals(failed.counts, { started: 1, ended: 1 });
+    assertEquals(failed.counts, { started: 2, ended: 2 });
 
     // Not an index: the Layer fails with the reader's line, and opens nothing.
     const exit = await Effect.runPromiseExit(

@@ -26,9 +26,10 @@ import {
 } from "../../../../search/index/ivfpq/ivfpq.ts";
 import {
   closeIvfWorkers,
+  pieceCount,
+  pieceSizes,
   scoreIvf,
   scoreIvfSync,
-  shareCounts,
 } from "../../../../search/index/ivfpq/ivf_search.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { fsQmax } from "../../../../search/kernels/wasm_fastscan.ts";
@@ -286,20 +287,26 @@ Deno.test("4-bit ivf-pq: reproducible bytes, codes of the nearest entries in the
   }
 });
 
-Deno.test("shareCounts: each thread's share in proportion to its speed (within a quarter and 4x the mean), at least one each, all the questions; equal while a time is unknown", () => {
-  assertEquals(shareCounts(256, 2, []), [128, 128]);
-  assertEquals(shareCounts(256, 2, [1, 0]), [128, 128]);
-  assertEquals(shareCounts(256, 2, [1, 1.25]), [143, 113]);
-  assertEquals(shareCounts(7, 3, [1, 1, 1]), [3, 2, 2]);
-  assertEquals(shareCounts(3, 3, [1, 1000, 1000]), [1, 1, 1]);
-  assertEquals(shareCounts(10, 2, [1, 1e9]), [9, 1]);
-  // One very slow call counts as a quarter of the mean speed: 28 of 256, not 1.
-  assertEquals(shareCounts(256, 2, [1, 1000]), [228, 28]);
-  assertEquals(shareCounts(256, 2, [1000, 1]), [29, 227]); // (what rounding leaves: the first)
-  for (const [nq, t] of [[1000, [0.3, 0.5, 0.4]], [5, [2, 1]], [2, [1, 3]]] as const) {
-    const c = shareCounts(nq, t.length, t);
-    assertEquals(c.reduce((a, b) => a + b, 0), nq);
-    assert(c.every((x) => x >= 1), `${c}`);
+Deno.test("pieceSizes and pieceCount: a call's questions cut into as-equal pieces, one for each free worker, at most 256 questions a piece", () => {
+  assertEquals(pieceSizes(256, 2), [128, 128]);
+  assertEquals(pieceSizes(7, 3), [3, 2, 2]);
+  assertEquals(pieceSizes(1057, 5), [212, 212, 211, 211, 211]);
+  assertEquals(pieceSizes(5, 5), [1, 1, 1, 1, 1]);
+  // A block of 256 on two idle workers: two halves; on none (all busy or spoken for): one piece.
+  assertEquals(pieceCount(256, 2), 2);
+  assertEquals(pieceCount(256, 0), 1);
+  assertEquals(pieceCount(256, -3), 1);
+  assertEquals(pieceCount(257, 0), 2);
+  assertEquals(pieceCount(512, 2), 2);
+  assertEquals(pieceCount(1057, 2), 5);
+  assertEquals(pieceCount(1057, 8), 8);
+  assertEquals(pieceCount(3, 8), 3);
+  assertEquals(pieceCount(1, 1), 1);
+  for (const [nq, free] of [[1000, 3], [5, 2], [2, 4], [10_000, 0], [256, 64]] as const) {
+    const sizes = pieceSizes(nq, pieceCount(nq, free));
+    assertEquals(sizes.reduce((a, b) => a + b, 0), nq);
+    assert(sizes.every((x) => x >= 1 && x <= 256), `${sizes}`);
+    assert(Math.max(...sizes) - Math.min(...sizes) <= 1, `${sizes}`);
   }
 });
 
@@ -325,11 +332,19 @@ Deno.test("4-bit ivf-pq search: the same answers with and without the kernel and
         const k = scoreIvfSync(ix, queries, { topK: 10, ...opts });
         const ts = scoreIvfSync(ix, queries, { topK: 10, scanKernel: false, ...opts });
         assertEquals(ts.map((t) => [t.rows, t.scores]), k.map((t) => [t.rows, t.scores]));
-        // Several calls on 2 threads (the shares follow the threads' speeds after the first).
+        // Several calls on 2 threads, one after another, then three made at once (the later
+        // ones' pieces wait in the workers' queue): each call its own questions' answers.
         for (let call = 0; call < 3; call++) {
           const w = await scoreIvf(ix, queries, { topK: 10, threads: 2, ...opts });
           assertEquals(w.map((t) => [t.rows, t.scores]), k.map((t) => [t.rows, t.scores]));
         }
+        const cut = [0, 5, 6, queries.length];
+        const parts = await Promise.all(
+          [0, 1, 2].map((c) =>
+            scoreIvf(ix, queries.slice(cut[c], cut[c + 1]), { topK: 10, threads: 2, ...opts })
+          ),
+        );
+        assertEquals(parts.flat().map((t) => [t.rows, t.scores]), k.map((t) => [t.rows, t.scores]));
         // Re-scored by the float32 screen and exact sums (no exact-sums module): the same.
         const plain = scoreIvfSync(ix, queries, { topK: 10, simd: false, ...opts });
         assertEquals(plain.map((t) => [t.rows, t.scores]), k.map((t) => [t.rows, t.scores]));

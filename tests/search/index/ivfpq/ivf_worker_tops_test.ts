@@ -99,8 +99,8 @@ Deno.test("4-bit ivf-pq: re-scoring in the workers (shared vectors) gives 1 thre
         assertEquals(bytes(few), bytes(one.slice(0, 2)));
         closeIvfWorkers(ix);
       }
-      // A share that fails in this thread (a NaN in the vectors, put there after the index was
-      // checked) fails the search with its own error (the scorer's NonFiniteError), every time.
+      // A piece that fails in a worker (a NaN in the vectors, put there after the index was
+      // checked) fails the search with the scorer's own error (NonFiniteError), every time.
       const nan = new Uint16Array(new SharedArrayBuffer(ix.dense.byteLength)).fill(0x7e00);
       const bad: IvfIndexView = { dir: ix.dir, header: ix.header, dense: nan };
       let caught: unknown;
