@@ -181,8 +181,10 @@ const searchOpen = (
                 .then((tops) => ({ ids, tops }));
             };
             // On N > 1 search workers N blocks are under way while one is written (the same
-            // lines in the same order); otherwise one block at a time.
-            const ahead = ivf && (opts.threads ?? 1) > 1 ? Math.floor(opts.threads!) : 0;
+            // lines in the same order); otherwise (and read on demand within a memory budget,
+            // searched in this thread) one block at a time.
+            const workers = ivf && index.disk === undefined && (opts.threads ?? 1) > 1;
+            const ahead = workers ? Math.floor(opts.threads!) : 0;
             await inOrder(
               Math.ceil(qids.length / block),
               ahead,

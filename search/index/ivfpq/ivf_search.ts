@@ -143,10 +143,10 @@ export function pieceCount(nq: number, free: number): number {
   return Math.max(1, Math.min(nq, Math.max(Math.ceil(nq / WORKER_PIECE), free)));
 }
 
-/** A worker's answer: candidates, or top rows, and the ms it took; or a non-finite row's error. */
+/** A worker's answer: candidates, or top rows; or a non-finite row's error. */
 type WorkerAnswer =
-  | { id: number; cands: Cands[]; ms?: number }
-  | { id: number; tops: PackedTops; ms?: number }
+  | { id: number; cands: Cands[] }
+  | { id: number; tops: PackedTops }
   | { id: number; nonFinite: string };
 
 /** One piece of a call's questions waiting for a worker. */
@@ -187,15 +187,39 @@ class IvfWorkers {
       if (this.#busy[i]) continue;
       const p = this.#queue.shift()!;
       this.#busy[i] = true;
-      const done = () => {
-        this.#busy[i] = false;
-        this.#deal();
-      };
       this.#ws.ask(i, { ...p.message, q: p.q }, [p.q.buffer]).then(
-        (r) => (done(), p.resolve(r)),
-        (e) => (done(), p.reject(e)),
+        (r) => {
+          this.#busy[i] = false;
+          p.resolve(r);
+          if (this.failed === undefined) this.#deal();
+          else this.#closeIfIdle();
+        },
+        (e) => {
+          this.#busy[i] = false;
+          p.reject(e);
+          this.#fail(e);
+        },
       );
     }
+  }
+
+  /**
+   * The first failure of a piece (an error in a worker, or a worker that
+   * died), once there is one: the pool then takes no more pieces ({@linkcode
+   * poolOf} starts a new one for the next call), so that no piece waits on a
+   * worker that may be gone.
+   */
+  failed: unknown = undefined;
+
+  /** Fails the pool: the waiting pieces with `e`; its workers end once none is busy. */
+  #fail(e: unknown): void {
+    this.failed ??= e;
+    for (const p of this.#queue.splice(0)) p.reject(e);
+    this.#closeIfIdle();
+  }
+
+  #closeIfIdle(): void {
+    if (this.#busy.every((b) => !b)) this.#ws.close();
   }
 
   /**
@@ -266,8 +290,8 @@ class IvfWorkers {
   }
 
   close(): void {
-    // (Pieces still waiting are never answered, as the requests the workers hold.)
-    this.#queue.length = 0;
+    // (Requests the workers hold are never answered; pieces still waiting are failed.)
+    for (const p of this.#queue.splice(0)) p.reject(new Error("search workers closed"));
     this.#ws.close();
   }
 }
@@ -415,7 +439,8 @@ export async function scoreIvf(
 /** The search workers of `index`, started on first use. */
 function poolOf(index: IvfIndexView, threads: number): IvfWorkers {
   let pool = workers.get(index);
-  if (pool === undefined) {
+  // (A failed pool ends its workers itself once none is busy.)
+  if (pool === undefined || pool.failed !== undefined) {
     const n = Math.min(MAX_SEARCH_THREADS, Math.floor(threads));
     pool = new IvfWorkers(index, loadIvf(index), n);
     workers.set(index, pool);

@@ -6,7 +6,6 @@
  * candidates (`ivfCandidatesBatch`), and those with `top` (`{k, refine, simd}`)
  * with each question's top rows, re-scored from the index's vectors (shared
  * memory, given with the data) as `scoreIvfSync` does (`ivfTopsPacked`);
- * each answer says how long it took (`ms`, from the message to the answer);
  * a row with a NaN or infinite value is answered `{id, nonFinite}` (the
  * `NonFiniteError`'s message).
  * Loading it anywhere else would take over that thread's `onmessage`.
@@ -51,15 +50,13 @@ scope.onmessage = (
     setIvfData(view, m.init.data);
     return;
   }
-  const t0 = performance.now();
   try {
     const d = view!.header.d, qs: Float32Array[] = [];
     for (let j = 0; j * d < m.q.length; j++) qs.push(m.q.subarray(j * d, (j + 1) * d));
     if (m.top !== undefined) {
       const { k, refine, simd } = m.top;
       const tops = ivfTopsPacked(view!, qs, m.nprobe, m.cap, m.kernel, k, refine, simd);
-      const ms = performance.now() - t0;
-      scope.postMessage({ id: m.id, tops, ms }, [
+      scope.postMessage({ id: m.id, tops }, [
         tops.at.buffer,
         tops.rows.buffer,
         tops.scores.buffer,
@@ -67,7 +64,7 @@ scope.onmessage = (
       return;
     }
     const cands = ivfCandidatesBatch(view!, qs, m.nprobe, m.cap, m.kernel);
-    scope.postMessage({ id: m.id, cands, ms: performance.now() - t0 });
+    scope.postMessage({ id: m.id, cands });
   } catch (e) {
     // A NaN or infinite value among the rows re-scored: told as such, so that the search
     // throws the `NonFiniteError` this thread would have (the caller names the index file).

@@ -112,7 +112,44 @@ Deno.test("4-bit ivf-pq: re-scoring in the workers (shared vectors) gives 1 thre
         scoreIvf(bad, queries, { topK: 10, nprobe: 3, refine: 20, threads: 2 }),
         "row",
       );
+      // Three calls at once (more pieces than workers, some waiting in the queue): each fails
+      // with the scorer's error, none hangs; the next call fails the same way.
+      const three = await Promise.allSettled(
+        [0, 1, 2].map((c) =>
+          scoreIvf(bad, queries.slice(20 * c, 20 * c + 30), {
+            topK: 10,
+            nprobe: 3,
+            refine: 20,
+            threads: 2,
+          })
+        ),
+      );
+      for (const r of three) {
+        assert(r.status === "rejected" && r.reason instanceof NonFiniteError, String(r));
+      }
+      await assertRejectsWith(
+        scoreIvf(bad, queries, { topK: 10, nprobe: 3, refine: 20, threads: 2 }),
+        "row",
+      );
       closeIvfWorkers(bad);
+      // An error in a worker (a candidate heap too large to allocate) fails the pool: the pieces
+      // still waiting fail with that same error, unsent (so none waits on a worker that may be
+      // gone), and the next call starts new workers: 1 thread's answers.
+      const huge = await Promise.allSettled(
+        [0, 1, 2].map(() =>
+          scoreIvf(ix, queries, { topK: 10, nprobe: 3, refine: 2 ** 31, threads: 2 })
+        ),
+      );
+      assert(huge.every((r) => r.status === "rejected"), JSON.stringify(huge.map((r) => r.status)));
+      const [, r1, r2] = huge as PromiseRejectedResult[];
+      assert(r1.reason instanceof Error && r1.reason === r2.reason, String(r2.reason));
+      // The good index's pool, used again after those failures: 1 thread's answers.
+      const again = await scoreIvf(ix, queries, { topK: 10, nprobe: 3, refine: 20, threads: 2 });
+      assertEquals(
+        bytes(again),
+        bytes(scoreIvfSync(ix, queries, { topK: 10, nprobe: 3, refine: 20 })),
+      );
+      closeIvfWorkers(ix);
       // The packed answers give back TopKs with the same kept pairs, order and threshold.
       const p = ivfTopsPacked(ix, queries, 4, 40, true, 10, 40);
       const back = unpackTops(p, 10),
