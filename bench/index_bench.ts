@@ -64,7 +64,7 @@ import type { Matrix } from "../io/matrix.ts";
 import { asFloat32 } from "../search/dense_f64.ts";
 import { loadIvf } from "../search/index/ivfpq/ivfpq.ts";
 import { closeIvfWorkers, scoreIvf } from "../search/index/ivfpq/ivf_search.ts";
-import { inOrder } from "../search/in_order.ts";
+import { inOrder, inTail } from "../search/in_order.ts";
 import { trainSample } from "../search/index/ivfpq/train.ts";
 import { openIndexSync } from "../search/index/read.ts";
 import { scoreQuestions } from "../search/open/open.ts";
@@ -277,10 +277,12 @@ for (const [bits, ivf] of ivfs) {
           for (let p = 0; p < passes; p++) {
             t0 = performance.now();
             const got: number[][] = [];
-            // As the `search` stage: on N > 1 threads, N blocks under way while one is taken.
+            // As the `search` stage: on N > 1 threads, N blocks under way while one is taken,
+            // the last N in smaller pieces.
+            const count = Math.ceil(qs.length / block), ahead = th > 1 ? th : 0;
             await inOrder(
-              Math.ceil(qs.length / block),
-              th > 1 ? th : 0,
+              count,
+              ahead,
               (i) =>
                 scoreIvf(ivf, qs.slice(i * block, (i + 1) * block), {
                   topK: K,
@@ -288,6 +290,7 @@ for (const [bits, ivf] of ivfs) {
                   refine: rf,
                   threads: th,
                   scanKernel: kernel,
+                  tail: inTail(i, count, ahead),
                 }),
               (_, tops) => {
                 for (const t of tops) got.push(t.rows);

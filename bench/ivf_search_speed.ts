@@ -2,8 +2,9 @@
  * One IVF-PQ search, timed and ready to profile: the questions of a raw
  * float32 file (`queries.f32`, as `bench/index_bench.ts` writes it) against
  * an `ivf-pq` index folder, in blocks of `--block` questions (default 256, the
- * `search` stage's; with `--threads` N > 1, N blocks under way, as the stage), `--reps`
- * passes; prints the questions a second of each pass. Under Deno's
+ * `search` stage's; with `--threads` N > 1, N blocks under way and the last N
+ * cut into smaller pieces, as the stage), `--reps` passes; prints the
+ * questions a second of each pass. Under Deno's
  * `--cpu-prof`, `bench/cpuprofile_split.py` turns the profile into where
  * the time goes per question.
  *
@@ -19,7 +20,7 @@ import process from "node:process";
 import { loadIvf } from "../search/index/ivfpq/ivfpq.ts";
 import { closeIvfWorkers, scoreIvf } from "../search/index/ivfpq/ivf_search.ts";
 import { openIndexSync } from "../search/index/read.ts";
-import { inOrder } from "../search/in_order.ts";
+import { inOrder, inTail } from "../search/in_order.ts";
 
 const arg = (name: string, fallback: string): string => {
   const i = Deno.args.indexOf(`--${name}`);
@@ -44,10 +45,18 @@ if (import.meta.main) {
   for (let rep = 0; rep < reps; rep++) {
     const t0 = performance.now(), c0 = process.cpuUsage();
     // As the `search` stage does: with N threads, N blocks under way while one is taken.
+    const count = Math.ceil(qs.length / block), ahead = threads > 1 ? threads : 0;
     await inOrder(
-      Math.ceil(qs.length / block),
-      threads > 1 ? threads : 0,
-      (i) => scoreIvf(ix, qs.slice(i * block, (i + 1) * block), { topK, nprobe, refine, threads }),
+      count,
+      ahead,
+      (i) =>
+        scoreIvf(ix, qs.slice(i * block, (i + 1) * block), {
+          topK,
+          nprobe,
+          refine,
+          threads,
+          tail: inTail(i, count, ahead),
+        }),
       () => {},
     );
     const s = (performance.now() - t0) / 1000, c = process.cpuUsage(c0);

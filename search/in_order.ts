@@ -75,3 +75,22 @@ export async function inOrder<T>(
     throw e;
   }
 }
+
+/**
+ * Whether block `i` of `count`, started with {@linkcode inOrder} and
+ * `ahead`, is one of the last `ahead` blocks: once they are started no
+ * other block will follow, so their work is the workers' last, worth
+ * cutting finer (`ivf_search.ts` `TAIL_PIECE`) so that the workers run out
+ * of it together. Never with `ahead` 0 (one block at a time).
+ *
+ * @example
+ * ```ts
+ * import { inTail } from "./in_order.ts";
+ * const tail = [0, 1, 2, 3, 4].filter((i) => inTail(i, 5, 2));
+ * if (tail.join() !== "3,4" || inTail(4, 5, 0)) throw new Error(tail.join());
+ * ```
+ */
+export function inTail(i: number, count: number, ahead: number): boolean {
+  const a = Math.max(0, Math.floor(ahead));
+  return a > 0 && i + a >= count;
+}

@@ -43,7 +43,7 @@ import { pyStringLiteral } from "../../io/pyjson.ts";
 import { type AtomicWriter, openAtomicWriter } from "../../io/fs.ts";
 import type { ExactIndex } from "../index/read.ts";
 import { isShardSet } from "../index/shards.ts";
-import { inOrder } from "../in_order.ts";
+import { inOrder, inTail } from "../in_order.ts";
 import { closeSearchWorkers, PhraseIndex, PhraseIndexLive } from "./phrase_index.ts";
 import {
   hitsOf,
@@ -154,9 +154,16 @@ const searchOpen = (
               : AbortSignal.any([signal, opts.signal]);
             const pace = new Pace(stop);
             let answered = 0, missing = 0, first = true;
-            // A block's questions read and handed to the scoring (which may run on search
+            // On N > 1 search workers N blocks are under way while one is written (the same
+            // lines in the same order); otherwise (and read on demand within a memory budget,
+            // searched in this thread) one block at a time.
+            const workers = ivf && index.disk === undefined && (opts.threads ?? 1) > 1;
+            const ahead = workers ? Math.floor(opts.threads!) : 0;
+            const count = Math.ceil(qids.length / block);
+            // Block i's questions read and handed to the scoring (which may run on search
             // workers while this thread writes an earlier block's lines).
-            const start = (b: number) => {
+            const start = (i: number) => {
+              const b = i * block;
               const ids: string[] = [], vectors: Matrix[] = [], own: number[] = [];
               for (const qid of qids.slice(b, b + block)) {
                 const v = qd.readQuestion(qid);
@@ -177,18 +184,15 @@ const searchOpen = (
                 vectors.push(v);
                 own.push(paragraphOf.get(q2c.get(qid)!) ?? -1);
               }
-              return scoreOpenBlock(index, vectors, { ...opts, signal: stop }, ivf, own)
+              // (The last blocks in smaller pieces: the workers run out of work together.)
+              const tail = inTail(i, count, ahead);
+              return scoreOpenBlock(index, vectors, { ...opts, signal: stop }, ivf, own, tail)
                 .then((tops) => ({ ids, tops }));
             };
-            // On N > 1 search workers N blocks are under way while one is written (the same
-            // lines in the same order); otherwise (and read on demand within a memory budget,
-            // searched in this thread) one block at a time.
-            const workers = ivf && index.disk === undefined && (opts.threads ?? 1) > 1;
-            const ahead = workers ? Math.floor(opts.threads!) : 0;
             await inOrder(
-              Math.ceil(qids.length / block),
+              count,
               ahead,
-              (i) => start(i * block),
+              start,
               async (i, { ids, tops }) => {
                 let text = "", lines = "";
                 for (let j = 0; j < ids.length; j++) {

@@ -466,6 +466,7 @@ async function approximate(
   index: ExactIndex,
   vectors: readonly Matrix[],
   options: SearchVectorOptions,
+  tail = false,
 ): Promise<TopK[]> {
   // More candidates than the index has phrases re-score them all (and size nothing past them).
   const asked = candidatesOf(options);
@@ -480,7 +481,7 @@ async function approximate(
   return await scoreIvf(
     index,
     vectors.map((v) => asFloat32(v as Matrix & { kind: "dense" })),
-    { ...options, refine: c },
+    { ...options, refine: c, tail },
   );
 }
 
@@ -773,7 +774,8 @@ export const searchMode = (
  * The top rows of a block of question vectors, as `openSearch` (`open.ts`)
  * scores them: approximately (`ivf`, from {@linkcode searchMode}), against
  * each question's own paragraph (`closed`, `own[j]` its paragraph in the
- * index or -1), else exactly over every phrase.
+ * index or -1), else exactly over every phrase. `tail`: one of the last
+ * blocks of a search on N > 1 threads (`scoreIvf`'s `tail`: the same rows).
  */
 export async function scoreOpenBlock(
   index: ExactIndex,
@@ -781,9 +783,10 @@ export async function scoreOpenBlock(
   opts: Omit<OpenSearchOptions, "predictions" | "topkOut">,
   ivf: boolean,
   own: readonly number[],
+  tail = false,
 ): Promise<TopK[]> {
   return ivf
-    ? await approximate(index, vectors, opts)
+    ? await approximate(index, vectors, opts, tail)
     : opts.closed
     ? scoreQuestions(index, vectors, opts, own)
     : await scoreQuestionsAsync(index, vectors, opts);

@@ -10,7 +10,7 @@
  *   first failure in block order.
  */
 import { assertEquals, assertRejectsWith } from "../_assert.ts";
-import { inOrder } from "../../search/in_order.ts";
+import { inOrder, inTail } from "../../search/in_order.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -87,4 +87,15 @@ Deno.test("inOrder: a failure starts no more blocks, waits for every block start
     "bad block 2",
   );
   assertEquals(begun, 3);
+});
+
+Deno.test("inTail: the last `ahead` blocks of a run (none one block at a time)", () => {
+  const tail = (count: number, ahead: number) =>
+    Array.from({ length: count }, (_, i) => i).filter((i) => inTail(i, count, ahead));
+  assertEquals(tail(5, 2), [3, 4]);
+  assertEquals(tail(42, 2), [40, 41]);
+  assertEquals(tail(1, 2), [0]);
+  assertEquals(tail(3, 4), [0, 1, 2]);
+  assertEquals(tail(5, 0), []);
+  assertEquals(tail(5, 1.5), [4]);
 });

@@ -143,6 +143,30 @@ export function pieceCount(nq: number, free: number): number {
   return Math.max(1, Math.min(nq, Math.max(Math.ceil(nq / WORKER_PIECE), free)));
 }
 
+/**
+ * The most questions a piece holds in a call marked `tail`
+ * ({@linkcode IvfQueryOptions.tail}): at the end of a series of calls, a
+ * worker handed a whole block of {@linkcode WORKER_PIECE} answers it alone
+ * while the others, with nothing left, wait.
+ */
+export const TAIL_PIECE = 64;
+
+/**
+ * How many pieces a call of `nq` questions is cut into ({@linkcode
+ * pieceCount}); with `tail`, pieces of at most {@linkcode TAIL_PIECE}.
+ *
+ * @example
+ * ```ts
+ * import { callPieces } from "./ivf_search.ts";
+ * if (callPieces(256, 0, false) !== 1 || callPieces(256, 0, true) !== 4) throw new Error();
+ * if (callPieces(33, 2, true) !== 2) throw new Error();
+ * ```
+ */
+export function callPieces(nq: number, free: number, tail: boolean): number {
+  const n = pieceCount(nq, free);
+  return tail ? Math.min(nq, Math.max(n, Math.ceil(nq / TAIL_PIECE))) : n;
+}
+
 /** A worker's answer: candidates, or top rows; or a non-finite row's error. */
 type WorkerAnswer =
   | { id: number; cands: Cands[] }
@@ -232,12 +256,13 @@ class IvfWorkers {
     qs: readonly Float32Array[],
     message: Record<string, unknown>,
     answer: (r: WorkerAnswer) => T[],
+    tail = false,
   ): Promise<T[]> {
     const d = this.index.header.d;
     const free = this.#busy.filter((b) => !b).length - this.#queue.length;
     const parts: Promise<T[]>[] = [];
     let at = 0;
-    for (const size of pieceSizes(qs.length, pieceCount(qs.length, free))) {
+    for (const size of pieceSizes(qs.length, callPieces(qs.length, free, tail))) {
       // The piece's questions packed into one buffer, moved (a question that is a view of a
       // larger buffer would copy all of it).
       const q = new Float32Array(size * d);
@@ -271,11 +296,13 @@ class IvfWorkers {
     cap: number,
     kernel: boolean,
     top: { k: number; refine: number; simd?: boolean },
+    tail = false,
   ): Promise<TopK[]> {
     return this.#shares(
       qs,
       { nprobe, cap, kernel, top },
       (r) => unpackTops((r as { tops: PackedTops }).tops, top.k),
+      tail,
     );
   }
 
@@ -285,8 +312,10 @@ class IvfWorkers {
     nprobe: number,
     cap: number,
     kernel: boolean,
+    tail = false,
   ): Promise<Cands[]> {
-    return this.#shares(qs, { nprobe, cap, kernel }, (r) => (r as { cands: Cands[] }).cands);
+    const cands = (r: WorkerAnswer) => (r as { cands: Cands[] }).cands;
+    return this.#shares(qs, { nprobe, cap, kernel }, cands, tail);
   }
 
   close(): void {
@@ -430,9 +459,18 @@ export async function scoreIvf(
   if ((refine === 0 || sharedDense(index) !== undefined) && searchWorkersAllowed()) {
     // Candidates and re-scoring in the workers (the vectors shared): the same answers.
     const top = { k, refine, ...(options.simd !== undefined ? { simd: options.simd } : {}) };
-    return await poolOf(index, threads).tops(qs, nprobe, cap, useKernel(options), top);
+    const pool = poolOf(index, threads);
+    return await pool.tops(qs, nprobe, cap, useKernel(options), top, options.tail === true);
   }
-  const cands = await ivfCandidatesMany(index, qs, nprobe, cap, threads, useKernel(options));
+  const cands = await ivfCandidatesMany(
+    index,
+    qs,
+    nprobe,
+    cap,
+    threads,
+    useKernel(options),
+    options.tail === true,
+  );
   return finish(index, qs, cands, k, refine, options.simd);
 }
 
@@ -453,6 +491,7 @@ function poolOf(index: IvfIndexView, threads: number): IvfWorkers {
  * the best `cap` rows by approximate score, by increasing row), on
  * `threads` search workers when more than 1 (the same candidates), the
  * scan in the WebAssembly kernel unless `kernel` is false (the same sums).
+ * `tail`: the call is among the last of a series (`IvfQueryOptions.tail`).
  * `nprobe` is not checked here.
  */
 export async function ivfCandidatesMany(
@@ -462,11 +501,12 @@ export async function ivfCandidatesMany(
   cap: number,
   threads = 1,
   kernel = true,
+  tail = false,
 ): Promise<{ row: number; score: number }[][]> {
   if (threads <= 1 || qs.length < 2 || index.disk !== undefined || !searchWorkersAllowed()) {
     return ivfCandidatesBatch(index, qs, nprobe, cap, kernel);
   }
-  return await poolOf(index, threads).run(qs, nprobe, cap, kernel);
+  return await poolOf(index, threads).run(qs, nprobe, cap, kernel, tail);
 }
 
 /**

@@ -321,6 +321,14 @@ export interface IvfQueryOptions {
    * the index.
    */
   readonly threads?: number;
+  /**
+   * This call is among the last of a series on N > 1 threads (no more
+   * questions will be asked after the calls already made): its questions
+   * are cut into smaller pieces (`ivf_search.ts` `TAIL_PIECE`),
+   * so that the workers run out of work together instead of one answering
+   * a whole block while the others wait. The same answers.
+   */
+  readonly tail?: boolean;
 }
 
 /** Default lists probed (PIQA's `--nprobe 10`). */

@@ -25,11 +25,13 @@ import {
   loadIvf,
 } from "../../../../search/index/ivfpq/ivfpq.ts";
 import {
+  callPieces,
   closeIvfWorkers,
   pieceCount,
   pieceSizes,
   scoreIvf,
   scoreIvfSync,
+  TAIL_PIECE,
 } from "../../../../search/index/ivfpq/ivf_search.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { fsQmax } from "../../../../search/kernels/wasm_fastscan.ts";
@@ -287,7 +289,7 @@ Deno.test("4-bit ivf-pq: reproducible bytes, codes of the nearest entries in the
   }
 });
 
-Deno.test("pieceSizes and pieceCount: a call's questions cut into as-equal pieces, one for each free worker, at most 256 questions a piece", () => {
+Deno.test("pieceSizes, pieceCount and callPieces: a call's questions cut into as-equal pieces, one for each free worker, at most 256 questions a piece (64 in a call marked tail)", () => {
   assertEquals(pieceSizes(256, 2), [128, 128]);
   assertEquals(pieceSizes(7, 3), [3, 2, 2]);
   assertEquals(pieceSizes(1057, 5), [212, 212, 211, 211, 211]);
@@ -307,7 +309,19 @@ Deno.test("pieceSizes and pieceCount: a call's questions cut into as-equal piece
     assertEquals(sizes.reduce((a, b) => a + b, 0), nq);
     assert(sizes.every((x) => x >= 1 && x <= 256), `${sizes}`);
     assert(Math.max(...sizes) - Math.min(...sizes) <= 1, `${sizes}`);
+    // A call marked as one of the last (`tail`): pieces of at most 64, never fewer than without.
+    const tail = pieceSizes(nq, callPieces(nq, free, true));
+    assertEquals(tail.reduce((a, b) => a + b, 0), nq);
+    assert(tail.every((x) => x >= 1 && x <= TAIL_PIECE), `${tail}`);
+    assert(tail.length >= sizes.length && Math.max(...tail) - Math.min(...tail) <= 1, `${tail}`);
+    assertEquals(callPieces(nq, free, false), pieceCount(nq, free));
   }
+  assertEquals(TAIL_PIECE, 64);
+  // The last block of 256 while both workers are busy: four pieces of 64 instead of one.
+  assertEquals(pieceSizes(256, callPieces(256, 0, true)), [64, 64, 64, 64]);
+  assertEquals(callPieces(33, 0, true), 1);
+  assertEquals(callPieces(33, 2, true), 2);
+  assertEquals(callPieces(1, 2, true), 1);
 });
 
 Deno.test("4-bit ivf-pq search: the same answers with and without the kernel and on 2 threads; nprobe = nlist re-scoring every phrase is exact search (ip, l2)", async () => {
@@ -338,6 +352,14 @@ Deno.test("4-bit ivf-pq search: the same answers with and without the kernel and
           const w = await scoreIvf(ix, queries, { topK: 10, threads: 2, ...opts });
           assertEquals(w.map((t) => [t.rows, t.scores]), k.map((t) => [t.rows, t.scores]));
         }
+        // A call marked as one of the last (`tail`), of 150 questions: three pieces of 50, the
+        // same answers.
+        const many = Array.from({ length: 5 }, () => queries).flat();
+        const tail = await scoreIvf(ix, many, { topK: 10, threads: 2, tail: true, ...opts });
+        assertEquals(
+          tail.map((t) => [t.rows, t.scores]),
+          Array.from({ length: 5 }, () => k).flat().map((t) => [t.rows, t.scores]),
+        );
         const cut = [0, 5, 6, queries.length];
         const parts = await Promise.all(
           [0, 1, 2].map((c) =>
