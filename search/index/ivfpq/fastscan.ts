@@ -267,12 +267,15 @@ const screens = new WeakMap<object, ListScreen | null>();
 
 /**
  * The fewest lists {@linkcode screenedLists} screens: below, probing every
- * list costs little more than the screen once warm, and the screen's first
- * thousand questions (until V8 has optimized its loops) cost more than it
- * saves in a search of 10,000 (100 lists: 2 µs a question saved, about 15
- * ms spent warming).
+ * list costs about as little as the screen. With 100 lists of 256
+ * dimensions (the quarter of dev, nprobe 8 + 30, 1 thread, 2-core AMD
+ * EPYC, 2026-12-07, three alternations, fastest of eight passes) the
+ * screen answers 8,721–8,799 q/s against 7,756–8,603 probing every list
+ * (about 2.5 µs a question less); a single pass of the `search` stage over
+ * the quarter's 3,468 questions, whose first thousand questions pay the
+ * screen's warming (about 15 ms), took 1.03–1.07 s against 0.97–1.19.
  */
-export const SCREEN_MIN_LISTS = 256;
+export const SCREEN_MIN_LISTS = 64;
 
 /**
  * The probed lists of question `q` and their probing scores, by the float32
