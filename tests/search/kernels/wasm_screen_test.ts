@@ -27,6 +27,7 @@ import {
   moduleNthLargest,
   nthLargest,
   nthWork,
+  q16Max,
   relaxedMaddFuses,
   screenModuleBytes,
   screenSums,
@@ -108,9 +109,54 @@ function referenceIds(
   return upper.flatMap((u, l) => u >= floor ? [l] : []);
 }
 
+/**
+ * The lists the integer screen lets through (ip), by its definition in
+ * plain TypeScript (`wasm_screen.ts` `#ends16`), or `null` where it does not
+ * take these values (an odd d, magnitudes outside 2⁻⁴⁰⁰ … 2⁴⁰⁰, all zero).
+ */
+function referenceIds16(
+  c: Float32Array,
+  q: Float32Array,
+  nlist: number,
+  d: number,
+  nprobe: number,
+): number[] | null {
+  const qmax = q16Max(d);
+  let cmax = 0, qm = 0, even = 0, odd = 0;
+  for (let i = 0; i < nlist * d; i++) cmax = Math.max(cmax, Math.abs(c[i]));
+  for (let t = 0; t < d; t++) {
+    qm = Math.max(qm, Math.abs(q[t]));
+    if (t % 2 === 0) even += Math.abs(q[t]);
+    else odd += Math.abs(q[t]);
+  }
+  const n1 = even + odd;
+  const inRange = (x: number) => x >= 2 ** -400 && x <= 2 ** 400;
+  if (d % 2 !== 0 || qmax === 0 || !inRange(cmax) || !inRange(qm)) return null;
+  const sc = cmax / 4095, sq = qm / qmax, half = 0.5 + 2 ** -40, inflate = 1 + 2 ** -20;
+  const clamp = (x: number, m: number) => Math.max(-m, Math.min(m, x));
+  const Q = Array.from(q.subarray(0, d), (x) => clamp(Math.floor(x * (qmax / qm) + 0.5), qmax));
+  const u = (d + 2) * 2 ** -53, g64 = u / (1 - u);
+  const A = n1 * (sc * half + g64 * cmax) * inflate, Bc = sc * (sq * half) * inflate;
+  const lower: number[] = [], upper: number[] = [];
+  for (let l = 0; l < nlist; l++) {
+    let S = 0, K = 0;
+    for (let t = 0; t < d; t++) {
+      const v = clamp(Math.round(c[l * d + t] / sc), 4095);
+      S += Q[t] * v;
+      K += Math.abs(v);
+    }
+    const x = S * (sc * sq), b = A + Bc * K + Math.abs(x) * 2 ** -50;
+    lower.push(x - b);
+    upper.push(x + b);
+  }
+  const n = Math.min(nprobe, nlist);
+  const floor = n < nlist ? [...lower].sort((a, b) => b - a)[n - 1] : -Infinity;
+  return upper.flatMap((v, l) => v >= floor ? [l] : []);
+}
+
 Deno.test("list screen: float32 sums bit for bit, and the probed lists and scores of the full float64 probe", () => {
   assert(WebAssembly.validate(screenModuleBytes()), "the screening module does not validate");
-  let cases = 0, disagree = 0, extra = 0;
+  let cases = 0, disagree = 0, extra = 0, integer = 0;
   for (
     const [nlist, d] of [[1, 4], [2, 3], [5, 3], [31, 16], [32, 1], [33, 24], [100, 256], [70, 64]]
   ) {
@@ -138,9 +184,12 @@ Deno.test("list screen: float32 sums bit for bit, and the probed lists and score
             assert(ids.has(l), `${kind} l2 ${l2} nprobe ${nprobe}: list ${l} screened out`);
           }
           assertEquals(got.ids, [...got.ids].sort((a, b) => a - b), "ids ascending");
+          // ip: the integer screen's lists where it takes the values, else the float32 one's.
+          const by16 = l2 ? null : referenceIds16(c, q, nlist, d, nprobe);
+          if (by16 !== null) integer++;
           assertEquals(
             got.ids,
-            referenceIds(want32, c, q, nlist, d, l2, nprobe),
+            by16 ?? referenceIds(want32, c, q, nlist, d, l2, nprobe),
             `${nlist}×${d} ${kind} l2 ${l2} nprobe ${nprobe}: the lists by the definition`,
           );
           same(got.ids.map((l) => got.qc[l]), got.ids.map((l) => full[l]), `${kind} scores`);
@@ -156,11 +205,66 @@ Deno.test("list screen: float32 sums bit for bit, and the probed lists and score
     }
   }
   assert(cases >= 500, `${cases} cases`);
+  assert(integer >= 150, `${integer} cases screened in integers`);
   assert(
     disagree > 50,
     `only ${disagree} pairs of lists whose float32 order is not their float64 order`,
   );
   assert(extra > 0, "the screen never let an extra list through");
+});
+
+Deno.test("list screen (ip, integers): values on the rounding's half-way points invert the order of near lists; the bound keeps every list the probe keeps", () => {
+  const next = splitmix32(4242), rand = () => next() / 2 ** 32;
+  let cases = 0, inversions = 0;
+  for (let trial = 0; trial < 1500; trial++) {
+    const nlist = 6, d = 4, scale = 2 ** (Math.floor(rand() * 40) - 20);
+    const sc = scale / 4095, sq = scale / 2047;
+    // Values just off the half-way points of the int16 grid (list 0 and t 0 hold each side's
+    // largest magnitude, which sets its scale), so that rounding moves them by up to half a step;
+    const off = (step: number) => (Math.floor(rand() * 8) - 4 + 0.5 + (rand() - 0.5) * 0.04) * step;
+    // Odd trials: the centroids on the grid, large, and the question's small values just off
+    // its half-way points, so that the question's rounding decides (the bound's K_l term).
+    const onGrid = trial % 2 === 1;
+    const c = new Float32Array(nlist * d).map(() =>
+      onGrid ? (Math.floor(rand() * 8191) - 4095) * sc : off(sc)
+    );
+    c[0] = scale;
+    // (On the grid every list's first value is the same: the lists differ only where the
+    // question's values are small.)
+    if (onGrid) { for (let l = 1; l < nlist; l++) c[l * d] = scale; }
+    const q = new Float32Array(d).map(() => off(onGrid ? sq : sq * 200));
+    q[0] = scale;
+    const s = ListScreen.create(c, nlist, d)!;
+    const full = new Float64Array(nlist);
+    probeScores(q, c, nlist, d, false, full);
+    // Pairs of lists whose rounded sums order them against their float64 scores.
+    const S = (l: number) => {
+      let x = 0;
+      for (let t = 0; t < d; t++) {
+        const qq = Math.round(q[t] / (Math.max(...q.map(Math.abs)) / 2047));
+        x += qq * Math.round(c[l * d + t] / (Math.max(...c.map(Math.abs)) / 4095));
+      }
+      return x;
+    };
+    for (let l = 1; l < nlist; l++) {
+      for (let m = 1; m < l; m++) {
+        if ((S(l) - S(m)) * (full[l] - full[m]) < 0) inversions++;
+      }
+    }
+    for (const nprobe of [1, 2, 3]) {
+      const got = s.candidates(q, false, nprobe)!;
+      assert(got !== undefined, `trial ${trial}`);
+      assertEquals(got.ids, referenceIds16(c, q, nlist, d, nprobe), `trial ${trial} ids`);
+      const ids = new Set(got.ids);
+      for (const l of bestLists(full, nprobe)) {
+        assert(ids.has(l), `trial ${trial} nprobe ${nprobe}: list ${l} screened out`);
+      }
+      assertEquals(bestLists(got.qc, nprobe, got.ids), bestLists(full, nprobe), `trial ${trial}`);
+      cases++;
+    }
+  }
+  assert(inversions > 300, `only ${inversions} pairs of lists in the wrong order after rounding`);
+  assert(cases === 4500);
 });
 
 Deno.test("list screen: two questions a screen give each one's sums bit for bit, and a question screened ahead the same lists", () => {
@@ -243,8 +347,18 @@ Deno.test("list screen: steps aside where it cannot bound, and the probe of ever
   for (const [what, c, q] of cases) {
     const s = ListScreen.create(c, nlist, d)!;
     for (const l2 of [false, true]) {
-      assertEquals(s.candidates(q, l2, 4), undefined, `${what} l2 ${l2}`);
       const dataOf = { centroids: c, nlist };
+      const got = s.candidates(q, l2, 4);
+      // ip in integers: a float32 overflow is no overflow there, and the lists are the probe's.
+      if (!l2 && what !== "a NaN in the question" && what !== "an infinite centroid") {
+        const full = new Float64Array(nlist);
+        probeScores(q, c, nlist, d, false, full);
+        assert(got !== undefined, what);
+        assertEquals(bestLists(got.qc, 4, got.ids), bestLists(full, 4), what);
+        assertEquals(got.ids, referenceIds16(c, q, nlist, d, 4), what);
+        continue;
+      }
+      assertEquals(got, undefined, `${what} l2 ${l2}`);
       assertEquals(screenedLists(dataOf, d, l2, q, 4), undefined, `screenedLists: ${what}`);
     }
   }
