@@ -267,6 +267,9 @@ export function q16Max(d: number): number {
   return q >= 64 ? q : 0;
 }
 
+/** A question's scale in the integer screen and the sum of its values' magnitudes. */
+type Scale16 = { sq: number; n1: number };
+
 /**
  * Question `q`'s int16 values for the integer screen, lane `lane` (0 or 1)
  * of the pairs at `out` (pair `p` at `4p + 2·lane`): `⌊q_t · qmax / m + 0.5⌋`
@@ -281,7 +284,7 @@ function quantize16(
   qmax: number,
   out: Int16Array,
   lane: number,
-): { sq: number; n1: number } | null | undefined {
+): Scale16 | null | undefined {
   // (d even: two values a step, the even and odd dimensions' sums apart; z NaN for a NaN or
   // infinite value.)
   let m0 = 0, m1 = 0, s0 = 0, s1 = 0, z = 0;
@@ -1148,7 +1151,7 @@ export class ListScreen {
     }
     | undefined;
   /** The question whose integer sums the last `screen16` left in its second half, and its scale. */
-  #next16: { q: Float32Array; sq: number; n1: number } | undefined = undefined;
+  #next16: ({ q: Float32Array } & Scale16) | undefined = undefined;
   /** The question whose sums {@linkcode ListScreen.sums2} left in the second half of `out`. */
   #next: Float32Array | undefined = undefined;
   #nextL2 = false;
@@ -1355,24 +1358,19 @@ export class ListScreen {
     const z = this.#i16!, a = this.#at, d = this.#d, nlist = this.#nlist;
     const qmax = q16Max(d);
     if (qmax === 0) return null;
-    let which = 0, p: { sq: number; n1: number };
+    let which = 0, p: Scale16;
     const held = this.#next16;
+    // (The float32 screen's question screened ahead is not this screen's.)
     this.#next = undefined;
     if (held !== undefined && held.q === q) {
       which = 1;
       p = held;
       this.#next16 = undefined;
     } else {
-      const qv = new Int16Array(this.#memory.buffer, z.q16, 4 * z.dp);
-      const p0 = quantize16(q, d, qmax, qv, 0);
-      if (p0 === undefined || p0 === null) return p0;
-      p = p0;
-      const p1 = next !== undefined && next !== q ? quantize16(next, d, qmax, qv, 1) : null;
-      if (p1 === undefined || p1 === null) {
-        for (let t = 0; t < z.dp; t++) qv[4 * t + 2] = qv[4 * t + 3] = 0;
-      }
-      this.#screen16(z.q16, z.c16, z.passes, z.dp, z.out16);
-      this.#next16 = p1 !== undefined && p1 !== null ? { q: next!, ...p1 } : undefined;
+      const both = this.#screenInts(q, next !== q ? next : undefined, qmax);
+      if (both === undefined || both === null) return both;
+      p = both[0];
+      this.#next16 = both[1] !== undefined ? { q: next!, ...both[1] } : undefined;
     }
     const u = (d + 2) * 2 ** -53, g64 = u / (1 - u);
     const A = p.n1 * (z.ec + g64 * z.cmax) * INFLATE, Bc = z.sc * (p.sq * HALF_UP) * INFLATE;
@@ -1382,6 +1380,50 @@ export class ListScreen {
     this.#ends16w(sums, z.k16, nlist, z.sc * p.sq, A, Bc, a.lower, a.upper, a.mm);
     const mm = new Float64Array(this.#memory.buffer, a.mm, 4);
     return [mm[1] < mm[0] ? mm[1] : mm[0], mm[3] > mm[2] ? mm[3] : mm[2]];
+  }
+
+  /**
+   * `q`'s int16 values (and `next`'s, where given and the screen takes it;
+   * else zeros) into the module, screened (`screen16`): each question's
+   * scale and `‖·‖₁`, `next`'s `undefined` where it was not screened;
+   * `undefined` for a NaN or infinite value of `q`, `null` where the integer
+   * screen cannot take `q`.
+   */
+  #screenInts(
+    q: Float32Array,
+    next: Float32Array | undefined,
+    qmax: number,
+  ): [Scale16, Scale16 | undefined] | null | undefined {
+    const z = this.#i16!, d = this.#d;
+    const qv = new Int16Array(this.#memory.buffer, z.q16, 4 * z.dp);
+    const p0 = quantize16(q, d, qmax, qv, 0);
+    if (p0 === undefined || p0 === null) return p0;
+    const p1 = next !== undefined ? quantize16(next, d, qmax, qv, 1) : null;
+    if (p1 === undefined || p1 === null) {
+      for (let t = 0; t < z.dp; t++) qv[4 * t + 2] = qv[4 * t + 3] = 0;
+    }
+    this.#screen16(z.q16, z.c16, z.passes, z.dp, z.out16);
+    return [p0, p1 ?? undefined];
+  }
+
+  /**
+   * The integer screen's sums of ip questions `q0` and `q1` (views valid
+   * until the next call; `q1` omitted: zeros), each list's exact `Q · C_l`
+   * of the int16 values (see the module notes), or `undefined` where the
+   * integer screen cannot take the centroids or either question (an odd
+   * `d`, magnitudes out of its range, all zeros, a NaN or infinite value).
+   */
+  sums16(q0: Float32Array, q1?: Float32Array): [Int32Array, Int32Array] | undefined {
+    const z = this.#i16, qmax = q16Max(this.#d);
+    if (z === undefined || qmax === 0) return undefined;
+    this.#next = undefined;
+    this.#next16 = undefined;
+    const both = this.#screenInts(q0, q1, qmax);
+    if (both === undefined || both === null || (q1 !== undefined && both[1] === undefined)) {
+      return undefined;
+    }
+    const buf = this.#memory.buffer, n = this.#nlist;
+    return [new Int32Array(buf, z.out16, n), new Int32Array(buf, z.out16 + 64 * z.passes, n)];
   }
 
   /**

@@ -154,6 +154,72 @@ function referenceIds16(
   return upper.flatMap((v, l) => v >= floor ? [l] : []);
 }
 
+/**
+ * The integer screen's sums (ip) by its definition in plain TypeScript:
+ * each list's `Σ Q_t · C_lt` of the int16 values, or `null` where it does
+ * not take these values (as {@linkcode referenceIds16}).
+ */
+function referenceSums16(
+  c: Float32Array,
+  q: Float32Array,
+  nlist: number,
+  d: number,
+): Int32Array | null {
+  const qmax = q16Max(d);
+  let cmax = 0, qm = 0;
+  for (let i = 0; i < nlist * d; i++) cmax = Math.max(cmax, Math.abs(c[i]));
+  for (let t = 0; t < d; t++) qm = Math.max(qm, Math.abs(q[t]));
+  const inRange = (x: number) => x >= 2 ** -400 && x <= 2 ** 400;
+  if (d % 2 !== 0 || qmax === 0 || !inRange(cmax) || !inRange(qm)) return null;
+  const sc = cmax / 4095, out = new Int32Array(nlist);
+  for (let l = 0; l < nlist; l++) {
+    let S = 0;
+    for (let t = 0; t < d; t++) {
+      const Q = Math.floor(q[t] * (qmax / qm) + 0.5);
+      S += Q * Math.max(-4095, Math.min(4095, Math.round(c[l * d + t] / sc)));
+    }
+    out[l] = S;
+  }
+  return out;
+}
+
+Deno.test("list screen (ip, integers): the module's int32 sums lane by lane, two questions a pass, around its 16-list pass", () => {
+  let checked = 0;
+  for (const [nlist, d] of [[1, 2], [15, 4], [16, 6], [17, 8], [33, 64], [100, 256], [70, 768]]) {
+    for (const kind of KINDS) {
+      const { c, q } = data(kind, nlist, d, 11 * nlist + d + KINDS.indexOf(kind));
+      const q1 = data(kind, nlist, d, 5 * nlist + d + KINDS.indexOf(kind)).q;
+      const s = ListScreen.create(c, nlist, d)!;
+      const w0 = referenceSums16(c, q, nlist, d), w1 = referenceSums16(c, q1, nlist, d);
+      const got = s.sums16(q, q1);
+      if (w0 === null || w1 === null) {
+        assertEquals(got, undefined, `${nlist}×${d} ${kind}`);
+        continue;
+      }
+      assert(got !== undefined, `${nlist}×${d} ${kind}: the integer screen stepped aside`);
+      same(got[0], w0, `first ${nlist}×${d} ${kind}`);
+      same(got[1], w1, `second ${nlist}×${d} ${kind}`);
+      // One question alone: the same sums, the second half all zeros.
+      const one = s.sums16(q1)!;
+      same(one[0], w1, `alone ${nlist}×${d} ${kind}`);
+      assert(one[1].every((x) => x === 0));
+      checked += 2 * nlist;
+    }
+  }
+  assert(checked > 1500, `${checked} sums`);
+  // Where it steps aside: an odd d, a NaN, a question of zeros (float32 values never leave its
+  // range of magnitudes, 2⁻⁴⁰⁰ … 2⁴⁰⁰).
+  const { c, q } = data("random", 20, 8, 3);
+  assertEquals(
+    ListScreen.create(c.subarray(0, 20 * 7), 20, 7)!.sums16(q.subarray(0, 7)),
+    undefined,
+  );
+  const s = ListScreen.create(c, 20, 8)!;
+  assertEquals(s.sums16(q.map((x, t) => (t === 2 ? NaN : x))), undefined);
+  assertEquals(s.sums16(new Float32Array(8)), undefined);
+  assertEquals(s.sums16(q, new Float32Array(8)), undefined);
+});
+
 Deno.test("list screen: float32 sums bit for bit, and the probed lists and scores of the full float64 probe", () => {
   assert(WebAssembly.validate(screenModuleBytes()), "the screening module does not validate");
   let cases = 0, disagree = 0, extra = 0, integer = 0;
