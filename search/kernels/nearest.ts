@@ -294,6 +294,8 @@ export class PairDistances {
   readonly #dots: Float32Array;
   readonly #norms: Float64Array;
   readonly #sums: Float64Array;
+  readonly #n: number;
+  readonly #rows: Float32Array;
   /** Where to write the listed centroids' numbers before {@linkcode PairDistances.run}. */
   readonly list: Int32Array;
 
@@ -318,7 +320,9 @@ export class PairDistances {
     const bytes = this.#xp + 4 * n * d, have = memory.buffer.byteLength;
     if (bytes > have) memory.grow(Math.ceil((bytes - have) / PAGE));
     const buf = memory.buffer as ArrayBuffer;
-    new Float32Array(buf, this.#xp, n * d).set(x.subarray(0, n * d));
+    this.#n = n;
+    this.#rows = new Float32Array(buf, this.#xp, n * d);
+    this.#rows.set(x.subarray(0, n * d));
     this.#c = new Float64Array(buf, this.#cp, k * d);
     this.#c32 = new Float32Array(buf, this.#c32p, k * d);
     this.list = new Int32Array(buf, this.#jp, slots);
@@ -336,6 +340,18 @@ export class PairDistances {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Other rows in place of the first `n` (at most the rows it was made
+   * for): `x`'s `n` rows of `d`, row `i` of {@linkcode dots} and
+   * {@linkcode run} after this call.
+   */
+  rows(x: Float32Array, n: number): void {
+    if (n > this.#n || x.length < n * this.#d) {
+      throw new RangeError(`rows: ${n} rows for a kernel of ${this.#n}`);
+    }
+    this.#rows.set(x.subarray(0, n * this.#d));
   }
 
   /** This iteration's centroids (`k` × `d`) and their squared norms. */

@@ -22,6 +22,7 @@ export class SimdKernels {
   readonly #screen: (...args: number[]) => void;
   readonly #scores16: (...args: number[]) => void;
   readonly #quant16: (...args: number[]) => void;
+  readonly #near: (...args: number[]) => void;
   /** Where the last {@linkcode scores} put its scores, their row count and the end of its squares. */
   #last = { out: 0, n: 0, nq: 0, end: 0 };
 
@@ -33,6 +34,7 @@ export class SimdKernels {
     this.#screen = e.screen as (...args: number[]) => void;
     this.#scores16 = e.scores16 as (...args: number[]) => void;
     this.#quant16 = e.quant16 as (...args: number[]) => void;
+    this.#near = e.near as (...args: number[]) => void;
   }
 
   /** The kernels, or `undefined` where WebAssembly SIMD is not available. */
@@ -230,6 +232,42 @@ export class SimdKernels {
       screened: new Float64Array(buf, outPtr, 8 * pairs + 2),
       scores: new Float32Array(buf, out, nq * n),
     };
+  }
+
+  /**
+   * Each row's centroids that the last call's scores cannot rule out as its
+   * nearest (the module's `near`): for row `i` (`i < 2·pairs`), score
+   * `s_ij`, `est = tab[3j] − 2·s_ij` and `b = xl[i]·tab[3j+1] + tab[3j+2]`
+   * in float64, each centroid `j` whose `est − b` is at most the smallest
+   * `est + b` of the row, in increasing order. Returns a view of memory
+   * (valid until the next call): `ok` (every score read was finite), row
+   * `i`'s count at `lists[i]` (more than `cap` when some were left out), its
+   * first `cap` centroids from `lists[2·pairs + i·cap]`.
+   */
+  screenList(
+    pairs: number,
+    xl: Float64Array,
+    tab: Float64Array,
+    cap: number,
+  ): { ok: boolean; lists: Int32Array } {
+    const { out, n, nq, end } = this.#last;
+    if (2 * pairs > n || !(cap >= 1)) {
+      throw new RangeError(`screenList: ${pairs} pairs of ${n} rows`);
+    }
+    const k = nq;
+    const tabPtr = (end + 63) & ~63,
+      xlPtr = tabPtr + 48 * k,
+      loPtr = (xlPtr + 16 * pairs + 63) & ~63;
+    const outPtr = loPtr + 16 * k, len = 2 * pairs * (1 + cap);
+    const buf = this.#ensure(outPtr + 16 + 4 * len);
+    const t = new Float64Array(buf, tabPtr, 6 * k);
+    for (let j = 0; j < k; j++) {
+      for (let v = 0; v < 3; v++) t[6 * j + 2 * v] = t[6 * j + 2 * v + 1] = tab[3 * j + v];
+    }
+    new Float64Array(buf, xlPtr, 2 * pairs).set(xl.subarray(0, 2 * pairs));
+    this.#near(out, pairs, 4 * n, k, tabPtr, xlPtr, loPtr, outPtr, cap);
+    const fin = new Float64Array(buf, outPtr, 2);
+    return { ok: fin[0] === 0 && fin[1] === 0, lists: new Int32Array(buf, outPtr + 16, len) };
   }
 
   /**

@@ -44,6 +44,9 @@ import {
 //   screen(sc, pairs, stride, k, tab, xl, out, cst): the nearest-centroid screen
 //     of kmeans.ts over the scores `scores` wrote, two rows a pass in float64
 //     lanes (see the comment at its code)
+//   near(sc, pairs, stride, k, tab, xl, lo, out, cap): each row's
+//     centroids whose interval reaches down to its smallest upper end (see
+//     the comment at its code), for projected.ts
 //   widen(src, n4, dst): the 4·n4 float16 values (bits) at src as float32 at
 //     dst, exactly (subnormals, ±0, infinities and NaN included): the
 //     magnitude bits shifted into place and scaled by 2^112 in f32 (exact:
@@ -783,6 +786,223 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
     ...vstore(0),
     0x0b,
   ];
+  // near(sc, pairs, stride, k, tab, xl, lo, out, cap): the centroids each row cannot
+  // rule out, for projected.ts's screen on a few directions. For rows 2p and 2p + 1
+  // (p < pairs; their scores at sc + 8p + j·stride, as `scores` and `scores16` write them)
+  // and centroid j (tab + 48j: ‖c_j‖², L_j and C_j, each splatted; the rows' widths at
+  // xl + 16p), in float64: est = ‖c_j‖² − (s + s), b = xl·L_j + C_j; a first pass finds
+  // each row's top (the smallest est + b, f64x2.pmin) and keeps every est − b at lo + 16j;
+  // a second lists, in increasing order, each centroid j whose est − b is at
+  // most the row's top (f64x2.le: never where either is NaN). Written at out: the lanes'
+  // sums of s·0 over every score read (two float64, NaN where one is not finite), row r's
+  // count at out + 16 + 4r (i32; more than cap when some were left out), its first cap
+  // centroids at out + 16 + 8·pairs + 4·(r·cap + i).
+  const B = {
+    sc: 0,
+    pairs: 1,
+    stride: 2,
+    k: 3,
+    tab: 4,
+    xl: 5,
+    lo: 6,
+    out: 7,
+    cap: 8,
+    p: 9,
+    j: 10,
+    at: 11,
+    q: 12,
+    c0: 13,
+    c1: 14,
+    r0: 15,
+    x: 16,
+    top: 17,
+    s: 18,
+    est: 19,
+    b: 20,
+    m: 21,
+    fin: 22,
+  };
+  const dLe = simd(0x4b), anyTrue = simd(0x53), i64Lane = (l: number) => simd(0x1d, l);
+  const wrapI64 = [0xa7], i32Store = [0x36, 2, 0];
+  // Lane l of the mask set: centroid j appended to the row's list (if fewer than cap), counted.
+  const appendIf = (l: number, count: number, row: number[]) => [
+    ...get(B.m),
+    ...i64Lane(l),
+    ...wrapI64,
+    ...ifThen([
+      ...get(count),
+      ...get(B.cap),
+      ...ltu,
+      ...ifThen([
+        ...row,
+        ...get(count),
+        ...i32(2),
+        ...shl,
+        ...add,
+        ...get(B.j),
+        ...i32Store,
+      ]),
+      ...get(count),
+      ...i32(1),
+      ...add,
+      ...set(count),
+    ]),
+  ];
+  // for j in [0, k): body (j, and `at`/`q` stepping through the scores and the table when `walk`)
+  const overCentroids = (body: number[], walk: boolean) => [
+    ...(walk
+      ? [
+        ...get(B.sc),
+        ...get(B.p),
+        ...i32(3),
+        ...shl,
+        ...add,
+        ...set(B.at),
+        ...get(B.tab),
+        ...set(B.q),
+      ]
+      : []),
+    ...i32(0),
+    ...set(B.j),
+    ...block([
+      ...get(B.j),
+      ...get(B.k),
+      ...geu,
+      ...brIf(0),
+      ...loop([
+        ...body,
+        ...(walk
+          ? [
+            ...get(B.at),
+            ...get(B.stride),
+            ...add,
+            ...set(B.at),
+            ...get(B.q),
+            ...i32(48),
+            ...add,
+            ...set(B.q),
+          ]
+          : []),
+        ...next(B.j, 1, B.k),
+      ]),
+    ]),
+  ];
+  // lo + 16j
+  const loAt = [...get(B.lo), ...get(B.j), ...i32(4), ...shl, ...add];
+  const near = [
+    ...vec([[7, WASM.i32], [7, WASM.v128]]),
+    ...zero,
+    ...set(B.fin),
+    ...i32(0),
+    ...set(B.p),
+    ...block([
+      ...get(B.p),
+      ...get(B.pairs),
+      ...geu,
+      ...brIf(0),
+      ...loop([
+        ...get(B.xl),
+        ...get(B.p),
+        ...i32(4),
+        ...shl,
+        ...add,
+        ...vload(0),
+        ...set(B.x),
+        ...f64c(Infinity),
+        ...f64Splat,
+        ...set(B.top),
+        // The first pass: top, and each est − b kept.
+        ...overCentroids([
+          ...get(B.at),
+          ...load64Zero,
+          ...promote,
+          ...tee(B.s),
+          ...zero,
+          ...f64x2Mul,
+          ...get(B.fin),
+          ...f64x2Add,
+          ...set(B.fin),
+          ...get(B.q),
+          ...vload(0),
+          ...get(B.s),
+          ...get(B.s),
+          ...f64x2Add,
+          ...dSub,
+          ...set(B.est),
+          // b = xl·L + C
+          ...get(B.x),
+          ...get(B.q),
+          ...vload(16),
+          ...f64x2Mul,
+          ...get(B.q),
+          ...vload(32),
+          ...f64x2Add,
+          ...set(B.b),
+          ...get(B.top),
+          ...get(B.est),
+          ...get(B.b),
+          ...f64x2Add,
+          ...dPmin,
+          ...set(B.top),
+          ...loAt,
+          ...get(B.est),
+          ...get(B.b),
+          ...dSub,
+          ...vstore(0),
+        ], true),
+        ...i32(0),
+        ...tee(B.c0),
+        ...set(B.c1),
+        // r0: row 2p's list (row 2p + 1's follows it, 4·cap bytes on).
+        ...get(B.out),
+        ...i32(16),
+        ...add,
+        ...get(B.pairs),
+        ...i32(3),
+        ...shl,
+        ...add,
+        ...get(B.p),
+        ...get(B.cap),
+        ...mul,
+        ...i32(3),
+        ...shl,
+        ...add,
+        ...set(B.r0),
+        // The second: the centroids whose est − b reaches the top.
+        ...overCentroids([
+          ...loAt,
+          ...vload(0),
+          ...get(B.top),
+          ...dLe,
+          ...tee(B.m),
+          ...anyTrue,
+          ...ifThen([
+            ...appendIf(0, B.c0, get(B.r0)),
+            ...appendIf(1, B.c1, [...get(B.r0), ...get(B.cap), ...i32(2), ...shl, ...add]),
+          ]),
+        ], false),
+        ...get(B.out),
+        ...get(B.p),
+        ...i32(3),
+        ...shl,
+        ...add,
+        ...get(B.c0),
+        ...[0x36, 2, 16],
+        ...get(B.out),
+        ...get(B.p),
+        ...i32(3),
+        ...shl,
+        ...add,
+        ...get(B.c1),
+        ...[0x36, 2, 20],
+        ...next(B.p, 1, B.pairs),
+      ]),
+    ]),
+    ...get(B.out),
+    ...get(B.fin),
+    ...vstore(0),
+    0x0b,
+  ];
   const I = WASM.i32;
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
@@ -792,9 +1012,10 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         [0x60, ...vec([[I], [I], [I], [I]]), 0],
         [0x60, ...vec(Array(8).fill([I])), 0],
         [0x60, ...vec([[I], [I], [I]]), 0],
+        [0x60, ...vec(Array(9).fill([I])), 0],
       ]),
     ),
-    ...section(3, vec([[0], [1], [2], [1], [1], [1]])),
+    ...section(3, vec([[0], [1], [2], [1], [1], [1], [3]])),
     ...section(5, vec([[0x00, 1]])),
     ...section(
       7,
@@ -806,6 +1027,7 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         [...name("screen"), 0x00, 3],
         [...name("scores16"), 0x00, 4],
         [...name("quant16"), 0x00, 5],
+        [...name("near"), 0x00, 6],
       ]),
     ),
     ...section(
@@ -817,6 +1039,7 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
         [...uleb(screen.length), ...screen],
         [...uleb(scores16.length), ...scores16],
         [...uleb(quant16.length), ...quant16],
+        [...uleb(near.length), ...near],
       ]),
     ),
   ]);

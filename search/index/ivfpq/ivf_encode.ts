@@ -53,6 +53,7 @@ import { nearestKernel, SMALL_D } from "../../kernels/nearest.ts";
 import { simdKernels } from "../../kernels/simd.ts";
 import { widenHalf } from "../../dense_f64.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
+import { type Projection, projectionOf } from "./projected.ts";
 
 /** Centroids per sub-quantizer (8-bit codes). */
 export const KSUB = 256;
@@ -99,6 +100,19 @@ export function prepareModel(m: EncodeModel): PreparedModel {
   return { ...m, cNorm: rowNorms(m.centroids, m.nlist, m.d), books, norms, allNorms };
 }
 
+/** Each model's projection for the nearest list (`projected.ts`), made on its first use. */
+const projections = new WeakMap<PreparedModel, Projection | null>();
+
+/** `m`'s {@linkcode Projection} (`undefined` where it cannot serve), made once a model. */
+function projectionFor(m: PreparedModel): Projection | undefined {
+  let p = projections.get(m);
+  if (p === undefined) {
+    p = projectionOf(m.centroids, m.cNorm, m.nlist, m.d) ?? null;
+    projections.set(m, p);
+  }
+  return p ?? undefined;
+}
+
 /** The residuals of the rows being encoded by this thread's kernel (grown as needed). */
 let residuals = new Float32Array(0);
 
@@ -138,7 +152,7 @@ export function encodeRows(
     // The same answers in the WebAssembly kernels: every row's list (screened
     // in float32, nearestAll), the residuals (float32, as below; one buffer
     // per thread, reused), then every sub-quantizer's codes.
-    nearestAll(x, n, d, centroids, cNorm, nlist, lists);
+    nearestAll(x, n, d, centroids, cNorm, nlist, lists, projectionFor(m));
     if (d % 4 === 0) {
       // The residuals taken in the kernel's memory (f32x4.sub: the same float32 numbers).
       kernel.nearestSub(x, n, bpv, dsub, m.codebooks, m.allNorms, ks, codes, { lists, centroids });
@@ -157,7 +171,7 @@ export function encodeRows(
     // Wider sub-vectors (dsub > SMALL_D): every row's list, then each sub-quantizer's slice of
     // the residuals (float32, as below) gathered and given its nearest entries, all through
     // nearestAll (its kernels give `nearest`'s answers, bit for bit).
-    nearestAll(x, n, d, centroids, cNorm, nlist, lists);
+    nearestAll(x, n, d, centroids, cNorm, nlist, lists, projectionFor(m));
     if (residuals.length < n * dsub) residuals = new Float32Array(n * dsub);
     const sub = residuals.subarray(0, n * dsub), best = new Uint32Array(n);
     for (let s = 0; s < bpv; s++) {

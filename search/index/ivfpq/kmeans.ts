@@ -100,6 +100,7 @@ import { type SimdKernels, simdKernels } from "../../kernels/simd.ts";
 import { F32_SAFE, TINY, U32 } from "../exact/score.ts";
 import { ListScreen } from "../../kernels/wasm_screen.ts";
 import { BoundsTest, unskippedReference } from "../../kernels/wasm_bounds.ts";
+import { nearestProjected, type Projection } from "./projected.ts";
 
 /**
  * The splitmix32 generator: a function returning uint32 values.
@@ -203,7 +204,9 @@ export function nearest(
 /**
  * `out[i]` = {@linkcode nearest}`(x, i·d, c, cNorm, k, d)` for every row
  * `i < n` of `x`: in the WebAssembly kernel (`wasm_nearest.ts`, the same
- * answers bit for bit) where it can run, else in TypeScript.
+ * answers bit for bit) where it can run, else in TypeScript. With a
+ * `projection` (`projected.ts`, the encoding's, of these centroids) each
+ * row is screened on its few directions first: the same answers.
  *
  * @example
  * ```ts
@@ -221,14 +224,63 @@ export function nearestAll(
   cNorm: Float64Array,
   k: number,
   out: Uint32Array,
+  projection?: Projection,
 ): void {
   const kernel = nearestKernel();
   const simd = kernel !== undefined && d >= 32 && d % 4 === 0 && k >= 8 ? simdKernels() : undefined;
+  if (simd !== undefined && projection !== undefined && !projection.served.off) {
+    nearestOnDirections(simd, projection, x, n, d, c, cNorm, k, out);
+    return;
+  }
   if (simd !== undefined) {
     nearestScreened(simd, x, n, d, c, cNorm, k, out);
     return;
   }
   nearestExact(x, n, d, c, cNorm, k, out);
+}
+
+/**
+ * {@linkcode nearestAll} screened on a projection's directions
+ * (`projected.ts`), a block of rows at a time; a block it cannot take goes
+ * to {@linkcode nearestScreened}, and the rows it leaves undecided to the
+ * float64 kernel.
+ */
+function nearestOnDirections(
+  simd: SimdKernels,
+  proj: Projection,
+  x: Float32Array,
+  n: number,
+  d: number,
+  c: Float32Array,
+  cNorm: Float64Array,
+  k: number,
+  out: Uint32Array,
+): void {
+  const undecided = new Uint8Array(proj.block), left: number[] = [];
+  for (let a = 0; a < n; a += proj.block) {
+    const m = Math.min(proj.block, n - a);
+    undecided.fill(0);
+    if (proj.served.off || !nearestProjected(simd, proj, x, a, m, d, k, out, undecided)) {
+      nearestScreened(
+        simd,
+        x.subarray(a * d, (a + m) * d),
+        m,
+        d,
+        c,
+        cNorm,
+        k,
+        out.subarray(a, a + m),
+      );
+      continue;
+    }
+    left.length = 0;
+    for (let i = 0; i < m; i++) if (undecided[i] === 1) left.push(a + i);
+    if (left.length === 0) continue;
+    const rows = new Float32Array(left.length * d), got = new Uint32Array(left.length);
+    left.forEach((r, i) => rows.set(x.subarray(r * d, (r + 1) * d), i * d));
+    nearestExact(rows, left.length, d, c, cNorm, k, got);
+    left.forEach((r, i) => out[r] = got[i]);
+  }
 }
 
 /** {@linkcode nearestAll} without the float32 screening: the float64 kernel (or TypeScript). */
@@ -458,12 +510,18 @@ const SCALE_MIN = 2 ** -60, SCALE_MAX = 2 ** 60;
  * (`ec_j` the length of centroid `j`'s error) and `cqMax` every
  * `‖scale[j]·q_j‖`.
  */
-interface Int16Centroids {
+export interface Int16Centroids {
+  /** Values a row in `q` (`d` padded to a multiple of 8). */
   readonly w: number;
+  /** The largest magnitude of a value. */
   readonly Q: number;
+  /** The int16 values, `k` rows of `w`. */
   readonly q: Int16Array;
+  /** Each row's scale. */
   readonly scale: Float32Array;
+  /** At least every `ec_j / ‖c_j‖`. */
   readonly rho: number;
+  /** At least every `‖scale[j]·q_j‖`. */
   readonly cqMax: number;
 }
 
@@ -497,7 +555,7 @@ const scaleUsable = (s: number, sq: number) =>
  * below 32 (`Q` above 2¹³, beyond {@linkcode int16Error}'s proof): the
  * float32 products then.
  */
-function quantizeCentroids(
+export function quantizeCentroids(
   simd: SimdKernels,
   c: Float32Array,
   k: number,
@@ -546,14 +604,40 @@ function quantizeRows(
   xl: Float64Array,
   factor: number,
 ): boolean {
+  if (!quantizeRowsGap(simd, x, a, m, d, q16, out, scale, sq, xl)) return false;
+  for (let i = 0; i < m; i++) {
+    const len = lengthAbove(sq[i], d);
+    xl[i] = Math.max(len, ((2 * xl[i]) / factor) * (1 + 2 ** -30));
+  }
+  return true;
+}
+
+/**
+ * Rows `[a, a + m)` of `x` in int16 for `scores16` against `q16` (`out`,
+ * `scale`; `sq` their float32 sums of squares), and in `gap` each row's
+ * `g`: `|x·c − score| ≤ ‖c‖·g` for every centroid `c` of `q16` (see
+ * {@linkcode quantizeRows}). `false` for a row that is not finite, a scale
+ * out of range or scores too large for float32.
+ */
+export function quantizeRowsGap(
+  simd: SimdKernels,
+  x: Float32Array,
+  a: number,
+  m: number,
+  d: number,
+  q16: Int16Centroids,
+  out: Int16Array,
+  scale: Float32Array,
+  sq: Float32Array,
+  gap: Float64Array,
+): boolean {
   simd.quantize16(x.subarray(a * d, (a + m) * d), m, d, q16.Q, out, scale, sq);
   const rho = q16.rho;
   for (let i = 0; i < m; i++) {
     if (!scaleUsable(scale[i], sq[i])) return false;
     const len = lengthAbove(sq[i], d), ex = int16Error(scale[i], d), xq = len + ex;
     if (!(xq * q16.cqMax <= F32_SAFE)) return false;
-    const g = ex + xq * rho + 2 ** -22 * xq * (1 + rho);
-    xl[i] = Math.max(len, ((2 * g) / factor) * (1 + 2 ** -30));
+    gap[i] = ex + xq * rho + 2 ** -22 * xq * (1 + rho);
   }
   return true;
 }
