@@ -41,7 +41,7 @@ import {
   boundedRows,
   boundedShare,
   type CentroidMoves,
-  centroidMoves,
+  centroidShifts,
   exactSums,
   kmeans,
   kmeansWith,
@@ -231,6 +231,19 @@ export type EncodeRequest =
       readonly from: number;
       readonly rows: BoundedRows;
       readonly moves?: CentroidMoves;
+    };
+  }
+  | {
+    readonly id: number;
+    /** Rows `[a0, a1)` of `kmeans.ts` halfDistances of the centroids `c` into `half` and `near` (shared memory). */
+    readonly halves: {
+      readonly c: Float32Array;
+      readonly k: number;
+      readonly d: number;
+      readonly half: Float64Array;
+      readonly near: Float64Array;
+      readonly a0: number;
+      readonly a1: number;
     };
   }
   | {
@@ -565,8 +578,21 @@ export async function kmeansOnWorkers(
   const assign = async (c: Float32Array, cn: Float64Array, kk: number, out: Uint32Array) => {
     const asks: Promise<EncodeReply>[] = [];
     moves = rows !== undefined && prev !== undefined
-      ? centroidMoves(prev, c, kk, d, moves)
+      ? centroidShifts(prev, c, kk, d, moves)
       : undefined;
+    if (moves !== undefined) {
+      // The half distances between centroids, a share of rows a worker (kmeans.ts halfDistances).
+      const cs = new Float32Array(new SharedArrayBuffer(4 * kk * d));
+      cs.set(c.subarray(0, kk * d));
+      const per = Math.ceil(kk / threads), halves: Promise<EncodeReply>[] = [];
+      for (let a0 = 0; a0 < kk; a0 += per) {
+        const a1 = Math.min(kk, a0 + per);
+        halves.push(
+          workers.call({ halves: { c: cs, k: kk, d, half: moves.half, near: moves.near, a0, a1 } }),
+        );
+      }
+      for (const h of halves) await h;
+    }
     for (let a = 0; a < n; a += share) {
       const m = Math.min(share, n - a), cc = c.slice(0, kk * d);
       const nearest = {

@@ -22,7 +22,7 @@ import {
   type PreparedModel,
   prepareModel,
 } from "./ivf_encode.ts";
-import { allFinite, boundedAssign, kmeans, nearestAll, sumRows } from "./kmeans.ts";
+import { allFinite, boundedAssign, halfDistances, kmeans, nearestAll, sumRows } from "./kmeans.ts";
 import { nearestKernel, PairDistances } from "../../kernels/nearest.ts";
 import { simdKernels } from "../../kernels/simd.ts";
 
@@ -78,6 +78,12 @@ scope.onmessage = (ev: MessageEvent<EncodeRequest>) => {
       boundedAssign(q.x, q.n, q.d, q.c, q.cn, q.k, q.rows, q.moves, pairs);
       const out = q.rows.assign.slice();
       scope.postMessage({ id: m.id, nearest: out }, [out.buffer]);
+      return;
+    }
+    if ("halves" in m) {
+      const q = m.halves;
+      halfDistances(q.c, q.k, q.d, q.half, q.near, q.a0, q.a1);
+      scope.postMessage({ id: m.id, summed: true });
       return;
     }
     if ("sum" in m) {

@@ -784,6 +784,23 @@ export function centroidMoves(
   d: number,
   before?: CentroidMoves,
 ): CentroidMoves {
+  const moves = centroidShifts(prev, c, k, d, before);
+  halfDistances(c, k, d, moves.half, moves.near, 0, k);
+  return moves;
+}
+
+/**
+ * {@linkcode centroidMoves} without its half distances: each centroid's
+ * shift and total shift, and `half` and `near` in shared memory for
+ * {@linkcode halfDistances} to fill (shares of rows, on workers).
+ */
+export function centroidShifts(
+  prev: Float32Array,
+  c: Float32Array,
+  k: number,
+  d: number,
+  before?: CentroidMoves,
+): CentroidMoves {
   // In shared memory: every worker reads them where they lie (no copy a worker an update).
   const f64 = (n: number) => new Float64Array(new SharedArrayBuffer(8 * n));
   const shift = f64(k), half = f64(k * k), near = f64(k), total = f64(k);
@@ -795,14 +812,37 @@ export function centroidMoves(
     }
     shift[j] = Math.sqrt(s) * (1 + WIDE);
   }
+  for (let j = 0; j < k; j++) total[j] = ((before?.total[j] ?? 0) + shift[j]) * UP;
+  return { shift, half, near, total };
+}
+
+/**
+ * Rows `[a0, a1)` of {@linkcode centroidMoves}'s half distances of the `k`
+ * centroids `c` (`half[a·k + j]`, a lower bound of half of `‖c_a − c_j‖`,
+ * rounded the safe way) and `near[a]`, the smallest of row `a`'s.
+ */
+export function halfDistances(
+  c: Float32Array,
+  k: number,
+  d: number,
+  half: Float64Array,
+  near: Float64Array,
+  a0: number,
+  a1: number,
+): void {
   // The squared distances screened in float32 (wasm_screen.ts, its l2 sums): the exact D is at
   // least (v − d·2⁻¹⁵⁰)/(1 + γ(d+3)) for a finite sum v; a sum that is not finite (an
   // overflow) is taken again in float64, as without the module.
   const screen = k >= 2 ? ListScreen.create(c, k, d) : undefined;
   const u = 2 ** -24, g = 1 - 2 * ((d + 3) * u / (1 - (d + 3) * u)), tiny = (d + 1) * 2 ** -148;
-  for (let a = 0; a < k; a++) {
+  // Row a from a's own sums (written in order; half[a·k + j] and half[j·k + a] may differ by
+  // a rounding, each a lower bound), and its nearest other one.
+  for (let a = a0; a < a1; a++) {
     const v = screen?.sums(c.subarray(a * d, (a + 1) * d), true);
-    for (let j = a + 1; j < k; j++) {
+    const row = a * k;
+    let m = Infinity;
+    for (let j = 0; j < k; j++) {
+      if (j === a) continue;
       let h: number;
       if (v !== undefined && Number.isFinite(v[j])) {
         h = 0.5 * Math.sqrt(Math.max(0, (v[j] - tiny) * g)) * (1 - WIDE);
@@ -814,16 +854,11 @@ export function centroidMoves(
         }
         h = 0.5 * Math.sqrt(s) * (1 - WIDE);
       }
-      half[a * k + j] = half[j * k + a] = h;
+      half[row + j] = h;
+      if (h < m) m = h;
     }
-  }
-  for (let a = 0; a < k; a++) {
-    let m = Infinity;
-    for (let j = 0; j < k; j++) if (j !== a && half[a * k + j] < m) m = half[a * k + j];
     near[a] = m;
   }
-  for (let j = 0; j < k; j++) total[j] = ((before?.total[j] ?? 0) + shift[j]) * UP;
-  return { shift, half, near, total };
 }
 
 /**

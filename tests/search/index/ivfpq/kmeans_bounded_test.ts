@@ -17,7 +17,9 @@ import {
   boundedAssign,
   boundedRows,
   centroidMoves,
+  centroidShifts,
   exactSums,
+  halfDistances,
   kmeans,
   kmeansWith,
   nearestAll,
@@ -307,6 +309,13 @@ Deno.test("centroidMoves: every half distance is at most half the real distance 
     for (let t = 0; t < d; t++) s += (c[j * d + t] - prev[j * d + t]) ** 2;
     assert(m.shift[j] >= Math.sqrt(s), `shift ${j}`);
   }
+  // As the build's workers take them: centroidShifts, then halfDistances a share of rows each.
+  const w = centroidShifts(prev, c, k, d);
+  same(w.shift, m.shift, "shift");
+  same(w.total, m.total, "total");
+  for (const [a0, a1] of [[0, 19], [19, 37]]) halfDistances(c, k, d, w.half, w.near, a0, a1);
+  same(w.half, m.half, "half in two shares");
+  same(w.near, m.near, "near in two shares");
 });
 
 Deno.test("below32: a bound float32 holds at or below the number (0 below its normal numbers, 2¹²⁷ above its range)", () => {
