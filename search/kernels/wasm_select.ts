@@ -662,6 +662,7 @@ export class CandidateHeaps {
 
   #ensure(bytes: number): void {
     grownBuffer(this.#heaps, bytes);
+    this.#views();
   }
 
   #at(j: number): number {
@@ -685,7 +686,12 @@ export class CandidateHeaps {
   #i32: Int32Array<ArrayBufferLike> = new Int32Array(0);
   #f64: Float64Array<ArrayBufferLike> = new Float64Array(0);
 
-  /** Views of the heaps' memory, re-taken when a growth has replaced its buffer. */
+  /**
+   * Views of the heaps' memory, re-taken when a growth has replaced its
+   * buffer: after each `#ensure`, the only place the memory grows
+   * (the module never grows it), so the calls that read them need not ask
+   * (a `buffer` read a call cost `floor` about 0.1 µs, 2.5 % of a search).
+   */
   #views(): void {
     const buf = this.#heaps.buffer;
     if (this.#i32.buffer !== buf) {
@@ -696,7 +702,6 @@ export class CandidateHeaps {
 
   /** The worst score kept by heap `j`, or −∞ while it holds fewer than `cap`. */
   floor(j: number): number {
-    this.#views();
     const at = this.#at(j);
     if (this.#i32[at >> 2] < this.#cap) return -Infinity;
     return this.#f64[(at + 8) >> 3];
@@ -755,7 +760,6 @@ export class CandidateHeaps {
    * order is total).
    */
   pairsByRow(j: number): { row: number; score: number }[] {
-    this.#views();
     const at = this.#at(j), cap = this.#cap;
     const size = this.#i32[at >> 2], s0 = (at + 8) >> 3, r0 = s0 + cap;
     // Sorted as keys row · 2^b + position, a typed sort without a comparator, where the keys are
