@@ -563,20 +563,33 @@ export function ivf4CandidatesBatch(
   // Each list's questions, and with each its probing score of the list (`q · c_l`, read here
   // while the question's scores are at hand: an array of nlist a question, which the scan
   // loop below would read out of cache).
-  const nearest: number[][] = Array.from({ length: data.nlist }, () => []);
-  const byList: number[][] = Array.from({ length: data.nlist }, () => []);
+  // Slot x < nlist: list x's questions whose nearest it is; slot nlist + l: list l's others.
+  // Pairs (question, score) at js[2·at[x] …], counted then placed (typed arrays: two nlist
+  // arrays of arrays a block cost about 2 µs a question).
+  const slots = 2 * data.nlist, at = new Int32Array(slots + 1);
+  let pairs = 0;
+  for (const p of probes) {
+    p.lists.forEach((l, i) => at[(i === 0 ? 0 : data.nlist) + l + 1]++);
+    pairs += p.lists.length;
+  }
+  for (let x = 0; x < slots; x++) at[x + 1] += at[x];
+  const js = new Float64Array(2 * pairs), put = at.slice(0, slots);
   probes.forEach((p, j) => {
-    p.lists.forEach((l, i) => (i === 0 ? nearest : byList)[l].push(j, l2 ? 0 : p.qc[l]));
+    p.lists.forEach((l, i) => {
+      const o = 2 * put[(i === 0 ? 0 : data.nlist) + l]++;
+      js[o] = j;
+      js[o + 1] = l2 ? 0 : p.qc[l];
+    });
   });
   const floorOf = (j: number) => heaps !== undefined ? heaps.floor(j) : cands![j].floor;
-  for (let x = 0; x < 2 * data.nlist; x++) {
+  for (let x = 0; x < slots; x++) {
     const l = x % data.nlist;
-    const n = data.offsets[l + 1] - data.offsets[l], js = (x < data.nlist ? nearest : byList)[l];
-    if (n === 0 || js.length === 0) continue;
-    if (l2) { for (let g = 0; g < js.length; g += 2) fill(js[g], qs[js[g]], l); }
+    const n = data.offsets[l + 1] - data.offsets[l], g0 = 2 * at[x], g1 = 2 * at[x + 1];
+    if (n === 0 || g0 === g1) continue;
+    if (l2) { for (let g = g0; g < g1; g += 2) fill(js[g], qs[js[g]], l); }
     const nb = start[l + 1] - start[l], co = start[l] * bb, r0 = data.offsets[l];
-    for (let g = 0; g < js.length; g += 4) {
-      const two = g + 2 < js.length;
+    for (let g = g0; g < g1; g += 4) {
+      const two = g + 2 < g1;
       const j0 = js[g], j1 = two ? js[g + 2] : j0;
       // (The sinks are read only without the heaps.)
       const c0 = cands?.[j0], c1 = cands?.[j1];
