@@ -167,6 +167,36 @@ export function callPieces(nq: number, free: number, tail: boolean): number {
   return tail ? Math.min(nq, Math.max(n, Math.ceil(nq / TAIL_PIECE))) : n;
 }
 
+/**
+ * How many pieces each of the calls made in one turn is cut into, in
+ * order, with `free` search workers idle and nothing waiting: a call is
+ * cut ({@linkcode callPieces}) for the idle workers left once the calls
+ * after it have one each, so N calls on N idle workers go one to a worker
+ * whole, and a call alone is cut for all of them.
+ *
+ * @example
+ * ```ts
+ * import { turnPieces } from "./ivf_search.ts";
+ * const block = { nq: 256, tail: false };
+ * if (turnPieces([block, block, block], 2).join() !== "1,1,1") throw new Error();
+ * if (turnPieces([block], 2).join() !== "2" || turnPieces([block, block], 3).join() !== "2,1") {
+ *   throw new Error();
+ * }
+ * ```
+ */
+export function turnPieces(
+  calls: readonly { nq: number; tail: boolean }[],
+  free: number,
+): number[] {
+  let avail = Math.max(0, free);
+  return calls.map((c, i) => {
+    const later = calls.length - i - 1;
+    const n = callPieces(c.nq, Math.max(0, avail - later), c.tail);
+    avail = Math.max(0, avail - n);
+    return n;
+  });
+}
+
 /** A worker's answer: candidates, or top rows; or a non-finite row's error. */
 type WorkerAnswer =
   | { id: number; cands: Cands[] }
@@ -203,6 +233,31 @@ class IvfWorkers {
       init: () => ({ init: { dir: index.dir, header, data, ...(dense ? { dense } : {}) } }),
     });
     this.#busy = Array.from({ length: n }, () => false);
+  }
+
+  /** Calls made in this turn of the event loop, not yet cut into pieces (`#plan`). */
+  #pending: { nq: number; tail: boolean; resolve: (sizes: number[]) => void }[] = [];
+
+  /**
+   * The sizes of the pieces a call of `nq` questions is cut into, decided
+   * once every call made in the same turn is known (a microtask later): a
+   * call is cut for the workers that would otherwise wait (`callPieces`)
+   * once the calls after it have one each. So the `search` stage's first N
+   * blocks on N threads go one to a worker whole, where the first one alone
+   * was cut into N pieces (two questions of a piece share a pass over a
+   * list's codes; halves cost more a question), and a call alone is cut as
+   * before.
+   */
+  #plan(nq: number, tail: boolean): Promise<number[]> {
+    return new Promise((resolve) => {
+      this.#pending.push({ nq, tail, resolve });
+      if (this.#pending.length > 1) return;
+      queueMicrotask(() => {
+        const calls = this.#pending.splice(0);
+        const free = this.#busy.filter((b) => !b).length - this.#queue.length;
+        turnPieces(calls, free).forEach((n, i) => calls[i].resolve(pieceSizes(calls[i].nq, n)));
+      });
+    });
   }
 
   /** Hands waiting pieces to the free workers, the lowest-numbered first. */
@@ -259,10 +314,10 @@ class IvfWorkers {
     tail = false,
   ): Promise<T[]> {
     const d = this.index.header.d;
-    const free = this.#busy.filter((b) => !b).length - this.#queue.length;
+    const sizes = await this.#plan(qs.length, tail);
     const parts: Promise<T[]>[] = [];
     let at = 0;
-    for (const size of pieceSizes(qs.length, callPieces(qs.length, free, tail))) {
+    for (const size of sizes) {
       // The piece's questions packed into one buffer, moved (a question that is a view of a
       // larger buffer would copy all of it).
       const q = new Float32Array(size * d);

@@ -32,6 +32,7 @@ import {
   scoreIvf,
   scoreIvfSync,
   TAIL_PIECE,
+  turnPieces,
 } from "../../../../search/index/ivfpq/ivf_search.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { fsQmax } from "../../../../search/kernels/wasm_fastscan.ts";
@@ -322,6 +323,18 @@ Deno.test("pieceSizes, pieceCount and callPieces: a call's questions cut into as
   assertEquals(callPieces(33, 0, true), 1);
   assertEquals(callPieces(33, 2, true), 2);
   assertEquals(callPieces(1, 2, true), 1);
+  // Calls made in one turn (the `search` stage's first blocks): N blocks on N idle workers go one
+  // to a worker whole; a call alone is cut for all of them; a tail call as callPieces cuts it.
+  const block = { nq: 256, tail: false };
+  assertEquals(turnPieces([block, block, block], 2), [1, 1, 1]);
+  assertEquals(turnPieces([block, block], 2), [1, 1]);
+  assertEquals(turnPieces([block], 2), [2]);
+  assertEquals(turnPieces([block, block], 3), [2, 1]);
+  assertEquals(turnPieces([block, { nq: 33, tail: true }], 2), [1, 1]);
+  assertEquals(turnPieces([{ nq: 256, tail: true }], 0), [4]);
+  assertEquals(turnPieces([{ nq: 1057, tail: false }], 2), [5]);
+  assertEquals(turnPieces([block, block], 0), [1, 1]);
+  assertEquals(turnPieces([], 2), []);
 });
 
 Deno.test("4-bit ivf-pq search: the same answers with and without the kernel and on 2 threads; nprobe = nlist re-scoring every phrase is exact search (ip, l2)", async () => {

@@ -134,15 +134,16 @@ Deno.test("4-bit ivf-pq: re-scoring in the workers (shared vectors) gives 1 thre
       closeIvfWorkers(bad);
       // An error in a worker (a candidate heap too large to allocate) fails the pool: the pieces
       // still waiting fail with that same error, unsent (so none waits on a worker that may be
-      // gone), and the next call starts new workers: 1 thread's answers.
+      // gone), and the next call starts new workers: 1 thread's answers. (Four calls in one
+      // turn: the first two go one to a worker whole, the last two wait.)
       const huge = await Promise.allSettled(
-        [0, 1, 2].map(() =>
+        [0, 1, 2, 3].map(() =>
           scoreIvf(ix, queries, { topK: 10, nprobe: 3, refine: 2 ** 31, threads: 2 })
         ),
       );
       assert(huge.every((r) => r.status === "rejected"), JSON.stringify(huge.map((r) => r.status)));
-      const [, r1, r2] = huge as PromiseRejectedResult[];
-      assert(r1.reason instanceof Error && r1.reason === r2.reason, String(r2.reason));
+      const [, , r2, r3] = huge as PromiseRejectedResult[];
+      assert(r2.reason instanceof Error && r2.reason === r3.reason, String(r3.reason));
       // The good index's pool, used again after those failures: 1 thread's answers.
       const again = await scoreIvf(ix, queries, { topK: 10, nprobe: 3, refine: 20, threads: 2 });
       assertEquals(
