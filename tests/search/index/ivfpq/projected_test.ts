@@ -102,10 +102,8 @@ Deno.test("near: each row's listed centroids are a TypeScript loop's over the sa
       sc[0 * n + 0] = sc[1 * n + 0];
     }
     const pairs = n >> 1;
-    simd.scores(x, n, d, cs);
-    // (the scores written again, with the tie)
-    const again = simd.scores(x, n, d, cs).scores;
-    again.set(sc);
+    // The scores written again (where screenList reads them), with the tie.
+    simd.scores(x, n, d, cs).scores.set(sc);
     const { ok, lists } = simd.screenList(pairs, xl, tab, cap);
     assert(ok);
     for (let i = 0; i < 2 * pairs; i++) {
