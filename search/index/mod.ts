@@ -61,6 +61,7 @@ export {
   DEFAULT_TRAIN_PARAGRAPHS,
   IVF_SEED,
   KMEANS_ITERATIONS,
+  PQ4_COARSE_ITERATIONS,
   trainSample,
 } from "./ivfpq/train.ts";
 export type { IvfData, IvfIndexView, IvfPqParameters, IvfQueryOptions } from "./ivfpq/ivfpq.ts";

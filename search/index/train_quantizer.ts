@@ -20,6 +20,7 @@ import {
   IVF_SEED,
   type IvfQuantizer,
   KMEANS_ITERATIONS,
+  PQ4_COARSE_ITERATIONS,
   PQ4_ROWS_PER_CENTROID,
   TRAIN_SAMPLE_RULE,
   trainIvfPq,
@@ -231,7 +232,13 @@ export function trainOnSample(
     threads: pool?.size ?? opts.ivfTuning?.encodeThreads ?? ENCODE_THREADS,
     ...(signal !== undefined ? { signal } : {}),
     ...(pool !== undefined ? { pool } : {}),
-    ...(s.bits === 4 ? { ksub: PQ4_KSUB, pqRows: PQ4_ROWS_PER_CENTROID * PQ4_KSUB } : {}),
+    ...(s.bits === 4
+      ? {
+        ksub: PQ4_KSUB,
+        pqRows: PQ4_ROWS_PER_CENTROID * PQ4_KSUB,
+        coarseIterations: PQ4_COARSE_ITERATIONS,
+      }
+      : {}),
   });
 }
 
@@ -298,7 +305,12 @@ export const ivfParameters = (
   train_phrases: trainPhrases,
   train_sample: TRAIN_SAMPLE_RULE,
   kmeans_iterations: KMEANS_ITERATIONS,
-  ...(bits === 4 ? { pq_rows_per_centroid: PQ4_ROWS_PER_CENTROID } : {}),
+  ...(bits === 4
+    ? {
+      coarse_kmeans_iterations: PQ4_COARSE_ITERATIONS,
+      pq_rows_per_centroid: PQ4_ROWS_PER_CENTROID,
+    }
+    : {}),
   seed: IVF_SEED,
   engine: IVF_ENGINE,
   ...(D !== undefined ? { dense_dims: D } : {}),

@@ -97,8 +97,10 @@ export interface IvfPqParameters {
   readonly train_phrases: number;
   /** The sampling rule, in words. */
   readonly train_sample: string;
-  /** k-means iterations. */
+  /** k-means iterations (of the sub-quantizers, and of the coarse quantizer unless the next says otherwise). */
   readonly kmeans_iterations: number;
+  /** A 4-bit index's coarse k-means's iterations (`PQ4_COARSE_ITERATIONS` of `train.ts`; absent: `kmeans_iterations`). */
+  readonly coarse_kmeans_iterations?: number;
   /** A 4-bit index's most training rows per sub-quantizer entry (`PQ4_ROWS_PER_CENTROID` of `train.ts`). */
   readonly pq_rows_per_centroid?: number;
   /** The PRNG seed. */

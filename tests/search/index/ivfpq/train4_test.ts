@@ -3,7 +3,8 @@
  * most `max` rows drawn by a seeded shuffle, in row order, the same on
  * every call; `trainIvfPq` with `pqRows` gives the coarse quantizer of
  * every row and sub-quantizers that are exactly the k-means of the
- * residuals' subset drawn with seed + 1, as the module notes say.
+ * residuals' subset drawn with seed + 1, as the module notes say;
+ * `coarseIterations` set the coarse k-means's iterations alone.
  */
 import { subsetRows, trainIvfPq } from "../../../../search/index/ivfpq/train.ts";
 import { kmeans, nearest, rowNorms, splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
@@ -61,4 +62,30 @@ Deno.test("4-bit training: trainIvfPq's coarse quantizer is every row's k-means,
   // Not the k-means of every residual: the subset matters.
   const all = await trainCodebooks(r, nt, d, bpv, { iterations, seed, threads: 0, ksub });
   assert(all.some((v, k) => v !== books[k]), "the subset's codebooks differ from all rows'");
+});
+
+Deno.test("4-bit training: trainIvfPq's coarseIterations are the coarse k-means's alone", async () => {
+  const u = splitmix32(9);
+  const nt = 1500, d = 8, nlist = 24, bpv = 4, ksub = 16, seed = 5;
+  const x = new Float32Array(nt * d).map(() => u() / 2 ** 32 - 0.5);
+  const o = { seed, threads: 0, ksub, pqRows: 500 };
+  const both = await trainIvfPq(x.slice(), nt, d, nlist, bpv, { ...o, iterations: 9 });
+  const fewer = await trainIvfPq(x.slice(), nt, d, nlist, bpv, {
+    ...o,
+    iterations: 9,
+    coarseIterations: 3,
+  });
+  assertEquals(fewer.centroids, kmeans(x.slice(), nt, d, nlist, { iterations: 3, seed }));
+  assert(fewer.centroids.some((v, k) => v !== both.centroids[k]), "3 iterations, other centroids");
+  // The codebooks: 9 iterations on the residuals of the coarse quantizer of 3.
+  const r = x.slice(), cn = rowNorms(fewer.centroids, nlist, d);
+  for (let i = 0; i < nt; i++) {
+    const l = nearest(r, i * d, fewer.centroids, cn, nlist, d);
+    for (let t = 0; t < d; t++) r[i * d + t] -= fewer.centroids[l * d + t];
+  }
+  const [rp, np] = subsetRows(r, nt, d, 500, seed + 1);
+  assertEquals(
+    fewer.codebooks,
+    await trainCodebooks(rp, np, d, bpv, { iterations: 9, seed, threads: 0, ksub }),
+  );
 });

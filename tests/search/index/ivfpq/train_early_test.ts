@@ -5,7 +5,9 @@
  * the early quantizer is the built index's centroids and codebooks, and it
  * is taken only for the sample it was trained on; a walk that fails once
  * it has started fails the build with the walk's one line, nothing left
- * behind.
+ * behind; a 4-bit build's coarse quantizer is its training rows' k-means
+ * in `PQ4_COARSE_ITERATIONS` iterations (an 8-bit one's in
+ * `KMEANS_ITERATIONS`), as its header says.
  */
 import * as Effect from "effect/Effect";
 import { writeContextDump } from "../../../../io/dump/writer.ts";
@@ -13,8 +15,14 @@ import { openDumpSync } from "../../../../io/dump/reader_sync.ts";
 import { InputError } from "../../../../io/errors.ts";
 import { buildIndex } from "../../../../search/index/build.ts";
 import { EncodeWorkers } from "../../../../search/index/ivfpq/ivf_encode.ts";
-import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
-import { trainSample } from "../../../../search/index/ivfpq/train.ts";
+import { kmeans, splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
+import {
+  IVF_SEED,
+  KMEANS_ITERATIONS,
+  PQ4_COARSE_ITERATIONS,
+  trainSample,
+} from "../../../../search/index/ivfpq/train.ts";
+import { widenHalf } from "../../../../search/dense_f64.ts";
 import { startEarlyTraining } from "../../../../search/index/train_early.ts";
 import { assert, assertEquals } from "../../../_assert.ts";
 import { folderSum } from "../../../_util.ts";
@@ -170,6 +178,48 @@ Deno.test("early training: a walk that fails once the early training has started
     assert(e instanceof InputError, `an InputError, not ${caught}`);
     assert(e.file.endsWith(`${ids[bad]}.npz`), e.file);
     assertEquals([...Deno.readDirSync(tmp)].map((f) => f.name).sort(), ["c"]);
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("coarse quantizer: a 4-bit build's is the k-means of its training rows in PQ4_COARSE_ITERATIONS iterations, an 8-bit one's in KMEANS_ITERATIONS, as their headers say", async () => {
+  const tmp = Deno.makeTempDirSync({ prefix: "phraseval-coarse-" });
+  try {
+    await dump(`${tmp}/c`);
+    // (32 lists of 12 clusters' rows: k-means still moving after 10 iterations.)
+    assertEquals([PQ4_COARSE_ITERATIONS, KMEANS_ITERATIONS], [10, 25]);
+    for (const [pqBits, iterations, other] of [[4, 10, 25], [8, 25, 10]] as const) {
+      for (const trainWhileWriting of [true, false]) {
+        const out = `${tmp}/ix${pqBits}${trainWhileWriting}`;
+        await Effect.runPromise(buildIndex({
+          contextEmb: `${tmp}/c`,
+          out,
+          nlist: 32,
+          bpv: 4,
+          pqBits,
+          ivfTuning: { ...TUNING, trainWhileWriting },
+        }));
+        const header = JSON.parse(Deno.readTextFileSync(`${out}/index.json`));
+        const p = header.parameters;
+        assertEquals(p.kmeans_iterations, 25);
+        assertEquals(p.coarse_kmeans_iterations, pqBits === 4 ? 10 : undefined);
+        // The training rows, as the build reads them from its vectors file.
+        const bytes = Deno.readFileSync(`${out}/vectors.${header.dtype}`).buffer;
+        const all = header.dtype === "f16"
+          ? widenHalf(new Uint16Array(bytes))
+          : new Float32Array(bytes);
+        const train = await trainSample(ids, p.train_paragraphs);
+        const rows = train.flatMap((q) => [...all.subarray(starts[q] * D, starts[q + 1] * D)]);
+        const nt = rows.length / D;
+        assertEquals(nt, p.train_phrases);
+        const got = new Float32Array(Deno.readFileSync(`${out}/ivf/centroids.f32`).buffer);
+        const km = (its: number) =>
+          kmeans(Float32Array.from(rows), nt, D, 32, { iterations: its, seed: IVF_SEED });
+        assertEquals(got, km(iterations), `${pqBits}-bit, ${iterations} iterations`);
+        assert(km(other).some((v, i) => v !== got[i]), `${other} iterations give other centroids`);
+      }
+    }
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }
