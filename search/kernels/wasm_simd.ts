@@ -8,6 +8,7 @@ import {
   block,
   br,
   brIf,
+  bump,
   f64c,
   get,
   i32,
@@ -48,9 +49,12 @@ import {
 //     centroids whose interval reaches down to its smallest upper end (see
 //     the comment at its code), for projected.ts
 //   widen(src, n4, dst): the 4·n4 float16 values (bits) at src as float32 at
-//     dst, exactly (subnormals, ±0, infinities and NaN included): the
-//     magnitude bits shifted into place and scaled by 2^112 in f32 (exact:
-//     a power of two), exponent 31 mapped to 255, the sign put back
+//     dst, exactly (subnormals, ±0, infinities and NaN included): each half
+//     sign-extended, its sign, exponent and fraction shifted into a
+//     float32's places (the sign's copies cleared) and scaled by 2^112 in
+//     f32 (exact: a power of two; the sign kept), exponent 31 mapped to 255;
+//     eight halves a step (one load, the constants splatted once), then an
+//     odd last four
 //
 // d4 is the row stride in bytes (d·4, a multiple of 16). Float32 scores are
 // only the fast pass:
@@ -1058,71 +1062,93 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
  * ```
  */
 export function widenCode(): number[] {
-  const add = [0x6a], shl = [0x74], ltu = [0x49], ne = [0x47];
+  const add = [0x6a], shl = [0x74], ltu = [0x49], ne = [0x47], and32 = [0x71], shrU = [0x76];
   const f32x4Mul = simd(0xe6);
-  const load16x4u = simd(0x04, 1, 0); // v128.load16x4_u align=2 offset=0
-  const store = simd(0x0b, 2, 0); // v128.store align=4 offset=0
-  const i32x4Splat = simd(0x11), i32x4Shl = simd(0xab), i32x4GeU = simd(0x40);
+  const load16x4s = simd(0x03, 1, 0); // v128.load16x4_s align=2 offset=0
+  const load = simd(0x00, 1, 0); // v128.load align=2 offset=0
+  const store = (off: number) => simd(0x0b, 2, ...uleb(off)); // v128.store align=4
+  const i32x4Splat = simd(0x11), i32x4Shl = simd(0xab), i32x4GtS = simd(0x3b);
+  const extendLowS = simd(0xa7), extendHighS = simd(0xa8); // i32x4.extend_{low,high}_i16x8_s
   const and = simd(0x4e), or = simd(0x50), bitselect = simd(0x52);
-  const splat = (v: number) => [...i32(v), ...i32x4Splat];
-  const next = (k: number, step: number, end: number) => [
-    ...get(k),
-    ...i32(step),
-    ...add,
-    ...tee(k),
-    ...get(end),
-    ...ltu,
-    ...brIf(0),
+  // widen(src, n4, dst); the constants splatted once, before the loop.
+  const W = { src: 0, n4: 1, dst: 2, end: 3, x: 4, y: 5, v: 6, bits: 7, inf: 8, pow: 9, top: 10 };
+  const constant = (l: number, v: number) => [...i32(v), ...i32x4Splat, ...set(l)];
+  // The float32 of the four halves in local x (sign-extended to i32 lanes), on the stack:
+  // y = (x << 13) & 0x8fffe000, the sign, exponent and fraction in a float32's places (the
+  // sign's copies cleared); exponent 31 (inf/NaN, (y << 1) > 0x1effffff): y | 0x7f800000;
+  // else y·2^112 (exact: a power of two; the sign kept).
+  const four = [
+    ...get(W.x),
+    ...i32(13),
+    ...i32x4Shl,
+    ...get(W.bits),
+    ...and,
+    ...tee(W.y),
+    ...get(W.inf),
+    ...or,
+    ...get(W.y),
+    ...get(W.pow),
+    ...f32x4Mul,
+    ...get(W.y),
+    ...i32(1),
+    ...i32x4Shl,
+    ...get(W.top),
+    ...i32x4GtS,
+    ...bitselect,
   ];
-  // widen(src, n4, dst)
-  const W = { src: 0, n4: 1, dst: 2, i: 3, x: 4, m: 5 };
   return [
-    ...vec([[1, WASM.i32], [2, WASM.v128]]),
+    ...vec([[1, WASM.i32], [7, WASM.v128]]),
+    ...constant(W.bits, 0x8fffe000 | 0),
+    ...constant(W.inf, 0x7f800000),
+    ...constant(W.pow, 0x77800000),
+    ...constant(W.top, 0x1effffff),
+    // Eight halves a step (one 16-byte load), src and dst moving on; end: src after them.
+    ...get(W.src),
     ...get(W.n4),
-    ...i32(0),
+    ...i32(1),
+    ...shrU,
+    ...i32(4),
+    ...shl,
+    ...add,
+    ...set(W.end),
+    ...get(W.src),
+    ...get(W.end),
     ...ne,
     ...ifThen([
-      ...i32(0),
-      ...set(W.i),
       ...loop([
-        // x: four halves zero-extended to i32 lanes; m: their magnitude bits, shifted.
-        ...get(W.src),
-        ...get(W.i),
-        ...i32(3),
-        ...shl,
-        ...add,
-        ...load16x4u,
-        ...tee(W.x),
-        ...splat(0x7fff),
-        ...and,
-        ...i32(13),
-        ...i32x4Shl,
-        ...set(W.m),
         ...get(W.dst),
-        ...get(W.i),
-        ...i32(4),
-        ...shl,
-        ...add,
-        // exponent 31 (inf/NaN): m | 0x7f800000; else m·2^112 (exact)
-        ...get(W.m),
-        ...splat(0x7f800000),
-        ...or,
-        ...get(W.m),
-        ...splat(0x77800000),
-        ...f32x4Mul,
-        ...get(W.m),
-        ...splat(0x0f800000),
-        ...i32x4GeU,
-        ...bitselect,
-        ...get(W.x),
-        ...splat(0x8000),
-        ...and,
-        ...i32(16),
-        ...i32x4Shl,
-        ...or,
-        ...store,
-        ...next(W.i, 1, W.n4),
+        ...get(W.src),
+        ...load,
+        ...tee(W.v),
+        ...extendLowS,
+        ...set(W.x),
+        ...four,
+        ...store(0),
+        ...get(W.dst),
+        ...get(W.v),
+        ...extendHighS,
+        ...set(W.x),
+        ...four,
+        ...store(16),
+        ...bump(W.dst, i32(32)),
+        ...bump(W.src, i32(16)),
+        ...get(W.src),
+        ...get(W.end),
+        ...ltu,
+        ...brIf(0),
       ]),
+    ]),
+    // An odd last four.
+    ...get(W.n4),
+    ...i32(1),
+    ...and32,
+    ...ifThen([
+      ...get(W.dst),
+      ...get(W.src),
+      ...load16x4s,
+      ...set(W.x),
+      ...four,
+      ...store(0),
     ]),
     0x0b,
   ];
