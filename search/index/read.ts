@@ -32,6 +32,7 @@
  *
  * @module
  */
+import { sharedRowsBytes } from "../kernels/wasm_gather.ts";
 import { createHash } from "node:crypto";
 import * as Effect from "effect/Effect";
 import { FileError, InputError } from "../../io/errors.ts";
@@ -134,13 +135,15 @@ function readFile(path: string, shared = false): Uint8Array {
 }
 
 /**
- * The file `path` read into a `SharedArrayBuffer`, so that worker threads see it without a
- * copy (a file that ended early gives the bytes read: the caller checks the size).
+ * The file `path` read into shared memory, so that worker threads see it without a copy: a
+ * shared `WebAssembly.Memory` where one can be had, whose rows the re-scoring reads in place
+ * (`search/kernels/wasm_gather.ts`), else a `SharedArrayBuffer` (a file that ended early gives
+ * the bytes read: the caller checks the size).
  */
 function readShared(path: string): Uint8Array {
   const f = Deno.openSync(path, { read: true });
   try {
-    const b = new Uint8Array(new SharedArrayBuffer(f.statSync().size));
+    const b = sharedRowsBytes(f.statSync().size);
     for (let o = 0; o < b.length;) {
       const n = f.readSync(b.subarray(o));
       if (n === null) return b.subarray(0, o);

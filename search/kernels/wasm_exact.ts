@@ -13,7 +13,9 @@
  * `fsumQuick` would: the correctly rounded sum, or (rarely: a total near a
  * half-way point or near zero) NaN, and that row's terms go to `fsum`'s
  * exact partials in TypeScript. Float16 rows are widened exactly in the
- * module (`wasm_simd.ts` `widenCode`).
+ * module (`wasm_simd.ts` `widenCode`); rows of vectors in a registered
+ * shared `WebAssembly.Memory` (an IVF-PQ index's: `wasm_gather.ts`) are
+ * read where they lie and widened into place in one pass instead.
  *
  * **Only the rows that can be among the best `k`** (ip, `k` given and
  * below the rows' count): a float32 screen first (`screen`) gives each
@@ -39,6 +41,7 @@
  * @module
  */
 import { fsum, fsumQuickEnd, gamma32 } from "../fsum.ts";
+import { RowGather } from "./wasm_gather.ts";
 import { NonFiniteError } from "../index/exact/score.ts";
 import {
   block,
@@ -491,9 +494,16 @@ export class ExactRows {
     // (f32), the screen's sums, the float16 bits.
     const rowsAt = 0, qAt = (8 * pairs * d + 15) & ~15, outAt = qAt + 8 * d;
     const q32At = outAt + 48 * pairs, screenAt = q32At + 4 * d, bitsAt = screenAt + 32 * pairs;
-    const buf = this.#ensure(half ? bitsAt + 2 * n * d : bitsAt);
+    // Rows read where they lie (the vectors in a shared WebAssembly.Memory): their numbers at
+    // bitsAt, the rows widened into place in one pass (`wasm_gather.ts`).
+    const g = gathered ? undefined : this.#gatherer(a);
+    const buf = this.#ensure(g !== undefined ? bitsAt + 4 * n : half ? bitsAt + 2 * n * d : bitsAt);
     const f32 = new Float32Array(buf, rowsAt, 2 * pairs * d);
-    if (half) {
+    if (g !== undefined) {
+      const idx = new Uint32Array(buf, bitsAt, n);
+      for (let i = 0; i < n; i++) idx[i] = rows[i];
+      g.gather(a, bitsAt, n, d, rowsAt);
+    } else if (half) {
       const bits = new Uint16Array(buf, bitsAt, n * d);
       if (gathered) bits.set(a.subarray(0, n * d));
       else for (let i = 0; i < n; i++) bits.set(a.subarray(rows[i] * d, (rows[i] + 1) * d), i * d);
@@ -592,6 +602,17 @@ export class ExactRows {
   #hi = new Float64Array(0);
   #sel = new Int32Array(0);
   #best = new Float64Array(0);
+  readonly #gathers = new WeakMap<ArrayBufferLike, RowGather | null>();
+
+  /** The gatherer of rows of `a` into this module's memory, where `a` lies in a registered one. */
+  #gatherer(a: Float32Array | Uint16Array): RowGather | undefined {
+    let g = this.#gathers.get(a.buffer);
+    if (g === undefined) {
+      g = RowGather.create(a, this.#memory) ?? null;
+      this.#gathers.set(a.buffer, g);
+    }
+    return g ?? undefined;
+  }
 
   /** Row `i`'s score by `fsum`'s exact partials (a NaN or infinite value refused). */
   #slow(

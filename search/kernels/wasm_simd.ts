@@ -1049,6 +1049,80 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
   ]);
 }
 
+/** The locals (v128) {@linkcode halfFloatCode} uses: a value, a scratch, and its four constants. */
+export interface HalfLocals {
+  /** The four halves, sign-extended to i32 lanes (read). */
+  readonly x: number;
+  /** Scratch. */
+  readonly y: number;
+  /** `0x8fffe000` splatted (set by {@linkcode halfConstantsCode}, as the next three). */
+  readonly bits: number;
+  /** `0x7f800000` splatted. */
+  readonly inf: number;
+  /** `2^112` (`0x77800000`) splatted. */
+  readonly pow: number;
+  /** `0x1effffff` splatted. */
+  readonly top: number;
+}
+
+/**
+ * The instructions that set the constants of {@linkcode halfFloatCode}
+ * (once, before a loop).
+ *
+ * @example
+ * ```ts
+ * import { halfConstantsCode } from "./wasm_simd.ts";
+ * if (halfConstantsCode({ x: 0, y: 1, bits: 2, inf: 3, pow: 4, top: 5 }).length === 0) throw new Error();
+ * ```
+ */
+export function halfConstantsCode(L: HalfLocals): number[] {
+  const constant = (l: number, v: number) => [...i32(v), ...simd(0x11), ...set(l)];
+  return [
+    ...constant(L.bits, 0x8fffe000 | 0),
+    ...constant(L.inf, 0x7f800000),
+    ...constant(L.pow, 0x77800000),
+    ...constant(L.top, 0x1effffff),
+  ];
+}
+
+/**
+ * The instructions that push the float32 (`f32x4`) of the four float16
+ * values in local `x` (their bits sign-extended to i32 lanes), exactly:
+ * `y = (x << 13) & 0x8fffe000` holds the sign, exponent and fraction in a
+ * float32's places (the sign's copies cleared); exponent 31 (inf, NaN:
+ * `(y << 1) > 0x1effffff`) gives `y | 0x7f800000`, any other `y·2^112`
+ * (exact: a power of two; subnormals become normal, the sign is kept).
+ *
+ * @example
+ * ```ts
+ * import { halfFloatCode } from "./wasm_simd.ts";
+ * if (halfFloatCode({ x: 0, y: 1, bits: 2, inf: 3, pow: 4, top: 5 }).length === 0) throw new Error();
+ * ```
+ */
+export function halfFloatCode(L: HalfLocals): number[] {
+  const shl = simd(0xab), gtS = simd(0x3b), mul = simd(0xe6);
+  const and = simd(0x4e), or = simd(0x50), bitselect = simd(0x52);
+  return [
+    ...get(L.x),
+    ...i32(13),
+    ...shl,
+    ...get(L.bits),
+    ...and,
+    ...tee(L.y),
+    ...get(L.inf),
+    ...or,
+    ...get(L.y),
+    ...get(L.pow),
+    ...mul,
+    ...get(L.y),
+    ...i32(1),
+    ...shl,
+    ...get(L.top),
+    ...gtS,
+    ...bitselect,
+  ];
+}
+
 /**
  * The code of `widen(src, n4, dst)` (its locals, instructions and `end`):
  * the `4·n4` float16 values (bits) at byte `src` as float32 at `dst`,
@@ -1063,45 +1137,16 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
  */
 export function widenCode(): number[] {
   const add = [0x6a], shl = [0x74], ltu = [0x49], ne = [0x47], and32 = [0x71], shrU = [0x76];
-  const f32x4Mul = simd(0xe6);
   const load16x4s = simd(0x03, 1, 0); // v128.load16x4_s align=2 offset=0
   const load = simd(0x00, 1, 0); // v128.load align=2 offset=0
   const store = (off: number) => simd(0x0b, 2, ...uleb(off)); // v128.store align=4
-  const i32x4Splat = simd(0x11), i32x4Shl = simd(0xab), i32x4GtS = simd(0x3b);
   const extendLowS = simd(0xa7), extendHighS = simd(0xa8); // i32x4.extend_{low,high}_i16x8_s
-  const and = simd(0x4e), or = simd(0x50), bitselect = simd(0x52);
   // widen(src, n4, dst); the constants splatted once, before the loop.
   const W = { src: 0, n4: 1, dst: 2, end: 3, x: 4, y: 5, v: 6, bits: 7, inf: 8, pow: 9, top: 10 };
-  const constant = (l: number, v: number) => [...i32(v), ...i32x4Splat, ...set(l)];
-  // The float32 of the four halves in local x (sign-extended to i32 lanes), on the stack:
-  // y = (x << 13) & 0x8fffe000, the sign, exponent and fraction in a float32's places (the
-  // sign's copies cleared); exponent 31 (inf/NaN, (y << 1) > 0x1effffff): y | 0x7f800000;
-  // else y·2^112 (exact: a power of two; the sign kept).
-  const four = [
-    ...get(W.x),
-    ...i32(13),
-    ...i32x4Shl,
-    ...get(W.bits),
-    ...and,
-    ...tee(W.y),
-    ...get(W.inf),
-    ...or,
-    ...get(W.y),
-    ...get(W.pow),
-    ...f32x4Mul,
-    ...get(W.y),
-    ...i32(1),
-    ...i32x4Shl,
-    ...get(W.top),
-    ...i32x4GtS,
-    ...bitselect,
-  ];
+  const four = halfFloatCode(W);
   return [
     ...vec([[1, WASM.i32], [7, WASM.v128]]),
-    ...constant(W.bits, 0x8fffe000 | 0),
-    ...constant(W.inf, 0x7f800000),
-    ...constant(W.pow, 0x77800000),
-    ...constant(W.top, 0x1effffff),
+    ...halfConstantsCode(W),
     // Eight halves a step (one 16-byte load), src and dst moving on; end: src after them.
     ...get(W.src),
     ...get(W.n4),

@@ -17,6 +17,7 @@
 import { NonFiniteError, scoreDenseBest, TopK } from "../exact/score.ts";
 import { simdKernels } from "../../kernels/simd.ts";
 import { ExactRows } from "../../kernels/wasm_exact.ts";
+import { rowsMemoryOf } from "../../kernels/wasm_gather.ts";
 import { defaultNprobe, MAX_SEARCH_THREADS } from "../defaults.ts";
 import { modulesReadable, RequestWorkers } from "../../workers.ts";
 import { InputError } from "../../../io/errors.ts";
@@ -229,8 +230,19 @@ class IvfWorkers {
     const h = index.header;
     const header = { metric: h.metric, d: h.d, phrases: h.phrases, parameters: h.parameters };
     const dense = sharedDense(index);
+    // (The vectors' WebAssembly.Memory too, where they lie in one: the workers re-score
+    // their rows in place.)
+    const rows = dense !== undefined ? rowsMemoryOf(dense.buffer) : undefined;
     this.#ws = new RequestWorkers(new URL("./ivf_worker.ts", import.meta.url), n, {
-      init: () => ({ init: { dir: index.dir, header, data, ...(dense ? { dense } : {}) } }),
+      init: () => ({
+        init: {
+          dir: index.dir,
+          header,
+          data,
+          ...(dense ? { dense } : {}),
+          ...(rows !== undefined ? { rows } : {}),
+        },
+      }),
     });
     this.#busy = Array.from({ length: n }, () => false);
   }

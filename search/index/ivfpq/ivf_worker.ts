@@ -5,7 +5,9 @@
  * another, d values each) with each question's approximate
  * candidates (`ivfCandidatesBatch`), and those with `top` (`{k, refine, simd}`)
  * with each question's top rows, re-scored from the index's vectors (shared
- * memory, given with the data) as `scoreIvfSync` does (`ivfTopsPacked`);
+ * memory, given with the data; with `rows`, the `WebAssembly.Memory` they
+ * lie in, read in place: `search/kernels/wasm_gather.ts`) as `scoreIvfSync`
+ * does (`ivfTopsPacked`);
  * a row with a NaN or infinite value is answered `{id, nonFinite}` (the
  * `NonFiniteError`'s message).
  * Loading it anywhere else would take over that thread's `onmessage`.
@@ -15,6 +17,7 @@
 import { ivfCandidatesBatch, type IvfData, type IvfIndexView, setIvfData } from "./ivfpq.ts";
 import { ivfTopsPacked } from "./ivf_search.ts";
 import { NonFiniteError } from "../exact/score.ts";
+import { rowsView } from "../../kernels/wasm_gather.ts";
 
 let view: IvfIndexView | undefined;
 
@@ -31,6 +34,7 @@ scope.onmessage = (
         header: IvfIndexView["header"];
         data: IvfData;
         dense?: Float32Array | Uint16Array;
+        rows?: WebAssembly.Memory;
       };
     }
     | {
@@ -45,7 +49,11 @@ scope.onmessage = (
 ) => {
   const m = ev.data;
   if ("init" in m) {
-    const { dir, header, dense } = m.init;
+    const { dir, header, rows } = m.init;
+    // Over the vectors' WebAssembly.Memory where they lie in one (re-scored in place).
+    const dense = m.init.dense !== undefined && rows !== undefined
+      ? rowsView(rows, m.init.dense)
+      : m.init.dense;
     view = { dir, header, ...(dense !== undefined ? { dense } : {}) };
     setIvfData(view, m.init.data);
     return;
