@@ -39,11 +39,10 @@ import {
   section,
   set,
   simd,
-  tee,
   uleb,
   vec,
 } from "./wasm_encode.ts";
-import { halfConstantsCode, halfFloatCode } from "./wasm_simd.ts";
+import { halfConstantsCode, halfSpanCode } from "./wasm_simd.ts";
 
 const I32 = 0x7f, V128 = 0x7b;
 
@@ -66,10 +65,8 @@ export function gatherModuleBytes(): Uint8Array<ArrayBuffer> {
   // memarg of memory 1 (flag 0x40 then the index) and of memory 0.
   const m1 = (align: number, off = 0) => [align | 0x40, 1, ...uleb(off)];
   const load0 = simd(0x00, 0, 0); // v128.load, memory 0
-  const load16x4s0 = simd(0x03, 1, 0); // v128.load16x4_s, memory 0
   const store1 = (off: number) => simd(0x0b, ...m1(0, off)); // v128.store, memory 1
   const i32Load1 = [0x28, ...m1(2)];
-  const extendLowS = simd(0xa7), extendHighS = simd(0xa8);
   const G = {
     idx: 0,
     n: 1,
@@ -88,8 +85,8 @@ export function gatherModuleBytes(): Uint8Array<ArrayBuffer> {
     pow: 14,
     top: 15,
   };
-  const four = halfFloatCode(G);
-  // One row: src its first byte, end the byte after its last group of eight (half) or of four.
+  // One row: src its first byte, end the byte after its last group of eight; d = 8k + 4: a
+  // last four.
   const halfRow = [
     ...get(G.src),
     ...get(G.d),
@@ -99,46 +96,7 @@ export function gatherModuleBytes(): Uint8Array<ArrayBuffer> {
     0x74, // i32.shl: 2 bytes a value
     ...add,
     ...set(G.end),
-    ...get(G.src),
-    ...get(G.end),
-    ...ltu,
-    ...ifThen([
-      ...loop([
-        ...get(G.dst),
-        ...get(G.src),
-        ...load0,
-        ...tee(G.v),
-        ...extendLowS,
-        ...set(G.x),
-        ...four,
-        ...store1(0),
-        ...get(G.dst),
-        ...get(G.v),
-        ...extendHighS,
-        ...set(G.x),
-        ...four,
-        ...store1(16),
-        ...bump(G.dst, i32(32)),
-        ...bump(G.src, i32(16)),
-        ...get(G.src),
-        ...get(G.end),
-        ...ltu,
-        ...brIf(0),
-      ]),
-    ]),
-    // d = 8k + 4: a last four.
-    ...get(G.d),
-    ...i32(4),
-    ...and32,
-    ...ifThen([
-      ...get(G.dst),
-      ...get(G.src),
-      ...load16x4s0,
-      ...set(G.x),
-      ...four,
-      ...store1(0),
-      ...bump(G.dst, i32(16)),
-    ]),
+    ...halfSpanCode(G, store1, [...get(G.d), ...i32(4), ...and32]),
   ];
   const floatRow = [
     ...get(G.src),

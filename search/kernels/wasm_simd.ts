@@ -1123,6 +1123,86 @@ export function halfFloatCode(L: HalfLocals): number[] {
   ];
 }
 
+/** The locals {@linkcode halfSpanCode} uses: its addresses (i32) and {@linkcode HalfLocals}. */
+export interface HalfSpanLocals extends HalfLocals {
+  /** The next float16 value's byte (memory 0), moved on. */
+  readonly src: number;
+  /** Where the next float32 goes (the memory `store` writes), moved on. */
+  readonly dst: number;
+  /** The byte after the last group of eight halves. */
+  readonly end: number;
+  /** Scratch (v128): eight halves. */
+  readonly v: number;
+}
+
+/**
+ * The instructions that widen the float16 values from `src` (memory 0)
+ * up to `end` into float32 at `dst`, eight a step (one 16-byte load, then
+ * {@linkcode halfFloatCode} for each half of it), `src` and `dst` moved
+ * on; then, where `lastFour` (instructions pushing an i32) is not zero,
+ * four more at `src` (`dst` moved on by 16). `store(off)`: a `v128.store`
+ * at `dst + off` into the memory the caller writes. Shared by `widen`
+ * ({@linkcode widenCode}) and `wasm_gather.ts`'s rows.
+ *
+ * @example
+ * ```ts
+ * import { halfSpanCode } from "./wasm_simd.ts";
+ * import { simd } from "./wasm_encode.ts";
+ * const L = { src: 0, dst: 1, end: 2, v: 3, x: 4, y: 5, bits: 6, inf: 7, pow: 8, top: 9 };
+ * if (halfSpanCode(L, (off) => simd(0x0b, 2, off), [0x41, 0]).length === 0) throw new Error();
+ * ```
+ */
+export function halfSpanCode(
+  L: HalfSpanLocals,
+  store: (off: number) => number[],
+  lastFour: number[],
+): number[] {
+  const ltu = [0x49];
+  const load = simd(0x00, 1, 0); // v128.load align=2 offset=0, memory 0
+  const load16x4s = simd(0x03, 1, 0); // v128.load16x4_s align=2 offset=0, memory 0
+  const extendLowS = simd(0xa7), extendHighS = simd(0xa8); // i32x4.extend_{low,high}_i16x8_s
+  const four = halfFloatCode(L);
+  return [
+    ...get(L.src),
+    ...get(L.end),
+    ...ltu,
+    ...ifThen([
+      ...loop([
+        ...get(L.dst),
+        ...get(L.src),
+        ...load,
+        ...tee(L.v),
+        ...extendLowS,
+        ...set(L.x),
+        ...four,
+        ...store(0),
+        ...get(L.dst),
+        ...get(L.v),
+        ...extendHighS,
+        ...set(L.x),
+        ...four,
+        ...store(16),
+        ...bump(L.dst, i32(32)),
+        ...bump(L.src, i32(16)),
+        ...get(L.src),
+        ...get(L.end),
+        ...ltu,
+        ...brIf(0),
+      ]),
+    ]),
+    ...lastFour,
+    ...ifThen([
+      ...get(L.dst),
+      ...get(L.src),
+      ...load16x4s,
+      ...set(L.x),
+      ...four,
+      ...store(0),
+      ...bump(L.dst, i32(16)),
+    ]),
+  ];
+}
+
 /**
  * The code of `widen(src, n4, dst)` (its locals, instructions and `end`):
  * the `4·n4` float16 values (bits) at byte `src` as float32 at `dst`,
@@ -1136,18 +1216,14 @@ export function halfFloatCode(L: HalfLocals): number[] {
  * ```
  */
 export function widenCode(): number[] {
-  const add = [0x6a], shl = [0x74], ltu = [0x49], ne = [0x47], and32 = [0x71], shrU = [0x76];
-  const load16x4s = simd(0x03, 1, 0); // v128.load16x4_s align=2 offset=0
-  const load = simd(0x00, 1, 0); // v128.load align=2 offset=0
+  const add = [0x6a], shl = [0x74], and32 = [0x71], shrU = [0x76];
   const store = (off: number) => simd(0x0b, 2, ...uleb(off)); // v128.store align=4
-  const extendLowS = simd(0xa7), extendHighS = simd(0xa8); // i32x4.extend_{low,high}_i16x8_s
   // widen(src, n4, dst); the constants splatted once, before the loop.
   const W = { src: 0, n4: 1, dst: 2, end: 3, x: 4, y: 5, v: 6, bits: 7, inf: 8, pow: 9, top: 10 };
-  const four = halfFloatCode(W);
   return [
     ...vec([[1, WASM.i32], [7, WASM.v128]]),
     ...halfConstantsCode(W),
-    // Eight halves a step (one 16-byte load), src and dst moving on; end: src after them.
+    // end: src after the groups of eight; then an odd last four.
     ...get(W.src),
     ...get(W.n4),
     ...i32(1),
@@ -1156,45 +1232,7 @@ export function widenCode(): number[] {
     ...shl,
     ...add,
     ...set(W.end),
-    ...get(W.src),
-    ...get(W.end),
-    ...ne,
-    ...ifThen([
-      ...loop([
-        ...get(W.dst),
-        ...get(W.src),
-        ...load,
-        ...tee(W.v),
-        ...extendLowS,
-        ...set(W.x),
-        ...four,
-        ...store(0),
-        ...get(W.dst),
-        ...get(W.v),
-        ...extendHighS,
-        ...set(W.x),
-        ...four,
-        ...store(16),
-        ...bump(W.dst, i32(32)),
-        ...bump(W.src, i32(16)),
-        ...get(W.src),
-        ...get(W.end),
-        ...ltu,
-        ...brIf(0),
-      ]),
-    ]),
-    // An odd last four.
-    ...get(W.n4),
-    ...i32(1),
-    ...and32,
-    ...ifThen([
-      ...get(W.dst),
-      ...get(W.src),
-      ...load16x4s,
-      ...set(W.x),
-      ...four,
-      ...store(0),
-    ]),
+    ...halfSpanCode(W, store, [...get(W.n4), ...i32(1), ...and32]),
     0x0b,
   ];
 }
