@@ -4,7 +4,9 @@
  * memory, the workers take candidates and exact re-scoring, `ivfTopsPacked` /
  * `unpackTops`): 1, 2 and 3 threads give the same rows and the same score bytes
  * as this thread, and as the path where the workers return candidates only (the
- * vectors not shared); the packed answers give back the same `TopK`s.
+ * vectors not shared) and as the vectors in a plain `SharedArrayBuffer` (rows
+ * copied, where the index's own lie in a `WebAssembly.Memory` and are read in
+ * place); the packed answers give back the same `TopK`s.
  */
 import * as Effect from "effect/Effect";
 import { writeContextDump } from "../../../../io/dump/writer.ts";
@@ -17,6 +19,7 @@ import {
   unpackTops,
 } from "../../../../search/index/ivfpq/ivf_search.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
+import { rowsMemoryOf } from "../../../../search/kernels/wasm_gather.ts";
 import { openIndexSync } from "../../../../search/index/read.ts";
 import { NonFiniteError, type TopK } from "../../../../search/index/exact/score.ts";
 import { assert, assertEquals, assertRejectsWith } from "../../../_assert.ts";
@@ -69,6 +72,13 @@ Deno.test("4-bit ivf-pq: re-scoring in the workers (shared vectors) gives 1 thre
       // The vectors of an IVF-PQ index lie in shared memory: the workers re-score.
       assert(ix.dense !== undefined && ix.dense.buffer instanceof SharedArrayBuffer);
       assert(ix.dense instanceof Uint16Array);
+      // … in a WebAssembly.Memory, sent to the workers: the rows re-scored where they lie.
+      assert(rowsMemoryOf(ix.dense.buffer) !== undefined, "the vectors in a WebAssembly.Memory");
+      // The same vectors in a plain SharedArrayBuffer: re-scored in the workers from copies.
+      const sab = new Uint16Array(new SharedArrayBuffer(ix.dense.byteLength));
+      sab.set(ix.dense);
+      const plain: IvfIndexView = { dir: ix.dir, header: ix.header, dense: sab };
+      assertEquals(rowsMemoryOf(sab.buffer), undefined);
       // The same index with its vectors in this thread's memory only: candidates-only workers.
       const own: IvfIndexView = { dir: ix.dir, header: ix.header, dense: ix.dense.slice() };
       assert(!(own.dense!.buffer instanceof SharedArrayBuffer));
@@ -91,8 +101,12 @@ Deno.test("4-bit ivf-pq: re-scoring in the workers (shared vectors) gives 1 thre
           );
           const c = await scoreIvf(own, queries, { topK: 10, threads, ...opts });
           assertEquals(bytes(c), bytes(one), `${metric} candidates-only ${threads} threads`);
+          const p = await scoreIvf(plain, queries, { topK: 10, threads, ...opts });
+          assertEquals(bytes(p), bytes(one), `${metric} plain shared buffer ${threads} threads`);
+          assertEquals(bytes(scoreIvfSync(plain, queries, { topK: 10, ...opts })), bytes(one));
           closeIvfWorkers(ix);
           closeIvfWorkers(own);
+          closeIvfWorkers(plain);
         }
         // Fewer questions than threads, and one question.
         const few = await scoreIvf(ix, queries.slice(0, 2), { topK: 10, threads: 3, ...opts });
