@@ -263,6 +263,82 @@ export function bestLists(qc: Float64Array, nprobe: number, ids?: readonly numbe
   return top;
 }
 
+/**
+ * How many lists a question probes: a number, the `nprobe` best lists
+ * ({@linkcode bestLists}); or `{nprobe, tau}`, those lists cut to the ones
+ * whose probing score is within `tau · ‖q‖ · mean‖c‖` of the best one's
+ * (adaptive probing, {@linkcode cutLists}): at most `nprobe`, at least one.
+ */
+export type Probe = number | { readonly nprobe: number; readonly tau?: number };
+
+/** The most lists `p` probes (its `nprobe`). */
+export function probeCount(p: Probe): number {
+  return typeof p === "number" ? p : p.nprobe;
+}
+
+/** The centroids' mean length per index data ({@linkcode meanNorm}). */
+const meanNorms = new WeakMap<object, number>();
+
+/**
+ * `mean‖c‖` of `data`'s `nlist` centroids of `d` dimensions: each length
+ * the square root of its float64 sum of squares in dimension order, summed
+ * in list order, over `nlist` (the same bits in every thread).
+ */
+export function meanNorm(
+  data: { readonly centroids: Float32Array; readonly nlist: number },
+  d: number,
+): number {
+  let m = meanNorms.get(data);
+  if (m === undefined) {
+    const c = data.centroids;
+    let sum = 0;
+    for (let l = 0; l < data.nlist; l++) {
+      let t = 0;
+      for (let i = l * d; i < l * d + d; i++) t += c[i] * c[i];
+      sum += Math.sqrt(t);
+    }
+    m = sum / data.nlist;
+    meanNorms.set(data, m);
+  }
+  return m;
+}
+
+/**
+ * Adaptive probing: of `lists` (the best first, as {@linkcode bestLists}
+ * gives them) and their probing scores `qc`, the first list and every
+ * following one whose score is at least `qc[lists[0]] − tau · ‖q‖ ·
+ * mean‖c‖` (`‖q‖` the square root of the float64 sum of squares of `q` in
+ * dimension order, `mean‖c‖` {@linkcode meanNorm}): a question whose best
+ * lists stand out probes few, one whose best lists are close probes up to
+ * all of them. The same lists in every thread and path. Without `tau` (or
+ * a number `p`), `lists` unchanged.
+ *
+ * @example
+ * ```ts
+ * import { cutLists } from "./fastscan.ts";
+ * const data = { centroids: new Float32Array([1, 0, 0, 1, 0.6, 0.8]), nlist: 3 };
+ * const q = new Float32Array([1, 0]), qc = new Float64Array([1, 0, 0.6]);
+ * // ‖q‖ = 1, mean‖c‖ = 1: tau 0.5 keeps the lists scoring at least 0.5.
+ * if (cutLists(data, 2, q, [0, 2, 1], qc, { nprobe: 3, tau: 0.5 }).join() !== "0,2") throw new Error();
+ * ```
+ */
+export function cutLists(
+  data: { readonly centroids: Float32Array; readonly nlist: number },
+  d: number,
+  q: Float32Array,
+  lists: number[],
+  qc: Float64Array,
+  p: Probe,
+): number[] {
+  if (typeof p === "number" || p.tau === undefined || lists.length < 2) return lists;
+  let qq = 0;
+  for (let i = 0; i < d; i++) qq += q[i] * q[i];
+  const floor = qc[lists[0]] - p.tau * Math.sqrt(qq) * meanNorm(data, d);
+  let n = 1;
+  while (n < lists.length && qc[lists[n]] >= floor) n++;
+  return n === lists.length ? lists : lists.slice(0, n);
+}
+
 const screens = new WeakMap<object, ListScreen | null>();
 
 /**
@@ -323,13 +399,16 @@ export function probeLists4(
   d: number,
   l2: boolean,
   q: Float32Array,
-  nprobe: number,
+  probe: Probe,
   kernel = true,
   into?: Float64Array,
   next?: Float32Array,
 ): { lists: number[]; qc: Float64Array } {
+  const nprobe = probeCount(probe);
   const screened = kernel ? screenedLists(data, d, l2, q, nprobe, into, next) : undefined;
-  if (screened !== undefined) return screened;
+  if (screened !== undefined) {
+    return { lists: cutLists(data, d, q, screened.lists, screened.qc, probe), qc: screened.qc };
+  }
   const k = kernel ? questionKernelOf(data, d) : undefined;
   let qc: Float64Array;
   if (k !== undefined) {
@@ -339,7 +418,7 @@ export function probeLists4(
     qc = new Float64Array(data.nlist);
     probeScores(q, data.centroids, data.nlist, d, l2, qc);
   }
-  return { lists: bestLists(qc, nprobe), qc };
+  return { lists: cutLists(data, d, q, bestLists(qc, nprobe), qc, probe), qc };
 }
 const starts = new WeakMap<object, Float64Array>();
 

@@ -32,7 +32,7 @@ import { InputError } from "../../../io/errors.ts";
 import type { CsrMatrix } from "../../../io/matrix.ts";
 import { fsum } from "../../fsum.ts";
 import type { IndexMetric } from "../format.ts";
-import { type IvfIndexView, nprobeProblem } from "./ivfpq.ts";
+import { type IvfIndexView, nprobeProblem, probeTauProblem } from "./ivfpq.ts";
 import { ivfCandidatesMany } from "./ivf_search.ts";
 import { NonFiniteError, TopK } from "../exact/score.ts";
 import { DEFAULT_HYBRID_CANDIDATES, defaultNprobe } from "../defaults.ts";
@@ -170,8 +170,10 @@ function denseView(index: HybridIndexView, D: number): IvfIndexView {
 export interface HybridQueryOptions {
   /** Ranks kept (default 10). */
   readonly topK?: number;
-  /** Lists probed (default 10, at most nlist). */
+  /** Lists probed (default 10, at most nlist); with `probeTau`, the most lists probed. */
   readonly nprobe?: number;
+  /** Adaptive probing of the dense block's lists (`IvfQueryOptions.probeTau`). */
+  readonly probeTau?: number;
   /**
    * Approximate dense candidates re-scored exactly (default
    * {@linkcode DEFAULT_HYBRID_CANDIDATES}; fewer than `topK` count as
@@ -312,12 +314,15 @@ export async function scoreHybrid(
   const k = Math.max(1, options.topK ?? 10);
   const view = denseView(index, D);
   const nprobe = options.nprobe ?? defaultNprobe(view.header.parameters.nlist);
+  const tau = options.probeTau;
   const why = nprobeProblem(view, nprobe) ??
+    (tau !== undefined ? probeTauProblem(tau) : undefined) ??
     candidatesProblem(options.candidates ?? DEFAULT_HYBRID_CANDIDATES);
   if (why !== undefined) throw new InputError({ file: index.dir, where: "", message: why });
   const cap = Math.max(k, options.candidates ?? DEFAULT_HYBRID_CANDIDATES);
   const heads = qs.map((q) => denseHead(q, D));
-  const cands = await ivfCandidatesMany(view, heads, nprobe, cap, options.threads ?? 1);
+  const probe = tau !== undefined ? { nprobe, tau } : nprobe;
+  const cands = await ivfCandidatesMany(view, heads, probe, cap, options.threads ?? 1);
   if (scratch === undefined || scratch.val.length < h.d) {
     scratch = { val: new Float64Array(h.d), mark: new Uint8Array(h.d) };
   }

@@ -29,7 +29,9 @@ import {
   type IvfQueryOptions,
   loadIvf,
   nprobeProblem,
+  probeTauProblem,
 } from "./ivfpq.ts";
+import type { Probe } from "./fastscan.ts";
 /**
  * The top rows of a block of questions as one search worker sends them
  * ({@linkcode ivfTopsPacked}): question `j`'s kept pairs are
@@ -52,7 +54,7 @@ export interface PackedTops {
 export function ivfTopsPacked(
   index: IvfIndexView,
   qs: readonly Float32Array[],
-  nprobe: number,
+  nprobe: Probe,
   cap: number,
   kernel: boolean,
   k: number,
@@ -359,7 +361,7 @@ class IvfWorkers {
    */
   tops(
     qs: readonly Float32Array[],
-    nprobe: number,
+    nprobe: Probe,
     cap: number,
     kernel: boolean,
     top: { k: number; refine: number; simd?: boolean },
@@ -376,7 +378,7 @@ class IvfWorkers {
   /** The candidates of every question. */
   run(
     qs: readonly Float32Array[],
-    nprobe: number,
+    nprobe: Probe,
     cap: number,
     kernel: boolean,
     tail = false,
@@ -403,14 +405,17 @@ export function closeIvfWorkers(index: IvfIndexView): void {
 /** Whether the scan runs in the WebAssembly kernel (where it can). */
 const useKernel = (o: IvfQueryOptions): boolean => o.scanKernel ?? o.simd !== false;
 
-/** Checks the options; `[k, nprobe, refine, candidates per question]`. */
-function settle(index: IvfIndexView, options: IvfQueryOptions): [number, number, number, number] {
+/** Checks the options; `[k, probe (nprobe and probeTau), refine, candidates per question]`. */
+function settle(index: IvfIndexView, options: IvfQueryOptions): [number, Probe, number, number] {
   const k = Math.max(1, options.topK ?? 10);
   const nprobe = options.nprobe ?? defaultNprobe(index.header.parameters.nlist);
-  const why = nprobeProblem(index, nprobe);
+  const tau = options.probeTau;
+  const why = nprobeProblem(index, nprobe) ??
+    (tau !== undefined ? probeTauProblem(tau) : undefined);
   if (why !== undefined) throw new InputError({ file: index.dir, where: "", message: why });
   const refine = Math.max(0, options.refine ?? 0);
-  return [k, nprobe, refine, refine > 0 ? Math.max(k, refine) : k];
+  const probe = tau !== undefined ? { nprobe, tau } : nprobe;
+  return [k, probe, refine, refine > 0 ? Math.max(k, refine) : k];
 }
 
 /** Keeps {@linkcode prefetchRows}' loads from being dropped as unused. */
@@ -564,7 +569,7 @@ function poolOf(index: IvfIndexView, threads: number): IvfWorkers {
 export async function ivfCandidatesMany(
   index: IvfIndexView,
   qs: readonly Float32Array[],
-  nprobe: number,
+  nprobe: Probe,
   cap: number,
   threads = 1,
   kernel = true,

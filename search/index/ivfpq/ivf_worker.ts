@@ -15,6 +15,7 @@
  * @module
  */
 import { ivfCandidatesBatch, type IvfData, type IvfIndexView, setIvfData } from "./ivfpq.ts";
+import type { Probe } from "./fastscan.ts";
 import { ivfTopsPacked } from "./ivf_search.ts";
 import { NonFiniteError } from "../exact/score.ts";
 import { rowsView } from "../../kernels/wasm_gather.ts";
@@ -40,7 +41,7 @@ scope.onmessage = (
     | {
       id: number;
       q: Float32Array;
-      nprobe: number;
+      nprobe: Probe;
       cap: number;
       kernel: boolean;
       top?: { k: number; refine: number; simd?: boolean };

@@ -37,10 +37,13 @@ import { KSUB } from "./ivf_encode.ts";
 import { codesMemory, PqScanner, SCAN_LANES } from "./pq_scan.ts";
 import {
   bestLists,
+  cutLists,
   ivf4Candidates,
   ivf4CandidatesBatch,
   PQ4_KSUB,
   pq4CodesBytes,
+  type Probe,
+  probeCount,
   probeLists4,
   screenedLists,
 } from "./fastscan.ts";
@@ -301,8 +304,14 @@ export function setIvfData(index: IvfIndexView, data: IvfData): void {
 export interface IvfQueryOptions {
   /** Ranks kept (default 10). */
   readonly topK?: number;
-  /** Lists probed (default 10, at most nlist). */
+  /** Lists probed (default 10, at most nlist); with `probeTau`, the most lists probed. */
   readonly nprobe?: number;
+  /**
+   * Adaptive probing (`fastscan.ts` `cutLists`): of the `nprobe` best
+   * lists, only those whose probing score is within `probeTau · ‖q‖ ·
+   * mean‖c‖` of the best one's (at least one). Unset: all `nprobe`.
+   */
+  readonly probeTau?: number;
   /** Approximate candidates re-scored exactly (0: none, the approximate scores are kept). */
   readonly refine?: number;
   /**
@@ -335,6 +344,13 @@ export interface IvfQueryOptions {
 
 /** Default lists probed (PIQA's `--nprobe 10`). */
 export const DEFAULT_NPROBE = 10;
+
+/** What is wrong with an adaptive probing's `tau` (`--probe-tau`), or `undefined`. */
+export function probeTauProblem(tau: number): string | undefined {
+  return Number.isFinite(tau) && tau > 0
+    ? undefined
+    : `--probe-tau must be a number above 0, got ${tau}`;
+}
 
 /** What is wrong with `nprobe` for this index, or `undefined`. */
 export function nprobeProblem(index: IvfIndexView, nprobe: number): string | undefined {
@@ -471,16 +487,19 @@ function probeLists(
   data: IvfData,
   d: number,
   l2: boolean,
-  nprobe: number,
+  probe: Probe,
   kernel = true,
   next?: Float32Array,
 ): { lists: number[]; qc: Float64Array } {
+  const nprobe = probeCount(probe);
   const screened = kernel ? screenedLists(data, d, l2, q, nprobe, undefined, next) : undefined;
-  if (screened !== undefined) return screened;
+  if (screened !== undefined) {
+    return { lists: cutLists(data, d, q, screened.lists, screened.qc, probe), qc: screened.qc };
+  }
   const { nlist, centroids: c } = data;
   const qc = new Float64Array(nlist);
   probeScores(q, c, nlist, d, l2, qc);
-  return { lists: bestLists(qc, nprobe), qc };
+  return { lists: cutLists(data, d, q, bestLists(qc, nprobe), qc, probe), qc };
 }
 
 /** This thread's array of a batch's probing scores, per IVF-PQ data ({@linkcode qcArrayOf}). */
@@ -521,7 +540,7 @@ function scannerOf(data: IvfData): PqScanner | undefined {
 export function ivfCandidates(
   index: IvfIndexView,
   q: Float32Array,
-  nprobe: number,
+  nprobe: Probe,
   cap: number,
   kernel = true,
 ): { row: number; score: number }[] {
@@ -631,7 +650,7 @@ export const IVF_BATCH = 256;
 export function ivfCandidatesBatch(
   index: IvfIndexView,
   qs: readonly Float32Array[],
-  nprobe: number,
+  nprobe: Probe,
   cap: number,
   kernel = true,
 ): { row: number; score: number }[][] {
@@ -700,7 +719,7 @@ function laneBatch(
   data: IvfData,
   k: PqScanner,
   qs: readonly Float32Array[],
-  nprobe: number,
+  nprobe: Probe,
   cap: number,
 ): { row: number; score: number }[][] {
   const d = index.header.d, bpv = data.bpv, dsub = d / bpv, per = bpv * KSUB;
