@@ -37,6 +37,10 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
   if (a.flags.exact && (nprobe !== undefined || candidates !== undefined)) {
     return Effect.fail(new UsageError(`--exact cannot go with --nprobe or ${cname}`));
   }
+  const probeTau = a.flags["probe-tau"];
+  if (a.flags.exact && probeTau !== undefined) {
+    return Effect.fail(new UsageError("--exact cannot go with --probe-tau"));
+  }
   const budget = a.flags["memory-budget"];
   const memoryBudget = budget === undefined ? undefined : parseMemoryBudget(budget);
   if (typeof memoryBudget === "string") {
@@ -87,6 +91,7 @@ export const searchCommand = (a: ParsedArgs<typeof SEARCH_SPEC>) => {
       closed: f.closed,
       exact: f.exact,
       nprobe,
+      ...(probeTau !== undefined ? { probeTau } : {}),
       candidates,
       ...(threads !== undefined ? { threads } : {}),
       ...(memoryBudget !== undefined ? { memoryBudget } : {}),

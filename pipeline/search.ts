@@ -1,6 +1,6 @@
 /**
  * `search DATA INDEX_DIR QUESTION_EMB PRED.json [--top-k K] [--topk-out
- * topk.ndjson] [--closed] [--exact] [--nprobe N] [--candidates C] [--threads N]
+ * topk.ndjson] [--closed] [--exact] [--nprobe N] [--probe-tau T] [--candidates C] [--threads N]
  * [--format NAME] [--lang CODE]`: answers every question of the dataset
  * against every phrase of an index (the stage is `searchStage` in
  * `search/open/stage.ts`, over `openSearch`, which see). `INDEX_DIR` may be a folder of shards
@@ -36,6 +36,7 @@ import {
   EXACT_FLAG,
   MEMORY_BUDGET_FLAG,
   NPROBE_FLAG,
+  PROBE_TAU_FLAG,
   REFINE_FLAG,
 } from "./_index_flags.ts";
 import { DEFAULT_TOP_K, MAX_SEARCH_THREADS } from "../search/index/defaults.ts";
@@ -48,7 +49,7 @@ export const SEARCH_SPEC = {
     "ties to the first phrase in paragraph order, phrase order). Writes the top-1 predictions " +
     "(Python json.dump format) and, with --topk-out, NDJSON records (id, rank, paragraph, " +
     "phrase_index, phrase, score), then the search's record beside the predictions " +
-    "(<stem>.search.json: exact or approximate, nprobe, candidates, index bytes, seconds, q/s, " +
+    "(<stem>.search.json: exact or approximate, nprobe, probe_tau, candidates, index bytes, seconds, q/s, " +
     "peak RSS).",
   args: [
     { name: "data.json", description: "SQuAD dataset (.json, .json.gz, or - for stdin)" },
@@ -89,6 +90,7 @@ export const SEARCH_SPEC = {
     },
     EXACT_FLAG,
     NPROBE_FLAG,
+    PROBE_TAU_FLAG,
     CANDIDATES_FLAG,
     REFINE_FLAG,
     {

@@ -36,7 +36,7 @@ import { type EncoderError, QuestionEncoder } from "../../encoders/types.ts";
 import { asFloat32 } from "../dense_f64.ts";
 import { readQ2c } from "../merge/merge.ts";
 import { type ExactIndex, offsetsAt, paragraphOfRow, phraseAt } from "../index/read.ts";
-import { nprobeProblem } from "../index/ivfpq/ivfpq.ts";
+import { nprobeProblem, probeTauProblem } from "../index/ivfpq/ivfpq.ts";
 import { scoreIvf } from "../index/ivfpq/ivf_search.ts";
 import { defaultNprobe } from "../index/defaults.ts";
 import {
@@ -441,8 +441,14 @@ export function queryIndex(index: ExactIndex, vector: Matrix, options: QueryOpti
 export interface SearchVectorOptions extends QueryOptions {
   /** An `ivf-pq` index: score every phrase exactly instead (an `exact` index always is). */
   readonly exact?: boolean;
-  /** An `ivf-pq` index: partitions probed (default 10, at most nlist). */
+  /** An `ivf-pq` index: partitions probed (default 10, at most nlist); with `probeTau`, the most. */
   readonly nprobe?: number;
+  /**
+   * An `ivf-pq` index: adaptive probing (`--probe-tau`): of the `nprobe`
+   * best partitions, those whose probing score is within `probeTau · ‖q‖ ·
+   * mean‖c‖` of the best one's (`search/index/ivfpq/fastscan.ts` `cutLists`).
+   */
+  readonly probeTau?: number;
   /**
    * An `ivf-pq` index: approximate candidates re-scored exactly (default 0
    * on a dense index: the approximate scores; 1000 on a hybrid one, where 0
@@ -574,7 +580,7 @@ export async function searchVectors(
   const why = nprobeProblem(
     index,
     options.nprobe ?? defaultNprobe(index.header.parameters.nlist),
-  );
+  ) ?? (options.probeTau !== undefined ? probeTauProblem(options.probeTau) : undefined);
   if (why !== undefined) throw new InputError({ file: "question", where: "", message: why });
   const tops = await approximate(index, vectors, options);
   return tops.map((t) => hitsOf(index, t));
@@ -635,8 +641,14 @@ export interface OpenSearchOptions extends QueryOptions {
    * same answers). Dense indexes only. Default: loaded whole.
    */
   readonly memoryBudget?: number;
-  /** An `ivf-pq` index: partitions probed (default 10, at most nlist). */
+  /** An `ivf-pq` index: partitions probed (default 10, at most nlist); with `probeTau`, the most. */
   readonly nprobe?: number;
+  /**
+   * An `ivf-pq` index: adaptive probing (`--probe-tau`): of the `nprobe`
+   * best partitions, those whose probing score is within `probeTau · ‖q‖ ·
+   * mean‖c‖` of the best one's (`search/index/ivfpq/fastscan.ts` `cutLists`).
+   */
+  readonly probeTau?: number;
   /**
    * An `ivf-pq` index: approximate candidates re-scored exactly (default 0
    * on a dense index; {@linkcode DEFAULT_HYBRID_CANDIDATES} on a hybrid one,
@@ -743,9 +755,21 @@ export const questionParagraphs = (
  */
 export const searchMode = (
   index: Pick<ExactIndex, "dir" | "header">,
-  opts: Pick<OpenSearchOptions, "exact" | "closed" | "nprobe" | "candidates" | "refine">,
+  opts: Pick<
+    OpenSearchOptions,
+    "exact" | "closed" | "nprobe" | "probeTau" | "candidates" | "refine"
+  >,
 ): Effect.Effect<boolean, InputError> => {
   const ivf = index.header.kind === "ivf-pq" && opts.exact !== true && opts.closed !== true;
+  if (index.header.kind !== "ivf-pq" && opts.probeTau !== undefined) {
+    return Effect.fail(
+      new InputError({
+        file: index.dir,
+        where: "",
+        message: `is an ${index.header.kind} index: --probe-tau applies to ivf-pq only`,
+      }),
+    );
+  }
   if (
     index.header.kind !== "ivf-pq" &&
     (opts.nprobe !== undefined || candidatesOf(opts) !== undefined)
@@ -762,6 +786,7 @@ export const searchMode = (
   const hybrid = hybridDenseDims(index.header) !== undefined;
   const probeWhy = ivf
     ? nprobeProblem(index, opts.nprobe ?? defaultNprobe(index.header.parameters.nlist)) ??
+      (opts.probeTau !== undefined ? probeTauProblem(opts.probeTau) : undefined) ??
       (hybrid ? candidatesProblem(candidatesOf(opts) ?? DEFAULT_HYBRID_CANDIDATES) : undefined)
     : undefined;
   if (probeWhy !== undefined) {

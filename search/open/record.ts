@@ -103,6 +103,12 @@ export interface SearchRecord {
   readonly nprobe: number | null;
   /** Candidates re-scored exactly (`null` unless `approximate`; 0: the PQ scores). */
   readonly candidates: number | null;
+  /**
+   * Adaptive probing's `tau` (`--probe-tau`: of the `nprobe` best lists,
+   * those within `tau · ‖q‖ · mean‖c‖` of the best), or `null` (all
+   * `nprobe` lists; a record of before it, without the field, reads as `null`).
+   */
+  readonly probe_tau?: number | null;
   /** Ranks kept per question. */
   readonly top_k: number;
   /** Worker threads. */
@@ -359,6 +365,13 @@ export function parseSearchRecord(text: string, file: string): SearchRecord {
   for (const f of ["nprobe", "candidates"]) {
     need(approx ? isCount(r[f]) : r[f] === null, f, approx ? "a count" : "null (not approximate)");
   }
+  if (r.probe_tau === undefined) r.probe_tau = null;
+  const tau = r.probe_tau;
+  need(
+    tau === null || (approx && typeof tau === "number" && Number.isFinite(tau) && tau > 0),
+    "probe_tau",
+    approx ? "a number above 0 or null" : "null (not approximate)",
+  );
   for (const f of ["top_k", "threads", "questions", "answered", "missing"]) {
     need(isCount(r[f]), f, "a count");
   }

@@ -533,6 +533,7 @@ function searchKey(opts: SearchOptions, ivf: boolean, nlist: unknown): Record<st
     ...(ivf
       ? {
         nprobe: opts.nprobe ?? defaultNprobe(nlist),
+        ...(opts.probeTau !== undefined ? { probe_tau: opts.probeTau } : {}),
         candidates: opts.candidates ?? opts.refine ?? null,
       }
       : {}),

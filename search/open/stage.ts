@@ -185,6 +185,7 @@ export interface SearchRecordOptions extends
     | "closed"
     | "exact"
     | "nprobe"
+    | "probeTau"
     | "candidates"
     | "refine"
     | "threads"
@@ -261,6 +262,7 @@ export const writeSearchRecord = (
           opts.candidates ?? opts.refine,
           h.parameters.nlist,
         ),
+        probe_tau: mode === "approximate" ? opts.probeTau ?? null : null,
         top_k: opts.topK,
         threads: opts.threads ?? 1,
         memory_budget: opts.memoryBudget ?? null,
