@@ -49,6 +49,10 @@
  * `--faiss-factory-threads 1,2` searches each factory once per thread count
  * (default: `--threads`; rows say which).
  *
+ * `--probe-taus 0.1,0.13` answers each nprobe also with adaptive probing
+ * (`search --probe-tau`, `IvfQueryOptions.probeTau`) at each tau (rows say
+ * `nprobe, tau T`; faiss has no such setting, its columns `–` there).
+ *
  * `--passes N` (default 1) times every IVF-PQ search setting, on both
  * sides, as the fastest of `N` passes over all the questions, one after
  * another (faiss: `N` calls of `search` on the same index): the first pass
@@ -63,6 +67,7 @@ import { openDumpSync } from "../io/dump/reader_sync.ts";
 import type { Matrix } from "../io/matrix.ts";
 import { asFloat32 } from "../search/dense_f64.ts";
 import { loadIvf } from "../search/index/ivfpq/ivfpq.ts";
+import { cutLists } from "../search/index/ivfpq/fastscan.ts";
 import { closeIvfWorkers, scoreIvf } from "../search/index/ivfpq/ivf_search.ts";
 import { inOrder, inTail } from "../search/in_order.ts";
 import { trainSample } from "../search/index/ivfpq/train.ts";
@@ -92,6 +97,8 @@ const every = Number(arg("every", "10"));
 const nlist = Number(arg("nlist", "100"));
 const bpv = Number(arg("bpv", "128"));
 const nprobes = arg("nprobes", "1,4,10,32,100").split(",").map(Number);
+// --probe-taus 0.1,0.13: each nprobe also with adaptive probing (`search --probe-tau`) at each tau.
+const probeTaus = arg("probe-taus", "").split(",").filter((x) => x !== "").map(Number);
 const refines = arg("refine", "100").split(",").map(Number);
 const threads = Number(arg("threads", "2"));
 const ivfThreadsList = arg("ivf-threads", "1").split(",").map(Number);
@@ -240,7 +247,7 @@ const recall = (rows: number[][]) => {
 
 // Code bytes each nprobe scans over all the questions (the probed lists, as ivfpq.ts picks them).
 const ivfData = loadIvf(ivf);
-function codeBytes(nprobe: number): number {
+function codeBytes(nprobe: number, tau?: number): number {
   const { nlist, centroids: c, offsets } = ivfData;
   const l2 = ivf.header.metric === "l2";
   let total = 0;
@@ -252,14 +259,24 @@ function codeBytes(nprobe: number): number {
       qc[l] = l2 ? -s : s;
     }
     const order = Array.from({ length: nlist }, (_, l) => l).sort((a, b) => qc[b] - qc[a] || a - b);
-    for (const l of order.slice(0, nprobe)) total += offsets[l + 1] - offsets[l];
+    const probed = cutLists(ivfData, d, q, order.slice(0, nprobe), qc, { nprobe, tau });
+    for (const l of probed) total += offsets[l + 1] - offsets[l];
   }
   return total * ivfData.bpv;
 }
-const bytesOf = new Map(nprobes.map((n) => [n, codeBytes(n)]));
+/** A setting's probing as its rows show it: nprobe, and the tau of adaptive probing. */
+const probeLabel = (o: { nprobe: number; tau?: number }) =>
+  o.tau === undefined ? String(o.nprobe) : `${o.nprobe}, tau ${o.tau}`;
+const bytesOf = new Map<string, number>();
+for (const n of nprobes) {
+  for (const tau of [undefined, ...probeTaus]) {
+    bytesOf.set(probeLabel({ nprobe: n, tau }), codeBytes(n, tau));
+  }
+}
 
 const ours: {
   nprobe: number;
+  tau?: number;
   refine: number;
   s: number;
   r1: number;
@@ -270,46 +287,54 @@ const ours: {
 }[] = [];
 for (const [bits, ivf] of ivfs) {
   for (const nprobe of nprobes) {
-    for (const rf of [...(refine0 ? [0] : []), ...refines]) {
-      for (const th of ivfThreadsList) {
-        for (const kernel of compareScan ? [false, true] : [true]) {
-          let s = Infinity, rows: number[][] = [];
-          for (let p = 0; p < passes; p++) {
-            t0 = performance.now();
-            const got: number[][] = [];
-            // As the `search` stage: on N > 1 threads, N blocks under way while one is taken,
-            // the last N in smaller pieces.
-            const count = Math.ceil(qs.length / block), ahead = th > 1 ? th : 0;
-            await inOrder(
-              count,
-              ahead,
-              (i) =>
-                scoreIvf(ivf, qs.slice(i * block, (i + 1) * block), {
-                  topK: K,
-                  nprobe,
-                  refine: rf,
-                  threads: th,
-                  scanKernel: kernel,
-                  tail: inTail(i, count, ahead),
-                }),
-              (_, tops) => {
-                for (const t of tops) got.push(t.rows);
-              },
-            );
-            s = Math.min(s, (performance.now() - t0) / 1000);
-            if (p === 0) rows = got;
-            else if (JSON.stringify(got) !== JSON.stringify(rows)) {
-              throw new Error(`nprobe ${nprobe} refine ${rf}: pass ${p + 1} gave other rows`);
+    for (const tau of [undefined, ...probeTaus]) {
+      for (const rf of [...(refine0 ? [0] : []), ...refines]) {
+        for (const th of ivfThreadsList) {
+          for (const kernel of compareScan ? [false, true] : [true]) {
+            let s = Infinity, rows: number[][] = [];
+            for (let p = 0; p < passes; p++) {
+              t0 = performance.now();
+              const got: number[][] = [];
+              // As the `search` stage: on N > 1 threads, N blocks under way while one is taken,
+              // the last N in smaller pieces.
+              const count = Math.ceil(qs.length / block), ahead = th > 1 ? th : 0;
+              await inOrder(
+                count,
+                ahead,
+                (i) =>
+                  scoreIvf(ivf, qs.slice(i * block, (i + 1) * block), {
+                    topK: K,
+                    nprobe,
+                    ...(tau !== undefined ? { probeTau: tau } : {}),
+                    refine: rf,
+                    threads: th,
+                    scanKernel: kernel,
+                    tail: inTail(i, count, ahead),
+                  }),
+                (_, tops) => {
+                  for (const t of tops) got.push(t.rows);
+                },
+              );
+              s = Math.min(s, (performance.now() - t0) / 1000);
+              if (p === 0) rows = got;
+              else if (JSON.stringify(got) !== JSON.stringify(rows)) {
+                throw new Error(
+                  `nprobe ${probeLabel({ nprobe, tau })} refine ${rf}: pass ${
+                    p + 1
+                  } gave other rows`,
+                );
+              }
             }
+            const scan = kernel ? "wasm" : "ts";
+            const o = { nprobe, ...(tau !== undefined ? { tau } : {}), refine: rf, s, threads: th };
+            ours.push({ ...o, ...recall(rows), scan, bits });
+            console.error(
+              `ivf ${bits}-bit nprobe ${probeLabel(o)} refine ${rf} threads ${th} scan ${scan}: ${
+                s.toFixed(1)
+              } s, ${nsPerByte(o)} ns per code byte per thread`,
+              recall(rows),
+            );
           }
-          const scan = kernel ? "wasm" : "ts";
-          ours.push({ nprobe, refine: rf, s, ...recall(rows), threads: th, scan, bits });
-          console.error(
-            `ivf ${bits}-bit nprobe ${nprobe} refine ${rf} threads ${th} scan ${scan}: ${
-              s.toFixed(1)
-            } s, ${(s * 1e9 * th / bytesOf.get(nprobe)!).toFixed(2)} ns per code byte per thread`,
-            recall(rows),
-          );
         }
       }
     }
@@ -332,7 +357,7 @@ function ourSystemRows(): string[] {
       (ivfBuilds.get(o.bits) ?? NaN).toFixed(1)
     } | ${mb(du(`${dir}/ivf`))} (+ vectors ${mb(du(dir) - du(`${dir}/ivf`))}) | ${
       mb(peaks[dir] ?? NaN)
-    } build, ${mb(vmHwm())} search | ${o.nprobe} | ${o.refine} | ${o.threads} | ${
+    } build, ${mb(vmHwm())} search | ${probeLabel(o)} | ${o.refine} | ${o.threads} | ${
       o.r1.toFixed(3)
     } | ${o.r10.toFixed(3)} | ${qps(o.s)} |`;
   });
@@ -341,9 +366,9 @@ function ourSystemRows(): string[] {
 if (flag("no-faiss")) {
   // Only phraseval's IVF-PQ rows (e.g. another --refine sweep on reused indexes).
   const t = ours.map((o) =>
-    `| ${o.bits} | ${o.nprobe} | ${o.refine} | ${o.threads} | ${o.scan} | ${o.r1.toFixed(3)} | ${
-      o.r10.toFixed(3)
-    } | ${(qs.length / o.s).toFixed(1)} | ${nsPerByte(o)} |`
+    `| ${o.bits} | ${probeLabel(o)} | ${o.refine} | ${o.threads} | ${o.scan} | ${
+      o.r1.toFixed(3)
+    } | ${o.r10.toFixed(3)} | ${(qs.length / o.s).toFixed(1)} | ${nsPerByte(o)} |`
   );
   const text = [
     `phraseval only (--no-faiss); this process's peak RSS ${(vmHwm() / 1e6).toFixed(0)} MB.`,
@@ -447,6 +472,15 @@ lines.push(
   "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 );
 for (const o of ours) {
+  if (o.tau !== undefined) {
+    // Adaptive probing: faiss has no such setting.
+    lines.push(
+      `| ${o.bits} | ${probeLabel(o)} | ${o.refine} | ${o.threads} | ${o.scan} | ${
+        o.r1.toFixed(3)
+      } | ${o.r10.toFixed(3)} | ${qps(o.s)} | ${nsPerByte(o)} | – | – | – | – |`,
+    );
+    continue;
+  }
   const fr = o.refine === 0
     ? f.ivf.find((x: { nprobe: number }) => x.nprobe === o.nprobe)
     : f.refined.find((x: { nprobe: number; refine: number }) =>
@@ -511,8 +545,8 @@ console.log(text);
 Deno.writeTextFileSync(`${out}/report.md`, text + "\n");
 
 /** Our search time per code byte scanned, per thread (ns), as text. */
-function nsPerByte(o: { nprobe: number; s: number; threads: number }): string {
-  return (o.s * 1e9 * o.threads / bytesOf.get(o.nprobe)!).toFixed(2);
+function nsPerByte(o: { nprobe: number; tau?: number; s: number; threads: number }): string {
+  return (o.s * 1e9 * o.threads / bytesOf.get(probeLabel(o))!).toFixed(2);
 }
 
 /** This process's peak resident set size in bytes (Linux VmHWM), or NaN. */
