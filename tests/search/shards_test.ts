@@ -120,7 +120,13 @@ async function search(
   dir: string,
   index: string,
   out: string,
-  o: { topK?: number; nprobe?: number; candidates?: number; exact?: boolean } = {},
+  o: {
+    topK?: number;
+    nprobe?: number;
+    probeTau?: number;
+    candidates?: number;
+    exact?: boolean;
+  } = {},
 ): Promise<{ pred: string; topk: string }> {
   await run(openSearch({
     data: `${dir}/data.json`,
@@ -130,6 +136,7 @@ async function search(
     topkOut: `${out}.topk.ndjson`,
     topK: o.topK ?? 10,
     ...(o.nprobe !== undefined ? { nprobe: o.nprobe } : {}),
+    ...(o.probeTau !== undefined ? { probeTau: o.probeTau } : {}),
     ...(o.candidates !== undefined ? { candidates: o.candidates } : {}),
     ...(o.exact ? { exact: true } : {}),
   }));
@@ -330,6 +337,16 @@ async function ivfShards(bits: 4 | 8): Promise<void> {
     const w0 = await search(tmp, `${tmp}/one`, `${tmp}/w0`, { nprobe: 2 });
     const g0 = await search(tmp, `${tmp}/s`, `${tmp}/g0`, { nprobe: 2 });
     assert(g0.pred === w0.pred && g0.topk === w0.topk, "candidates 0: byte-identical");
+    // Adaptive probing: every shard cuts a question's lists as the whole index does.
+    const plain = await search(tmp, `${tmp}/one`, `${tmp}/p5`, { nprobe: 5 });
+    let cut = 0;
+    for (const probeTau of [0.02, 0.1, 0.3]) {
+      const wt = await search(tmp, `${tmp}/one`, `${tmp}/wt`, { nprobe: 5, probeTau });
+      const gt = await search(tmp, `${tmp}/s`, `${tmp}/gt`, { nprobe: 5, probeTau });
+      assert(gt.pred === wt.pred && gt.topk === wt.topk, `probeTau ${probeTau}: byte-identical`);
+      if (wt.topk !== plain.topk) cut++;
+    }
+    assert(cut > 0, "some tau probes fewer lists than nprobe 5");
     const exact = await search(tmp, `${tmp}/one`, `${tmp}/ex`, { exact: true });
     const w = await search(tmp, `${tmp}/one`, `${tmp}/w`, { nprobe: 2, candidates: 12 });
     const g = await search(tmp, `${tmp}/s`, `${tmp}/g`, { nprobe: 2, candidates: 12 });
