@@ -108,6 +108,7 @@ async function dump(
 
 interface Opts {
   nprobe?: number;
+  probeTau?: number;
   candidates?: number;
   exact?: boolean;
   closed?: boolean;
@@ -240,6 +241,7 @@ Deno.test("memory budget: IVF-PQ gives the in-memory bytes with any budget; a ti
       { nprobe: 1 },
       { nprobe: 3 },
       { nprobe: 3, candidates: 12 },
+      { nprobe: 6, probeTau: 0.1, candidates: 12 },
       { exact: true },
     ]);
     // One question vector at a time and in a batch: each list read again when evicted.
@@ -254,7 +256,7 @@ Deno.test("memory budget: IVF-PQ gives the in-memory bytes with any budget; a ti
     // Slices of 46 rows (3000 / 8 / (bpv + 4)), no list cached: each list scanned in slices.
     const sliced = openIndexSync(`${tmp}/ix`, { memoryBudget: 3000 });
     try {
-      for (const o of [{ nprobe: 4 }, { nprobe: 6, candidates: 9 }]) {
+      for (const o of [{ nprobe: 4 }, { nprobe: 6, candidates: 9 }, { nprobe: 6, probeTau: 0.1 }]) {
         const want = await searchVectors(mem, vs, { topK: 5, ...o });
         assertEquals(await searchVectors(tiny, vs, { topK: 5, ...o }), want);
         assertEquals(await searchVectors(mid, vs, { topK: 5, ...o }), want);
@@ -266,6 +268,11 @@ Deno.test("memory budget: IVF-PQ gives the in-memory bytes with any budget; a ti
           assertEquals(await searchVectors(mid, [v], { topK: 5, ...o }), [want[j]]);
         }
       }
+      // The tau above cuts some question's lists (else its rows would say nothing of the cut).
+      assert(
+        JSON.stringify(await searchVectors(mem, vs, { topK: 5, nprobe: 6, probeTau: 0.1 })) !==
+          JSON.stringify(await searchVectors(mem, vs, { topK: 5, nprobe: 6 })),
+      );
       assert(tiny.disk!.listReads > 3 * 6, `tiny budget: ${tiny.disk!.listReads} list reads`);
       assert(big.disk!.listReads <= 6, `large budget: ${big.disk!.listReads} list reads`);
       // A list larger than the cache is read a slice at a time, never whole.
@@ -302,7 +309,7 @@ Deno.test("memory budget: a 4-bit IVF-PQ gives the in-memory bytes with any budg
       await sameUnderBudgets(tmp, ix, [{ nprobe: 1 }, { nprobe: 3 }, {
         nprobe: 3,
         candidates: 12,
-      }]);
+      }, { nprobe: 6, probeTau: 0.1, candidates: 12 }]);
       const { openDumpSync } = await import("../../io/dump/reader_sync.ts");
       const qd = openDumpSync(`${tmp}/q`, { sparse: false });
       const vs = Array.from({ length: 20 }, (_, j) => qd.readQuestion(`q${j}`) as Matrix);
@@ -313,7 +320,14 @@ Deno.test("memory budget: a 4-bit IVF-PQ gives the in-memory bytes with any budg
       // Slices of 32 rows (3000 / 8 / (bpv + 4) = 46, down to whole blocks), no list cached.
       const sliced = openIndexSync(ix, { memoryBudget: 3000 });
       try {
-        for (const o of [{ nprobe: 4 }, { nprobe: 6, candidates: 9 }, { nprobe: 2, topK: 40 }]) {
+        for (
+          const o of [
+            { nprobe: 4 },
+            { nprobe: 6, candidates: 9 },
+            { nprobe: 2, topK: 40 },
+            { nprobe: 6, probeTau: 0.1, candidates: 9 },
+          ]
+        ) {
           const want = await searchVectors(mem, vs, { topK: 5, ...o });
           assert(want[0].length > 0);
           for (const x of [tiny, big, sliced]) {
@@ -332,6 +346,11 @@ Deno.test("memory budget: a 4-bit IVF-PQ gives the in-memory bytes with any budg
         assert(sl.sliceReads > sl.listReads && sl.listReads > 0, `${sl.sliceReads} slice reads`);
         assertEquals(big.disk!.sliceReads, 0);
         assert(big.disk!.listReads <= 6, `large budget: ${big.disk!.listReads} list reads`);
+        // The tau above cuts some question's lists (else its rows would say nothing of the cut).
+        assert(
+          JSON.stringify(await searchVectors(mem, vs, { topK: 5, nprobe: 6, probeTau: 0.1 })) !==
+            JSON.stringify(await searchVectors(mem, vs, { topK: 5, nprobe: 6 })),
+        );
         assert(tiny.disk!.listReads > 3 * 6, `tiny budget: ${tiny.disk!.listReads} list reads`);
       } finally {
         for (const x of [tiny, big, sliced]) x.disk!.close();
