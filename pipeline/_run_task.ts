@@ -20,7 +20,7 @@ import type { CommandSpec } from "./_args.ts";
 import { evalCorpusSearch, evalPredictions, prepareDataset } from "../runs/plan/tasks.ts";
 import { TASK_ARGS, type TaskArgs, type TaskFlags, type TaskKind } from "../runs/plan/task_args.ts";
 import { runMain } from "./_cli.ts";
-import { CANDIDATES_FLAG, indexFlagsProblem, NPROBE_FLAG } from "./_index_flags.ts";
+import { CANDIDATES_FLAG, indexFlagsProblem, NPROBE_FLAG, PROBE_TAU_FLAG } from "./_index_flags.ts";
 import { exitCodeOf, UsageError } from "../io/errors.ts";
 
 const FORMAT_FLAG = {
@@ -142,6 +142,7 @@ export const TASK_COMMANDS: Readonly<Record<TaskKind, TaskCommand<unknown>>> = {
         { name: "out", type: "string", description: "the hits file to write" },
         { name: "top-k", type: "int", description: "ranks kept per question" },
         NPROBE_FLAG,
+        PROBE_TAU_FLAG,
         CANDIDATES_FLAG,
         FORMAT_FLAG,
         LANG_FLAG,
@@ -151,7 +152,11 @@ export const TASK_COMMANDS: Readonly<Record<TaskKind, TaskCommand<unknown>>> = {
     args: TASK_ARGS["search-shard"],
     run: (a) =>
       Effect.gen(function* () {
-        const why = indexFlagsProblem({ nprobe: a.nprobe, candidates: a.candidates });
+        const why = indexFlagsProblem({
+          nprobe: a.nprobe,
+          "probe-tau": a.probeTau,
+          candidates: a.candidates,
+        });
         if (why !== undefined) return yield* Effect.fail(new UsageError(why));
         const { searchShard } = yield* Effect.promise(() => import("../search/open/sharded.ts"));
         const r = yield* searchShard(a);

@@ -66,6 +66,8 @@ export interface OpenOptions {
     readonly denseDims?: number;
     readonly pqBits?: 4 | 8;
     readonly nprobe?: number;
+    /** Adaptive probing's tau (`search --probe-tau`; absent: all `nprobe` lists). */
+    readonly probe_tau?: number;
     readonly candidates?: number;
   };
 }
@@ -199,6 +201,8 @@ function describeValue(v: unknown): string {
   if (v !== null && typeof v === "object" && NON_DATA in v) {
     return `a ${(v as Record<string, unknown>)[NON_DATA]}`;
   }
+  // NaN and ±Infinity as themselves (JSON writes them null).
+  if (typeof v === "number" && !Number.isFinite(v)) return String(v);
   const s = JSON.stringify(v);
   return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }

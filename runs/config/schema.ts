@@ -47,6 +47,10 @@ const PosInt = Schema.Number.check(
   Schema.isInt({ message: "expected an integer > 0" }),
   Schema.isGreaterThan(0, { message: "expected an integer > 0" }),
 );
+const PosNumber = Schema.Number.check(
+  Schema.isFinite({ message: "expected a number > 0" }),
+  Schema.isGreaterThan(0, { message: "expected a number > 0" }),
+);
 
 /** An evaluation metric of a dataset. */
 export const MetricName = Schema.Literals(["em", "f1", "bem"]);
@@ -93,7 +97,10 @@ export const FieldMapSchema = Schema.Struct({
   noAnswer: Schema.optionalKey(Schema.String),
 });
 
-/** The IVF-PQ index of a dataset's open search (`index --nlist --bpv`, `search --nprobe`). */
+/**
+ * The IVF-PQ index of a dataset's open search (`index --nlist --bpv`,
+ * `search --nprobe --probe-tau --candidates`).
+ */
 export const IvfOptionsSchema = Schema.Struct({
   /** IVF lists. */
   nlist: PosInt,
@@ -108,8 +115,14 @@ export const IvfOptionsSchema = Schema.Struct({
    * also with `denseDims` and `shards`, whose quantizer task trains it).
    */
   pqBits: Schema.optionalKey(Schema.Literals([4, 8])),
-  /** Lists probed per question (default 10). */
+  /** Lists probed per question (default 10); with `probe_tau`, the most. */
   nprobe: Schema.optionalKey(PosInt),
+  /**
+   * Adaptive probing (`search --probe-tau`): of the `nprobe` best lists,
+   * only those whose probing score is within `probe_tau · ‖q‖ · mean‖c‖` of
+   * the best one's (at least one; a number > 0). Default: all `nprobe`.
+   */
+  probe_tau: Schema.optionalKey(PosNumber),
   /** Approximate candidates re-scored exactly (default: `search`'s). */
   candidates: Schema.optionalKey(NonNegInt),
 });

@@ -301,9 +301,13 @@ function indexInputs(ctx: PlanContext, m: Model, ds: ResolvedDataset, open: Open
   };
 }
 
-/** How the search of (`m`, `ds`) probes an IVF-PQ index (`--nprobe`, `--candidates`). */
+/**
+ * How the search of (`m`, `ds`) probes an IVF-PQ index (`--nprobe`,
+ * `--probe-tau`, `--candidates`); `probeTau` only when the config sets it.
+ */
 const probeOf = (open: OpenPlan) => ({
   nprobe: open.ivf?.nprobe,
+  ...(open.ivf?.probe_tau !== undefined ? { probeTau: open.ivf.probe_tau } : {}),
   candidates: open.ivf?.candidates,
 });
 
@@ -365,6 +369,7 @@ export function planSearch(
         `--top-k=${open.topK}`,
         `--topk-out=${topk}`,
         ...(probe.nprobe !== undefined ? [`--nprobe=${probe.nprobe}`] : []),
+        ...(probe.probeTau !== undefined ? [`--probe-tau=${probe.probeTau}`] : []),
         ...(probe.candidates !== undefined ? [`--candidates=${probe.candidates}`] : []),
         ...(format !== undefined ? [`--format=${format}`] : []),
         ...unique(ds),

@@ -92,6 +92,9 @@ const int = (f: TaskFlags, name: string): number | undefined => {
   return typeof v === "number" ? v : undefined;
 };
 
+/** A `number` flag (as its parser read it: a finite number), or `undefined`. */
+const num = int;
+
 /** `format`, `lang` and `fields` (parsed) when given. */
 const questionSetOf = (f: TaskFlags) => ({
   ...(str(f, "format") !== undefined ? { format: str(f, "format") as DatasetFormat } : {}),
@@ -233,6 +236,7 @@ export const SEARCH_SHARD_ARGS: TaskArgs<SearchShardArgs> = {
     ...flag("out", a.out),
     ...flag("top-k", a.topK),
     ...flag("nprobe", a.nprobe),
+    ...flag("probe-tau", a.probeTau),
     ...flag("candidates", a.candidates),
     ...flag("format", a.format),
     ...flag("lang", a.lang),
@@ -257,6 +261,7 @@ export const SEARCH_SHARD_ARGS: TaskArgs<SearchShardArgs> = {
       out,
       topK,
       nprobe: int(f, "nprobe"),
+      ...(num(f, "probe-tau") !== undefined ? { probeTau: num(f, "probe-tau") } : {}),
       candidates: int(f, "candidates"),
       uniqueIds: f["unique-ids"] === true,
       ...(str(f, "format") !== undefined ? { format: str(f, "format") } : {}),

@@ -2,9 +2,10 @@
  * The task contract (`runs/plan/task_args.ts`): each kind's arguments
  * written by `toArgv` and read by the task command's parser (its spec in
  * `pipeline/_run_task.ts`) and `fromFlags` come back equal; a missing or
- * malformed flag is the command's one usage line, exit 2, for every kind.
+ * malformed flag is the command's one usage line, exit 2, for every kind
+ * (a sharded search's `--probe-tau` not above 0 too).
  */
-import { assertEquals } from "../../_assert.ts";
+import { assert, assertEquals } from "../../_assert.ts";
 import { ROOT, runArgv } from "../../_util.ts";
 import { parseArgs } from "../../../pipeline/_args.ts";
 import { TASK_COMMANDS } from "../../../pipeline/_run_task.ts";
@@ -97,6 +98,32 @@ Deno.test("task contract: every kind's arguments survive toArgv, the command's p
     lang: "de",
   };
   assertEquals(roundTrip("search-shard", shard), shard);
+  // Adaptive probing: `--probe-tau` after `--nprobe`, back as the same number.
+  const tau = {
+    data: "/d.json",
+    index: "/index",
+    shard: 3,
+    questionEmb: "/q_emb",
+    out: "/hits/3.ndjson",
+    topK: 10,
+    nprobe: 16,
+    probeTau: 0.13,
+    candidates: 200,
+    uniqueIds: false,
+    lang: "de",
+  };
+  assertEquals(roundTrip("search-shard", tau), tau);
+  const argv = TASK_ARGS["search-shard"].toArgv(tau);
+  assertEquals(argv.slice(argv.indexOf("--nprobe=16"), argv.indexOf("--nprobe=16") + 3), [
+    "--nprobe=16",
+    "--probe-tau=0.13",
+    "--candidates=200",
+  ]);
+  assert(!TASK_ARGS["search-shard"].toArgv(shard).some((a) => a.startsWith("--probe-tau")));
+  assertEquals(
+    (roundTrip("search-shard", { ...shard, probeTau: 1e-7 }) as { probeTau: number }).probeTau,
+    1e-7,
+  );
   const merge = { parts: "/hits", shards: 8, pred: "/o.json", topk: "/o.topk.ndjson" };
   assertEquals(roundTrip("search-merge", merge), merge);
 });
@@ -124,6 +151,23 @@ Deno.test("task command: a missing or malformed flag is one usage line, exit 2, 
     [
       ["search-shard", "--data=d", "--index=i", "--shard=x"],
       'search-shard: --shard expects an integer, got "x" (see --help)',
+    ],
+    [
+      [
+        "search-shard",
+        "--data=d",
+        "--index=i",
+        "--shard=0",
+        "--question-emb=q",
+        "--out=o",
+        "--top-k=1",
+        "--probe-tau=0",
+      ],
+      "search-shard: --probe-tau must be a number above 0, got 0",
+    ],
+    [
+      ["search-shard", "--data=d", "--index=i", "--probe-tau=x"],
+      'search-shard: --probe-tau expects a number, got "x" (see --help)',
     ],
     [
       ["search-merge", "--parts=p", "--shards=0", "--pred=x"],

@@ -1,0 +1,92 @@
+/**
+ * A run config's adaptive probing, run (piqa-lstm × articles [8, 10) of
+ * dev, an 8-list 4-bit IVF-PQ index (the quicker to train), `nprobe: 4`,
+ * a `probe_tau` no list but the best is within): the search task's record
+ * says `probe_tau`, and its answers are `search --nprobe 1`'s (not
+ * `--nprobe 4`'s); over 2 shards, each shard's task probes the same lists:
+ * the merged search is the unsharded one's bytes, and the shards' hits
+ * files name the tau. (The plan's command lines are
+ * `tests/runs/plan/probe_tau_plan_test.ts`.)
+ *
+ * @module
+ */
+import { assert, assertEquals } from "../_assert.ts";
+import { ROOT, runRun, runStage } from "../_util.ts";
+import { parseSearchRecord } from "../../search/open/record.ts";
+
+/** A tau below every gap between the best list's probing score and the next one's. */
+const TAU = 1e-9;
+
+Deno.test("run config: open.ivf.probe_tau reaches the search (its record, nprobe 1's answers) and every shard's search", async () => {
+  const work = Deno.makeTempDirSync({ prefix: "phraseval-taurun-" });
+  try {
+    const ivf = `ivf: { nlist: 8, bpv: 16, nprobe: 4, pqBits: 4, probe_tau: ${TAU} }`;
+    Deno.writeTextFileSync(
+      `${work}/c.ts`,
+      `import { squadDev } from "${ROOT}/configs/datasets/squad_dev.ts";
+import { piqaLstm as model } from "${ROOT}/configs/models/piqa_lstm.ts";
+const reader = { articles: [8, 10] };
+export const config = {
+  datasets: [
+    { ...squadDev, abbr: "t1", reader, open: { ${ivf} } },
+    { ...squadDev, abbr: "t2", reader, open: { shards: 2, ${ivf} } },
+  ],
+  models: [model],
+};
+`,
+    );
+    const r = await runRun([`${work}/c.ts`, "--work-dir", work]);
+    assertEquals(r.code, 0, r.stderr);
+    const [name] = [...Deno.readDirSync(work)].map((e) => e.name).filter((n) =>
+      /^\d{8}_\d{6}$/.test(n)
+    );
+    const run = `${work}/${name}`;
+    const open = `${run}/open/piqa-lstm`;
+    const rec = parseSearchRecord(
+      Deno.readTextFileSync(`${open}/t1.search.json`),
+      "t1.search.json",
+    );
+    assertEquals([rec.mode, rec.nprobe, rec.probe_tau, rec.questions], [
+      "approximate",
+      4,
+      TAU,
+      232,
+    ]);
+    // The same index and questions searched by hand: the run's answers are one list's.
+    const byHand = async (flags: string[]) => {
+      const out = `${work}/hand${flags.join("")}`;
+      const s = await runStage("pipeline/search.ts", [
+        `${run}/datasets/t1/data.json`,
+        `${run}/indexes/piqa-lstm/t1`,
+        `${run}/dumps/piqa-lstm/t1/question_emb`,
+        `${out}.json`,
+        "--top-k",
+        "10",
+        "--topk-out",
+        `${out}.topk.ndjson`,
+        ...flags,
+      ]);
+      assertEquals(s.code, 0, s.stderr);
+      return Deno.readTextFileSync(`${out}.topk.ndjson`);
+    };
+    const topk = Deno.readTextFileSync(`${open}/t1.topk.ndjson`);
+    const one = await byHand(["--nprobe", "1"]);
+    assert(one !== (await byHand(["--nprobe", "4"])), "one list and four differ on this index");
+    assertEquals(topk, one);
+    // The shards' tasks and their merge: the unsharded search's bytes; each hits file names tau.
+    for (const f of [".json", ".topk.ndjson"]) {
+      assertEquals(
+        Deno.readTextFileSync(`${open}/t2${f}`),
+        Deno.readTextFileSync(`${open}/t1${f}`),
+        f,
+      );
+    }
+    for (let i = 0; i < 2; i++) {
+      const hits = Deno.readTextFileSync(`${run}/hits/piqa-lstm/t2/shard-${i}-of-2.hits.ndjson`);
+      const header = JSON.parse(hits.slice(0, hits.indexOf("\n")));
+      assertEquals([header.search.nprobe, header.search.probe_tau], [4, TAU]);
+    }
+  } finally {
+    Deno.removeSync(work, { recursive: true });
+  }
+});
