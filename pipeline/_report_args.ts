@@ -32,7 +32,7 @@ export const SEARCH_ERROR_FLAG = {
   type: "string",
   metavar: "EXACT APPROX...",
   description:
-    "search error against model error: EXACT an exact search, each APPROX an approximate (ivf-pq) one of the same question vectors (a search's pred.json with its <stem>.search.json and --topk-out file, or a folder of searches); the questions right in both, lost to the search, wrong in both, saved by chance; recall@k of the exact top-1; EM against nprobe/candidates with q/s and memory. Its operands end at the next option or --",
+    "search error against model error: EXACT an exact search, each APPROX an approximate (ivf-pq) one of the same question vectors (a search's pred.json with its <stem>.search.json and --topk-out file, or a folder of searches); the questions right in both, lost to the search, wrong in both, saved by chance; recall@k of the exact top-1; EM against nprobe/candidates (with probe_tau where a search had one) with q/s and memory. Its operands end at the next option or --",
 } as const satisfies FlagSpec;
 
 /** The flags of `report` that take no value. */

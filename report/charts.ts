@@ -386,16 +386,20 @@ const mb = (b: number | null) => b === null ? null : Math.round(b / 1e5) / 10;
  * The Vega-Lite specs of the search-error charts (data inline), in page
  * order: EM against the varying setting (`r.axis`), the exact EM as a
  * dashed rule, each point labelled with its questions per second and its
- * `ivf/` bytes; recall@k of the exact top-1 against the same axis, one line
- * per k; EM against questions per second, the exact search among the
- * points.
+ * `ivf/` bytes, one line per value of the other setting (and of adaptive
+ * probing's tau, for the searches that had one); recall@k of the exact
+ * top-1 against the same axis, one line per k; EM against questions per
+ * second, the exact search among the points.
  */
 export function searchErrorChartSpecs(
   r: SearchErrorReport,
 ): { id: string; title: string; spec: Record<string, unknown> }[] {
   const other = r.axis === "nprobe" ? "candidates" : "nprobe";
-  const series = (s: { nprobe: number | null; candidates: number | null }) =>
-    `${other} ${s[other]}`;
+  // Adaptive probing's tau, when a search had one: in its series and its label.
+  const tau = (s: { probe_tau?: number }) =>
+    s.probe_tau === undefined ? "" : `, tau ${s.probe_tau}`;
+  const series = (s: { nprobe: number | null; candidates: number | null; probe_tau?: number }) =>
+    `${other} ${s[other]}${tau(s)}`;
   const seriesNames = [...new Set(r.settings.map(series))];
   const rows = r.settings.map((s) => ({
     setting: s.name,
@@ -427,12 +431,16 @@ export function searchErrorChartSpecs(
   };
   // One color per series in every chart; the exact search gray.
   const palette = seriesNames.map((_, i) => TABLEAU10[i % TABLEAU10.length]);
+  // A series with a tau is named in full in a legend (its default width cuts the name short).
+  const whole = r.settings.some((s) => s.probe_tau !== undefined)
+    ? { legend: { labelLimit: 0 } }
+    : {};
   const color = {
     field: "series",
     type: "nominal",
     scale: { domain: seriesNames, range: palette },
     title: null,
-    ...(seriesNames.length === 1 ? { legend: null } : {}),
+    ...(seriesNames.length === 1 ? { legend: null } : whole),
   };
   // A point's description is its aria-label, which renderSvg makes its hover <title>.
   const tip = { field: "tip" };
@@ -512,7 +520,15 @@ export function searchErrorChartSpecs(
           title: null,
         },
         ...(seriesNames.length > 1
-          ? { strokeDash: { field: "series", type: "nominal", sort: seriesNames, title: null } }
+          ? {
+            strokeDash: {
+              field: "series",
+              type: "nominal",
+              sort: seriesNames,
+              title: null,
+              ...whole,
+            },
+          }
           : {}),
         description: tip,
       },
@@ -528,12 +544,12 @@ export function searchErrorChartSpecs(
       tip: `exact; EM ${exactEm.toFixed(2)}; ${r.exact.questions_per_second.toFixed(1)} q/s; ` +
         `index ${mb(r.exact.index.bytes)} MB; peak RSS ${mb(r.exact.peak_rss_bytes) ?? "-"} MB`,
     },
-    ...rows.map((d) => ({
+    ...rows.map((d, i) => ({
       setting: d.setting,
       em: d.em,
       qps: d.qps,
       series: d.series,
-      label: `${r.axis} ${d.x}`,
+      label: `${r.axis} ${d.x}${tau(r.settings[i])}`,
       tip: d.tip,
     })),
   ];
@@ -565,6 +581,7 @@ export function searchErrorChartSpecs(
               type: "nominal",
               scale: { domain: ["exact", ...seriesNames], range: ["#888888", ...palette] },
               title: null,
+              ...whole,
             },
             description: tip,
           },

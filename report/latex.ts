@@ -156,13 +156,16 @@ export function renderLatex(report: ReportJson): string {
 
 /**
  * The search-error table for LaTeX: per approximate search its nprobe,
- * candidates, EM, the four cells, the EM lost to search, recall@1 and
- * questions per second; the exact search's EM and model error in the
- * caption.
+ * adaptive probing's tau (a column only when a search had one; `--` for
+ * the others), candidates, EM, the four cells, the EM lost to search,
+ * recall@1 and questions per second; the exact search's EM and model error
+ * in the caption.
  */
 function latexSearchError(r: SearchErrorReport): string {
+  const taus = r.settings.some((s) => s.probe_tau !== undefined);
   const cols = [
     "nprobe",
+    ...(taus ? ["$\\tau$"] : []),
     "cand.",
     "EM",
     "both right",
@@ -176,6 +179,7 @@ function latexSearchError(r: SearchErrorReport): string {
   const rows = r.settings.map((s) =>
     [
       String(s.nprobe),
+      ...(taus ? [s.probe_tau === undefined ? "--" : String(s.probe_tau)] : []),
       String(s.candidates),
       tex2(s.em),
       String(s.cells.right_both),

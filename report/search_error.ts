@@ -17,7 +17,8 @@
  * saved, and **recall@k**: the share of the questions the exact search
  * answers whose exact top-1 phrase (paragraph, phrase index) is among the
  * approximate search's first k ranks, for k = 1, 5, 10 and its top-k;
- * with its nprobe and candidates, the index's bytes on disk (all of it,
+ * with its nprobe (and adaptive probing's tau, `search --probe-tau`, when it
+ * had one) and candidates, the index's bytes on disk (all of it,
  * and its `ivf/` part), the search's questions per second and the
  * process's peak RSS, from the search's record (`search/open/record.ts`).
  *
@@ -166,7 +167,7 @@ export function recallAtK(
 
 /** What a report shows of one search (exact or approximate). */
 export interface SearchSide {
-  /** Its label: `exact`, or `nprobe N, candidates C`. */
+  /** Its label: `exact`, or `nprobe N, candidates C` (`nprobe N, tau T, candidates C` with a tau). */
   readonly name: string;
   /** Its prediction file. */
   readonly predictions: string;
@@ -176,8 +177,14 @@ export interface SearchSide {
   readonly topk: string;
   /** The index it searched (from its record). */
   readonly index: SearchRecordIndex;
-  /** IVF lists probed (`null`: exact). */
+  /** IVF lists probed (`null`: exact); with `probe_tau`, the most. */
   readonly nprobe: number | null;
+  /**
+   * Adaptive probing's tau (`search --probe-tau`: of the `nprobe` best
+   * lists, those within tau of the best), present only when the search had
+   * one (absent: every `nprobe` list).
+   */
+  readonly probe_tau?: number;
   /** Candidates re-scored exactly (`null`: exact). */
   readonly candidates: number | null;
   /** Ranks it kept. */
@@ -238,7 +245,7 @@ export interface SearchErrorReport {
   readonly axis: "nprobe" | "candidates";
   /** The ks of every setting's recall (1, 5, 10, top-k, up to the smallest top-k). */
   readonly recall_ks: readonly number[];
-  /** The approximate searches, by candidates then nprobe. */
+  /** The approximate searches, by candidates, nprobe, then tau (none: every list, last). */
   readonly settings: readonly SearchErrorSetting[];
 }
 
@@ -331,10 +338,17 @@ function recordsOf(arg: string): Recorded[] {
   return [one(record)];
 }
 
-/** How a search ran, in words: `exact`, `approximate (nprobe 10, candidates 0)`, `closed`. */
+/** `, tau T` of a search with adaptive probing, else nothing. */
+const tauPart = (tau: number | null | undefined) =>
+  tau === null || tau === undefined ? "" : `, tau ${tau}`;
+
+/**
+ * How a search ran, in words: `exact`, `approximate (nprobe 10, candidates
+ * 0)` (`approximate (nprobe 40, tau 0.13, candidates 0)` with a tau), `closed`.
+ */
 const how = (r: SearchRecord) =>
   r.mode === "approximate"
-    ? `approximate (nprobe ${r.nprobe}, candidates ${r.candidates})`
+    ? `approximate (nprobe ${r.nprobe}${tauPart(r.probe_tau)}, candidates ${r.candidates})`
     : r.mode;
 
 /** Options of {@linkcode searchError}. */
@@ -511,7 +525,9 @@ const pct = (x: ArrayLike<number>) => {
 };
 
 const label = (r: SearchRecord) =>
-  r.mode === "approximate" ? `nprobe ${r.nprobe}, candidates ${r.candidates}` : r.mode;
+  r.mode === "approximate"
+    ? `nprobe ${r.nprobe}${tauPart(r.probe_tau)}, candidates ${r.candidates}`
+    : r.mode;
 
 function side(s: FoundSearch, name: string, em: number, f1: number | null): SearchSide {
   const r = s.record;
@@ -522,6 +538,7 @@ function side(s: FoundSearch, name: string, em: number, f1: number | null): Sear
     topk: s.topk,
     index: r.index,
     nprobe: r.nprobe,
+    ...(r.probe_tau !== null && r.probe_tau !== undefined ? { probe_tau: r.probe_tau } : {}),
     candidates: r.candidates,
     top_k: r.top_k,
     threads: r.threads,
@@ -635,7 +652,9 @@ export const searchError = (
         recall: recallAtK(top1, ranks.ar[i], ks),
       };
     }).sort((a, b) =>
-      a.candidates! - b.candidates! || a.nprobe! - b.nprobe! || a.name.localeCompare(b.name)
+      // No tau (every list) after any tau; two without one (∞ − ∞ = NaN, falsy) by name.
+      a.candidates! - b.candidates! || a.nprobe! - b.nprobe! ||
+      (a.probe_tau ?? Infinity) - (b.probe_tau ?? Infinity) || a.name.localeCompare(b.name)
     );
     const distinct = (f: (s: SearchErrorSetting) => number | null) => new Set(settings.map(f)).size;
     const axis = distinct((s) => s.nprobe) === 1 && distinct((s) => s.candidates) > 1

@@ -78,6 +78,8 @@ export function writeSearch(
   opts: {
     mode?: SearchRecord["mode"];
     nprobe?: number;
+    /** The record's `probe_tau` (`null` as `search` writes it without a tau; absent: no field). */
+    probeTau?: number | null;
     candidates?: number;
     topK?: number;
     content?: Record<string, string>;
@@ -125,6 +127,7 @@ export function writeSearch(
       content: opts.content ?? CONTENT,
     },
     nprobe: approx ? opts.nprobe ?? 1 : null,
+    ...(opts.probeTau !== undefined ? { probe_tau: opts.probeTau } : {}),
     candidates: approx ? opts.candidates ?? 0 : null,
     top_k: opts.topK ?? 3,
     threads: 1,

@@ -198,6 +198,96 @@ Deno.test("report --search-error: a folder of searches (its exact one left out o
   }
 });
 
+Deno.test("report --search-error: a search with adaptive probing's tau is named with it (tables, report.json, LaTeX, charts, refusals); the others as before", async () => {
+  const dir = fixture();
+  try {
+    writeSearch(dir, "tau", SAME, { nprobe: 4, probeTau: 0.13, qps: 3 });
+    writeSearch(dir, "np4", SAME, { nprobe: 4, qps: 2 });
+    const r = await run(dir, dir, [dir]);
+    // By candidates, nprobe, then tau: a tau before none (every list).
+    assertEquals(r.settings.map((s) => [s.name, s.probe_tau]), [
+      ["nprobe 1, candidates 0", undefined],
+      ["nprobe 4, tau 0.13, candidates 0", 0.13],
+      ["nprobe 4, candidates 0", undefined],
+    ]);
+    assertEquals(r.settings.map((s) => "probe_tau" in s), [false, true, false]);
+    assert(!("probe_tau" in r.exact));
+    const md = Deno.readTextFileSync(`${dir}/out/report.md`);
+    for (
+      const row of [
+        "| nprobe 4, tau 0.13, candidates 0 | 62.50 | 62.50 | 5 | 0 | 3 | 0 | ±0.00 | 0.00 | 0.00 | ±0.00% | ±0.00 | 1.0000 |",
+        "| nprobe 4, tau 0.13, candidates 0 | 100.00 | 100.00 |",
+        "| nprobe 4, tau 0.13, candidates 0 | ivf-pq nlist 4 bpv 2 | 62.50 | 3.0 |",
+        "| nprobe 4, candidates 0 | 62.50 | 62.50 | 5 | 0 | 3 | 0 | ±0.00 |",
+      ]
+    ) assert(md.includes(row), `${row}\n${md}`);
+    // LaTeX: a τ column, "--" for the searches without one.
+    const tex = Deno.readTextFileSync(`${dir}/out/report.tex`);
+    for (
+      const line of [
+        "nprobe & $\\tau$ & cand. & EM & both right & lost & both wrong & saved & EM lost & R@1 & q/s \\\\",
+        "1 & -- & 0 & 37.50 & 2 & 3 & 2 & 1 & +25.00 & 37.50 & 4 \\\\",
+        "4 & 0.13 & 0 & 62.50 & 5 & 0 & 3 & 0 & $\\pm$0.00 & 100.00 & 3 \\\\",
+        "4 & -- & 0 & 62.50 & 5 & 0 & 3 & 0 & $\\pm$0.00 & 100.00 & 2 \\\\",
+      ]
+    ) assert(tex.split("\n").includes(line), `${line}\n${tex}`);
+    // The charts: its own line (series) named in full in the legends, its point's label and title.
+    const html = Deno.readTextFileSync(`${dir}/out/report.html`);
+    const texts = [...html.matchAll(/>([^<]*)<\/text>/g)].map((m) => m[1]);
+    assertEquals(texts.filter((t) => t === "candidates 0, tau 0.13").length, 3);
+    assertEquals(texts.filter((t) => t === "nprobe 4, tau 0.13").length, 1);
+    assert(html.includes("<title>nprobe 4, tau 0.13, candidates 0\nEM 62.50\n"), "no hover title");
+    assertMatch(
+      await refusal(dir, `${dir}/tau.json`, [`${dir}/np1.json`]),
+      /EXACT is an approximate \(nprobe 4, tau 0\.13, candidates 0\) search, not an exact one/,
+    );
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("report --search-error: records without a tau (no probe_tau field, or null as search writes it) give the report of before", async () => {
+  const dir = fixture();
+  try {
+    writeSearch(dir, "np4", SAME, { nprobe: 4, qps: 2 });
+    writeSearch(dir, "np2c9", APPROX, { nprobe: 2, candidates: 9, qps: 1 });
+    const r = await run(dir, dir, [dir]);
+    assert(r.settings.every((s) => !("probe_tau" in s)));
+    // The LaTeX table as it was before probe_tau (pinned whole).
+    const tex = Deno.readTextFileSync(`${dir}/out/report.tex`);
+    const table = [
+      "\\begin{tabular}{rrrrrrrrrr}",
+      "\\hline",
+      "nprobe & cand. & EM & both right & lost & both wrong & saved & EM lost & R@1 & q/s \\\\",
+      "\\hline",
+      "1 & 0 & 37.50 & 2 & 3 & 2 & 1 & +25.00 & 37.50 & 4 \\\\",
+      "4 & 0 & 62.50 & 5 & 0 & 3 & 0 & $\\pm$0.00 & 100.00 & 2 \\\\",
+      "2 & 9 & 37.50 & 2 & 3 & 2 & 1 & +25.00 & 37.50 & 1 \\\\",
+      "\\hline",
+      "\\end{tabular}",
+    ].join("\n");
+    assert(tex.includes(table), tex);
+    const html = Deno.readTextFileSync(`${dir}/out/report.html`);
+    assert(!html.includes(", tau "), "a tau in the page");
+    // The records as search writes them now, "probe_tau": null: every file the same bytes.
+    const before = ["report.json", "report.md", "report.html", "report.tex"].map((f) =>
+      Deno.readTextFileSync(`${dir}/out/${f}`)
+    );
+    Deno.removeSync(`${dir}/out`, { recursive: true });
+    writeSearch(dir, "np1", APPROX, { probeTau: null });
+    writeSearch(dir, "np4", SAME, { nprobe: 4, qps: 2, probeTau: null });
+    writeSearch(dir, "np2c9", APPROX, { nprobe: 2, candidates: 9, qps: 1, probeTau: null });
+    assertEquals(JSON.parse(Deno.readTextFileSync(`${dir}/np4.search.json`)).probe_tau, null);
+    await run(dir, dir, [dir]);
+    const after = ["report.json", "report.md", "report.html", "report.tex"].map((f) =>
+      Deno.readTextFileSync(`${dir}/out/${f}`)
+    );
+    assertEquals(after, before);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test("report --search-error refuses: other question ids, EXACT not exact, APPROX not approximate, no record, other vectors, stale or missing top-k", async () => {
   const dir = fixture();
   try {
