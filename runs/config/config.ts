@@ -67,7 +67,7 @@ export interface OpenOptions {
     readonly pqBits?: 4 | 8;
     readonly nprobe?: number;
     /** Adaptive probing's tau (`search --probe-tau`; absent: all `nprobe` lists). */
-    readonly probe_tau?: number;
+    readonly probeTau?: number;
     readonly candidates?: number;
   };
 }

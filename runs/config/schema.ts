@@ -115,14 +115,14 @@ export const IvfOptionsSchema = Schema.Struct({
    * also with `denseDims` and `shards`, whose quantizer task trains it).
    */
   pqBits: Schema.optionalKey(Schema.Literals([4, 8])),
-  /** Lists probed per question (default 10); with `probe_tau`, the most. */
+  /** Lists probed per question (default 10); with `probeTau`, the most. */
   nprobe: Schema.optionalKey(PosInt),
   /**
    * Adaptive probing (`search --probe-tau`): of the `nprobe` best lists,
-   * only those whose probing score is within `probe_tau · ‖q‖ · mean‖c‖` of
+   * only those whose probing score is within `probeTau · ‖q‖ · mean‖c‖` of
    * the best one's (at least one; a number > 0). Default: all `nprobe`.
    */
-  probe_tau: Schema.optionalKey(PosNumber),
+  probeTau: Schema.optionalKey(PosNumber),
   /** Approximate candidates re-scored exactly (default: `search`'s). */
   candidates: Schema.optionalKey(NonNegInt),
 });

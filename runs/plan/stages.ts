@@ -307,7 +307,7 @@ function indexInputs(ctx: PlanContext, m: Model, ds: ResolvedDataset, open: Open
  */
 const probeOf = (open: OpenPlan) => ({
   nprobe: open.ivf?.nprobe,
-  ...(open.ivf?.probe_tau !== undefined ? { probeTau: open.ivf.probe_tau } : {}),
+  ...(open.ivf?.probeTau !== undefined ? { probeTau: open.ivf.probeTau } : {}),
   candidates: open.ivf?.candidates,
 });
 

@@ -1,7 +1,7 @@
 /**
  * A run config's adaptive probing, run (piqa-lstm × articles [8, 10) of
  * dev, an 8-list 4-bit IVF-PQ index (the quicker to train), `nprobe: 4`,
- * a `probe_tau` no list but the best is within): the search task's record
+ * a `probeTau` no list but the best is within): the search task's record
  * says `probe_tau`, and its answers are `search --nprobe 1`'s (not
  * `--nprobe 4`'s); over 2 shards, each shard's task probes the same lists:
  * the merged search is the unsharded one's bytes, and the shards' hits
@@ -17,10 +17,10 @@ import { parseSearchRecord } from "../../search/open/record.ts";
 /** A tau below every gap between the best list's probing score and the next one's. */
 const TAU = 1e-9;
 
-Deno.test("run config: open.ivf.probe_tau reaches the search (its record, nprobe 1's answers) and every shard's search", async () => {
+Deno.test("run config: open.ivf.probeTau reaches the search (its record, nprobe 1's answers) and every shard's search", async () => {
   const work = Deno.makeTempDirSync({ prefix: "phraseval-taurun-" });
   try {
-    const ivf = `ivf: { nlist: 8, bpv: 16, nprobe: 4, pqBits: 4, probe_tau: ${TAU} }`;
+    const ivf = `ivf: { nlist: 8, bpv: 16, nprobe: 4, pqBits: 4, probeTau: ${TAU} }`;
     Deno.writeTextFileSync(
       `${work}/c.ts`,
       `import { squadDev } from "${ROOT}/configs/datasets/squad_dev.ts";

@@ -1,10 +1,10 @@
 /**
- * A run config's adaptive probing (`open: { ivf: { nprobe, probe_tau } }`):
+ * A run config's adaptive probing (`open: { ivf: { nprobe, probeTau } }`):
  * the planned search task's command line has `--probe-tau` beside
  * `--nprobe`, each shard's `search-shard` task too (read back by the task
  * command's parser and contract as `probeTau`); a config without it plans
  * exactly the command lines and resolved config it did before. A
- * `probe_tau` that is not a number above 0 is refused with one line naming
+ * `probeTau` that is not a number above 0 is refused with one line naming
  * the field, in the config's validation and on `run`'s command line. (The
  * run itself, with the search's record, is `tests/runs/probe_tau_run_test.ts`.)
  */
@@ -39,20 +39,20 @@ function shardArgs(argv: readonly string[]): { probeTau?: number; nprobe?: numbe
   return TASK_ARGS["search-shard"].fromFlags(parsed.flags as never);
 }
 
-Deno.test("run plan: open.ivf.probe_tau gives the search task --probe-tau (and each shard's task probeTau); without it the plan is as before", async () => {
+Deno.test("run plan: open.ivf.probeTau gives the search task --probe-tau (and each shard's task probeTau); without it the plan is as before", async () => {
   const dir = await Deno.makeTempDir({ prefix: "phraseval-tauplan-" });
   try {
     const cfg = await Effect.runPromise(validateRunConfig(
       configOf({
-        tau1: { ivf: { ...IVF, probe_tau: 0.13 } },
-        tau2: { shards: 2, ivf: { ...IVF, probe_tau: 0.13 } },
+        tau1: { ivf: { ...IVF, probeTau: 0.13 } },
+        tau2: { shards: 2, ivf: { ...IVF, probeTau: 0.13 } },
         all1: { ivf: IVF },
         all2: { shards: 2, ivf: IVF },
       }),
       `${dir}/cfg.ts`,
     ));
     const ivfOf = (abbr: string) => cfg.datasets.find((d) => d.abbr === abbr)!.open!.ivf;
-    assertEquals(JSON.stringify(ivfOf("tau1")), '{"nlist":8,"bpv":16,"nprobe":3,"probe_tau":0.13}');
+    assertEquals(JSON.stringify(ivfOf("tau1")), '{"nlist":8,"bpv":16,"nprobe":3,"probeTau":0.13}');
     // Without it: the resolved config (saved in the run folder, compared on -r) as before.
     assertEquals(JSON.stringify(ivfOf("all1")), '{"nlist":8,"bpv":16,"nprobe":3}');
     const plan = await Effect.runPromise(
@@ -71,7 +71,7 @@ Deno.test("run plan: open.ivf.probe_tau gives the search task --probe-tau (and e
       const a = shardArgs(t.argv);
       assertEquals([a.nprobe, a.probeTau], [3, 0.13]);
     }
-    // The same config without probe_tau: no --probe-tau anywhere, the same lines but that flag.
+    // The same config without probeTau: no --probe-tau anywhere, the same lines but that flag.
     for (const [abbr, tau] of [["all1", "tau1"], ["all2", "tau2"]]) {
       const without = plan.tasks.filter((t) => t.dataset === abbr);
       assert(without.length > 0);
@@ -95,10 +95,10 @@ Deno.test("run plan: open.ivf.probe_tau gives the search task --probe-tau (and e
   }
 });
 
-Deno.test("run config: a probe_tau that is not a number above 0 is refused with one line naming it", async () => {
+Deno.test("run config: a probeTau that is not a number above 0 is refused with one line naming it", async () => {
   const dir = await Deno.makeTempDir({ prefix: "phraseval-taubad-" });
   try {
-    const where = "datasets[0].open.ivf.probe_tau";
+    const where = "datasets[0].open.ivf.probeTau";
     const cases: [unknown, string][] = [
       [0, "expected a number > 0, got 0"],
       [-1, "expected a number > 0, got -1"],
@@ -108,7 +108,7 @@ Deno.test("run config: a probe_tau that is not a number above 0 is refused with 
     ];
     for (const [v, message] of cases) {
       const e = await Effect.runPromise(Effect.flip(validateRunConfig(
-        configOf({ d: { ivf: { ...IVF, probe_tau: v } } }),
+        configOf({ d: { ivf: { ...IVF, probeTau: v } } }),
         `${dir}/cfg.ts`,
       )));
       assert(e instanceof InputError, String(e));
@@ -119,7 +119,7 @@ Deno.test("run config: a probe_tau that is not a number above 0 is refused with 
     Deno.writeTextFileSync(
       cfg,
       `export const config = ${
-        JSON.stringify(configOf({ d: { ivf: { ...IVF, probe_tau: 0 } } }))
+        JSON.stringify(configOf({ d: { ivf: { ...IVF, probeTau: 0 } } }))
       };\n`,
     );
     const r = await runRun([cfg, "--dry-run", "--work-dir", `${dir}/work`]);
