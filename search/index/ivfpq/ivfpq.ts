@@ -300,6 +300,9 @@ export function setIvfData(index: IvfIndexView, data: IvfData): void {
   loaded.set(index, data);
 }
 
+/** How many lists a question probes (`fastscan.ts`): a count, or with adaptive probing's tau. */
+export type { Probe };
+
 /** Options of `scoreIvf` (`ivf_search.ts`). */
 export interface IvfQueryOptions {
   /** Ranks kept (default 10). */
