@@ -6,14 +6,15 @@
  * | route | answer |
  * | --- | --- |
  * | `GET /api?query=Q` | PIQA's shape: `[[context, start_char, end_char, score], ...]`, the top k |
- * | `GET /v1/search?q=Q&k=K&nprobe=N&exact=0\|1` | `{query, took_ms, exact, results: [{rank, title, paragraph_id, phrase, start, end, score, context}]}` |
- * | `POST /v1/batch` `{"queries": [...], "k"?, "nprobe"?, "exact"?}` (`Content-Type: application/json`) | `{took_ms, results: [<the /v1/search object per query>]}`, in order, at most 64 queries |
+ * | `GET /v1/search?q=Q&k=K&nprobe=N&probe_tau=T&exact=0\|1` | `{query, took_ms, exact, results: [{rank, title, paragraph_id, phrase, start, end, score, context}]}` |
+ * | `POST /v1/batch` `{"queries": [...], "k"?, "nprobe"?, "probe_tau"?, "exact"?}` (`Content-Type: application/json`) | `{took_ms, results: [<the /v1/search object per query>]}`, in order, at most 64 queries |
  * | `GET /healthz` (answered at once, never queued) | `{status: "ok", kind, metric, phrases, paragraphs, d, encoder, nlist?}`; over shards also `shards: [{index, count, state, restarts}]`, and `status` is `"degraded"` while one is not up |
  * | `GET /`, `GET /<file>` | the static files of `staticDir` (`/` is `index.html`) |
  *
  * Errors are JSON `{"error": "..."}`: 400 for a missing, empty or
  * over-4-KiB query, bad percent-encoding, a query that is not UTF-8, a bad
- * `k` (1..100), `nprobe` (ivf-pq only, 1..nlist) or `exact` (`0`/`1`), a
+ * `k` (1..100), `nprobe` (ivf-pq only, 1..nlist), `probe_tau` (ivf-pq only,
+ * a finite number above 0) or `exact` (`0`/`1`), a
  * bad JSON body or more than 64 queries; 415 for a `/v1/batch` whose
  * `Content-Type` is not `application/json` (a cross-site page may send a
  * `text/plain` POST without a CORS preflight); 404 for anything else (a static
@@ -29,6 +30,12 @@
  * chunks of 8 questions, so that other requests are answered between
  * them). On an `exact` index `exact=0` is accepted and
  * answered exactly (`"exact": true`).
+ *
+ * `probe_tau` is adaptive probing (`search --probe-tau`): of the `nprobe`
+ * best partitions, only those whose probing score is within `probe_tau ·
+ * ‖q‖ · mean‖c‖` of the best one's (at least one); it overrides the
+ * server's `--probe-tau`. Like `nprobe`, it is taken but has no effect on a
+ * question answered exactly (`exact=1`).
  *
  * @module
  */
@@ -334,11 +341,31 @@ function intParam(
   return n;
 }
 
+/** A decimal number as a query string may give it (`0.13`, `.5`, `1e-12`), not `0x1`, `Infinity`. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** `probe_tau` (a string of the query or a JSON number) checked: finite, above 0. */
+function probeTauParam(v: string | number | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  // At most 40 characters: the pattern backtracks over a long run of digits.
+  const n = typeof v === "number" ? v : v.length <= 40 && DECIMAL.test(v) ? Number(v) : NaN;
+  if (!(Number.isFinite(n) && n > 0)) {
+    const got = typeof v === "number" ? String(v) : JSON.stringify(v);
+    throw new HttpError(400, `probe_tau must be a number above 0, got ${got}`);
+  }
+  return n;
+}
+
 /** Search options from parameters (query string or batch body), checked. */
 function searchOptions(
   info: SearcherLike["info"],
   topK: number,
-  p: { k?: string | number; nprobe?: string | number; exact?: string | boolean },
+  p: {
+    k?: string | number;
+    nprobe?: string | number;
+    probe_tau?: string | number;
+    exact?: string | boolean;
+  },
 ): SearchOptions {
   const k = intParam(p.k, "k", 1, MAX_K) ?? topK;
   let nprobe: number | undefined;
@@ -347,6 +374,16 @@ function searchOptions(
       throw new HttpError(400, `nprobe applies to ivf-pq indexes only (this one is ${info.kind})`);
     }
     nprobe = intParam(p.nprobe, "nprobe", 1, info.nlist);
+  }
+  let probeTau: number | undefined;
+  if (p.probe_tau !== undefined) {
+    if (info.nlist === undefined) {
+      throw new HttpError(
+        400,
+        `probe_tau applies to ivf-pq indexes only (this one is ${info.kind})`,
+      );
+    }
+    probeTau = probeTauParam(p.probe_tau);
   }
   let exact: boolean | undefined;
   if (p.exact !== undefined) {
@@ -357,6 +394,7 @@ function searchOptions(
   return {
     k,
     ...(nprobe !== undefined ? { nprobe } : {}),
+    ...(probeTau !== undefined ? { probeTau } : {}),
     ...(exact !== undefined ? { exact } : {}),
   };
 }
@@ -474,6 +512,7 @@ export function apiHandler(opts: ApiOptions): (req: HttpRequest) => Promise<Http
         const o = searchOptions(searcher.info, topK, {
           k: params.get("k"),
           nprobe: params.get("nprobe"),
+          probe_tau: params.get("probe_tau"),
           exact: params.get("exact"),
         });
         return json(200, await searchOne(q, o));
@@ -514,7 +553,7 @@ export function apiHandler(opts: ApiOptions): (req: HttpRequest) => Promise<Http
             throw new HttpError(400, `queries[${i}]: ${(e as Error).message}`);
           }
         });
-        for (const key of ["k", "nprobe"]) {
+        for (const key of ["k", "nprobe", "probe_tau"]) {
           if (b[key] !== undefined && typeof b[key] !== "number") {
             throw new HttpError(400, `${key} must be a number`);
           }
@@ -527,6 +566,7 @@ export function apiHandler(opts: ApiOptions): (req: HttpRequest) => Promise<Http
         const o = searchOptions(searcher.info, topK, {
           k: b.k as number | undefined,
           nprobe: b.nprobe as number | undefined,
+          probe_tau: b.probe_tau as number | undefined,
           exact: b.exact === undefined ? undefined : b.exact === true || b.exact === 1,
         });
         const t0 = performance.now();

@@ -2,15 +2,15 @@
  * A {@linkcode Searcher}: one open index and one question encoder, answering
  * question strings the way open search does (`search/open/open.ts`
  * `searchVectors`: exact scores on an `exact` index or with `exact`,
- * IVF-PQ with `nprobe` otherwise), so the demo's answers are `search`'s
- * top-k for the same question.
+ * IVF-PQ with `nprobe`, and `probeTau` when given, otherwise), so the
+ * demo's answers are `search`'s top-k for the same question.
  *
  * {@linkcode Searcher.searchMany} answers many questions together: one
  * encoder call for all of them, then one scoring pass per group of
- * questions that score alike (exact; or IVF-PQ with one `nprobe` and one
- * `k`), with the group's largest `k`, each answer cut to its own `k`. Exact
- * top-k lists are prefixes of each other (ties go to the first row), so the
- * answers are those of one question at a time.
+ * questions that score alike (exact; or IVF-PQ with one `nprobe`, one
+ * `probeTau` and one `k`), with the group's largest `k`, each answer cut
+ * to its own `k`. Exact top-k lists are prefixes of each other (ties go to
+ * the first row), so the answers are those of one question at a time.
  *
  * The encoder is the `QuestionEncoder` service of `encoders/registry.ts`,
  * built once from `questionEncoderLayer(name, model)` and held in one
@@ -26,7 +26,7 @@ import { questionEncoderLayer } from "../encoders/registry.ts";
 import { QuestionEncoder } from "../encoders/types.ts";
 import { type ExactIndex, openIndexSync, paragraphText } from "../search/index/read.ts";
 import { releaseIndex } from "../search/open/phrase_index.ts";
-import { DEFAULT_NPROBE, nprobeProblem } from "../search/index/ivfpq/ivfpq.ts";
+import { DEFAULT_NPROBE, nprobeProblem, probeTauProblem } from "../search/index/ivfpq/ivfpq.ts";
 import { type Hit, prepareExact, searchVectors } from "../search/open/open.ts";
 
 /** One ranked answer, as `/v1/search` returns it. */
@@ -78,6 +78,12 @@ export interface SearchOptions {
   readonly k?: number;
   /** An `ivf-pq` index: partitions probed (default: the searcher's). */
   readonly nprobe?: number;
+  /**
+   * An `ivf-pq` index: adaptive probing (`probe_tau`): of the `nprobe` best
+   * partitions, those whose probing score is within `probeTau · ‖q‖ ·
+   * mean‖c‖` of the best one's (default: the searcher's; none: all `nprobe`).
+   */
+  readonly probeTau?: number;
   /** An `ivf-pq` index: score every phrase exactly (default: the searcher's). */
   readonly exact?: boolean;
 }
@@ -146,6 +152,11 @@ export interface SearcherOptions {
   readonly model?: string;
   /** Default of {@linkcode SearchOptions.nprobe} (default 10, at most nlist). */
   readonly nprobe?: number;
+  /**
+   * Default of {@linkcode SearchOptions.probeTau} (`--probe-tau`; a number
+   * above 0, an `ivf-pq` index only; default none: all `nprobe` partitions).
+   */
+  readonly probeTau?: number;
   /** Default of {@linkcode SearchOptions.exact}. */
   readonly exact?: boolean;
   /**
@@ -208,10 +219,18 @@ function paragraphIndex(index: ExactIndex, id: string): number {
   return m.get(id) ?? -1;
 }
 
+/** A {@linkcode Searcher}'s defaults of the options a request does not give. */
+interface Defaults {
+  readonly nprobe: number;
+  readonly probeTau: number | undefined;
+  readonly exact: boolean;
+  readonly refine: number | undefined;
+}
+
 /** An open index and question encoder (see the module notes). */
 export class Searcher implements SearcherLike {
   readonly info: SearcherInfo;
-  readonly #defaults: { nprobe: number; exact: boolean; refine: number | undefined };
+  readonly #defaults: Defaults;
   readonly #shardHits: boolean;
   #owned = false;
 
@@ -219,7 +238,7 @@ export class Searcher implements SearcherLike {
     readonly index: ExactIndex,
     readonly runtime: ManagedRuntime.ManagedRuntime<QuestionEncoder, unknown>,
     encoder: string,
-    defaults: { nprobe: number; exact: boolean; refine: number | undefined },
+    defaults: Defaults,
     shardHits: boolean,
   ) {
     const h = index.header;
@@ -268,8 +287,18 @@ export class Searcher implements SearcherLike {
         message: "is an exact index: --nprobe applies to ivf-pq only",
       });
     }
+    if (nlist === undefined && opts.probeTau !== undefined) {
+      throw new InputError({
+        file: index.dir,
+        where: "",
+        message: `is an ${index.header.kind} index: --probe-tau applies to ivf-pq only`,
+      });
+    }
     const nprobe = opts.nprobe ?? Math.min(DEFAULT_NPROBE, nlist ?? DEFAULT_NPROBE);
-    const why = nlist !== undefined ? nprobeProblem(index, nprobe) : undefined;
+    const why = nlist !== undefined
+      ? nprobeProblem(index, nprobe) ??
+        (opts.probeTau !== undefined ? probeTauProblem(opts.probeTau) : undefined)
+      : undefined;
     if (why !== undefined) throw new InputError({ file: index.dir, where: "", message: why });
     // Exact search's 8-bit rows now, not on the first exact question.
     prepareExact(index);
@@ -277,6 +306,7 @@ export class Searcher implements SearcherLike {
     const runtime = ManagedRuntime.make(layer);
     const s = new Searcher(index, runtime, opts.encoder, {
       nprobe,
+      probeTau: opts.probeTau,
       exact: opts.exact === true,
       // Not given: the index kind's default (0 on a dense index, 1000 on a hybrid one).
       refine: opts.refine === undefined ? undefined : Math.max(0, opts.refine),
@@ -315,8 +345,10 @@ export class Searcher implements SearcherLike {
       const exact = !ivf || (options.exact ?? this.#defaults.exact);
       const k = options.k ?? 5;
       const nprobe = options.nprobe ?? this.#defaults.nprobe;
+      const probeTau = options.probeTau ?? this.#defaults.probeTau;
       // Approximate lists are grouped by k too: only exact ones are prefixes of each other.
-      return { exact, k, nprobe, key: exact ? "exact" : `ivf ${nprobe} ${k}` };
+      const key = exact ? "exact" : `ivf ${nprobe} ${probeTau ?? "all"} ${k}`;
+      return { exact, k, nprobe, probeTau, key };
     });
     const encoded = await this.runtime.runPromise(
       Effect.gen(function* () {
@@ -338,6 +370,7 @@ export class Searcher implements SearcherLike {
         topK: k,
         exact: p.exact,
         nprobe: p.nprobe,
+        ...(p.exact || p.probeTau === undefined ? {} : { probeTau: p.probeTau }),
         ...(p.exact || this.#defaults.refine === undefined
           ? {}
           : { refine: this.#defaults.refine }),

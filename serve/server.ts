@@ -63,6 +63,11 @@ export interface ServerOptions {
   readonly topK?: number;
   /** An `ivf-pq` index: default partitions probed. */
   readonly nprobe?: number;
+  /**
+   * An `ivf-pq` index: default adaptive probing (`--probe-tau`; a request's
+   * `probe_tau` overrides it; `SearcherOptions.probeTau`).
+   */
+  readonly probeTau?: number;
   /** An `ivf-pq` index: approximate candidates re-scored exactly (default 0, as `search`). */
   readonly refine?: number;
   /** An `ivf-pq` index: answer exactly unless a request says `exact=0`. */
@@ -119,6 +124,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       encoder: options.encoder,
       model: options.model,
       nprobe: options.nprobe,
+      probeTau: options.probeTau,
       refine: options.refine,
       exact: options.exact,
       shardHits: options.shardHits,

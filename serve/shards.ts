@@ -143,7 +143,7 @@ export class ShardedSearcher implements SearcherLike {
     const groups = new Map<string, number[]>();
     requests.forEach((r, j) => {
       const o = r.options ?? {};
-      const key = JSON.stringify([o.k ?? 5, o.nprobe ?? null, o.exact ?? null]);
+      const key = JSON.stringify([o.k ?? 5, o.nprobe ?? null, o.probeTau ?? null, o.exact ?? null]);
       const g = groups.get(key);
       if (g) g.push(j);
       else groups.set(key, [j]);
@@ -156,6 +156,7 @@ export class ShardedSearcher implements SearcherLike {
         queries: js.map((j) => requests[j].query),
         k,
         ...(o.nprobe !== undefined ? { nprobe: o.nprobe } : {}),
+        ...(o.probeTau !== undefined ? { probe_tau: o.probeTau } : {}),
         ...(o.exact !== undefined ? { exact: o.exact } : {}),
       });
       const perShard = await Promise.all(
