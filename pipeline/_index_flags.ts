@@ -1,6 +1,6 @@
 /**
  * The flags `search` and `serve` both take to search an index (`--exact`,
- * `--nprobe`, `--probe-tau` (search), `--candidates` and its older name `--refine`,
+ * `--nprobe`, `--probe-tau`, `--candidates` and its older name `--refine`,
  * `--memory-budget`), and the range checks of their values, declared once.
  * Both command lines (`--help`) load this module, so it imports only the
  * argument types and `search/index/defaults.ts`.

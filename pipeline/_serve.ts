@@ -66,6 +66,7 @@ export const serveCommand = (a: ParsedArgs<typeof SERVE_SPEC>, ctx: MainContext)
       port: f.port,
       topK: f["top-k"],
       nprobe: f.nprobe,
+      probeTau: f["probe-tau"],
       candidates: f.candidates ?? f.refine,
       exact: f.exact,
       memoryBudget: budget,

@@ -32,6 +32,12 @@ export const SERVE_CHILD_SPEC = {
     { name: "top-k", type: "int", default: 5, description: "default k" },
     { name: "nprobe", type: "int", metavar: "N", description: "ivf-pq partitions probed" },
     {
+      name: "probe-tau",
+      type: "number",
+      metavar: "T",
+      description: "ivf-pq adaptive probing (the launcher's --probe-tau, checked)",
+    },
+    {
       name: "refine",
       type: "int",
       metavar: "R",
@@ -78,6 +84,7 @@ if (import.meta.main) {
       port: f.port,
       topK: f["top-k"],
       nprobe: f.nprobe,
+      probeTau: f["probe-tau"],
       refine: f.refine,
       exact: f.exact,
       shardHits: f["shard-hits"],

@@ -1,6 +1,6 @@
 /**
  * `serve INDEX_DIR --encoder NAME [--model M] [--port 8080] [--host
- * 127.0.0.1] [--top-k 5] [--nprobe N] [--candidates C] [--exact] [--queue N]`: the demo
+ * 127.0.0.1] [--top-k 5] [--nprobe N] [--probe-tau T] [--candidates C] [--exact] [--queue N]`: the demo
  * server (`serve/`: a web page and a JSON API over an index).
  *
  * This process is a launcher: it checks the arguments and the index (bad →
@@ -39,6 +39,7 @@ import {
   EXACT_FLAG,
   MEMORY_BUDGET_FLAG,
   NPROBE_FLAG,
+  PROBE_TAU_FLAG,
   REFINE_FLAG,
 } from "./_index_flags.ts";
 
@@ -75,6 +76,7 @@ export const SERVE_SPEC = {
       description: "answers per query when k is not given",
     },
     NPROBE_FLAG,
+    PROBE_TAU_FLAG,
     CANDIDATES_FLAG,
     REFINE_FLAG,
     EXACT_FLAG,

@@ -43,6 +43,8 @@ export interface ServeStageOptions {
   readonly topK: number;
   /** An `ivf-pq` index: partitions probed. */
   readonly nprobe?: number;
+  /** An `ivf-pq` index: adaptive probing's tau (`--probe-tau`), the requests' default. */
+  readonly probeTau?: number;
   /** An `ivf-pq` index: candidates re-scored exactly. */
   readonly candidates?: number;
   /** An `ivf-pq` index: answer exactly unless a request says `exact=0`. */
@@ -179,6 +181,12 @@ const serveTarget = (
         `is an ${header.kind} index: --nprobe, --candidates and --exact apply to ivf-pq only`,
       );
     }
+    if (header.kind !== "ivf-pq" && o.probeTau !== undefined) {
+      return yield* inputError(
+        index,
+        `is an ${header.kind} index: --probe-tau applies to ivf-pq only`,
+      );
+    }
     const nlist = header.parameters.nlist as number | undefined;
     if (nlist !== undefined && o.nprobe !== undefined && o.nprobe > nlist) {
       return yield* inputError(
@@ -238,6 +246,7 @@ export const serveStage = (o: ServeStageOptions): Effect.Effect<number, ServeSta
       `--port=${port}`,
       `--top-k=${o.topK}`,
       ...(o.nprobe !== undefined ? [`--nprobe=${o.nprobe}`] : []),
+      ...(o.probeTau !== undefined ? [`--probe-tau=${o.probeTau}`] : []),
       ...(o.candidates !== undefined ? [`--refine=${o.candidates}`] : []),
       ...(o.exact ? ["--exact"] : []),
       ...(o.memoryBudget !== undefined ? [`--memory-budget=${o.memoryBudget}`] : []),

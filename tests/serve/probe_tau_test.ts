@@ -8,11 +8,13 @@
  *   lists equal field for field, on `/v1/search`, in a `/v1/batch` body and
  *   in one micro-batch that mixes them; `exact=1` ignores it as it does
  *   `nprobe`;
- * - the server's default (`startServer`'s `probeTau`) applies to a request
- *   without one and a request's `probe_tau` overrides it; the front of a
- *   sharded server passes it on to every shard;
+ * - the server's default (`startServer`'s `probeTau`, and `serve
+ *   --probe-tau` in the launched server, unsharded and over 2 shards)
+ *   applies to a request without one and a request's `probe_tau`
+ *   overrides it; the front of a sharded server passes it on to every shard;
  * - bad values (0, -1, `x`, `NaN`, ...) are a 400 with one line naming
- *   `probe_tau`, and so is `probe_tau` on an exact index.
+ *   `probe_tau`, and so is `probe_tau` on an exact index; `serve` refuses a
+ *   bad `--probe-tau`, and one on an exact index, with one line, exit 2.
  *
  * Servers listen on 127.0.0.1 on a free port; every wait is bounded.
  */
@@ -20,7 +22,8 @@ import { assert, assertEquals, assertMatch, assertRejectsWith } from "../_assert
 import { type RunningServer, startServer } from "../../serve/server.ts";
 import { ShardedSearcher } from "../../serve/shards.ts";
 import type { SearchAnswer, SearchHit, SearchRequest } from "../../serve/search.ts";
-import { numpyDumps, ok, smallIvfIndex } from "../search/_stages.ts";
+import { numpyDumps, ok, refused, smallIvfIndex } from "../search/_stages.ts";
+import { launchServe, stopServe } from "./_fixture.ts";
 
 /** The shared index, questions and reference answers. */
 interface Setup {
@@ -273,4 +276,54 @@ Deno.test("ShardedSearcher: probe_tau passed on to every shard; questions that d
   } finally {
     await Promise.all(shards.map((x) => x.shutdown()));
   }
+});
+
+Deno.test("serve --probe-tau T: the default of the launched server, unsharded and over 2 shards (with --exact), overridden by a request's probe_tau; bad values and an exact index refused, exit 2", async () => {
+  const f = await fix();
+  const sh = `${f.dir}/shards`;
+  await smallIvfIndex(f.dir, sh, ["--pq-bits", "4", "--shards", "2"]);
+  const common = ["--encoder", ENCODER, "--port", "0", "--nprobe", "5", "--probe-tau", "1e-12"];
+  const [a, b] = await Promise.all([
+    launchServe([f.ivf, ...common], 120_000),
+    launchServe([sh, ...common, "--exact"], 120_000),
+  ]);
+  try {
+    assert(a.port !== undefined, a.stderr());
+    assert(b.port !== undefined, b.stderr());
+    for (const [i, q] of f.questions.entries()) {
+      assertEquals(await search(`${a.base}/`, q, ""), f.one[i], q);
+      assertEquals(await search(`${a.base}/`, q, "&probe_tau=1000"), f.all[i], q);
+      // Over shards with --exact: exact unless exact=0, then the default tau or the request's.
+      assertEquals(await search(`${b.base}/`, q, ""), f.exactHits[i], q);
+      assertEquals(await search(`${b.base}/`, q, "&probe_tau=1e-12"), f.exactHits[i], q);
+      assertEquals(await search(`${b.base}/`, q, "&exact=0"), f.one[i], q);
+      assertEquals(await search(`${b.base}/`, q, "&exact=0&probe_tau=1000"), f.all[i], q);
+    }
+    const over = await batch(`${b.base}/`, {
+      queries: f.questions,
+      k: 5,
+      exact: false,
+      probe_tau: 1000,
+    });
+    assertEquals(over.json.results!.map((x) => x.results), f.all);
+    const bad = await batch(`${b.base}/`, { queries: ["a"], probe_tau: 0 });
+    assertEquals([bad.status, bad.json.error], [400, "probe_tau must be a number above 0, got 0"]);
+  } finally {
+    const [x, y] = await Promise.all([stopServe(a), stopServe(b)]);
+    assertEquals(x.code, 0, a.stderr());
+    assertEquals(y.code, 0, b.stderr());
+  }
+  for (const v of ["0", "-1", "nan", "x"]) {
+    await refused("pipeline/serve.ts", [f.ivf, `--probe-tau=${v}`], /^serve: .*probe-tau/);
+  }
+  await refused(
+    "pipeline/serve.ts",
+    [f.ivf, "--encoder", ENCODER, "--probe-tau", "0"],
+    /^serve: --probe-tau must be a number above 0, got 0$/,
+  );
+  await refused(
+    "pipeline/serve.ts",
+    [f.exact, "--encoder", ENCODER, "--port", "0", "--probe-tau", "0.1"],
+    /exact: is an exact index: --probe-tau applies to ivf-pq only$/,
+  );
 });
