@@ -260,6 +260,39 @@ export function runRun(
   return runArgv(runTaskArgv(args), { cwd: ROOT, ...(env ? { env } : {}) });
 }
 
+/**
+ * Runs a config of piqa-lstm over articles [8, 10) of dev with two datasets
+ * searched through the IVF-PQ block `ivf` (its source text, e.g.
+ * `ivf: { nlist: 8, bpv: 16 }`): `abbrs[0]` unsharded, `abbrs[1]` over 2
+ * shards; the run folder's path once it exited 0.
+ */
+export async function runOpenIvfConfig(
+  work: string,
+  ivf: string,
+  abbrs: readonly [string, string],
+): Promise<string> {
+  Deno.writeTextFileSync(
+    `${work}/c.ts`,
+    `import { squadDev } from "${ROOT}/configs/datasets/squad_dev.ts";
+import { piqaLstm as model } from "${ROOT}/configs/models/piqa_lstm.ts";
+const reader = { articles: [8, 10] };
+export const config = {
+  datasets: [
+    { ...squadDev, abbr: "${abbrs[0]}", reader, open: { ${ivf} } },
+    { ...squadDev, abbr: "${abbrs[1]}", reader, open: { shards: 2, ${ivf} } },
+  ],
+  models: [model],
+};
+`,
+  );
+  const r = await runRun([`${work}/c.ts`, "--work-dir", work]);
+  if (r.code !== 0) throw new Error(`run exited ${r.code}: ${r.stderr}`);
+  const [name] = [...Deno.readDirSync(work)].map((e) => e.name).filter((n) =>
+    /^\d{8}_\d{6}$/.test(n)
+  );
+  return `${work}/${name}`;
+}
+
 /** The `sha256sum` program's digest of a file (hex). */
 export async function sha256sum(file: string): Promise<string> {
   const o = await runArgv(["sha256sum", file]);

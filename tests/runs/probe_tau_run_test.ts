@@ -11,7 +11,7 @@
  * @module
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { ROOT, runRun, runStage } from "../_util.ts";
+import { runOpenIvfConfig, runStage } from "../_util.ts";
 import { parseSearchRecord } from "../../search/open/record.ts";
 
 /** A tau below every gap between the best list's probing score and the next one's. */
@@ -21,26 +21,7 @@ Deno.test("run config: open.ivf.probeTau reaches the search (its record, nprobe 
   const work = Deno.makeTempDirSync({ prefix: "phraseval-taurun-" });
   try {
     const ivf = `ivf: { nlist: 8, bpv: 16, nprobe: 4, pqBits: 4, probeTau: ${TAU} }`;
-    Deno.writeTextFileSync(
-      `${work}/c.ts`,
-      `import { squadDev } from "${ROOT}/configs/datasets/squad_dev.ts";
-import { piqaLstm as model } from "${ROOT}/configs/models/piqa_lstm.ts";
-const reader = { articles: [8, 10] };
-export const config = {
-  datasets: [
-    { ...squadDev, abbr: "t1", reader, open: { ${ivf} } },
-    { ...squadDev, abbr: "t2", reader, open: { shards: 2, ${ivf} } },
-  ],
-  models: [model],
-};
-`,
-    );
-    const r = await runRun([`${work}/c.ts`, "--work-dir", work]);
-    assertEquals(r.code, 0, r.stderr);
-    const [name] = [...Deno.readDirSync(work)].map((e) => e.name).filter((n) =>
-      /^\d{8}_\d{6}$/.test(n)
-    );
-    const run = `${work}/${name}`;
+    const run = await runOpenIvfConfig(work, ivf, ["t1", "t2"]);
     const open = `${run}/open/piqa-lstm`;
     const rec = parseSearchRecord(
       Deno.readTextFileSync(`${open}/t1.search.json`),

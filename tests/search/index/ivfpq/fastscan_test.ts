@@ -41,7 +41,7 @@ import { indexBinding } from "../../../../search/index/format.ts";
 import { scoreQuestions } from "../../../../search/open/open.ts";
 import { InputError } from "../../../../io/errors.ts";
 import { assert, assertEquals, assertMatch } from "../../../_assert.ts";
-import { ROOT, runRun, runStage, sha256File, spawnChild } from "../../../_util.ts";
+import { ROOT, runOpenIvfConfig, runStage, sha256File, spawnChild } from "../../../_util.ts";
 import { buildIndex, indexTempFolder } from "../../../../search/index/build.ts";
 import { numpyDumps, smallIvfIndex } from "../../_stages.ts";
 
@@ -558,26 +558,7 @@ Deno.test("run config: open.ivf.pqBits 4 builds the 4-bit index its search answe
   const work = Deno.makeTempDirSync({ prefix: "phraseval-pq4run-" });
   try {
     const ivf = "ivf: { nlist: 8, bpv: 16, nprobe: 3, pqBits: 4 }";
-    Deno.writeTextFileSync(
-      `${work}/c.ts`,
-      `import { squadDev } from "${ROOT}/configs/datasets/squad_dev.ts";
-import { piqaLstm as model } from "${ROOT}/configs/models/piqa_lstm.ts";
-const reader = { articles: [8, 10] };
-export const config = {
-  datasets: [
-    { ...squadDev, abbr: "i4", reader, open: { ${ivf} } },
-    { ...squadDev, abbr: "s4", reader, open: { shards: 2, ${ivf} } },
-  ],
-  models: [model],
-};
-`,
-    );
-    const r = await runRun([`${work}/c.ts`, "--work-dir", work]);
-    assertEquals(r.code, 0, r.stderr);
-    const [name] = [...Deno.readDirSync(work)].map((e) => e.name).filter((n) =>
-      /^\d{8}_\d{6}$/.test(n)
-    );
-    const run = `${work}/${name}`;
+    const run = await runOpenIvfConfig(work, ivf, ["i4", "s4"]);
     const ix = `${run}/indexes/piqa-lstm/i4`;
     const h = JSON.parse(Deno.readTextFileSync(`${ix}/index.json`));
     assertEquals([h.kind, h.parameters.bits, h.parameters.bpv], ["ivf-pq", 4, 16]);
