@@ -213,6 +213,13 @@ Deno.test("hybrid: the candidates are the IVF-PQ's and their scores the exact sc
         assert(a.score > b.score || (a.score === b.score && a.row < b.row), `order at ${i}`);
       }
     }
+    // Adaptive probing of the dense block's lists: a tau every list is within gives nprobe's
+    // answers, one none is within nprobe 1's.
+    const o = { candidates: C, topK: C };
+    const four = await searchVectors(index, qs, { ...o, nprobe: 4 });
+    assert(JSON.stringify(four) !== JSON.stringify(hits), "one list and four differ here");
+    assertEquals(await searchVectors(index, qs, { ...o, nprobe: 4, probeTau: 1e9 }), four);
+    assertEquals(await searchVectors(index, qs, { ...o, nprobe: 4, probeTau: 1e-12 }), hits);
     // Fewer candidates than top-k count as top-k; 0 is refused.
     const [few] = await searchVectors(index, [qs[0]], { nprobe: 1, candidates: 1, topK: 3 });
     assertEquals(few.length, 3);
