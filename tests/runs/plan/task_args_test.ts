@@ -99,19 +99,9 @@ Deno.test("task contract: every kind's arguments survive toArgv, the command's p
   };
   assertEquals(roundTrip("search-shard", shard), shard);
   // Adaptive probing: `--probe-tau` after `--nprobe`, back as the same number.
-  const tau = {
-    data: "/d.json",
-    index: "/index",
-    shard: 3,
-    questionEmb: "/q_emb",
-    out: "/hits/3.ndjson",
-    topK: 10,
-    nprobe: 16,
-    probeTau: 0.13,
-    candidates: 200,
-    uniqueIds: false,
-    lang: "de",
-  };
+  // (In the contract's key order: probeTau after nprobe.)
+  const { candidates, uniqueIds, lang, ...head } = shard;
+  const tau = { ...head, probeTau: 0.13, candidates, uniqueIds, lang };
   assertEquals(roundTrip("search-shard", tau), tau);
   const argv = TASK_ARGS["search-shard"].toArgv(tau);
   assertEquals(argv.slice(argv.indexOf("--nprobe=16"), argv.indexOf("--nprobe=16") + 3), [

@@ -8,8 +8,6 @@
  * copied, where the index's own lie in a `WebAssembly.Memory` and are read in
  * place); the packed answers give back the same `TopK`s.
  */
-import * as Effect from "effect/Effect";
-import { writeContextDump } from "../../../../io/dump/writer.ts";
 import type { IvfIndexView } from "../../../../search/index/ivfpq/ivfpq.ts";
 import {
   closeIvfWorkers,
@@ -18,44 +16,12 @@ import {
   scoreIvfSync,
   unpackTops,
 } from "../../../../search/index/ivfpq/ivf_search.ts";
-import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { rowsMemoryOf } from "../../../../search/kernels/wasm_gather.ts";
 import { openIndexSync } from "../../../../search/index/read.ts";
-import { NonFiniteError, type TopK } from "../../../../search/index/exact/score.ts";
+import { NonFiniteError } from "../../../../search/index/exact/score.ts";
 import { assert, assertEquals, assertRejectsWith } from "../../../_assert.ts";
 import { runStage } from "../../../_util.ts";
-
-/** A clustered dump of `paragraphs` paragraphs (d 32) and `nq` questions drawn the same way. */
-async function clusteredDump(dir: string, paragraphs: number, nq: number): Promise<Float32Array[]> {
-  Deno.mkdirSync(dir, { recursive: true });
-  const u = splitmix32(5), d = 32, clusters = 20;
-  const g = () => {
-    const a = (u() + 1) / 4294967297, b = u() / 4294967296;
-    return Math.sqrt(-2 * Math.log(a)) * Math.cos(2 * Math.PI * b);
-  };
-  const centres = Float32Array.from({ length: clusters * d }, g);
-  const draw = () => {
-    const c = u() % clusters, v = new Float32Array(d);
-    // Coarse values: many equal scores, so ties are decided by the row.
-    for (let t = 0; t < d; t++) v[t] = Math.round(4 * (centres[c * d + t] + 0.5 * g())) / 4;
-    return v;
-  };
-  for (let p = 0; p < paragraphs; p++) {
-    const per = 15 + (p % 9);
-    const data = new Float32Array(per * d);
-    for (let i = 0; i < per; i++) data.set(i % 5 === 4 ? data.slice(0, d) : draw(), i * d);
-    await Effect.runPromise(writeContextDump(dir, {
-      id: `P_${String(p).padStart(4, "0")}`,
-      phrases: Array.from({ length: per }, (_, i) => ({ text: `w${i}`, start: 0, end: 2 })),
-      matrix: { kind: "dense", rows: per, cols: d, dtype: "f32", data },
-    }, { sparse: false, compressed: false, dtype: "f16" }));
-  }
-  return Array.from({ length: nq }, draw);
-}
-
-/** Each question's rows and the bytes of its float64 scores. */
-const bytes = (tops: readonly TopK[]) =>
-  tops.map((t) => [t.rows, [...new Uint8Array(Float64Array.from(t.scores).buffer)]]);
+import { bytes, clusteredDump } from "./_clustered.ts";
 
 Deno.test("4-bit ivf-pq: re-scoring in the workers (shared vectors) gives 1 thread's rows and score bytes on 2 and 3 threads, as the candidates-only path does (ip, l2)", async () => {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-pq4w-" });

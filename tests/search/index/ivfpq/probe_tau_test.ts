@@ -7,8 +7,6 @@
  * of lists the reference keeps for it (the lists are a prefix of the best
  * lists), the same on 1, 2 threads, screened or not, in the TypeScript scan.
  */
-import * as Effect from "effect/Effect";
-import { writeContextDump } from "../../../../io/dump/writer.ts";
 import { bestLists, cutLists, meanNorm } from "../../../../search/index/ivfpq/fastscan.ts";
 import { loadIvf } from "../../../../search/index/ivfpq/ivfpq.ts";
 import {
@@ -18,10 +16,10 @@ import {
 } from "../../../../search/index/ivfpq/ivf_search.ts";
 import { splitmix32 } from "../../../../search/index/ivfpq/kmeans.ts";
 import { openIndexSync } from "../../../../search/index/read.ts";
-import type { TopK } from "../../../../search/index/exact/score.ts";
 import { InputError } from "../../../../io/errors.ts";
 import { assert, assertEquals } from "../../../_assert.ts";
 import { runStage } from "../../../_util.ts";
+import { bytes, clusteredDump } from "./_clustered.ts";
 
 const gauss = (u: () => number) => () => {
   const a = (u() + 1) / 4294967297, b = u() / 4294967296;
@@ -77,32 +75,6 @@ Deno.test("cutLists: the best list and the following ones within tau · ‖q‖ 
   const m = meanNorm({ centroids: new Float32Array([1, 0, 0.6, 0.8, 0, 2]), nlist: 3 }, 2);
   assertEquals(m, (1 + Math.sqrt(Math.fround(0.6) ** 2 + Math.fround(0.8) ** 2) + 2) / 3);
 });
-
-/** A clustered dump (d 32) and questions drawn the same way. */
-async function clusteredDump(dir: string, paragraphs: number, nq: number): Promise<Float32Array[]> {
-  Deno.mkdirSync(dir, { recursive: true });
-  const u = splitmix32(29), g = gauss(u), d = 32, clusters = 40;
-  const centres = Float32Array.from({ length: clusters * d }, () => 2 * g());
-  const draw = () => {
-    const c = u() % clusters, v = new Float32Array(d);
-    for (let t = 0; t < d; t++) v[t] = centres[c * d + t] + g();
-    return v;
-  };
-  for (let p = 0; p < paragraphs; p++) {
-    const per = 20 + (p % 7);
-    const data = new Float32Array(per * d);
-    for (let i = 0; i < per; i++) data.set(draw(), i * d);
-    await Effect.runPromise(writeContextDump(dir, {
-      id: `P_${String(p).padStart(4, "0")}`,
-      phrases: Array.from({ length: per }, (_, i) => ({ text: `w${i}`, start: 0, end: 2 })),
-      matrix: { kind: "dense", rows: per, cols: d, dtype: "f32", data },
-    }, { sparse: false, compressed: false, dtype: "f16" }));
-  }
-  return Array.from({ length: nq }, draw);
-}
-
-const bytes = (tops: readonly TopK[]) =>
-  tops.map((t) => [t.rows, [...new Uint8Array(Float64Array.from(t.scores).buffer)]]);
 
 Deno.test("probeTau: each question's answers are those of nprobe = the lists the rule keeps for it, on 4-bit and 8-bit indexes (ip, l2), on 1 and 2 threads, screened or not; a bad tau is refused", async () => {
   const tmp = Deno.makeTempDirSync({ prefix: "phraseval-tau-" });
