@@ -11,7 +11,7 @@
  * ```sh
  * npx -y deno@2.9.6 run -A [--cpu-prof --cpu-prof-dir P] bench/ivf_search_speed.ts \
  *   --index OUT/ivf4 --queries OUT/queries.f32 [--nprobe 10] [--candidates 100] \
- *   [--threads 1] [--top-k 10] [--reps 3] [--block 256]
+ *   [--probe-tau T] [--threads 1] [--top-k 10] [--reps 3] [--block 256]
  * ```
  *
  * @module
@@ -36,6 +36,8 @@ if (import.meta.main) {
   const nprobe = Number(arg("nprobe", "10")), refine = Number(arg("candidates", "100"));
   const threads = Number(arg("threads", "1")), topK = Number(arg("top-k", "10"));
   const reps = Number(arg("reps", "3")), block = Number(arg("block", "256"));
+  // (`search --probe-tau`: of the nprobe best lists, those within T of the best.)
+  const tau = arg("probe-tau", ""), probe = tau === "" ? {} : { probeTau: Number(tau) };
   const ix = openIndexSync(dir, { verify: false });
   loadIvf(ix);
   const d = ix.header.d;
@@ -54,6 +56,7 @@ if (import.meta.main) {
           topK,
           nprobe,
           refine,
+          ...probe,
           threads,
           tail: inTail(i, count, ahead),
         }),
@@ -63,7 +66,8 @@ if (import.meta.main) {
     // (The process's CPU time, all its threads: user + system.)
     const cpu = (c.user + c.system) / 1000 / qs.length;
     console.log(
-      `${dir}: ${qs.length} questions, nprobe ${nprobe}, ${refine} candidates, ${threads} thread(s): ` +
+      `${dir}: ${qs.length} questions, nprobe ${nprobe}${tau === "" ? "" : `, tau ${tau}`}, ` +
+        `${refine} candidates, ${threads} thread(s): ` +
         `${(qs.length / s).toFixed(0)} q/s, ${cpu.toFixed(4)} ms of CPU a question`,
     );
   }
