@@ -8,7 +8,7 @@
  * | `GET /api?query=Q` | PIQA's shape: `[[context, start_char, end_char, score], ...]`, the top k |
  * | `GET /v1/search?q=Q&k=K&nprobe=N&probe_tau=T&exact=0\|1` | `{query, took_ms, exact, results: [{rank, title, paragraph_id, phrase, start, end, score, context}]}` |
  * | `POST /v1/batch` `{"queries": [...], "k"?, "nprobe"?, "probe_tau"?, "exact"?}` (`Content-Type: application/json`) | `{took_ms, results: [<the /v1/search object per query>]}`, in order, at most 64 queries |
- * | `GET /healthz` (answered at once, never queued) | `{status: "ok", kind, metric, phrases, paragraphs, d, encoder, nlist?}`; over shards also `shards: [{index, count, state, restarts}]`, and `status` is `"degraded"` while one is not up |
+ * | `GET /healthz` (answered at once, never queued) | `{status: "ok", kind, metric, phrases, paragraphs, d, encoder, nlist?, nprobe?, probe_tau?}` (an IVF-PQ index: its lists and the server's default `nprobe`, and `probe_tau` when it has one); over shards also `shards: [{index, count, state, restarts}]`, and `status` is `"degraded"` while one is not up |
  * | `GET /`, `GET /<file>` | the static files of `staticDir` (`/` is `index.html`) |
  *
  * Errors are JSON `{"error": "..."}`: 400 for a missing, empty or

@@ -104,6 +104,16 @@ export interface SearcherInfo {
   readonly encoder: string;
   /** IVF partitions (`ivf-pq` only). */
   readonly nlist?: number;
+  /**
+   * The partitions a question probes unless it says (`ivf-pq` only): the
+   * server's `--nprobe`, else 10 (or nlist, if fewer).
+   */
+  readonly nprobe?: number;
+  /**
+   * The adaptive probing a question gets unless it says (`ivf-pq` only):
+   * the server's `--probe-tau`; absent when it has none.
+   */
+  readonly probe_tau?: number;
   /** A server over a folder of shards: each shard's state (`serve/shards.ts`). */
   readonly shards?: readonly ShardHealth[];
 }
@@ -250,7 +260,8 @@ export class Searcher implements SearcherLike {
       paragraphs: h.paragraphs,
       d: h.d,
       encoder,
-      ...(nlist !== undefined ? { nlist } : {}),
+      ...(nlist !== undefined ? { nlist, nprobe: defaults.nprobe } : {}),
+      ...(defaults.probeTau !== undefined ? { probe_tau: defaults.probeTau } : {}),
     };
     this.#defaults = defaults;
     this.#shardHits = shardHits;

@@ -19,6 +19,7 @@ import { type EncoderSpec, encoderSpec } from "../encoders/registry.ts";
 import type { BuildIndexError } from "../search/index/build.ts";
 import type { IndexHeader } from "../search/index/format.ts";
 import { checkIndexFileSizes, readIndexHeader } from "../search/index/read.ts";
+import { defaultNprobe } from "../search/index/defaults.ts";
 import { isShardSet, openShardSet, type ShardSet } from "../search/index/shards.ts";
 import { stageScriptPath } from "../runs/plan/scripts.ts";
 import { denoRunArgv, grantedFileProblem } from "../runs/sandbox/sandbox.ts";
@@ -301,7 +302,9 @@ export const serveStage = (o: ServeStageOptions): Effect.Effect<number, ServeSta
       paragraphs: set.paragraphs,
       d: header.d,
       encoder: o.encoder,
-      ...(nlist !== undefined ? { nlist } : {}),
+      // (Each shard's server has the same defaults: the shards share the quantizer's nlist.)
+      ...(nlist !== undefined ? { nlist, nprobe: o.nprobe ?? defaultNprobe(nlist) } : {}),
+      ...(o.probeTau !== undefined ? { probe_tau: o.probeTau } : {}),
     };
     const frontArgv = yield* Effect.try({
       try: () =>

@@ -114,6 +114,9 @@ Deno.test("serve probe_tau: huge = no probe_tau at the same nprobe, tiny = nprob
   const f = await fix();
   const s = await server({ index: f.ivf });
   try {
+    // /healthz: the default nprobe (10, at most nlist 5), no default probe_tau.
+    const h = await (await fetch(`${s.url}healthz`)).json();
+    assertEquals([h.nlist, h.nprobe, "probe_tau" in h], [5, 5, false]);
     for (const [i, q] of f.questions.entries()) {
       assertEquals(await search(s, q, "&nprobe=5&probe_tau=1000"), f.all[i], q);
       assertEquals(await search(s, q, "&nprobe=5&probe_tau=1e-12"), f.one[i], q);
@@ -278,7 +281,7 @@ Deno.test("ShardedSearcher: probe_tau passed on to every shard; questions that d
   }
 });
 
-Deno.test("serve --probe-tau T: the default of the launched server, unsharded and over 2 shards (with --exact), overridden by a request's probe_tau; bad values and an exact index refused, exit 2", async () => {
+Deno.test("serve --probe-tau T: the default of the launched server (and /healthz's), unsharded and over 2 shards (with --exact), overridden by a request's probe_tau; bad values and an exact index refused, exit 2", async () => {
   const f = await fix();
   const sh = `${f.dir}/shards`;
   await smallIvfIndex(f.dir, sh, ["--pq-bits", "4", "--shards", "2"]);
@@ -290,6 +293,11 @@ Deno.test("serve --probe-tau T: the default of the launched server, unsharded an
   try {
     assert(a.port !== undefined, a.stderr());
     assert(b.port !== undefined, b.stderr());
+    // /healthz says the defaults (the page shows them in its probing boxes).
+    for (const s of [a, b]) {
+      const h = await (await fetch(`${s.base}/healthz`)).json();
+      assertEquals([h.kind, h.nprobe, h.probe_tau], ["ivf-pq", 5, 1e-12]);
+    }
     for (const [i, q] of f.questions.entries()) {
       assertEquals(await search(`${a.base}/`, q, ""), f.one[i], q);
       assertEquals(await search(`${a.base}/`, q, "&probe_tau=1000"), f.all[i], q);
