@@ -26,7 +26,8 @@ import { questionEncoderLayer } from "../encoders/registry.ts";
 import { QuestionEncoder } from "../encoders/types.ts";
 import { type ExactIndex, openIndexSync, paragraphText } from "../search/index/read.ts";
 import { releaseIndex } from "../search/open/phrase_index.ts";
-import { DEFAULT_NPROBE, nprobeProblem, probeTauProblem } from "../search/index/ivfpq/ivfpq.ts";
+import { nprobeProblem, probeTauProblem } from "../search/index/ivfpq/ivfpq.ts";
+import { defaultNprobe } from "../search/index/defaults.ts";
 import { type Hit, prepareExact, searchVectors } from "../search/open/open.ts";
 
 /** One ranked answer, as `/v1/search` returns it. */
@@ -305,7 +306,7 @@ export class Searcher implements SearcherLike {
         message: `is an ${index.header.kind} index: --probe-tau applies to ivf-pq only`,
       });
     }
-    const nprobe = opts.nprobe ?? Math.min(DEFAULT_NPROBE, nlist ?? DEFAULT_NPROBE);
+    const nprobe = opts.nprobe ?? defaultNprobe(nlist);
     const why = nlist !== undefined
       ? nprobeProblem(index, nprobe) ??
         (opts.probeTau !== undefined ? probeTauProblem(opts.probeTau) : undefined)

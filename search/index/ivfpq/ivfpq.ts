@@ -345,8 +345,8 @@ export interface IvfQueryOptions {
   readonly tail?: boolean;
 }
 
-/** Default lists probed (PIQA's `--nprobe 10`). */
-export const DEFAULT_NPROBE = 10;
+/** Default lists probed (PIQA's `--nprobe 10`): `../defaults.ts`'s, the one value. */
+export { DEFAULT_NPROBE } from "../defaults.ts";
 
 /** What is wrong with an adaptive probing's `tau` (`--probe-tau`), or `undefined`. */
 export function probeTauProblem(tau: number): string | undefined {
