@@ -68,8 +68,8 @@ import type { Matrix } from "../io/matrix.ts";
 import { asFloat32 } from "../search/dense_f64.ts";
 import { loadIvf } from "../search/index/ivfpq/ivfpq.ts";
 import { cutLists } from "../search/index/ivfpq/fastscan.ts";
-import { closeIvfWorkers, scoreIvf } from "../search/index/ivfpq/ivf_search.ts";
-import { inOrder, inTail } from "../search/in_order.ts";
+import { closeIvfWorkers } from "../search/index/ivfpq/ivf_search.ts";
+import { scoreInBlocks } from "./ivf_search_speed.ts";
 import { trainSample } from "../search/index/ivfpq/train.ts";
 import { openIndexSync } from "../search/index/read.ts";
 import { scoreQuestions } from "../search/open/open.ts";
@@ -295,26 +295,17 @@ for (const [bits, ivf] of ivfs) {
             for (let p = 0; p < passes; p++) {
               t0 = performance.now();
               const got: number[][] = [];
-              // As the `search` stage: on N > 1 threads, N blocks under way while one is taken,
-              // the last N in smaller pieces.
-              const count = Math.ceil(qs.length / block), ahead = th > 1 ? th : 0;
-              await inOrder(
-                count,
-                ahead,
-                (i) =>
-                  scoreIvf(ivf, qs.slice(i * block, (i + 1) * block), {
-                    topK: K,
-                    nprobe,
-                    ...(tau !== undefined ? { probeTau: tau } : {}),
-                    refine: rf,
-                    threads: th,
-                    scanKernel: kernel,
-                    tail: inTail(i, count, ahead),
-                  }),
-                (_, tops) => {
-                  for (const t of tops) got.push(t.rows);
-                },
-              );
+              // As the `search` stage answers them (`ivf_search_speed.ts` `scoreInBlocks`).
+              await scoreInBlocks(ivf, qs, block, {
+                topK: K,
+                nprobe,
+                ...(tau !== undefined ? { probeTau: tau } : {}),
+                refine: rf,
+                threads: th,
+                scanKernel: kernel,
+              }, (_, tops) => {
+                for (const t of tops) got.push(t.rows);
+              });
               s = Math.min(s, (performance.now() - t0) / 1000);
               if (p === 0) rows = got;
               else if (JSON.stringify(got) !== JSON.stringify(rows)) {

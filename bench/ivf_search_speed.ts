@@ -17,10 +17,39 @@
  * @module
  */
 import process from "node:process";
-import { loadIvf } from "../search/index/ivfpq/ivfpq.ts";
+import { type IvfIndexView, type IvfQueryOptions, loadIvf } from "../search/index/ivfpq/ivfpq.ts";
 import { closeIvfWorkers, scoreIvf } from "../search/index/ivfpq/ivf_search.ts";
 import { openIndexSync } from "../search/index/read.ts";
 import { inOrder, inTail } from "../search/in_order.ts";
+import type { TopK } from "../search/index/exact/score.ts";
+
+/**
+ * Questions `qs` answered as the `search` stage answers them: in blocks of
+ * `block` through `scoreIvf` with `options`; on `options.threads` N > 1, N
+ * blocks under way while one is taken and the last N cut into smaller
+ * pieces (`search/in_order.ts`). Each block's answers go to `onBlock`, in
+ * order. (Also `bench/index_bench.ts`'s search loop.)
+ */
+export async function scoreInBlocks(
+  ix: IvfIndexView,
+  qs: readonly Float32Array[],
+  block: number,
+  options: Omit<IvfQueryOptions, "tail">,
+  onBlock: (i: number, tops: TopK[]) => void = () => {},
+): Promise<void> {
+  const threads = options.threads ?? 1;
+  const count = Math.ceil(qs.length / block), ahead = threads > 1 ? threads : 0;
+  await inOrder(
+    count,
+    ahead,
+    (i) =>
+      scoreIvf(ix, qs.slice(i * block, (i + 1) * block), {
+        ...options,
+        tail: inTail(i, count, ahead),
+      }),
+    onBlock,
+  );
+}
 
 const arg = (name: string, fallback: string): string => {
   const i = Deno.args.indexOf(`--${name}`);
@@ -46,22 +75,7 @@ if (import.meta.main) {
   for (let i = 0; i + d <= raw.length; i += d) qs.push(raw.slice(i, i + d));
   for (let rep = 0; rep < reps; rep++) {
     const t0 = performance.now(), c0 = process.cpuUsage();
-    // As the `search` stage does: with N threads, N blocks under way while one is taken.
-    const count = Math.ceil(qs.length / block), ahead = threads > 1 ? threads : 0;
-    await inOrder(
-      count,
-      ahead,
-      (i) =>
-        scoreIvf(ix, qs.slice(i * block, (i + 1) * block), {
-          topK,
-          nprobe,
-          refine,
-          ...probe,
-          threads,
-          tail: inTail(i, count, ahead),
-        }),
-      () => {},
-    );
+    await scoreInBlocks(ix, qs, block, { topK, nprobe, refine, ...probe, threads });
     const s = (performance.now() - t0) / 1000, c = process.cpuUsage(c0);
     // (The process's CPU time, all its threads: user + system.)
     const cpu = (c.user + c.system) / 1000 / qs.length;
