@@ -331,12 +331,35 @@ export function cutLists(
   p: Probe,
 ): number[] {
   if (typeof p === "number" || p.tau === undefined || lists.length < 2) return lists;
-  let qq = 0;
-  for (let i = 0; i < d; i++) qq += q[i] * q[i];
-  const floor = qc[lists[0]] - p.tau * Math.sqrt(qq) * meanNorm(data, d);
+  const floor = qc[lists[0]] - tauSlack(data, d, q, p.tau);
   let n = 1;
   while (n < lists.length && qc[lists[n]] >= floor) n++;
   return n === lists.length ? lists : lists.slice(0, n);
+}
+
+/**
+ * `tau · ‖q‖ · mean‖c‖`, how far below the best list's probing score
+ * {@linkcode cutLists} keeps lists (`‖q‖` the square root of the float64
+ * sum of squares of `q` in dimension order, `mean‖c‖` {@linkcode
+ * meanNorm}): the same double wherever it is taken.
+ *
+ * @example
+ * ```ts
+ * import { tauSlack } from "./fastscan.ts";
+ * const data = { centroids: new Float32Array([3, 4, 0, 1]), nlist: 2 };
+ * // ‖q‖ = 2, mean‖c‖ = (5 + 1) / 2 = 3.
+ * if (tauSlack(data, 2, new Float32Array([0, 2]), 0.5) !== 3) throw new Error();
+ * ```
+ */
+export function tauSlack(
+  data: { readonly centroids: Float32Array; readonly nlist: number },
+  d: number,
+  q: Float32Array,
+  tau: number,
+): number {
+  let qq = 0;
+  for (let i = 0; i < d; i++) qq += q[i] * q[i];
+  return tau * Math.sqrt(qq) * meanNorm(data, d);
 }
 
 const screens = new WeakMap<object, ListScreen | null>();
@@ -365,6 +388,11 @@ export const SCREEN_MIN_LISTS = 64;
  * `qc` is `into` where given (nlist entries; the caller's to reuse once it
  * is done with these scores), else a new array. `next`: the question the
  * next call will ask, screened now with `q` (`ListScreen.candidates`).
+ * `slack` (adaptive probing's {@linkcode tauSlack}): the lists that
+ * {@linkcode cutLists} is sure to cut, whose upper end lies below the
+ * largest lower end less `slack`, are left out too (neither kept nor
+ * scored in float64); the lists `cutLists` then keeps, and their scores,
+ * are the same.
  */
 export function screenedLists(
   data: { readonly centroids: Float32Array; readonly nlist: number },
@@ -374,6 +402,7 @@ export function screenedLists(
   nprobe: number,
   into?: Float64Array,
   next?: Float32Array,
+  slack?: number,
 ): { lists: number[]; qc: Float64Array } | undefined {
   if (data.nlist < SCREEN_MIN_LISTS || 8 * nprobe > data.nlist) return undefined;
   let s = screens.get(data);
@@ -381,7 +410,7 @@ export function screenedLists(
     s = ListScreen.create(data.centroids, data.nlist, d) ?? null;
     screens.set(data, s);
   }
-  const c = s?.candidates(q, l2, nprobe, into, next);
+  const c = s?.candidates(q, l2, nprobe, into, next, slack);
   return c === undefined ? undefined : { lists: bestLists(c.qc, nprobe, c.ids), qc: c.qc };
 }
 
@@ -405,7 +434,11 @@ export function probeLists4(
   next?: Float32Array,
 ): { lists: number[]; qc: Float64Array } {
   const nprobe = probeCount(probe);
-  const screened = kernel ? screenedLists(data, d, l2, q, nprobe, into, next) : undefined;
+  // Adaptive probing: the lists sure to be cut are not scored in float64 either.
+  const slack = kernel && typeof probe !== "number" && probe.tau !== undefined && nprobe >= 2
+    ? tauSlack(data, d, q, probe.tau)
+    : undefined;
+  const screened = kernel ? screenedLists(data, d, l2, q, nprobe, into, next, slack) : undefined;
   if (screened !== undefined) {
     return { lists: cutLists(data, d, q, screened.lists, screened.qc, probe), qc: screened.qc };
   }

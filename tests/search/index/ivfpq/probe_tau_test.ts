@@ -7,7 +7,14 @@
  * of lists the reference keeps for it (the lists are a prefix of the best
  * lists), the same on 1, 2 threads, screened or not, in the TypeScript scan.
  */
-import { bestLists, cutLists, meanNorm } from "../../../../search/index/ivfpq/fastscan.ts";
+import {
+  bestLists,
+  cutLists,
+  meanNorm,
+  screenedLists,
+  tauSlack,
+} from "../../../../search/index/ivfpq/fastscan.ts";
+import { probeScores } from "../../../../search/kernels/wasm_probe.ts";
 import { loadIvf } from "../../../../search/index/ivfpq/ivfpq.ts";
 import {
   closeIvfWorkers,
@@ -138,4 +145,53 @@ Deno.test("probeTau: each question's answers are those of nprobe = the lists the
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }
+});
+
+Deno.test("probeTau in the list screen: the lists sure to be cut are neither kept nor scored, and the lists kept and their scores are the float64 probe's (ip, l2, ties, near lists)", () => {
+  const u = splitmix32(29), g = gauss(u);
+  let scored = 0, scoredAll = 0, trials = 0;
+  for (let trial = 0; trial < 120; trial++) {
+    const d = 8 * (2 + (trial % 5)), nlist = 64 + 37 * (trial % 6), l2 = trial % 3 === 2;
+    // Clustered centroids (near lists), a few of them copies of another (ties).
+    const centers = Array.from({ length: 6 }, () => Float32Array.from({ length: d }, g));
+    const c = new Float32Array(nlist * d);
+    for (let l = 0; l < nlist; l++) {
+      const from = l % 9 === 8 ? l - 3 : -1, k = centers[l % 6];
+      for (let t = 0; t < d; t++) {
+        c[l * d + t] = from >= 0 ? c[from * d + t] : k[t] + 0.3 * g();
+      }
+    }
+    const data = { centroids: c, nlist };
+    const q = Float32Array.from({ length: d }, (_, t) => centers[trial % 6][t] + 0.5 * g());
+    const qc = new Float64Array(nlist);
+    probeScores(q, c, nlist, d, l2, qc);
+    const nprobe = 2 + (trial % 7);
+    for (const tau of [1e-9, 0.02, 0.1, 0.4, 5]) {
+      const p = { nprobe, tau };
+      const want = cutLists(data, d, q, bestLists(qc, nprobe), qc, p);
+      const all = screenedLists(data, d, l2, q, nprobe);
+      const got = screenedLists(
+        data,
+        d,
+        l2,
+        q,
+        nprobe,
+        undefined,
+        undefined,
+        tauSlack(data, d, q, tau),
+      );
+      if (all === undefined || got === undefined) continue; // (the screen stepped aside)
+      trials++;
+      const kept = cutLists(data, d, q, got.lists, got.qc, p);
+      assertEquals(kept, want, `trial ${trial} tau ${tau}`);
+      for (const l of kept) assertEquals(got.qc[l], qc[l]);
+      const n = (x: Float64Array) => x.filter((v) => v === v).length;
+      assert(n(got.qc) <= n(all.qc) && n(got.qc) >= kept.length);
+      scored += n(got.qc);
+      scoredAll += n(all.qc);
+    }
+  }
+  // The screen ran, and the slack spared float64 scores.
+  assert(trials > 300, String(trials));
+  assert(scored < 0.8 * scoredAll, `${scored} of ${scoredAll}`);
 });
