@@ -26,10 +26,12 @@
  * (about `k` of them: 30 candidates, `k` 10, on `piqa-lstm` vectors).
  *
  * Functions (byte addresses into the module's own memory, `memory`):
- * - `sums(a, pairs, d, q, l2, out)`: for the `2·pairs` float32 rows at `a`
- *   (`d` floats each, one after another) and the question at `q` (float64,
- *   `d`), the pair `p`'s `s`, `e` and `a` at `out + 48p` (each a `f64x2`,
- *   lane 0 the row `2p`). Two pairs a pass while two are left, then one.
+ * - `sums(a, pairs, d, q, l2, out, idx)`: for `2·pairs` float32 rows of
+ *   the rows at `a` (`d` floats each, one after another), the `k`-th the
+ *   one at position `idx[k]` (u32 at `idx + 4k`), and the question at `q`
+ *   (float64, `d`), the pair `p`'s `s`, `e` and `a` at `out + 48p` (each a
+ *   `f64x2`, lane 0 the row `idx[2p]`). Two pairs a pass while two are
+ *   left, then one. (The rows the screen keeps are summed where they lie.)
  * - `widen(src, n4, dst)`: the `4·n4` float16 values (bits) at `src` as
  *   float32 at `dst`.
  * - `screen(a, pairs, d, q, out)`: for the `2·pairs` float32 rows at `a`
@@ -70,11 +72,13 @@ const I32 = 0x7f, V128 = 0x7b;
 const PASS = 2;
 
 function sumsBody(): number[] {
-  // params a 0, pairs 1, d 2, q 3, l2 4, out 5; locals i32: p 6, t 7, qp 8, D4 9,
-  // r0 10–11 (each pass's first row), r1 12–13 (its second); v128: s 14–15, e 16–17,
-  // a 18–19, x 20, y 21, nyy 22, v 23, tt 24, b 25
-  const R0 = [10, 11], R1 = [12, 13], S = [14, 15], E = [16, 17], A = [18, 19];
-  const X = 20, Y = 21, NYY = 22, V = 23, T = 24, B = 25;
+  // params a 0, pairs 1, d 2, q 3, l2 4, out 5, idx 6; locals i32: p 7, t 8, qp 9, D4 10,
+  // r0 11–12 (each pass's first row), r1 13–14 (its second); v128: s 15–16, e 17–18,
+  // a 19–20, x 21, y 22, nyy 23, v 24, tt 25, b 26
+  const IDX = 6, P = 7, TT = 8, QP = 9, D4 = 10;
+  const R0 = [11, 12], R1 = [13, 14], S = [15, 16], E = [17, 18], A = [19, 20];
+  const X = 21, Y = 22, NYY = 23, V = 24, T = 25, B = 26;
+  const i32Load = (off: number) => [0x28, 2, ...uleb(off)];
   const add = simd(0xf0), sub = simd(0xf1), mul = simd(0xf2), neg = simd(0xed), abs = simd(0xec);
   const promote = simd(0x5f), splat64 = simd(0x0a, 3, 0);
   const load32Zero = simd(0x5c, 2, 0), load32Lane1 = simd(0x56, 2, 0, 1);
@@ -113,22 +117,25 @@ function sumsBody(): number[] {
     ...set(A[i]),
   ];
   const pass = (g: number, l2: boolean) => [
-    // r0_i = a + 8·d·(p + i), r1_i = r0_i + 4·d; s, e, a = 0
+    // r0_i = a + 4·d·idx[2(p + i)], r1_i = a + 4·d·idx[2(p + i) + 1]; s, e, a = 0
+    ...[...Array(g).keys()].flatMap((i) =>
+      [R0[i], R1[i]].flatMap((r, h) => [
+        ...get(0),
+        ...get(IDX),
+        ...get(P),
+        ...i32(i),
+        ...iAdd,
+        ...i32(8),
+        ...iMul,
+        ...iAdd,
+        ...i32Load(4 * h),
+        ...get(D4),
+        ...iMul,
+        ...iAdd,
+        ...set(r),
+      ])
+    ),
     ...[...Array(g).keys()].flatMap((i) => [
-      ...get(0),
-      ...get(6),
-      ...i32(i),
-      ...iAdd,
-      ...get(9),
-      ...i32(2),
-      ...iMul,
-      ...iMul,
-      ...iAdd,
-      ...set(R0[i]),
-      ...get(R0[i]),
-      ...get(9),
-      ...iAdd,
-      ...set(R1[i]),
       ...zero,
       ...set(S[i]),
       ...zero,
@@ -137,16 +144,16 @@ function sumsBody(): number[] {
       ...set(A[i]),
     ]),
     ...get(3),
-    ...set(8),
+    ...set(QP),
     ...i32(0),
-    ...set(7),
+    ...set(TT),
     ...block([
       ...loop([
-        ...get(7),
+        ...get(TT),
         ...get(2),
         ...iGeU,
         ...brIf(1),
-        ...get(8),
+        ...get(QP),
         ...splat64,
         ...set(Y),
         ...(l2 ? [...get(Y), ...get(Y), ...mul, ...neg, ...set(NYY)] : []),
@@ -182,13 +189,13 @@ function sumsBody(): number[] {
           ...bump(R0[i], i32(4)),
           ...bump(R1[i], i32(4)),
         ]),
-        ...bump(8, i32(8)),
-        ...bump(7, i32(1)),
+        ...bump(QP, i32(8)),
+        ...bump(TT, i32(1)),
         ...br(0),
       ]),
     ]),
     ...[...Array(g).keys()].flatMap((i) => {
-      const at = [...get(5), ...get(6), ...i32(i), ...iAdd, ...i32(48), ...iMul, ...iAdd];
+      const at = [...get(5), ...get(P), ...i32(i), ...iAdd, ...i32(48), ...iMul, ...iAdd];
       return [
         ...at,
         ...get(S[i]),
@@ -201,15 +208,15 @@ function sumsBody(): number[] {
         ...store(32),
       ];
     }),
-    ...bump(6, i32(g)),
+    ...bump(P, i32(g)),
   ];
-  const pairs = (l2: boolean) => passes(6, get(1), PASS, (g) => pass(g, l2));
+  const pairs = (l2: boolean) => passes(P, get(1), PASS, (g) => pass(g, l2));
   return [
     ...vec([[8, I32], [12, V128]]),
     ...get(2),
     ...i32(4),
     ...iMul,
-    ...set(9),
+    ...set(D4),
     ...get(4),
     ...ifElse(pairs(true), pairs(false)),
     0x0b,
@@ -349,7 +356,7 @@ export function exactModuleBytes(): Uint8Array<ArrayBuffer> {
     ...section(
       1,
       vec([
-        [0x60, ...vec(Array(6).fill([I32])), ...vec([])],
+        [0x60, ...vec(Array(7).fill([I32])), ...vec([])],
         [0x60, ...vec(Array(3).fill([I32])), ...vec([])],
         [0x60, ...vec(Array(5).fill([I32])), ...vec([])],
       ]),
@@ -485,15 +492,24 @@ export class ExactRows {
     out: Float64Array,
     k = n,
   ): boolean {
-    let z = 0;
-    for (let t = 0; t < d; t++) z += q[t] - q[t];
-    if (z !== 0) return false;
+    // (NaN where a value is NaN or infinite, else 0; four sums, not one chain of d additions.)
+    let z0 = 0, z1 = 0, z2 = 0, z3 = 0, t = 0;
+    for (; t + 4 <= d; t += 4) {
+      z0 += q[t] - q[t];
+      z1 += q[t + 1] - q[t + 1];
+      z2 += q[t + 2] - q[t + 2];
+      z3 += q[t + 3] - q[t + 3];
+    }
+    for (; t < d; t++) z0 += q[t] - q[t];
+    if (z0 + z1 + z2 + z3 !== 0) return false;
     if (n === 0) return true;
     const pairs = (n + 1) >> 1, half = a instanceof Uint16Array;
     // Layout: the rows (float32, one padding row), the question (f64), the sums, the question
-    // (f32), the screen's sums, the float16 bits.
+    // (f32), the screen's sums, the positions of the rows summed (u32, one padding), the float16
+    // bits.
     const rowsAt = 0, qAt = (8 * pairs * d + 15) & ~15, outAt = qAt + 8 * d;
-    const q32At = outAt + 48 * pairs, screenAt = q32At + 4 * d, bitsAt = screenAt + 32 * pairs;
+    const q32At = outAt + 48 * pairs, screenAt = q32At + 4 * d, selAt = screenAt + 32 * pairs;
+    const bitsAt = (selAt + 8 * pairs + 15) & ~15;
     // Rows read where they lie (the vectors in a shared WebAssembly.Memory): their numbers at
     // bitsAt, the rows widened into place in one pass (`wasm_gather.ts`).
     const g = gathered ? undefined : this.#gatherer(a);
@@ -511,21 +527,22 @@ export class ExactRows {
     } else if (gathered) f32.set(a.subarray(0, n * d));
     else for (let i = 0; i < n; i++) f32.set(a.subarray(rows[i] * d, (rows[i] + 1) * d), i * d);
     if (n % 2 === 1) f32.fill(0, n * d, (n + 1) * d);
-    // The rows whose exact sums are taken: all, or (ip, k < n) those the screen keeps.
-    const m = !l2 && k < n ? this.#screened(buf, f32, pairs, n, d, q, k, q32At, screenAt) : n;
-    const mp = (m + 1) >> 1;
-    if (m % 2 === 1) f32.fill(0, m * d, (m + 1) * d);
+    // The rows whose exact sums are taken: all, or (ip, k < n) those the screen keeps; their
+    // positions at selAt, where `sums` reads them (an odd count padded with the first again,
+    // whose second sums are not read).
+    const m = !l2 && k < n ? this.#screened(buf, pairs, n, d, q, k, q32At, screenAt) : n;
+    const mp = (m + 1) >> 1, sel = this.#sel, at = new Uint32Array(buf, selAt, 2 * mp);
+    for (let c = 0; c < m; c++) at[c] = m < n ? sel[c] : c;
+    if (m % 2 === 1) at[m] = at[0];
     new Float64Array(buf, qAt, d).set(q.subarray(0, d));
-    this.#sums(rowsAt, mp, d, qAt, l2 ? 1 : 0, outAt);
+    this.#sums(rowsAt, mp, d, qAt, l2 ? 1 : 0, outAt, selAt);
     const sums = new Float64Array(buf, outAt, 6 * mp);
     const terms = l2 ? 3 * d : d;
     if (m < n) out.fill(-Infinity, 0, n);
-    const sel = this.#sel;
     for (let c = 0; c < m; c++) {
-      const i = m < n ? sel[c] : c;
-      const at = 6 * (c >> 1) + (c & 1);
-      const v = fsumQuickEnd(sums[at], sums[at + 2], sums[at + 4], terms);
-      out[i] = v === v ? v : this.#slow(f32, c, d, q, l2, rows[i]);
+      const i = at[c], o = 6 * (c >> 1) + (c & 1);
+      const v = fsumQuickEnd(sums[o], sums[o + 2], sums[o + 4], terms);
+      out[i] = v === v ? v : this.#slow(f32, i, d, q, l2, rows[i]);
     }
     return true;
   }
@@ -539,12 +556,11 @@ export class ExactRows {
    * own rounding and float64's, `d·2⁻¹⁴⁹` for float32's underflow;
    * {@linkcode gamma32}). A row whose `S + E` is below the `k`-th largest `S − E` cannot
    * be among the best `k`; the others (and any row with a non-finite `S`
-   * or `A`) are moved to the front of `f32`, in order, their indices in
-   * `#sel`. Returns how many.
+   * or `A`) are listed in order, their positions in `#sel` (the rows stay
+   * where they are: `sums` reads them by position). Returns how many.
    */
   #screened(
     buf: ArrayBuffer,
-    f32: Float32Array,
     pairs: number,
     n: number,
     d: number,
@@ -594,7 +610,6 @@ export class ExactRows {
     let m = 0;
     for (let i = 0; i < n; i++) {
       if (hi[i] < L) continue; // its exact sum is below k rows' (NaN: kept)
-      if (m !== i) f32.copyWithin(m * d, i * d, (i + 1) * d);
       sel[m++] = i;
     }
     return m;

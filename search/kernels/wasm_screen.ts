@@ -1343,7 +1343,9 @@ export class ListScreen {
     const floor = cut > nth ? cut : nth;
     const m = this.#keep(a.upper, nlist, floor, a.ids);
     const buf = this.#memory.buffer;
-    const ids: number[] = Array.from(new Int32Array(buf, a.ids, m));
+    // (A loop: `Array.from` of the typed array took 0.6 µs a question through its iterator.)
+    const at = new Int32Array(buf, a.ids, m), ids: number[] = new Array(m);
+    for (let i = 0; i < m; i++) ids[i] = at[i];
     const qc = (into ?? new Float64Array(nlist)).fill(NaN);
     this.#exact(q, m, l2, qc);
     return { ids, qc };
