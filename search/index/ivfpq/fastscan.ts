@@ -311,7 +311,8 @@ export function meanNorm(
  * dimension order, `mean‖c‖` {@linkcode meanNorm}): a question whose best
  * lists stand out probes few, one whose best lists are close probes up to
  * all of them. The same lists in every thread and path. Without `tau` (or
- * a number `p`), `lists` unchanged.
+ * a number `p`), `lists` unchanged. `slack`: {@linkcode tauSlack} of `q`
+ * and `p.tau` where the caller has it already (the same double).
  *
  * @example
  * ```ts
@@ -329,9 +330,10 @@ export function cutLists(
   lists: number[],
   qc: Float64Array,
   p: Probe,
+  slack?: number,
 ): number[] {
   if (typeof p === "number" || p.tau === undefined || lists.length < 2) return lists;
-  const floor = qc[lists[0]] - tauSlack(data, d, q, p.tau);
+  const floor = qc[lists[0]] - (slack ?? tauSlack(data, d, q, p.tau));
   let n = 1;
   while (n < lists.length && qc[lists[n]] >= floor) n++;
   return n === lists.length ? lists : lists.slice(0, n);
@@ -440,7 +442,8 @@ export function probeLists4(
     : undefined;
   const screened = kernel ? screenedLists(data, d, l2, q, nprobe, into, next, slack) : undefined;
   if (screened !== undefined) {
-    return { lists: cutLists(data, d, q, screened.lists, screened.qc, probe), qc: screened.qc };
+    const lists = cutLists(data, d, q, screened.lists, screened.qc, probe, slack);
+    return { lists, qc: screened.qc };
   }
   const k = kernel ? questionKernelOf(data, d) : undefined;
   let qc: Float64Array;
@@ -451,7 +454,7 @@ export function probeLists4(
     qc = new Float64Array(data.nlist);
     probeScores(q, data.centroids, data.nlist, d, l2, qc);
   }
-  return { lists: cutLists(data, d, q, bestLists(qc, nprobe), qc, probe), qc };
+  return { lists: cutLists(data, d, q, bestLists(qc, nprobe), qc, probe, slack), qc };
 }
 const starts = new WeakMap<object, Float64Array>();
 
