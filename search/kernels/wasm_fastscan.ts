@@ -58,7 +58,7 @@ import {
   bump,
   firstModule,
   get,
-  grownBuffer,
+  heldBuffer,
   i32,
   ifThen,
   loop,
@@ -720,8 +720,11 @@ export class FastScanner {
     }
   }
 
+  /** The kernel memory's buffer as last taken (a `memory.buffer` read costs more than a scan's share). */
+  #buf: ArrayBuffer | undefined;
+
   #ensure(bytes: number): ArrayBuffer {
-    return grownBuffer(this.#scratch, bytes);
+    return this.#buf = heldBuffer(this.#scratch, this.#buf, bytes);
   }
 
   /**
@@ -799,7 +802,7 @@ export class FastScanner {
    * ({@linkcode laneRow}).
    */
   written(count: number, perBlock: number): { sums: Uint16Array; index: Int32Array } {
-    const out = this.#lutBytes, buf = this.#scratch.buffer as ArrayBuffer;
+    const out = this.#lutBytes, buf = this.#ensure(0);
     return {
       sums: new Uint16Array(buf, out, (count * perBlock) / 2),
       index: new Int32Array(buf, out, (count * perBlock) / 4),

@@ -60,6 +60,7 @@ import {
   bump,
   f64c,
   get,
+  heldBuffer,
   i32,
   ifElse,
   loop,
@@ -650,16 +651,24 @@ export class QuestionKernel {
     }
   }
 
+  /** The module memory's buffer as last taken (it grows only while constructed). */
+  #buf: ArrayBuffer | undefined;
+
+  /** The module memory's buffer (`heldBuffer`: not read from the memory each call). */
+  #buffer(): ArrayBuffer {
+    return this.#buf = heldBuffer(this.#memory, this.#buf);
+  }
+
   /** Sets the question (d floats) the next calls use. */
   question(q: Float32Array): void {
-    new Float32Array(this.#memory.buffer, this.#at.q, this.#d).set(q.subarray(0, this.#d));
+    new Float32Array(this.#buffer(), this.#at.q, this.#d).set(q.subarray(0, this.#d));
   }
 
   /** The question's probing scores (a new array of nlist), as {@linkcode probeScores} gives them. */
   probe(l2: boolean): Float64Array {
     const a = this.#at;
     this.#probe(a.q, a.ci, this.#nlist, this.#d, l2 ? 1 : 0, a.qc);
-    return new Float64Array(this.#memory.buffer, a.qc, this.#nlist).slice();
+    return new Float64Array(this.#buffer(), a.qc, this.#nlist).slice();
   }
 
   /**
@@ -670,7 +679,7 @@ export class QuestionKernel {
     const a = this.#at, M = this.#M;
     const c = a.c + 4 * this.#d * (l2 ? list : 0);
     this.#tables(a.q, c, a.cb, M, this.#d / M, l2 ? 1 : 0, a.t);
-    return new Float64Array(this.#memory.buffer, a.t, 16 * M);
+    return new Float64Array(this.#buffer(), a.t, 16 * M);
   }
 
   /**
@@ -682,7 +691,7 @@ export class QuestionKernel {
     const a = this.#at, M = this.#M;
     this.floatTables(l2, list);
     this.#quant(a.t, M, a.lut, fsQmax(M), a.out);
-    const buf = this.#memory.buffer;
+    const buf = this.#buffer();
     lut.set(new Uint8Array(buf, a.lut, 16 * M), at);
     const sb = new Float64Array(buf, a.out, 2);
     return { scale: sb[0], bias: sb[1] };

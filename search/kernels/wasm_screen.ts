@@ -111,6 +111,7 @@ import {
   firstModule,
   get,
   grownBuffer,
+  heldBuffer,
   i32,
   ifElse,
   ifThen,
@@ -1245,6 +1246,14 @@ export class ListScreen {
     }
   }
 
+  /** The module memory's buffer as last taken (it grows only while constructed). */
+  #buf: ArrayBuffer | undefined;
+
+  /** The module memory's buffer (`heldBuffer`: not read from the memory each call). */
+  #buffer(): ArrayBuffer {
+    return this.#buf = heldBuffer(this.#memory, this.#buf);
+  }
+
   /**
    * The screen over these centroids (nlist × d, float32), or `undefined`
    * where its module cannot run here. `fma`: with relaxed SIMD's
@@ -1269,7 +1278,7 @@ export class ListScreen {
 
   /** The float32 screened sums of question `q` (a view valid until the next call): see {@linkcode screenSums}. */
   sums(q: Float32Array, l2: boolean): Float32Array {
-    const a = this.#at, buf = this.#memory.buffer;
+    const a = this.#at, buf = this.#buffer();
     this.#next = undefined;
     new Float32Array(buf, a.q, this.#d).set(q.subarray(0, this.#d));
     this.#screen(a.q, a.cq, a.passes, this.#d, l2 ? 1 : 0, a.out);
@@ -1283,7 +1292,7 @@ export class ListScreen {
    * `screen2`, 2 questions × 16 lists a block).
    */
   sums2(q0: Float32Array, q1: Float32Array, l2: boolean): [Float32Array, Float32Array] {
-    const a = this.#at, buf = this.#memory.buffer, d = this.#d;
+    const a = this.#at, buf = this.#buffer(), d = this.#d;
     this.#next = undefined;
     const at = new Float32Array(buf, a.q, 2 * d);
     for (let t = 0; t < d; t++) {
@@ -1342,7 +1351,7 @@ export class ListScreen {
     const cut = slack !== undefined ? hi - slack : -Infinity;
     const floor = cut > nth ? cut : nth;
     const m = this.#keep(a.upper, nlist, floor, a.ids);
-    const buf = this.#memory.buffer;
+    const buf = this.#buffer();
     // (A loop: `Array.from` of the typed array took 0.6 µs a question through its iterator.)
     const at = new Int32Array(buf, a.ids, m), ids: number[] = new Array(m);
     for (let i = 0; i < m; i++) ids[i] = at[i];
@@ -1393,7 +1402,7 @@ export class ListScreen {
     // Each list's ends in the module (`ends16`); at mm, a lane each: the smallest lower end
     // and the largest.
     this.#ends16w(sums, z.k16, nlist, z.sc * p.sq, A, Bc, a.lower, a.upper, a.mm);
-    const mm = new Float64Array(this.#memory.buffer, a.mm, 4);
+    const mm = new Float64Array(this.#buffer(), a.mm, 4);
     return [mm[1] < mm[0] ? mm[1] : mm[0], mm[3] > mm[2] ? mm[3] : mm[2]];
   }
 
@@ -1410,7 +1419,7 @@ export class ListScreen {
     qmax: number,
   ): [Scale16, Scale16 | undefined] | null | undefined {
     const z = this.#i16!, d = this.#d;
-    const qv = new Int16Array(this.#memory.buffer, z.q16, 4 * z.dp);
+    const qv = new Int16Array(this.#buffer(), z.q16, 4 * z.dp);
     const p0 = quantize16(q, d, qmax, qv, 0);
     if (p0 === undefined || p0 === null) return p0;
     const p1 = next !== undefined ? quantize16(next, d, qmax, qv, 1) : null;
@@ -1437,7 +1446,7 @@ export class ListScreen {
     if (both === undefined || both === null || (q1 !== undefined && both[1] === undefined)) {
       return undefined;
     }
-    const buf = this.#memory.buffer, n = this.#nlist;
+    const buf = this.#buffer(), n = this.#nlist;
     return [new Int32Array(buf, z.out16, n), new Int32Array(buf, z.out16 + 64 * z.passes, n)];
   }
 
@@ -1469,7 +1478,7 @@ export class ListScreen {
     this.#ends(sums, a.norms, nlist, g * nq, g, tiny, l2 ? 1 : 0, a.lower, a.upper, a.mm);
     // At mm, two lanes each: the smallest lower end, the largest, and the NaN check (NaN where
     // a screened score or bound is not finite).
-    const buf = this.#memory.buffer, mm = new Float64Array(buf, a.mm, 6);
+    const buf = this.#buffer(), mm = new Float64Array(buf, a.mm, 6);
     if (mm[4] + mm[5] !== 0) return undefined;
     return [mm[1] < mm[0] ? mm[1] : mm[0], mm[3] > mm[2] ? mm[3] : mm[2]];
   }
@@ -1481,7 +1490,7 @@ export class ListScreen {
    */
   #floor(n: number, lo: number, hi: number): number {
     const a = this.#at;
-    const buf = this.#memory.buffer as ArrayBuffer;
+    const buf = this.#buffer();
     return bucketNth(this.#bucket, buf, a, this.#nlist, n, lo, hi, this.#heap);
   }
 
@@ -1491,7 +1500,7 @@ export class ListScreen {
    * order: the same doubles).
    */
   #exact(q: Float32Array, n: number, l2: boolean, qc: Float64Array): void {
-    const a = this.#at, buf = this.#memory.buffer, d = this.#d;
+    const a = this.#at, buf = this.#buffer(), d = this.#d;
     if (n === 0) return;
     const pairs = (n + 1) >> 1;
     new Float64Array(buf, a.q64, d).set(q.subarray(0, d));

@@ -683,19 +683,23 @@ export function ivf4CandidatesBatch(
   // arrays of arrays a block cost about 2 µs a question).
   const slots = 2 * data.nlist, at = new Int32Array(slots + 1);
   let pairs = 0;
+  // (Plain loops: `forEach` with a closure a list cost about 0.4 µs a question.)
+  const nl = data.nlist;
   for (const p of probes) {
-    p.lists.forEach((l, i) => at[(i === 0 ? 0 : data.nlist) + l + 1]++);
-    pairs += p.lists.length;
+    const ls = p.lists;
+    for (let i = 0; i < ls.length; i++) at[(i === 0 ? 0 : nl) + ls[i] + 1]++;
+    pairs += ls.length;
   }
   for (let x = 0; x < slots; x++) at[x + 1] += at[x];
   const js = new Float64Array(2 * pairs), put = at.slice(0, slots);
-  probes.forEach((p, j) => {
-    p.lists.forEach((l, i) => {
-      const o = 2 * put[(i === 0 ? 0 : data.nlist) + l]++;
+  for (let j = 0; j < probes.length; j++) {
+    const ls = probes[j].lists, qc = probes[j].qc;
+    for (let i = 0; i < ls.length; i++) {
+      const l = ls[i], o = 2 * put[(i === 0 ? 0 : nl) + l]++;
       js[o] = j;
-      js[o + 1] = l2 ? 0 : p.qc[l];
-    });
-  });
+      js[o + 1] = l2 ? 0 : qc[l];
+    }
+  }
   const floorOf = (j: number) => heaps !== undefined ? heaps.floor(j) : cands![j].floor;
   for (let x = 0; x < slots; x++) {
     const l = x % data.nlist;
