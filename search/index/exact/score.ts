@@ -68,6 +68,56 @@ export class TopK {
    */
   constructor(readonly k: number) {}
 
+  /**
+   * A list of `k` holding the pairs `scores[from … to]`, `rows[…]`, given
+   * best first as a `TopK`'s {@linkcode TopK.scores} and {@linkcode
+   * TopK.rows} give them (at most `k`; of equal scores, in the order they
+   * were offered): the same kept pairs, order and threshold as that list,
+   * without offering them one by one (a search worker's answer,
+   * `ivf_search.ts` `unpackTops`). Rows offered later go after them, as
+   * rows offered after those pairs would.
+   *
+   * @example
+   * ```ts
+   * import { TopK } from "./score.ts";
+   * const t = new TopK(3);
+   * for (const [s, r] of [[1, 0], [3, 1], [3, 2], [2, 3]]) t.offer(s, r);
+   * const u = TopK.ofBest(3, t.scores, t.rows);
+   * if (u.rows.join() !== "1,2,3" || u.threshold !== 2) throw new Error(u.rows.join());
+   * u.offer(3, 4); // ties with rows 1 and 2: after them
+   * if (u.rows.join() !== "1,2,4") throw new Error(u.rows.join());
+   * ```
+   */
+  static ofBest(
+    k: number,
+    scores: ArrayLike<number>,
+    rows: ArrayLike<number>,
+    from = 0,
+    to: number = scores.length,
+  ): TopK {
+    const t = new TopK(k), n = to - from;
+    if (n > k) throw new RangeError(`${n} pairs for a TopK of ${k}`);
+    // Worst first (the pair i of the list at n - 1 - i, offered i-th): a sorted array is a
+    // heap whose root is the worst, each parent worse than (or tied and offered after) its
+    // children.
+    const s = t.#score, r = t.#row, q = t.#seq;
+    const best = { scores: new Array<number>(n), rows: new Array<number>(n) };
+    for (let i = 0; i < n; i++) {
+      const at = from + i, w = n - 1 - i;
+      best.scores[i] = s[w] = scores[at];
+      best.rows[i] = r[w] = rows[at];
+      q[w] = i;
+    }
+    for (let i = 1; i < n; i++) {
+      if (!(best.scores[i] <= best.scores[i - 1])) {
+        throw new RangeError(`pairs not best first at ${i}`);
+      }
+    }
+    t.#offered = n;
+    t.#sorted = best;
+    return t;
+  }
+
   /** Exact scores, best first. */
   get scores(): number[] {
     return this.#order().scores;

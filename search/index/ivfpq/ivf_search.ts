@@ -35,7 +35,8 @@ import type { Probe } from "./fastscan.ts";
 /**
  * The top rows of a block of questions as one search worker sends them
  * ({@linkcode ivfTopsPacked}): question `j`'s kept pairs are
- * `rows[at[j] … at[j+1]]` and `scores[…]`, by increasing row.
+ * `rows[at[j] … at[j+1]]` and `scores[…]`, best first (as its `TopK`'s
+ * `rows` and `scores` give them).
  */
 export interface PackedTops {
   /** Where each question's pairs start (questions + 1). */
@@ -48,8 +49,8 @@ export interface PackedTops {
 
 /**
  * The top `k` rows of each question of `qs` ({@linkcode scoreIvfSync}'s
- * candidates and re-scoring, the same answers), packed by increasing row
- * for a worker's answer ({@linkcode unpackTops} gives the `TopK`s back).
+ * candidates and re-scoring, the same answers), packed best first for a
+ * worker's answer ({@linkcode unpackTops} gives the `TopK`s back).
  */
 export function ivfTopsPacked(
   index: IvfIndexView,
@@ -67,37 +68,32 @@ export function ivfTopsPacked(
   tops.forEach((t, j) => at[j + 1] = at[j] + t.rows.length);
   const rows = new Float64Array(at[qs.length]), scores = new Float64Array(at[qs.length]);
   tops.forEach((t, j) => {
-    const r = t.rows, sc = t.scores;
-    const order = r.map((_, i) => i).sort((x, y) => r[x] - r[y]);
-    order.forEach((i, o) => {
-      rows[at[j] + o] = r[i];
-      scores[at[j] + o] = sc[i];
-    });
+    rows.set(t.rows, at[j]);
+    scores.set(t.scores, at[j]);
   });
   return { at, rows, scores };
 }
 
 /**
- * The `TopK`s of packed answers: each question's pairs offered by
- * increasing row, as {@linkcode finish} offers them, so each `TopK` keeps
- * and orders them as the one that was packed (ties to the lower row).
+ * The `TopK`s of packed answers, each made from its question's pairs as
+ * they lie, best first (`TopK.ofBest`: no pair offered one by one), so
+ * each keeps and orders them as the one that was packed, with the same
+ * threshold.
  *
  * @example
  * ```ts
  * import { unpackTops } from "./ivf_search.ts";
  * const [t] = unpackTops(
- *   { at: new Int32Array([0, 3]), rows: new Float64Array([2, 5, 9]), scores: new Float64Array([1, 3, 1]) },
+ *   { at: new Int32Array([0, 3]), rows: new Float64Array([5, 2, 9]), scores: new Float64Array([3, 1, 1]) },
  *   10,
  * );
- * if (t.rows.join() !== "5,2,9") throw new Error(t.rows.join());
+ * if (t.rows.join() !== "5,2,9" || t.threshold !== -Infinity) throw new Error(t.rows.join());
  * ```
  */
 export function unpackTops(p: PackedTops, k: number): TopK[] {
   const out: TopK[] = [];
   for (let j = 0; j + 1 < p.at.length; j++) {
-    const t = new TopK(k);
-    for (let i = p.at[j]; i < p.at[j + 1]; i++) t.offer(p.scores[i], p.rows[i]);
-    out.push(t);
+    out.push(TopK.ofBest(k, p.scores, p.rows, p.at[j], p.at[j + 1]));
   }
   return out;
 }

@@ -141,9 +141,10 @@ Deno.test("4-bit ivf-pq: re-scoring in the workers (shared vectors) gives 1 thre
         });
       assertEquals(bytes(back), bytes(want));
       assertEquals(back.map((t) => t.threshold), want.map((t) => t.threshold));
+      // Packed best first: each question's pairs as its TopK gives them.
       for (let j = 0; j < queries.length; j++) {
-        const rows = [...p.rows.subarray(p.at[j], p.at[j + 1])];
-        assertEquals(rows, [...rows].sort((a, b) => a - b), "packed by increasing row");
+        assertEquals([...p.rows.subarray(p.at[j], p.at[j + 1])], want[j].rows);
+        assertEquals([...p.scores.subarray(p.at[j], p.at[j + 1])], want[j].scores);
       }
     }
   } finally {
