@@ -82,8 +82,42 @@ interface Target {
   readonly shardSet?: ShardSet;
 }
 
-/** A free TCP port on `host` (bound, read, released). */
-function freePort(host: string): number {
+/**
+ * The ports {@linkcode freePort} picks from: below the ranges from which
+ * Linux (32768–60999 by default), macOS and Windows (49152–65535) take the
+ * local ports of outgoing connections and of listeners on port 0.
+ */
+export const PICKED_PORTS: readonly [number, number] = [20000, 32767];
+
+/**
+ * A free TCP port on `host` for a child server (its grant names the port,
+ * so the port is chosen here, before the child starts): a random port of
+ * {@linkcode PICKED_PORTS}, bound and released; one found taken is passed
+ * over (after 64 taken, the system's choice). The child binds it about a
+ * second later, once Deno has started. A port of the system's ephemeral
+ * range, as port 0 gives, could meanwhile become the local port of any
+ * outgoing connection on the machine: a shard server of a test once failed
+ * with "Address already in use" while load tests ran beside it.
+ *
+ * @example
+ * ```ts
+ * import { freePort, PICKED_PORTS } from "./stage.ts";
+ * const p = freePort("127.0.0.1");
+ * if (p < PICKED_PORTS[0] || p > PICKED_PORTS[1]) throw new Error(String(p));
+ * Deno.listen({ hostname: "127.0.0.1", port: p }).close(); // free
+ * ```
+ */
+export function freePort(host: string, random: () => number = Math.random): number {
+  const [low, high] = PICKED_PORTS;
+  for (let i = 0; i < 64; i++) {
+    const port = low + Math.floor(random() * (high - low + 1));
+    try {
+      Deno.listen({ hostname: host, port }).close();
+      return port;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AddrInUse)) throw e;
+    }
+  }
   const l = Deno.listen({ hostname: host, port: 0 });
   const port = (l.addr as Deno.NetAddr).port;
   l.close();

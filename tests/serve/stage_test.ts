@@ -9,7 +9,7 @@
  */
 import * as Effect from "effect/Effect";
 import * as Fiber from "effect/Fiber";
-import { runServerChild, runShardedServers } from "../../serve/stage.ts";
+import { freePort, PICKED_PORTS, runServerChild, runShardedServers } from "../../serve/stage.ts";
 import { assert, assertEquals } from "../_assert.ts";
 
 /** A stand-in server: writes its pid to `file`, says it is ready, then waits. */
@@ -90,5 +90,34 @@ Deno.test("serve stage: an interrupted server over shards stops its shards and i
     assertEquals(pids.filter(alive), [], "no shard or front process is left");
   } finally {
     Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("serve stage: a child's port is picked below the ephemeral ranges, one taken passed over, else the system's", () => {
+  const [low, high] = PICKED_PORTS;
+  // The draws: 0 → low, just under 1 → high; a port held here is passed over for the next draw.
+  assertEquals(freePort("127.0.0.1", () => 0.9999999), high);
+  const held = Deno.listen({ hostname: "127.0.0.1", port: low });
+  try {
+    const draws = [0, 0, 0.5];
+    assertEquals(
+      freePort("127.0.0.1", () => draws.shift()!),
+      low + Math.floor(0.5 * (high - low + 1)),
+    );
+    assertEquals(draws.length, 0);
+    // Every draw taken (64 of them): the system's choice, outside the picked range, and free.
+    let n = 0;
+    const p = freePort("127.0.0.1", () => (n++, 0));
+    assertEquals(n, 64);
+    assert(p < low || p > high, String(p));
+    Deno.listen({ hostname: "127.0.0.1", port: p }).close();
+  } finally {
+    held.close();
+  }
+  // Random draws: in the range and free.
+  for (let i = 0; i < 20; i++) {
+    const p = freePort("127.0.0.1");
+    assert(p >= low && p <= high, String(p));
+    Deno.listen({ hostname: "127.0.0.1", port: p }).close();
   }
 });
