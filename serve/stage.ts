@@ -92,8 +92,9 @@ export const PICKED_PORTS: readonly [number, number] = [20000, 32767];
 /**
  * A free TCP port on `host` for a child server (its grant names the port,
  * so the port is chosen here, before the child starts): a random port of
- * {@linkcode PICKED_PORTS}, bound and released; one found taken is passed
- * over (after 64 taken, the system's choice). The child binds it about a
+ * {@linkcode PICKED_PORTS}, bound and released; one found taken, or in
+ * `avoid` (the ports picked for the launch's other children), is passed
+ * over (after 64 passed over, the system's choice). The child binds it about a
  * second later, once Deno has started. A port of the system's ephemeral
  * range, as port 0 gives, could meanwhile become the local port of any
  * outgoing connection on the machine: a shard server of a test once failed
@@ -107,10 +108,15 @@ export const PICKED_PORTS: readonly [number, number] = [20000, 32767];
  * Deno.listen({ hostname: "127.0.0.1", port: p }).close(); // free
  * ```
  */
-export function freePort(host: string, random: () => number = Math.random): number {
+export function freePort(
+  host: string,
+  avoid: ReadonlySet<number> = new Set(),
+  random: () => number = Math.random,
+): number {
   const [low, high] = PICKED_PORTS;
   for (let i = 0; i < 64; i++) {
     const port = low + Math.floor(random() * (high - low + 1));
+    if (avoid.has(port)) continue;
     try {
       Deno.listen({ hostname: host, port }).close();
       return port;
@@ -118,10 +124,12 @@ export function freePort(host: string, random: () => number = Math.random): numb
       if (!(e instanceof Deno.errors.AddrInUse)) throw e;
     }
   }
-  const l = Deno.listen({ hostname: host, port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
+  for (;;) {
+    const l = Deno.listen({ hostname: host, port: 0 });
+    const port = (l.addr as Deno.NetAddr).port;
+    l.close();
+    if (!avoid.has(port)) return port;
+  }
 }
 
 const inputError = (file: string, message: string, where = "") =>
@@ -272,7 +280,15 @@ export const serveStage = (o: ServeStageOptions): Effect.Effect<number, ServeSta
   Effect.gen(function* () {
     const spec = yield* encoderSpec(o.encoder, o.model);
     const { index, header, shardSet } = yield* serveTarget(o, spec);
-    const port = o.port === 0 ? freePort(o.host) : o.port;
+    // (Every child's port distinct: one picked is not picked again for another.)
+    const picked = new Set<number>();
+    const pick = (host: string) => {
+      const p = freePort(host, picked);
+      picked.add(p);
+      return p;
+    };
+    const port = o.port === 0 ? pick(o.host) : o.port;
+    picked.add(port);
     const childArgs = (index: string, host: string, port: number) => [
       index,
       `--encoder=${o.encoder}`,
@@ -320,7 +336,7 @@ export const serveStage = (o: ServeStageOptions): Effect.Effect<number, ServeSta
     }
     const set = shardSet;
     // One server child per shard (an empty shard has none), each on a loopback port.
-    const shardPorts = set.shards.map((e) => e.header.phrases === 0 ? null : freePort("127.0.0.1"));
+    const shardPorts = set.shards.map((e) => e.header.phrases === 0 ? null : pick("127.0.0.1"));
     const shardArgvs: (string[] | null)[] = [];
     for (const [i, e] of set.shards.entries()) {
       const p = shardPorts[i];

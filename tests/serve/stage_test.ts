@@ -93,21 +93,24 @@ Deno.test("serve stage: an interrupted server over shards stops its shards and i
   }
 });
 
-Deno.test("serve stage: a child's port is picked below the ephemeral ranges, one taken passed over, else the system's", () => {
+Deno.test("serve stage: a child's port is picked below the ephemeral ranges, one taken or picked before passed over, else the system's", () => {
   const [low, high] = PICKED_PORTS;
   // The draws: 0 → low, just under 1 → high; a port held here is passed over for the next draw.
-  assertEquals(freePort("127.0.0.1", () => 0.9999999), high);
+  assertEquals(freePort("127.0.0.1", new Set(), () => 0.9999999), high);
+  // A port picked for another child is passed over too.
+  const again = [0.9999999, 0];
+  assertEquals(freePort("127.0.0.1", new Set([high]), () => again.shift()!), low);
   const held = Deno.listen({ hostname: "127.0.0.1", port: low });
   try {
     const draws = [0, 0, 0.5];
     assertEquals(
-      freePort("127.0.0.1", () => draws.shift()!),
+      freePort("127.0.0.1", new Set(), () => draws.shift()!),
       low + Math.floor(0.5 * (high - low + 1)),
     );
     assertEquals(draws.length, 0);
     // Every draw taken (64 of them): the system's choice, outside the picked range, and free.
     let n = 0;
-    const p = freePort("127.0.0.1", () => (n++, 0));
+    const p = freePort("127.0.0.1", new Set(), () => (n++, 0));
     assertEquals(n, 64);
     assert(p < low || p > high, String(p));
     Deno.listen({ hostname: "127.0.0.1", port: p }).close();
