@@ -100,18 +100,19 @@ export class TopK {
     // Worst first (the pair i of the list at n - 1 - i, offered i-th): a sorted array is a
     // heap whose root is the worst, each parent worse than (or tied and offered after) its
     // children.
+    // (Arrays filled from the front, by push: packed, not holey.)
     const s = t.#score, r = t.#row, q = t.#seq;
-    const best = { scores: new Array<number>(n), rows: new Array<number>(n) };
+    const best: { scores: number[]; rows: number[] } = { scores: [], rows: [] };
     for (let i = 0; i < n; i++) {
-      const at = from + i, w = n - 1 - i;
-      best.scores[i] = s[w] = scores[at];
-      best.rows[i] = r[w] = rows[at];
-      q[w] = i;
+      const x = scores[from + i];
+      if (i > 0 && !(x <= best.scores[i - 1])) throw new RangeError(`pairs not best first at ${i}`);
+      best.scores.push(x);
+      best.rows.push(rows[from + i]);
     }
-    for (let i = 1; i < n; i++) {
-      if (!(best.scores[i] <= best.scores[i - 1])) {
-        throw new RangeError(`pairs not best first at ${i}`);
-      }
+    for (let w = 0; w < n; w++) {
+      s.push(best.scores[n - 1 - w]);
+      r.push(best.rows[n - 1 - w]);
+      q.push(n - 1 - w);
     }
     t.#offered = n;
     t.#sorted = best;
