@@ -95,28 +95,34 @@ Deno.test("serve stage: an interrupted server over shards stops its shards and i
 
 Deno.test("serve stage: a child's port is picked below the ephemeral ranges, one taken or picked before passed over, else the system's", () => {
   const [low, high] = PICKED_PORTS;
-  // The draws: 0 → low, just under 1 → high; a port held here is passed over for the next draw.
-  assertEquals(freePort("127.0.0.1", new Set(), () => 0.9999999), high);
-  // A port picked for another child is passed over too.
-  const again = [0.9999999, 0];
-  assertEquals(freePort("127.0.0.1", new Set([high]), () => again.shift()!), low);
-  const held = Deno.listen({ hostname: "127.0.0.1", port: low });
+  // The draw that gives port p (ports of the range found free here, none typed in: another
+  // process may hold any given one).
+  const drawOf = (p: number) => (p - low + 0.5) / (high - low + 1);
+  const a = freePort("127.0.0.1"), b = freePort("127.0.0.1", new Set([a]));
+  assert(a !== b && [a, b].every((p) => p >= low && p <= high), `${a} ${b}`);
+  assertEquals(freePort("127.0.0.1", new Set(), () => drawOf(b)), b);
+  // A port picked for another child is passed over.
+  const again = [drawOf(a), drawOf(b)];
+  assertEquals(freePort("127.0.0.1", new Set([a]), () => again.shift()!), b);
+  assertEquals(again.length, 0);
+  // A port another process holds is passed over.
+  const held = Deno.listen({ hostname: "127.0.0.1", port: a });
   try {
-    const draws = [0, 0, 0.5];
-    assertEquals(
-      freePort("127.0.0.1", new Set(), () => draws.shift()!),
-      low + Math.floor(0.5 * (high - low + 1)),
-    );
+    const draws = [drawOf(a), drawOf(a), drawOf(b)];
+    assertEquals(freePort("127.0.0.1", new Set(), () => draws.shift()!), b);
     assertEquals(draws.length, 0);
     // Every draw taken (64 of them): the system's choice, outside the picked range, and free.
     let n = 0;
-    const p = freePort("127.0.0.1", new Set(), () => (n++, 0));
+    const p = freePort("127.0.0.1", new Set(), () => (n++, drawOf(a)));
     assertEquals(n, 64);
     assert(p < low || p > high, String(p));
     Deno.listen({ hostname: "127.0.0.1", port: p }).close();
   } finally {
     held.close();
   }
+  // The range's two ends are drawn too.
+  assertEquals(Math.floor(drawOf(low) * (high - low + 1)) + low, low);
+  assertEquals(Math.floor(drawOf(high) * (high - low + 1)) + low, high);
   // Random draws: in the range and free.
   for (let i = 0; i < 20; i++) {
     const p = freePort("127.0.0.1");
