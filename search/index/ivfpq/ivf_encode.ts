@@ -36,6 +36,7 @@
  * @module
  */
 import {
+  BOUNDED_FROM,
   boundedApplies,
   type BoundedRows,
   boundedRows,
@@ -574,9 +575,12 @@ export async function kmeansOnWorkers(
   let rows = boundedApplies(n, d, kk) ? boundedRows(n, kk, true) : undefined;
   const sessions = rows !== undefined;
   let prev: Float32Array | undefined, exact: boolean | undefined;
-  let moves: CentroidMoves | undefined;
+  let moves: CentroidMoves | undefined, it = 0;
   const assign = async (c: Float32Array, cn: Float64Array, kk: number, out: Uint32Array) => {
     const asks: Promise<EncodeReply>[] = [];
+    // The first iterations plain (kmeans.ts BOUNDED_FROM), their answers copied to the
+    // bounds' assignments (which the update's sums read).
+    const plain = rows !== undefined && it++ < BOUNDED_FROM ? rows : undefined;
     moves = rows !== undefined && prev !== undefined
       ? centroidShifts(prev, c, kk, d, moves)
       : undefined;
@@ -604,17 +608,19 @@ export async function kmeansOnWorkers(
         k: kk,
       };
       asks.push(
-        rows === undefined ? workers.call({ nearest }, cc.buffer) : workers.call({
-          bounded: {
-            ...nearest,
-            from: a,
-            rows: boundedShare(rows, a, m, kk),
-            ...(moves !== undefined ? { moves } : {}),
-          },
-        }, cc.buffer),
+        rows === undefined || plain !== undefined
+          ? workers.call({ nearest }, cc.buffer)
+          : workers.call({
+            bounded: {
+              ...nearest,
+              from: a,
+              rows: boundedShare(rows, a, m, kk),
+              ...(moves !== undefined ? { moves } : {}),
+            },
+          }, cc.buffer),
       );
     }
-    if (rows !== undefined) prev = c.slice(0, kk * d);
+    if (rows !== undefined && plain === undefined) prev = c.slice(0, kk * d);
     // Whether the update's sums are exact in any order, found while the workers assign.
     exact ??= exactSums(shared, n, d);
     for (let a = 0, i = 0; a < n; a += share, i++) {
@@ -622,6 +628,7 @@ export async function kmeansOnWorkers(
       out.set(r.nearest, a);
       if (r.unbounded) rows = undefined;
     }
+    plain?.assign.set(out.subarray(0, n));
   };
   // The update's sums, a share of the columns a worker (with the bounds: the assignments are shared).
   const sums = rows !== undefined ? new Float64Array(new SharedArrayBuffer(8 * kk * d)) : undefined;

@@ -50,7 +50,7 @@
  * from 23.6 to 14.6 ns a centroid (the TypeScript loop over cold scores
  * cost as much as the float32 products).
  *
- * **Int16 products** (no bounds asked, `k ≥ 64`, the encoding's case):
+ * **Int16 products** (`k ≥ 64`: the encoding, and the first pass of Elkan's bounds):
  * the dot products are taken in int16 instead (`SimdKernels.quantize16`
  * and `scores16`: each row and centroid scaled by its largest value
  * over `Q`, `d·Q² < 2³¹`, so the integer sums are exact, then scaled back
@@ -64,7 +64,11 @@
  * or centroid the int16 products cannot take (not finite, a scale below
  * 2⁻⁶⁰ or above 2⁶⁰, products beyond float32) takes the float32 products.
  * With 1,000 lists this takes the 64-byte build of all of dev's 1,068,162
- * phrases from 16.8 to 15.2 s.
+ * phrases from 16.8 to 15.2 s. The bounds' first pass takes them too: its
+ * lower bounds are the wider intervals' lower ends, yet on all of dev's
+ * training rows (1,000 centroids) the later iterations took as long as
+ * with float32's (143–147 ms against 145–155), and the pass 1.0–1.1 s
+ * against 1.3 (one thread).
  *
  * **Elkan's bounds** ({@linkcode boundedAssign}; where the screen runs and
  * the bounds fit {@linkcode BOUNDED_MAX}, on finite rows): after the first
@@ -92,6 +96,9 @@
  * `k²/2` of them) are screened in float32 by the probing screen's module
  * (`search/kernels/wasm_screen.ts`, its l2 sums, whose error bound makes
  * each a lower bound), in shared memory that every worker reads in place.
+ * The bounds start at iteration {@linkcode BOUNDED_FROM}: the iterations
+ * before it are plain, since the first updates move the centroids too far
+ * for the bounds to skip what their first pass costs.
  *
  * @module
  */
@@ -320,7 +327,8 @@ class Screen {
    * (`score.ts` densePrep: the distance has 2·x·c).
    */
   readonly factor: number;
-  readonly #tiny: number;
+  /** The width's constant term. */
+  readonly tiny: number;
   /** `F`, `T` and `E` of the module's screen (`SimdKernels.screenNearest`): {@linkcode width}'s numbers. */
   readonly constants: readonly [number, number, number];
 
@@ -334,8 +342,8 @@ class Screen {
     }
     this.maxC = maxC;
     this.factor = 2 * 4 * (d + 4) * U32;
-    this.#tiny = 2 * (d + 8) * TINY;
-    this.constants = [this.factor, this.#tiny, 2 ** -40];
+    this.tiny = 2 * (d + 8) * TINY;
+    this.constants = [this.factor, this.tiny, 2 ** -40];
   }
 
   /** Each centroid's `‖c‖²`, `‖c‖` and `|‖c‖²|` in turn (the module's table). */
@@ -356,7 +364,7 @@ class Screen {
    */
   width(xLen: number, j: number): number {
     const dot = xLen * this.cLen[j];
-    return this.factor * dot + this.#tiny + 2 ** -40 * (dot + Math.abs(this.cNorm[j]));
+    return this.factor * dot + this.tiny + 2 ** -40 * (dot + Math.abs(this.cNorm[j]));
   }
 }
 
@@ -384,8 +392,9 @@ function nearestScreened(
   const block = Math.max(64, Math.floor(2 ** 18 / k));
   const lo = new Float64Array(k), xl = new Float64Array(Math.min(n, block));
   let tab: Float64Array | undefined;
-  // The int16 products (no bounds asked, enough centroids, all of them quantized).
-  const q16 = bounds === undefined && k >= I16_MIN_K && maxC < Infinity
+  // The int16 products (enough centroids, all of them quantized; with bounds asked too: on
+  // all of dev's training rows, 1,000 centroids, the later iterations skip as many).
+  const q16 = k >= I16_MIN_K && maxC < Infinity
     ? quantizeCentroids(simd, c, k, d, screen.cLen)
     : undefined;
   const rows16 = q16 && new Int16Array(Math.min(n, block) * q16.w);
@@ -417,9 +426,10 @@ function nearestScreened(
         ok = Number.isFinite(sq[i]) && xl[i] * maxC <= F32_SAFE;
       }
     }
-    // Without bounds, the module screens the rows two at a time (the same numbers as the
-    // loop below) and says whether every score it read is finite; the loop checks the rest.
-    const pairs = bounds === undefined && ok ? m >> 1 : 0;
+    // The module screens the rows two at a time (the same numbers as the loop below) and
+    // says whether every score it read is finite; the loop checks the rest. Without bounds
+    // its one candidate is the answer; with them, its smallest upper end serves screenBounded.
+    const pairs = ok ? m >> 1 : 0;
     let sr: Float64Array | undefined;
     if (pairs > 0) {
       tab ??= screen.table();
@@ -438,18 +448,42 @@ function nearestScreened(
       continue;
     }
     for (let i = 0; i < m; i++) {
+      const xLen = xl[i], xo = (a + i) * d;
+      let top = Infinity;
       if (i < 2 * pairs) {
         // The module's screen: one candidate (the usual case) is the answer.
         const p8 = 8 * (i >> 1) + (i & 1);
-        if (!(sr![p8 + 4] <= sr![p8])) {
+        if (bounds === undefined && !(sr![p8 + 4] <= sr![p8])) {
           out[a + i] = sr![p8 + 6];
           continue;
         }
+        top = sr![p8];
+        if (bounds !== undefined) {
+          // Every centroid's lower bound written as it is screened (the candidates':
+          // nearest's float64 distance), the first smallest distance winning.
+          out[a + i] = screenBounded(
+            x,
+            xo,
+            c,
+            cNorm,
+            k,
+            d,
+            m,
+            i,
+            a + i,
+            sc,
+            xLen,
+            top,
+            screen,
+            bounds,
+          );
+          continue;
+        }
       }
-      const xLen = xl[i], xo = (a + i) * d;
       // Each distance within [est − b, est + b]; the smallest upper end, and the two
       // smallest lower ends (the first centroid with the smallest, j1).
-      let top = Infinity, lo1 = Infinity, lo2 = Infinity, j1 = -1;
+      let lo1 = Infinity, lo2 = Infinity, j1 = -1;
+      top = Infinity;
       for (let j = 0; j < k; j++) {
         const est = cNorm[j] - 2 * sc[j * m + i];
         const b = screen.width(xLen, j);
@@ -469,23 +503,72 @@ function nearestScreened(
       }
       // The candidates, in centroid order: nearest's float64 distance, the first smallest.
       let best = -1, bestD = Infinity;
-      const low = bounds?.low, lb = (a + i) * k;
+      const r = a + i, lb = r * k;
       for (let j = 0; j < k; j++) {
         if (!(lo[j] <= top)) {
-          if (low !== undefined) low[lb + j] = lo[j];
+          if (bounds !== undefined) bounds.lower[lb + j] = bounds.below(lo[j], r);
           continue;
         }
         const dist = distance(x, xo, c, cNorm, j, d);
-        if (low !== undefined) low[lb + j] = dist;
+        if (bounds !== undefined) bounds.lower[lb + j] = bounds.below(dist, r);
         if (best < 0 || dist < bestD) {
           bestD = dist;
           best = j;
         }
       }
-      out[a + i] = best;
-      if (bounds !== undefined) bounds.best[a + i] = bestD;
+      out[r] = best;
+      if (bounds !== undefined) bounds.best[r] = bestD;
     }
   }
+}
+
+/**
+ * Row `r` (`x` at `xo`; block row `i` of `m`, scores `sc[j·m + i]`, length
+ * `xLen`, smallest upper end `top`) screened with its bounds written: each
+ * centroid's interval lower end, or for a candidate (lower end at most
+ * `top`) nearest's float64 distance, as `bounds.below` makes it a float32
+ * lower bound of the distance; the nearest (the first smallest of the
+ * candidates' distances) returned, its distance in `bounds.best[r]`. The
+ * numbers of the loop in {@linkcode nearestScreened}, in one pass.
+ */
+function screenBounded(
+  x: Float32Array,
+  xo: number,
+  c: Float32Array,
+  cNorm: Float64Array,
+  k: number,
+  d: number,
+  m: number,
+  i: number,
+  r: number,
+  sc: Float32Array,
+  xLen: number,
+  top: number,
+  screen: Screen,
+  bounds: ScreenBounds,
+): number {
+  const lower = bounds.lower, lb = r * k, cLen = screen.cLen, F = screen.factor;
+  const T = screen.tiny, E = 2 ** -40;
+  // below(e) = below32(√(max(0, (e + ‖x‖² − g)·DN))·DN), inline.
+  const s = bounds.sq[r], g = bounds.margin(r);
+  let best = -1, bestD = Infinity;
+  for (let j = 0; j < k; j++) {
+    const cn = cNorm[j], est = cn - 2 * sc[j * m + i];
+    const dot = xLen * cLen[j];
+    const l = est - (F * dot + T + E * (dot + Math.abs(cn)));
+    let e = l;
+    if (l <= top) {
+      e = distance(x, xo, c, cNorm, j, d);
+      if (best < 0 || e < bestD) {
+        bestD = e;
+        best = j;
+      }
+    }
+    const v = Math.sqrt(Math.max(0, (e + s - g) * DN)) * DN;
+    lower[lb + j] = v < 2 ** -120 ? 0 : Math.min(v * (1 - 2 ** -23), 2 ** 127);
+  }
+  bounds.best[r] = bestD;
+  return best;
 }
 
 /**
@@ -648,8 +731,16 @@ export function quantizeRowsGap(
  * where it was taken), `best[i]` the distance to the nearest.
  */
 interface ScreenBounds {
-  readonly low: Float64Array;
+  /** Each row's lower bounds (`k` a row), written. */
+  readonly lower: Float32Array;
+  /** Each row's nearest distance (nearest's float64 number), written. */
   readonly best: Float64Array;
+  /** Each row's squared norm. */
+  readonly sq: Float64Array;
+  /** Row `r`'s margin of the bounds ({@linkcode boundedAssign}'s). */
+  margin(r: number): number;
+  /** A float64 distance (or an interval's lower end) `e` of row `r` as its float32 lower bound. */
+  below(e: number, r: number): number;
 }
 
 /** Rows `[a, a+m)` by the float64 kernel, their bounds (if asked) the least telling ones. */
@@ -666,7 +757,7 @@ function exactBlock(
 ): void {
   nearestExact(x.subarray(a * d, (a + m) * d), m, d, c, cNorm, k, out.subarray(a, a + m));
   if (bounds === undefined) return;
-  bounds.low.fill(-Infinity, a * k, (a + m) * k);
+  bounds.lower.fill(0, a * k, (a + m) * k);
   for (let i = a; i < a + m; i++) bounds.best[i] = distance(x, i * d, c, cNorm, out[i], d);
 }
 
@@ -713,6 +804,19 @@ const UP = 1 + 2 ** -50, DN = 1 - 2 ** -50, WIDE = 2 ** -40;
  * `300·2⁻⁵³·(‖x‖ + ‖c‖)²`) plus the error of the row's squared norm.
  */
 const ETA = 2 ** -42;
+
+/**
+ * The first iteration whose assignment keeps Elkan's bounds
+ * ({@linkcode boundedAssign}); those before it are plain
+ * ({@linkcode nearestAll}, the same answers). The bounds cost a pass
+ * that writes every row's `k` lower bounds, and the first updates move
+ * the centroids (at first, rows drawn at random) so far that they skip
+ * almost nothing: on all of dev's 51,779 training rows with 1,000
+ * centroids (10 iterations, one thread, 2-core AMD EPYC, 2026-12-08),
+ * bounds from the first iteration took 4.6 s, the first two iterations
+ * 1.3 and 1.5 s; from the third, 3.1 s.
+ */
+export const BOUNDED_FROM = 2;
 
 /**
  * The largest `n·k` {@linkcode boundedAssign} keeps bounds for (256 MB of
@@ -902,18 +1006,16 @@ export function boundedAssign(
       for (let t = i * d; t < (i + 1) * d; t++) s += x[t] * x[t];
       sq[i] = s;
     }
-    const low = new Float64Array(Math.min(n, 4096) * k), best = new Float64Array(low.length / k);
-    const simd = simdKernels()!;
-    for (let a = 0; a < n; a += best.length) {
-      const m = Math.min(best.length, n - a);
-      const out = assign.subarray(a, a + m);
-      nearestScreened(simd, x.subarray(a * d, (a + m) * d), m, d, c, cNorm, k, out, { low, best });
-      for (let i = 0; i < m; i++) {
-        const r = a + i, g = margin(r);
-        upper[r] = upperOf(best[i], r, g);
-        for (let j = 0; j < k; j++) lower[r * k + j] = below32(lowerOf(low[i * k + j], r, g));
-      }
-    }
+    const best = new Float64Array(n);
+    const screenBounds: ScreenBounds = {
+      lower,
+      best,
+      sq,
+      margin,
+      below: (e, r) => below32(lowerOf(e, r, margin(r))),
+    };
+    nearestScreened(simdKernels()!, x, n, d, c, cNorm, k, assign, screenBounds);
+    for (let r = 0; r < n; r++) upper[r] = upperOf(best[r], r, margin(r));
     return;
   }
   const { shift, half, near, total } = moves;
@@ -1195,11 +1297,11 @@ export function kmeans(
     ? PairDistances.create(x, n, d, kk)
     : undefined;
   const rows = pairs !== undefined ? boundedRows(n, kk) : undefined;
-  let prev: Float32Array | undefined, moves: CentroidMoves | undefined;
+  let prev: Float32Array | undefined, moves: CentroidMoves | undefined, it = 0;
   for (let r = steps.next();; r = steps.next()) {
     if (r.done) return r.value;
     const s = r.value;
-    if (rows === undefined) {
+    if (rows === undefined || it++ < BOUNDED_FROM) {
       nearestAll(x, n, d, s.c, s.cn, s.k, s.out);
       continue;
     }

@@ -24,6 +24,7 @@ import {
   kmeansWith,
   nearestAll,
   rowNorms,
+  screenBlocks,
   splitmix32,
   sumRows,
 } from "../../../../search/index/ivfpq/kmeans.ts";
@@ -97,6 +98,9 @@ const cases = [
   { kind: "few", n: 300, d: 32, k: 8 },
   { kind: "huge", n: 600, d: 40, k: 9 },
   { kind: "halves", n: 1200, d: 32, k: 16 },
+  // Enough centroids for the int16 products: the first bounds taken from them.
+  { kind: "clusters", n: 1500, d: 32, k: 72 },
+  { kind: "halves", n: 900, d: 36, k: 64 },
 ];
 
 Deno.test("bounded k-means: Elkan's bounds give Lloyd's centroids bit for bit (ties, empty clusters, clusters, float32-unsafe rows)", async () => {
@@ -130,12 +134,30 @@ Deno.test("bounded k-means: a centroid moved to the same distance as the row's o
   assertEquals([...rows.assign], [...want]);
 });
 
-Deno.test("bounded k-means: after each of several updates every kept bound, lower − total, is at most the real distance, and the bounds still skip most centroids", () => {
-  const n = 400, d = 32, k = 24;
+Deno.test("bounded k-means: after each of several updates every kept bound, lower − total, is at most the real distance, and the bounds still skip most centroids (first bounds from float32 and from int16 products)", () => {
+  for (const k of [24, 72]) boundsHold(400, 32, k);
+});
+
+/** The bounds of `n` clustered rows and `k` centroids, checked against every real distance. */
+function boundsHold(n: number, d: number, k: number): void {
   const x = rows("clusters", n, d);
   let c = x.slice(0, k * d);
   const rowsB = boundedRows(n, k), pairs = PairDistances.create(x, n, d, k)!;
+  const int16 = screenBlocks.int16;
   boundedAssign(x, n, d, c, rowNorms(c, k, d), k, rowsB, undefined, pairs);
+  assertEquals(screenBlocks.int16 > int16, k >= 64, `k ${k}: the first bounds' products in int16`);
+  const real = (i: number, j: number) => {
+    let s = 0;
+    for (let t = 0; t < d; t++) s += (x[i * d + t] - c[j * d + t]) ** 2;
+    return Math.sqrt(s);
+  };
+  // The first bounds: each lower one at most the real distance, the upper one at least it.
+  for (let i = 0; i < n; i++) {
+    assert(rowsB.upper[i] >= real(i, rowsB.assign[i]), `k ${k} row ${i}: upper bound`);
+    for (let j = 0; j < k; j++) {
+      assert(rowsB.lower[i * k + j] <= real(i, j), `k ${k} row ${i} centroid ${j}: first bound`);
+    }
+  }
   let moves: ReturnType<typeof centroidMoves> | undefined;
   let checked = 0, skipped = 0;
   for (let step = 1; step <= 6; step++) {
@@ -167,8 +189,8 @@ Deno.test("bounded k-means: after each of several updates every kept bound, lowe
     }
   }
   assertEquals(checked, 6 * n * k);
-  assert(skipped > checked / 2, `${skipped} of ${checked} bounds above 0`);
-});
+  assert(skipped > checked / 2, `k ${k}: ${skipped} of ${checked} bounds above 0`);
+}
 
 Deno.test("bounded k-means on 2 and 3 workers (the update's columns shared among them): this thread's centroids and lists", async () => {
   for (const { kind, n, d, k } of [...cases.slice(0, 3), { kind: "nan", n: 900, d: 32, k: 10 }]) {
