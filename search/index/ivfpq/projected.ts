@@ -65,10 +65,25 @@ export const PROJECTED_CAP = 256;
 /**
  * What {@linkcode nearestProjected} did on this thread: blocks taken, and
  * of their rows those it decided (by one centroid listed, or by the listed
- * ones' float64 distances) and those it left; blocks it gave back (a value
- * not finite or too large). For tests and profiles.
+ * ones' float32 and then float64 distances; of those, `screened`: one
+ * kept by the float32 products) and those it left; blocks it gave back (a
+ * value not finite or too large). For tests and profiles.
  */
-export const projectedRows = { blocks: 0, single: 0, listed: 0, left: 0, refused: 0 };
+export const projectedRows = {
+  blocks: 0,
+  single: 0,
+  listed: 0,
+  screened: 0,
+  left: 0,
+  refused: 0,
+};
+
+/**
+ * The float32 screen's width constants (`kmeans.ts`'s `Screen`): twice
+ * the scores kernel's bound on a dot product of `d` values over
+ * `‖x‖·‖c‖`, and its underflow term.
+ */
+const widthOf = (d: number) => ({ F: 2 * 4 * (d + 4) * U32, T: 2 * (d + 8) * TINY });
 
 /** `τ` and `κ` of the bound (see the module notes). */
 const TAU = 1 / 16, KAPPA = 2 ** -20;
@@ -97,6 +112,10 @@ export interface Projection {
   readonly block: number;
   /** `nearest`'s float64 distances of the listed centroids (rows loaded a block at a time). */
   readonly pairs: PairDistances;
+  /** Each centroid's `√‖c‖²` (the float32 screen's width, `kmeans.ts`). */
+  readonly cLen: Float64Array;
+  /** The largest of them. */
+  readonly cMax: number;
   /** A block's numbers, reused block after block. */
   readonly scratch: Scratch;
   /**
@@ -130,6 +149,9 @@ interface Scratch {
   readonly rowSq: Float32Array;
   readonly gap: Float64Array;
   readonly dist: Float64Array;
+  /** The listed centroids' float32 interval ends, then those kept. */
+  readonly lo: Float64Array;
+  readonly kept: Int32Array;
 }
 
 /** `√(Σ v²)` of a float64 vector, rounded up by {@linkcode UP}. */
@@ -232,9 +254,14 @@ export function projectionOf(
     rowSq: new Float32Array(block),
     gap: new Float64Array(block),
     dist: new Float64Array(PROJECTED_CAP + 4),
+    lo: new Float64Array(PROJECTED_CAP + 4),
+    kept: new Int32Array(PROJECTED_CAP + 4),
   };
   const served = { rows: 0, left: 0, listed: 0, off: false };
-  return { basis, q16, table, epsG, bNorm, bMax, block, pairs, scratch, served };
+  const cLen = cNorm.map(Math.sqrt).subarray(0, k);
+  let cMax = 0;
+  for (let j = 0; j < k; j++) cMax = Math.max(cMax, cLen[j]);
+  return { basis, q16, table, epsG, bNorm, bMax, block, pairs, cLen, cMax, scratch, served };
 }
 
 /**
@@ -326,10 +353,10 @@ export function nearestProjected(
   const p = proj.basis.length, rows = x.subarray(a * d, (a + m) * d);
   // â_x: the scores kernel's products with the directions (and each row's squares).
   const pr = simd.scores(rows, m, d, proj.basis);
-  const { ax, xl, xLen: g, rows16, rowScale, rowSq, gap, dist } = proj.scratch;
+  const { ax, xl, xLen: g, rows16, rowScale, rowSq, gap, dist, lo, kept } = proj.scratch;
   const sc = pr.scores, sq = pr.squares;
   const eFactor = 4 * (d + 4) * U32 * proj.bNorm * UP, eTiny = Math.sqrt(p) * (d + 8) * TINY;
-  const epsG = proj.epsG;
+  const epsG = proj.epsG, { F: wF, T: wT } = widthOf(d);
   for (let i = 0; i < m; i++) {
     let a2 = 0;
     for (let j = 0; j < p; j++) {
@@ -386,10 +413,36 @@ export function nearestProjected(
     }
     projectedRows.listed++;
     for (let r = 0; r < n; r++) list[r] = listed[at + r];
-    pd.run(i, n, dist);
+    // The listed centroids' full float32 products first (kmeans.ts's screen: each
+    // distance within est ± b); those whose interval reaches below the smallest upper
+    // end are kept, and one kept is the answer without its float64 distance.
+    let w = n;
+    if (g[i] * proj.cMax <= F32_SAFE) {
+      pd.dots(i, n, dist);
+      let top = Infinity, ok = true;
+      for (let r = 0; r < n && ok; r++) {
+        const j = list[r], cn = proj.table[3 * j], est = cn - 2 * dist[r];
+        const dot = g[i] * proj.cLen[j];
+        const b = wF * dot + wT + 2 ** -40 * (dot + Math.abs(cn));
+        lo[r] = est - b;
+        if (est + b < top) top = est + b;
+        ok = Number.isFinite(est);
+      }
+      if (ok) {
+        w = 0;
+        for (let r = 0; r < n; r++) if (lo[r] <= top) kept[w++] = list[r];
+        if (w === 1) {
+          out[a + i] = kept[0];
+          projectedRows.screened++;
+          continue;
+        }
+        for (let r = 0; r < w; r++) list[r] = kept[r];
+      }
+    }
+    pd.run(i, w, dist);
     // The first smallest: the list is in centroid order.
     let best = list[0], bestD = dist[0];
-    for (let r = 1; r < n; r++) {
+    for (let r = 1; r < w; r++) {
       if (dist[r] < bestD) {
         bestD = dist[r];
         best = list[r];

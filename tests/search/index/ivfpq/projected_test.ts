@@ -155,10 +155,14 @@ Deno.test("nearestAll on a projection (k ≥ 256): nearest()'s answers, bit for 
       `d ${d} k ${k} rank ${rank}`,
     );
     const decided = projectedRows.single + projectedRows.listed - before.single - before.listed;
+    const screened = projectedRows.screened - before.screened;
     assertEquals(projectedRows.refused, before.refused);
     if (rank === 12) {
-      // Low rank: every row of every block decided by the few directions (odd rows apart).
+      // Low rank: every row of every block decided by the few directions (odd rows apart),
+      // and of those listed, most by the listed centroids' float32 products.
       assert(decided >= 0.99 * n && !proj.served.off, `decided ${decided} of ${n}`);
+      const listed = projectedRows.listed - before.listed;
+      assert(screened >= 0.9 * listed, `screened ${screened} of ${listed}`);
     } else if (k === 1000) {
       // Isotropic noise as large as the signal: most rows listed more than the cap, so the
       // projection turned itself off after its trial and the screen answered the rest.
@@ -183,8 +187,11 @@ Deno.test("nearestAll on a projection: ties (rows on a centroid, duplicated cent
     const a = (i * 13) % k, b = (i * 29 + 5) % k;
     for (let t = 0; t < d; t++) x[i * d + t] = (cq[a * d + t] + cq[b * d + t]) / 2;
   }
+  // (Rows on a duplicated centroid keep both after the float32 products: float64 decides.)
+  const fromF64 = projectedRows.listed - projectedRows.screened;
   check("ties", x, n, d, cq, k);
   check("ties, centroids as they were", x, n, d, c, k);
+  assert(projectedRows.listed - projectedRows.screened > fromF64, "no row left to float64");
   // Rows too small for float32 products' normal range, and far too large: their blocks go
   // to the screen of kmeans.ts (or the float64 kernel), the answers the same.
   const small = x.map((v) => v * 2 ** -120), large = x.map((v) => v * 2 ** 100);
@@ -201,6 +208,31 @@ Deno.test("nearestAll on a projection: ties (rows on a centroid, duplicated cent
   nearestAll(bad, n, d, c, cn, k, got, proj);
   nearestAll(bad, n, d, c, cn, k, want);
   assertEquals(Array.from(got), Array.from(want));
+});
+
+Deno.test("nearestAll on a projection: near twins (centroids a float32 rounding apart), decided by float64 where float32 products cannot tell them", () => {
+  // Pairs of centroids that differ in one value by about 2⁻²⁰ of it, and rows beside the
+  // first of a pair: the two distances differ by less than the float32 products' error, so
+  // the float32 screen must keep both, and float64 tells them apart.
+  const d = 128, rank = 12, k = PROJECTED_MIN_K;
+  const dirs = randomDirs(rank, d);
+  const c = lowRank(k, d, rank, 0.05, dirs);
+  for (let j = 0; j + 1 < k; j += 2) {
+    c.copyWithin((j + 1) * d, j * d, (j + 1) * d);
+    const t = (j * 7) % d;
+    c[(j + 1) * d + t] = c[j * d + t] * (1 + 2 ** -20) + 2 ** -30;
+  }
+  const n = 600, x = new Float32Array(n * d);
+  for (let i = 0; i < n; i++) {
+    const j = 2 * ((i * 5) % (k / 2));
+    for (let t = 0; t < d; t++) x[i * d + t] = c[j * d + t] + 2 ** -12 * gauss();
+  }
+  const want = reference(x, n, d, c, k), twins = new Set<number>();
+  for (let i = 0; i < n; i++) twins.add(want[i] % 2);
+  assertEquals(twins.size, 2, "rows nearest to both twins");
+  const fromF64 = projectedRows.listed - projectedRows.screened;
+  check("twins", x, n, d, c, k);
+  assert(projectedRows.listed - projectedRows.screened > fromF64 + n / 2, "float64 decided few");
 });
 
 Deno.test("nearestAll on a projection: a row whose nearest the directions rank behind another, found only through the residuals' term of the bound", () => {
