@@ -271,11 +271,9 @@ Deno.test("projectionOf: none for fewer than 256 centroids, d not above the dire
   const c = lowRank(PROJECTED_MIN_K, d, 8, 0.01, dirs);
   const cn = rowNorms(c, PROJECTED_MIN_K, d);
   assertEquals(projectionOf(c, cn, PROJECTED_MIN_K - 1, d), undefined);
-  const c64 = lowRank(PROJECTED_MIN_K, 64, 8, 0.01, randomDirs(8, 64));
-  assertEquals(
-    projectionOf(c64, rowNorms(c64, PROJECTED_MIN_K, 64), PROJECTED_MIN_K, 64),
-    undefined,
-  );
+  // d not above the directions' number.
+  const dp = PROJECTED_DIMS, cp = lowRank(PROJECTED_MIN_K, dp, 8, 0.01, randomDirs(8, dp));
+  assertEquals(projectionOf(cp, rowNorms(cp, PROJECTED_MIN_K, dp), PROJECTED_MIN_K, dp), undefined);
   const big = c.slice();
   big[7] = 2 ** 110;
   assertEquals(projectionOf(big, rowNorms(big, PROJECTED_MIN_K, d), PROJECTED_MIN_K, d), undefined);
