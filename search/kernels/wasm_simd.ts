@@ -322,32 +322,28 @@ export function simdModuleBytes(fused: boolean): Uint8Array<ArrayBuffer> {
   // products as `scaled`), each lane stored in its question's column (v128.store32_lane).
   const shuffle = (...lanes: number[]) =>
     simd(0x0d, ...lanes.flatMap((l) => [4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3]));
-  const i32x4Add4 = simd(0xae), f32x4Convert = simd(0xfa), f32Splat4 = simd(0x13);
+  const f32x4Convert = simd(0xfa), f32Splat4 = simd(0x13);
   const store32Lane = (off: number, lane: number) => simd(0x5a, 2, ...uleb(off), lane);
   // v128 locals free in a group of four: c0[4], c0[5] and c1[4].
   const T0 = S.c0[4], CS = S.c0[5], SUM = S.c1[4];
-  // (a, b) → [a0 + a2, a1 + a3, b0 + b2, b1 + b3]
-  const pairSums = (a: number, b: number) => [
+  // The lanes `first` of (a, b) plus the lanes `second`: with (0, 1, 4, 5) and (2, 3, 6, 7),
+  // [a0 + a2, a1 + a3, b0 + b2, b1 + b3]; with (0, 2, 4, 6) and (1, 3, 5, 7), [a0 + a1, …].
+  const laneSums = (a: number, b: number, first: number[], second: number[]) => [
     ...get(a),
     ...get(b),
-    ...shuffle(0, 1, 4, 5),
+    ...shuffle(...first),
     ...get(a),
     ...get(b),
-    ...shuffle(2, 3, 6, 7),
-    ...i32x4Add4,
+    ...shuffle(...second),
+    ...i32x4Add,
   ];
+  const halves = [[0, 1, 4, 5], [2, 3, 6, 7]], odds = [[0, 2, 4, 6], [1, 3, 5, 7]];
   const rowOut4 = (c: readonly number[], row: number) => [
-    ...pairSums(c[0], c[1]),
+    ...laneSums(c[0], c[1], halves[0], halves[1]),
     ...set(T0),
-    ...pairSums(c[2], c[3]),
+    ...laneSums(c[2], c[3], halves[0], halves[1]),
     ...set(SUM),
-    ...get(T0),
-    ...get(SUM),
-    ...shuffle(0, 2, 4, 6),
-    ...get(T0),
-    ...get(SUM),
-    ...shuffle(1, 3, 5, 7),
-    ...i32x4Add4,
+    ...laneSums(T0, SUM, odds[0], odds[1]),
     ...f32x4Convert,
     // rs[i + row], splatted, times cs[j..j+4)
     ...get(S.sq),
